@@ -1,0 +1,89 @@
+// weft: drivers and the driver registry.
+//
+// A driver creates devices from a device string "name[://path][?k=v&k=v]".
+// The registry is an instance (no process-global state); weft_device_create
+// uses the built-in drivers.
+#ifndef WEFT_DRIVER_H_
+#define WEFT_DRIVER_H_
+
+#include <stdint.h>
+
+#include "weft/allocator.h"
+#include "weft/device.h"
+#include "weft/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_DEVICE_OPTION_MAX_COUNT 16
+
+// A parsed device string. Strings point into |storage|.
+typedef struct weft_device_options_t {
+  const char* driver_name;
+  const char* path;  // after "://", "" when absent
+  uint32_t count;
+  const char* keys[WEFT_DEVICE_OPTION_MAX_COUNT];
+  const char* values[WEFT_DEVICE_OPTION_MAX_COUNT];
+  char storage[512];
+} weft_device_options_t;
+
+// Parses |device_string|. INVALID_ARGUMENT on malformed strings, too many
+// options or strings longer than the storage.
+weft_status_t weft_device_options_parse(const char* device_string,
+                                        weft_device_options_t* out_options);
+
+// Returns the value of |key| or NULL.
+const char* weft_device_options_find(const weft_device_options_t* options,
+                                     const char* key);
+
+// Parses option |key| as a non-negative integer into |out_value| (left
+// unchanged when absent). INVALID_ARGUMENT naming the key when malformed.
+weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
+                                          const char* key,
+                                          uint32_t* out_value);
+
+typedef struct weft_driver_t weft_driver_t;
+
+struct weft_driver_t {
+  const char* name;
+  const char* description;
+  // NULL-terminated list of the option keys this driver accepts.
+  const char* const* option_names;
+  // Creates a device from |options| (already checked against option_names).
+  weft_status_t (*create_device)(const weft_driver_t* driver,
+                                 const char* device_string,
+                                 const weft_device_options_t* options,
+                                 weft_allocator_t allocator,
+                                 weft_device_t** out_device);
+};
+
+typedef struct weft_driver_registry_t weft_driver_registry_t;
+
+// Creates an empty registry.
+weft_status_t weft_driver_registry_create(
+    weft_allocator_t allocator, weft_driver_registry_t** out_registry);
+// Creates a registry holding the built-in drivers.
+weft_status_t weft_driver_registry_create_default(
+    weft_allocator_t allocator, weft_driver_registry_t** out_registry);
+void weft_driver_registry_release(weft_driver_registry_t* registry);
+
+// Registers |driver| (borrowed; must outlive the registry).
+// ALREADY_EXISTS when the name is taken.
+weft_status_t weft_driver_registry_register(weft_driver_registry_t* registry,
+                                            const weft_driver_t* driver);
+
+uint32_t weft_driver_registry_count(const weft_driver_registry_t* registry);
+const weft_driver_t* weft_driver_registry_get(
+    const weft_driver_registry_t* registry, uint32_t index);
+
+// Creates a device from |device_string| with a registered driver.
+weft_status_t weft_driver_registry_create_device(
+    weft_driver_registry_t* registry, const char* device_string,
+    weft_allocator_t allocator, weft_device_t** out_device);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // WEFT_DRIVER_H_

@@ -1,0 +1,117 @@
+// weft CTS support: argument parsing, per-case device, assertions.
+#include "cts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char* g_device_string = "local-sync";
+
+const char* weft_cts_device_string(void) { return g_device_string; }
+
+int weft_cts_setup(void** state) {
+  weft_cts_t* cts = calloc(1, sizeof(*cts));
+  if (!cts) return -1;
+  cts->device_string = g_device_string;
+  cts->allocator = weft_allocator_system();
+  weft_status_t status =
+      weft_device_create(cts->device_string, cts->allocator, &cts->device);
+  if (weft_status_is_ok(status)) {
+    status = weft_executable_create_static(weft_cts_test_kernels_query,
+                                           cts->allocator, &cts->kernels);
+  }
+  if (!weft_status_is_ok(status)) {
+    fprintf(stderr, "CTS setup on '%s' failed: ", cts->device_string);
+    weft_status_fprint(stderr, status);
+    weft_status_free(status);
+    weft_executable_release(cts->kernels);
+    weft_device_release(cts->device);
+    free(cts);
+    return -1;
+  }
+  *state = cts;
+  return 0;
+}
+
+int weft_cts_teardown(void** state) {
+  weft_cts_t* cts = *state;
+  if (!cts) return 0;
+  weft_executable_release(cts->kernels);
+  weft_device_release(cts->device);
+  free(cts);
+  *state = NULL;
+  return 0;
+}
+
+int weft_cts_run(const char* suite_name, const struct CMUnitTest* tests,
+                 size_t count, int argc, char** argv) {
+  const char* env = getenv("WEFT_CTS_DRIVER");
+  if (env && env[0]) g_device_string = env;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--driver") == 0 && i + 1 < argc) {
+      g_device_string = argv[++i];
+    }
+  }
+  char group_name[256];
+  snprintf(group_name, sizeof(group_name), "cts.%s.%s", g_device_string,
+           suite_name);
+  return _cmocka_run_group_tests(group_name, tests, count, NULL, NULL);
+}
+
+void weft_cts_assert_ok_(weft_status_t status, const char* expr,
+                         const char* file, int line) {
+  if (weft_status_is_ok(status)) return;
+  char message[1024];
+  weft_status_format(status, message, sizeof(message));
+  weft_status_free(status);
+  print_error("%s:%d: %s failed: %s\n", file, line, expr, message);
+  _fail(file, line);
+}
+
+void weft_cts_assert_status_(weft_status_code_t code, weft_status_t status,
+                             const char* expr, const char* file, int line) {
+  weft_status_code_t actual = weft_status_code(status);
+  if (actual == code) {
+    weft_status_free(status);
+    return;
+  }
+  char message[1024];
+  weft_status_format(status, message, sizeof(message));
+  weft_status_free(status);
+  print_error("%s:%d: %s: expected %s, got %s\n", file, line, expr,
+              weft_status_code_string(code), message);
+  _fail(file, line);
+}
+
+weft_buffer_t* weft_cts_allocate_buffer(weft_cts_t* cts,
+                                        weft_device_size_t length) {
+  weft_buffer_params_t params = {0};
+  weft_buffer_t* buffer = NULL;
+  WEFT_ASSERT_OK(
+      weft_device_allocate_buffer(cts->device, params, length, &buffer));
+  return buffer;
+}
+
+weft_semaphore_t* weft_cts_create_semaphore(weft_cts_t* cts,
+                                            uint64_t initial_value) {
+  weft_semaphore_t* semaphore = NULL;
+  WEFT_ASSERT_OK(
+      weft_device_create_semaphore(cts->device, initial_value, &semaphore));
+  return semaphore;
+}
+
+weft_semaphore_list_t weft_cts_list1(weft_semaphore_t** semaphore_storage,
+                                     const uint64_t* value_storage) {
+  weft_semaphore_list_t list = {1, semaphore_storage, value_storage};
+  return list;
+}
+
+void weft_cts_read_buffer(weft_buffer_t* buffer, weft_device_size_t offset,
+                          void* out, weft_device_size_t length) {
+  WEFT_ASSERT_OK(weft_buffer_map_read(buffer, offset, out, length));
+}
+
+weft_status_t weft_cts_wait(weft_semaphore_t* semaphore, uint64_t value) {
+  return weft_semaphore_wait(semaphore, value,
+                             weft_timeout_relative(10ll * 1000 * 1000 * 1000));
+}

@@ -1,0 +1,95 @@
+// weft conformance suite (CTS) support.
+//
+// Every case is written once against the public API and runs against every
+// driver: a suite binary takes "--driver NAME" (default local-sync, or the
+// WEFT_CTS_DRIVER environment variable) and each case gets a fresh device.
+//
+// A suite file looks like:
+//   static void fill_whole(void** state) {
+//     weft_cts_t* cts = *state;
+//     ...
+//   }
+//   int main(int argc, char** argv) {
+//     const struct CMUnitTest tests[] = { WEFT_CTS_CASE(fill_whole), };
+//     return weft_cts_run("buffer", tests, WEFT_CTS_COUNT(tests), argc, argv);
+//   }
+#ifndef WEFT_TESTS_CTS_CTS_H_
+#define WEFT_TESTS_CTS_CTS_H_
+
+// cmocka needs these first.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+// clang-format off
+#include <cmocka.h>
+// clang-format on
+
+#include "weft/weft.h"
+
+typedef struct weft_cts_t {
+  // The device string under test, e.g. "local-sync".
+  const char* device_string;
+  // The allocator every object of the case is created with (a failing
+  // allocator in the fault-injection run).
+  weft_allocator_t allocator;
+  weft_device_t* device;
+  // The test kernel library (statically registered).
+  weft_executable_t* kernels;
+} weft_cts_t;
+
+// Per-case setup/teardown: create and release the device and kernels.
+int weft_cts_setup(void** state);
+int weft_cts_teardown(void** state);
+
+#define WEFT_CTS_CASE(fn) \
+  cmocka_unit_test_setup_teardown(fn, weft_cts_setup, weft_cts_teardown)
+#define WEFT_CTS_COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+// Parses arguments and runs the group; returns the number of failures.
+int weft_cts_run(const char* suite_name, const struct CMUnitTest* tests,
+                 size_t count, int argc, char** argv);
+
+// The device string chosen by --driver.
+const char* weft_cts_device_string(void);
+
+// Fails the current case, printing the status, unless it is OK.
+void weft_cts_assert_ok_(weft_status_t status, const char* expr,
+                         const char* file, int line);
+// Fails unless |status| has |code|; frees the status. Returns nothing.
+void weft_cts_assert_status_(weft_status_code_t code, weft_status_t status,
+                             const char* expr, const char* file, int line);
+
+#define WEFT_ASSERT_OK(expr) \
+  weft_cts_assert_ok_((expr), #expr, __FILE__, __LINE__)
+#define WEFT_ASSERT_STATUS(code, expr) \
+  weft_cts_assert_status_(WEFT_STATUS_##code, (expr), #expr, __FILE__, __LINE__)
+
+// Allocates a host-visible buffer with default usage on the case's device.
+weft_buffer_t* weft_cts_allocate_buffer(weft_cts_t* cts,
+                                        weft_device_size_t length);
+// Creates a semaphore on the case's device.
+weft_semaphore_t* weft_cts_create_semaphore(weft_cts_t* cts,
+                                            uint64_t initial_value);
+// Returns a one-entry semaphore list over caller-owned storage.
+weft_semaphore_list_t weft_cts_list1(weft_semaphore_t** semaphore_storage,
+                                     const uint64_t* value_storage);
+// Reads |length| bytes of |buffer| at |offset| into |out| (asserting OK).
+void weft_cts_read_buffer(weft_buffer_t* buffer, weft_device_size_t offset,
+                          void* out, weft_device_size_t length);
+// Waits for (semaphore, value) with a 10 s timeout and returns the status.
+weft_status_t weft_cts_wait(weft_semaphore_t* semaphore, uint64_t value);
+
+// The statically linked test kernel library (see test_kernels.c):
+//   "scale_offset": binding 0 in (f32), binding 1 out (f32);
+//                   constants: scale (f32 bits), offset (f32 bits), count.
+//                   out[i] = in[i]*scale + offset for i in the workgroup's
+//                   range (workgroup_size[0] = 64 elements per workgroup).
+//   "abs_range":    binding 0 inout (i32); constants: first, count;
+//                   abs() over [first, first+count), one workgroup per 64.
+//   "write_ids":    binding 0 out (u32 x4 per workgroup): x, y, z and the
+//                   flattened index of each workgroup.
+//   "fail":         returns 1 from workgroup (constant 0) and 0 elsewhere.
+const weft_kernel_library_t* weft_cts_test_kernels_query(uint32_t abi_version);
+
+#endif  // WEFT_TESTS_CTS_CTS_H_
