@@ -21,6 +21,10 @@ typedef struct weft_notification_t {
   weft_atomic_uint32_t epoch;
   // Number of threads between prepare_wait and commit/cancel.
   weft_atomic_uint32_t waiters;
+  // Number of those threads blocked (or about to block) in the kernel; a
+  // notify only makes the wake syscall when this is non-zero, so waking a
+  // spinning waiter costs no syscall.
+  weft_atomic_uint32_t sleepers;
 } weft_notification_t;
 
 typedef uint32_t weft_wait_token_t;

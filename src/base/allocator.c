@@ -1,0 +1,162 @@
+// weft: allocators (see include/weft/allocator.h).
+
+#include "weft/allocator.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+//===----------------------------------------------------------------------===//
+// System allocator
+//===----------------------------------------------------------------------===//
+
+static weft_status_t weft_allocator_system_ctl(void* self,
+                                               weft_allocator_command_t command,
+                                               size_t byte_length,
+                                               void** inout_ptr) {
+  weft_status_t status = WEFT_OK;
+  void* result = NULL;
+  switch (command) {
+    case WEFT_ALLOCATOR_COMMAND_CALLOC:
+      result = calloc(1, byte_length);
+      break;
+    case WEFT_ALLOCATOR_COMMAND_MALLOC:
+      result = malloc(byte_length);
+      break;
+    case WEFT_ALLOCATOR_COMMAND_REALLOC:
+      result = realloc(*inout_ptr, byte_length);
+      break;
+    case WEFT_ALLOCATOR_COMMAND_FREE:
+      free(*inout_ptr);
+      break;
+    default:
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "system allocator: unknown command %d", (int)command);
+      break;
+  }
+  if (command == WEFT_ALLOCATOR_COMMAND_FREE) {
+    *inout_ptr = NULL;
+  } else if (result) {
+    *inout_ptr = result;
+  } else if (weft_status_is_ok(status)) {
+    status = WEFT_STATUS(RESOURCE_EXHAUSTED,
+                         "system allocator: out of memory allocating %zu bytes",
+                         byte_length);
+  }
+  return status;
+}
+
+weft_allocator_t weft_allocator_system(void) {
+  weft_allocator_t allocator = {NULL, weft_allocator_system_ctl};
+  return allocator;
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static weft_status_t weft_allocator_allocate(weft_allocator_t allocator,
+                                             weft_allocator_command_t command,
+                                             size_t byte_length,
+                                             void** out_ptr) {
+  weft_status_t status = WEFT_OK;
+  void* ptr = NULL;
+  if (byte_length > 0) {
+    status = allocator.ctl(allocator.self, command, byte_length, &ptr);
+  }
+  *out_ptr = weft_status_is_ok(status) ? ptr : NULL;
+  return status;
+}
+
+weft_status_t weft_allocator_malloc(weft_allocator_t allocator,
+                                    size_t byte_length, void** out_ptr) {
+  return weft_allocator_allocate(allocator, WEFT_ALLOCATOR_COMMAND_CALLOC,
+                                 byte_length, out_ptr);
+}
+
+weft_status_t weft_allocator_malloc_uninitialized(weft_allocator_t allocator,
+                                                  size_t byte_length,
+                                                  void** out_ptr) {
+  return weft_allocator_allocate(allocator, WEFT_ALLOCATOR_COMMAND_MALLOC,
+                                 byte_length, out_ptr);
+}
+
+weft_status_t weft_allocator_realloc(weft_allocator_t allocator,
+                                     size_t byte_length, void** inout_ptr) {
+  weft_status_t status = WEFT_OK;
+  if (byte_length == 0) {
+    // Shrinking to nothing frees: realloc(p, 0) is implementation-defined.
+    weft_allocator_free(allocator, *inout_ptr);
+    *inout_ptr = NULL;
+  } else {
+    void* ptr = *inout_ptr;
+    status = allocator.ctl(allocator.self, WEFT_ALLOCATOR_COMMAND_REALLOC,
+                           byte_length, &ptr);
+    if (weft_status_is_ok(status)) *inout_ptr = ptr;
+  }
+  return status;
+}
+
+weft_status_t weft_allocator_malloc_array(weft_allocator_t allocator,
+                                          size_t count, size_t element_size,
+                                          void** out_ptr) {
+  weft_status_t status = WEFT_OK;
+  size_t byte_length = 0;
+  if (__builtin_mul_overflow(count, element_size, &byte_length)) {
+    *out_ptr = NULL;
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "allocator_malloc_array: %zu elements of %zu bytes "
+                         "overflow size_t",
+                         count, element_size);
+  } else {
+    status = weft_allocator_malloc(allocator, byte_length, out_ptr);
+  }
+  return status;
+}
+
+void weft_allocator_free(weft_allocator_t allocator, void* ptr) {
+  if (ptr) {
+    weft_status_ignore(
+        allocator.ctl(allocator.self, WEFT_ALLOCATOR_COMMAND_FREE, 0, &ptr));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Failing allocator
+//===----------------------------------------------------------------------===//
+
+// The counters are plain int64_t in the public struct (C++ callers include
+// it), so they are updated with the compiler's __atomic builtins.
+static weft_status_t weft_failing_allocator_ctl(
+    void* self, weft_allocator_command_t command, size_t byte_length,
+    void** inout_ptr) {
+  weft_failing_allocator_t* storage = (weft_failing_allocator_t*)self;
+  weft_status_t status = WEFT_OK;
+  if (command != WEFT_ALLOCATOR_COMMAND_FREE) {
+    // Relaxed: the counter only numbers requests; it orders no other memory.
+    int64_t index =
+        __atomic_fetch_add(&storage->request_count, 1, __ATOMIC_RELAXED);
+    if (storage->fail_at >= 0 && index >= storage->fail_at) {
+      // Relaxed: a statistic read after the threads are joined.
+      __atomic_fetch_add(&storage->failure_count, 1, __ATOMIC_RELAXED);
+      status = WEFT_STATUS(RESOURCE_EXHAUSTED,
+                           "injected allocation failure #%" PRId64
+                           " (%zu bytes)",
+                           index, byte_length);
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    status = storage->base.ctl(storage->base.self, command, byte_length,
+                               inout_ptr);
+  }
+  return status;
+}
+
+weft_allocator_t weft_failing_allocator_initialize(
+    weft_allocator_t base, int64_t fail_at, weft_failing_allocator_t* storage) {
+  storage->base = base;
+  storage->fail_at = fail_at;
+  storage->request_count = 0;
+  storage->failure_count = 0;
+  weft_allocator_t allocator = {storage, weft_failing_allocator_ctl};
+  return allocator;
+}

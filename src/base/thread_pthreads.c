@@ -1,0 +1,153 @@
+// weft: threads on pthreads (see src/base/thread.h).
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/thread.h"
+
+// Linux limits thread names to 15 characters plus the terminator.
+#define WEFT_THREAD_NAME_CAPACITY 16
+
+struct weft_thread_t {
+  weft_allocator_t allocator;
+  pthread_t handle;
+  weft_thread_entry_fn_t entry;
+  void* user_data;
+  char name[WEFT_THREAD_NAME_CAPACITY];
+};
+
+static void* weft_thread_start(void* arg) {
+  weft_thread_t* thread = (weft_thread_t*)arg;
+  if (thread->name[0]) {
+    pthread_setname_np(pthread_self(), thread->name);
+  }
+  thread->entry(thread->user_data);
+  return NULL;
+}
+
+static weft_status_code_t weft_thread_code_from_errno(int error) {
+  weft_status_code_t code = WEFT_STATUS_INTERNAL;
+  switch (error) {
+    case EAGAIN:
+      code = WEFT_STATUS_RESOURCE_EXHAUSTED;
+      break;
+    case EINVAL:
+      code = WEFT_STATUS_INVALID_ARGUMENT;
+      break;
+    case EPERM:
+      code = WEFT_STATUS_PERMISSION_DENIED;
+      break;
+    default:
+      break;
+  }
+  return code;
+}
+
+weft_status_t weft_thread_create(weft_thread_entry_fn_t entry, void* user_data,
+                                 const weft_thread_params_t* params,
+                                 weft_allocator_t allocator,
+                                 weft_thread_t** out_thread) {
+  *out_thread = NULL;
+  const char* name = params && params->name ? params->name : "";
+  int32_t cpu = params ? params->cpu : -1;
+  weft_thread_t* thread = NULL;
+  cpu_set_t* cpu_set = NULL;
+  pthread_attr_t attr;
+  bool attr_initialized = false;
+  weft_status_t status =
+      weft_allocator_malloc(allocator, sizeof(*thread), (void**)&thread);
+  if (weft_status_is_ok(status)) {
+    thread->allocator = allocator;
+    thread->entry = entry;
+    thread->user_data = user_data;
+    strncpy(thread->name, name, sizeof(thread->name) - 1);
+    thread->name[sizeof(thread->name) - 1] = '\0';
+    int error = pthread_attr_init(&attr);
+    attr_initialized = error == 0;
+    if (error != 0) {
+      status = WEFT_STATUS(INTERNAL,
+                           "thread_create: pthread_attr_init failed for "
+                           "thread '%s': %s",
+                           name, strerror(error));
+    }
+  }
+  if (weft_status_is_ok(status) && cpu >= 0) {
+    cpu_set = CPU_ALLOC((size_t)cpu + 1);
+    if (!cpu_set) {
+      status = WEFT_STATUS(RESOURCE_EXHAUSTED,
+                           "thread_create: cannot allocate a CPU set for "
+                           "cpu %d of thread '%s'",
+                           (int)cpu, name);
+    } else {
+      size_t set_size = CPU_ALLOC_SIZE((size_t)cpu + 1);
+      CPU_ZERO_S(set_size, cpu_set);
+      CPU_SET_S((size_t)cpu, set_size, cpu_set);
+      int error = pthread_attr_setaffinity_np(&attr, set_size, cpu_set);
+      if (error != 0) {
+        status = WEFT_STATUS(
+            INVALID_ARGUMENT,
+            "thread_create: cannot pin thread '%s' to cpu %d: %s", name,
+            (int)cpu, strerror(error));
+      }
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    int error =
+        pthread_create(&thread->handle, &attr, weft_thread_start, thread);
+    if (error != 0) {
+      status = weft_status_make_(
+          __FILE__, __LINE__, weft_thread_code_from_errno(error),
+          "thread_create: pthread_create failed for thread '%s' (cpu %d): %s",
+          name, (int)cpu, strerror(error));
+    }
+  }
+  if (cpu_set) CPU_FREE(cpu_set);
+  if (attr_initialized) pthread_attr_destroy(&attr);
+  if (weft_status_is_ok(status)) {
+    *out_thread = thread;
+  } else {
+    weft_allocator_free(allocator, thread);
+  }
+  return status;
+}
+
+void weft_thread_join(weft_thread_t* thread) {
+  if (thread) {
+    pthread_join(thread->handle, NULL);
+    weft_allocator_free(thread->allocator, thread);
+  }
+}
+
+uint64_t weft_thread_current_id(void) {
+  return (uint64_t)syscall(SYS_gettid);
+}
+
+void weft_thread_yield(void) { sched_yield(); }
+
+uint32_t weft_thread_available_cpu_count(void) {
+  // The kernel's mask may be wider than glibc's fixed cpu_set_t (1024 CPUs);
+  // grow a dynamically sized set until sched_getaffinity accepts it.
+  uint32_t count = 0;
+  for (size_t cpus = 1024; count == 0 && cpus <= (1u << 20); cpus *= 2) {
+    cpu_set_t* set = CPU_ALLOC(cpus);
+    if (!set) break;
+    size_t set_size = CPU_ALLOC_SIZE(cpus);
+    CPU_ZERO_S(set_size, set);
+    int result = sched_getaffinity(0, set_size, set);
+    if (result == 0) {
+      count = (uint32_t)CPU_COUNT_S(set_size, set);
+    }
+    CPU_FREE(set);
+    if (result != 0 && errno != EINVAL) break;
+  }
+  if (count == 0) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    count = online > 0 ? (uint32_t)online : 1;
+  }
+  return count;
+}
