@@ -1,0 +1,719 @@
+// weft: timeline semaphores and timepoints.
+//
+// State: the payload and a "failed" flag are atomics so queries and the
+// predicate checks of host waits never take the lock; both are only written
+// under |mutex|, which also guards the timepoint list and the debug name. The
+// failure status is written once, before |failed| is published, and never
+// changes afterwards, so readers that saw |failed| may clone it without the
+// lock.
+//
+// Timepoints are kept in a doubly linked list sorted by value (ties in
+// registration order). A signal detaches the reached prefix under the lock and
+// fires it outside; a failure detaches everything. A timepoint is "registered"
+// exactly while its |semaphore| field points at the semaphore, and that field
+// is only written under the lock, which is how cancel tells a registered
+// timepoint from one that fired or is firing.
+#include "weft/semaphore.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/atomics.h"
+#include "base/mutex.h"
+#include "base/notification.h"
+#include "base/thread.h"
+#include "base/wait_policy.h"
+#include "hal/resource.h"
+
+// Names up to this length (including the NUL) live inside the semaphore.
+#define WEFT_SEMAPHORE_INLINE_NAME_CAPACITY 32
+// Labels used in messages are truncated to this many bytes.
+#define WEFT_SEMAPHORE_LABEL_CAPACITY 96
+// List waits up to this many entries keep their timepoints on the stack.
+#define WEFT_SEMAPHORE_LIST_WAIT_INLINE_COUNT 8
+
+typedef struct weft_semaphore_vtable_t {
+  // Must be first (see resource.h).
+  void (*destroy)(weft_semaphore_t* semaphore);
+} weft_semaphore_vtable_t;
+
+struct weft_semaphore_t {
+  weft_resource_t resource;
+  weft_allocator_t allocator;
+  weft_slim_mutex_t mutex;
+  // The payload; written under |mutex|, read without it.
+  weft_atomic_uint64_t current_value;
+  // 1 once |failure_status| is set; written under |mutex|.
+  weft_atomic_uint32_t failed;
+  // The first failure; immutable once |failed| is 1.
+  weft_status_t failure_status;
+  // Registered timepoints sorted by value; guarded by |mutex|.
+  weft_timepoint_t* timepoint_head;
+  weft_timepoint_t* timepoint_tail;
+  // Host waiters sleep here; notified on every signal and on failure.
+  weft_notification_t notification;
+  // Points at |name_inline| or at an allocation; guarded by |mutex|.
+  char* name;
+  char name_inline[WEFT_SEMAPHORE_INLINE_NAME_CAPACITY];
+};
+
+static void weft_semaphore_destroy(weft_semaphore_t* semaphore);
+
+static const weft_semaphore_vtable_t weft_semaphore_vtable = {
+    .destroy = weft_semaphore_destroy,
+};
+
+_Static_assert(offsetof(weft_semaphore_t, resource) == 0,
+               "weft_semaphore_t must start with its weft_resource_t");
+
+//===----------------------------------------------------------------------===//
+// Lifetime and names
+//===----------------------------------------------------------------------===//
+
+weft_status_t weft_semaphore_create(weft_allocator_t allocator,
+                                    uint64_t initial_value,
+                                    weft_semaphore_t** out_semaphore) {
+  *out_semaphore = NULL;
+  weft_semaphore_t* semaphore = NULL;
+  weft_status_t status =
+      weft_allocator_malloc(allocator, sizeof(*semaphore), (void**)&semaphore);
+  if (weft_status_is_ok(status)) {
+    weft_resource_initialize(&weft_semaphore_vtable, &semaphore->resource);
+    semaphore->allocator = allocator;
+    weft_slim_mutex_initialize(&semaphore->mutex);
+    atomic_init(&semaphore->current_value, initial_value);
+    atomic_init(&semaphore->failed, 0u);
+    semaphore->failure_status = WEFT_OK;
+    semaphore->timepoint_head = NULL;
+    semaphore->timepoint_tail = NULL;
+    weft_notification_initialize(&semaphore->notification);
+    semaphore->name_inline[0] = '\0';
+    semaphore->name = semaphore->name_inline;
+    *out_semaphore = semaphore;
+  }
+  return status;
+}
+
+static void weft_semaphore_free_name(weft_semaphore_t* semaphore) {
+  if (semaphore->name != semaphore->name_inline) {
+    weft_allocator_free(semaphore->allocator, semaphore->name);
+  }
+  semaphore->name = semaphore->name_inline;
+  semaphore->name_inline[0] = '\0';
+}
+
+static void weft_semaphore_destroy(weft_semaphore_t* semaphore) {
+  // The last reference is gone, so no other thread can touch the semaphore:
+  // no lock is needed. Timepoints still registered fire with CANCELLED.
+  weft_timepoint_t* timepoint = semaphore->timepoint_head;
+  semaphore->timepoint_head = NULL;
+  semaphore->timepoint_tail = NULL;
+  while (timepoint) {
+    weft_timepoint_t* next = timepoint->next;
+    uint64_t value = timepoint->value;
+    timepoint->semaphore = NULL;
+    timepoint->next = NULL;
+    timepoint->prev = NULL;
+    timepoint->fn(timepoint->user_data, timepoint,
+                  WEFT_STATUS(CANCELLED,
+                              "semaphore '%s' was destroyed before it reached "
+                              "%" PRIu64 " (a timepoint was still registered)",
+                              semaphore->name, value));
+    timepoint = next;
+  }
+  weft_status_free(semaphore->failure_status);
+  weft_notification_deinitialize(&semaphore->notification);
+  weft_slim_mutex_deinitialize(&semaphore->mutex);
+  weft_semaphore_free_name(semaphore);
+  weft_allocator_free(semaphore->allocator, semaphore);
+}
+
+void weft_semaphore_retain(weft_semaphore_t* semaphore) {
+  weft_resource_retain(semaphore);
+}
+
+void weft_semaphore_release(weft_semaphore_t* semaphore) {
+  weft_resource_release(semaphore);
+}
+
+void weft_semaphore_set_name(weft_semaphore_t* semaphore, const char* name) {
+  size_t length = name ? strlen(name) : 0;
+  char* storage = semaphore->name_inline;
+  char* allocation = NULL;
+  if (length + 1 > sizeof(semaphore->name_inline)) {
+    weft_status_t status =
+        weft_allocator_malloc(semaphore->allocator, length + 1,
+                              (void**)&allocation);
+    if (weft_status_is_ok(status)) {
+      storage = allocation;
+    } else {
+      // A debug name is not worth failing for: keep a truncated one.
+      weft_status_ignore(status);
+      length = sizeof(semaphore->name_inline) - 1;
+    }
+  }
+  weft_slim_mutex_lock(&semaphore->mutex);
+  weft_semaphore_free_name(semaphore);
+  if (length) memcpy(storage, name, length);
+  storage[length] = '\0';
+  semaphore->name = storage;
+  weft_slim_mutex_unlock(&semaphore->mutex);
+}
+
+const char* weft_semaphore_name(const weft_semaphore_t* semaphore) {
+  return semaphore->name;
+}
+
+// Copies "'name'" (or the address when unnamed) into |buffer| for messages.
+// Must be called with |semaphore->mutex| held.
+static void weft_semaphore_format_label_locked(weft_semaphore_t* semaphore,
+                                               char* buffer,
+                                               size_t capacity) {
+  if (semaphore->name[0]) {
+    snprintf(buffer, capacity, "'%s'", semaphore->name);
+  } else {
+    snprintf(buffer, capacity, "%p", (void*)semaphore);
+  }
+}
+
+static void weft_semaphore_format_label(weft_semaphore_t* semaphore,
+                                        char* buffer, size_t capacity) {
+  weft_slim_mutex_lock(&semaphore->mutex);
+  weft_semaphore_format_label_locked(semaphore, buffer, capacity);
+  weft_slim_mutex_unlock(&semaphore->mutex);
+}
+
+//===----------------------------------------------------------------------===//
+// Lock-free state reads
+//===----------------------------------------------------------------------===//
+
+static inline uint64_t weft_semaphore_load_value(weft_semaphore_t* semaphore) {
+  // Acquire: pairs with the signaller's release so whatever was written
+  // before the signal is visible to whoever observes the value.
+  return weft_atomic_load(&semaphore->current_value, memory_order_acquire);
+}
+
+static inline bool weft_semaphore_has_failed(weft_semaphore_t* semaphore) {
+  // Acquire: pairs with the release in fail so |failure_status| is visible.
+  return weft_atomic_load(&semaphore->failed, memory_order_acquire) != 0;
+}
+
+// Returns a clone of the failure annotated with what was being waited for.
+// Only valid once weft_semaphore_has_failed returned true.
+static weft_status_t weft_semaphore_wait_failure(weft_semaphore_t* semaphore,
+                                                 uint64_t value) {
+  char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+  weft_semaphore_format_label(semaphore, label, sizeof(label));
+  return weft_status_annotate(weft_status_clone(semaphore->failure_status),
+                              "while waiting for semaphore %s to reach "
+                              "%" PRIu64,
+                              label, value);
+}
+
+//===----------------------------------------------------------------------===//
+// Query, signal, fail
+//===----------------------------------------------------------------------===//
+
+weft_status_t weft_semaphore_query(weft_semaphore_t* semaphore,
+                                   uint64_t* out_value) {
+  *out_value = weft_semaphore_load_value(semaphore);
+  weft_status_t status = WEFT_OK;
+  if (weft_semaphore_has_failed(semaphore)) {
+    status = weft_status_clone(semaphore->failure_status);
+  }
+  return status;
+}
+
+// Fires a detached chain of timepoints (linked through |next|) with OK.
+static void weft_semaphore_fire_reached(weft_timepoint_t* timepoint) {
+  while (timepoint) {
+    // The callback may free or reuse the timepoint: read |next| first.
+    weft_timepoint_t* next = timepoint->next;
+    timepoint->next = NULL;
+    timepoint->fn(timepoint->user_data, timepoint, WEFT_OK);
+    timepoint = next;
+  }
+}
+
+weft_status_t weft_semaphore_signal(weft_semaphore_t* semaphore,
+                                    uint64_t value) {
+  weft_status_t status = WEFT_OK;
+  weft_timepoint_t* reached = NULL;
+  weft_slim_mutex_lock(&semaphore->mutex);
+  uint64_t current_value =
+      weft_atomic_load(&semaphore->current_value, memory_order_relaxed);
+  if (weft_atomic_load(&semaphore->failed, memory_order_relaxed)) {
+    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+    weft_semaphore_format_label_locked(semaphore, label, sizeof(label));
+    status = weft_status_annotate(
+        weft_status_clone(semaphore->failure_status),
+        "while signalling semaphore %s to %" PRIu64 " (it has failed)", label,
+        value);
+  } else if (value <= current_value) {
+    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+    weft_semaphore_format_label_locked(semaphore, label, sizeof(label));
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "semaphore %s: signal to %" PRIu64
+                         " but already at %" PRIu64,
+                         label, value, current_value);
+  } else {
+    // Release: publishes everything the signaller wrote before the signal to
+    // lock-free readers of the value (queries and host waits).
+    weft_atomic_store(&semaphore->current_value, value, memory_order_release);
+    // Detach the reached prefix of the sorted list.
+    weft_timepoint_t* timepoint = semaphore->timepoint_head;
+    weft_timepoint_t* last_reached = NULL;
+    while (timepoint && timepoint->value <= value) {
+      timepoint->semaphore = NULL;  // now firing: cancel returns false
+      last_reached = timepoint;
+      timepoint = timepoint->next;
+    }
+    if (last_reached) {
+      reached = semaphore->timepoint_head;
+      last_reached->next = NULL;
+      semaphore->timepoint_head = timepoint;
+      if (timepoint) {
+        timepoint->prev = NULL;
+      } else {
+        semaphore->timepoint_tail = NULL;
+      }
+    }
+  }
+  weft_slim_mutex_unlock(&semaphore->mutex);
+  if (weft_status_is_ok(status)) {
+    weft_notification_notify(&semaphore->notification, INT32_MAX);
+    weft_semaphore_fire_reached(reached);
+  }
+  return status;
+}
+
+void weft_semaphore_fail(weft_semaphore_t* semaphore, weft_status_t status) {
+  if (weft_status_is_ok(status)) {
+    // Failing with OK is a caller bug; record it as one rather than ignoring.
+    status = WEFT_STATUS(INTERNAL, "weft_semaphore_fail called with OK");
+  }
+  weft_timepoint_t* pending = NULL;
+  bool first_failure = false;
+  weft_slim_mutex_lock(&semaphore->mutex);
+  if (!weft_atomic_load(&semaphore->failed, memory_order_relaxed)) {
+    first_failure = true;
+    semaphore->failure_status = status;
+    // Release: |failure_status| must be visible to whoever sees the flag.
+    weft_atomic_store(&semaphore->failed, 1u, memory_order_release);
+    pending = semaphore->timepoint_head;
+    semaphore->timepoint_head = NULL;
+    semaphore->timepoint_tail = NULL;
+    for (weft_timepoint_t* timepoint = pending; timepoint;
+         timepoint = timepoint->next) {
+      timepoint->semaphore = NULL;  // now firing: cancel returns false
+    }
+  }
+  weft_slim_mutex_unlock(&semaphore->mutex);
+  if (first_failure) {
+    weft_notification_notify(&semaphore->notification, INT32_MAX);
+    while (pending) {
+      weft_timepoint_t* next = pending->next;
+      pending->next = NULL;
+      pending->prev = NULL;
+      pending->fn(pending->user_data, pending,
+                  weft_status_clone(semaphore->failure_status));
+      pending = next;
+    }
+  } else {
+    // The first failure wins; this one is dropped.
+    weft_status_free(status);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Timepoints
+//===----------------------------------------------------------------------===//
+
+// Inserts |timepoint| keeping the list sorted by value. Searching from the
+// tail makes the common case (increasing values) O(1).
+static void weft_semaphore_insert_timepoint_locked(
+    weft_semaphore_t* semaphore, weft_timepoint_t* timepoint) {
+  weft_timepoint_t* after = semaphore->timepoint_tail;
+  while (after && after->value > timepoint->value) after = after->prev;
+  timepoint->prev = after;
+  timepoint->next = after ? after->next : semaphore->timepoint_head;
+  if (timepoint->next) {
+    timepoint->next->prev = timepoint;
+  } else {
+    semaphore->timepoint_tail = timepoint;
+  }
+  if (after) {
+    after->next = timepoint;
+  } else {
+    semaphore->timepoint_head = timepoint;
+  }
+}
+
+void weft_semaphore_register_timepoint(weft_semaphore_t* semaphore,
+                                       uint64_t value,
+                                       weft_timepoint_t* timepoint) {
+  weft_status_t fire_status = WEFT_OK;
+  bool fire_now = false;
+  timepoint->value = value;
+  timepoint->next = NULL;
+  timepoint->prev = NULL;
+  weft_slim_mutex_lock(&semaphore->mutex);
+  if (weft_atomic_load(&semaphore->failed, memory_order_relaxed)) {
+    fire_now = true;
+    fire_status = weft_status_clone(semaphore->failure_status);
+    timepoint->semaphore = NULL;
+  } else if (weft_atomic_load(&semaphore->current_value,
+                              memory_order_relaxed) >= value) {
+    fire_now = true;
+    timepoint->semaphore = NULL;
+  } else {
+    timepoint->semaphore = semaphore;
+    weft_semaphore_insert_timepoint_locked(semaphore, timepoint);
+  }
+  weft_slim_mutex_unlock(&semaphore->mutex);
+  if (fire_now) timepoint->fn(timepoint->user_data, timepoint, fire_status);
+}
+
+bool weft_semaphore_cancel_timepoint(weft_semaphore_t* semaphore,
+                                     weft_timepoint_t* timepoint) {
+  bool removed = false;
+  weft_slim_mutex_lock(&semaphore->mutex);
+  if (timepoint->semaphore == semaphore) {
+    if (timepoint->prev) {
+      timepoint->prev->next = timepoint->next;
+    } else {
+      semaphore->timepoint_head = timepoint->next;
+    }
+    if (timepoint->next) {
+      timepoint->next->prev = timepoint->prev;
+    } else {
+      semaphore->timepoint_tail = timepoint->prev;
+    }
+    timepoint->semaphore = NULL;
+    timepoint->next = NULL;
+    timepoint->prev = NULL;
+    removed = true;
+  }
+  weft_slim_mutex_unlock(&semaphore->mutex);
+  return removed;
+}
+
+//===----------------------------------------------------------------------===//
+// Host waits
+//===----------------------------------------------------------------------===//
+
+weft_status_t weft_semaphore_wait(weft_semaphore_t* semaphore, uint64_t value,
+                                  weft_timeout_t timeout) {
+  // The deadline is fixed once, so spurious wakes never extend the wait.
+  const weft_time_t deadline = weft_timeout_as_deadline(timeout);
+  weft_wait_policy_t policy = {0};
+  bool have_policy = false;
+  weft_status_t status = WEFT_OK;
+  bool done = false;
+  while (!done) {
+    if (weft_semaphore_has_failed(semaphore)) {
+      status = weft_semaphore_wait_failure(semaphore, value);
+      break;
+    }
+    if (weft_semaphore_load_value(semaphore) >= value) break;
+    if (deadline == WEFT_TIME_INFINITE_PAST || weft_time_now() >= deadline) {
+      done = true;
+      continue;
+    }
+    if (!have_policy) {
+      policy = weft_wait_policy_default();
+      have_policy = true;
+    }
+    weft_wait_token_t token =
+        weft_notification_prepare_wait(&semaphore->notification);
+    if (weft_semaphore_has_failed(semaphore) ||
+        weft_semaphore_load_value(semaphore) >= value) {
+      weft_notification_cancel_wait(&semaphore->notification);
+      continue;  // the loop head returns the result
+    }
+    if (!weft_notification_commit_wait(&semaphore->notification, token, policy,
+                                       deadline)) {
+      // Timed out; the loop head checks one last time then gives up.
+      if (!weft_semaphore_has_failed(semaphore) &&
+          weft_semaphore_load_value(semaphore) < value) {
+        done = true;
+      }
+    }
+  }
+  if (done) {
+    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+    weft_semaphore_format_label(semaphore, label, sizeof(label));
+    status = WEFT_STATUS(DEADLINE_EXCEEDED,
+                         "semaphore %s: wait for %" PRIu64
+                         " timed out at %" PRIu64,
+                         label, value, weft_semaphore_load_value(semaphore));
+  }
+  return status;
+}
+
+// A multi-semaphore wait: one timepoint per unreached entry, all bumping the
+// waiter's own notification. Lives on the waiting thread's stack (or in one
+// allocation for long lists).
+typedef struct weft_list_waiter_t weft_list_waiter_t;
+
+typedef struct weft_list_wait_entry_t {
+  weft_timepoint_t timepoint;
+  weft_list_waiter_t* waiter;
+  // The failure this entry's timepoint fired with (if any); owned by the
+  // entry until it is published through |waiter->failed_entry|.
+  weft_status_t failure;
+  uint32_t index;
+  bool registered;
+} weft_list_wait_entry_t;
+
+struct weft_list_waiter_t {
+  weft_notification_t notification;
+  // Entries whose timepoint fired with OK.
+  weft_atomic_uint32_t reached_count;
+  // The first entry that fired with a failure (its |failure| is the result).
+  _Atomic(weft_list_wait_entry_t*) failed_entry;
+  // Callbacks that have finished touching the waiter.
+  weft_atomic_uint32_t completed_count;
+};
+
+static void weft_list_wait_timepoint_fired(void* user_data,
+                                           weft_timepoint_t* timepoint,
+                                           weft_status_t status) {
+  weft_list_wait_entry_t* entry = (weft_list_wait_entry_t*)user_data;
+  weft_list_waiter_t* waiter = entry->waiter;
+  if (weft_status_is_ok(status)) {
+    // Release: the waiter's acquire load of the count sees this entry done.
+    weft_atomic_fetch_add(&waiter->reached_count, 1u, memory_order_release);
+  } else {
+    entry->failure = status;
+    weft_list_wait_entry_t* expected = NULL;
+    // Release on success: publishes |entry->failure| to the waiter.
+    if (!weft_atomic_compare_exchange_strong(&waiter->failed_entry, &expected,
+                                             entry, memory_order_release,
+                                             memory_order_relaxed)) {
+      weft_status_free(status);  // another entry failed first
+      entry->failure = WEFT_OK;
+    }
+  }
+  weft_notification_notify(&waiter->notification, INT32_MAX);
+  // Release: the last touch of the waiter; once the waiter sees this count it
+  // may return and its stack (or allocation) goes away.
+  weft_atomic_fetch_add(&waiter->completed_count, 1u, memory_order_release);
+}
+
+// Returns true when the wait is over (reached per |mode| or failed).
+static bool weft_list_waiter_is_done(weft_list_waiter_t* waiter,
+                                     weft_wait_mode_t mode,
+                                     uint32_t registered_count) {
+  // Acquire: pairs with the callbacks' release (see above).
+  if (weft_atomic_load(&waiter->failed_entry, memory_order_acquire)) {
+    return true;
+  }
+  uint32_t reached =
+      weft_atomic_load(&waiter->reached_count, memory_order_acquire);
+  return mode == WEFT_WAIT_MODE_ANY ? reached > 0
+                                    : reached == registered_count;
+}
+
+// Checks every entry without blocking. Sets *out_done and returns the
+// result when the wait can be answered now (any failure wins; otherwise all
+// or any reached per |mode|).
+static weft_status_t weft_semaphore_list_poll(weft_wait_mode_t mode,
+                                              weft_semaphore_list_t list,
+                                              bool* out_done) {
+  uint32_t reached_count = 0;
+  weft_status_t status = WEFT_OK;
+  bool failed = false;
+  for (uint32_t i = 0; i < list.count && !failed; ++i) {
+    weft_semaphore_t* semaphore = list.semaphores[i];
+    if (weft_semaphore_has_failed(semaphore)) {
+      status = weft_semaphore_wait_failure(semaphore, list.values[i]);
+      failed = true;
+    } else if (weft_semaphore_load_value(semaphore) >= list.values[i]) {
+      ++reached_count;
+    }
+  }
+  *out_done = failed || (mode == WEFT_WAIT_MODE_ANY ? reached_count > 0
+                                                    : reached_count ==
+                                                          list.count);
+  return status;
+}
+
+static weft_status_t weft_semaphore_list_timed_out(weft_wait_mode_t mode,
+                                                   weft_semaphore_list_t list) {
+  // Name the first entry still short of its value.
+  uint32_t index = 0;
+  uint64_t current_value = 0;
+  for (uint32_t i = 0; i < list.count; ++i) {
+    current_value = weft_semaphore_load_value(list.semaphores[i]);
+    if (current_value < list.values[i]) {
+      index = i;
+      break;
+    }
+  }
+  char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+  weft_semaphore_format_label(list.semaphores[index], label, sizeof(label));
+  return WEFT_STATUS(DEADLINE_EXCEEDED,
+                     "semaphore list wait (%s of %" PRIu32
+                     ") timed out: semaphore %s is at %" PRIu64
+                     ", waiting for %" PRIu64,
+                     mode == WEFT_WAIT_MODE_ANY ? "ANY" : "ALL", list.count,
+                     label, current_value, list.values[index]);
+}
+
+// Registers timepoints on every entry and sleeps on the waiter's own
+// notification until the wait is over or |deadline| passes.
+static weft_status_t weft_semaphore_list_wait_slow(
+    weft_wait_mode_t mode, weft_semaphore_list_t list, weft_time_t deadline,
+    weft_list_wait_entry_t* entries) {
+  weft_list_waiter_t waiter;
+  weft_notification_initialize(&waiter.notification);
+  atomic_init(&waiter.reached_count, 0u);
+  atomic_init(&waiter.failed_entry, NULL);
+  atomic_init(&waiter.completed_count, 0u);
+
+  // Register one timepoint per entry; any may fire synchronously. In ANY
+  // mode there is no point registering more once one has fired.
+  uint32_t registered_count = 0;
+  for (uint32_t i = 0; i < list.count; ++i) {
+    weft_list_wait_entry_t* entry = &entries[i];
+    entry->timepoint.fn = weft_list_wait_timepoint_fired;
+    entry->timepoint.user_data = entry;
+    entry->timepoint.semaphore = NULL;
+    entry->waiter = &waiter;
+    entry->failure = WEFT_OK;
+    entry->index = i;
+    entry->registered = false;
+  }
+  for (uint32_t i = 0; i < list.count; ++i) {
+    if (mode == WEFT_WAIT_MODE_ANY &&
+        weft_list_waiter_is_done(&waiter, mode, registered_count)) {
+      break;
+    }
+    entries[i].registered = true;
+    ++registered_count;
+    weft_semaphore_register_timepoint(list.semaphores[i], list.values[i],
+                                      &entries[i].timepoint);
+  }
+
+  weft_wait_policy_t policy = weft_wait_policy_default();
+  bool timed_out = false;
+  while (!weft_list_waiter_is_done(&waiter, mode, registered_count)) {
+    weft_wait_token_t token =
+        weft_notification_prepare_wait(&waiter.notification);
+    if (weft_list_waiter_is_done(&waiter, mode, registered_count)) {
+      weft_notification_cancel_wait(&waiter.notification);
+      break;
+    }
+    if (!weft_notification_commit_wait(&waiter.notification, token, policy,
+                                       deadline)) {
+      timed_out = !weft_list_waiter_is_done(&waiter, mode, registered_count);
+      break;
+    }
+  }
+
+  // Take every timepoint back. A cancel that fails means the timepoint fired
+  // or is firing; wait until each of those callbacks is done with |waiter|.
+  uint32_t cancelled_count = 0;
+  for (uint32_t i = 0; i < list.count; ++i) {
+    if (entries[i].registered &&
+        weft_semaphore_cancel_timepoint(list.semaphores[i],
+                                        &entries[i].timepoint)) {
+      ++cancelled_count;
+    }
+  }
+  const uint32_t fired_count = registered_count - cancelled_count;
+  // Acquire: pairs with the callbacks' final release increment. The window
+  // is a callback's last few instructions (one notify), so yield, not sleep.
+  while (weft_atomic_load(&waiter.completed_count, memory_order_acquire) <
+         fired_count) {
+    weft_thread_yield();
+  }
+
+  weft_status_t status = WEFT_OK;
+  weft_list_wait_entry_t* failed_entry =
+      weft_atomic_load(&waiter.failed_entry, memory_order_acquire);
+  if (failed_entry) {
+    uint32_t index = failed_entry->index;
+    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+    weft_semaphore_format_label(list.semaphores[index], label, sizeof(label));
+    status = weft_status_annotate(failed_entry->failure,
+                                  "while waiting for semaphore %s to reach "
+                                  "%" PRIu64,
+                                  label, list.values[index]);
+  } else if (timed_out) {
+    status = weft_semaphore_list_timed_out(mode, list);
+  }
+  weft_notification_deinitialize(&waiter.notification);
+  return status;
+}
+
+weft_status_t weft_semaphore_list_wait(weft_wait_mode_t mode,
+                                       weft_semaphore_list_t list,
+                                       weft_timeout_t timeout) {
+  const weft_time_t deadline = weft_timeout_as_deadline(timeout);
+  weft_status_t status = WEFT_OK;
+  if (list.count == 1) {
+    status = weft_semaphore_wait(list.semaphores[0], list.values[0],
+                                 weft_timeout_deadline(deadline));
+  } else if (list.count > 1) {
+    bool done = false;
+    status = weft_semaphore_list_poll(mode, list, &done);
+    if (!done) {
+      if (deadline == WEFT_TIME_INFINITE_PAST ||
+          weft_time_now() >= deadline) {
+        status = weft_semaphore_list_timed_out(mode, list);
+      } else if (list.count <= WEFT_SEMAPHORE_LIST_WAIT_INLINE_COUNT) {
+        weft_list_wait_entry_t
+            entries[WEFT_SEMAPHORE_LIST_WAIT_INLINE_COUNT];
+        status = weft_semaphore_list_wait_slow(mode, list, deadline, entries);
+      } else {
+        weft_allocator_t allocator = list.semaphores[0]->allocator;
+        weft_list_wait_entry_t* entries = NULL;
+        status = weft_allocator_malloc_array(allocator, list.count,
+                                             sizeof(*entries),
+                                             (void**)&entries);
+        if (weft_status_is_ok(status)) {
+          status =
+              weft_semaphore_list_wait_slow(mode, list, deadline, entries);
+          weft_allocator_free(allocator, entries);
+        }
+      }
+    }
+  }
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Lists
+//===----------------------------------------------------------------------===//
+
+weft_status_t weft_semaphore_list_signal(weft_semaphore_list_t list) {
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0; i < list.count && weft_status_is_ok(status); ++i) {
+    status = weft_semaphore_signal(list.semaphores[i], list.values[i]);
+  }
+  return status;
+}
+
+void weft_semaphore_list_fail(weft_semaphore_list_t list,
+                              weft_status_t status) {
+  for (uint32_t i = 0; i < list.count; ++i) {
+    // The last one takes |status| itself rather than a clone.
+    weft_semaphore_fail(list.semaphores[i], i + 1 == list.count
+                                                ? status
+                                                : weft_status_clone(status));
+  }
+  if (list.count == 0) weft_status_free(status);
+}
+
+bool weft_semaphore_list_is_reached(weft_semaphore_list_t list) {
+  bool reached = true;
+  for (uint32_t i = 0; i < list.count && reached; ++i) {
+    weft_semaphore_t* semaphore = list.semaphores[i];
+    reached = !weft_semaphore_has_failed(semaphore) &&
+              weft_semaphore_load_value(semaphore) >= list.values[i];
+  }
+  return reached;
+}

@@ -1,0 +1,133 @@
+// weft: wait sets (see wait_set.h).
+//
+// Counting: |pending_count| starts at count + 1. Every entry is counted down
+// exactly once: by its own callback when its timepoint fires, by whoever
+// cancels it successfully, or by start when it never registers it (a failure
+// was already seen). The extra one is start's guard, dropped after the last
+// registration, so the ready function cannot run while start still walks the
+// entries. Whoever takes the count to zero calls the ready function, and
+// nothing touches the set afterwards.
+//
+// Cancelling after a failure: the first failing callback sweeps the other
+// entries with weft_semaphore_cancel_timepoint. An entry start has not yet
+// registered cannot be cancelled then, so start re-checks for a failure
+// after each registration and cancels that entry itself; the semaphore's lock
+// orders the two, so one of them always sees the other.
+#include "hal/wait_set.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+size_t weft_wait_set_storage_size(uint32_t wait_count) {
+  return sizeof(weft_wait_set_t) +
+         (size_t)wait_count * sizeof(weft_wait_set_entry_t);
+}
+
+// Drops |count| from the pending count; the thread taking it to zero calls
+// the ready function.
+static void weft_wait_set_count_down(weft_wait_set_t* set, uint32_t count) {
+  // Acq_rel: every entry's writes (its failure) happen-before the ready call
+  // made by whichever thread finishes the count.
+  if (weft_atomic_fetch_sub(&set->pending_count, count,
+                            memory_order_acq_rel) != count) {
+    return;
+  }
+  weft_status_t status = WEFT_OK;
+  weft_wait_set_entry_t* failed_entry =
+      weft_atomic_load(&set->failed_entry, memory_order_relaxed);
+  if (failed_entry) {
+    const char* name = weft_semaphore_name(failed_entry->semaphore);
+    status = weft_status_annotate(
+        failed_entry->failure,
+        "while waiting for semaphore '%s' to reach %" PRIu64, name,
+        failed_entry->value);
+  }
+  weft_wait_set_ready_fn_t fn = set->fn;
+  void* user_data = set->user_data;
+  fn(user_data, status);
+}
+
+// True once some entry failed.
+static bool weft_wait_set_has_failed(weft_wait_set_t* set) {
+  // Acquire: pairs with the publishing compare-exchange.
+  return weft_atomic_load(&set->failed_entry, memory_order_acquire) != NULL;
+}
+
+// Cancels every other entry after |failed| published the first failure.
+static void weft_wait_set_cancel_others(weft_wait_set_t* set,
+                                        weft_wait_set_entry_t* failed) {
+  uint32_t cancelled_count = 0;
+  for (uint32_t i = 0; i < set->count; ++i) {
+    weft_wait_set_entry_t* entry = &set->entries[i];
+    // A false return: not registered yet (start handles it), or already
+    // fired or firing (its own callback counts it down).
+    if (entry != failed &&
+        weft_semaphore_cancel_timepoint(entry->semaphore, &entry->timepoint)) {
+      ++cancelled_count;
+    }
+  }
+  // Our own entry still holds the count up, so this never reaches zero.
+  if (cancelled_count) weft_wait_set_count_down(set, cancelled_count);
+}
+
+static void weft_wait_set_timepoint_fired(void* user_data,
+                                          weft_timepoint_t* timepoint,
+                                          weft_status_t status) {
+  weft_wait_set_entry_t* entry = (weft_wait_set_entry_t*)user_data;
+  weft_wait_set_t* set = entry->set;
+  if (!weft_status_is_ok(status)) {
+    entry->failure = status;
+    weft_wait_set_entry_t* expected = NULL;
+    // Acq_rel on success: releases |entry->failure| to readers of
+    // |failed_entry|, and orders the failure before our cancel sweep.
+    if (weft_atomic_compare_exchange_strong(&set->failed_entry, &expected,
+                                            entry, memory_order_acq_rel,
+                                            memory_order_acquire)) {
+      weft_wait_set_cancel_others(set, entry);
+    } else {
+      weft_status_free(status);  // another entry failed first
+      entry->failure = WEFT_OK;
+    }
+  }
+  weft_wait_set_count_down(set, 1);
+}
+
+void weft_wait_set_start(weft_wait_set_t* set, weft_semaphore_list_t waits,
+                         weft_wait_set_ready_fn_t fn, void* user_data) {
+  set->fn = fn;
+  set->user_data = user_data;
+  set->count = waits.count;
+  atomic_init(&set->failed_entry, NULL);
+  atomic_init(&set->pending_count, waits.count + 1);
+  for (uint32_t i = 0; i < waits.count; ++i) {
+    weft_wait_set_entry_t* entry = &set->entries[i];
+    entry->timepoint.fn = weft_wait_set_timepoint_fired;
+    entry->timepoint.user_data = entry;
+    entry->timepoint.semaphore = NULL;
+    entry->timepoint.next = NULL;
+    entry->timepoint.prev = NULL;
+    entry->set = set;
+    entry->semaphore = waits.semaphores[i];
+    entry->value = waits.values[i];
+    entry->failure = WEFT_OK;
+  }
+  uint32_t skipped_count = 0;
+  for (uint32_t i = 0; i < waits.count; ++i) {
+    weft_wait_set_entry_t* entry = &set->entries[i];
+    if (weft_wait_set_has_failed(set)) {
+      // Already failed: never register the rest.
+      ++skipped_count;
+      continue;
+    }
+    weft_semaphore_register_timepoint(entry->semaphore, entry->value,
+                                      &entry->timepoint);
+    // A failure published before this registration may have swept past
+    // this entry while it was unregistered: cancel it here instead.
+    if (weft_wait_set_has_failed(set) &&
+        weft_semaphore_cancel_timepoint(entry->semaphore, &entry->timepoint)) {
+      ++skipped_count;
+    }
+  }
+  // Drop the skipped entries and start's own guard.
+  weft_wait_set_count_down(set, skipped_count + 1);
+}

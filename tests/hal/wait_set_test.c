@@ -1,0 +1,417 @@
+// Tests for src/hal/wait_set: parking until a whole wait list is reached.
+// cmocka needs these first.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+// clang-format off
+#include <cmocka.h>
+// clang-format on
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/atomics.h"
+#include "base/thread.h"
+#include "hal/wait_set.h"
+#include "weft/semaphore.h"
+
+#define ASSERT_OK(expr)                                     \
+  do {                                                      \
+    weft_status_t status__ = (expr);                        \
+    if (!weft_status_is_ok(status__)) {                     \
+      weft_status_fprint(stderr, status__);                 \
+      weft_status_free(status__);                           \
+      fail_msg("%s failed", #expr);                         \
+    }                                                       \
+  } while (0)
+
+// What a ready callback saw.
+typedef struct ready_record_t {
+  weft_atomic_uint32_t call_count;
+  weft_status_code_t code;
+  char message[512];
+  // Freed by the callback when set (to prove nothing touches it after).
+  void* storage_to_free;
+} ready_record_t;
+
+static void record_ready(void* user_data, weft_status_t status) {
+  ready_record_t* record = (ready_record_t*)user_data;
+  record->code = weft_status_code(status);
+  weft_status_format(status, record->message, sizeof(record->message));
+  weft_status_free(status);
+  if (record->storage_to_free) {
+    free(record->storage_to_free);
+    record->storage_to_free = NULL;
+  }
+  // Release: the test thread acquires the count, then reads the record.
+  weft_atomic_fetch_add(&record->call_count, 1u, memory_order_release);
+}
+
+static uint32_t ready_calls(ready_record_t* record) {
+  // Acquire: pairs with record_ready's release.
+  return weft_atomic_load(&record->call_count, memory_order_acquire);
+}
+
+static void init_record(ready_record_t* record) {
+  memset(record, 0, sizeof(*record));
+  atomic_init(&record->call_count, 0u);
+}
+
+static weft_semaphore_t* make_semaphore(uint64_t initial_value,
+                                        const char* name) {
+  weft_semaphore_t* semaphore = NULL;
+  ASSERT_OK(weft_semaphore_create(weft_allocator_system(), initial_value,
+                                  &semaphore));
+  weft_semaphore_set_name(semaphore, name);
+  return semaphore;
+}
+
+static weft_wait_set_t* allocate_set(uint32_t count) {
+  weft_wait_set_t* set = calloc(1, weft_wait_set_storage_size(count));
+  assert_non_null(set);
+  return set;
+}
+
+static void empty_list_is_ready_at_once(void** state) {
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(0);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, weft_semaphore_list_empty(), record_ready,
+                      &record);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_OK);
+}
+
+static void storage_size_grows_with_count(void** state) {
+  assert_true(weft_wait_set_storage_size(0) >= sizeof(weft_wait_set_t));
+  assert_int_equal(weft_wait_set_storage_size(3) -
+                       weft_wait_set_storage_size(2),
+                   sizeof(weft_wait_set_entry_t));
+}
+
+static void all_reached_before_start(void** state) {
+  weft_semaphore_t* semaphores[3] = {make_semaphore(5, "a"),
+                                     make_semaphore(2, "b"),
+                                     make_semaphore(9, "c")};
+  uint64_t values[3] = {5, 1, 3};
+  weft_semaphore_list_t list = {3, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(3);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, list, record_ready, &record);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_OK);
+  for (int i = 0; i < 3; ++i) weft_semaphore_release(semaphores[i]);
+}
+
+static void reached_later_in_any_order(void** state) {
+  weft_semaphore_t* semaphores[3] = {make_semaphore(0, "a"),
+                                     make_semaphore(0, "b"),
+                                     make_semaphore(0, "c")};
+  uint64_t values[3] = {1, 2, 3};
+  weft_semaphore_list_t list = {3, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(3);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, list, record_ready, &record);
+  assert_int_equal(ready_calls(&record), 0);
+  ASSERT_OK(weft_semaphore_signal(semaphores[2], 3));
+  ASSERT_OK(weft_semaphore_signal(semaphores[0], 1));
+  assert_int_equal(ready_calls(&record), 0);
+  ASSERT_OK(weft_semaphore_signal(semaphores[1], 1));  // not yet 2
+  assert_int_equal(ready_calls(&record), 0);
+  ASSERT_OK(weft_semaphore_signal(semaphores[1], 7));
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_OK);
+  for (int i = 0; i < 3; ++i) weft_semaphore_release(semaphores[i]);
+}
+
+static void same_semaphore_twice(void** state) {
+  weft_semaphore_t* semaphore = make_semaphore(0, "dup");
+  weft_semaphore_t* semaphores[2] = {semaphore, semaphore};
+  uint64_t values[2] = {4, 2};
+  weft_semaphore_list_t list = {2, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(2);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, list, record_ready, &record);
+  ASSERT_OK(weft_semaphore_signal(semaphore, 2));
+  assert_int_equal(ready_calls(&record), 0);
+  ASSERT_OK(weft_semaphore_signal(semaphore, 4));
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_OK);
+  weft_semaphore_release(semaphore);
+}
+
+static void failed_before_start(void** state) {
+  weft_semaphore_t* semaphores[3] = {make_semaphore(0, "a"),
+                                     make_semaphore(0, "broken"),
+                                     make_semaphore(0, "c")};
+  weft_semaphore_fail(semaphores[1],
+                      WEFT_STATUS(DATA_LOSS, "disk ate the bytes"));
+  uint64_t values[3] = {1, 1, 1};
+  weft_semaphore_list_t list = {3, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(3);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, list, record_ready, &record);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_DATA_LOSS);
+  assert_non_null(strstr(record.message, "disk ate the bytes"));
+  assert_non_null(strstr(record.message, "broken"));
+  // Nothing is left registered: signalling the others fires nothing more.
+  ASSERT_OK(weft_semaphore_signal(semaphores[0], 1));
+  ASSERT_OK(weft_semaphore_signal(semaphores[2], 1));
+  assert_int_equal(ready_calls(&record), 1);
+  for (int i = 0; i < 3; ++i) weft_semaphore_release(semaphores[i]);
+}
+
+static void one_fails_others_never_signal(void** state) {
+  weft_semaphore_t* semaphores[3] = {make_semaphore(0, "never1"),
+                                     make_semaphore(0, "fails"),
+                                     make_semaphore(0, "never2")};
+  uint64_t values[3] = {1, 1, 1};
+  weft_semaphore_list_t list = {3, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(3);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, list, record_ready, &record);
+  assert_int_equal(ready_calls(&record), 0);
+  weft_semaphore_fail(semaphores[1],
+                      WEFT_STATUS(ABORTED, "kernel 'k' workgroup 3 failed"));
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_ABORTED);
+  assert_non_null(strstr(record.message, "kernel 'k' workgroup 3 failed"));
+  assert_non_null(strstr(record.message, "fails"));
+  // The other timepoints were cancelled: destroying their semaphores must not
+  // call into the freed set (ASan would catch it).
+  for (int i = 0; i < 3; ++i) weft_semaphore_release(semaphores[i]);
+  assert_int_equal(ready_calls(&record), 1);
+}
+
+static void second_failure_is_dropped(void** state) {
+  weft_semaphore_t* semaphores[2] = {make_semaphore(0, "x"),
+                                     make_semaphore(0, "y")};
+  uint64_t values[2] = {1, 1};
+  weft_semaphore_list_t list = {2, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(2);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, list, record_ready, &record);
+  weft_semaphore_fail(semaphores[0], WEFT_STATUS(INTERNAL, "first"));
+  weft_semaphore_fail(semaphores[1], WEFT_STATUS(UNKNOWN, "second"));
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_INTERNAL);
+  assert_non_null(strstr(record.message, "first"));
+  for (int i = 0; i < 2; ++i) weft_semaphore_release(semaphores[i]);
+}
+
+static void destroyed_semaphore_reports_cancelled(void** state) {
+  weft_semaphore_t* semaphore = make_semaphore(0, "doomed");
+  weft_semaphore_t* semaphores[1] = {semaphore};
+  uint64_t values[1] = {1};
+  weft_semaphore_list_t list = {1, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(1);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, list, record_ready, &record);
+  weft_semaphore_release(semaphore);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_CANCELLED);
+}
+
+//===----------------------------------------------------------------------===//
+// Threaded
+//===----------------------------------------------------------------------===//
+
+typedef struct signal_thread_args_t {
+  weft_semaphore_t* semaphore;
+  uint64_t value;
+  // When set, fail instead of signalling.
+  bool fail;
+} signal_thread_args_t;
+
+static int signal_thread_main(void* user_data) {
+  signal_thread_args_t* args = (signal_thread_args_t*)user_data;
+  if (args->fail) {
+    weft_semaphore_fail(args->semaphore,
+                        WEFT_STATUS(UNAVAILABLE, "thread failed it"));
+  } else {
+    weft_status_t status = weft_semaphore_signal(args->semaphore, args->value);
+    weft_status_free(status);
+  }
+  return 0;
+}
+
+static void wait_for_ready(ready_record_t* record) {
+  for (int i = 0; i < 10 * 1000 * 100 && ready_calls(record) == 0; ++i) {
+    weft_thread_yield();
+  }
+}
+
+static void reached_from_other_threads(void** state) {
+  enum { kCount = 6 };
+  weft_semaphore_t* semaphores[kCount];
+  uint64_t values[kCount];
+  signal_thread_args_t args[kCount];
+  for (int i = 0; i < kCount; ++i) {
+    semaphores[i] = make_semaphore(0, "t");
+    values[i] = (uint64_t)i + 1;
+    args[i] = (signal_thread_args_t){semaphores[i], values[i], false};
+  }
+  weft_semaphore_list_t list = {kCount, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(kCount);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, list, record_ready, &record);
+  weft_thread_t* threads[kCount];
+  // Start in reverse order so completion order varies.
+  for (int i = kCount - 1; i >= 0; --i) {
+    ASSERT_OK(weft_thread_create(signal_thread_main, &args[i], NULL,
+                                 weft_allocator_system(), &threads[i]));
+  }
+  for (int i = 0; i < kCount; ++i) weft_thread_join(threads[i]);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_OK);
+  for (int i = 0; i < kCount; ++i) weft_semaphore_release(semaphores[i]);
+}
+
+static void fail_from_other_thread(void** state) {
+  weft_semaphore_t* semaphores[3] = {make_semaphore(0, "a"),
+                                     make_semaphore(0, "b"),
+                                     make_semaphore(0, "c")};
+  uint64_t values[3] = {1, 1, 1};
+  weft_semaphore_list_t list = {3, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(3);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, list, record_ready, &record);
+  signal_thread_args_t args = {semaphores[2], 1, true};
+  weft_thread_t* thread = NULL;
+  ASSERT_OK(weft_thread_create(signal_thread_main, &args, NULL,
+                               weft_allocator_system(), &thread));
+  wait_for_ready(&record);
+  weft_thread_join(thread);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_UNAVAILABLE);
+  assert_non_null(strstr(record.message, "thread failed it"));
+  for (int i = 0; i < 3; ++i) weft_semaphore_release(semaphores[i]);
+}
+
+// Stress: many sets over a few shared semaphores, signalled (and in some
+// rounds failed) by several threads while sets are still being started.
+enum {
+  kStressSemaphores = 4,
+  kStressSets = 64,
+  kStressSteps = 64,
+  kStressRounds = 40,
+};
+
+typedef struct stress_signaller_t {
+  weft_semaphore_t* semaphore;
+  // When nonzero, fail at this step instead of signalling it.
+  uint64_t fail_at;
+} stress_signaller_t;
+
+static int stress_signaller_main(void* user_data) {
+  stress_signaller_t* signaller = (stress_signaller_t*)user_data;
+  for (uint64_t step = 1; step <= kStressSteps; ++step) {
+    if (step == signaller->fail_at) {
+      weft_semaphore_fail(signaller->semaphore,
+                          WEFT_STATUS(INTERNAL, "stress failure at %u",
+                                      (unsigned)step));
+      break;
+    }
+    weft_status_t status = weft_semaphore_signal(signaller->semaphore, step);
+    assert_true(weft_status_is_ok(status));
+    if ((step & 7) == 0) weft_thread_yield();
+  }
+  return 0;
+}
+
+static void concurrent_signal_stress(void** state) {
+  for (int round = 0; round < kStressRounds; ++round) {
+    weft_semaphore_t* semaphores[kStressSemaphores];
+    stress_signaller_t signallers[kStressSemaphores];
+    const bool failing_round = (round % 4) == 3;
+    for (int i = 0; i < kStressSemaphores; ++i) {
+      semaphores[i] = make_semaphore(0, "stress");
+      signallers[i].semaphore = semaphores[i];
+      signallers[i].fail_at =
+          failing_round && i == 1 ? (uint64_t)(round % kStressSteps) + 1 : 0;
+    }
+    ready_record_t records[kStressSets];
+    weft_wait_set_t* sets[kStressSets];
+    weft_semaphore_t* list_semaphores[kStressSets][kStressSemaphores];
+    uint64_t list_values[kStressSets][kStressSemaphores];
+    for (int s = 0; s < kStressSets; ++s) {
+      init_record(&records[s]);
+      sets[s] = allocate_set(kStressSemaphores);
+      records[s].storage_to_free = sets[s];
+      for (int i = 0; i < kStressSemaphores; ++i) {
+        list_semaphores[s][i] = semaphores[(s + i) % kStressSemaphores];
+        list_values[s][i] = (uint64_t)((s * 7 + i * 13) % kStressSteps) + 1;
+      }
+    }
+    weft_thread_t* threads[kStressSemaphores];
+    // Start half the sets before the signallers and half while they run.
+    for (int s = 0; s < kStressSets / 2; ++s) {
+      weft_semaphore_list_t list = {kStressSemaphores, list_semaphores[s],
+                                    list_values[s]};
+      weft_wait_set_start(sets[s], list, record_ready, &records[s]);
+    }
+    for (int i = 0; i < kStressSemaphores; ++i) {
+      ASSERT_OK(weft_thread_create(stress_signaller_main, &signallers[i],
+                                   NULL, weft_allocator_system(),
+                                   &threads[i]));
+    }
+    for (int s = kStressSets / 2; s < kStressSets; ++s) {
+      weft_semaphore_list_t list = {kStressSemaphores, list_semaphores[s],
+                                    list_values[s]};
+      weft_wait_set_start(sets[s], list, record_ready, &records[s]);
+    }
+    for (int i = 0; i < kStressSemaphores; ++i) weft_thread_join(threads[i]);
+    for (int s = 0; s < kStressSets; ++s) {
+      // Every set completes exactly once, with OK or the stress failure.
+      assert_int_equal(ready_calls(&records[s]), 1);
+      if (failing_round) {
+        assert_true(records[s].code == WEFT_STATUS_OK ||
+                    records[s].code == WEFT_STATUS_INTERNAL);
+      } else {
+        assert_int_equal(records[s].code, WEFT_STATUS_OK);
+      }
+    }
+    for (int i = 0; i < kStressSemaphores; ++i) {
+      weft_semaphore_release(semaphores[i]);
+    }
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(empty_list_is_ready_at_once),
+      cmocka_unit_test(storage_size_grows_with_count),
+      cmocka_unit_test(all_reached_before_start),
+      cmocka_unit_test(reached_later_in_any_order),
+      cmocka_unit_test(same_semaphore_twice),
+      cmocka_unit_test(failed_before_start),
+      cmocka_unit_test(one_fails_others_never_signal),
+      cmocka_unit_test(second_failure_is_dropped),
+      cmocka_unit_test(destroyed_semaphore_reports_cancelled),
+      cmocka_unit_test(reached_from_other_threads),
+      cmocka_unit_test(fail_from_other_thread),
+      cmocka_unit_test(concurrent_signal_stress),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
