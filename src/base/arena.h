@@ -28,6 +28,19 @@ void weft_block_pool_initialize(size_t block_size, weft_allocator_t allocator,
 // Frees every cached block. All blocks must have been returned.
 void weft_block_pool_deinitialize(weft_block_pool_t* pool);
 
+// Takes a block from the pool's free list, or allocates a new one from the
+// pool's allocator (RESOURCE_EXHAUSTED on failure). The block's contents are
+// not zeroed. Thread-safe.
+weft_status_t weft_block_pool_acquire(weft_block_pool_t* pool,
+                                      weft_arena_block_t** out_block);
+
+// Returns |block| (from this pool) to the free list for reuse. Thread-safe.
+void weft_block_pool_release(weft_block_pool_t* pool,
+                             weft_arena_block_t* block);
+
+// Returns the usable memory of |block|: pool->block_size bytes, 16-aligned.
+void* weft_arena_block_data(weft_arena_block_t* block);
+
 typedef struct weft_arena_t {
   weft_block_pool_t* pool;
   weft_arena_block_t* blocks;        // pool blocks in use
