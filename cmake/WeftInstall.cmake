@@ -1,1 +1,67 @@
-# install rules (filled in)
+# Install rules and the exported CMake package.
+#
+# Installs libweft (shared and static), the public headers, a CMake package
+# (find_package(weft) -> weft::weft and weft::weft_static) and a pkg-config
+# file (weft.pc). The object library behind both libraries is an
+# implementation detail and is not exported.
+include(CMakePackageConfigHelpers)
+
+set(WEFT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/weft"
+    CACHE STRING "Where weftConfig.cmake is installed (relative to the prefix)")
+
+install(TARGETS weft weft_static
+  EXPORT weftTargets
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/weft
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h")
+
+install(EXPORT weftTargets
+  NAMESPACE weft::
+  FILE weftTargets.cmake
+  DESTINATION ${WEFT_INSTALL_CMAKEDIR})
+
+configure_package_config_file(
+  ${PROJECT_SOURCE_DIR}/cmake/weftConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/weftConfig.cmake
+  INSTALL_DESTINATION ${WEFT_INSTALL_CMAKEDIR})
+
+# 0.x releases promise nothing across minor versions.
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/weftConfigVersion.cmake
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMinorVersion)
+
+install(FILES
+  ${PROJECT_BINARY_DIR}/weftConfig.cmake
+  ${PROJECT_BINARY_DIR}/weftConfigVersion.cmake
+  DESTINATION ${WEFT_INSTALL_CMAKEDIR})
+
+# weft.pc is relocatable: its paths are relative to the folder it is
+# installed in (${pcfiledir}), so `cmake --install --prefix ANY` works.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(WEFT_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+  set(WEFT_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+  file(RELATIVE_PATH weft_pc_up "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig"
+       "/prefix")
+  set(WEFT_PC_PREFIX "\${pcfiledir}/${weft_pc_up}")
+  set(WEFT_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(WEFT_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(WEFT_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+set(WEFT_PC_LIBS_PRIVATE "-pthread")
+foreach(lib ${CMAKE_DL_LIBS} m)
+  string(APPEND WEFT_PC_LIBS_PRIVATE " -l${lib}")
+endforeach()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/weft.pc.in
+               ${PROJECT_BINARY_DIR}/weft.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/weft.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
