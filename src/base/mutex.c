@@ -37,7 +37,10 @@ void weft_slim_mutex_lock(weft_slim_mutex_t* mutex) {
   if (!weft_atomic_compare_exchange_strong(
           &mutex->state, &state, WEFT_SLIM_MUTEX_LOCKED, memory_order_acquire,
           memory_order_relaxed)) {
-    // Spin briefly before sleeping: most critical sections are short.
+    // Back off briefly before sleeping: critical sections under a slim
+    // mutex are a few dozen instructions and never block, so a holder is
+    // about to leave. This is contention backoff (bounded, ~1-3 us), not a
+    // wait for an event; event waits go through the wait policy.
     for (int i = 0; i < 64 && state != WEFT_SLIM_MUTEX_UNLOCKED; ++i) {
       weft_cpu_relax();
       state = weft_atomic_load(&mutex->state, memory_order_relaxed);

@@ -17,7 +17,9 @@ typedef struct weft_wait_policy_t {
 
 // The default policy for this process: a short spin budget when there is
 // more than one CPU available, none otherwise. Overridable with the
-// environment variable WEFT_SPIN_US.
+// environment variable WEFT_SPIN_US (microseconds, 0 to 10000000). Reads the
+// environment and the affinity mask on every call: call it when creating an
+// object and store the result, not per wait.
 weft_wait_policy_t weft_wait_policy_default(void);
 
 #endif  // WEFT_BASE_WAIT_POLICY_H_
