@@ -1,0 +1,116 @@
+// weft: the local-sync device object and driver entry.
+#include "drivers/local_sync/local_sync_device.h"
+
+#include <string.h>
+
+#include "drivers/local_sync/local_sync_driver.h"
+#include "hal/local/heap_buffer.h"
+
+static void weft_local_sync_device_destroy(weft_device_t* base_device) {
+  weft_local_sync_device_t* device = weft_local_sync_device_cast(base_device);
+  weft_allocator_t allocator = device->base.host_allocator;
+  // Every parked op retains the device, so none can be left here.
+  weft_slim_mutex_deinitialize(&device->pending_mutex);
+  weft_device_deinitialize(&device->base);
+  weft_allocator_free(allocator, device);
+}
+
+// The properties this device answers, in the order messages list them.
+typedef struct weft_local_sync_property_t {
+  const char* key;
+  int64_t value;
+} weft_local_sync_property_t;
+
+static const weft_local_sync_property_t kWeftLocalSyncProperties[] = {
+    {"queue.count", 1},
+    {"worker.count", 1},
+    {"dispatch.concurrent", 0},
+    {"semaphore.host_wait", 1},
+};
+#define WEFT_LOCAL_SYNC_PROPERTY_COUNT \
+  (sizeof(kWeftLocalSyncProperties) / sizeof(kWeftLocalSyncProperties[0]))
+
+static weft_status_t weft_local_sync_device_query_i64(weft_device_t* device,
+                                                      const char* key,
+                                                      int64_t* out_value) {
+  weft_status_t status = WEFT_STATUS(
+      NOT_FOUND,
+      "device '%s' has no property '%s'; known: queue.count, worker.count, "
+      "dispatch.concurrent, semaphore.host_wait",
+      weft_device_id(device), key);
+  for (size_t i = 0; i < WEFT_LOCAL_SYNC_PROPERTY_COUNT; ++i) {
+    if (strcmp(kWeftLocalSyncProperties[i].key, key) == 0) {
+      *out_value = kWeftLocalSyncProperties[i].value;
+      weft_status_free(status);
+      status = WEFT_OK;
+      break;
+    }
+  }
+  return status;
+}
+
+static weft_status_t weft_local_sync_device_allocate_buffer(
+    weft_device_t* device, weft_buffer_params_t params,
+    weft_device_size_t byte_length, weft_buffer_t** out_buffer) {
+  return weft_heap_buffer_allocate(device->host_allocator, params,
+                                   byte_length, out_buffer);
+}
+
+static const weft_device_vtable_t kWeftLocalSyncDeviceVtable = {
+    .destroy = weft_local_sync_device_destroy,
+    .query_i64 = weft_local_sync_device_query_i64,
+    .allocate_buffer = weft_local_sync_device_allocate_buffer,
+    .dump_pending = weft_local_sync_device_dump_pending,
+    .queue_alloca = weft_local_sync_device_queue_alloca,
+    .queue_dealloca = weft_local_sync_device_queue_dealloca,
+    .queue_fill = weft_local_sync_device_queue_fill,
+    .queue_update = weft_local_sync_device_queue_update,
+    .queue_copy = weft_local_sync_device_queue_copy,
+    .queue_read = weft_local_sync_device_queue_read,
+    .queue_write = weft_local_sync_device_queue_write,
+    .queue_dispatch = weft_local_sync_device_queue_dispatch,
+    .queue_execute = weft_local_sync_device_queue_execute,
+    .queue_barrier = weft_local_sync_device_queue_barrier,
+    .queue_host_call = weft_local_sync_device_queue_host_call,
+};
+
+static weft_status_t weft_local_sync_driver_create_device(
+    const weft_driver_t* driver, const char* device_string,
+    const weft_device_options_t* options, weft_allocator_t allocator,
+    weft_device_t** out_device) {
+  weft_status_t status = WEFT_OK;
+  weft_local_sync_device_t* device = NULL;
+  if (options->path[0] != '\0') {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': driver '%s' takes no path "
+                         "(got '%s')",
+                         device_string, driver->name, options->path);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc(allocator, sizeof(*device), (void**)&device);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_slim_mutex_initialize(&device->pending_mutex);
+    status = weft_device_initialize(&kWeftLocalSyncDeviceVtable,
+                                    device_string, driver->name, allocator,
+                                    &device->base);
+    if (!weft_status_is_ok(status)) {
+      weft_slim_mutex_deinitialize(&device->pending_mutex);
+      weft_allocator_free(allocator, device);
+      device = NULL;
+    }
+  }
+  *out_device = device ? &device->base : NULL;
+  return status;
+}
+
+static const char* const kWeftLocalSyncOptionNames[] = {NULL};
+
+const weft_driver_t weft_local_sync_driver = {
+    .name = "local-sync",
+    .description =
+        "runs every queue operation inline on the submitting or signalling "
+        "thread (no worker threads)",
+    .option_names = kWeftLocalSyncOptionNames,
+    .create_device = weft_local_sync_driver_create_device,
+};

@@ -1,0 +1,104 @@
+// weft: the local-sync device.
+//
+// Every queue operation is "begin, do, end": begin resolves the waits (a
+// failed wait becomes the operation's error), do runs the work on the
+// calling thread, end signals every signal semaphore or fails them all with
+// the error. When the waits are not all reached at submit the operation is
+// parked: an op record (device allocator) holds copies of its lists and
+// arguments and retains everything it names, and a wait set on its wait
+// list hands it to the thread that reaches the last wait. That thread runs
+// ready ops from a thread-local queue in a loop, so a chain of parked ops
+// released by one signal runs in constant stack depth.
+//
+// Parked ops sit on a mutex-guarded intrusive list in the device until they
+// start, for weft_device_dump_pending. Every parked op retains the device.
+#ifndef WEFT_DRIVERS_LOCAL_SYNC_LOCAL_SYNC_DEVICE_H_
+#define WEFT_DRIVERS_LOCAL_SYNC_LOCAL_SYNC_DEVICE_H_
+
+#include <stdio.h>
+
+#include "base/mutex.h"
+#include "hal/device_impl.h"
+
+typedef struct weft_local_sync_op_t weft_local_sync_op_t;
+
+typedef struct weft_local_sync_device_t {
+  weft_device_t base;
+  // Guards |pending_head|, |pending_count| and the pending links of every
+  // parked op.
+  weft_slim_mutex_t pending_mutex;
+  // Parked ops not yet started, most recent first.
+  weft_local_sync_op_t* pending_head;
+  uint32_t pending_count;
+} weft_local_sync_device_t;
+
+_Static_assert(offsetof(weft_local_sync_device_t, base) == 0,
+               "weft_local_sync_device_t must start with its base device");
+
+static inline weft_local_sync_device_t* weft_local_sync_device_cast(
+    weft_device_t* device) {
+  return (weft_local_sync_device_t*)device;
+}
+
+// Writes every parked op, the semaphores it waits on (name, wanted value,
+// current value) and its age to |stream|.
+void weft_local_sync_device_dump_pending(weft_device_t* device, FILE* stream);
+
+// Queue operations (local_sync_queue.c); the public functions in device.c
+// have validated their arguments.
+weft_status_t weft_local_sync_device_queue_alloca(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_params_t params, weft_device_size_t byte_length,
+    weft_buffer_t** out_buffer);
+weft_status_t weft_local_sync_device_queue_dealloca(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* buffer);
+weft_status_t weft_local_sync_device_queue_fill(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* target, weft_device_size_t offset,
+    weft_device_size_t length, uint32_t pattern, uint32_t pattern_length);
+weft_status_t weft_local_sync_device_queue_update(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    const void* source, weft_buffer_t* target, weft_device_size_t offset,
+    weft_device_size_t length);
+weft_status_t weft_local_sync_device_queue_copy(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* source, weft_device_size_t source_offset,
+    weft_buffer_t* target, weft_device_size_t target_offset,
+    weft_device_size_t length);
+weft_status_t weft_local_sync_device_queue_read(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_file_t* file, uint64_t file_offset, weft_buffer_t* target,
+    weft_device_size_t target_offset, weft_device_size_t length);
+weft_status_t weft_local_sync_device_queue_write(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* source, weft_device_size_t source_offset, weft_file_t* file,
+    uint64_t file_offset, weft_device_size_t length);
+weft_status_t weft_local_sync_device_queue_dispatch(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_executable_t* executable, uint32_t kernel_ordinal,
+    const uint32_t workgroup_count[3], uint32_t constant_count,
+    const uint32_t* constants, uint32_t binding_count,
+    const weft_buffer_ref_t* bindings);
+weft_status_t weft_local_sync_device_queue_execute(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_command_buffer_t* command_buffer, weft_binding_table_t binding_table);
+weft_status_t weft_local_sync_device_queue_barrier(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list);
+weft_status_t weft_local_sync_device_queue_host_call(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_host_call_fn_t fn, void* user_data, const uint64_t args[4],
+    weft_host_call_flags_t flags);
+
+#endif  // WEFT_DRIVERS_LOCAL_SYNC_LOCAL_SYNC_DEVICE_H_

@@ -1,0 +1,930 @@
+// weft: local-sync queue operations (see local_sync_device.h).
+//
+// Every operation goes through weft_local_sync_submit with its arguments in
+// a weft_local_sync_op_args_t:
+//  - waits all reached (or one failed) at submit: run now, on this thread;
+//  - otherwise park it: copy the lists and arguments into an op record,
+//    retain what they name and start a wait set; the wait set's ready
+//    function queues the op on the thread-local ready queue of the thread
+//    that reached the last wait, which runs it (or is already running ops
+//    and will reach it in its loop).
+// Running an op is weft_local_sync_op_run: begin (a failed wait becomes the
+// error), do the work, end (signal everything, or fail everything).
+#include <inttypes.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "drivers/local_sync/local_sync_device.h"
+#include "hal/buffer_impl.h"
+#include "hal/local/inline_dispatch.h"
+#include "hal/local/transient_buffer.h"
+#include "hal/wait_set.h"
+
+//===----------------------------------------------------------------------===//
+// Operation arguments
+//===----------------------------------------------------------------------===//
+
+typedef enum weft_local_sync_op_type_e {
+  WEFT_LOCAL_SYNC_OP_ALLOCA = 0,
+  WEFT_LOCAL_SYNC_OP_DEALLOCA,
+  WEFT_LOCAL_SYNC_OP_FILL,
+  WEFT_LOCAL_SYNC_OP_UPDATE,
+  WEFT_LOCAL_SYNC_OP_COPY,
+  WEFT_LOCAL_SYNC_OP_READ,
+  WEFT_LOCAL_SYNC_OP_WRITE,
+  WEFT_LOCAL_SYNC_OP_DISPATCH,
+  WEFT_LOCAL_SYNC_OP_EXECUTE,
+  WEFT_LOCAL_SYNC_OP_BARRIER,
+  WEFT_LOCAL_SYNC_OP_HOST_CALL,
+  WEFT_LOCAL_SYNC_OP_TYPE_COUNT_,
+} weft_local_sync_op_type_t;
+
+static const char* const kWeftLocalSyncOpNames[] = {
+    "queue_alloca",   "queue_dealloca", "queue_fill",    "queue_update",
+    "queue_copy",     "queue_read",     "queue_write",   "queue_dispatch",
+    "queue_execute",  "queue_barrier",  "queue_host_call",
+};
+_Static_assert(sizeof(kWeftLocalSyncOpNames) / sizeof(kWeftLocalSyncOpNames[0])
+                   == WEFT_LOCAL_SYNC_OP_TYPE_COUNT_,
+               "one name per op type");
+
+// What one operation needs to run. Pointers are borrowed from the caller
+// while the op runs inside its submit call; a parked op holds copies of the
+// arrays and bytes (in its record) and references to every object.
+typedef struct weft_local_sync_op_args_t {
+  weft_local_sync_op_type_t type;
+  weft_queue_affinity_t affinity;
+  union {
+    // ALLOCA and DEALLOCA: the transient buffer.
+    struct {
+      weft_buffer_t* buffer;
+    } transient;
+    struct {
+      weft_buffer_t* target;
+      weft_device_size_t offset;
+      weft_device_size_t length;
+      uint32_t pattern;
+      uint32_t pattern_length;
+    } fill;
+    struct {
+      const void* source;
+      weft_buffer_t* target;
+      weft_device_size_t offset;
+      weft_device_size_t length;
+    } update;
+    struct {
+      weft_buffer_t* source;
+      weft_device_size_t source_offset;
+      weft_buffer_t* target;
+      weft_device_size_t target_offset;
+      weft_device_size_t length;
+    } copy;
+    // READ (file -> buffer) and WRITE (buffer -> file).
+    struct {
+      weft_file_t* file;
+      uint64_t file_offset;
+      weft_buffer_t* buffer;
+      weft_device_size_t buffer_offset;
+      weft_device_size_t length;
+    } file;
+    struct {
+      weft_executable_t* executable;
+      uint32_t kernel_ordinal;
+      uint32_t workgroup_count[3];
+      uint32_t constant_count;
+      const uint32_t* constants;
+      uint32_t binding_count;
+      // Resolved ranges (lengths never WEFT_WHOLE_BUFFER).
+      const weft_buffer_binding_t* bindings;
+    } dispatch;
+    struct {
+      weft_command_buffer_t* command_buffer;
+      weft_binding_table_t binding_table;
+    } execute;
+    struct {
+      weft_host_call_fn_t fn;
+      void* user_data;
+      uint64_t args[4];
+      weft_host_call_flags_t flags;
+    } host_call;
+  };
+} weft_local_sync_op_args_t;
+
+// Bytes a parked op must copy for |args| beyond the record itself.
+static weft_status_t weft_local_sync_op_args_extra_size(
+    const weft_local_sync_op_args_t* args, size_t* out_size) {
+  weft_status_t status = WEFT_OK;
+  *out_size = 0;
+  switch (args->type) {
+    case WEFT_LOCAL_SYNC_OP_UPDATE:
+      if (args->update.length > SIZE_MAX / 2) {
+        status = WEFT_STATUS(RESOURCE_EXHAUSTED,
+                             "queue_update: %" PRIu64
+                             " bytes of host data cannot be copied",
+                             (uint64_t)args->update.length);
+      } else {
+        *out_size = (size_t)args->update.length;
+      }
+      break;
+    case WEFT_LOCAL_SYNC_OP_DISPATCH:
+      *out_size = args->dispatch.constant_count * sizeof(uint32_t) +
+                  args->dispatch.binding_count * sizeof(weft_buffer_binding_t);
+      break;
+    case WEFT_LOCAL_SYNC_OP_EXECUTE:
+      *out_size = args->execute.binding_table.count *
+                  sizeof(weft_buffer_binding_t);
+      break;
+    default:
+      break;
+  }
+  return status;
+}
+
+// Copies the arrays and bytes |args| borrows into |storage| (of
+// weft_local_sync_op_args_extra_size bytes, 16-byte aligned) and points
+// |args| at the copies.
+static void weft_local_sync_op_args_copy_extra(weft_local_sync_op_args_t* args,
+                                               uint8_t* storage) {
+  switch (args->type) {
+    case WEFT_LOCAL_SYNC_OP_UPDATE:
+      if (args->update.length) {
+        memcpy(storage, args->update.source, (size_t)args->update.length);
+      }
+      args->update.source = storage;
+      break;
+    case WEFT_LOCAL_SYNC_OP_DISPATCH: {
+      // Bindings first (8-byte aligned), constants after.
+      size_t bindings_size =
+          args->dispatch.binding_count * sizeof(weft_buffer_binding_t);
+      if (bindings_size) {
+        memcpy(storage, args->dispatch.bindings, bindings_size);
+      }
+      args->dispatch.bindings = (const weft_buffer_binding_t*)storage;
+      uint32_t* constants = (uint32_t*)(storage + bindings_size);
+      if (args->dispatch.constant_count) {
+        memcpy(constants, args->dispatch.constants,
+               args->dispatch.constant_count * sizeof(uint32_t));
+      }
+      args->dispatch.constants = constants;
+      break;
+    }
+    case WEFT_LOCAL_SYNC_OP_EXECUTE: {
+      size_t size =
+          args->execute.binding_table.count * sizeof(weft_buffer_binding_t);
+      if (size) memcpy(storage, args->execute.binding_table.bindings, size);
+      args->execute.binding_table.bindings =
+          (const weft_buffer_binding_t*)storage;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// Retains (|retain| true) or releases every object |args| names.
+static void weft_local_sync_op_args_reference(
+    const weft_local_sync_op_args_t* args, bool retain) {
+  void* objects[3] = {NULL, NULL, NULL};
+  switch (args->type) {
+    case WEFT_LOCAL_SYNC_OP_ALLOCA:
+    case WEFT_LOCAL_SYNC_OP_DEALLOCA:
+      objects[0] = args->transient.buffer;
+      break;
+    case WEFT_LOCAL_SYNC_OP_FILL:
+      objects[0] = args->fill.target;
+      break;
+    case WEFT_LOCAL_SYNC_OP_UPDATE:
+      objects[0] = args->update.target;
+      break;
+    case WEFT_LOCAL_SYNC_OP_COPY:
+      objects[0] = args->copy.source;
+      objects[1] = args->copy.target;
+      break;
+    case WEFT_LOCAL_SYNC_OP_READ:
+    case WEFT_LOCAL_SYNC_OP_WRITE:
+      objects[0] = args->file.file;
+      objects[1] = args->file.buffer;
+      break;
+    case WEFT_LOCAL_SYNC_OP_DISPATCH:
+      objects[0] = args->dispatch.executable;
+      for (uint32_t i = 0; i < args->dispatch.binding_count; ++i) {
+        if (retain) {
+          weft_resource_retain(args->dispatch.bindings[i].buffer);
+        } else {
+          weft_resource_release(args->dispatch.bindings[i].buffer);
+        }
+      }
+      break;
+    case WEFT_LOCAL_SYNC_OP_EXECUTE:
+      objects[0] = args->execute.command_buffer;
+      for (uint32_t i = 0; i < args->execute.binding_table.count; ++i) {
+        if (retain) {
+          weft_resource_retain(args->execute.binding_table.bindings[i].buffer);
+        } else {
+          weft_resource_release(
+              args->execute.binding_table.bindings[i].buffer);
+        }
+      }
+      break;
+    default:
+      break;
+  }
+  // Every HAL object starts with a weft_resource_t (NULL is a no-op).
+  for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); ++i) {
+    if (retain) {
+      weft_resource_retain(objects[i]);
+    } else {
+      weft_resource_release(objects[i]);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Doing the work
+//===----------------------------------------------------------------------===//
+
+static weft_status_t weft_local_sync_do_read(
+    const weft_local_sync_op_args_t* args) {
+  weft_status_t status = WEFT_OK;
+  weft_file_t* file = args->file.file;
+  weft_device_size_t length = args->file.length;
+  uint8_t* memory = (uint8_t*)weft_file_memory(file);
+  if (length == 0) {
+    // Nothing to move.
+  } else if (memory) {
+    status = weft_buffer_transfer_write(args->file.buffer,
+                                        args->file.buffer_offset,
+                                        memory + args->file.file_offset,
+                                        length, "queue_read");
+  } else {
+    weft_buffer_mapping_t mapping;
+    memset(&mapping, 0, sizeof(mapping));
+    status = weft_buffer_map_range_unchecked(
+        args->file.buffer, WEFT_MEMORY_ACCESS_WRITE, args->file.buffer_offset,
+        length, "queue_read", &mapping);
+    if (weft_status_is_ok(status)) {
+      status = weft_file_read(file, args->file.file_offset, mapping.contents,
+                              length);
+      weft_buffer_unmap_range(&mapping);
+    }
+  }
+  return status;
+}
+
+static weft_status_t weft_local_sync_do_write(
+    const weft_local_sync_op_args_t* args) {
+  weft_status_t status = WEFT_OK;
+  weft_file_t* file = args->file.file;
+  weft_device_size_t length = args->file.length;
+  uint8_t* memory = (uint8_t*)weft_file_memory(file);
+  if (length == 0) {
+    // Nothing to move.
+  } else if (memory) {
+    status = weft_buffer_transfer_read(args->file.buffer,
+                                       args->file.buffer_offset,
+                                       memory + args->file.file_offset,
+                                       length, "queue_write");
+  } else {
+    weft_buffer_mapping_t mapping;
+    memset(&mapping, 0, sizeof(mapping));
+    status = weft_buffer_map_range_unchecked(
+        args->file.buffer, WEFT_MEMORY_ACCESS_READ, args->file.buffer_offset,
+        length, "queue_write", &mapping);
+    if (weft_status_is_ok(status)) {
+      status = weft_file_write(file, args->file.file_offset,
+                               mapping.contents, length);
+      weft_buffer_unmap_range(&mapping);
+    }
+  }
+  return status;
+}
+
+// Ends an op: signals every entry of |signal_list| when |status| is OK,
+// otherwise fails them all with |status| (consumed).
+static void weft_local_sync_op_end(weft_semaphore_list_t signal_list,
+                                   weft_status_t status) {
+  if (weft_status_is_ok(status)) {
+    for (uint32_t i = 0; i < signal_list.count; ++i) {
+      // A signal can only fail when the semaphore already failed (the
+      // failure stays) or already passed the value (its waiters are
+      // released either way); the remaining semaphores are signalled
+      // regardless, so nothing waits forever.
+      weft_status_ignore(weft_semaphore_signal(signal_list.semaphores[i],
+                                               signal_list.values[i]));
+    }
+  } else {
+    weft_semaphore_list_fail(signal_list, status);
+  }
+}
+
+// Runs a host call. Sets |*out_ended| when the signals were already
+// published (NON_BLOCKING) or handed to the callback (DEFERRED).
+static weft_status_t weft_local_sync_do_host_call(
+    weft_local_sync_device_t* device, const weft_local_sync_op_args_t* args,
+    weft_semaphore_list_t signal_list, bool* out_ended) {
+  weft_fence_t* fence = NULL;
+  weft_status_t status = weft_fence_create(
+      signal_list.count, device->base.host_allocator, &fence);
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < signal_list.count;
+       ++i) {
+    status = weft_fence_insert(fence, signal_list.semaphores[i],
+                               signal_list.values[i]);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_host_call_context_t context = {
+        .device = &device->base,
+        .affinity = args->affinity,
+        .signal_fence = fence,
+    };
+    if (args->host_call.flags & WEFT_HOST_CALL_FLAG_NON_BLOCKING) {
+      // Signal first; the call's result (DEFERRED too) is dropped.
+      weft_local_sync_op_end(signal_list, WEFT_OK);
+      *out_ended = true;
+      weft_status_ignore(args->host_call.fn(args->host_call.user_data,
+                                            args->host_call.args, &context));
+    } else {
+      status = args->host_call.fn(args->host_call.user_data,
+                                  args->host_call.args, &context);
+      if (weft_status_is(status, WEFT_STATUS_DEFERRED)) {
+        // The callback retained the fence and signals or fails it later.
+        weft_status_ignore(status);
+        status = WEFT_OK;
+        *out_ended = true;
+      }
+    }
+  }
+  weft_fence_release(fence);
+  return status;
+}
+
+// Does the work of an op whose waits are all reached.
+static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
+                                        const weft_local_sync_op_args_t* args,
+                                        weft_semaphore_list_t signal_list,
+                                        bool* out_ended) {
+  weft_status_t status = WEFT_OK;
+  switch (args->type) {
+    case WEFT_LOCAL_SYNC_OP_ALLOCA:
+      status = weft_status_annotate(
+          weft_transient_buffer_commit(args->transient.buffer),
+          "in queue_alloca");
+      break;
+    case WEFT_LOCAL_SYNC_OP_DEALLOCA:
+      status = weft_status_annotate(
+          weft_transient_buffer_decommit(args->transient.buffer),
+          "in queue_dealloca");
+      break;
+    case WEFT_LOCAL_SYNC_OP_FILL:
+      status = weft_buffer_transfer_fill(
+          args->fill.target, args->fill.offset, args->fill.length,
+          &args->fill.pattern, args->fill.pattern_length, "queue_fill");
+      break;
+    case WEFT_LOCAL_SYNC_OP_UPDATE:
+      status = weft_buffer_transfer_write(
+          args->update.target, args->update.offset, args->update.source,
+          args->update.length, "queue_update");
+      break;
+    case WEFT_LOCAL_SYNC_OP_COPY:
+      status = weft_buffer_transfer_copy(
+          args->copy.source, args->copy.source_offset, args->copy.target,
+          args->copy.target_offset, args->copy.length, "queue_copy");
+      break;
+    case WEFT_LOCAL_SYNC_OP_READ:
+      status = weft_local_sync_do_read(args);
+      break;
+    case WEFT_LOCAL_SYNC_OP_WRITE:
+      status = weft_local_sync_do_write(args);
+      break;
+    case WEFT_LOCAL_SYNC_OP_DISPATCH:
+      status = weft_inline_dispatch(
+          args->dispatch.executable, args->dispatch.kernel_ordinal,
+          args->dispatch.workgroup_count, args->dispatch.constant_count,
+          args->dispatch.constants, args->dispatch.binding_count,
+          args->dispatch.bindings, device->base.host_allocator);
+      break;
+    case WEFT_LOCAL_SYNC_OP_EXECUTE:
+      // TEMPORARY until hal/local/inline_command_buffer.h lands.
+      status = WEFT_STATUS(UNIMPLEMENTED, "queue_execute: not yet");
+      break;
+    case WEFT_LOCAL_SYNC_OP_BARRIER:
+      break;
+    case WEFT_LOCAL_SYNC_OP_HOST_CALL:
+      status = weft_local_sync_do_host_call(device, args, signal_list,
+                                            out_ended);
+      break;
+    default:
+      status = WEFT_STATUS(INTERNAL, "local-sync: unknown op type %d",
+                           (int)args->type);
+      break;
+  }
+  return status;
+}
+
+// The one begin/do/end path of every op. |wait_status| (consumed) is OK
+// when every wait was reached, or the failure of a wait: then nothing runs
+// and the signals fail with it.
+static void weft_local_sync_op_run(weft_local_sync_device_t* device,
+                                   const weft_local_sync_op_args_t* args,
+                                   weft_semaphore_list_t signal_list,
+                                   weft_status_t wait_status) {
+  // Begin.
+  weft_status_t status = wait_status;
+  bool ended = false;
+  if (weft_status_is_ok(status)) {
+    status = weft_local_sync_do(device, args, signal_list, &ended);
+  } else {
+    status = weft_status_annotate(status, "so %s did not run",
+                                  kWeftLocalSyncOpNames[args->type]);
+  }
+  // End.
+  if (ended) {
+    weft_status_ignore(status);
+  } else {
+    weft_local_sync_op_end(signal_list, status);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Parked ops and the thread-local ready queue
+//===----------------------------------------------------------------------===//
+
+struct weft_local_sync_op_t {
+  // Links in the device's pending list (guarded by its pending_mutex).
+  weft_local_sync_op_t* pending_prev;
+  weft_local_sync_op_t* pending_next;
+  // Link in the ready queue of the thread that runs the op.
+  weft_local_sync_op_t* ready_next;
+  weft_local_sync_device_t* device;  // retained
+  weft_time_t park_time;
+  // The wait set's result, set by the ready function (owned).
+  weft_status_t wait_status;
+  // Copies of the lists (arrays in this record; semaphores retained).
+  weft_semaphore_list_t wait_list;
+  weft_semaphore_list_t signal_list;
+  weft_local_sync_op_args_t args;  // objects retained, arrays copied
+  weft_wait_set_t* wait_set;       // in this record
+};
+
+// Ops made ready on this thread and not yet run. Thread-local so that the
+// op a signal releases runs on the signalling thread from the loop in
+// weft_local_sync_op_ready, never by recursion (see local_sync_device.h).
+typedef struct weft_local_sync_ready_queue_t {
+  weft_local_sync_op_t* head;
+  weft_local_sync_op_t* tail;
+  bool draining;
+} weft_local_sync_ready_queue_t;
+
+static _Thread_local weft_local_sync_ready_queue_t weft_local_sync_ready_queue;
+
+// Runs a parked op whose wait set finished and frees it.
+static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op) {
+  weft_local_sync_device_t* device = op->device;
+  weft_slim_mutex_lock(&device->pending_mutex);
+  if (op->pending_prev) {
+    op->pending_prev->pending_next = op->pending_next;
+  } else {
+    device->pending_head = op->pending_next;
+  }
+  if (op->pending_next) op->pending_next->pending_prev = op->pending_prev;
+  --device->pending_count;
+  weft_slim_mutex_unlock(&device->pending_mutex);
+
+  weft_local_sync_op_run(device, &op->args, op->signal_list, op->wait_status);
+
+  weft_local_sync_op_args_reference(&op->args, /*retain=*/false);
+  for (uint32_t i = 0; i < op->wait_list.count; ++i) {
+    weft_semaphore_release(op->wait_list.semaphores[i]);
+  }
+  for (uint32_t i = 0; i < op->signal_list.count; ++i) {
+    weft_semaphore_release(op->signal_list.semaphores[i]);
+  }
+  weft_allocator_free(device->base.host_allocator, op);
+  // Last: this may destroy the device.
+  weft_device_release(&device->base);
+}
+
+// The wait set's ready function: queues |user_data| (an op) on this thread
+// and, unless this thread is already running ready ops further up its
+// stack, runs the queue until it is empty.
+static void weft_local_sync_op_ready(void* user_data, weft_status_t status) {
+  weft_local_sync_op_t* op = (weft_local_sync_op_t*)user_data;
+  op->wait_status = status;
+  op->ready_next = NULL;
+  weft_local_sync_ready_queue_t* queue = &weft_local_sync_ready_queue;
+  if (queue->tail) {
+    queue->tail->ready_next = op;
+  } else {
+    queue->head = op;
+  }
+  queue->tail = op;
+  if (queue->draining) return;
+  queue->draining = true;
+  while (queue->head) {
+    weft_local_sync_op_t* next = queue->head;
+    queue->head = next->ready_next;
+    if (!queue->head) queue->tail = NULL;
+    weft_local_sync_op_run_parked(next);
+  }
+  queue->draining = false;
+}
+
+// Rounds |value| up to a multiple of 16.
+static size_t weft_local_sync_align16(size_t value) {
+  return (value + 15) & ~(size_t)15;
+}
+
+// Parks an op whose waits are not yet reached. On failure nothing was
+// retained or started and the signals are untouched.
+static weft_status_t weft_local_sync_park(
+    weft_local_sync_device_t* device, const weft_local_sync_op_args_t* args,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list) {
+  size_t extra_size = 0;
+  weft_status_t status = weft_local_sync_op_args_extra_size(args, &extra_size);
+  // Layout: record | wait values | signal values | wait semaphores |
+  // signal semaphores | wait set | extra. Counts are uint32, so only the
+  // extra bytes can overflow.
+  size_t record_size = weft_local_sync_align16(sizeof(weft_local_sync_op_t));
+  size_t values_size = weft_local_sync_align16(
+      ((size_t)wait_list.count + signal_list.count) * sizeof(uint64_t));
+  size_t semaphores_size = weft_local_sync_align16(
+      ((size_t)wait_list.count + signal_list.count) *
+      sizeof(weft_semaphore_t*));
+  size_t wait_set_size =
+      weft_local_sync_align16(weft_wait_set_storage_size(wait_list.count));
+  size_t fixed_size =
+      record_size + values_size + semaphores_size + wait_set_size;
+  if (weft_status_is_ok(status) && extra_size > SIZE_MAX - fixed_size) {
+    status = WEFT_STATUS(RESOURCE_EXHAUSTED,
+                         "%s: the parked operation needs more than SIZE_MAX "
+                         "bytes",
+                         kWeftLocalSyncOpNames[args->type]);
+  }
+  uint8_t* storage = NULL;
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc_uninitialized(device->base.host_allocator,
+                                                 fixed_size + extra_size,
+                                                 (void**)&storage);
+  }
+  if (!weft_status_is_ok(status)) {
+    return weft_status_annotate(status, "while parking %s",
+                                kWeftLocalSyncOpNames[args->type]);
+  }
+
+  weft_local_sync_op_t* op = (weft_local_sync_op_t*)storage;
+  memset(op, 0, sizeof(*op));
+  uint64_t* values = (uint64_t*)(storage + record_size);
+  weft_semaphore_t** semaphores =
+      (weft_semaphore_t**)(storage + record_size + values_size);
+  op->wait_set =
+      (weft_wait_set_t*)(storage + record_size + values_size +
+                         semaphores_size);
+  uint8_t* extra = storage + fixed_size;
+
+  op->wait_list.count = wait_list.count;
+  op->wait_list.semaphores = semaphores;
+  op->wait_list.values = values;
+  op->signal_list.count = signal_list.count;
+  op->signal_list.semaphores = semaphores + wait_list.count;
+  op->signal_list.values = values + wait_list.count;
+  for (uint32_t i = 0; i < wait_list.count; ++i) {
+    semaphores[i] = wait_list.semaphores[i];
+    values[i] = wait_list.values[i];
+    weft_semaphore_retain(semaphores[i]);
+  }
+  for (uint32_t i = 0; i < signal_list.count; ++i) {
+    semaphores[wait_list.count + i] = signal_list.semaphores[i];
+    values[wait_list.count + i] = signal_list.values[i];
+    weft_semaphore_retain(signal_list.semaphores[i]);
+  }
+  op->args = *args;
+  weft_local_sync_op_args_copy_extra(&op->args, extra);
+  weft_local_sync_op_args_reference(&op->args, /*retain=*/true);
+  weft_device_retain(&device->base);
+  op->device = device;
+  op->park_time = weft_time_now();
+
+  weft_slim_mutex_lock(&device->pending_mutex);
+  op->pending_next = device->pending_head;
+  if (device->pending_head) device->pending_head->pending_prev = op;
+  device->pending_head = op;
+  ++device->pending_count;
+  weft_slim_mutex_unlock(&device->pending_mutex);
+
+  // From here on |op| belongs to the wait set: it may already have run
+  // (and been freed) when this returns.
+  weft_wait_set_start(op->wait_set, op->wait_list, weft_local_sync_op_ready,
+                      op);
+  return WEFT_OK;
+}
+
+// Checks the waits at submit: sets |*out_ready| when every one is reached,
+// and returns the (annotated) failure of a failed one, which makes the op
+// run now and fail.
+static weft_status_t weft_local_sync_check_waits(
+    weft_semaphore_list_t wait_list, bool* out_ready) {
+  weft_status_t status = WEFT_OK;
+  bool ready = true;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < wait_list.count;
+       ++i) {
+    uint64_t value = 0;
+    status = weft_semaphore_query(wait_list.semaphores[i], &value);
+    if (!weft_status_is_ok(status)) {
+      status = weft_status_annotate(
+          status, "while waiting for semaphore '%s' to reach %" PRIu64,
+          weft_semaphore_name(wait_list.semaphores[i]), wait_list.values[i]);
+    } else if (value < wait_list.values[i]) {
+      ready = false;
+    }
+  }
+  *out_ready = ready;
+  return status;
+}
+
+// Runs |args| now if its waits allow, otherwise parks it.
+static weft_status_t weft_local_sync_submit(
+    weft_device_t* base_device, const weft_local_sync_op_args_t* args,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list) {
+  weft_local_sync_device_t* device = weft_local_sync_device_cast(base_device);
+  bool ready = false;
+  weft_status_t wait_status = weft_local_sync_check_waits(wait_list, &ready);
+  weft_status_t status = WEFT_OK;
+  if (ready || !weft_status_is_ok(wait_status)) {
+    weft_local_sync_op_run(device, args, signal_list, wait_status);
+  } else {
+    status = weft_local_sync_park(device, args, wait_list, signal_list);
+  }
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+void weft_local_sync_device_dump_pending(weft_device_t* base_device,
+                                         FILE* stream) {
+  weft_local_sync_device_t* device = weft_local_sync_device_cast(base_device);
+  weft_time_t now = weft_time_now();
+  // Lock order: the pending mutex, then each semaphore's (query); no path
+  // takes them the other way round (timepoints fire outside semaphore
+  // locks).
+  weft_slim_mutex_lock(&device->pending_mutex);
+  fprintf(stream, "device '%s': %u pending operation%s\n",
+          weft_device_id(base_device), device->pending_count,
+          device->pending_count == 1 ? "" : "s");
+  for (weft_local_sync_op_t* op = device->pending_head; op;
+       op = op->pending_next) {
+    fprintf(stream, "  %s: parked %.3f ms ago, waiting on %u semaphore%s\n",
+            kWeftLocalSyncOpNames[op->args.type],
+            (double)(now - op->park_time) / 1e6, op->wait_list.count,
+            op->wait_list.count == 1 ? "" : "s");
+    for (uint32_t i = 0; i < op->wait_list.count; ++i) {
+      weft_semaphore_t* semaphore = op->wait_list.semaphores[i];
+      uint64_t value = 0;
+      weft_status_t status = weft_semaphore_query(semaphore, &value);
+      const char* name = weft_semaphore_name(semaphore);
+      fprintf(stream, "    wait '%s' (%p) for %" PRIu64 ": at %" PRIu64 "%s%s\n",
+              name[0] ? name : "unnamed", (void*)semaphore,
+              op->wait_list.values[i], value,
+              weft_status_is_ok(status) ? "" : ", failed: ",
+              weft_status_is_ok(status) ? "" : weft_status_message(status));
+      weft_status_free(status);
+    }
+    for (uint32_t i = 0; i < op->signal_list.count; ++i) {
+      weft_semaphore_t* semaphore = op->signal_list.semaphores[i];
+      const char* name = weft_semaphore_name(semaphore);
+      fprintf(stream, "    then signal '%s' (%p) to %" PRIu64 "\n",
+              name[0] ? name : "unnamed", (void*)semaphore,
+              op->signal_list.values[i]);
+    }
+  }
+  weft_slim_mutex_unlock(&device->pending_mutex);
+}
+
+//===----------------------------------------------------------------------===//
+// Queue operations
+//===----------------------------------------------------------------------===//
+
+weft_status_t weft_local_sync_device_queue_alloca(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_params_t params, weft_device_size_t byte_length,
+    weft_buffer_t** out_buffer) {
+  weft_buffer_t* buffer = NULL;
+  weft_status_t status = weft_transient_buffer_create(
+      device->host_allocator, params, byte_length, &buffer);
+  if (weft_status_is_ok(status)) {
+    weft_local_sync_op_args_t args = {
+        .type = WEFT_LOCAL_SYNC_OP_ALLOCA,
+        .affinity = affinity,
+        .transient = {.buffer = buffer},
+    };
+    status = weft_local_sync_submit(device, &args, wait_list, signal_list);
+  }
+  if (weft_status_is_ok(status)) {
+    *out_buffer = buffer;
+  } else {
+    weft_buffer_release(buffer);
+  }
+  return status;
+}
+
+weft_status_t weft_local_sync_device_queue_dealloca(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* buffer) {
+  weft_status_t status = WEFT_OK;
+  if (!weft_buffer_is_transient(buffer) ||
+      weft_buffer_allocated_buffer(buffer) != buffer) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "queue_dealloca: the buffer (%" PRIu64
+                         " bytes) was not returned by queue_alloca%s",
+                         (uint64_t)weft_buffer_byte_length(buffer),
+                         weft_buffer_is_transient(buffer)
+                             ? " (it is a subspan of one)"
+                             : "");
+  }
+  if (weft_status_is_ok(status)) {
+    weft_local_sync_op_args_t args = {
+        .type = WEFT_LOCAL_SYNC_OP_DEALLOCA,
+        .affinity = affinity,
+        .transient = {.buffer = buffer},
+    };
+    status = weft_local_sync_submit(device, &args, wait_list, signal_list);
+  }
+  return status;
+}
+
+weft_status_t weft_local_sync_device_queue_fill(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* target, weft_device_size_t offset,
+    weft_device_size_t length, uint32_t pattern, uint32_t pattern_length) {
+  weft_local_sync_op_args_t args = {
+      .type = WEFT_LOCAL_SYNC_OP_FILL,
+      .affinity = affinity,
+      .fill = {.target = target,
+               .offset = offset,
+               .length = length,
+               .pattern = pattern,
+               .pattern_length = pattern_length},
+  };
+  return weft_local_sync_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_sync_device_queue_update(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    const void* source, weft_buffer_t* target, weft_device_size_t offset,
+    weft_device_size_t length) {
+  weft_local_sync_op_args_t args = {
+      .type = WEFT_LOCAL_SYNC_OP_UPDATE,
+      .affinity = affinity,
+      .update = {.source = source,
+                 .target = target,
+                 .offset = offset,
+                 .length = length},
+  };
+  return weft_local_sync_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_sync_device_queue_copy(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* source, weft_device_size_t source_offset,
+    weft_buffer_t* target, weft_device_size_t target_offset,
+    weft_device_size_t length) {
+  weft_local_sync_op_args_t args = {
+      .type = WEFT_LOCAL_SYNC_OP_COPY,
+      .affinity = affinity,
+      .copy = {.source = source,
+               .source_offset = source_offset,
+               .target = target,
+               .target_offset = target_offset,
+               .length = length},
+  };
+  return weft_local_sync_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_sync_device_queue_read(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_file_t* file, uint64_t file_offset, weft_buffer_t* target,
+    weft_device_size_t target_offset, weft_device_size_t length) {
+  weft_local_sync_op_args_t args = {
+      .type = WEFT_LOCAL_SYNC_OP_READ,
+      .affinity = affinity,
+      .file = {.file = file,
+               .file_offset = file_offset,
+               .buffer = target,
+               .buffer_offset = target_offset,
+               .length = length},
+  };
+  return weft_local_sync_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_sync_device_queue_write(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* source, weft_device_size_t source_offset, weft_file_t* file,
+    uint64_t file_offset, weft_device_size_t length) {
+  weft_local_sync_op_args_t args = {
+      .type = WEFT_LOCAL_SYNC_OP_WRITE,
+      .affinity = affinity,
+      .file = {.file = file,
+               .file_offset = file_offset,
+               .buffer = source,
+               .buffer_offset = source_offset,
+               .length = length},
+  };
+  return weft_local_sync_submit(device, &args, wait_list, signal_list);
+}
+
+// Bindings resolved on the stack up to this count, from the allocator above.
+#define WEFT_LOCAL_SYNC_INLINE_BINDING_COUNT 16
+
+weft_status_t weft_local_sync_device_queue_dispatch(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_executable_t* executable, uint32_t kernel_ordinal,
+    const uint32_t workgroup_count[3], uint32_t constant_count,
+    const uint32_t* constants, uint32_t binding_count,
+    const weft_buffer_ref_t* bindings) {
+  weft_buffer_binding_t inline_bindings[WEFT_LOCAL_SYNC_INLINE_BINDING_COUNT];
+  weft_buffer_binding_t* resolved = inline_bindings;
+  weft_status_t status = WEFT_OK;
+  if (binding_count > WEFT_LOCAL_SYNC_INLINE_BINDING_COUNT) {
+    status = weft_allocator_malloc_array(device->host_allocator, binding_count,
+                                         sizeof(*resolved), (void**)&resolved);
+  }
+  // Validated already: only WEFT_WHOLE_BUFFER lengths need resolving.
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < binding_count; ++i) {
+    resolved[i].buffer = bindings[i].buffer;
+    resolved[i].offset = bindings[i].offset;
+    status = weft_buffer_calculate_range(bindings[i].buffer,
+                                         bindings[i].offset,
+                                         bindings[i].length, "queue_dispatch",
+                                         &resolved[i].length);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_local_sync_op_args_t args = {
+        .type = WEFT_LOCAL_SYNC_OP_DISPATCH,
+        .affinity = affinity,
+        .dispatch = {.executable = executable,
+                     .kernel_ordinal = kernel_ordinal,
+                     .workgroup_count = {workgroup_count[0],
+                                         workgroup_count[1],
+                                         workgroup_count[2]},
+                     .constant_count = constant_count,
+                     .constants = constants,
+                     .binding_count = binding_count,
+                     .bindings = resolved},
+    };
+    status = weft_local_sync_submit(device, &args, wait_list, signal_list);
+  }
+  if (resolved != inline_bindings) {
+    weft_allocator_free(device->host_allocator, resolved);
+  }
+  return status;
+}
+
+weft_status_t weft_local_sync_device_queue_execute(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_command_buffer_t* command_buffer,
+    weft_binding_table_t binding_table) {
+  weft_local_sync_op_args_t args = {
+      .type = WEFT_LOCAL_SYNC_OP_EXECUTE,
+      .affinity = affinity,
+      .execute = {.command_buffer = command_buffer,
+                  .binding_table = binding_table},
+  };
+  return weft_local_sync_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_sync_device_queue_barrier(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list) {
+  weft_local_sync_op_args_t args = {
+      .type = WEFT_LOCAL_SYNC_OP_BARRIER,
+      .affinity = affinity,
+  };
+  return weft_local_sync_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_sync_device_queue_host_call(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_host_call_fn_t fn, void* user_data, const uint64_t args_in[4],
+    weft_host_call_flags_t flags) {
+  weft_local_sync_op_args_t args = {
+      .type = WEFT_LOCAL_SYNC_OP_HOST_CALL,
+      .affinity = affinity,
+      .host_call = {.fn = fn,
+                    .user_data = user_data,
+                    .args = {args_in[0], args_in[1], args_in[2], args_in[3]},
+                    .flags = flags},
+  };
+  return weft_local_sync_submit(device, &args, wait_list, signal_list);
+}

@@ -1,0 +1,304 @@
+// weft: the public device functions.
+//
+// Each queue function validates everything that needs no waiting
+// (queue_validation.h) and only then calls the driver, so a request the
+// driver sees is well formed and a validation failure leaves the signal
+// semaphores untouched.
+#include <string.h>
+
+#include "hal/device_impl.h"
+#include "hal/queue_validation.h"
+
+_Static_assert(offsetof(weft_device_t, resource) == 0,
+               "weft_device_t must start with its resource");
+
+weft_status_t weft_device_initialize(const weft_device_vtable_t* vtable,
+                                     const char* id, const char* driver_name,
+                                     weft_allocator_t host_allocator,
+                                     weft_device_t* out_device) {
+  memset(out_device, 0, sizeof(*out_device));
+  weft_resource_initialize(vtable, &out_device->resource);
+  out_device->host_allocator = host_allocator;
+  out_device->driver_name = driver_name;
+  size_t id_length = strlen(id);
+  weft_status_t status = weft_allocator_malloc(
+      host_allocator, id_length + 1, (void**)&out_device->id);
+  if (weft_status_is_ok(status)) memcpy(out_device->id, id, id_length + 1);
+  return status;
+}
+
+void weft_device_deinitialize(weft_device_t* device) {
+  weft_allocator_free(device->host_allocator, device->id);
+  device->id = NULL;
+}
+
+void weft_device_retain(weft_device_t* device) {
+  weft_resource_retain(device);
+}
+
+void weft_device_release(weft_device_t* device) {
+  weft_resource_release(device);
+}
+
+const char* weft_device_id(const weft_device_t* device) {
+  return device->id ? device->id : "";
+}
+
+const char* weft_device_driver_name(const weft_device_t* device) {
+  return device->driver_name;
+}
+
+weft_allocator_t weft_device_host_allocator(const weft_device_t* device) {
+  return device->host_allocator;
+}
+
+weft_status_t weft_device_query_i64(weft_device_t* device, const char* key,
+                                    int64_t* out_value) {
+  if (!key || !out_value) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "weft_device_query_i64: key and out_value are "
+                       "required");
+  }
+  *out_value = 0;
+  return weft_device_vtable(device)->query_i64(device, key, out_value);
+}
+
+weft_status_t weft_device_create_semaphore(weft_device_t* device,
+                                           uint64_t initial_value,
+                                           weft_semaphore_t** out_semaphore) {
+  return weft_semaphore_create(device->host_allocator, initial_value,
+                               out_semaphore);
+}
+
+weft_status_t weft_device_allocate_buffer(weft_device_t* device,
+                                          weft_buffer_params_t params,
+                                          weft_device_size_t byte_length,
+                                          weft_buffer_t** out_buffer) {
+  if (!out_buffer) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "weft_device_allocate_buffer: out_buffer is NULL");
+  }
+  *out_buffer = NULL;
+  return weft_device_vtable(device)->allocate_buffer(
+      device, weft_buffer_params_canonicalize(params), byte_length,
+      out_buffer);
+}
+
+void weft_device_dump_pending(weft_device_t* device, FILE* stream) {
+  weft_device_vtable(device)->dump_pending(device, stream);
+}
+
+//===----------------------------------------------------------------------===//
+// Queue operations
+//===----------------------------------------------------------------------===//
+
+weft_status_t weft_device_queue_alloca(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_params_t params, weft_device_size_t byte_length,
+    weft_buffer_t** out_buffer) {
+  if (out_buffer) *out_buffer = NULL;
+  weft_status_t status = weft_queue_validate_common("queue_alloca", affinity,
+                                                    wait_list, signal_list);
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_alloca(params, byte_length, out_buffer);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->queue_alloca(
+        device, affinity, wait_list, signal_list,
+        weft_buffer_params_canonicalize(params), byte_length, out_buffer);
+  }
+  return status;
+}
+
+weft_status_t weft_device_queue_dealloca(weft_device_t* device,
+                                         weft_queue_affinity_t affinity,
+                                         weft_semaphore_list_t wait_list,
+                                         weft_semaphore_list_t signal_list,
+                                         weft_buffer_t* buffer) {
+  weft_status_t status = weft_queue_validate_common("queue_dealloca", affinity,
+                                                    wait_list, signal_list);
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_dealloca(buffer);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->queue_dealloca(
+        device, affinity, wait_list, signal_list, buffer);
+  }
+  return status;
+}
+
+weft_status_t weft_device_queue_fill(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* target, weft_device_size_t offset,
+    weft_device_size_t length, const void* pattern, uint32_t pattern_length) {
+  uint32_t packed_pattern = 0;
+  weft_device_size_t resolved_length = 0;
+  weft_status_t status = weft_queue_validate_common("queue_fill", affinity,
+                                                    wait_list, signal_list);
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_fill(target, offset, length, pattern,
+                                      pattern_length, &packed_pattern,
+                                      &resolved_length);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->queue_fill(
+        device, affinity, wait_list, signal_list, target, offset,
+        resolved_length, packed_pattern, pattern_length);
+  }
+  return status;
+}
+
+weft_status_t weft_device_queue_update(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    const void* source, weft_buffer_t* target, weft_device_size_t offset,
+    weft_device_size_t length) {
+  weft_device_size_t resolved_length = 0;
+  weft_status_t status = weft_queue_validate_common("queue_update", affinity,
+                                                    wait_list, signal_list);
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_update(source, target, offset, length,
+                                        &resolved_length);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->queue_update(
+        device, affinity, wait_list, signal_list, source, target, offset,
+        resolved_length);
+  }
+  return status;
+}
+
+weft_status_t weft_device_queue_copy(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* source, weft_device_size_t source_offset,
+    weft_buffer_t* target, weft_device_size_t target_offset,
+    weft_device_size_t length) {
+  weft_device_size_t resolved_length = 0;
+  weft_status_t status = weft_queue_validate_common("queue_copy", affinity,
+                                                    wait_list, signal_list);
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_copy(source, source_offset, target,
+                                      target_offset, length, &resolved_length);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->queue_copy(
+        device, affinity, wait_list, signal_list, source, source_offset,
+        target, target_offset, resolved_length);
+  }
+  return status;
+}
+
+weft_status_t weft_device_queue_read(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_file_t* file, uint64_t file_offset, weft_buffer_t* target,
+    weft_device_size_t target_offset, weft_device_size_t length) {
+  weft_device_size_t resolved_length = 0;
+  weft_status_t status = weft_queue_validate_common("queue_read", affinity,
+                                                    wait_list, signal_list);
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_read(file, file_offset, target, target_offset,
+                                      length, &resolved_length);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->queue_read(
+        device, affinity, wait_list, signal_list, file, file_offset, target,
+        target_offset, resolved_length);
+  }
+  return status;
+}
+
+weft_status_t weft_device_queue_write(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* source, weft_device_size_t source_offset, weft_file_t* file,
+    uint64_t file_offset, weft_device_size_t length) {
+  weft_device_size_t resolved_length = 0;
+  weft_status_t status = weft_queue_validate_common("queue_write", affinity,
+                                                    wait_list, signal_list);
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_write(source, source_offset, file,
+                                       file_offset, length, &resolved_length);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->queue_write(
+        device, affinity, wait_list, signal_list, source, source_offset, file,
+        file_offset, resolved_length);
+  }
+  return status;
+}
+
+weft_status_t weft_device_queue_dispatch(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_executable_t* executable, uint32_t kernel_ordinal,
+    const uint32_t workgroup_count[3], uint32_t constant_count,
+    const uint32_t* constants, uint32_t binding_count,
+    const weft_buffer_ref_t* bindings) {
+  weft_status_t status = weft_queue_validate_common("queue_dispatch", affinity,
+                                                    wait_list, signal_list);
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_dispatch(executable, kernel_ordinal,
+                                          workgroup_count, constant_count,
+                                          constants, binding_count, bindings);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->queue_dispatch(
+        device, affinity, wait_list, signal_list, executable, kernel_ordinal,
+        workgroup_count, constant_count, constants, binding_count, bindings);
+  }
+  return status;
+}
+
+weft_status_t weft_device_queue_execute(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_command_buffer_t* command_buffer,
+    weft_binding_table_t binding_table) {
+  weft_status_t status = weft_queue_validate_common("queue_execute", affinity,
+                                                    wait_list, signal_list);
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_execute(command_buffer, binding_table);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->queue_execute(
+        device, affinity, wait_list, signal_list, command_buffer,
+        binding_table);
+  }
+  return status;
+}
+
+weft_status_t weft_device_queue_barrier(weft_device_t* device,
+                                        weft_queue_affinity_t affinity,
+                                        weft_semaphore_list_t wait_list,
+                                        weft_semaphore_list_t signal_list) {
+  weft_status_t status = weft_queue_validate_common("queue_barrier", affinity,
+                                                    wait_list, signal_list);
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->queue_barrier(device, affinity,
+                                                       wait_list, signal_list);
+  }
+  return status;
+}
+
+weft_status_t weft_device_queue_host_call(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_host_call_fn_t fn, void* user_data, const uint64_t args[4],
+    weft_host_call_flags_t flags) {
+  static const uint64_t kZeroArgs[4] = {0, 0, 0, 0};
+  weft_status_t status = weft_queue_validate_common(
+      "queue_host_call", affinity, wait_list, signal_list);
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_host_call(fn, flags);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->queue_host_call(
+        device, affinity, wait_list, signal_list, fn, user_data,
+        args ? args : kZeroArgs, flags);
+  }
+  return status;
+}

@@ -1,0 +1,386 @@
+// weft: device strings, the driver registry and weft_device_create.
+//
+// A device string is "name[://path][?key=value&key=value]". Parsing copies
+// the string into the options' storage and cuts it in place, so the parsed
+// names point into the options themselves (no allocation).
+//
+// weft_device_create uses a static const table of the built-in drivers; a
+// registry instance holds any set of drivers (the built-ins for
+// weft_driver_registry_create_default). Both paths share one lookup so their
+// errors read the same.
+#include <string.h>
+
+#include "drivers/local_sync/local_sync_driver.h"
+#include "weft/driver.h"
+
+//===----------------------------------------------------------------------===//
+// Device strings
+//===----------------------------------------------------------------------===//
+
+// Characters allowed in driver names and option keys.
+static int weft_device_options_is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+}
+
+// Checks that |name| is a non-empty run of name characters. |what| names the
+// part ("driver name", "option key") for the message.
+static weft_status_t weft_device_options_check_name(const char* device_string,
+                                                    const char* what,
+                                                    const char* name) {
+  weft_status_t status = WEFT_OK;
+  if (name[0] == '\0') {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': empty %s", device_string, what);
+  }
+  for (const char* p = name; weft_status_is_ok(status) && *p; ++p) {
+    if (!weft_device_options_is_name_char(*p)) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "device string '%s': %s '%s' contains '%c' "
+                           "(allowed: letters, digits, '-', '_', '.')",
+                           device_string, what, name, *p);
+    }
+  }
+  return status;
+}
+
+// Splits "k=v&k2=v2" (cut in place) into |options|.
+static weft_status_t weft_device_options_parse_query(
+    const char* device_string, char* query, weft_device_options_t* options) {
+  weft_status_t status = WEFT_OK;
+  char* cursor = query;
+  while (weft_status_is_ok(status) && cursor) {
+    char* next = strchr(cursor, '&');
+    if (next) *next++ = '\0';
+    char* equals = strchr(cursor, '=');
+    if (cursor[0] == '\0') {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "device string '%s': empty option (stray '&' or "
+                           "'?')",
+                           device_string);
+    } else if (!equals) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "device string '%s': option '%s' has no value "
+                           "(expected '%s=VALUE')",
+                           device_string, cursor, cursor);
+    } else {
+      *equals = '\0';
+      status = weft_device_options_check_name(device_string, "option key",
+                                              cursor);
+    }
+    if (weft_status_is_ok(status) &&
+        weft_device_options_find(options, cursor)) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "device string '%s': option '%s' given twice",
+                           device_string, cursor);
+    }
+    if (weft_status_is_ok(status) &&
+        options->count == WEFT_DEVICE_OPTION_MAX_COUNT) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "device string '%s': more than %d options",
+                           device_string, WEFT_DEVICE_OPTION_MAX_COUNT);
+    }
+    if (weft_status_is_ok(status)) {
+      options->keys[options->count] = cursor;
+      options->values[options->count] = equals + 1;
+      ++options->count;
+    }
+    cursor = next;
+  }
+  return status;
+}
+
+weft_status_t weft_device_options_parse(const char* device_string,
+                                        weft_device_options_t* out_options) {
+  weft_status_t status = WEFT_OK;
+  if (!out_options) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "weft_device_options_parse: out_options is NULL");
+  }
+  memset(out_options, 0, sizeof(*out_options));
+  out_options->driver_name = "";
+  out_options->path = "";
+  size_t length = device_string ? strlen(device_string) : 0;
+  if (!device_string || length == 0) {
+    status = WEFT_STATUS(INVALID_ARGUMENT, "device string is empty");
+  } else if (length >= sizeof(out_options->storage)) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string is %zu bytes long; at most %zu are "
+                         "accepted",
+                         length, sizeof(out_options->storage) - 1);
+  }
+  char* query = NULL;
+  if (weft_status_is_ok(status)) {
+    char* storage = out_options->storage;
+    memcpy(storage, device_string, length + 1);
+    query = strchr(storage, '?');
+    if (query) *query++ = '\0';
+    char* scheme_end = strstr(storage, "://");
+    if (scheme_end) {
+      *scheme_end = '\0';
+      out_options->path = scheme_end + 3;
+    }
+    out_options->driver_name = storage;
+    status = weft_device_options_check_name(device_string, "driver name",
+                                            storage);
+  }
+  if (weft_status_is_ok(status) && query) {
+    status = weft_device_options_parse_query(device_string, query,
+                                             out_options);
+  }
+  if (!weft_status_is_ok(status)) {
+    memset(out_options, 0, sizeof(*out_options));
+    out_options->driver_name = "";
+    out_options->path = "";
+  }
+  return status;
+}
+
+const char* weft_device_options_find(const weft_device_options_t* options,
+                                     const char* key) {
+  const char* value = NULL;
+  for (uint32_t i = 0; options && key && i < options->count && !value; ++i) {
+    if (strcmp(options->keys[i], key) == 0) value = options->values[i];
+  }
+  return value;
+}
+
+weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
+                                          const char* key,
+                                          uint32_t* out_value) {
+  const char* text = weft_device_options_find(options, key);
+  if (!text) return WEFT_OK;
+  weft_status_t status = WEFT_OK;
+  uint64_t value = 0;
+  if (text[0] == '\0') {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "option '%s' is empty; expected a non-negative "
+                         "integer",
+                         key);
+  }
+  for (const char* p = text; weft_status_is_ok(status) && *p; ++p) {
+    if (*p < '0' || *p > '9') {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "option '%s=%s' is not a non-negative integer",
+                           key, text);
+    } else {
+      value = value * 10 + (uint64_t)(*p - '0');
+      if (value > UINT32_MAX) {
+        status = WEFT_STATUS(INVALID_ARGUMENT,
+                             "option '%s=%s' is larger than %u", key, text,
+                             (unsigned)UINT32_MAX);
+      }
+    }
+  }
+  if (weft_status_is_ok(status)) *out_value = (uint32_t)value;
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Driver lookup shared by the registry and weft_device_create
+//===----------------------------------------------------------------------===//
+
+// The built-in drivers, in the order they are listed in messages.
+static const weft_driver_t* const kWeftBuiltinDrivers[] = {
+    &weft_local_sync_driver,
+};
+#define WEFT_BUILTIN_DRIVER_COUNT \
+  (sizeof(kWeftBuiltinDrivers) / sizeof(kWeftBuiltinDrivers[0]))
+
+// Appends |text| to |buffer| (capacity |capacity|, NUL-terminated), cutting
+// it off with "..." when it does not fit.
+static void weft_driver_append(char* buffer, size_t capacity,
+                               const char* text) {
+  size_t used = strlen(buffer);
+  size_t text_length = strlen(text);
+  if (used + text_length + 1 <= capacity) {
+    memcpy(buffer + used, text, text_length + 1);
+  } else if (capacity >= 4) {
+    memcpy(buffer + capacity - 4, "...", 4);
+  }
+}
+
+// Checks every option of |options| against |driver|'s accepted keys.
+static weft_status_t weft_driver_check_options(
+    const weft_driver_t* driver, const weft_device_options_t* options) {
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0; i < options->count && weft_status_is_ok(status); ++i) {
+    int accepted = 0;
+    for (const char* const* name = driver->option_names; name && *name;
+         ++name) {
+      if (strcmp(*name, options->keys[i]) == 0) accepted = 1;
+    }
+    if (!accepted) {
+      char list[256] = "";
+      for (const char* const* name = driver->option_names; name && *name;
+           ++name) {
+        if (list[0]) weft_driver_append(list, sizeof(list), ", ");
+        weft_driver_append(list, sizeof(list), *name);
+      }
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "driver '%s' does not accept option '%s'; "
+                           "accepted: %s",
+                           driver->name, options->keys[i],
+                           list[0] ? list : "(none)");
+    }
+  }
+  return status;
+}
+
+// Parses |device_string|, finds its driver among |drivers| and creates the
+// device.
+static weft_status_t weft_driver_list_create_device(
+    const weft_driver_t* const* drivers, uint32_t driver_count,
+    const char* device_string, weft_allocator_t allocator,
+    weft_device_t** out_device) {
+  if (!out_device) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "weft_device_create: out_device is NULL");
+  }
+  *out_device = NULL;
+  // The options are ~1 KiB: fine on the stack of a create call.
+  weft_device_options_t options;
+  weft_status_t status = weft_device_options_parse(device_string, &options);
+  const weft_driver_t* driver = NULL;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < driver_count; ++i) {
+    if (strcmp(drivers[i]->name, options.driver_name) == 0) {
+      driver = drivers[i];
+      break;
+    }
+  }
+  if (weft_status_is_ok(status) && !driver) {
+    char list[256] = "";
+    for (uint32_t i = 0; i < driver_count; ++i) {
+      if (list[0]) weft_driver_append(list, sizeof(list), ", ");
+      weft_driver_append(list, sizeof(list), drivers[i]->name);
+    }
+    status = WEFT_STATUS(NOT_FOUND, "no driver named '%s'; known drivers: %s",
+                         options.driver_name, list[0] ? list : "(none)");
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_driver_check_options(driver, &options);
+  }
+  if (weft_status_is_ok(status)) {
+    status = driver->create_device(driver, device_string, &options, allocator,
+                                   out_device);
+  }
+  return status;
+}
+
+weft_status_t weft_device_create(const char* device_string,
+                                 weft_allocator_t allocator,
+                                 weft_device_t** out_device) {
+  return weft_driver_list_create_device(
+      kWeftBuiltinDrivers, (uint32_t)WEFT_BUILTIN_DRIVER_COUNT, device_string,
+      allocator, out_device);
+}
+
+//===----------------------------------------------------------------------===//
+// weft_driver_registry_t
+//===----------------------------------------------------------------------===//
+
+struct weft_driver_registry_t {
+  weft_allocator_t allocator;
+  uint32_t count;
+  uint32_t capacity;
+  const weft_driver_t** drivers;
+};
+
+weft_status_t weft_driver_registry_create(
+    weft_allocator_t allocator, weft_driver_registry_t** out_registry) {
+  if (!out_registry) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "weft_driver_registry_create: out_registry is NULL");
+  }
+  *out_registry = NULL;
+  weft_driver_registry_t* registry = NULL;
+  weft_status_t status =
+      weft_allocator_malloc(allocator, sizeof(*registry), (void**)&registry);
+  if (weft_status_is_ok(status)) {
+    registry->allocator = allocator;
+    *out_registry = registry;
+  }
+  return status;
+}
+
+weft_status_t weft_driver_registry_create_default(
+    weft_allocator_t allocator, weft_driver_registry_t** out_registry) {
+  weft_driver_registry_t* registry = NULL;
+  weft_status_t status = weft_driver_registry_create(allocator, &registry);
+  for (size_t i = 0;
+       weft_status_is_ok(status) && i < WEFT_BUILTIN_DRIVER_COUNT; ++i) {
+    status = weft_driver_registry_register(registry, kWeftBuiltinDrivers[i]);
+  }
+  if (weft_status_is_ok(status)) {
+    *out_registry = registry;
+  } else {
+    weft_driver_registry_release(registry);
+  }
+  return status;
+}
+
+void weft_driver_registry_release(weft_driver_registry_t* registry) {
+  if (!registry) return;
+  weft_allocator_t allocator = registry->allocator;
+  weft_allocator_free(allocator, registry->drivers);
+  weft_allocator_free(allocator, registry);
+}
+
+weft_status_t weft_driver_registry_register(weft_driver_registry_t* registry,
+                                            const weft_driver_t* driver) {
+  weft_status_t status = WEFT_OK;
+  if (!registry || !driver || !driver->name || !driver->create_device) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "weft_driver_registry_register: registry, driver, "
+                         "driver->name and driver->create_device are "
+                         "required");
+  } else {
+    status = weft_device_options_check_name(driver->name, "driver name",
+                                            driver->name);
+  }
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < registry->count;
+       ++i) {
+    if (strcmp(registry->drivers[i]->name, driver->name) == 0) {
+      status = WEFT_STATUS(ALREADY_EXISTS,
+                           "a driver named '%s' is already registered",
+                           driver->name);
+    }
+  }
+  if (weft_status_is_ok(status) && registry->count == registry->capacity) {
+    uint32_t new_capacity = registry->capacity ? registry->capacity * 2 : 4;
+    void* drivers = (void*)registry->drivers;
+    status = weft_allocator_realloc(
+        registry->allocator, new_capacity * sizeof(registry->drivers[0]),
+        &drivers);
+    if (weft_status_is_ok(status)) {
+      registry->drivers = (const weft_driver_t**)drivers;
+      registry->capacity = new_capacity;
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    registry->drivers[registry->count++] = driver;
+  }
+  return status;
+}
+
+uint32_t weft_driver_registry_count(const weft_driver_registry_t* registry) {
+  return registry ? registry->count : 0;
+}
+
+const weft_driver_t* weft_driver_registry_get(
+    const weft_driver_registry_t* registry, uint32_t index) {
+  return registry && index < registry->count ? registry->drivers[index]
+                                             : NULL;
+}
+
+weft_status_t weft_driver_registry_create_device(
+    weft_driver_registry_t* registry, const char* device_string,
+    weft_allocator_t allocator, weft_device_t** out_device) {
+  if (!registry) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "weft_driver_registry_create_device: registry is "
+                       "NULL");
+  }
+  return weft_driver_list_create_device(registry->drivers, registry->count,
+                                        device_string, allocator, out_device);
+}
