@@ -1,0 +1,124 @@
+// weft: what a buffer implementation provides, and the queue layer's
+// mapping entry points.
+//
+// Every buffer embeds weft_buffer_t at offset 0. A root buffer (heap,
+// transient, a driver's device memory) owns its memory and is its own
+// |allocated_buffer|; a subspan retains its root and only records a window
+// [byte_offset, byte_offset + byte_length) of it. Mapping always goes to
+// the root's vtable with offsets relative to the root's memory, so a buffer
+// implementation never sees subspans.
+#ifndef WEFT_HAL_BUFFER_IMPL_H_
+#define WEFT_HAL_BUFFER_IMPL_H_
+
+#include <stddef.h>
+
+#include "hal/resource.h"
+#include "weft/buffer.h"
+
+typedef struct weft_buffer_vtable_t {
+  // Must be first (see resource.h). Frees the buffer and its memory.
+  void (*destroy)(weft_buffer_t* buffer);
+  // Returns a host pointer to [offset, offset + length) of the root
+  // |buffer|'s memory. Ranges, permissions and modes were validated by the
+  // caller; the implementation only says whether memory is there
+  // (FAILED_PRECONDITION for a transient buffer without memory).
+  weft_status_t (*map_range)(weft_buffer_t* buffer, weft_mapping_mode_t mode,
+                             weft_memory_access_t access,
+                             weft_device_size_t offset,
+                             weft_device_size_t length, void** out_host_ptr);
+  // Ends a mapping returned by map_range (same offset and length).
+  void (*unmap_range)(weft_buffer_t* buffer, weft_device_size_t offset,
+                      weft_device_size_t length, void* host_ptr);
+  // Makes host writes to [offset, offset + length) visible to the device.
+  weft_status_t (*flush_range)(weft_buffer_t* buffer,
+                               weft_device_size_t offset,
+                               weft_device_size_t length);
+  // Makes device writes to [offset, offset + length) visible to the host.
+  weft_status_t (*invalidate_range)(weft_buffer_t* buffer,
+                                    weft_device_size_t offset,
+                                    weft_device_size_t length);
+} weft_buffer_vtable_t;
+
+struct weft_buffer_t {
+  weft_resource_t resource;  // vtable: weft_buffer_vtable_t
+  // The allocator this object (not necessarily its memory) was allocated
+  // with; the destroy function frees with it.
+  weft_allocator_t allocator;
+  // The root buffer owning the memory: this buffer itself for roots, a
+  // retained reference for subspans.
+  weft_buffer_t* allocated_buffer;
+  // Offset of this buffer's first byte within |allocated_buffer|'s memory.
+  weft_device_size_t byte_offset;
+  weft_device_size_t byte_length;
+  weft_memory_type_t memory_type;
+  weft_memory_access_t allowed_access;
+  weft_buffer_usage_t allowed_usage;
+};
+
+_Static_assert(offsetof(weft_buffer_t, resource) == 0,
+               "weft_buffer_t must start with its resource");
+
+// Initialises the common fields of a root buffer of |byte_length| bytes.
+// |params| is canonicalised here. The buffer starts with one reference and
+// is its own allocated buffer.
+void weft_buffer_initialize(const weft_buffer_vtable_t* vtable,
+                            weft_allocator_t allocator,
+                            weft_buffer_params_t params,
+                            weft_device_size_t byte_length,
+                            weft_buffer_t* out_buffer);
+
+static inline const weft_buffer_vtable_t* weft_buffer_vtable(
+    const weft_buffer_t* buffer) {
+  return (const weft_buffer_vtable_t*)buffer->resource.vtable;
+}
+
+// --- Queue-layer access ----------------------------------------------------
+//
+// Queue operations check usage (TRANSFER_SOURCE/TARGET, DISPATCH_STORAGE)
+// and ranges themselves with buffer_validation.h and then need the memory,
+// whatever mapping usage or memory type the buffer was allocated with (a
+// CPU driver's device-local memory is host memory). These functions check
+// only the range (OUT_OF_RANGE) and that memory is present (a transient
+// buffer before alloca or after dealloca: FAILED_PRECONDITION). |what|
+// names the caller in messages ("queue_fill").
+
+// Maps [offset, offset + length) of |buffer| (offset relative to |buffer|;
+// length may be WEFT_WHOLE_BUFFER) without permission checks. The mapping
+// retains the buffer; end it with weft_buffer_unmap_range.
+weft_status_t weft_buffer_map_range_unchecked(weft_buffer_t* buffer,
+                                              weft_memory_access_t access,
+                                              weft_device_size_t offset,
+                                              weft_device_size_t length,
+                                              const char* what,
+                                              weft_buffer_mapping_t* out_mapping);
+
+// Fills [offset, offset + length) with a 1, 2 or 4 byte pattern (the
+// pattern and its alignment are validated). Zero length is a no-op.
+weft_status_t weft_buffer_transfer_fill(weft_buffer_t* target,
+                                        weft_device_size_t offset,
+                                        weft_device_size_t length,
+                                        const void* pattern,
+                                        uint32_t pattern_length,
+                                        const char* what);
+// Copies |length| host bytes from |source| into |target| at |offset|.
+weft_status_t weft_buffer_transfer_write(weft_buffer_t* target,
+                                         weft_device_size_t offset,
+                                         const void* source,
+                                         weft_device_size_t length,
+                                         const char* what);
+// Copies |length| bytes of |source| at |offset| to host memory |target|.
+weft_status_t weft_buffer_transfer_read(weft_buffer_t* source,
+                                        weft_device_size_t offset,
+                                        void* target,
+                                        weft_device_size_t length,
+                                        const char* what);
+// Copies between two buffers; overlapping ranges of one allocation are
+// INVALID_ARGUMENT. Zero length is a no-op.
+weft_status_t weft_buffer_transfer_copy(weft_buffer_t* source,
+                                        weft_device_size_t source_offset,
+                                        weft_buffer_t* target,
+                                        weft_device_size_t target_offset,
+                                        weft_device_size_t length,
+                                        const char* what);
+
+#endif  // WEFT_HAL_BUFFER_IMPL_H_

@@ -1,0 +1,25 @@
+// weft: file internals shared with tests.
+#ifndef WEFT_HAL_FILE_IMPL_H_
+#define WEFT_HAL_FILE_IMPL_H_
+
+#include <stdint.h>
+
+#include "weft/file.h"
+
+// The largest single pread/pwrite (or read/write) a synchronous transfer
+// issues: below the 2 GiB Linux limit (0x7ffff000 bytes per call) with room
+// to spare; larger transfers loop.
+#define WEFT_FILE_MAX_CHUNK ((uint64_t)1 << 30)
+
+// Lowers |file|'s per-call limit so tests can exercise the split and resume
+// loop without gigabyte transfers. |max_chunk| must be > 0. Not thread-safe
+// with transfers in flight on |file|.
+void weft_file_set_max_chunk_for_testing(weft_file_t* file,
+                                         uint64_t max_chunk);
+
+// True for descriptors that cannot seek (pipes, sockets, terminals): such
+// files transfer sequentially and each offset must be the current stream
+// position.
+bool weft_file_is_stream(const weft_file_t* file);
+
+#endif  // WEFT_HAL_FILE_IMPL_H_
