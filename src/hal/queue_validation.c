@@ -266,8 +266,8 @@ weft_status_t weft_queue_validate_execute(weft_command_buffer_t* command_buffer,
                          binding_table.count);
   }
   if (weft_status_is_ok(status)) {
-    // TEMPORARY until command_buffer.c lands.
-    status = WEFT_STATUS(UNIMPLEMENTED, "queue_execute: not yet");
+    status = weft_command_buffer_validate_submit(command_buffer,
+                                                 binding_table);
   }
   return status;
 }

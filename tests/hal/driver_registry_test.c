@@ -1,0 +1,299 @@
+// Tests for src/hal/driver_registry.c: device strings, the registry and
+// weft_device_create's errors.
+// cmocka needs these first.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+// clang-format off
+#include <cmocka.h>
+// clang-format on
+
+#include <stdio.h>
+#include <string.h>
+
+#include "weft/driver.h"
+
+#define ASSERT_OK(expr)                     \
+  do {                                      \
+    weft_status_t status__ = (expr);        \
+    if (!weft_status_is_ok(status__)) {     \
+      weft_status_fprint(stderr, status__); \
+      weft_status_free(status__);           \
+      fail_msg("%s failed", #expr);         \
+    }                                       \
+  } while (0)
+
+// Asserts |status| has |code| and its message contains |needle|; frees it.
+static void assert_status_contains(weft_status_t status,
+                                   weft_status_code_t code,
+                                   const char* needle) {
+  char text[1024];
+  weft_status_format(status, text, sizeof(text));
+  weft_status_code_t actual = weft_status_code(status);
+  weft_status_free(status);
+  if (actual != code || !strstr(text, needle)) {
+    fail_msg("expected %s containing \"%s\", got \"%s\"",
+             weft_status_code_string(code), needle, text);
+  }
+}
+
+static void parse_name_only(void** state) {
+  weft_device_options_t options;
+  ASSERT_OK(weft_device_options_parse("local-sync", &options));
+  assert_string_equal(options.driver_name, "local-sync");
+  assert_string_equal(options.path, "");
+  assert_int_equal(options.count, 0);
+}
+
+static void parse_path_and_options(void** state) {
+  weft_device_options_t options;
+  ASSERT_OK(weft_device_options_parse("cuda://1?workers=4&spin_us=20&nodes=all",
+                                      &options));
+  assert_string_equal(options.driver_name, "cuda");
+  assert_string_equal(options.path, "1");
+  assert_int_equal(options.count, 3);
+  assert_string_equal(weft_device_options_find(&options, "workers"), "4");
+  assert_string_equal(weft_device_options_find(&options, "spin_us"), "20");
+  assert_string_equal(weft_device_options_find(&options, "nodes"), "all");
+  assert_null(weft_device_options_find(&options, "missing"));
+  uint32_t workers = 0;
+  ASSERT_OK(weft_device_options_get_u32(&options, "workers", &workers));
+  assert_int_equal(workers, 4);
+  uint32_t untouched = 77;
+  ASSERT_OK(weft_device_options_get_u32(&options, "missing", &untouched));
+  assert_int_equal(untouched, 77);
+  assert_status_contains(
+      weft_device_options_get_u32(&options, "nodes", &untouched),
+      WEFT_STATUS_INVALID_ARGUMENT, "nodes=all");
+  assert_int_equal(untouched, 77);
+}
+
+static void parse_empty_value_and_u32_errors(void** state) {
+  weft_device_options_t options;
+  ASSERT_OK(weft_device_options_parse("x?a=&b=4294967296&c=4294967295",
+                                      &options));
+  assert_string_equal(weft_device_options_find(&options, "a"), "");
+  uint32_t value = 0;
+  assert_status_contains(weft_device_options_get_u32(&options, "a", &value),
+                         WEFT_STATUS_INVALID_ARGUMENT, "'a' is empty");
+  assert_status_contains(weft_device_options_get_u32(&options, "b", &value),
+                         WEFT_STATUS_INVALID_ARGUMENT, "larger than");
+  ASSERT_OK(weft_device_options_get_u32(&options, "c", &value));
+  assert_int_equal(value, 4294967295u);
+}
+
+static void parse_malformed(void** state) {
+  weft_device_options_t options;
+  assert_status_contains(weft_device_options_parse("", &options),
+                         WEFT_STATUS_INVALID_ARGUMENT, "empty");
+  assert_status_contains(weft_device_options_parse(NULL, &options),
+                         WEFT_STATUS_INVALID_ARGUMENT, "empty");
+  assert_status_contains(weft_device_options_parse("?a=1", &options),
+                         WEFT_STATUS_INVALID_ARGUMENT, "empty driver name");
+  assert_status_contains(weft_device_options_parse("a b", &options),
+                         WEFT_STATUS_INVALID_ARGUMENT, "contains ' '");
+  assert_status_contains(weft_device_options_parse("x?a", &options),
+                         WEFT_STATUS_INVALID_ARGUMENT, "has no value");
+  assert_status_contains(weft_device_options_parse("x?a=1&&b=2", &options),
+                         WEFT_STATUS_INVALID_ARGUMENT, "empty option");
+  assert_status_contains(weft_device_options_parse("x?", &options),
+                         WEFT_STATUS_INVALID_ARGUMENT, "empty option");
+  assert_status_contains(weft_device_options_parse("x?a=1&a=2", &options),
+                         WEFT_STATUS_INVALID_ARGUMENT, "'a' given twice");
+  assert_status_contains(weft_device_options_parse("x?=1", &options),
+                         WEFT_STATUS_INVALID_ARGUMENT, "empty option key");
+}
+
+static void parse_limits(void** state) {
+  weft_device_options_t options;
+  char text[1024];
+  // 16 options fit; a 17th does not.
+  strcpy(text, "x?");
+  for (int i = 0; i < WEFT_DEVICE_OPTION_MAX_COUNT; ++i) {
+    char option[16];
+    snprintf(option, sizeof(option), "%sk%d=%d", i ? "&" : "", i, i);
+    strcat(text, option);
+  }
+  ASSERT_OK(weft_device_options_parse(text, &options));
+  assert_int_equal(options.count, WEFT_DEVICE_OPTION_MAX_COUNT);
+  strcat(text, "&extra=1");
+  assert_status_contains(weft_device_options_parse(text, &options),
+                         WEFT_STATUS_INVALID_ARGUMENT, "more than 16 options");
+  // A string longer than the storage.
+  memset(text, 'a', sizeof(text) - 1);
+  text[sizeof(text) - 1] = '\0';
+  assert_status_contains(weft_device_options_parse(text, &options),
+                         WEFT_STATUS_INVALID_ARGUMENT, "bytes long");
+}
+
+// A custom driver whose devices are local-sync devices under another name.
+static weft_status_t custom_create_device(const weft_driver_t* driver,
+                                          const char* device_string,
+                                          const weft_device_options_t* options,
+                                          weft_allocator_t allocator,
+                                          weft_device_t** out_device) {
+  uint32_t level = 0;
+  weft_status_t status =
+      weft_device_options_get_u32(options, "level", &level);
+  if (weft_status_is_ok(status) && level > 3) {
+    status = WEFT_STATUS(OUT_OF_RANGE, "custom: level %u > 3", level);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_create("local-sync", allocator, out_device);
+  }
+  return status;
+}
+
+static const char* const kCustomOptions[] = {"level", "mode", NULL};
+
+static const weft_driver_t kCustomDriver = {
+    .name = "custom",
+    .description = "a test driver",
+    .option_names = kCustomOptions,
+    .create_device = custom_create_device,
+};
+
+static void registry_empty(void** state) {
+  weft_driver_registry_t* registry = NULL;
+  ASSERT_OK(weft_driver_registry_create(weft_allocator_system(), &registry));
+  assert_int_equal(weft_driver_registry_count(registry), 0);
+  assert_null(weft_driver_registry_get(registry, 0));
+  weft_device_t* device = NULL;
+  assert_status_contains(
+      weft_driver_registry_create_device(registry, "local-sync",
+                                         weft_allocator_system(), &device),
+      WEFT_STATUS_NOT_FOUND, "known drivers: (none)");
+  assert_null(device);
+  weft_driver_registry_release(registry);
+}
+
+static void registry_default_and_custom(void** state) {
+  weft_driver_registry_t* registry = NULL;
+  ASSERT_OK(weft_driver_registry_create_default(weft_allocator_system(),
+                                                &registry));
+  uint32_t builtin_count = weft_driver_registry_count(registry);
+  assert_true(builtin_count >= 1);
+  assert_string_equal(weft_driver_registry_get(registry, 0)->name,
+                      "local-sync");
+  ASSERT_OK(weft_driver_registry_register(registry, &kCustomDriver));
+  assert_int_equal(weft_driver_registry_count(registry), builtin_count + 1);
+  assert_ptr_equal(weft_driver_registry_get(registry, builtin_count),
+                   &kCustomDriver);
+  assert_status_contains(
+      weft_driver_registry_register(registry, &kCustomDriver),
+      WEFT_STATUS_ALREADY_EXISTS, "'custom' is already registered");
+
+  weft_device_t* device = NULL;
+  ASSERT_OK(weft_driver_registry_create_device(
+      registry, "custom?level=2&mode=x", weft_allocator_system(), &device));
+  assert_non_null(device);
+  weft_device_release(device);
+  device = NULL;
+  assert_status_contains(
+      weft_driver_registry_create_device(registry, "custom?level=9",
+                                         weft_allocator_system(), &device),
+      WEFT_STATUS_OUT_OF_RANGE, "level 9 > 3");
+  assert_status_contains(
+      weft_driver_registry_create_device(registry, "custom?speed=1",
+                                         weft_allocator_system(), &device),
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "driver 'custom' does not accept option 'speed'; accepted: level, mode");
+  assert_status_contains(
+      weft_driver_registry_create_device(registry, "nope",
+                                         weft_allocator_system(), &device),
+      WEFT_STATUS_NOT_FOUND, "no driver named 'nope'; known drivers: local-sync");
+  assert_null(device);
+  weft_driver_registry_release(registry);
+}
+
+static void registry_many_drivers_grow(void** state) {
+  // More drivers than the initial capacity; names must differ.
+  static const char* const kNames[] = {"d0", "d1", "d2", "d3", "d4",
+                                       "d5", "d6", "d7", "d8", "d9"};
+  weft_driver_t drivers[10];
+  weft_driver_registry_t* registry = NULL;
+  ASSERT_OK(weft_driver_registry_create(weft_allocator_system(), &registry));
+  for (int i = 0; i < 10; ++i) {
+    drivers[i] = kCustomDriver;
+    drivers[i].name = kNames[i];
+    ASSERT_OK(weft_driver_registry_register(registry, &drivers[i]));
+  }
+  assert_int_equal(weft_driver_registry_count(registry), 10);
+  for (int i = 0; i < 10; ++i) {
+    assert_string_equal(weft_driver_registry_get(registry, (uint32_t)i)->name,
+                        kNames[i]);
+  }
+  weft_driver_t bad = kCustomDriver;
+  bad.name = "has space";
+  assert_status_contains(weft_driver_registry_register(registry, &bad),
+                         WEFT_STATUS_INVALID_ARGUMENT, "contains ' '");
+  bad.name = "ok";
+  bad.create_device = NULL;
+  assert_status_contains(weft_driver_registry_register(registry, &bad),
+                         WEFT_STATUS_INVALID_ARGUMENT, "required");
+  weft_driver_registry_release(registry);
+}
+
+static void registry_allocation_failure(void** state) {
+  // Every allocation point fails in turn; nothing leaks (checked by ASan).
+  for (int64_t fail_at = 0; fail_at < 4; ++fail_at) {
+    weft_failing_allocator_t storage;
+    weft_allocator_t allocator = weft_failing_allocator_initialize(
+        weft_allocator_system(), fail_at, &storage);
+    weft_driver_registry_t* registry = NULL;
+    weft_status_t status =
+        weft_driver_registry_create_default(allocator, &registry);
+    if (weft_status_is_ok(status)) {
+      status = weft_driver_registry_register(registry, &kCustomDriver);
+    }
+    weft_device_t* device = NULL;
+    if (weft_status_is_ok(status)) {
+      status = weft_driver_registry_create_device(registry, "local-sync",
+                                                  allocator, &device);
+    }
+    if (!weft_status_is_ok(status)) {
+      assert_int_equal(weft_status_code(status),
+                       WEFT_STATUS_RESOURCE_EXHAUSTED);
+      assert_null(device);
+    }
+    weft_status_free(status);
+    weft_device_release(device);
+    weft_driver_registry_release(registry);
+  }
+}
+
+static void device_create_errors(void** state) {
+  weft_device_t* device = NULL;
+  assert_status_contains(
+      weft_device_create("foo", weft_allocator_system(), &device),
+      WEFT_STATUS_NOT_FOUND, "no driver named 'foo'; known drivers: local-sync");
+  assert_status_contains(
+      weft_device_create("local-sync?x=1", weft_allocator_system(), &device),
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "driver 'local-sync' does not accept option 'x'; accepted: (none)");
+  assert_status_contains(
+      weft_device_create("local-sync://0", weft_allocator_system(), &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "takes no path");
+  assert_null(device);
+  ASSERT_OK(weft_device_create("local-sync", weft_allocator_system(), &device));
+  assert_string_equal(weft_device_id(device), "local-sync");
+  assert_string_equal(weft_device_driver_name(device), "local-sync");
+  weft_device_release(device);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(parse_name_only),
+      cmocka_unit_test(parse_path_and_options),
+      cmocka_unit_test(parse_empty_value_and_u32_errors),
+      cmocka_unit_test(parse_malformed),
+      cmocka_unit_test(parse_limits),
+      cmocka_unit_test(registry_empty),
+      cmocka_unit_test(registry_default_and_custom),
+      cmocka_unit_test(registry_many_drivers_grow),
+      cmocka_unit_test(registry_allocation_failure),
+      cmocka_unit_test(device_create_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
