@@ -1,0 +1,294 @@
+// CTS: devices and drivers. Creation by name, errors that list what is
+// known, properties, the registry and diagnostics.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cts.h"
+
+// Asserts |status| has |code| and its formatted text contains |needle|.
+static void assert_status_contains(weft_status_t status,
+                                   weft_status_code_t code,
+                                   const char* needle) {
+  char text[1024];
+  weft_status_format(status, text, sizeof(text));
+  weft_status_code_t actual = weft_status_code(status);
+  weft_status_free(status);
+  if (actual != code || !strstr(text, needle)) {
+    fail_msg("expected %s containing \"%s\", got \"%s\"",
+             weft_status_code_string(code), needle, text);
+  }
+}
+
+static void create_by_name(void** state) {
+  weft_cts_t* cts = *state;
+  weft_device_t* device = NULL;
+  WEFT_ASSERT_OK(
+      weft_device_create(cts->device_string, cts->allocator, &device));
+  assert_non_null(device);
+  // The driver name is the part of the device string before any path or
+  // options.
+  weft_device_options_t options;
+  WEFT_ASSERT_OK(weft_device_options_parse(cts->device_string, &options));
+  assert_string_equal(weft_device_driver_name(device), options.driver_name);
+  weft_device_retain(device);
+  weft_device_release(device);
+  weft_device_release(device);
+}
+
+static void device_id_is_device_string(void** state) {
+  weft_cts_t* cts = *state;
+  assert_string_equal(weft_device_id(cts->device), cts->device_string);
+  weft_allocator_t allocator = weft_device_host_allocator(cts->device);
+  assert_ptr_equal(allocator.ctl, cts->allocator.ctl);
+  assert_ptr_equal(allocator.self, cts->allocator.self);
+}
+
+static void unknown_driver_lists_known(void** state) {
+  weft_cts_t* cts = *state;
+  weft_device_t* device = NULL;
+  weft_status_t status =
+      weft_device_create("no-such-driver", cts->allocator, &device);
+  assert_null(device);
+  char text[1024];
+  weft_status_format(status, text, sizeof(text));
+  assert_int_equal(weft_status_code(status), WEFT_STATUS_NOT_FOUND);
+  assert_non_null(strstr(text, "no driver named 'no-such-driver'"));
+  assert_non_null(strstr(text, "known drivers: "));
+  assert_non_null(strstr(text, "local-sync"));
+  weft_status_free(status);
+}
+
+static void unknown_option_lists_accepted(void** state) {
+  weft_cts_t* cts = *state;
+  weft_device_options_t options;
+  WEFT_ASSERT_OK(weft_device_options_parse(cts->device_string, &options));
+  char device_string[600];
+  snprintf(device_string, sizeof(device_string), "%s?bogus_option=1",
+           options.driver_name);
+  weft_device_t* device = NULL;
+  char needle[256];
+  snprintf(needle, sizeof(needle),
+           "driver '%s' does not accept option 'bogus_option'; accepted: ",
+           options.driver_name);
+  assert_status_contains(
+      weft_device_create(device_string, cts->allocator, &device),
+      WEFT_STATUS_INVALID_ARGUMENT, needle);
+  assert_null(device);
+  if (strcmp(options.driver_name, "local-sync") == 0) {
+    assert_status_contains(
+        weft_device_create("local-sync?x=1", cts->allocator, &device),
+        WEFT_STATUS_INVALID_ARGUMENT,
+        "driver 'local-sync' does not accept option 'x'; accepted: (none)");
+  }
+}
+
+static void malformed_device_strings(void** state) {
+  weft_cts_t* cts = *state;
+  weft_device_t* device = NULL;
+  WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
+                     weft_device_create("", cts->allocator, &device));
+  WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
+                     weft_device_create("local-sync?", cts->allocator, &device));
+  WEFT_ASSERT_STATUS(
+      INVALID_ARGUMENT,
+      weft_device_create("local-sync?a", cts->allocator, &device));
+  WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
+                     weft_device_create("bad name", cts->allocator, &device));
+  assert_null(device);
+}
+
+static void query_known_keys(void** state) {
+  weft_cts_t* cts = *state;
+  int64_t value = -1;
+  WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "queue.count", &value));
+  assert_true(value >= 1);
+  WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "worker.count", &value));
+  assert_true(value >= 1);
+  WEFT_ASSERT_OK(
+      weft_device_query_i64(cts->device, "dispatch.concurrent", &value));
+  assert_true(value == 0 || value == 1);
+  WEFT_ASSERT_OK(
+      weft_device_query_i64(cts->device, "semaphore.host_wait", &value));
+  assert_int_equal(value, 1);
+  if (strcmp(weft_device_driver_name(cts->device), "local-sync") == 0) {
+    WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "queue.count", &value));
+    assert_int_equal(value, 1);
+    WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "worker.count", &value));
+    assert_int_equal(value, 1);
+    WEFT_ASSERT_OK(
+        weft_device_query_i64(cts->device, "dispatch.concurrent", &value));
+    assert_int_equal(value, 0);
+  }
+}
+
+static void query_unknown_key_not_found(void** state) {
+  weft_cts_t* cts = *state;
+  int64_t value = 1234;
+  assert_status_contains(
+      weft_device_query_i64(cts->device, "no.such.key", &value),
+      WEFT_STATUS_NOT_FOUND, "'no.such.key'");
+  WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
+                     weft_device_query_i64(cts->device, NULL, &value));
+}
+
+// A driver registered at run time, delegating to the device under test.
+static weft_status_t custom_create_device(const weft_driver_t* driver,
+                                          const char* device_string,
+                                          const weft_device_options_t* options,
+                                          weft_allocator_t allocator,
+                                          weft_device_t** out_device) {
+  return weft_device_create(weft_cts_device_string(), allocator, out_device);
+}
+
+static const char* const kCustomOptions[] = {"flavor", NULL};
+
+static const weft_driver_t kCustomDriver = {
+    .name = "cts-custom",
+    .description = "CTS test driver",
+    .option_names = kCustomOptions,
+    .create_device = custom_create_device,
+};
+
+static void registry_custom_driver(void** state) {
+  weft_cts_t* cts = *state;
+  weft_driver_registry_t* registry = NULL;
+  WEFT_ASSERT_OK(
+      weft_driver_registry_create_default(cts->allocator, &registry));
+  uint32_t count = weft_driver_registry_count(registry);
+  int found_local_sync = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const weft_driver_t* driver = weft_driver_registry_get(registry, i);
+    assert_non_null(driver->name);
+    assert_non_null(driver->description);
+    if (strcmp(driver->name, "local-sync") == 0) found_local_sync = 1;
+  }
+  assert_true(found_local_sync);
+  assert_null(weft_driver_registry_get(registry, count));
+
+  WEFT_ASSERT_OK(weft_driver_registry_register(registry, &kCustomDriver));
+  assert_int_equal(weft_driver_registry_count(registry), count + 1);
+  assert_status_contains(
+      weft_driver_registry_register(registry, &kCustomDriver),
+      WEFT_STATUS_ALREADY_EXISTS, "'cts-custom'");
+  weft_driver_t duplicate_builtin = kCustomDriver;
+  duplicate_builtin.name = "local-sync";
+  WEFT_ASSERT_STATUS(ALREADY_EXISTS, weft_driver_registry_register(
+                                         registry, &duplicate_builtin));
+
+  weft_device_t* device = NULL;
+  WEFT_ASSERT_OK(weft_driver_registry_create_device(
+      registry, "cts-custom?flavor=plain", cts->allocator, &device));
+  assert_non_null(device);
+  weft_device_release(device);
+  device = NULL;
+  assert_status_contains(
+      weft_driver_registry_create_device(registry, "cts-custom?color=red",
+                                         cts->allocator, &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "accepted: flavor");
+  assert_status_contains(
+      weft_driver_registry_create_device(registry, "missing", cts->allocator,
+                                         &device),
+      WEFT_STATUS_NOT_FOUND, "cts-custom");
+  assert_null(device);
+  weft_driver_registry_release(registry);
+}
+
+static void create_semaphore_and_buffer(void** state) {
+  weft_cts_t* cts = *state;
+  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 7);
+  uint64_t value = 0;
+  WEFT_ASSERT_OK(weft_semaphore_query(semaphore, &value));
+  assert_int_equal(value, 7);
+  weft_semaphore_release(semaphore);
+
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 256);
+  assert_int_equal(weft_buffer_byte_length(buffer), 256);
+  uint8_t bytes[256];
+  weft_cts_read_buffer(buffer, 0, bytes, sizeof(bytes));
+  for (size_t i = 0; i < sizeof(bytes); ++i) assert_int_equal(bytes[i], 0);
+  weft_buffer_release(buffer);
+  WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
+                     weft_device_allocate_buffer(cts->device,
+                                                 (weft_buffer_params_t){0},
+                                                 16, NULL));
+}
+
+static void dump_pending_lists_parked(void** state) {
+  weft_cts_t* cts = *state;
+  weft_semaphore_t* wait = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_set_name(wait, "upstream");
+  weft_semaphore_set_name(signal, "downstream");
+  uint64_t wait_value = 3;
+  uint64_t signal_value = 1;
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&wait, &wait_value),
+      weft_cts_list1(&signal, &signal_value)));
+
+  char* text = NULL;
+  size_t text_length = 0;
+  FILE* stream = open_memstream(&text, &text_length);
+  assert_non_null(stream);
+  weft_device_dump_pending(cts->device, stream);
+  fclose(stream);
+  assert_non_null(strstr(text, "queue_barrier"));
+  assert_non_null(strstr(text, "upstream"));
+  assert_non_null(strstr(text, "3"));
+  free(text);
+
+  WEFT_ASSERT_OK(weft_semaphore_signal(wait, 3));
+  WEFT_ASSERT_OK(weft_cts_wait(signal, 1));
+
+  // Nothing pending any more: the report no longer names the barrier.
+  text = NULL;
+  stream = open_memstream(&text, &text_length);
+  weft_device_dump_pending(cts->device, stream);
+  fclose(stream);
+  assert_null(strstr(text, "queue_barrier"));
+  free(text);
+  weft_semaphore_release(wait);
+  weft_semaphore_release(signal);
+}
+
+static void device_outlives_release_while_parked(void** state) {
+  // A parked op keeps the device alive: release the device handle (the
+  // case's reference stays for teardown, so take a second device).
+  weft_cts_t* cts = *state;
+  weft_device_t* device = NULL;
+  WEFT_ASSERT_OK(
+      weft_device_create(cts->device_string, cts->allocator, &device));
+  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
+  uint64_t wait_value = 1;
+  uint64_t signal_value = 2;
+  uint32_t pattern = 0xA5A5A5A5u;
+  WEFT_ASSERT_OK(weft_device_queue_fill(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&semaphore, &wait_value),
+      weft_cts_list1(&semaphore, &signal_value), buffer, 0, 64, &pattern, 4));
+  weft_device_release(device);
+  WEFT_ASSERT_OK(weft_semaphore_signal(semaphore, 1));
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, 2));
+  uint32_t words[16];
+  weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+  for (int i = 0; i < 16; ++i) assert_int_equal(words[i], pattern);
+  weft_buffer_release(buffer);
+  weft_semaphore_release(semaphore);
+}
+
+int main(int argc, char** argv) {
+  const struct CMUnitTest tests[] = {
+      WEFT_CTS_CASE(create_by_name),
+      WEFT_CTS_CASE(device_id_is_device_string),
+      WEFT_CTS_CASE(unknown_driver_lists_known),
+      WEFT_CTS_CASE(unknown_option_lists_accepted),
+      WEFT_CTS_CASE(malformed_device_strings),
+      WEFT_CTS_CASE(query_known_keys),
+      WEFT_CTS_CASE(query_unknown_key_not_found),
+      WEFT_CTS_CASE(registry_custom_driver),
+      WEFT_CTS_CASE(create_semaphore_and_buffer),
+      WEFT_CTS_CASE(dump_pending_lists_parked),
+      WEFT_CTS_CASE(device_outlives_release_while_parked),
+  };
+  return weft_cts_run("device", tests, WEFT_CTS_COUNT(tests), argc, argv);
+}
