@@ -18,6 +18,7 @@
 
 #include "drivers/local_sync/local_sync_device.h"
 #include "hal/buffer_impl.h"
+#include "hal/local/inline_command_buffer.h"
 #include "hal/local/inline_dispatch.h"
 #include "hal/local/transient_buffer.h"
 #include "hal/wait_set.h"
@@ -405,8 +406,9 @@ static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
           args->dispatch.bindings, device->base.host_allocator);
       break;
     case WEFT_LOCAL_SYNC_OP_EXECUTE:
-      // TEMPORARY until hal/local/inline_command_buffer.h lands.
-      status = WEFT_STATUS(UNIMPLEMENTED, "queue_execute: not yet");
+      status = weft_command_buffer_replay_inline(
+          args->execute.command_buffer, args->execute.binding_table,
+          device->base.host_allocator);
       break;
     case WEFT_LOCAL_SYNC_OP_BARRIER:
       break;
