@@ -1,0 +1,341 @@
+// CTS: executables (static and loaded kernel libraries, lookup, malformed
+// tables).
+#include <stdlib.h>
+#include <string.h>
+
+#include "cts.h"
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+// Asserts that |status| has |code| and that its formatted text contains
+// |needle| (when not NULL); frees the status.
+static void assert_status_contains(weft_status_t status,
+                                   weft_status_code_t code,
+                                   const char* needle) {
+  char text[2048];
+  weft_status_format(status, text, sizeof(text));
+  weft_status_code_t actual = weft_status_code(status);
+  weft_status_free(status);
+  if (actual != code) {
+    fail_msg("expected %s, got: %s", weft_status_code_string(code), text);
+  }
+  if (needle && !strstr(text, needle)) {
+    fail_msg("expected '%s' in: %s", needle, text);
+  }
+}
+
+// Runs write_ids of |executable| over |count| workgroups through
+// queue_dispatch and checks every id.
+static void run_write_ids(weft_cts_t* cts, weft_executable_t* executable,
+                          uint32_t count) {
+  uint32_t ordinal = 0;
+  WEFT_ASSERT_OK(weft_executable_lookup_kernel(executable, "write_ids",
+                                               &ordinal));
+  weft_device_size_t length = (weft_device_size_t)count * 4 * sizeof(uint32_t);
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
+  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
+  uint64_t value = 1;
+  weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 0, length);
+  uint32_t workgroups[3] = {count, 1, 1};
+  WEFT_ASSERT_OK(weft_device_queue_dispatch(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &value), executable, ordinal, workgroups, 0,
+      NULL, 1, &binding));
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, 1));
+  uint32_t* ids = malloc((size_t)length);
+  weft_cts_read_buffer(buffer, 0, ids, length);
+  for (uint32_t i = 0; i < count; ++i) {
+    assert_int_equal(ids[i * 4 + 0], i);
+    assert_int_equal(ids[i * 4 + 1], 0);
+    assert_int_equal(ids[i * 4 + 2], 0);
+    assert_int_equal(ids[i * 4 + 3], i);
+  }
+  free(ids);
+  weft_semaphore_release(semaphore);
+  weft_buffer_release(buffer);
+}
+
+static int noop_kernel(const weft_dispatch_state_t* dispatch,
+                       const weft_workgroup_state_t* workgroup) {
+  (void)dispatch;
+  (void)workgroup;
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Malformed libraries
+//===----------------------------------------------------------------------===//
+
+static const weft_kernel_def_t kNullFnKernels[] = {
+    {"good", noop_kernel, 0, 0, {1, 1, 1}, 0},
+    {"no_function", NULL, 0, 0, {1, 1, 1}, 0},
+};
+static const weft_kernel_library_t kNullFnLibrary = {
+    WEFT_KERNEL_ABI_VERSION, "null_fn", 2, kNullFnKernels};
+static const weft_kernel_library_t* null_fn_query(uint32_t abi_version) {
+  (void)abi_version;
+  return &kNullFnLibrary;
+}
+
+static const weft_kernel_def_t kZeroSizeKernels[] = {
+    {"flat", noop_kernel, 0, 0, {4, 0, 1}, 0},
+};
+static const weft_kernel_library_t kZeroSizeLibrary = {
+    WEFT_KERNEL_ABI_VERSION, "zero_size", 1, kZeroSizeKernels};
+static const weft_kernel_library_t* zero_size_query(uint32_t abi_version) {
+  (void)abi_version;
+  return &kZeroSizeLibrary;
+}
+
+static const weft_kernel_def_t kUnnamedKernels[] = {
+    {NULL, noop_kernel, 0, 0, {1, 1, 1}, 0},
+};
+static const weft_kernel_library_t kUnnamedLibrary = {
+    WEFT_KERNEL_ABI_VERSION, "unnamed", 1, kUnnamedKernels};
+static const weft_kernel_library_t* unnamed_query(uint32_t abi_version) {
+  (void)abi_version;
+  return &kUnnamedLibrary;
+}
+
+static const weft_kernel_def_t kDuplicateKernels[] = {
+    {"twice", noop_kernel, 0, 0, {1, 1, 1}, 0},
+    {"once", noop_kernel, 0, 0, {1, 1, 1}, 0},
+    {"twice", noop_kernel, 0, 0, {1, 1, 1}, 0},
+};
+static const weft_kernel_library_t kDuplicateLibrary = {
+    WEFT_KERNEL_ABI_VERSION, "duplicate", 3, kDuplicateKernels};
+static const weft_kernel_library_t* duplicate_query(uint32_t abi_version) {
+  (void)abi_version;
+  return &kDuplicateLibrary;
+}
+
+static const weft_kernel_library_t kEmptyLibrary = {
+    WEFT_KERNEL_ABI_VERSION, "empty", 0, NULL};
+static const weft_kernel_library_t* empty_query(uint32_t abi_version) {
+  (void)abi_version;
+  return &kEmptyLibrary;
+}
+
+static const weft_kernel_library_t kFutureLibrary = {
+    WEFT_KERNEL_ABI_VERSION + 1, "future", 1, kZeroSizeKernels};
+static const weft_kernel_library_t* future_query(uint32_t abi_version) {
+  (void)abi_version;
+  return &kFutureLibrary;
+}
+
+static const weft_kernel_library_t* null_query(uint32_t abi_version) {
+  (void)abi_version;
+  return NULL;
+}
+
+//===----------------------------------------------------------------------===//
+// Cases
+//===----------------------------------------------------------------------===//
+
+static void create_static(void** state) {
+  weft_cts_t* cts = *state;
+  weft_executable_t* executable = NULL;
+  WEFT_ASSERT_OK(weft_executable_create_static(
+      weft_cts_test_kernels_query, cts->allocator, &executable));
+  assert_string_equal(weft_executable_name(executable), "cts_test_kernels");
+  assert_int_equal(weft_executable_kernel_count(executable), 4);
+  const weft_kernel_def_t* kernel = weft_executable_kernel(executable, 0);
+  assert_non_null(kernel);
+  assert_string_equal(kernel->name, "scale_offset");
+  assert_int_equal(kernel->binding_count, 2);
+  assert_int_equal(kernel->constant_count, 3);
+  assert_int_equal(kernel->workgroup_size[0], 64);
+  assert_null(weft_executable_kernel(executable, 4));
+  assert_null(weft_executable_kernel(executable, UINT32_MAX));
+  weft_executable_retain(executable);
+  weft_executable_release(executable);
+  weft_executable_release(executable);
+}
+
+static void create_static_null_query(void** state) {
+  weft_cts_t* cts = *state;
+  weft_executable_t* executable = (weft_executable_t*)state;
+  assert_status_contains(
+      weft_executable_create_static(NULL, cts->allocator, &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "NULL");
+  assert_null(executable);
+  assert_status_contains(
+      weft_executable_create_static(null_query, cts->allocator, &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "no table");
+  assert_null(executable);
+}
+
+static void lookup_by_name(void** state) {
+  weft_cts_t* cts = *state;
+  static const char* const kNames[] = {"scale_offset", "abs_range",
+                                       "write_ids", "fail"};
+  for (uint32_t i = 0; i < 4; ++i) {
+    uint32_t ordinal = UINT32_MAX;
+    WEFT_ASSERT_OK(
+        weft_executable_lookup_kernel(cts->kernels, kNames[i], &ordinal));
+    assert_int_equal(ordinal, i);
+    assert_string_equal(weft_executable_kernel(cts->kernels, ordinal)->name,
+                        kNames[i]);
+  }
+}
+
+static void lookup_missing_lists_names(void** state) {
+  weft_cts_t* cts = *state;
+  uint32_t ordinal = 0;
+  weft_status_t status =
+      weft_executable_lookup_kernel(cts->kernels, "scale", &ordinal);
+  char text[1024];
+  weft_status_format(status, text, sizeof(text));
+  assert_int_equal(weft_status_code(status), WEFT_STATUS_NOT_FOUND);
+  assert_non_null(strstr(text, "'scale'"));
+  assert_non_null(strstr(text, "cts_test_kernels"));
+  assert_non_null(strstr(text, "scale_offset"));
+  assert_non_null(strstr(text, "abs_range"));
+  assert_non_null(strstr(text, "write_ids"));
+  assert_non_null(strstr(text, "fail"));
+  weft_status_free(status);
+  assert_int_equal(ordinal, UINT32_MAX);
+}
+
+static void load_shared_object(void** state) {
+  weft_cts_t* cts = *state;
+  const char* path = getenv("WEFT_CTS_KERNEL_LIBRARY");
+  if (!path || !path[0]) {
+    skip();
+    return;
+  }
+  weft_executable_t* executable = NULL;
+  WEFT_ASSERT_OK(weft_executable_load(path, cts->allocator, &executable));
+  assert_string_equal(weft_executable_name(executable), "cts_test_kernels");
+  assert_int_equal(weft_executable_kernel_count(executable), 4);
+  run_write_ids(cts, executable, 9);
+  weft_executable_release(executable);
+}
+
+static void loaded_library_outlives_its_creator(void** state) {
+  // A command buffer keeps a loaded library (and its code) alive after the
+  // caller releases it.
+  weft_cts_t* cts = *state;
+  const char* path = getenv("WEFT_CTS_KERNEL_LIBRARY");
+  if (!path || !path[0]) {
+    skip();
+    return;
+  }
+  weft_executable_t* executable = NULL;
+  WEFT_ASSERT_OK(weft_executable_load(path, cts->allocator, &executable));
+  uint32_t ordinal = 0;
+  WEFT_ASSERT_OK(
+      weft_executable_lookup_kernel(executable, "write_ids", &ordinal));
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 3 * 16);
+  weft_command_buffer_t* command_buffer = NULL;
+  WEFT_ASSERT_OK(weft_command_buffer_create(
+      cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
+      WEFT_COMMAND_CATEGORY_ANY, 0, &command_buffer));
+  WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
+  uint32_t workgroups[3] = {3, 1, 1};
+  weft_buffer_ref_t binding =
+      weft_make_buffer_ref(buffer, 0, WEFT_WHOLE_BUFFER);
+  WEFT_ASSERT_OK(weft_command_buffer_dispatch(command_buffer, executable,
+                                              ordinal, workgroups, 0, NULL, 1,
+                                              &binding));
+  WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
+  weft_executable_release(executable);
+
+  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
+  uint64_t value = 1;
+  weft_binding_table_t table = {0, NULL};
+  WEFT_ASSERT_OK(weft_device_queue_execute(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &value), command_buffer, table));
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, 1));
+  uint32_t ids[12];
+  weft_cts_read_buffer(buffer, 0, ids, sizeof(ids));
+  for (uint32_t i = 0; i < 3; ++i) assert_int_equal(ids[i * 4 + 3], i);
+  weft_command_buffer_release(command_buffer);
+  weft_semaphore_release(semaphore);
+  weft_buffer_release(buffer);
+}
+
+static void load_missing_path(void** state) {
+  weft_cts_t* cts = *state;
+  const char* path = "/nonexistent/weft/libnot_a_kernel_library.so";
+  weft_executable_t* executable = (weft_executable_t*)state;
+  assert_status_contains(
+      weft_executable_load(path, cts->allocator, &executable),
+      WEFT_STATUS_NOT_FOUND, path);
+  assert_null(executable);
+}
+
+static void load_without_query_symbol(void** state) {
+  // The C library is a shared object that surely lacks the query symbol.
+  weft_cts_t* cts = *state;
+  weft_executable_t* executable = NULL;
+  assert_status_contains(
+      weft_executable_load("libc.so.6", cts->allocator, &executable),
+      WEFT_STATUS_NOT_FOUND, WEFT_KERNEL_LIBRARY_QUERY_SYMBOL);
+  assert_null(executable);
+}
+
+static void load_empty_path(void** state) {
+  weft_cts_t* cts = *state;
+  weft_executable_t* executable = NULL;
+  assert_status_contains(weft_executable_load("", cts->allocator, &executable),
+                         WEFT_STATUS_INVALID_ARGUMENT, "path");
+  assert_status_contains(
+      weft_executable_load(NULL, cts->allocator, &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "path");
+}
+
+static void malformed_null_function(void** state) {
+  weft_cts_t* cts = *state;
+  weft_executable_t* executable = NULL;
+  assert_status_contains(
+      weft_executable_create_static(null_fn_query, cts->allocator,
+                                    &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "'no_function'");
+  assert_null(executable);
+}
+
+static void malformed_tables(void** state) {
+  weft_cts_t* cts = *state;
+  weft_executable_t* executable = NULL;
+  assert_status_contains(
+      weft_executable_create_static(zero_size_query, cts->allocator,
+                                    &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "'flat'");
+  assert_status_contains(
+      weft_executable_create_static(unnamed_query, cts->allocator,
+                                    &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "no name");
+  assert_status_contains(
+      weft_executable_create_static(duplicate_query, cts->allocator,
+                                    &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "'twice' twice");
+  assert_status_contains(
+      weft_executable_create_static(empty_query, cts->allocator, &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "no kernels");
+  assert_status_contains(
+      weft_executable_create_static(future_query, cts->allocator,
+                                    &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "ABI version");
+  assert_null(executable);
+}
+
+int main(int argc, char** argv) {
+  const struct CMUnitTest tests[] = {
+      WEFT_CTS_CASE(create_static),
+      WEFT_CTS_CASE(create_static_null_query),
+      WEFT_CTS_CASE(lookup_by_name),
+      WEFT_CTS_CASE(lookup_missing_lists_names),
+      WEFT_CTS_CASE(load_shared_object),
+      WEFT_CTS_CASE(loaded_library_outlives_its_creator),
+      WEFT_CTS_CASE(load_missing_path),
+      WEFT_CTS_CASE(load_without_query_symbol),
+      WEFT_CTS_CASE(load_empty_path),
+      WEFT_CTS_CASE(malformed_null_function),
+      WEFT_CTS_CASE(malformed_tables),
+  };
+  return weft_cts_run("executable", tests, WEFT_CTS_COUNT(tests), argc, argv);
+}
