@@ -36,11 +36,18 @@ static void weft_wait_set_count_down(weft_wait_set_t* set, uint32_t count) {
   weft_wait_set_entry_t* failed_entry =
       weft_atomic_load(&set->failed_entry, memory_order_relaxed);
   if (failed_entry) {
+    // Named like the semaphore's own messages: 'name', or the address.
+    char label[96];
     const char* name = weft_semaphore_name(failed_entry->semaphore);
-    status = weft_status_annotate(
-        failed_entry->failure,
-        "while waiting for semaphore '%s' to reach %" PRIu64, name,
-        failed_entry->value);
+    if (name[0]) {
+      snprintf(label, sizeof(label), "'%s'", name);
+    } else {
+      snprintf(label, sizeof(label), "%p", (void*)failed_entry->semaphore);
+    }
+    status = weft_status_annotate(failed_entry->failure,
+                                  "while waiting for semaphore %s to reach "
+                                  "%" PRIu64,
+                                  label, failed_entry->value);
   }
   weft_wait_set_ready_fn_t fn = set->fn;
   void* user_data = set->user_data;
