@@ -4,6 +4,12 @@
 // update and a dispatch) with allocation number N failing, for N = 0, 1, 2,
 // ... until the scenario runs with no injected failure.
 //
+// The scenario runs in two modes: "immediate" (each operation's waits are
+// reached when it is submitted) and "gated" (the whole chain waits on a host
+// semaphore signalled after the last submit, so every operation is parked
+// first and runs when the host signals; a failed submit fails the gate, and
+// the parked operations must unwind through their semaphores).
+//
 // Every run must either succeed or return RESOURCE_EXHAUSTED, never crash or
 // hang, and give back every byte it took from the allocator (checked after
 // each run by a counting allocator under the failing one; under ASan,
@@ -60,6 +66,8 @@ static weft_status_t counting_ctl(void* self, weft_allocator_command_t command,
 typedef struct scenario_t {
   const char* device_string;
   weft_allocator_t allocator;
+  // Gate the chain on a host semaphore signalled after the last submit.
+  int gated;
   // Set when the scenario succeeded but computed wrong results.
   int wrong_results;
 } scenario_t;
@@ -109,6 +117,7 @@ static weft_status_t run_scenario(scenario_t* scenario) {
   weft_buffer_t* scaled = NULL;
   weft_buffer_t* absolute = NULL;
   weft_semaphore_t* timeline = NULL;
+  weft_semaphore_t* gate = NULL;
   weft_fence_t* fence = NULL;
   weft_command_buffer_t* command_buffer = NULL;
   weft_file_t* file = NULL;
@@ -140,6 +149,9 @@ static weft_status_t run_scenario(scenario_t* scenario) {
   }
   if (weft_status_is_ok(status)) {
     status = weft_device_create_semaphore(device, 0, &timeline);
+  }
+  if (weft_status_is_ok(status) && scenario->gated) {
+    status = weft_semaphore_create(allocator, 0, &gate);
   }
   if (weft_status_is_ok(status)) {
     status = weft_fence_create(2, allocator, &fence);
@@ -192,11 +204,15 @@ static weft_status_t run_scenario(scenario_t* scenario) {
   for (int i = 0; i < 6; ++i) {
     at[i] = (weft_semaphore_list_t){1, &timeline, &values[i]};
   }
-  const weft_semaphore_list_t none = weft_semaphore_list_empty();
+  const uint64_t gate_value = 1;
+  const weft_semaphore_list_t first_waits =
+      scenario->gated ? (weft_semaphore_list_t){1, &gate, &gate_value}
+                      : weft_semaphore_list_empty();
   uint64_t accepted = 0;
   const float two = 2.0f;
   if (weft_status_is_ok(status)) {
-    status = weft_device_queue_fill(device, WEFT_QUEUE_AFFINITY_ANY, none,
+    status = weft_device_queue_fill(device, WEFT_QUEUE_AFFINITY_ANY,
+                                    first_waits,
                                     at[1], filled, 0, length, &two,
                                     sizeof(two));
     if (weft_status_is_ok(status)) accepted = 1;
@@ -231,6 +247,16 @@ static weft_status_t run_scenario(scenario_t* scenario) {
     if (weft_status_is_ok(status)) accepted = 5;
   }
 
+  if (gate) {
+    // Open the gate: the parked chain runs (inline on local-sync). If a
+    // submit failed, fail the gate instead so the parked part unwinds.
+    if (weft_status_is_ok(status)) {
+      status = weft_semaphore_signal(gate, gate_value);
+    }
+    if (!weft_status_is_ok(status)) {
+      weft_semaphore_fail(gate, weft_status_clone(status));
+    }
+  }
   if (weft_status_is_ok(status)) {
     // Everything was accepted: the fence (timeline >= 5) reports the chain.
     status = weft_fence_wait(fence, weft_timeout_relative(10ll * 1000000000));
@@ -247,6 +273,7 @@ static weft_status_t run_scenario(scenario_t* scenario) {
   if (file) weft_file_release(file);
   if (command_buffer) weft_command_buffer_release(command_buffer);
   if (fence) weft_fence_release(fence);
+  if (gate) weft_semaphore_release(gate);
   if (timeline) weft_semaphore_release(timeline);
   for (size_t i = 0; i < 4; ++i) {
     if (*buffers[i]) weft_buffer_release(*buffers[i]);
@@ -258,12 +285,14 @@ static weft_status_t run_scenario(scenario_t* scenario) {
 
 // --- The test ---------------------------------------------------------------
 
-static void every_allocation_failure(void** state) {
-  (void)state;
+// Runs the scenario with allocation N failing for N = 0, 1, ... until a run
+// sees no injected failure, checking every run as described at the top.
+static void run_every_failure(int gated) {
   const char* device_string = getenv("WEFT_CTS_DRIVER");
   if (!device_string || !*device_string) device_string = "local-sync";
   const char* verbose_env = getenv("WEFT_FAULT_VERBOSE");
   const int verbose = verbose_env && verbose_env[0] == '1';
+  const char* mode = gated ? "gated" : "immediate";
 
   int64_t runs = 0, runs_with_failure = 0, final_allocations = -1;
   int finished = 0;
@@ -271,19 +300,19 @@ static void every_allocation_failure(void** state) {
     counting_allocator_t counter = {weft_allocator_system(), 0};
     const weft_allocator_t counting = {&counter, counting_ctl};
     weft_failing_allocator_t failing;
-    scenario_t scenario = {device_string,
-                           weft_failing_allocator_initialize(counting, fail_at,
-                                                             &failing),
-                           0};
+    scenario_t scenario = {
+        device_string,
+        weft_failing_allocator_initialize(counting, fail_at, &failing), gated,
+        0};
     weft_status_t status = run_scenario(&scenario);
     ++runs;
     const int64_t injected = failing.failure_count;
-    const int64_t live = atomic_load_explicit(&counter.live,
-                                              memory_order_relaxed);
+    const int64_t live =
+        atomic_load_explicit(&counter.live, memory_order_relaxed);
     const weft_status_code_t code = weft_status_code(status);
     if (verbose || (injected > 0 && code != WEFT_STATUS_RESOURCE_EXHAUSTED) ||
         (injected == 0 && code != WEFT_STATUS_OK)) {
-      printf("run %lld: %lld requests, %lld failed, %lld live: ",
+      printf("%s run %lld: %lld requests, %lld failed, %lld live: ", mode,
              (long long)fail_at, (long long)failing.request_count,
              (long long)injected, (long long)live);
       if (weft_status_is_ok(status)) {
@@ -296,17 +325,17 @@ static void every_allocation_failure(void** state) {
     weft_status_free(status);
 
     if (live != 0) {
-      fail_msg("run %lld (allocation %lld fails): %lld allocations leaked",
-               (long long)fail_at, (long long)fail_at, (long long)live);
+      fail_msg("%s run %lld (allocation %lld fails): %lld allocations leaked",
+               mode, (long long)fail_at, (long long)fail_at, (long long)live);
     }
     if (injected == 0) {
       // Nothing was injected: this is the full scenario and must pass.
       if (code != WEFT_STATUS_OK) {
-        fail_msg("run %lld: failed with no injected failure",
+        fail_msg("%s run %lld: failed with no injected failure", mode,
                  (long long)fail_at);
       }
       if (scenario.wrong_results) {
-        fail_msg("run %lld: the scenario computed wrong results",
+        fail_msg("%s run %lld: the scenario computed wrong results", mode,
                  (long long)fail_at);
       }
       final_allocations = failing.request_count;
@@ -314,26 +343,37 @@ static void every_allocation_failure(void** state) {
     } else {
       ++runs_with_failure;
       if (code == WEFT_STATUS_OK) {
-        fail_msg("run %lld: allocation %lld failed but the scenario "
+        fail_msg("%s run %lld: allocation %lld failed but the scenario "
                  "returned OK (an error was swallowed)",
-                 (long long)fail_at, (long long)fail_at);
+                 mode, (long long)fail_at, (long long)fail_at);
       } else if (code != WEFT_STATUS_RESOURCE_EXHAUSTED) {
-        fail_msg("run %lld: expected RESOURCE_EXHAUSTED, got %s",
+        fail_msg("%s run %lld: expected RESOURCE_EXHAUSTED, got %s", mode,
                  (long long)fail_at, weft_status_code_string(code));
       }
     }
   }
-  printf("fault.injection on %s: %lld runs, %lld with an injected failure, "
-         "final run made %lld allocations and passed\n",
-         device_string, (long long)runs, (long long)runs_with_failure,
+  printf("fault.injection %s on %s: %lld runs, %lld with an injected "
+         "failure, final run made %lld allocations and passed\n",
+         mode, device_string, (long long)runs, (long long)runs_with_failure,
          (long long)final_allocations);
   assert_true(finished);
   assert_true(runs_with_failure > 0);
 }
 
+static void immediate_chain(void** state) {
+  (void)state;
+  run_every_failure(/*gated=*/0);
+}
+
+static void gated_chain(void** state) {
+  (void)state;
+  run_every_failure(/*gated=*/1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(every_allocation_failure),
+      cmocka_unit_test(immediate_chain),
+      cmocka_unit_test(gated_chain),
   };
   return cmocka_run_group_tests_name("fault", tests, NULL, NULL);
 }
