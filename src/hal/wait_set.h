@@ -58,7 +58,8 @@ struct weft_wait_set_t {
   weft_wait_set_entry_t entries[];
 };
 
-// Returns the bytes needed for a set waiting on |wait_count| entries.
+// Returns the bytes needed for a set waiting on |wait_count| entries. The
+// storage must be aligned like weft_wait_set_t (8 bytes suffice).
 size_t weft_wait_set_storage_size(uint32_t wait_count);
 
 // Starts waiting on every entry of |waits| and calls |fn(user_data, status)|
