@@ -362,6 +362,7 @@ int main(int argc, char** argv) {
            (uint64_t)count * 2 * sizeof(float));
     weft_status_t status = run_pipeline(device_string, count, &paths);
     if (!weft_status_is_ok(status)) {
+      fflush(stdout);  // keep the report in order when both go to one place
       fprintf(stderr, "weft-example-pipeline: ");
       weft_status_fprint(stderr, status);
       weft_status_free(status);
