@@ -7,6 +7,18 @@
 #include "hal/command_buffer_impl.h"
 #include "hal/local/inline_dispatch.h"
 
+// Returns |status| (consumed) with its message prefixed "|op_name|: " so
+// that errors from the file layer read like every other queue error.
+static weft_status_t weft_queue_prefix_status(const char* op_name,
+                                              weft_status_t status) {
+  if (weft_status_is_ok(status)) return status;
+  weft_status_t prefixed =
+      weft_status_make_(__FILE__, __LINE__, weft_status_code(status),
+                        "%s: %s", op_name, weft_status_message(status));
+  weft_status_free(status);
+  return prefixed;
+}
+
 // Checks one wait or signal list (|which| is "wait" or "signal").
 static weft_status_t weft_queue_validate_semaphore_list(
     const char* op_name, const char* which, weft_semaphore_list_t list) {
@@ -122,13 +134,16 @@ weft_status_t weft_queue_validate_update(const void* source,
                                          weft_device_size_t offset,
                                          weft_device_size_t length,
                                          weft_device_size_t* out_length) {
-  weft_status_t status = weft_queue_validate_buffer(
-      "queue_update", "target", target, WEFT_BUFFER_USAGE_TRANSFER_TARGET,
-      offset, length, out_length);
-  if (weft_status_is_ok(status) && length == WEFT_WHOLE_BUFFER) {
+  weft_status_t status = WEFT_OK;
+  if (length == WEFT_WHOLE_BUFFER) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "queue_update: length must be the size of the host "
                          "data, not WEFT_WHOLE_BUFFER");
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_buffer(
+        "queue_update", "target", target, WEFT_BUFFER_USAGE_TRANSFER_TARGET,
+        offset, length, out_length);
   }
   if (weft_status_is_ok(status) && !source && *out_length > 0) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
@@ -179,9 +194,8 @@ weft_status_t weft_queue_validate_read(weft_file_t* file,
         target_offset, length, out_length);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_status_annotate(
-        weft_file_validate_read(file, file_offset, *out_length),
-        "in queue_read");
+    status = weft_queue_prefix_status(
+        "queue_read", weft_file_validate_read(file, file_offset, *out_length));
   }
   return status;
 }
@@ -202,9 +216,9 @@ weft_status_t weft_queue_validate_write(weft_buffer_t* source,
         source_offset, length, out_length);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_status_annotate(
-        weft_file_validate_write(file, file_offset, *out_length),
-        "in queue_write");
+    status = weft_queue_prefix_status(
+        "queue_write",
+        weft_file_validate_write(file, file_offset, *out_length));
   }
   return status;
 }

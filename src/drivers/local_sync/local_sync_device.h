@@ -24,11 +24,12 @@ typedef struct weft_local_sync_op_t weft_local_sync_op_t;
 
 typedef struct weft_local_sync_device_t {
   weft_device_t base;
-  // Guards |pending_head|, |pending_count| and the pending links of every
-  // parked op.
+  // Guards |pending_head|, |pending_tail|, |pending_count| and the pending
+  // links of every parked op.
   weft_slim_mutex_t pending_mutex;
-  // Parked ops not yet started, most recent first.
+  // Parked ops not yet started, oldest first.
   weft_local_sync_op_t* pending_head;
+  weft_local_sync_op_t* pending_tail;
   uint32_t pending_count;
 } weft_local_sync_device_t;
 

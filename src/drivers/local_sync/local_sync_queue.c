@@ -368,14 +368,10 @@ static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
   weft_status_t status = WEFT_OK;
   switch (args->type) {
     case WEFT_LOCAL_SYNC_OP_ALLOCA:
-      status = weft_status_annotate(
-          weft_transient_buffer_commit(args->transient.buffer),
-          "in queue_alloca");
+      status = weft_transient_buffer_commit(args->transient.buffer);
       break;
     case WEFT_LOCAL_SYNC_OP_DEALLOCA:
-      status = weft_status_annotate(
-          weft_transient_buffer_decommit(args->transient.buffer),
-          "in queue_dealloca");
+      status = weft_transient_buffer_decommit(args->transient.buffer);
       break;
     case WEFT_LOCAL_SYNC_OP_FILL:
       status = weft_buffer_transfer_fill(
@@ -434,11 +430,19 @@ static void weft_local_sync_op_run(weft_local_sync_device_t* device,
   // Begin.
   weft_status_t status = wait_status;
   bool ended = false;
+  const char* op_name = kWeftLocalSyncOpNames[args->type];
   if (weft_status_is_ok(status)) {
     status = weft_local_sync_do(device, args, signal_list, &ended);
+    // Errors from lower layers that do not say which op they came from
+    // (a transient buffer used after dealloca, a file's short read) are
+    // annotated with it; host call errors are the caller's own words.
+    if (!weft_status_is_ok(status) &&
+        args->type != WEFT_LOCAL_SYNC_OP_HOST_CALL &&
+        strncmp(weft_status_message(status), op_name, strlen(op_name)) != 0) {
+      status = weft_status_annotate(status, "while running %s", op_name);
+    }
   } else {
-    status = weft_status_annotate(status, "so %s did not run",
-                                  kWeftLocalSyncOpNames[args->type]);
+    status = weft_status_annotate(status, "so %s did not run", op_name);
   }
   // End.
   if (ended) {
@@ -489,7 +493,11 @@ static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op) {
   } else {
     device->pending_head = op->pending_next;
   }
-  if (op->pending_next) op->pending_next->pending_prev = op->pending_prev;
+  if (op->pending_next) {
+    op->pending_next->pending_prev = op->pending_prev;
+  } else {
+    device->pending_tail = op->pending_prev;
+  }
   --device->pending_count;
   weft_slim_mutex_unlock(&device->pending_mutex);
 
@@ -608,9 +616,13 @@ static weft_status_t weft_local_sync_park(
   op->park_time = weft_time_now();
 
   weft_slim_mutex_lock(&device->pending_mutex);
-  op->pending_next = device->pending_head;
-  if (device->pending_head) device->pending_head->pending_prev = op;
-  device->pending_head = op;
+  op->pending_prev = device->pending_tail;
+  if (device->pending_tail) {
+    device->pending_tail->pending_next = op;
+  } else {
+    device->pending_head = op;
+  }
+  device->pending_tail = op;
   ++device->pending_count;
   weft_slim_mutex_unlock(&device->pending_mutex);
 
