@@ -351,7 +351,7 @@ static weft_status_t weft_command_buffer_check_ref(
                                           what, out_length);
     }
     if (!weft_status_is_ok(status)) {
-      status = weft_status_annotate(status, "%s", role);
+      status = weft_status_annotate(status, "for the %s", role);
     }
   } else if (ref.slot >= command_buffer->binding_capacity) {
     status = WEFT_STATUS(OUT_OF_RANGE,
