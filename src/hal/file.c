@@ -414,9 +414,9 @@ static void weft_file_extend_length(weft_file_t* file, uint64_t end) {
 
 // --- Validation ---------------------------------------------------------------
 
-// Checks what reads and writes share: access, the range fits in a file
-// offset, and streams are addressed at their current position. Names are
-// formatted only on the error paths.
+// Checks what reads and writes share: access, and the range fits in a file
+// offset. Names are formatted only on the error paths. (A stream's position
+// is checked when the transfer runs: queued transfers advance it in order.)
 static weft_status_t weft_file_validate_common(const weft_file_t* file,
                                                weft_file_access_t access,
                                                const char* verb,
@@ -437,18 +437,6 @@ static weft_status_t weft_file_validate_common(const weft_file_t* file,
         " of %s is past the largest file offset",
         verb, length, offset,
         weft_file_display_name(file, display_name, sizeof(display_name)));
-  } else if (file->is_stream) {
-    uint64_t position = weft_atomic_load(
-        &((weft_file_t*)file)->stream_position, memory_order_relaxed);
-    if (offset != position) {
-      status = WEFT_STATUS(
-          INVALID_ARGUMENT,
-          "%s at offset %" PRIu64 " of %s: the stream can only continue at "
-          "byte %" PRIu64,
-          verb, offset,
-          weft_file_display_name(file, display_name, sizeof(display_name)),
-          position);
-    }
   }
   return status;
 }
@@ -521,6 +509,20 @@ static weft_status_t weft_file_transfer_fd(weft_file_t* file, bool is_write,
                                            uint64_t offset, uint8_t* bytes,
                                            uint64_t length) {
   weft_status_t status = WEFT_OK;
+  if (file->is_stream) {
+    uint64_t position =
+        weft_atomic_load(&file->stream_position, memory_order_relaxed);
+    if (offset != position) {
+      char display_name[WEFT_FILE_DISPLAY_NAME_CAPACITY];
+      status = WEFT_STATUS(
+          INVALID_ARGUMENT,
+          "%s at offset %" PRIu64 " of %s: the stream can only continue at "
+          "byte %" PRIu64,
+          is_write ? "write" : "read", offset,
+          weft_file_display_name(file, display_name, sizeof(display_name)),
+          position);
+    }
+  }
   uint64_t done = 0;
   while (weft_status_is_ok(status) && done < length) {
     uint64_t remaining = length - done;

@@ -18,8 +18,10 @@ void weft_file_set_max_chunk_for_testing(weft_file_t* file,
                                          uint64_t max_chunk);
 
 // True for descriptors that cannot seek (pipes, sockets, terminals): such
-// files transfer sequentially and each offset must be the current stream
-// position.
+// files transfer sequentially with read/write, and each transfer's offset
+// must be the stream position when it runs (INVALID_ARGUMENT otherwise;
+// submit-time validation cannot know it, as earlier transfers may be
+// queued). Concurrent transfers on one stream are the caller's error.
 bool weft_file_is_stream(const weft_file_t* file);
 
 #endif  // WEFT_HAL_FILE_IMPL_H_

@@ -296,6 +296,12 @@ static void pipe_is_a_stream(void** state) {
                      "the stream can only continue at byte 200");
   assert_ok(weft_file_write(writer, 200, data + 200, 100));
   uint8_t out[300];
+  // Submit-time validation accepts a later offset (queued transfers run in
+  // order); the position is checked when the transfer runs.
+  assert_ok(weft_file_validate_read(reader, 120, 180));
+  assert_status_text(weft_file_read(reader, 120, out, 180),
+                     WEFT_STATUS_INVALID_ARGUMENT,
+                     "read at offset 120 of fd");
   assert_ok(weft_file_read(reader, 0, out, 120));
   assert_ok(weft_file_read(reader, 120, out + 120, 180));
   assert_memory_equal(out, data, sizeof(data));
