@@ -54,13 +54,16 @@ weft_allocator_t weft_device_host_allocator(const weft_device_t* device) {
 
 weft_status_t weft_device_query_i64(weft_device_t* device, const char* key,
                                     int64_t* out_value) {
+  weft_status_t status = WEFT_OK;
   if (!key || !out_value) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "weft_device_query_i64: key and out_value are "
-                       "required");
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "weft_device_query_i64: key and out_value are "
+                         "required");
+  } else {
+    *out_value = 0;
+    status = weft_device_vtable(device)->query_i64(device, key, out_value);
   }
-  *out_value = 0;
-  return weft_device_vtable(device)->query_i64(device, key, out_value);
+  return status;
 }
 
 weft_status_t weft_device_create_semaphore(weft_device_t* device,
@@ -74,14 +77,17 @@ weft_status_t weft_device_allocate_buffer(weft_device_t* device,
                                           weft_buffer_params_t params,
                                           weft_device_size_t byte_length,
                                           weft_buffer_t** out_buffer) {
+  weft_status_t status = WEFT_OK;
   if (!out_buffer) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "weft_device_allocate_buffer: out_buffer is NULL");
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "weft_device_allocate_buffer: out_buffer is NULL");
+  } else {
+    *out_buffer = NULL;
+    status = weft_device_vtable(device)->allocate_buffer(
+        device, weft_buffer_params_canonicalize(params), byte_length,
+        out_buffer);
   }
-  *out_buffer = NULL;
-  return weft_device_vtable(device)->allocate_buffer(
-      device, weft_buffer_params_canonicalize(params), byte_length,
-      out_buffer);
+  return status;
 }
 
 void weft_device_dump_pending(weft_device_t* device, FILE* stream) {

@@ -93,15 +93,18 @@ static weft_status_t weft_device_options_parse_query(
 weft_status_t weft_device_options_parse(const char* device_string,
                                         weft_device_options_t* out_options) {
   weft_status_t status = WEFT_OK;
-  if (!out_options) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "weft_device_options_parse: out_options is NULL");
-  }
-  memset(out_options, 0, sizeof(*out_options));
-  out_options->driver_name = "";
-  out_options->path = "";
   size_t length = device_string ? strlen(device_string) : 0;
-  if (!device_string || length == 0) {
+  if (!out_options) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "weft_device_options_parse: out_options is NULL");
+  } else {
+    memset(out_options, 0, sizeof(*out_options));
+    out_options->driver_name = "";
+    out_options->path = "";
+  }
+  if (!weft_status_is_ok(status)) {
+    // Nothing to parse into.
+  } else if (!device_string || length == 0) {
     status = WEFT_STATUS(INVALID_ARGUMENT, "device string is empty");
   } else if (length >= sizeof(out_options->storage)) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
@@ -128,7 +131,7 @@ weft_status_t weft_device_options_parse(const char* device_string,
     status = weft_device_options_parse_query(device_string, query,
                                              out_options);
   }
-  if (!weft_status_is_ok(status)) {
+  if (!weft_status_is_ok(status) && out_options) {
     memset(out_options, 0, sizeof(*out_options));
     out_options->driver_name = "";
     out_options->path = "";
@@ -149,16 +152,17 @@ weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
                                           const char* key,
                                           uint32_t* out_value) {
   const char* text = weft_device_options_find(options, key);
-  if (!text) return WEFT_OK;
   weft_status_t status = WEFT_OK;
   uint64_t value = 0;
-  if (text[0] == '\0') {
+  if (!text) {
+    // Absent: |out_value| keeps its default.
+  } else if (text[0] == '\0') {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "option '%s' is empty; expected a non-negative "
                          "integer",
                          key);
   }
-  for (const char* p = text; weft_status_is_ok(status) && *p; ++p) {
+  for (const char* p = text; text && weft_status_is_ok(status) && *p; ++p) {
     if (*p < '0' || *p > '9') {
       status = WEFT_STATUS(INVALID_ARGUMENT,
                            "option '%s=%s' is not a non-negative integer",
@@ -172,7 +176,7 @@ weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
       }
     }
   }
-  if (weft_status_is_ok(status)) *out_value = (uint32_t)value;
+  if (text && weft_status_is_ok(status)) *out_value = (uint32_t)value;
   return status;
 }
 
@@ -233,14 +237,16 @@ static weft_status_t weft_driver_list_create_device(
     const weft_driver_t* const* drivers, uint32_t driver_count,
     const char* device_string, weft_allocator_t allocator,
     weft_device_t** out_device) {
-  if (!out_device) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "weft_device_create: out_device is NULL");
-  }
-  *out_device = NULL;
   // The options are ~1 KiB: fine on the stack of a create call.
   weft_device_options_t options;
-  weft_status_t status = weft_device_options_parse(device_string, &options);
+  weft_status_t status = WEFT_OK;
+  if (!out_device) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "weft_device_create: out_device is NULL");
+  } else {
+    *out_device = NULL;
+    status = weft_device_options_parse(device_string, &options);
+  }
   const weft_driver_t* driver = NULL;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < driver_count; ++i) {
     if (strcmp(drivers[i]->name, options.driver_name) == 0) {
@@ -288,14 +294,16 @@ struct weft_driver_registry_t {
 
 weft_status_t weft_driver_registry_create(
     weft_allocator_t allocator, weft_driver_registry_t** out_registry) {
-  if (!out_registry) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "weft_driver_registry_create: out_registry is NULL");
-  }
-  *out_registry = NULL;
   weft_driver_registry_t* registry = NULL;
-  weft_status_t status =
-      weft_allocator_malloc(allocator, sizeof(*registry), (void**)&registry);
+  weft_status_t status = WEFT_OK;
+  if (!out_registry) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "weft_driver_registry_create: out_registry is NULL");
+  } else {
+    *out_registry = NULL;
+    status =
+        weft_allocator_malloc(allocator, sizeof(*registry), (void**)&registry);
+  }
   if (weft_status_is_ok(status)) {
     registry->allocator = allocator;
     *out_registry = registry;
@@ -320,10 +328,11 @@ weft_status_t weft_driver_registry_create_default(
 }
 
 void weft_driver_registry_release(weft_driver_registry_t* registry) {
-  if (!registry) return;
-  weft_allocator_t allocator = registry->allocator;
-  weft_allocator_free(allocator, registry->drivers);
-  weft_allocator_free(allocator, registry);
+  if (registry) {
+    weft_allocator_t allocator = registry->allocator;
+    weft_allocator_free(allocator, registry->drivers);
+    weft_allocator_free(allocator, registry);
+  }
 }
 
 weft_status_t weft_driver_registry_register(weft_driver_registry_t* registry,
@@ -376,11 +385,15 @@ const weft_driver_t* weft_driver_registry_get(
 weft_status_t weft_driver_registry_create_device(
     weft_driver_registry_t* registry, const char* device_string,
     weft_allocator_t allocator, weft_device_t** out_device) {
+  weft_status_t status = WEFT_OK;
   if (!registry) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "weft_driver_registry_create_device: registry is "
-                       "NULL");
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "weft_driver_registry_create_device: registry is "
+                         "NULL");
+  } else {
+    status = weft_driver_list_create_device(registry->drivers,
+                                            registry->count, device_string,
+                                            allocator, out_device);
   }
-  return weft_driver_list_create_device(registry->drivers, registry->count,
-                                        device_string, allocator, out_device);
+  return status;
 }

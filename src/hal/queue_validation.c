@@ -11,11 +11,13 @@
 // that errors from the file layer read like every other queue error.
 static weft_status_t weft_queue_prefix_status(const char* op_name,
                                               weft_status_t status) {
-  if (weft_status_is_ok(status)) return status;
-  weft_status_t prefixed =
-      weft_status_make_(__FILE__, __LINE__, weft_status_code(status),
-                        "%s: %s", op_name, weft_status_message(status));
-  weft_status_free(status);
+  weft_status_t prefixed = WEFT_OK;
+  if (!weft_status_is_ok(status)) {
+    prefixed =
+        weft_status_make_(__FILE__, __LINE__, weft_status_code(status),
+                          "%s: %s", op_name, weft_status_message(status));
+    weft_status_free(status);
+  }
   return prefixed;
 }
 

@@ -1233,6 +1233,125 @@ static void parked_op_keeps_resources_alive(void** state) {
   weft_semaphore_release(done);
 }
 
+//===----------------------------------------------------------------------===//
+// Allocation failures
+//===----------------------------------------------------------------------===//
+
+// Fails |semaphore| (if created) so that anything parked on it completes.
+static void fail_and_release(weft_semaphore_t* semaphore) {
+  if (!semaphore) return;
+  weft_semaphore_fail(semaphore, WEFT_STATUS(CANCELLED, "test cleanup"));
+  weft_semaphore_release(semaphore);
+}
+
+// True for the outcomes an injected allocation failure may cause.
+static bool is_injected_outcome(weft_status_t status) {
+  weft_status_code_t code = weft_status_code(status);
+  return code == WEFT_STATUS_OK || code == WEFT_STATUS_RESOURCE_EXHAUSTED ||
+         code == WEFT_STATUS_CANCELLED;
+}
+
+// Runs a small mixed pipeline on a device whose allocator fails allocation
+// |fail_at| and every later one. Every submission either fails synchronously
+// or completes (signalling or failing its semaphores); nothing may hang or
+// leak. Returns the number of allocations failed on purpose.
+static int64_t run_pipeline_failing_at(const char* device_string,
+                                       int64_t fail_at) {
+  weft_failing_allocator_t storage;
+  weft_allocator_t allocator = weft_failing_allocator_initialize(
+      weft_allocator_system(), fail_at, &storage);
+  weft_device_t* device = NULL;
+  weft_semaphore_t* gate = NULL;
+  weft_semaphore_t* s = NULL;
+  weft_semaphore_t* t = NULL;
+  weft_buffer_t* buffer = NULL;
+  weft_buffer_t* transient = NULL;
+  weft_status_t status = weft_device_create(device_string, allocator, &device);
+  if (weft_status_is_ok(status)) {
+    status = weft_device_create_semaphore(device, 0, &gate);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_create_semaphore(device, 0, &s);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_create_semaphore(device, 0, &t);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_allocate_buffer(device, (weft_buffer_params_t){0}, 64,
+                                         &buffer);
+  }
+  uint64_t v[4] = {0, 1, 2, 3};
+  uint8_t bytes[64];
+  memset(bytes, 0x3C, sizeof(bytes));
+  if (weft_status_is_ok(status)) {
+    status = weft_device_queue_update(device, ANY, weft_cts_list1(&gate, &v[1]),
+                                      weft_cts_list1(&s, &v[1]), bytes, buffer,
+                                      0, 64);
+  }
+  host_call_probe_t probe = {0};
+  probe.signal = s;
+  if (weft_status_is_ok(status)) {
+    status = weft_device_queue_host_call(
+        device, ANY, weft_cts_list1(&s, &v[1]), weft_cts_list1(&s, &v[2]),
+        probe_host_call, &probe, NULL, WEFT_HOST_CALL_FLAG_NONE);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_queue_alloca(device, ANY, empty_list(),
+                                      weft_cts_list1(&t, &v[1]),
+                                      (weft_buffer_params_t){0}, 64,
+                                      &transient);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_queue_dealloca(device, ANY, weft_cts_list1(&t, &v[1]),
+                                        weft_cts_list1(&t, &v[2]), transient);
+  }
+  if (weft_status_is_ok(status)) {
+    uint32_t pattern = 0x01010101u;
+    status = weft_device_queue_fill(device, ANY, weft_cts_list1(&s, &v[2]),
+                                    weft_cts_list1(&s, &v[3]), buffer, 0, 32,
+                                    &pattern, 4);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_semaphore_signal(gate, 1);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_status_t waited = weft_cts_wait(s, 3);
+    if (!is_injected_outcome(waited)) {
+      weft_status_fprint(stderr, waited);
+      fail_msg("fail_at %lld: unexpected pipeline outcome", (long long)fail_at);
+    }
+    weft_status_free(waited);
+    weft_status_t waited_t = weft_cts_wait(t, 2);
+    assert_true(is_injected_outcome(waited_t));
+    weft_status_free(waited_t);
+  }
+  // Only allocation failures may have stopped the pipeline.
+  if (!is_injected_outcome(status)) {
+    weft_status_fprint(stderr, status);
+    fail_msg("fail_at %lld: unexpected submission error", (long long)fail_at);
+  }
+  weft_status_free(status);
+  fail_and_release(gate);
+  fail_and_release(s);
+  fail_and_release(t);
+  weft_buffer_release(transient);
+  weft_buffer_release(buffer);
+  weft_device_release(device);
+  // The failing allocator counts with __atomic builtins on plain fields.
+  return __atomic_load_n(&storage.failure_count, __ATOMIC_RELAXED);
+}
+
+static void allocation_failures_never_hang_or_leak(void** state) {
+  weft_cts_t* cts = *state;
+  int64_t fail_at = 0;
+  while (fail_at < 1000 &&
+         run_pipeline_failing_at(cts->device_string, fail_at) > 0) {
+    ++fail_at;
+  }
+  assert_true(fail_at >= 10);  // the pipeline makes at least 10 allocations
+  assert_true(fail_at < 1000);
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(fill_whole_buffer),
@@ -1273,6 +1392,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(read_write_fd_file),
       WEFT_CTS_CASE(execute_command_buffer_with_binding_table),
       WEFT_CTS_CASE(parked_op_keeps_resources_alive),
+      WEFT_CTS_CASE(allocation_failures_never_hang_or_leak),
   };
   return weft_cts_run("queue", tests, WEFT_CTS_COUNT(tests), argc, argv);
 }

@@ -529,15 +529,18 @@ static void weft_local_sync_op_ready(void* user_data, weft_status_t status) {
     queue->head = op;
   }
   queue->tail = op;
-  if (queue->draining) return;
-  queue->draining = true;
-  while (queue->head) {
-    weft_local_sync_op_t* next = queue->head;
-    queue->head = next->ready_next;
-    if (!queue->head) queue->tail = NULL;
-    weft_local_sync_op_run_parked(next);
+  // A thread already draining (further up this stack) reaches |op| in its
+  // loop; otherwise this call becomes the drainer.
+  if (!queue->draining) {
+    queue->draining = true;
+    while (queue->head) {
+      weft_local_sync_op_t* next = queue->head;
+      queue->head = next->ready_next;
+      if (!queue->head) queue->tail = NULL;
+      weft_local_sync_op_run_parked(next);
+    }
+    queue->draining = false;
   }
-  queue->draining = false;
 }
 
 // Rounds |value| up to a multiple of 16.
@@ -545,22 +548,24 @@ static size_t weft_local_sync_align16(size_t value) {
   return (value + 15) & ~(size_t)15;
 }
 
-// Parks an op whose waits are not yet reached. On failure nothing was
-// retained or started and the signals are untouched.
-static weft_status_t weft_local_sync_park(
+// Allocates a parked op record for |args| and fills it: copies of the lists
+// and of the arguments' arrays and bytes, references on every semaphore and
+// object and on the device. On failure nothing is retained.
+static weft_status_t weft_local_sync_op_allocate(
     weft_local_sync_device_t* device, const weft_local_sync_op_args_t* args,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list) {
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_local_sync_op_t** out_op) {
   size_t extra_size = 0;
   weft_status_t status = weft_local_sync_op_args_extra_size(args, &extra_size);
-  // Layout: record | wait values | signal values | wait semaphores |
-  // signal semaphores | wait set | extra. Counts are uint32, so only the
-  // extra bytes can overflow.
+  // Layout: record | wait values, signal values | wait semaphores, signal
+  // semaphores | wait set | extra. Counts are uint32, so only the extra
+  // bytes can overflow.
+  uint32_t entry_count = wait_list.count + signal_list.count;
   size_t record_size = weft_local_sync_align16(sizeof(weft_local_sync_op_t));
-  size_t values_size = weft_local_sync_align16(
-      ((size_t)wait_list.count + signal_list.count) * sizeof(uint64_t));
-  size_t semaphores_size = weft_local_sync_align16(
-      ((size_t)wait_list.count + signal_list.count) *
-      sizeof(weft_semaphore_t*));
+  size_t values_size =
+      weft_local_sync_align16((size_t)entry_count * sizeof(uint64_t));
+  size_t semaphores_size = weft_local_sync_align16((size_t)entry_count *
+                                                   sizeof(weft_semaphore_t*));
   size_t wait_set_size =
       weft_local_sync_align16(weft_wait_set_storage_size(wait_list.count));
   size_t fixed_size =
@@ -577,60 +582,65 @@ static weft_status_t weft_local_sync_park(
                                                  fixed_size + extra_size,
                                                  (void**)&storage);
   }
-  if (!weft_status_is_ok(status)) {
-    return weft_status_annotate(status, "while parking %s",
-                                kWeftLocalSyncOpNames[args->type]);
+  if (weft_status_is_ok(status)) {
+    weft_local_sync_op_t* op = (weft_local_sync_op_t*)storage;
+    memset(op, 0, sizeof(*op));
+    uint64_t* values = (uint64_t*)(storage + record_size);
+    weft_semaphore_t** semaphores =
+        (weft_semaphore_t**)(storage + record_size + values_size);
+    op->wait_set = (weft_wait_set_t*)(storage + record_size + values_size +
+                                      semaphores_size);
+    op->wait_list.count = wait_list.count;
+    op->wait_list.semaphores = semaphores;
+    op->wait_list.values = values;
+    op->signal_list.count = signal_list.count;
+    op->signal_list.semaphores = semaphores + wait_list.count;
+    op->signal_list.values = values + wait_list.count;
+    for (uint32_t i = 0; i < entry_count; ++i) {
+      bool is_wait = i < wait_list.count;
+      uint32_t j = is_wait ? i : i - wait_list.count;
+      semaphores[i] =
+          is_wait ? wait_list.semaphores[j] : signal_list.semaphores[j];
+      values[i] = is_wait ? wait_list.values[j] : signal_list.values[j];
+      weft_semaphore_retain(semaphores[i]);
+    }
+    op->args = *args;
+    weft_local_sync_op_args_copy_extra(&op->args, storage + fixed_size);
+    weft_local_sync_op_args_reference(&op->args, /*retain=*/true);
+    weft_device_retain(&device->base);
+    op->device = device;
+    op->park_time = weft_time_now();
+    *out_op = op;
   }
+  return weft_status_annotate(status, "while parking %s",
+                              kWeftLocalSyncOpNames[args->type]);
+}
 
-  weft_local_sync_op_t* op = (weft_local_sync_op_t*)storage;
-  memset(op, 0, sizeof(*op));
-  uint64_t* values = (uint64_t*)(storage + record_size);
-  weft_semaphore_t** semaphores =
-      (weft_semaphore_t**)(storage + record_size + values_size);
-  op->wait_set =
-      (weft_wait_set_t*)(storage + record_size + values_size +
-                         semaphores_size);
-  uint8_t* extra = storage + fixed_size;
-
-  op->wait_list.count = wait_list.count;
-  op->wait_list.semaphores = semaphores;
-  op->wait_list.values = values;
-  op->signal_list.count = signal_list.count;
-  op->signal_list.semaphores = semaphores + wait_list.count;
-  op->signal_list.values = values + wait_list.count;
-  for (uint32_t i = 0; i < wait_list.count; ++i) {
-    semaphores[i] = wait_list.semaphores[i];
-    values[i] = wait_list.values[i];
-    weft_semaphore_retain(semaphores[i]);
+// Parks an op whose waits are not yet reached. On failure nothing was
+// retained or started and the signals are untouched.
+static weft_status_t weft_local_sync_park(
+    weft_local_sync_device_t* device, const weft_local_sync_op_args_t* args,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list) {
+  weft_local_sync_op_t* op = NULL;
+  weft_status_t status =
+      weft_local_sync_op_allocate(device, args, wait_list, signal_list, &op);
+  if (weft_status_is_ok(status)) {
+    weft_slim_mutex_lock(&device->pending_mutex);
+    op->pending_prev = device->pending_tail;
+    if (device->pending_tail) {
+      device->pending_tail->pending_next = op;
+    } else {
+      device->pending_head = op;
+    }
+    device->pending_tail = op;
+    ++device->pending_count;
+    weft_slim_mutex_unlock(&device->pending_mutex);
+    // From here on |op| belongs to the wait set: it may already have run
+    // (and been freed) when this returns.
+    weft_wait_set_start(op->wait_set, op->wait_list, weft_local_sync_op_ready,
+                        op);
   }
-  for (uint32_t i = 0; i < signal_list.count; ++i) {
-    semaphores[wait_list.count + i] = signal_list.semaphores[i];
-    values[wait_list.count + i] = signal_list.values[i];
-    weft_semaphore_retain(signal_list.semaphores[i]);
-  }
-  op->args = *args;
-  weft_local_sync_op_args_copy_extra(&op->args, extra);
-  weft_local_sync_op_args_reference(&op->args, /*retain=*/true);
-  weft_device_retain(&device->base);
-  op->device = device;
-  op->park_time = weft_time_now();
-
-  weft_slim_mutex_lock(&device->pending_mutex);
-  op->pending_prev = device->pending_tail;
-  if (device->pending_tail) {
-    device->pending_tail->pending_next = op;
-  } else {
-    device->pending_head = op;
-  }
-  device->pending_tail = op;
-  ++device->pending_count;
-  weft_slim_mutex_unlock(&device->pending_mutex);
-
-  // From here on |op| belongs to the wait set: it may already have run
-  // (and been freed) when this returns.
-  weft_wait_set_start(op->wait_set, op->wait_list, weft_local_sync_op_ready,
-                      op);
-  return WEFT_OK;
+  return status;
 }
 
 // Checks the waits at submit: sets |*out_ready| when every one is reached,
