@@ -1108,6 +1108,150 @@ static void transient_buffer_checked_when_run(void** state) {
   weft_semaphore_release(late);
 }
 
+//===----------------------------------------------------------------------===//
+// Allocation failures
+//===----------------------------------------------------------------------===//
+
+// Counts live allocations so each run can check it gave everything back.
+typedef struct counting_allocator_t {
+  weft_allocator_t base;
+  int64_t live;
+} counting_allocator_t;
+
+static weft_status_t counting_ctl(void* self, weft_allocator_command_t command,
+                                  size_t byte_length, void** inout_ptr) {
+  counting_allocator_t* counter = (counting_allocator_t*)self;
+  int had = *inout_ptr != NULL;
+  weft_status_t status =
+      counter->base.ctl(counter->base.self, command, byte_length, inout_ptr);
+  if (weft_status_is_ok(status)) {
+    int has = command != WEFT_ALLOCATOR_COMMAND_FREE && *inout_ptr != NULL;
+    // Only the count matters; the cases are single-threaded.
+    __atomic_fetch_add(&counter->live, (int64_t)(has - had), __ATOMIC_RELAXED);
+  }
+  return status;
+}
+
+// Records and runs a command buffer that grows its command array and
+// payload chunks on a device whose allocator fails allocation |fail_at|.
+// Returns true when the whole run succeeded (no failure was injected).
+static bool record_and_run_with_allocator(const char* device_string,
+                                          weft_allocator_t allocator,
+                                          weft_executable_t* kernels) {
+  weft_device_t* device = NULL;
+  weft_buffer_t* buffer = NULL;
+  weft_command_buffer_t* command_buffer = NULL;
+  weft_semaphore_t* semaphore = NULL;
+  weft_buffer_params_t params = {0};
+  const uint32_t kLength = 8192;
+  uint8_t* data = malloc(kLength);
+  for (uint32_t i = 0; i < kLength; ++i) data[i] = (uint8_t)(i * 13 + 5);
+  weft_status_t status = weft_device_create(device_string, allocator, &device);
+  if (weft_status_is_ok(status)) {
+    status = weft_device_allocate_buffer(device, params, kLength, &buffer);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_command_buffer_create(
+        device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY,
+        1, &command_buffer);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_command_buffer_begin(command_buffer);
+  }
+  // 40 small updates (array growth), one over a chunk, a dispatch.
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < 40; ++i) {
+    status = weft_command_buffer_update(
+        command_buffer, data + i * 16,
+        weft_make_indirect_buffer_ref(0, i * 16, 16));
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_command_buffer_update(
+        command_buffer, data + 1024,
+        weft_make_buffer_ref(buffer, 1024, kLength - 1024));
+  }
+  if (weft_status_is_ok(status)) {
+    uint32_t ordinal = 0;
+    weft_status_ignore(
+        weft_executable_lookup_kernel(kernels, "write_ids", &ordinal));
+    uint32_t workgroups[3] = {0, 1, 1};
+    weft_buffer_ref_t binding =
+        weft_make_buffer_ref(buffer, 0, WEFT_WHOLE_BUFFER);
+    status = weft_command_buffer_dispatch(command_buffer, kernels, ordinal,
+                                          workgroups, 0, NULL, 1, &binding);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_command_buffer_end(command_buffer);
+  } else if (command_buffer) {
+    // The first recording error comes back from end too.
+    weft_status_code_t code = weft_status_code(status);
+    weft_status_t end_status = weft_command_buffer_end(command_buffer);
+    if (code == WEFT_STATUS_RESOURCE_EXHAUSTED) {
+      assert_int_equal(weft_status_code(end_status), code);
+    }
+    weft_status_free(end_status);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_create_semaphore(device, 0, &semaphore);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_buffer_binding_t entry = {buffer, 0, 1024};
+    weft_binding_table_t table = {1, &entry};
+    uint64_t one = 1;
+    weft_semaphore_list_t signal = {1, &semaphore, &one};
+    status = weft_device_queue_execute(device, WEFT_QUEUE_AFFINITY_ANY,
+                                       weft_semaphore_list_empty(), signal,
+                                       command_buffer, table);
+    if (weft_status_is_ok(status)) {
+      status = weft_semaphore_wait(semaphore, 1, weft_timeout_infinite());
+    }
+  }
+  bool passed = weft_status_is_ok(status);
+  if (passed) {
+    uint8_t* out = malloc(kLength);
+    WEFT_ASSERT_OK(weft_buffer_map_read(buffer, 0, out, kLength));
+    assert_memory_equal(out, data, 640);
+    assert_memory_equal(out + 1024, data + 1024, kLength - 1024);
+    free(out);
+  } else if (!weft_status_is(status, WEFT_STATUS_RESOURCE_EXHAUSTED)) {
+    char text[1024];
+    weft_status_format(status, text, sizeof(text));
+    weft_status_free(status);
+    fail_msg("expected OK or RESOURCE_EXHAUSTED, got: %s", text);
+  }
+  weft_status_free(status);
+  weft_semaphore_release(semaphore);
+  weft_command_buffer_release(command_buffer);
+  weft_buffer_release(buffer);
+  weft_device_release(device);
+  free(data);
+  return passed;
+}
+
+static void recording_survives_allocation_failures(void** state) {
+  weft_cts_t* cts = *state;
+  bool passed = false;
+  int64_t fail_at = 0;
+  for (; !passed && fail_at < 10000; ++fail_at) {
+    counting_allocator_t counter = {cts->allocator, 0};
+    weft_allocator_t counting = {&counter, counting_ctl};
+    weft_failing_allocator_t failing_storage;
+    weft_allocator_t failing =
+        weft_failing_allocator_initialize(counting, fail_at, &failing_storage);
+    passed = record_and_run_with_allocator(cts->device_string, failing,
+                                           cts->kernels);
+    if (counter.live != 0) {
+      fail_msg("run failing allocation %lld leaked %lld allocations",
+               (long long)fail_at, (long long)counter.live);
+    }
+  }
+  assert_true(passed);
+  // The device, buffer, command buffer, command array growth, payload
+  // chunks and the submission all allocate: several runs had a failure.
+  print_message("passed after %lld runs with an injected failure\n",
+                (long long)(fail_at - 1));
+  assert_true(fail_at > 6);
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(create_and_query),
@@ -1149,6 +1293,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(mixed_direct_and_indirect),
       WEFT_CTS_CASE(execute_waits_for_its_wait_list),
       WEFT_CTS_CASE(transient_buffer_checked_when_run),
+      WEFT_CTS_CASE(recording_survives_allocation_failures),
   };
   return weft_cts_run("command_buffer", tests, WEFT_CTS_COUNT(tests), argc,
                       argv);
