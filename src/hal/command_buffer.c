@@ -113,16 +113,15 @@ weft_status_t weft_command_buffer_create(
     weft_command_category_t categories, uint32_t binding_capacity,
     weft_command_buffer_t** out_command_buffer) {
   weft_status_t status = WEFT_OK;
+  if (out_command_buffer) *out_command_buffer = NULL;
   if (!out_command_buffer) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "command_buffer_create: out_command_buffer is NULL");
   } else if (!device) {
-    *out_command_buffer = NULL;
     status =
         WEFT_STATUS(INVALID_ARGUMENT, "command_buffer_create: device is NULL");
   } else if (mode != WEFT_COMMAND_BUFFER_MODE_ONE_SHOT &&
              mode != WEFT_COMMAND_BUFFER_MODE_REUSABLE) {
-    *out_command_buffer = NULL;
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "command_buffer_create: mode 0x%x is not ONE_SHOT "
                          "(0x%x) or REUSABLE (0x%x)",
@@ -132,7 +131,6 @@ weft_status_t weft_command_buffer_create(
   } else if (categories == 0 ||
              (categories & ~(weft_command_category_t)
                                WEFT_COMMAND_CATEGORY_ANY) != 0) {
-    *out_command_buffer = NULL;
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "command_buffer_create: categories 0x%x must be a "
                          "non-empty set of TRANSFER (0x%x) and DISPATCH "
@@ -140,8 +138,6 @@ weft_status_t weft_command_buffer_create(
                          (unsigned)categories,
                          (unsigned)WEFT_COMMAND_CATEGORY_TRANSFER,
                          (unsigned)WEFT_COMMAND_CATEGORY_DISPATCH);
-  } else {
-    *out_command_buffer = NULL;
   }
   weft_command_buffer_t* command_buffer = NULL;
   if (weft_status_is_ok(status)) {
