@@ -42,9 +42,9 @@ typedef struct weft_command_buffer_chunk_t {
   size_t used;
 } weft_command_buffer_chunk_t;
 
-#define WEFT_COMMAND_BUFFER_CHUNK_HEADER_SIZE                      \
-  ((sizeof(weft_command_buffer_chunk_t) +                          \
-    WEFT_COMMAND_BUFFER_DATA_ALIGNMENT - 1) &                      \
+#define WEFT_COMMAND_BUFFER_CHUNK_HEADER_SIZE                                  \
+  ((sizeof(weft_command_buffer_chunk_t) + WEFT_COMMAND_BUFFER_DATA_ALIGNMENT - \
+    1) &                                                                       \
    ~(size_t)(WEFT_COMMAND_BUFFER_DATA_ALIGNMENT - 1))
 
 // How the recorded commands use one binding-table slot.
@@ -106,7 +106,8 @@ static const weft_command_buffer_vtable_t kCommandBufferVtable = {
     weft_command_buffer_destroy,
 };
 
-// --- Lifetime -----------------------------------------------------------------
+// --- Lifetime
+// -----------------------------------------------------------------
 
 weft_status_t weft_command_buffer_create(
     weft_device_t* device, weft_command_buffer_mode_t mode,
@@ -122,15 +123,15 @@ weft_status_t weft_command_buffer_create(
         WEFT_STATUS(INVALID_ARGUMENT, "command_buffer_create: device is NULL");
   } else if (mode != WEFT_COMMAND_BUFFER_MODE_ONE_SHOT &&
              mode != WEFT_COMMAND_BUFFER_MODE_REUSABLE) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "command_buffer_create: mode 0x%x is not ONE_SHOT "
-                         "(0x%x) or REUSABLE (0x%x)",
-                         (unsigned)mode,
-                         (unsigned)WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-                         (unsigned)WEFT_COMMAND_BUFFER_MODE_REUSABLE);
+    status =
+        WEFT_STATUS(INVALID_ARGUMENT,
+                    "command_buffer_create: mode 0x%x is not ONE_SHOT "
+                    "(0x%x) or REUSABLE (0x%x)",
+                    (unsigned)mode, (unsigned)WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
+                    (unsigned)WEFT_COMMAND_BUFFER_MODE_REUSABLE);
   } else if (categories == 0 ||
-             (categories & ~(weft_command_category_t)
-                               WEFT_COMMAND_CATEGORY_ANY) != 0) {
+             (categories &
+              ~(weft_command_category_t)WEFT_COMMAND_CATEGORY_ANY) != 0) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "command_buffer_create: categories 0x%x must be a "
                          "non-empty set of TRANSFER (0x%x) and DISPATCH "
@@ -141,9 +142,9 @@ weft_status_t weft_command_buffer_create(
   }
   weft_command_buffer_t* command_buffer = NULL;
   if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc(device->host_allocator,
-                                   sizeof(*command_buffer),
-                                   (void**)&command_buffer);
+    status =
+        weft_allocator_malloc(device->host_allocator, sizeof(*command_buffer),
+                              (void**)&command_buffer);
   }
   if (weft_status_is_ok(status)) {
     weft_resource_initialize(&kCommandBufferVtable, &command_buffer->resource);
@@ -253,8 +254,8 @@ uint32_t weft_command_buffer_required_binding_count(
   return command_buffer->slot_use_count;
 }
 
-const char* weft_command_describe(const weft_command_t* command,
-                                  char* buffer, size_t capacity) {
+const char* weft_command_describe(const weft_command_t* command, char* buffer,
+                                  size_t capacity) {
   snprintf(buffer, capacity, "command type %d", (int)command->type);
   switch (command->type) {
     case WEFT_COMMAND_TYPE_BARRIER:
@@ -272,15 +273,15 @@ const char* weft_command_describe(const weft_command_t* command,
     case WEFT_COMMAND_TYPE_DISPATCH: {
       const weft_kernel_def_t* kernel = weft_executable_kernel(
           command->dispatch.executable, command->dispatch.kernel_ordinal);
-      snprintf(buffer, capacity, "dispatch '%s'",
-               kernel ? kernel->name : "?");
+      snprintf(buffer, capacity, "dispatch '%s'", kernel ? kernel->name : "?");
       break;
     }
   }
   return buffer;
 }
 
-// --- Recording helpers --------------------------------------------------------
+// --- Recording helpers
+// --------------------------------------------------------
 
 // Checks that recording calls are allowed now. Not a recording error: it is
 // returned but not kept for end().
@@ -318,13 +319,12 @@ static weft_status_t weft_command_buffer_check_category(
     weft_command_category_t category, const char* what) {
   weft_status_t status = WEFT_OK;
   if ((command_buffer->categories & category) == 0) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: command buffer was created without the %s "
-                         "category",
-                         what,
-                         category == WEFT_COMMAND_CATEGORY_DISPATCH
-                             ? "DISPATCH"
-                             : "TRANSFER");
+    status = WEFT_STATUS(
+        INVALID_ARGUMENT,
+        "%s: command buffer was created without the %s "
+        "category",
+        what,
+        category == WEFT_COMMAND_CATEGORY_DISPATCH ? "DISPATCH" : "TRANSFER");
   }
   return status;
 }
@@ -350,11 +350,11 @@ static weft_status_t weft_command_buffer_check_ref(
       status = weft_status_annotate(status, "for the %s", role);
     }
   } else if (ref.slot >= command_buffer->binding_capacity) {
-    status = WEFT_STATUS(OUT_OF_RANGE,
-                         "%s: %s uses binding table slot %u but the command "
-                         "buffer was created with binding capacity %u",
-                         what, role, ref.slot,
-                         command_buffer->binding_capacity);
+    status =
+        WEFT_STATUS(OUT_OF_RANGE,
+                    "%s: %s uses binding table slot %u but the command "
+                    "buffer was created with binding capacity %u",
+                    what, role, ref.slot, command_buffer->binding_capacity);
   } else if (ref.length != WEFT_WHOLE_BUFFER &&
              ref.offset > WEFT_WHOLE_BUFFER - ref.length) {
     status = WEFT_STATUS(OUT_OF_RANGE,
@@ -378,9 +378,9 @@ static weft_status_t weft_command_buffer_reserve(
                             ? command_buffer->command_capacity * 2
                             : 16;
     void* commands = command_buffer->commands;
-    status = weft_allocator_realloc(command_buffer->allocator,
-                                    capacity * sizeof(weft_command_t),
-                                    &commands);
+    status =
+        weft_allocator_realloc(command_buffer->allocator,
+                               capacity * sizeof(weft_command_t), &commands);
     if (weft_status_is_ok(status)) {
       command_buffer->commands = commands;
       command_buffer->command_capacity = capacity;
@@ -413,8 +413,7 @@ static weft_status_t weft_command_buffer_reserve(
                             : 8;
     void* table_checks = command_buffer->table_checks;
     status = weft_allocator_realloc(command_buffer->allocator,
-                                    capacity * sizeof(uint32_t),
-                                    &table_checks);
+                                    capacity * sizeof(uint32_t), &table_checks);
     if (weft_status_is_ok(status)) {
       command_buffer->table_checks = table_checks;
       command_buffer->table_check_capacity = capacity;
@@ -426,13 +425,12 @@ static weft_status_t weft_command_buffer_reserve(
 // Allocates |byte_length| bytes of payload living as long as the command
 // buffer (NULL for 0 bytes).
 static weft_status_t weft_command_buffer_allocate_data(
-    weft_command_buffer_t* command_buffer, size_t byte_length,
-    void** out_ptr) {
+    weft_command_buffer_t* command_buffer, size_t byte_length, void** out_ptr) {
   *out_ptr = NULL;
   weft_status_t status = WEFT_OK;
-  size_t aligned_length = (byte_length + WEFT_COMMAND_BUFFER_DATA_ALIGNMENT -
-                           1) &
-                          ~(size_t)(WEFT_COMMAND_BUFFER_DATA_ALIGNMENT - 1);
+  size_t aligned_length =
+      (byte_length + WEFT_COMMAND_BUFFER_DATA_ALIGNMENT - 1) &
+      ~(size_t)(WEFT_COMMAND_BUFFER_DATA_ALIGNMENT - 1);
   weft_command_buffer_chunk_t* chunk = command_buffer->chunks;
   if (byte_length == 0) {
     // Nothing to allocate.
@@ -500,7 +498,8 @@ static uint32_t weft_command_buffer_append(
   return index;
 }
 
-// --- Recording ----------------------------------------------------------------
+// --- Recording
+// ----------------------------------------------------------------
 
 weft_status_t weft_command_buffer_begin(weft_command_buffer_t* command_buffer) {
   weft_status_t status = WEFT_OK;
@@ -527,13 +526,13 @@ weft_status_t weft_command_buffer_end(weft_command_buffer_t* command_buffer) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "command_buffer_end: command buffer is NULL");
   } else if (command_buffer->state != WEFT_COMMAND_BUFFER_STATE_RECORDING) {
-    status = WEFT_STATUS(FAILED_PRECONDITION,
-                         "command_buffer_end: command buffer is not "
-                         "recording (%s)",
-                         command_buffer->state ==
-                                 WEFT_COMMAND_BUFFER_STATE_INITIAL
-                             ? "begin was not called"
-                             : "end was already called");
+    status =
+        WEFT_STATUS(FAILED_PRECONDITION,
+                    "command_buffer_end: command buffer is not "
+                    "recording (%s)",
+                    command_buffer->state == WEFT_COMMAND_BUFFER_STATE_INITIAL
+                        ? "begin was not called"
+                        : "end was already called");
   } else {
     command_buffer->state = WEFT_COMMAND_BUFFER_STATE_ENDED;
     if (!weft_status_is_ok(command_buffer->recording_status)) {
@@ -547,9 +546,8 @@ weft_status_t weft_command_buffer_end(weft_command_buffer_t* command_buffer) {
 
 weft_status_t weft_command_buffer_barrier(
     weft_command_buffer_t* command_buffer) {
-  weft_status_t status =
-      weft_command_buffer_check_recording(command_buffer,
-                                          "command_buffer_barrier");
+  weft_status_t status = weft_command_buffer_check_recording(
+      command_buffer, "command_buffer_barrier");
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_keep_error(
         command_buffer, weft_command_buffer_reserve(command_buffer, 0, false));
@@ -585,8 +583,8 @@ static weft_status_t weft_command_buffer_record_fill(
   if (weft_status_is_ok(status)) {
     // Indirect: what is known now; the table's offset is checked at submit.
     status = weft_buffer_validate_fill_pattern(
-        target.offset, length == WEFT_WHOLE_BUFFER ? 0 : length,
-        pattern_length, what);
+        target.offset, length == WEFT_WHOLE_BUFFER ? 0 : length, pattern_length,
+        what);
   }
   bool table_check = target.buffer == NULL;
   if (weft_status_is_ok(status)) {
@@ -605,8 +603,7 @@ static weft_status_t weft_command_buffer_record_fill(
     uint32_t index =
         weft_command_buffer_append(command_buffer, &command, table_check);
     weft_command_buffer_note_slot_use(command_buffer, command.fill.target,
-                                      WEFT_BUFFER_USAGE_TRANSFER_TARGET,
-                                      index);
+                                      WEFT_BUFFER_USAGE_TRANSFER_TARGET, index);
   }
   return status;
 }
@@ -615,14 +612,12 @@ weft_status_t weft_command_buffer_fill(weft_command_buffer_t* command_buffer,
                                        weft_buffer_ref_t target,
                                        const void* pattern,
                                        uint32_t pattern_length) {
-  weft_status_t status =
-      weft_command_buffer_check_recording(command_buffer,
-                                          "command_buffer_fill");
+  weft_status_t status = weft_command_buffer_check_recording(
+      command_buffer, "command_buffer_fill");
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_keep_error(
-        command_buffer,
-        weft_command_buffer_record_fill(command_buffer, target, pattern,
-                                        pattern_length));
+        command_buffer, weft_command_buffer_record_fill(
+                            command_buffer, target, pattern, pattern_length));
   }
   return status;
 }
@@ -647,14 +642,13 @@ static weft_status_t weft_command_buffer_record_update(
                          what, target.slot);
   }
   if (weft_status_is_ok(status) && length > SIZE_MAX) {
-    status = WEFT_STATUS(OUT_OF_RANGE,
-                         "%s: %llu bytes do not fit in host memory", what,
-                         (unsigned long long)length);
+    status =
+        WEFT_STATUS(OUT_OF_RANGE, "%s: %llu bytes do not fit in host memory",
+                    what, (unsigned long long)length);
   }
   if (weft_status_is_ok(status) && length > 0 && !source) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: source is NULL for %llu bytes", what,
-                         (unsigned long long)length);
+    status = WEFT_STATUS(INVALID_ARGUMENT, "%s: source is NULL for %llu bytes",
+                         what, (unsigned long long)length);
   }
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_reserve(
@@ -677,8 +671,7 @@ static weft_status_t weft_command_buffer_record_update(
     uint32_t index =
         weft_command_buffer_append(command_buffer, &command, false);
     weft_command_buffer_note_slot_use(command_buffer, command.update.target,
-                                      WEFT_BUFFER_USAGE_TRANSFER_TARGET,
-                                      index);
+                                      WEFT_BUFFER_USAGE_TRANSFER_TARGET, index);
   }
   return status;
 }
@@ -686,9 +679,8 @@ static weft_status_t weft_command_buffer_record_update(
 weft_status_t weft_command_buffer_update(weft_command_buffer_t* command_buffer,
                                          const void* source,
                                          weft_buffer_ref_t target) {
-  weft_status_t status =
-      weft_command_buffer_check_recording(command_buffer,
-                                          "command_buffer_update");
+  weft_status_t status = weft_command_buffer_check_recording(
+      command_buffer, "command_buffer_update");
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_keep_error(
         command_buffer,
@@ -740,9 +732,9 @@ static weft_status_t weft_command_buffer_record_copy(
                            (unsigned long long)target_length,
                            (unsigned long long)target.offset);
     } else {
-      status = weft_buffer_validate_copy_overlap(
-          source.buffer, source.offset, target.buffer, target.offset,
-          source_length, what);
+      status = weft_buffer_validate_copy_overlap(source.buffer, source.offset,
+                                                 target.buffer, target.offset,
+                                                 source_length, what);
     }
     source.length = source_length;
     target.length = target_length;
@@ -752,8 +744,8 @@ static weft_status_t weft_command_buffer_record_copy(
     if (weft_buffer_ref_slot_limit(target) > slot_limit) {
       slot_limit = weft_buffer_ref_slot_limit(target);
     }
-    status = weft_command_buffer_reserve(command_buffer, slot_limit,
-                                         table_check);
+    status =
+        weft_command_buffer_reserve(command_buffer, slot_limit, table_check);
   }
   if (weft_status_is_ok(status)) {
     weft_command_t command;
@@ -766,11 +758,9 @@ static weft_status_t weft_command_buffer_record_copy(
     uint32_t index =
         weft_command_buffer_append(command_buffer, &command, table_check);
     weft_command_buffer_note_slot_use(command_buffer, source,
-                                      WEFT_BUFFER_USAGE_TRANSFER_SOURCE,
-                                      index);
+                                      WEFT_BUFFER_USAGE_TRANSFER_SOURCE, index);
     weft_command_buffer_note_slot_use(command_buffer, target,
-                                      WEFT_BUFFER_USAGE_TRANSFER_TARGET,
-                                      index);
+                                      WEFT_BUFFER_USAGE_TRANSFER_TARGET, index);
   }
   return status;
 }
@@ -778,9 +768,8 @@ static weft_status_t weft_command_buffer_record_copy(
 weft_status_t weft_command_buffer_copy(weft_command_buffer_t* command_buffer,
                                        weft_buffer_ref_t source,
                                        weft_buffer_ref_t target) {
-  weft_status_t status =
-      weft_command_buffer_check_recording(command_buffer,
-                                          "command_buffer_copy");
+  weft_status_t status = weft_command_buffer_check_recording(
+      command_buffer, "command_buffer_copy");
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_keep_error(
         command_buffer,
@@ -798,9 +787,8 @@ static weft_status_t weft_command_buffer_record_dispatch(
   weft_status_t status = weft_command_buffer_check_category(
       command_buffer, WEFT_COMMAND_CATEGORY_DISPATCH, what);
   if (weft_status_is_ok(status)) {
-    status = weft_dispatch_validate(executable, kernel_ordinal,
-                                    workgroup_count, constant_count,
-                                    binding_count, what);
+    status = weft_dispatch_validate(executable, kernel_ordinal, workgroup_count,
+                                    constant_count, binding_count, what);
   }
   if (weft_status_is_ok(status) && constant_count > 0 && !constants) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
@@ -850,8 +838,7 @@ static weft_status_t weft_command_buffer_record_dispatch(
         // The range was checked above; a whole length resolves to the end.
         if (bindings[i].length == WEFT_WHOLE_BUFFER) {
           bindings_copy[i].length =
-              weft_buffer_byte_length(bindings[i].buffer) -
-              bindings[i].offset;
+              weft_buffer_byte_length(bindings[i].buffer) - bindings[i].offset;
         }
         bindings_copy[i].slot = 0;
         weft_buffer_retain(bindings[i].buffer);
@@ -885,9 +872,8 @@ weft_status_t weft_command_buffer_dispatch(
     uint32_t kernel_ordinal, const uint32_t workgroup_count[3],
     uint32_t constant_count, const uint32_t* constants, uint32_t binding_count,
     const weft_buffer_ref_t* bindings) {
-  weft_status_t status =
-      weft_command_buffer_check_recording(command_buffer,
-                                          "command_buffer_dispatch");
+  weft_status_t status = weft_command_buffer_check_recording(
+      command_buffer, "command_buffer_dispatch");
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_keep_error(
         command_buffer,
@@ -898,12 +884,13 @@ weft_status_t weft_command_buffer_dispatch(
   return status;
 }
 
-// --- Resolution and submit-time validation ------------------------------------
+// --- Resolution and submit-time validation
+// ------------------------------------
 
 // Resolves an indirect |ref| against its binding-table entry.
 static weft_status_t weft_command_buffer_resolve_indirect_ref(
-    weft_buffer_ref_t ref, weft_binding_table_t binding_table,
-    const char* what, weft_buffer_binding_t* out_binding) {
+    weft_buffer_ref_t ref, weft_binding_table_t binding_table, const char* what,
+    weft_buffer_binding_t* out_binding) {
   weft_status_t status = WEFT_OK;
   const weft_buffer_binding_t* entry = NULL;
   if (ref.slot >= binding_table.count) {
@@ -922,14 +909,13 @@ static weft_status_t weft_command_buffer_resolve_indirect_ref(
   weft_device_size_t entry_length = 0;
   if (weft_status_is_ok(status)) {
     status = weft_status_annotate(
-        weft_buffer_validate_range(entry->buffer, entry->offset,
-                                   entry->length, what, &entry_length),
+        weft_buffer_validate_range(entry->buffer, entry->offset, entry->length,
+                                   what, &entry_length),
         "binding table slot %u", ref.slot);
   }
   if (weft_status_is_ok(status)) {
-    if (ref.offset > entry_length ||
-        (ref.length != WEFT_WHOLE_BUFFER &&
-         ref.length > entry_length - ref.offset)) {
+    if (ref.offset > entry_length || (ref.length != WEFT_WHOLE_BUFFER &&
+                                      ref.length > entry_length - ref.offset)) {
       status = WEFT_STATUS(
           OUT_OF_RANGE,
           "%s: range [%llu, %s%llu) is past the end of binding table slot "
@@ -952,8 +938,8 @@ static weft_status_t weft_command_buffer_resolve_indirect_ref(
 }
 
 weft_status_t weft_command_buffer_resolve_ref(
-    weft_buffer_ref_t ref, weft_binding_table_t binding_table,
-    const char* what, weft_buffer_binding_t* out_binding) {
+    weft_buffer_ref_t ref, weft_binding_table_t binding_table, const char* what,
+    weft_buffer_binding_t* out_binding) {
   weft_status_t status = WEFT_OK;
   memset(out_binding, 0, sizeof(*out_binding));
   if (ref.buffer) {
@@ -966,8 +952,8 @@ weft_status_t weft_command_buffer_resolve_ref(
       out_binding->length = length;
     }
   } else {
-    status = weft_command_buffer_resolve_indirect_ref(ref, binding_table,
-                                                      what, out_binding);
+    status = weft_command_buffer_resolve_indirect_ref(ref, binding_table, what,
+                                                      out_binding);
   }
   return status;
 }
@@ -993,17 +979,14 @@ weft_status_t weft_command_buffer_resolve_copy(
   if (source.length == WEFT_WHOLE_BUFFER) source.length = target.length;
   if (target.length == WEFT_WHOLE_BUFFER) target.length = source.length;
   weft_status_t status = weft_status_annotate(
-      weft_command_buffer_resolve_ref(source, binding_table, what,
-                                      out_source),
+      weft_command_buffer_resolve_ref(source, binding_table, what, out_source),
       "copy source");
   if (weft_status_is_ok(status)) {
-    status = weft_status_annotate(
-        weft_command_buffer_resolve_ref(target, binding_table, what,
-                                        out_target),
-        "copy target");
+    status = weft_status_annotate(weft_command_buffer_resolve_ref(
+                                      target, binding_table, what, out_target),
+                                  "copy target");
   }
-  if (weft_status_is_ok(status) &&
-      out_source->length != out_target->length) {
+  if (weft_status_is_ok(status) && out_source->length != out_target->length) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "%s: copy source (%llu bytes) and target (%llu "
                          "bytes) differ in length",
@@ -1034,8 +1017,8 @@ static weft_status_t weft_command_buffer_validate_slot(
   weft_device_size_t entry_length = 0;
   if (weft_status_is_ok(status)) {
     status = weft_status_annotate(
-        weft_buffer_validate_range(entry->buffer, entry->offset,
-                                   entry->length, what, &entry_length),
+        weft_buffer_validate_range(entry->buffer, entry->offset, entry->length,
+                                   what, &entry_length),
         "binding table slot %u", slot);
   }
   if (weft_status_is_ok(status)) {
@@ -1048,24 +1031,22 @@ static weft_status_t weft_command_buffer_validate_slot(
     const weft_command_t* command =
         &command_buffer->commands[use->command_index];
     if (use->length == WEFT_WHOLE_BUFFER) {
-      status = WEFT_STATUS(OUT_OF_RANGE,
-                           "%s: binding table slot %u binds %llu bytes but "
-                           "command %u (%s) uses it from offset %llu",
-                           what, slot, (unsigned long long)entry_length,
-                           use->command_index,
-                           weft_command_describe(command, description,
-                                                 sizeof(description)),
-                           (unsigned long long)use->offset);
+      status = WEFT_STATUS(
+          OUT_OF_RANGE,
+          "%s: binding table slot %u binds %llu bytes but "
+          "command %u (%s) uses it from offset %llu",
+          what, slot, (unsigned long long)entry_length, use->command_index,
+          weft_command_describe(command, description, sizeof(description)),
+          (unsigned long long)use->offset);
     } else {
-      status = WEFT_STATUS(OUT_OF_RANGE,
-                           "%s: binding table slot %u binds %llu bytes but "
-                           "command %u (%s) uses [%llu, %llu) of it",
-                           what, slot, (unsigned long long)entry_length,
-                           use->command_index,
-                           weft_command_describe(command, description,
-                                                 sizeof(description)),
-                           (unsigned long long)use->offset,
-                           (unsigned long long)(use->offset + use->length));
+      status = WEFT_STATUS(
+          OUT_OF_RANGE,
+          "%s: binding table slot %u binds %llu bytes but "
+          "command %u (%s) uses [%llu, %llu) of it",
+          what, slot, (unsigned long long)entry_length, use->command_index,
+          weft_command_describe(command, description, sizeof(description)),
+          (unsigned long long)use->offset,
+          (unsigned long long)(use->offset + use->length));
     }
   }
   return status;
@@ -1096,32 +1077,30 @@ static weft_status_t weft_command_buffer_validate_table_command(
 }
 
 weft_status_t weft_command_buffer_validate_submit(
-    weft_command_buffer_t* command_buffer,
-    weft_binding_table_t binding_table) {
+    weft_command_buffer_t* command_buffer, weft_binding_table_t binding_table) {
   const char* what = "queue_execute";
   weft_status_t status = WEFT_OK;
   if (!command_buffer) {
     status = WEFT_STATUS(INVALID_ARGUMENT, "%s: command buffer is NULL", what);
   } else if (command_buffer->state != WEFT_COMMAND_BUFFER_STATE_ENDED) {
-    status = WEFT_STATUS(FAILED_PRECONDITION,
-                         "%s: command buffer is not ready (%s)", what,
-                         command_buffer->state ==
-                                 WEFT_COMMAND_BUFFER_STATE_INITIAL
-                             ? "it was never recorded: call begin and end"
-                             : "it is still recording: call end");
+    status = WEFT_STATUS(
+        FAILED_PRECONDITION, "%s: command buffer is not ready (%s)", what,
+        command_buffer->state == WEFT_COMMAND_BUFFER_STATE_INITIAL
+            ? "it was never recorded: call begin and end"
+            : "it is still recording: call end");
   } else if (!weft_status_is_ok(command_buffer->recording_status)) {
     char message[512];
     weft_status_format(command_buffer->recording_status, message,
                        sizeof(message));
-    status = WEFT_STATUS(FAILED_PRECONDITION,
-                         "%s: command buffer recording failed: %s", what,
-                         message);
+    status =
+        WEFT_STATUS(FAILED_PRECONDITION,
+                    "%s: command buffer recording failed: %s", what, message);
   } else if (command_buffer->mode == WEFT_COMMAND_BUFFER_MODE_ONE_SHOT &&
              weft_atomic_load(&command_buffer->submitted,
                               memory_order_relaxed)) {
-    status = WEFT_STATUS(FAILED_PRECONDITION,
-                         "%s: one-shot command buffer was already submitted",
-                         what);
+    status =
+        WEFT_STATUS(FAILED_PRECONDITION,
+                    "%s: one-shot command buffer was already submitted", what);
   } else if (binding_table.count > 0 && !binding_table.bindings) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "%s: binding table has %u entries but its bindings "
@@ -1135,15 +1114,15 @@ weft_status_t weft_command_buffer_validate_submit(
                          what, command_buffer->slot_uses[slot].command_index,
                          slot, binding_table.count);
   }
-  for (uint32_t slot = 0; weft_status_is_ok(status) &&
-                          slot < command_buffer->slot_use_count;
+  for (uint32_t slot = 0;
+       weft_status_is_ok(status) && slot < command_buffer->slot_use_count;
        ++slot) {
     if (command_buffer->slot_uses[slot].usage == 0) continue;
     status = weft_command_buffer_validate_slot(command_buffer, slot,
                                                binding_table, what);
   }
-  for (uint32_t i = 0; weft_status_is_ok(status) &&
-                       i < command_buffer->table_check_count;
+  for (uint32_t i = 0;
+       weft_status_is_ok(status) && i < command_buffer->table_check_count;
        ++i) {
     status = weft_command_buffer_validate_table_command(
         command_buffer, command_buffer->table_checks[i], binding_table, what);

@@ -105,8 +105,7 @@ uint32_t weft_command_buffer_required_binding_count(
 // Messages start with "queue_execute:" and name the slot and command.
 // Thread-safe: reusable command buffers may be validated concurrently.
 weft_status_t weft_command_buffer_validate_submit(
-    weft_command_buffer_t* command_buffer,
-    weft_binding_table_t binding_table);
+    weft_command_buffer_t* command_buffer, weft_binding_table_t binding_table);
 
 // Resolves |ref| into a concrete buffer range: a direct reference against
 // its buffer, an indirect one against entry |ref.slot| of |binding_table|
@@ -115,8 +114,8 @@ weft_status_t weft_command_buffer_validate_submit(
 // slot is past the table or a range does not fit; INVALID_ARGUMENT when the
 // entry has no buffer. |what| prefixes messages. Borrows everything.
 weft_status_t weft_command_buffer_resolve_ref(
-    weft_buffer_ref_t ref, weft_binding_table_t binding_table,
-    const char* what, weft_buffer_binding_t* out_binding);
+    weft_buffer_ref_t ref, weft_binding_table_t binding_table, const char* what,
+    weft_buffer_binding_t* out_binding);
 
 // Resolves a fill command's target and checks its pattern alignment.
 weft_status_t weft_command_buffer_resolve_fill(
@@ -132,7 +131,7 @@ weft_status_t weft_command_buffer_resolve_copy(
 
 // Writes a short description of |command| for messages into |buffer|, e.g.
 // "dispatch 'scale_offset'" or "fill", and returns |buffer|.
-const char* weft_command_describe(const weft_command_t* command,
-                                  char* buffer, size_t capacity);
+const char* weft_command_describe(const weft_command_t* command, char* buffer,
+                                  size_t capacity);
 
 #endif  // WEFT_HAL_COMMAND_BUFFER_IMPL_H_

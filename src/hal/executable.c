@@ -46,15 +46,14 @@ static weft_status_t weft_executable_validate_kernel(
   weft_status_t status = WEFT_OK;
   if (!kernel->name || !kernel->name[0]) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "kernel %u of library '%s' (%s) has no name",
-                         ordinal, library->name, origin);
+                         "kernel %u of library '%s' (%s) has no name", ordinal,
+                         library->name, origin);
   } else if (!kernel->fn) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "kernel '%s' (ordinal %u) of library '%s' (%s) has "
                          "no function",
                          kernel->name, ordinal, library->name, origin);
-  } else if (kernel->workgroup_size[0] == 0 ||
-             kernel->workgroup_size[1] == 0 ||
+  } else if (kernel->workgroup_size[0] == 0 || kernel->workgroup_size[1] == 0 ||
              kernel->workgroup_size[2] == 0) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "kernel '%s' (ordinal %u) of library '%s' (%s) has "
@@ -89,18 +88,17 @@ static weft_status_t weft_executable_validate_library(
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "kernel library of %s has ABI version %u; weft "
                          "supports version %u",
-                         origin, library->abi_version,
-                         WEFT_KERNEL_ABI_VERSION);
+                         origin, library->abi_version, WEFT_KERNEL_ABI_VERSION);
   } else if (!library->name || !library->name[0]) {
     status = WEFT_STATUS(INVALID_ARGUMENT, "kernel library of %s has no name",
                          origin);
   } else if (library->kernel_count == 0 || !library->kernels) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "kernel library '%s' (%s) has no kernels",
-                         library->name, origin);
+    status =
+        WEFT_STATUS(INVALID_ARGUMENT, "kernel library '%s' (%s) has no kernels",
+                    library->name, origin);
   }
-  for (uint32_t i = 0;
-       weft_status_is_ok(status) && i < library->kernel_count; ++i) {
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < library->kernel_count;
+       ++i) {
     status = weft_executable_validate_kernel(library, i, origin);
   }
   return status;
@@ -112,8 +110,8 @@ static weft_status_t weft_executable_allocate(
     const weft_kernel_library_t* library, void* library_handle,
     weft_allocator_t allocator, weft_executable_t** out_executable) {
   weft_executable_t* executable = NULL;
-  weft_status_t status =
-      weft_allocator_malloc(allocator, sizeof(*executable), (void**)&executable);
+  weft_status_t status = weft_allocator_malloc(allocator, sizeof(*executable),
+                                               (void**)&executable);
   if (weft_status_is_ok(status)) {
     weft_resource_initialize(&kExecutableVtable, &executable->resource);
     executable->allocator = allocator;
@@ -139,14 +137,12 @@ weft_status_t weft_executable_create_static(
     status = weft_executable_validate_library(library, "a static library");
   }
   if (weft_status_is_ok(status)) {
-    status =
-        weft_executable_allocate(library, NULL, allocator, out_executable);
+    status = weft_executable_allocate(library, NULL, allocator, out_executable);
   }
   return status;
 }
 
-weft_status_t weft_executable_load(const char* path,
-                                   weft_allocator_t allocator,
+weft_status_t weft_executable_load(const char* path, weft_allocator_t allocator,
                                    weft_executable_t** out_executable) {
   *out_executable = NULL;
   weft_status_t status = WEFT_OK;
@@ -223,9 +219,9 @@ const weft_kernel_def_t* weft_executable_kernel(
   return &executable->library->kernels[ordinal];
 }
 
-weft_status_t weft_executable_lookup_kernel(
-    const weft_executable_t* executable, const char* name,
-    uint32_t* out_ordinal) {
+weft_status_t weft_executable_lookup_kernel(const weft_executable_t* executable,
+                                            const char* name,
+                                            uint32_t* out_ordinal) {
   const weft_kernel_library_t* library = executable->library;
   *out_ordinal = UINT32_MAX;
   for (uint32_t i = 0; name && i < library->kernel_count; ++i) {

@@ -39,8 +39,7 @@ static weft_command_buffer_t* create_command_buffer(
     weft_command_category_t categories, uint32_t binding_capacity) {
   weft_command_buffer_t* command_buffer = NULL;
   WEFT_ASSERT_OK(weft_command_buffer_create(cts->device, mode, categories,
-                                            binding_capacity,
-                                            &command_buffer));
+                                            binding_capacity, &command_buffer));
   return command_buffer;
 }
 
@@ -78,10 +77,9 @@ static void expect_execute_rejected(weft_cts_t* cts,
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t value = 1;
   assert_status_contains(
-      weft_device_queue_execute(cts->device, WEFT_QUEUE_AFFINITY_ANY,
-                                weft_semaphore_list_empty(),
-                                weft_cts_list1(&semaphore, &value),
-                                command_buffer, table),
+      weft_device_queue_execute(
+          cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+          weft_cts_list1(&semaphore, &value), command_buffer, table),
       code, needle);
   assert_int_equal(query_value(semaphore), 0);
   weft_semaphore_release(semaphore);
@@ -137,21 +135,18 @@ static void create_rejects_bad_mode_and_categories(void** state) {
                                  &command_buffer),
       WEFT_STATUS_INVALID_ARGUMENT, "mode");
   assert_status_contains(
-      weft_command_buffer_create(cts->device,
-                                 WEFT_COMMAND_BUFFER_MODE_ONE_SHOT |
-                                     WEFT_COMMAND_BUFFER_MODE_REUSABLE,
-                                 WEFT_COMMAND_CATEGORY_ANY, 0,
-                                 &command_buffer),
+      weft_command_buffer_create(
+          cts->device,
+          WEFT_COMMAND_BUFFER_MODE_ONE_SHOT | WEFT_COMMAND_BUFFER_MODE_REUSABLE,
+          WEFT_COMMAND_CATEGORY_ANY, 0, &command_buffer),
       WEFT_STATUS_INVALID_ARGUMENT, "mode");
   assert_status_contains(
-      weft_command_buffer_create(cts->device,
-                                 WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0, 0,
-                                 &command_buffer),
+      weft_command_buffer_create(cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
+                                 0, 0, &command_buffer),
       WEFT_STATUS_INVALID_ARGUMENT, "categories");
   assert_status_contains(
-      weft_command_buffer_create(cts->device,
-                                 WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0x10, 0,
-                                 &command_buffer),
+      weft_command_buffer_create(cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
+                                 0x10, 0, &command_buffer),
       WEFT_STATUS_INVALID_ARGUMENT, "categories");
   assert_null(command_buffer);
 }
@@ -159,9 +154,8 @@ static void create_rejects_bad_mode_and_categories(void** state) {
 static void record_before_begin(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 16, 0);
-  weft_command_buffer_t* command_buffer =
-      create_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-                            WEFT_COMMAND_CATEGORY_ANY, 0);
+  weft_command_buffer_t* command_buffer = create_command_buffer(
+      cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY, 0);
   assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_buffer_ref(buffer, 0, 16),
@@ -194,9 +188,8 @@ static void double_begin(void** state) {
 
 static void end_without_begin(void** state) {
   weft_cts_t* cts = *state;
-  weft_command_buffer_t* command_buffer =
-      create_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-                            WEFT_COMMAND_CATEGORY_ANY, 0);
+  weft_command_buffer_t* command_buffer = create_command_buffer(
+      cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY, 0);
   assert_status_contains(weft_command_buffer_end(command_buffer),
                          WEFT_STATUS_FAILED_PRECONDITION, "begin");
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
@@ -223,9 +216,8 @@ static void record_after_end(void** state) {
 
 static void execute_before_end(void** state) {
   weft_cts_t* cts = *state;
-  weft_command_buffer_t* command_buffer =
-      create_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-                            WEFT_COMMAND_CATEGORY_ANY, 0);
+  weft_command_buffer_t* command_buffer = create_command_buffer(
+      cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY, 0);
   expect_execute_rejected(cts, command_buffer, kNoTable,
                           WEFT_STATUS_FAILED_PRECONDITION, "begin and end");
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
@@ -257,7 +249,7 @@ static void empty_command_buffer_signals(void** state) {
 // |pattern_length|-byte pattern; combinations misaligned for the pattern
 // must be rejected at record time (and by end). Verifies every byte.
 static void fill_table(weft_cts_t* cts, uint32_t pattern_length) {
-  static const weft_device_size_t kLengths[] = {0, 1,  2,  3,  4,
+  static const weft_device_size_t kLengths[] = {0, 1, 2,  3,  4,
                                                 7, 8, 16, 64, 1000};
   static const weft_device_size_t kOffsets[] = {0, 1, 2, 4, 8};
   static const uint8_t kPattern[4] = {0xA1, 0xB2, 0xC3, 0xD4};
@@ -267,8 +259,7 @@ static void fill_table(weft_cts_t* cts, uint32_t pattern_length) {
     for (size_t o = 0; o < sizeof(kOffsets) / sizeof(kOffsets[0]); ++o) {
       weft_device_size_t offset = kOffsets[o];
       weft_device_size_t length = kLengths[l];
-      bool valid = offset % pattern_length == 0 &&
-                   length % pattern_length == 0;
+      bool valid = offset % pattern_length == 0 && length % pattern_length == 0;
       WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, FILL_BUFFER_LENGTH,
                                           &(uint8_t){0xEE}, 1));
       weft_command_buffer_t* command_buffer =
@@ -294,11 +285,12 @@ static void fill_table(weft_cts_t* cts, uint32_t pattern_length) {
           expected = kPattern[(i - offset) % pattern_length];
         }
         if (bytes[i] != expected) {
-          fail_msg("pattern %u offset %llu length %llu: byte %llu is 0x%02x, "
-                   "expected 0x%02x",
-                   pattern_length, (unsigned long long)offset,
-                   (unsigned long long)length, (unsigned long long)i,
-                   bytes[i], expected);
+          fail_msg(
+              "pattern %u offset %llu length %llu: byte %llu is 0x%02x, "
+              "expected 0x%02x",
+              pattern_length, (unsigned long long)offset,
+              (unsigned long long)length, (unsigned long long)i, bytes[i],
+              expected);
         }
       }
     }
@@ -335,18 +327,15 @@ static void fill_bad_pattern(void** state) {
   const uint8_t pattern[8] = {0};
   assert_status_contains(
       weft_command_buffer_fill(command_buffer,
-                               weft_make_buffer_ref(buffer, 0, 24), pattern,
-                               3),
+                               weft_make_buffer_ref(buffer, 0, 24), pattern, 3),
       WEFT_STATUS_INVALID_ARGUMENT, "3");
   assert_status_contains(
       weft_command_buffer_fill(command_buffer,
-                               weft_make_buffer_ref(buffer, 0, 24), pattern,
-                               8),
+                               weft_make_buffer_ref(buffer, 0, 24), pattern, 8),
       WEFT_STATUS_INVALID_ARGUMENT, NULL);
   assert_status_contains(
       weft_command_buffer_fill(command_buffer,
-                               weft_make_buffer_ref(buffer, 0, 24), pattern,
-                               0),
+                               weft_make_buffer_ref(buffer, 0, 24), pattern, 0),
       WEFT_STATUS_INVALID_ARGUMENT, NULL);
   assert_status_contains(
       weft_command_buffer_fill(command_buffer,
@@ -368,10 +357,9 @@ static void fill_out_of_range(void** state) {
                                &(uint8_t){1}, 1),
       WEFT_STATUS_OUT_OF_RANGE, "64");
   assert_status_contains(
-      weft_command_buffer_fill(command_buffer,
-                               weft_make_buffer_ref(buffer, 65,
-                                                    WEFT_WHOLE_BUFFER),
-                               &(uint8_t){1}, 1),
+      weft_command_buffer_fill(
+          command_buffer, weft_make_buffer_ref(buffer, 65, WEFT_WHOLE_BUFFER),
+          &(uint8_t){1}, 1),
       WEFT_STATUS_OUT_OF_RANGE, NULL);
   // A later valid command records, but end reports the first error.
   WEFT_ASSERT_OK(weft_command_buffer_fill(
@@ -389,11 +377,9 @@ static void fill_out_of_range(void** state) {
 static void fill_without_transfer_usage(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_params_t params = {0};
-  params.usage =
-      WEFT_BUFFER_USAGE_DISPATCH_STORAGE | WEFT_BUFFER_USAGE_MAPPING;
+  params.usage = WEFT_BUFFER_USAGE_DISPATCH_STORAGE | WEFT_BUFFER_USAGE_MAPPING;
   weft_buffer_t* buffer = NULL;
-  WEFT_ASSERT_OK(
-      weft_device_allocate_buffer(cts->device, params, 64, &buffer));
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(cts->device, params, 64, &buffer));
   weft_command_buffer_t* command_buffer =
       begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   assert_status_contains(
@@ -562,9 +548,9 @@ static void fill_copy_update_with_barriers(void** state) {
   weft_buffer_t* buffer = buffer_of(cts, 256, 0);
   weft_command_buffer_t* command_buffer =
       begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-  WEFT_ASSERT_OK(weft_command_buffer_fill(
-      command_buffer, weft_make_buffer_ref(buffer, 0, 64),
-      &(uint32_t){0x11111111u}, 4));
+  WEFT_ASSERT_OK(weft_command_buffer_fill(command_buffer,
+                                          weft_make_buffer_ref(buffer, 0, 64),
+                                          &(uint32_t){0x11111111u}, 4));
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_update(
       command_buffer, "ABCDEFGH", weft_make_buffer_ref(buffer, 16, 8)));
@@ -573,9 +559,9 @@ static void fill_copy_update_with_barriers(void** state) {
       command_buffer, weft_make_buffer_ref(buffer, 0, 64),
       weft_make_buffer_ref(buffer, 128, 64)));
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
-  WEFT_ASSERT_OK(weft_command_buffer_fill(
-      command_buffer, weft_make_buffer_ref(buffer, 0, 16), &(uint8_t){0x22},
-      1));
+  WEFT_ASSERT_OK(weft_command_buffer_fill(command_buffer,
+                                          weft_make_buffer_ref(buffer, 0, 16),
+                                          &(uint8_t){0x22}, 1));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   assert_int_equal(weft_command_buffer_command_count(command_buffer), 7);
   WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
@@ -598,13 +584,13 @@ static void command_buffer_retains_buffers(void** state) {
   weft_buffer_t* result = buffer_of(cts, 32, 0);
   weft_command_buffer_t* command_buffer =
       begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-  WEFT_ASSERT_OK(weft_command_buffer_fill(
-      command_buffer, weft_make_buffer_ref(scratch, 0, 32), &(uint8_t){0x5C},
-      1));
+  WEFT_ASSERT_OK(weft_command_buffer_fill(command_buffer,
+                                          weft_make_buffer_ref(scratch, 0, 32),
+                                          &(uint8_t){0x5C}, 1));
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
-  WEFT_ASSERT_OK(weft_command_buffer_copy(
-      command_buffer, weft_make_buffer_ref(scratch, 0, 32),
-      weft_make_buffer_ref(result, 0, 32)));
+  WEFT_ASSERT_OK(weft_command_buffer_copy(command_buffer,
+                                          weft_make_buffer_ref(scratch, 0, 32),
+                                          weft_make_buffer_ref(result, 0, 32)));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   weft_buffer_release(scratch);  // the command buffer keeps it alive
   WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
@@ -659,11 +645,10 @@ static void transfer_in_dispatch_only_buffer(void** state) {
       weft_command_buffer_update(command_buffer, "abcd",
                                  weft_make_buffer_ref(buffer, 0, 4)),
       WEFT_STATUS_INVALID_ARGUMENT, "TRANSFER category");
-  assert_status_contains(
-      weft_command_buffer_copy(command_buffer,
-                               weft_make_buffer_ref(buffer, 0, 4),
-                               weft_make_buffer_ref(buffer, 8, 4)),
-      WEFT_STATUS_INVALID_ARGUMENT, "TRANSFER category");
+  assert_status_contains(weft_command_buffer_copy(
+                             command_buffer, weft_make_buffer_ref(buffer, 0, 4),
+                             weft_make_buffer_ref(buffer, 8, 4)),
+                         WEFT_STATUS_INVALID_ARGUMENT, "TRANSFER category");
   // Barriers belong to every category.
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
   weft_command_buffer_release(command_buffer);
@@ -753,8 +738,7 @@ static void reusable_with_two_tables(void** state) {
       record_indirect(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE);
   weft_buffer_binding_t entries_a[2] = {{first, 0, WEFT_WHOLE_BUFFER},
                                         {source_a, 0, 16}};
-  weft_buffer_binding_t entries_b[2] = {{second, 128, 64},
-                                        {source_b, 16, 16}};
+  weft_buffer_binding_t entries_b[2] = {{second, 128, 64}, {source_b, 16, 16}};
   weft_binding_table_t table_a = {2, entries_a};
   weft_binding_table_t table_b = {2, entries_b};
   WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, table_a));
@@ -869,8 +853,7 @@ static void binding_table_missing_buffer(void** state) {
   weft_buffer_binding_t entries[2] = {{target, 0, 64}, {NULL, 0, 16}};
   weft_binding_table_t table = {2, entries};
   expect_execute_rejected(cts, command_buffer, table,
-                          WEFT_STATUS_INVALID_ARGUMENT,
-                          "slot 1 has no buffer");
+                          WEFT_STATUS_INVALID_ARGUMENT, "slot 1 has no buffer");
   // A NULL bindings array with a non-zero count.
   weft_binding_table_t broken = {2, NULL};
   expect_execute_rejected(cts, command_buffer, broken,
@@ -892,8 +875,7 @@ static void binding_table_range_too_small(void** state) {
   expect_execute_rejected(cts, command_buffer, short_table,
                           WEFT_STATUS_OUT_OF_RANGE, "slot 0");
   // The entry's own range past its buffer.
-  weft_buffer_binding_t past_entries[2] = {{target, 200, 100},
-                                           {source, 0, 16}};
+  weft_buffer_binding_t past_entries[2] = {{target, 200, 100}, {source, 0, 16}};
   weft_binding_table_t past_table = {2, past_entries};
   expect_execute_rejected(cts, command_buffer, past_table,
                           WEFT_STATUS_OUT_OF_RANGE, "slot 0");
@@ -911,8 +893,7 @@ static void binding_table_range_too_small(void** state) {
 static void binding_table_usage_checked(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_params_t params = {0};
-  params.usage =
-      WEFT_BUFFER_USAGE_TRANSFER_SOURCE | WEFT_BUFFER_USAGE_MAPPING;
+  params.usage = WEFT_BUFFER_USAGE_TRANSFER_SOURCE | WEFT_BUFFER_USAGE_MAPPING;
   weft_buffer_t* read_only = NULL;
   WEFT_ASSERT_OK(
       weft_device_allocate_buffer(cts->device, params, 64, &read_only));
@@ -1030,9 +1011,9 @@ static void execute_waits_for_its_wait_list(void** state) {
   weft_buffer_t* buffer = buffer_of(cts, 32, 0);
   weft_command_buffer_t* command_buffer =
       begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-  WEFT_ASSERT_OK(weft_command_buffer_fill(
-      command_buffer, weft_make_buffer_ref(buffer, 0, 32), &(uint8_t){0x31},
-      1));
+  WEFT_ASSERT_OK(weft_command_buffer_fill(command_buffer,
+                                          weft_make_buffer_ref(buffer, 0, 32),
+                                          &(uint8_t){0x31}, 1));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   weft_semaphore_t* wait = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
@@ -1152,8 +1133,8 @@ static bool record_and_run_with_allocator(const char* device_string,
   }
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_create(
-        device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY,
-        1, &command_buffer);
+        device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY, 1,
+        &command_buffer);
   }
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_begin(command_buffer);

@@ -63,8 +63,8 @@ static weft_status_t queue_dispatch_and_wait(
   uint64_t value = 1;
   weft_status_t status = weft_device_queue_dispatch(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&semaphore, &value), executable, ordinal,
-      workgroup_count, constant_count, constants, binding_count, bindings);
+      weft_cts_list1(&semaphore, &value), executable, ordinal, workgroup_count,
+      constant_count, constants, binding_count, bindings);
   if (weft_status_is_ok(status)) status = weft_cts_wait(semaphore, 1);
   weft_semaphore_release(semaphore);
   return status;
@@ -91,8 +91,7 @@ static weft_command_buffer_t* begin_command_buffer(
   weft_command_buffer_t* command_buffer = NULL;
   WEFT_ASSERT_OK(weft_command_buffer_create(cts->device, mode,
                                             WEFT_COMMAND_CATEGORY_ANY,
-                                            binding_capacity,
-                                            &command_buffer));
+                                            binding_capacity, &command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   return command_buffer;
 }
@@ -124,8 +123,8 @@ static void write_ids_case(weft_cts_t* cts, uint32_t x, uint32_t y,
   const uint32_t n[3] = {x, y, z};
   weft_device_size_t length = (weft_device_size_t)x * y * z * 16;
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
-  WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, length,
-                                      &(uint32_t){0xDEADBEEFu}, 4));
+  WEFT_ASSERT_OK(
+      weft_buffer_map_fill(buffer, 0, length, &(uint32_t){0xDEADBEEFu}, 4));
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 0, length);
   WEFT_ASSERT_OK(queue_dispatch_and_wait(
       cts, cts->kernels, kernel_ordinal(cts->kernels, "write_ids"), n, 0, NULL,
@@ -232,10 +231,10 @@ static void command_buffer_dispatch_scale_offset(void** state) {
   };
   uint32_t constants[3] = {f32_bits(-3.0f), f32_bits(1.0f), SCALE_COUNT};
   uint32_t workgroups[3] = {(SCALE_COUNT + 63) / 64, 1, 1};
-  WEFT_ASSERT_OK(weft_command_buffer_dispatch(
-      command_buffer, cts->kernels,
-      kernel_ordinal(cts->kernels, "scale_offset"), workgroups, 3, constants,
-      2, bindings));
+  WEFT_ASSERT_OK(
+      weft_command_buffer_dispatch(command_buffer, cts->kernels,
+                                   kernel_ordinal(cts->kernels, "scale_offset"),
+                                   workgroups, 3, constants, 2, bindings));
   // Constants are copied at record time.
   constants[0] = f32_bits(100.0f);
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
@@ -261,8 +260,8 @@ static void abs_on_subrange(void** state) {
   uint32_t constants[2] = {10, 100};
   uint32_t workgroups[3] = {2, 1, 1};
   WEFT_ASSERT_OK(queue_dispatch_and_wait(
-      cts, cts->kernels, kernel_ordinal(cts->kernels, "abs_range"),
-      workgroups, 2, constants, 1, &binding));
+      cts, cts->kernels, kernel_ordinal(cts->kernels, "abs_range"), workgroups,
+      2, constants, 1, &binding));
   int32_t out[300];
   weft_cts_read_buffer(buffer, 0, out, sizeof(out));
   for (int32_t i = 0; i < 300; ++i) {
@@ -274,9 +273,7 @@ static void abs_on_subrange(void** state) {
 
 static void write_ids_1(void** state) { write_ids_case(*state, 1, 1, 1); }
 static void write_ids_7(void** state) { write_ids_case(*state, 7, 1, 1); }
-static void write_ids_1024(void** state) {
-  write_ids_case(*state, 1024, 1, 1);
-}
+static void write_ids_1024(void** state) { write_ids_case(*state, 1024, 1, 1); }
 static void write_ids_3d(void** state) { write_ids_case(*state, 4, 3, 2); }
 
 static void write_ids_in_command_buffer_3d(void** state) {
@@ -372,8 +369,8 @@ static void zero_workgroups_is_a_noop(void** state) {
   weft_command_buffer_t* command_buffer =
       begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_dispatch(command_buffer, cts->kernels,
-                                              write_ids, empties[2], 0, NULL,
-                                              1, &binding));
+                                              write_ids, empties[2], 0, NULL, 1,
+                                              &binding));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
   uint8_t bytes[64];
@@ -392,8 +389,7 @@ static void failing_kernel_fails_the_signal(void** state) {
   WEFT_ASSERT_OK(weft_device_queue_dispatch(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
       weft_cts_list1(&semaphore, &value), cts->kernels,
-      kernel_ordinal(cts->kernels, "fail"), workgroups, 1, constants, 0,
-      NULL));
+      kernel_ordinal(cts->kernels, "fail"), workgroups, 1, constants, 0, NULL));
   weft_status_t status = weft_cts_wait(semaphore, 1);
   char text[1024];
   weft_status_format(status, text, sizeof(text));
@@ -455,8 +451,8 @@ static void expect_dispatch_rejected(weft_cts_t* cts, uint32_t ordinal,
   assert_status_contains(
       weft_device_queue_dispatch(
           cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-          weft_cts_list1(&semaphore, &value), cts->kernels, ordinal,
-          workgroups, constant_count, constants, binding_count, bindings),
+          weft_cts_list1(&semaphore, &value), cts->kernels, ordinal, workgroups,
+          constant_count, constants, binding_count, bindings),
       code, needle);
   assert_int_equal(query_value(semaphore), 0);
   weft_semaphore_release(semaphore);
@@ -469,11 +465,11 @@ static void wrong_constant_count_rejected(void** state) {
       weft_make_buffer_ref(buffer, 0, 256),
       weft_make_buffer_ref(buffer, 0, 256),
   };
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "scale_offset"),
-                           2, 2, bindings, WEFT_STATUS_INVALID_ARGUMENT,
+  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "scale_offset"), 2,
+                           2, bindings, WEFT_STATUS_INVALID_ARGUMENT,
                            "kernel 'scale_offset'");
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "scale_offset"),
-                           4, 2, bindings, WEFT_STATUS_INVALID_ARGUMENT,
+  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "scale_offset"), 4,
+                           2, bindings, WEFT_STATUS_INVALID_ARGUMENT,
                            "expects 3 constants, got 4");
   weft_buffer_release(buffer);
 }
@@ -486,11 +482,11 @@ static void wrong_binding_count_rejected(void** state) {
       weft_make_buffer_ref(buffer, 0, 256),
       weft_make_buffer_ref(buffer, 0, 256),
   };
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "scale_offset"),
-                           3, 1, bindings, WEFT_STATUS_INVALID_ARGUMENT,
+  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "scale_offset"), 3,
+                           1, bindings, WEFT_STATUS_INVALID_ARGUMENT,
                            "expects 2 bindings, got 1");
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "abs_range"), 2,
-                           3, bindings, WEFT_STATUS_INVALID_ARGUMENT,
+  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "abs_range"), 2, 3,
+                           bindings, WEFT_STATUS_INVALID_ARGUMENT,
                            "expects 1 bindings, got 3");
   weft_buffer_release(buffer);
 }
@@ -506,8 +502,8 @@ static void binding_out_of_range_rejected(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 32, 64);
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "write_ids"), 0,
-                           1, &binding, WEFT_STATUS_OUT_OF_RANGE, NULL);
+  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "write_ids"), 0, 1,
+                           &binding, WEFT_STATUS_OUT_OF_RANGE, NULL);
   weft_buffer_release(buffer);
 }
 
@@ -516,11 +512,10 @@ static void binding_without_dispatch_usage_rejected(void** state) {
   weft_buffer_params_t params = {0};
   params.usage = WEFT_BUFFER_USAGE_TRANSFER | WEFT_BUFFER_USAGE_MAPPING;
   weft_buffer_t* buffer = NULL;
-  WEFT_ASSERT_OK(
-      weft_device_allocate_buffer(cts->device, params, 64, &buffer));
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(cts->device, params, 64, &buffer));
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 0, 64);
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "write_ids"), 0,
-                           1, &binding, WEFT_STATUS_PERMISSION_DENIED,
+  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "write_ids"), 0, 1,
+                           &binding, WEFT_STATUS_PERMISSION_DENIED,
                            "DISPATCH_STORAGE");
   // Recording it is rejected the same way.
   weft_command_buffer_t* command_buffer =
@@ -556,8 +551,8 @@ static void command_buffer_dispatch_counts_rejected(void** state) {
                                    workgroups, 3, constants, 1, bindings),
       WEFT_STATUS_INVALID_ARGUMENT, "expects 2 bindings, got 1");
   assert_status_contains(
-      weft_command_buffer_dispatch(command_buffer, cts->kernels, 9,
-                                   workgroups, 3, constants, 2, bindings),
+      weft_command_buffer_dispatch(command_buffer, cts->kernels, 9, workgroups,
+                                   3, constants, 2, bindings),
       WEFT_STATUS_INVALID_ARGUMENT, "out of range");
   assert_int_equal(weft_command_buffer_command_count(command_buffer), 0);
   // end() reports the first of them.
@@ -598,14 +593,14 @@ static void many_bindings_dispatch(void** state) {
       weft_cts_allocate_buffer(cts, MANY_BINDINGS * sizeof(uint32_t));
   weft_buffer_ref_t bindings[MANY_BINDINGS];
   for (uint32_t i = 0; i < MANY_BINDINGS; ++i) {
-    bindings[i] = weft_make_buffer_ref(buffer, i * sizeof(uint32_t),
-                                       sizeof(uint32_t));
+    bindings[i] =
+        weft_make_buffer_ref(buffer, i * sizeof(uint32_t), sizeof(uint32_t));
   }
   uint32_t constants[1] = {7};
   uint32_t workgroups[3] = {1, 1, 1};
   WEFT_ASSERT_OK(queue_dispatch_and_wait(
-      cts, executable, kernel_ordinal(executable, "many_bindings"),
-      workgroups, 1, constants, MANY_BINDINGS, bindings));
+      cts, executable, kernel_ordinal(executable, "many_bindings"), workgroups,
+      1, constants, MANY_BINDINGS, bindings));
   uint32_t words[MANY_BINDINGS];
   weft_cts_read_buffer(buffer, 0, words, sizeof(words));
   for (uint32_t i = 0; i < MANY_BINDINGS; ++i) {
@@ -657,9 +652,8 @@ static void scratch_memory(void** state) {
         constants, 1, &binding));
     uint32_t out[20];
     weft_cts_read_buffer(buffer, 0, out, sizeof(out));
-    const weft_kernel_def_t* kernel =
-        weft_executable_kernel(executable, kernel_ordinal(executable,
-                                                          kNames[k]));
+    const weft_kernel_def_t* kernel = weft_executable_kernel(
+        executable, kernel_ordinal(executable, kNames[k]));
     for (uint32_t x = 0; x < 5; ++x) {
       uint32_t n = kWords[k];
       uint32_t expected = n * (n - 1) / 2 + x * n;

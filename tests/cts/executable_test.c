@@ -31,8 +31,8 @@ static void assert_status_contains(weft_status_t status,
 static void run_write_ids(weft_cts_t* cts, weft_executable_t* executable,
                           uint32_t count) {
   uint32_t ordinal = 0;
-  WEFT_ASSERT_OK(weft_executable_lookup_kernel(executable, "write_ids",
-                                               &ordinal));
+  WEFT_ASSERT_OK(
+      weft_executable_lookup_kernel(executable, "write_ids", &ordinal));
   weft_device_size_t length = (weft_device_size_t)count * 4 * sizeof(uint32_t);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
@@ -111,8 +111,8 @@ static const weft_kernel_library_t* duplicate_query(uint32_t abi_version) {
   return &kDuplicateLibrary;
 }
 
-static const weft_kernel_library_t kEmptyLibrary = {
-    WEFT_KERNEL_ABI_VERSION, "empty", 0, NULL};
+static const weft_kernel_library_t kEmptyLibrary = {WEFT_KERNEL_ABI_VERSION,
+                                                    "empty", 0, NULL};
 static const weft_kernel_library_t* empty_query(uint32_t abi_version) {
   (void)abi_version;
   return &kEmptyLibrary;
@@ -137,8 +137,8 @@ static const weft_kernel_library_t* null_query(uint32_t abi_version) {
 static void create_static(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  WEFT_ASSERT_OK(weft_executable_create_static(
-      weft_cts_test_kernels_query, cts->allocator, &executable));
+  WEFT_ASSERT_OK(weft_executable_create_static(weft_cts_test_kernels_query,
+                                               cts->allocator, &executable));
   assert_string_equal(weft_executable_name(executable), "cts_test_kernels");
   assert_int_equal(weft_executable_kernel_count(executable), 4);
   const weft_kernel_def_t* kernel = weft_executable_kernel(executable, 0);
@@ -169,8 +169,8 @@ static void create_static_null_query(void** state) {
 
 static void lookup_by_name(void** state) {
   weft_cts_t* cts = *state;
-  static const char* const kNames[] = {"scale_offset", "abs_range",
-                                       "write_ids", "fail"};
+  static const char* const kNames[] = {"scale_offset", "abs_range", "write_ids",
+                                       "fail"};
   for (uint32_t i = 0; i < 4; ++i) {
     uint32_t ordinal = UINT32_MAX;
     WEFT_ASSERT_OK(
@@ -231,15 +231,14 @@ static void loaded_library_outlives_its_creator(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 3 * 16);
   weft_command_buffer_t* command_buffer = NULL;
   WEFT_ASSERT_OK(weft_command_buffer_create(
-      cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-      WEFT_COMMAND_CATEGORY_ANY, 0, &command_buffer));
+      cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY,
+      0, &command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   uint32_t workgroups[3] = {3, 1, 1};
   weft_buffer_ref_t binding =
       weft_make_buffer_ref(buffer, 0, WEFT_WHOLE_BUFFER);
-  WEFT_ASSERT_OK(weft_command_buffer_dispatch(command_buffer, executable,
-                                              ordinal, workgroups, 0, NULL, 1,
-                                              &binding));
+  WEFT_ASSERT_OK(weft_command_buffer_dispatch(
+      command_buffer, executable, ordinal, workgroups, 0, NULL, 1, &binding));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   weft_executable_release(executable);
 
@@ -292,8 +291,7 @@ static void malformed_null_function(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
   assert_status_contains(
-      weft_executable_create_static(null_fn_query, cts->allocator,
-                                    &executable),
+      weft_executable_create_static(null_fn_query, cts->allocator, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "'no_function'");
   assert_null(executable);
 }
@@ -301,24 +299,20 @@ static void malformed_null_function(void** state) {
 static void malformed_tables(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
+  assert_status_contains(weft_executable_create_static(
+                             zero_size_query, cts->allocator, &executable),
+                         WEFT_STATUS_INVALID_ARGUMENT, "'flat'");
   assert_status_contains(
-      weft_executable_create_static(zero_size_query, cts->allocator,
-                                    &executable),
-      WEFT_STATUS_INVALID_ARGUMENT, "'flat'");
-  assert_status_contains(
-      weft_executable_create_static(unnamed_query, cts->allocator,
-                                    &executable),
+      weft_executable_create_static(unnamed_query, cts->allocator, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no name");
-  assert_status_contains(
-      weft_executable_create_static(duplicate_query, cts->allocator,
-                                    &executable),
-      WEFT_STATUS_INVALID_ARGUMENT, "'twice' twice");
+  assert_status_contains(weft_executable_create_static(
+                             duplicate_query, cts->allocator, &executable),
+                         WEFT_STATUS_INVALID_ARGUMENT, "'twice' twice");
   assert_status_contains(
       weft_executable_create_static(empty_query, cts->allocator, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no kernels");
   assert_status_contains(
-      weft_executable_create_static(future_query, cts->allocator,
-                                    &executable),
+      weft_executable_create_static(future_query, cts->allocator, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "ABI version");
   assert_null(executable);
 }

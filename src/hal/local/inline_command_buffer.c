@@ -16,9 +16,9 @@ static weft_status_t weft_inline_replay_fill(const weft_command_fill_t* fill,
   weft_status_t status =
       weft_command_buffer_resolve_fill(fill, table, kWhat, &target);
   if (weft_status_is_ok(status)) {
-    status = weft_buffer_transfer_fill(target.buffer, target.offset,
-                                       target.length, &fill->pattern,
-                                       fill->pattern_length, kWhat);
+    status =
+        weft_buffer_transfer_fill(target.buffer, target.offset, target.length,
+                                  &fill->pattern, fill->pattern_length, kWhat);
   }
   return status;
 }
@@ -39,12 +39,12 @@ static weft_status_t weft_inline_replay_copy(const weft_command_copy_t* copy,
                                              weft_binding_table_t table) {
   weft_buffer_binding_t source;
   weft_buffer_binding_t target;
-  weft_status_t status = weft_command_buffer_resolve_copy(copy, table, kWhat,
-                                                          &source, &target);
+  weft_status_t status =
+      weft_command_buffer_resolve_copy(copy, table, kWhat, &source, &target);
   if (weft_status_is_ok(status)) {
-    status = weft_buffer_transfer_copy(source.buffer, source.offset,
-                                       target.buffer, target.offset,
-                                       source.length, kWhat);
+    status =
+        weft_buffer_transfer_copy(source.buffer, source.offset, target.buffer,
+                                  target.offset, source.length, kWhat);
   }
   return status;
 }
@@ -62,8 +62,8 @@ static weft_status_t weft_inline_replay_dispatch(
                                          (void**)&allocated_bindings);
     bindings = allocated_bindings;
   }
-  for (uint32_t i = 0;
-       weft_status_is_ok(status) && i < dispatch->binding_count; ++i) {
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < dispatch->binding_count;
+       ++i) {
     status = weft_status_annotate(
         weft_command_buffer_resolve_ref(dispatch->bindings[i], table, kWhat,
                                         &bindings[i]),
@@ -103,8 +103,8 @@ weft_status_t weft_command_buffer_replay_inline(
         status = weft_inline_replay_copy(&command->copy, binding_table);
         break;
       case WEFT_COMMAND_TYPE_DISPATCH:
-        status = weft_inline_replay_dispatch(&command->dispatch,
-                                             binding_table, allocator);
+        status = weft_inline_replay_dispatch(&command->dispatch, binding_table,
+                                             allocator);
         break;
       default:
         status = WEFT_STATUS(INTERNAL, "%s: unknown command type %d", kWhat,

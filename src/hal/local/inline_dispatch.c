@@ -17,8 +17,7 @@ weft_status_t weft_dispatch_validate(const weft_executable_t* executable,
                                      uint32_t kernel_ordinal,
                                      const uint32_t workgroup_count[3],
                                      uint32_t constant_count,
-                                     uint32_t binding_count,
-                                     const char* what) {
+                                     uint32_t binding_count, const char* what) {
   weft_status_t status = WEFT_OK;
   const weft_kernel_def_t* kernel = NULL;
   if (!executable) {
@@ -79,9 +78,8 @@ static weft_status_t weft_inline_dispatch_map_bindings(
       ptrs[i] = mappings[i].contents;
       lengths[i] = (size_t)mappings[i].byte_length;
     } else {
-      status = weft_status_annotate(status,
-                                    "while mapping binding %u of kernel '%s'",
-                                    i, kernel->name);
+      status = weft_status_annotate(
+          status, "while mapping binding %u of kernel '%s'", i, kernel->name);
     }
   }
   return status;
@@ -152,13 +150,13 @@ static weft_status_t weft_inline_dispatch_nonempty(
   if (weft_status_is_ok(status)) {
     mapping_count = binding_count;
     memset(mappings, 0, binding_count * sizeof(*mappings));
-    status = weft_inline_dispatch_map_bindings(kernel, binding_count,
-                                               bindings, mappings, ptrs,
-                                               lengths);
+    status = weft_inline_dispatch_map_bindings(kernel, binding_count, bindings,
+                                               mappings, ptrs, lengths);
   }
 
   // Scratch memory: on the stack when small, else allocated.
-  alignas(64) uint8_t stack_local_memory[WEFT_INLINE_DISPATCH_STACK_LOCAL_MEMORY];
+  alignas(64)
+      uint8_t stack_local_memory[WEFT_INLINE_DISPATCH_STACK_LOCAL_MEMORY];
   void* local_memory = NULL;
   void* allocated_local_memory = NULL;
   if (weft_status_is_ok(status) && kernel->local_memory_size > 0) {
@@ -184,8 +182,7 @@ static weft_status_t weft_inline_dispatch_nonempty(
     dispatch_state.binding_ptrs = ptrs;
     dispatch_state.binding_lengths = lengths;
     status = weft_inline_dispatch_run_workgroups(executable, kernel,
-                                                 &dispatch_state,
-                                                 local_memory);
+                                                 &dispatch_state, local_memory);
   }
 
   for (uint32_t i = 0; i < mapping_count; ++i) {
@@ -196,27 +193,24 @@ static weft_status_t weft_inline_dispatch_nonempty(
   return status;
 }
 
-weft_status_t weft_inline_dispatch(weft_executable_t* executable,
-                                   uint32_t kernel_ordinal,
-                                   const uint32_t workgroup_count[3],
-                                   uint32_t constant_count,
-                                   const uint32_t* constants,
-                                   uint32_t binding_count,
-                                   const weft_buffer_binding_t* bindings,
-                                   weft_allocator_t allocator) {
+weft_status_t weft_inline_dispatch(
+    weft_executable_t* executable, uint32_t kernel_ordinal,
+    const uint32_t workgroup_count[3], uint32_t constant_count,
+    const uint32_t* constants, uint32_t binding_count,
+    const weft_buffer_binding_t* bindings, weft_allocator_t allocator) {
   const weft_kernel_def_t* kernel =
       weft_executable_kernel(executable, kernel_ordinal);
   weft_status_t status = WEFT_OK;
   if (!kernel) {
     // Not validated: report it as validation would.
-    status = weft_dispatch_validate(executable, kernel_ordinal,
-                                    workgroup_count, constant_count,
-                                    binding_count, "inline_dispatch");
+    status = weft_dispatch_validate(executable, kernel_ordinal, workgroup_count,
+                                    constant_count, binding_count,
+                                    "inline_dispatch");
   } else if (workgroup_count[0] != 0 && workgroup_count[1] != 0 &&
              workgroup_count[2] != 0) {
-    status = weft_inline_dispatch_nonempty(
-        executable, kernel, workgroup_count, constant_count, constants,
-        binding_count, bindings, allocator);
+    status = weft_inline_dispatch_nonempty(executable, kernel, workgroup_count,
+                                           constant_count, constants,
+                                           binding_count, bindings, allocator);
   }
   return status;
 }

@@ -48,14 +48,11 @@ weft_status_t weft_dispatch_validate(const weft_executable_t* executable,
 // (x, y, z) with code N" when a workgroup returns non-zero (no later
 // workgroup runs), or the mapping error of a binding. A dispatch with a zero
 // workgroup dimension maps nothing and returns OK.
-weft_status_t weft_inline_dispatch(weft_executable_t* executable,
-                                   uint32_t kernel_ordinal,
-                                   const uint32_t workgroup_count[3],
-                                   uint32_t constant_count,
-                                   const uint32_t* constants,
-                                   uint32_t binding_count,
-                                   const weft_buffer_binding_t* bindings,
-                                   weft_allocator_t allocator);
+weft_status_t weft_inline_dispatch(
+    weft_executable_t* executable, uint32_t kernel_ordinal,
+    const uint32_t workgroup_count[3], uint32_t constant_count,
+    const uint32_t* constants, uint32_t binding_count,
+    const weft_buffer_binding_t* bindings, weft_allocator_t allocator);
 
 #ifdef __cplusplus
 }  // extern "C"
