@@ -490,6 +490,78 @@ static void long_parked_chain_released_by_one_signal(void** state) {
   weft_semaphore_release(s);
 }
 
+typedef struct submitter_t {
+  weft_cts_t* cts;
+  weft_semaphore_t* start;  // shared: every chain waits on it
+  weft_semaphore_t* timeline;
+  weft_buffer_t* buffer;
+  uint32_t index;
+  weft_thread_t* thread;
+  weft_status_t status;
+} submitter_t;
+
+enum { kSubmitterOps = 100 };
+
+// Submits a chain of updates on its own timeline, each writing its step.
+static int submitter_main(void* user_data) {
+  submitter_t* submitter = (submitter_t*)user_data;
+  static const uint64_t kOne = 1;
+  uint64_t values[kSubmitterOps + 1];
+  for (uint32_t i = 0; i <= kSubmitterOps; ++i) values[i] = i;
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < kSubmitterOps; ++i) {
+    weft_semaphore_list_t waits =
+        i == 0 ? weft_cts_list1(&submitter->start, &kOne)
+               : weft_cts_list1(&submitter->timeline, &values[i]);
+    uint32_t word = submitter->index * 1000 + i;
+    status = weft_device_queue_update(
+        submitter->cts->device, ANY, waits,
+        weft_cts_list1(&submitter->timeline, &values[i + 1]), &word,
+        submitter->buffer, (submitter->index * kSubmitterOps + i) * 4, 4);
+  }
+  submitter->status = status;
+  return 0;
+}
+
+static void concurrent_submitters(void** state) {
+  // Four threads submit chains at once while the host releases them.
+  weft_cts_t* cts = *state;
+  enum { kThreads = 4 };
+  weft_buffer_t* buffer =
+      weft_cts_allocate_buffer(cts, kThreads * kSubmitterOps * 4);
+  weft_semaphore_t* start = weft_cts_create_semaphore(cts, 0);
+  submitter_t submitters[kThreads];
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    submitters[t] = (submitter_t){cts, start, weft_cts_create_semaphore(cts, 0),
+                                  buffer, t, NULL, WEFT_OK};
+    weft_thread_params_t params = {"cts-submitter", -1};
+    WEFT_ASSERT_OK(weft_thread_create(submitter_main, &submitters[t], &params,
+                                      weft_allocator_system(),
+                                      &submitters[t].thread));
+  }
+  // Released while the threads may still be submitting: some ops run
+  // inline in their submit call, others on whichever thread signals.
+  WEFT_ASSERT_OK(weft_semaphore_signal(start, 1));
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    weft_thread_join(submitters[t].thread);
+    WEFT_ASSERT_OK(submitters[t].status);
+  }
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    WEFT_ASSERT_OK(weft_cts_wait(submitters[t].timeline, kSubmitterOps));
+  }
+  uint32_t* words = malloc(kThreads * kSubmitterOps * 4);
+  weft_cts_read_buffer(buffer, 0, words, kThreads * kSubmitterOps * 4);
+  for (uint32_t t = 0; t < kThreads; ++t) {
+    for (uint32_t i = 0; i < kSubmitterOps; ++i) {
+      assert_int_equal(words[t * kSubmitterOps + i], t * 1000 + i);
+    }
+    weft_semaphore_release(submitters[t].timeline);
+  }
+  free(words);
+  weft_semaphore_release(start);
+  weft_buffer_release(buffer);
+}
+
 //===----------------------------------------------------------------------===//
 // Failure propagation
 //===----------------------------------------------------------------------===//
@@ -1370,6 +1442,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(signal_list_several_semaphores),
       WEFT_CTS_CASE(rapid_submissions_chained),
       WEFT_CTS_CASE(long_parked_chain_released_by_one_signal),
+      WEFT_CTS_CASE(concurrent_submitters),
       WEFT_CTS_CASE(failed_wait_fails_signals_with_message),
       WEFT_CTS_CASE(wait_on_already_failed_semaphore),
       WEFT_CTS_CASE(failure_propagates_down_a_chain),

@@ -12,6 +12,16 @@
 //
 // Parked ops sit on a mutex-guarded intrusive list in the device until they
 // start, for weft_device_dump_pending. Every parked op retains the device.
+//
+// Consequence of the loop: ops released while a thread is already running
+// ready ops (for example by a host call that signals a semaphore) run after
+// the current op returns, on that thread. A host call must therefore not
+// block waiting for work it releases itself; it may return DEFERRED and
+// finish from another thread instead.
+//
+// Threading: any thread may submit, signal or dump at any time. The op
+// record is published to the thread that runs it through the semaphore's
+// timepoint machinery; the pending list is the only shared mutable state.
 #ifndef WEFT_DRIVERS_LOCAL_SYNC_LOCAL_SYNC_DEVICE_H_
 #define WEFT_DRIVERS_LOCAL_SYNC_LOCAL_SYNC_DEVICE_H_
 
