@@ -467,7 +467,7 @@ static void wrong_constant_count_rejected(void** state) {
   };
   expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "scale_offset"), 2,
                            2, bindings, WEFT_STATUS_INVALID_ARGUMENT,
-                           "kernel 'scale_offset'");
+                           "kernel 'scale_offset' expects 3 constants, got 2");
   expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "scale_offset"), 4,
                            2, bindings, WEFT_STATUS_INVALID_ARGUMENT,
                            "expects 3 constants, got 4");

@@ -38,17 +38,17 @@ weft_status_t weft_dispatch_validate(const weft_executable_t* executable,
   }
   if (weft_status_is_ok(status) && constant_count != kernel->constant_count) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: kernel '%s' (library '%s') expects %u "
-                         "constants, got %u",
-                         what, kernel->name, weft_executable_name(executable),
-                         kernel->constant_count, constant_count);
+                         "%s: kernel '%s' expects %u constants, got %u "
+                         "(library '%s')",
+                         what, kernel->name, kernel->constant_count,
+                         constant_count, weft_executable_name(executable));
   }
   if (weft_status_is_ok(status) && binding_count != kernel->binding_count) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: kernel '%s' (library '%s') expects %u "
-                         "bindings, got %u",
-                         what, kernel->name, weft_executable_name(executable),
-                         kernel->binding_count, binding_count);
+                         "%s: kernel '%s' expects %u bindings, got %u "
+                         "(library '%s')",
+                         what, kernel->name, kernel->binding_count,
+                         binding_count, weft_executable_name(executable));
   }
   return status;
 }
