@@ -21,8 +21,8 @@ weft_status_t weft_device_initialize(const weft_device_vtable_t* vtable,
   out_device->host_allocator = host_allocator;
   out_device->driver_name = driver_name;
   size_t id_length = strlen(id);
-  weft_status_t status = weft_allocator_malloc(
-      host_allocator, id_length + 1, (void**)&out_device->id);
+  weft_status_t status = weft_allocator_malloc(host_allocator, id_length + 1,
+                                               (void**)&out_device->id);
   if (weft_status_is_ok(status)) memcpy(out_device->id, id, id_length + 1);
   return status;
 }
@@ -32,9 +32,7 @@ void weft_device_deinitialize(weft_device_t* device) {
   device->id = NULL;
 }
 
-void weft_device_retain(weft_device_t* device) {
-  weft_resource_retain(device);
-}
+void weft_device_retain(weft_device_t* device) { weft_resource_retain(device); }
 
 void weft_device_release(weft_device_t* device) {
   weft_resource_release(device);
@@ -98,11 +96,13 @@ void weft_device_dump_pending(weft_device_t* device, FILE* stream) {
 // Queue operations
 //===----------------------------------------------------------------------===//
 
-weft_status_t weft_device_queue_alloca(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_params_t params, weft_device_size_t byte_length,
-    weft_buffer_t** out_buffer) {
+weft_status_t weft_device_queue_alloca(weft_device_t* device,
+                                       weft_queue_affinity_t affinity,
+                                       weft_semaphore_list_t wait_list,
+                                       weft_semaphore_list_t signal_list,
+                                       weft_buffer_params_t params,
+                                       weft_device_size_t byte_length,
+                                       weft_buffer_t** out_buffer) {
   if (out_buffer) *out_buffer = NULL;
   weft_status_t status = weft_queue_validate_common("queue_alloca", affinity,
                                                     wait_list, signal_list);
@@ -137,8 +137,8 @@ weft_status_t weft_device_queue_dealloca(weft_device_t* device,
 weft_status_t weft_device_queue_fill(
     weft_device_t* device, weft_queue_affinity_t affinity,
     weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* target, weft_device_size_t offset,
-    weft_device_size_t length, const void* pattern, uint32_t pattern_length) {
+    weft_buffer_t* target, weft_device_size_t offset, weft_device_size_t length,
+    const void* pattern, uint32_t pattern_length) {
   uint32_t packed_pattern = 0;
   weft_device_size_t resolved_length = 0;
   weft_status_t status = weft_queue_validate_common("queue_fill", affinity,
@@ -191,8 +191,8 @@ weft_status_t weft_device_queue_copy(
   }
   if (weft_status_is_ok(status)) {
     status = weft_device_vtable(device)->queue_copy(
-        device, affinity, wait_list, signal_list, source, source_offset,
-        target, target_offset, resolved_length);
+        device, affinity, wait_list, signal_list, source, source_offset, target,
+        target_offset, resolved_length);
   }
   return status;
 }
@@ -226,8 +226,8 @@ weft_status_t weft_device_queue_write(
   weft_status_t status = weft_queue_validate_common("queue_write", affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
-    status = weft_queue_validate_write(source, source_offset, file,
-                                       file_offset, length, &resolved_length);
+    status = weft_queue_validate_write(source, source_offset, file, file_offset,
+                                       length, &resolved_length);
   }
   if (weft_status_is_ok(status)) {
     status = weft_device_vtable(device)->queue_write(
@@ -259,11 +259,12 @@ weft_status_t weft_device_queue_dispatch(
   return status;
 }
 
-weft_status_t weft_device_queue_execute(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_command_buffer_t* command_buffer,
-    weft_binding_table_t binding_table) {
+weft_status_t weft_device_queue_execute(weft_device_t* device,
+                                        weft_queue_affinity_t affinity,
+                                        weft_semaphore_list_t wait_list,
+                                        weft_semaphore_list_t signal_list,
+                                        weft_command_buffer_t* command_buffer,
+                                        weft_binding_table_t binding_table) {
   weft_status_t status = weft_queue_validate_common("queue_execute", affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
@@ -296,8 +297,8 @@ weft_status_t weft_device_queue_host_call(
     weft_host_call_fn_t fn, void* user_data, const uint64_t args[4],
     weft_host_call_flags_t flags) {
   static const uint64_t kZeroArgs[4] = {0, 0, 0, 0};
-  weft_status_t status = weft_queue_validate_common(
-      "queue_host_call", affinity, wait_list, signal_list);
+  weft_status_t status = weft_queue_validate_common("queue_host_call", affinity,
+                                                    wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_host_call(fn, flags);
   }

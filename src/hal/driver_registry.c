@@ -30,8 +30,8 @@ static weft_status_t weft_device_options_check_name(const char* device_string,
                                                     const char* name) {
   weft_status_t status = WEFT_OK;
   if (name[0] == '\0') {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "device string '%s': empty %s", device_string, what);
+    status = WEFT_STATUS(INVALID_ARGUMENT, "device string '%s': empty %s",
+                         device_string, what);
   }
   for (const char* p = name; weft_status_is_ok(status) && *p; ++p) {
     if (!weft_device_options_is_name_char(*p)) {
@@ -65,8 +65,8 @@ static weft_status_t weft_device_options_parse_query(
                            device_string, cursor, cursor);
     } else {
       *equals = '\0';
-      status = weft_device_options_check_name(device_string, "option key",
-                                              cursor);
+      status =
+          weft_device_options_check_name(device_string, "option key", cursor);
     }
     if (weft_status_is_ok(status) &&
         weft_device_options_find(options, cursor)) {
@@ -124,12 +124,11 @@ weft_status_t weft_device_options_parse(const char* device_string,
       out_options->path = scheme_end + 3;
     }
     out_options->driver_name = storage;
-    status = weft_device_options_check_name(device_string, "driver name",
-                                            storage);
+    status =
+        weft_device_options_check_name(device_string, "driver name", storage);
   }
   if (weft_status_is_ok(status) && query) {
-    status = weft_device_options_parse_query(device_string, query,
-                                             out_options);
+    status = weft_device_options_parse_query(device_string, query, out_options);
   }
   if (!weft_status_is_ok(status) && out_options) {
     memset(out_options, 0, sizeof(*out_options));
@@ -165,14 +164,14 @@ weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
   for (const char* p = text; text && weft_status_is_ok(status) && *p; ++p) {
     if (*p < '0' || *p > '9') {
       status = WEFT_STATUS(INVALID_ARGUMENT,
-                           "option '%s=%s' is not a non-negative integer",
-                           key, text);
+                           "option '%s=%s' is not a non-negative integer", key,
+                           text);
     } else {
       value = value * 10 + (uint64_t)(*p - '0');
       if (value > UINT32_MAX) {
-        status = WEFT_STATUS(INVALID_ARGUMENT,
-                             "option '%s=%s' is larger than %u", key, text,
-                             (unsigned)UINT32_MAX);
+        status =
+            WEFT_STATUS(INVALID_ARGUMENT, "option '%s=%s' is larger than %u",
+                        key, text, (unsigned)UINT32_MAX);
       }
     }
   }
@@ -241,8 +240,8 @@ static weft_status_t weft_driver_list_create_device(
   weft_device_options_t options;
   weft_status_t status = WEFT_OK;
   if (!out_device) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "weft_device_create: out_device is NULL");
+    status =
+        WEFT_STATUS(INVALID_ARGUMENT, "weft_device_create: out_device is NULL");
   } else {
     *out_device = NULL;
     status = weft_device_options_parse(device_string, &options);
@@ -276,9 +275,9 @@ static weft_status_t weft_driver_list_create_device(
 weft_status_t weft_device_create(const char* device_string,
                                  weft_allocator_t allocator,
                                  weft_device_t** out_device) {
-  return weft_driver_list_create_device(
-      kWeftBuiltinDrivers, (uint32_t)WEFT_BUILTIN_DRIVER_COUNT, device_string,
-      allocator, out_device);
+  return weft_driver_list_create_device(kWeftBuiltinDrivers,
+                                        (uint32_t)WEFT_BUILTIN_DRIVER_COUNT,
+                                        device_string, allocator, out_device);
 }
 
 //===----------------------------------------------------------------------===//
@@ -315,8 +314,8 @@ weft_status_t weft_driver_registry_create_default(
     weft_allocator_t allocator, weft_driver_registry_t** out_registry) {
   weft_driver_registry_t* registry = NULL;
   weft_status_t status = weft_driver_registry_create(allocator, &registry);
-  for (size_t i = 0;
-       weft_status_is_ok(status) && i < WEFT_BUILTIN_DRIVER_COUNT; ++i) {
+  for (size_t i = 0; weft_status_is_ok(status) && i < WEFT_BUILTIN_DRIVER_COUNT;
+       ++i) {
     status = weft_driver_registry_register(registry, kWeftBuiltinDrivers[i]);
   }
   if (weft_status_is_ok(status)) {
@@ -347,8 +346,7 @@ weft_status_t weft_driver_registry_register(weft_driver_registry_t* registry,
     status = weft_device_options_check_name(driver->name, "driver name",
                                             driver->name);
   }
-  for (uint32_t i = 0; weft_status_is_ok(status) && i < registry->count;
-       ++i) {
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < registry->count; ++i) {
     if (strcmp(registry->drivers[i]->name, driver->name) == 0) {
       status = WEFT_STATUS(ALREADY_EXISTS,
                            "a driver named '%s' is already registered",
@@ -358,9 +356,9 @@ weft_status_t weft_driver_registry_register(weft_driver_registry_t* registry,
   if (weft_status_is_ok(status) && registry->count == registry->capacity) {
     uint32_t new_capacity = registry->capacity ? registry->capacity * 2 : 4;
     void* drivers = (void*)registry->drivers;
-    status = weft_allocator_realloc(
-        registry->allocator, new_capacity * sizeof(registry->drivers[0]),
-        &drivers);
+    status = weft_allocator_realloc(registry->allocator,
+                                    new_capacity * sizeof(registry->drivers[0]),
+                                    &drivers);
     if (weft_status_is_ok(status)) {
       registry->drivers = (const weft_driver_t**)drivers;
       registry->capacity = new_capacity;
@@ -378,8 +376,7 @@ uint32_t weft_driver_registry_count(const weft_driver_registry_t* registry) {
 
 const weft_driver_t* weft_driver_registry_get(
     const weft_driver_registry_t* registry, uint32_t index) {
-  return registry && index < registry->count ? registry->drivers[index]
-                                             : NULL;
+  return registry && index < registry->count ? registry->drivers[index] : NULL;
 }
 
 weft_status_t weft_driver_registry_create_device(
@@ -391,9 +388,9 @@ weft_status_t weft_driver_registry_create_device(
                          "weft_driver_registry_create_device: registry is "
                          "NULL");
   } else {
-    status = weft_driver_list_create_device(registry->drivers,
-                                            registry->count, device_string,
-                                            allocator, out_device);
+    status =
+        weft_driver_list_create_device(registry->drivers, registry->count,
+                                       device_string, allocator, out_device);
   }
   return status;
 }

@@ -56,8 +56,7 @@ weft_status_t weft_queue_validate_common(const char* op_name,
     status = weft_queue_validate_semaphore_list(op_name, "wait", wait_list);
   }
   if (weft_status_is_ok(status)) {
-    status =
-        weft_queue_validate_semaphore_list(op_name, "signal", signal_list);
+    status = weft_queue_validate_semaphore_list(op_name, "signal", signal_list);
   }
   return status;
 }
@@ -94,29 +93,26 @@ static weft_status_t weft_queue_validate_buffer(
     weft_device_size_t length, weft_device_size_t* out_length) {
   weft_status_t status = WEFT_OK;
   if (!buffer) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "%s: %s buffer is NULL", op_name,
-                         role);
+    status =
+        WEFT_STATUS(INVALID_ARGUMENT, "%s: %s buffer is NULL", op_name, role);
   }
   if (weft_status_is_ok(status)) {
     status = weft_buffer_validate_usage(buffer, usage, op_name);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_buffer_validate_range(buffer, offset, length, op_name,
-                                        out_length);
+    status =
+        weft_buffer_validate_range(buffer, offset, length, op_name, out_length);
   }
   return status;
 }
 
-weft_status_t weft_queue_validate_fill(weft_buffer_t* target,
-                                       weft_device_size_t offset,
-                                       weft_device_size_t length,
-                                       const void* pattern,
-                                       uint32_t pattern_length,
-                                       uint32_t* out_pattern,
-                                       weft_device_size_t* out_length) {
+weft_status_t weft_queue_validate_fill(
+    weft_buffer_t* target, weft_device_size_t offset, weft_device_size_t length,
+    const void* pattern, uint32_t pattern_length, uint32_t* out_pattern,
+    weft_device_size_t* out_length) {
   weft_status_t status = weft_queue_validate_buffer(
-      "queue_fill", "target", target, WEFT_BUFFER_USAGE_TRANSFER_TARGET,
-      offset, length, out_length);
+      "queue_fill", "target", target, WEFT_BUFFER_USAGE_TRANSFER_TARGET, offset,
+      length, out_length);
   if (weft_status_is_ok(status)) {
     status = weft_buffer_validate_fill_pattern(offset, *out_length,
                                                pattern_length, "queue_fill");
@@ -143,9 +139,9 @@ weft_status_t weft_queue_validate_update(const void* source,
                          "data, not WEFT_WHOLE_BUFFER");
   }
   if (weft_status_is_ok(status)) {
-    status = weft_queue_validate_buffer(
-        "queue_update", "target", target, WEFT_BUFFER_USAGE_TRANSFER_TARGET,
-        offset, length, out_length);
+    status = weft_queue_validate_buffer("queue_update", "target", target,
+                                        WEFT_BUFFER_USAGE_TRANSFER_TARGET,
+                                        offset, length, out_length);
   }
   if (weft_status_is_ok(status) && !source && *out_length > 0) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
@@ -180,8 +176,7 @@ weft_status_t weft_queue_validate_copy(weft_buffer_t* source,
   return status;
 }
 
-weft_status_t weft_queue_validate_read(weft_file_t* file,
-                                       uint64_t file_offset,
+weft_status_t weft_queue_validate_read(weft_file_t* file, uint64_t file_offset,
                                        weft_buffer_t* target,
                                        weft_device_size_t target_offset,
                                        weft_device_size_t length,
@@ -191,9 +186,9 @@ weft_status_t weft_queue_validate_read(weft_file_t* file,
     status = WEFT_STATUS(INVALID_ARGUMENT, "queue_read: file is NULL");
   }
   if (weft_status_is_ok(status)) {
-    status = weft_queue_validate_buffer(
-        "queue_read", "target", target, WEFT_BUFFER_USAGE_TRANSFER_TARGET,
-        target_offset, length, out_length);
+    status = weft_queue_validate_buffer("queue_read", "target", target,
+                                        WEFT_BUFFER_USAGE_TRANSFER_TARGET,
+                                        target_offset, length, out_length);
   }
   if (weft_status_is_ok(status)) {
     status = weft_queue_prefix_status(
@@ -204,8 +199,7 @@ weft_status_t weft_queue_validate_read(weft_file_t* file,
 
 weft_status_t weft_queue_validate_write(weft_buffer_t* source,
                                         weft_device_size_t source_offset,
-                                        weft_file_t* file,
-                                        uint64_t file_offset,
+                                        weft_file_t* file, uint64_t file_offset,
                                         weft_device_size_t length,
                                         weft_device_size_t* out_length) {
   weft_status_t status = WEFT_OK;
@@ -213,9 +207,9 @@ weft_status_t weft_queue_validate_write(weft_buffer_t* source,
     status = WEFT_STATUS(INVALID_ARGUMENT, "queue_write: file is NULL");
   }
   if (weft_status_is_ok(status)) {
-    status = weft_queue_validate_buffer(
-        "queue_write", "source", source, WEFT_BUFFER_USAGE_TRANSFER_SOURCE,
-        source_offset, length, out_length);
+    status = weft_queue_validate_buffer("queue_write", "source", source,
+                                        WEFT_BUFFER_USAGE_TRANSFER_SOURCE,
+                                        source_offset, length, out_length);
   }
   if (weft_status_is_ok(status)) {
     status = weft_queue_prefix_status(
@@ -225,11 +219,13 @@ weft_status_t weft_queue_validate_write(weft_buffer_t* source,
   return status;
 }
 
-weft_status_t weft_queue_validate_dispatch(
-    weft_executable_t* executable, uint32_t kernel_ordinal,
-    const uint32_t workgroup_count[3], uint32_t constant_count,
-    const uint32_t* constants, uint32_t binding_count,
-    const weft_buffer_ref_t* bindings) {
+weft_status_t weft_queue_validate_dispatch(weft_executable_t* executable,
+                                           uint32_t kernel_ordinal,
+                                           const uint32_t workgroup_count[3],
+                                           uint32_t constant_count,
+                                           const uint32_t* constants,
+                                           uint32_t binding_count,
+                                           const weft_buffer_ref_t* bindings) {
   weft_status_t status = WEFT_OK;
   if (!executable || !workgroup_count) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
@@ -237,17 +233,17 @@ weft_status_t weft_queue_validate_dispatch(
                          "required");
   } else if ((constant_count > 0 && !constants) ||
              (binding_count > 0 && !bindings)) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "queue_dispatch: %u constants and %u bindings given "
-                         "but the %s array is NULL",
-                         constant_count, binding_count,
-                         (constant_count > 0 && !constants) ? "constants"
-                                                            : "bindings");
+    status = WEFT_STATUS(
+        INVALID_ARGUMENT,
+        "queue_dispatch: %u constants and %u bindings given "
+        "but the %s array is NULL",
+        constant_count, binding_count,
+        (constant_count > 0 && !constants) ? "constants" : "bindings");
   }
   if (weft_status_is_ok(status)) {
-    status = weft_dispatch_validate(executable, kernel_ordinal,
-                                    workgroup_count, constant_count,
-                                    binding_count, "queue_dispatch");
+    status =
+        weft_dispatch_validate(executable, kernel_ordinal, workgroup_count,
+                               constant_count, binding_count, "queue_dispatch");
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < binding_count; ++i) {
     if (!bindings[i].buffer) {
@@ -258,11 +254,10 @@ weft_status_t weft_queue_validate_dispatch(
                            i, bindings[i].slot);
     } else {
       status = weft_status_annotate(
-          weft_queue_validate_buffer("queue_dispatch", "binding",
-                                     bindings[i].buffer,
-                                     WEFT_BUFFER_USAGE_DISPATCH_STORAGE,
-                                     bindings[i].offset, bindings[i].length,
-                                     NULL),
+          weft_queue_validate_buffer(
+              "queue_dispatch", "binding", bindings[i].buffer,
+              WEFT_BUFFER_USAGE_DISPATCH_STORAGE, bindings[i].offset,
+              bindings[i].length, NULL),
           "binding %u", i);
     }
   }
@@ -282,8 +277,7 @@ weft_status_t weft_queue_validate_execute(weft_command_buffer_t* command_buffer,
                          binding_table.count);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_command_buffer_validate_submit(command_buffer,
-                                                 binding_table);
+    status = weft_command_buffer_validate_submit(command_buffer, binding_table);
   }
   return status;
 }
@@ -293,7 +287,8 @@ weft_status_t weft_queue_validate_host_call(weft_host_call_fn_t fn,
   weft_status_t status = WEFT_OK;
   if (!fn) {
     status = WEFT_STATUS(INVALID_ARGUMENT, "queue_host_call: fn is NULL");
-  } else if (flags & ~(weft_host_call_flags_t)WEFT_HOST_CALL_FLAG_NON_BLOCKING) {
+  } else if (flags &
+             ~(weft_host_call_flags_t)WEFT_HOST_CALL_FLAG_NON_BLOCKING) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "queue_host_call: unknown flags 0x%x (known: "
                          "NON_BLOCKING 0x%x)",

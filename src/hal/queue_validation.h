@@ -33,13 +33,10 @@ weft_status_t weft_queue_validate_dealloca(weft_buffer_t* buffer);
 // Checks a fill of [offset, offset+length) of |target| and packs the
 // pattern: |out_length| receives the resolved length and |out_pattern| the
 // pattern bytes in the low bytes of a uint32 (host byte order, as memcpy'd).
-weft_status_t weft_queue_validate_fill(weft_buffer_t* target,
-                                       weft_device_size_t offset,
-                                       weft_device_size_t length,
-                                       const void* pattern,
-                                       uint32_t pattern_length,
-                                       uint32_t* out_pattern,
-                                       weft_device_size_t* out_length);
+weft_status_t weft_queue_validate_fill(
+    weft_buffer_t* target, weft_device_size_t offset, weft_device_size_t length,
+    const void* pattern, uint32_t pattern_length, uint32_t* out_pattern,
+    weft_device_size_t* out_length);
 
 // Checks an update of |length| host bytes into |target| at |offset|.
 weft_status_t weft_queue_validate_update(const void* source,
@@ -58,8 +55,7 @@ weft_status_t weft_queue_validate_copy(weft_buffer_t* source,
 
 // Checks a file read into |target| (file access and known length, buffer
 // usage and range).
-weft_status_t weft_queue_validate_read(weft_file_t* file,
-                                       uint64_t file_offset,
+weft_status_t weft_queue_validate_read(weft_file_t* file, uint64_t file_offset,
                                        weft_buffer_t* target,
                                        weft_device_size_t target_offset,
                                        weft_device_size_t length,
@@ -68,17 +64,18 @@ weft_status_t weft_queue_validate_read(weft_file_t* file,
 // Checks a file write from |source|.
 weft_status_t weft_queue_validate_write(weft_buffer_t* source,
                                         weft_device_size_t source_offset,
-                                        weft_file_t* file,
-                                        uint64_t file_offset,
+                                        weft_file_t* file, uint64_t file_offset,
                                         weft_device_size_t length,
                                         weft_device_size_t* out_length);
 
 // Checks a direct dispatch (kernel, counts, bindings and their usage).
-weft_status_t weft_queue_validate_dispatch(
-    weft_executable_t* executable, uint32_t kernel_ordinal,
-    const uint32_t workgroup_count[3], uint32_t constant_count,
-    const uint32_t* constants, uint32_t binding_count,
-    const weft_buffer_ref_t* bindings);
+weft_status_t weft_queue_validate_dispatch(weft_executable_t* executable,
+                                           uint32_t kernel_ordinal,
+                                           const uint32_t workgroup_count[3],
+                                           uint32_t constant_count,
+                                           const uint32_t* constants,
+                                           uint32_t binding_count,
+                                           const weft_buffer_ref_t* bindings);
 
 // Checks a command buffer submission with its binding table.
 weft_status_t weft_queue_validate_execute(weft_command_buffer_t* command_buffer,

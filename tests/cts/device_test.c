@@ -88,8 +88,9 @@ static void malformed_device_strings(void** state) {
   weft_device_t* device = NULL;
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
                      weft_device_create("", cts->allocator, &device));
-  WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
-                     weft_device_create("local-sync?", cts->allocator, &device));
+  WEFT_ASSERT_STATUS(
+      INVALID_ARGUMENT,
+      weft_device_create("local-sync?", cts->allocator, &device));
   WEFT_ASSERT_STATUS(
       INVALID_ARGUMENT,
       weft_device_create("local-sync?a", cts->allocator, &device));
@@ -186,10 +187,9 @@ static void registry_custom_driver(void** state) {
       weft_driver_registry_create_device(registry, "cts-custom?color=red",
                                          cts->allocator, &device),
       WEFT_STATUS_INVALID_ARGUMENT, "accepted: flavor");
-  assert_status_contains(
-      weft_driver_registry_create_device(registry, "missing", cts->allocator,
-                                         &device),
-      WEFT_STATUS_NOT_FOUND, "cts-custom");
+  assert_status_contains(weft_driver_registry_create_device(
+                             registry, "missing", cts->allocator, &device),
+                         WEFT_STATUS_NOT_FOUND, "cts-custom");
   assert_null(device);
   weft_driver_registry_release(registry);
 }
@@ -209,9 +209,8 @@ static void create_semaphore_and_buffer(void** state) {
   for (size_t i = 0; i < sizeof(bytes); ++i) assert_int_equal(bytes[i], 0);
   weft_buffer_release(buffer);
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
-                     weft_device_allocate_buffer(cts->device,
-                                                 (weft_buffer_params_t){0},
-                                                 16, NULL));
+                     weft_device_allocate_buffer(
+                         cts->device, (weft_buffer_params_t){0}, 16, NULL));
 }
 
 static void dump_pending_lists_parked(void** state) {

@@ -46,8 +46,7 @@ static void assert_status_contains(weft_status_t status,
 }
 
 // Asserts |status| has |code| and exactly the primary message |message|.
-static void assert_status_message(weft_status_t status,
-                                  weft_status_code_t code,
+static void assert_status_message(weft_status_t status, weft_status_code_t code,
                                   const char* message) {
   char text[2048];
   weft_status_format(status, text, sizeof(text));
@@ -213,9 +212,9 @@ static void update_basic(void** state) {
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   const char data[] = "hello, weft queue";
-  WEFT_ASSERT_OK(weft_device_queue_update(
-      cts->device, ANY, empty_list(), weft_cts_list1(&semaphore, &one), data,
-      buffer, 4, sizeof(data)));
+  WEFT_ASSERT_OK(weft_device_queue_update(cts->device, ANY, empty_list(),
+                                          weft_cts_list1(&semaphore, &one),
+                                          data, buffer, 4, sizeof(data)));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 1));
   char out[sizeof(data)];
   weft_cts_read_buffer(buffer, 4, out, sizeof(out));
@@ -232,10 +231,9 @@ static void update_copies_source_at_call(void** state) {
   uint64_t one = 1;
   uint8_t* source = malloc(64);
   memset(source, 0xAB, 64);
-  WEFT_ASSERT_OK(weft_device_queue_update(cts->device, ANY,
-                                          weft_cts_list1(&gate, &one),
-                                          weft_cts_list1(&done, &one), source,
-                                          buffer, 0, 64));
+  WEFT_ASSERT_OK(weft_device_queue_update(
+      cts->device, ANY, weft_cts_list1(&gate, &one),
+      weft_cts_list1(&done, &one), source, buffer, 0, 64));
   // Mutate and free the source before the update may run.
   memset(source, 0x00, 64);
   free(source);
@@ -254,8 +252,8 @@ static void copy_basic(void** state) {
   weft_buffer_t* target = weft_cts_allocate_buffer(cts, 128);
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t values[2] = {1, 2};
-  fill_u32(cts, empty_list(), weft_cts_list1(&semaphore, &values[0]), source,
-           0, 128, 0x01020304u);
+  fill_u32(cts, empty_list(), weft_cts_list1(&semaphore, &values[0]), source, 0,
+           128, 0x01020304u);
   WEFT_ASSERT_OK(weft_device_queue_copy(
       cts->device, ANY, weft_cts_list1(&semaphore, &values[0]),
       weft_cts_list1(&semaphore, &values[1]), source, 32, target, 64, 32));
@@ -274,8 +272,8 @@ static void copy_within_one_allocation(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t values[2] = {1, 2};
-  fill_u32(cts, empty_list(), weft_cts_list1(&semaphore, &values[0]), buffer,
-           0, 32, 0x5A5A5A5Au);
+  fill_u32(cts, empty_list(), weft_cts_list1(&semaphore, &values[0]), buffer, 0,
+           32, 0x5A5A5A5Au);
   WEFT_ASSERT_OK(weft_device_queue_copy(
       cts->device, ANY, weft_cts_list1(&semaphore, &values[0]),
       weft_cts_list1(&semaphore, &values[1]), buffer, 0, buffer, 32, 32));
@@ -309,10 +307,9 @@ static void barrier_joins_and_orders(void** state) {
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1, two = 2;
   // Copy first (parks on the barrier), then the barrier, then the fills.
-  WEFT_ASSERT_OK(weft_device_queue_copy(cts->device, ANY,
-                                        weft_cts_list1(&joined, &one),
-                                        weft_cts_list1(&joined, &two), source,
-                                        0, target, 0, 64));
+  WEFT_ASSERT_OK(weft_device_queue_copy(
+      cts->device, ANY, weft_cts_list1(&joined, &one),
+      weft_cts_list1(&joined, &two), source, 0, target, 0, 64));
   weft_semaphore_t* both[2] = {a, b};
   uint64_t both_values[2] = {1, 1};
   WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
@@ -347,12 +344,11 @@ static void chain_fill_copy_fill_reverse_submission(void** state) {
   weft_buffer_t* b = weft_cts_allocate_buffer(cts, 64);
   weft_semaphore_t* s = weft_cts_create_semaphore(cts, 0);
   uint64_t v[4] = {1, 2, 3, 4};
-  fill_u32(cts, weft_cts_list1(&s, &v[2]), weft_cts_list1(&s, &v[3]), a, 32,
-           32, 0x33333333u);
-  WEFT_ASSERT_OK(weft_device_queue_copy(cts->device, ANY,
-                                        weft_cts_list1(&s, &v[1]),
-                                        weft_cts_list1(&s, &v[2]), a, 0, b, 0,
-                                        64));
+  fill_u32(cts, weft_cts_list1(&s, &v[2]), weft_cts_list1(&s, &v[3]), a, 32, 32,
+           0x33333333u);
+  WEFT_ASSERT_OK(
+      weft_device_queue_copy(cts->device, ANY, weft_cts_list1(&s, &v[1]),
+                             weft_cts_list1(&s, &v[2]), a, 0, b, 0, 64));
   fill_u32(cts, weft_cts_list1(&s, &v[0]), weft_cts_list1(&s, &v[1]), a, 0, 64,
            0x11111111u);
   assert_int_equal(query_value(s), 0);
@@ -414,9 +410,8 @@ static void multiple_waits_all_required(void** state) {
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   uint64_t wanted[3] = {1, 2, 10};  // the third is already reached
   uint64_t one = 1;
-  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
-                                           make_list(3, s, wanted),
-                                           weft_cts_list1(&done, &one)));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      cts->device, ANY, make_list(3, s, wanted), weft_cts_list1(&done, &one)));
   WEFT_ASSERT_OK(weft_semaphore_signal(s[1], 2));
   assert_int_equal(query_value(done), 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(s[0], 1));
@@ -433,9 +428,8 @@ static void signal_list_several_semaphores(void** state) {
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   uint64_t values[3] = {1, 6, 100};
   uint64_t one = 1;
-  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
-                                           weft_cts_list1(&gate, &one),
-                                           make_list(3, s, values)));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      cts->device, ANY, weft_cts_list1(&gate, &one), make_list(3, s, values)));
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   for (int i = 0; i < 3; ++i) {
     WEFT_ASSERT_OK(weft_cts_wait(s[i], values[i]));
@@ -477,14 +471,14 @@ static void long_parked_chain_released_by_one_signal(void** state) {
   uint64_t* values = malloc((kCount + 2) * sizeof(uint64_t));
   for (uint64_t i = 0; i < kCount + 2; ++i) values[i] = i;
   for (uint32_t i = 1; i <= kCount; ++i) {
-    WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
-                                             weft_cts_list1(&s, &values[i]),
-                                             weft_cts_list1(&s, &values[i + 1])));
+    WEFT_ASSERT_OK(weft_device_queue_barrier(
+        cts->device, ANY, weft_cts_list1(&s, &values[i]),
+        weft_cts_list1(&s, &values[i + 1])));
   }
   assert_int_equal(query_value(s), 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(s, 1));
-  WEFT_ASSERT_OK(weft_semaphore_wait(
-      s, kCount + 1, weft_timeout_relative(120ll * 1000 * MS)));
+  WEFT_ASSERT_OK(weft_semaphore_wait(s, kCount + 1,
+                                     weft_timeout_relative(120ll * 1000 * MS)));
   assert_int_equal(query_value(s), kCount + 1);
   free(values);
   weft_semaphore_release(s);
@@ -532,8 +526,9 @@ static void concurrent_submitters(void** state) {
   weft_semaphore_t* start = weft_cts_create_semaphore(cts, 0);
   submitter_t submitters[kThreads];
   for (uint32_t t = 0; t < kThreads; ++t) {
-    submitters[t] = (submitter_t){cts, start, weft_cts_create_semaphore(cts, 0),
-                                  buffer, t, NULL, WEFT_OK};
+    submitters[t] = (submitter_t){
+        cts,  start,  weft_cts_create_semaphore(cts, 0), buffer, t,
+        NULL, WEFT_OK};
     weft_thread_params_t params = {"cts-submitter", -1};
     WEFT_ASSERT_OK(weft_thread_create(submitter_main, &submitters[t], &params,
                                       weft_allocator_system(),
@@ -622,13 +617,11 @@ static void failure_propagates_down_a_chain(void** state) {
   WEFT_ASSERT_OK(weft_device_queue_alloca(cts->device, ANY, empty_list(),
                                           weft_cts_list1(&gate, &one), params,
                                           64, &transient));
-  WEFT_ASSERT_OK(weft_device_queue_dealloca(cts->device, ANY,
-                                            weft_cts_list1(&gate, &one),
-                                            weft_cts_list1(&gate, &two),
-                                            transient));
-  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
-                                           weft_cts_list1(&s1, &one),
-                                           weft_cts_list1(&s2, &one)));
+  WEFT_ASSERT_OK(
+      weft_device_queue_dealloca(cts->device, ANY, weft_cts_list1(&gate, &one),
+                                 weft_cts_list1(&gate, &two), transient));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      cts->device, ANY, weft_cts_list1(&s1, &one), weft_cts_list1(&s2, &one)));
   fill_u32(cts, weft_cts_list1(&gate, &two), weft_cts_list1(&s1, &one),
            transient, 0, 64, 1);
   weft_status_t first = weft_cts_wait(s1, 1);
@@ -659,16 +652,14 @@ static void validation_fill_out_of_range(void** state) {
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   uint32_t pattern = 1;
-  assert_status_contains(
-      weft_device_queue_fill(cts->device, ANY, empty_list(),
-                             weft_cts_list1(&signal, &one), buffer, 256, 256,
-                             &pattern, 4),
-      WEFT_STATUS_OUT_OF_RANGE, "queue_fill");
-  assert_status_contains(
-      weft_device_queue_fill(cts->device, ANY, empty_list(),
-                             weft_cts_list1(&signal, &one), buffer, 64, 128,
-                             &pattern, 4),
-      WEFT_STATUS_OUT_OF_RANGE, "128 bytes");
+  assert_status_contains(weft_device_queue_fill(cts->device, ANY, empty_list(),
+                                                weft_cts_list1(&signal, &one),
+                                                buffer, 256, 256, &pattern, 4),
+                         WEFT_STATUS_OUT_OF_RANGE, "queue_fill");
+  assert_status_contains(weft_device_queue_fill(cts->device, ANY, empty_list(),
+                                                weft_cts_list1(&signal, &one),
+                                                buffer, 64, 128, &pattern, 4),
+                         WEFT_STATUS_OUT_OF_RANGE, "128 bytes");
   assert_untouched(signal);
   weft_semaphore_release(signal);
   weft_buffer_release(buffer);
@@ -680,11 +671,10 @@ static void validation_fill_bad_pattern(void** state) {
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   uint32_t pattern = 1;
-  assert_status_contains(
-      weft_device_queue_fill(cts->device, ANY, empty_list(),
-                             weft_cts_list1(&signal, &one), buffer, 0, 12,
-                             &pattern, 3),
-      WEFT_STATUS_INVALID_ARGUMENT, "queue_fill");
+  assert_status_contains(weft_device_queue_fill(cts->device, ANY, empty_list(),
+                                                weft_cts_list1(&signal, &one),
+                                                buffer, 0, 12, &pattern, 3),
+                         WEFT_STATUS_INVALID_ARGUMENT, "queue_fill");
   // Misaligned offset and length for a 4-byte pattern.
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
                      weft_device_queue_fill(cts->device, ANY, empty_list(),
@@ -725,11 +715,10 @@ static void validation_missing_usage(void** state) {
                                weft_cts_list1(&signal, &one), &pattern,
                                source_only, 0, 4),
       WEFT_STATUS_PERMISSION_DENIED, "queue_update");
-  assert_status_contains(
-      weft_device_queue_copy(cts->device, ANY, empty_list(),
-                             weft_cts_list1(&signal, &one), other, 0,
-                             source_only, 0, 64),
-      WEFT_STATUS_PERMISSION_DENIED, "queue_copy");
+  assert_status_contains(weft_device_queue_copy(cts->device, ANY, empty_list(),
+                                                weft_cts_list1(&signal, &one),
+                                                other, 0, source_only, 0, 64),
+                         WEFT_STATUS_PERMISSION_DENIED, "queue_copy");
   // The permitted direction works.
   WEFT_ASSERT_OK(weft_device_queue_copy(cts->device, ANY, empty_list(),
                                         weft_cts_list1(&signal, &one),
@@ -746,17 +735,15 @@ static void validation_copy_overlap_and_range(void** state) {
   weft_buffer_t* small = weft_cts_allocate_buffer(cts, 16);
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
-  assert_status_contains(
-      weft_device_queue_copy(cts->device, ANY, empty_list(),
-                             weft_cts_list1(&signal, &one), buffer, 0, buffer,
-                             16, 32),
-      WEFT_STATUS_INVALID_ARGUMENT, "queue_copy");
+  assert_status_contains(weft_device_queue_copy(cts->device, ANY, empty_list(),
+                                                weft_cts_list1(&signal, &one),
+                                                buffer, 0, buffer, 16, 32),
+                         WEFT_STATUS_INVALID_ARGUMENT, "queue_copy");
   // A whole-buffer source length that does not fit the target.
-  WEFT_ASSERT_STATUS(OUT_OF_RANGE,
-                     weft_device_queue_copy(cts->device, ANY, empty_list(),
-                                            weft_cts_list1(&signal, &one),
-                                            buffer, 0, small, 0,
-                                            WEFT_WHOLE_BUFFER));
+  WEFT_ASSERT_STATUS(OUT_OF_RANGE, weft_device_queue_copy(
+                                       cts->device, ANY, empty_list(),
+                                       weft_cts_list1(&signal, &one), buffer, 0,
+                                       small, 0, WEFT_WHOLE_BUFFER));
   assert_untouched(signal);
   weft_semaphore_release(signal);
   weft_buffer_release(buffer);
@@ -794,10 +781,10 @@ static void validation_lists_affinity_and_args(void** state) {
                                weft_cts_list1(&signal, &one),
                                (weft_buffer_params_t){0}, 0, &buffer));
   assert_null(buffer);
-  WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
-                     weft_device_queue_dealloca(cts->device, ANY, empty_list(),
-                                                weft_cts_list1(&signal, &one),
-                                                NULL));
+  WEFT_ASSERT_STATUS(
+      INVALID_ARGUMENT,
+      weft_device_queue_dealloca(cts->device, ANY, empty_list(),
+                                 weft_cts_list1(&signal, &one), NULL));
   assert_untouched(signal);
   weft_semaphore_release(signal);
 }
@@ -818,8 +805,8 @@ static void validation_host_call(void** state) {
       WEFT_STATUS_INVALID_ARGUMENT, "queue_host_call");
   assert_status_contains(
       weft_device_queue_host_call(cts->device, ANY, empty_list(),
-                                  weft_cts_list1(&signal, &one),
-                                  noop_host_call, NULL, NULL, 0x80),
+                                  weft_cts_list1(&signal, &one), noop_host_call,
+                                  NULL, NULL, 0x80),
       WEFT_STATUS_INVALID_ARGUMENT, "flags");
   assert_untouched(signal);
   weft_semaphore_release(signal);
@@ -961,9 +948,9 @@ static void host_call_deferred_signals_later(void** state) {
   // Wait for the call to have happened, then check nothing was signalled.
   assert_true(wait_for_call(&probe));
   assert_non_null(probe.thread);
-  WEFT_ASSERT_STATUS(DEADLINE_EXCEEDED,
-                     weft_semaphore_wait(probe.signal, 3,
-                                         weft_timeout_relative(5 * MS)));
+  WEFT_ASSERT_STATUS(
+      DEADLINE_EXCEEDED,
+      weft_semaphore_wait(probe.signal, 3, weft_timeout_relative(5 * MS)));
   assert_int_equal(query_value(second), 0);
   // Release: the thread signals the fence.
   weft_atomic_store(&probe.release_thread, 1, memory_order_release);
@@ -986,8 +973,8 @@ static void host_call_error_fails_signals(void** state) {
   WEFT_ASSERT_OK(weft_device_queue_host_call(
       cts->device, ANY, empty_list(), make_list(2, signals, values),
       probe_host_call, &probe, NULL, WEFT_HOST_CALL_FLAG_NONE));
-  assert_status_message(weft_cts_wait(probe.signal, 1),
-                        WEFT_STATUS_UNAVAILABLE, "the sensor is unplugged");
+  assert_status_message(weft_cts_wait(probe.signal, 1), WEFT_STATUS_UNAVAILABLE,
+                        "the sensor is unplugged");
   assert_status_message(weft_cts_wait(second, 1), WEFT_STATUS_UNAVAILABLE,
                         "the sensor is unplugged");
   weft_semaphore_release(probe.signal);
@@ -1027,8 +1014,8 @@ static void alloca_use_dealloca(void** state) {
                                           256, &buffer));
   assert_non_null(buffer);
   assert_int_equal(weft_buffer_byte_length(buffer), 256);
-  fill_u32(cts, weft_cts_list1(&s, &v[0]), weft_cts_list1(&s, &v[1]), buffer,
-           0, 256, 0x600DF00Du);
+  fill_u32(cts, weft_cts_list1(&s, &v[0]), weft_cts_list1(&s, &v[1]), buffer, 0,
+           256, 0x600DF00Du);
   WEFT_ASSERT_OK(weft_cts_wait(s, 2));
   assert_words(buffer, 0, 64, 0x600DF00Du);
   WEFT_ASSERT_OK(weft_device_queue_dealloca(cts->device, ANY,
@@ -1050,10 +1037,9 @@ static void alloca_parked_commits_when_run(void** state) {
   uint64_t one = 1, two = 2;
   weft_buffer_t* buffer = NULL;
   weft_buffer_params_t params = {0};
-  WEFT_ASSERT_OK(weft_device_queue_alloca(cts->device, ANY,
-                                          weft_cts_list1(&gate, &one),
-                                          weft_cts_list1(&ready, &one), params,
-                                          64, &buffer));
+  WEFT_ASSERT_OK(weft_device_queue_alloca(
+      cts->device, ANY, weft_cts_list1(&gate, &one),
+      weft_cts_list1(&ready, &one), params, 64, &buffer));
   // The handle exists at once, without memory.
   assert_non_null(buffer);
   uint32_t word = 0;
@@ -1062,10 +1048,9 @@ static void alloca_parked_commits_when_run(void** state) {
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(ready, 1));
   WEFT_ASSERT_OK(weft_buffer_map_read(buffer, 0, &word, 4));
-  WEFT_ASSERT_OK(weft_device_queue_dealloca(cts->device, ANY,
-                                            weft_cts_list1(&ready, &one),
-                                            weft_cts_list1(&ready, &two),
-                                            buffer));
+  WEFT_ASSERT_OK(
+      weft_device_queue_dealloca(cts->device, ANY, weft_cts_list1(&ready, &one),
+                                 weft_cts_list1(&ready, &two), buffer));
   WEFT_ASSERT_OK(weft_cts_wait(ready, 2));
   weft_buffer_release(buffer);
   weft_semaphore_release(gate);
@@ -1083,20 +1068,17 @@ static void alloca_dealloca_cycles(void** state) {
   for (uint32_t round = 0; round < 10; ++round) {
     uint64_t* v = &values[round * 4];
     weft_buffer_t* buffer = NULL;
-    WEFT_ASSERT_OK(weft_device_queue_alloca(cts->device, ANY,
-                                            weft_cts_list1(&s, &v[0]),
-                                            weft_cts_list1(&s, &v[1]), params,
-                                            64, &buffer));
+    WEFT_ASSERT_OK(weft_device_queue_alloca(
+        cts->device, ANY, weft_cts_list1(&s, &v[0]), weft_cts_list1(&s, &v[1]),
+        params, 64, &buffer));
     fill_u32(cts, weft_cts_list1(&s, &v[1]), weft_cts_list1(&s, &v[2]), buffer,
              0, 64, 0x1000u + round);
-    WEFT_ASSERT_OK(weft_device_queue_copy(cts->device, ANY,
-                                          weft_cts_list1(&s, &v[2]),
-                                          weft_cts_list1(&s, &v[3]), buffer, 0,
-                                          out, round * 64, 64));
-    WEFT_ASSERT_OK(weft_device_queue_dealloca(cts->device, ANY,
-                                              weft_cts_list1(&s, &v[3]),
-                                              weft_cts_list1(&s, &v[4]),
-                                              buffer));
+    WEFT_ASSERT_OK(weft_device_queue_copy(
+        cts->device, ANY, weft_cts_list1(&s, &v[2]), weft_cts_list1(&s, &v[3]),
+        buffer, 0, out, round * 64, 64));
+    WEFT_ASSERT_OK(
+        weft_device_queue_dealloca(cts->device, ANY, weft_cts_list1(&s, &v[3]),
+                                   weft_cts_list1(&s, &v[4]), buffer));
     weft_buffer_release(buffer);  // the queue keeps what it still needs
   }
   WEFT_ASSERT_OK(weft_cts_wait(s, 40));
@@ -1123,15 +1105,14 @@ static void use_after_dealloca_fails_signals(void** state) {
                                             weft_cts_list1(&s, &one),
                                             weft_cts_list1(&s, &two), buffer));
   WEFT_ASSERT_OK(weft_cts_wait(s, 2));
-  fill_u32(cts, weft_cts_list1(&s, &two), weft_cts_list1(&signal, &one),
-           buffer, 0, 64, 5);
+  fill_u32(cts, weft_cts_list1(&s, &two), weft_cts_list1(&signal, &one), buffer,
+           0, 64, 5);
   assert_status_contains(weft_cts_wait(signal, 1),
                          WEFT_STATUS_FAILED_PRECONDITION, "dealloca");
   // A second dealloca fails its signals the same way.
   weft_semaphore_t* signal2 = weft_cts_create_semaphore(cts, 0);
-  WEFT_ASSERT_OK(weft_device_queue_dealloca(cts->device, ANY, empty_list(),
-                                            weft_cts_list1(&signal2, &one),
-                                            buffer));
+  WEFT_ASSERT_OK(weft_device_queue_dealloca(
+      cts->device, ANY, empty_list(), weft_cts_list1(&signal2, &one), buffer));
   WEFT_ASSERT_STATUS(FAILED_PRECONDITION, weft_cts_wait(signal2, 1));
   weft_buffer_release(buffer);
   weft_semaphore_release(s);
@@ -1157,12 +1138,11 @@ static void read_write_memory_file(void** state) {
   WEFT_ASSERT_OK(weft_device_queue_read(cts->device, ANY, empty_list(),
                                         weft_cts_list1(&s, &v[0]), file, 32,
                                         buffer, 0, 64));
-  fill_u32(cts, weft_cts_list1(&s, &v[0]), weft_cts_list1(&s, &v[1]), buffer,
-           0, 4, 0xEEEEEEEEu);
-  WEFT_ASSERT_OK(weft_device_queue_write(cts->device, ANY,
-                                         weft_cts_list1(&s, &v[1]),
-                                         weft_cts_list1(&s, &v[2]), buffer, 0,
-                                         file, 0, 8));
+  fill_u32(cts, weft_cts_list1(&s, &v[0]), weft_cts_list1(&s, &v[1]), buffer, 0,
+           4, 0xEEEEEEEEu);
+  WEFT_ASSERT_OK(weft_device_queue_write(
+      cts->device, ANY, weft_cts_list1(&s, &v[1]), weft_cts_list1(&s, &v[2]),
+      buffer, 0, file, 0, 8));
   WEFT_ASSERT_OK(weft_cts_wait(s, 3));
   for (int i = 0; i < 4; ++i) assert_int_equal(memory[i], 0xEE);
   for (int i = 4; i < 8; ++i) assert_int_equal(memory[i], 32 + i);
@@ -1188,9 +1168,9 @@ static void read_write_fd_file(void** state) {
   for (int i = 0; i < 256; ++i) data[i] = (uint8_t)(255 - i);
   assert_int_equal(write(fd, data, sizeof(data)), (ssize_t)sizeof(data));
   weft_file_t* file = NULL;
-  WEFT_ASSERT_OK(weft_file_from_fd(
-      fd, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE, cts->allocator,
-      &file));
+  WEFT_ASSERT_OK(
+      weft_file_from_fd(fd, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE,
+                        cts->allocator, &file));
   close(fd);
   unlink(path);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 128);
@@ -1198,18 +1178,15 @@ static void read_write_fd_file(void** state) {
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   uint64_t v[3] = {1, 2, 3};
   // Parked read, then a write back to a later offset, then a read of that.
-  WEFT_ASSERT_OK(weft_device_queue_read(cts->device, ANY,
-                                        weft_cts_list1(&gate, &v[0]),
-                                        weft_cts_list1(&s, &v[0]), file, 0,
-                                        buffer, 0, 128));
-  WEFT_ASSERT_OK(weft_device_queue_write(cts->device, ANY,
-                                         weft_cts_list1(&s, &v[0]),
-                                         weft_cts_list1(&s, &v[1]), buffer, 0,
-                                         file, 128, 64));
-  WEFT_ASSERT_OK(weft_device_queue_read(cts->device, ANY,
-                                        weft_cts_list1(&s, &v[1]),
-                                        weft_cts_list1(&s, &v[2]), file, 128,
-                                        buffer, 64, 64));
+  WEFT_ASSERT_OK(weft_device_queue_read(
+      cts->device, ANY, weft_cts_list1(&gate, &v[0]), weft_cts_list1(&s, &v[0]),
+      file, 0, buffer, 0, 128));
+  WEFT_ASSERT_OK(weft_device_queue_write(
+      cts->device, ANY, weft_cts_list1(&s, &v[0]), weft_cts_list1(&s, &v[1]),
+      buffer, 0, file, 128, 64));
+  WEFT_ASSERT_OK(weft_device_queue_read(
+      cts->device, ANY, weft_cts_list1(&s, &v[1]), weft_cts_list1(&s, &v[2]),
+      file, 128, buffer, 64, 64));
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(s, 3));
   uint8_t out[128];
@@ -1228,8 +1205,8 @@ static void execute_command_buffer_with_binding_table(void** state) {
   weft_buffer_t* b = weft_cts_allocate_buffer(cts, 64);
   weft_command_buffer_t* command_buffer = NULL;
   WEFT_ASSERT_OK(weft_command_buffer_create(
-      cts->device, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
-      WEFT_COMMAND_CATEGORY_ANY, 2, &command_buffer));
+      cts->device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY,
+      2, &command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   uint32_t pattern = 0x0F0F0F0Fu;
   WEFT_ASSERT_OK(weft_command_buffer_fill(
@@ -1245,10 +1222,9 @@ static void execute_command_buffer_with_binding_table(void** state) {
   uint64_t one = 1;
   weft_buffer_binding_t bindings[2] = {{a, 0, 64}, {b, 0, 64}};
   weft_binding_table_t table = {2, bindings};
-  WEFT_ASSERT_OK(weft_device_queue_execute(cts->device, ANY,
-                                           weft_cts_list1(&gate, &one),
-                                           weft_cts_list1(&s, &one),
-                                           command_buffer, table));
+  WEFT_ASSERT_OK(weft_device_queue_execute(
+      cts->device, ANY, weft_cts_list1(&gate, &one), weft_cts_list1(&s, &one),
+      command_buffer, table));
   // The table was borrowed for the call only.
   memset(bindings, 0, sizeof(bindings));
   weft_command_buffer_release(command_buffer);
@@ -1259,8 +1235,8 @@ static void execute_command_buffer_with_binding_table(void** state) {
   assert_words(b, 32, 8, 0x0F0F0F0Fu);
   // A missing table entry is a synchronous error.
   WEFT_ASSERT_OK(weft_command_buffer_create(
-      cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-      WEFT_COMMAND_CATEGORY_ANY, 1, &command_buffer));
+      cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY,
+      1, &command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_indirect_buffer_ref(0, 0, 64), &pattern, 4));
@@ -1288,10 +1264,9 @@ static void parked_op_keeps_resources_alive(void** state) {
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
-  WEFT_ASSERT_OK(weft_device_queue_copy(cts->device, ANY,
-                                        weft_cts_list1(&gate, &one),
-                                        weft_cts_list1(&done, &one), source, 0,
-                                        target, 0, 64));
+  WEFT_ASSERT_OK(weft_device_queue_copy(
+      cts->device, ANY, weft_cts_list1(&gate, &one),
+      weft_cts_list1(&done, &one), source, 0, target, 0, 64));
   weft_buffer_retain(target);  // kept to check the result
   weft_buffer_release(source);
   weft_buffer_release(target);
@@ -1368,10 +1343,9 @@ static int64_t run_pipeline_failing_at(const char* device_string,
         probe_host_call, &probe, NULL, WEFT_HOST_CALL_FLAG_NONE);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_queue_alloca(device, ANY, empty_list(),
-                                      weft_cts_list1(&t, &v[1]),
-                                      (weft_buffer_params_t){0}, 64,
-                                      &transient);
+    status = weft_device_queue_alloca(
+        device, ANY, empty_list(), weft_cts_list1(&t, &v[1]),
+        (weft_buffer_params_t){0}, 64, &transient);
   }
   if (weft_status_is_ok(status)) {
     status = weft_device_queue_dealloca(device, ANY, weft_cts_list1(&t, &v[1]),

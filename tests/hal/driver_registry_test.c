@@ -71,8 +71,8 @@ static void parse_path_and_options(void** state) {
 
 static void parse_empty_value_and_u32_errors(void** state) {
   weft_device_options_t options;
-  ASSERT_OK(weft_device_options_parse("x?a=&b=4294967296&c=4294967295",
-                                      &options));
+  ASSERT_OK(
+      weft_device_options_parse("x?a=&b=4294967296&c=4294967295", &options));
   assert_string_equal(weft_device_options_find(&options, "a"), "");
   uint32_t value = 0;
   assert_status_contains(weft_device_options_get_u32(&options, "a", &value),
@@ -134,8 +134,7 @@ static weft_status_t custom_create_device(const weft_driver_t* driver,
                                           weft_allocator_t allocator,
                                           weft_device_t** out_device) {
   uint32_t level = 0;
-  weft_status_t status =
-      weft_device_options_get_u32(options, "level", &level);
+  weft_status_t status = weft_device_options_get_u32(options, "level", &level);
   if (weft_status_is_ok(status) && level > 3) {
     status = WEFT_STATUS(OUT_OF_RANGE, "custom: level %u > 3", level);
   }
@@ -170,8 +169,8 @@ static void registry_empty(void** state) {
 
 static void registry_default_and_custom(void** state) {
   weft_driver_registry_t* registry = NULL;
-  ASSERT_OK(weft_driver_registry_create_default(weft_allocator_system(),
-                                                &registry));
+  ASSERT_OK(
+      weft_driver_registry_create_default(weft_allocator_system(), &registry));
   uint32_t builtin_count = weft_driver_registry_count(registry);
   assert_true(builtin_count >= 1);
   assert_string_equal(weft_driver_registry_get(registry, 0)->name,
@@ -202,7 +201,8 @@ static void registry_default_and_custom(void** state) {
   assert_status_contains(
       weft_driver_registry_create_device(registry, "nope",
                                          weft_allocator_system(), &device),
-      WEFT_STATUS_NOT_FOUND, "no driver named 'nope'; known drivers: local-sync");
+      WEFT_STATUS_NOT_FOUND,
+      "no driver named 'nope'; known drivers: local-sync");
   assert_null(device);
   weft_driver_registry_release(registry);
 }
@@ -267,7 +267,8 @@ static void device_create_errors(void** state) {
   weft_device_t* device = NULL;
   assert_status_contains(
       weft_device_create("foo", weft_allocator_system(), &device),
-      WEFT_STATUS_NOT_FOUND, "no driver named 'foo'; known drivers: local-sync");
+      WEFT_STATUS_NOT_FOUND,
+      "no driver named 'foo'; known drivers: local-sync");
   assert_status_contains(
       weft_device_create("local-sync?x=1", weft_allocator_system(), &device),
       WEFT_STATUS_INVALID_ARGUMENT,

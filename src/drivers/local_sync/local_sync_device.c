@@ -52,8 +52,8 @@ static weft_status_t weft_local_sync_device_query_i64(weft_device_t* device,
 static weft_status_t weft_local_sync_device_allocate_buffer(
     weft_device_t* device, weft_buffer_params_t params,
     weft_device_size_t byte_length, weft_buffer_t** out_buffer) {
-  return weft_heap_buffer_allocate(device->host_allocator, params,
-                                   byte_length, out_buffer);
+  return weft_heap_buffer_allocate(device->host_allocator, params, byte_length,
+                                   out_buffer);
 }
 
 static const weft_device_vtable_t kWeftLocalSyncDeviceVtable = {
@@ -91,9 +91,8 @@ static weft_status_t weft_local_sync_driver_create_device(
   }
   if (weft_status_is_ok(status)) {
     weft_slim_mutex_initialize(&device->pending_mutex);
-    status = weft_device_initialize(&kWeftLocalSyncDeviceVtable,
-                                    device_string, driver->name, allocator,
-                                    &device->base);
+    status = weft_device_initialize(&kWeftLocalSyncDeviceVtable, device_string,
+                                    driver->name, allocator, &device->base);
     if (!weft_status_is_ok(status)) {
       weft_slim_mutex_deinitialize(&device->pending_mutex);
       weft_allocator_free(allocator, device);

@@ -69,8 +69,8 @@ weft_status_t weft_local_sync_device_queue_dealloca(
 weft_status_t weft_local_sync_device_queue_fill(
     weft_device_t* device, weft_queue_affinity_t affinity,
     weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* target, weft_device_size_t offset,
-    weft_device_size_t length, uint32_t pattern, uint32_t pattern_length);
+    weft_buffer_t* target, weft_device_size_t offset, weft_device_size_t length,
+    uint32_t pattern, uint32_t pattern_length);
 weft_status_t weft_local_sync_device_queue_update(
     weft_device_t* device, weft_queue_affinity_t affinity,
     weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,

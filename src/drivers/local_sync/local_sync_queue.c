@@ -43,12 +43,13 @@ typedef enum weft_local_sync_op_type_e {
 } weft_local_sync_op_type_t;
 
 static const char* const kWeftLocalSyncOpNames[] = {
-    "queue_alloca",   "queue_dealloca", "queue_fill",    "queue_update",
-    "queue_copy",     "queue_read",     "queue_write",   "queue_dispatch",
-    "queue_execute",  "queue_barrier",  "queue_host_call",
+    "queue_alloca",  "queue_dealloca", "queue_fill",      "queue_update",
+    "queue_copy",    "queue_read",     "queue_write",     "queue_dispatch",
+    "queue_execute", "queue_barrier",  "queue_host_call",
 };
-_Static_assert(sizeof(kWeftLocalSyncOpNames) / sizeof(kWeftLocalSyncOpNames[0])
-                   == WEFT_LOCAL_SYNC_OP_TYPE_COUNT_,
+_Static_assert(sizeof(kWeftLocalSyncOpNames) /
+                       sizeof(kWeftLocalSyncOpNames[0]) ==
+                   WEFT_LOCAL_SYNC_OP_TYPE_COUNT_,
                "one name per op type");
 
 // What one operation needs to run. Pointers are borrowed from the caller
@@ -134,8 +135,8 @@ static weft_status_t weft_local_sync_op_args_extra_size(
                   args->dispatch.binding_count * sizeof(weft_buffer_binding_t);
       break;
     case WEFT_LOCAL_SYNC_OP_EXECUTE:
-      *out_size = args->execute.binding_table.count *
-                  sizeof(weft_buffer_binding_t);
+      *out_size =
+          args->execute.binding_table.count * sizeof(weft_buffer_binding_t);
       break;
     default:
       break;
@@ -224,8 +225,7 @@ static void weft_local_sync_op_args_reference(
         if (retain) {
           weft_resource_retain(args->execute.binding_table.bindings[i].buffer);
         } else {
-          weft_resource_release(
-              args->execute.binding_table.bindings[i].buffer);
+          weft_resource_release(args->execute.binding_table.bindings[i].buffer);
         }
       }
       break;
@@ -255,10 +255,9 @@ static weft_status_t weft_local_sync_do_read(
   if (length == 0) {
     // Nothing to move.
   } else if (memory) {
-    status = weft_buffer_transfer_write(args->file.buffer,
-                                        args->file.buffer_offset,
-                                        memory + args->file.file_offset,
-                                        length, "queue_read");
+    status = weft_buffer_transfer_write(
+        args->file.buffer, args->file.buffer_offset,
+        memory + args->file.file_offset, length, "queue_read");
   } else {
     weft_buffer_mapping_t mapping;
     memset(&mapping, 0, sizeof(mapping));
@@ -283,10 +282,9 @@ static weft_status_t weft_local_sync_do_write(
   if (length == 0) {
     // Nothing to move.
   } else if (memory) {
-    status = weft_buffer_transfer_read(args->file.buffer,
-                                       args->file.buffer_offset,
-                                       memory + args->file.file_offset,
-                                       length, "queue_write");
+    status = weft_buffer_transfer_read(
+        args->file.buffer, args->file.buffer_offset,
+        memory + args->file.file_offset, length, "queue_write");
   } else {
     weft_buffer_mapping_t mapping;
     memset(&mapping, 0, sizeof(mapping));
@@ -294,8 +292,8 @@ static weft_status_t weft_local_sync_do_write(
         args->file.buffer, WEFT_MEMORY_ACCESS_READ, args->file.buffer_offset,
         length, "queue_write", &mapping);
     if (weft_status_is_ok(status)) {
-      status = weft_file_write(file, args->file.file_offset,
-                               mapping.contents, length);
+      status = weft_file_write(file, args->file.file_offset, mapping.contents,
+                               length);
       weft_buffer_unmap_range(&mapping);
     }
   }
@@ -326,8 +324,8 @@ static weft_status_t weft_local_sync_do_host_call(
     weft_local_sync_device_t* device, const weft_local_sync_op_args_t* args,
     weft_semaphore_list_t signal_list, bool* out_ended) {
   weft_fence_t* fence = NULL;
-  weft_status_t status = weft_fence_create(
-      signal_list.count, device->base.host_allocator, &fence);
+  weft_status_t status =
+      weft_fence_create(signal_list.count, device->base.host_allocator, &fence);
   for (uint32_t i = 0; weft_status_is_ok(status) && i < signal_list.count;
        ++i) {
     status = weft_fence_insert(fence, signal_list.semaphores[i],
@@ -402,15 +400,15 @@ static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
           args->dispatch.bindings, device->base.host_allocator);
       break;
     case WEFT_LOCAL_SYNC_OP_EXECUTE:
-      status = weft_command_buffer_replay_inline(
-          args->execute.command_buffer, args->execute.binding_table,
-          device->base.host_allocator);
+      status = weft_command_buffer_replay_inline(args->execute.command_buffer,
+                                                 args->execute.binding_table,
+                                                 device->base.host_allocator);
       break;
     case WEFT_LOCAL_SYNC_OP_BARRIER:
       break;
     case WEFT_LOCAL_SYNC_OP_HOST_CALL:
-      status = weft_local_sync_do_host_call(device, args, signal_list,
-                                            out_ended);
+      status =
+          weft_local_sync_do_host_call(device, args, signal_list, out_ended);
       break;
     default:
       status = WEFT_STATUS(INTERNAL, "local-sync: unknown op type %d",
@@ -564,8 +562,8 @@ static weft_status_t weft_local_sync_op_allocate(
   size_t record_size = weft_local_sync_align16(sizeof(weft_local_sync_op_t));
   size_t values_size =
       weft_local_sync_align16((size_t)entry_count * sizeof(uint64_t));
-  size_t semaphores_size = weft_local_sync_align16((size_t)entry_count *
-                                                   sizeof(weft_semaphore_t*));
+  size_t semaphores_size =
+      weft_local_sync_align16((size_t)entry_count * sizeof(weft_semaphore_t*));
   size_t wait_set_size =
       weft_local_sync_align16(weft_wait_set_storage_size(wait_list.count));
   size_t fixed_size =
@@ -578,9 +576,8 @@ static weft_status_t weft_local_sync_op_allocate(
   }
   uint8_t* storage = NULL;
   if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc_uninitialized(device->base.host_allocator,
-                                                 fixed_size + extra_size,
-                                                 (void**)&storage);
+    status = weft_allocator_malloc_uninitialized(
+        device->base.host_allocator, fixed_size + extra_size, (void**)&storage);
   }
   if (weft_status_is_ok(status)) {
     weft_local_sync_op_t* op = (weft_local_sync_op_t*)storage;
@@ -618,9 +615,10 @@ static weft_status_t weft_local_sync_op_allocate(
 
 // Parks an op whose waits are not yet reached. On failure nothing was
 // retained or started and the signals are untouched.
-static weft_status_t weft_local_sync_park(
-    weft_local_sync_device_t* device, const weft_local_sync_op_args_t* args,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list) {
+static weft_status_t weft_local_sync_park(weft_local_sync_device_t* device,
+                                          const weft_local_sync_op_args_t* args,
+                                          weft_semaphore_list_t wait_list,
+                                          weft_semaphore_list_t signal_list) {
   weft_local_sync_op_t* op = NULL;
   weft_status_t status =
       weft_local_sync_op_allocate(device, args, wait_list, signal_list, &op);
@@ -650,8 +648,7 @@ static weft_status_t weft_local_sync_check_waits(
     weft_semaphore_list_t wait_list, bool* out_ready) {
   weft_status_t status = WEFT_OK;
   bool ready = true;
-  for (uint32_t i = 0; weft_status_is_ok(status) && i < wait_list.count;
-       ++i) {
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < wait_list.count; ++i) {
     uint64_t value = 0;
     status = weft_semaphore_query(wait_list.semaphores[i], &value);
     if (!weft_status_is_ok(status)) {
@@ -708,11 +705,11 @@ void weft_local_sync_device_dump_pending(weft_device_t* base_device,
       uint64_t value = 0;
       weft_status_t status = weft_semaphore_query(semaphore, &value);
       const char* name = weft_semaphore_name(semaphore);
-      fprintf(stream, "    wait '%s' (%p) for %" PRIu64 ": at %" PRIu64 "%s%s\n",
-              name[0] ? name : "unnamed", (void*)semaphore,
-              op->wait_list.values[i], value,
-              weft_status_is_ok(status) ? "" : ", failed: ",
-              weft_status_is_ok(status) ? "" : weft_status_message(status));
+      fprintf(
+          stream, "    wait '%s' (%p) for %" PRIu64 ": at %" PRIu64 "%s%s\n",
+          name[0] ? name : "unnamed", (void*)semaphore, op->wait_list.values[i],
+          value, weft_status_is_ok(status) ? "" : ", failed: ",
+          weft_status_is_ok(status) ? "" : weft_status_message(status));
       weft_status_free(status);
     }
     for (uint32_t i = 0; i < op->signal_list.count; ++i) {
@@ -761,13 +758,12 @@ weft_status_t weft_local_sync_device_queue_dealloca(
   weft_status_t status = WEFT_OK;
   if (!weft_buffer_is_transient(buffer) ||
       weft_buffer_allocated_buffer(buffer) != buffer) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "queue_dealloca: the buffer (%" PRIu64
-                         " bytes) was not returned by queue_alloca%s",
-                         (uint64_t)weft_buffer_byte_length(buffer),
-                         weft_buffer_is_transient(buffer)
-                             ? " (it is a subspan of one)"
-                             : "");
+    status = WEFT_STATUS(
+        INVALID_ARGUMENT,
+        "queue_dealloca: the buffer (%" PRIu64
+        " bytes) was not returned by queue_alloca%s",
+        (uint64_t)weft_buffer_byte_length(buffer),
+        weft_buffer_is_transient(buffer) ? " (it is a subspan of one)" : "");
   }
   if (weft_status_is_ok(status)) {
     weft_local_sync_op_args_t args = {
@@ -783,8 +779,8 @@ weft_status_t weft_local_sync_device_queue_dealloca(
 weft_status_t weft_local_sync_device_queue_fill(
     weft_device_t* device, weft_queue_affinity_t affinity,
     weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* target, weft_device_size_t offset,
-    weft_device_size_t length, uint32_t pattern, uint32_t pattern_length) {
+    weft_buffer_t* target, weft_device_size_t offset, weft_device_size_t length,
+    uint32_t pattern, uint32_t pattern_length) {
   weft_local_sync_op_args_t args = {
       .type = WEFT_LOCAL_SYNC_OP_FILL,
       .affinity = affinity,
@@ -886,8 +882,7 @@ weft_status_t weft_local_sync_device_queue_dispatch(
   for (uint32_t i = 0; weft_status_is_ok(status) && i < binding_count; ++i) {
     resolved[i].buffer = bindings[i].buffer;
     resolved[i].offset = bindings[i].offset;
-    status = weft_buffer_calculate_range(bindings[i].buffer,
-                                         bindings[i].offset,
+    status = weft_buffer_calculate_range(bindings[i].buffer, bindings[i].offset,
                                          bindings[i].length, "queue_dispatch",
                                          &resolved[i].length);
   }
@@ -897,8 +892,7 @@ weft_status_t weft_local_sync_device_queue_dispatch(
         .affinity = affinity,
         .dispatch = {.executable = executable,
                      .kernel_ordinal = kernel_ordinal,
-                     .workgroup_count = {workgroup_count[0],
-                                         workgroup_count[1],
+                     .workgroup_count = {workgroup_count[0], workgroup_count[1],
                                          workgroup_count[2]},
                      .constant_count = constant_count,
                      .constants = constants,
@@ -916,8 +910,7 @@ weft_status_t weft_local_sync_device_queue_dispatch(
 weft_status_t weft_local_sync_device_queue_execute(
     weft_device_t* device, weft_queue_affinity_t affinity,
     weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_command_buffer_t* command_buffer,
-    weft_binding_table_t binding_table) {
+    weft_command_buffer_t* command_buffer, weft_binding_table_t binding_table) {
   weft_local_sync_op_args_t args = {
       .type = WEFT_LOCAL_SYNC_OP_EXECUTE,
       .affinity = affinity,
