@@ -785,6 +785,15 @@ static void validation_lists_affinity_and_args(void** state) {
       INVALID_ARGUMENT,
       weft_device_queue_dealloca(cts->device, ANY, empty_list(),
                                  weft_cts_list1(&signal, &one), NULL));
+  if (strcmp(weft_device_driver_name(cts->device), "local-sync") == 0) {
+    // local-sync only deallocas buffers its own alloca returned.
+    weft_buffer_t* heap = weft_cts_allocate_buffer(cts, 16);
+    assert_status_contains(
+        weft_device_queue_dealloca(cts->device, ANY, empty_list(),
+                                   weft_cts_list1(&signal, &one), heap),
+        WEFT_STATUS_INVALID_ARGUMENT, "not returned by queue_alloca");
+    weft_buffer_release(heap);
+  }
   assert_untouched(signal);
   weft_semaphore_release(signal);
 }
