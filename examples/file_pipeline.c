@@ -115,8 +115,8 @@ static int verify_output_file(const paths_t* paths, uint32_t count) {
   int result = (expected && actual) ? 0 : 1;
 
   FILE* file = result == 0 ? fopen(paths->output, "rb") : NULL;
-  if (result == 0 && (!file || fread(actual, 1, byte_length, file) !=
-                                   byte_length)) {
+  if (result == 0 &&
+      (!file || fread(actual, 1, byte_length, file) != byte_length)) {
     fprintf(stderr, "cannot read %u floats back from %s\n", count,
             paths->output);
     result = 1;
@@ -141,8 +141,8 @@ static int verify_output_file(const paths_t* paths, uint32_t count) {
     uint64_t expected_checksum = fnv1a64(expected, byte_length);
     printf("  verify   %u elements, %u mismatches, sum %.2f\n", count,
            mismatches, sum);
-    printf("  checksum 0x%016" PRIx64 " (host 0x%016" PRIx64 ") %s\n",
-           checksum, expected_checksum,
+    printf("  checksum 0x%016" PRIx64 " (host 0x%016" PRIx64 ") %s\n", checksum,
+           expected_checksum,
            checksum == expected_checksum ? "match" : "MISMATCH");
     if (mismatches != 0 || checksum != expected_checksum) result = 1;
   }
@@ -274,9 +274,9 @@ static weft_status_t run_pipeline(const char* device_string, uint32_t count,
 
   // The same semaphore can be waited at one value and signalled at the next.
   if (weft_status_is_ok(status)) {
-    status = weft_device_queue_write(device, WEFT_QUEUE_AFFINITY_ANY, done_1,
-                                     done_2, y, 0, output, /*file_offset=*/0,
-                                     vector_bytes);
+    status =
+        weft_device_queue_write(device, WEFT_QUEUE_AFFINITY_ANY, done_1, done_2,
+                                y, 0, output, /*file_offset=*/0, vector_bytes);
   }
   // If a submission above failed, the operations accepted before it still
   // run and signal (or fail) their semaphores: none of them waits on
@@ -330,8 +330,8 @@ static void print_usage(FILE* stream) {
 int main(int argc, char** argv) {
   const char* device_string = "local-sync";
   uint32_t count = 1u << 20;
-  if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
-                   strcmp(argv[1], "-h") == 0)) {
+  if (argc > 1 &&
+      (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     print_usage(stdout);
     return 0;
   }

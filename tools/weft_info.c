@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
   }
 
   weft_driver_registry_t* registry = NULL;
-  weft_status_t status = weft_driver_registry_create_default(
-      weft_allocator_system(), &registry);
+  weft_status_t status =
+      weft_driver_registry_create_default(weft_allocator_system(), &registry);
   int exit_code = 0;
   if (weft_status_is_ok(status)) {
     printf("weft %s\n", WEFT_VERSION_STRING);

@@ -136,8 +136,8 @@ static weft_status_t run_scenario(scenario_t* scenario) {
                                            allocator, &kernels);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_executable_lookup_kernel(kernels, "scale_offset",
-                                           &scale_offset);
+    status =
+        weft_executable_lookup_kernel(kernels, "scale_offset", &scale_offset);
   }
   if (weft_status_is_ok(status)) {
     status = weft_executable_lookup_kernel(kernels, "abs_range", &abs_range);
@@ -160,17 +160,17 @@ static weft_status_t run_scenario(scenario_t* scenario) {
     status = weft_fence_insert(fence, timeline, 5);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_file_wrap_memory(WEFT_FILE_ACCESS_READ, file_data,
-                                   sizeof(file_data), NULL, NULL, allocator,
-                                   &file);
+    status =
+        weft_file_wrap_memory(WEFT_FILE_ACCESS_READ, file_data,
+                              sizeof(file_data), NULL, NULL, allocator, &file);
   }
 
   // A one-shot command buffer: update |absolute| with signed values, then
   // abs() them in place.
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_create(
-        device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY,
-        0, &command_buffer);
+        device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY, 0,
+        &command_buffer);
   }
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_begin(command_buffer);
@@ -211,10 +211,9 @@ static weft_status_t run_scenario(scenario_t* scenario) {
   uint64_t accepted = 0;
   const float two = 2.0f;
   if (weft_status_is_ok(status)) {
-    status = weft_device_queue_fill(device, WEFT_QUEUE_AFFINITY_ANY,
-                                    first_waits,
-                                    at[1], filled, 0, length, &two,
-                                    sizeof(two));
+    status =
+        weft_device_queue_fill(device, WEFT_QUEUE_AFFINITY_ANY, first_waits,
+                               at[1], filled, 0, length, &two, sizeof(two));
     if (weft_status_is_ok(status)) accepted = 1;
   }
   if (weft_status_is_ok(status)) {
@@ -343,19 +342,21 @@ static void run_every_failure(int gated) {
     } else {
       ++runs_with_failure;
       if (code == WEFT_STATUS_OK) {
-        fail_msg("%s run %lld: allocation %lld failed but the scenario "
-                 "returned OK (an error was swallowed)",
-                 mode, (long long)fail_at, (long long)fail_at);
+        fail_msg(
+            "%s run %lld: allocation %lld failed but the scenario "
+            "returned OK (an error was swallowed)",
+            mode, (long long)fail_at, (long long)fail_at);
       } else if (code != WEFT_STATUS_RESOURCE_EXHAUSTED) {
         fail_msg("%s run %lld: expected RESOURCE_EXHAUSTED, got %s", mode,
                  (long long)fail_at, weft_status_code_string(code));
       }
     }
   }
-  printf("fault.injection %s on %s: %lld runs, %lld with an injected "
-         "failure, final run made %lld allocations and passed\n",
-         mode, device_string, (long long)runs, (long long)runs_with_failure,
-         (long long)final_allocations);
+  printf(
+      "fault.injection %s on %s: %lld runs, %lld with an injected "
+      "failure, final run made %lld allocations and passed\n",
+      mode, device_string, (long long)runs, (long long)runs_with_failure,
+      (long long)final_allocations);
   assert_true(finished);
   assert_true(runs_with_failure > 0);
 }

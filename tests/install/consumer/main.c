@@ -1,7 +1,6 @@
 // Uses an installed weft: creates a local-sync device, fills a buffer through
 // a queue operation, waits on its semaphore and checks the contents.
 #include <stdio.h>
-
 #include <weft/weft.h>
 
 static int check(weft_status_t status, const char* what) {
@@ -16,9 +15,9 @@ int main(void) {
   weft_device_t* device = NULL;
   weft_buffer_t* buffer = NULL;
   weft_semaphore_t* semaphore = NULL;
-  int failed = check(
-      weft_device_create("local-sync", weft_allocator_system(), &device),
-      "weft_device_create");
+  int failed =
+      check(weft_device_create("local-sync", weft_allocator_system(), &device),
+            "weft_device_create");
   if (!failed) {
     weft_buffer_params_t params = {0, 0, 0};
     failed = check(weft_device_allocate_buffer(device, params, 64, &buffer),
@@ -32,11 +31,11 @@ int main(void) {
     const uint32_t pattern = 0xC0FFEEu;
     const uint64_t value = 1;
     weft_semaphore_list_t signal = {1, &semaphore, &value};
-    failed = check(weft_device_queue_fill(
-                       device, WEFT_QUEUE_AFFINITY_ANY,
-                       weft_semaphore_list_empty(), signal, buffer, 0, 64,
-                       &pattern, sizeof(pattern)),
-                   "weft_device_queue_fill");
+    failed =
+        check(weft_device_queue_fill(device, WEFT_QUEUE_AFFINITY_ANY,
+                                     weft_semaphore_list_empty(), signal,
+                                     buffer, 0, 64, &pattern, sizeof(pattern)),
+              "weft_device_queue_fill");
   }
   if (!failed) {
     failed = check(weft_semaphore_wait(semaphore, 1, weft_timeout_infinite()),
