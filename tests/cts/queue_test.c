@@ -87,16 +87,18 @@ static void fill_u32(weft_cts_t* cts, weft_semaphore_list_t waits,
 static void assert_words(weft_buffer_t* buffer, weft_device_size_t offset,
                          uint32_t count, uint32_t expected) {
   uint32_t* words = malloc(count * sizeof(uint32_t));
+  assert_non_null(words);
   weft_cts_read_buffer(buffer, offset, words, count * sizeof(uint32_t));
-  for (uint32_t i = 0; i < count; ++i) {
-    if (words[i] != expected) {
-      uint32_t actual = words[i];
-      free(words);
-      fail_msg("word %u at offset %llu: expected 0x%08x, got 0x%08x", i,
-               (unsigned long long)offset, expected, actual);
-    }
+  uint32_t mismatch = count;
+  for (uint32_t i = 0; i < count && mismatch == count; ++i) {
+    if (words[i] != expected) mismatch = i;
   }
+  uint32_t actual = mismatch < count ? words[mismatch] : expected;
   free(words);
+  if (mismatch < count) {
+    fail_msg("word %u at offset %llu: expected 0x%08x, got 0x%08x", mismatch,
+             (unsigned long long)offset, expected, actual);
+  }
 }
 
 // A thread that sleeps |delay_ns| then signals or fails |semaphore|.
