@@ -1,0 +1,103 @@
+// weft: the executor, the workers that drain processes.
+//
+// N worker threads (named weft-worker-<i>, pinned when affinities are
+// given) drain scheduled processes (src/task/process.h). Budget-1 processes
+// go on the immediate list (FIFO, any thread may push); budget > 1 processes
+// occupy one of a few compute slots, or wait in an overflow list while every
+// slot is taken (never dropped). Workers scan the compute slots first, then
+// the immediate list.
+//
+// Sleep/wake: a worker with nothing to do announces itself idle (seq_cst),
+// re-checks for work (seq_cst) and only then waits on its own notification
+// (spinning for the wait policy's budget first); a scheduler publishes work,
+// then reads the idle mask and wakes one idle worker, recording how many
+// more it wants in a desired-wake count that each woken worker relays to
+// the next. Either side sees the other, so no wake-up is lost.
+//
+// The scheduling path (schedule, wake, drain loop) allocates nothing and
+// takes no lock.
+//
+// Threading: every function is safe from any thread, workers included,
+// except create and release (release must not run on a worker).
+#ifndef WEFT_TASK_EXECUTOR_H_
+#define WEFT_TASK_EXECUTOR_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "task/process.h"
+#include "weft/allocator.h"
+#include "weft/status.h"
+#include "weft/time.h"
+
+typedef struct weft_affinity_set_t weft_affinity_set_t;
+
+// Spin budget value meaning "use the default wait policy"
+// (weft_wait_policy_default; no spin when oversubscribed).
+#define WEFT_EXECUTOR_SPIN_DEFAULT ((weft_duration_t)-1)
+
+// Compute slots when options ask for 0.
+#define WEFT_EXECUTOR_DEFAULT_COMPUTE_SLOT_COUNT 8u
+
+typedef struct weft_executor_options_t {
+  // Worker threads; 0 = the number of CPUs this process may use.
+  uint32_t worker_count;
+  // Nanoseconds an idle worker spins before blocking on its futex;
+  // WEFT_EXECUTOR_SPIN_DEFAULT for the default policy. Forced to 0 when
+  // worker_count exceeds the CPUs available (oversubscribed).
+  weft_duration_t spin_ns;
+  // Compute slots (budget > 1 processes drained at once); 0 = default.
+  uint32_t compute_slot_count;
+  // Bytes of scratch memory per worker (64-byte aligned, zeroed at create);
+  // 0 = none.
+  size_t worker_local_memory_size;
+  // NULL, or |worker_count| sets: worker i is pinned to the CPUs of
+  // worker_affinities[i] (an empty set leaves that worker unpinned). Read
+  // during create only.
+  const weft_affinity_set_t* worker_affinities;
+} weft_executor_options_t;
+
+// Fills |out_options| with defaults (all CPUs, default spin, default slots,
+// no local memory, no pinning).
+void weft_executor_options_initialize(weft_executor_options_t* out_options);
+
+// Creates an executor and starts its workers. RESOURCE_EXHAUSTED when
+// memory or a thread cannot be had (nothing is left running then).
+weft_status_t weft_executor_create(const weft_executor_options_t* options,
+                                   weft_allocator_t allocator,
+                                   weft_executor_t** out_executor);
+
+void weft_executor_retain(weft_executor_t* executor);
+
+// Drops a reference; the last one shuts the executor down: workers stop
+// (none is left inside a drain), every thread is joined, and each process
+// still scheduled completes with CANCELLED (or its failure) and is released
+// on this thread, dependents included. Processes idle after NO_WORK are not
+// known to the executor: their owners must cancel them first. Must not be
+// called from a worker. NULL is a no-op.
+void weft_executor_release(weft_executor_t* executor);
+
+// Returns the number of workers (worker indices are 0..count-1).
+uint32_t weft_executor_worker_count(const weft_executor_t* executor);
+
+// Returns worker |worker_index|'s scratch memory (64-byte aligned) and its
+// size in |out_size| (may be NULL); NULL when none was asked for. Only that
+// worker (or a drain running on it) should touch it.
+void* weft_executor_worker_local_memory(weft_executor_t* executor,
+                                        uint32_t worker_index,
+                                        size_t* out_size);
+
+// Returns the spin budget the workers use (after the oversubscription rule).
+weft_duration_t weft_executor_spin_ns(const weft_executor_t* executor);
+
+// Schedules |process| (its phase already moved to SCHEDULED by process.c):
+// pushes it on the immediate list or into a compute slot and wakes workers.
+// Internal to src/task; use weft_process_resume / weft_process_wake.
+void weft_executor_schedule(weft_executor_t* executor,
+                            weft_process_t* process);
+
+// Asks for |count| more workers to wake (one now, the rest relayed).
+// Cheap when none is idle.
+void weft_executor_wake_workers(weft_executor_t* executor, uint32_t count);
+
+#endif  // WEFT_TASK_EXECUTOR_H_
