@@ -1,0 +1,111 @@
+// weft benchmarks: shared helpers (see bench_util.h).
+#include "bench_util.h"
+
+#include <cstring>
+#include <string>
+
+namespace weft_bench {
+
+std::string ConsumeStatus(weft_status_t status) {
+  char buffer[1024];
+  weft_status_format(status, buffer, sizeof(buffer));
+  weft_status_free(status);
+  return std::string(buffer);
+}
+
+bool Ok(benchmark::State& state, weft_status_t status, const char* what) {
+  if (weft_status_is_ok(status)) return true;
+  std::string message = std::string(what) + ": " + ConsumeStatus(status);
+  state.SkipWithError(message.c_str());
+  return false;
+}
+
+Session::~Session() {
+  for (int i = 0; i < buffer_count_; ++i) weft_buffer_release(buffers_[i]);
+  weft_semaphore_release(semaphore);
+  weft_executable_release(kernels);
+  weft_device_release(device);
+}
+
+bool Session::Open(benchmark::State& state, const char* device_string) {
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_status_t status = weft_device_create(device_string, allocator, &device);
+  if (!weft_status_is_ok(status)) {
+    std::string message = std::string(device_string) +
+                          " unavailable: " + ConsumeStatus(status);
+    state.SkipWithError(message.c_str());
+    return false;
+  }
+  return Ok(state,
+            weft_executable_create_static(weft_bench_kernels_query, allocator,
+                                          &kernels),
+            "executable_create_static") &&
+         Ok(state, weft_device_create_semaphore(device, 0, &semaphore),
+            "create_semaphore");
+}
+
+weft_buffer_t* Session::AllocateBuffer(benchmark::State& state, size_t length,
+                                       uint32_t fill_pattern) {
+  if (buffer_count_ == kMaxBuffers) {
+    state.SkipWithError("Session::AllocateBuffer: more than 4 buffers");
+    return nullptr;
+  }
+  weft_buffer_params_t params = {};
+  weft_buffer_t* buffer = nullptr;
+  if (!Ok(state,
+          weft_device_allocate_buffer(device, params, length, &buffer),
+          "allocate_buffer")) {
+    return nullptr;
+  }
+  buffers_[buffer_count_++] = buffer;
+  if (!Ok(state, weft_buffer_map_fill(buffer, 0, length, &fill_pattern, 4),
+          "map_fill")) {
+    return nullptr;
+  }
+  return buffer;
+}
+
+bool Session::Wait(benchmark::State& state, uint64_t wait_value) {
+  return Ok(state,
+            weft_semaphore_wait(semaphore, wait_value,
+                                weft_timeout_relative(kWaitTimeoutNs)),
+            "semaphore_wait");
+}
+
+int64_t Session::WorkerCount() {
+  int64_t count = 1;
+  weft_status_ignore(weft_device_query_i64(device, "worker.count", &count));
+  return count;
+}
+
+void SetNsPerItem(benchmark::State& state, const LoopTimer& timer,
+                  const char* name, double items_per_iteration) {
+  double items = static_cast<double>(state.iterations()) * items_per_iteration;
+  if (items <= 0) return;
+  state.counters[name] = timer.Nanoseconds() / items;
+  state.SetItemsProcessed(static_cast<int64_t>(items));
+}
+
+void RunWorkgroup(Launch* launch, size_t flat_index, uint32_t processor_id) {
+  // Per-thread scratch, like the per-worker scratch weft hands kernels.
+  alignas(64) static thread_local unsigned char
+      scratch[WEFT_BENCH_MATMUL_SCRATCH_BYTES];
+  const uint32_t* count = launch->dispatch.workgroup_count;
+  weft_workgroup_state_t workgroup;
+  workgroup.workgroup_id[0] = static_cast<uint32_t>(flat_index % count[0]);
+  workgroup.workgroup_id[1] =
+      static_cast<uint32_t>(flat_index / count[0] % count[1]);
+  workgroup.workgroup_id[2] =
+      static_cast<uint32_t>(flat_index / count[0] / count[1]);
+  workgroup.processor_id = processor_id;
+  workgroup.local_memory = scratch;
+  workgroup.local_memory_size = sizeof(scratch);
+  int result = launch->fn(&launch->dispatch, &workgroup);
+  if (result != 0) {
+    int expected = 0;
+    launch->failure.compare_exchange_strong(expected, result,
+                                            std::memory_order_relaxed);
+  }
+}
+
+}  // namespace weft_bench

@@ -1,0 +1,30 @@
+# bench.smoke: runs weft_bench briefly and fails if it crashes, exits
+# non-zero or any benchmark reports an error, except a driver that is not
+# built in ("<driver> unavailable: NOT_FOUND: no driver named ...") and the
+# spinning ping-pong on a single CPU.
+#   cmake -DWEFT_BENCH=<path> -DFILTER=<regex> -P smoke.cmake
+execute_process(
+  COMMAND ${WEFT_BENCH} --benchmark_min_time=0.01
+          "--benchmark_filter=${FILTER}"
+  OUTPUT_VARIABLE output
+  ERROR_VARIABLE output
+  RESULT_VARIABLE result)
+message("${output}")
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "weft_bench exited with ${result}")
+endif()
+# Semicolons would split the messages: CMake lists are ';'-separated.
+string(REPLACE ";" "," flat_output "${output}")
+string(REGEX MATCHALL "ERROR OCCURRED: '[^\n]*" errors "${flat_output}")
+set(failures 0)
+foreach(error IN LISTS errors)
+  if(error MATCHES "unavailable: NOT_FOUND: no driver named" OR
+     error MATCHES "needs 2 CPUs")
+    continue()
+  endif()
+  message(SEND_ERROR "benchmark failed: ${error}")
+  math(EXPR failures "${failures} + 1")
+endforeach()
+if(failures GREATER 0)
+  message(FATAL_ERROR "${failures} benchmark(s) failed")
+endif()

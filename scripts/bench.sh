@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Builds weft_bench in the `release` preset and runs every benchmark with 5
+# repetitions, writing Google Benchmark JSON, then prints a Markdown table
+# of the medians with the ratios docs/PERFORMANCE.md uses (python3).
+#
+#   scripts/bench.sh [OUTPUT.json] [weft_bench flags...]
+#
+# OUTPUT.json defaults to build/release/bench.json. Extra flags go to
+# weft_bench after the defaults, e.g.
+#   scripts/bench.sh /tmp/queue.json --benchmark_filter=Queue
+# Needs Google Benchmark (libbenchmark-dev); the OpenMP and pthreadpool
+# baselines appear when libgomp and libpthreadpool-dev were found.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+output="${1:-build/release/bench.json}"
+if [ "$#" -gt 0 ]; then shift; fi
+
+cmake --preset release >/dev/null
+cmake --build --preset release --target weft_bench
+bench=build/release/bench/weft_bench
+if [ ! -x "$bench" ]; then
+  echo "bench: $bench was not built; is Google Benchmark installed" \
+       "(scripts/install-deps.sh)?" >&2
+  exit 1
+fi
+
+mkdir -p "$(dirname "$output")"
+"$bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+  --benchmark_out="$output" --benchmark_out_format=json "$@"
+echo "bench: wrote $output"
+
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "bench: python3 not found; no table printed" >&2
+  exit 0
+fi
+python3 - "$output" <<'PY'
+import json
+import sys
+
+with open(sys.argv[1]) as f:
+    data = json.load(f)
+
+# name without "/real_time" -> median entry (or the error entry).
+rows = {}
+order = []
+for b in data["benchmarks"]:
+    name = b["run_name"].replace("/real_time", "")
+    if b.get("error_occurred"):
+        if name not in rows:
+            order.append(name)
+            rows[name] = {"error": b.get("error_message", "error")}
+    elif b.get("aggregate_name") == "median":
+        if name not in rows:
+            order.append(name)
+        rows[name] = b
+
+UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def ns(name):
+    b = rows.get(name)
+    if not b or "error" in b:
+        return None
+    return b["real_time"] * UNIT_NS[b["time_unit"]]
+
+
+def counter(name, key):
+    b = rows.get(name)
+    if not b or "error" in b:
+        return None
+    return b.get(key)
+
+
+def fmt_time(value_ns):
+    if value_ns is None:
+        return "-"
+    for unit, scale in (("ms", 1e6), ("us", 1e3)):
+        if value_ns >= scale:
+            return "%.3g %s" % (value_ns / scale, unit)
+    return "%.3g ns" % value_ns
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def fmt_ratio(r, label):
+    return "-" if r is None else "%.2fx %s" % (r, label)
+
+
+def per_item(name):
+    for key, label in (("ns_per_op", "ns/op"),
+                       ("ns_per_workgroup", "ns/workgroup"),
+                       ("ns_per_dispatch", "ns/dispatch")):
+        v = counter(name, key)
+        if v is not None:
+            return v, "%.3g %s" % (v, label)
+    g = counter(name, "GFLOPS")
+    if g is not None:
+        return g, "%.1f GFLOP/s, eff. %.2f" % (g, counter(name, "efficiency"))
+    return None, ""
+
+
+def compare(name):
+    family, _, impl = name.partition("/")
+    out = []
+    if family in ("QueueRoundTrip", "DispatchRoundTrip"):
+        out.append(fmt_ratio(ratio(ns(name), ns("SpinPingPong")), "spin"))
+        out.append(fmt_ratio(ratio(ns(name), ns("FutexPingPong")), "futex"))
+    elif family in ("DispatchTiles", "SmallDispatchChain") and impl in (
+            "local-task", "local-sync"):
+        for base in ("OpenMP", "pthreadpool"):
+            out.append(fmt_ratio(ratio(ns(name), ns(family + "/" + base)),
+                                 base))
+    elif family == "Matmul" and impl not in ("serial", "OpenMP"):
+        out.append(fmt_ratio(ratio(counter(name, "efficiency"),
+                                   counter("Matmul/OpenMP", "efficiency")),
+                             "OpenMP eff."))
+    return ", ".join(o for o in out if o != "-")
+
+
+print()
+print("| Benchmark | Median | Per item | Ratio |")
+print("| --- | ---: | ---: | --- |")
+for name in order:
+    b = rows[name]
+    if "error" in b:
+        print("| %s | skipped | | %s |" % (name, b["error"].split(" [")[0]))
+        continue
+    _, item = per_item(name)
+    print("| %s | %s | %s | %s |" % (name, fmt_time(ns(name)), item,
+                                     compare(name)))
+PY
