@@ -94,8 +94,8 @@ bool Pool::Open(benchmark::State& state, Baseline baseline) {
         state.SkipWithError("pthreadpool_create(0) failed");
         return false;
       }
-      threads_ = static_cast<int>(
-          pthreadpool_get_threads_count(static_cast<pthreadpool_t>(pthreadpool_)));
+      threads_ = static_cast<int>(pthreadpool_get_threads_count(
+          static_cast<pthreadpool_t>(pthreadpool_)));
       return true;
 #else
       break;

@@ -44,14 +44,13 @@ int weft_bench_axpy_kernel(const weft_dispatch_state_t* dispatch,
 // Copies rows [k0, k0+WEFT_BENCH_MATMUL_PANEL_DEPTH) x columns
 // [column0, column0+64) of B into |panel|, grouped by 8-column strips:
 // panel[strip][kk][0..8) so a register block streams one contiguous strip.
-static void matmul_pack_panel(const float* restrict b, uint32_t n,
-                              uint32_t k0, uint32_t column0,
-                              float* restrict panel) {
+static void matmul_pack_panel(const float* restrict b, uint32_t n, uint32_t k0,
+                              uint32_t column0, float* restrict panel) {
   const uint32_t depth = WEFT_BENCH_MATMUL_PANEL_DEPTH;
   for (uint32_t kk = 0; kk < depth; ++kk) {
     const float* b_row = b + (size_t)(k0 + kk) * n + column0;
-    for (uint32_t strip = 0; strip < WEFT_BENCH_MATMUL_TILE / MATMUL_BLOCK_COLUMNS;
-         ++strip) {
+    for (uint32_t strip = 0;
+         strip < WEFT_BENCH_MATMUL_TILE / MATMUL_BLOCK_COLUMNS; ++strip) {
       memcpy(panel + ((size_t)strip * depth + kk) * MATMUL_BLOCK_COLUMNS,
              b_row + strip * MATMUL_BLOCK_COLUMNS,
              MATMUL_BLOCK_COLUMNS * sizeof(float));
@@ -135,8 +134,7 @@ int weft_bench_matmul_tile_kernel(const weft_dispatch_state_t* dispatch,
       matmul_pack_panel(b, n, k0, column0, panel);
       for (uint32_t j = 0; j < WEFT_BENCH_MATMUL_TILE;
            j += MATMUL_BLOCK_COLUMNS) {
-        const float* strip =
-            panel + (size_t)j * WEFT_BENCH_MATMUL_PANEL_DEPTH;
+        const float* strip = panel + (size_t)j * WEFT_BENCH_MATMUL_PANEL_DEPTH;
         for (uint32_t i = 0; i < WEFT_BENCH_MATMUL_TILE;
              i += MATMUL_BLOCK_ROWS) {
           matmul_register_block(a, strip, c, n, k, row0 + i, column0 + j, k0,

@@ -31,8 +31,8 @@ bool Session::Open(benchmark::State& state, const char* device_string) {
   weft_allocator_t allocator = weft_allocator_system();
   weft_status_t status = weft_device_create(device_string, allocator, &device);
   if (!weft_status_is_ok(status)) {
-    std::string message = std::string(device_string) +
-                          " unavailable: " + ConsumeStatus(status);
+    std::string message =
+        std::string(device_string) + " unavailable: " + ConsumeStatus(status);
     state.SkipWithError(message.c_str());
     return false;
   }
@@ -52,8 +52,7 @@ weft_buffer_t* Session::AllocateBuffer(benchmark::State& state, size_t length,
   }
   weft_buffer_params_t params = {};
   weft_buffer_t* buffer = nullptr;
-  if (!Ok(state,
-          weft_device_allocate_buffer(device, params, length, &buffer),
+  if (!Ok(state, weft_device_allocate_buffer(device, params, length, &buffer),
           "allocate_buffer")) {
     return nullptr;
   }

@@ -57,11 +57,11 @@ void DispatchTilesWeft(benchmark::State& state, const char* driver) {
   for (auto _ : state) {
     uint64_t value = ++session.value;
     if (!Ok(state,
-            weft_device_queue_dispatch(
-                session.device, WEFT_QUEUE_AFFINITY_ANY,
-                weft_semaphore_list_empty(),
-                List1(&session.semaphore, &value), session.kernels,
-                WEFT_BENCH_KERNEL_EMPTY, workgroups, 0, nullptr, 0, nullptr),
+            weft_device_queue_dispatch(session.device, WEFT_QUEUE_AFFINITY_ANY,
+                                       weft_semaphore_list_empty(),
+                                       List1(&session.semaphore, &value),
+                                       session.kernels, WEFT_BENCH_KERNEL_EMPTY,
+                                       workgroups, 0, nullptr, 0, nullptr),
             "queue_dispatch") ||
         !session.Wait(state, value)) {
       break;
@@ -124,8 +124,8 @@ void SmallDispatchChainWeft(benchmark::State& state, const char* driver) {
                       workgroups, 2, constants, 2, bindings),
                   "command_buffer_dispatch");
   }
-  ok = ok && Ok(state, weft_command_buffer_end(command_buffer),
-                "command_buffer_end");
+  ok = ok &&
+       Ok(state, weft_command_buffer_end(command_buffer), "command_buffer_end");
   const weft_binding_table_t no_bindings = {0, nullptr};
   LoopTimer timer;
   timer.Start();
@@ -147,9 +147,9 @@ void SmallDispatchChainWeft(benchmark::State& state, const char* driver) {
     std::vector<float> result(kChainElements);
     if (Ok(state, weft_buffer_map_read(y, 0, result.data(), bytes),
            "map_read")) {
-      CheckChainResult(state, result.data(),
-                       static_cast<double>(state.iterations()) *
-                           kChainDispatches);
+      CheckChainResult(
+          state, result.data(),
+          static_cast<double>(state.iterations()) * kChainDispatches);
     }
   }
   weft_command_buffer_release(command_buffer);
@@ -191,9 +191,9 @@ void SmallDispatchChainBaseline(benchmark::State& state, Baseline baseline) {
   if (launch.failure.load(std::memory_order_relaxed) != 0) {
     state.SkipWithError("SmallDispatchChain: the axpy kernel failed");
   } else {
-    CheckChainResult(state, y.data(),
-                     static_cast<double>(state.iterations()) *
-                         kChainDispatches);
+    CheckChainResult(
+        state, y.data(),
+        static_cast<double>(state.iterations()) * kChainDispatches);
   }
 }
 

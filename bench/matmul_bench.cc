@@ -53,8 +53,8 @@ void CheckResult(benchmark::State& state, const float* c) {
     }
     if (static_cast<double>(c[index]) != expected) {
       std::string message = "Matmul: C[" + std::to_string(i) + "][" +
-                            std::to_string(j) + "] = " +
-                            std::to_string(c[index]) + ", expected " +
+                            std::to_string(j) +
+                            "] = " + std::to_string(c[index]) + ", expected " +
                             std::to_string(expected);
       state.SkipWithError(message.c_str());
       return;
@@ -125,10 +125,10 @@ void MatmulWeft(benchmark::State& state, const char* driver) {
   std::vector<float> a_host, b_host;
   FillInputs(&a_host, &b_host);
   weft_buffer_t* a = session.AllocateBuffer(state, kMatrixBytes, 0);
-  weft_buffer_t* b = a ? session.AllocateBuffer(state, kMatrixBytes, 0)
-                       : nullptr;
-  weft_buffer_t* c = b ? session.AllocateBuffer(state, kMatrixBytes, 0)
-                       : nullptr;
+  weft_buffer_t* b =
+      a ? session.AllocateBuffer(state, kMatrixBytes, 0) : nullptr;
+  weft_buffer_t* c =
+      b ? session.AllocateBuffer(state, kMatrixBytes, 0) : nullptr;
   if (!c ||
       !Ok(state, weft_buffer_map_write(a, 0, a_host.data(), kMatrixBytes),
           "map_write") ||
@@ -151,10 +151,9 @@ void MatmulWeft(benchmark::State& state, const char* driver) {
     ok = Ok(state,
             weft_device_queue_dispatch(
                 session.device, WEFT_QUEUE_AFFINITY_ANY,
-                weft_semaphore_list_empty(),
-                List1(&session.semaphore, &value), session.kernels,
-                WEFT_BENCH_KERNEL_MATMUL_TILE, workgroups, 3, constants, 3,
-                bindings),
+                weft_semaphore_list_empty(), List1(&session.semaphore, &value),
+                session.kernels, WEFT_BENCH_KERNEL_MATMUL_TILE, workgroups, 3,
+                constants, 3, bindings),
             "queue_dispatch") &&
          session.Wait(state, value);
     if (!ok) break;

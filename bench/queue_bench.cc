@@ -22,8 +22,9 @@ constexpr weft_device_size_t kFillBytes = 64;
 void PingPong(benchmark::State& state, weft_bench_pingpong_mode_t mode) {
   if (mode == WEFT_BENCH_PINGPONG_SPIN &&
       weft_thread_available_cpu_count() < 2) {
-    state.SkipWithError("SpinPingPong needs 2 CPUs (it would only measure "
-                        "time slices on 1)");
+    state.SkipWithError(
+        "SpinPingPong needs 2 CPUs (it would only measure "
+        "time slices on 1)");
     return;
   }
   weft_bench_pingpong_t* pingpong = nullptr;
@@ -45,11 +46,10 @@ void QueueRoundTrip(benchmark::State& state, const char* driver) {
   for (auto _ : state) {
     uint64_t value = ++session.value;
     if (!Ok(state,
-            weft_device_queue_fill(
-                session.device, WEFT_QUEUE_AFFINITY_ANY,
-                weft_semaphore_list_empty(),
-                List1(&session.semaphore, &value), buffer, 0, kFillBytes,
-                &pattern, sizeof(pattern)),
+            weft_device_queue_fill(session.device, WEFT_QUEUE_AFFINITY_ANY,
+                                   weft_semaphore_list_empty(),
+                                   List1(&session.semaphore, &value), buffer, 0,
+                                   kFillBytes, &pattern, sizeof(pattern)),
             "queue_fill") ||
         !session.Wait(state, value)) {
       break;
@@ -72,11 +72,11 @@ void QueueChain(benchmark::State& state, const char* driver) {
       uint64_t signal_value = ++session.value;
       uint32_t pattern = static_cast<uint32_t>(i);
       ok = Ok(state,
-              weft_device_queue_fill(
-                  session.device, WEFT_QUEUE_AFFINITY_ANY,
-                  List1(&session.semaphore, &wait_value),
-                  List1(&session.semaphore, &signal_value), buffer, 0,
-                  kFillBytes, &pattern, sizeof(pattern)),
+              weft_device_queue_fill(session.device, WEFT_QUEUE_AFFINITY_ANY,
+                                     List1(&session.semaphore, &wait_value),
+                                     List1(&session.semaphore, &signal_value),
+                                     buffer, 0, kFillBytes, &pattern,
+                                     sizeof(pattern)),
               "queue_fill");
     }
     if (!ok || !session.Wait(state, session.value)) break;
@@ -93,11 +93,11 @@ void DispatchRoundTrip(benchmark::State& state, const char* driver) {
   for (auto _ : state) {
     uint64_t value = ++session.value;
     if (!Ok(state,
-            weft_device_queue_dispatch(
-                session.device, WEFT_QUEUE_AFFINITY_ANY,
-                weft_semaphore_list_empty(),
-                List1(&session.semaphore, &value), session.kernels,
-                WEFT_BENCH_KERNEL_EMPTY, workgroups, 0, nullptr, 0, nullptr),
+            weft_device_queue_dispatch(session.device, WEFT_QUEUE_AFFINITY_ANY,
+                                       weft_semaphore_list_empty(),
+                                       List1(&session.semaphore, &value),
+                                       session.kernels, WEFT_BENCH_KERNEL_EMPTY,
+                                       workgroups, 0, nullptr, 0, nullptr),
             "queue_dispatch") ||
         !session.Wait(state, value)) {
       break;
