@@ -87,7 +87,7 @@ static uint32_t f32_bits(float value) {
 // The device a case runs on and the number of queues its affinity bits
 // select.
 typedef struct queues_t {
-  weft_device_t *device; // retained
+  weft_device_t *device;  // retained
   uint32_t count;
 } queues_t;
 
@@ -114,8 +114,7 @@ static queues_t open_queues(weft_cts_t *cts) {
       WEFT_ASSERT_STATUS(INVALID_ARGUMENT, status);
     }
   }
-  if (queues.device == cts->device)
-    weft_device_retain(queues.device);
+  if (queues.device == cts->device) weft_device_retain(queues.device);
   assert_true(count >= 1);
   queues.count = count > 64 ? 64 : (uint32_t)count;
   return queues;
@@ -157,8 +156,7 @@ static uint32_t read_word(weft_buffer_t *buffer, uint32_t index) {
 }
 
 static void release_semaphores(uint32_t count, weft_semaphore_t **semaphores) {
-  for (uint32_t i = 0; i < count; ++i)
-    weft_semaphore_release(semaphores[i]);
+  for (uint32_t i = 0; i < count; ++i) weft_semaphore_release(semaphores[i]);
 }
 
 //===----------------------------------------------------------------------===//
@@ -212,8 +210,7 @@ static void cross_queue_chain_alternating(void **state) {
   weft_buffer_t *buffer = new_buffer(&queues, (kLinks + 1) * 4);
   weft_semaphore_t *timeline = new_semaphore(&queues, 0);
   uint64_t values[kLinks + 2];
-  for (uint32_t i = 0; i < kLinks + 2; ++i)
-    values[i] = i;
+  for (uint32_t i = 0; i < kLinks + 2; ++i) values[i] = i;
   for (uint32_t i = kLinks; i >= 1; --i) {
     WEFT_ASSERT_OK(
         weft_device_queue_copy(queues.device, queue_bit(&queues, i),
@@ -302,7 +299,7 @@ static void submit_fan_out(const queues_t *queues, weft_semaphore_t *shared,
                            weft_buffer_t *buffer) {
   static const uint64_t kOne = 1;
   for (uint32_t n = 0; n < kFanOps; ++n) {
-    uint32_t i = (n * 37) % kFanOps; // scrambled submission order
+    uint32_t i = (n * 37) % kFanOps;  // scrambled submission order
     own[i] = new_semaphore(queues, 0);
     wait_values[i] = fan_value(i);
     uint32_t word = i + 1;
@@ -405,7 +402,7 @@ static void fan_out_one_value_released_at_once(void **state) {
   uint64_t one = 1;
   for (uint32_t i = 0; i < kOps; ++i) {
     own[i] = new_semaphore(&queues, 0);
-    values[i] = 1 + i % 3; // signal values 1, 2 or 3
+    values[i] = 1 + i % 3;  // signal values 1, 2 or 3
     WEFT_ASSERT_OK(weft_device_queue_barrier(
         queues.device, queue_bit(&queues, i), weft_cts_list1(&shared, &one),
         weft_cts_list1(&own[i], &values[i])));
@@ -432,7 +429,7 @@ static void fan_out_one_value_released_at_once(void **state) {
 //===----------------------------------------------------------------------===//
 
 enum {
-  kReuseElements = 256, // floats per binding (4 workgroups of scale_offset)
+  kReuseElements = 256,  // floats per binding (4 workgroups of scale_offset)
   kReuseBytes = kReuseElements * 4,
 };
 
@@ -538,12 +535,11 @@ static void reusable_command_buffer_concurrent_with_itself(void **state) {
         queues.device, queue_bit(&queues, j), weft_cts_list1(&gate, &one),
         weft_cts_list1(&done[j], &one), command_buffer,
         reuse_table(inputs, outputs, scratch, j, entries)));
-    memset(entries, 0, sizeof(entries)); // borrowed for the call only
+    memset(entries, 0, sizeof(entries));  // borrowed for the call only
   }
   // The submissions hold the recording.
   weft_command_buffer_release(command_buffer);
-  for (uint32_t j = 0; j < kSubmissions; ++j)
-    assert_not_reached(done[j], 1);
+  for (uint32_t j = 0; j < kSubmissions; ++j) assert_not_reached(done[j], 1);
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   for (uint32_t j = 0; j < kSubmissions; ++j) {
     WEFT_ASSERT_OK(weft_cts_wait(done[j], 1));
@@ -603,8 +599,7 @@ static void reusable_command_buffer_from_threads(void **state) {
   weft_buffer_t *inputs = new_buffer(&queues, kTotal * kReuseBytes);
   weft_buffer_t *outputs = new_buffer(&queues, kTotal * kReuseBytes);
   weft_buffer_t *scratch = new_buffer(&queues, kTotal * kReuseBytes);
-  for (uint32_t j = 0; j < kTotal; ++j)
-    write_reuse_input(inputs, j);
+  for (uint32_t j = 0; j < kTotal; ++j) write_reuse_input(inputs, j);
   weft_command_buffer_t *command_buffer = record_reuse(cts, queues.device);
   weft_semaphore_t *gate = new_semaphore(&queues, 0);
   reuse_submitter_t submitters[kReuseThreads];
@@ -623,7 +618,7 @@ static void reusable_command_buffer_from_threads(void **state) {
     }
   }
   for (uint32_t t = 0; t < kReuseThreads; ++t) {
-    weft_thread_params_t params = {"cts-reuse", -1};
+    weft_thread_params_t params = {.name = "cts-reuse", .cpu = -1};
     WEFT_ASSERT_OK(weft_thread_create(reuse_submitter_main, &submitters[t],
                                       &params, weft_allocator_system(),
                                       &submitters[t].thread));
@@ -639,8 +634,7 @@ static void reusable_command_buffer_from_threads(void **state) {
       WEFT_ASSERT_OK(weft_cts_wait(submitters[t].done[k], 1));
     }
   }
-  for (uint32_t j = 0; j < kTotal; ++j)
-    check_reuse_output(outputs, scratch, j);
+  for (uint32_t j = 0; j < kTotal; ++j) check_reuse_output(outputs, scratch, j);
   for (uint32_t t = 0; t < kReuseThreads; ++t) {
     release_semaphores(kReusePerThread, submitters[t].done);
   }
@@ -673,8 +667,7 @@ static weft_status_t log_host_call(void *user_data, const uint64_t args[4],
                                    const weft_host_call_context_t *context) {
   call_log_t *log = (call_log_t *)user_data;
   uint32_t index = (uint32_t)args[0];
-  if (log->next != index)
-    ++log->out_of_order;
+  if (log->next != index) ++log->out_of_order;
   log->order[index] = log->next++;
   return WEFT_OK;
 }
@@ -686,8 +679,7 @@ static void host_call_order_across_queues(void **state) {
   queues_t queues = open_queues(cts);
   weft_semaphore_t *timeline = new_semaphore(&queues, 0);
   uint64_t values[kCallChain + 2];
-  for (uint32_t i = 0; i < kCallChain + 2; ++i)
-    values[i] = i;
+  for (uint32_t i = 0; i < kCallChain + 2; ++i) values[i] = i;
   call_log_t log;
   memset(&log, 0, sizeof(log));
   for (uint32_t i = kCallChain; i >= 1; --i) {
@@ -703,8 +695,7 @@ static void host_call_order_across_queues(void **state) {
   WEFT_ASSERT_OK(weft_cts_wait(timeline, kCallChain + 1));
   assert_int_equal(log.next, kCallChain);
   assert_int_equal(log.out_of_order, 0);
-  for (uint32_t i = 0; i < kCallChain; ++i)
-    assert_int_equal(log.order[i], i);
+  for (uint32_t i = 0; i < kCallChain; ++i) assert_int_equal(log.order[i], i);
   weft_semaphore_release(timeline);
   close_queues(&queues);
 }
@@ -717,8 +708,7 @@ static weft_status_t sum_host_call(void *user_data, const uint64_t args[4],
   if (args[0] < kCallChain) {
     log->sums[args[0]] = args[1] * 3 + 1;
   } else {
-    for (uint32_t i = 0; i < kCallChain; ++i)
-      log->total += log->sums[i];
+    for (uint32_t i = 0; i < kCallChain; ++i) log->total += log->sums[i];
   }
   return WEFT_OK;
 }
@@ -782,13 +772,13 @@ static int deferred_call_thread_main(void *user_data) {
 }
 
 // Takes over the signal fence and signals it later from a new thread.
-static weft_status_t
-deferring_host_call(void *user_data, const uint64_t args[4],
-                    const weft_host_call_context_t *context) {
+static weft_status_t deferring_host_call(
+    void *user_data, const uint64_t args[4],
+    const weft_host_call_context_t *context) {
   deferred_call_t *call = (deferred_call_t *)user_data;
   weft_fence_retain(context->signal_fence);
   call->fence = context->signal_fence;
-  weft_thread_params_t params = {"cts-deferred", -1};
+  weft_thread_params_t params = {.name = "cts-deferred", .cpu = -1};
   weft_status_t status =
       weft_thread_create(deferred_call_thread_main, call, &params,
                          weft_allocator_system(), &call->thread);
@@ -801,9 +791,9 @@ deferring_host_call(void *user_data, const uint64_t args[4],
   return weft_status_from_code(WEFT_STATUS_DEFERRED);
 }
 
-static weft_status_t
-read_payload_host_call(void *user_data, const uint64_t args[4],
-                       const weft_host_call_context_t *context) {
+static weft_status_t read_payload_host_call(
+    void *user_data, const uint64_t args[4],
+    const weft_host_call_context_t *context) {
   deferred_call_t *call = (deferred_call_t *)user_data;
   call->seen_by_next = call->payload;
   return WEFT_OK;
@@ -842,13 +832,13 @@ static void host_call_deferred_across_queues(void **state) {
 //===----------------------------------------------------------------------===//
 
 typedef struct failing_call_t {
-  const char *message; // the call fails with ABORTED and this message
+  const char *message;  // the call fails with ABORTED and this message
   weft_atomic_int32_t calls;
 } failing_call_t;
 
-static weft_status_t
-failing_host_call(void *user_data, const uint64_t args[4],
-                  const weft_host_call_context_t *context) {
+static weft_status_t failing_host_call(
+    void *user_data, const uint64_t args[4],
+    const weft_host_call_context_t *context) {
   failing_call_t *call = (failing_call_t *)user_data;
   weft_atomic_fetch_add(&call->calls, 1, memory_order_relaxed);
   return call->message ? WEFT_STATUS(ABORTED, "%s", call->message) : WEFT_OK;
@@ -901,8 +891,7 @@ static void failure_propagates_across_queues(void **state) {
   WEFT_ASSERT_OK(weft_cts_wait(e, 1));
   assert_int_equal(weft_atomic_load(&fails.calls, memory_order_relaxed), 1);
   assert_int_equal(weft_atomic_load(&never.calls, memory_order_relaxed), 0);
-  for (uint32_t i = 0; i < 8; ++i)
-    assert_int_equal(read_word(buffer, i), 0);
+  for (uint32_t i = 0; i < 8; ++i) assert_int_equal(read_word(buffer, i), 0);
   for (uint32_t i = 8; i < 16; ++i) {
     assert_int_equal(read_word(buffer, i), 0x0E0E0E0Eu);
   }
@@ -948,8 +937,7 @@ static void dispatch_failure_propagates_across_queues(void **state) {
   assert_status_message(weft_cts_wait(copied, 1), WEFT_STATUS_INTERNAL,
                         message);
   assert_status_message(weft_cts_wait(last, 1), WEFT_STATUS_INTERNAL, message);
-  for (uint32_t i = 0; i < 16; ++i)
-    assert_int_equal(read_word(target, i), 0);
+  for (uint32_t i = 0; i < 16; ++i) assert_int_equal(read_word(target, i), 0);
   weft_semaphore_t *all[4] = {gate, dispatched, copied, last};
   release_semaphores(4, all);
   weft_buffer_release(source);
