@@ -69,7 +69,7 @@ void DispatchTilesWeft(benchmark::State& state, const char* driver) {
   }
   timer.Stop();
   SetNsPerItem(state, timer, "ns_per_workgroup", kTileCount);
-  state.counters["threads"] = static_cast<double>(session.WorkerCount());
+  state.counters["workers"] = static_cast<double>(session.WorkerCount());
 }
 
 void DispatchTilesBaseline(benchmark::State& state, Baseline baseline) {
@@ -88,7 +88,7 @@ void DispatchTilesBaseline(benchmark::State& state, Baseline baseline) {
   for (auto _ : state) pool.Run(&launch, kTileCount);
   timer.Stop();
   SetNsPerItem(state, timer, "ns_per_workgroup", kTileCount);
-  state.counters["threads"] = pool.threads();
+  state.counters["workers"] = pool.threads();
 }
 
 // One reusable command buffer: 100 axpy dispatches with barriers between.
@@ -143,7 +143,7 @@ void SmallDispatchChainWeft(benchmark::State& state, const char* driver) {
   timer.Stop();
   if (ok) {
     SetNsPerItem(state, timer, "ns_per_dispatch", kChainDispatches);
-    state.counters["threads"] = static_cast<double>(session.WorkerCount());
+    state.counters["workers"] = static_cast<double>(session.WorkerCount());
     std::vector<float> result(kChainElements);
     if (Ok(state, weft_buffer_map_read(y, 0, result.data(), bytes),
            "map_read")) {
@@ -187,7 +187,7 @@ void SmallDispatchChainBaseline(benchmark::State& state, Baseline baseline) {
   }
   timer.Stop();
   SetNsPerItem(state, timer, "ns_per_dispatch", kChainDispatches);
-  state.counters["threads"] = pool.threads();
+  state.counters["workers"] = pool.threads();
   if (launch.failure.load(std::memory_order_relaxed) != 0) {
     state.SkipWithError("SmallDispatchChain: the axpy kernel failed");
   } else {

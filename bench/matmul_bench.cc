@@ -113,7 +113,7 @@ void SetMatmulCounters(benchmark::State& state, const LoopTimer& timer,
   double seconds =
       timer.Nanoseconds() * 1e-9 / static_cast<double>(state.iterations());
   state.counters["GFLOPS"] = kFlops / seconds * 1e-9;
-  state.counters["threads"] = threads;
+  state.counters["workers"] = threads;
   EnsureSerialReference();
   state.counters["efficiency"] =
       g_serial_seconds / (seconds * static_cast<double>(threads));

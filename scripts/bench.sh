@@ -91,17 +91,23 @@ def fmt_ratio(r, label):
     return "-" if r is None else "%.2fx %s" % (r, label)
 
 
+def fmt_number(v):
+    return "%.0f" % v if v >= 100 else "%.3g" % v
+
+
 def per_item(name):
     for key, label in (("ns_per_op", "ns/op"),
                        ("ns_per_workgroup", "ns/workgroup"),
                        ("ns_per_dispatch", "ns/dispatch")):
         v = counter(name, key)
         if v is not None:
-            return v, "%.3g %s" % (v, label)
+            return "%s %s" % (fmt_number(v), label)
     g = counter(name, "GFLOPS")
-    if g is not None:
-        return g, "%.1f GFLOP/s, eff. %.2f" % (g, counter(name, "efficiency"))
-    return None, ""
+    if g is None:
+        return ""
+    if (counter(name, "workers") or 1) > 1:
+        return "%.1f GFLOP/s, efficiency %.2f" % (g, counter(name, "efficiency"))
+    return "%.1f GFLOP/s" % g
 
 
 def compare(name):
@@ -115,7 +121,8 @@ def compare(name):
         for base in ("OpenMP", "pthreadpool"):
             out.append(fmt_ratio(ratio(ns(name), ns(family + "/" + base)),
                                  base))
-    elif family == "Matmul" and impl not in ("serial", "OpenMP"):
+    elif family == "Matmul" and impl != "OpenMP" and (
+            counter(name, "workers") or 1) > 1:
         out.append(fmt_ratio(ratio(counter(name, "efficiency"),
                                    counter("Matmul/OpenMP", "efficiency")),
                              "OpenMP eff."))
@@ -130,7 +137,6 @@ for name in order:
     if "error" in b:
         print("| %s | skipped | | %s |" % (name, b["error"].split(" [")[0]))
         continue
-    _, item = per_item(name)
-    print("| %s | %s | %s | %s |" % (name, fmt_time(ns(name)), item,
+    print("| %s | %s | %s | %s |" % (name, fmt_time(ns(name)), per_item(name),
                                      compare(name)))
 PY
