@@ -5,7 +5,8 @@
 // memory exists only between the alloca and the dealloca running. A command
 // buffer may be recorded against it before the alloca ran (the references
 // resolve when the recording executes); executing while the memory is absent
-// fails the signals with FAILED_PRECONDITION naming the command.
+// fails the signals with FAILED_PRECONDITION saying the alloca has not run
+// (or the dealloca has).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,8 +389,8 @@ static void pipeline_rounds_across_queues(void **state) {
 
 static void execute_before_commit_fails(void **state) {
   // An execute that is not ordered after the alloca runs while the memory
-  // is absent: FAILED_PRECONDITION naming the command. The alloca, released
-  // later, still works, and so does a second execute ordered after it.
+  // is absent: FAILED_PRECONDITION saying the alloca has not run. The alloca,
+  // released later, still works, and so does a second execute ordered after it.
   weft_cts_t *cts = *state;
   queues_t queues = open_queues(cts);
   weft_semaphore_t *gate = new_semaphore(&queues, 0);
@@ -412,7 +413,8 @@ static void execute_before_commit_fails(void **state) {
       weft_cts_list1(&early, &one), command_buffer,
       (weft_binding_table_t){0, NULL}));
   assert_status_contains(weft_cts_wait(early, 1),
-                         WEFT_STATUS_FAILED_PRECONDITION, "command 0 (fill)");
+                         WEFT_STATUS_FAILED_PRECONDITION,
+                         "before its alloca ran");
   assert_words(output, 0, kTransientBytes / 4, 0xEEEEEEEEu);
   WEFT_ASSERT_OK(weft_device_queue_execute(
       queues.device, queue_bit(&queues, 1), weft_cts_list1(&allocated, &one),
