@@ -61,6 +61,10 @@ set(WEFT_PC_LIBS_PRIVATE "-pthread")
 foreach(lib ${CMAKE_DL_LIBS} m)
   string(APPEND WEFT_PC_LIBS_PRIVATE " -l${lib}")
 endforeach()
+if(WEFT_HWLOC_PC_LIBS)  # set by src/CMakeLists.txt when built with hwloc
+  list(JOIN WEFT_HWLOC_PC_LIBS " " weft_pc_hwloc)
+  string(APPEND WEFT_PC_LIBS_PRIVATE " ${weft_pc_hwloc}")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/weft.pc.in
                ${PROJECT_BINARY_DIR}/weft.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/weft.pc

@@ -15,11 +15,22 @@ typedef int (*weft_thread_entry_fn_t)(void* user_data);
 typedef struct weft_thread_params_t {
   // Thread name (truncated to what the OS allows); may be NULL.
   const char* name;
-  // CPU to pin the thread to, or -1 for no affinity.
+  // CPU to pin the thread to, or -1 for no affinity. Ignored when
+  // |affinity_word_count| is non-zero.
   int32_t cpu;
+  // A set of CPUs to pin the thread to, as raw 64-bit words: bit i of the
+  // set is bit (i % 64) of affinity_words[i / 64] (the layout of
+  // src/task/affinity_set.h, which base does not depend on). Any number of
+  // CPUs, past 1024 included. Borrowed for the duration of the create call.
+  // |affinity_word_count| 0 means no set (then |cpu| applies); a set with
+  // no bit set is INVALID_ARGUMENT.
+  const uint64_t* affinity_words;
+  uint32_t affinity_word_count;
 } weft_thread_params_t;
 
-// Creates and starts a thread running |entry(user_data)|.
+// Creates and starts a thread running |entry(user_data)|, named and pinned
+// as |params| says (NULL: unnamed, no affinity). Pinning to CPUs the process
+// may not use is INVALID_ARGUMENT naming them.
 weft_status_t weft_thread_create(weft_thread_entry_fn_t entry, void* user_data,
                                  const weft_thread_params_t* params,
                                  weft_allocator_t allocator,

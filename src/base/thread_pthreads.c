@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -48,19 +49,95 @@ static weft_status_code_t weft_thread_code_from_errno(int error) {
   return code;
 }
 
+// Builds the CPU set |params| asks for into |*out_cpu_set| (NULL when the
+// thread is not pinned) and a short description of it for messages.
+static weft_status_t weft_thread_make_cpu_set(const char* name,
+                                              const weft_thread_params_t* params,
+                                              cpu_set_t** out_cpu_set,
+                                              size_t* out_set_size,
+                                              char* description,
+                                              size_t description_capacity) {
+  weft_status_t status = WEFT_OK;
+  *out_cpu_set = NULL;
+  *out_set_size = 0;
+  snprintf(description, description_capacity, "no affinity");
+  // The highest CPU asked for, or -1.
+  int64_t highest = -1;
+  int64_t lowest = -1;
+  uint32_t count = 0;
+  if (params && params->affinity_word_count > 0) {
+    for (uint32_t word = 0; word < params->affinity_word_count; ++word) {
+      uint64_t bits = params->affinity_words[word];
+      if (bits == 0) continue;
+      if (lowest < 0) lowest = (int64_t)word * 64 + __builtin_ctzll(bits);
+      highest = (int64_t)word * 64 + 63 - __builtin_clzll(bits);
+      count += (uint32_t)__builtin_popcountll(bits);
+    }
+    if (highest < 0) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "thread_create: the affinity set of thread '%s' "
+                           "(%u words) holds no CPU",
+                           name, (unsigned)params->affinity_word_count);
+    } else {
+      if (count == 1) {
+        snprintf(description, description_capacity, "cpu %lld",
+                 (long long)lowest);
+      } else {
+        snprintf(description, description_capacity, "%u CPUs in [%lld, %lld]",
+                 (unsigned)count, (long long)lowest, (long long)highest);
+      }
+    }
+  } else if (params && params->cpu >= 0) {
+    highest = params->cpu;
+    snprintf(description, description_capacity, "cpu %d", (int)params->cpu);
+  }
+  cpu_set_t* cpu_set = NULL;
+  if (weft_status_is_ok(status) && highest >= 0) {
+    cpu_set = CPU_ALLOC((size_t)highest + 1);
+    if (!cpu_set) {
+      status = WEFT_STATUS(RESOURCE_EXHAUSTED,
+                           "thread_create: cannot allocate a CPU set for %s "
+                           "of thread '%s'",
+                           description, name);
+    }
+  }
+  if (cpu_set) {
+    size_t set_size = CPU_ALLOC_SIZE((size_t)highest + 1);
+    CPU_ZERO_S(set_size, cpu_set);
+    if (params->affinity_word_count > 0) {
+      for (uint32_t word = 0; word < params->affinity_word_count; ++word) {
+        for (uint64_t bits = params->affinity_words[word]; bits != 0;
+             bits &= bits - 1) {
+          size_t cpu = (size_t)word * 64 + (size_t)__builtin_ctzll(bits);
+          CPU_SET_S(cpu, set_size, cpu_set);
+        }
+      }
+    } else {
+      CPU_SET_S((size_t)params->cpu, set_size, cpu_set);
+    }
+    *out_cpu_set = cpu_set;
+    *out_set_size = set_size;
+  }
+  return status;
+}
+
 weft_status_t weft_thread_create(weft_thread_entry_fn_t entry, void* user_data,
                                  const weft_thread_params_t* params,
                                  weft_allocator_t allocator,
                                  weft_thread_t** out_thread) {
   *out_thread = NULL;
   const char* name = params && params->name ? params->name : "";
-  int32_t cpu = params ? params->cpu : -1;
   weft_thread_t* thread = NULL;
   cpu_set_t* cpu_set = NULL;
+  size_t set_size = 0;
+  char affinity[96];
   pthread_attr_t attr;
   bool attr_initialized = false;
-  weft_status_t status =
-      weft_allocator_malloc(allocator, sizeof(*thread), (void**)&thread);
+  weft_status_t status = weft_thread_make_cpu_set(
+      name, params, &cpu_set, &set_size, affinity, sizeof(affinity));
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc(allocator, sizeof(*thread), (void**)&thread);
+  }
   if (weft_status_is_ok(status)) {
     thread->allocator = allocator;
     thread->entry = entry;
@@ -76,24 +153,12 @@ weft_status_t weft_thread_create(weft_thread_entry_fn_t entry, void* user_data,
                            name, strerror(error));
     }
   }
-  if (weft_status_is_ok(status) && cpu >= 0) {
-    cpu_set = CPU_ALLOC((size_t)cpu + 1);
-    if (!cpu_set) {
-      status = WEFT_STATUS(RESOURCE_EXHAUSTED,
-                           "thread_create: cannot allocate a CPU set for "
-                           "cpu %d of thread '%s'",
-                           (int)cpu, name);
-    } else {
-      size_t set_size = CPU_ALLOC_SIZE((size_t)cpu + 1);
-      CPU_ZERO_S(set_size, cpu_set);
-      CPU_SET_S((size_t)cpu, set_size, cpu_set);
-      int error = pthread_attr_setaffinity_np(&attr, set_size, cpu_set);
-      if (error != 0) {
-        status = WEFT_STATUS(
-            INVALID_ARGUMENT,
-            "thread_create: cannot pin thread '%s' to cpu %d: %s", name,
-            (int)cpu, strerror(error));
-      }
+  if (weft_status_is_ok(status) && cpu_set) {
+    int error = pthread_attr_setaffinity_np(&attr, set_size, cpu_set);
+    if (error != 0) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "thread_create: cannot pin thread '%s' to %s: %s",
+                           name, affinity, strerror(error));
     }
   }
   if (weft_status_is_ok(status)) {
@@ -102,8 +167,8 @@ weft_status_t weft_thread_create(weft_thread_entry_fn_t entry, void* user_data,
     if (error != 0) {
       status = weft_status_make_(
           __FILE__, __LINE__, weft_thread_code_from_errno(error),
-          "thread_create: pthread_create failed for thread '%s' (cpu %d): %s",
-          name, (int)cpu, strerror(error));
+          "thread_create: pthread_create failed for thread '%s' (%s): %s",
+          name, affinity, strerror(error));
     }
   }
   if (cpu_set) CPU_FREE(cpu_set);

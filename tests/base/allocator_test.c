@@ -172,7 +172,7 @@ static void test_failing_allocator_threads(void** state) {
   for (int i = 0; i < 4; ++i) {
     contexts[i].allocator = allocator;
     contexts[i].successes = 0;
-    weft_thread_params_t params = {"alloc", -1};
+    weft_thread_params_t params = {.name = "alloc", .cpu = -1};
     assert_null(weft_thread_create(counting_thread_main, &contexts[i], &params,
                                    weft_allocator_system(), &threads[i]));
   }

@@ -199,7 +199,7 @@ static void test_shared_pool_threads(void** state) {
   for (int i = 0; i < 4; ++i) {
     workers[i].pool = &pool;
     workers[i].failures = 0;
-    weft_thread_params_t params = {"arena", -1};
+    weft_thread_params_t params = {.name = "arena", .cpu = -1};
     assert_null(weft_thread_create(pool_worker_main, &workers[i], &params,
                                    weft_allocator_system(), &threads[i]));
   }

@@ -76,7 +76,7 @@ static void test_producers_consumer(void** state) {
     }
   }
   for (int p = 0; p < PRODUCERS; ++p) {
-    weft_thread_params_t params = {"producer", -1};
+    weft_thread_params_t params = {.name = "producer", .cpu = -1};
     assert_null(weft_thread_create(producer_main, &producers[p], &params,
                                    weft_allocator_system(), &threads[p]));
   }

@@ -61,7 +61,7 @@ static void test_threads_increment(void** state) {
   counter.value = 0;
   weft_thread_t* threads[THREAD_COUNT];
   for (int i = 0; i < THREAD_COUNT; ++i) {
-    weft_thread_params_t params = {"mutex-test", -1};
+    weft_thread_params_t params = {.name = "mutex-test", .cpu = -1};
     assert_null(weft_thread_create(increment_thread_main, &counter, &params,
                                    weft_allocator_system(), &threads[i]));
   }

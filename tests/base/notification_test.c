@@ -106,7 +106,7 @@ static void run_ping_pong(weft_duration_t spin_ns) {
   game.policy.spin_ns = spin_ns;
   game.partner_rounds = 0;
   weft_thread_t* partner = NULL;
-  weft_thread_params_t params = {"ping-pong", -1};
+  weft_thread_params_t params = {.name = "ping-pong", .cpu = -1};
   assert_null(weft_thread_create(ping_pong_partner_main, &game, &params,
                                  weft_allocator_system(), &partner));
   int64_t rounds = 0;
@@ -168,7 +168,7 @@ static void test_broadcast_wakes_all(void** state) {
   atomic_init(&broadcast.woken, 0);
   weft_thread_t* threads[BROADCAST_WAITERS];
   for (int i = 0; i < BROADCAST_WAITERS; ++i) {
-    weft_thread_params_t params = {"waiter", -1};
+    weft_thread_params_t params = {.name = "waiter", .cpu = -1};
     assert_null(weft_thread_create(broadcast_waiter_main, &broadcast, &params,
                                    weft_allocator_system(), &threads[i]));
   }

@@ -31,7 +31,8 @@ static int probe_thread_main(void* user_data) {
 static void test_name_and_id(void** state) {
   (void)state;
   probe_t probe = {0};
-  weft_thread_params_t params = {"weft-worker-with-a-long-name", -1};
+  weft_thread_params_t params = {.name = "weft-worker-with-a-long-name",
+                                 .cpu = -1};
   weft_thread_t* thread = NULL;
   assert_null(weft_thread_create(probe_thread_main, &probe, &params,
                                  weft_allocator_system(), &thread));
@@ -65,7 +66,7 @@ static void test_affinity(void** state) {
   }
   assert_true(last_cpu >= 0);
   probe_t probe = {0};
-  weft_thread_params_t params = {"pinned", last_cpu};
+  weft_thread_params_t params = {.name = "pinned", .cpu = last_cpu};
   weft_thread_t* thread = NULL;
   assert_null(weft_thread_create(probe_thread_main, &probe, &params,
                                  weft_allocator_system(), &thread));
@@ -77,7 +78,7 @@ static void test_bad_affinity_fails(void** state) {
   (void)state;
   probe_t probe = {0};
   // No machine this test runs on has a million CPUs.
-  weft_thread_params_t params = {"nowhere", 1 << 20};
+  weft_thread_params_t params = {.name = "nowhere", .cpu = 1 << 20};
   weft_thread_t* thread = (weft_thread_t*)1;
   weft_status_t status = weft_thread_create(
       probe_thread_main, &probe, &params, weft_allocator_system(), &thread);

@@ -125,7 +125,7 @@ static int signaller_main(void* user_data) {
 }
 
 static void signaller_start(signaller_t* signaller) {
-  weft_thread_params_t params = {"cts-signaller", -1};
+  weft_thread_params_t params = {.name = "cts-signaller", .cpu = -1};
   WEFT_ASSERT_OK(weft_thread_create(signaller_main, signaller, &params,
                                     weft_allocator_system(),
                                     &signaller->thread));
@@ -531,7 +531,7 @@ static void concurrent_submitters(void** state) {
     submitters[t] = (submitter_t){
         cts,  start,  weft_cts_create_semaphore(cts, 0), buffer, t,
         NULL, WEFT_OK};
-    weft_thread_params_t params = {"cts-submitter", -1};
+    weft_thread_params_t params = {.name = "cts-submitter", .cpu = -1};
     WEFT_ASSERT_OK(weft_thread_create(submitter_main, &submitters[t], &params,
                                       weft_allocator_system(),
                                       &submitters[t].thread));
@@ -933,7 +933,7 @@ static weft_status_t deferred_host_call(
   host_call_probe_t* probe = (host_call_probe_t*)user_data;
   weft_fence_retain(context->signal_fence);
   probe->fence = context->signal_fence;
-  weft_thread_params_t params = {"cts-deferred", -1};
+  weft_thread_params_t params = {.name = "cts-deferred", .cpu = -1};
   weft_status_t status =
       weft_thread_create(deferred_signaller_main, probe, &params,
                          weft_allocator_system(), &probe->thread);
