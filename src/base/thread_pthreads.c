@@ -51,12 +51,10 @@ static weft_status_code_t weft_thread_code_from_errno(int error) {
 
 // Builds the CPU set |params| asks for into |*out_cpu_set| (NULL when the
 // thread is not pinned) and a short description of it for messages.
-static weft_status_t weft_thread_make_cpu_set(const char* name,
-                                              const weft_thread_params_t* params,
-                                              cpu_set_t** out_cpu_set,
-                                              size_t* out_set_size,
-                                              char* description,
-                                              size_t description_capacity) {
+static weft_status_t weft_thread_make_cpu_set(
+    const char* name, const weft_thread_params_t* params,
+    cpu_set_t** out_cpu_set, size_t* out_set_size, char* description,
+    size_t description_capacity) {
   weft_status_t status = WEFT_OK;
   *out_cpu_set = NULL;
   *out_set_size = 0;

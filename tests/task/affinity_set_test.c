@@ -118,8 +118,8 @@ static void test_ranges(void** state) {
   assert_int_equal(weft_affinity_set_count(&set), 60 + 141 + 1);
   assert_int_equal(weft_affinity_set_nth(&set, 200), 200);
   assert_int_equal(weft_affinity_set_nth(&set, 201), 4095);
-  assert_status(weft_affinity_set_set_range(&set, 5, 4), WEFT_STATUS_INVALID_ARGUMENT,
-                "5-4");
+  assert_status(weft_affinity_set_set_range(&set, 5, 4),
+                WEFT_STATUS_INVALID_ARGUMENT, "5-4");
   assert_status(weft_affinity_set_set(&set, WEFT_AFFINITY_SET_MAX_INDEX + 1),
                 WEFT_STATUS_INVALID_ARGUMENT, "above the limit");
   weft_affinity_set_clear_all(&set);
@@ -369,8 +369,8 @@ static void test_thread_affinity_words(void** state) {
                                  weft_allocator_system(), &thread));
   weft_thread_join(thread);
   assert_int_equal(weft_atomic_load(&probe.cpu, memory_order_relaxed), last);
-  assert_int_equal(
-      weft_atomic_load(&probe.allowed_count, memory_order_relaxed), 1);
+  assert_int_equal(weft_atomic_load(&probe.allowed_count, memory_order_relaxed),
+                   1);
 
   // Every allowed CPU at once: the thread may use all of them.
   memset(words, 0, sizeof(words));
@@ -381,9 +381,8 @@ static void test_thread_affinity_words(void** state) {
   assert_null(weft_thread_create(probe_main, &probe, &params,
                                  weft_allocator_system(), &thread));
   weft_thread_join(thread);
-  assert_int_equal(
-      weft_atomic_load(&probe.allowed_count, memory_order_relaxed),
-      CPU_COUNT(&allowed));
+  assert_int_equal(weft_atomic_load(&probe.allowed_count, memory_order_relaxed),
+                   CPU_COUNT(&allowed));
 
   // A set with no CPU is refused.
   memset(words, 0, sizeof(words));

@@ -29,7 +29,7 @@
 // An affinity mask with bits past 256: 10 whole cores of package 0 and one
 // thread of 20 cores of package 1 -> 40 CPUs in 30 cores.
 #define FAKE_AFFINITY "0-9,150-159,260-279"
-#define FAKE_SYNTHETIC                                                 \
+#define FAKE_SYNTHETIC                                                      \
   "Package:2 NUMANode:1 L3Cache:1(size=33554432) L2Cache:75(size=1048576) " \
   "Core:1 PU:2(indexes=2*150:1*2)"
 
@@ -162,8 +162,7 @@ static void make_fake_machine(char* root, size_t capacity) {
                   index);
     }
   }
-  write_file(root, "/sys/devices/system/node/node0/cpulist",
-             "0-74,150-224\n");
+  write_file(root, "/sys/devices/system/node/node0/cpulist", "0-74,150-224\n");
   write_file(root, "/sys/devices/system/node/node1/cpulist",
              "75-149,225-299\n");
   write_file(root, "/sys/devices/system/node/online", "0-1\n");
@@ -174,8 +173,7 @@ static void make_fake_machine(char* root, size_t capacity) {
              "rw,nsdelegate\n");
   write_file(root, "/sys/fs/cgroup/cpu.max", "max 100000\n");
   write_file(root, "/sys/fs/cgroup/weft.slice/cpu.max", "1200000 100000\n");
-  write_file(root, "/sys/fs/cgroup/weft.slice/test/cpu.max",
-             "800000 100000\n");
+  write_file(root, "/sys/fs/cgroup/weft.slice/test/cpu.max", "800000 100000\n");
 }
 
 static void init_hooks(weft_topology_test_hooks_t* hooks, const char* root) {
@@ -202,8 +200,8 @@ static void check_real(weft_topology_backend_t backend,
   weft_topology_options_t options;
   init_options(&options, backend, NULL);
   weft_topology_t topology;
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   printf("%s", topology.explanation);
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   assert_true(topology.group_count >= 1);
@@ -249,9 +247,9 @@ static void test_real_machine(void** state) {
     weft_topology_options_t options;
     init_options(&options, WEFT_TOPOLOGY_BACKEND_HWLOC, NULL);
     weft_topology_t topology;
-    assert_status(weft_topology_initialize(&options, weft_allocator_system(),
-                                           &topology),
-                  WEFT_STATUS_UNAVAILABLE, "built without hwloc");
+    assert_status(
+        weft_topology_initialize(&options, weft_allocator_system(), &topology),
+        WEFT_STATUS_UNAVAILABLE, "built without hwloc");
     weft_topology_deinitialize(&topology);
   }
   // NULL options are the defaults.
@@ -268,8 +266,8 @@ static void test_real_machine_nodes_current(void** state) {
   init_options(&options, WEFT_TOPOLOGY_BACKEND_SYSFS, NULL);
   options.nodes = WEFT_TOPOLOGY_NODES_CURRENT;
   weft_topology_t topology;
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   assert_true(topology.current_node_id != UINT32_MAX);
   assert_true(topology.group_count >= 1);
   assert_contains(topology.explanation, "nodes=current keeps NUMA node");
@@ -330,20 +328,26 @@ static void check_fake_machine(const weft_topology_t* topology,
   assert_false(topology->oversubscribed);
   assert_int_equal(weft_topology_spin_us(topology, 20), 20);
   const char* text = topology->explanation;
-  assert_contains(text, "300 CPUs online (0-299), 150 physical cores, "
-                        "2 packages, 2 NUMA nodes");
-  assert_contains(text, "allowed: 40 CPUs (0-9,150-159,260-279) in 30 physical "
-                        "cores");
-  assert_contains(text, "the affinity mask excludes 260 CPUs: "
-                        "10-149,160-259,280-299");
-  assert_contains(text, "cgroup quota: 8.00 CPUs of time "
-                        "(/sys/fs/cgroup/weft.slice/test/cpu.max): effective "
-                        "CPUs 8");
-  assert_contains(text, "workers: 8 (auto: one per physical core, capped by "
-                        "the cgroup quota)");
+  assert_contains(text,
+                  "300 CPUs online (0-299), 150 physical cores, "
+                  "2 packages, 2 NUMA nodes");
+  assert_contains(text,
+                  "allowed: 40 CPUs (0-9,150-159,260-279) in 30 physical "
+                  "cores");
+  assert_contains(text,
+                  "the affinity mask excludes 260 CPUs: "
+                  "10-149,160-259,280-299");
+  assert_contains(text,
+                  "cgroup quota: 8.00 CPUs of time "
+                  "(/sys/fs/cgroup/weft.slice/test/cpu.max): effective "
+                  "CPUs 8");
+  assert_contains(text,
+                  "workers: 8 (auto: one per physical core, capped by "
+                  "the cgroup quota)");
   assert_contains(text, "oversubscribed: no");
-  assert_contains(text, "group 0: CPUs 0,150, core 0, package 0, node 0 L2 1 "
-                        "MiB L3 32 MiB");
+  assert_contains(text,
+                  "group 0: CPUs 0,150, core 0, package 0, node 0 L2 1 "
+                  "MiB L3 32 MiB");
   assert_contains(text, "group 29: CPUs 279");
 }
 
@@ -356,8 +360,8 @@ static void test_fake_sysfs(void** state) {
   weft_topology_options_t options;
   init_options(&options, WEFT_TOPOLOGY_BACKEND_SYSFS, &hooks);
   weft_topology_t topology;
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   printf("%s", topology.explanation);
   check_fake_machine(&topology, "sysfs");
   // sysfs core ids count within the package.
@@ -390,16 +394,16 @@ static void test_fake_hwloc(void** state) {
   weft_topology_options_t options;
   init_options(&options, WEFT_TOPOLOGY_BACKEND_HWLOC, &hooks);
   weft_topology_t topology;
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   printf("%s", topology.explanation);
   check_fake_machine(&topology, "hwloc");
 
   // The sysfs backend on the same machine forms the same groups.
   weft_topology_t sysfs;
   init_options(&options, WEFT_TOPOLOGY_BACKEND_SYSFS, &hooks);
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &sysfs));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &sysfs));
   assert_int_equal(sysfs.group_count, topology.group_count);
   for (uint32_t i = 0; i < sysfs.group_count; ++i) {
     assert_true(weft_affinity_set_equal(&sysfs.groups[i].cpus,
@@ -411,9 +415,9 @@ static void test_fake_hwloc(void** state) {
   // A malformed synthetic description is reported.
   hooks.hwloc_synthetic = "Package:banana";
   init_options(&options, WEFT_TOPOLOGY_BACKEND_HWLOC, &hooks);
-  assert_status(weft_topology_initialize(&options, weft_allocator_system(),
-                                         &topology),
-                WEFT_STATUS_INVALID_ARGUMENT, "Package:banana");
+  assert_status(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology),
+      WEFT_STATUS_INVALID_ARGUMENT, "Package:banana");
   remove_tree(root);
 }
 
@@ -427,8 +431,8 @@ static void test_fake_cpus_option(void** state) {
   init_options(&options, WEFT_TOPOLOGY_BACKEND_SYSFS, &hooks);
   options.cpus = "0-3,270-299,400";
   weft_topology_t topology;
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   assert_set(&topology.allowed_cpus, "0-3,270-279");
   assert_int_equal(topology.allowed_cpu_count, 14);
   assert_set(&topology.excluded_by_cpus, "4-9,150-159,260-269");
@@ -443,16 +447,16 @@ static void test_fake_cpus_option(void** state) {
 
   // A list that leaves nothing this process may use.
   options.cpus = "10-20";
-  assert_status(weft_topology_initialize(&options, weft_allocator_system(),
-                                         &topology),
-                WEFT_STATUS_INVALID_ARGUMENT,
-                "option 'cpus=10-20' leaves no CPU: this process may use CPUs "
-                "0-9,150-159,260-279");
+  assert_status(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology),
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "option 'cpus=10-20' leaves no CPU: this process may use CPUs "
+      "0-9,150-159,260-279");
   // A malformed list names the option and the position.
   options.cpus = "0-3x";
-  assert_status(weft_topology_initialize(&options, weft_allocator_system(),
-                                         &topology),
-                WEFT_STATUS_INVALID_ARGUMENT, "position 3");
+  assert_status(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology),
+      WEFT_STATUS_INVALID_ARGUMENT, "position 3");
   remove_tree(root);
 }
 
@@ -467,8 +471,8 @@ static void test_fake_nodes_current(void** state) {
   init_options(&options, WEFT_TOPOLOGY_BACKEND_SYSFS, &hooks);
   options.nodes = WEFT_TOPOLOGY_NODES_CURRENT;
   weft_topology_t topology;
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   assert_int_equal(topology.current_node_id, 1);
   assert_set(&topology.allowed_cpus, "260-279");
   assert_set(&topology.excluded_by_nodes, "0-9,150-159");
@@ -481,8 +485,8 @@ static void test_fake_nodes_current(void** state) {
   weft_topology_deinitialize(&topology);
 
   hooks.current_cpu = 3;  // node 0
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   assert_int_equal(topology.current_node_id, 0);
   assert_set(&topology.allowed_cpus, "0-9,150-159");
   assert_int_equal(topology.group_count, 10);
@@ -491,11 +495,11 @@ static void test_fake_nodes_current(void** state) {
   // cpus= keeps only node 0's CPUs but the thread runs on node 1.
   hooks.current_cpu = 270;
   options.cpus = "0-9";
-  assert_status(weft_topology_initialize(&options, weft_allocator_system(),
-                                         &topology),
-                WEFT_STATUS_INVALID_ARGUMENT,
-                "option 'nodes=current' leaves no CPU: the calling thread "
-                "runs on CPU 270 in NUMA node 1");
+  assert_status(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology),
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "option 'nodes=current' leaves no CPU: the calling thread "
+      "runs on CPU 270 in NUMA node 1");
   remove_tree(root);
 }
 
@@ -510,8 +514,8 @@ static void test_fake_oversubscribed(void** state) {
   // 9 workers on 8 CPUs of quota: oversubscribed although 40 are allowed.
   options.worker_count = 9;
   weft_topology_t topology;
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   assert_int_equal(topology.worker_count, 9);
   assert_true(topology.oversubscribed);
   assert_int_equal(weft_topology_spin_us(&topology, 20), 0);
@@ -521,14 +525,14 @@ static void test_fake_oversubscribed(void** state) {
                   "spinning off");
   weft_topology_deinitialize(&topology);
   options.worker_count = 8;
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   assert_false(topology.oversubscribed);
   weft_topology_deinitialize(&topology);
   options.worker_count = WEFT_TOPOLOGY_MAX_WORKER_COUNT + 1;
-  assert_status(weft_topology_initialize(&options, weft_allocator_system(),
-                                         &topology),
-                WEFT_STATUS_INVALID_ARGUMENT, "65537");
+  assert_status(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology),
+      WEFT_STATUS_INVALID_ARGUMENT, "65537");
   remove_tree(root);
 }
 
@@ -564,8 +568,8 @@ static void test_small_machine_oversubscribed(void** state) {
   init_options(&options, WEFT_TOPOLOGY_BACKEND_SYSFS, &hooks);
   options.worker_count = 8;
   weft_topology_t topology;
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   assert_int_equal(topology.machine_cpu_count, 2);
   assert_int_equal(topology.numa_node_count, 1);
   assert_int_equal(topology.group_count, 2);
@@ -586,8 +590,8 @@ static void test_small_machine_oversubscribed(void** state) {
   // without NUMA information (one node).
   options.worker_count = 0;
   options.nodes = WEFT_TOPOLOGY_NODES_CURRENT;
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   assert_int_equal(topology.worker_count, 2);
   assert_false(topology.oversubscribed);
   assert_int_equal(topology.current_node_id, 0);
@@ -597,9 +601,9 @@ static void test_small_machine_oversubscribed(void** state) {
   // A tree without the online list is reported with the file.
   remove_tree(root);
   make_temp_root(root, sizeof(root));
-  assert_status(weft_topology_initialize(&options, weft_allocator_system(),
-                                         &topology),
-                WEFT_STATUS_NOT_FOUND, "/sys/devices/system/cpu/present");
+  assert_status(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology),
+      WEFT_STATUS_NOT_FOUND, "/sys/devices/system/cpu/present");
   remove_tree(root);
 }
 
@@ -623,15 +627,14 @@ static void test_fake_cgroup_v1(void** state) {
   write_file(root, "/sys/fs/cgroup/cpu,cpuacct/abc/cpu.cfs_period_us",
              "100000\n");
   write_file(root, "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
-  write_file(root, "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us",
-             "100000\n");
+  write_file(root, "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
   weft_topology_test_hooks_t hooks;
   init_hooks(&hooks, root);
   weft_topology_options_t options;
   init_options(&options, WEFT_TOPOLOGY_BACKEND_SYSFS, &hooks);
   weft_topology_t topology;
-  assert_ok(weft_topology_initialize(&options, weft_allocator_system(),
-                                     &topology));
+  assert_ok(
+      weft_topology_initialize(&options, weft_allocator_system(), &topology));
   assert_true(topology.cgroup_quota_cpus > 1.49 &&
               topology.cgroup_quota_cpus < 1.51);
   assert_string_equal(topology.cgroup_quota_path,
@@ -656,8 +659,8 @@ static void test_device_options(void** state) {
   weft_topology_options_t options;
   weft_topology_options_initialize(&options);
   uint32_t spin_us = 20;
-  assert_ok(weft_topology_options_parse_device(&device_options, &options,
-                                               &spin_us));
+  assert_ok(
+      weft_topology_options_parse_device(&device_options, &options, &spin_us));
   assert_int_equal(options.worker_count, 4);
   assert_string_equal(options.cpus, "0-3,8");
   assert_int_equal(options.nodes, WEFT_TOPOLOGY_NODES_CURRENT);
@@ -666,15 +669,15 @@ static void test_device_options(void** state) {
   // Absent options leave the outputs alone; other keys are ignored.
   assert_ok(weft_device_options_parse("local-task?nodes=all&queues=2",
                                       &device_options));
-  assert_ok(weft_topology_options_parse_device(&device_options, &options,
-                                               &spin_us));
+  assert_ok(
+      weft_topology_options_parse_device(&device_options, &options, &spin_us));
   assert_int_equal(options.worker_count, 4);
   assert_int_equal(options.nodes, WEFT_TOPOLOGY_NODES_ALL);
   assert_int_equal(spin_us, 50);
   assert_ok(weft_device_options_parse("local-task?workers=0&spin_us=0",
                                       &device_options));
-  assert_ok(weft_topology_options_parse_device(&device_options, &options,
-                                               &spin_us));
+  assert_ok(
+      weft_topology_options_parse_device(&device_options, &options, &spin_us));
   assert_int_equal(options.worker_count, 0);
   assert_int_equal(spin_us, 0);
 }
@@ -698,13 +701,14 @@ static void test_device_option_errors(void** state) {
       {"local-task?cpus=0-3x", "position 3"},
       {"local-task?cpus=5-1", "range 5-1"},
       {"local-task?cpus=", "option 'cpus=' names no CPU"},
-      {"local-task?nodes=some", "option 'nodes=some' is not 'current' or 'all'"},
+      {"local-task?nodes=some",
+       "option 'nodes=some' is not 'current' or 'all'"},
       {"local-task?nodes=", "option 'nodes=' is not"},
   };
   for (size_t i = 0; i < sizeof(kCases) / sizeof(kCases[0]); ++i) {
     weft_device_options_t device_options;
-    assert_ok(weft_device_options_parse(kCases[i].device_string,
-                                        &device_options));
+    assert_ok(
+        weft_device_options_parse(kCases[i].device_string, &device_options));
     weft_topology_options_t options;
     weft_topology_options_initialize(&options);
     options.worker_count = 3;
