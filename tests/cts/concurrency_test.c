@@ -34,7 +34,7 @@
 // Asserts |status| has |code| and exactly the primary message |message|;
 // frees the status.
 static void assert_status_message(weft_status_t status, weft_status_code_t code,
-                                  const char *message) {
+                                  const char* message) {
   char text[2048];
   weft_status_format(status, text, sizeof(text));
   weft_status_code_t actual = weft_status_code(status);
@@ -46,14 +46,14 @@ static void assert_status_message(weft_status_t status, weft_status_code_t code,
   }
 }
 
-static uint64_t query_value(weft_semaphore_t *semaphore) {
+static uint64_t query_value(weft_semaphore_t* semaphore) {
   uint64_t value = 0;
   WEFT_ASSERT_OK(weft_semaphore_query(semaphore, &value));
   return value;
 }
 
 // Asserts that (|semaphore|, |value|) is not reached, without blocking.
-static void assert_not_reached(weft_semaphore_t *semaphore, uint64_t value) {
+static void assert_not_reached(weft_semaphore_t* semaphore, uint64_t value) {
   WEFT_ASSERT_STATUS(
       DEADLINE_EXCEEDED,
       weft_semaphore_wait(semaphore, value, weft_timeout_immediate()));
@@ -65,14 +65,14 @@ static weft_semaphore_list_t empty_list(void) {
 }
 
 static weft_semaphore_list_t make_list(uint32_t count,
-                                       weft_semaphore_t **semaphores,
-                                       const uint64_t *values) {
+                                       weft_semaphore_t** semaphores,
+                                       const uint64_t* values) {
   weft_semaphore_list_t list = {count, semaphores, values};
   return list;
 }
 
-static uint32_t kernel_ordinal(weft_executable_t *executable,
-                               const char *name) {
+static uint32_t kernel_ordinal(weft_executable_t* executable,
+                               const char* name) {
   uint32_t ordinal = 0;
   WEFT_ASSERT_OK(weft_executable_lookup_kernel(executable, name, &ordinal));
   return ordinal;
@@ -87,7 +87,7 @@ static uint32_t f32_bits(float value) {
 // The device a case runs on and the number of queues its affinity bits
 // select.
 typedef struct queues_t {
-  weft_device_t *device;  // retained
+  weft_device_t* device;  // retained
   uint32_t count;
 } queues_t;
 
@@ -95,7 +95,7 @@ typedef struct queues_t {
 // two or more; else the same driver with "queues=4" when it takes that
 // option; else the CTS device as it is (with one queue every case still
 // holds, it just does not cross queues).
-static queues_t open_queues(weft_cts_t *cts) {
+static queues_t open_queues(weft_cts_t* cts) {
   queues_t queues = {cts->device, 1};
   int64_t count = 1;
   WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "queue.count", &count));
@@ -103,7 +103,7 @@ static queues_t open_queues(weft_cts_t *cts) {
     char device_string[512];
     snprintf(device_string, sizeof(device_string), "%s%squeues=4",
              cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
-    weft_device_t *device = NULL;
+    weft_device_t* device = NULL;
     weft_status_t status =
         weft_device_create(device_string, cts->allocator, &device);
     if (weft_status_is_ok(status)) {
@@ -120,42 +120,42 @@ static queues_t open_queues(weft_cts_t *cts) {
   return queues;
 }
 
-static void close_queues(queues_t *queues) {
+static void close_queues(queues_t* queues) {
   weft_device_release(queues->device);
   queues->device = NULL;
 }
 
 // The affinity of queue |index| (wrapping at the queue count).
-static weft_queue_affinity_t queue_bit(const queues_t *queues, uint32_t index) {
+static weft_queue_affinity_t queue_bit(const queues_t* queues, uint32_t index) {
   return (weft_queue_affinity_t)1 << (index % queues->count);
 }
 
-static weft_semaphore_t *new_semaphore(const queues_t *queues,
+static weft_semaphore_t* new_semaphore(const queues_t* queues,
                                        uint64_t initial_value) {
-  weft_semaphore_t *semaphore = NULL;
+  weft_semaphore_t* semaphore = NULL;
   WEFT_ASSERT_OK(
       weft_device_create_semaphore(queues->device, initial_value, &semaphore));
   return semaphore;
 }
 
 // Allocates a host-visible buffer of |length| bytes, all zero.
-static weft_buffer_t *new_buffer(const queues_t *queues,
+static weft_buffer_t* new_buffer(const queues_t* queues,
                                  weft_device_size_t length) {
   weft_buffer_params_t params = {0};
-  weft_buffer_t *buffer = NULL;
+  weft_buffer_t* buffer = NULL;
   WEFT_ASSERT_OK(
       weft_device_allocate_buffer(queues->device, params, length, &buffer));
   WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, length, &(uint8_t){0}, 1));
   return buffer;
 }
 
-static uint32_t read_word(weft_buffer_t *buffer, uint32_t index) {
+static uint32_t read_word(weft_buffer_t* buffer, uint32_t index) {
   uint32_t word = 0;
   weft_cts_read_buffer(buffer, (weft_device_size_t)index * 4, &word, 4);
   return word;
 }
 
-static void release_semaphores(uint32_t count, weft_semaphore_t **semaphores) {
+static void release_semaphores(uint32_t count, weft_semaphore_t** semaphores) {
   for (uint32_t i = 0; i < count; ++i) weft_semaphore_release(semaphores[i]);
 }
 
@@ -163,17 +163,17 @@ static void release_semaphores(uint32_t count, weft_semaphore_t **semaphores) {
 // Cross-queue ordering
 //===----------------------------------------------------------------------===//
 
-static void cross_queue_wait_before_signal(void **state) {
+static void cross_queue_wait_before_signal(void** state) {
   // B (queue 1) waits on |produced|, which A (queue 0) signals once the host
   // opens |gate|. B is submitted first, so its wait exists before anything
   // could signal it.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_buffer_t *source = new_buffer(&queues, 256);
-  weft_buffer_t *target = new_buffer(&queues, 256);
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
-  weft_semaphore_t *produced = new_semaphore(&queues, 0);
-  weft_semaphore_t *consumed = new_semaphore(&queues, 0);
+  weft_buffer_t* source = new_buffer(&queues, 256);
+  weft_buffer_t* target = new_buffer(&queues, 256);
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_semaphore_t* produced = new_semaphore(&queues, 0);
+  weft_semaphore_t* consumed = new_semaphore(&queues, 0);
   uint64_t one = 1;
   WEFT_ASSERT_OK(weft_device_queue_copy(
       queues.device, queue_bit(&queues, 1), weft_cts_list1(&produced, &one),
@@ -200,15 +200,15 @@ static void cross_queue_wait_before_signal(void **state) {
   close_queues(&queues);
 }
 
-static void cross_queue_chain_alternating(void **state) {
+static void cross_queue_chain_alternating(void** state) {
   // 64 copies on one timeline, each on the next queue: copy i moves word
   // i - 1 to word i after waiting for copy i - 1. Submitted last-first; a
   // copy running early would copy a zero and break the chain.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kLinks = 64 };
   queues_t queues = open_queues(cts);
-  weft_buffer_t *buffer = new_buffer(&queues, (kLinks + 1) * 4);
-  weft_semaphore_t *timeline = new_semaphore(&queues, 0);
+  weft_buffer_t* buffer = new_buffer(&queues, (kLinks + 1) * 4);
+  weft_semaphore_t* timeline = new_semaphore(&queues, 0);
   uint64_t values[kLinks + 2];
   for (uint32_t i = 0; i < kLinks + 2; ++i) values[i] = i;
   for (uint32_t i = kLinks; i >= 1; --i) {
@@ -231,19 +231,19 @@ static void cross_queue_chain_alternating(void **state) {
   close_queues(&queues);
 }
 
-static void cross_queue_join_from_every_queue(void **state) {
+static void cross_queue_join_from_every_queue(void** state) {
   // Eight fills on eight queues (wrapping) each write one eighth of a
   // buffer; a barrier on queue 1 joins them; a copy on queue 0 after the
   // barrier moves the whole buffer. Everything waits on one host gate.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kParts = 8, kPartBytes = 1024 };
   queues_t queues = open_queues(cts);
-  weft_buffer_t *source = new_buffer(&queues, kParts * kPartBytes);
-  weft_buffer_t *target = new_buffer(&queues, kParts * kPartBytes);
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
-  weft_semaphore_t *parts[kParts];
+  weft_buffer_t* source = new_buffer(&queues, kParts * kPartBytes);
+  weft_buffer_t* target = new_buffer(&queues, kParts * kPartBytes);
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_semaphore_t* parts[kParts];
   uint64_t ones[kParts];
-  weft_semaphore_t *joined = new_semaphore(&queues, 0);
+  weft_semaphore_t* joined = new_semaphore(&queues, 0);
   uint64_t one = 1, two = 2;
   // The copy and the barrier first: both wait before anything can signal.
   WEFT_ASSERT_OK(weft_device_queue_copy(queues.device, queue_bit(&queues, 0),
@@ -294,9 +294,9 @@ static uint64_t fan_value(uint32_t i) { return 1 + (i * 7) % kFanTop; }
 
 // Submits the 64 fan-out fills: op i waits (shared, fan_value(i)), writes
 // word i = i + 1 and signals own[i] to 1, on queue i (wrapping).
-static void submit_fan_out(const queues_t *queues, weft_semaphore_t *shared,
-                           weft_semaphore_t **own, uint64_t *wait_values,
-                           weft_buffer_t *buffer) {
+static void submit_fan_out(const queues_t* queues, weft_semaphore_t* shared,
+                           weft_semaphore_t** own, uint64_t* wait_values,
+                           weft_buffer_t* buffer) {
   static const uint64_t kOne = 1;
   for (uint32_t n = 0; n < kFanOps; ++n) {
     uint32_t i = (n * 37) % kFanOps;  // scrambled submission order
@@ -312,7 +312,7 @@ static void submit_fan_out(const queues_t *queues, weft_semaphore_t *shared,
 
 // After the host moved |shared| to |reached|: every op with a value at or
 // below it completed (waited on), every other op has not run (polled).
-static void check_fan_step(weft_semaphore_t **own, weft_buffer_t *buffer,
+static void check_fan_step(weft_semaphore_t** own, weft_buffer_t* buffer,
                            uint64_t reached) {
   for (uint32_t i = 0; i < kFanOps; ++i) {
     if (fan_value(i) <= reached) {
@@ -335,14 +335,14 @@ static void check_fan_step(weft_semaphore_t **own, weft_buffer_t *buffer,
   }
 }
 
-static void fan_out_stepwise(void **state) {
+static void fan_out_stepwise(void** state) {
   // The host moves the shared semaphore step by step, skipping some values
   // (a value past the one waited for counts as reached).
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_buffer_t *buffer = new_buffer(&queues, kFanOps * 4);
-  weft_semaphore_t *shared = new_semaphore(&queues, 0);
-  weft_semaphore_t *own[kFanOps];
+  weft_buffer_t* buffer = new_buffer(&queues, kFanOps * 4);
+  weft_semaphore_t* shared = new_semaphore(&queues, 0);
+  weft_semaphore_t* own[kFanOps];
   uint64_t wait_values[kFanOps];
   submit_fan_out(&queues, shared, own, wait_values, buffer);
   check_fan_step(own, buffer, 0);
@@ -357,15 +357,15 @@ static void fan_out_stepwise(void **state) {
   close_queues(&queues);
 }
 
-static void fan_out_failure_midway(void **state) {
+static void fan_out_failure_midway(void** state) {
   // The shared semaphore reaches 6, then fails: ops waiting for 1..6 have
   // run; every other op fails its signal with the original message and
   // never runs.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_buffer_t *buffer = new_buffer(&queues, kFanOps * 4);
-  weft_semaphore_t *shared = new_semaphore(&queues, 0);
-  weft_semaphore_t *own[kFanOps];
+  weft_buffer_t* buffer = new_buffer(&queues, kFanOps * 4);
+  weft_semaphore_t* shared = new_semaphore(&queues, 0);
+  weft_semaphore_t* own[kFanOps];
   uint64_t wait_values[kFanOps];
   submit_fan_out(&queues, shared, own, wait_values, buffer);
   WEFT_ASSERT_OK(weft_semaphore_signal(shared, 6));
@@ -390,15 +390,15 @@ static void fan_out_failure_midway(void **state) {
   close_queues(&queues);
 }
 
-static void fan_out_one_value_released_at_once(void **state) {
+static void fan_out_one_value_released_at_once(void** state) {
   // 256 barriers on every queue wait for the same value; one host signal
   // releases them all; the host waits for all of them with one list wait.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kOps = 256 };
   queues_t queues = open_queues(cts);
-  weft_semaphore_t *shared = new_semaphore(&queues, 0);
-  weft_semaphore_t **own = calloc(kOps, sizeof(*own));
-  uint64_t *values = calloc(kOps, sizeof(*values));
+  weft_semaphore_t* shared = new_semaphore(&queues, 0);
+  weft_semaphore_t** own = calloc(kOps, sizeof(*own));
+  uint64_t* values = calloc(kOps, sizeof(*values));
   uint64_t one = 1;
   for (uint32_t i = 0; i < kOps; ++i) {
     own[i] = new_semaphore(&queues, 0);
@@ -436,9 +436,9 @@ enum {
 // Records: copy slot 0 (input) -> slot 2 (scratch); barrier; scale_offset
 // scratch -> slot 1 (output) with out = in * 2 + 1; barrier; fill scratch
 // with 0xFFFFFFFF. Every reference is indirect.
-static weft_command_buffer_t *record_reuse(weft_cts_t *cts,
-                                           weft_device_t *device) {
-  weft_command_buffer_t *command_buffer = NULL;
+static weft_command_buffer_t* record_reuse(weft_cts_t* cts,
+                                           weft_device_t* device) {
+  weft_command_buffer_t* command_buffer = NULL;
   WEFT_ASSERT_OK(weft_command_buffer_create(
       device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY, 3,
       &command_buffer));
@@ -470,7 +470,7 @@ static float reuse_input(uint32_t index, uint32_t i) {
 }
 
 // Writes submission |index|'s input into its slice of |inputs|.
-static void write_reuse_input(weft_buffer_t *inputs, uint32_t index) {
+static void write_reuse_input(weft_buffer_t* inputs, uint32_t index) {
   float values[kReuseElements];
   for (uint32_t i = 0; i < kReuseElements; ++i) {
     values[i] = reuse_input(index, i);
@@ -480,7 +480,7 @@ static void write_reuse_input(weft_buffer_t *inputs, uint32_t index) {
 }
 
 // Checks submission |index|'s output and scratch slices.
-static void check_reuse_output(weft_buffer_t *outputs, weft_buffer_t *scratch,
+static void check_reuse_output(weft_buffer_t* outputs, weft_buffer_t* scratch,
                                uint32_t index) {
   float values[kReuseElements];
   weft_cts_read_buffer(outputs, (weft_device_size_t)index * kReuseBytes, values,
@@ -502,10 +502,10 @@ static void check_reuse_output(weft_buffer_t *outputs, weft_buffer_t *scratch,
 
 // The binding table of submission |index|: its slices of the three
 // buffers. |entries| must hold 3.
-static weft_binding_table_t reuse_table(weft_buffer_t *inputs,
-                                        weft_buffer_t *outputs,
-                                        weft_buffer_t *scratch, uint32_t index,
-                                        weft_buffer_binding_t *entries) {
+static weft_binding_table_t reuse_table(weft_buffer_t* inputs,
+                                        weft_buffer_t* outputs,
+                                        weft_buffer_t* scratch, uint32_t index,
+                                        weft_buffer_binding_t* entries) {
   weft_device_size_t offset = (weft_device_size_t)index * kReuseBytes;
   entries[0] = (weft_buffer_binding_t){inputs, offset, kReuseBytes};
   entries[1] = (weft_buffer_binding_t){outputs, offset, kReuseBytes};
@@ -514,18 +514,18 @@ static weft_binding_table_t reuse_table(weft_buffer_t *inputs,
   return table;
 }
 
-static void reusable_command_buffer_concurrent_with_itself(void **state) {
+static void reusable_command_buffer_concurrent_with_itself(void** state) {
   // Eight submissions of one recording, each with its own binding table and
   // queue, all waiting on one gate: all in flight at once when it opens.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kSubmissions = 8 };
   queues_t queues = open_queues(cts);
-  weft_buffer_t *inputs = new_buffer(&queues, kSubmissions * kReuseBytes);
-  weft_buffer_t *outputs = new_buffer(&queues, kSubmissions * kReuseBytes);
-  weft_buffer_t *scratch = new_buffer(&queues, kSubmissions * kReuseBytes);
-  weft_command_buffer_t *command_buffer = record_reuse(cts, queues.device);
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
-  weft_semaphore_t *done[kSubmissions];
+  weft_buffer_t* inputs = new_buffer(&queues, kSubmissions * kReuseBytes);
+  weft_buffer_t* outputs = new_buffer(&queues, kSubmissions * kReuseBytes);
+  weft_buffer_t* scratch = new_buffer(&queues, kSubmissions * kReuseBytes);
+  weft_command_buffer_t* command_buffer = record_reuse(cts, queues.device);
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_semaphore_t* done[kSubmissions];
   uint64_t one = 1;
   for (uint32_t j = 0; j < kSubmissions; ++j) {
     write_reuse_input(inputs, j);
@@ -558,21 +558,21 @@ static void reusable_command_buffer_concurrent_with_itself(void **state) {
 enum { kReuseThreads = 4, kReusePerThread = 8 };
 
 typedef struct reuse_submitter_t {
-  const queues_t *queues;
-  weft_command_buffer_t *command_buffer;
-  weft_buffer_t *inputs;
-  weft_buffer_t *outputs;
-  weft_buffer_t *scratch;
-  weft_semaphore_t *gate;
-  weft_semaphore_t *done[kReusePerThread];
+  const queues_t* queues;
+  weft_command_buffer_t* command_buffer;
+  weft_buffer_t* inputs;
+  weft_buffer_t* outputs;
+  weft_buffer_t* scratch;
+  weft_semaphore_t* gate;
+  weft_semaphore_t* done[kReusePerThread];
   uint32_t thread_index;
   weft_status_t status;
-  weft_thread_t *thread;
+  weft_thread_t* thread;
 } reuse_submitter_t;
 
 // Submits this thread's executions, each with its own table and queue.
-static int reuse_submitter_main(void *user_data) {
-  reuse_submitter_t *submitter = (reuse_submitter_t *)user_data;
+static int reuse_submitter_main(void* user_data) {
+  reuse_submitter_t* submitter = (reuse_submitter_t*)user_data;
   static const uint64_t kOne = 1;
   weft_status_t status = WEFT_OK;
   for (uint32_t k = 0; weft_status_is_ok(status) && k < kReusePerThread; ++k) {
@@ -591,20 +591,20 @@ static int reuse_submitter_main(void *user_data) {
   return 0;
 }
 
-static void reusable_command_buffer_from_threads(void **state) {
+static void reusable_command_buffer_from_threads(void** state) {
   // Four threads submit the same recording eight times each, at once.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kTotal = kReuseThreads * kReusePerThread };
   queues_t queues = open_queues(cts);
-  weft_buffer_t *inputs = new_buffer(&queues, kTotal * kReuseBytes);
-  weft_buffer_t *outputs = new_buffer(&queues, kTotal * kReuseBytes);
-  weft_buffer_t *scratch = new_buffer(&queues, kTotal * kReuseBytes);
+  weft_buffer_t* inputs = new_buffer(&queues, kTotal * kReuseBytes);
+  weft_buffer_t* outputs = new_buffer(&queues, kTotal * kReuseBytes);
+  weft_buffer_t* scratch = new_buffer(&queues, kTotal * kReuseBytes);
   for (uint32_t j = 0; j < kTotal; ++j) write_reuse_input(inputs, j);
-  weft_command_buffer_t *command_buffer = record_reuse(cts, queues.device);
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
+  weft_command_buffer_t* command_buffer = record_reuse(cts, queues.device);
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
   reuse_submitter_t submitters[kReuseThreads];
   for (uint32_t t = 0; t < kReuseThreads; ++t) {
-    reuse_submitter_t *submitter = &submitters[t];
+    reuse_submitter_t* submitter = &submitters[t];
     memset(submitter, 0, sizeof(*submitter));
     submitter->queues = &queues;
     submitter->command_buffer = command_buffer;
@@ -663,21 +663,21 @@ typedef struct call_log_t {
 } call_log_t;
 
 // Call args[0] records its position in the log.
-static weft_status_t log_host_call(void *user_data, const uint64_t args[4],
-                                   const weft_host_call_context_t *context) {
-  call_log_t *log = (call_log_t *)user_data;
+static weft_status_t log_host_call(void* user_data, const uint64_t args[4],
+                                   const weft_host_call_context_t* context) {
+  call_log_t* log = (call_log_t*)user_data;
   uint32_t index = (uint32_t)args[0];
   if (log->next != index) ++log->out_of_order;
   log->order[index] = log->next++;
   return WEFT_OK;
 }
 
-static void host_call_order_across_queues(void **state) {
+static void host_call_order_across_queues(void** state) {
   // Sixteen host calls chained by one timeline, alternating queues,
   // submitted last-first: each must see exactly its predecessors.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_semaphore_t *timeline = new_semaphore(&queues, 0);
+  weft_semaphore_t* timeline = new_semaphore(&queues, 0);
   uint64_t values[kCallChain + 2];
   for (uint32_t i = 0; i < kCallChain + 2; ++i) values[i] = i;
   call_log_t log;
@@ -702,9 +702,9 @@ static void host_call_order_across_queues(void **state) {
 
 // Call args[0] < kCallChain stores its partial sum; args[0] == kCallChain
 // adds all the partial sums (the join).
-static weft_status_t sum_host_call(void *user_data, const uint64_t args[4],
-                                   const weft_host_call_context_t *context) {
-  call_log_t *log = (call_log_t *)user_data;
+static weft_status_t sum_host_call(void* user_data, const uint64_t args[4],
+                                   const weft_host_call_context_t* context) {
+  call_log_t* log = (call_log_t*)user_data;
   if (args[0] < kCallChain) {
     log->sums[args[0]] = args[1] * 3 + 1;
   } else {
@@ -713,15 +713,15 @@ static weft_status_t sum_host_call(void *user_data, const uint64_t args[4],
   return WEFT_OK;
 }
 
-static void host_call_fan_in_across_queues(void **state) {
+static void host_call_fan_in_across_queues(void** state) {
   // Sixteen host calls on every queue write their own slot; a call on
   // queue 0 waiting for all of them reads every slot.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
-  weft_semaphore_t *parts[kCallChain];
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_semaphore_t* parts[kCallChain];
   uint64_t ones[kCallChain];
-  weft_semaphore_t *joined = new_semaphore(&queues, 0);
+  weft_semaphore_t* joined = new_semaphore(&queues, 0);
   uint64_t one = 1;
   call_log_t log;
   memset(&log, 0, sizeof(log));
@@ -754,16 +754,16 @@ static void host_call_fan_in_across_queues(void **state) {
 }
 
 typedef struct deferred_call_t {
-  weft_fence_t *fence;
-  weft_thread_t *thread;
+  weft_fence_t* fence;
+  weft_thread_t* thread;
   // Written by the thread before it signals; read by the next host call.
   uint32_t payload;
   uint32_t seen_by_next;
   weft_atomic_int32_t called;
 } deferred_call_t;
 
-static int deferred_call_thread_main(void *user_data) {
-  deferred_call_t *call = (deferred_call_t *)user_data;
+static int deferred_call_thread_main(void* user_data) {
+  deferred_call_t* call = (deferred_call_t*)user_data;
   weft_sleep_until(weft_time_now() + 2 * MS);
   call->payload = 0xD0D0CAFEu;
   weft_status_ignore(weft_fence_signal(call->fence));
@@ -773,9 +773,9 @@ static int deferred_call_thread_main(void *user_data) {
 
 // Takes over the signal fence and signals it later from a new thread.
 static weft_status_t deferring_host_call(
-    void *user_data, const uint64_t args[4],
-    const weft_host_call_context_t *context) {
-  deferred_call_t *call = (deferred_call_t *)user_data;
+    void* user_data, const uint64_t args[4],
+    const weft_host_call_context_t* context) {
+  deferred_call_t* call = (deferred_call_t*)user_data;
   weft_fence_retain(context->signal_fence);
   call->fence = context->signal_fence;
   weft_thread_params_t params = {.name = "cts-deferred", .cpu = -1};
@@ -792,20 +792,20 @@ static weft_status_t deferring_host_call(
 }
 
 static weft_status_t read_payload_host_call(
-    void *user_data, const uint64_t args[4],
-    const weft_host_call_context_t *context) {
-  deferred_call_t *call = (deferred_call_t *)user_data;
+    void* user_data, const uint64_t args[4],
+    const weft_host_call_context_t* context) {
+  deferred_call_t* call = (deferred_call_t*)user_data;
   call->seen_by_next = call->payload;
   return WEFT_OK;
 }
 
-static void host_call_deferred_across_queues(void **state) {
+static void host_call_deferred_across_queues(void** state) {
   // A host call on queue 0 defers its signal to a thread; a host call on
   // queue 1 waiting for that signal sees what the thread wrote before it.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_semaphore_t *deferred = new_semaphore(&queues, 0);
-  weft_semaphore_t *next = new_semaphore(&queues, 0);
+  weft_semaphore_t* deferred = new_semaphore(&queues, 0);
+  weft_semaphore_t* next = new_semaphore(&queues, 0);
   uint64_t one = 1;
   deferred_call_t call;
   memset(&call, 0, sizeof(call));
@@ -832,31 +832,31 @@ static void host_call_deferred_across_queues(void **state) {
 //===----------------------------------------------------------------------===//
 
 typedef struct failing_call_t {
-  const char *message;  // the call fails with ABORTED and this message
+  const char* message;  // the call fails with ABORTED and this message
   weft_atomic_int32_t calls;
 } failing_call_t;
 
 static weft_status_t failing_host_call(
-    void *user_data, const uint64_t args[4],
-    const weft_host_call_context_t *context) {
-  failing_call_t *call = (failing_call_t *)user_data;
+    void* user_data, const uint64_t args[4],
+    const weft_host_call_context_t* context) {
+  failing_call_t* call = (failing_call_t*)user_data;
   weft_atomic_fetch_add(&call->calls, 1, memory_order_relaxed);
   return call->message ? WEFT_STATUS(ABORTED, "%s", call->message) : WEFT_OK;
 }
 
-static void failure_propagates_across_queues(void **state) {
+static void failure_propagates_across_queues(void** state) {
   // A (queue 0) fails; B (queue 1) waits on A, C (queue 2) on B, D (queue
   // 3, a host call) on C: all fail with A's message and none runs. E on
   // queue 1, waiting on the same gate as A, is unaffected.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_buffer_t *buffer = new_buffer(&queues, 64);
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
-  weft_semaphore_t *a = new_semaphore(&queues, 0);
-  weft_semaphore_t *b = new_semaphore(&queues, 0);
-  weft_semaphore_t *c = new_semaphore(&queues, 0);
-  weft_semaphore_t *d = new_semaphore(&queues, 0);
-  weft_semaphore_t *e = new_semaphore(&queues, 0);
+  weft_buffer_t* buffer = new_buffer(&queues, 64);
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_semaphore_t* a = new_semaphore(&queues, 0);
+  weft_semaphore_t* b = new_semaphore(&queues, 0);
+  weft_semaphore_t* c = new_semaphore(&queues, 0);
+  weft_semaphore_t* d = new_semaphore(&queues, 0);
+  weft_semaphore_t* e = new_semaphore(&queues, 0);
   uint64_t one = 1;
   failing_call_t fails = {"calibration step 3 failed", 0};
   failing_call_t never = {NULL, 0};
@@ -879,7 +879,7 @@ static void failure_propagates_across_queues(void **state) {
       weft_cts_list1(&a, &one), failing_host_call, &fails, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
-  weft_semaphore_t *failed[4] = {a, b, c, d};
+  weft_semaphore_t* failed[4] = {a, b, c, d};
   for (int i = 0; i < 4; ++i) {
     assert_status_message(weft_cts_wait(failed[i], 1), WEFT_STATUS_ABORTED,
                           "calibration step 3 failed");
@@ -895,25 +895,25 @@ static void failure_propagates_across_queues(void **state) {
   for (uint32_t i = 8; i < 16; ++i) {
     assert_int_equal(read_word(buffer, i), 0x0E0E0E0Eu);
   }
-  weft_semaphore_t *all[6] = {gate, a, b, c, d, e};
+  weft_semaphore_t* all[6] = {gate, a, b, c, d, e};
   release_semaphores(6, all);
   weft_buffer_release(buffer);
   close_queues(&queues);
 }
 
-static void dispatch_failure_propagates_across_queues(void **state) {
+static void dispatch_failure_propagates_across_queues(void** state) {
   // The "fail" kernel fails a dispatch on queue 0; a copy on queue 1 and a
   // barrier on queue 2 behind it fail with the dispatch's own message.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_buffer_t *source = new_buffer(&queues, 64);
-  weft_buffer_t *target = new_buffer(&queues, 64);
+  weft_buffer_t* source = new_buffer(&queues, 64);
+  weft_buffer_t* target = new_buffer(&queues, 64);
   WEFT_ASSERT_OK(
       weft_buffer_map_fill(source, 0, 64, &(uint32_t){0x12345678u}, 4));
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
-  weft_semaphore_t *dispatched = new_semaphore(&queues, 0);
-  weft_semaphore_t *copied = new_semaphore(&queues, 0);
-  weft_semaphore_t *last = new_semaphore(&queues, 0);
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_semaphore_t* dispatched = new_semaphore(&queues, 0);
+  weft_semaphore_t* copied = new_semaphore(&queues, 0);
+  weft_semaphore_t* last = new_semaphore(&queues, 0);
   uint64_t one = 1;
   WEFT_ASSERT_OK(weft_device_queue_barrier(queues.device, queue_bit(&queues, 2),
                                            weft_cts_list1(&copied, &one),
@@ -938,24 +938,24 @@ static void dispatch_failure_propagates_across_queues(void **state) {
                         message);
   assert_status_message(weft_cts_wait(last, 1), WEFT_STATUS_INTERNAL, message);
   for (uint32_t i = 0; i < 16; ++i) assert_int_equal(read_word(target, i), 0);
-  weft_semaphore_t *all[4] = {gate, dispatched, copied, last};
+  weft_semaphore_t* all[4] = {gate, dispatched, copied, last};
   release_semaphores(4, all);
   weft_buffer_release(source);
   weft_buffer_release(target);
   close_queues(&queues);
 }
 
-static void failed_wait_among_several_queues(void **state) {
+static void failed_wait_among_several_queues(void** state) {
   // An op waits on three ops from three queues; the middle one fails. The
   // op fails with that message whether the others finish before or after.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
-  weft_semaphore_t *inputs[3] = {new_semaphore(&queues, 0),
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_semaphore_t* inputs[3] = {new_semaphore(&queues, 0),
                                  new_semaphore(&queues, 0),
                                  new_semaphore(&queues, 0)};
   uint64_t ones[3] = {1, 1, 1};
-  weft_semaphore_t *joined = new_semaphore(&queues, 0);
+  weft_semaphore_t* joined = new_semaphore(&queues, 0);
   uint64_t one = 1, two = 2;
   failing_call_t fails = {"sensor 2 unplugged", 0};
   failing_call_t ok = {NULL, 0};
@@ -990,18 +990,18 @@ static void failed_wait_among_several_queues(void **state) {
   close_queues(&queues);
 }
 
-static void queues_usable_after_failures(void **state) {
+static void queues_usable_after_failures(void** state) {
   // Every queue runs a failing host call, then an unrelated fill and a
   // copy that waits on the fill: each queue keeps working.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
   uint32_t count = queues.count < 8 ? 8 : queues.count;
-  weft_buffer_t *buffer = new_buffer(&queues, count * 8);
+  weft_buffer_t* buffer = new_buffer(&queues, count * 8);
   failing_call_t fails = {"this queue op fails", 0};
   uint64_t one = 1, two = 2;
   for (uint32_t q = 0; q < count; ++q) {
-    weft_semaphore_t *failed = new_semaphore(&queues, 0);
-    weft_semaphore_t *after = new_semaphore(&queues, 0);
+    weft_semaphore_t* failed = new_semaphore(&queues, 0);
+    weft_semaphore_t* after = new_semaphore(&queues, 0);
     WEFT_ASSERT_OK(weft_device_queue_host_call(
         queues.device, queue_bit(&queues, q), empty_list(),
         weft_cts_list1(&failed, &one), failing_host_call, &fails, NULL,
@@ -1026,18 +1026,18 @@ static void queues_usable_after_failures(void **state) {
   close_queues(&queues);
 }
 
-static void failure_and_success_signal_lists_on_many_queues(void **state) {
+static void failure_and_success_signal_lists_on_many_queues(void** state) {
   // One failing op signals eight semaphores; eight ops on eight queues wait
   // on one each; a second, succeeding op signals eight more that eight
   // other ops wait on. Exactly the first eight fail.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kWidth = 8 };
   queues_t queues = open_queues(cts);
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
-  weft_semaphore_t *bad[kWidth];
-  weft_semaphore_t *good[kWidth];
-  weft_semaphore_t *bad_out[kWidth];
-  weft_semaphore_t *good_out[kWidth];
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_semaphore_t* bad[kWidth];
+  weft_semaphore_t* good[kWidth];
+  weft_semaphore_t* bad_out[kWidth];
+  weft_semaphore_t* good_out[kWidth];
   uint64_t values[kWidth];
   uint64_t one = 1;
   for (uint32_t i = 0; i < kWidth; ++i) {
@@ -1080,7 +1080,217 @@ static void failure_and_success_signal_lists_on_many_queues(void **state) {
   close_queues(&queues);
 }
 
-int main(int argc, char **argv) {
+//===----------------------------------------------------------------------===//
+// Dispatches and recordings in flight on every queue
+//===----------------------------------------------------------------------===//
+
+// Checks |count| write_ids records (1D) at byte |offset| of |buffer|.
+static void check_ids(weft_buffer_t* buffer, weft_device_size_t offset,
+                      uint32_t count) {
+  uint32_t* ids = malloc((size_t)count * 16);
+  assert_non_null(ids);
+  weft_cts_read_buffer(buffer, offset, ids, (weft_device_size_t)count * 16);
+  for (uint32_t x = 0; x < count; ++x) {
+    const uint32_t* id = &ids[x * 4];
+    if (id[0] != x || id[1] != 0 || id[2] != 0 || id[3] != x) {
+      uint32_t seen = id[3];
+      free(ids);
+      fail_msg("workgroup %u of %u at byte %llu: flat index %u", x, count,
+               (unsigned long long)offset, seen);
+    }
+  }
+  free(ids);
+}
+
+static void concurrent_dispatches_across_queues(void** state) {
+  // 32 dispatches of 1 to 4,000 workgroups on every queue behind one gate:
+  // more dispatches in flight at once than a driver has workers.
+  weft_cts_t* cts = *state;
+  enum { kDispatches = 32 };
+  queues_t queues = open_queues(cts);
+  uint32_t ordinal = kernel_ordinal(cts->kernels, "write_ids");
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_semaphore_t* done[kDispatches];
+  weft_buffer_t* buffers[kDispatches];
+  uint32_t sizes[kDispatches];
+  uint64_t one = 1;
+  for (uint32_t i = 0; i < kDispatches; ++i) {
+    sizes[i] = 1 + (i * 997u) % 4000u;
+    buffers[i] = new_buffer(&queues, (weft_device_size_t)sizes[i] * 16);
+    done[i] = new_semaphore(&queues, 0);
+    const uint32_t n[3] = {sizes[i], 1, 1};
+    weft_buffer_ref_t binding =
+        weft_make_buffer_ref(buffers[i], 0, WEFT_WHOLE_BUFFER);
+    WEFT_ASSERT_OK(weft_device_queue_dispatch(
+        queues.device, queue_bit(&queues, i), weft_cts_list1(&gate, &one),
+        weft_cts_list1(&done[i], &one), cts->kernels, ordinal, n, 0, NULL, 1,
+        &binding));
+  }
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+  for (uint32_t i = 0; i < kDispatches; ++i) {
+    WEFT_ASSERT_OK(weft_cts_wait(done[i], 1));
+  }
+  for (uint32_t i = 0; i < kDispatches; ++i) {
+    check_ids(buffers[i], 0, sizes[i]);
+    weft_buffer_release(buffers[i]);
+  }
+  release_semaphores(kDispatches, done);
+  weft_semaphore_release(gate);
+  close_queues(&queues);
+}
+
+static void rapid_resubmission_across_region_sizes(void** state) {
+  // One reusable recording of regions of 2048, 1, 777 and 64 workgroups
+  // (write_ids into slot 0) and a copy of all of slot 0 into slot 1,
+  // executed 25 times back to back on each of four chains (one queue and
+  // one binding table per chain): a hundred passes through every region
+  // transition, with workers of the previous region still leaving.
+  weft_cts_t* cts = *state;
+  enum { kChains = 4, kRounds = 25, kRegions = 4 };
+  static const uint32_t kSizes[kRegions] = {2048, 1, 777, 64};
+  weft_device_size_t offsets[kRegions + 1] = {0};
+  for (uint32_t r = 0; r < kRegions; ++r) {
+    offsets[r + 1] = offsets[r] + (weft_device_size_t)kSizes[r] * 16;
+  }
+  weft_device_size_t total = offsets[kRegions];
+  queues_t queues = open_queues(cts);
+  weft_command_buffer_t* command_buffer = NULL;
+  WEFT_ASSERT_OK(weft_command_buffer_create(
+      queues.device, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
+      WEFT_COMMAND_CATEGORY_ANY, 2, &command_buffer));
+  WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
+  uint32_t ordinal = kernel_ordinal(cts->kernels, "write_ids");
+  for (uint32_t r = 0; r < kRegions; ++r) {
+    const uint32_t n[3] = {kSizes[r], 1, 1};
+    weft_buffer_ref_t binding = weft_make_indirect_buffer_ref(
+        0, offsets[r], offsets[r + 1] - offsets[r]);
+    WEFT_ASSERT_OK(weft_command_buffer_dispatch(
+        command_buffer, cts->kernels, ordinal, n, 0, NULL, 1, &binding));
+    WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
+  }
+  WEFT_ASSERT_OK(weft_command_buffer_copy(
+      command_buffer, weft_make_indirect_buffer_ref(0, 0, total),
+      weft_make_indirect_buffer_ref(1, 0, total)));
+  WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
+  weft_buffer_t* ids[kChains];
+  weft_buffer_t* copies[kChains];
+  weft_semaphore_t* timelines[kChains];
+  uint64_t values[kRounds + 1];
+  for (uint32_t k = 0; k <= kRounds; ++k) values[k] = k;
+  for (uint32_t c = 0; c < kChains; ++c) {
+    ids[c] = new_buffer(&queues, total);
+    copies[c] = new_buffer(&queues, total);
+    timelines[c] = new_semaphore(&queues, 0);
+  }
+  // Round-robin over the chains so all four are in flight together.
+  for (uint32_t k = 0; k < kRounds; ++k) {
+    for (uint32_t c = 0; c < kChains; ++c) {
+      weft_buffer_binding_t entries[2] = {{ids[c], 0, total},
+                                          {copies[c], 0, total}};
+      WEFT_ASSERT_OK(weft_device_queue_execute(
+          queues.device, queue_bit(&queues, c),
+          weft_cts_list1(&timelines[c], &values[k]),
+          weft_cts_list1(&timelines[c], &values[k + 1]), command_buffer,
+          (weft_binding_table_t){2, entries}));
+    }
+  }
+  weft_command_buffer_release(command_buffer);
+  for (uint32_t c = 0; c < kChains; ++c) {
+    WEFT_ASSERT_OK(weft_semaphore_wait(timelines[c], kRounds,
+                                       weft_timeout_relative(60000 * MS)));
+  }
+  for (uint32_t c = 0; c < kChains; ++c) {
+    for (uint32_t r = 0; r < kRegions; ++r) {
+      check_ids(ids[c], offsets[r], kSizes[r]);
+      check_ids(copies[c], offsets[r], kSizes[r]);
+    }
+    weft_buffer_release(ids[c]);
+    weft_buffer_release(copies[c]);
+    weft_semaphore_release(timelines[c]);
+  }
+  close_queues(&queues);
+}
+
+//===----------------------------------------------------------------------===//
+// Semaphores of other devices and of the host
+//===----------------------------------------------------------------------===//
+
+// Plain state the cross-device host calls share (ordered by semaphores).
+typedef struct relay_log_t {
+  uint32_t steps[3];
+} relay_log_t;
+
+// Step args[0] stores one more than the step before it.
+static weft_status_t relay_host_call(void* user_data, const uint64_t args[4],
+                                     const weft_host_call_context_t* context) {
+  relay_log_t* log = (relay_log_t*)user_data;
+  uint32_t step = (uint32_t)args[0];
+  log->steps[step] = step == 0 ? 1 : log->steps[step - 1] + 1;
+  return WEFT_OK;
+}
+
+static void cross_device_wait_before_signal(void** state) {
+  // Two devices of the driver under test and a host semaphore: step 0 on
+  // device A waits on the host semaphore; step 1 on device B waits on A's
+  // semaphore; step 2 on A waits on B's, and a fill on B waits on A's too.
+  // Submitted last-first; each step sees the one before it.
+  weft_cts_t* cts = *state;
+  weft_device_t* other = NULL;
+  WEFT_ASSERT_OK(
+      weft_device_create(cts->device_string, cts->allocator, &other));
+  weft_semaphore_t* host = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(cts->allocator, 0, &host));
+  weft_semaphore_t* from_a = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* from_b = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(other, 0, &from_b));
+  weft_semaphore_t* done = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(cts->allocator, 0, &done));
+  weft_semaphore_t* filled = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(other, 0, &filled));
+  weft_buffer_t* buffer = NULL;
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(other, (weft_buffer_params_t){0},
+                                             64, &buffer));
+  WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, 64, &(uint8_t){0}, 1));
+  uint64_t one = 1;
+  relay_log_t log;
+  memset(&log, 0, sizeof(log));
+  const uint64_t args[3][4] = {{0}, {1}, {2}};
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&from_b, &one),
+      weft_cts_list1(&done, &one), relay_host_call, &log, args[2],
+      WEFT_HOST_CALL_FLAG_NONE));
+  WEFT_ASSERT_OK(weft_device_queue_fill(other, WEFT_QUEUE_AFFINITY_ANY,
+                                        weft_cts_list1(&from_a, &one),
+                                        weft_cts_list1(&filled, &one), buffer,
+                                        0, 64, &(uint32_t){0xB0B0B0B0u}, 4));
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      other, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&from_a, &one),
+      weft_cts_list1(&from_b, &one), relay_host_call, &log, args[1],
+      WEFT_HOST_CALL_FLAG_NONE));
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&host, &one),
+      weft_cts_list1(&from_a, &one), relay_host_call, &log, args[0],
+      WEFT_HOST_CALL_FLAG_NONE));
+  assert_not_reached(from_a, 1);
+  WEFT_ASSERT_OK(weft_semaphore_signal(host, 1));
+  WEFT_ASSERT_OK(weft_cts_wait(done, 1));
+  WEFT_ASSERT_OK(weft_cts_wait(filled, 1));
+  for (uint32_t i = 0; i < 16; ++i) {
+    assert_int_equal(read_word(buffer, i), 0xB0B0B0B0u);
+  }
+  assert_int_equal(log.steps[0], 1);
+  assert_int_equal(log.steps[1], 2);
+  assert_int_equal(log.steps[2], 3);
+  weft_semaphore_release(host);
+  weft_semaphore_release(from_a);
+  weft_semaphore_release(from_b);
+  weft_semaphore_release(done);
+  weft_semaphore_release(filled);
+  weft_buffer_release(buffer);
+  weft_device_release(other);
+}
+
+int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(cross_queue_wait_before_signal),
       WEFT_CTS_CASE(cross_queue_chain_alternating),
@@ -1098,6 +1308,9 @@ int main(int argc, char **argv) {
       WEFT_CTS_CASE(failed_wait_among_several_queues),
       WEFT_CTS_CASE(queues_usable_after_failures),
       WEFT_CTS_CASE(failure_and_success_signal_lists_on_many_queues),
+      WEFT_CTS_CASE(concurrent_dispatches_across_queues),
+      WEFT_CTS_CASE(rapid_resubmission_across_region_sizes),
+      WEFT_CTS_CASE(cross_device_wait_before_signal),
   };
   return weft_cts_run("concurrency", tests, WEFT_CTS_COUNT(tests), argc, argv);
 }

@@ -19,8 +19,8 @@
 
 static const weft_binding_table_t kNoTable = {0, NULL};
 
-static uint32_t kernel_ordinal(weft_executable_t *executable,
-                               const char *name) {
+static uint32_t kernel_ordinal(weft_executable_t* executable,
+                               const char* name) {
   uint32_t ordinal = 0;
   WEFT_ASSERT_OK(weft_executable_lookup_kernel(executable, name, &ordinal));
   return ordinal;
@@ -34,17 +34,17 @@ static uint32_t f32_bits(float value) {
 
 // The affinity of queue |index| of the case's device (wrapping at its
 // queue count).
-static weft_queue_affinity_t queue_bit(weft_cts_t *cts, uint32_t index) {
+static weft_queue_affinity_t queue_bit(weft_cts_t* cts, uint32_t index) {
   int64_t count = 1;
   WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "queue.count", &count));
   if (count < 1 || count > 64) count = count < 1 ? 1 : 64;
   return (weft_queue_affinity_t)1 << (index % (uint32_t)count);
 }
 
-static weft_command_buffer_t *begin_command_buffer(
-    weft_cts_t *cts, weft_command_buffer_mode_t mode,
+static weft_command_buffer_t* begin_command_buffer(
+    weft_cts_t* cts, weft_command_buffer_mode_t mode,
     uint32_t binding_capacity) {
-  weft_command_buffer_t *command_buffer = NULL;
+  weft_command_buffer_t* command_buffer = NULL;
   WEFT_ASSERT_OK(weft_command_buffer_create(cts->device, mode,
                                             WEFT_COMMAND_CATEGORY_ANY,
                                             binding_capacity, &command_buffer));
@@ -54,10 +54,10 @@ static weft_command_buffer_t *begin_command_buffer(
 
 // Executes |command_buffer| with |table|, signalling a fresh semaphore to 1,
 // and returns the submit error or else the wait's result.
-static weft_status_t execute_and_wait(weft_cts_t *cts,
-                                      weft_command_buffer_t *command_buffer,
+static weft_status_t execute_and_wait(weft_cts_t* cts,
+                                      weft_command_buffer_t* command_buffer,
                                       weft_binding_table_t table) {
-  weft_semaphore_t *semaphore = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t value = 1;
   weft_status_t status = weft_device_queue_execute(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
@@ -71,26 +71,26 @@ static weft_status_t execute_and_wait(weft_cts_t *cts,
 }
 
 // Allocates |length| bytes filled with the 4-byte |pattern|.
-static weft_buffer_t *buffer_of(weft_cts_t *cts, weft_device_size_t length,
+static weft_buffer_t* buffer_of(weft_cts_t* cts, weft_device_size_t length,
                                 uint32_t pattern) {
-  weft_buffer_t *buffer = weft_cts_allocate_buffer(cts, length);
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
   WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, length, &pattern, 4));
   return buffer;
 }
 
 // Checks the write_ids output of a dispatch of |n| workgroups written at
 // byte |offset| of |buffer|: every flat index, x, y and z.
-static void check_ids(weft_buffer_t *buffer, weft_device_size_t offset,
+static void check_ids(weft_buffer_t* buffer, weft_device_size_t offset,
                       const uint32_t n[3]) {
   size_t total = (size_t)n[0] * n[1] * n[2];
-  uint32_t *ids = malloc(total * 16);
+  uint32_t* ids = malloc(total * 16);
   assert_non_null(ids);
   weft_cts_read_buffer(buffer, offset, ids, total * 16);
   size_t flat = 0;
   for (uint32_t z = 0; z < n[2]; ++z) {
     for (uint32_t y = 0; y < n[1]; ++y) {
       for (uint32_t x = 0; x < n[0]; ++x, ++flat) {
-        const uint32_t *id = &ids[flat * 4];
+        const uint32_t* id = &ids[flat * 4];
         if (id[0] != x || id[1] != y || id[2] != z || id[3] != flat) {
           uint32_t seen[4] = {id[0], id[1], id[2], id[3]};
           free(ids);
@@ -112,13 +112,13 @@ static void check_ids(weft_buffer_t *buffer, weft_device_size_t offset,
 
 // Runs write_ids over |n| workgroups in a command buffer (direct binding, or
 // indirect through a binding table at an offset) and checks every id.
-static void command_buffer_write_ids(weft_cts_t *cts, uint32_t x, uint32_t y,
+static void command_buffer_write_ids(weft_cts_t* cts, uint32_t x, uint32_t y,
                                      uint32_t z, bool indirect) {
   const uint32_t n[3] = {x, y, z};
   weft_device_size_t length = (weft_device_size_t)x * y * z * 16;
   weft_device_size_t offset = indirect ? 256 : 0;
-  weft_buffer_t *buffer = buffer_of(cts, offset + length, 0xDEADBEEFu);
-  weft_command_buffer_t *command_buffer = begin_command_buffer(
+  weft_buffer_t* buffer = buffer_of(cts, offset + length, 0xDEADBEEFu);
+  weft_command_buffer_t* command_buffer = begin_command_buffer(
       cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, indirect ? 1 : 0);
   weft_buffer_ref_t binding = indirect
                                   ? weft_make_indirect_buffer_ref(0, 0, length)
@@ -142,28 +142,28 @@ static void command_buffer_write_ids(weft_cts_t *cts, uint32_t x, uint32_t y,
   weft_buffer_release(buffer);
 }
 
-static void command_buffer_workgroups_1(void **state) {
+static void command_buffer_workgroups_1(void** state) {
   command_buffer_write_ids(*state, 1, 1, 1, false);
 }
-static void command_buffer_workgroups_7(void **state) {
+static void command_buffer_workgroups_7(void** state) {
   command_buffer_write_ids(*state, 7, 1, 1, false);
 }
-static void command_buffer_workgroups_1024(void **state) {
+static void command_buffer_workgroups_1024(void** state) {
   command_buffer_write_ids(*state, 1024, 1, 1, true);
 }
-static void command_buffer_workgroups_100000(void **state) {
+static void command_buffer_workgroups_100000(void** state) {
   command_buffer_write_ids(*state, 100000, 1, 1, false);
 }
-static void command_buffer_workgroups_100000_3d_indirect(void **state) {
+static void command_buffer_workgroups_100000_3d_indirect(void** state) {
   command_buffer_write_ids(*state, 125, 40, 20, true);
 }
 
-static void queue_dispatch_workgroups_100000(void **state) {
-  weft_cts_t *cts = *state;
+static void queue_dispatch_workgroups_100000(void** state) {
+  weft_cts_t* cts = *state;
   const uint32_t n[3] = {100000, 1, 1};
   weft_device_size_t length = (weft_device_size_t)n[0] * 16;
-  weft_buffer_t *buffer = buffer_of(cts, length, 0xDEADBEEFu);
-  weft_semaphore_t *semaphore = weft_cts_create_semaphore(cts, 0);
+  weft_buffer_t* buffer = buffer_of(cts, length, 0xDEADBEEFu);
+  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 0, length);
   WEFT_ASSERT_OK(weft_device_queue_dispatch(
@@ -177,11 +177,11 @@ static void queue_dispatch_workgroups_100000(void **state) {
   weft_buffer_release(buffer);
 }
 
-static void regions_of_alternating_sizes(void **state) {
+static void regions_of_alternating_sizes(void** state) {
   // Regions of 100,000, 1, 1024, 7, 1 and 100,000 workgroups separated by
   // barriers, each followed (after another barrier) by a copy of the
   // previous region's output: every region sees its predecessor complete.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   static const uint32_t kSizes[] = {100000, 1, 1024, 7, 1, 100000};
   enum { kRegions = sizeof(kSizes) / sizeof(kSizes[0]) };
   weft_device_size_t offsets[kRegions + 1];
@@ -189,9 +189,9 @@ static void regions_of_alternating_sizes(void **state) {
   for (int i = 0; i < kRegions; ++i) {
     offsets[i + 1] = offsets[i] + (weft_device_size_t)kSizes[i] * 16;
   }
-  weft_buffer_t *ids = buffer_of(cts, offsets[kRegions], 0xDEADBEEFu);
-  weft_buffer_t *copies = buffer_of(cts, offsets[kRegions], 0xDEADBEEFu);
-  weft_command_buffer_t *command_buffer =
+  weft_buffer_t* ids = buffer_of(cts, offsets[kRegions], 0xDEADBEEFu);
+  weft_buffer_t* copies = buffer_of(cts, offsets[kRegions], 0xDEADBEEFu);
+  weft_command_buffer_t* command_buffer =
       begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   uint32_t ordinal = kernel_ordinal(cts->kernels, "write_ids");
   for (int i = 0; i < kRegions; ++i) {
@@ -225,18 +225,18 @@ static void regions_of_alternating_sizes(void **state) {
   weft_buffer_release(copies);
 }
 
-static void many_dispatches_in_one_region(void **state) {
+static void many_dispatches_in_one_region(void** state) {
   // 64 dispatches with no barrier between them, of 1..64 x 17 workgroups,
   // each writing its own range: they may run in any order or together.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kDispatches = 64 };
   weft_device_size_t offsets[kDispatches + 1];
   offsets[0] = 0;
   for (uint32_t i = 0; i < kDispatches; ++i) {
     offsets[i + 1] = offsets[i] + (weft_device_size_t)(i + 1) * 17 * 16;
   }
-  weft_buffer_t *buffer = buffer_of(cts, offsets[kDispatches], 0xDEADBEEFu);
-  weft_command_buffer_t *command_buffer =
+  weft_buffer_t* buffer = buffer_of(cts, offsets[kDispatches], 0xDEADBEEFu);
+  weft_command_buffer_t* command_buffer =
       begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   uint32_t ordinal = kernel_ordinal(cts->kernels, "write_ids");
   for (uint32_t i = 0; i < kDispatches; ++i) {
@@ -256,19 +256,19 @@ static void many_dispatches_in_one_region(void **state) {
   weft_buffer_release(buffer);
 }
 
-static void thousand_regions_ping_pong(void **state) {
+static void thousand_regions_ping_pong(void** state) {
   // 1000 one-workgroup dispatches, each its own region, ping-ponging 64
   // floats between two buffers with out = in + 1: a region that started
   // before its predecessor finished would read a stale value.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kRegions = 1000, kElements = 64 };
   float initial[kElements];
   for (uint32_t i = 0; i < kElements; ++i) initial[i] = (float)i * 10.0f;
-  weft_buffer_t *buffers[2] = {weft_cts_allocate_buffer(cts, sizeof(initial)),
+  weft_buffer_t* buffers[2] = {weft_cts_allocate_buffer(cts, sizeof(initial)),
                                buffer_of(cts, sizeof(initial), 0)};
   WEFT_ASSERT_OK(
       weft_buffer_map_write(buffers[0], 0, initial, sizeof(initial)));
-  weft_command_buffer_t *command_buffer =
+  weft_command_buffer_t* command_buffer =
       begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
   uint32_t ordinal = kernel_ordinal(cts->kernels, "scale_offset");
   uint32_t constants[3] = {f32_bits(1.0f), f32_bits(1.0f), kElements};
@@ -316,21 +316,21 @@ typedef struct lcg_t {
   uint64_t state;
 } lcg_t;
 
-static uint32_t lcg_next(lcg_t *lcg) {
+static uint32_t lcg_next(lcg_t* lcg) {
   lcg->state = lcg->state * 6364136223846793005ull + 1442695040888963407ull;
   return (uint32_t)(lcg->state >> 33);
 }
 
 // A word the abs kernel may take (abs(INT32_MIN) is undefined).
-static uint32_t lcg_word(lcg_t *lcg) {
+static uint32_t lcg_word(lcg_t* lcg) {
   uint32_t word = lcg_next(lcg) ^ (lcg_next(lcg) << 16);
   return word == 0x80000000u ? 0x7FFFFFFFu : word;
 }
 
 // A word-aligned [offset, offset + length) within [base, base + span) of at
 // least 4 bytes.
-static void lcg_range(lcg_t *lcg, uint32_t base, uint32_t span,
-                      uint32_t *out_offset, uint32_t *out_length) {
+static void lcg_range(lcg_t* lcg, uint32_t base, uint32_t span,
+                      uint32_t* out_offset, uint32_t* out_length) {
   uint32_t words = span / 4;
   uint32_t first = lcg_next(lcg) % words;
   uint32_t count = 1 + lcg_next(lcg) % (words - first);
@@ -340,15 +340,15 @@ static void lcg_range(lcg_t *lcg, uint32_t base, uint32_t span,
 
 // The host's copy of the two buffers.
 typedef struct program_model_t {
-  uint8_t *bytes[2];
+  uint8_t* bytes[2];
 } program_model_t;
 
 typedef struct program_t {
-  weft_cts_t *cts;
+  weft_cts_t* cts;
   // NULL to apply the program to the model only.
-  weft_command_buffer_t *command_buffer;
+  weft_command_buffer_t* command_buffer;
   // Buffer i of the program: a direct buffer or binding-table slot i.
-  weft_buffer_t *buffers[2];
+  weft_buffer_t* buffers[2];
   bool indirect;
   program_model_t model;
   uint32_t abs_ordinal;
@@ -357,14 +357,14 @@ typedef struct program_t {
   lcg_t lcg;
 } program_t;
 
-static weft_buffer_ref_t program_ref(program_t *program, uint32_t which,
+static weft_buffer_ref_t program_ref(program_t* program, uint32_t which,
                                      uint32_t offset, uint32_t length) {
   return program->indirect
              ? weft_make_indirect_buffer_ref(which, offset, length)
              : weft_make_buffer_ref(program->buffers[which], offset, length);
 }
 
-static void program_fill(program_t *program, uint32_t which, uint32_t offset,
+static void program_fill(program_t* program, uint32_t which, uint32_t offset,
                          uint32_t length) {
   uint32_t pattern = lcg_word(&program->lcg);
   if (program->command_buffer) {
@@ -377,9 +377,9 @@ static void program_fill(program_t *program, uint32_t which, uint32_t offset,
   }
 }
 
-static void program_update(program_t *program, uint32_t which, uint32_t offset,
+static void program_update(program_t* program, uint32_t which, uint32_t offset,
                            uint32_t length) {
-  uint32_t *words = malloc(length);
+  uint32_t* words = malloc(length);
   assert_non_null(words);
   for (uint32_t i = 0; i < length / 4; ++i) words[i] = lcg_word(&program->lcg);
   if (program->command_buffer) {
@@ -391,7 +391,7 @@ static void program_update(program_t *program, uint32_t which, uint32_t offset,
   free(words);  // the recording copied it
 }
 
-static void program_copy(program_t *program, uint32_t from,
+static void program_copy(program_t* program, uint32_t from,
                          uint32_t from_offset, uint32_t to, uint32_t to_offset,
                          uint32_t length) {
   if (program->command_buffer) {
@@ -404,7 +404,7 @@ static void program_copy(program_t *program, uint32_t from,
           program->model.bytes[from] + from_offset, length);
 }
 
-static void program_abs(program_t *program, uint32_t which, uint32_t offset,
+static void program_abs(program_t* program, uint32_t which, uint32_t offset,
                         uint32_t length) {
   uint32_t count = length / 4;
   uint32_t constants[2] = {0, count};
@@ -423,7 +423,7 @@ static void program_abs(program_t *program, uint32_t which, uint32_t offset,
   }
 }
 
-static void program_ids(program_t *program, uint32_t which, uint32_t offset,
+static void program_ids(program_t* program, uint32_t which, uint32_t offset,
                         uint32_t length) {
   uint32_t count = length / 16;
   if (count == 0) return;
@@ -441,7 +441,7 @@ static void program_ids(program_t *program, uint32_t which, uint32_t offset,
 }
 
 // Records one command confined to lane |lane| (of either buffer).
-static void program_lane_command(program_t *program, uint32_t lane) {
+static void program_lane_command(program_t* program, uint32_t lane) {
   uint32_t base = lane * kLaneBytes;
   uint32_t which = lcg_next(&program->lcg) % 2;
   uint32_t offset, length;
@@ -475,7 +475,7 @@ static void program_lane_command(program_t *program, uint32_t lane) {
 
 // Records |groups| regions: most hold one command per lane (no two touch
 // the same bytes), some a single 64 KiB update or a whole-buffer copy.
-static void program_record(program_t *program, uint32_t groups) {
+static void program_record(program_t* program, uint32_t groups) {
   for (uint32_t g = 0; g < groups; ++g) {
     uint32_t kind = lcg_next(&program->lcg) % 8;
     if (kind == 0) {
@@ -503,12 +503,12 @@ static void program_record(program_t *program, uint32_t groups) {
 }
 
 // Compares buffer |which| with the model, reporting the first difference.
-static void program_check(program_t *program, weft_buffer_t *buffer,
-                          uint32_t which, const char *what) {
-  uint8_t *bytes = malloc(kProgramBytes);
+static void program_check(program_t* program, weft_buffer_t* buffer,
+                          uint32_t which, const char* what) {
+  uint8_t* bytes = malloc(kProgramBytes);
   assert_non_null(bytes);
   weft_cts_read_buffer(buffer, 0, bytes, kProgramBytes);
-  const uint8_t *expected = program->model.bytes[which];
+  const uint8_t* expected = program->model.bytes[which];
   for (uint32_t i = 0; i < kProgramBytes; ++i) {
     if (bytes[i] != expected[i]) {
       uint8_t actual = bytes[i];
@@ -522,7 +522,7 @@ static void program_check(program_t *program, weft_buffer_t *buffer,
 
 // Initialises a program over two fresh buffers of random words (also the
 // model's starting point).
-static void program_initialize(program_t *program, weft_cts_t *cts,
+static void program_initialize(program_t* program, weft_cts_t* cts,
                                weft_command_buffer_mode_t mode, bool indirect,
                                uint64_t seed) {
   memset(program, 0, sizeof(*program));
@@ -545,7 +545,7 @@ static void program_initialize(program_t *program, weft_cts_t *cts,
   program->command_buffer = begin_command_buffer(cts, mode, indirect ? 2 : 0);
 }
 
-static void program_deinitialize(program_t *program) {
+static void program_deinitialize(program_t* program) {
   weft_command_buffer_release(program->command_buffer);
   for (uint32_t b = 0; b < 2; ++b) {
     weft_buffer_release(program->buffers[b]);
@@ -553,10 +553,10 @@ static void program_deinitialize(program_t *program) {
   }
 }
 
-static void random_program_many_regions(void **state) {
+static void random_program_many_regions(void** state) {
   // About 150 regions and 600 commands, with 64 KiB updates: far more than
   // one block of any sensible size.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   program_t program;
   program_initialize(&program, cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, false,
                      0x5EEDF00Dull);
@@ -569,11 +569,11 @@ static void random_program_many_regions(void **state) {
   program_deinitialize(&program);
 }
 
-static void random_program_reused_with_tables(void **state) {
+static void random_program_reused_with_tables(void** state) {
   // The same kind of program, indirect, recorded once and run three times
   // in a row on one pair of buffers (the model applies it three times),
   // then once on a second pair holding the first pair's starting contents.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   program_t program;
   program_initialize(&program, cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, true,
                      0xC0FFEE11ull);
@@ -591,7 +591,7 @@ static void random_program_reused_with_tables(void **state) {
   lcg_t start = program.lcg;
   program_record(&program, 120);
   WEFT_ASSERT_OK(weft_command_buffer_end(program.command_buffer));
-  weft_command_buffer_t *recorded = program.command_buffer;
+  weft_command_buffer_t* recorded = program.command_buffer;
   weft_buffer_binding_t entries[2] = {
       {program.buffers[0], 0, WEFT_WHOLE_BUFFER},
       {program.buffers[1], 0, WEFT_WHOLE_BUFFER}};
@@ -619,16 +619,16 @@ static void random_program_reused_with_tables(void **state) {
   program_deinitialize(&program);
 }
 
-static void large_updates_chained_by_copies(void **state) {
+static void large_updates_chained_by_copies(void** state) {
   // Sixteen 64 KiB updates, each followed by a barrier and a copy of the
   // previous update's range into an output buffer: 1 MiB of recorded data.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kUpdates = 16 };
-  weft_buffer_t *staging = buffer_of(cts, 2 * kBigUpdateBytes, 0);
-  weft_buffer_t *output = buffer_of(cts, kUpdates * kBigUpdateBytes, 0);
-  weft_command_buffer_t *command_buffer =
+  weft_buffer_t* staging = buffer_of(cts, 2 * kBigUpdateBytes, 0);
+  weft_buffer_t* output = buffer_of(cts, kUpdates * kBigUpdateBytes, 0);
+  weft_command_buffer_t* command_buffer =
       begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-  uint32_t *data = malloc(kBigUpdateBytes);
+  uint32_t* data = malloc(kBigUpdateBytes);
   assert_non_null(data);
   for (uint32_t u = 0; u < kUpdates; ++u) {
     for (uint32_t i = 0; i < kBigUpdateBytes / 4; ++i) {
@@ -659,7 +659,7 @@ static void large_updates_chained_by_copies(void **state) {
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   free(data);
   WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
-  uint32_t *words = malloc(kUpdates * kBigUpdateBytes);
+  uint32_t* words = malloc(kUpdates * kBigUpdateBytes);
   assert_non_null(words);
   weft_cts_read_buffer(output, 0, words, kUpdates * kBigUpdateBytes);
   for (uint32_t u = 0; u < kUpdates; ++u) {
@@ -677,14 +677,14 @@ static void large_updates_chained_by_copies(void **state) {
   weft_buffer_release(output);
 }
 
-static void many_programs_in_flight(void **state) {
+static void many_programs_in_flight(void** state) {
   // Four one-shot programs of 40 regions each, recorded up front and
   // submitted behind one gate: all in flight together on separate buffers.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kPrograms = 4 };
   program_t programs[kPrograms];
-  weft_semaphore_t *gate = weft_cts_create_semaphore(cts, 0);
-  weft_semaphore_t *done[kPrograms];
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* done[kPrograms];
   uint64_t one = 1;
   for (uint32_t p = 0; p < kPrograms; ++p) {
     program_initialize(&programs[p], cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
@@ -710,7 +710,7 @@ static void many_programs_in_flight(void **state) {
   weft_semaphore_release(gate);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(command_buffer_workgroups_1),
       WEFT_CTS_CASE(command_buffer_workgroups_7),

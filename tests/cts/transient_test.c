@@ -23,7 +23,7 @@
 // (when not NULL); frees the status.
 static void assert_status_contains(weft_status_t status,
                                    weft_status_code_t code,
-                                   const char *needle) {
+                                   const char* needle) {
   char text[2048];
   weft_status_format(status, text, sizeof(text));
   weft_status_code_t actual = weft_status_code(status);
@@ -36,14 +36,14 @@ static void assert_status_contains(weft_status_t status,
   }
 }
 
-static uint64_t query_value(weft_semaphore_t *semaphore) {
+static uint64_t query_value(weft_semaphore_t* semaphore) {
   uint64_t value = 0;
   WEFT_ASSERT_OK(weft_semaphore_query(semaphore, &value));
   return value;
 }
 
 // Asserts that (|semaphore|, |value|) is not reached, without blocking.
-static void assert_not_reached(weft_semaphore_t *semaphore, uint64_t value) {
+static void assert_not_reached(weft_semaphore_t* semaphore, uint64_t value) {
   WEFT_ASSERT_STATUS(
       DEADLINE_EXCEEDED,
       weft_semaphore_wait(semaphore, value, weft_timeout_immediate()));
@@ -54,8 +54,8 @@ static weft_semaphore_list_t empty_list(void) {
   return weft_semaphore_list_empty();
 }
 
-static uint32_t kernel_ordinal(weft_executable_t *executable,
-                               const char *name) {
+static uint32_t kernel_ordinal(weft_executable_t* executable,
+                               const char* name) {
   uint32_t ordinal = 0;
   WEFT_ASSERT_OK(weft_executable_lookup_kernel(executable, name, &ordinal));
   return ordinal;
@@ -64,14 +64,14 @@ static uint32_t kernel_ordinal(weft_executable_t *executable,
 // The device a case runs on and the number of queues its affinity bits
 // select.
 typedef struct queues_t {
-  weft_device_t *device;  // retained
+  weft_device_t* device;  // retained
   uint32_t count;
 } queues_t;
 
 // Opens the case's device with several queues: the CTS device when it has
 // two or more; else the same driver with "queues=4" when it takes that
 // option; else the CTS device as it is.
-static queues_t open_queues(weft_cts_t *cts) {
+static queues_t open_queues(weft_cts_t* cts) {
   queues_t queues = {cts->device, 1};
   int64_t count = 1;
   WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "queue.count", &count));
@@ -79,7 +79,7 @@ static queues_t open_queues(weft_cts_t *cts) {
     char device_string[512];
     snprintf(device_string, sizeof(device_string), "%s%squeues=4",
              cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
-    weft_device_t *device = NULL;
+    weft_device_t* device = NULL;
     weft_status_t status =
         weft_device_create(device_string, cts->allocator, &device);
     if (weft_status_is_ok(status)) {
@@ -96,39 +96,39 @@ static queues_t open_queues(weft_cts_t *cts) {
   return queues;
 }
 
-static void close_queues(queues_t *queues) {
+static void close_queues(queues_t* queues) {
   weft_device_release(queues->device);
   queues->device = NULL;
 }
 
 // The affinity of queue |index| (wrapping at the queue count).
-static weft_queue_affinity_t queue_bit(const queues_t *queues, uint32_t index) {
+static weft_queue_affinity_t queue_bit(const queues_t* queues, uint32_t index) {
   return (weft_queue_affinity_t)1 << (index % queues->count);
 }
 
-static weft_semaphore_t *new_semaphore(const queues_t *queues,
+static weft_semaphore_t* new_semaphore(const queues_t* queues,
                                        uint64_t initial_value) {
-  weft_semaphore_t *semaphore = NULL;
+  weft_semaphore_t* semaphore = NULL;
   WEFT_ASSERT_OK(
       weft_device_create_semaphore(queues->device, initial_value, &semaphore));
   return semaphore;
 }
 
 // Allocates a host-visible buffer of |length| bytes filled with |pattern|.
-static weft_buffer_t *new_buffer(const queues_t *queues,
+static weft_buffer_t* new_buffer(const queues_t* queues,
                                  weft_device_size_t length, uint32_t pattern) {
   weft_buffer_params_t params = {0};
-  weft_buffer_t *buffer = NULL;
+  weft_buffer_t* buffer = NULL;
   WEFT_ASSERT_OK(
       weft_device_allocate_buffer(queues->device, params, length, &buffer));
   WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, length, &pattern, 4));
   return buffer;
 }
 
-static weft_command_buffer_t *begin_command_buffer(
-    const queues_t *queues, weft_command_buffer_mode_t mode,
+static weft_command_buffer_t* begin_command_buffer(
+    const queues_t* queues, weft_command_buffer_mode_t mode,
     uint32_t binding_capacity) {
-  weft_command_buffer_t *command_buffer = NULL;
+  weft_command_buffer_t* command_buffer = NULL;
   WEFT_ASSERT_OK(weft_command_buffer_create(queues->device, mode,
                                             WEFT_COMMAND_CATEGORY_ANY,
                                             binding_capacity, &command_buffer));
@@ -137,9 +137,9 @@ static weft_command_buffer_t *begin_command_buffer(
 }
 
 // Asserts |count| words of |buffer| from byte |offset| equal |expected|.
-static void assert_words(weft_buffer_t *buffer, weft_device_size_t offset,
+static void assert_words(weft_buffer_t* buffer, weft_device_size_t offset,
                          uint32_t count, uint32_t expected) {
-  uint32_t *words = malloc(count * sizeof(uint32_t));
+  uint32_t* words = malloc(count * sizeof(uint32_t));
   assert_non_null(words);
   weft_cts_read_buffer(buffer, offset, words, count * sizeof(uint32_t));
   for (uint32_t i = 0; i < count; ++i) {
@@ -154,9 +154,9 @@ static void assert_words(weft_buffer_t *buffer, weft_device_size_t offset,
 }
 
 // Asserts |count| write_ids records (1D) at byte |offset| of |buffer|.
-static void assert_ids(weft_buffer_t *buffer, weft_device_size_t offset,
+static void assert_ids(weft_buffer_t* buffer, weft_device_size_t offset,
                        uint32_t count) {
-  uint32_t *ids = malloc(count * 16);
+  uint32_t* ids = malloc(count * 16);
   assert_non_null(ids);
   weft_cts_read_buffer(buffer, offset, ids, count * 16);
   for (uint32_t x = 0; x < count; ++x) {
@@ -172,7 +172,7 @@ static void assert_ids(weft_buffer_t *buffer, weft_device_size_t offset,
 }
 
 // Asserts that mapping |transient| fails: it has no memory now.
-static void assert_no_memory(weft_buffer_t *transient) {
+static void assert_no_memory(weft_buffer_t* transient) {
   uint32_t word = 0;
   WEFT_ASSERT_STATUS(FAILED_PRECONDITION,
                      weft_buffer_map_read(transient, 0, &word, 4));
@@ -188,10 +188,10 @@ enum {
 // slot 0 when NULL) and |output| (direct, or slot 1 when NULL):
 // fill the transient with |pattern|; barrier; write_ids over its first
 // kIdsCount records; barrier; copy the whole transient to the output.
-static void record_transient_work(weft_cts_t *cts,
-                                  weft_command_buffer_t *command_buffer,
-                                  weft_buffer_t *transient,
-                                  weft_buffer_t *output, uint32_t pattern) {
+static void record_transient_work(weft_cts_t* cts,
+                                  weft_command_buffer_t* command_buffer,
+                                  weft_buffer_t* transient,
+                                  weft_buffer_t* output, uint32_t pattern) {
   weft_buffer_ref_t whole =
       transient ? weft_make_buffer_ref(transient, 0, kTransientBytes)
                 : weft_make_indirect_buffer_ref(0, 0, kTransientBytes);
@@ -212,7 +212,7 @@ static void record_transient_work(weft_cts_t *cts,
 }
 
 // Checks what record_transient_work left in |output| at |offset|.
-static void assert_transient_work(weft_buffer_t *output,
+static void assert_transient_work(weft_buffer_t* output,
                                   weft_device_size_t offset, uint32_t pattern) {
   assert_ids(output, offset, kIdsCount);
   assert_words(output, offset + kIdsBytes, (kTransientBytes - kIdsBytes) / 4,
@@ -223,24 +223,24 @@ static void assert_transient_work(weft_buffer_t *output,
 // Cases
 //===----------------------------------------------------------------------===//
 
-static void recorded_before_alloca_direct(void **state) {
+static void recorded_before_alloca_direct(void** state) {
   // alloca (queue 0, behind a host gate) -> execute of a recording made
   // before the alloca ran (queue 1) -> dealloca (queue 2).
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
-  weft_semaphore_t *allocated = new_semaphore(&queues, 0);
-  weft_semaphore_t *executed = new_semaphore(&queues, 0);
-  weft_semaphore_t *freed = new_semaphore(&queues, 0);
-  weft_buffer_t *output = new_buffer(&queues, kTransientBytes, 0xEEEEEEEEu);
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_semaphore_t* allocated = new_semaphore(&queues, 0);
+  weft_semaphore_t* executed = new_semaphore(&queues, 0);
+  weft_semaphore_t* freed = new_semaphore(&queues, 0);
+  weft_buffer_t* output = new_buffer(&queues, kTransientBytes, 0xEEEEEEEEu);
   uint64_t one = 1;
   weft_buffer_params_t params = {0};
-  weft_buffer_t *transient = NULL;
+  weft_buffer_t* transient = NULL;
   WEFT_ASSERT_OK(weft_device_queue_alloca(
       queues.device, queue_bit(&queues, 0), weft_cts_list1(&gate, &one),
       weft_cts_list1(&allocated, &one), params, kTransientBytes, &transient));
   assert_no_memory(transient);
-  weft_command_buffer_t *command_buffer =
+  weft_command_buffer_t* command_buffer =
       begin_command_buffer(&queues, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   record_transient_work(cts, command_buffer, transient, output, 0x5A5A5A5Au);
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
@@ -263,27 +263,27 @@ static void recorded_before_alloca_direct(void **state) {
   assert_no_memory(transient);
   weft_buffer_release(transient);
   weft_buffer_release(output);
-  weft_semaphore_t *all[4] = {gate, allocated, executed, freed};
+  weft_semaphore_t* all[4] = {gate, allocated, executed, freed};
   for (int i = 0; i < 4; ++i) weft_semaphore_release(all[i]);
   close_queues(&queues);
 }
 
-static void recorded_before_alloca_indirect_stepwise(void **state) {
+static void recorded_before_alloca_indirect_stepwise(void** state) {
   // One reusable recording with the transient in slot 0; four transients,
   // the alloca of transient i waiting for gate value i + 1. The host moves
   // the gate one step at a time: exactly one more pipeline completes.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kCount = 4 };
   queues_t queues = open_queues(cts);
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
-  weft_buffer_t *output =
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_buffer_t* output =
       new_buffer(&queues, kCount * kTransientBytes, 0xEEEEEEEEu);
-  weft_command_buffer_t *command_buffer =
+  weft_command_buffer_t* command_buffer =
       begin_command_buffer(&queues, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 2);
   record_transient_work(cts, command_buffer, NULL, NULL, 0x0C0C0C0Cu);
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  weft_buffer_t *transients[kCount];
-  weft_semaphore_t *timelines[kCount];
+  weft_buffer_t* transients[kCount];
+  weft_semaphore_t* timelines[kCount];
   uint64_t steps[4] = {1, 2, 3, 4};
   for (uint32_t i = 0; i < kCount; ++i) {
     timelines[i] = new_semaphore(&queues, 0);
@@ -334,32 +334,32 @@ static void recorded_before_alloca_indirect_stepwise(void **state) {
   close_queues(&queues);
 }
 
-static void pipeline_rounds_across_queues(void **state) {
+static void pipeline_rounds_across_queues(void** state) {
   // Eight rounds of alloca (queue r) -> execute (queue r + 1) -> dealloca
   // (queue r + 2) on one timeline, each round with its own transient and a
   // one-shot recording made before anything ran. One host signal releases
   // all 24 ops; a round's alloca may reuse the previous round's memory.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kRounds = 8 };
   queues_t queues = open_queues(cts);
-  weft_semaphore_t *timeline = new_semaphore(&queues, 0);
-  weft_buffer_t *output =
+  weft_semaphore_t* timeline = new_semaphore(&queues, 0);
+  weft_buffer_t* output =
       new_buffer(&queues, kRounds * kTransientBytes, 0xEEEEEEEEu);
   uint64_t values[3 * kRounds + 1];
   for (uint32_t i = 0; i <= 3 * kRounds; ++i) values[i] = i;
-  weft_buffer_t *transients[kRounds];
+  weft_buffer_t* transients[kRounds];
   for (uint32_t r = 0; r < kRounds; ++r) {
-    uint64_t *v = &values[3 * r];
+    uint64_t* v = &values[3 * r];
     weft_buffer_params_t params = {0};
     WEFT_ASSERT_OK(weft_device_queue_alloca(
         queues.device, queue_bit(&queues, r), weft_cts_list1(&timeline, &v[0]),
         weft_cts_list1(&timeline, &v[1]), params, kTransientBytes,
         &transients[r]));
-    weft_buffer_t *slice = NULL;
+    weft_buffer_t* slice = NULL;
     WEFT_ASSERT_OK(
         weft_buffer_subspan(output, (weft_device_size_t)r * kTransientBytes,
                             kTransientBytes, cts->allocator, &slice));
-    weft_command_buffer_t *command_buffer =
+    weft_command_buffer_t* command_buffer =
         begin_command_buffer(&queues, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
     record_transient_work(cts, command_buffer, transients[r], slice,
                           0x01010101u * (r + 1));
@@ -387,24 +387,24 @@ static void pipeline_rounds_across_queues(void **state) {
   close_queues(&queues);
 }
 
-static void execute_before_commit_fails(void **state) {
+static void execute_before_commit_fails(void** state) {
   // An execute that is not ordered after the alloca runs while the memory
   // is absent: FAILED_PRECONDITION saying the alloca has not run. The alloca,
   // released later, still works, and so does a second execute ordered after it.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_semaphore_t *gate = new_semaphore(&queues, 0);
-  weft_semaphore_t *allocated = new_semaphore(&queues, 0);
-  weft_semaphore_t *early = new_semaphore(&queues, 0);
-  weft_semaphore_t *late = new_semaphore(&queues, 0);
-  weft_buffer_t *output = new_buffer(&queues, kTransientBytes, 0xEEEEEEEEu);
+  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_semaphore_t* allocated = new_semaphore(&queues, 0);
+  weft_semaphore_t* early = new_semaphore(&queues, 0);
+  weft_semaphore_t* late = new_semaphore(&queues, 0);
+  weft_buffer_t* output = new_buffer(&queues, kTransientBytes, 0xEEEEEEEEu);
   uint64_t one = 1, two = 2;
   weft_buffer_params_t params = {0};
-  weft_buffer_t *transient = NULL;
+  weft_buffer_t* transient = NULL;
   WEFT_ASSERT_OK(weft_device_queue_alloca(
       queues.device, queue_bit(&queues, 0), weft_cts_list1(&gate, &one),
       weft_cts_list1(&allocated, &one), params, kTransientBytes, &transient));
-  weft_command_buffer_t *command_buffer =
+  weft_command_buffer_t* command_buffer =
       begin_command_buffer(&queues, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
   record_transient_work(cts, command_buffer, transient, output, 0x77777777u);
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
@@ -429,23 +429,23 @@ static void execute_before_commit_fails(void **state) {
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(transient);
   weft_buffer_release(output);
-  weft_semaphore_t *all[4] = {gate, allocated, early, late};
+  weft_semaphore_t* all[4] = {gate, allocated, early, late};
   for (int i = 0; i < 4; ++i) weft_semaphore_release(all[i]);
   close_queues(&queues);
 }
 
-static void queue_ops_on_transient_across_queues(void **state) {
+static void queue_ops_on_transient_across_queues(void** state) {
   // alloca (q0) -> fill (q1) -> update (q2) -> write_ids dispatch (q3) ->
   // copy out (q0) -> dealloca (q1), chained by one timeline. The alloca is
   // submitted first (it returns the handle), the rest last-first; the host
   // starts the chain.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   queues_t queues = open_queues(cts);
-  weft_semaphore_t *s = new_semaphore(&queues, 0);
-  weft_buffer_t *output = new_buffer(&queues, kTransientBytes, 0xEEEEEEEEu);
+  weft_semaphore_t* s = new_semaphore(&queues, 0);
+  weft_buffer_t* output = new_buffer(&queues, kTransientBytes, 0xEEEEEEEEu);
   uint64_t v[8] = {0, 1, 2, 3, 4, 5, 6, 7};
   weft_buffer_params_t params = {0};
-  weft_buffer_t *transient = NULL;
+  weft_buffer_t* transient = NULL;
   WEFT_ASSERT_OK(weft_device_queue_alloca(
       queues.device, queue_bit(&queues, 0), weft_cts_list1(&s, &v[1]),
       weft_cts_list1(&s, &v[2]), params, kTransientBytes, &transient));
@@ -487,20 +487,20 @@ static void queue_ops_on_transient_across_queues(void **state) {
   close_queues(&queues);
 }
 
-static void many_transients_in_flight(void **state) {
+static void many_transients_in_flight(void** state) {
   // 32 alloca -> execute -> dealloca pipelines with no gate, on every
   // queue, all sharing one reusable recording with the transient in slot 0.
-  weft_cts_t *cts = *state;
+  weft_cts_t* cts = *state;
   enum { kCount = 32 };
   queues_t queues = open_queues(cts);
-  weft_buffer_t *output =
+  weft_buffer_t* output =
       new_buffer(&queues, kCount * kTransientBytes, 0xEEEEEEEEu);
-  weft_command_buffer_t *command_buffer =
+  weft_command_buffer_t* command_buffer =
       begin_command_buffer(&queues, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 2);
   record_transient_work(cts, command_buffer, NULL, NULL, 0x3C3C3C3Cu);
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  weft_buffer_t *transients[kCount];
-  weft_semaphore_t *timelines[kCount];
+  weft_buffer_t* transients[kCount];
+  weft_semaphore_t* timelines[kCount];
   uint64_t v[4] = {0, 1, 2, 3};
   for (uint32_t i = 0; i < kCount; ++i) {
     timelines[i] = new_semaphore(&queues, 0);
@@ -536,7 +536,7 @@ static void many_transients_in_flight(void **state) {
   close_queues(&queues);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(recorded_before_alloca_direct),
       WEFT_CTS_CASE(recorded_before_alloca_indirect_stepwise),
