@@ -90,6 +90,10 @@ void* weft_executor_worker_local_memory(weft_executor_t* executor,
 // Returns the spin budget the workers use (after the oversubscription rule).
 weft_duration_t weft_executor_spin_ns(const weft_executor_t* executor);
 
+// Returns how many workers are idle (announced, waiting or about to);
+// a racy snapshot for tests and diagnostics.
+uint32_t weft_executor_idle_worker_count(const weft_executor_t* executor);
+
 // Schedules |process| (its phase already moved to SCHEDULED by process.c):
 // pushes it on the immediate list or into a compute slot and wakes workers.
 // Internal to src/task; use weft_process_resume / weft_process_wake.
