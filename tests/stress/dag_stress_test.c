@@ -376,7 +376,9 @@ static weft_status_t dag_host_call(void* user_data, const uint64_t args[4],
       break;
     }
     case DAG_NON_BLOCKING_CALL:
-      weft_atomic_fetch_add(&dag->non_blocking_calls, 1, memory_order_relaxed);
+      // Release: the call's reads of the DAG happen before the host, which
+      // acquires the count, frees it.
+      weft_atomic_fetch_add(&dag->non_blocking_calls, 1, memory_order_release);
       break;
     default:
       status = WEFT_STATUS(ABORTED, "stress op %u failed on purpose", i);
@@ -793,13 +795,14 @@ static void dag_run(weft_cts_t* cts, uint32_t op_count, uint32_t fail_per_mille,
   }
   weft_time_t calls_deadline = weft_time_now() + 10000 * MS;
   while (mismatches == 0 &&
-         weft_atomic_load(&dag.non_blocking_calls, memory_order_relaxed) <
+         // Acquire: pairs with the release in the call.
+         weft_atomic_load(&dag.non_blocking_calls, memory_order_acquire) <
              expected_calls &&
          weft_time_now() < calls_deadline) {
     weft_sleep_until(weft_time_now() + MS / 10);
   }
   int32_t calls =
-      weft_atomic_load(&dag.non_blocking_calls, memory_order_relaxed);
+      weft_atomic_load(&dag.non_blocking_calls, memory_order_acquire);
   uint32_t failed = 0;
   for (uint32_t i = 0; i < dag.op_count; ++i)
     failed += dag.ops[i].expect_failed;
