@@ -95,6 +95,11 @@ struct weft_command_buffer_t {
 
   // One-shot buffers: set by the first submission that passes validation.
   weft_atomic_uint32_t submitted;
+
+  // The driver's compiled form, attached at end (see
+  // weft_command_buffer_set_driver_data).
+  void* driver_data;
+  void (*driver_data_destroy)(void* data);
 };
 
 _Static_assert(offsetof(weft_command_buffer_t, resource) == 0,
@@ -198,6 +203,9 @@ static void weft_command_release_resources(const weft_command_t* command) {
 static void weft_command_buffer_destroy(weft_command_buffer_t* command_buffer) {
   weft_allocator_t allocator = command_buffer->allocator;
   weft_device_t* device = command_buffer->device;
+  if (command_buffer->driver_data_destroy) {
+    command_buffer->driver_data_destroy(command_buffer->driver_data);
+  }
   for (uint32_t i = 0; i < command_buffer->command_count; ++i) {
     weft_command_release_resources(&command_buffer->commands[i]);
   }
@@ -247,6 +255,18 @@ const weft_command_t* weft_command_buffer_commands(
 weft_device_t* weft_command_buffer_device(
     const weft_command_buffer_t* command_buffer) {
   return command_buffer->device;
+}
+
+void weft_command_buffer_set_driver_data(weft_command_buffer_t* command_buffer,
+                                         void* data,
+                                         void (*destroy)(void* data)) {
+  command_buffer->driver_data = data;
+  command_buffer->driver_data_destroy = destroy;
+}
+
+void* weft_command_buffer_driver_data(
+    const weft_command_buffer_t* command_buffer) {
+  return command_buffer->driver_data;
 }
 
 uint32_t weft_command_buffer_required_binding_count(
@@ -539,6 +559,15 @@ weft_status_t weft_command_buffer_end(weft_command_buffer_t* command_buffer) {
       status = weft_status_annotate(
           weft_status_clone(command_buffer->recording_status),
           "first recording error, reported again by command_buffer_end");
+    } else if (weft_device_vtable(command_buffer->device)
+                   ->command_buffer_finalize) {
+      // The driver compiles the recording now; a failure makes the
+      // command buffer unsubmittable like any recording error.
+      status = weft_command_buffer_keep_error(
+          command_buffer,
+          weft_device_vtable(command_buffer->device)
+              ->command_buffer_finalize(command_buffer->device,
+                                        command_buffer));
     }
   }
   return status;

@@ -129,6 +129,19 @@ weft_status_t weft_command_buffer_resolve_copy(
     const char* what, weft_buffer_binding_t* out_source,
     weft_buffer_binding_t* out_target);
 
+// Attaches |data| to |command_buffer| for its driver (the compiled form of
+// the recording); |destroy| (may be NULL) frees it when the command buffer
+// is destroyed, before the commands release what they retained. Called at
+// most once, from the device's command_buffer_finalize hook during end();
+// read-only afterwards, so any thread may read it after end().
+void weft_command_buffer_set_driver_data(weft_command_buffer_t* command_buffer,
+                                         void* data,
+                                         void (*destroy)(void* data));
+
+// The data attached with weft_command_buffer_set_driver_data, or NULL.
+void* weft_command_buffer_driver_data(
+    const weft_command_buffer_t* command_buffer);
+
 // Writes a short description of |command| for messages into |buffer|, e.g.
 // "dispatch 'scale_offset'" or "fill", and returns |buffer|.
 const char* weft_command_describe(const weft_command_t* command, char* buffer,

@@ -97,6 +97,13 @@ typedef struct weft_device_vtable_t {
                                    weft_host_call_fn_t fn, void* user_data,
                                    const uint64_t args[4],
                                    weft_host_call_flags_t flags);
+
+  // Optional (NULL: nothing to do). Called by weft_command_buffer_end once
+  // recording succeeded, to compile the commands into the driver's own form
+  // (kept with weft_command_buffer_set_driver_data). A failure is returned
+  // by end and kept as the command buffer's recording error.
+  weft_status_t (*command_buffer_finalize)(
+      weft_device_t* device, weft_command_buffer_t* command_buffer);
 } weft_device_vtable_t;
 
 struct weft_device_t {
