@@ -435,22 +435,26 @@ static void weft_executor_slot_leave(weft_executor_t* executor,
 }
 
 // Handles a slot drainer's NO_WORK: retires the process unless a wake is
-// pending.
-static void weft_executor_slot_no_work(weft_executor_slot_t* slot,
+// pending. Returns true when the caller must drain again: it cleared a
+// wake, so it (still counted in the slot) must be the one to see the work
+// the waker published; another drainer may retire the process meanwhile.
+static bool weft_executor_slot_no_work(weft_executor_slot_t* slot,
                                        weft_process_t* process) {
   uint32_t state = weft_atomic_load(&process->state, memory_order_relaxed);
   while ((state & WEFT_PROCESS_PHASE_MASK) == WEFT_PROCESS_PHASE_SCHEDULED) {
     bool wake = (state & WEFT_PROCESS_STATE_WAKE_PENDING) != 0;
     uint32_t next =
         wake ? WEFT_PROCESS_PHASE_SCHEDULED : WEFT_PROCESS_PHASE_RETIRING;
-    // acq_rel: the Dekker pair with weft_process_wake (see process.c).
+    // acq_rel: the Dekker pair with weft_process_wake (see process.c); the
+    // acquire makes the waker's work visible to the drain that follows.
     if (weft_atomic_compare_exchange_weak(&process->state, &state, next,
                                           memory_order_acq_rel,
                                           memory_order_relaxed)) {
       if (!wake) weft_executor_slot_close(slot);
-      break;
+      return wake;
     }
   }
+  return false;
 }
 
 // Handles a slot drainer's COMPLETED: the first one completes the process.
@@ -494,27 +498,32 @@ static bool weft_executor_drain_slots(weft_executor_t* executor,
       weft_executor_slot_leave(executor, slot);
       continue;
     }
-    weft_process_drain_result_t result =
-        weft_process_is_completed(process)
-            ? WEFT_PROCESS_DRAIN_NO_WORK
-            : process->drain(process, worker->index);
-    switch (result) {
-      case WEFT_PROCESS_DRAIN_DID_WORK: {
-        // Work found after another drainer retired the process: make the
-        // finalizer place it again instead of idling it.
-        uint32_t state =
-            weft_atomic_load(&process->state, memory_order_relaxed);
-        if ((state & WEFT_PROCESS_PHASE_MASK) == WEFT_PROCESS_PHASE_RETIRING) {
-          weft_process_wake(process);
+    bool again = true;
+    while (again) {
+      again = false;
+      weft_process_drain_result_t result =
+          weft_process_is_completed(process)
+              ? WEFT_PROCESS_DRAIN_NO_WORK
+              : process->drain(process, worker->index);
+      switch (result) {
+        case WEFT_PROCESS_DRAIN_DID_WORK: {
+          // Work found after another drainer retired the process: make the
+          // finalizer place it again instead of idling it.
+          uint32_t state =
+              weft_atomic_load(&process->state, memory_order_relaxed);
+          if ((state & WEFT_PROCESS_PHASE_MASK) ==
+              WEFT_PROCESS_PHASE_RETIRING) {
+            weft_process_wake(process);
+          }
+          break;
         }
-        break;
+        case WEFT_PROCESS_DRAIN_NO_WORK:
+          again = weft_executor_slot_no_work(slot, process);
+          break;
+        case WEFT_PROCESS_DRAIN_COMPLETED:
+          weft_executor_slot_completed(slot, process);
+          break;
       }
-      case WEFT_PROCESS_DRAIN_NO_WORK:
-        weft_executor_slot_no_work(slot, process);
-        break;
-      case WEFT_PROCESS_DRAIN_COMPLETED:
-        weft_executor_slot_completed(slot, process);
-        break;
     }
     weft_executor_slot_leave(executor, slot);
     return true;

@@ -200,14 +200,24 @@ static weft_process_drain_result_t persistent_drain(weft_process_t* process,
   if (weft_process_is_cancelled(process)) return WEFT_PROCESS_DRAIN_COMPLETED;
   // Acquire: pairs with the producer's release of the item.
   int32_t taken = weft_atomic_exchange(&p->pending, 0, memory_order_acquire);
-  if (taken == 0) return WEFT_PROCESS_DRAIN_NO_WORK;
+  if (taken == 0) {
+    // Widens the window between finding nothing and saying so, with
+    // several drainers inside (budget > 1): a wake lands in it, one drainer
+    // clears it while another retires the process.
+    if (p->test.drain_ns > 0) {
+      weft_time_t until = weft_time_now() + p->test.drain_ns;
+      while (weft_time_now() < until) weft_cpu_relax();
+    }
+    return WEFT_PROCESS_DRAIN_NO_WORK;
+  }
   // Release: the producer waiting on |observed| sees our drain finished.
   weft_atomic_fetch_add(&p->observed, taken, memory_order_release);
   return WEFT_PROCESS_DRAIN_DID_WORK;
 }
 
 static void run_wake_races_no_work(uint32_t worker_count, uint32_t budget,
-                                   int wakes, weft_duration_t spin_ns) {
+                                   int wakes, weft_duration_t spin_ns,
+                                   weft_duration_t drain_ns) {
   weft_executor_t* executor = test_executor_create(worker_count, spin_ns, 0);
   assert_non_null(executor);
   persistent_process_t p;
@@ -215,6 +225,7 @@ static void run_wake_races_no_work(uint32_t worker_count, uint32_t budget,
   test_process_initialize(executor, budget, 0, &p.test);
   p.test.process.drain = persistent_drain;
   p.test.process.user_data = &p;
+  p.test.drain_ns = drain_ns;
   weft_process_resume(&p.test.process);
   weft_time_t start = weft_time_now();
   for (int i = 1; i <= wakes; ++i) {
@@ -231,9 +242,10 @@ static void run_wake_races_no_work(uint32_t worker_count, uint32_t budget,
     }
   }
   weft_duration_t elapsed = weft_time_now() - start;
-  print_message("%d wakes (%u workers, budget %u, spin %lld ns): %.2f us "
-                "each\n",
+  print_message("%d wakes (%u workers, budget %u, spin %lld ns, drain %lld "
+                "ns): %.2f us each\n",
                 wakes, worker_count, budget, (long long)spin_ns,
+                (long long)drain_ns,
                 (double)elapsed / wakes / 1000.0);
   assert_int_equal(weft_atomic_load(&p.observed, memory_order_acquire), wakes);
   weft_process_cancel(&p.test.process);
@@ -245,15 +257,18 @@ static void run_wake_races_no_work(uint32_t worker_count, uint32_t budget,
 
 static void test_wake_races_no_work_immediate(void** state) {
   (void)state;
-  run_wake_races_no_work(2, 1, 100000 / TEST_SCALE, 0);
-  run_wake_races_no_work(1, 1, 100000 / TEST_SCALE, 50 * 1000);
-  run_wake_races_no_work(2, 1, 100000 / TEST_SCALE, 50 * 1000);
+  run_wake_races_no_work(2, 1, 100000 / TEST_SCALE, 0, 0);
+  run_wake_races_no_work(1, 1, 100000 / TEST_SCALE, 50 * 1000, 0);
+  run_wake_races_no_work(2, 1, 100000 / TEST_SCALE, 50 * 1000, 0);
 }
 
 static void test_wake_races_no_work_compute(void** state) {
   (void)state;
-  run_wake_races_no_work(3, 3, 50000 / TEST_SCALE, 0);
-  run_wake_races_no_work(2, 2, 50000 / TEST_SCALE, 50 * 1000);
+  run_wake_races_no_work(3, 3, 50000 / TEST_SCALE, 0, 0);
+  run_wake_races_no_work(2, 2, 50000 / TEST_SCALE, 50 * 1000, 0);
+  // Drainers overlap: one clears a wake while another retires.
+  run_wake_races_no_work(3, 3, 20000 / TEST_SCALE, 0, 2 * 1000);
+  run_wake_races_no_work(4, 4, 20000 / TEST_SCALE, 20 * 1000, 1000);
 }
 
 // A drain that never finishes on its own (DID_WORK until cancelled) keeps
