@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "drivers/local_sync/local_sync_driver.h"
+#include "drivers/local_task/local_task_driver.h"
 #include "weft/driver.h"
 
 //===----------------------------------------------------------------------===//
@@ -186,6 +187,7 @@ weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
 // The built-in drivers, in the order they are listed in messages.
 static const weft_driver_t* const kWeftBuiltinDrivers[] = {
     &weft_local_sync_driver,
+    &weft_local_task_driver,
 };
 #define WEFT_BUILTIN_DRIVER_COUNT \
   (sizeof(kWeftBuiltinDrivers) / sizeof(kWeftBuiltinDrivers[0]))

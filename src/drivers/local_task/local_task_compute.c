@@ -1,0 +1,299 @@
+// weft: the local-task compute process: dispatches and command buffers on
+// every worker (see weft_local_task_compute_t in local_task_queue.h).
+//
+// The control process prepares each DISPATCH/EXECUTE op (the recording and
+// a processor context in the op's record) and either runs it on the spot,
+// when a single worker is all it could use, or pushes it on |incoming| and
+// wakes this process. Workers drain the current item's context; the one
+// whose drain sees it complete first (CLOSED) publishes the op's signals,
+// and the last one to leave (RELEASING) frees the op and installs the next
+// item, so completion is signalled as soon as the work is done and nothing
+// is freed under a worker still inside the processor.
+#include <string.h>
+
+#include "drivers/local_task/local_task_device.h"
+#include "drivers/local_task/local_task_op.h"
+#include "hal/local/inline_command_buffer.h"
+#include "task/executor.h"
+
+// |state| bits (see local_task_queue.h).
+#define WEFT_LOCAL_TASK_COMPUTE_COUNT_MASK 0xFFFFFFFFull
+#define WEFT_LOCAL_TASK_COMPUTE_CLOSED (1ull << 32)
+#define WEFT_LOCAL_TASK_COMPUTE_RELEASING (1ull << 33)
+
+static weft_local_task_queue_t* weft_local_task_compute_queue(
+    weft_local_task_compute_t* compute) {
+  return weft_container_of(compute, weft_local_task_queue_t, compute);
+}
+
+// Worker |worker_index|'s kernel scratch for |op|: the worker's own memory,
+// or the op's per-worker slice when the worker's is too small.
+static void* weft_local_task_compute_scratch(weft_executor_t* executor,
+                                             weft_local_task_op_t* op,
+                                             uint32_t worker_index,
+                                             size_t* out_size) {
+  void* scratch = NULL;
+  if (op->compute.scratch) {
+    scratch = op->compute.scratch + worker_index * op->compute.scratch_size;
+    *out_size = op->compute.scratch_size;
+  } else {
+    scratch =
+        weft_executor_worker_local_memory(executor, worker_index, out_size);
+  }
+  return scratch;
+}
+
+// The processor's region callback: the next region wants this many workers.
+static void weft_local_task_compute_region_ready(void* user_data,
+                                                 uint32_t desired_workers) {
+  weft_local_task_compute_t* compute = (weft_local_task_compute_t*)user_data;
+  weft_process_set_desired_workers(&compute->process, desired_workers);
+}
+
+//===----------------------------------------------------------------------===//
+// The lane: enter, leave, release and install
+//===----------------------------------------------------------------------===//
+
+// Leaves the lane. Returns true when this worker took the count to zero on
+// a CLOSED lane and now owns it (RELEASING).
+static bool weft_local_task_compute_leave(weft_local_task_compute_t* compute) {
+  uint64_t state = weft_atomic_load(&compute->state, memory_order_relaxed);
+  for (;;) {
+    bool claim = (state & WEFT_LOCAL_TASK_COMPUTE_COUNT_MASK) == 1 &&
+                 (state & WEFT_LOCAL_TASK_COMPUTE_CLOSED) &&
+                 !(state & WEFT_LOCAL_TASK_COMPUTE_RELEASING);
+    uint64_t desired =
+        claim ? (state - 1) | WEFT_LOCAL_TASK_COMPUTE_RELEASING : state - 1;
+    // Acq_rel: releases this worker's use of the item to the owner that
+    // frees it, and acquires every other leaver's when claiming.
+    if (weft_atomic_compare_exchange_weak(&compute->state, &state, desired,
+                                          memory_order_acq_rel,
+                                          memory_order_relaxed)) {
+      return claim;
+    }
+  }
+}
+
+// Takes the next queued item, refilling the queue from |incoming|. Owner
+// only.
+static weft_local_task_op_t* weft_local_task_compute_pop(
+    weft_local_task_compute_t* compute) {
+  if (!compute->queued_head) {
+    weft_mpsc_entry_t* chain = weft_mpsc_list_pop_all(&compute->incoming);
+    if (chain) {
+      compute->queued_head =
+          weft_container_of(chain, weft_local_task_op_t, entry);
+      weft_mpsc_entry_t* last = chain;
+      while (last->next) last = last->next;
+      compute->queued_tail =
+          weft_container_of(last, weft_local_task_op_t, entry);
+    }
+  }
+  weft_local_task_op_t* op = compute->queued_head;
+  if (op) {
+    weft_mpsc_entry_t* next = op->entry.next;
+    compute->queued_head =
+        next ? weft_container_of(next, weft_local_task_op_t, entry) : NULL;
+    if (!compute->queued_head) compute->queued_tail = NULL;
+  }
+  return op;
+}
+
+// As the lane's owner: frees the completed item and installs the next one,
+// cancelling queued items that have not started when the device is shutting
+// down. Returns what the drain reports.
+static weft_process_drain_result_t weft_local_task_compute_release_and_install(
+    weft_local_task_compute_t* compute) {
+  weft_local_task_device_t* device =
+      weft_local_task_compute_queue(compute)->device;
+  weft_local_task_op_t* op =
+      weft_atomic_load(&compute->current, memory_order_relaxed);
+  if (op) {
+    weft_atomic_store(&compute->current, NULL, memory_order_relaxed);
+    weft_local_task_op_release(op);
+  }
+  weft_local_task_op_t* next = NULL;
+  while ((next = weft_local_task_compute_pop(compute)) != NULL &&
+         // Seq_cst: the shutdown handshake (see weft_local_task_op_retire).
+         weft_atomic_load(&device->shutting_down, memory_order_seq_cst)) {
+    weft_local_task_op_finish(next, weft_local_task_op_not_run_status(next));
+    weft_local_task_op_release(next);
+  }
+  weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_DID_WORK;
+  if (next) {
+    weft_atomic_store(&compute->current, next, memory_order_relaxed);
+    weft_process_set_desired_workers(
+        &compute->process,
+        weft_block_processor_desired_workers(next->compute.context));
+    // Release: publishes |current| (and the item) to workers entering with
+    // the flags clear.
+    weft_atomic_fetch_and(
+        &compute->state,
+        ~(WEFT_LOCAL_TASK_COMPUTE_CLOSED | WEFT_LOCAL_TASK_COMPUTE_RELEASING),
+        memory_order_release);
+  } else {
+    // Empty: CLOSED stays set. Seq_cst: orders the clear before the look at
+    // |incoming| below (a push after it wakes the process, which is still
+    // being drained here, so the drain is repeated).
+    weft_atomic_fetch_and(&compute->state, ~WEFT_LOCAL_TASK_COMPUTE_RELEASING,
+                          memory_order_seq_cst);
+    if (weft_mpsc_list_is_empty(&compute->incoming)) {
+      result = weft_process_is_cancelled(&compute->process)
+                   ? WEFT_PROCESS_DRAIN_COMPLETED
+                   : WEFT_PROCESS_DRAIN_NO_WORK;
+    }
+  }
+  return result;
+}
+
+static weft_process_drain_result_t weft_local_task_compute_drain(
+    weft_process_t* process, uint32_t worker_index) {
+  weft_local_task_compute_t* compute =
+      (weft_local_task_compute_t*)process->user_data;
+  weft_local_task_device_t* previous = weft_local_task_device_swap_draining(
+      weft_local_task_compute_queue(compute)->device);
+  // Acquire: an entry with the flags clear sees the installed item.
+  uint64_t state =
+      weft_atomic_fetch_add(&compute->state, 1, memory_order_acquire);
+  if (!(state &
+        (WEFT_LOCAL_TASK_COMPUTE_CLOSED | WEFT_LOCAL_TASK_COMPUTE_RELEASING))) {
+    weft_local_task_op_t* op =
+        weft_atomic_load(&compute->current, memory_order_relaxed);
+    size_t scratch_size = 0;
+    void* scratch = weft_local_task_compute_scratch(
+        weft_local_task_compute_queue(compute)->device->executor, op,
+        worker_index, &scratch_size);
+    weft_block_drain_result_t drained = weft_block_processor_drain(
+        op->compute.context, worker_index, scratch, scratch_size);
+    // Acq_rel: the first to close publishes the signals; the processor's
+    // completion was acquired by its drain.
+    if (drained == WEFT_BLOCK_DRAIN_COMPLETED &&
+        !(weft_atomic_fetch_or(&compute->state, WEFT_LOCAL_TASK_COMPUTE_CLOSED,
+                               memory_order_acq_rel) &
+          WEFT_LOCAL_TASK_COMPUTE_CLOSED)) {
+      // Still inside: the context stays alive while its result is taken.
+      weft_local_task_op_finish(
+          op, weft_block_processor_consume_status(op->compute.context));
+    }
+  }
+  weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_DID_WORK;
+  if (weft_local_task_compute_leave(compute)) {
+    result = weft_local_task_compute_release_and_install(compute);
+  }
+  weft_local_task_device_swap_draining(previous);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Starting items (on the control process)
+//===----------------------------------------------------------------------===//
+
+// Prepares |op|'s context: finds the recording, gives it scratch when the
+// workers' own is too small, and initializes the processor context in the
+// op's record. Sets |*out_replayed| when the command buffer has no
+// recording (recorded for another device) and was replayed inline instead.
+static weft_status_t weft_local_task_compute_prepare(
+    weft_local_task_queue_t* queue, weft_local_task_op_t* op,
+    uint32_t worker_index, bool* out_replayed) {
+  weft_local_task_device_t* device = queue->device;
+  const char* what = weft_local_task_op_type_name(op->args.type);
+  weft_status_t status = WEFT_OK;
+  if (op->args.type == WEFT_LOCAL_TASK_OP_EXECUTE) {
+    op->compute.recording =
+        weft_block_command_buffer_recording(op->args.execute.command_buffer);
+    if (!op->compute.recording) {
+      *out_replayed = true;
+      status = weft_command_buffer_replay_inline(
+          op->args.execute.command_buffer, op->args.execute.binding_table,
+          device->base.host_allocator);
+    }
+  }
+  const weft_block_recording_t* recording = op->compute.recording;
+  size_t worker_scratch_size = 0;
+  weft_executor_worker_local_memory(device->executor, worker_index,
+                                    &worker_scratch_size);
+  if (recording && recording->max_local_memory_size > worker_scratch_size) {
+    size_t size = ((size_t)recording->max_local_memory_size + 63) & ~(size_t)63;
+    void* scratch = NULL;
+    status =
+        weft_local_task_op_allocate(op, size * device->worker_count, &scratch);
+    op->compute.scratch = (uint8_t*)scratch;
+    op->compute.scratch_size = size;
+  }
+  void* storage = NULL;
+  size_t storage_size =
+      recording ? weft_block_processor_context_storage_size(recording) : 0;
+  if (weft_status_is_ok(status) && recording) {
+    status = weft_local_task_op_allocate(op, storage_size, &storage);
+  }
+  if (weft_status_is_ok(status) && recording) {
+    weft_block_processor_params_t params;
+    memset(&params, 0, sizeof(params));
+    params.worker_count = device->worker_count;
+    params.what = what;
+    params.region_ready = weft_local_task_compute_region_ready;
+    params.region_ready_user_data = &queue->compute;
+    weft_binding_table_t binding_table = {0, NULL};
+    if (op->args.type == WEFT_LOCAL_TASK_OP_EXECUTE) {
+      binding_table = op->args.execute.binding_table;
+    }
+    status = weft_block_processor_context_initialize(
+        recording, binding_table, &params, storage, storage_size,
+        &op->compute.context);
+  }
+  return status;
+}
+
+void weft_local_task_compute_start(weft_local_task_queue_t* queue,
+                                   weft_local_task_op_t* op,
+                                   uint32_t worker_index) {
+  weft_local_task_device_t* device = queue->device;
+  bool replayed = false;
+  weft_status_t status =
+      weft_local_task_compute_prepare(queue, op, worker_index, &replayed);
+  weft_block_processor_context_t* context = op->compute.context;
+  if (!weft_status_is_ok(status) || replayed) {
+    weft_local_task_op_finish(op, status);
+    weft_local_task_op_release(op);
+  } else if (device->worker_count == 1 ||
+             (op->compute.recording->region_count <= 1 &&
+              weft_block_processor_desired_workers(context) <= 1)) {
+    // One worker is all it could use: run it here, without the hop to the
+    // compute process (the processor takes its one-worker path).
+    size_t scratch_size = 0;
+    void* scratch = weft_local_task_compute_scratch(
+        device->executor, op, worker_index, &scratch_size);
+    while (weft_block_processor_drain(context, worker_index, scratch,
+                                      scratch_size) !=
+           WEFT_BLOCK_DRAIN_COMPLETED) {
+    }
+    weft_local_task_op_finish(op, weft_block_processor_consume_status(context));
+    weft_local_task_op_release(op);
+  } else {
+    weft_mpsc_list_push(&queue->compute.incoming, &op->entry);
+    weft_process_wake(&queue->compute.process);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Lifecycle
+//===----------------------------------------------------------------------===//
+
+void weft_local_task_compute_initialize(weft_local_task_queue_t* queue) {
+  weft_local_task_compute_t* compute = &queue->compute;
+  weft_mpsc_list_initialize(&compute->incoming);
+  // Empty lane: CLOSED with no item.
+  atomic_init(&compute->state, WEFT_LOCAL_TASK_COMPUTE_CLOSED);
+  atomic_init(&compute->current, NULL);
+  compute->queued_head = NULL;
+  compute->queued_tail = NULL;
+  weft_process_initialize(
+      queue->device->executor, weft_local_task_compute_drain,
+      queue->device->worker_count, compute, &compute->process);
+  // Scheduled now; its first drain finds nothing and it goes idle.
+  weft_process_resume(&compute->process);
+}
+
+void weft_local_task_compute_stop(weft_local_task_queue_t* queue) {
+  weft_process_cancel(&queue->compute.process);
+}

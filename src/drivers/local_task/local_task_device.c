@@ -1,0 +1,361 @@
+// weft: the local-task device object and driver entry.
+//
+// Create: parse the options, query the topology, start one executor with a
+// worker per chosen group, then the queues' processes on it.
+// Destroy (the last release) shuts down in this order:
+//   1. mark the device shutting down (seq_cst);
+//   2. every queue cancels its parked ops' waits, and its control process
+//      fails every op that has not run yet with CANCELLED;
+//   3. wait until every op retired (ops already running finish);
+//   4. cancel the queues' processes and release the executor, which joins
+//      every worker (none is left inside a drain);
+//   5. free the queues, the op records and the device.
+// When the last release happens on one of the device's workers, steps 1-5
+// run on a detached thread instead (a worker cannot join itself).
+#include "drivers/local_task/local_task_device.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drivers/local_task/block_builder.h"
+#include "drivers/local_task/local_task_driver.h"
+#include "hal/local/heap_buffer.h"
+#include "task/topology.h"
+
+//===----------------------------------------------------------------------===//
+// Queues
+//===----------------------------------------------------------------------===//
+
+weft_local_task_queue_t* weft_local_task_device_select_queue(
+    weft_local_task_device_t* device, weft_queue_affinity_t affinity) {
+  // Validation rejected affinity 0, so there is a lowest set bit.
+  uint32_t bit = (uint32_t)__builtin_ctzll(affinity);
+  return &device->queues[bit % device->queue_count];
+}
+
+void weft_local_task_device_notify_idle(weft_local_task_device_t* device) {
+  weft_notification_notify(&device->idle_notification, INT32_MAX);
+}
+
+// The device whose drain this thread is running, if any. Thread-local by
+// necessity: only the thread itself can say whether it is one of the
+// workers a destroy would have to join.
+static _Thread_local weft_local_task_device_t* weft_local_task_draining_device;
+
+weft_local_task_device_t* weft_local_task_device_swap_draining(
+    weft_local_task_device_t* device) {
+  weft_local_task_device_t* previous = weft_local_task_draining_device;
+  weft_local_task_draining_device = device;
+  return previous;
+}
+
+//===----------------------------------------------------------------------===//
+// Destroy
+//===----------------------------------------------------------------------===//
+
+// Blocks until every op of |device| retired.
+static void weft_local_task_device_wait_idle(weft_local_task_device_t* device) {
+  weft_wait_policy_t policy = weft_wait_policy_default();
+  for (;;) {
+    // Seq_cst: the retire handshake (see weft_local_task_op_retire).
+    if (weft_atomic_load(&device->op_pool.live_count, memory_order_seq_cst) ==
+        0) {
+      break;
+    }
+    weft_wait_token_t token =
+        weft_notification_prepare_wait(&device->idle_notification);
+    if (weft_atomic_load(&device->op_pool.live_count, memory_order_seq_cst) ==
+        0) {
+      weft_notification_cancel_wait(&device->idle_notification);
+      break;
+    }
+    weft_notification_commit_wait(&device->idle_notification, token, policy,
+                                  WEFT_TIME_INFINITE_FUTURE);
+  }
+}
+
+// Frees what create made, in reverse; safe on a partly created device.
+// |queue_started_count| queues have running processes.
+static void weft_local_task_device_free(weft_local_task_device_t* device,
+                                        uint32_t queue_started_count) {
+  weft_allocator_t allocator = device->base.host_allocator;
+  if (queue_started_count) {
+    // Seq_cst: pairs with the retirers' decrement-then-load.
+    weft_atomic_store(&device->shutting_down, 1u, memory_order_seq_cst);
+    for (uint32_t i = 0; i < queue_started_count; ++i) {
+      weft_local_task_queue_cancel_pending(&device->queues[i]);
+    }
+    weft_local_task_device_wait_idle(device);
+    for (uint32_t i = 0; i < queue_started_count; ++i) {
+      weft_local_task_queue_stop(&device->queues[i]);
+    }
+  }
+  // Joins every worker; completes and releases any process still scheduled.
+  weft_executor_release(device->executor);
+  device->executor = NULL;
+  for (uint32_t i = 0; i < queue_started_count; ++i) {
+    weft_local_task_queue_deinitialize(&device->queues[i]);
+  }
+  weft_allocator_free(allocator, device->queues);
+  weft_local_task_op_pool_deinitialize(&device->op_pool);
+  weft_notification_deinitialize(&device->idle_notification);
+  weft_device_deinitialize(&device->base);
+  weft_allocator_free(allocator, device);
+}
+
+static void* weft_local_task_device_reaper_main(void* user_data) {
+  weft_local_task_device_t* device = (weft_local_task_device_t*)user_data;
+  weft_local_task_device_free(device, device->queue_count);
+  return NULL;
+}
+
+static void weft_local_task_device_destroy(weft_device_t* base_device) {
+  weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
+  if (weft_local_task_draining_device != device) {
+    weft_local_task_device_free(device, device->queue_count);
+  } else {
+    // On one of our own workers (inside a drain): hand the shutdown to a
+    // detached thread, which joins this worker once its drain returns. The
+    // device stays whole until then, so the drain may go on using it.
+    pthread_attr_t attr;
+    pthread_t thread;
+    int result = pthread_attr_init(&attr);
+    if (result == 0) {
+      result = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+      if (result == 0) {
+        result = pthread_create(&thread, &attr,
+                                weft_local_task_device_reaper_main, device);
+      }
+      pthread_attr_destroy(&attr);
+    }
+    if (result != 0) {
+      // Nothing safe is left to do here: the workers cannot be joined from
+      // one of them. Say so; the device stays allocated.
+      fprintf(stderr,
+              "weft: device '%s' released on its own worker and no thread "
+              "could be started to shut it down (pthread_create: %d); it is "
+              "left running\n",
+              weft_device_id(base_device), result);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Properties, buffers, diagnostics
+//===----------------------------------------------------------------------===//
+
+static weft_status_t weft_local_task_device_query_i64(
+    weft_device_t* base_device, const char* key, int64_t* out_value) {
+  weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
+  weft_status_t status = WEFT_OK;
+  if (strcmp(key, "queue.count") == 0) {
+    *out_value = device->queue_count;
+  } else if (strcmp(key, "worker.count") == 0) {
+    *out_value = device->worker_count;
+  } else if (strcmp(key, "dispatch.concurrent") == 0) {
+    *out_value = 1;
+  } else if (strcmp(key, "semaphore.host_wait") == 0) {
+    *out_value = 1;
+  } else {
+    status = WEFT_STATUS(
+        NOT_FOUND,
+        "device '%s' has no property '%s'; known: queue.count, worker.count, "
+        "dispatch.concurrent, semaphore.host_wait",
+        weft_device_id(base_device), key);
+  }
+  return status;
+}
+
+static weft_status_t weft_local_task_device_allocate_buffer(
+    weft_device_t* device, weft_buffer_params_t params,
+    weft_device_size_t byte_length, weft_buffer_t** out_buffer) {
+  return weft_heap_buffer_allocate(device->host_allocator, params, byte_length,
+                                   out_buffer);
+}
+
+static void weft_local_task_device_dump_pending(weft_device_t* base_device,
+                                                FILE* stream) {
+  weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
+  int64_t live =
+      weft_atomic_load(&device->op_pool.live_count, memory_order_relaxed);
+  fprintf(stream,
+          "device '%s': %" PRId64
+          " operation%s not retired, %u queue%s, "
+          "%u worker%s\n",
+          weft_device_id(base_device), live, live == 1 ? "" : "s",
+          device->queue_count, device->queue_count == 1 ? "" : "s",
+          device->worker_count, device->worker_count == 1 ? "" : "s");
+  for (uint32_t i = 0; i < device->queue_count; ++i) {
+    weft_local_task_queue_dump_pending(&device->queues[i], stream);
+  }
+}
+
+static const weft_device_vtable_t kWeftLocalTaskDeviceVtable = {
+    .destroy = weft_local_task_device_destroy,
+    .query_i64 = weft_local_task_device_query_i64,
+    .allocate_buffer = weft_local_task_device_allocate_buffer,
+    .dump_pending = weft_local_task_device_dump_pending,
+    .queue_alloca = weft_local_task_device_queue_alloca,
+    .queue_dealloca = weft_local_task_device_queue_dealloca,
+    .queue_fill = weft_local_task_device_queue_fill,
+    .queue_update = weft_local_task_device_queue_update,
+    .queue_copy = weft_local_task_device_queue_copy,
+    .queue_read = weft_local_task_device_queue_read,
+    .queue_write = weft_local_task_device_queue_write,
+    .queue_dispatch = weft_local_task_device_queue_dispatch,
+    .queue_execute = weft_local_task_device_queue_execute,
+    .queue_barrier = weft_local_task_device_queue_barrier,
+    .queue_host_call = weft_local_task_device_queue_host_call,
+    .command_buffer_finalize = weft_block_command_buffer_finalize,
+};
+
+//===----------------------------------------------------------------------===//
+// Create
+//===----------------------------------------------------------------------===//
+
+// The options a device string gives, parsed.
+typedef struct weft_local_task_device_params_t {
+  weft_topology_options_t topology;
+  // Whether spin_us was given, and its value.
+  bool has_spin_us;
+  uint32_t spin_us;
+  uint32_t queue_count;
+} weft_local_task_device_params_t;
+
+static weft_status_t weft_local_task_parse_params(
+    const char* device_string, const weft_device_options_t* options,
+    weft_local_task_device_params_t* out_params) {
+  weft_topology_options_initialize(&out_params->topology);
+  out_params->has_spin_us =
+      weft_device_options_find(options, "spin_us") != NULL;
+  out_params->spin_us = 0;
+  out_params->queue_count = WEFT_LOCAL_TASK_DEFAULT_QUEUE_COUNT;
+  weft_status_t status = WEFT_OK;
+  if (options->path[0] != '\0') {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': driver 'local-task' takes no "
+                         "path (got '%s')",
+                         device_string, options->path);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_topology_options_parse_device(options, &out_params->topology,
+                                                &out_params->spin_us);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_options_get_u32(options, "queues",
+                                         &out_params->queue_count);
+  }
+  if (weft_status_is_ok(status) &&
+      (out_params->queue_count == 0 ||
+       out_params->queue_count > WEFT_LOCAL_TASK_MAX_QUEUE_COUNT)) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': queues=%u is out of range "
+                         "(1 to %u)",
+                         device_string, out_params->queue_count,
+                         WEFT_LOCAL_TASK_MAX_QUEUE_COUNT);
+  }
+  return status;
+}
+
+// Starts the executor for |topology| and the spin option of |params|.
+static weft_status_t weft_local_task_create_executor(
+    const weft_topology_t* topology,
+    const weft_local_task_device_params_t* params, weft_allocator_t allocator,
+    weft_executor_t** out_executor) {
+  weft_executor_options_t options;
+  weft_executor_options_initialize(&options);
+  options.worker_count = topology->worker_count;
+  options.worker_local_memory_size = WEFT_LOCAL_TASK_WORKER_LOCAL_MEMORY_SIZE;
+  if (params->has_spin_us) {
+    options.spin_ns =
+        (weft_duration_t)weft_topology_spin_us(topology, params->spin_us) *
+        1000;
+  }
+  // Worker i runs on the CPUs of its group (copies of the set headers; the
+  // words stay the topology's and are only read during create).
+  weft_affinity_set_t* affinities = NULL;
+  weft_status_t status =
+      weft_allocator_malloc_array(allocator, topology->worker_count,
+                                  sizeof(*affinities), (void**)&affinities);
+  if (weft_status_is_ok(status)) {
+    for (uint32_t i = 0; i < topology->worker_count; ++i) {
+      affinities[i] = *weft_topology_worker_cpus(topology, i);
+    }
+    options.worker_affinities = affinities;
+    status = weft_executor_create(&options, allocator, out_executor);
+  }
+  weft_allocator_free(allocator, affinities);
+  return status;
+}
+
+static weft_status_t weft_local_task_driver_create_device(
+    const weft_driver_t* driver, const char* device_string,
+    const weft_device_options_t* options, weft_allocator_t allocator,
+    weft_device_t** out_device) {
+  *out_device = NULL;
+  weft_local_task_device_params_t params;
+  weft_status_t status =
+      weft_local_task_parse_params(device_string, options, &params);
+  weft_topology_t topology;
+  memset(&topology, 0, sizeof(topology));
+  if (weft_status_is_ok(status)) {
+    status = weft_topology_initialize(&params.topology, allocator, &topology);
+  }
+  weft_local_task_device_t* device = NULL;
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc(allocator, sizeof(*device), (void**)&device);
+  }
+  bool base_initialized = false;
+  if (weft_status_is_ok(status)) {
+    atomic_init(&device->shutting_down, 0);
+    weft_notification_initialize(&device->idle_notification);
+    weft_local_task_op_pool_initialize(allocator, &device->op_pool);
+    status = weft_device_initialize(&kWeftLocalTaskDeviceVtable, device_string,
+                                    driver->name, allocator, &device->base);
+    // deinitialize is safe after a failed initialize (it frees the id).
+    base_initialized = true;
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_local_task_create_executor(&topology, &params, allocator,
+                                             &device->executor);
+  }
+  if (weft_status_is_ok(status)) {
+    device->worker_count = weft_executor_worker_count(device->executor);
+    status = weft_allocator_malloc_array(allocator, params.queue_count,
+                                         sizeof(device->queues[0]),
+                                         (void**)&device->queues);
+  }
+  uint32_t queue_started_count = 0;
+  if (weft_status_is_ok(status)) {
+    device->queue_count = params.queue_count;
+    for (uint32_t i = 0; weft_status_is_ok(status) && i < params.queue_count;
+         ++i) {
+      status = weft_local_task_queue_initialize(device, i, &device->queues[i]);
+      if (weft_status_is_ok(status)) ++queue_started_count;
+    }
+  }
+  weft_topology_deinitialize(&topology);
+  if (weft_status_is_ok(status)) {
+    *out_device = &device->base;
+  } else if (base_initialized) {
+    weft_local_task_device_free(device, queue_started_count);
+  } else {
+    weft_allocator_free(allocator, device);
+  }
+  return status;
+}
+
+static const char* const kWeftLocalTaskOptionNames[] = {
+    "workers", "cpus", "nodes", "spin_us", "queues", NULL,
+};
+
+const weft_driver_t weft_local_task_driver = {
+    .name = "local-task",
+    .description =
+        "runs queue operations on worker threads (one per physical core by "
+        "default) through the cooperative task scheduler",
+    .option_names = kWeftLocalTaskOptionNames,
+    .create_device = weft_local_task_driver_create_device,
+};

@@ -1,0 +1,85 @@
+// weft: the local-task device.
+//
+// One executor (src/task/executor.h) with one worker per physical core by
+// default is shared by the device's queues. Each queue is a pair of
+// persistent processes on it (local_task_queue.h): a control process that
+// runs ready operations and a compute process that drains command buffers
+// and dispatches on every worker.
+//
+// Options (device string "local-task?key=value&..."):
+//   workers=N             worker threads (default: one per physical core the
+//                         process may use, capped by the cgroup CPU quota)
+//   cpus=LIST             restrict workers to these CPUs ("0-3,8")
+//   nodes=current|all     NUMA nodes to use (default all)
+//   spin_us=N             microseconds an idle worker spins before sleeping
+//                         (default: the process wait policy; 0 when
+//                         oversubscribed)
+//   queues=N              number of queues, 1..64 (default 1); affinity bit i
+//                         selects queue i % N, ANY the lowest set bit's
+//
+// Lifetime: operations do not retain the device. Releasing the last
+// reference shuts it down: operations still waiting are cancelled (their
+// signal semaphores fail with CANCELLED naming the operation), running ones
+// finish, every worker leaves, and everything is freed, on the releasing
+// thread. When that thread is one of the device's own workers (an op
+// retiring drops the last reference to a command buffer, which holds the
+// device; a host call releases it), it cannot wait for itself: the same
+// shutdown then runs on a short-lived detached thread of its own.
+#ifndef WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_DEVICE_H_
+#define WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_DEVICE_H_
+
+#include <stdio.h>
+
+#include "base/atomics.h"
+#include "base/notification.h"
+#include "drivers/local_task/local_task_queue.h"
+#include "hal/device_impl.h"
+#include "task/executor.h"
+
+// The most queues one device may have (one per affinity bit).
+#define WEFT_LOCAL_TASK_MAX_QUEUE_COUNT 64u
+// Kernel scratch memory per worker; a recording whose kernels need more
+// gets its own per-worker scratch in its op record.
+#define WEFT_LOCAL_TASK_WORKER_LOCAL_MEMORY_SIZE (64u * 1024u)
+// Queues when the device string does not say.
+#define WEFT_LOCAL_TASK_DEFAULT_QUEUE_COUNT 1u
+
+typedef struct weft_local_task_device_t {
+  weft_device_t base;
+  weft_executor_t* executor;
+  uint32_t worker_count;
+  // Operation records shared by every queue of the device.
+  weft_local_task_op_pool_t op_pool;
+  // 1 once the device is shutting down (set by destroy, seq_cst).
+  weft_atomic_uint32_t shutting_down;
+  // Notified when |op_pool.live_count| reaches 0 during shutdown.
+  weft_notification_t idle_notification;
+  uint32_t queue_count;
+  weft_local_task_queue_t* queues;  // |queue_count|, 64-byte aligned
+} weft_local_task_device_t;
+
+_Static_assert(offsetof(weft_local_task_device_t, base) == 0,
+               "weft_local_task_device_t must start with its base device");
+
+static inline weft_local_task_device_t* weft_local_task_device_cast(
+    weft_device_t* device) {
+  return (weft_local_task_device_t*)device;
+}
+
+// Returns the queue an operation with |affinity| (non-zero) runs on: the
+// lowest set bit modulo the queue count.
+weft_local_task_queue_t* weft_local_task_device_select_queue(
+    weft_local_task_device_t* device, weft_queue_affinity_t affinity);
+
+// Called by a queue when an operation retires during shutdown and the live
+// count reached zero: wakes the thread waiting in destroy.
+void weft_local_task_device_notify_idle(weft_local_task_device_t* device);
+
+// Marks the calling thread as running a drain of |device| (NULL: none) and
+// returns the previous mark, which the drain restores when it returns. A
+// thread-local, so that destroy can tell when it runs on one of the
+// device's own workers (see above).
+weft_local_task_device_t* weft_local_task_device_swap_draining(
+    weft_local_task_device_t* device);
+
+#endif  // WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_DEVICE_H_

@@ -1,0 +1,216 @@
+// weft: local-task operation records (internal to the driver).
+//
+// An op record holds everything a queue operation needs after its submit
+// call returned: copies of the wait and signal lists (semaphores retained),
+// the arguments with copies of the arrays and bytes they borrowed (objects
+// retained), and the wait set that parks it. Records come from the device's
+// op pool (local_task_queue.h): one pool block each, with what does not fit
+// in the block spilling into an arena over the pool's larger spill blocks;
+// retired records are recycled whole, so the submit path allocates nothing
+// once warm.
+#ifndef WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_OP_H_
+#define WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_OP_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/mpsc_list.h"
+#include "drivers/local_task/block_builder.h"
+#include "drivers/local_task/block_processor.h"
+#include "drivers/local_task/local_task_queue.h"
+#include "hal/wait_set.h"
+#include "weft/device.h"
+
+typedef enum weft_local_task_op_type_e {
+  WEFT_LOCAL_TASK_OP_ALLOCA = 0,
+  WEFT_LOCAL_TASK_OP_DEALLOCA,
+  WEFT_LOCAL_TASK_OP_FILL,
+  WEFT_LOCAL_TASK_OP_UPDATE,
+  WEFT_LOCAL_TASK_OP_COPY,
+  WEFT_LOCAL_TASK_OP_READ,
+  WEFT_LOCAL_TASK_OP_WRITE,
+  WEFT_LOCAL_TASK_OP_DISPATCH,
+  WEFT_LOCAL_TASK_OP_EXECUTE,
+  WEFT_LOCAL_TASK_OP_BARRIER,
+  WEFT_LOCAL_TASK_OP_HOST_CALL,
+  WEFT_LOCAL_TASK_OP_TYPE_COUNT_,
+} weft_local_task_op_type_t;
+
+// "queue_fill" and so on.
+const char* weft_local_task_op_type_name(weft_local_task_op_type_t type);
+
+// What one operation needs to run. While a submit call builds it the
+// pointers are borrowed from the caller; weft_local_task_op_capture copies
+// the arrays and bytes into the record and retains every object.
+typedef struct weft_local_task_op_args_t {
+  weft_local_task_op_type_t type;
+  weft_queue_affinity_t affinity;
+  union {
+    // ALLOCA and DEALLOCA: the transient buffer.
+    struct {
+      weft_buffer_t* buffer;
+    } transient;
+    struct {
+      weft_buffer_t* target;
+      weft_device_size_t offset;
+      weft_device_size_t length;
+      uint32_t pattern;
+      uint32_t pattern_length;
+    } fill;
+    struct {
+      const void* source;
+      weft_buffer_t* target;
+      weft_device_size_t offset;
+      weft_device_size_t length;
+    } update;
+    struct {
+      weft_buffer_t* source;
+      weft_device_size_t source_offset;
+      weft_buffer_t* target;
+      weft_device_size_t target_offset;
+      weft_device_size_t length;
+    } copy;
+    // READ (file -> buffer) and WRITE (buffer -> file).
+    struct {
+      weft_file_t* file;
+      uint64_t file_offset;
+      weft_buffer_t* buffer;
+      weft_device_size_t buffer_offset;
+      weft_device_size_t length;
+    } file;
+    // At submit only: the caller's arguments. Capture compiles them into
+    // a one-dispatch recording (|compute.dispatch_recording|), which
+    // retains the executable and the buffers; nothing here is kept.
+    struct {
+      weft_executable_t* executable;
+      uint32_t kernel_ordinal;
+      uint32_t workgroup_count[3];
+      uint32_t constant_count;
+      const uint32_t* constants;
+      uint32_t binding_count;
+      const weft_buffer_ref_t* bindings;
+    } dispatch;
+    struct {
+      weft_command_buffer_t* command_buffer;
+      weft_binding_table_t binding_table;
+    } execute;
+    struct {
+      weft_host_call_fn_t fn;
+      void* user_data;
+      uint64_t args[4];
+      weft_host_call_flags_t flags;
+    } host_call;
+  };
+} weft_local_task_op_args_t;
+
+struct weft_local_task_op_t {
+  // Link in the queue's ready list, the compute list, or the pool's
+  // recycled list / cache (one at a time).
+  weft_mpsc_entry_t entry;
+  // The pool block holding this record, and the next record of the pool.
+  weft_arena_block_t* block;
+  weft_local_task_op_t* all_next;
+  // Storage that did not fit in the block (reset when the op retires).
+  weft_arena_t arena;
+  // Bytes of the block's inline storage used so far.
+  size_t inline_used;
+
+  weft_local_task_queue_t* queue;
+  weft_time_t submit_time;
+  // Set at submit when the op was parked on a wait set (and linked on the
+  // queue's pending list until the control process pops it).
+  bool parked;
+  // Set by the shutdown sweep when it cancelled the op's waits.
+  bool cancelled;
+  weft_local_task_op_t* pending_prev;
+  weft_local_task_op_t* pending_next;
+  // The wait set's result (owned): OK or the first wait failure.
+  weft_status_t wait_status;
+
+  // Copies (arrays in the record, semaphores retained). A parked op keeps
+  // its waits for dump_pending; an op ready at submit keeps none.
+  weft_semaphore_list_t wait_list;
+  weft_semaphore_list_t signal_list;
+  weft_wait_set_t* wait_set;  // parked ops only
+  weft_local_task_op_args_t args;
+
+  // DISPATCH and EXECUTE: the recording and this submission's context.
+  struct {
+    // The one-dispatch recording in this record (DISPATCH), or NULL.
+    weft_block_recording_t* dispatch_recording;
+    // What runs: |dispatch_recording| or the command buffer's recording.
+    const weft_block_recording_t* recording;
+    weft_block_processor_context_t* context;
+    // Per-worker kernel scratch when the workers' own is too small for the
+    // recording (|scratch_size| bytes per worker, in the record), or NULL.
+    uint8_t* scratch;
+    size_t scratch_size;
+  } compute;
+};
+
+// Takes a record from |pool| (allocating a block only when none is cached)
+// and counts it live. The record is zeroed up to its inline storage.
+weft_status_t weft_local_task_op_acquire(weft_local_task_op_pool_t* pool,
+                                         weft_local_task_op_t** out_op);
+
+// Returns an op that was never captured (a failed submit) to |pool|.
+void weft_local_task_op_discard(weft_local_task_op_pool_t* pool,
+                                weft_local_task_op_t* op);
+
+// Copies |args| (borrowed pointers) into |op|: arrays and bytes into the
+// record, the signal list (and the wait list when |keep_waits|) with every
+// semaphore retained, a wait set sized for the waits when |keep_waits|, and
+// a reference on every object the arguments name. On failure nothing is
+// retained and |op| can be discarded.
+weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
+                                         const weft_local_task_op_args_t* args,
+                                         weft_semaphore_list_t wait_list,
+                                         weft_semaphore_list_t signal_list,
+                                         bool keep_waits);
+
+// Returns |byte_length| bytes (16-byte aligned, zeroed) of |op|'s storage:
+// its block's inline bytes first, then its arena. Freed when it retires.
+weft_status_t weft_local_task_op_allocate(weft_local_task_op_t* op,
+                                          size_t byte_length, void** out_ptr);
+
+// Releases what weft_local_task_op_capture retained, frees the spilled
+// storage and returns the record to |pool|, then drops the live count.
+// Returns true when the live count reached zero. |op| must not be touched
+// afterwards.
+bool weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
+                               weft_local_task_op_t* op);
+
+//===----------------------------------------------------------------------===//
+// Between the queue and its compute process (driver-internal)
+//===----------------------------------------------------------------------===//
+
+// Signals |op|'s semaphores when |status| (consumed) is OK, otherwise fails
+// them with it (local_task_queue.c).
+void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status);
+
+// Retires |op| and wakes a shutting-down device when it was the last op
+// (local_task_queue.c). |op| must not be touched afterwards.
+void weft_local_task_op_release(weft_local_task_op_t* op);
+
+// The status an op that will not run ends with: its wait failure, the
+// shutdown sweep's cancellation, or CANCELLED because the device is shutting
+// down (local_task_queue.c). Consumes |op->wait_status|.
+weft_status_t weft_local_task_op_not_run_status(weft_local_task_op_t* op);
+
+// Initialises |queue|'s compute process and schedules it
+// (local_task_compute.c).
+void weft_local_task_compute_initialize(weft_local_task_queue_t* queue);
+
+// Starts a DISPATCH or EXECUTE |op| on the control process (running on
+// worker |worker_index|): prepares its context, then runs it right there
+// when only one worker could work on it, or hands it to the compute
+// process. Every outcome ends in finish + release.
+void weft_local_task_compute_start(weft_local_task_queue_t* queue,
+                                   weft_local_task_op_t* op,
+                                   uint32_t worker_index);
+
+// Cancels the compute process (shutdown, once every op retired).
+void weft_local_task_compute_stop(weft_local_task_queue_t* queue);
+
+#endif  // WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_OP_H_

@@ -1,0 +1,749 @@
+// weft: local-task queues: submit, park, the control process, shutdown and
+// dump_pending (see local_task_queue.h).
+#include "drivers/local_task/local_task_queue.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "drivers/local_task/local_task_device.h"
+#include "drivers/local_task/local_task_op.h"
+#include "hal/buffer_impl.h"
+#include "hal/local/transient_buffer.h"
+#include "task/executor.h"
+
+// Ops the control process runs per drain before it lets the worker look at
+// other processes (bounded work per drain).
+#define WEFT_LOCAL_TASK_CONTROL_BATCH 64
+
+static bool weft_local_task_device_is_shutting_down(
+    weft_local_task_device_t* device) {
+  // Seq_cst: pairs with destroy's store (see weft_local_task_op_retire).
+  return weft_atomic_load(&device->shutting_down, memory_order_seq_cst) != 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Doing the work
+//===----------------------------------------------------------------------===//
+
+static weft_status_t weft_local_task_do_read(
+    const weft_local_task_op_args_t* args) {
+  weft_status_t status = WEFT_OK;
+  weft_file_t* file = args->file.file;
+  weft_device_size_t length = args->file.length;
+  uint8_t* memory = (uint8_t*)weft_file_memory(file);
+  if (length == 0) {
+    // Nothing to move.
+  } else if (memory) {
+    status = weft_buffer_transfer_write(
+        args->file.buffer, args->file.buffer_offset,
+        memory + args->file.file_offset, length, "queue_read");
+  } else {
+    weft_buffer_mapping_t mapping;
+    memset(&mapping, 0, sizeof(mapping));
+    status = weft_buffer_map_range_unchecked(
+        args->file.buffer, WEFT_MEMORY_ACCESS_WRITE, args->file.buffer_offset,
+        length, "queue_read", &mapping);
+    if (weft_status_is_ok(status)) {
+      status = weft_file_read(file, args->file.file_offset, mapping.contents,
+                              length);
+      weft_buffer_unmap_range(&mapping);
+    }
+  }
+  return status;
+}
+
+static weft_status_t weft_local_task_do_write(
+    const weft_local_task_op_args_t* args) {
+  weft_status_t status = WEFT_OK;
+  weft_file_t* file = args->file.file;
+  weft_device_size_t length = args->file.length;
+  uint8_t* memory = (uint8_t*)weft_file_memory(file);
+  if (length == 0) {
+    // Nothing to move.
+  } else if (memory) {
+    status = weft_buffer_transfer_read(
+        args->file.buffer, args->file.buffer_offset,
+        memory + args->file.file_offset, length, "queue_write");
+  } else {
+    weft_buffer_mapping_t mapping;
+    memset(&mapping, 0, sizeof(mapping));
+    status = weft_buffer_map_range_unchecked(
+        args->file.buffer, WEFT_MEMORY_ACCESS_READ, args->file.buffer_offset,
+        length, "queue_write", &mapping);
+    if (weft_status_is_ok(status)) {
+      status = weft_file_write(file, args->file.file_offset, mapping.contents,
+                               length);
+      weft_buffer_unmap_range(&mapping);
+    }
+  }
+  return status;
+}
+
+// Signals every entry of |signal_list| when |status| is OK, otherwise fails
+// them all with |status| (consumed).
+static void weft_local_task_signal_or_fail(weft_semaphore_list_t signal_list,
+                                           weft_status_t status) {
+  if (weft_status_is_ok(status)) {
+    for (uint32_t i = 0; i < signal_list.count; ++i) {
+      // A signal can only fail when the semaphore already failed (the
+      // failure stays) or already passed the value (its waiters are
+      // released either way); the others are signalled regardless, so
+      // nothing waits forever.
+      weft_status_ignore(weft_semaphore_signal(signal_list.semaphores[i],
+                                               signal_list.values[i]));
+    }
+  } else {
+    weft_semaphore_list_fail(signal_list, status);
+  }
+}
+
+// Runs a host call. Sets |*out_ended| when the signals were already
+// published (NON_BLOCKING) or handed to the callback (DEFERRED).
+static weft_status_t weft_local_task_do_host_call(weft_local_task_op_t* op,
+                                                  bool* out_ended) {
+  weft_local_task_device_t* device = op->queue->device;
+  const weft_local_task_op_args_t* args = &op->args;
+  weft_semaphore_list_t signal_list = op->signal_list;
+  weft_fence_t* fence = NULL;
+  weft_status_t status =
+      weft_fence_create(signal_list.count, device->base.host_allocator, &fence);
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < signal_list.count;
+       ++i) {
+    status = weft_fence_insert(fence, signal_list.semaphores[i],
+                               signal_list.values[i]);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_host_call_context_t context = {
+        .device = &device->base,
+        .affinity = args->affinity,
+        .signal_fence = fence,
+    };
+    if (args->host_call.flags & WEFT_HOST_CALL_FLAG_NON_BLOCKING) {
+      // Signal first; the call's result (DEFERRED too) is dropped.
+      weft_local_task_signal_or_fail(signal_list, WEFT_OK);
+      *out_ended = true;
+      weft_status_ignore(args->host_call.fn(args->host_call.user_data,
+                                            args->host_call.args, &context));
+    } else {
+      status = args->host_call.fn(args->host_call.user_data,
+                                  args->host_call.args, &context);
+      if (weft_status_is(status, WEFT_STATUS_DEFERRED)) {
+        // The callback retained the fence and signals or fails it later.
+        weft_status_ignore(status);
+        status = WEFT_OK;
+        *out_ended = true;
+      }
+    }
+  }
+  weft_fence_release(fence);
+  return status;
+}
+
+// Does the work of an op whose waits are all reached, on the control
+// process. Sets |*out_ended| when the op's signals were already handled.
+static weft_status_t weft_local_task_do(weft_local_task_op_t* op,
+                                        bool* out_ended) {
+  const weft_local_task_op_args_t* args = &op->args;
+  weft_status_t status = WEFT_OK;
+  switch (args->type) {
+    case WEFT_LOCAL_TASK_OP_ALLOCA:
+      status = weft_transient_buffer_commit(args->transient.buffer);
+      break;
+    case WEFT_LOCAL_TASK_OP_DEALLOCA:
+      status = weft_transient_buffer_decommit(args->transient.buffer);
+      break;
+    case WEFT_LOCAL_TASK_OP_FILL:
+      status = weft_buffer_transfer_fill(
+          args->fill.target, args->fill.offset, args->fill.length,
+          &args->fill.pattern, args->fill.pattern_length, "queue_fill");
+      break;
+    case WEFT_LOCAL_TASK_OP_UPDATE:
+      status = weft_buffer_transfer_write(
+          args->update.target, args->update.offset, args->update.source,
+          args->update.length, "queue_update");
+      break;
+    case WEFT_LOCAL_TASK_OP_COPY:
+      status = weft_buffer_transfer_copy(
+          args->copy.source, args->copy.source_offset, args->copy.target,
+          args->copy.target_offset, args->copy.length, "queue_copy");
+      break;
+    case WEFT_LOCAL_TASK_OP_READ:
+      status = weft_local_task_do_read(args);
+      break;
+    case WEFT_LOCAL_TASK_OP_WRITE:
+      status = weft_local_task_do_write(args);
+      break;
+    case WEFT_LOCAL_TASK_OP_BARRIER:
+      break;
+    case WEFT_LOCAL_TASK_OP_HOST_CALL:
+      status = weft_local_task_do_host_call(op, out_ended);
+      break;
+    default:
+      status = WEFT_STATUS(INTERNAL, "local-task: unknown op type %d",
+                           (int)args->type);
+      break;
+  }
+  return status;
+}
+
+// Annotates an error of |op|'s work that does not say which op it came from
+// (a transient buffer used after dealloca, a file's short read). Host call
+// errors are the caller's own words and stay as they are.
+static weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
+                                                    weft_status_t status) {
+  const char* op_name = weft_local_task_op_type_name(op->args.type);
+  if (!weft_status_is_ok(status) &&
+      op->args.type != WEFT_LOCAL_TASK_OP_HOST_CALL &&
+      strncmp(weft_status_message(status), op_name, strlen(op_name)) != 0) {
+    status = weft_status_annotate(status, "while running %s", op_name);
+  }
+  return status;
+}
+
+void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status) {
+  weft_local_task_signal_or_fail(op->signal_list, status);
+}
+
+void weft_local_task_op_release(weft_local_task_op_t* op) {
+  weft_local_task_device_t* device = op->queue->device;
+  if (weft_local_task_op_retire(&device->op_pool, op) &&
+      weft_local_task_device_is_shutting_down(device)) {
+    weft_local_task_device_notify_idle(device);
+  }
+}
+
+weft_status_t weft_local_task_op_not_run_status(weft_local_task_op_t* op) {
+  weft_status_t status = op->wait_status;
+  op->wait_status = WEFT_OK;
+  const char* op_name = weft_local_task_op_type_name(op->args.type);
+  if (op->cancelled) {
+    // The sweep's own message names the op already.
+  } else if (!weft_status_is_ok(status)) {
+    status = weft_status_annotate(status, "so %s did not run", op_name);
+  } else {
+    status = WEFT_STATUS(CANCELLED,
+                         "%s was cancelled: device '%s' shut down before it "
+                         "ran",
+                         op_name, weft_device_id(&op->queue->device->base));
+  }
+  return status;
+}
+
+// Runs one ready op on the control process (on worker |worker_index|):
+// inline for everything but dispatches and command buffers, which go
+// through the compute path.
+static void weft_local_task_run(weft_local_task_queue_t* queue,
+                                weft_local_task_op_t* op,
+                                uint32_t worker_index) {
+  bool ended = false;
+  weft_status_t status = WEFT_OK;
+  if (!weft_status_is_ok(op->wait_status) || op->cancelled ||
+      weft_local_task_device_is_shutting_down(queue->device)) {
+    status = weft_local_task_op_not_run_status(op);
+  } else if (op->args.type == WEFT_LOCAL_TASK_OP_DISPATCH ||
+             op->args.type == WEFT_LOCAL_TASK_OP_EXECUTE) {
+    // Finishes and releases the op itself (now or on the compute process).
+    weft_local_task_compute_start(queue, op, worker_index);
+    op = NULL;
+  } else {
+    status = weft_local_task_annotate_error(op, weft_local_task_do(op, &ended));
+  }
+  if (op && ended) {
+    weft_status_ignore(status);
+  } else if (op) {
+    weft_local_task_op_finish(op, status);
+  }
+  if (op) weft_local_task_op_release(op);
+}
+
+//===----------------------------------------------------------------------===//
+// The control process
+//===----------------------------------------------------------------------===//
+
+// Removes every parked op of the chain starting at |op| from the pending
+// list (one lock for the whole batch).
+static void weft_local_task_unlink_parked(weft_local_task_queue_t* queue,
+                                          weft_local_task_op_t* op) {
+  bool locked = false;
+  for (; op;
+       op = op->entry.next
+                ? weft_container_of(op->entry.next, weft_local_task_op_t, entry)
+                : NULL) {
+    if (!op->parked) continue;
+    if (!locked) {
+      weft_slim_mutex_lock(&queue->pending_mutex);
+      locked = true;
+    }
+    if (op->pending_prev) {
+      op->pending_prev->pending_next = op->pending_next;
+    } else {
+      queue->pending_head = op->pending_next;
+    }
+    if (op->pending_next) {
+      op->pending_next->pending_prev = op->pending_prev;
+    } else {
+      queue->pending_tail = op->pending_prev;
+    }
+    op->pending_prev = NULL;
+    op->pending_next = NULL;
+    op->parked = false;
+    --queue->pending_count;
+  }
+  if (locked) weft_slim_mutex_unlock(&queue->pending_mutex);
+}
+
+// Moves everything on the ready list to the end of the run list.
+static void weft_local_task_take_ready(weft_local_task_queue_t* queue) {
+  weft_mpsc_entry_t* chain = weft_mpsc_list_pop_all(&queue->ready);
+  if (chain) {
+    weft_local_task_op_t* first =
+        weft_container_of(chain, weft_local_task_op_t, entry);
+    weft_local_task_unlink_parked(queue, first);
+    weft_mpsc_entry_t* last = chain;
+    while (last->next) last = last->next;
+    if (queue->run_tail) {
+      queue->run_tail->entry.next = chain;
+    } else {
+      queue->run_head = first;
+    }
+    queue->run_tail = weft_container_of(last, weft_local_task_op_t, entry);
+  }
+}
+
+static weft_process_drain_result_t weft_local_task_control_drain(
+    weft_process_t* process, uint32_t worker_index) {
+  weft_local_task_queue_t* queue = (weft_local_task_queue_t*)process->user_data;
+  weft_local_task_device_t* previous =
+      weft_local_task_device_swap_draining(queue->device);
+  weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_NO_WORK;
+  for (int i = 0; i < WEFT_LOCAL_TASK_CONTROL_BATCH; ++i) {
+    // Ops an op just made ready (a chain on this queue) run in this same
+    // drain, without a round trip through the executor.
+    if (!queue->run_head) weft_local_task_take_ready(queue);
+    if (!queue->run_head) break;
+    weft_local_task_op_t* op = queue->run_head;
+    weft_mpsc_entry_t* next = op->entry.next;
+    queue->run_head =
+        next ? weft_container_of(next, weft_local_task_op_t, entry) : NULL;
+    if (!queue->run_head) queue->run_tail = NULL;
+    weft_local_task_run(queue, op, worker_index);
+    result = WEFT_PROCESS_DRAIN_DID_WORK;
+  }
+  if (result == WEFT_PROCESS_DRAIN_NO_WORK &&
+      weft_process_is_cancelled(process)) {
+    // Stopped at shutdown, after every op retired.
+    result = WEFT_PROCESS_DRAIN_COMPLETED;
+  }
+  weft_local_task_device_swap_draining(previous);
+  return result;
+}
+
+// Pushes a ready op and wakes the control process.
+static void weft_local_task_push_ready(weft_local_task_queue_t* queue,
+                                       weft_local_task_op_t* op) {
+  weft_mpsc_list_push(&queue->ready, &op->entry);
+  weft_process_wake(&queue->control);
+}
+
+//===----------------------------------------------------------------------===//
+// Parking
+//===----------------------------------------------------------------------===//
+
+// The wait set's ready function: the op's waits are all reached (or one
+// failed, or shutdown cancelled them). Runs on the thread that did that.
+static void weft_local_task_op_ready(void* user_data, weft_status_t status) {
+  weft_local_task_op_t* op = (weft_local_task_op_t*)user_data;
+  weft_local_task_queue_t* queue = op->queue;
+  weft_local_task_device_t* device = queue->device;
+  op->wait_status = status;
+  // Hold the device's live count across the push and the wake: once pushed,
+  // the op may run and retire at once, and a device shutting down waits for
+  // the count to reach zero before it frees the queue this call still
+  // touches. Relaxed: the op itself keeps the count above zero here.
+  weft_atomic_fetch_add(&device->op_pool.live_count, 1, memory_order_relaxed);
+  weft_local_task_push_ready(queue, op);
+  // Seq_cst: same handshake as weft_local_task_op_retire.
+  if (weft_atomic_fetch_sub(&device->op_pool.live_count, 1,
+                            memory_order_seq_cst) == 1 &&
+      weft_local_task_device_is_shutting_down(device)) {
+    weft_local_task_device_notify_idle(device);
+  }
+}
+
+// Links |op| on the pending list and starts its wait set. From the call on
+// the op belongs to the wait set: it may already have run (and been
+// recycled) when this returns.
+static void weft_local_task_park(weft_local_task_queue_t* queue,
+                                 weft_local_task_op_t* op) {
+  op->parked = true;
+  weft_slim_mutex_lock(&queue->pending_mutex);
+  op->pending_prev = queue->pending_tail;
+  op->pending_next = NULL;
+  if (queue->pending_tail) {
+    queue->pending_tail->pending_next = op;
+  } else {
+    queue->pending_head = op;
+  }
+  queue->pending_tail = op;
+  ++queue->pending_count;
+  weft_slim_mutex_unlock(&queue->pending_mutex);
+  weft_wait_set_start(op->wait_set, op->wait_list, weft_local_task_op_ready,
+                      op);
+}
+
+// Cancels the waits of a parked |op| at shutdown (pending mutex held). The
+// wait set counts every entry down exactly once (wait_set.c): entries this
+// sweep removes from their semaphores are counted down here, and whoever
+// takes the count to zero makes the op ready.
+static void weft_local_task_cancel_waits(weft_local_task_op_t* op) {
+  weft_wait_set_t* set = op->wait_set;
+  uint32_t cancelled_count = 0;
+  for (uint32_t i = 0; i < set->count; ++i) {
+    weft_wait_set_entry_t* entry = &set->entries[i];
+    if (weft_semaphore_cancel_timepoint(entry->semaphore, &entry->timepoint)) {
+      ++cancelled_count;
+    }
+  }
+  // Acq_rel: as the wait set's own count-down (entries' writes happen-before
+  // the ready call).
+  bool finished =
+      cancelled_count != 0 &&
+      weft_atomic_fetch_sub(&set->pending_count, cancelled_count,
+                            memory_order_acq_rel) == cancelled_count;
+  if (finished) {
+    // This sweep finished the set: make the op ready. A failure an entry
+    // fired with before the sweep stays the op's error.
+    weft_status_t status = WEFT_OK;
+    weft_wait_set_entry_t* failed_entry =
+        weft_atomic_load(&set->failed_entry, memory_order_acquire);
+    if (failed_entry) {
+      status = failed_entry->failure;
+      failed_entry->failure = WEFT_OK;
+    } else {
+      op->cancelled = true;
+      status = WEFT_STATUS(
+          CANCELLED,
+          "%s was cancelled: device '%s' shut down while it waited on %u "
+          "semaphore%s",
+          weft_local_task_op_type_name(op->args.type),
+          weft_device_id(&op->queue->device->base), set->count,
+          set->count == 1 ? "" : "s");
+    }
+    weft_local_task_op_ready(op, status);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Queue lifecycle
+//===----------------------------------------------------------------------===//
+
+weft_status_t weft_local_task_queue_initialize(
+    weft_local_task_device_t* device, uint32_t index,
+    weft_local_task_queue_t* out_queue) {
+  memset(out_queue, 0, sizeof(*out_queue));
+  out_queue->device = device;
+  out_queue->index = index;
+  weft_mpsc_list_initialize(&out_queue->ready);
+  weft_slim_mutex_initialize(&out_queue->pending_mutex);
+  weft_process_initialize(device->executor, weft_local_task_control_drain,
+                          /*worker_budget=*/1, out_queue, &out_queue->control);
+  // Scheduled now; its first drain finds nothing and it goes idle.
+  weft_process_resume(&out_queue->control);
+  weft_local_task_compute_initialize(out_queue);
+  return WEFT_OK;
+}
+
+void weft_local_task_queue_cancel_pending(weft_local_task_queue_t* queue) {
+  weft_slim_mutex_lock(&queue->pending_mutex);
+  for (weft_local_task_op_t* op = queue->pending_head; op;
+       op = op->pending_next) {
+    weft_local_task_cancel_waits(op);
+  }
+  weft_slim_mutex_unlock(&queue->pending_mutex);
+  // Ready ops not yet run fail with CANCELLED on the next drain.
+  weft_process_wake(&queue->control);
+}
+
+void weft_local_task_queue_stop(weft_local_task_queue_t* queue) {
+  weft_process_cancel(&queue->control);
+  weft_local_task_compute_stop(queue);
+}
+
+void weft_local_task_queue_deinitialize(weft_local_task_queue_t* queue) {
+  weft_slim_mutex_deinitialize(&queue->pending_mutex);
+}
+
+//===----------------------------------------------------------------------===//
+// Submit
+//===----------------------------------------------------------------------===//
+
+// Queues |args| on the queue |affinity| selects: ready at once when every
+// wait is reached, parked otherwise. On failure nothing was queued and the
+// signals are untouched.
+static weft_status_t weft_local_task_submit(
+    weft_device_t* base_device, const weft_local_task_op_args_t* args,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list) {
+  weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
+  weft_local_task_queue_t* queue =
+      weft_local_task_device_select_queue(device, args->affinity);
+  // A failed wait parks too: the wait set reports the failure at once.
+  bool ready = weft_semaphore_list_is_reached(wait_list);
+  weft_local_task_op_t* op = NULL;
+  weft_status_t status = weft_local_task_op_acquire(&device->op_pool, &op);
+  if (weft_status_is_ok(status)) {
+    op->queue = queue;
+    op->submit_time = weft_time_now();
+    status = weft_local_task_op_capture(op, args, wait_list, signal_list,
+                                        /*keep_waits=*/!ready);
+  }
+  if (!weft_status_is_ok(status)) {
+    weft_local_task_op_discard(&device->op_pool, op);
+  } else if (ready) {
+    weft_local_task_push_ready(queue, op);
+  } else {
+    weft_local_task_park(queue, op);
+  }
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+void weft_local_task_queue_dump_pending(weft_local_task_queue_t* queue,
+                                        FILE* stream) {
+  weft_time_t now = weft_time_now();
+  // Lock order: the pending mutex, then each semaphore's (query, cancel);
+  // no path takes them the other way round (timepoints fire outside
+  // semaphore locks and never take the pending mutex).
+  weft_slim_mutex_lock(&queue->pending_mutex);
+  fprintf(stream, "  queue %u: %u parked operation%s\n", queue->index,
+          queue->pending_count, queue->pending_count == 1 ? "" : "s");
+  for (weft_local_task_op_t* op = queue->pending_head; op;
+       op = op->pending_next) {
+    fprintf(stream,
+            "    %s: submitted %.3f ms ago, waiting on %u semaphore%s\n",
+            weft_local_task_op_type_name(op->args.type),
+            (double)(now - op->submit_time) / 1e6, op->wait_list.count,
+            op->wait_list.count == 1 ? "" : "s");
+    for (uint32_t i = 0; i < op->wait_list.count; ++i) {
+      weft_semaphore_t* semaphore = op->wait_list.semaphores[i];
+      uint64_t value = 0;
+      weft_status_t status = weft_semaphore_query(semaphore, &value);
+      const char* name = weft_semaphore_name(semaphore);
+      fprintf(
+          stream, "      wait '%s' (%p) for %" PRIu64 ": at %" PRIu64 "%s%s\n",
+          name[0] ? name : "unnamed", (void*)semaphore, op->wait_list.values[i],
+          value, weft_status_is_ok(status) ? "" : ", failed: ",
+          weft_status_is_ok(status) ? "" : weft_status_message(status));
+      weft_status_free(status);
+    }
+    for (uint32_t i = 0; i < op->signal_list.count; ++i) {
+      weft_semaphore_t* semaphore = op->signal_list.semaphores[i];
+      const char* name = weft_semaphore_name(semaphore);
+      fprintf(stream, "      then signal '%s' (%p) to %" PRIu64 "\n",
+              name[0] ? name : "unnamed", (void*)semaphore,
+              op->signal_list.values[i]);
+    }
+  }
+  weft_slim_mutex_unlock(&queue->pending_mutex);
+}
+
+//===----------------------------------------------------------------------===//
+// Queue operations
+//===----------------------------------------------------------------------===//
+
+weft_status_t weft_local_task_device_queue_alloca(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_params_t params, weft_device_size_t byte_length,
+    weft_buffer_t** out_buffer) {
+  weft_buffer_t* buffer = NULL;
+  weft_status_t status = weft_transient_buffer_create(
+      device->host_allocator, params, byte_length, &buffer);
+  if (weft_status_is_ok(status)) {
+    weft_local_task_op_args_t args = {
+        .type = WEFT_LOCAL_TASK_OP_ALLOCA,
+        .affinity = affinity,
+        .transient = {.buffer = buffer},
+    };
+    status = weft_local_task_submit(device, &args, wait_list, signal_list);
+  }
+  if (weft_status_is_ok(status)) {
+    *out_buffer = buffer;
+  } else {
+    weft_buffer_release(buffer);
+  }
+  return status;
+}
+
+weft_status_t weft_local_task_device_queue_dealloca(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* buffer) {
+  weft_status_t status = WEFT_OK;
+  if (!weft_buffer_is_transient(buffer) ||
+      weft_buffer_allocated_buffer(buffer) != buffer) {
+    status = WEFT_STATUS(
+        INVALID_ARGUMENT,
+        "queue_dealloca: the buffer (%" PRIu64
+        " bytes) was not returned by queue_alloca%s",
+        (uint64_t)weft_buffer_byte_length(buffer),
+        weft_buffer_is_transient(buffer) ? " (it is a subspan of one)" : "");
+  }
+  if (weft_status_is_ok(status)) {
+    weft_local_task_op_args_t args = {
+        .type = WEFT_LOCAL_TASK_OP_DEALLOCA,
+        .affinity = affinity,
+        .transient = {.buffer = buffer},
+    };
+    status = weft_local_task_submit(device, &args, wait_list, signal_list);
+  }
+  return status;
+}
+
+weft_status_t weft_local_task_device_queue_fill(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* target, weft_device_size_t offset, weft_device_size_t length,
+    uint32_t pattern, uint32_t pattern_length) {
+  weft_local_task_op_args_t args = {
+      .type = WEFT_LOCAL_TASK_OP_FILL,
+      .affinity = affinity,
+      .fill = {.target = target,
+               .offset = offset,
+               .length = length,
+               .pattern = pattern,
+               .pattern_length = pattern_length},
+  };
+  return weft_local_task_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_task_device_queue_update(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    const void* source, weft_buffer_t* target, weft_device_size_t offset,
+    weft_device_size_t length) {
+  weft_local_task_op_args_t args = {
+      .type = WEFT_LOCAL_TASK_OP_UPDATE,
+      .affinity = affinity,
+      .update = {.source = source,
+                 .target = target,
+                 .offset = offset,
+                 .length = length},
+  };
+  return weft_local_task_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_task_device_queue_copy(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* source, weft_device_size_t source_offset,
+    weft_buffer_t* target, weft_device_size_t target_offset,
+    weft_device_size_t length) {
+  weft_local_task_op_args_t args = {
+      .type = WEFT_LOCAL_TASK_OP_COPY,
+      .affinity = affinity,
+      .copy = {.source = source,
+               .source_offset = source_offset,
+               .target = target,
+               .target_offset = target_offset,
+               .length = length},
+  };
+  return weft_local_task_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_task_device_queue_read(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_file_t* file, uint64_t file_offset, weft_buffer_t* target,
+    weft_device_size_t target_offset, weft_device_size_t length) {
+  weft_local_task_op_args_t args = {
+      .type = WEFT_LOCAL_TASK_OP_READ,
+      .affinity = affinity,
+      .file = {.file = file,
+               .file_offset = file_offset,
+               .buffer = target,
+               .buffer_offset = target_offset,
+               .length = length},
+  };
+  return weft_local_task_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_task_device_queue_write(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* source, weft_device_size_t source_offset, weft_file_t* file,
+    uint64_t file_offset, weft_device_size_t length) {
+  weft_local_task_op_args_t args = {
+      .type = WEFT_LOCAL_TASK_OP_WRITE,
+      .affinity = affinity,
+      .file = {.file = file,
+               .file_offset = file_offset,
+               .buffer = source,
+               .buffer_offset = source_offset,
+               .length = length},
+  };
+  return weft_local_task_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_task_device_queue_dispatch(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_executable_t* executable, uint32_t kernel_ordinal,
+    const uint32_t workgroup_count[3], uint32_t constant_count,
+    const uint32_t* constants, uint32_t binding_count,
+    const weft_buffer_ref_t* bindings) {
+  weft_local_task_op_args_t args = {
+      .type = WEFT_LOCAL_TASK_OP_DISPATCH,
+      .affinity = affinity,
+      .dispatch = {.executable = executable,
+                   .kernel_ordinal = kernel_ordinal,
+                   .workgroup_count = {workgroup_count[0], workgroup_count[1],
+                                       workgroup_count[2]},
+                   .constant_count = constant_count,
+                   .constants = constants,
+                   .binding_count = binding_count,
+                   .bindings = bindings},
+  };
+  return weft_local_task_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_task_device_queue_execute(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_command_buffer_t* command_buffer, weft_binding_table_t binding_table) {
+  weft_local_task_op_args_t args = {
+      .type = WEFT_LOCAL_TASK_OP_EXECUTE,
+      .affinity = affinity,
+      .execute = {.command_buffer = command_buffer,
+                  .binding_table = binding_table},
+  };
+  return weft_local_task_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_task_device_queue_barrier(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list) {
+  weft_local_task_op_args_t args = {
+      .type = WEFT_LOCAL_TASK_OP_BARRIER,
+      .affinity = affinity,
+  };
+  return weft_local_task_submit(device, &args, wait_list, signal_list);
+}
+
+weft_status_t weft_local_task_device_queue_host_call(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_host_call_fn_t fn, void* user_data, const uint64_t args_in[4],
+    weft_host_call_flags_t flags) {
+  weft_local_task_op_args_t args = {
+      .type = WEFT_LOCAL_TASK_OP_HOST_CALL,
+      .affinity = affinity,
+      .host_call = {.fn = fn,
+                    .user_data = user_data,
+                    .args = {args_in[0], args_in[1], args_in[2], args_in[3]},
+                    .flags = flags},
+  };
+  return weft_local_task_submit(device, &args, wait_list, signal_list);
+}

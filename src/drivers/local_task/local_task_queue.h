@@ -1,0 +1,208 @@
+// weft: the local-task queue.
+//
+// An operation's path:
+//   submit (any thread): take an op record from the device's pool (no
+//     allocation once warm), copy the arguments, retain what they name;
+//     - every wait already reached: push the op on the queue's ready list
+//       and wake the control process (no wait set, no lock);
+//     - otherwise park it: link it on the queue's pending list (for
+//       dump_pending and shutdown) and start a wait set on its wait list;
+//       the last wait reached (or the first failed) pushes it on the ready
+//       list and wakes the control process, on whichever thread did that.
+//   control process (budget 1, one worker at a time): pops ready ops in
+//     FIFO order and runs each: transfers, alloca/dealloca, barriers, host
+//     calls and (synchronous) file I/O inline; dispatches and command
+//     buffers go to the compute process. An op run inline signals (or
+//     fails) its semaphores and retires at once.
+//   compute process (budget N): drains the queued dispatches and command
+//     buffers cooperatively on every worker. Completion is two-phase: the
+//     worker that finishes an item signals its semaphores at once; the item
+//     and its op are freed by the last worker to leave it.
+//
+// Failures: a failed wait fails the op's signals with the wait's failure
+// (the original message, annotated); a failed op fails its signals with its
+// error. Shutdown (the device's last release) cancels parked and ready ops
+// with CANCELLED naming the op.
+//
+// Threading: submissions, signals and dump_pending may come from any thread
+// at any time before the device's last release.
+#ifndef WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_QUEUE_H_
+#define WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_QUEUE_H_
+
+#include <stdalign.h>
+#include <stdio.h>
+
+#include "base/arena.h"
+#include "base/atomics.h"
+#include "base/mpsc_list.h"
+#include "base/mutex.h"
+#include "task/process.h"
+#include "weft/device.h"
+
+typedef struct weft_local_task_device_t weft_local_task_device_t;
+typedef struct weft_local_task_op_t weft_local_task_op_t;
+
+//===----------------------------------------------------------------------===//
+// Op records
+//===----------------------------------------------------------------------===//
+
+// The op records of a device. Each record is one block of |block_pool|;
+// storage that does not fit (a long update, a dispatch's recording, a
+// command buffer's processor context) spills into an arena over the larger
+// blocks of |spill_pool|. Records are recycled, never freed, until the
+// device is destroyed: retiring pushes one on |recycled| (lock-free, any
+// thread); submitters take records from |cache| under |cache_mutex|,
+// refilling it from |recycled| with one exchange.
+typedef struct weft_local_task_op_pool_t {
+  weft_block_pool_t block_pool;
+  weft_block_pool_t spill_pool;
+  // Every record ever made, for destroy (guarded by |cache_mutex|).
+  weft_local_task_op_t* all_head;
+  weft_slim_mutex_t cache_mutex;
+  weft_mpsc_entry_t* cache;  // guarded by |cache_mutex|
+  alignas(64) weft_mpsc_list_t recycled;
+  // Ops taken and not yet retired.
+  alignas(64) weft_atomic_int64_t live_count;
+} weft_local_task_op_pool_t;
+
+void weft_local_task_op_pool_initialize(weft_allocator_t allocator,
+                                        weft_local_task_op_pool_t* out_pool);
+// Frees every record. Every op must have retired.
+void weft_local_task_op_pool_deinitialize(weft_local_task_op_pool_t* pool);
+
+//===----------------------------------------------------------------------===//
+// Queues
+//===----------------------------------------------------------------------===//
+
+// The compute process of a queue (local_task_compute.c): runs the queue's
+// dispatches and command buffers, one at a time in FIFO order, each on as
+// many workers as its current region can keep busy.
+//
+// |state| counts the workers inside the current item (low 32 bits) and
+// carries two flags:
+//   CLOSED     the current item completed (its signals are published) or
+//              there is none; workers entering leave at once.
+//   RELEASING  one worker owns the lane: it frees the completed item and
+//              installs the next one (it took the count to zero with CLOSED
+//              set, so nobody can still be inside the old item).
+// A worker reads |current| only after entering with neither flag set, and
+// the item is freed only by the RELEASING owner, so an item is never freed
+// under a worker (two-phase completion: signal at completion, free when the
+// last worker left).
+typedef struct weft_local_task_compute_t {
+  weft_process_t process;
+  // Items pushed by the control process, not yet taken by a releaser.
+  alignas(64) weft_mpsc_list_t incoming;
+  alignas(64) weft_atomic_uint64_t state;
+  _Atomic(weft_local_task_op_t*) current;
+  // Taken from |incoming| and not yet installed; owned by the RELEASING
+  // worker.
+  weft_local_task_op_t* queued_head;
+  weft_local_task_op_t* queued_tail;
+} weft_local_task_compute_t;
+
+typedef struct weft_local_task_queue_t {
+  weft_local_task_device_t* device;  // owns the queue
+  uint32_t index;
+
+  weft_local_task_compute_t compute;
+
+  // Pushed by whoever makes an op ready; popped by the control process.
+  alignas(64) weft_mpsc_list_t ready;
+
+  // Owned by the control drain (one worker at a time).
+  alignas(64) weft_process_t control;
+  // Popped from |ready| and not yet run, oldest first.
+  weft_local_task_op_t* run_head;
+  weft_local_task_op_t* run_tail;
+
+  // Parked ops (waits not yet reached), oldest first; guarded by
+  // |pending_mutex|. Ops leave the list when the control process pops them.
+  alignas(64) weft_slim_mutex_t pending_mutex;
+  weft_local_task_op_t* pending_head;
+  weft_local_task_op_t* pending_tail;
+  uint32_t pending_count;
+} weft_local_task_queue_t;
+
+// Initialises |out_queue| (storage owned by the device) and starts its
+// processes on the device's executor.
+weft_status_t weft_local_task_queue_initialize(
+    weft_local_task_device_t* device, uint32_t index,
+    weft_local_task_queue_t* out_queue);
+
+// First step of shutdown (device->shutting_down already set): cancels every
+// parked op's waits so that it becomes ready with CANCELLED, and wakes the
+// control process, which fails every ready op with CANCELLED.
+void weft_local_task_queue_cancel_pending(weft_local_task_queue_t* queue);
+
+// Last step of shutdown, once every op retired: cancels the queue's
+// processes (the executor's release completes and releases them).
+void weft_local_task_queue_stop(weft_local_task_queue_t* queue);
+
+// Frees what the queue holds. The executor must be gone.
+void weft_local_task_queue_deinitialize(weft_local_task_queue_t* queue);
+
+// Writes the queue's parked ops, what they wait on and their signals.
+void weft_local_task_queue_dump_pending(weft_local_task_queue_t* queue,
+                                        FILE* stream);
+
+//===----------------------------------------------------------------------===//
+// Queue operations (the device vtable entries; validated by device.c)
+//===----------------------------------------------------------------------===//
+
+weft_status_t weft_local_task_device_queue_alloca(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_params_t params, weft_device_size_t byte_length,
+    weft_buffer_t** out_buffer);
+weft_status_t weft_local_task_device_queue_dealloca(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* buffer);
+weft_status_t weft_local_task_device_queue_fill(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* target, weft_device_size_t offset, weft_device_size_t length,
+    uint32_t pattern, uint32_t pattern_length);
+weft_status_t weft_local_task_device_queue_update(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    const void* source, weft_buffer_t* target, weft_device_size_t offset,
+    weft_device_size_t length);
+weft_status_t weft_local_task_device_queue_copy(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* source, weft_device_size_t source_offset,
+    weft_buffer_t* target, weft_device_size_t target_offset,
+    weft_device_size_t length);
+weft_status_t weft_local_task_device_queue_read(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_file_t* file, uint64_t file_offset, weft_buffer_t* target,
+    weft_device_size_t target_offset, weft_device_size_t length);
+weft_status_t weft_local_task_device_queue_write(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_buffer_t* source, weft_device_size_t source_offset, weft_file_t* file,
+    uint64_t file_offset, weft_device_size_t length);
+weft_status_t weft_local_task_device_queue_dispatch(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_executable_t* executable, uint32_t kernel_ordinal,
+    const uint32_t workgroup_count[3], uint32_t constant_count,
+    const uint32_t* constants, uint32_t binding_count,
+    const weft_buffer_ref_t* bindings);
+weft_status_t weft_local_task_device_queue_execute(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_command_buffer_t* command_buffer, weft_binding_table_t binding_table);
+weft_status_t weft_local_task_device_queue_barrier(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list);
+weft_status_t weft_local_task_device_queue_host_call(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
+    weft_host_call_fn_t fn, void* user_data, const uint64_t args[4],
+    weft_host_call_flags_t flags);
+
+#endif  // WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_QUEUE_H_

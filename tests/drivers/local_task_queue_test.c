@@ -1,0 +1,488 @@
+// local-task queue tests: what the CTS cannot say driver-neutrally.
+//  - the submit -> run -> signal path allocates nothing once warm;
+//  - releasing the device cancels parked and ready ops with CANCELLED naming
+//    the op, lets running work finish, and never hangs;
+//  - queues are independent (a blocked queue does not stop another);
+//  - the device options and properties.
+// setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
+// clang-format off
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+// clang-format on
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/atomics.h"
+#include "base/thread.h"
+#include "weft/weft.h"
+
+#define TEN_SECONDS (10ll * 1000 * 1000 * 1000)
+
+static void assert_ok(weft_status_t status) {
+  if (!weft_status_is_ok(status)) {
+    char text[1024];
+    weft_status_format(status, text, sizeof(text));
+    weft_status_free(status);
+    fail_msg("%s", text);
+  }
+}
+
+// Asserts |status| has |code| and its formatted text contains |needle|;
+// frees it.
+static void assert_status(weft_status_t status, weft_status_code_t code,
+                          const char* needle) {
+  char text[2048];
+  weft_status_format(status, text, sizeof(text));
+  weft_status_code_t actual = weft_status_code(status);
+  weft_status_free(status);
+  if (actual != code || (needle && !strstr(text, needle))) {
+    fail_msg("expected %s containing '%s', got: %s",
+             weft_status_code_string(code), needle ? needle : "", text);
+  }
+}
+
+static weft_device_t* create_device(const char* device_string,
+                                    weft_allocator_t allocator) {
+  weft_device_t* device = NULL;
+  assert_ok(weft_device_create(device_string, allocator, &device));
+  return device;
+}
+
+static weft_semaphore_list_t list1(weft_semaphore_t** semaphore,
+                                   const uint64_t* value) {
+  weft_semaphore_list_t list = {1, semaphore, value};
+  return list;
+}
+
+static weft_status_t wait_for(weft_semaphore_t* semaphore, uint64_t value) {
+  return weft_semaphore_wait(semaphore, value,
+                             weft_timeout_relative(TEN_SECONDS));
+}
+
+//===----------------------------------------------------------------------===//
+// A kernel library: "add_one" adds 1 to each u32 of its binding, 64 per
+// workgroup.
+//===----------------------------------------------------------------------===//
+
+static int add_one(const weft_dispatch_state_t* dispatch,
+                   const weft_workgroup_state_t* workgroup) {
+  uint32_t* data = (uint32_t*)dispatch->binding_ptrs[0];
+  size_t count = dispatch->binding_lengths[0] / sizeof(uint32_t);
+  size_t begin = (size_t)workgroup->workgroup_id[0] * 64;
+  for (size_t i = begin; i < begin + 64 && i < count; ++i) data[i] += 1;
+  return 0;
+}
+
+static const weft_kernel_def_t kKernels[] = {
+    {"add_one", add_one, 1, 0, {64, 1, 1}, 0},
+};
+
+static const weft_kernel_library_t kLibrary = {
+    WEFT_KERNEL_ABI_VERSION, "local_task_queue_test", 1, kKernels};
+
+static const weft_kernel_library_t* query_library(uint32_t abi_version) {
+  return abi_version == WEFT_KERNEL_ABI_VERSION ? &kLibrary : NULL;
+}
+
+//===----------------------------------------------------------------------===//
+// Steady state
+//===----------------------------------------------------------------------===//
+
+// One round of every op kind that must not allocate: a fill ready at
+// submit, a fill parked behind a barrier released by the host, a dispatch
+// and a command buffer execution; |round| numbers the semaphore values.
+static void run_round(weft_device_t* device, weft_semaphore_t* semaphore,
+                      weft_semaphore_t* gate, weft_buffer_t* buffer,
+                      weft_executable_t* executable,
+                      weft_command_buffer_t* command_buffer, uint64_t round) {
+  uint64_t base = round * 5;
+  uint64_t values[5] = {base + 1, base + 2, base + 3, base + 4, base + 5};
+  uint32_t pattern = (uint32_t)round;
+  weft_queue_affinity_t any = WEFT_QUEUE_AFFINITY_ANY;
+  assert_ok(weft_device_queue_fill(device, any, weft_semaphore_list_empty(),
+                                   list1(&semaphore, &values[0]), buffer, 0,
+                                   256, &pattern, 4));
+  assert_ok(wait_for(semaphore, values[0]));
+  uint64_t gate_value = round + 1;
+  assert_ok(weft_device_queue_barrier(device, any, list1(&gate, &gate_value),
+                                      list1(&semaphore, &values[1])));
+  assert_ok(weft_device_queue_fill(device, any, list1(&semaphore, &values[1]),
+                                   list1(&semaphore, &values[2]), buffer, 0,
+                                   256, &pattern, 4));
+  assert_ok(weft_semaphore_signal(gate, gate_value));
+  assert_ok(wait_for(semaphore, values[2]));
+  uint32_t workgroups[3] = {64, 1, 1};
+  weft_buffer_ref_t binding =
+      weft_make_buffer_ref(buffer, 0, WEFT_WHOLE_BUFFER);
+  assert_ok(weft_device_queue_dispatch(
+      device, any, list1(&semaphore, &values[2]), list1(&semaphore, &values[3]),
+      executable, 0, workgroups, 0, NULL, 1, &binding));
+  weft_binding_table_t no_table = {0, NULL};
+  assert_ok(weft_device_queue_execute(
+      device, any, list1(&semaphore, &values[3]), list1(&semaphore, &values[4]),
+      command_buffer, no_table));
+  assert_ok(wait_for(semaphore, values[4]));
+}
+
+static void steady_state_allocates_nothing(void** state) {
+  // Static: the last command buffer reference may be dropped by a retiring
+  // op after this function returned, and with it the device (which then
+  // shuts down on a thread of its own, still using the allocator).
+  static weft_failing_allocator_t counter;
+  weft_allocator_t allocator =
+      weft_failing_allocator_initialize(weft_allocator_system(), -1, &counter);
+  weft_device_t* device = create_device("local-task?workers=2", allocator);
+  weft_semaphore_t* semaphore = NULL;
+  weft_semaphore_t* gate = NULL;
+  weft_buffer_t* buffer = NULL;
+  weft_executable_t* executable = NULL;
+  weft_command_buffer_t* command_buffer = NULL;
+  assert_ok(weft_device_create_semaphore(device, 0, &semaphore));
+  assert_ok(weft_device_create_semaphore(device, 0, &gate));
+  assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
+                                        64 * 64 * sizeof(uint32_t), &buffer));
+  assert_ok(
+      weft_executable_create_static(query_library, allocator, &executable));
+  assert_ok(weft_command_buffer_create(
+      device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY, 0,
+      &command_buffer));
+  uint32_t workgroups[3] = {64, 1, 1};
+  weft_buffer_ref_t binding =
+      weft_make_buffer_ref(buffer, 0, WEFT_WHOLE_BUFFER);
+  assert_ok(weft_command_buffer_begin(command_buffer));
+  assert_ok(weft_command_buffer_dispatch(command_buffer, executable, 0,
+                                         workgroups, 0, NULL, 1, &binding));
+  assert_ok(weft_command_buffer_end(command_buffer));
+
+  uint64_t round = 0;
+  for (; round < 200; ++round) {
+    run_round(device, semaphore, gate, buffer, executable, command_buffer,
+              round);
+  }
+  int64_t warm = __atomic_load_n(&counter.request_count, __ATOMIC_RELAXED);
+  for (; round < 1200; ++round) {
+    run_round(device, semaphore, gate, buffer, executable, command_buffer,
+              round);
+  }
+  // 5000 more ops. Records and spill blocks are only added when more are in
+  // flight at once than ever before (an op retires just after the signal the
+  // host already saw, so that can still happen now and then), never per op.
+  int64_t after = __atomic_load_n(&counter.request_count, __ATOMIC_RELAXED);
+  if (after - warm > 8) {
+    fail_msg("%lld allocations for 5000 ops after warm-up",
+             (long long)(after - warm));
+  }
+
+  weft_command_buffer_release(command_buffer);
+  weft_executable_release(executable);
+  weft_buffer_release(buffer);
+  weft_semaphore_release(gate);
+  weft_semaphore_release(semaphore);
+  weft_device_release(device);
+}
+
+//===----------------------------------------------------------------------===//
+// Shutdown
+//===----------------------------------------------------------------------===//
+
+static void release_cancels_parked_ops(void** state) {
+  weft_device_t* device =
+      create_device("local-task?queues=2", weft_allocator_system());
+  weft_semaphore_t* gate = NULL;
+  weft_semaphore_t* done[4] = {NULL, NULL, NULL, NULL};
+  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &gate));
+  for (int i = 0; i < 4; ++i) {
+    assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &done[i]));
+  }
+  weft_buffer_t* buffer = NULL;
+  assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0}, 64,
+                                        &buffer));
+  uint64_t one = 1;
+  uint32_t pattern = 7;
+  // Two ops on each queue, all waiting on |gate|.
+  for (int i = 0; i < 4; ++i) {
+    weft_queue_affinity_t affinity = (weft_queue_affinity_t)1 << (i % 2);
+    if (i < 2) {
+      assert_ok(weft_device_queue_barrier(device, affinity, list1(&gate, &one),
+                                          list1(&done[i], &one)));
+    } else {
+      assert_ok(weft_device_queue_fill(device, affinity, list1(&gate, &one),
+                                       list1(&done[i], &one), buffer, 0, 64,
+                                       &pattern, 4));
+    }
+  }
+  weft_device_release(device);
+  // Every signal failed with CANCELLED naming its op, before the gate.
+  for (int i = 0; i < 4; ++i) {
+    assert_status(weft_semaphore_wait(done[i], 1, weft_timeout_immediate()),
+                  WEFT_STATUS_CANCELLED,
+                  i < 2 ? "queue_barrier was cancelled"
+                        : "queue_fill was "
+                          "cancelled");
+  }
+  // The gate itself is untouched and still usable.
+  assert_ok(weft_semaphore_signal(gate, 1));
+  for (int i = 0; i < 4; ++i) weft_semaphore_release(done[i]);
+  weft_semaphore_release(gate);
+  weft_buffer_release(buffer);
+}
+
+// A host call that spins until |release| is set, then signals normally.
+typedef struct blocking_call_t {
+  weft_atomic_uint32_t started;
+  weft_atomic_uint32_t release;
+} blocking_call_t;
+
+static weft_status_t blocking_host_call(
+    void* user_data, const uint64_t args[4],
+    const weft_host_call_context_t* context) {
+  blocking_call_t* call = (blocking_call_t*)user_data;
+  weft_atomic_store(&call->started, 1, memory_order_release);
+  while (!weft_atomic_load(&call->release, memory_order_acquire)) {
+    weft_thread_yield();
+  }
+  return WEFT_OK;
+}
+
+static int release_later_main(void* user_data) {
+  blocking_call_t* call = (blocking_call_t*)user_data;
+  weft_sleep_until(weft_time_now() + 50ll * 1000 * 1000);
+  weft_atomic_store(&call->release, 1, memory_order_release);
+  return 0;
+}
+
+static void release_lets_running_work_finish(void** state) {
+  weft_device_t* device =
+      create_device("local-task?workers=2", weft_allocator_system());
+  weft_semaphore_t* first = NULL;
+  weft_semaphore_t* second = NULL;
+  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &first));
+  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &second));
+  blocking_call_t call;
+  atomic_init(&call.started, 0);
+  atomic_init(&call.release, 0);
+  uint64_t one = 1;
+  assert_ok(weft_device_queue_host_call(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        weft_semaphore_list_empty(),
+                                        list1(&first, &one), blocking_host_call,
+                                        &call, NULL, WEFT_HOST_CALL_FLAG_NONE));
+  // Queued behind the running call: cancelled by the release.
+  assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                      list1(&first, &one),
+                                      list1(&second, &one)));
+  while (!weft_atomic_load(&call.started, memory_order_acquire)) {
+    weft_thread_yield();
+  }
+  weft_thread_t* thread = NULL;
+  weft_thread_params_t params;
+  memset(&params, 0, sizeof(params));
+  params.name = "release-later";
+  params.cpu = -1;
+  assert_ok(weft_thread_create(release_later_main, &call, &params,
+                               weft_allocator_system(), &thread));
+  // Blocks until the call returns; the call's own signal is published.
+  weft_device_release(device);
+  weft_thread_join(thread);
+  assert_ok(weft_semaphore_wait(first, 1, weft_timeout_immediate()));
+  assert_status(weft_semaphore_wait(second, 1, weft_timeout_immediate()),
+                WEFT_STATUS_CANCELLED, "queue_barrier");
+  weft_semaphore_release(first);
+  weft_semaphore_release(second);
+}
+
+// The last references to a command buffer and its device are released while
+// an execution is still queued: the op's retire drops the last device
+// reference on a worker, which hands the shutdown to a thread of its own.
+static void release_last_reference_on_a_worker(void** state) {
+  for (int round = 0; round < 20; ++round) {
+    weft_device_t* device =
+        create_device("local-task?workers=2", weft_allocator_system());
+    weft_buffer_t* buffer = NULL;
+    assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
+                                          1024, &buffer));
+    weft_semaphore_t* gate = NULL;
+    weft_semaphore_t* done = NULL;
+    assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &gate));
+    assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &done));
+    weft_command_buffer_t* command_buffer = NULL;
+    assert_ok(weft_command_buffer_create(
+        device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY, 0,
+        &command_buffer));
+    assert_ok(weft_command_buffer_begin(command_buffer));
+    uint32_t pattern = 3;
+    assert_ok(weft_command_buffer_fill(
+        command_buffer, weft_make_buffer_ref(buffer, 0, WEFT_WHOLE_BUFFER),
+        &pattern, 4));
+    assert_ok(weft_command_buffer_end(command_buffer));
+    uint64_t one = 1;
+    weft_binding_table_t no_table = {0, NULL};
+    assert_ok(weft_device_queue_execute(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&gate, &one), list1(&done, &one),
+                                        command_buffer, no_table));
+    weft_command_buffer_release(command_buffer);
+    // The command buffer (held by the op) still holds the device.
+    weft_device_release(device);
+    assert_ok(weft_semaphore_signal(gate, 1));
+    assert_ok(wait_for(done, 1));
+    uint32_t words[256];
+    assert_ok(weft_buffer_map_read(buffer, 0, words, sizeof(words)));
+    for (int i = 0; i < 256; ++i) assert_int_equal(words[i], 3);
+    weft_buffer_release(buffer);
+    weft_semaphore_release(gate);
+    weft_semaphore_release(done);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Queues
+//===----------------------------------------------------------------------===//
+
+static void queues_are_independent(void** state) {
+  weft_device_t* device =
+      create_device("local-task?workers=2&queues=2", weft_allocator_system());
+  int64_t value = 0;
+  assert_ok(weft_device_query_i64(device, "queue.count", &value));
+  assert_int_equal(value, 2);
+  weft_semaphore_t* blocked = NULL;
+  weft_semaphore_t* other = NULL;
+  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &blocked));
+  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &other));
+  blocking_call_t call;
+  atomic_init(&call.started, 0);
+  atomic_init(&call.release, 0);
+  uint64_t one = 1;
+  // Queue 0 is busy in a host call that only returns when queue 1's
+  // barrier has signalled.
+  assert_ok(weft_device_queue_host_call(
+      device, 1, weft_semaphore_list_empty(), list1(&blocked, &one),
+      blocking_host_call, &call, NULL, WEFT_HOST_CALL_FLAG_NONE));
+  while (!weft_atomic_load(&call.started, memory_order_acquire)) {
+    weft_thread_yield();
+  }
+  assert_ok(weft_device_queue_barrier(device, 2, weft_semaphore_list_empty(),
+                                      list1(&other, &one)));
+  assert_ok(wait_for(other, 1));
+  weft_atomic_store(&call.release, 1, memory_order_release);
+  assert_ok(wait_for(blocked, 1));
+  weft_semaphore_release(blocked);
+  weft_semaphore_release(other);
+  weft_device_release(device);
+}
+
+static void dump_pending_names_queue_and_waits(void** state) {
+  weft_device_t* device =
+      create_device("local-task?queues=3", weft_allocator_system());
+  weft_semaphore_t* gate = NULL;
+  weft_semaphore_t* done = NULL;
+  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &gate));
+  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &done));
+  weft_semaphore_set_name(gate, "gate");
+  uint64_t five = 5;
+  uint64_t one = 1;
+  // Affinity bit 5 selects queue 5 % 3 = 2.
+  assert_ok(weft_device_queue_barrier(device, (weft_queue_affinity_t)1 << 5,
+                                      list1(&gate, &five), list1(&done, &one)));
+  char* text = NULL;
+  size_t length = 0;
+  FILE* stream = open_memstream(&text, &length);
+  weft_device_dump_pending(device, stream);
+  fclose(stream);
+  assert_non_null(strstr(text, "1 operation not retired"));
+  assert_non_null(strstr(text, "queue 2: 1 parked operation"));
+  assert_non_null(strstr(text, "wait 'gate'"));
+  assert_non_null(strstr(text, "for 5: at 0"));
+  free(text);
+  assert_ok(weft_semaphore_signal(gate, 5));
+  assert_ok(wait_for(done, 1));
+  weft_semaphore_release(gate);
+  weft_semaphore_release(done);
+  weft_device_release(device);
+}
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+static void options_and_properties(void** state) {
+  weft_device_t* device = NULL;
+  assert_status(weft_device_create("local-task?queues=0",
+                                   weft_allocator_system(), &device),
+                WEFT_STATUS_INVALID_ARGUMENT, "queues=0 is out of range");
+  assert_status(weft_device_create("local-task?queues=65",
+                                   weft_allocator_system(), &device),
+                WEFT_STATUS_INVALID_ARGUMENT, "(1 to 64)");
+  assert_status(weft_device_create("local-task?queues=x",
+                                   weft_allocator_system(), &device),
+                WEFT_STATUS_INVALID_ARGUMENT, "queues");
+  assert_status(weft_device_create("local-task?spin_us=99999999",
+                                   weft_allocator_system(), &device),
+                WEFT_STATUS_INVALID_ARGUMENT, "spin_us");
+  assert_status(
+      weft_device_create("local-task://x", weft_allocator_system(), &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "takes no path");
+  device = create_device("local-task?workers=3&spin_us=0&queues=4",
+                         weft_allocator_system());
+  int64_t value = 0;
+  assert_ok(weft_device_query_i64(device, "worker.count", &value));
+  assert_int_equal(value, 3);
+  assert_ok(weft_device_query_i64(device, "queue.count", &value));
+  assert_int_equal(value, 4);
+  assert_ok(weft_device_query_i64(device, "dispatch.concurrent", &value));
+  assert_int_equal(value, 1);
+  assert_ok(weft_device_query_i64(device, "semaphore.host_wait", &value));
+  assert_int_equal(value, 1);
+  assert_status(weft_device_query_i64(device, "nope", &value),
+                WEFT_STATUS_NOT_FOUND, "known: queue.count");
+  weft_device_release(device);
+}
+
+// With one worker every dispatch runs on the control process.
+static void one_worker_runs_dispatches(void** state) {
+  weft_device_t* device =
+      create_device("local-task?workers=1", weft_allocator_system());
+  weft_executable_t* executable = NULL;
+  assert_ok(weft_executable_create_static(
+      query_library, weft_allocator_system(), &executable));
+  weft_buffer_t* buffer = NULL;
+  const uint32_t count = 64 * 1000;
+  assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
+                                        count * sizeof(uint32_t), &buffer));
+  weft_semaphore_t* done = NULL;
+  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &done));
+  uint32_t workgroups[3] = {1000, 1, 1};
+  weft_buffer_ref_t binding =
+      weft_make_buffer_ref(buffer, 0, WEFT_WHOLE_BUFFER);
+  for (uint64_t i = 1; i <= 3; ++i) {
+    uint64_t previous = i - 1;
+    assert_ok(weft_device_queue_dispatch(
+        device, WEFT_QUEUE_AFFINITY_ANY, list1(&done, &previous),
+        list1(&done, &i), executable, 0, workgroups, 0, NULL, 1, &binding));
+  }
+  assert_ok(wait_for(done, 3));
+  uint32_t* words = malloc(count * sizeof(uint32_t));
+  assert_ok(weft_buffer_map_read(buffer, 0, words, count * sizeof(uint32_t)));
+  for (uint32_t i = 0; i < count; ++i) assert_int_equal(words[i], 3);
+  free(words);
+  weft_semaphore_release(done);
+  weft_buffer_release(buffer);
+  weft_executable_release(executable);
+  weft_device_release(device);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(steady_state_allocates_nothing),
+      cmocka_unit_test(release_cancels_parked_ops),
+      cmocka_unit_test(release_lets_running_work_finish),
+      cmocka_unit_test(release_last_reference_on_a_worker),
+      cmocka_unit_test(queues_are_independent),
+      cmocka_unit_test(dump_pending_names_queue_and_waits),
+      cmocka_unit_test(options_and_properties),
+      cmocka_unit_test(one_worker_runs_dispatches),
+  };
+  return cmocka_run_group_tests_name("local_task.queue", tests, NULL, NULL);
+}
