@@ -91,11 +91,18 @@ void RunWorkgroup(Launch* launch, size_t flat_index, uint32_t processor_id) {
       scratch[WEFT_BENCH_MATMUL_SCRATCH_BYTES];
   const uint32_t* count = launch->dispatch.workgroup_count;
   weft_workgroup_state_t workgroup;
-  workgroup.workgroup_id[0] = static_cast<uint32_t>(flat_index % count[0]);
-  workgroup.workgroup_id[1] =
-      static_cast<uint32_t>(flat_index / count[0] % count[1]);
-  workgroup.workgroup_id[2] =
-      static_cast<uint32_t>(flat_index / count[0] / count[1]);
+  if (count[1] == 1 && count[2] == 1) {
+    // One-dimensional grids (most rows) need no division per workgroup.
+    workgroup.workgroup_id[0] = static_cast<uint32_t>(flat_index);
+    workgroup.workgroup_id[1] = 0;
+    workgroup.workgroup_id[2] = 0;
+  } else {
+    workgroup.workgroup_id[0] = static_cast<uint32_t>(flat_index % count[0]);
+    workgroup.workgroup_id[1] =
+        static_cast<uint32_t>(flat_index / count[0] % count[1]);
+    workgroup.workgroup_id[2] =
+        static_cast<uint32_t>(flat_index / count[0] / count[1]);
+  }
   workgroup.processor_id = processor_id;
   workgroup.local_memory = scratch;
   workgroup.local_memory_size = sizeof(scratch);
