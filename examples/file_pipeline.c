@@ -2,7 +2,8 @@
 //
 // This is the program to copy when you start with weft. It:
 //   1. writes two float vectors x and y to a temporary input file;
-//   2. creates a device ("local-sync" unless you name another);
+//   2. creates a device ("local-task", the threaded CPU driver, unless you
+//      name another);
 //   3. queues, all at once and without waiting in between:
 //        read   input[x] -> buffer x     signals x_ready = 1
 //        read   input[y] -> buffer y     signals y_ready = 1
@@ -14,8 +15,10 @@
 //      and a checksum, against the same computation done on the host.
 //
 // Usage: weft-example-pipeline [DEVICE] [COUNT]
-//   DEVICE  a device string, e.g. "local-sync" (default) or
-//           "local-task?workers=4"
+//   DEVICE  a device string: "local-task" (default; one worker per
+//           physical core), "local-task?workers=4&spin_us=50" (options:
+//           workers, cpus, nodes, spin_us, queues) or "local-sync" (no
+//           threads: everything runs inline)
 //   COUNT   the number of floats in x and y (default 1048576)
 // Exits 0 when the output is right, 1 on any error or mismatch.
 //
@@ -286,9 +289,10 @@ static weft_status_t run_pipeline(const char* device_string, uint32_t count,
   const int64_t submit_us = elapsed_us(submit_start);
 
   // --- The one host wait. ---------------------------------------------------
-  // On local-sync the work ran inline during the submits, so this returns at
-  // once; on a threaded device it blocks until the write has retired. An
-  // error anywhere in the chain comes back here, with its original message.
+  // On local-task the work runs on the device's workers while this thread
+  // waits here until the write has retired (on local-sync it already ran
+  // inline during the submits, so this returns at once). An error anywhere
+  // in the chain comes back here, with its original message.
   const weft_time_t wait_start = weft_time_now();
   if (weft_status_is_ok(status)) {
     status = weft_semaphore_wait(done, 2,
@@ -323,12 +327,13 @@ static weft_status_t run_pipeline(const char* device_string, uint32_t count,
 static void print_usage(FILE* stream) {
   fprintf(stream,
           "Usage: weft-example-pipeline [DEVICE] [COUNT]\n"
-          "  DEVICE  device string (default \"local-sync\")\n"
+          "  DEVICE  device string (default \"local-task\"; e.g.\n"
+          "          \"local-task?workers=4\" or \"local-sync\")\n"
           "  COUNT   floats per vector (default 1048576)\n");
 }
 
 int main(int argc, char** argv) {
-  const char* device_string = "local-sync";
+  const char* device_string = "local-task";
   uint32_t count = 1u << 20;
   if (argc > 1 &&
       (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
