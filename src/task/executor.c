@@ -56,9 +56,9 @@
 // Drains of one budget-1 process in a row when nothing else waits on the
 // immediate list (saves the push/pop round trip; bounded for fairness).
 #define WEFT_EXECUTOR_IMMEDIATE_REDRAIN_LIMIT 8
-// After this many pump rounds that found compute work, look at the
-// immediate list anyway, so budget-1 processes are not starved.
-#define WEFT_EXECUTOR_COMPUTE_STREAK_LIMIT 16
+// Drains of a compute process in a row before the worker leaves its slot
+// and looks at the immediate list (so budget-1 processes are not starved).
+#define WEFT_EXECUTOR_SLOT_SESSION_DRAINS 16
 // Workers each woken worker wakes in turn while the desired-wake count is
 // positive (a fan-out tree rather than a chain).
 #define WEFT_EXECUTOR_RELAY_FANOUT 2
@@ -92,8 +92,6 @@ typedef struct weft_executor_worker_t {
   weft_executor_t* executor;
   weft_thread_t* thread;
   uint32_t index;
-  // Owner-only pump state.
-  uint32_t compute_streak;
   char pad0[WEFT_EXECUTOR_CACHE_LINE];
   // Written by wakers.
   weft_notification_t notification;
@@ -474,6 +472,42 @@ static void weft_executor_slot_completed(weft_executor_slot_t* slot,
   }
 }
 
+// Drains |process| while this worker is counted in |slot|: up to
+// WEFT_EXECUTOR_SLOT_SESSION_DRAINS drains in a row while they return
+// DID_WORK, the slot stays open and the desired count still includes us
+// (staying costs one relaxed load per drain instead of two contended RMWs).
+static void weft_executor_slot_session(weft_executor_slot_t* slot,
+                                       weft_process_t* process,
+                                       uint32_t worker_index) {
+  for (uint32_t drains = 1;; ++drains) {
+    weft_process_drain_result_t result =
+        weft_process_is_completed(process)
+            ? WEFT_PROCESS_DRAIN_NO_WORK
+            : process->drain(process, worker_index);
+    if (result == WEFT_PROCESS_DRAIN_COMPLETED) {
+      weft_executor_slot_completed(slot, process);
+      return;
+    } else if (result == WEFT_PROCESS_DRAIN_NO_WORK) {
+      if (!weft_executor_slot_no_work(slot, process)) return;
+      continue;  // cleared a wake: drain again (see slot_no_work)
+    }
+    // DID_WORK.
+    uint32_t state = weft_atomic_load(&process->state, memory_order_relaxed);
+    if ((state & WEFT_PROCESS_PHASE_MASK) == WEFT_PROCESS_PHASE_RETIRING) {
+      // Work found after another drainer retired the process: make the
+      // finalizer place it again instead of idling it.
+      weft_process_wake(process);
+      return;
+    }
+    if (drains >= WEFT_EXECUTOR_SLOT_SESSION_DRAINS) return;
+    uint32_t word = weft_atomic_load(&slot->word, memory_order_relaxed);
+    if (WEFT_SLOT_STATE(word) != WEFT_SLOT_OPEN ||
+        WEFT_SLOT_COUNT(word) > weft_process_desired_workers(process)) {
+      return;
+    }
+  }
+}
+
 // One pass over the compute slots from this worker's start; drains the
 // first slot that wants a worker. Returns true when it drained.
 static bool weft_executor_drain_slots(weft_executor_t* executor,
@@ -493,38 +527,14 @@ static bool weft_executor_drain_slots(weft_executor_t* executor,
     }
     weft_process_t* process = slot->process;
     uint32_t desired = weft_process_desired_workers(process);
-    weft_atomic_store(&slot->limit, desired, memory_order_relaxed);
+    if (weft_atomic_load(&slot->limit, memory_order_relaxed) != desired) {
+      weft_atomic_store(&slot->limit, desired, memory_order_relaxed);
+    }
     if (WEFT_SLOT_COUNT(word) >= desired) {
       weft_executor_slot_leave(executor, slot);
       continue;
     }
-    bool again = true;
-    while (again) {
-      again = false;
-      weft_process_drain_result_t result =
-          weft_process_is_completed(process)
-              ? WEFT_PROCESS_DRAIN_NO_WORK
-              : process->drain(process, worker->index);
-      switch (result) {
-        case WEFT_PROCESS_DRAIN_DID_WORK: {
-          // Work found after another drainer retired the process: make the
-          // finalizer place it again instead of idling it.
-          uint32_t state =
-              weft_atomic_load(&process->state, memory_order_relaxed);
-          if ((state & WEFT_PROCESS_PHASE_MASK) ==
-              WEFT_PROCESS_PHASE_RETIRING) {
-            weft_process_wake(process);
-          }
-          break;
-        }
-        case WEFT_PROCESS_DRAIN_NO_WORK:
-          again = weft_executor_slot_no_work(slot, process);
-          break;
-        case WEFT_PROCESS_DRAIN_COMPLETED:
-          weft_executor_slot_completed(slot, process);
-          break;
-      }
-    }
+    weft_executor_slot_session(slot, process, worker->index);
     weft_executor_slot_leave(executor, slot);
     return true;
   }
@@ -587,11 +597,6 @@ static void weft_executor_drain_immediate(weft_executor_t* executor,
 static bool weft_executor_pump(weft_executor_t* executor,
                                weft_executor_worker_t* worker) {
   bool drained = weft_executor_drain_slots(executor, worker);
-  if (drained &&
-      ++worker->compute_streak < WEFT_EXECUTOR_COMPUTE_STREAK_LIMIT) {
-    return true;
-  }
-  worker->compute_streak = 0;
   bool more = false;
   weft_process_t* process =
       weft_executor_list_try_pop(&executor->immediate, &more);
@@ -941,7 +946,6 @@ weft_status_t weft_executor_create(const weft_executor_options_t* options,
       worker->executor = executor;
       worker->thread = NULL;
       worker->index = i;
-      worker->compute_streak = 0;
       weft_notification_initialize(&worker->notification);
     }
   }

@@ -66,6 +66,64 @@ static void test_desired_workers_caps_drainers(void** state) {
   weft_executor_release(executor);
 }
 
+// A drain that raises its desired worker count (a region with more tiles)
+// gets more workers; before that, only one is inside.
+typedef struct adaptive_process_t {
+  test_process_t test;
+  weft_atomic_int32_t max_inside_before;
+  weft_atomic_int32_t raised;
+} adaptive_process_t;
+
+static weft_process_drain_result_t adaptive_drain(weft_process_t* process,
+                                                  uint32_t worker_index) {
+  adaptive_process_t* p = (adaptive_process_t*)process->user_data;
+  int32_t inside =
+      weft_atomic_fetch_add(&p->test.inside, 1, memory_order_relaxed) + 1;
+  if (!weft_atomic_load(&p->raised, memory_order_relaxed) && inside > 1) {
+    weft_atomic_store(&p->max_inside_before, inside, memory_order_relaxed);
+  }
+  weft_atomic_fetch_or(&p->test.worker_mask, 1ull << worker_index,
+                       memory_order_relaxed);
+  weft_time_t until = weft_time_now() + 20 * 1000;
+  while (weft_time_now() < until) weft_cpu_relax();
+  int32_t calls =
+      weft_atomic_fetch_add(&p->test.drain_calls, 1, memory_order_relaxed) +
+      1;
+  weft_atomic_fetch_sub(&p->test.inside, 1, memory_order_relaxed);
+  if (calls == 50) {
+    weft_atomic_store(&p->raised, 1, memory_order_relaxed);
+    weft_process_set_desired_workers(process, 4);
+  }
+  uint64_t mask =
+      weft_atomic_load(&p->test.worker_mask, memory_order_relaxed);
+  bool all = __builtin_popcountll(mask) == 4;
+  return (all && calls > 50) || weft_process_is_cancelled(process)
+             ? WEFT_PROCESS_DRAIN_COMPLETED
+             : WEFT_PROCESS_DRAIN_DID_WORK;
+}
+
+static void test_raising_desired_workers_wakes_more(void** state) {
+  (void)state;
+  weft_executor_t* executor = test_executor_create(4, 0, 0);
+  assert_non_null(executor);
+  for (int round = 0; round < 10; ++round) {
+    adaptive_process_t p;
+    memset(&p, 0, sizeof(p));
+    test_process_initialize(executor, 4, 0, &p.test);
+    p.test.process.drain = adaptive_drain;
+    p.test.process.user_data = &p;
+    weft_process_set_desired_workers(&p.test.process, 1);
+    weft_process_resume(&p.test.process);
+    // Every worker joins once the count is raised.
+    assert_true(test_wait_at_least(&p.test.releases, 1, TEST_TIMEOUT_NS));
+    assert_int_equal(
+        weft_atomic_load(&p.max_inside_before, memory_order_relaxed), 0);
+    assert_int_equal(
+        weft_atomic_load(&p.test.worker_mask, memory_order_relaxed), 0xF);
+  }
+  weft_executor_release(executor);
+}
+
 // Thousands of budget-1 processes, scheduled from several threads.
 typedef struct scheduler_thread_t {
   test_process_t* processes;
@@ -531,6 +589,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_budget_n_drained_by_all_workers),
       cmocka_unit_test(test_desired_workers_caps_drainers),
+      cmocka_unit_test(test_raising_desired_workers_wakes_more),
       cmocka_unit_test(test_many_immediate_processes),
       cmocka_unit_test(test_more_compute_processes_than_slots),
       cmocka_unit_test(test_sleep_wake_stress_immediate),
