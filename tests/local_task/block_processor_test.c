@@ -478,6 +478,75 @@ static void kernel_failure_stops_later_regions(void** state) {
   weft_executable_release(executable);
 }
 
+typedef struct abort_state_t {
+  weft_block_processor_context_t* context;
+  weft_atomic_uint32_t ready_count;
+} abort_state_t;
+
+static void abort_on_first_region_ready(void* user_data,
+                                        uint32_t desired_workers) {
+  abort_state_t* abort_state = (abort_state_t*)user_data;
+  if (weft_atomic_fetch_add(&abort_state->ready_count, 1,
+                            memory_order_relaxed) == 0) {
+    weft_block_processor_abort(
+        abort_state->context,
+        WEFT_STATUS(CANCELLED, "test: the queue is shutting down"));
+  }
+}
+
+// Aborting (as a cancelled queue does) skips what has not started: tiles of
+// the region open when aborting that were not claimed yet are skipped, and
+// later regions never open.
+static void abort_skips_remaining_work(void** state) {
+  (void)state;
+  weft_executable_t* executable = test_executable();
+  weft_buffer_t* counters = test_buffer(3 * 500 * 4);
+  weft_buffer_t* owners = test_buffer(3 * 500 * 4);
+  weft_buffer_ref_t bindings[3][2];
+  test_commands_t list = {0};
+  for (uint32_t r = 0; r < 3; ++r) {
+    if (r > 0) test_commands_push(&list, test_barrier());
+    bindings[r][0] = weft_make_buffer_ref(counters, r * 2000, 2000);
+    bindings[r][1] = weft_make_buffer_ref(owners, r * 2000, 2000);
+    test_commands_push(&list, test_dispatch(executable, KERNEL_COUNT, 500, 1, 1,
+                                            0, NULL, 2, bindings[r]));
+  }
+  weft_block_builder_options_t options = {0};
+  options.dispatch_tile_size = 1;
+  weft_block_recording_t* recording = test_build(&list, &options);
+  abort_state_t abort_state;
+  memset(&abort_state, 0, sizeof(abort_state));
+  weft_block_processor_params_t params = {0};
+  params.worker_count = 3;
+  params.region_ready = abort_on_first_region_ready;
+  params.region_ready_user_data = &abort_state;
+  assert_ok(weft_block_processor_context_create(recording, kNoTable, &params,
+                                                weft_allocator_system(),
+                                                &abort_state.context));
+  assert_status(test_run_threads(abort_state.context, 3, 0), CANCELLED,
+                "the queue is shutting down");
+  weft_block_processor_context_free(abort_state.context);
+  assert_int_equal(
+      weft_atomic_load(&abort_state.ready_count, memory_order_relaxed), 1);
+  uint32_t* data = (uint32_t*)test_read(counters, 0, 3 * 2000);
+  for (uint32_t i = 0; i < 1500; ++i) {
+    if (i < 500) {
+      assert_int_equal(data[i], 1);
+    } else if (i < 1000) {
+      // Workers may have started region 1 before the abort landed.
+      assert_true(data[i] <= 1);
+    } else {
+      assert_int_equal(data[i], 0);
+    }
+  }
+  free(data);
+  weft_block_recording_free(recording);
+  test_commands_free(&list);
+  weft_buffer_release(counters);
+  weft_buffer_release(owners);
+  weft_executable_release(executable);
+}
+
 // --- Processor ids and scratch
 
 static void processor_ids_and_scratch_per_worker(void** state) {
@@ -873,6 +942,7 @@ int main(void) {
       cmocka_unit_test(regions_are_ordered),
       cmocka_unit_test(stale_workers_cannot_claim_across_regions),
       cmocka_unit_test(kernel_failure_stops_later_regions),
+      cmocka_unit_test(abort_skips_remaining_work),
       cmocka_unit_test(processor_ids_and_scratch_per_worker),
       cmocka_unit_test(desired_workers_follow_regions),
       cmocka_unit_test(no_work_while_last_tile_runs),

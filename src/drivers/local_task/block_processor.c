@@ -903,6 +903,14 @@ bool weft_block_processor_is_completed(
   return (uint32_t)(claim >> 32) >= context->region_count;
 }
 
+void weft_block_processor_abort(weft_block_processor_context_t* context,
+                                weft_status_t status) {
+  if (weft_status_is_ok(status)) {
+    status = weft_status_from_code(WEFT_STATUS_CANCELLED);
+  }
+  weft_block_processor_fail(context, status);
+}
+
 weft_status_t weft_block_processor_consume_status(
     weft_block_processor_context_t* context) {
   // Acquire: pairs with the release that stored the failure (its record).

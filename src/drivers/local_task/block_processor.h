@@ -176,6 +176,14 @@ uint32_t weft_block_processor_desired_workers(
 bool weft_block_processor_is_completed(
     const weft_block_processor_context_t* context);
 
+// Fails the submission with |status| (consumed; OK means a bare CANCELLED)
+// unless it already failed:
+// tiles not yet started are skipped and no later region opens, so the
+// drains still running reach COMPLETED promptly (cancellation, shutdown).
+// Workers must keep draining until then. Any thread.
+void weft_block_processor_abort(weft_block_processor_context_t* context,
+                                weft_status_t status);
+
 // Returns the first failure (owned by the caller) or OK, once; later calls
 // return OK. Call after completion.
 weft_status_t weft_block_processor_consume_status(
