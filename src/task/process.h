@@ -49,7 +49,11 @@ typedef enum weft_process_drain_result_e {
   // can find work either (a recording still being finished by others is
   // DID_WORK).
   WEFT_PROCESS_DRAIN_NO_WORK = 1,
-  // Finished: complete the process (once) and stop draining.
+  // Finished: complete the process (once) and stop draining. With budget
+  // > 1, workers that entered before the completion may still call drain
+  // (concurrently with completion or just after it); such a drain must be
+  // harmless (e.g. return COMPLETED again). Nothing calls drain after
+  // release.
   WEFT_PROCESS_DRAIN_COMPLETED = 2,
 } weft_process_drain_result_t;
 
