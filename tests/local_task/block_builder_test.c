@@ -553,16 +553,10 @@ static void dispatch_in_caller_storage(void** state) {
 
 // --- The command buffer hook
 
-static void command_buffer_finalize_attaches_recording(void** state) {
-  (void)state;
-  weft_device_t* device = NULL;
-  assert_ok(weft_device_create("local-sync", weft_allocator_system(), &device));
-  weft_buffer_t* buffer = test_buffer(256);
-  weft_command_buffer_t* command_buffer = NULL;
-  assert_ok(weft_command_buffer_create(
-      device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY, 1,
-      &command_buffer));
-  assert_null(weft_block_command_buffer_recording(command_buffer));
+// Records |command_buffer|: a fill of [0, 128) of |buffer|, a barrier, a
+// copy of [0, 64) to slot 0.
+static void record_fill_and_copy(weft_command_buffer_t* command_buffer,
+                                 weft_buffer_t* buffer) {
   assert_ok(weft_command_buffer_begin(command_buffer));
   uint32_t pattern = 0xABABABABu;
   assert_ok(weft_command_buffer_fill(
@@ -572,22 +566,46 @@ static void command_buffer_finalize_attaches_recording(void** state) {
                                      weft_make_buffer_ref(buffer, 0, 64),
                                      weft_make_indirect_buffer_ref(0, 0, 64)));
   assert_ok(weft_command_buffer_end(command_buffer));
-  // local-sync has no finalize hook: attach by hand as local-task would.
-  assert_ok(weft_block_command_buffer_finalize(device, command_buffer));
+}
+
+// Ending a command buffer on local-task compiles it (the device's finalize
+// hook); local-sync has no hook and no recording.
+static void command_buffer_end_compiles_on_local_task(void** state) {
+  (void)state;
+  weft_device_t* device = NULL;
+  assert_ok(weft_device_create("local-task?workers=2", weft_allocator_system(),
+                               &device));
+  weft_buffer_t* buffer = test_buffer(256);
+  weft_command_buffer_t* command_buffer = NULL;
+  assert_ok(weft_command_buffer_create(
+      device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY, 1,
+      &command_buffer));
+  assert_null(weft_block_command_buffer_recording(command_buffer));
+  record_fill_and_copy(command_buffer, buffer);
   const weft_block_recording_t* recording =
       weft_block_command_buffer_recording(command_buffer);
   assert_non_null(recording);
+  check_layout(recording);
   assert_int_equal(recording->region_count, 2);
   weft_buffer_binding_t binding = {buffer, 128, 128};
   assert_ok(test_run(recording, (weft_binding_table_t){1, &binding}, 2, 0));
   uint32_t* data = (uint32_t*)test_read(buffer, 0, 256);
-  for (uint32_t i = 0; i < 48; ++i) assert_int_equal(data[i], pattern);
+  for (uint32_t i = 0; i < 48; ++i) assert_int_equal(data[i], 0xABABABABu);
   for (uint32_t i = 48; i < 64; ++i) assert_int_equal(data[i], 0);
   free(data);
-  // Released with the command buffer (LeakSanitizer checks).
+  // Freed with the command buffer (LeakSanitizer checks).
   weft_command_buffer_release(command_buffer);
-  weft_buffer_release(buffer);
   weft_device_release(device);
+
+  assert_ok(weft_device_create("local-sync", weft_allocator_system(), &device));
+  assert_ok(weft_command_buffer_create(
+      device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY, 1,
+      &command_buffer));
+  record_fill_and_copy(command_buffer, buffer);
+  assert_null(weft_block_command_buffer_recording(command_buffer));
+  weft_command_buffer_release(command_buffer);
+  weft_device_release(device);
+  weft_buffer_release(buffer);
 }
 
 // --- Recording errors
@@ -696,7 +714,7 @@ int main(void) {
       cmocka_unit_test(fixups_deduplicate),
       cmocka_unit_test(recording_runs_concurrently_with_itself),
       cmocka_unit_test(dispatch_in_caller_storage),
-      cmocka_unit_test(command_buffer_finalize_attaches_recording),
+      cmocka_unit_test(command_buffer_end_compiles_on_local_task),
       cmocka_unit_test(recording_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -102,7 +102,8 @@ weft_status_t weft_block_command_buffer_finalize(
     weft_device_t* device, weft_command_buffer_t* command_buffer);
 
 // The recording weft_block_command_buffer_finalize attached to
-// |command_buffer|, or NULL if it has none (not ended on local-task).
+// |command_buffer|, or NULL if it has none (not ended, or recorded for a
+// device whose finalize hook is not weft_block_command_buffer_finalize).
 const weft_block_recording_t* weft_block_command_buffer_recording(
     const weft_command_buffer_t* command_buffer);
 
