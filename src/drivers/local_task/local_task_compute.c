@@ -43,6 +43,14 @@ static void* weft_local_task_compute_scratch(weft_executor_t* executor,
   return scratch;
 }
 
+// Finishes |op| with |status| (consumed) and retires it. No worker may be
+// inside its context any more.
+static void weft_local_task_compute_finish_and_release(weft_local_task_op_t* op,
+                                                       weft_status_t status) {
+  weft_local_task_op_finish(op, status);
+  weft_local_task_op_release(op);
+}
+
 // The processor's region callback: the next region wants this many workers.
 static void weft_local_task_compute_region_ready(void* user_data,
                                                  uint32_t desired_workers) {
@@ -110,14 +118,21 @@ static weft_process_drain_result_t weft_local_task_compute_release_and_install(
       weft_atomic_load(&compute->current, memory_order_relaxed);
   if (op) {
     weft_atomic_store(&compute->current, NULL, memory_order_relaxed);
+    if (op->args.type == WEFT_LOCAL_TASK_OP_EXECUTE) {
+      // Deferred to here, where no worker is inside (see
+      // weft_local_task_op_finish).
+      weft_status_t status = op->compute.status;
+      op->compute.status = WEFT_OK;
+      weft_local_task_op_finish(op, status);
+    }
     weft_local_task_op_release(op);
   }
   weft_local_task_op_t* next = NULL;
   while ((next = weft_local_task_compute_pop(compute)) != NULL &&
          // Seq_cst: the shutdown handshake (see weft_local_task_op_retire).
          weft_atomic_load(&device->shutting_down, memory_order_seq_cst)) {
-    weft_local_task_op_finish(next, weft_local_task_op_not_run_status(next));
-    weft_local_task_op_release(next);
+    weft_local_task_compute_finish_and_release(
+        next, weft_local_task_op_not_run_status(next));
   }
   weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_DID_WORK;
   if (next) {
@@ -172,8 +187,16 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
                                memory_order_acq_rel) &
           WEFT_LOCAL_TASK_COMPUTE_CLOSED)) {
       // Still inside: the context stays alive while its result is taken.
-      weft_local_task_op_finish(
-          op, weft_block_processor_consume_status(op->compute.context));
+      weft_status_t status =
+          weft_block_processor_consume_status(op->compute.context);
+      if (op->args.type == WEFT_LOCAL_TASK_OP_EXECUTE) {
+        // Published by the lane's owner once every worker left: finishing
+        // an execution ends its context and drops its command buffer.
+        op->compute.status = status;
+      } else {
+        // Two-phase: signal now, free when the last worker leaves.
+        weft_local_task_op_finish(op, status);
+      }
     }
   }
   weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_DID_WORK;
@@ -253,8 +276,7 @@ void weft_local_task_compute_start(weft_local_task_queue_t* queue,
       weft_local_task_compute_prepare(queue, op, worker_index, &replayed);
   weft_block_processor_context_t* context = op->compute.context;
   if (!weft_status_is_ok(status) || replayed) {
-    weft_local_task_op_finish(op, status);
-    weft_local_task_op_release(op);
+    weft_local_task_compute_finish_and_release(op, status);
   } else if (device->worker_count == 1 ||
              (op->compute.recording->region_count <= 1 &&
               weft_block_processor_desired_workers(context) <= 1)) {
@@ -267,8 +289,8 @@ void weft_local_task_compute_start(weft_local_task_queue_t* queue,
                                       scratch_size) !=
            WEFT_BLOCK_DRAIN_COMPLETED) {
     }
-    weft_local_task_op_finish(op, weft_block_processor_consume_status(context));
-    weft_local_task_op_release(op);
+    weft_local_task_compute_finish_and_release(
+        op, weft_block_processor_consume_status(context));
   } else {
     weft_mpsc_list_push(&queue->compute.incoming, &op->entry);
     weft_process_wake(&queue->compute.process);

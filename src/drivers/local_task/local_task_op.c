@@ -328,6 +328,7 @@ bool weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
                                weft_local_task_op_t* op) {
   weft_block_processor_context_deinitialize(op->compute.context);
   weft_block_recording_deinitialize(op->compute.dispatch_recording);
+  weft_status_free(op->compute.status);
   weft_status_free(op->wait_status);
   op->wait_status = WEFT_OK;
   weft_local_task_op_args_reference(&op->args, /*retain=*/false);

@@ -146,6 +146,9 @@ struct weft_local_task_op_t {
     // recording (|scratch_size| bytes per worker, in the record), or NULL.
     uint8_t* scratch;
     size_t scratch_size;
+    // EXECUTE on the compute process: the processor's result, taken by the
+    // worker that saw it complete and published by the one that frees it.
+    weft_status_t status;
   } compute;
 };
 
@@ -186,7 +189,11 @@ bool weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
 //===----------------------------------------------------------------------===//
 
 // Signals |op|'s semaphores when |status| (consumed) is OK, otherwise fails
-// them with it (local_task_queue.c).
+// them with it (local_task_queue.c). An EXECUTE first ends its processor
+// context and drops its command buffer (which holds the device: the host
+// may release both once it sees the signal, and the device's last
+// reference must not be left to a worker), so no worker may still be inside
+// its context; a DISPATCH may finish while workers are (two-phase).
 void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status);
 
 // Retires |op| and wakes a shutting-down device when it was the last op

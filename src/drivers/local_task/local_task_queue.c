@@ -201,6 +201,16 @@ static weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
 }
 
 void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status) {
+  if (op->args.type == WEFT_LOCAL_TASK_OP_EXECUTE) {
+    // A command buffer holds its device, and the host may release both as
+    // soon as it sees the signal: drop it first, so that the device's last
+    // reference is not left to a worker (see local_task_device.h).
+    weft_block_processor_context_deinitialize(op->compute.context);
+    op->compute.context = NULL;
+    op->compute.recording = NULL;
+    weft_command_buffer_release(op->args.execute.command_buffer);
+    op->args.execute.command_buffer = NULL;
+  }
   weft_local_task_signal_or_fail(op->signal_list, status);
 }
 
