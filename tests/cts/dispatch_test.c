@@ -413,11 +413,14 @@ static void failing_kernel_in_command_buffer(void** state) {
       begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(buffer, 0, 16), &(uint8_t){1}, 1));
+  // Barriers order the commands (without them they may run concurrently).
+  WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
   uint32_t constants[1] = {0};
   uint32_t workgroups[3] = {2, 1, 1};
   WEFT_ASSERT_OK(weft_command_buffer_dispatch(
       command_buffer, cts->kernels, kernel_ordinal(cts->kernels, "fail"),
       workgroups, 1, constants, 0, NULL));
+  WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
   // Never runs: the command before it failed.
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(buffer, 0, 16), &(uint8_t){2}, 1));
