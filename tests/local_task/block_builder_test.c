@@ -643,6 +643,16 @@ static void recording_errors(void** state) {
   assert_null(recording);
   test_commands_free(&list);
 
+  // A binding past the end of its buffer is named.
+  weft_buffer_ref_t past_end[2] = {bindings[0],
+                                   weft_make_buffer_ref(buffer, 60, 8)};
+  test_commands_push(&list, test_dispatch(executable, KERNEL_COUNT, 4, 1, 1, 0,
+                                          NULL, 2, past_end));
+  assert_status(weft_block_recording_build(list.items, list.count, NULL,
+                                           allocator, "test", &recording),
+                OUT_OF_RANGE, "for binding 1");
+  test_commands_free(&list);
+
   // Workgroup counts whose product overflows.
   test_commands_push(
       &list, test_dispatch(executable, KERNEL_EMPTY, UINT32_MAX, UINT32_MAX,

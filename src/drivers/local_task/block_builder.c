@@ -400,19 +400,23 @@ static weft_status_t weft_block_builder_direct_mapping(
   return status;
 }
 
-// Turns |ref| into the fixup at |fixup|. |role| names the reference in
-// messages ("target", "binding 2").
+// Turns |ref| into the fixup at |fixup|. Messages name the reference as
+// "the |role|" ("the target") or, for a dispatch binding (|binding| !=
+// UINT32_MAX), "binding |binding|".
 static weft_status_t weft_block_builder_make_fixup(
     weft_block_builder_t* builder, weft_buffer_ref_t ref, const char* role,
-    weft_block_fixup_t* fixup) {
+    uint32_t binding, weft_block_fixup_t* fixup) {
   memset(fixup, 0, sizeof(*fixup));
   weft_status_t status = WEFT_OK;
   weft_device_size_t length = ref.length;
   if (ref.buffer) {
-    status = weft_status_annotate(
-        weft_buffer_calculate_range(ref.buffer, ref.offset, ref.length,
-                                    builder->what, &length),
-        "for the %s", role);
+    status = weft_buffer_calculate_range(ref.buffer, ref.offset, ref.length,
+                                         builder->what, &length);
+    if (!weft_status_is_ok(status) && binding == UINT32_MAX) {
+      status = weft_status_annotate(status, "for the %s", role);
+    } else if (!weft_status_is_ok(status)) {
+      status = weft_status_annotate(status, "for binding %u", binding);
+    }
   }
   const weft_buffer_mapping_t* mapping = NULL;
   if (weft_status_is_ok(status) && ref.buffer &&
@@ -537,10 +541,8 @@ static weft_status_t weft_block_builder_emit_dispatch(
   weft_block_t* block = builder->current;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < dispatch->binding_count;
        ++i) {
-    char role[32];
-    snprintf(role, sizeof(role), "binding %u", i);
     status = weft_block_builder_make_fixup(
-        builder, dispatch->bindings[i], role,
+        builder, dispatch->bindings[i], "binding", i,
         weft_block_fixup_mutable(block, first_fixup + i));
   }
   if (weft_status_is_ok(status)) {
@@ -597,7 +599,7 @@ static weft_status_t weft_block_builder_fill(weft_block_builder_t* builder,
     command->pattern = fill->pattern;
     command->pattern_length = fill->pattern_length;
     status = weft_block_builder_make_fixup(
-        builder, fill->target, "target",
+        builder, fill->target, "target", UINT32_MAX,
         weft_block_fixup_mutable(builder->current, first_fixup));
   }
   if (weft_status_is_ok(status)) {
@@ -618,12 +620,12 @@ static weft_status_t weft_block_builder_copy(weft_block_builder_t* builder,
     command->source_fixup = first_fixup;
     command->target_fixup = first_fixup + 1;
     status = weft_block_builder_make_fixup(
-        builder, copy->source, "source",
+        builder, copy->source, "source", UINT32_MAX,
         weft_block_fixup_mutable(builder->current, first_fixup));
   }
   if (weft_status_is_ok(status)) {
     status = weft_block_builder_make_fixup(
-        builder, copy->target, "target",
+        builder, copy->target, "target", UINT32_MAX,
         weft_block_fixup_mutable(builder->current, first_fixup + 1));
   }
   if (weft_status_is_ok(status)) {
@@ -671,7 +673,7 @@ static weft_status_t weft_block_builder_update(
       fixup_block = builder->current;
       fixup_index = first_fixup;
       status = weft_block_builder_make_fixup(
-          builder, update->target, "target",
+          builder, update->target, "target", UINT32_MAX,
           weft_block_fixup_mutable(fixup_block, fixup_index));
     }
     if (weft_status_is_ok(status)) {
