@@ -13,7 +13,8 @@ function(weft_add_test)
 endfunction()
 
 # The drivers every CTS suite runs against.
-set(WEFT_CTS_DRIVERS "local-sync" CACHE STRING "Drivers the CTS runs on")
+set(WEFT_CTS_DRIVERS "local-sync;local-task" CACHE STRING
+    "Drivers the CTS runs on")
 
 # weft_add_cts_suite(SUITE s SOURCES src... [LABELS l...])
 # Builds cts_<s> and registers cts.<driver>.<s> for every driver in
