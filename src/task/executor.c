@@ -34,9 +34,9 @@
 #include <string.h>
 
 #include "base/notification.h"
-#include "task/affinity_set.h"
 #include "base/thread.h"
 #include "base/wait_policy.h"
+#include "task/affinity_set.h"
 
 #define WEFT_EXECUTOR_CACHE_LINE 64
 
@@ -643,10 +643,9 @@ static bool weft_executor_worker_spin(weft_executor_t* executor,
   do {
     if (spinners >= executor->max_spinners) return false;
     // Relaxed: a counter that only bounds how many spin.
-  } while (!weft_atomic_compare_exchange_weak(&executor->spinner_count,
-                                              &spinners, spinners + 1,
-                                              memory_order_relaxed,
-                                              memory_order_relaxed));
+  } while (!weft_atomic_compare_exchange_weak(
+      &executor->spinner_count, &spinners, spinners + 1, memory_order_relaxed,
+      memory_order_relaxed));
   weft_atomic_uint64_t* spinning_word =
       &executor->spinning_mask[worker->index / 64];
   // Relaxed: a hint for wakers (see spinning_mask).
@@ -822,9 +821,9 @@ static void weft_executor_apply_options(const weft_executor_options_t* options,
   // would give it work.
   if (executor->worker_count > cpu_count) executor->wait_policy.spin_ns = 0;
   // Spinners leave one CPU to the thread that gives them work.
-  executor->max_spinners =
-      executor->wait_policy.spin_ns > 0 ? (cpu_count > 1 ? cpu_count - 1 : 1)
-                                        : 0;
+  executor->max_spinners = executor->wait_policy.spin_ns > 0
+                               ? (cpu_count > 1 ? cpu_count - 1 : 1)
+                               : 0;
   executor->local_memory_size = options->worker_local_memory_size;
   executor->local_memory_stride =
       (options->worker_local_memory_size + WEFT_EXECUTOR_CACHE_LINE - 1) &
@@ -861,8 +860,7 @@ static weft_status_t weft_executor_allocate_storage(weft_executor_t* executor) {
       status = WEFT_STATUS(INVALID_ARGUMENT,
                            "executor_create: worker_local_memory_size %zu "
                            "times %u workers overflows",
-                           executor->local_memory_size,
-                           executor->worker_count);
+                           executor->local_memory_size, executor->worker_count);
     }
   }
   if (weft_status_is_ok(status) && executor->local_memory_stride > 0) {

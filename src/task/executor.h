@@ -97,8 +97,7 @@ uint32_t weft_executor_idle_worker_count(const weft_executor_t* executor);
 // Schedules |process| (its phase already moved to SCHEDULED by process.c):
 // pushes it on the immediate list or into a compute slot and wakes workers.
 // Internal to src/task; use weft_process_resume / weft_process_wake.
-void weft_executor_schedule(weft_executor_t* executor,
-                            weft_process_t* process);
+void weft_executor_schedule(weft_executor_t* executor, weft_process_t* process);
 
 // Asks for |count| more workers to wake (one now, the rest relayed).
 // Cheap when none is idle.

@@ -105,8 +105,8 @@ void weft_process_report_failure(weft_process_t* process,
   weft_status_t expected = NULL;
   // acq_rel on success: the completer that takes the status (acquire) sees
   // the record's contents. Relaxed on failure: we only free ours.
-  if (!weft_atomic_compare_exchange_strong(&process->failure, &expected,
-                                           status, memory_order_acq_rel,
+  if (!weft_atomic_compare_exchange_strong(&process->failure, &expected, status,
+                                           memory_order_acq_rel,
                                            memory_order_relaxed)) {
     weft_status_free(status);
   }

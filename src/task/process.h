@@ -149,8 +149,7 @@ void weft_process_wake(weft_process_t* process);
 
 // Records |status| (consumed) as the process's failure if it is the first;
 // later ones (and OK) are freed. Any thread.
-void weft_process_report_failure(weft_process_t* process,
-                                 weft_status_t status);
+void weft_process_report_failure(weft_process_t* process, weft_status_t status);
 
 // Asks the process to stop. A suspended process completes at once on this
 // thread (completion with CANCELLED, dependents resumed, release). Otherwise

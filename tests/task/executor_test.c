@@ -1,14 +1,13 @@
 // Tests for the executor: compute slots and overflow, the immediate list,
 // sleep/wake stress, wake racing NO_WORK, shutdown, worker-local memory.
 
+#include <cmocka.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-#include <cmocka.h>
-#include <sched.h>
 
 #include "task/affinity_set.h"
 #include "task_test_util.h"
@@ -87,15 +86,13 @@ static weft_process_drain_result_t adaptive_drain(weft_process_t* process,
   weft_time_t until = weft_time_now() + 20 * 1000;
   while (weft_time_now() < until) weft_cpu_relax();
   int32_t calls =
-      weft_atomic_fetch_add(&p->test.drain_calls, 1, memory_order_relaxed) +
-      1;
+      weft_atomic_fetch_add(&p->test.drain_calls, 1, memory_order_relaxed) + 1;
   weft_atomic_fetch_sub(&p->test.inside, 1, memory_order_relaxed);
   if (calls == 50) {
     weft_atomic_store(&p->raised, 1, memory_order_relaxed);
     weft_process_set_desired_workers(process, 4);
   }
-  uint64_t mask =
-      weft_atomic_load(&p->test.worker_mask, memory_order_relaxed);
+  uint64_t mask = weft_atomic_load(&p->test.worker_mask, memory_order_relaxed);
   bool all = __builtin_popcountll(mask) == 4;
   return (all && calls > 50) || weft_process_is_cancelled(process)
              ? WEFT_PROCESS_DRAIN_COMPLETED
@@ -165,8 +162,7 @@ static void test_many_immediate_processes(void** state) {
   }
   for (int t = 0; t < kThreads; ++t) weft_thread_join(handles[t]);
   for (int i = 0; i < count; ++i) {
-    assert_true(test_wait_at_least(&processes[i].releases, 1,
-                                   TEST_TIMEOUT_NS));
+    assert_true(test_wait_at_least(&processes[i].releases, 1, TEST_TIMEOUT_NS));
     assert_int_equal(
         weft_atomic_load(&processes[i].completions, memory_order_relaxed), 1);
     assert_int_equal(
@@ -194,8 +190,7 @@ static void test_more_compute_processes_than_slots(void** state) {
   }
   for (int i = 0; i < count; ++i) weft_process_resume(&processes[i].process);
   for (int i = 0; i < count; ++i) {
-    assert_true(test_wait_at_least(&processes[i].releases, 1,
-                                   TEST_TIMEOUT_NS));
+    assert_true(test_wait_at_least(&processes[i].releases, 1, TEST_TIMEOUT_NS));
     assert_int_equal(
         weft_atomic_load(&processes[i].completions, memory_order_relaxed), 1);
     assert_int_equal(
@@ -220,9 +215,10 @@ static void run_sleep_wake_cycles(uint32_t worker_count, uint32_t budget,
     test_process_initialize(executor, budget, (int32_t)budget, &test);
     weft_process_resume(&test.process);
     if (!test_wait_at_least(&test.releases, 1, TEST_TIMEOUT_NS)) {
-      fail_msg("cycle %d: a process scheduled with all %u workers asleep "
-               "never ran",
-               i, worker_count);
+      fail_msg(
+          "cycle %d: a process scheduled with all %u workers asleep "
+          "never ran",
+          i, worker_count);
     }
   }
   weft_duration_t elapsed = weft_time_now() - start;
@@ -300,11 +296,11 @@ static void run_wake_races_no_work(uint32_t worker_count, uint32_t budget,
     }
   }
   weft_duration_t elapsed = weft_time_now() - start;
-  print_message("%d wakes (%u workers, budget %u, spin %lld ns, drain %lld "
-                "ns): %.2f us each\n",
-                wakes, worker_count, budget, (long long)spin_ns,
-                (long long)drain_ns,
-                (double)elapsed / wakes / 1000.0);
+  print_message(
+      "%d wakes (%u workers, budget %u, spin %lld ns, drain %lld "
+      "ns): %.2f us each\n",
+      wakes, worker_count, budget, (long long)spin_ns, (long long)drain_ns,
+      (double)elapsed / wakes / 1000.0);
   assert_int_equal(weft_atomic_load(&p.observed, memory_order_acquire), wakes);
   weft_process_cancel(&p.test.process);
   assert_true(test_wait_at_least(&p.test.releases, 1, TEST_TIMEOUT_NS));
@@ -353,8 +349,8 @@ static void test_shutdown_with_pending_processes(void** state) {
   busy_compute.process.drain = busy_drain;
   weft_process_resume(&busy_compute.process);
   weft_process_resume(&busy_immediate.process);
-  assert_true(test_wait_at_least(&busy_compute.drain_calls, 1,
-                                 TEST_TIMEOUT_NS));
+  assert_true(
+      test_wait_at_least(&busy_compute.drain_calls, 1, TEST_TIMEOUT_NS));
   enum { kPending = 64 };
   test_process_t pending[kPending];
   test_process_t dependent;
@@ -377,11 +373,10 @@ static void test_shutdown_with_pending_processes(void** state) {
   all[kPending + 1] = &busy_compute;
   all[kPending + 2] = &dependent;
   for (int i = 0; i < kPending + 3; ++i) {
-    assert_int_equal(weft_atomic_load(&all[i]->completions,
-                                      memory_order_acquire),
-                     1);
     assert_int_equal(
-        weft_atomic_load(&all[i]->releases, memory_order_acquire), 1);
+        weft_atomic_load(&all[i]->completions, memory_order_acquire), 1);
+    assert_int_equal(weft_atomic_load(&all[i]->releases, memory_order_acquire),
+                     1);
     assert_int_equal(
         weft_atomic_load(&all[i]->status_code, memory_order_relaxed),
         WEFT_STATUS_CANCELLED);
@@ -449,8 +444,7 @@ static void test_worker_local_memory(void** state) {
   char* previous = NULL;
   for (uint32_t i = 0; i < 4; ++i) {
     size_t size = 0;
-    char* memory =
-        (char*)weft_executor_worker_local_memory(executor, i, &size);
+    char* memory = (char*)weft_executor_worker_local_memory(executor, i, &size);
     assert_non_null(memory);
     assert_int_equal(size, 1000);
     assert_int_equal((uintptr_t)memory % 64, 0);
@@ -573,8 +567,7 @@ static void test_worker_affinity(void** state) {
   weft_executor_release(executor);
 
   // A CPU that does not exist: creation fails and leaves nothing running.
-  assert_true(
-      weft_status_is_ok(weft_affinity_set_set(&sets[2], 4000000 - 1)));
+  assert_true(weft_status_is_ok(weft_affinity_set_set(&sets[2], 4000000 - 1)));
   weft_affinity_set_clear(&sets[2], (uint32_t)cpu);
   executor = (weft_executor_t*)1;
   weft_status_t status =

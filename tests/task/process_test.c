@@ -2,13 +2,12 @@
 // release after the last drainer, first failure wins, dependents,
 // cancellation and wake.
 
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-#include <cmocka.h>
 
 #include "task_test_util.h"
 
@@ -54,8 +53,7 @@ static void test_budget_one_is_exclusive(void** state) {
   test_process_initialize(executor, 1, 2000, &test);
   weft_process_resume(&test.process);
   assert_true(test_wait_at_least(&test.releases, 1, TEST_TIMEOUT_NS));
-  assert_int_equal(weft_atomic_load(&test.max_inside, memory_order_relaxed),
-                   1);
+  assert_int_equal(weft_atomic_load(&test.max_inside, memory_order_relaxed), 1);
   assert_int_equal(weft_atomic_load(&test.drain_calls, memory_order_relaxed),
                    2000);
   assert_int_equal(weft_atomic_load(&test.completions, memory_order_relaxed),
@@ -73,8 +71,8 @@ static void test_completion_once_under_concurrent_drains(void** state) {
     test.drain_ns = 20 * 1000;
     weft_process_resume(&test.process);
     assert_true(test_wait_at_least(&test.releases, 1, TEST_TIMEOUT_NS));
-    assert_int_equal(
-        weft_atomic_load(&test.completions, memory_order_relaxed), 1);
+    assert_int_equal(weft_atomic_load(&test.completions, memory_order_relaxed),
+                     1);
     assert_int_equal(weft_atomic_load(&test.late_drains, memory_order_relaxed),
                      0);
     assert_int_equal(weft_atomic_load(&test.released_before_completion,
@@ -101,12 +99,11 @@ typedef struct failing_process_t {
 static weft_process_drain_result_t failing_drain(weft_process_t* process,
                                                  uint32_t worker_index) {
   failing_process_t* failing = (failing_process_t*)process->user_data;
-  int32_t n =
-      weft_atomic_fetch_add(&failing->reports, 1, memory_order_relaxed);
+  int32_t n = weft_atomic_fetch_add(&failing->reports, 1, memory_order_relaxed);
   if (n == 0) {
     weft_process_report_failure(
-        process, WEFT_STATUS(DATA_LOSS, "first failure (worker %u)",
-                             worker_index));
+        process,
+        WEFT_STATUS(DATA_LOSS, "first failure (worker %u)", worker_index));
     // Release: drainers that see the flag report after us.
     weft_atomic_store(&failing->first_reported, 1, memory_order_release);
   } else {
@@ -116,8 +113,8 @@ static weft_process_drain_result_t failing_drain(weft_process_t* process,
       weft_cpu_relax();
     }
     if (n < 64) {
-      weft_process_report_failure(
-          process, WEFT_STATUS(ABORTED, "later failure %d", n));
+      weft_process_report_failure(process,
+                                  WEFT_STATUS(ABORTED, "later failure %d", n));
       weft_process_report_failure(process, WEFT_OK);
     }
   }
@@ -180,12 +177,9 @@ static void test_dependents_resumed(void** state) {
     assert_true(test_wait_at_least(&c.releases, 1, TEST_TIMEOUT_NS));
     assert_true(test_wait_at_least(&b.releases, 1, TEST_TIMEOUT_NS));
     assert_true(test_wait_at_least(&a.releases, 1, TEST_TIMEOUT_NS));
-    assert_int_equal(weft_atomic_load(&a.completions, memory_order_relaxed),
-                     1);
-    assert_int_equal(weft_atomic_load(&b.completions, memory_order_relaxed),
-                     1);
-    assert_int_equal(weft_atomic_load(&c.completions, memory_order_relaxed),
-                     1);
+    assert_int_equal(weft_atomic_load(&a.completions, memory_order_relaxed), 1);
+    assert_int_equal(weft_atomic_load(&b.completions, memory_order_relaxed), 1);
+    assert_int_equal(weft_atomic_load(&c.completions, memory_order_relaxed), 1);
     assert_true(weft_atomic_load(&b.drain_calls, memory_order_relaxed) >= 5);
   }
 }
@@ -294,8 +288,8 @@ static void test_wake_while_suspended(void** state) {
   weft_atomic_fetch_add(&p.pending, 1, memory_order_release);
   weft_process_wake(&p.test.process);
   weft_sleep_until(weft_time_now() + 2 * TEST_MS);
-  assert_int_equal(
-      weft_atomic_load(&p.test.drain_calls, memory_order_relaxed), 0);
+  assert_int_equal(weft_atomic_load(&p.test.drain_calls, memory_order_relaxed),
+                   0);
   weft_process_resume(&p.test.process);
   assert_true(test_wait_at_least(&p.observed, 1, TEST_TIMEOUT_NS));
   weft_process_cancel(&p.test.process);

@@ -3,13 +3,12 @@
 // they run; every process completes exactly once, after its prerequisites,
 // and is released once with no worker inside drain.
 
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-#include <cmocka.h>
 
 #include "task_test_util.h"
 
@@ -64,14 +63,13 @@ static weft_process_drain_result_t dag_drain(weft_process_t* process,
       // Acquire: pairs with the completion's release (through the resume).
       if (weft_atomic_load(&before->test.completions, memory_order_acquire) !=
           1) {
-        weft_atomic_fetch_add(&node->order_violations, 1,
-                              memory_order_relaxed);
+        weft_atomic_fetch_add(&node->order_violations, 1, memory_order_relaxed);
       }
     }
     if (node->fails) {
       weft_process_report_failure(
-          process, WEFT_STATUS(DATA_LOSS, "node %d fails on purpose",
-                               node->index));
+          process,
+          WEFT_STATUS(DATA_LOSS, "node %d fails on purpose", node->index));
     }
   }
   return test_process_drain(process, worker_index);
@@ -106,7 +104,8 @@ static int cancel_thread_main(void* user_data) {
   for (int n = 0; n < thread->dag->count / 20; ++n) {
     if (n % 8 == 0) weft_thread_yield();
     dag_node_t* node =
-        &thread->dag->nodes[stress_random(&random) % (uint64_t)thread->dag->count];
+        &thread->dag
+             ->nodes[stress_random(&random) % (uint64_t)thread->dag->count];
     // Nodes outlive the executor here, so cancelling a completed one is
     // safe (and changes nothing); skip most of those.
     if (weft_atomic_load(&node->test.completions, memory_order_acquire) == 0) {
@@ -189,11 +188,12 @@ static void run_dag(uint32_t worker_count, uint32_t slot_count,
   for (int i = 0; i < dag.count; ++i) {
     dag_node_t* node = &dag.nodes[i];
     if (!test_wait_at_least(&node->test.releases, 1, TEST_TIMEOUT_NS)) {
-      fail_msg("node %d (budget %u) never released (completions %d, drains "
-               "%d)",
-               i, node->test.process.worker_budget,
-               weft_atomic_load(&node->test.completions, memory_order_relaxed),
-               weft_atomic_load(&node->test.drain_calls, memory_order_relaxed));
+      fail_msg(
+          "node %d (budget %u) never released (completions %d, drains "
+          "%d)",
+          i, node->test.process.worker_budget,
+          weft_atomic_load(&node->test.completions, memory_order_relaxed),
+          weft_atomic_load(&node->test.drain_calls, memory_order_relaxed));
     }
   }
   int failed = 0, cancelled = 0;
@@ -207,9 +207,9 @@ static void run_dag(uint32_t worker_count, uint32_t slot_count,
         weft_atomic_load(&node->test.late_drains, memory_order_relaxed), 0);
     assert_int_equal(
         weft_atomic_load(&node->order_violations, memory_order_relaxed), 0);
-    assert_true(weft_atomic_load(&node->test.max_inside,
-                                 memory_order_relaxed) <=
-                (int32_t)node->test.process.worker_budget);
+    assert_true(
+        weft_atomic_load(&node->test.max_inside, memory_order_relaxed) <=
+        (int32_t)node->test.process.worker_budget);
     int32_t code =
         weft_atomic_load(&node->test.status_code, memory_order_relaxed);
     bool drained =

@@ -79,10 +79,9 @@ static inline weft_process_drain_result_t test_process_drain(
   int32_t inside =
       weft_atomic_fetch_add(&test->inside, 1, memory_order_relaxed) + 1;
   int32_t max = weft_atomic_load(&test->max_inside, memory_order_relaxed);
-  while (inside > max &&
-         !weft_atomic_compare_exchange_weak(&test->max_inside, &max, inside,
-                                            memory_order_relaxed,
-                                            memory_order_relaxed)) {
+  while (inside > max && !weft_atomic_compare_exchange_weak(
+                             &test->max_inside, &max, inside,
+                             memory_order_relaxed, memory_order_relaxed)) {
   }
   if (worker_index < 64) {
     weft_atomic_fetch_or(&test->worker_mask, 1ull << worker_index,
@@ -129,8 +128,8 @@ static inline void test_process_initialize(weft_executor_t* executor,
                                            int32_t complete_after,
                                            test_process_t* out_test) {
   memset(out_test, 0, sizeof(*out_test));
-  weft_process_initialize(executor, test_process_drain, worker_budget,
-                          out_test, &out_test->process);
+  weft_process_initialize(executor, test_process_drain, worker_budget, out_test,
+                          &out_test->process);
   out_test->process.completion = test_process_completion;
   out_test->process.release = test_process_release;
   out_test->complete_after = complete_after;
