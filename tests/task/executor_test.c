@@ -1,13 +1,15 @@
 // Tests for the executor: compute slots and overflow, the immediate list,
 // sleep/wake stress, wake racing NO_WORK, shutdown, worker-local memory.
 
-#include <cmocka.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+// cmocka needs the headers above first.
+#include <cmocka.h>
 
 #include "task/affinity_set.h"
 #include "task_test_util.h"

@@ -2,12 +2,14 @@
 // release after the last drainer, first failure wins, dependents,
 // cancellation and wake.
 
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+// cmocka needs the headers above first.
+#include <cmocka.h>
 
 #include "task_test_util.h"
 

@@ -3,12 +3,14 @@
 // they run; every process completes exactly once, after its prerequisites,
 // and is released once with no worker inside drain.
 
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+// cmocka needs the headers above first.
+#include <cmocka.h>
 
 #include "task_test_util.h"
 
