@@ -683,9 +683,15 @@ static int weft_executor_worker_main(void* user_data) {
     // seq_cst: the worker's half of the Dekker pair (announce idle, then
     // re-check for work).
     weft_atomic_fetch_or(idle_word, idle_bit, memory_order_seq_cst);
+    bool claimed = false;
     if (weft_executor_has_work(executor) ||
-        weft_executor_is_shutting_down(executor) ||
-        weft_executor_worker_spin(executor, worker, idle_word, idle_bit)) {
+        weft_executor_is_shutting_down(executor)) {
+      weft_notification_cancel_wait(&worker->notification);
+    } else if (weft_executor_worker_spin(executor, worker, idle_word,
+                                         idle_bit)) {
+      // A waker cleared our bit (and notified: the epoch bump is dropped
+      // with the prepared wait).
+      claimed = true;
       weft_notification_cancel_wait(&worker->notification);
     } else {
       // No spin here: the spin (bounded by max_spinners) happened above.
@@ -693,8 +699,12 @@ static int weft_executor_worker_main(void* user_data) {
       weft_notification_commit_wait(&worker->notification, token, block,
                                     WEFT_TIME_INFINITE_FUTURE);
     }
-    // Relaxed: only wakers read the bit, and they handle a stale one.
-    weft_atomic_fetch_and(idle_word, ~idle_bit, memory_order_relaxed);
+    // Relaxed: only wakers read the bit, and they handle a stale one. (A
+    // notify may come from an older claim, so after a wait the bit may
+    // still be set.)
+    if (!claimed) {
+      weft_atomic_fetch_and(idle_word, ~idle_bit, memory_order_relaxed);
+    }
     weft_executor_relay_wake(executor);
   }
   return 0;
