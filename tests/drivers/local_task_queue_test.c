@@ -77,12 +77,23 @@ static int add_one(const weft_dispatch_state_t* dispatch,
   return 0;
 }
 
+// "spin": each workgroup busy-waits constants[0] microseconds.
+static int spin(const weft_dispatch_state_t* dispatch,
+                const weft_workgroup_state_t* workgroup) {
+  weft_time_t end =
+      weft_time_now() + (weft_time_t)dispatch->constants[0] * 1000;
+  while (weft_time_now() < end) {
+  }
+  return 0;
+}
+
 static const weft_kernel_def_t kKernels[] = {
     {"add_one", add_one, 1, 0, {64, 1, 1}, 0},
+    {"spin", spin, 0, 1, {1, 1, 1}, 0},
 };
 
 static const weft_kernel_library_t kLibrary = {
-    WEFT_KERNEL_ABI_VERSION, "local_task_queue_test", 1, kKernels};
+    WEFT_KERNEL_ABI_VERSION, "local_task_queue_test", 2, kKernels};
 
 static const weft_kernel_library_t* query_library(uint32_t abi_version) {
   return abi_version == WEFT_KERNEL_ABI_VERSION ? &kLibrary : NULL;
@@ -294,6 +305,44 @@ static void release_lets_running_work_finish(void** state) {
   weft_semaphore_release(second);
 }
 
+// A dispatch running when the device is released stops at the next tile
+// (CANCELLED), and one queued behind it never starts.
+static void release_aborts_running_dispatches(void** state) {
+  weft_device_t* device =
+      create_device("local-task?workers=2", weft_allocator_system());
+  weft_executable_t* executable = NULL;
+  assert_ok(weft_executable_create_static(
+      query_library, weft_allocator_system(), &executable));
+  weft_semaphore_t* first = NULL;
+  weft_semaphore_t* second = NULL;
+  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &first));
+  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &second));
+  // 50000 workgroups of 20 us: 0.5 s on two workers if it ran to the end.
+  uint32_t workgroups[3] = {50000, 1, 1};
+  uint32_t spin_us = 20;
+  uint64_t one = 1;
+  weft_time_t start = weft_time_now();
+  assert_ok(weft_device_queue_dispatch(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      list1(&first, &one), executable, 1, workgroups, 1, &spin_us, 0, NULL));
+  assert_ok(weft_device_queue_dispatch(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      list1(&second, &one), executable, 1, workgroups, 1, &spin_us, 0, NULL));
+  weft_sleep_until(weft_time_now() + 20ll * 1000 * 1000);
+  weft_device_release(device);
+  weft_time_t elapsed = weft_time_now() - start;
+  assert_status(weft_semaphore_wait(first, 1, weft_timeout_immediate()),
+                WEFT_STATUS_CANCELLED, "shut down while it ran");
+  assert_status(weft_semaphore_wait(second, 1, weft_timeout_immediate()),
+                WEFT_STATUS_CANCELLED, "queue_dispatch was cancelled");
+  if (elapsed > 400ll * 1000 * 1000) {
+    fail_msg("release took %lld ms", (long long)(elapsed / 1000000));
+  }
+  weft_semaphore_release(first);
+  weft_semaphore_release(second);
+  weft_executable_release(executable);
+}
+
 // The last references to a command buffer and its device are released while
 // an execution is still queued: the op's retire drops the last device
 // reference on a worker, which hands the shutdown to a thread of its own.
@@ -478,6 +527,7 @@ int main(void) {
       cmocka_unit_test(steady_state_allocates_nothing),
       cmocka_unit_test(release_cancels_parked_ops),
       cmocka_unit_test(release_lets_running_work_finish),
+      cmocka_unit_test(release_aborts_running_dispatches),
       cmocka_unit_test(release_last_reference_on_a_worker),
       cmocka_unit_test(queues_are_independent),
       cmocka_unit_test(dump_pending_names_queue_and_waits),

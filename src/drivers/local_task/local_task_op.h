@@ -217,6 +217,10 @@ void weft_local_task_compute_start(weft_local_task_queue_t* queue,
                                    weft_local_task_op_t* op,
                                    uint32_t worker_index);
 
+// Shutdown, first step: aborts the compute process's running item (its
+// signals fail with CANCELLED; queued items are cancelled as they come up).
+void weft_local_task_compute_cancel(weft_local_task_queue_t* queue);
+
 // Cancels the compute process (shutdown, once every op retired).
 void weft_local_task_compute_stop(weft_local_task_queue_t* queue);
 

@@ -472,6 +472,7 @@ void weft_local_task_queue_cancel_pending(weft_local_task_queue_t* queue) {
   weft_slim_mutex_unlock(&queue->pending_mutex);
   // Ready ops not yet run fail with CANCELLED on the next drain.
   weft_process_wake(&queue->control);
+  weft_local_task_compute_cancel(queue);
 }
 
 void weft_local_task_queue_stop(weft_local_task_queue_t* queue) {

@@ -131,8 +131,9 @@ weft_status_t weft_local_task_queue_initialize(
     weft_local_task_queue_t* out_queue);
 
 // First step of shutdown (device->shutting_down already set): cancels every
-// parked op's waits so that it becomes ready with CANCELLED, and wakes the
-// control process, which fails every ready op with CANCELLED.
+// parked op's waits so that it becomes ready with CANCELLED, wakes the
+// control process, which fails every ready op with CANCELLED, and aborts
+// the dispatch or command buffer the compute process is running.
 void weft_local_task_queue_cancel_pending(weft_local_task_queue_t* queue);
 
 // Last step of shutdown, once every op retired: cancels the queue's
