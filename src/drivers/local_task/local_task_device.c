@@ -59,15 +59,10 @@ weft_local_task_device_t* weft_local_task_device_swap_draining(
 static void weft_local_task_device_wait_idle(weft_local_task_device_t* device) {
   weft_wait_policy_t policy = weft_wait_policy_default();
   for (;;) {
-    // Seq_cst: the retire handshake (see weft_local_task_op_retire).
-    if (weft_atomic_load(&device->op_pool.live_count, memory_order_seq_cst) ==
-        0) {
-      break;
-    }
+    if (weft_local_task_op_pool_is_idle(&device->op_pool)) break;
     weft_wait_token_t token =
         weft_notification_prepare_wait(&device->idle_notification);
-    if (weft_atomic_load(&device->op_pool.live_count, memory_order_seq_cst) ==
-        0) {
+    if (weft_local_task_op_pool_is_idle(&device->op_pool)) {
       weft_notification_cancel_wait(&device->idle_notification);
       break;
     }
@@ -178,8 +173,7 @@ static weft_status_t weft_local_task_device_allocate_buffer(
 static void weft_local_task_device_dump_pending(weft_device_t* base_device,
                                                 FILE* stream) {
   weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
-  int64_t live =
-      weft_atomic_load(&device->op_pool.live_count, memory_order_relaxed);
+  int64_t live = weft_local_task_op_pool_live_count(&device->op_pool);
   fprintf(stream,
           "device '%s': %" PRId64
           " operation%s not retired, %u queue%s, "
@@ -323,6 +317,10 @@ static weft_status_t weft_local_task_driver_create_device(
   }
   if (weft_status_is_ok(status)) {
     device->worker_count = weft_executor_worker_count(device->executor);
+    device->control_linger_ns = weft_executor_spin_ns(device->executor);
+    if (device->control_linger_ns > WEFT_LOCAL_TASK_MAX_CONTROL_LINGER_NS) {
+      device->control_linger_ns = WEFT_LOCAL_TASK_MAX_CONTROL_LINGER_NS;
+    }
     status = weft_allocator_malloc_array(allocator, params.queue_count,
                                          sizeof(device->queues[0]),
                                          (void**)&device->queues);

@@ -41,6 +41,8 @@
 // Kernel scratch memory per worker; a recording whose kernels need more
 // gets its own per-worker scratch in its op record.
 #define WEFT_LOCAL_TASK_WORKER_LOCAL_MEMORY_SIZE (64u * 1024u)
+// The most a control process lingers after its last op.
+#define WEFT_LOCAL_TASK_MAX_CONTROL_LINGER_NS (20ll * 1000)
 // Queues when the device string does not say.
 #define WEFT_LOCAL_TASK_DEFAULT_QUEUE_COUNT 1u
 
@@ -48,11 +50,17 @@ typedef struct weft_local_task_device_t {
   weft_device_t base;
   weft_executor_t* executor;
   uint32_t worker_count;
+  // How long a control process keeps draining (polling its ready list)
+  // after it ran out of ops, before it lets its worker go: the worker's own
+  // spin budget (0 when spinning is off), capped. The next op of a host
+  // that submits right after its wait then needs no trip through the
+  // executor's scheduling.
+  weft_duration_t control_linger_ns;
   // Operation records shared by every queue of the device.
   weft_local_task_op_pool_t op_pool;
   // 1 once the device is shutting down (set by destroy, seq_cst).
   weft_atomic_uint32_t shutting_down;
-  // Notified when |op_pool.live_count| reaches 0 during shutdown.
+  // Notified on every retire (and ready callback) during shutdown.
   weft_notification_t idle_notification;
   uint32_t queue_count;
   weft_local_task_queue_t* queues;  // |queue_count|, 64-byte aligned
@@ -71,8 +79,8 @@ static inline weft_local_task_device_t* weft_local_task_device_cast(
 weft_local_task_queue_t* weft_local_task_device_select_queue(
     weft_local_task_device_t* device, weft_queue_affinity_t affinity);
 
-// Called by a queue when an operation retires during shutdown and the live
-// count reached zero: wakes the thread waiting in destroy.
+// Called by a queue when an operation retires (or a ready callback ends)
+// during shutdown: wakes the thread waiting in destroy to look again.
 void weft_local_task_device_notify_idle(weft_local_task_device_t* device);
 
 // Marks the calling thread as running a drain of |device| (NULL: none) and

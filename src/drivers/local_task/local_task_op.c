@@ -55,7 +55,27 @@ void weft_local_task_op_pool_initialize(weft_allocator_t allocator,
   out_pool->cache = NULL;
   out_pool->all_head = NULL;
   weft_mpsc_list_initialize(&out_pool->recycled);
-  atomic_init(&out_pool->live_count, 0);
+  atomic_init(&out_pool->taken_count, 0);
+  atomic_init(&out_pool->retired_count, 0);
+  atomic_init(&out_pool->readying_count, 0);
+}
+
+int64_t weft_local_task_op_pool_live_count(weft_local_task_op_pool_t* pool) {
+  uint64_t retired =
+      weft_atomic_load(&pool->retired_count, memory_order_relaxed);
+  uint64_t taken = weft_atomic_load(&pool->taken_count, memory_order_relaxed);
+  return (int64_t)(taken - retired);
+}
+
+bool weft_local_task_op_pool_is_idle(weft_local_task_op_pool_t* pool) {
+  // Retired before taken and readying: a ready callback counts itself
+  // before it pushes, so one whose op already retired is seen here.
+  uint64_t retired =
+      weft_atomic_load(&pool->retired_count, memory_order_seq_cst);
+  uint64_t taken = weft_atomic_load(&pool->taken_count, memory_order_seq_cst);
+  uint32_t readying =
+      weft_atomic_load(&pool->readying_count, memory_order_seq_cst);
+  return taken == retired && readying == 0;
 }
 
 void weft_local_task_op_pool_deinitialize(weft_local_task_op_pool_t* pool) {
@@ -77,8 +97,11 @@ weft_status_t weft_local_task_op_acquire(weft_local_task_op_pool_t* pool,
   weft_status_t status = WEFT_OK;
   weft_slim_mutex_lock(&pool->cache_mutex);
   weft_mpsc_entry_t* entry = pool->cache;
-  // Only the holder of |cache_mutex| pops |recycled|: one consumer.
-  if (!entry) entry = weft_mpsc_list_pop_all(&pool->recycled);
+  // Only the holder of |cache_mutex| pops |recycled|: one consumer. A load
+  // first: an empty list is not worth an exchange on a line retirers write.
+  if (!entry && !weft_mpsc_list_is_empty(&pool->recycled)) {
+    entry = weft_mpsc_list_pop_all(&pool->recycled);
+  }
   if (entry) pool->cache = entry->next;
   weft_slim_mutex_unlock(&pool->cache_mutex);
 
@@ -107,22 +130,23 @@ weft_status_t weft_local_task_op_acquire(weft_local_task_op_pool_t* pool,
     op->block = block;
     op->all_next = all_next;
     weft_arena_initialize(&pool->spill_pool, &op->arena);
-    // Relaxed: the count is only compared with zero by the retire that
-    // takes it there (see weft_local_task_op_retire).
-    weft_atomic_fetch_add(&pool->live_count, 1, memory_order_relaxed);
+    // Relaxed: no op is taken once shutdown started (the device's last
+    // reference is gone), so shutdown reads a settled count.
+    weft_atomic_fetch_add(&pool->taken_count, 1, memory_order_relaxed);
   }
   *out_op = op;
   return status;
 }
 
-// Pushes |op| on the recycled list and drops the live count.
-static bool weft_local_task_op_recycle(weft_local_task_op_pool_t* pool,
+// Pushes |op| on the recycled list and counts it retired.
+static void weft_local_task_op_recycle(weft_local_task_op_pool_t* pool,
                                        weft_local_task_op_t* op) {
   weft_arena_reset(&op->arena);
   weft_mpsc_list_push(&pool->recycled, &op->entry);
-  // Seq_cst: the shutdown handshake (the retirer's decrement then its load
-  // of shutting_down, against destroy's store then its load of the count).
-  return weft_atomic_fetch_sub(&pool->live_count, 1, memory_order_seq_cst) == 1;
+  // Seq_cst: the shutdown handshake (the retirer's increment then its load
+  // of shutting_down, against destroy's store then its loads of the
+  // counts).
+  weft_atomic_fetch_add(&pool->retired_count, 1, memory_order_seq_cst);
 }
 
 void weft_local_task_op_discard(weft_local_task_op_pool_t* pool,
@@ -269,6 +293,16 @@ static weft_status_t weft_local_task_op_copy_extra(weft_local_task_op_t* op) {
   return status;
 }
 
+// True when |list| names |semaphore|.
+static bool weft_local_task_list_contains(weft_semaphore_list_t list,
+                                          const weft_semaphore_t* semaphore) {
+  bool found = false;
+  for (uint32_t i = 0; !found && i < list.count; ++i) {
+    found = list.semaphores[i] == semaphore;
+  }
+  return found;
+}
+
 weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
                                          const weft_local_task_op_args_t* args,
                                          weft_semaphore_list_t wait_list,
@@ -309,7 +343,15 @@ weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
       semaphores[i] =
           is_wait ? wait_list.semaphores[j] : signal_list.semaphores[j];
       values[i] = is_wait ? wait_list.values[j] : signal_list.values[j];
-      weft_semaphore_retain(semaphores[i]);
+      if (is_wait && i < 64 &&
+          weft_local_task_list_contains(signal_list, semaphores[i])) {
+        // The signal list's reference keeps it alive as long as ours would
+        // (a chain waits on and signals one semaphore): one line fewer
+        // pulled between the submitter and the worker per op.
+        op->shared_waits |= 1ull << i;
+      } else {
+        weft_semaphore_retain(semaphores[i]);
+      }
     }
   }
   if (weft_status_is_ok(status)) {
@@ -324,7 +366,7 @@ weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
   return status;
 }
 
-bool weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
+void weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
                                weft_local_task_op_t* op) {
   weft_block_processor_context_deinitialize(op->compute.context);
   weft_block_recording_deinitialize(op->compute.dispatch_recording);
@@ -335,7 +377,9 @@ bool weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
   uint32_t entry_count = op->wait_list.count + op->signal_list.count;
   // The wait and signal arrays are one block (see capture).
   for (uint32_t i = 0; i < entry_count; ++i) {
-    weft_semaphore_release(op->wait_list.semaphores[i]);
+    if (i >= 64 || !(op->shared_waits & (1ull << i))) {
+      weft_semaphore_release(op->wait_list.semaphores[i]);
+    }
   }
-  return weft_local_task_op_recycle(pool, op);
+  weft_local_task_op_recycle(pool, op);
 }

@@ -132,6 +132,9 @@ struct weft_local_task_op_t {
   // its waits for dump_pending; an op ready at submit keeps none.
   weft_semaphore_list_t wait_list;
   weft_semaphore_list_t signal_list;
+  // Bit i: wait entry i (< 64) is not retained because the signal list
+  // names the same semaphore (and holds it).
+  uint64_t shared_waits;
   weft_wait_set_t* wait_set;  // parked ops only
   weft_local_task_op_args_t args;
 
@@ -178,10 +181,9 @@ weft_status_t weft_local_task_op_allocate(weft_local_task_op_t* op,
                                           size_t byte_length, void** out_ptr);
 
 // Releases what weft_local_task_op_capture retained, frees the spilled
-// storage and returns the record to |pool|, then drops the live count.
-// Returns true when the live count reached zero. |op| must not be touched
-// afterwards.
-bool weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
+// storage, returns the record to |pool| and counts it retired. |op| must
+// not be touched afterwards.
+void weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
                                weft_local_task_op_t* op);
 
 //===----------------------------------------------------------------------===//

@@ -216,8 +216,8 @@ void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status) {
 
 void weft_local_task_op_release(weft_local_task_op_t* op) {
   weft_local_task_device_t* device = op->queue->device;
-  if (weft_local_task_op_retire(&device->op_pool, op) &&
-      weft_local_task_device_is_shutting_down(device)) {
+  weft_local_task_op_retire(&device->op_pool, op);
+  if (weft_local_task_device_is_shutting_down(device)) {
     weft_local_task_device_notify_idle(device);
   }
 }
@@ -304,7 +304,11 @@ static void weft_local_task_unlink_parked(weft_local_task_queue_t* queue,
 
 // Moves everything on the ready list to the end of the run list.
 static void weft_local_task_take_ready(weft_local_task_queue_t* queue) {
-  weft_mpsc_entry_t* chain = weft_mpsc_list_pop_all(&queue->ready);
+  // A load first: an empty list is not worth an exchange on a line that
+  // submitters write.
+  weft_mpsc_entry_t* chain = weft_mpsc_list_is_empty(&queue->ready)
+                                 ? NULL
+                                 : weft_mpsc_list_pop_all(&queue->ready);
   if (chain) {
     weft_local_task_op_t* first =
         weft_container_of(chain, weft_local_task_op_t, entry);
@@ -339,10 +343,18 @@ static weft_process_drain_result_t weft_local_task_control_drain(
     weft_local_task_run(queue, op, worker_index);
     result = WEFT_PROCESS_DRAIN_DID_WORK;
   }
-  if (result == WEFT_PROCESS_DRAIN_NO_WORK &&
-      weft_process_is_cancelled(process)) {
+  weft_duration_t linger_ns = queue->device->control_linger_ns;
+  if (result == WEFT_PROCESS_DRAIN_DID_WORK) {
+    if (linger_ns > 0) queue->last_work_time = weft_time_now();
+  } else if (weft_process_is_cancelled(process)) {
     // Stopped at shutdown, after every op retired.
     result = WEFT_PROCESS_DRAIN_COMPLETED;
+  } else if (linger_ns > 0 &&
+             weft_time_now() - queue->last_work_time < linger_ns) {
+    // Linger: stay scheduled a little (the executor drains us again, after
+    // anything else waiting), so an op pushed now is seen without a wake.
+    weft_cpu_relax();
+    result = WEFT_PROCESS_DRAIN_DID_WORK;
   }
   weft_local_task_device_swap_draining(previous);
   return result;
@@ -366,16 +378,18 @@ static void weft_local_task_op_ready(void* user_data, weft_status_t status) {
   weft_local_task_queue_t* queue = op->queue;
   weft_local_task_device_t* device = queue->device;
   op->wait_status = status;
-  // Hold the device's live count across the push and the wake: once pushed,
-  // the op may run and retire at once, and a device shutting down waits for
-  // the count to reach zero before it frees the queue this call still
-  // touches. Relaxed: the op itself keeps the count above zero here.
-  weft_atomic_fetch_add(&device->op_pool.live_count, 1, memory_order_relaxed);
+  // Counted across the push and the wake: once pushed, the op may run and
+  // retire at once, and a device shutting down waits for this count too
+  // before it frees the queue this call still touches. Relaxed: the op is
+  // still live here, which keeps shutdown waiting (see
+  // weft_local_task_op_pool_is_idle for the order it reads the counts in).
+  weft_atomic_fetch_add(&device->op_pool.readying_count, 1,
+                        memory_order_relaxed);
   weft_local_task_push_ready(queue, op);
-  // Seq_cst: same handshake as weft_local_task_op_retire.
-  if (weft_atomic_fetch_sub(&device->op_pool.live_count, 1,
-                            memory_order_seq_cst) == 1 &&
-      weft_local_task_device_is_shutting_down(device)) {
+  // Seq_cst: the shutdown handshake (see weft_local_task_op_retire).
+  weft_atomic_fetch_sub(&device->op_pool.readying_count, 1,
+                        memory_order_seq_cst);
+  if (weft_local_task_device_is_shutting_down(device)) {
     weft_local_task_device_notify_idle(device);
   }
 }

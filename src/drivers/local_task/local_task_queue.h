@@ -61,14 +61,29 @@ typedef struct weft_local_task_op_pool_t {
   weft_slim_mutex_t cache_mutex;
   weft_mpsc_entry_t* cache;  // guarded by |cache_mutex|
   alignas(64) weft_mpsc_list_t recycled;
-  // Ops taken and not yet retired.
-  alignas(64) weft_atomic_int64_t live_count;
+  // Ops live = taken - retired. Submitters count |taken_count| and
+  // retirers |retired_count|, each on a line of its own, so neither side
+  // pulls the other's line on the hot path; only shutdown and dump_pending
+  // read both.
+  alignas(64) weft_atomic_uint64_t taken_count;
+  alignas(64) weft_atomic_uint64_t retired_count;
+  // Wait-set ready callbacks between their push and their wake (they still
+  // touch the queue after the op may have retired).
+  alignas(64) weft_atomic_uint32_t readying_count;
 } weft_local_task_op_pool_t;
 
 void weft_local_task_op_pool_initialize(weft_allocator_t allocator,
                                         weft_local_task_op_pool_t* out_pool);
 // Frees every record. Every op must have retired.
 void weft_local_task_op_pool_deinitialize(weft_local_task_op_pool_t* pool);
+
+// Ops taken and not yet retired (a snapshot; exact once nothing is
+// submitted any more).
+int64_t weft_local_task_op_pool_live_count(weft_local_task_op_pool_t* pool);
+
+// True when no op is live and no ready callback is in flight. Seq_cst
+// loads: the shutdown handshake (see weft_local_task_op_retire).
+bool weft_local_task_op_pool_is_idle(weft_local_task_op_pool_t* pool);
 
 //===----------------------------------------------------------------------===//
 // Queues
@@ -115,6 +130,8 @@ typedef struct weft_local_task_queue_t {
   // Popped from |ready| and not yet run, oldest first.
   weft_local_task_op_t* run_head;
   weft_local_task_op_t* run_tail;
+  // When the last drain that ran an op ended (see control_linger_ns).
+  weft_time_t last_work_time;
 
   // Parked ops (waits not yet reached), oldest first; guarded by
   // |pending_mutex|. Ops leave the list when the control process pops them.
