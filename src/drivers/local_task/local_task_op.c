@@ -52,6 +52,7 @@ void weft_local_task_op_pool_initialize(weft_allocator_t allocator,
   weft_block_pool_initialize(WEFT_LOCAL_TASK_OP_SPILL_BLOCK_SIZE, allocator,
                              &out_pool->spill_pool);
   weft_slim_mutex_initialize(&out_pool->cache_mutex);
+  weft_slim_mutex_initialize(&out_pool->park_mutex);
   out_pool->cache = NULL;
   out_pool->all_head = NULL;
   weft_mpsc_list_initialize(&out_pool->recycled);
@@ -88,6 +89,7 @@ void weft_local_task_op_pool_deinitialize(weft_local_task_op_pool_t* pool) {
   }
   pool->cache = NULL;
   weft_slim_mutex_deinitialize(&pool->cache_mutex);
+  weft_slim_mutex_deinitialize(&pool->park_mutex);
   weft_block_pool_deinitialize(&pool->block_pool);
   weft_block_pool_deinitialize(&pool->spill_pool);
 }
@@ -115,7 +117,9 @@ weft_status_t weft_local_task_op_acquire(weft_local_task_op_pool_t* pool,
     if (weft_status_is_ok(status)) {
       op = (weft_local_task_op_t*)weft_arena_block_data(block);
       memset(op, 0, sizeof(*op));
+      atomic_init(&op->park_state, 0);
       op->block = block;
+      // Published to dump_pending and the sweep, which walk every record.
       weft_slim_mutex_lock(&pool->cache_mutex);
       op->all_next = pool->all_head;
       pool->all_head = op;
@@ -125,10 +129,9 @@ weft_status_t weft_local_task_op_acquire(weft_local_task_op_pool_t* pool,
     }
   }
   if (op) {
-    weft_local_task_op_t* all_next = op->all_next;
-    memset(op, 0, sizeof(*op));
-    op->block = block;
-    op->all_next = all_next;
+    // Everything but the record's identity (which walkers may read now).
+    size_t reset_offset = offsetof(weft_local_task_op_t, entry);
+    memset((uint8_t*)op + reset_offset, 0, sizeof(*op) - reset_offset);
     weft_arena_initialize(&pool->spill_pool, &op->arena);
     // Relaxed: no op is taken once shutdown started (the device's last
     // reference is gone), so shutdown reads a settled count.

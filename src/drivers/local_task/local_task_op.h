@@ -104,27 +104,35 @@ typedef struct weft_local_task_op_args_t {
   };
 } weft_local_task_op_args_t;
 
+// weft_local_task_op_t::park_state.
+#define WEFT_LOCAL_TASK_OP_PARKED 1u
+
 struct weft_local_task_op_t {
-  // Link in the queue's ready list, the compute list, or the pool's
-  // recycled list / cache (one at a time).
-  weft_mpsc_entry_t entry;
+  // The record itself (kept when the record is reused):
+  // WEFT_LOCAL_TASK_OP_PARKED from park until the control process pops the
+  // op, else 0. Park stores it with release after every field dump_pending
+  // and the shutdown sweep read; the control process clears it under the
+  // pool's |park_mutex|, and those two read it (acquire) under that mutex,
+  // so a parked op's fields stay put while they look.
+  weft_atomic_uint32_t park_state;
   // The pool block holding this record, and the next record of the pool.
   weft_arena_block_t* block;
   weft_local_task_op_t* all_next;
+
+  // ---- reset for every op (from here on) ----
+  // Link in the queue's ready list, the compute list, or the pool's
+  // recycled list / cache (one at a time).
+  weft_mpsc_entry_t entry;
   // Storage that did not fit in the block (reset when the op retires).
   weft_arena_t arena;
   // Bytes of the block's inline storage used so far.
   size_t inline_used;
 
   weft_local_task_queue_t* queue;
+  // When a parked op was parked (0 for ops ready at submit).
   weft_time_t submit_time;
-  // Set at submit when the op was parked on a wait set (and linked on the
-  // queue's pending list until the control process pops it).
-  bool parked;
   // Set by the shutdown sweep when it cancelled the op's waits.
   bool cancelled;
-  weft_local_task_op_t* pending_prev;
-  weft_local_task_op_t* pending_next;
   // The wait set's result (owned): OK or the first wait failure.
   weft_status_t wait_status;
 

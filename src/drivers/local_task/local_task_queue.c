@@ -270,36 +270,28 @@ static void weft_local_task_run(weft_local_task_queue_t* queue,
 // The control process
 //===----------------------------------------------------------------------===//
 
-// Removes every parked op of the chain starting at |op| from the pending
-// list (one lock for the whole batch).
-static void weft_local_task_unlink_parked(weft_local_task_queue_t* queue,
-                                          weft_local_task_op_t* op) {
+// Clears the parked mark of every op of the chain starting at |op| that
+// has one (one lock for the whole batch; none when nothing was parked).
+static void weft_local_task_unpark(weft_local_task_queue_t* queue,
+                                   weft_local_task_op_t* op) {
+  weft_slim_mutex_t* park_mutex = &queue->device->op_pool.park_mutex;
   bool locked = false;
   for (; op;
        op = op->entry.next
                 ? weft_container_of(op->entry.next, weft_local_task_op_t, entry)
                 : NULL) {
-    if (!op->parked) continue;
+    // Relaxed: the op came through the ready list (acquire), after park.
+    if (weft_atomic_load(&op->park_state, memory_order_relaxed) == 0) {
+      continue;
+    }
     if (!locked) {
-      weft_slim_mutex_lock(&queue->pending_mutex);
+      weft_slim_mutex_lock(park_mutex);
       locked = true;
     }
-    if (op->pending_prev) {
-      op->pending_prev->pending_next = op->pending_next;
-    } else {
-      queue->pending_head = op->pending_next;
-    }
-    if (op->pending_next) {
-      op->pending_next->pending_prev = op->pending_prev;
-    } else {
-      queue->pending_tail = op->pending_prev;
-    }
-    op->pending_prev = NULL;
-    op->pending_next = NULL;
-    op->parked = false;
-    --queue->pending_count;
+    // Relaxed: readers hold |park_mutex|.
+    weft_atomic_store(&op->park_state, 0, memory_order_relaxed);
   }
-  if (locked) weft_slim_mutex_unlock(&queue->pending_mutex);
+  if (locked) weft_slim_mutex_unlock(park_mutex);
 }
 
 // Moves everything on the ready list to the end of the run list.
@@ -312,7 +304,7 @@ static void weft_local_task_take_ready(weft_local_task_queue_t* queue) {
   if (chain) {
     weft_local_task_op_t* first =
         weft_container_of(chain, weft_local_task_op_t, entry);
-    weft_local_task_unlink_parked(queue, first);
+    weft_local_task_unpark(queue, first);
     weft_mpsc_entry_t* last = chain;
     while (last->next) last = last->next;
     if (queue->run_tail) {
@@ -394,32 +386,48 @@ static void weft_local_task_op_ready(void* user_data, weft_status_t status) {
   }
 }
 
-// Links |op| on the pending list and starts its wait set. From the call on
-// the op belongs to the wait set: it may already have run (and been
-// recycled) when this returns.
-static void weft_local_task_park(weft_local_task_queue_t* queue,
-                                 weft_local_task_op_t* op) {
-  op->parked = true;
-  weft_slim_mutex_lock(&queue->pending_mutex);
-  op->pending_prev = queue->pending_tail;
-  op->pending_next = NULL;
-  if (queue->pending_tail) {
-    queue->pending_tail->pending_next = op;
-  } else {
-    queue->pending_head = op;
-  }
-  queue->pending_tail = op;
-  ++queue->pending_count;
-  weft_slim_mutex_unlock(&queue->pending_mutex);
+// Marks |op| parked and starts its wait set. From the call on the op
+// belongs to the wait set: it may already have run (and been recycled) when
+// this returns.
+static void weft_local_task_park(weft_local_task_op_t* op) {
+  // Only parked ops show in dump_pending: the clock is read for them only.
+  op->submit_time = weft_time_now();
+  // Release: dump_pending and the sweep (acquire) see the fields filled.
+  weft_atomic_store(&op->park_state, WEFT_LOCAL_TASK_OP_PARKED,
+                    memory_order_release);
   weft_wait_set_start(op->wait_set, op->wait_list, weft_local_task_op_ready,
                       op);
 }
 
-// Cancels the waits of a parked |op| at shutdown (pending mutex held). The
+// Calls |fn(op, user_data)| for every op of |queue| that is parked, holding
+// the pool's park mutex (so none of them can run meanwhile) and its cache
+// mutex (the record list).
+static void weft_local_task_for_each_parked(weft_local_task_queue_t* queue,
+                                            void (*fn)(weft_local_task_op_t* op,
+                                                       void* user_data),
+                                            void* user_data) {
+  weft_local_task_op_pool_t* pool = &queue->device->op_pool;
+  weft_slim_mutex_lock(&pool->park_mutex);
+  weft_slim_mutex_lock(&pool->cache_mutex);
+  for (weft_local_task_op_t* op = pool->all_head; op; op = op->all_next) {
+    // Acquire: pairs with park's release.
+    if (weft_atomic_load(&op->park_state, memory_order_acquire) ==
+            WEFT_LOCAL_TASK_OP_PARKED &&
+        op->queue == queue) {
+      fn(op, user_data);
+    }
+  }
+  weft_slim_mutex_unlock(&pool->cache_mutex);
+  weft_slim_mutex_unlock(&pool->park_mutex);
+}
+
+// Cancels the waits of a parked |op| at shutdown (park mutex held). The
 // wait set counts every entry down exactly once (wait_set.c): entries this
 // sweep removes from their semaphores are counted down here, and whoever
 // takes the count to zero makes the op ready.
-static void weft_local_task_cancel_waits(weft_local_task_op_t* op) {
+static void weft_local_task_cancel_waits(weft_local_task_op_t* op,
+                                         void* user_data) {
+  (void)user_data;
   weft_wait_set_t* set = op->wait_set;
   uint32_t cancelled_count = 0;
   for (uint32_t i = 0; i < set->count; ++i) {
@@ -468,7 +476,6 @@ weft_status_t weft_local_task_queue_initialize(
   out_queue->device = device;
   out_queue->index = index;
   weft_mpsc_list_initialize(&out_queue->ready);
-  weft_slim_mutex_initialize(&out_queue->pending_mutex);
   weft_process_initialize(device->executor, weft_local_task_control_drain,
                           /*worker_budget=*/1, out_queue, &out_queue->control);
   // Scheduled now; its first drain finds nothing and it goes idle.
@@ -478,12 +485,7 @@ weft_status_t weft_local_task_queue_initialize(
 }
 
 void weft_local_task_queue_cancel_pending(weft_local_task_queue_t* queue) {
-  weft_slim_mutex_lock(&queue->pending_mutex);
-  for (weft_local_task_op_t* op = queue->pending_head; op;
-       op = op->pending_next) {
-    weft_local_task_cancel_waits(op);
-  }
-  weft_slim_mutex_unlock(&queue->pending_mutex);
+  weft_local_task_for_each_parked(queue, weft_local_task_cancel_waits, NULL);
   // Ready ops not yet run fail with CANCELLED on the next drain.
   weft_process_wake(&queue->control);
   weft_local_task_compute_cancel(queue);
@@ -495,7 +497,7 @@ void weft_local_task_queue_stop(weft_local_task_queue_t* queue) {
 }
 
 void weft_local_task_queue_deinitialize(weft_local_task_queue_t* queue) {
-  weft_slim_mutex_deinitialize(&queue->pending_mutex);
+  (void)queue;
 }
 
 //===----------------------------------------------------------------------===//
@@ -517,7 +519,6 @@ static weft_status_t weft_local_task_submit(
   weft_status_t status = weft_local_task_op_acquire(&device->op_pool, &op);
   if (weft_status_is_ok(status)) {
     op->queue = queue;
-    op->submit_time = weft_time_now();
     status = weft_local_task_op_capture(op, args, wait_list, signal_list,
                                         /*keep_waits=*/!ready);
   }
@@ -526,7 +527,7 @@ static weft_status_t weft_local_task_submit(
   } else if (ready) {
     weft_local_task_push_ready(queue, op);
   } else {
-    weft_local_task_park(queue, op);
+    weft_local_task_park(op);
   }
   return status;
 }
@@ -535,21 +536,25 @@ static weft_status_t weft_local_task_submit(
 // Diagnostics
 //===----------------------------------------------------------------------===//
 
-void weft_local_task_queue_dump_pending(weft_local_task_queue_t* queue,
-                                        FILE* stream) {
-  weft_time_t now = weft_time_now();
-  // Lock order: the pending mutex, then each semaphore's (query, cancel);
-  // no path takes them the other way round (timepoints fire outside
-  // semaphore locks and never take the pending mutex).
-  weft_slim_mutex_lock(&queue->pending_mutex);
-  fprintf(stream, "  queue %u: %u parked operation%s\n", queue->index,
-          queue->pending_count, queue->pending_count == 1 ? "" : "s");
-  for (weft_local_task_op_t* op = queue->pending_head; op;
-       op = op->pending_next) {
+// Writes one parked op for dump_pending (|user_data|: a dump_state_t).
+typedef struct weft_local_task_dump_state_t {
+  FILE* stream;
+  weft_time_t now;
+  // Counting pass or printing pass.
+  bool print;
+  uint32_t count;
+} weft_local_task_dump_state_t;
+
+static void weft_local_task_dump_op(weft_local_task_op_t* op, void* user_data) {
+  weft_local_task_dump_state_t* state =
+      (weft_local_task_dump_state_t*)user_data;
+  ++state->count;
+  FILE* stream = state->print ? state->stream : NULL;
+  if (stream) {
     fprintf(stream,
             "    %s: submitted %.3f ms ago, waiting on %u semaphore%s\n",
             weft_local_task_op_type_name(op->args.type),
-            (double)(now - op->submit_time) / 1e6, op->wait_list.count,
+            (double)(state->now - op->submit_time) / 1e6, op->wait_list.count,
             op->wait_list.count == 1 ? "" : "s");
     for (uint32_t i = 0; i < op->wait_list.count; ++i) {
       weft_semaphore_t* semaphore = op->wait_list.semaphores[i];
@@ -571,7 +576,20 @@ void weft_local_task_queue_dump_pending(weft_local_task_queue_t* queue,
               op->signal_list.values[i]);
     }
   }
-  weft_slim_mutex_unlock(&queue->pending_mutex);
+}
+
+void weft_local_task_queue_dump_pending(weft_local_task_queue_t* queue,
+                                        FILE* stream) {
+  // Lock order: the park and cache mutexes, then each semaphore's (query);
+  // no path takes them the other way round (timepoints fire outside
+  // semaphore locks and never take these).
+  weft_local_task_dump_state_t state = {stream, weft_time_now(), false, 0};
+  weft_local_task_for_each_parked(queue, weft_local_task_dump_op, &state);
+  fprintf(stream, "  queue %u: %u parked operation%s\n", queue->index,
+          state.count, state.count == 1 ? "" : "s");
+  // The ops may have moved on between the passes: a report, not a census.
+  state.print = true;
+  weft_local_task_for_each_parked(queue, weft_local_task_dump_op, &state);
 }
 
 //===----------------------------------------------------------------------===//

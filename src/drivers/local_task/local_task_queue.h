@@ -5,10 +5,11 @@
 //     allocation once warm), copy the arguments, retain what they name;
 //     - every wait already reached: push the op on the queue's ready list
 //       and wake the control process (no wait set, no lock);
-//     - otherwise park it: link it on the queue's pending list (for
-//       dump_pending and shutdown) and start a wait set on its wait list;
-//       the last wait reached (or the first failed) pushes it on the ready
-//       list and wakes the control process, on whichever thread did that.
+//     - otherwise park it: mark the record parked (for dump_pending and
+//       shutdown, which walk the device's records) and start a wait set on
+//       its wait list; the last wait reached (or the first failed) pushes it
+//       on the ready list and wakes the control process, on whichever
+//       thread did that.
 //   control process (budget 1, one worker at a time): pops ready ops in
 //     FIFO order and runs each: transfers, alloca/dealloca, barriers, host
 //     calls and (synchronous) file I/O inline; dispatches and command
@@ -56,10 +57,16 @@ typedef struct weft_local_task_op_t weft_local_task_op_t;
 typedef struct weft_local_task_op_pool_t {
   weft_block_pool_t block_pool;
   weft_block_pool_t spill_pool;
-  // Every record ever made, for destroy (guarded by |cache_mutex|).
+  // Every record ever made, for dump_pending, the shutdown sweep and
+  // destroy (guarded by |cache_mutex|).
   weft_local_task_op_t* all_head;
   weft_slim_mutex_t cache_mutex;
   weft_mpsc_entry_t* cache;  // guarded by |cache_mutex|
+  // Orders clearing a record's park_state (control processes, once per
+  // batch) against dump_pending and the shutdown sweep reading parked ops.
+  // Parking itself takes no lock. Lock order: park_mutex, cache_mutex, a
+  // semaphore's.
+  weft_slim_mutex_t park_mutex;
   alignas(64) weft_mpsc_list_t recycled;
   // Ops live = taken - retired. Submitters count |taken_count| and
   // retirers |retired_count|, each on a line of its own, so neither side
@@ -132,13 +139,6 @@ typedef struct weft_local_task_queue_t {
   weft_local_task_op_t* run_tail;
   // When the last drain that ran an op ended (see control_linger_ns).
   weft_time_t last_work_time;
-
-  // Parked ops (waits not yet reached), oldest first; guarded by
-  // |pending_mutex|. Ops leave the list when the control process pops them.
-  alignas(64) weft_slim_mutex_t pending_mutex;
-  weft_local_task_op_t* pending_head;
-  weft_local_task_op_t* pending_tail;
-  uint32_t pending_count;
 } weft_local_task_queue_t;
 
 // Initialises |out_queue| (storage owned by the device) and starts its
