@@ -5,10 +5,13 @@
 // a processor context in the op's record) and either runs it on the spot,
 // when a single worker is all it could use, or pushes it on |incoming| and
 // wakes this process. Workers drain the current item's context; the one
-// whose drain sees it complete first (CLOSED) publishes the op's signals,
-// and the last one to leave (RELEASING) frees the op and installs the next
-// item, so completion is signalled as soon as the work is done and nothing
-// is freed under a worker still inside the processor.
+// whose drain sees it complete first (CLOSED) takes the processor's result
+// and publishes a dispatch's signals at once, and the last one to leave
+// (RELEASING) frees the op and installs the next item, so a dispatch is
+// signalled as soon as its work is done and nothing is freed under a worker
+// still inside the processor. A command buffer execution publishes its
+// signals at the release instead, after dropping the command buffer (see
+// weft_local_task_op_finish).
 #include <string.h>
 
 #include "drivers/local_task/local_task_device.h"
