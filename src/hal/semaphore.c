@@ -53,6 +53,9 @@ struct weft_semaphore_t {
   weft_timepoint_t* timepoint_tail;
   // Host waiters sleep here; notified on every signal and on failure.
   weft_notification_t notification;
+  // How host waits spin before sleeping; read once at create because the
+  // default policy costs a getenv and a sched_getaffinity call.
+  weft_wait_policy_t wait_policy;
   // Points at |name_inline| or at an allocation; guarded by |mutex|.
   char* name;
   char name_inline[WEFT_SEMAPHORE_INLINE_NAME_CAPACITY];
@@ -88,6 +91,7 @@ weft_status_t weft_semaphore_create(weft_allocator_t allocator,
     semaphore->timepoint_head = NULL;
     semaphore->timepoint_tail = NULL;
     weft_notification_initialize(&semaphore->notification);
+    semaphore->wait_policy = weft_wait_policy_default();
     semaphore->name_inline[0] = '\0';
     semaphore->name = semaphore->name_inline;
     *out_semaphore = semaphore;
@@ -407,8 +411,7 @@ weft_status_t weft_semaphore_wait(weft_semaphore_t* semaphore, uint64_t value,
                                   weft_timeout_t timeout) {
   // The deadline is fixed once, so spurious wakes never extend the wait.
   const weft_time_t deadline = weft_timeout_as_deadline(timeout);
-  weft_wait_policy_t policy = {0};
-  bool have_policy = false;
+  const weft_wait_policy_t policy = semaphore->wait_policy;
   weft_status_t status = WEFT_OK;
   bool done = false;
   while (!done) {
@@ -420,10 +423,6 @@ weft_status_t weft_semaphore_wait(weft_semaphore_t* semaphore, uint64_t value,
     if (deadline == WEFT_TIME_INFINITE_PAST || weft_time_now() >= deadline) {
       done = true;
       continue;
-    }
-    if (!have_policy) {
-      policy = weft_wait_policy_default();
-      have_policy = true;
     }
     weft_wait_token_t token =
         weft_notification_prepare_wait(&semaphore->notification);
@@ -597,7 +596,8 @@ static weft_status_t weft_semaphore_list_wait_slow(
                                       &entries[i].timepoint);
   }
 
-  weft_wait_policy_t policy = weft_wait_policy_default();
+  // Every semaphore of a process has the same policy: take the first's.
+  const weft_wait_policy_t policy = list.semaphores[0]->wait_policy;
   bool timed_out = false;
   while (!weft_list_waiter_is_done(&waiter, mode, registered_count)) {
     weft_wait_token_t token =
