@@ -10,46 +10,43 @@
 #   scripts/bench.sh /tmp/queue.json --benchmark_filter=Queue
 # Needs Google Benchmark (libbenchmark-dev); the OpenMP and pthreadpool
 # baselines appear when libgomp and libpthreadpool-dev were found.
+#
+#   scripts/bench.sh --table RUN.json...
+#
+# only prints the table, from one or more earlier outputs (for example one
+# run per benchmark family; a later file's row replaces an earlier one's).
 set -euo pipefail
+# Paths given on the command line are relative to where it was typed.
+paths=()
+if [ "${1:-}" = "--table" ]; then
+  for path in "${@:2}"; do paths+=("$(realpath -m "$path")"); done
+elif [ "$#" -gt 0 ]; then
+  paths+=("$(realpath -m "$1")")
+fi
 cd "$(dirname "$0")/.."
 
-output="${1:-build/release/bench.json}"
-if [ "$#" -gt 0 ]; then shift; fi
-
-cmake --preset release >/dev/null
-cmake --build --preset release --target weft_bench
-bench=build/release/bench/weft_bench
-if [ ! -x "$bench" ]; then
-  echo "bench: $bench was not built; is Google Benchmark installed" \
-       "(scripts/install-deps.sh)?" >&2
-  exit 1
-fi
-
-mkdir -p "$(dirname "$output")"
-"$bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
-  --benchmark_out="$output" --benchmark_out_format=json "$@"
-echo "bench: wrote $output"
-
-if ! command -v python3 >/dev/null 2>&1; then
-  echo "bench: python3 not found; no table printed" >&2
-  exit 0
-fi
-python3 - "$output" <<'PY'
+print_table() {
+  python3 - "$@" <<'PY'
 import json
 import sys
 
-with open(sys.argv[1]) as f:
-    data = json.load(f)
+benchmarks = []
+for path in sys.argv[1:]:
+    with open(path) as f:
+        benchmarks.extend(json.load(f)["benchmarks"])
 
 # name without "/real_time" -> median entry (or the error entry).
 rows = {}
 order = []
-for b in data["benchmarks"]:
+cvs = {}
+for b in benchmarks:
     name = b["run_name"].replace("/real_time", "")
+    if b.get("aggregate_name") == "cv":
+        cvs[name] = b["real_time"]
     if b.get("error_occurred"):
         if name not in rows:
             order.append(name)
-            rows[name] = {"error": b.get("error_message", "error")}
+        rows[name] = {"error": b.get("error_message", "error")}
     elif b.get("aggregate_name") == "median":
         if name not in rows:
             order.append(name)
@@ -130,13 +127,48 @@ def compare(name):
 
 
 print()
-print("| Benchmark | Median | Per item | Ratio |")
+print("| Benchmark | Median (cv) | Per item | Ratio |")
 print("| --- | ---: | ---: | --- |")
 for name in order:
     b = rows[name]
     if "error" in b:
         print("| %s | skipped | | %s |" % (name, b["error"].split(" [")[0]))
         continue
-    print("| %s | %s | %s | %s |" % (name, fmt_time(ns(name)), per_item(name),
+    median = fmt_time(ns(name))
+    if name in cvs:
+        median += " (%.0f%%)" % (100 * cvs[name])
+    print("| %s | %s | %s | %s |" % (name, median, per_item(name),
                                      compare(name)))
 PY
+}
+
+if [ "${1:-}" = "--table" ]; then
+  print_table "${paths[@]}"
+  exit 0
+fi
+
+output="build/release/bench.json"
+if [ "$#" -gt 0 ]; then
+  output="${paths[0]}"
+  shift
+fi
+
+cmake --preset release >/dev/null
+cmake --build --preset release --target weft_bench
+bench=build/release/bench/weft_bench
+if [ ! -x "$bench" ]; then
+  echo "bench: $bench was not built; is Google Benchmark installed" \
+       "(scripts/install-deps.sh)?" >&2
+  exit 1
+fi
+
+mkdir -p "$(dirname "$output")"
+"$bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+  --benchmark_out="$output" --benchmark_out_format=json "$@"
+echo "bench: wrote $output"
+
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "bench: python3 not found; no table printed" >&2
+  exit 0
+fi
+print_table "$output"
