@@ -14,6 +14,13 @@
 #define WEFT_BLOCK_MAX_REGION_TILES (1u << 31)
 // A single command has at most this many tiles (tiles grow to fit).
 #define WEFT_BLOCK_MAX_COMMAND_TILES (1u << 24)
+// Claim lanes: a shared region's tiles are split into this many contiguous
+// ranges (at most one per worker), each with its own claim word on its own
+// cache line. Worker w claims from lane w % lanes first and then from the
+// others, so when every worker keeps up it runs the same slice of every
+// dispatch (its data stays in its core's cache from one dispatch to the
+// next, as with OpenMP's static schedule) and claims without contention.
+#define WEFT_BLOCK_CLAIM_LANES 4u
 
 typedef enum weft_block_processor_mode_e {
   // One worker: the first drain runs everything, no read-modify-writes.
@@ -47,13 +54,20 @@ struct weft_block_processor_context_t {
   uint32_t mapping_count;
   weft_block_op_t* ops;    // one per command of the recording
   uint32_t* region_tiles;  // one per region
+  // min(worker_count, WEFT_BLOCK_CLAIM_LANES).
+  uint32_t lane_count;
   // Set by create: the allocation holding the context.
   weft_allocator_t allocator;
   void* allocation;
 
   // --- Shared between workers, each on its own cache line.
-  // (epoch << 32) | next tile to claim; epoch == region_count: completed.
-  alignas(WEFT_BLOCK_CACHE_LINE) weft_atomic_uint64_t claim;
+  // Claim lane l of region e: (e << 32) | next tile to claim in the lane's
+  // range (see weft_block_processor_lane_range). Lane 0 is also the epoch
+  // word: it is opened last, so a worker that read epoch e from it finds
+  // every other lane at e or later; epoch == region_count: completed.
+  struct {
+    alignas(WEFT_BLOCK_CACHE_LINE) weft_atomic_uint64_t claim;
+  } lanes[WEFT_BLOCK_CLAIM_LANES];
   // (epoch << 32) | tiles of the epoch's region that finished.
   alignas(WEFT_BLOCK_CACHE_LINE) weft_atomic_uint64_t retired;
   alignas(WEFT_BLOCK_CACHE_LINE) weft_atomic_uint32_t desired_workers;
@@ -357,6 +371,26 @@ static uint32_t weft_block_processor_desired_for(
   return desired;
 }
 
+// Tiles [*out_begin, *out_end) of region |region| belong to lane |lane|.
+static void weft_block_processor_lane_range(
+    const weft_block_processor_context_t* context, uint32_t region,
+    uint32_t lane, uint32_t* out_begin, uint32_t* out_end) {
+  uint64_t tiles =
+      region < context->region_count ? context->region_tiles[region] : 0;
+  *out_begin = (uint32_t)(tiles * lane / context->lane_count);
+  *out_end = (uint32_t)(tiles * (lane + 1) / context->lane_count);
+}
+
+// Lane |lane|'s claim word when region |region| opens.
+static uint64_t weft_block_processor_lane_open_word(
+    const weft_block_processor_context_t* context, uint32_t region,
+    uint32_t lane) {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  weft_block_processor_lane_range(context, region, lane, &begin, &end);
+  return ((uint64_t)region << 32) | begin;
+}
+
 static void weft_block_processor_unmap(
     weft_block_processor_context_t* context) {
   for (uint32_t i = 0; i < context->mapping_count; ++i) {
@@ -404,7 +438,13 @@ weft_status_t weft_block_processor_context_initialize(
         recording->used_slot_count + recording->late_buffer_count;
     context->ops = (weft_block_op_t*)(base + layout.ops);
     context->region_tiles = (uint32_t*)(base + layout.region_tiles);
-    atomic_init(&context->claim, 0);
+    context->lane_count = params->worker_count < WEFT_BLOCK_CLAIM_LANES
+                              ? params->worker_count
+                              : WEFT_BLOCK_CLAIM_LANES;
+    if (context->lane_count == 0) context->lane_count = 1;
+    for (uint32_t l = 0; l < WEFT_BLOCK_CLAIM_LANES; ++l) {
+      atomic_init(&context->lanes[l].claim, 0);
+    }
     atomic_init(&context->retired, 0);
     atomic_init(&context->desired_workers, 0);
     atomic_init(&context->exclusive_taken, 0);
@@ -431,7 +471,10 @@ weft_status_t weft_block_processor_context_initialize(
       context->mode = WEFT_BLOCK_PROCESSOR_MODE_SHARED;
     }
     uint32_t first = weft_block_processor_next_region(context, 0);
-    atomic_init(&context->claim, (uint64_t)first << 32);
+    for (uint32_t l = 0; l < context->lane_count; ++l) {
+      atomic_init(&context->lanes[l].claim,
+                  weft_block_processor_lane_open_word(context, first, l));
+    }
     atomic_init(&context->retired, (uint64_t)first << 32);
     atomic_init(&context->desired_workers,
                 weft_block_processor_desired_for(context, first));
@@ -714,7 +757,8 @@ static void weft_block_processor_finish_sequential(
     weft_block_processor_context_t* context) {
   weft_atomic_store(&context->desired_workers, 0, memory_order_relaxed);
   // Release: publishes every write of the run to is_completed/drain readers.
-  weft_atomic_store(&context->claim, (uint64_t)context->region_count << 32,
+  weft_atomic_store(&context->lanes[0].claim,
+                    (uint64_t)context->region_count << 32,
                     memory_order_release);
 }
 
@@ -784,10 +828,14 @@ static void weft_block_processor_advance(
   // retires into |next| before claiming in it.
   weft_atomic_store(&context->retired, (uint64_t)next << 32,
                     memory_order_relaxed);
-  // Release: publishes every write of the finished region (acquired by the
-  // retire) and the reset retired word to the workers claiming in |next|.
-  weft_atomic_store(&context->claim, (uint64_t)next << 32,
-                    memory_order_release);
+  // Lane 0 last (it is the epoch word every drain reads first). Release:
+  // publishes every write of the finished region (acquired by the retire)
+  // and the reset retired word to the workers claiming in |next|.
+  for (uint32_t l = context->lane_count; l-- > 0;) {
+    weft_atomic_store(&context->lanes[l].claim,
+                      weft_block_processor_lane_open_word(context, next, l),
+                      memory_order_release);
+  }
   if (next < context->region_count && context->params.region_ready) {
     context->params.region_ready(context->params.region_ready_user_data,
                                  desired);
@@ -804,17 +852,58 @@ static weft_block_drain_result_t weft_block_processor_drain_shared(
   uint32_t hint = UINT32_MAX;
   bool did_work = false;
   weft_block_drain_result_t result = WEFT_BLOCK_DRAIN_NO_WORK;
+  // Lanes are tried from the worker's own; |lane_offset| lanes past it were
+  // found exhausted in |lane_epoch| (a lane's next tile only grows within an
+  // epoch, so they are not read again).
+  const uint32_t lane_count = context->lane_count;
+  const uint32_t home = worker_index % lane_count;
+  uint32_t lane_epoch = UINT32_MAX;
+  uint32_t lane_offset = 0;
   for (;;) {
     // Acquire: pairs with the release that opened the region (its layout
-    // and the previous region's writes).
-    uint64_t claim = weft_atomic_load(&context->claim, memory_order_acquire);
-    uint32_t epoch = (uint32_t)(claim >> 32);
-    uint32_t tile = (uint32_t)claim;
+    // and the previous region's writes); lane 0 is opened last.
+    uint64_t epoch_word =
+        weft_atomic_load(&context->lanes[0].claim, memory_order_acquire);
+    uint32_t epoch = (uint32_t)(epoch_word >> 32);
     if (epoch >= region_count) {
       result = WEFT_BLOCK_DRAIN_COMPLETED;
       break;
     }
-    if (tile >= context->region_tiles[epoch] || budget == 0) {
+    if (epoch != lane_epoch) {
+      lane_epoch = epoch;
+      lane_offset = 0;
+    }
+    uint32_t lane = home;
+    uint64_t claim = 0;
+    bool found = false;
+    bool moved = false;
+    while (budget != 0 && lane_offset < lane_count) {
+      lane = (home + lane_offset) % lane_count;
+      // Acquire: as lane 0's load (a later region's opening, if it moved).
+      claim = lane == 0 ? epoch_word
+                        : weft_atomic_load(&context->lanes[lane].claim,
+                                           memory_order_acquire);
+      if ((uint32_t)(claim >> 32) != epoch) {
+        // The region ended after lane 0 was read: start over.
+        moved = true;
+        break;
+      }
+      uint32_t begin = 0;
+      uint32_t end = 0;
+      weft_block_processor_lane_range(context, epoch, lane, &begin, &end);
+      if ((uint32_t)claim < end) {
+        found = true;
+        break;
+      }
+      ++lane_offset;
+    }
+    if (moved) {
+      assert(held == 0 && "a region cannot end with tiles held");
+      continue;
+    }
+    uint32_t tile = (uint32_t)claim;
+    if (!found) {
+      // Nothing left to claim in this region (or the budget ran out).
       if (held == 0) break;
       bool last = weft_block_processor_retire(context, held_epoch, held);
       held = 0;
@@ -828,10 +917,10 @@ static weft_block_drain_result_t weft_block_processor_drain_shared(
       context->params.claim_hook(context->params.claim_hook_user_data,
                                  worker_index, epoch, tile);
     }
-    // Acquire: the same publication as the load above, for the value the
+    // Acquire: the same publication as the loads above, for the value the
     // exchange actually read.
-    if (!weft_atomic_compare_exchange_weak(&context->claim, &claim, claim + 1,
-                                           memory_order_acquire,
+    if (!weft_atomic_compare_exchange_weak(&context->lanes[lane].claim, &claim,
+                                           claim + 1, memory_order_acquire,
                                            memory_order_relaxed)) {
       continue;
     }
@@ -858,7 +947,8 @@ weft_block_drain_result_t weft_block_processor_drain(
   switch (context->mode) {
     case WEFT_BLOCK_PROCESSOR_MODE_SINGLE:
       // Relaxed: only this worker ever writes the claim word in this mode.
-      if ((uint32_t)(weft_atomic_load(&context->claim, memory_order_relaxed) >>
+      if ((uint32_t)(weft_atomic_load(&context->lanes[0].claim,
+                                      memory_order_relaxed) >>
                      32) < context->region_count) {
         weft_block_processor_run_sequential(context, worker_index, scratch,
                                             scratch_size);
@@ -899,7 +989,8 @@ bool weft_block_processor_is_completed(
     const weft_block_processor_context_t* context) {
   // Acquire: a true result must see every write the recording made.
   uint64_t claim = weft_atomic_load(
-      &((weft_block_processor_context_t*)context)->claim, memory_order_acquire);
+      &((weft_block_processor_context_t*)context)->lanes[0].claim,
+      memory_order_acquire);
   return (uint32_t)(claim >> 32) >= context->region_count;
 }
 

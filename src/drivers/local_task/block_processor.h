@@ -12,25 +12,32 @@
 // piece as one tile. Workers call weft_block_processor_drain with their
 // worker index; each call claims tiles of the current region and runs them:
 //
-//   claim word    (epoch << 32) | next tile. A worker reads it, and claims
-//                 tile t of epoch e with a compare-exchange from (e, t) to
+//   claim words   one per lane (min(workers, 4) lanes, each on its own
+//                 cache line): the region's tiles are split into that many
+//                 contiguous ranges, and lane l's word is (epoch << 32) |
+//                 next tile of range l. A worker claims from lane
+//                 worker_index % lanes first, then from the others (so
+//                 with every worker present each runs the same slice of
+//                 every region, keeping its data in its own cache), tile t
+//                 of epoch e with a compare-exchange from (e, t) to
 //                 (e, t + 1). The epoch is the region's index, so a worker
-//                 that read the word during region e and was delayed cannot
+//                 that read a word during region e and was delayed cannot
 //                 claim anything once region e + 1 has begun: its
-//                 compare-exchange fails and it reads the word again.
+//                 compare-exchange fails and it reads the words again.
+//                 Lane 0 is also the epoch word: it is opened last.
 //   retired word  (epoch << 32) | tiles finished. A worker adds the tiles
 //                 it ran when it finds no more to claim (or before it
 //                 returns). The worker whose addition finishes the region's
 //                 last tile advances: it skips empty regions, resets the
 //                 retired word, publishes the next region through the claim
-//                 word, and sets the desired worker count. No worker waits
+//                 words, and sets the desired worker count. No worker waits
 //                 at a barrier. A worker only adds tiles it ran, and a
 //                 region cannot end while one of its tiles has not been
 //                 added, so additions never land in a later region.
 //
 // Memory ordering: a tile's writes are released by its retire, acquired by
 // the worker that retires the region, and released again with the next
-// region's claim word, so every tile of region k + 1 sees every write of
+// region's claim words, so every tile of region k + 1 sees every write of
 // region k.
 //
 // Fast paths: a context for one worker runs the whole recording in its
