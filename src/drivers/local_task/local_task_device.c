@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/thread.h"
 #include "drivers/local_task/block_builder.h"
 #include "drivers/local_task/local_task_driver.h"
 #include "hal/local/heap_buffer.h"
@@ -55,7 +56,8 @@ weft_local_task_device_t* weft_local_task_device_swap_draining(
 // Destroy
 //===----------------------------------------------------------------------===//
 
-// Blocks until every op of |device| retired.
+// Blocks until every op of |device| retired and no ready callback still
+// touches the device.
 static void weft_local_task_device_wait_idle(weft_local_task_device_t* device) {
   weft_wait_policy_t policy = weft_wait_policy_default();
   for (;;) {
@@ -68,6 +70,13 @@ static void weft_local_task_device_wait_idle(weft_local_task_device_t* device) {
     }
     weft_notification_commit_wait(&device->idle_notification, token, policy,
                                   WEFT_TIME_INFINITE_FUTURE);
+  }
+  // A ready callback on a host thread may have pushed an op that has since
+  // retired and still be on its way out (a few instructions: the wake and
+  // the idle notify). Its op retired, so nothing will notify again: yield
+  // until it has left instead of sleeping.
+  while (weft_local_task_op_pool_is_readying(&device->op_pool)) {
+    weft_thread_yield();
   }
 }
 

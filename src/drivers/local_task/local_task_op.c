@@ -69,14 +69,18 @@ int64_t weft_local_task_op_pool_live_count(weft_local_task_op_pool_t* pool) {
 }
 
 bool weft_local_task_op_pool_is_idle(weft_local_task_op_pool_t* pool) {
-  // Retired before taken and readying: a ready callback counts itself
-  // before it pushes, so one whose op already retired is seen here.
+  // Retired before taken: a count read later can only be larger, so a
+  // retirement racing with these loads reads as "not idle", never the
+  // reverse.
   uint64_t retired =
       weft_atomic_load(&pool->retired_count, memory_order_seq_cst);
   uint64_t taken = weft_atomic_load(&pool->taken_count, memory_order_seq_cst);
-  uint32_t readying =
-      weft_atomic_load(&pool->readying_count, memory_order_seq_cst);
-  return taken == retired && readying == 0;
+  return taken == retired;
+}
+
+bool weft_local_task_op_pool_is_readying(weft_local_task_op_pool_t* pool) {
+  // Seq_cst: pairs with the ready callback's decrement, its last access.
+  return weft_atomic_load(&pool->readying_count, memory_order_seq_cst) != 0;
 }
 
 void weft_local_task_op_pool_deinitialize(weft_local_task_op_pool_t* pool) {

@@ -370,20 +370,20 @@ static void weft_local_task_op_ready(void* user_data, weft_status_t status) {
   weft_local_task_queue_t* queue = op->queue;
   weft_local_task_device_t* device = queue->device;
   op->wait_status = status;
-  // Counted across the push and the wake: once pushed, the op may run and
-  // retire at once, and a device shutting down waits for this count too
-  // before it frees the queue this call still touches. Relaxed: the op is
-  // still live here, which keeps shutdown waiting (see
-  // weft_local_task_op_pool_is_idle for the order it reads the counts in).
+  // Counted across every touch of the device below: once pushed, the op may
+  // run and retire at once, and a device shutting down then waits for this
+  // count to drop before it frees what this call still touches. The
+  // decrement is the last access. Relaxed increment: the op is still live
+  // here, which keeps shutdown waiting until the op retires.
   weft_atomic_fetch_add(&device->op_pool.readying_count, 1,
                         memory_order_relaxed);
   weft_local_task_push_ready(queue, op);
-  // Seq_cst: the shutdown handshake (see weft_local_task_op_retire).
-  weft_atomic_fetch_sub(&device->op_pool.readying_count, 1,
-                        memory_order_seq_cst);
   if (weft_local_task_device_is_shutting_down(device)) {
     weft_local_task_device_notify_idle(device);
   }
+  // Seq_cst: pairs with destroy's load in weft_local_task_device_wait_idle.
+  weft_atomic_fetch_sub(&device->op_pool.readying_count, 1,
+                        memory_order_seq_cst);
 }
 
 // Marks |op| parked and starts its wait set. From the call on the op

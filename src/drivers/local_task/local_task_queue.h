@@ -74,8 +74,9 @@ typedef struct weft_local_task_op_pool_t {
   // read both.
   alignas(64) weft_atomic_uint64_t taken_count;
   alignas(64) weft_atomic_uint64_t retired_count;
-  // Wait-set ready callbacks between their push and their wake (they still
-  // touch the queue after the op may have retired).
+  // Wait-set ready callbacks between their push and their last touch of the
+  // device (they still touch it after the op may have retired): destroy
+  // waits for this to drop to 0 before it frees anything.
   alignas(64) weft_atomic_uint32_t readying_count;
 } weft_local_task_op_pool_t;
 
@@ -88,9 +89,13 @@ void weft_local_task_op_pool_deinitialize(weft_local_task_op_pool_t* pool);
 // submitted any more).
 int64_t weft_local_task_op_pool_live_count(weft_local_task_op_pool_t* pool);
 
-// True when no op is live and no ready callback is in flight. Seq_cst
-// loads: the shutdown handshake (see weft_local_task_op_retire).
+// True when no op is live. Seq_cst loads: the shutdown handshake (see
+// weft_local_task_op_retire).
 bool weft_local_task_op_pool_is_idle(weft_local_task_op_pool_t* pool);
+
+// True while a ready callback is between its count and its last touch of
+// the device.
+bool weft_local_task_op_pool_is_readying(weft_local_task_op_pool_t* pool);
 
 //===----------------------------------------------------------------------===//
 // Queues
