@@ -4,6 +4,9 @@
 # and, when the distribution has them, the optional dependencies:
 #   libhwloc-dev   CPU topology (cores, caches, NUMA) for local-task; without
 #                  it weft reads Linux sysfs instead
+#   libbenchmark-dev, libpthreadpool-dev
+#                  weft_bench (Google Benchmark) and its pthreadpool baseline;
+#                  without them the benchmarks are not built
 # Only missing packages are installed (checked with dpkg -s, so this takes
 # well under a second when everything is present); apt-get update runs only
 # when something is missing. A missing optional package that cannot be
@@ -12,7 +15,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
-optional_packages=(libhwloc-dev)
+optional_packages=(libhwloc-dev libbenchmark-dev libpthreadpool-dev)
 
 missing=()
 for package in "${packages[@]}"; do
