@@ -20,6 +20,7 @@
 #include "hal/buffer_impl.h"
 #include "hal/local/inline_command_buffer.h"
 #include "hal/local/inline_dispatch.h"
+#include "hal/local/queue_ops.h"
 #include "hal/local/transient_buffer.h"
 #include "hal/wait_set.h"
 
@@ -246,118 +247,6 @@ static void weft_local_sync_op_args_reference(
 // Doing the work
 //===----------------------------------------------------------------------===//
 
-static weft_status_t weft_local_sync_do_read(
-    const weft_local_sync_op_args_t* args) {
-  weft_status_t status = WEFT_OK;
-  weft_file_t* file = args->file.file;
-  weft_device_size_t length = args->file.length;
-  uint8_t* memory = (uint8_t*)weft_file_memory(file);
-  if (length == 0) {
-    // Nothing to move.
-  } else if (memory) {
-    status = weft_buffer_transfer_write(
-        args->file.buffer, args->file.buffer_offset,
-        memory + args->file.file_offset, length, "queue_read");
-  } else {
-    weft_buffer_mapping_t mapping;
-    memset(&mapping, 0, sizeof(mapping));
-    status = weft_buffer_map_range_unchecked(
-        args->file.buffer, WEFT_MEMORY_ACCESS_WRITE, args->file.buffer_offset,
-        length, "queue_read", &mapping);
-    if (weft_status_is_ok(status)) {
-      status = weft_file_read(file, args->file.file_offset, mapping.contents,
-                              length);
-      weft_buffer_unmap_range(&mapping);
-    }
-  }
-  return status;
-}
-
-static weft_status_t weft_local_sync_do_write(
-    const weft_local_sync_op_args_t* args) {
-  weft_status_t status = WEFT_OK;
-  weft_file_t* file = args->file.file;
-  weft_device_size_t length = args->file.length;
-  uint8_t* memory = (uint8_t*)weft_file_memory(file);
-  if (length == 0) {
-    // Nothing to move.
-  } else if (memory) {
-    status = weft_buffer_transfer_read(
-        args->file.buffer, args->file.buffer_offset,
-        memory + args->file.file_offset, length, "queue_write");
-  } else {
-    weft_buffer_mapping_t mapping;
-    memset(&mapping, 0, sizeof(mapping));
-    status = weft_buffer_map_range_unchecked(
-        args->file.buffer, WEFT_MEMORY_ACCESS_READ, args->file.buffer_offset,
-        length, "queue_write", &mapping);
-    if (weft_status_is_ok(status)) {
-      status = weft_file_write(file, args->file.file_offset, mapping.contents,
-                               length);
-      weft_buffer_unmap_range(&mapping);
-    }
-  }
-  return status;
-}
-
-// Ends an op: signals every entry of |signal_list| when |status| is OK,
-// otherwise fails them all with |status| (consumed).
-static void weft_local_sync_op_end(weft_semaphore_list_t signal_list,
-                                   weft_status_t status) {
-  if (weft_status_is_ok(status)) {
-    for (uint32_t i = 0; i < signal_list.count; ++i) {
-      // A signal can only fail when the semaphore already failed (the
-      // failure stays) or already passed the value (its waiters are
-      // released either way); the remaining semaphores are signalled
-      // regardless, so nothing waits forever.
-      weft_status_ignore(weft_semaphore_signal(signal_list.semaphores[i],
-                                               signal_list.values[i]));
-    }
-  } else {
-    weft_semaphore_list_fail(signal_list, status);
-  }
-}
-
-// Runs a host call. Sets |*out_ended| when the signals were already
-// published (NON_BLOCKING) or handed to the callback (DEFERRED).
-static weft_status_t weft_local_sync_do_host_call(
-    weft_local_sync_device_t* device, const weft_local_sync_op_args_t* args,
-    weft_semaphore_list_t signal_list, bool* out_ended) {
-  weft_fence_t* fence = NULL;
-  weft_status_t status =
-      weft_fence_create(signal_list.count, device->base.host_allocator, &fence);
-  for (uint32_t i = 0; weft_status_is_ok(status) && i < signal_list.count;
-       ++i) {
-    status = weft_fence_insert(fence, signal_list.semaphores[i],
-                               signal_list.values[i]);
-  }
-  if (weft_status_is_ok(status)) {
-    weft_host_call_context_t context = {
-        .device = &device->base,
-        .affinity = args->affinity,
-        .signal_fence = fence,
-    };
-    if (args->host_call.flags & WEFT_HOST_CALL_FLAG_NON_BLOCKING) {
-      // Signal first; the call's result (DEFERRED too) is dropped.
-      weft_local_sync_op_end(signal_list, WEFT_OK);
-      *out_ended = true;
-      weft_status_ignore(args->host_call.fn(args->host_call.user_data,
-                                            args->host_call.args, &context));
-    } else {
-      status = args->host_call.fn(args->host_call.user_data,
-                                  args->host_call.args, &context);
-      if (weft_status_is(status, WEFT_STATUS_DEFERRED)) {
-        // The callback retained the fence and signals or fails it later.
-        weft_status_ignore(status);
-        status = WEFT_OK;
-        *out_ended = true;
-      }
-    }
-  }
-  weft_fence_release(fence);
-  return status;
-}
-
 // Does the work of an op whose waits are all reached.
 static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
                                         const weft_local_sync_op_args_t* args,
@@ -387,10 +276,14 @@ static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
           args->copy.target_offset, args->copy.length, "queue_copy");
       break;
     case WEFT_LOCAL_SYNC_OP_READ:
-      status = weft_local_sync_do_read(args);
+      status = weft_local_queue_read(
+          args->file.file, args->file.file_offset, args->file.buffer,
+          args->file.buffer_offset, args->file.length);
       break;
     case WEFT_LOCAL_SYNC_OP_WRITE:
-      status = weft_local_sync_do_write(args);
+      status = weft_local_queue_write(
+          args->file.buffer, args->file.buffer_offset, args->file.file,
+          args->file.file_offset, args->file.length);
       break;
     case WEFT_LOCAL_SYNC_OP_DISPATCH:
       status = weft_inline_dispatch(
@@ -407,8 +300,10 @@ static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
     case WEFT_LOCAL_SYNC_OP_BARRIER:
       break;
     case WEFT_LOCAL_SYNC_OP_HOST_CALL:
-      status =
-          weft_local_sync_do_host_call(device, args, signal_list, out_ended);
+      status = weft_local_queue_host_call(
+          &device->base, args->affinity, args->host_call.fn,
+          args->host_call.user_data, args->host_call.args,
+          args->host_call.flags, signal_list, out_ended);
       break;
     default:
       status = WEFT_STATUS(INTERNAL, "local-sync: unknown op type %d",
@@ -446,7 +341,7 @@ static void weft_local_sync_op_run(weft_local_sync_device_t* device,
   if (ended) {
     weft_status_ignore(status);
   } else {
-    weft_local_sync_op_end(signal_list, status);
+    weft_local_queue_signal_or_fail(signal_list, status);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "drivers/local_task/local_task_device.h"
 #include "drivers/local_task/local_task_op.h"
 #include "hal/buffer_impl.h"
+#include "hal/local/queue_ops.h"
 #include "hal/local/transient_buffer.h"
 #include "task/executor.h"
 
@@ -24,120 +25,6 @@ static bool weft_local_task_device_is_shutting_down(
 //===----------------------------------------------------------------------===//
 // Doing the work
 //===----------------------------------------------------------------------===//
-
-static weft_status_t weft_local_task_do_read(
-    const weft_local_task_op_args_t* args) {
-  weft_status_t status = WEFT_OK;
-  weft_file_t* file = args->file.file;
-  weft_device_size_t length = args->file.length;
-  uint8_t* memory = (uint8_t*)weft_file_memory(file);
-  if (length == 0) {
-    // Nothing to move.
-  } else if (memory) {
-    status = weft_buffer_transfer_write(
-        args->file.buffer, args->file.buffer_offset,
-        memory + args->file.file_offset, length, "queue_read");
-  } else {
-    weft_buffer_mapping_t mapping;
-    memset(&mapping, 0, sizeof(mapping));
-    status = weft_buffer_map_range_unchecked(
-        args->file.buffer, WEFT_MEMORY_ACCESS_WRITE, args->file.buffer_offset,
-        length, "queue_read", &mapping);
-    if (weft_status_is_ok(status)) {
-      status = weft_file_read(file, args->file.file_offset, mapping.contents,
-                              length);
-      weft_buffer_unmap_range(&mapping);
-    }
-  }
-  return status;
-}
-
-static weft_status_t weft_local_task_do_write(
-    const weft_local_task_op_args_t* args) {
-  weft_status_t status = WEFT_OK;
-  weft_file_t* file = args->file.file;
-  weft_device_size_t length = args->file.length;
-  uint8_t* memory = (uint8_t*)weft_file_memory(file);
-  if (length == 0) {
-    // Nothing to move.
-  } else if (memory) {
-    status = weft_buffer_transfer_read(
-        args->file.buffer, args->file.buffer_offset,
-        memory + args->file.file_offset, length, "queue_write");
-  } else {
-    weft_buffer_mapping_t mapping;
-    memset(&mapping, 0, sizeof(mapping));
-    status = weft_buffer_map_range_unchecked(
-        args->file.buffer, WEFT_MEMORY_ACCESS_READ, args->file.buffer_offset,
-        length, "queue_write", &mapping);
-    if (weft_status_is_ok(status)) {
-      status = weft_file_write(file, args->file.file_offset, mapping.contents,
-                               length);
-      weft_buffer_unmap_range(&mapping);
-    }
-  }
-  return status;
-}
-
-// Signals every entry of |signal_list| when |status| is OK, otherwise fails
-// them all with |status| (consumed).
-static void weft_local_task_signal_or_fail(weft_semaphore_list_t signal_list,
-                                           weft_status_t status) {
-  if (weft_status_is_ok(status)) {
-    for (uint32_t i = 0; i < signal_list.count; ++i) {
-      // A signal can only fail when the semaphore already failed (the
-      // failure stays) or already passed the value (its waiters are
-      // released either way); the others are signalled regardless, so
-      // nothing waits forever.
-      weft_status_ignore(weft_semaphore_signal(signal_list.semaphores[i],
-                                               signal_list.values[i]));
-    }
-  } else {
-    weft_semaphore_list_fail(signal_list, status);
-  }
-}
-
-// Runs a host call. Sets |*out_ended| when the signals were already
-// published (NON_BLOCKING) or handed to the callback (DEFERRED).
-static weft_status_t weft_local_task_do_host_call(weft_local_task_op_t* op,
-                                                  bool* out_ended) {
-  weft_local_task_device_t* device = op->queue->device;
-  const weft_local_task_op_args_t* args = &op->args;
-  weft_semaphore_list_t signal_list = op->signal_list;
-  weft_fence_t* fence = NULL;
-  weft_status_t status =
-      weft_fence_create(signal_list.count, device->base.host_allocator, &fence);
-  for (uint32_t i = 0; weft_status_is_ok(status) && i < signal_list.count;
-       ++i) {
-    status = weft_fence_insert(fence, signal_list.semaphores[i],
-                               signal_list.values[i]);
-  }
-  if (weft_status_is_ok(status)) {
-    weft_host_call_context_t context = {
-        .device = &device->base,
-        .affinity = args->affinity,
-        .signal_fence = fence,
-    };
-    if (args->host_call.flags & WEFT_HOST_CALL_FLAG_NON_BLOCKING) {
-      // Signal first; the call's result (DEFERRED too) is dropped.
-      weft_local_task_signal_or_fail(signal_list, WEFT_OK);
-      *out_ended = true;
-      weft_status_ignore(args->host_call.fn(args->host_call.user_data,
-                                            args->host_call.args, &context));
-    } else {
-      status = args->host_call.fn(args->host_call.user_data,
-                                  args->host_call.args, &context);
-      if (weft_status_is(status, WEFT_STATUS_DEFERRED)) {
-        // The callback retained the fence and signals or fails it later.
-        weft_status_ignore(status);
-        status = WEFT_OK;
-        *out_ended = true;
-      }
-    }
-  }
-  weft_fence_release(fence);
-  return status;
-}
 
 // Does the work of an op whose waits are all reached, on the control
 // process. Sets |*out_ended| when the op's signals were already handled.
@@ -168,15 +55,22 @@ static weft_status_t weft_local_task_do(weft_local_task_op_t* op,
           args->copy.target_offset, args->copy.length, "queue_copy");
       break;
     case WEFT_LOCAL_TASK_OP_READ:
-      status = weft_local_task_do_read(args);
+      status = weft_local_queue_read(
+          args->file.file, args->file.file_offset, args->file.buffer,
+          args->file.buffer_offset, args->file.length);
       break;
     case WEFT_LOCAL_TASK_OP_WRITE:
-      status = weft_local_task_do_write(args);
+      status = weft_local_queue_write(
+          args->file.buffer, args->file.buffer_offset, args->file.file,
+          args->file.file_offset, args->file.length);
       break;
     case WEFT_LOCAL_TASK_OP_BARRIER:
       break;
     case WEFT_LOCAL_TASK_OP_HOST_CALL:
-      status = weft_local_task_do_host_call(op, out_ended);
+      status = weft_local_queue_host_call(
+          &op->queue->device->base, args->affinity, args->host_call.fn,
+          args->host_call.user_data, args->host_call.args,
+          args->host_call.flags, op->signal_list, out_ended);
       break;
     default:
       status = WEFT_STATUS(INTERNAL, "local-task: unknown op type %d",
@@ -211,7 +105,7 @@ void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status) {
     weft_command_buffer_release(op->args.execute.command_buffer);
     op->args.execute.command_buffer = NULL;
   }
-  weft_local_task_signal_or_fail(op->signal_list, status);
+  weft_local_queue_signal_or_fail(op->signal_list, status);
 }
 
 void weft_local_task_op_release(weft_local_task_op_t* op) {

@@ -1,0 +1,111 @@
+// weft: queue-operation bodies shared by the CPU drivers (see queue_ops.h).
+#include "hal/local/queue_ops.h"
+
+#include <string.h>
+
+#include "hal/buffer_impl.h"
+#include "hal/device_impl.h"
+
+weft_status_t weft_local_queue_read(weft_file_t* file, uint64_t file_offset,
+                                    weft_buffer_t* buffer,
+                                    weft_device_size_t buffer_offset,
+                                    weft_device_size_t length) {
+  weft_status_t status = WEFT_OK;
+  uint8_t* memory = (uint8_t*)weft_file_memory(file);
+  if (length == 0) {
+    // Nothing to move.
+  } else if (memory) {
+    status = weft_buffer_transfer_write(
+        buffer, buffer_offset, memory + file_offset, length, "queue_read");
+  } else {
+    weft_buffer_mapping_t mapping;
+    memset(&mapping, 0, sizeof(mapping));
+    status = weft_buffer_map_range_unchecked(buffer, WEFT_MEMORY_ACCESS_WRITE,
+                                             buffer_offset, length,
+                                             "queue_read", &mapping);
+    if (weft_status_is_ok(status)) {
+      status = weft_file_read(file, file_offset, mapping.contents, length);
+      weft_buffer_unmap_range(&mapping);
+    }
+  }
+  return status;
+}
+
+weft_status_t weft_local_queue_write(weft_buffer_t* buffer,
+                                     weft_device_size_t buffer_offset,
+                                     weft_file_t* file, uint64_t file_offset,
+                                     weft_device_size_t length) {
+  weft_status_t status = WEFT_OK;
+  uint8_t* memory = (uint8_t*)weft_file_memory(file);
+  if (length == 0) {
+    // Nothing to move.
+  } else if (memory) {
+    status = weft_buffer_transfer_read(
+        buffer, buffer_offset, memory + file_offset, length, "queue_write");
+  } else {
+    weft_buffer_mapping_t mapping;
+    memset(&mapping, 0, sizeof(mapping));
+    status = weft_buffer_map_range_unchecked(buffer, WEFT_MEMORY_ACCESS_READ,
+                                             buffer_offset, length,
+                                             "queue_write", &mapping);
+    if (weft_status_is_ok(status)) {
+      status = weft_file_write(file, file_offset, mapping.contents, length);
+      weft_buffer_unmap_range(&mapping);
+    }
+  }
+  return status;
+}
+
+void weft_local_queue_signal_or_fail(weft_semaphore_list_t signal_list,
+                                     weft_status_t status) {
+  if (weft_status_is_ok(status)) {
+    for (uint32_t i = 0; i < signal_list.count; ++i) {
+      // A signal can only fail when the semaphore already failed (the
+      // failure stays) or already passed the value (its waiters are
+      // released either way); the others are signalled regardless, so
+      // nothing waits forever.
+      weft_status_ignore(weft_semaphore_signal(signal_list.semaphores[i],
+                                               signal_list.values[i]));
+    }
+  } else {
+    weft_semaphore_list_fail(signal_list, status);
+  }
+}
+
+weft_status_t weft_local_queue_host_call(
+    weft_device_t* device, weft_queue_affinity_t affinity,
+    weft_host_call_fn_t fn, void* user_data, const uint64_t args[4],
+    weft_host_call_flags_t flags, weft_semaphore_list_t signal_list,
+    bool* out_ended) {
+  weft_fence_t* fence = NULL;
+  weft_status_t status =
+      weft_fence_create(signal_list.count, device->host_allocator, &fence);
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < signal_list.count;
+       ++i) {
+    status = weft_fence_insert(fence, signal_list.semaphores[i],
+                               signal_list.values[i]);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_host_call_context_t context = {
+        .device = device,
+        .affinity = affinity,
+        .signal_fence = fence,
+    };
+    if (flags & WEFT_HOST_CALL_FLAG_NON_BLOCKING) {
+      // Signal first; the call's result (DEFERRED too) is dropped.
+      weft_local_queue_signal_or_fail(signal_list, WEFT_OK);
+      *out_ended = true;
+      weft_status_ignore(fn(user_data, args, &context));
+    } else {
+      status = fn(user_data, args, &context);
+      if (weft_status_is(status, WEFT_STATUS_DEFERRED)) {
+        // The callback retained the fence and signals or fails it later.
+        weft_status_ignore(status);
+        status = WEFT_OK;
+        *out_ended = true;
+      }
+    }
+  }
+  weft_fence_release(fence);
+  return status;
+}
