@@ -325,15 +325,9 @@ static void weft_local_sync_op_run(weft_local_sync_device_t* device,
   bool ended = false;
   const char* op_name = kWeftLocalSyncOpNames[args->type];
   if (weft_status_is_ok(status)) {
-    status = weft_local_sync_do(device, args, signal_list, &ended);
-    // Errors from lower layers that do not say which op they came from
-    // (a transient buffer used after dealloca, a file's short read) are
-    // annotated with it; host call errors are the caller's own words.
-    if (!weft_status_is_ok(status) &&
-        args->type != WEFT_LOCAL_SYNC_OP_HOST_CALL &&
-        strncmp(weft_status_message(status), op_name, strlen(op_name)) != 0) {
-      status = weft_status_annotate(status, "while running %s", op_name);
-    }
+    status = weft_local_queue_annotate_error(
+        weft_local_sync_do(device, args, signal_list, &ended), op_name,
+        args->type == WEFT_LOCAL_SYNC_OP_HOST_CALL);
   } else {
     status = weft_status_annotate(status, "so %s did not run", op_name);
   }

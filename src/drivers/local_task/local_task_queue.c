@@ -85,13 +85,9 @@ static weft_status_t weft_local_task_do(weft_local_task_op_t* op,
 // errors are the caller's own words and stay as they are.
 static weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
                                                     weft_status_t status) {
-  const char* op_name = weft_local_task_op_type_name(op->args.type);
-  if (!weft_status_is_ok(status) &&
-      op->args.type != WEFT_LOCAL_TASK_OP_HOST_CALL &&
-      strncmp(weft_status_message(status), op_name, strlen(op_name)) != 0) {
-    status = weft_status_annotate(status, "while running %s", op_name);
-  }
-  return status;
+  return weft_local_queue_annotate_error(
+      status, weft_local_task_op_type_name(op->args.type),
+      op->args.type == WEFT_LOCAL_TASK_OP_HOST_CALL);
 }
 
 void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status) {

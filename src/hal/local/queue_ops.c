@@ -72,6 +72,16 @@ void weft_local_queue_signal_or_fail(weft_semaphore_list_t signal_list,
   }
 }
 
+weft_status_t weft_local_queue_annotate_error(weft_status_t status,
+                                              const char* op_name,
+                                              bool is_host_call) {
+  if (!weft_status_is_ok(status) && !is_host_call &&
+      strncmp(weft_status_message(status), op_name, strlen(op_name)) != 0) {
+    status = weft_status_annotate(status, "while running %s", op_name);
+  }
+  return status;
+}
+
 weft_status_t weft_local_queue_host_call(
     weft_device_t* device, weft_queue_affinity_t affinity,
     weft_host_call_fn_t fn, void* user_data, const uint64_t args[4],

@@ -30,6 +30,16 @@ weft_status_t weft_local_queue_write(weft_buffer_t* buffer,
 void weft_local_queue_signal_or_fail(weft_semaphore_list_t signal_list,
                                      weft_status_t status);
 
+// Annotates |status| (consumed, returned), an error of the work of the op
+// named |op_name| ("queue_fill"), with "while running <op_name>" unless its
+// message already starts with the op's name. Errors of lower layers (a
+// transient buffer used after dealloca, a file's short read) then say which
+// op met them. Host-call errors are the caller's own words: pass
+// |is_host_call| to leave them as they are.
+weft_status_t weft_local_queue_annotate_error(weft_status_t status,
+                                              const char* op_name,
+                                              bool is_host_call);
+
 // Runs a host call for an op whose waits are reached. Sets |*out_ended|
 // when the signals were already published (NON_BLOCKING) or handed to the
 // callback (DEFERRED); otherwise the caller ends the op with the result.
