@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/atomics.h"
+#include "base/os_error.h"
 #include "hal/file_impl.h"
 #include "hal/resource.h"
 
@@ -73,50 +74,8 @@ static const weft_file_vtable_t kWeftFileVtable = {
 
 // --- Errors -------------------------------------------------------------------
 
-static weft_status_code_t weft_errno_to_status_code(int error) {
-  switch (error) {
-    case ENOENT:
-    case ENOTDIR:
-    case ENXIO:
-      return WEFT_STATUS_NOT_FOUND;
-    case EACCES:
-    case EPERM:
-    case EROFS:
-    case ETXTBSY:
-      return WEFT_STATUS_PERMISSION_DENIED;
-    case EISDIR:
-    case EBADF:
-    case EINVAL:
-    case ESPIPE:
-    case ENAMETOOLONG:
-    case ELOOP:
-      return WEFT_STATUS_INVALID_ARGUMENT;
-    case EEXIST:
-      return WEFT_STATUS_ALREADY_EXISTS;
-    case ENOSPC:
-    case EDQUOT:
-    case ENOMEM:
-    case EMFILE:
-    case ENFILE:
-      return WEFT_STATUS_RESOURCE_EXHAUSTED;
-    case EFBIG:
-    case EOVERFLOW:
-      return WEFT_STATUS_OUT_OF_RANGE;
-    case EIO:
-      return WEFT_STATUS_DATA_LOSS;
-    case EAGAIN:
-    case EBUSY:
-      return WEFT_STATUS_UNAVAILABLE;
-    case ETIMEDOUT:
-      return WEFT_STATUS_DEADLINE_EXCEEDED;
-    default:
-      return WEFT_STATUS_UNKNOWN;
-  }
-}
-
-// Writes the file's name as messages show it: 'path', fd N, memory file.
-static const char* weft_file_display_name(const weft_file_t* file,
-                                          char* buffer, size_t capacity) {
+const char* weft_file_display_name(const weft_file_t* file, char* buffer,
+                                   size_t capacity) {
   if (file->name_is_path) {
     snprintf(buffer, capacity, "'%s'", file->name);
   } else {
@@ -125,8 +84,6 @@ static const char* weft_file_display_name(const weft_file_t* file,
   return buffer;
 }
 
-#define WEFT_FILE_DISPLAY_NAME_CAPACITY 4200
-
 // "pread of 'x.bin' at offset 0: Bad file descriptor".
 static weft_status_t weft_file_errno_status(int error, const char* call,
                                             const char* display_name,
@@ -134,7 +91,7 @@ static weft_status_t weft_file_errno_status(int error, const char* call,
   char reason_buffer[256];
   // GNU strerror_r (we build with _GNU_SOURCE): returns the message.
   const char* reason = strerror_r(error, reason_buffer, sizeof(reason_buffer));
-  weft_status_code_t code = weft_errno_to_status_code(error);
+  weft_status_code_t code = weft_status_code_from_errno(error);
   char where[48] = "";
   if (has_offset) {
     snprintf(where, sizeof(where), " at offset %" PRIu64, offset);

@@ -2,6 +2,7 @@
 #ifndef WEFT_HAL_FILE_IMPL_H_
 #define WEFT_HAL_FILE_IMPL_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "weft/file.h"
@@ -23,5 +24,13 @@ void weft_file_set_max_chunk_for_testing(weft_file_t* file,
 // submit-time validation cannot know it, as earlier transfers may be
 // queued). Concurrent transfers on one stream are the caller's error.
 bool weft_file_is_stream(const weft_file_t* file);
+
+// Room for any display name: a quoted path of up to PATH_MAX bytes.
+#define WEFT_FILE_DISPLAY_NAME_CAPACITY 4200
+
+// Writes |file|'s name as messages show it ('path', fd N, memory file) into
+// |buffer| (truncated to |capacity|) and returns |buffer|.
+const char* weft_file_display_name(const weft_file_t* file, char* buffer,
+                                   size_t capacity);
 
 #endif  // WEFT_HAL_FILE_IMPL_H_
