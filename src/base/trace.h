@@ -1,0 +1,145 @@
+// weft: tracing, always compiled in and off by default.
+//
+// Turned on by WEFT_TRACE=path.json in the environment (read once, at the
+// first weft_trace_initialize_from_environment call: device creation makes
+// it) or by weft_trace_start; written as Chrome trace event JSON, which
+// Perfetto (ui.perfetto.dev) and chrome://tracing open, when tracing stops,
+// on weft_trace_flush, and at process exit.
+//
+// Cost when off: every macro below is one relaxed load and a not-taken
+// branch. When on, each thread appends to a buffer of its own (no lock on
+// the hot path; a lock only when a thread records its first event, and when
+// a buffer chunk fills); timestamps come from weft_time_now (one monotonic
+// clock for every thread).
+//
+// Events:
+//   zones     WEFT_TRACE_BEGIN(name) ... WEFT_TRACE_END(): nested, balanced
+//             per thread ("ph":"B"/"E"). A zone may carry an id
+//             (WEFT_TRACE_BEGIN_ID) and a value (_VALUE) shown as args.
+//   instants  WEFT_TRACE_INSTANT(name, value): a point with a value
+//             ("ph":"i"), e.g. a semaphore reaching 5.
+//   flows     WEFT_TRACE_FLOW(name, id, phase): links zones on different
+//             threads that belong to one queue op ("ph":"s"/"t"/"f", bound
+//             to the enclosing zone). Ids come from weft_trace_next_id.
+//   threads   weft_trace_set_thread_name names the calling thread's track.
+//
+// Queue ops follow one protocol, so weft-trace can rebuild each op's phases
+// (category "queue", every event carrying the op's id from
+// weft_trace_next_id):
+//   instant "submit"   the submit call accepted the op   + flow START
+//   instant "ready"    its last wait was reached          + flow STEP
+//   zone "queue_fill"  (the op's name) its work, on the thread doing it
+//                      (for a dispatch: the region zones nest in it on
+//                      every worker; for async file I/O: the issue)
+//   instant "signal"   its signals published (value 1) or failed (0)
+//                                                         + flow END
+// Phases: wait = ready - submit, queue = zone begin - ready, execute = the
+// zone's length (to "signal" for async work), signal = signal - zone end.
+//
+// Names and categories must be string literals (or otherwise live until the
+// trace is written): events store the pointer.
+//
+// This is the one piece of process-wide mutable state in weft: a trace is
+// of the whole process, as the environment variable that starts it is.
+#ifndef WEFT_BASE_TRACE_H_
+#define WEFT_BASE_TRACE_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/atomics.h"
+#include "weft/status.h"
+#include "weft/trace.h"
+
+// Event categories (Chrome's "cat"), so a viewer can filter.
+#define WEFT_TRACE_CATEGORY_QUEUE "queue"    // queue ops and their phases
+#define WEFT_TRACE_CATEGORY_TASK "task"      // processes, drains, workers
+#define WEFT_TRACE_CATEGORY_BLOCK "block"    // block regions and tiles
+#define WEFT_TRACE_CATEGORY_FILE "file"      // file I/O
+#define WEFT_TRACE_CATEGORY_SEMAPHORE "semaphore"
+#define WEFT_TRACE_CATEGORY_HOST "host"      // host calls, host waits
+
+typedef enum weft_trace_flow_phase_e {
+  WEFT_TRACE_FLOW_START = 0,  // "s": the op's first zone (submit)
+  WEFT_TRACE_FLOW_STEP,       // "t": a middle phase
+  WEFT_TRACE_FLOW_END,        // "f": the op's last zone (signal/retire)
+} weft_trace_flow_phase_t;
+
+// Non-zero while tracing is on. Read with a relaxed load by every macro.
+extern weft_atomic_uint32_t weft_trace_enabled_flag;
+
+static inline bool weft_trace_is_enabled(void) {
+  return weft_atomic_load(&weft_trace_enabled_flag, memory_order_relaxed) !=
+         0;
+}
+
+// Starts tracing when WEFT_TRACE names a file and tracing is off; the first
+// call only (later calls return OK at once). Failures are printed to stderr
+// once and tracing stays off: a bad trace path must not stop the program.
+void weft_trace_initialize_from_environment(void);
+
+// A process-unique non-zero id for flows and op ids.
+uint64_t weft_trace_next_id(void);
+
+// Names the calling thread's track ("weft-worker-0"). Cheap; may be called
+// before tracing starts (the name is kept per thread).
+void weft_trace_set_thread_name(const char* name);
+
+// The recording functions behind the macros (call only when enabled).
+void weft_trace_begin_(const char* category, const char* name, uint64_t id,
+                       uint64_t value, bool has_value);
+void weft_trace_end_(void);
+void weft_trace_instant_(const char* category, const char* name,
+                         uint64_t id, uint64_t value);
+void weft_trace_flow_(const char* category, const char* name, uint64_t id,
+                      weft_trace_flow_phase_t phase);
+
+#if defined(WEFT_TRACE_COMPILED_OUT)
+// The zones compiled out entirely (cmake -DWEFT_TRACE_ZONES=OFF): the
+// baseline the cost of tracing-when-off is measured against.
+#define WEFT_TRACE_BEGIN(category, name) ((void)0)
+#define WEFT_TRACE_BEGIN_ID(category, name, id) ((void)(id))
+#define WEFT_TRACE_BEGIN_VALUE(category, name, id, value) \
+  ((void)(id), (void)(value))
+#define WEFT_TRACE_END() ((void)0)
+#define WEFT_TRACE_INSTANT(category, name, id, value) \
+  ((void)(id), (void)(value))
+#define WEFT_TRACE_FLOW(category, name, id, phase) ((void)(id))
+#else
+#define WEFT_TRACE_BEGIN(category, name)                          \
+  do {                                                            \
+    if (weft_trace_is_enabled()) {                                \
+      weft_trace_begin_((category), (name), 0, 0, /*value=*/false); \
+    }                                                             \
+  } while (0)
+#define WEFT_TRACE_BEGIN_ID(category, name, id)                    \
+  do {                                                             \
+    if (weft_trace_is_enabled()) {                                 \
+      weft_trace_begin_((category), (name), (id), 0, /*value=*/false); \
+    }                                                              \
+  } while (0)
+#define WEFT_TRACE_BEGIN_VALUE(category, name, id, value)              \
+  do {                                                                 \
+    if (weft_trace_is_enabled()) {                                     \
+      weft_trace_begin_((category), (name), (id), (value), /*value=*/true); \
+    }                                                                  \
+  } while (0)
+#define WEFT_TRACE_END()                          \
+  do {                                            \
+    if (weft_trace_is_enabled()) weft_trace_end_(); \
+  } while (0)
+#define WEFT_TRACE_INSTANT(category, name, id, value)              \
+  do {                                                             \
+    if (weft_trace_is_enabled()) {                                 \
+      weft_trace_instant_((category), (name), (id), (value));      \
+    }                                                              \
+  } while (0)
+#define WEFT_TRACE_FLOW(category, name, id, phase)                 \
+  do {                                                             \
+    if (weft_trace_is_enabled()) {                                 \
+      weft_trace_flow_((category), (name), (id), (phase));         \
+    }                                                              \
+  } while (0)
+#endif  // WEFT_TRACE_COMPILED_OUT
+
+#endif  // WEFT_BASE_TRACE_H_
