@@ -35,7 +35,12 @@ void weft_device_deinitialize(weft_device_t* device) {
 void weft_device_retain(weft_device_t* device) { weft_resource_retain(device); }
 
 void weft_device_release(weft_device_t* device) {
-  weft_resource_release(device);
+  if (device && weft_ref_count_dec(&device->resource.ref_count)) {
+    // Off the live list before the driver tears anything down, so a hang
+    // report running now never walks a device being destroyed.
+    weft_diagnostics_unregister_device(device);
+    weft_device_vtable(device)->destroy(device);
+  }
 }
 
 const char* weft_device_id(const weft_device_t* device) {
@@ -86,10 +91,6 @@ weft_status_t weft_device_allocate_buffer(weft_device_t* device,
         out_buffer);
   }
   return status;
-}
-
-void weft_device_dump_pending(weft_device_t* device, FILE* stream) {
-  weft_device_vtable(device)->dump_pending(device, stream);
 }
 
 //===----------------------------------------------------------------------===//

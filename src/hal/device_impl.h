@@ -6,6 +6,9 @@
 #ifndef WEFT_HAL_DEVICE_IMPL_H_
 #define WEFT_HAL_DEVICE_IMPL_H_
 
+#include <stdbool.h>
+
+#include "hal/diagnostics.h"
 #include "hal/resource.h"
 #include "weft/device.h"
 
@@ -19,6 +22,11 @@ typedef struct weft_device_vtable_t {
                                    weft_buffer_params_t params,
                                    weft_device_size_t byte_length,
                                    weft_buffer_t** out_buffer);
+  // Describes every operation not yet retired (diagnostics.h); the HAL
+  // formats weft_device_dump_pending and searches for cycles from it.
+  void (*for_each_pending)(weft_device_t* device,
+                           weft_pending_op_visit_fn_t visit, void* user_data);
+  // Transitional: a driver without for_each_pending writes its own report.
   void (*dump_pending)(weft_device_t* device, FILE* stream);
 
   weft_status_t (*queue_alloca)(weft_device_t* device,
@@ -112,6 +120,11 @@ struct weft_device_t {
   // Copies owned by the device (freed by weft_device_deinitialize).
   char* id;
   const char* driver_name;  // static string of the driver
+  // The process-wide list of live devices hang reports walk
+  // (diagnostics.c; guarded by its mutex).
+  weft_device_t* diagnostics_prev;
+  weft_device_t* diagnostics_next;
+  bool diagnostics_registered;
 };
 
 // Initialises the base fields; copies |id|.

@@ -12,6 +12,7 @@
 
 #include "drivers/local_sync/local_sync_driver.h"
 #include "drivers/local_task/local_task_driver.h"
+#include "hal/diagnostics.h"
 #include "weft/driver.h"
 
 //===----------------------------------------------------------------------===//
@@ -268,8 +269,12 @@ static weft_status_t weft_driver_list_create_device(
     status = weft_driver_check_options(driver, &options);
   }
   if (weft_status_is_ok(status)) {
+    weft_diagnostics_initialize_from_environment();
     status = driver->create_device(driver, device_string, &options, allocator,
                                    out_device);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_diagnostics_register_device(*out_device);
   }
   return status;
 }

@@ -24,6 +24,7 @@
 #include "base/notification.h"
 #include "base/thread.h"
 #include "base/wait_policy.h"
+#include "hal/diagnostics.h"
 #include "hal/resource.h"
 
 // Names up to this length (including the NUL) live inside the semaphore.
@@ -201,6 +202,16 @@ static inline uint64_t weft_semaphore_load_value(weft_semaphore_t* semaphore) {
 static inline bool weft_semaphore_has_failed(weft_semaphore_t* semaphore) {
   // Acquire: pairs with the release in fail so |failure_status| is visible.
   return weft_atomic_load(&semaphore->failed, memory_order_acquire) != 0;
+}
+
+void weft_semaphore_snapshot(weft_semaphore_t* semaphore, char* label,
+                             size_t label_capacity, uint64_t* out_value,
+                             bool* out_failed) {
+  weft_slim_mutex_lock(&semaphore->mutex);
+  weft_semaphore_format_label_locked(semaphore, label, label_capacity);
+  weft_slim_mutex_unlock(&semaphore->mutex);
+  *out_failed = weft_semaphore_has_failed(semaphore);
+  *out_value = weft_semaphore_load_value(semaphore);
 }
 
 // Returns a clone of the failure annotated with what was being waited for.
@@ -407,10 +418,11 @@ bool weft_semaphore_cancel_timepoint(weft_semaphore_t* semaphore,
 // Host waits
 //===----------------------------------------------------------------------===//
 
-weft_status_t weft_semaphore_wait(weft_semaphore_t* semaphore, uint64_t value,
-                                  weft_timeout_t timeout) {
+// A single-semaphore host wait until |deadline|, without the watchdog.
+static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
+                                               uint64_t value,
+                                               weft_time_t deadline) {
   // The deadline is fixed once, so spurious wakes never extend the wait.
-  const weft_time_t deadline = weft_timeout_as_deadline(timeout);
   const weft_wait_policy_t policy = semaphore->wait_policy;
   weft_status_t status = WEFT_OK;
   bool done = false;
@@ -649,14 +661,14 @@ static weft_status_t weft_semaphore_list_wait_slow(
   return status;
 }
 
-weft_status_t weft_semaphore_list_wait(weft_wait_mode_t mode,
-                                       weft_semaphore_list_t list,
-                                       weft_timeout_t timeout) {
-  const weft_time_t deadline = weft_timeout_as_deadline(timeout);
+// A list host wait until |deadline|, without the watchdog.
+static weft_status_t weft_semaphore_list_wait_until(weft_wait_mode_t mode,
+                                                    weft_semaphore_list_t list,
+                                                    weft_time_t deadline) {
   weft_status_t status = WEFT_OK;
   if (list.count == 1) {
-    status = weft_semaphore_wait(list.semaphores[0], list.values[0],
-                                 weft_timeout_deadline(deadline));
+    status = weft_semaphore_wait_until(list.semaphores[0], list.values[0],
+                                       deadline);
   } else if (list.count > 1) {
     bool done = false;
     status = weft_semaphore_list_poll(mode, list, &done);
@@ -683,6 +695,78 @@ weft_status_t weft_semaphore_list_wait(weft_wait_mode_t mode,
     }
   }
   return status;
+}
+
+//===----------------------------------------------------------------------===//
+// The watchdog (diagnostics.h)
+//===----------------------------------------------------------------------===//
+
+// Describes what a list wait waits for, for the watchdog's report.
+static void weft_semaphore_list_describe(weft_wait_mode_t mode,
+                                         weft_semaphore_list_t list,
+                                         char* buffer, size_t capacity) {
+  size_t used = 0;
+  if (list.count > 1) {
+    used = (size_t)snprintf(buffer, capacity, "%s of",
+                            mode == WEFT_WAIT_MODE_ALL ? "all" : "any");
+  }
+  for (uint32_t i = 0; i < list.count && used < capacity; ++i) {
+    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+    weft_semaphore_format_label(list.semaphores[i], label, sizeof(label));
+    used += (size_t)snprintf(buffer + used, capacity - used,
+                             "%s%ssemaphore %s to reach %" PRIu64,
+                             i ? "," : "", list.count > 1 ? " " : "", label,
+                             list.values[i]);
+  }
+}
+
+// Runs a host wait for |list| until |deadline| under the watchdog: when the
+// watchdog is armed and the wait is still blocked after its limit, prints
+// the report, then fails with DEADLINE_EXCEEDED (FAIL) or waits on.
+static weft_status_t weft_semaphore_list_wait_watched(
+    weft_wait_mode_t mode, weft_semaphore_list_t list, weft_time_t deadline) {
+  weft_watchdog_action_t action = WEFT_WATCHDOG_ACTION_REPORT;
+  const weft_duration_t limit = weft_watchdog_current(&action);
+  if (limit <= 0 || deadline == WEFT_TIME_INFINITE_PAST || list.count == 0) {
+    return weft_semaphore_list_wait_until(mode, list, deadline);
+  }
+  const weft_time_t start = weft_time_now();
+  const weft_time_t watch_deadline = start + limit;
+  if (deadline <= watch_deadline) {
+    return weft_semaphore_list_wait_until(mode, list, deadline);
+  }
+  weft_status_t status =
+      weft_semaphore_list_wait_until(mode, list, watch_deadline);
+  if (weft_status_code(status) == WEFT_STATUS_DEADLINE_EXCEEDED) {
+    weft_status_free(status);
+    char what[512];
+    weft_semaphore_list_describe(mode, list, what, sizeof(what));
+    weft_watchdog_report(what, weft_time_now() - start);
+    if (action == WEFT_WATCHDOG_ACTION_FAIL) {
+      status = WEFT_STATUS(DEADLINE_EXCEEDED,
+                           "watchdog: a host wait for %s was still blocked "
+                           "after %.0f ms (the pending operations were "
+                           "printed to stderr)",
+                           what, (double)limit / 1e6);
+    } else {
+      status = weft_semaphore_list_wait_until(mode, list, deadline);
+    }
+  }
+  return status;
+}
+
+weft_status_t weft_semaphore_wait(weft_semaphore_t* semaphore, uint64_t value,
+                                  weft_timeout_t timeout) {
+  weft_semaphore_list_t list = {1, &semaphore, &value};
+  return weft_semaphore_list_wait_watched(WEFT_WAIT_MODE_ALL, list,
+                                          weft_timeout_as_deadline(timeout));
+}
+
+weft_status_t weft_semaphore_list_wait(weft_wait_mode_t mode,
+                                       weft_semaphore_list_t list,
+                                       weft_timeout_t timeout) {
+  return weft_semaphore_list_wait_watched(mode, list,
+                                          weft_timeout_as_deadline(timeout));
 }
 
 //===----------------------------------------------------------------------===//

@@ -51,9 +51,11 @@ static inline weft_local_sync_device_t* weft_local_sync_device_cast(
   return (weft_local_sync_device_t*)device;
 }
 
-// Writes every parked op, the semaphores it waits on (name, wanted value,
-// current value) and its age to |stream|.
-void weft_local_sync_device_dump_pending(weft_device_t* device, FILE* stream);
+// Describes every parked op (all of local-sync's pending ops are parked:
+// the others run inline) for the HAL's reports.
+void weft_local_sync_device_for_each_pending(weft_device_t* device,
+                                             weft_pending_op_visit_fn_t visit,
+                                             void* user_data);
 
 // Queue operations (local_sync_queue.c); the public functions in device.c
 // have validated their arguments.

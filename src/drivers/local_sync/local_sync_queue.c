@@ -572,42 +572,25 @@ static weft_status_t weft_local_sync_submit(
 // Diagnostics
 //===----------------------------------------------------------------------===//
 
-void weft_local_sync_device_dump_pending(weft_device_t* base_device,
-                                         FILE* stream) {
+void weft_local_sync_device_for_each_pending(weft_device_t* base_device,
+                                             weft_pending_op_visit_fn_t visit,
+                                             void* user_data) {
   weft_local_sync_device_t* device = weft_local_sync_device_cast(base_device);
-  weft_time_t now = weft_time_now();
-  // Lock order: the pending mutex, then each semaphore's (query); no path
-  // takes them the other way round (timepoints fire outside semaphore
-  // locks).
+  // Lock order: the pending mutex, then each semaphore's (the visitor
+  // queries them); no path takes them the other way round (timepoints fire
+  // outside semaphore locks).
   weft_slim_mutex_lock(&device->pending_mutex);
-  fprintf(stream, "device '%s': %u pending operation%s\n",
-          weft_device_id(base_device), device->pending_count,
-          device->pending_count == 1 ? "" : "s");
   for (weft_local_sync_op_t* op = device->pending_head; op;
        op = op->pending_next) {
-    fprintf(stream, "  %s: parked %.3f ms ago, waiting on %u semaphore%s\n",
-            kWeftLocalSyncOpNames[op->args.type],
-            (double)(now - op->park_time) / 1e6, op->wait_list.count,
-            op->wait_list.count == 1 ? "" : "s");
-    for (uint32_t i = 0; i < op->wait_list.count; ++i) {
-      weft_semaphore_t* semaphore = op->wait_list.semaphores[i];
-      uint64_t value = 0;
-      weft_status_t status = weft_semaphore_query(semaphore, &value);
-      const char* name = weft_semaphore_name(semaphore);
-      fprintf(
-          stream, "    wait '%s' (%p) for %" PRIu64 ": at %" PRIu64 "%s%s\n",
-          name[0] ? name : "unnamed", (void*)semaphore, op->wait_list.values[i],
-          value, weft_status_is_ok(status) ? "" : ", failed: ",
-          weft_status_is_ok(status) ? "" : weft_status_message(status));
-      weft_status_free(status);
-    }
-    for (uint32_t i = 0; i < op->signal_list.count; ++i) {
-      weft_semaphore_t* semaphore = op->signal_list.semaphores[i];
-      const char* name = weft_semaphore_name(semaphore);
-      fprintf(stream, "    then signal '%s' (%p) to %" PRIu64 "\n",
-              name[0] ? name : "unnamed", (void*)semaphore,
-              op->signal_list.values[i]);
-    }
+    weft_pending_op_t pending = {
+        .type_name = kWeftLocalSyncOpNames[op->args.type],
+        .queue_index = 0,
+        .state = "waiting",
+        .submit_time = op->park_time,
+        .wait_list = op->wait_list,
+        .signal_list = op->signal_list,
+    };
+    visit(user_data, &pending);
   }
   weft_slim_mutex_unlock(&device->pending_mutex);
 }

@@ -1,0 +1,61 @@
+// weft: what drivers report about pending operations, and the hooks the
+// HAL calls for the watchdog (see include/weft/diagnostics.h).
+//
+// A driver describes each operation not yet retired as a weft_pending_op_t
+// through its vtable's for_each_pending; everything else (the printed
+// report, cycle detection, the watchdog) is written once, in diagnostics.c.
+#ifndef WEFT_HAL_DIAGNOSTICS_H_
+#define WEFT_HAL_DIAGNOSTICS_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft/device.h"
+#include "weft/diagnostics.h"
+
+// One pending operation as a driver sees it. Everything is borrowed for the
+// visit only.
+typedef struct weft_pending_op_t {
+  // "queue_fill" and so on.
+  const char* type_name;
+  uint32_t queue_index;
+  // "waiting" (parked on its waits), "ready", "running", "in file I/O".
+  const char* state;
+  // When it was submitted (0 when unknown).
+  weft_time_t submit_time;
+  // Its waits (reached ones included; the report says which are not) and
+  // its signals.
+  weft_semaphore_list_t wait_list;
+  weft_semaphore_list_t signal_list;
+} weft_pending_op_t;
+
+// Called once per pending op. Runs under the driver's locks: it may query
+// semaphores (lock order: driver, then semaphore) but must not call into
+// the device.
+typedef void (*weft_pending_op_visit_fn_t)(void* user_data,
+                                           const weft_pending_op_t* op);
+
+// Adds a created device to the list the process-wide report walks, and
+// removes it (from weft_device_release, before the driver's destroy, so a
+// report never walks a device being torn down).
+void weft_diagnostics_register_device(weft_device_t* device);
+void weft_diagnostics_unregister_device(weft_device_t* device);
+
+// Reads WEFT_WATCHDOG_MS / WEFT_WATCHDOG_ACTION once (first device create).
+void weft_diagnostics_initialize_from_environment(void);
+
+// The watchdog limit a host wait starts with (0: none) and its action.
+weft_duration_t weft_watchdog_current(weft_watchdog_action_t* out_action);
+
+// Called by a host wait whose watchdog limit passed: prints the report
+// (the wait's own description |waiting_on|, every device's pending ops and
+// any cycle) to stderr.
+void weft_watchdog_report(const char* waiting_on, weft_duration_t waited_ns);
+
+// A consistent snapshot of a semaphore for reports: its label ("'name'" or
+// its address), value and whether it failed.
+void weft_semaphore_snapshot(weft_semaphore_t* semaphore, char* label,
+                             size_t label_capacity, uint64_t* out_value,
+                             bool* out_failed);
+
+#endif  // WEFT_HAL_DIAGNOSTICS_H_
