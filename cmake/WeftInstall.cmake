@@ -65,6 +65,10 @@ if(WEFT_HWLOC_PC_LIBS)  # set by src/CMakeLists.txt when built with hwloc
   list(JOIN WEFT_HWLOC_PC_LIBS " " weft_pc_hwloc)
   string(APPEND WEFT_PC_LIBS_PRIVATE " ${weft_pc_hwloc}")
 endif()
+if(WEFT_LIBURING_PC_LIBS)  # set by src/CMakeLists.txt when built with liburing
+  list(JOIN WEFT_LIBURING_PC_LIBS " " weft_pc_liburing)
+  string(APPEND WEFT_PC_LIBS_PRIVATE " ${weft_pc_liburing}")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/weft.pc.in
                ${PROJECT_BINARY_DIR}/weft.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/weft.pc
