@@ -97,7 +97,10 @@ typedef struct weft_parameter_stream_t weft_parameter_stream_t;
 // Validates every span (READ access, ranges within the file's known length
 // and the buffer, TRANSFER usage: the first bad span is named by index) and
 // starts the reads. The spans array is copied; files and buffers are
-// retained until the stream is released.
+// retained until the stream is released. |*out_stream| is set before the
+// first read starts, so a progress callback may reach the stream through
+// the caller's variable (on an inline driver such as local-sync the whole
+// stream may run inside this call).
 weft_status_t weft_parameter_stream_start(
     weft_device_t* device, const weft_parameter_span_t* spans,
     uint32_t span_count, const weft_parameter_stream_options_t* options,

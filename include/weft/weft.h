@@ -11,6 +11,7 @@
 #include "weft/fence.h"
 #include "weft/file.h"
 #include "weft/kernel_abi.h"
+#include "weft/parameter_stream.h"
 #include "weft/semaphore.h"
 #include "weft/status.h"
 #include "weft/time.h"
