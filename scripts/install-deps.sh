@@ -4,6 +4,8 @@
 # and, when the distribution has them, the optional dependencies:
 #   libhwloc-dev   CPU topology (cores, caches, NUMA) for local-task; without
 #                  it weft reads Linux sysfs instead
+#   liburing-dev   the proactor's io_uring backend (asynchronous file I/O);
+#                  without it weft reads and writes files on a thread pool
 #   libbenchmark-dev, libpthreadpool-dev
 #                  weft_bench (Google Benchmark) and its pthreadpool baseline;
 #                  without them the benchmarks are not built
@@ -15,7 +17,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
-optional_packages=(libhwloc-dev libbenchmark-dev libpthreadpool-dev)
+optional_packages=(libhwloc-dev liburing-dev libbenchmark-dev
+                   libpthreadpool-dev)
 
 missing=()
 for package in "${packages[@]}"; do
