@@ -120,9 +120,10 @@ void weft_proactor_submit(weft_proactor_t* proactor, weft_proactor_op_t* op);
 // The backend in use (never AUTO).
 weft_proactor_backend_t weft_proactor_backend(const weft_proactor_t* proactor);
 
-// One line saying which backend is in use and why ("io_uring (ring of 128
-// entries)", "threads: io_uring_queue_init failed: Operation not
-// permitted"). Lives as long as the proactor.
+// One line saying which backend is in use and why ("io_uring: ring of 128
+// entries, queue depth 128", "threads (4): io_uring_queue_init failed:
+// Operation not permitted", "threads (4): built without liburing"). Lives as
+// long as the proactor.
 const char* weft_proactor_explanation(const weft_proactor_t* proactor);
 
 // Ops submitted and not yet completed (a snapshot).
