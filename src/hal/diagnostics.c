@@ -29,13 +29,17 @@ static weft_device_t* weft_diagnostics_devices = NULL;
 
 void weft_diagnostics_register_device(weft_device_t* device) {
   weft_slim_mutex_lock(&weft_diagnostics_mutex);
-  device->diagnostics_prev = NULL;
-  device->diagnostics_next = weft_diagnostics_devices;
-  if (weft_diagnostics_devices) {
-    weft_diagnostics_devices->diagnostics_prev = device;
+  // A driver may build its device with weft_device_create (a registry's
+  // custom driver wrapping a built-in one): that registered it already.
+  if (!device->diagnostics_registered) {
+    device->diagnostics_prev = NULL;
+    device->diagnostics_next = weft_diagnostics_devices;
+    if (weft_diagnostics_devices) {
+      weft_diagnostics_devices->diagnostics_prev = device;
+    }
+    weft_diagnostics_devices = device;
+    device->diagnostics_registered = true;
   }
-  weft_diagnostics_devices = device;
-  device->diagnostics_registered = true;
   weft_slim_mutex_unlock(&weft_diagnostics_mutex);
 }
 
