@@ -117,8 +117,7 @@ int main(int argc, char** argv) {
   snprintf(dir, sizeof(dir), "%s/weft-params-XXXXXX",
            tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(dir)) {
-    fprintf(stderr, "cannot create a folder in %s: %s\n", dir,
-            strerror(errno));
+    fprintf(stderr, "cannot create a folder in %s: %s\n", dir, strerror(errno));
     return 1;
   }
   snprintf(path, sizeof(path), "%s/params.bin", dir);
@@ -139,14 +138,13 @@ int main(int argc, char** argv) {
   // One span per tensor: file range -> whole buffer.
   weft_parameter_span_t spans[kTensorCount];
   uint64_t total = 0;
-  for (uint32_t i = 0; i < kTensorCount && weft_status_is_ok(status) &&
-                       result == 0;
-       ++i) {
+  for (uint32_t i = 0;
+       i < kTensorCount && weft_status_is_ok(status) && result == 0; ++i) {
     weft_buffer_params_t params = {0, 0, 0};  // the defaults
     status = weft_device_allocate_buffer(device, params, tensors[i].length,
                                          &buffers[i]);
-    spans[i] = (weft_parameter_span_t){file, tensors[i].offset, buffers[i],
-                                       0, tensors[i].length};
+    spans[i] = (weft_parameter_span_t){file, tensors[i].offset, buffers[i], 0,
+                                       tensors[i].length};
     total += tensors[i].length;
   }
 
@@ -163,12 +161,13 @@ int main(int argc, char** argv) {
   if (weft_status_is_ok(status) && result == 0) {
     printf("streaming %d tensors (%.1f MiB) from %s on %s\n", kTensorCount,
            total / 1048576.0, path, device_string);
-    status = weft_parameter_stream_start(device, spans, kTensorCount,
-                                         &options, allocator, &stream);
+    status = weft_parameter_stream_start(device, spans, kTensorCount, &options,
+                                         allocator, &stream);
   }
   // Wait in slices of 20 ms, printing progress between them.
   while (weft_status_is_ok(status) && stream) {
-    status = weft_parameter_stream_wait(stream, weft_timeout_relative(20000000));
+    status =
+        weft_parameter_stream_wait(stream, weft_timeout_relative(20000000));
     if (!weft_status_is(status, WEFT_STATUS_DEADLINE_EXCEEDED)) break;
     weft_status_free(status);
     status = WEFT_OK;
@@ -180,18 +179,18 @@ int main(int argc, char** argv) {
   }
   double seconds = (double)(weft_time_now() - start_ns) / 1e9;
   if (weft_status_is_ok(status) && stream) {
-    printf("loaded   %.1f MiB in %.3f s: %.2f GB/s (%u chunks, up to %u "
-           "reads in flight, O_DIRECT %s)\n",
-           total / 1048576.0, seconds, total / seconds / 1e9, stats.chunks,
-           stats.most_reads_in_flight,
-           weft_parameter_stream_direct_io_used(stream) ? "used" : "not used");
+    printf(
+        "loaded   %.1f MiB in %.3f s: %.2f GB/s (%u chunks, up to %u "
+        "reads in flight, O_DIRECT %s)\n",
+        total / 1048576.0, seconds, total / seconds / 1e9, stats.chunks,
+        stats.most_reads_in_flight,
+        weft_parameter_stream_direct_io_used(stream) ? "used" : "not used");
   }
   weft_parameter_stream_release(stream);
 
   uint64_t mismatches = 0;
-  for (uint32_t i = 0; i < kTensorCount && weft_status_is_ok(status) &&
-                       result == 0;
-       ++i) {
+  for (uint32_t i = 0;
+       i < kTensorCount && weft_status_is_ok(status) && result == 0; ++i) {
     mismatches += count_mismatches(buffers[i], i, tensors[i].length, &status);
   }
   if (weft_status_is_ok(status) && result == 0) {

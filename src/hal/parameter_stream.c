@@ -108,8 +108,8 @@ struct weft_parameter_stream_t {
 
   // Pumper-owned.
   uint32_t free_head;
-  uint32_t next_span;          // the next chunk: span index...
-  uint64_t next_span_offset;   // ...and offset within it
+  uint32_t next_span;         // the next chunk: span index...
+  uint64_t next_span_offset;  // ...and offset within it
   uint32_t spans_loaded_count;
   uint64_t bytes_loaded_count;
   uint32_t in_flight_count;
@@ -400,12 +400,12 @@ static void weft_parameter_stream_pump_once(weft_parameter_stream_t* stream) {
       stream->result = stream->failure;
       stream->failure = WEFT_OK;
     } else if (stream->cancelled) {
-      stream->result = WEFT_STATUS(
-          CANCELLED,
-          "parameter stream cancelled after %" PRIu64 " of %" PRIu64
-          " bytes (%u of %u spans loaded)",
-          stream->bytes_loaded_count, stream->bytes_total,
-          stream->spans_loaded_count, stream->span_count);
+      stream->result =
+          WEFT_STATUS(CANCELLED,
+                      "parameter stream cancelled after %" PRIu64 " of %" PRIu64
+                      " bytes (%u of %u spans loaded)",
+                      stream->bytes_loaded_count, stream->bytes_total,
+                      stream->spans_loaded_count, stream->span_count);
     }
     // Publishes |result| (the semaphore's release) to waiters. It cannot
     // fail: nobody else signals or fails |done|.
@@ -417,26 +417,26 @@ static void weft_parameter_stream_pump_once(weft_parameter_stream_t* stream) {
 static void weft_parameter_stream_pump(weft_parameter_stream_t* stream) {
   // Acq_rel: the increment publishes this thread's completed push to the
   // pumper, and taking the count from 0 acquires the last pumper's writes.
-  uint32_t requests =
-      weft_atomic_fetch_add(&stream->pump_requests, 1, memory_order_acq_rel);
-  if (requests != 0) return;  // the current pumper goes around again
-  requests = 1;
-  do {
-    weft_parameter_stream_pump_once(stream);
-    // Acq_rel: releases this round's writes to the next pumper and acquires
-    // the pushes behind the requests that arrived meanwhile.
-    requests = weft_atomic_fetch_sub(&stream->pump_requests, requests,
-                                     memory_order_acq_rel) -
-               requests;
-  } while (requests != 0);
+  // Otherwise the current pumper sees the request and goes around again.
+  if (weft_atomic_fetch_add(&stream->pump_requests, 1, memory_order_acq_rel) ==
+      0) {
+    uint32_t requests = 1;
+    do {
+      weft_parameter_stream_pump_once(stream);
+      // Acq_rel: releases this round's writes to the next pumper and
+      // acquires the pushes behind the requests that arrived meanwhile.
+      requests = weft_atomic_fetch_sub(&stream->pump_requests, requests,
+                                       memory_order_acq_rel) -
+                 requests;
+    } while (requests != 0);
+  }
 }
 
 static void weft_parameter_stream_on_chunk_done(void* user_data,
                                                 weft_timepoint_t* timepoint,
                                                 weft_status_t status) {
   (void)timepoint;
-  weft_parameter_stream_slot_t* slot =
-      (weft_parameter_stream_slot_t*)user_data;
+  weft_parameter_stream_slot_t* slot = (weft_parameter_stream_slot_t*)user_data;
   weft_parameter_stream_t* stream = slot->stream;
   // Counted before the push: until then the slot is in flight, so the
   // stream cannot have ended and nobody is freeing it. Relaxed: the push
@@ -460,10 +460,9 @@ static weft_status_t weft_parameter_stream_prefix(uint32_t span_index,
                                                   weft_status_t status) {
   weft_status_t prefixed = WEFT_OK;
   if (!weft_status_is_ok(status)) {
-    prefixed = weft_status_make_(
-        __FILE__, __LINE__, weft_status_code(status),
-        "parameter_stream_start: span %u: %s", span_index,
-        weft_status_message(status));
+    prefixed = weft_status_make_(__FILE__, __LINE__, weft_status_code(status),
+                                 "parameter_stream_start: span %u: %s",
+                                 span_index, weft_status_message(status));
     weft_status_free(status);
   }
   return prefixed;
@@ -480,8 +479,8 @@ static weft_status_t weft_parameter_stream_validate_span(
   }
   if (weft_status_is_ok(status)) {
     status = weft_parameter_stream_prefix(
-        index, weft_file_validate_read(span->file, span->file_offset,
-                                       span->length));
+        index,
+        weft_file_validate_read(span->file, span->file_offset, span->length));
   }
   if (weft_status_is_ok(status)) {
     status = weft_buffer_validate_usage(
@@ -508,8 +507,7 @@ static weft_status_t weft_parameter_stream_validate_options(
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "parameter_stream_start: max_reads_in_flight must "
                          "be at least 1");
-  } else if (options->chunk_size == 0 ||
-             options->chunk_size > UINT64_MAX / 4) {
+  } else if (options->chunk_size == 0 || options->chunk_size > UINT64_MAX / 4) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "parameter_stream_start: chunk_size %" PRIu64
                          " must be above 0 and below 2^62",
@@ -534,8 +532,8 @@ static weft_file_t* weft_parameter_stream_open_direct(
     } while (direct_fd < 0 && errno == EINTR);
     if (direct_fd >= 0) {
       // Dups the descriptor; ours is closed either way.
-      weft_status_t status = weft_file_from_fd(
-          direct_fd, WEFT_FILE_ACCESS_READ, allocator, &direct_file);
+      weft_status_t status = weft_file_from_fd(direct_fd, WEFT_FILE_ACCESS_READ,
+                                               allocator, &direct_file);
       if (!weft_status_is_ok(status)) {
         weft_status_ignore(status);  // read normally instead
         direct_file = NULL;
@@ -563,8 +561,8 @@ static void weft_parameter_stream_open_direct_files(
       }
     }
     if (!seen) {
-      span->direct_file = weft_parameter_stream_open_direct(span->span.file,
-                                                            stream->allocator);
+      span->direct_file =
+          weft_parameter_stream_open_direct(span->span.file, stream->allocator);
     }
   }
 }
@@ -662,8 +660,8 @@ weft_status_t weft_parameter_stream_start(
   }
   weft_status_t status = WEFT_OK;
   if (!device) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "parameter_stream_start: device is NULL");
+    status =
+        WEFT_STATUS(INVALID_ARGUMENT, "parameter_stream_start: device is NULL");
   } else if (span_count > 0 && !spans) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "parameter_stream_start: %u spans but the array "
@@ -708,7 +706,8 @@ weft_status_t weft_parameter_stream_start(
     status = weft_device_create_semaphore(device, 0, &stream->done);
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < slot_count; ++i) {
-    status = weft_device_create_semaphore(device, 0, &stream->slots[i].semaphore);
+    status =
+        weft_device_create_semaphore(device, 0, &stream->slots[i].semaphore);
   }
   if (weft_status_is_ok(status) && options->direct_io) {
     weft_parameter_stream_open_direct_files(stream);
@@ -766,17 +765,18 @@ bool weft_parameter_stream_direct_io_used(weft_parameter_stream_t* stream) {
 }
 
 void weft_parameter_stream_release(weft_parameter_stream_t* stream) {
-  if (!stream) return;
-  weft_parameter_stream_cancel(stream);
-  weft_status_ignore(
-      weft_parameter_stream_wait(stream, weft_timeout_infinite()));
-  // The stream ended, so no callback can start; the ones still inside are
-  // a few instructions from their end (one pump round at most).
-  // Acquire: pairs with the callbacks' release decrement.
-  while (weft_atomic_load(&stream->callbacks_running, memory_order_acquire)) {
-    weft_thread_yield();
+  if (stream) {
+    weft_parameter_stream_cancel(stream);
+    weft_status_ignore(
+        weft_parameter_stream_wait(stream, weft_timeout_infinite()));
+    // The stream ended, so no callback can start; the ones still inside
+    // are a few instructions from their end (one pump round at most).
+    // Acquire: pairs with the callbacks' release decrement.
+    while (weft_atomic_load(&stream->callbacks_running, memory_order_acquire)) {
+      weft_thread_yield();
+    }
+    weft_parameter_stream_destroy(stream);
   }
-  weft_parameter_stream_destroy(stream);
 }
 
 weft_status_t weft_parameter_stream_load(

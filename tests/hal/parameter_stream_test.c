@@ -51,7 +51,8 @@ static void assert_status_text(weft_status_t status, weft_status_code_t code,
 }
 
 static uint8_t byte_at(uint32_t file_seed, uint64_t offset) {
-  uint64_t x = offset * 0x9E3779B97F4A7C15ull + file_seed * 0xD1B54A32D192ED03ull;
+  uint64_t x =
+      offset * 0x9E3779B97F4A7C15ull + file_seed * 0xD1B54A32D192ED03ull;
   return (uint8_t)(x >> 56);
 }
 
@@ -62,8 +63,8 @@ static void make_temp_file(uint32_t seed, uint64_t length, char* path) {
   assert_true(fd >= 0);
   uint8_t block[8192];
   for (uint64_t done = 0; done < length;) {
-    size_t n = (size_t)(length - done < sizeof(block) ? length - done
-                                                      : sizeof(block));
+    size_t n =
+        (size_t)(length - done < sizeof(block) ? length - done : sizeof(block));
     for (size_t i = 0; i < n; ++i) block[i] = byte_at(seed, done + i);
     assert_int_equal(write(fd, block, n), (ssize_t)n);
     done += n;
@@ -101,8 +102,8 @@ static weft_buffer_t* allocate_buffer(weft_device_t* device,
 // Fails unless [offset, offset+length) of |buffer| holds the file pattern
 // for |seed| starting at |file_offset|.
 static void check_contents(weft_buffer_t* buffer, weft_device_size_t offset,
-                           uint32_t seed, uint64_t file_offset,
-                           uint64_t length, uint32_t span_index) {
+                           uint32_t seed, uint64_t file_offset, uint64_t length,
+                           uint32_t span_index) {
   if (length == 0) return;
   uint8_t* data = (uint8_t*)malloc((size_t)length);
   assert_non_null(data);
@@ -287,8 +288,7 @@ static void memory_file(void** state) {
   for (uint32_t i = 0; i < kLength; ++i) contents[i] = byte_at(9, i);
   weft_file_t* file = NULL;
   assert_ok(weft_file_wrap_memory(WEFT_FILE_ACCESS_READ, contents, kLength,
-                                  NULL, NULL, weft_allocator_system(),
-                                  &file));
+                                  NULL, NULL, weft_allocator_system(), &file));
   weft_buffer_t* buffer = allocate_buffer(device, kLength);
   weft_parameter_span_t spans[2] = {
       {file, 0, buffer, 0, 20000},
@@ -383,12 +383,12 @@ static void direct_io_loads_unaligned_spans(void** state) {
   weft_file_t* file = open_file(path);
   weft_buffer_t* buffer = allocate_buffer(device, 3u << 20);
   const weft_parameter_span_t spans[] = {
-      {file, 0, buffer, 0, 4096},                // aligned
-      {file, 1, buffer, 5000, 100000},           // unaligned both ends
-      {file, 8191, buffer, 200001, 2},           // across a block boundary
-      {file, 300000, buffer, 300000, 333333},    // several chunks
+      {file, 0, buffer, 0, 4096},              // aligned
+      {file, 1, buffer, 5000, 100000},         // unaligned both ends
+      {file, 8191, buffer, 200001, 2},         // across a block boundary
+      {file, 300000, buffer, 300000, 333333},  // several chunks
       {file, file_size - 5000, buffer, 700001, 5000},  // reaches the tail
-      {file, 12345, buffer, 800000, 0},          // empty
+      {file, 12345, buffer, 800000, 0},                // empty
       {file, 4096, buffer, 900000, file_size - 4096},  // nearly everything
   };
   const uint32_t span_count = sizeof(spans) / sizeof(spans[0]);
@@ -622,11 +622,9 @@ static void validation_names_the_span(void** state) {
   weft_buffer_t* buffer = allocate_buffer(device, 1000);
   weft_buffer_params_t params;
   memset(&params, 0, sizeof(params));
-  params.usage = WEFT_BUFFER_USAGE_DISPATCH_STORAGE |
-                 WEFT_BUFFER_USAGE_MAPPING;
+  params.usage = WEFT_BUFFER_USAGE_DISPATCH_STORAGE | WEFT_BUFFER_USAGE_MAPPING;
   weft_buffer_t* no_transfer = NULL;
-  assert_ok(
-      weft_device_allocate_buffer(device, params, 1000, &no_transfer));
+  assert_ok(weft_device_allocate_buffer(device, params, 1000, &no_transfer));
   const weft_allocator_t allocator = weft_allocator_system();
   weft_parameter_stream_t* stream = NULL;
 
@@ -663,8 +661,7 @@ static void validation_names_the_span(void** state) {
   options.max_reads_in_flight = 0;
   assert_status_text(weft_parameter_stream_start(device, spans, 3, &options,
                                                  allocator, &stream),
-                     WEFT_STATUS_INVALID_ARGUMENT, "max_reads_in_flight",
-                     NULL);
+                     WEFT_STATUS_INVALID_ARGUMENT, "max_reads_in_flight", NULL);
   weft_parameter_stream_options_initialize(&options);
   options.chunk_size = 0;
   assert_status_text(weft_parameter_stream_start(device, spans, 3, &options,
@@ -729,33 +726,30 @@ int main(int argc, char** argv) {
   const char* local_task = argc > 1 ? argv[1] : "local-task";
   const struct CMUnitTest tests[] = {
 // Named "<driver>/<test>" so a failure says which driver it ran on.
-#define WEFT_PS_TESTS(driver, name)                                     \
-  {name "/many_spans", many_spans, NULL, NULL, (void*)driver},          \
-      {name "/one_read_in_flight", one_read_in_flight, NULL, NULL,      \
-       (void*)driver},                                                  \
-      {name "/memory_file", memory_file, NULL, NULL, (void*)driver},    \
-      {name "/empty_streams", empty_streams, NULL, NULL, (void*)driver}, \
-      {name "/long_chain_does_not_grow_the_stack",                      \
-       long_chain_does_not_grow_the_stack, NULL, NULL, (void*)driver},  \
-      {name "/direct_io_loads_unaligned_spans",                         \
-       direct_io_loads_unaligned_spans, NULL, NULL, (void*)driver},     \
-      {name "/cancel_from_progress", cancel_from_progress, NULL, NULL,  \
-       (void*)driver},                                                  \
-      {name "/release_while_running", release_while_running, NULL,      \
-       NULL, (void*)driver},                                            \
-      {name "/wait_times_out_while_parked", wait_times_out_while_parked, \
-       NULL, NULL, (void*)driver},                                      \
-      {name "/truncated_file", truncated_file, NULL, NULL,              \
-       (void*)driver},                                                  \
-      {name "/unreadable_file", unreadable_file, NULL, NULL,            \
-       (void*)driver},                                                  \
-      {name "/validation_names_the_span", validation_names_the_span,    \
-       NULL, NULL, (void*)driver},                                      \
-      {name "/allocation_failures", allocation_failures, NULL, NULL,    \
+#define WEFT_PS_TESTS(driver, name)                                            \
+  {name "/many_spans", many_spans, NULL, NULL, (void*)driver},                 \
+      {name "/one_read_in_flight", one_read_in_flight, NULL, NULL,             \
+       (void*)driver},                                                         \
+      {name "/memory_file", memory_file, NULL, NULL, (void*)driver},           \
+      {name "/empty_streams", empty_streams, NULL, NULL, (void*)driver},       \
+      {name "/long_chain_does_not_grow_the_stack",                             \
+       long_chain_does_not_grow_the_stack, NULL, NULL, (void*)driver},         \
+      {name "/direct_io_loads_unaligned_spans",                                \
+       direct_io_loads_unaligned_spans, NULL, NULL, (void*)driver},            \
+      {name "/cancel_from_progress", cancel_from_progress, NULL, NULL,         \
+       (void*)driver},                                                         \
+      {name "/release_while_running", release_while_running, NULL, NULL,       \
+       (void*)driver},                                                         \
+      {name "/wait_times_out_while_parked", wait_times_out_while_parked, NULL, \
+       NULL, (void*)driver},                                                   \
+      {name "/truncated_file", truncated_file, NULL, NULL, (void*)driver},     \
+      {name "/unreadable_file", unreadable_file, NULL, NULL, (void*)driver},   \
+      {name "/validation_names_the_span", validation_names_the_span, NULL,     \
+       NULL, (void*)driver},                                                   \
+      {name "/allocation_failures", allocation_failures, NULL, NULL,           \
        (void*)driver}
       WEFT_PS_TESTS("local-sync", "local-sync"),
       WEFT_PS_TESTS(local_task, "local-task"),
   };
-  return cmocka_run_group_tests_name("hal.parameter_stream", tests, NULL,
-                                     NULL);
+  return cmocka_run_group_tests_name("hal.parameter_stream", tests, NULL, NULL);
 }
