@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "drivers/local_task/local_task_driver.h"
 #include "weft/weft.h"
 
 #ifndef WEFT_VERSION_STRING
@@ -77,6 +78,9 @@ static weft_status_t print_device(weft_driver_registry_t* registry,
         weft_status_ignore(query_status);
       }
     }
+    // local-task: how fd files are read and written, and why.
+    const char* file_io = weft_local_task_device_file_io_explanation(device);
+    if (file_io) printf("  %-20s %s\n", "file I/O", file_io);
     weft_device_release(device);
   }
   return status;

@@ -369,6 +369,10 @@ static void weft_file_extend_length(weft_file_t* file, uint64_t end) {
   }
 }
 
+void weft_file_note_written(weft_file_t* file, uint64_t end) {
+  if (file->length_known) weft_file_extend_length(file, end);
+}
+
 // --- Validation ---------------------------------------------------------------
 
 // Checks what reads and writes share: access, and the range fits in a file

@@ -33,4 +33,10 @@ bool weft_file_is_stream(const weft_file_t* file);
 const char* weft_file_display_name(const weft_file_t* file, char* buffer,
                                    size_t capacity);
 
+// Records that bytes up to |end| of |file| were written by a transfer that
+// did not go through weft_file_write (an asynchronous write on a proactor):
+// raises the known length of a file that has one to at least |end|. Any
+// thread.
+void weft_file_note_written(weft_file_t* file, uint64_t end);
+
 #endif  // WEFT_HAL_FILE_IMPL_H_

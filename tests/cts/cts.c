@@ -52,6 +52,21 @@ int weft_cts_run(const char* suite_name, const struct CMUnitTest* tests,
       g_device_string = argv[++i];
     }
   }
+  // A device this machine cannot have (a backend the kernel refuses, say)
+  // skips the whole suite: exit 77, ctest's SKIP_RETURN_CODE.
+  weft_device_t* device = NULL;
+  weft_status_t status =
+      weft_device_create(g_device_string, weft_allocator_system(), &device);
+  weft_device_release(device);
+  if (weft_status_is(status, WEFT_STATUS_UNAVAILABLE)) {
+    fprintf(stderr, "cts.%s.%s: skipped, the device is unavailable here: ",
+            g_device_string, suite_name);
+    weft_status_fprint(stderr, status);
+    weft_status_free(status);
+    return WEFT_CTS_EXIT_SKIP;
+  }
+  // Any other failure fails each case's setup with the message.
+  weft_status_ignore(status);
   char group_name[256];
   snprintf(group_name, sizeof(group_name), "cts.%s.%s", g_device_string,
            suite_name);

@@ -1,7 +1,8 @@
 // weft conformance suite (CTS) support.
 //
 // Every case is written once against the public API and runs against every
-// driver: a suite binary takes "--driver NAME" (default local-sync, or the
+// driver: a suite binary takes "--driver DEVICE" (a device string with any
+// options, e.g. "local-task?file_io=threads"; default local-sync, or the
 // WEFT_CTS_DRIVER environment variable) and each case gets a fresh device.
 //
 // A suite file looks like:
@@ -46,7 +47,13 @@ int weft_cts_teardown(void** state);
   cmocka_unit_test_setup_teardown(fn, weft_cts_setup, weft_cts_teardown)
 #define WEFT_CTS_COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
-// Parses arguments and runs the group; returns the number of failures.
+// The exit code of a suite whose device cannot be created here
+// (UNAVAILABLE): ctest's SKIP_RETURN_CODE.
+#define WEFT_CTS_EXIT_SKIP 77
+
+// Parses arguments and runs the group; returns the number of failures, or
+// WEFT_CTS_EXIT_SKIP (after saying why on stderr) when the device string
+// names a device this machine cannot have (creating it is UNAVAILABLE).
 int weft_cts_run(const char* suite_name, const struct CMUnitTest* tests,
                  size_t count, int argc, char** argv);
 

@@ -1,6 +1,6 @@
 // CTS: files read and written by queue operations (memory and fd files),
-// ordering through semaphores, synchronous validation, large and sparse
-// files.
+// ordering through semaphores, synchronous validation, errors found while a
+// transfer runs, large and sparse files, many transfers in flight.
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -739,6 +739,241 @@ static void sparse_file_past_2gib(void** state) {
   weft_file_release(file);
 }
 
+//===----------------------------------------------------------------------===//
+// Error paths found while the transfer runs
+//===----------------------------------------------------------------------===//
+
+// The file shrinks between submit (where the range check passes) and the
+// read: the op fails with OUT_OF_RANGE at the first missing byte.
+static void short_file_discovered_during_read(void** state) {
+  weft_cts_t* cts = *state;
+  const size_t length = 1024 * 1024;
+  uint8_t* contents = malloc(length);
+  make_bytes(contents, length, 17);
+  char path[64];
+  make_temp_file(contents, length, path);
+  free(contents);
+  weft_file_t* file = NULL;
+  weft_status_t status =
+      weft_file_open(path, WEFT_FILE_ACCESS_READ, 0, cts->allocator, &file);
+  if (!weft_status_is_ok(status)) unlink(path);
+  WEFT_ASSERT_OK(status);
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
+  const uint64_t one = 1;
+  WEFT_ASSERT_OK(weft_device_queue_read(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&gate, &one),
+      weft_cts_list1(&done, &one), file, 0, buffer, 0, length));
+  // Behind weft's back, while the read waits.
+  int truncate_result = truncate(path, 4096);
+  int truncate_error = errno;
+  unlink(path);
+  if (truncate_result != 0) {
+    fail_msg("truncate %s: %s", path, strerror(truncate_error));
+  }
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+  assert_status_text(weft_cts_wait(done, 1), WEFT_STATUS_OUT_OF_RANGE,
+                     "short read at byte 4096", path);
+  weft_semaphore_release(gate);
+  weft_semaphore_release(done);
+  weft_buffer_release(buffer);
+  weft_file_release(file);
+}
+
+// A descriptor that cannot read: one opened write-only is refused when it
+// is wrapped for READ; one that only names the file (O_PATH) is accepted
+// (nothing says it cannot read until a read is tried) and the read fails.
+static void descriptor_that_cannot_read(void** state) {
+  weft_cts_t* cts = *state;
+  uint8_t contents[4096];
+  make_bytes(contents, sizeof(contents), 23);
+  char path[64];
+  make_temp_file(contents, sizeof(contents), path);
+  int write_only_fd = open(path, O_WRONLY | O_CLOEXEC);
+  int path_fd = open(path, O_PATH | O_CLOEXEC);
+  unlink(path);
+  assert_true(write_only_fd >= 0);
+  assert_true(path_fd >= 0);
+  char fd_name[32];
+  snprintf(fd_name, sizeof(fd_name), "fd %d", write_only_fd);
+  weft_file_t* file = NULL;
+  assert_status_text(weft_file_from_fd(write_only_fd, WEFT_FILE_ACCESS_READ,
+                                       cts->allocator, &file),
+                     WEFT_STATUS_PERMISSION_DENIED, fd_name, "write-only");
+  assert_null(file);
+  close(write_only_fd);
+
+  WEFT_ASSERT_OK(
+      weft_file_from_fd(path_fd, WEFT_FILE_ACCESS_READ, cts->allocator, &file));
+  close(path_fd);
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, sizeof(contents));
+  // Bad file descriptor, naming the descriptor the file was made from.
+  snprintf(fd_name, sizeof(fd_name), "fd %d", path_fd);
+  assert_status_text(
+      queue_read_and_wait(cts, file, 0, buffer, 0, sizeof(contents)),
+      WEFT_STATUS_INVALID_ARGUMENT, fd_name, "queue_read");
+  weft_buffer_release(buffer);
+  weft_file_release(file);
+}
+
+// A directory is not a file, by path or by descriptor.
+static void directory_is_refused(void** state) {
+  weft_cts_t* cts = *state;
+  char path[64];
+  strcpy(path, "/tmp/weft_cts_dir_XXXXXX");
+  assert_non_null(mkdtemp(path));
+  weft_file_t* file = NULL;
+  weft_status_t status =
+      weft_file_open(path, WEFT_FILE_ACCESS_READ, 0, cts->allocator, &file);
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  rmdir(path);
+  assert_status_text(status, WEFT_STATUS_INVALID_ARGUMENT, path, "directory");
+  assert_null(file);
+  assert_true(fd >= 0);
+  char fd_name[32];
+  snprintf(fd_name, sizeof(fd_name), "fd %d", fd);
+  assert_status_text(
+      weft_file_from_fd(fd, WEFT_FILE_ACCESS_READ, cts->allocator, &file),
+      WEFT_STATUS_INVALID_ARGUMENT, fd_name, "directory");
+  assert_null(file);
+  close(fd);
+}
+
+// A descriptor number that is not open.
+static void closed_descriptor(void** state) {
+  weft_cts_t* cts = *state;
+  // A high number nothing else in the process takes meanwhile (descriptors
+  // are allocated lowest first).
+  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  int closed_fd = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+  close(fd);
+  assert_true(closed_fd >= 900);
+  close(closed_fd);
+  char fd_name[32];
+  snprintf(fd_name, sizeof(fd_name), "fd %d", closed_fd);
+  weft_file_t* file = NULL;
+  assert_status_text(weft_file_from_fd(closed_fd, WEFT_FILE_ACCESS_READ,
+                                       cts->allocator, &file),
+                     WEFT_STATUS_INVALID_ARGUMENT, fd_name,
+                     "Bad file descriptor");
+  assert_null(file);
+}
+
+//===----------------------------------------------------------------------===//
+// Large offsets and many transfers
+//===----------------------------------------------------------------------===//
+
+// A sparse 5 GiB file written and read back through the queue across the
+// 2 GiB and 4 GiB boundaries (offsets past 31 and 32 bits).
+static void sparse_file_past_4gib(void** state) {
+  weft_cts_t* cts = *state;
+  const uint64_t file_length = (uint64_t)5 << 30;
+  const size_t chunk = 1024 * 1024;
+  char path[64];
+  make_temp_file(NULL, 0, path);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  assert_true(fd >= 0);
+  int truncate_result = ftruncate(fd, (off_t)file_length);
+  int truncate_error = errno;
+  close(fd);
+  if (truncate_result != 0) {
+    unlink(path);
+    print_message("skipped: %s refuses a sparse 5 GiB file: %s\n", path,
+                  strerror(truncate_error));
+    skip();
+  }
+  weft_file_t* file = NULL;
+  weft_status_t status =
+      weft_file_open(path, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE, 0,
+                     cts->allocator, &file);
+  unlink(path);
+  WEFT_ASSERT_OK(status);
+  assert_int_equal(weft_file_length(file), file_length);
+
+  uint8_t* expected = malloc(chunk);
+  uint8_t* actual = malloc(chunk);
+  weft_buffer_t* source = weft_cts_allocate_buffer(cts, chunk);
+  weft_buffer_t* target = weft_cts_allocate_buffer(cts, chunk);
+  // Each 1 MiB chunk straddles its boundary by half.
+  const uint64_t offsets[2] = {((uint64_t)2 << 30) - chunk / 2,
+                               ((uint64_t)4 << 30) - chunk / 2};
+  for (int i = 0; i < 2; ++i) {
+    make_bytes(expected, chunk, (uint8_t)(31 + i));
+    WEFT_ASSERT_OK(weft_buffer_map_write(source, 0, expected, chunk));
+    WEFT_ASSERT_OK(
+        queue_write_and_wait(cts, source, 0, file, offsets[i], chunk));
+  }
+  assert_int_equal(weft_file_length(file), file_length);
+  for (int i = 0; i < 2; ++i) {
+    make_bytes(expected, chunk, (uint8_t)(31 + i));
+    const uint8_t zero = 0;
+    WEFT_ASSERT_OK(
+        weft_buffer_map_fill(target, 0, WEFT_WHOLE_BUFFER, &zero, 1));
+    WEFT_ASSERT_OK(
+        queue_read_and_wait(cts, file, offsets[i], target, 0, chunk));
+    weft_cts_read_buffer(target, 0, actual, chunk);
+    assert_bytes_equal(actual, expected, chunk);
+    // And straight from the file, at the same offset.
+    read_file_directly(file, offsets[i], actual, chunk);
+    assert_bytes_equal(actual, expected, chunk);
+  }
+  // The end of the file, past 4 GiB: the hole reads as zeros.
+  WEFT_ASSERT_OK(
+      queue_read_and_wait(cts, file, file_length - chunk, target, 0, chunk));
+  weft_cts_read_buffer(target, 0, actual, chunk);
+  for (size_t i = 0; i < chunk; ++i) assert_int_equal(actual[i], 0);
+  free(expected);
+  free(actual);
+  weft_buffer_release(source);
+  weft_buffer_release(target);
+  weft_file_release(file);
+}
+
+// 300 reads released at once by one host signal, each with a semaphore of
+// its own: more than a small proactor takes at a time (the depth-limited
+// local-task variants run this too). All complete, in any order.
+static void many_reads_in_flight(void** state) {
+  weft_cts_t* cts = *state;
+  enum { kReadCount = 300, kChunk = 4096 };
+  const size_t length = (size_t)kReadCount * kChunk;
+  uint8_t* contents = malloc(length);
+  make_bytes(contents, length, 57);
+  weft_file_t* file =
+      make_file(cts, FILE_KIND_FD, WEFT_FILE_ACCESS_READ, contents, length);
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
+  const uint8_t marker = 0xEE;
+  WEFT_ASSERT_OK(
+      weft_buffer_map_fill(buffer, 0, WEFT_WHOLE_BUFFER, &marker, 1));
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t** done = calloc(kReadCount, sizeof(*done));
+  const uint64_t one = 1;
+  for (int i = 0; i < kReadCount; ++i) {
+    done[i] = weft_cts_create_semaphore(cts, 0);
+    // Backwards through the file, so completion order says nothing.
+    uint64_t chunk_index = (uint64_t)(kReadCount - 1 - i);
+    WEFT_ASSERT_OK(weft_device_queue_read(
+        cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&gate, &one),
+        weft_cts_list1(&done[i], &one), file, chunk_index * kChunk, buffer,
+        chunk_index * kChunk, kChunk));
+  }
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+  for (int i = 0; i < kReadCount; ++i) {
+    WEFT_ASSERT_OK(weft_cts_wait(done[i], 1));
+  }
+  uint8_t* actual = malloc(length);
+  weft_cts_read_buffer(buffer, 0, actual, length);
+  assert_bytes_equal(actual, contents, length);
+  for (int i = 0; i < kReadCount; ++i) weft_semaphore_release(done[i]);
+  free(done);
+  free(actual);
+  free(contents);
+  weft_semaphore_release(gate);
+  weft_buffer_release(buffer);
+  weft_file_release(file);
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(read_whole),
@@ -758,6 +993,12 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(fd_file_from_descriptor),
       WEFT_CTS_CASE(large_round_trip),
       WEFT_CTS_CASE(sparse_file_past_2gib),
+      WEFT_CTS_CASE(short_file_discovered_during_read),
+      WEFT_CTS_CASE(descriptor_that_cannot_read),
+      WEFT_CTS_CASE(directory_is_refused),
+      WEFT_CTS_CASE(closed_descriptor),
+      WEFT_CTS_CASE(sparse_file_past_4gib),
+      WEFT_CTS_CASE(many_reads_in_flight),
   };
   return weft_cts_run("file", tests, WEFT_CTS_COUNT(tests), argc, argv);
 }

@@ -356,10 +356,53 @@ static void release_aborts_running_dispatches(void** state) {
 // The last references to a command buffer and its device are released while
 // an execution is still queued: the op's retire drops the last device
 // reference on a worker, which hands the shutdown to a thread of its own.
+// An allocator counting live blocks: a test waits for a device that shuts
+// down on a thread of its own to free everything before it goes on.
+typedef struct live_count_allocator_t {
+  weft_atomic_int64_t live;
+} live_count_allocator_t;
+
+static weft_status_t live_count_ctl(void* self,
+                                    weft_allocator_command_t command,
+                                    size_t byte_length, void** inout_ptr) {
+  live_count_allocator_t* counter = (live_count_allocator_t*)self;
+  weft_allocator_t system = weft_allocator_system();
+  void* before = *inout_ptr;
+  weft_status_t status =
+      system.ctl(system.self, command, byte_length, inout_ptr);
+  int64_t delta = 0;
+  if (weft_status_is_ok(status)) {
+    if (command == WEFT_ALLOCATOR_COMMAND_FREE) {
+      delta = before ? -1 : 0;
+    } else if (command == WEFT_ALLOCATOR_COMMAND_REALLOC) {
+      delta = (before ? -1 : 0) + (*inout_ptr ? 1 : 0);
+    } else {
+      delta = *inout_ptr ? 1 : 0;
+    }
+  }
+  // Acq_rel with the waiter's acquire load: the shutdown thread's work
+  // happens before what the waiter does next.
+  weft_atomic_fetch_add(&counter->live, delta, memory_order_acq_rel);
+  return status;
+}
+
+// Waits (10 s at most) until every block of |counter| was freed.
+static void wait_all_freed(live_count_allocator_t* counter) {
+  weft_time_t deadline = weft_time_now() + TEN_SECONDS;
+  while (weft_atomic_load(&counter->live, memory_order_acquire) != 0 &&
+         weft_time_now() < deadline) {
+    weft_thread_yield();
+  }
+  assert_int_equal(weft_atomic_load(&counter->live, memory_order_acquire), 0);
+}
+
 static void release_last_reference_on_a_worker(void** state) {
   for (int round = 0; round < 20; ++round) {
-    weft_device_t* device =
-        create_device("local-task?workers=2", weft_allocator_system());
+    // Static: the device may still be shutting down when this returns.
+    static live_count_allocator_t counter;
+    atomic_init(&counter.live, 0);
+    weft_allocator_t allocator = {&counter, live_count_ctl};
+    weft_device_t* device = create_device("local-task?workers=2", allocator);
     weft_buffer_t* buffer = NULL;
     assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
                                           1024, &buffer));
@@ -393,6 +436,11 @@ static void release_last_reference_on_a_worker(void** state) {
     weft_buffer_release(buffer);
     weft_semaphore_release(gate);
     weft_semaphore_release(done);
+    // The device shuts down on a thread of its own; the next round's device
+    // starts after it is gone (its proactor's io_uring ring may be mapped
+    // where this one's was, with liburing's own mmap and munmap, which
+    // TSan cannot see: only this wait orders the two).
+    wait_all_freed(&counter);
   }
 }
 

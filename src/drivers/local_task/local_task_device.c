@@ -1,7 +1,8 @@
 // weft: the local-task device object and driver entry.
 //
-// Create: parse the options, query the topology, start one executor with a
-// worker per chosen group, then the queues' processes on it.
+// Create: parse the options, query the topology, make the proactor (unless
+// file_io=sync), start one executor with a worker per chosen group, then the
+// queues' processes on it.
 // Destroy (the last release) shuts down in this order:
 //   1. mark the device shutting down (seq_cst);
 //   2. every queue cancels its parked ops' waits, and its control process
@@ -9,9 +10,12 @@
 //   3. wait until every op retired (ops already running finish);
 //   4. cancel the queues' processes and release the executor, which joins
 //      every worker (none is left inside a drain);
-//   5. free the queues, the op records and the device.
-// When the last release happens on one of the device's workers, steps 1-5
-// run on a detached thread instead (a worker cannot join itself).
+//   5. destroy the proactor, which joins its threads: a file completion
+//      touches the device after its op retired (the idle notification);
+//   6. free the queues, the op records and the device.
+// When the last release happens on one of the device's workers or inside a
+// file completion on a proactor thread, steps 1-6 run on a detached thread
+// instead (neither can join itself).
 #include "drivers/local_task/local_task_device.h"
 
 #include <inttypes.h>
@@ -99,6 +103,11 @@ static void weft_local_task_device_free(weft_local_task_device_t* device,
   // Joins every worker; completes and releases any process still scheduled.
   weft_executor_release(device->executor);
   device->executor = NULL;
+  // Every op retired, so nothing is submitted any more; joins the threads,
+  // which may still be on their way out of a completion that touches the
+  // device.
+  if (device->proactor) weft_proactor_destroy(device->proactor);
+  device->proactor = NULL;
   for (uint32_t i = 0; i < queue_started_count; ++i) {
     weft_local_task_queue_deinitialize(&device->queues[i]);
   }
@@ -162,11 +171,16 @@ static weft_status_t weft_local_task_device_query_i64(
     *out_value = 1;
   } else if (strcmp(key, "semaphore.host_wait") == 0) {
     *out_value = 1;
+  } else if (strcmp(key, "file_io.async") == 0) {
+    *out_value = device->proactor != NULL;
+  } else if (strcmp(key, "file_io.backend") == 0) {
+    *out_value = device->file_io;
   } else {
     status = WEFT_STATUS(
         NOT_FOUND,
         "device '%s' has no property '%s'; known: queue.count, worker.count, "
-        "dispatch.concurrent, semaphore.host_wait",
+        "dispatch.concurrent, semaphore.host_wait, file_io.async, "
+        "file_io.backend",
         weft_device_id(base_device), key);
   }
   return status;
@@ -190,6 +204,12 @@ static void weft_local_task_device_dump_pending(weft_device_t* base_device,
           weft_device_id(base_device), live, live == 1 ? "" : "s",
           device->queue_count, device->queue_count == 1 ? "" : "s",
           device->worker_count, device->worker_count == 1 ? "" : "s");
+  if (device->proactor) {
+    uint64_t in_flight = weft_proactor_pending_count(device->proactor);
+    fprintf(stream, "  file I/O: %s; %" PRIu64 " transfer%s in flight\n",
+            weft_proactor_explanation(device->proactor), in_flight,
+            in_flight == 1 ? "" : "s");
+  }
   for (uint32_t i = 0; i < device->queue_count; ++i) {
     weft_local_task_queue_dump_pending(&device->queues[i], stream);
   }
@@ -214,6 +234,20 @@ static const weft_device_vtable_t kWeftLocalTaskDeviceVtable = {
     .command_buffer_finalize = weft_block_command_buffer_finalize,
 };
 
+const char* weft_local_task_device_file_io_explanation(
+    weft_device_t* base_device) {
+  const char* explanation = NULL;
+  if (base_device &&
+      weft_device_vtable(base_device) == &kWeftLocalTaskDeviceVtable) {
+    weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
+    explanation = device->proactor
+                      ? weft_proactor_explanation(device->proactor)
+                      : "sync (file_io=sync): the control process reads and "
+                        "writes fd files itself";
+  }
+  return explanation;
+}
+
 //===----------------------------------------------------------------------===//
 // Create
 //===----------------------------------------------------------------------===//
@@ -225,6 +259,9 @@ typedef struct weft_local_task_device_params_t {
   bool has_spin_us;
   uint32_t spin_us;
   uint32_t queue_count;
+  // file_io: sync, or the proactor's backend.
+  bool file_io_sync;
+  weft_proactor_options_t proactor;
 } weft_local_task_device_params_t;
 
 static weft_status_t weft_local_task_parse_params(
@@ -235,6 +272,9 @@ static weft_status_t weft_local_task_parse_params(
       weft_device_options_find(options, "spin_us") != NULL;
   out_params->spin_us = 0;
   out_params->queue_count = WEFT_LOCAL_TASK_DEFAULT_QUEUE_COUNT;
+  out_params->file_io_sync = false;
+  weft_proactor_options_initialize(&out_params->proactor);
+  out_params->proactor.thread_name = "weft-io";
   weft_status_t status = WEFT_OK;
   if (options->path[0] != '\0') {
     status = WEFT_STATUS(INVALID_ARGUMENT,
@@ -258,6 +298,66 @@ static weft_status_t weft_local_task_parse_params(
                          "(1 to %u)",
                          device_string, out_params->queue_count,
                          WEFT_LOCAL_TASK_MAX_QUEUE_COUNT);
+  }
+  const char* file_io = weft_device_options_find(options, "file_io");
+  if (weft_status_is_ok(status) && file_io) {
+    if (strcmp(file_io, "sync") == 0) {
+      out_params->file_io_sync = true;
+    } else {
+      status =
+          weft_proactor_backend_parse(file_io, &out_params->proactor.backend);
+      if (!weft_status_is_ok(status)) {
+        weft_status_ignore(status);
+        status = WEFT_STATUS(INVALID_ARGUMENT,
+                             "device string '%s': file_io=%s is not one of "
+                             "auto, io_uring, threads, sync",
+                             device_string, file_io);
+      }
+    }
+  }
+  if (weft_status_is_ok(status) &&
+      weft_device_options_find(options, "file_io_depth")) {
+    uint32_t depth = 0;
+    status = weft_device_options_get_u32(options, "file_io_depth", &depth);
+    if (weft_status_is_ok(status) &&
+        (depth == 0 || depth > WEFT_LOCAL_TASK_MAX_FILE_IO_DEPTH)) {
+      status =
+          WEFT_STATUS(INVALID_ARGUMENT,
+                      "device string '%s': file_io_depth=%u is out of "
+                      "range (1 to %u)",
+                      device_string, depth, WEFT_LOCAL_TASK_MAX_FILE_IO_DEPTH);
+    }
+    if (weft_status_is_ok(status)) {
+      out_params->proactor.queue_depth = depth;
+      out_params->proactor.thread_count =
+          depth < WEFT_LOCAL_TASK_MAX_FILE_IO_THREADS
+              ? depth
+              : WEFT_LOCAL_TASK_MAX_FILE_IO_THREADS;
+    }
+  }
+  return status;
+}
+
+// Makes |device|'s proactor as |params| say (none with file_io=sync).
+static weft_status_t weft_local_task_create_proactor(
+    const char* device_string, const weft_local_task_device_params_t* params,
+    weft_local_task_device_t* device) {
+  weft_status_t status = WEFT_OK;
+  device->file_io = WEFT_LOCAL_TASK_FILE_IO_SYNC;
+  if (!params->file_io_sync) {
+    status = weft_proactor_create(
+        &params->proactor, device->base.host_allocator, &device->proactor);
+    if (!weft_status_is_ok(status)) {
+      status = weft_status_annotate(
+          status, "device string '%s': file_io=%s", device_string,
+          weft_proactor_backend_name(params->proactor.backend));
+    }
+  }
+  if (device->proactor) {
+    device->file_io = weft_proactor_backend(device->proactor) ==
+                              WEFT_PROACTOR_BACKEND_IO_URING
+                          ? WEFT_LOCAL_TASK_FILE_IO_IO_URING
+                          : WEFT_LOCAL_TASK_FILE_IO_THREADS;
   }
   return status;
 }
@@ -321,6 +421,9 @@ static weft_status_t weft_local_task_driver_create_device(
     base_initialized = true;
   }
   if (weft_status_is_ok(status)) {
+    status = weft_local_task_create_proactor(device_string, &params, device);
+  }
+  if (weft_status_is_ok(status)) {
     status = weft_local_task_create_executor(&topology, &params, allocator,
                                              &device->executor);
   }
@@ -355,7 +458,8 @@ static weft_status_t weft_local_task_driver_create_device(
 }
 
 static const char* const kWeftLocalTaskOptionNames[] = {
-    "workers", "cpus", "nodes", "spin_us", "queues", NULL,
+    "workers", "cpus",    "nodes",         "spin_us",
+    "queues",  "file_io", "file_io_depth", NULL,
 };
 
 const weft_driver_t weft_local_task_driver = {

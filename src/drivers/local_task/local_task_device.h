@@ -16,6 +16,26 @@
 //                         oversubscribed)
 //   queues=N              number of queues, 1..64 (default 1); affinity bit i
 //                         selects queue i % N, ANY the lowest set bit's
+//   file_io=auto|io_uring|threads|sync
+//                         how queue_read/queue_write move the bytes of fd
+//                         files (default auto): through a proactor owned by
+//                         the device (src/async/proactor.h), so the control
+//                         process submits and moves on and the completion
+//                         signals from the proactor's thread; auto picks
+//                         io_uring when the kernel allows it, threads
+//                         otherwise; forcing io_uring where it is
+//                         unavailable fails device creation (UNAVAILABLE,
+//                         with the reason). sync makes no proactor: the
+//                         control process reads and writes itself. Streams
+//                         (pipes, sockets) and memory files always take the
+//                         synchronous path.
+//   file_io_depth=N       the proactor's size, 1..4096: the io_uring ring's
+//                         entries, or the pool's threads (at most 64)
+//                         (default 128 entries, 4 threads)
+//
+// Properties (weft_device_query_i64) besides the common ones:
+//   file_io.async         1 when a proactor moves file bytes, else 0
+//   file_io.backend       0 sync, 1 threads, 2 io_uring
 //
 // Lifetime: operations do not retain the device. Releasing the last
 // reference shuts it down: operations still waiting are cancelled (their
@@ -30,6 +50,7 @@
 
 #include <stdio.h>
 
+#include "async/proactor.h"
 #include "base/atomics.h"
 #include "base/notification.h"
 #include "drivers/local_task/local_task_queue.h"
@@ -45,6 +66,16 @@
 #define WEFT_LOCAL_TASK_MAX_CONTROL_LINGER_NS (20ll * 1000)
 // Queues when the device string does not say.
 #define WEFT_LOCAL_TASK_DEFAULT_QUEUE_COUNT 1u
+// The largest file_io_depth, and the most threads it gives a thread pool.
+#define WEFT_LOCAL_TASK_MAX_FILE_IO_DEPTH 4096u
+#define WEFT_LOCAL_TASK_MAX_FILE_IO_THREADS 64u
+
+// How a device moves the bytes of fd files (the file_io.backend property).
+typedef enum weft_local_task_file_io_e {
+  WEFT_LOCAL_TASK_FILE_IO_SYNC = 0,
+  WEFT_LOCAL_TASK_FILE_IO_THREADS = 1,
+  WEFT_LOCAL_TASK_FILE_IO_IO_URING = 2,
+} weft_local_task_file_io_t;
 
 typedef struct weft_local_task_device_t {
   weft_device_t base;
@@ -64,6 +95,11 @@ typedef struct weft_local_task_device_t {
   weft_notification_t idle_notification;
   uint32_t queue_count;
   weft_local_task_queue_t* queues;  // |queue_count|, 64-byte aligned
+  // Reads and writes of fd files (local_task_file.c); NULL with
+  // file_io=sync. Destroyed after every op retired and before the device is
+  // freed: a completion still touches the device after its op retired.
+  weft_proactor_t* proactor;
+  weft_local_task_file_io_t file_io;
 } weft_local_task_device_t;
 
 _Static_assert(offsetof(weft_local_task_device_t, base) == 0,

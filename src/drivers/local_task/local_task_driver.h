@@ -2,7 +2,8 @@
 // worker threads through the cooperative task scheduler (src/task).
 //
 // Device string: "local-task[?workers=N&cpus=LIST&nodes=current|all&
-// spin_us=N&queues=N]". See local_task_device.h for what each option does.
+// spin_us=N&queues=N&file_io=auto|io_uring|threads|sync&file_io_depth=N]".
+// See local_task_device.h for what each option does.
 #ifndef WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_DRIVER_H_
 #define WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_DRIVER_H_
 
@@ -10,5 +11,11 @@
 
 // The driver named "local-task".
 extern const weft_driver_t weft_local_task_driver;
+
+// One line saying how |device| moves the bytes of fd files and why
+// ("io_uring (ring of 128 entries)", "threads: io_uring_queue_init failed:
+// Operation not permitted", "sync: file_io=sync"), for weft-info. NULL when
+// |device| is not a local-task device. Lives as long as the device.
+const char* weft_local_task_device_file_io_explanation(weft_device_t* device);
 
 #endif  // WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_DRIVER_H_

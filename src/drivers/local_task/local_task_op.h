@@ -106,14 +106,20 @@ typedef struct weft_local_task_op_args_t {
 
 // weft_local_task_op_t::park_state.
 #define WEFT_LOCAL_TASK_OP_PARKED 1u
+// A READ or WRITE whose transfer is on the device's proactor.
+#define WEFT_LOCAL_TASK_OP_IN_FILE_IO 2u
+
+typedef struct weft_local_task_file_transfer_t weft_local_task_file_transfer_t;
 
 struct weft_local_task_op_t {
   // The record itself (kept when the record is reused):
   // WEFT_LOCAL_TASK_OP_PARKED from park until the control process pops the
-  // op, else 0. Park stores it with release after every field dump_pending
-  // and the shutdown sweep read; the control process clears it under the
-  // pool's |park_mutex|, and those two read it (acquire) under that mutex,
-  // so a parked op's fields stay put while they look.
+  // op, WEFT_LOCAL_TASK_OP_IN_FILE_IO while its transfer is on the
+  // proactor, else 0. Park (and the file start) store it with release after
+  // every field dump_pending and the shutdown sweep read; the control
+  // process (the file completion) clears it under the pool's |park_mutex|,
+  // and those two read it (acquire) under that mutex, so a marked op's
+  // fields stay put while they look.
   weft_atomic_uint32_t park_state;
   // The pool block holding this record, and the next record of the pool.
   weft_arena_block_t* block;
@@ -145,6 +151,8 @@ struct weft_local_task_op_t {
   uint64_t shared_waits;
   weft_wait_set_t* wait_set;  // parked ops only
   weft_local_task_op_args_t args;
+  // READ and WRITE on the proactor: the transfer (in the record), or NULL.
+  weft_local_task_file_transfer_t* file_transfer;
 
   // DISPATCH and EXECUTE: the recording and this submission's context.
   struct {
@@ -214,6 +222,24 @@ void weft_local_task_op_release(weft_local_task_op_t* op);
 // shutdown sweep's cancellation, or CANCELLED because the device is shutting
 // down (local_task_queue.c). Consumes |op->wait_status|.
 weft_status_t weft_local_task_op_not_run_status(weft_local_task_op_t* op);
+
+// True when the READ or WRITE |op| goes through the device's proactor
+// (local_task_file.c): an fd file that is not a stream, a device with a
+// proactor, and bytes to move. Other transfers run synchronously on the
+// control process.
+bool weft_local_task_file_is_async(const weft_local_task_op_t* op);
+
+// Starts the READ or WRITE |op| (weft_local_task_file_is_async) on the
+// control process: maps the buffer range and submits the transfer to the
+// proactor. The completion (on a proactor thread) unmaps, signals or fails
+// the op and releases it; a failure to start does so at once. Every outcome
+// ends in finish + release.
+void weft_local_task_file_start(weft_local_task_op_t* op);
+
+// Writes one line for an op marked WEFT_LOCAL_TASK_OP_IN_FILE_IO (pool's
+// park mutex held): what it transfers, where, and since when.
+void weft_local_task_file_dump(const weft_local_task_op_t* op, weft_time_t now,
+                               FILE* stream);
 
 // Initialises |queue|'s compute process and schedules it
 // (local_task_compute.c).

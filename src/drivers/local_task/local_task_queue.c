@@ -145,6 +145,12 @@ static void weft_local_task_run(weft_local_task_queue_t* queue,
     // Finishes and releases the op itself (now or on the compute process).
     weft_local_task_compute_start(queue, op, worker_index);
     op = NULL;
+  } else if ((op->args.type == WEFT_LOCAL_TASK_OP_READ ||
+              op->args.type == WEFT_LOCAL_TASK_OP_WRITE) &&
+             weft_local_task_file_is_async(op)) {
+    // Finishes and releases the op itself (on the proactor's completion).
+    weft_local_task_file_start(op);
+    op = NULL;
   } else {
     status = weft_local_task_annotate_error(op, weft_local_task_do(op, &ended));
   }
@@ -289,20 +295,18 @@ static void weft_local_task_park(weft_local_task_op_t* op) {
                       op);
 }
 
-// Calls |fn(op, user_data)| for every op of |queue| that is parked, holding
-// the pool's park mutex (so none of them can run meanwhile) and its cache
-// mutex (the record list).
-static void weft_local_task_for_each_parked(weft_local_task_queue_t* queue,
-                                            void (*fn)(weft_local_task_op_t* op,
-                                                       void* user_data),
-                                            void* user_data) {
+// Calls |fn(op, user_data)| for every op of |queue| whose park_state is
+// |state| (parked, or in file I/O), holding the pool's park mutex (so none
+// of them can move on meanwhile) and its cache mutex (the record list).
+static void weft_local_task_for_each_marked(
+    weft_local_task_queue_t* queue, uint32_t state,
+    void (*fn)(weft_local_task_op_t* op, void* user_data), void* user_data) {
   weft_local_task_op_pool_t* pool = &queue->device->op_pool;
   weft_slim_mutex_lock(&pool->park_mutex);
   weft_slim_mutex_lock(&pool->cache_mutex);
   for (weft_local_task_op_t* op = pool->all_head; op; op = op->all_next) {
-    // Acquire: pairs with park's release.
-    if (weft_atomic_load(&op->park_state, memory_order_acquire) ==
-            WEFT_LOCAL_TASK_OP_PARKED &&
+    // Acquire: pairs with park's (and the file start's) release.
+    if (weft_atomic_load(&op->park_state, memory_order_acquire) == state &&
         op->queue == queue) {
       fn(op, user_data);
     }
@@ -375,7 +379,8 @@ weft_status_t weft_local_task_queue_initialize(
 }
 
 void weft_local_task_queue_cancel_pending(weft_local_task_queue_t* queue) {
-  weft_local_task_for_each_parked(queue, weft_local_task_cancel_waits, NULL);
+  weft_local_task_for_each_marked(queue, WEFT_LOCAL_TASK_OP_PARKED,
+                                  weft_local_task_cancel_waits, NULL);
   // Ready ops not yet run fail with CANCELLED on the next drain.
   weft_process_wake(&queue->control);
   weft_local_task_compute_cancel(queue);
@@ -468,18 +473,37 @@ static void weft_local_task_dump_op(weft_local_task_op_t* op, void* user_data) {
   }
 }
 
+// Writes one op whose transfer is on the proactor (|user_data|: a
+// dump_state_t).
+static void weft_local_task_dump_file_op(weft_local_task_op_t* op,
+                                         void* user_data) {
+  weft_local_task_dump_state_t* state =
+      (weft_local_task_dump_state_t*)user_data;
+  ++state->count;
+  if (state->print) weft_local_task_file_dump(op, state->now, state->stream);
+}
+
 void weft_local_task_queue_dump_pending(weft_local_task_queue_t* queue,
                                         FILE* stream) {
   // Lock order: the park and cache mutexes, then each semaphore's (query);
   // no path takes them the other way round (timepoints fire outside
   // semaphore locks and never take these).
   weft_local_task_dump_state_t state = {stream, weft_time_now(), false, 0};
-  weft_local_task_for_each_parked(queue, weft_local_task_dump_op, &state);
-  fprintf(stream, "  queue %u: %u parked operation%s\n", queue->index,
-          state.count, state.count == 1 ? "" : "s");
+  weft_local_task_for_each_marked(queue, WEFT_LOCAL_TASK_OP_PARKED,
+                                  weft_local_task_dump_op, &state);
+  uint32_t parked_count = state.count;
+  state.count = 0;
+  weft_local_task_for_each_marked(queue, WEFT_LOCAL_TASK_OP_IN_FILE_IO,
+                                  weft_local_task_dump_file_op, &state);
+  fprintf(stream, "  queue %u: %u parked operation%s, %u in file I/O\n",
+          queue->index, parked_count, parked_count == 1 ? "" : "s",
+          state.count);
   // The ops may have moved on between the passes: a report, not a census.
   state.print = true;
-  weft_local_task_for_each_parked(queue, weft_local_task_dump_op, &state);
+  weft_local_task_for_each_marked(queue, WEFT_LOCAL_TASK_OP_PARKED,
+                                  weft_local_task_dump_op, &state);
+  weft_local_task_for_each_marked(queue, WEFT_LOCAL_TASK_OP_IN_FILE_IO,
+                                  weft_local_task_dump_file_op, &state);
 }
 
 //===----------------------------------------------------------------------===//

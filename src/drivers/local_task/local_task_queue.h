@@ -11,10 +11,13 @@
 //       on the ready list and wakes the control process, on whichever
 //       thread did that.
 //   control process (budget 1, one worker at a time): pops ready ops in
-//     FIFO order and runs each: transfers, alloca/dealloca, barriers, host
-//     calls and (synchronous) file I/O inline; dispatches and command
-//     buffers go to the compute process. An op run inline signals (or
-//     fails) its semaphores and retires at once.
+//     FIFO order and runs each: transfers, alloca/dealloca, barriers and
+//     host calls inline; dispatches and command buffers go to the compute
+//     process; reads and writes of fd files go to the device's proactor
+//     (local_task_file.c; inline when the device has none or the file is a
+//     stream; memory files are copies, inline). An op run inline signals
+//     (or fails) its semaphores and retires at once; a file transfer does
+//     so on the proactor's thread when it completes.
 //   compute process (budget N): drains the queued dispatches and command
 //     buffers cooperatively on every worker. Completion is two-phase: the
 //     worker that finishes an item signals its semaphores at once; the item
@@ -23,7 +26,8 @@
 // Failures: a failed wait fails the op's signals with the wait's failure
 // (the original message, annotated); a failed op fails its signals with its
 // error. Shutdown (the device's last release) cancels parked and ready ops
-// with CANCELLED naming the op.
+// with CANCELLED naming the op; file transfers already on the proactor
+// complete normally.
 //
 // Threading: submissions, signals and dump_pending may come from any thread
 // at any time before the device's last release.
