@@ -241,9 +241,24 @@ static void weft_proactor_io_uring_submit(weft_proactor_t* base_proactor,
   weft_proactor_io_uring_wake(proactor);
 }
 
+// Counts rings whose last user has finished, bumped (release) before each
+// ring is unmapped and read (acquire) after each new ring is mapped.
+// liburing maps and unmaps rings with raw system calls that ThreadSanitizer
+// does not see, so a new ring can reuse an old one's addresses with nothing
+// TSan knows of ordering the old ring thread's accesses (its device may
+// have been shut down on a detached thread) before the new ring's. This
+// pair is that order, and it is the real one: the old ring's thread was
+// joined before the bump. Process-wide because address reuse is.
+static weft_atomic_uint64_t weft_proactor_io_uring_retired_rings = 0;
+
 static void weft_proactor_io_uring_free(weft_proactor_io_uring_t* proactor,
                                         bool ring_initialized) {
-  if (ring_initialized) io_uring_queue_exit(&proactor->ring);
+  if (ring_initialized) {
+    // Release: see weft_proactor_io_uring_retired_rings.
+    weft_atomic_fetch_add(&weft_proactor_io_uring_retired_rings, 1,
+                          memory_order_release);
+    io_uring_queue_exit(&proactor->ring);
+  }
   if (proactor->wake_fd >= 0) close(proactor->wake_fd);
   weft_allocator_free(proactor->base.allocator, proactor);
 }
@@ -296,6 +311,9 @@ weft_status_t weft_proactor__io_uring_create(
           strerror_r(-result, reason_buffer, sizeof(reason_buffer)));
     } else {
       ring_initialized = true;
+      // Acquire: see weft_proactor_io_uring_retired_rings.
+      (void)weft_atomic_load(&weft_proactor_io_uring_retired_rings,
+                             memory_order_acquire);
       weft_proactor__initialize(
           &kWeftProactorIoUringVtable, WEFT_PROACTOR_BACKEND_IO_URING, options,
           allocator, &proactor->base,

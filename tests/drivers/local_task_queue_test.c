@@ -436,10 +436,8 @@ static void release_last_reference_on_a_worker(void** state) {
     weft_buffer_release(buffer);
     weft_semaphore_release(gate);
     weft_semaphore_release(done);
-    // The device shuts down on a thread of its own; the next round's device
-    // starts after it is gone (its proactor's io_uring ring may be mapped
-    // where this one's was, with liburing's own mmap and munmap, which
-    // TSan cannot see: only this wait orders the two).
+    // The device shuts down on a thread of its own, and frees everything
+    // it allocated there.
     wait_all_freed(&counter);
   }
 }
