@@ -6,6 +6,7 @@
 #include "weft/buffer.h"
 #include "weft/command_buffer.h"
 #include "weft/device.h"
+#include "weft/diagnostics.h"
 #include "weft/driver.h"
 #include "weft/executable.h"
 #include "weft/fence.h"

@@ -22,12 +22,16 @@ typedef struct weft_device_vtable_t {
                                    weft_buffer_params_t params,
                                    weft_device_size_t byte_length,
                                    weft_buffer_t** out_buffer);
-  // Describes every operation not yet retired (diagnostics.h); the HAL
+  // Describes the operations not yet retired (diagnostics.h); the HAL
   // formats weft_device_dump_pending and searches for cycles from it.
-  void (*for_each_pending)(weft_device_t* device,
-                           weft_pending_op_visit_fn_t visit, void* user_data);
-  // Transitional: a driver without for_each_pending writes its own report.
-  void (*dump_pending)(weft_device_t* device, FILE* stream);
+  // Returns how many more are pending that it could not describe (ops a
+  // driver cannot look at safely while they run).
+  uint64_t (*for_each_pending)(weft_device_t* device,
+                               weft_pending_op_visit_fn_t visit,
+                               void* user_data);
+  // Optional: writes lines about the device's state to go under its
+  // heading in reports (workers, file I/O backend, transfers in flight).
+  void (*describe)(weft_device_t* device, FILE* stream);
 
   weft_status_t (*queue_alloca)(weft_device_t* device,
                                 weft_queue_affinity_t affinity,

@@ -133,10 +133,13 @@ typedef struct weft_snapshot_entry_t {
   char label[WEFT_DIAGNOSTICS_LABEL_CAPACITY];
 } weft_snapshot_entry_t;
 
+#define WEFT_DIAGNOSTICS_DETAIL_CAPACITY 160
+
 typedef struct weft_snapshot_op_t {
   uint32_t device_index;
   const char* type_name;  // static strings
   const char* state;
+  char detail[WEFT_DIAGNOSTICS_DETAIL_CAPACITY];  // "" when none
   uint32_t queue_index;
   weft_time_t submit_time;
   uint32_t wait_first;
@@ -155,8 +158,11 @@ typedef struct weft_snapshot_t {
   weft_snapshot_entry_t* entries;
   uint32_t entry_count;
   uint32_t entry_capacity;
-  // Device ids (copies) by index.
+  // Per device, by index: its id and the driver's own lines (copies), and
+  // how many pending ops the driver could not describe.
   char** device_ids;
+  char** device_descriptions;
+  uint64_t* device_undescribed;
   uint32_t device_count;
   uint32_t device_capacity;
 } weft_snapshot_t;
@@ -214,6 +220,9 @@ static void weft_snapshot_visit(void* user_data, const weft_pending_op_t* op) {
   record->device_index = snapshot->device_count - 1;
   record->type_name = op->type_name;
   record->state = op->state;
+  if (op->detail) {
+    snprintf(record->detail, sizeof(record->detail), "%s", op->detail);
+  }
   record->queue_index = op->queue_index;
   record->submit_time = op->submit_time;
   weft_snapshot_add_entries(snapshot, op->wait_list, &record->wait_first,
@@ -223,32 +232,64 @@ static void weft_snapshot_visit(void* user_data, const weft_pending_op_t* op) {
   ++snapshot->op_count;
 }
 
-// Adds |device|'s pending ops to |snapshot|.
-static void weft_snapshot_add_device(weft_snapshot_t* snapshot,
-                                     weft_device_t* device) {
-  if (!weft_snapshot_reserve(snapshot, (void**)&snapshot->device_ids,
-                             &snapshot->device_capacity,
-                             snapshot->device_count + 1,
-                             sizeof(*snapshot->device_ids))) {
-    return;
-  }
-  const char* id = weft_device_id(device);
-  size_t length = strlen(id);
+// Copies |text| into a new allocation of |snapshot|'s allocator (NULL and
+// the snapshot marked truncated when out of memory).
+static char* weft_snapshot_copy_text(weft_snapshot_t* snapshot,
+                                     const char* text, size_t length) {
   char* copy = NULL;
   weft_status_t status =
       weft_allocator_malloc(snapshot->allocator, length + 1, (void**)&copy);
-  if (!weft_status_is_ok(status)) {
+  if (weft_status_is_ok(status)) {
+    memcpy(copy, text, length);
+    copy[length] = '\0';
+  } else {
     weft_status_ignore(status);
     snapshot->truncated = true;
-    return;
   }
-  memcpy(copy, id, length + 1);
-  snapshot->device_ids[snapshot->device_count++] = copy;
+  return copy;
+}
+
+// Adds |device|'s pending ops (and the driver's own lines about it) to
+// |snapshot|.
+static void weft_snapshot_add_device(weft_snapshot_t* snapshot,
+                                     weft_device_t* device) {
+  uint32_t needed = snapshot->device_count + 1;
+  uint32_t capacity = snapshot->device_capacity;
+  bool reserved =
+      weft_snapshot_reserve(snapshot, (void**)&snapshot->device_ids,
+                            &capacity, needed, sizeof(char*));
+  capacity = snapshot->device_capacity;
+  reserved = reserved && weft_snapshot_reserve(
+                             snapshot, (void**)&snapshot->device_descriptions,
+                             &capacity, needed, sizeof(char*));
+  capacity = snapshot->device_capacity;
+  reserved = reserved && weft_snapshot_reserve(
+                             snapshot, (void**)&snapshot->device_undescribed,
+                             &capacity, needed, sizeof(uint64_t));
+  if (!reserved) return;
+  snapshot->device_capacity = capacity;
+  const char* id = weft_device_id(device);
+  char* id_copy = weft_snapshot_copy_text(snapshot, id, strlen(id));
+  if (!id_copy) return;
   const weft_device_vtable_t* vtable =
       (const weft_device_vtable_t*)device->resource.vtable;
-  if (vtable->for_each_pending) {
-    vtable->for_each_pending(device, weft_snapshot_visit, snapshot);
+  char* description = NULL;
+  if (vtable->describe) {
+    char* text = NULL;
+    size_t length = 0;
+    FILE* stream = open_memstream(&text, &length);
+    if (stream) {
+      vtable->describe(device, stream);
+      fclose(stream);
+      description = weft_snapshot_copy_text(snapshot, text, length);
+      free(text);
+    }
   }
+  uint32_t index = snapshot->device_count++;
+  snapshot->device_ids[index] = id_copy;
+  snapshot->device_descriptions[index] = description;
+  snapshot->device_undescribed[index] =
+      vtable->for_each_pending(device, weft_snapshot_visit, snapshot);
 }
 
 static void weft_snapshot_initialize(weft_snapshot_t* out_snapshot) {
@@ -259,8 +300,12 @@ static void weft_snapshot_initialize(weft_snapshot_t* out_snapshot) {
 static void weft_snapshot_deinitialize(weft_snapshot_t* snapshot) {
   for (uint32_t i = 0; i < snapshot->device_count; ++i) {
     weft_allocator_free(snapshot->allocator, snapshot->device_ids[i]);
+    weft_allocator_free(snapshot->allocator,
+                        snapshot->device_descriptions[i]);
   }
   weft_allocator_free(snapshot->allocator, snapshot->device_ids);
+  weft_allocator_free(snapshot->allocator, snapshot->device_descriptions);
+  weft_allocator_free(snapshot->allocator, snapshot->device_undescribed);
   weft_allocator_free(snapshot->allocator, snapshot->ops);
   weft_allocator_free(snapshot->allocator, snapshot->entries);
 }
@@ -298,6 +343,7 @@ static void weft_snapshot_print_op(const weft_snapshot_t* snapshot,
   }
   fprintf(stream, ", %u of %u wait%s not reached\n", unreached, op->wait_count,
           op->wait_count == 1 ? "" : "s");
+  if (op->detail[0]) fprintf(stream, "    %s\n", op->detail);
   for (uint32_t i = 0; i < op->wait_count; ++i) {
     const weft_snapshot_entry_t* entry = &snapshot->entries[op->wait_first + i];
     fprintf(stream, "    waits for semaphore %s to reach %" PRIu64
@@ -322,8 +368,17 @@ static void weft_snapshot_print_device(const weft_snapshot_t* snapshot,
   for (uint32_t i = 0; i < snapshot->op_count; ++i) {
     if (snapshot->ops[i].device_index == device_index) ++count;
   }
-  fprintf(stream, "device '%s': %u pending operation%s\n",
-          snapshot->device_ids[device_index], count, count == 1 ? "" : "s");
+  uint64_t undescribed = snapshot->device_undescribed[device_index];
+  fprintf(stream, "device '%s': %" PRIu64 " pending operation%s\n",
+          snapshot->device_ids[device_index], count + undescribed,
+          count + undescribed == 1 ? "" : "s");
+  if (snapshot->device_descriptions[device_index]) {
+    fputs(snapshot->device_descriptions[device_index], stream);
+  }
+  if (undescribed) {
+    fprintf(stream, "  (%" PRIu64 " of them ready or running: not listed)\n",
+            undescribed);
+  }
   weft_time_t now = weft_time_now();
   for (uint32_t i = 0; i < snapshot->op_count; ++i) {
     if (snapshot->ops[i].device_index == device_index) {
@@ -588,12 +643,6 @@ static void weft_snapshot_print_all(const weft_snapshot_t* snapshot,
 }
 
 void weft_device_dump_pending(weft_device_t* device, FILE* stream) {
-  const weft_device_vtable_t* vtable =
-      (const weft_device_vtable_t*)device->resource.vtable;
-  if (!vtable->for_each_pending) {
-    vtable->dump_pending(device, stream);
-    return;
-  }
   weft_snapshot_t snapshot;
   weft_snapshot_initialize(&snapshot);
   weft_snapshot_add_device(&snapshot, device);

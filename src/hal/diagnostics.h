@@ -21,6 +21,9 @@ typedef struct weft_pending_op_t {
   uint32_t queue_index;
   // "waiting" (parked on its waits), "ready", "running", "in file I/O".
   const char* state;
+  // More about what it is doing ("1048576 bytes of 'w.bin' at offset 0"),
+  // or NULL.
+  const char* detail;
   // When it was submitted (0 when unknown).
   weft_time_t submit_time;
   // Its waits (reached ones included; the report says which are not) and

@@ -461,7 +461,7 @@ static void dump_pending_names_file_io(void** state) {
   fclose(stream);
   if (!strstr(text, "file I/O: threads") ||
       !strstr(text, "0 transfers in flight") ||
-      !strstr(text, "0 in file I/O")) {
+      !strstr(text, "0 pending operations")) {
     fail_msg("unexpected dump: %s", text);
   }
   free(text);

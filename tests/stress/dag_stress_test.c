@@ -31,6 +31,7 @@
 #include "base/atomics.h"
 #include "base/thread.h"
 #include "cts.h"
+#include "weft/diagnostics.h"
 
 #define MS (1000ll * 1000ll)
 
@@ -485,6 +486,9 @@ static weft_status_t dag_submit(dag_t* dag, uint32_t i) {
 
 // Runs host step |s|.
 static void dag_step(dag_t* dag, uint32_t s) {
+  // The graph is acyclic (every wait is on an earlier op or a root): the
+  // cycle search must find nothing in whatever is pending right now.
+  assert_int_equal(weft_diagnostics_find_cycles(stderr), 0);
   const dag_step_t* step = &dag->steps[s];
   weft_semaphore_t* root = dag->semaphores[step->root];
   if (step->root == kDoomedRoot) {

@@ -53,9 +53,8 @@ static inline weft_local_sync_device_t* weft_local_sync_device_cast(
 
 // Describes every parked op (all of local-sync's pending ops are parked:
 // the others run inline) for the HAL's reports.
-void weft_local_sync_device_for_each_pending(weft_device_t* device,
-                                             weft_pending_op_visit_fn_t visit,
-                                             void* user_data);
+uint64_t weft_local_sync_device_for_each_pending(
+    weft_device_t* device, weft_pending_op_visit_fn_t visit, void* user_data);
 
 // Queue operations (local_sync_queue.c); the public functions in device.c
 // have validated their arguments.

@@ -572,9 +572,9 @@ static weft_status_t weft_local_sync_submit(
 // Diagnostics
 //===----------------------------------------------------------------------===//
 
-void weft_local_sync_device_for_each_pending(weft_device_t* base_device,
-                                             weft_pending_op_visit_fn_t visit,
-                                             void* user_data) {
+uint64_t weft_local_sync_device_for_each_pending(
+    weft_device_t* base_device, weft_pending_op_visit_fn_t visit,
+    void* user_data) {
   weft_local_sync_device_t* device = weft_local_sync_device_cast(base_device);
   // Lock order: the pending mutex, then each semaphore's (the visitor
   // queries them); no path takes them the other way round (timepoints fire
@@ -586,6 +586,7 @@ void weft_local_sync_device_for_each_pending(weft_device_t* base_device,
         .type_name = kWeftLocalSyncOpNames[op->args.type],
         .queue_index = 0,
         .state = "waiting",
+        .detail = NULL,
         .submit_time = op->park_time,
         .wait_list = op->wait_list,
         .signal_list = op->signal_list,
@@ -593,6 +594,7 @@ void weft_local_sync_device_for_each_pending(weft_device_t* base_device,
     visit(user_data, &pending);
   }
   weft_slim_mutex_unlock(&device->pending_mutex);
+  return 0;
 }
 
 //===----------------------------------------------------------------------===//

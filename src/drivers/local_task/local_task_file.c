@@ -131,21 +131,11 @@ void weft_local_task_file_start(weft_local_task_op_t* op) {
   }
 }
 
-void weft_local_task_file_dump(const weft_local_task_op_t* op, weft_time_t now,
-                               FILE* stream) {
+void weft_local_task_file_describe(const weft_local_task_op_t* op,
+                                   char* buffer, size_t capacity) {
   const weft_proactor_op_t* proactor_op = &op->file_transfer->proactor_op;
   bool is_read = op->args.type == WEFT_LOCAL_TASK_OP_READ;
-  fprintf(stream,
-          "    %s: in file I/O for %.3f ms, %" PRIu64
-          " bytes %s %s at offset %" PRIu64 "\n",
-          weft_local_task_op_type_name(op->args.type),
-          (double)(now - op->submit_time) / 1e6, proactor_op->length,
-          is_read ? "of" : "to", op->file_transfer->name, proactor_op->offset);
-  for (uint32_t i = 0; i < op->signal_list.count; ++i) {
-    weft_semaphore_t* semaphore = op->signal_list.semaphores[i];
-    const char* name = weft_semaphore_name(semaphore);
-    fprintf(stream, "      then signal '%s' (%p) to %" PRIu64 "\n",
-            name[0] ? name : "unnamed", (void*)semaphore,
-            op->signal_list.values[i]);
-  }
+  snprintf(buffer, capacity, "%" PRIu64 " bytes %s %s at offset %" PRIu64,
+           proactor_op->length, is_read ? "of" : "to",
+           op->file_transfer->name, proactor_op->offset);
 }

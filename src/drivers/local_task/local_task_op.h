@@ -236,10 +236,10 @@ bool weft_local_task_file_is_async(const weft_local_task_op_t* op);
 // ends in finish + release.
 void weft_local_task_file_start(weft_local_task_op_t* op);
 
-// Writes one line for an op marked WEFT_LOCAL_TASK_OP_IN_FILE_IO (pool's
-// park mutex held): what it transfers, where, and since when.
-void weft_local_task_file_dump(const weft_local_task_op_t* op, weft_time_t now,
-                               FILE* stream);
+// Describes an op marked WEFT_LOCAL_TASK_OP_IN_FILE_IO (pool's park mutex
+// held) into |buffer|: what it transfers and where.
+void weft_local_task_file_describe(const weft_local_task_op_t* op,
+                                   char* buffer, size_t capacity);
 
 // Initialises |queue|'s compute process and schedules it
 // (local_task_compute.c).

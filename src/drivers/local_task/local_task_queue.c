@@ -431,79 +431,49 @@ static weft_status_t weft_local_task_submit(
 // Diagnostics
 //===----------------------------------------------------------------------===//
 
-// Writes one parked op for dump_pending (|user_data|: a dump_state_t).
-typedef struct weft_local_task_dump_state_t {
-  FILE* stream;
-  weft_time_t now;
-  // Counting pass or printing pass.
-  bool print;
-  uint32_t count;
-} weft_local_task_dump_state_t;
+typedef struct weft_local_task_describe_state_t {
+  weft_pending_op_visit_fn_t visit;
+  void* user_data;
+  uint64_t count;
+} weft_local_task_describe_state_t;
 
-static void weft_local_task_dump_op(weft_local_task_op_t* op, void* user_data) {
-  weft_local_task_dump_state_t* state =
-      (weft_local_task_dump_state_t*)user_data;
+// Describes a parked op or one in file I/O (pool's park mutex held, so it
+// stays put).
+static void weft_local_task_describe_op(weft_local_task_op_t* op,
+                                        void* user_data) {
+  weft_local_task_describe_state_t* state =
+      (weft_local_task_describe_state_t*)user_data;
+  bool in_file_io = weft_atomic_load(&op->park_state, memory_order_relaxed) ==
+                    WEFT_LOCAL_TASK_OP_IN_FILE_IO;
+  char detail[160];
+  if (in_file_io) weft_local_task_file_describe(op, detail, sizeof(detail));
+  weft_pending_op_t pending = {
+      .type_name = weft_local_task_op_type_name(op->args.type),
+      .queue_index = op->queue->index,
+      .state = in_file_io ? "in file I/O" : "waiting",
+      .detail = in_file_io ? detail : NULL,
+      .submit_time = op->submit_time,
+      // An op in file I/O has no waits left (it kept none, or they are
+      // all reached).
+      .wait_list = in_file_io ? weft_semaphore_list_empty() : op->wait_list,
+      .signal_list = op->signal_list,
+  };
+  state->visit(state->user_data, &pending);
   ++state->count;
-  FILE* stream = state->print ? state->stream : NULL;
-  if (stream) {
-    fprintf(stream,
-            "    %s: submitted %.3f ms ago, waiting on %u semaphore%s\n",
-            weft_local_task_op_type_name(op->args.type),
-            (double)(state->now - op->submit_time) / 1e6, op->wait_list.count,
-            op->wait_list.count == 1 ? "" : "s");
-    for (uint32_t i = 0; i < op->wait_list.count; ++i) {
-      weft_semaphore_t* semaphore = op->wait_list.semaphores[i];
-      uint64_t value = 0;
-      weft_status_t status = weft_semaphore_query(semaphore, &value);
-      const char* name = weft_semaphore_name(semaphore);
-      fprintf(
-          stream, "      wait '%s' (%p) for %" PRIu64 ": at %" PRIu64 "%s%s\n",
-          name[0] ? name : "unnamed", (void*)semaphore, op->wait_list.values[i],
-          value, weft_status_is_ok(status) ? "" : ", failed: ",
-          weft_status_is_ok(status) ? "" : weft_status_message(status));
-      weft_status_free(status);
-    }
-    for (uint32_t i = 0; i < op->signal_list.count; ++i) {
-      weft_semaphore_t* semaphore = op->signal_list.semaphores[i];
-      const char* name = weft_semaphore_name(semaphore);
-      fprintf(stream, "      then signal '%s' (%p) to %" PRIu64 "\n",
-              name[0] ? name : "unnamed", (void*)semaphore,
-              op->signal_list.values[i]);
-    }
-  }
 }
 
-// Writes one op whose transfer is on the proactor (|user_data|: a
-// dump_state_t).
-static void weft_local_task_dump_file_op(weft_local_task_op_t* op,
-                                         void* user_data) {
-  weft_local_task_dump_state_t* state =
-      (weft_local_task_dump_state_t*)user_data;
-  ++state->count;
-  if (state->print) weft_local_task_file_dump(op, state->now, state->stream);
-}
-
-void weft_local_task_queue_dump_pending(weft_local_task_queue_t* queue,
-                                        FILE* stream) {
-  // Lock order: the park and cache mutexes, then each semaphore's (query);
-  // no path takes them the other way round (timepoints fire outside
-  // semaphore locks and never take these).
-  weft_local_task_dump_state_t state = {stream, weft_time_now(), false, 0};
+uint64_t weft_local_task_queue_for_each_pending(
+    weft_local_task_queue_t* queue, weft_pending_op_visit_fn_t visit,
+    void* user_data) {
+  // Lock order: the park and cache mutexes, then each semaphore's (the
+  // visitor queries them); no path takes them the other way round
+  // (timepoints fire outside semaphore locks and never take these).
+  weft_local_task_describe_state_t state = {visit, user_data, 0};
   weft_local_task_for_each_marked(queue, WEFT_LOCAL_TASK_OP_PARKED,
-                                  weft_local_task_dump_op, &state);
-  uint32_t parked_count = state.count;
-  state.count = 0;
+                                  weft_local_task_describe_op, &state);
   weft_local_task_for_each_marked(queue, WEFT_LOCAL_TASK_OP_IN_FILE_IO,
-                                  weft_local_task_dump_file_op, &state);
-  fprintf(stream, "  queue %u: %u parked operation%s, %u in file I/O\n",
-          queue->index, parked_count, parked_count == 1 ? "" : "s",
-          state.count);
-  // The ops may have moved on between the passes: a report, not a census.
-  state.print = true;
-  weft_local_task_for_each_marked(queue, WEFT_LOCAL_TASK_OP_PARKED,
-                                  weft_local_task_dump_op, &state);
-  weft_local_task_for_each_marked(queue, WEFT_LOCAL_TASK_OP_IN_FILE_IO,
-                                  weft_local_task_dump_file_op, &state);
+                                  weft_local_task_describe_op, &state);
+  return state.count;
 }
 
 //===----------------------------------------------------------------------===//

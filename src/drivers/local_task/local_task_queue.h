@@ -41,6 +41,7 @@
 #include "base/atomics.h"
 #include "base/mpsc_list.h"
 #include "base/mutex.h"
+#include "hal/diagnostics.h"
 #include "task/process.h"
 #include "weft/device.h"
 
@@ -169,9 +170,11 @@ void weft_local_task_queue_stop(weft_local_task_queue_t* queue);
 // Frees what the queue holds. The executor must be gone.
 void weft_local_task_queue_deinitialize(weft_local_task_queue_t* queue);
 
-// Writes the queue's parked ops, what they wait on and their signals.
-void weft_local_task_queue_dump_pending(weft_local_task_queue_t* queue,
-                                        FILE* stream);
+// Describes the queue's parked ops and those in file I/O (the ones whose
+// records stay put while looked at) to |visit|; returns how many.
+uint64_t weft_local_task_queue_for_each_pending(
+    weft_local_task_queue_t* queue, weft_pending_op_visit_fn_t visit,
+    void* user_data);
 
 //===----------------------------------------------------------------------===//
 // Queue operations (the device vtable entries; validated by device.c)

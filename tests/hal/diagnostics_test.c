@@ -1,0 +1,275 @@
+// Tests of hang reports: weft_device_dump_pending and weft_diagnostics_dump
+// list stuck ops with their waits, the cycle search finds a planted cycle
+// and nothing else, and the watchdog turns a stuck host wait into a report
+// or DEADLINE_EXCEEDED. Each case runs on local-sync and local-task.
+// clang-format off
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+// clang-format on
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weft/diagnostics.h"
+#include "weft/weft.h"
+
+static const char* const kDevices[] = {"local-sync", "local-task?workers=2"};
+#define DEVICE_COUNT (sizeof(kDevices) / sizeof(kDevices[0]))
+
+static void assert_ok(weft_status_t status) {
+  if (!weft_status_is_ok(status)) {
+    fprintf(stderr, "unexpected status: %s\n", weft_status_message(status));
+    weft_status_free(status);
+    fail();
+  }
+}
+
+static weft_semaphore_t* make_semaphore(const char* name) {
+  weft_semaphore_t* semaphore = NULL;
+  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &semaphore));
+  weft_semaphore_set_name(semaphore, name);
+  return semaphore;
+}
+
+static weft_semaphore_list_t list1(weft_semaphore_t** semaphore,
+                                   uint64_t* value) {
+  weft_semaphore_list_t list = {1, semaphore, value};
+  return list;
+}
+
+// Captures what |fn| writes to a stream; the caller frees the text.
+static char* capture_device_dump(weft_device_t* device) {
+  char* text = NULL;
+  size_t length = 0;
+  FILE* stream = open_memstream(&text, &length);
+  assert_non_null(stream);
+  weft_device_dump_pending(device, stream);
+  fclose(stream);
+  return text;
+}
+
+static char* capture_cycles(uint32_t* out_count) {
+  char* text = NULL;
+  size_t length = 0;
+  FILE* stream = open_memstream(&text, &length);
+  assert_non_null(stream);
+  *out_count = weft_diagnostics_find_cycles(stream);
+  fclose(stream);
+  return text;
+}
+
+static void dump_lists_a_stuck_op(void** state) {
+  (void)state;
+  for (size_t d = 0; d < DEVICE_COUNT; ++d) {
+    weft_device_t* device = NULL;
+    assert_ok(weft_device_create(kDevices[d], weft_allocator_system(),
+                                 &device));
+    weft_semaphore_t* gate = make_semaphore("weights-loaded");
+    weft_semaphore_t* done = make_semaphore("step-done");
+    uint64_t seven = 7;
+    uint64_t one = 1;
+    assert_ok(weft_semaphore_signal(gate, 2));
+    assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&gate, &seven),
+                                        list1(&done, &one)));
+    char* text = capture_device_dump(device);
+    // The op, its wait (name, wanted, now) and its signal.
+    assert_non_null(strstr(text, "1 pending operation"));
+    assert_non_null(strstr(text, "queue_barrier on queue 0: waiting"));
+    assert_non_null(
+        strstr(text, "waits for semaphore 'weights-loaded' to reach 7: now 2"));
+    assert_non_null(strstr(text, "then signals semaphore 'step-done' to 1"));
+    assert_non_null(strstr(text, "submitted"));
+    free(text);
+
+    // The process-wide report names the device too.
+    text = NULL;
+    size_t length = 0;
+    FILE* stream = open_memstream(&text, &length);
+    weft_diagnostics_dump(stream);
+    fclose(stream);
+    assert_non_null(strstr(text, kDevices[d]));
+    assert_non_null(strstr(text, "'weights-loaded' to reach 7"));
+    free(text);
+
+    assert_ok(weft_semaphore_signal(gate, 7));
+    assert_ok(weft_semaphore_wait(done, 1, weft_timeout_infinite()));
+    text = capture_device_dump(device);
+    assert_non_null(strstr(text, "0 pending operations"));
+    assert_null(strstr(text, "queue_barrier"));
+    free(text);
+    weft_semaphore_release(gate);
+    weft_semaphore_release(done);
+    weft_device_release(device);
+  }
+}
+
+static void planted_two_op_cycle_is_found(void** state) {
+  (void)state;
+  for (size_t d = 0; d < DEVICE_COUNT; ++d) {
+    weft_device_t* device = NULL;
+    assert_ok(weft_device_create(kDevices[d], weft_allocator_system(),
+                                 &device));
+    weft_semaphore_t* a = make_semaphore("a");
+    weft_semaphore_t* b = make_semaphore("b");
+    uint64_t one = 1;
+    // One barrier waits a >= 1 and signals b = 1, the other waits b >= 1
+    // and signals a = 1: each waits on what only the other signals.
+    assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&a, &one), list1(&b, &one)));
+    assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&b, &one), list1(&a, &one)));
+    uint32_t count = 0;
+    char* text = capture_cycles(&count);
+    assert_int_equal(count, 1);
+    assert_non_null(strstr(text, "wait-for cycle 1 (2 operations"));
+    assert_non_null(strstr(text, "waits for semaphore 'a' to reach 1"));
+    assert_non_null(strstr(text, "waits for semaphore 'b' to reach 1"));
+    free(text);
+    // The device's own report ends with the cycle as well.
+    text = capture_device_dump(device);
+    assert_non_null(strstr(text, "wait-for cycle"));
+    free(text);
+
+    // Something outside weft breaks it: the host signals a.
+    assert_ok(weft_semaphore_signal(a, 1));
+    assert_ok(weft_semaphore_wait(b, 1, weft_timeout_infinite()));
+    text = capture_cycles(&count);
+    assert_int_equal(count, 0);
+    free(text);
+    weft_semaphore_release(a);
+    weft_semaphore_release(b);
+    weft_device_release(device);
+  }
+}
+
+static void chains_and_host_waits_are_not_cycles(void** state) {
+  (void)state;
+  for (size_t d = 0; d < DEVICE_COUNT; ++d) {
+    weft_device_t* device = NULL;
+    assert_ok(weft_device_create(kDevices[d], weft_allocator_system(),
+                                 &device));
+    weft_semaphore_t* timeline = make_semaphore("timeline");
+    weft_semaphore_t* other = make_semaphore("other");
+    // A chain submitted in reverse: op i waits timeline >= i and signals
+    // i + 1; only the host's signal of 1 starts it. Plus two ops that both
+    // wait on the same value of a semaphore the other signals past it
+    // (ambiguous signallers: never an edge).
+    for (uint64_t i = 8; i >= 1; --i) {
+      uint64_t wait_value = i;
+      uint64_t signal_value = i + 1;
+      assert_ok(weft_device_queue_barrier(
+          device, WEFT_QUEUE_AFFINITY_ANY, list1(&timeline, &wait_value),
+          list1(&timeline, &signal_value)));
+    }
+    // And a two-link chain on distinct semaphores: edges, but no cycle.
+    weft_semaphore_t* s1 = make_semaphore("s1");
+    weft_semaphore_t* s2 = make_semaphore("s2");
+    weft_semaphore_t* s3 = make_semaphore("s3");
+    uint64_t one = 1;
+    assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&s2, &one), list1(&s3, &one)));
+    assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&s1, &one), list1(&s2, &one)));
+    uint64_t five = 5;
+    uint64_t six = 6;
+    assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&other, &five),
+                                        list1(&timeline, &six)));
+    uint32_t count = 0;
+    char* text = capture_cycles(&count);
+    assert_int_equal(count, 0);
+    assert_null(strstr(text, "wait-for cycle"));
+    free(text);
+    assert_ok(weft_semaphore_signal(timeline, 1));
+    assert_ok(weft_semaphore_wait(timeline, 9, weft_timeout_infinite()));
+    // The last barrier is still parked on |other|; release it.
+    assert_ok(weft_semaphore_signal(other, 5));
+    assert_ok(weft_semaphore_signal(s1, 1));
+    assert_ok(weft_semaphore_wait(s3, 1, weft_timeout_infinite()));
+    weft_semaphore_release(s1);
+    weft_semaphore_release(s2);
+    weft_semaphore_release(s3);
+    weft_semaphore_release(timeline);
+    weft_semaphore_release(other);
+    weft_device_release(device);
+  }
+}
+
+static void watchdog_fails_a_stuck_wait(void** state) {
+  (void)state;
+  weft_semaphore_t* never = make_semaphore("never-signalled");
+  weft_watchdog_set(30 * 1000000ll, WEFT_WATCHDOG_ACTION_FAIL);
+  assert_int_equal(weft_watchdog_limit(), 30 * 1000000ll);
+  weft_time_t start = weft_time_now();
+  weft_status_t status =
+      weft_semaphore_wait(never, 1, weft_timeout_infinite());
+  assert_int_equal(weft_status_code(status), WEFT_STATUS_DEADLINE_EXCEEDED);
+  assert_non_null(strstr(weft_status_message(status), "watchdog"));
+  assert_non_null(strstr(weft_status_message(status), "'never-signalled'"));
+  weft_status_free(status);
+  assert_true(weft_time_now() - start >= 30 * 1000000ll);
+
+  // A list wait (and so a fence wait) is watched the same way.
+  weft_semaphore_t* other = make_semaphore("other");
+  weft_semaphore_t* semaphores[2] = {never, other};
+  uint64_t values[2] = {1, 1};
+  weft_semaphore_list_t list = {2, semaphores, values};
+  status = weft_semaphore_list_wait(WEFT_WAIT_MODE_ANY, list,
+                                    weft_timeout_infinite());
+  assert_int_equal(weft_status_code(status), WEFT_STATUS_DEADLINE_EXCEEDED);
+  assert_non_null(strstr(weft_status_message(status), "any of"));
+  weft_status_free(status);
+
+  // A wait whose own deadline comes first is not the watchdog's business.
+  status = weft_semaphore_wait(never, 1, weft_timeout_relative(1000000));
+  assert_int_equal(weft_status_code(status), WEFT_STATUS_DEADLINE_EXCEEDED);
+  assert_null(strstr(weft_status_message(status), "watchdog"));
+  weft_status_free(status);
+  weft_watchdog_set(0, WEFT_WATCHDOG_ACTION_REPORT);
+  weft_semaphore_release(other);
+  weft_semaphore_release(never);
+}
+
+typedef struct late_signal_t {
+  weft_semaphore_t* semaphore;
+} late_signal_t;
+
+static void* late_signal_main(void* arg) {
+  late_signal_t* late = (late_signal_t*)arg;
+  struct timespec pause = {0, 80 * 1000000};
+  nanosleep(&pause, NULL);
+  weft_status_ignore(weft_semaphore_signal(late->semaphore, 1));
+  return NULL;
+}
+
+static void watchdog_report_keeps_waiting(void** state) {
+  (void)state;
+  weft_semaphore_t* slow = make_semaphore("slow");
+  weft_watchdog_set(20 * 1000000ll, WEFT_WATCHDOG_ACTION_REPORT);
+  late_signal_t late = {slow};
+  pthread_t thread;
+  assert_int_equal(pthread_create(&thread, NULL, late_signal_main, &late), 0);
+  // The watchdog prints its report at 20 ms and the wait goes on until the
+  // signal at ~80 ms.
+  assert_ok(weft_semaphore_wait(slow, 1, weft_timeout_infinite()));
+  pthread_join(thread, NULL);
+  weft_watchdog_set(0, WEFT_WATCHDOG_ACTION_REPORT);
+  weft_semaphore_release(slow);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(dump_lists_a_stuck_op),
+      cmocka_unit_test(planted_two_op_cycle_is_found),
+      cmocka_unit_test(chains_and_host_waits_are_not_cycles),
+      cmocka_unit_test(watchdog_fails_a_stuck_wait),
+      cmocka_unit_test(watchdog_report_keeps_waiting),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
