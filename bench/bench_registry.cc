@@ -10,6 +10,7 @@ int RegisterAll() {
   RegisterQueueBenchmarks();
   RegisterDispatchBenchmarks();
   RegisterMatmulBenchmarks();
+  RegisterFileBenchmarks();
   return 0;
 }
 

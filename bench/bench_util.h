@@ -116,6 +116,7 @@ void RunWorkgroup(Launch* launch, size_t flat_index, uint32_t processor_id);
 void RegisterQueueBenchmarks();
 void RegisterDispatchBenchmarks();
 void RegisterMatmulBenchmarks();
+void RegisterFileBenchmarks();
 
 }  // namespace weft_bench
 

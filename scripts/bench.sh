@@ -99,6 +99,12 @@ def per_item(name):
         v = counter(name, key)
         if v is not None:
             return "%s %s" % (fmt_number(v), label)
+    gbps = counter(name, "GBps")
+    if gbps is not None:
+        cold_ok = counter(name, "cold_ok")
+        if cold_ok is not None and cold_ok < 1:
+            return "%.2f GB/s (pages left cached)" % gbps
+        return "%.2f GB/s" % gbps
     g = counter(name, "GFLOPS")
     if g is None:
         return ""
@@ -123,6 +129,21 @@ def compare(name):
         out.append(fmt_ratio(ratio(counter(name, "efficiency"),
                                    counter("Matmul/OpenMP", "efficiency")),
                              "OpenMP eff."))
+    elif family in ("FileRead", "ParameterStream") and impl.startswith(
+            "weft"):
+        # Throughput ratios: above 1 is faster. FileRead compares with the
+        # faster of its baselines in the same cache state.
+        cache = impl.rsplit("/", 1)[-1]
+        bases = (("pread", "mmap") if family == "FileRead" else
+                 ("pread-sequential",))
+        best = None
+        for base in bases:
+            v = counter(family + "/" + base + "/" + cache, "GBps")
+            if v is not None and (best is None or v > best[1]):
+                best = (base, v)
+        if best is not None:
+            out.append(fmt_ratio(ratio(counter(name, "GBps"), best[1]),
+                                 best[0] + "'s GB/s"))
     return ", ".join(o for o in out if o != "-")
 
 
