@@ -81,6 +81,18 @@ static weft_status_t print_device(weft_driver_registry_t* registry,
     // local-task: how fd files are read and written, and why.
     const char* file_io = weft_local_task_device_file_io_explanation(device);
     if (file_io) printf("  %-20s %s\n", "file I/O", file_io);
+    const char* topology =
+        weft_local_task_device_topology_explanation(device);
+    if (topology) {
+      printf("  topology:\n");
+      // Indent each line of the account under the heading.
+      for (const char* line = topology; *line;) {
+        const char* end = strchr(line, '\n');
+        int length = end ? (int)(end - line) : (int)strlen(line);
+        printf("    %.*s\n", length, line);
+        line += length + (end ? 1 : 0);
+      }
+    }
     weft_device_release(device);
   }
   return status;

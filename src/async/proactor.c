@@ -120,8 +120,9 @@ static weft_status_t weft_proactor_create_auto(
     weft_proactor_t** out_proactor) {
   weft_status_t status = WEFT_OK;
   if (weft_proactor_io_uring_built()) {
-    status =
-        weft_proactor__io_uring_create(options, "", allocator, out_proactor);
+    status = weft_proactor__io_uring_create(
+        options, " (auto: liburing is built in and the kernel granted a ring)",
+        allocator, out_proactor);
     if (weft_status_is(status, WEFT_STATUS_UNAVAILABLE)) {
       // The message is the reason alone; keep it for the explanation.
       char reason[WEFT_PROACTOR_EXPLANATION_CAPACITY];

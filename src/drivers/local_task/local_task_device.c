@@ -114,6 +114,7 @@ static void weft_local_task_device_free(weft_local_task_device_t* device,
   weft_allocator_free(allocator, device->queues);
   weft_local_task_op_pool_deinitialize(&device->op_pool);
   weft_notification_deinitialize(&device->idle_notification);
+  weft_allocator_free(allocator, device->topology_explanation);
   weft_device_deinitialize(&device->base);
   weft_allocator_free(allocator, device);
 }
@@ -246,6 +247,16 @@ static const weft_device_vtable_t kWeftLocalTaskDeviceVtable = {
     .command_buffer_finalize = weft_block_command_buffer_finalize,
 };
 
+const char* weft_local_task_device_topology_explanation(
+    weft_device_t* base_device) {
+  const char* explanation = NULL;
+  if (base_device &&
+      weft_device_vtable(base_device) == &kWeftLocalTaskDeviceVtable) {
+    explanation = weft_local_task_device_cast(base_device)->topology_explanation;
+  }
+  return explanation;
+}
+
 const char* weft_local_task_device_file_io_explanation(
     weft_device_t* base_device) {
   const char* explanation = NULL;
@@ -374,6 +385,36 @@ static weft_status_t weft_local_task_create_proactor(
   return status;
 }
 
+// Keeps |topology|'s explanation in |device| with a line on the spin policy
+// the executor ended up with, and why.
+static weft_status_t weft_local_task_explain(
+    weft_topology_t* topology, const weft_local_task_device_params_t* params,
+    weft_local_task_device_t* device) {
+  const char* base = topology->explanation ? topology->explanation : "";
+  char spin[256];
+  weft_duration_t spin_ns = weft_executor_spin_ns(device->executor);
+  const char* why =
+      topology->oversubscribed
+          ? "off: workers outnumber the CPUs this process may use"
+      : params->has_spin_us ? "from the device's spin_us option"
+                            : "the process wait policy (WEFT_SPIN_US or its "
+                              "default; spin_us= overrides)";
+  snprintf(spin, sizeof(spin), "spin: idle workers spin %.0f us before "
+           "sleeping (%s)\n", (double)spin_ns / 1e3, why);
+  size_t base_length = strlen(base);
+  size_t spin_length = strlen(spin);
+  char* text = NULL;
+  weft_status_t status = weft_allocator_malloc(
+      device->base.host_allocator, base_length + spin_length + 1,
+      (void**)&text);
+  if (weft_status_is_ok(status)) {
+    memcpy(text, base, base_length);
+    memcpy(text + base_length, spin, spin_length + 1);
+    device->topology_explanation = text;
+  }
+  return status;
+}
+
 // Starts the executor for |topology| and the spin option of |params|.
 static weft_status_t weft_local_task_create_executor(
     const weft_topology_t* topology,
@@ -424,6 +465,7 @@ static weft_status_t weft_local_task_driver_create_device(
   }
   bool base_initialized = false;
   if (weft_status_is_ok(status)) {
+    device->topology_explanation = NULL;
     atomic_init(&device->shutting_down, 0);
     weft_notification_initialize(&device->idle_notification);
     weft_local_task_op_pool_initialize(allocator, &device->op_pool);
@@ -442,6 +484,9 @@ static weft_status_t weft_local_task_driver_create_device(
   if (weft_status_is_ok(status)) {
     device->worker_count = weft_executor_worker_count(device->executor);
     device->control_linger_ns = weft_executor_spin_ns(device->executor);
+    status = weft_local_task_explain(&topology, &params, device);
+  }
+  if (weft_status_is_ok(status)) {
     if (device->control_linger_ns > WEFT_LOCAL_TASK_MAX_CONTROL_LINGER_NS) {
       device->control_linger_ns = WEFT_LOCAL_TASK_MAX_CONTROL_LINGER_NS;
     }

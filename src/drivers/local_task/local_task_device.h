@@ -99,6 +99,9 @@ typedef struct weft_local_task_device_t {
   // file_io=sync. Destroyed after every op retired and before the device is
   // freed: a completion still touches the device after its op retired.
   weft_proactor_t* proactor;
+  // The topology's account of the CPUs, groups and nodes chosen and why,
+  // plus the spin policy (weft-info prints it); owned.
+  char* topology_explanation;
   weft_local_task_file_io_t file_io;
 } weft_local_task_device_t;
 

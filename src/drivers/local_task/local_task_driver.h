@@ -18,4 +18,10 @@ extern const weft_driver_t weft_local_task_driver;
 // |device| is not a local-task device. Lives as long as the device.
 const char* weft_local_task_device_file_io_explanation(weft_device_t* device);
 
+// Several lines saying which CPUs, groups and NUMA nodes |device|'s workers
+// use, which CPUs were left out and why (affinity mask, cpus=, nodes=,
+// cgroup quota), and the spin policy and why, for weft-info. NULL when
+// |device| is not a local-task device. Lives as long as the device.
+const char* weft_local_task_device_topology_explanation(weft_device_t* device);
+
 #endif  // WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_DRIVER_H_
