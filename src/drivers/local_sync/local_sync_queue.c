@@ -327,9 +327,12 @@ static void weft_local_sync_op_run(weft_local_sync_device_t* device,
   if (weft_status_is_ok(status)) {
     status = weft_local_queue_annotate_error(
         weft_local_sync_do(device, args, signal_list, &ended), op_name,
-        args->type == WEFT_LOCAL_SYNC_OP_HOST_CALL);
+        args->type == WEFT_LOCAL_SYNC_OP_HOST_CALL, &device->base,
+        /*queue_index=*/0);
   } else {
-    status = weft_status_annotate(status, "so %s did not run", op_name);
+    status = weft_status_annotate(
+        status, "so %s on queue 0 of device '%s' did not run", op_name,
+        weft_device_id(&device->base));
   }
   // End.
   if (ended) {

@@ -50,7 +50,7 @@ static void* weft_local_task_compute_scratch(weft_executor_t* executor,
 // inside its context any more.
 static void weft_local_task_compute_finish_and_release(weft_local_task_op_t* op,
                                                        weft_status_t status) {
-  weft_local_task_op_finish(op, status);
+  weft_local_task_op_finish(op, weft_local_task_annotate_error(op, status));
   weft_local_task_op_release(op);
 }
 
@@ -126,7 +126,7 @@ static weft_process_drain_result_t weft_local_task_compute_release_and_install(
       // weft_local_task_op_finish).
       weft_status_t status = op->compute.status;
       op->compute.status = WEFT_OK;
-      weft_local_task_op_finish(op, status);
+      weft_local_task_op_finish(op, weft_local_task_annotate_error(op, status));
     }
     weft_local_task_op_release(op);
   }
@@ -199,7 +199,8 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
         op->compute.status = status;
       } else {
         // Two-phase: signal now, free when the last worker leaves.
-        weft_local_task_op_finish(op, status);
+        weft_local_task_op_finish(op,
+                                  weft_local_task_annotate_error(op, status));
       }
     }
   }

@@ -36,9 +36,7 @@ bool weft_local_task_file_is_async(const weft_local_task_op_t* op) {
 // the op's name, the signals published or failed, the record released.
 static void weft_local_task_file_end(weft_local_task_op_t* op,
                                      weft_status_t status) {
-  status = weft_local_queue_annotate_error(
-      status, weft_local_task_op_type_name(op->args.type),
-      /*is_host_call=*/false);
+  status = weft_local_task_annotate_error(op, status);
   weft_local_task_op_finish(op, status);
   weft_local_task_op_release(op);
 }

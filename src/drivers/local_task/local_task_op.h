@@ -214,6 +214,11 @@ void weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
 // its context; a DISPATCH may finish while workers are (two-phase).
 void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status);
 
+// Annotates an error (|status|, consumed and returned) of |op|'s work with
+// the op, its queue and its device (weft_local_queue_annotate_error).
+weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
+                                             weft_status_t status);
+
 // Retires |op| and wakes a shutting-down device when it was the last op
 // (local_task_queue.c). |op| must not be touched afterwards.
 void weft_local_task_op_release(weft_local_task_op_t* op);

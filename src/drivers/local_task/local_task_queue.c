@@ -80,14 +80,12 @@ static weft_status_t weft_local_task_do(weft_local_task_op_t* op,
   return status;
 }
 
-// Annotates an error of |op|'s work that does not say which op it came from
-// (a transient buffer used after dealloca, a file's short read). Host call
-// errors are the caller's own words and stay as they are.
-static weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
-                                                    weft_status_t status) {
+weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
+                                             weft_status_t status) {
   return weft_local_queue_annotate_error(
       status, weft_local_task_op_type_name(op->args.type),
-      op->args.type == WEFT_LOCAL_TASK_OP_HOST_CALL);
+      op->args.type == WEFT_LOCAL_TASK_OP_HOST_CALL, &op->queue->device->base,
+      op->queue->index);
 }
 
 void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status) {
@@ -119,7 +117,9 @@ weft_status_t weft_local_task_op_not_run_status(weft_local_task_op_t* op) {
   if (op->cancelled) {
     // The sweep's own message names the op already.
   } else if (!weft_status_is_ok(status)) {
-    status = weft_status_annotate(status, "so %s did not run", op_name);
+    status = weft_status_annotate(
+        status, "so %s on queue %u of device '%s' did not run", op_name,
+        op->queue->index, weft_device_id(&op->queue->device->base));
   } else {
     status = WEFT_STATUS(CANCELLED,
                          "%s was cancelled: device '%s' shut down before it "

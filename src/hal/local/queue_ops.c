@@ -74,10 +74,15 @@ void weft_local_queue_signal_or_fail(weft_semaphore_list_t signal_list,
 
 weft_status_t weft_local_queue_annotate_error(weft_status_t status,
                                               const char* op_name,
-                                              bool is_host_call) {
-  if (!weft_status_is_ok(status) && !is_host_call &&
-      strncmp(weft_status_message(status), op_name, strlen(op_name)) != 0) {
-    status = weft_status_annotate(status, "while running %s", op_name);
+                                              bool is_host_call,
+                                              weft_device_t* device,
+                                              uint32_t queue_index) {
+  if (!weft_status_is_ok(status)) {
+    bool names_op = is_host_call || strncmp(weft_status_message(status),
+                                            op_name, strlen(op_name)) == 0;
+    status = weft_status_annotate(status, "%s %s on queue %u of device '%s'",
+                                  names_op ? "in" : "while running", op_name,
+                                  queue_index, weft_device_id(device));
   }
   return status;
 }

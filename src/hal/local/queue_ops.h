@@ -31,14 +31,18 @@ void weft_local_queue_signal_or_fail(weft_semaphore_list_t signal_list,
                                      weft_status_t status);
 
 // Annotates |status| (consumed, returned), an error of the work of the op
-// named |op_name| ("queue_fill"), with "while running <op_name>" unless its
-// message already starts with the op's name. Errors of lower layers (a
-// transient buffer used after dealloca, a file's short read) then say which
-// op met them. Host-call errors are the caller's own words: pass
-// |is_host_call| to leave them as they are.
+// named |op_name| ("queue_fill") on queue |queue_index| of |device|, with
+// where it happened: "while running queue_fill on queue 0 of device
+// 'local-task'", or "in queue_fill on queue 0 of device 'local-task'" when
+// the message already starts with the op's name or is a host call's own
+// words (kept first, as they are). Errors of lower layers (a transient
+// buffer used after dealloca, a file's short read) then say which op,
+// queue and device met them.
 weft_status_t weft_local_queue_annotate_error(weft_status_t status,
                                               const char* op_name,
-                                              bool is_host_call);
+                                              bool is_host_call,
+                                              weft_device_t* device,
+                                              uint32_t queue_index);
 
 // Runs a host call for an op whose waits are reached. Sets |*out_ended|
 // when the signals were already published (NON_BLOCKING) or handed to the
