@@ -6,6 +6,8 @@
 #                  it weft reads Linux sysfs instead
 #   liburing-dev   the proactor's io_uring backend (asynchronous file I/O);
 #                  without it weft reads and writes files on a thread pool
+#   libcjson-dev   the weft-trace tool (it reads traces with cJSON) and the
+#                  tracing tests; without it weft-trace is not built
 #   libbenchmark-dev, libpthreadpool-dev
 #                  weft_bench (Google Benchmark) and its pthreadpool baseline;
 #                  without them the benchmarks are not built
@@ -17,7 +19,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
-optional_packages=(libhwloc-dev liburing-dev libbenchmark-dev
+optional_packages=(libhwloc-dev liburing-dev libcjson-dev libbenchmark-dev
                    libpthreadpool-dev)
 
 missing=()

@@ -16,5 +16,6 @@
 #include "weft/semaphore.h"
 #include "weft/status.h"
 #include "weft/time.h"
+#include "weft/trace.h"
 
 #endif  // WEFT_WEFT_H_

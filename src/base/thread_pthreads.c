@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/thread.h"
+#include "base/trace.h"
 
 // Linux limits thread names to 15 characters plus the terminator.
 #define WEFT_THREAD_NAME_CAPACITY 16
@@ -26,6 +27,8 @@ static void* weft_thread_start(void* arg) {
   weft_thread_t* thread = (weft_thread_t*)arg;
   if (thread->name[0]) {
     pthread_setname_np(pthread_self(), thread->name);
+    // The thread's track in a trace carries the same name.
+    weft_trace_set_thread_name(thread->name);
   }
   thread->entry(thread->user_data);
   return NULL;
