@@ -1100,6 +1100,55 @@ static void alloca_dealloca_cycles(void** state) {
   weft_semaphore_release(s);
 }
 
+// An op's failure carries where it happened (op, queue, device) and every
+// op downstream adds its own link, after the original message.
+static void errors_name_op_queue_and_device(void** state) {
+  weft_cts_t* cts = *state;
+  weft_semaphore_t* s = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* filled = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* after = weft_cts_create_semaphore(cts, 0);
+  uint64_t one = 1, two = 2;
+  weft_buffer_t* buffer = NULL;
+  weft_buffer_params_t params = {0};
+  WEFT_ASSERT_OK(weft_device_queue_alloca(cts->device, ANY, empty_list(),
+                                          weft_cts_list1(&s, &one), params, 64,
+                                          &buffer));
+  WEFT_ASSERT_OK(weft_device_queue_dealloca(cts->device, ANY,
+                                            weft_cts_list1(&s, &one),
+                                            weft_cts_list1(&s, &two), buffer));
+  // The fill meets a decommitted buffer; the barrier waits on the fill.
+  fill_u32(cts, weft_cts_list1(&s, &two), weft_cts_list1(&filled, &one),
+           buffer, 0, 64, 5);
+  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
+                                           weft_cts_list1(&filled, &one),
+                                           weft_cts_list1(&after, &one)));
+  char expected_fill[512];
+  snprintf(expected_fill, sizeof(expected_fill),
+           "queue_fill on queue 0 of device '%s'", cts->device_string);
+  char expected_barrier[512];
+  snprintf(expected_barrier, sizeof(expected_barrier),
+           "so queue_barrier on queue 0 of device '%s' did not run",
+           cts->device_string);
+  char text[4096];
+  weft_status_t status = weft_cts_wait(after, 1);
+  weft_status_format(status, text, sizeof(text));
+  assert_int_equal(weft_status_code(status), WEFT_STATUS_FAILED_PRECONDITION);
+  weft_status_free(status);
+  // Original message first, then the fill's link, then the barrier's.
+  const char* original = strstr(text, "dealloca");
+  const char* fill_link = strstr(text, expected_fill);
+  const char* barrier_link = strstr(text, expected_barrier);
+  if (!original || !fill_link || !barrier_link || original > fill_link ||
+      fill_link > barrier_link) {
+    fail_msg("expected '%s' then '%s' in: %s", expected_fill, expected_barrier,
+             text);
+  }
+  weft_buffer_release(buffer);
+  weft_semaphore_release(s);
+  weft_semaphore_release(filled);
+  weft_semaphore_release(after);
+}
+
 static void use_after_dealloca_fails_signals(void** state) {
   // Accepted, then fails its signals with FAILED_PRECONDITION (see the
   // comment at the top of this file).
@@ -1446,6 +1495,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(alloca_parked_commits_when_run),
       WEFT_CTS_CASE(alloca_dealloca_cycles),
       WEFT_CTS_CASE(use_after_dealloca_fails_signals),
+      WEFT_CTS_CASE(errors_name_op_queue_and_device),
       WEFT_CTS_CASE(read_write_memory_file),
       WEFT_CTS_CASE(read_write_fd_file),
       WEFT_CTS_CASE(execute_command_buffer_with_binding_table),
