@@ -713,7 +713,9 @@ static void print_queue_ops(const trace_t* trace) {
     i = end;
   }
   free(events);
-  qsort(types, type_count, sizeof(op_type_t), compare_op_types);
+  if (type_count > 0) {
+    qsort(types, type_count, sizeof(op_type_t), compare_op_types);
+  }
   printf("\nqueue ops (category \"queue\"): latency per phase, microseconds\n");
   if (type_count == 0) {
     printf("  none (no \"queue\" events with an op id)\n");

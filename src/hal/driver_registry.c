@@ -10,6 +10,7 @@
 // errors read the same.
 #include <string.h>
 
+#include "base/trace.h"
 #include "drivers/local_sync/local_sync_driver.h"
 #include "drivers/local_task/local_task_driver.h"
 #include "hal/diagnostics.h"
@@ -270,6 +271,7 @@ static weft_status_t weft_driver_list_create_device(
   }
   if (weft_status_is_ok(status)) {
     weft_diagnostics_initialize_from_environment();
+    weft_trace_initialize_from_environment();
     status = driver->create_device(driver, device_string, &options, allocator,
                                    out_device);
   }
