@@ -9,6 +9,7 @@
 
 #include "async/proactor_impl.h"
 #include "base/os_error.h"
+#include "base/trace.h"
 
 // --- Names and options -------------------------------------------------------
 
@@ -183,6 +184,10 @@ void weft_proactor_submit(weft_proactor_t* proactor, weft_proactor_op_t* op) {
   op->next = NULL;
   op->entry.next = NULL;
   weft_atomic_fetch_add(&proactor->submitted_count, 1, memory_order_relaxed);
+  WEFT_TRACE_INSTANT(WEFT_TRACE_CATEGORY_FILE,
+                     op->type == WEFT_PROACTOR_OP_READ ? "read submitted"
+                                                       : "write submitted",
+                     0, op->length);
   proactor->vtable->submit(proactor, op);
 }
 
@@ -207,7 +212,14 @@ uint64_t weft_proactor_pending_count(weft_proactor_t* proactor) {
 
 void weft_proactor__complete(weft_proactor_t* proactor, weft_proactor_op_t* op,
                              weft_status_t status) {
+  // The completion (value: the bytes moved) around the callback, which
+  // signals the op on this thread.
+  WEFT_TRACE_BEGIN_VALUE(WEFT_TRACE_CATEGORY_FILE,
+                         op->type == WEFT_PROACTOR_OP_READ ? "read completed"
+                                                           : "write completed",
+                         0, op->done);
   op->callback(op, status);
+  WEFT_TRACE_END();
   // Release: pairs with pending_count's acquire (see there).
   weft_atomic_fetch_add(&proactor->completed_count, 1, memory_order_release);
 }

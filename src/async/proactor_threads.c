@@ -10,6 +10,7 @@
 #include "base/mutex.h"
 #include "base/notification.h"
 #include "base/thread.h"
+#include "base/trace.h"
 #include "base/wait_policy.h"
 
 typedef struct weft_proactor_threads_t {
@@ -60,7 +61,10 @@ static int weft_proactor_threads_main(void* user_data) {
     if (op) {
       weft_status_t status = weft_proactor__check_op(op);
       if (weft_status_is_ok(status)) {
+        WEFT_TRACE_BEGIN_VALUE(WEFT_TRACE_CATEGORY_FILE, "transfer", 0,
+                               op->length);
         status = weft_proactor__transfer_sync(&proactor->base, op);
+        WEFT_TRACE_END();
       }
       weft_proactor__complete(&proactor->base, op, status);
     } else if (!stopping) {

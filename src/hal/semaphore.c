@@ -23,6 +23,7 @@
 #include "base/mutex.h"
 #include "base/notification.h"
 #include "base/thread.h"
+#include "base/trace.h"
 #include "base/wait_policy.h"
 #include "hal/diagnostics.h"
 #include "hal/resource.h"
@@ -297,6 +298,8 @@ weft_status_t weft_semaphore_signal(weft_semaphore_t* semaphore,
   }
   weft_slim_mutex_unlock(&semaphore->mutex);
   if (weft_status_is_ok(status)) {
+    WEFT_TRACE_INSTANT(WEFT_TRACE_CATEGORY_SEMAPHORE, "semaphore signal",
+                       (uint64_t)(uintptr_t)semaphore, value);
     weft_notification_notify(&semaphore->notification, INT32_MAX);
     weft_semaphore_fire_reached(reached);
   }
@@ -312,6 +315,9 @@ void weft_semaphore_fail(weft_semaphore_t* semaphore, weft_status_t status) {
   bool first_failure = false;
   weft_slim_mutex_lock(&semaphore->mutex);
   if (!weft_atomic_load(&semaphore->failed, memory_order_relaxed)) {
+    WEFT_TRACE_INSTANT(WEFT_TRACE_CATEGORY_SEMAPHORE, "semaphore fail",
+                       (uint64_t)(uintptr_t)semaphore,
+                       (uint64_t)weft_status_code(status));
     first_failure = true;
     semaphore->failure_status = status;
     // Release: |failure_status| must be visible to whoever sees the flag.

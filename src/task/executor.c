@@ -35,6 +35,7 @@
 
 #include "base/notification.h"
 #include "base/thread.h"
+#include "base/trace.h"
 #include "base/wait_policy.h"
 #include "task/affinity_set.h"
 
@@ -480,10 +481,12 @@ static void weft_executor_slot_session(weft_executor_slot_t* slot,
                                        weft_process_t* process,
                                        uint32_t worker_index) {
   for (uint32_t drains = 1;; ++drains) {
-    weft_process_drain_result_t result =
-        weft_process_is_completed(process)
-            ? WEFT_PROCESS_DRAIN_NO_WORK
-            : process->drain(process, worker_index);
+    weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_NO_WORK;
+    if (!weft_process_is_completed(process)) {
+      WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_TASK, "drain");
+      result = process->drain(process, worker_index);
+      WEFT_TRACE_END();
+    }
     if (result == WEFT_PROCESS_DRAIN_COMPLETED) {
       weft_executor_slot_completed(slot, process);
       return;
@@ -554,7 +557,9 @@ static void weft_executor_drain_immediate(weft_executor_t* executor,
   weft_atomic_exchange(&process->state, WEFT_PROCESS_PHASE_DRAINING,
                        memory_order_acquire);
   for (int round = 0;; ++round) {
+    WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_TASK, "drain (control)");
     weft_process_drain_result_t result = process->drain(process, worker->index);
+    WEFT_TRACE_END();
     if (result == WEFT_PROCESS_DRAIN_DID_WORK) {
       if (round + 1 < WEFT_EXECUTOR_IMMEDIATE_REDRAIN_LIMIT &&
           weft_mpsc_list_is_empty(&executor->immediate.shared) &&
@@ -696,8 +701,11 @@ static int weft_executor_worker_main(void* user_data) {
     } else {
       // No spin here: the spin (bounded by max_spinners) happened above.
       weft_wait_policy_t block = {0};
+      WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_TASK, "sleep");
       weft_notification_commit_wait(&worker->notification, token, block,
                                     WEFT_TIME_INFINITE_FUTURE);
+      WEFT_TRACE_END();
+      WEFT_TRACE_INSTANT(WEFT_TRACE_CATEGORY_TASK, "wake", 0, worker->index);
     }
     // Relaxed: only wakers read the bit, and they handle a stale one. (A
     // notify may come from an older claim, so after a wait the bit may

@@ -21,6 +21,7 @@
 #include "hal/local/inline_command_buffer.h"
 #include "hal/local/inline_dispatch.h"
 #include "hal/local/queue_ops.h"
+#include "hal/queue_trace.h"
 #include "hal/local/transient_buffer.h"
 #include "hal/wait_set.h"
 
@@ -59,6 +60,8 @@ _Static_assert(sizeof(kWeftLocalSyncOpNames) /
 typedef struct weft_local_sync_op_args_t {
   weft_local_sync_op_type_t type;
   weft_queue_affinity_t affinity;
+  // The op's trace id (hal/queue_trace.h); 0 when not traced.
+  uint64_t trace_id;
   union {
     // ALLOCA and DEALLOCA: the transient buffer.
     struct {
@@ -324,6 +327,7 @@ static void weft_local_sync_op_run(weft_local_sync_device_t* device,
   weft_status_t status = wait_status;
   bool ended = false;
   const char* op_name = kWeftLocalSyncOpNames[args->type];
+  weft_queue_trace_begin(args->trace_id, op_name);
   if (weft_status_is_ok(status)) {
     status = weft_local_queue_annotate_error(
         weft_local_sync_do(device, args, signal_list, &ended), op_name,
@@ -335,11 +339,13 @@ static void weft_local_sync_op_run(weft_local_sync_device_t* device,
         weft_device_id(&device->base));
   }
   // End.
+  weft_queue_trace_signal(args->trace_id, weft_status_is_ok(status));
   if (ended) {
     weft_status_ignore(status);
   } else {
     weft_local_queue_signal_or_fail(signal_list, status);
   }
+  weft_queue_trace_end(args->trace_id);
 }
 
 //===----------------------------------------------------------------------===//
@@ -411,6 +417,7 @@ static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op) {
 static void weft_local_sync_op_ready(void* user_data, weft_status_t status) {
   weft_local_sync_op_t* op = (weft_local_sync_op_t*)user_data;
   op->wait_status = status;
+  weft_queue_trace_ready(op->args.trace_id);
   op->ready_next = NULL;
   weft_local_sync_ready_queue_t* queue = &weft_local_sync_ready_queue;
   if (queue->tail) {
@@ -563,10 +570,13 @@ static weft_status_t weft_local_sync_submit(
   bool ready = false;
   weft_status_t wait_status = weft_local_sync_check_waits(wait_list, &ready);
   weft_status_t status = WEFT_OK;
+  weft_local_sync_op_args_t traced = *args;
+  traced.trace_id = weft_queue_trace_submit();
   if (ready || !weft_status_is_ok(wait_status)) {
-    weft_local_sync_op_run(device, args, signal_list, wait_status);
+    weft_queue_trace_ready(traced.trace_id);
+    weft_local_sync_op_run(device, &traced, signal_list, wait_status);
   } else {
-    status = weft_local_sync_park(device, args, wait_list, signal_list);
+    status = weft_local_sync_park(device, &traced, wait_list, signal_list);
   }
   return status;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/atomics.h"
+#include "base/trace.h"
 #include "hal/buffer_impl.h"
 
 #define WEFT_BLOCK_CACHE_LINE 64
@@ -906,6 +907,7 @@ static weft_block_drain_result_t weft_block_processor_drain_shared(
       // Nothing left to claim in this region (or the budget ran out).
       if (held == 0) break;
       bool last = weft_block_processor_retire(context, held_epoch, held);
+      WEFT_TRACE_END();  // the tile batch
       held = 0;
       did_work = true;
       if (!last) break;
@@ -925,6 +927,11 @@ static weft_block_drain_result_t weft_block_processor_drain_shared(
       continue;
     }
     assert(held == 0 || held_epoch == epoch);
+    if (held == 0) {
+      // One zone per batch of tiles this worker runs in a region (value:
+      // the region), closed when it retires them.
+      WEFT_TRACE_BEGIN_VALUE(WEFT_TRACE_CATEGORY_BLOCK, "tiles", 0, epoch);
+    }
     if (!weft_block_processor_failed(context)) {
       weft_block_processor_run_tile(context, epoch, tile, &hint, worker_index,
                                     scratch, scratch_size);
@@ -950,9 +957,11 @@ weft_block_drain_result_t weft_block_processor_drain(
       if ((uint32_t)(weft_atomic_load(&context->lanes[0].claim,
                                       memory_order_relaxed) >>
                      32) < context->region_count) {
+        WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_BLOCK, "regions (one worker)");
         weft_block_processor_run_sequential(context, worker_index, scratch,
                                             scratch_size);
         weft_block_processor_finish_sequential(context);
+        WEFT_TRACE_END();
       }
       break;
     case WEFT_BLOCK_PROCESSOR_MODE_EXCLUSIVE:
@@ -964,9 +973,11 @@ weft_block_drain_result_t weft_block_processor_drain(
         // nothing (completion is published through the claim word).
         result = WEFT_BLOCK_DRAIN_NO_WORK;
       } else {
+        WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_BLOCK, "regions (one worker)");
         weft_block_processor_run_sequential(context, worker_index, scratch,
                                             scratch_size);
         weft_block_processor_finish_sequential(context);
+        WEFT_TRACE_END();
       }
       break;
     case WEFT_BLOCK_PROCESSOR_MODE_SHARED:

@@ -135,6 +135,8 @@ struct weft_local_task_op_t {
   size_t inline_used;
 
   weft_local_task_queue_t* queue;
+  // The op's trace id (hal/queue_trace.h); 0 when not traced.
+  uint64_t trace_id;
   // When a parked op was parked (0 for ops ready at submit).
   weft_time_t submit_time;
   // Set by the shutdown sweep when it cancelled the op's waits.

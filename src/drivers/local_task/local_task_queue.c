@@ -10,6 +10,7 @@
 #include "hal/buffer_impl.h"
 #include "hal/local/queue_ops.h"
 #include "hal/local/transient_buffer.h"
+#include "hal/queue_trace.h"
 #include "task/executor.h"
 
 // Ops the control process runs per drain before it lets the worker look at
@@ -99,6 +100,7 @@ void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status) {
     weft_command_buffer_release(op->args.execute.command_buffer);
     op->args.execute.command_buffer = NULL;
   }
+  weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
   weft_local_queue_signal_or_fail(op->signal_list, status);
 }
 
@@ -137,6 +139,9 @@ static void weft_local_task_run(weft_local_task_queue_t* queue,
                                 uint32_t worker_index) {
   bool ended = false;
   weft_status_t status = WEFT_OK;
+  // Read before the op may retire below.
+  const uint64_t trace_id = op->trace_id;
+  weft_queue_trace_begin(trace_id, weft_local_task_op_type_name(op->args.type));
   if (!weft_status_is_ok(op->wait_status) || op->cancelled ||
       weft_local_task_device_is_shutting_down(queue->device)) {
     status = weft_local_task_op_not_run_status(op);
@@ -155,11 +160,14 @@ static void weft_local_task_run(weft_local_task_queue_t* queue,
     status = weft_local_task_annotate_error(op, weft_local_task_do(op, &ended));
   }
   if (op && ended) {
+    // The host call published (or took over) the signals itself.
+    weft_queue_trace_signal(trace_id, weft_status_is_ok(status));
     weft_status_ignore(status);
   } else if (op) {
     weft_local_task_op_finish(op, status);
   }
   if (op) weft_local_task_op_release(op);
+  weft_queue_trace_end(trace_id);
 }
 
 //===----------------------------------------------------------------------===//
@@ -266,6 +274,7 @@ static void weft_local_task_op_ready(void* user_data, weft_status_t status) {
   weft_local_task_queue_t* queue = op->queue;
   weft_local_task_device_t* device = queue->device;
   op->wait_status = status;
+  weft_queue_trace_ready(op->trace_id);
   // Counted across every touch of the device below: once pushed, the op may
   // run and retire at once, and a device shutting down then waits for this
   // count to drop before it frees what this call still touches. The
@@ -420,8 +429,11 @@ static weft_status_t weft_local_task_submit(
   if (!weft_status_is_ok(status)) {
     weft_local_task_op_discard(&device->op_pool, op);
   } else if (ready) {
+    op->trace_id = weft_queue_trace_submit();
+    weft_queue_trace_ready(op->trace_id);
     weft_local_task_push_ready(queue, op);
   } else {
+    op->trace_id = weft_queue_trace_submit();
     weft_local_task_park(op);
   }
   return status;

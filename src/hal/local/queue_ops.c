@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "base/trace.h"
 #include "hal/buffer_impl.h"
 #include "hal/device_impl.h"
 
@@ -110,9 +111,13 @@ weft_status_t weft_local_queue_host_call(
       // Signal first; the call's result (DEFERRED too) is dropped.
       weft_local_queue_signal_or_fail(signal_list, WEFT_OK);
       *out_ended = true;
+      WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_HOST, "host call");
       weft_status_ignore(fn(user_data, args, &context));
+      WEFT_TRACE_END();
     } else {
+      WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_HOST, "host call");
       status = fn(user_data, args, &context);
+      WEFT_TRACE_END();
       if (weft_status_is(status, WEFT_STATUS_DEFERRED)) {
         // The callback retained the fence and signals or fails it later.
         weft_status_ignore(status);
