@@ -52,364 +52,6 @@ static void print_usage(FILE* stream) {
 }
 
 //===----------------------------------------------------------------------===//
-// Loading
-//===----------------------------------------------------------------------===//
-
-static void* checked_realloc(void* pointer, size_t size) {
-  void* result = realloc(pointer, size ? size : 1);
-  if (!result) {
-    fprintf(stderr, "weft-trace: out of memory (%zu bytes)\n", size);
-    exit(EXIT_PROBLEM);
-  }
-  return result;
-}
-
-char* trace_read_file(const char* path, size_t* out_length) {
-  char* text = NULL;
-  size_t length = 0;
-  FILE* file = fopen(path, "rb");
-  if (!file) {
-    fprintf(stderr, "weft-trace: cannot open '%s': %s\n", path,
-            strerror(errno));
-  } else {
-    size_t capacity = 1 << 16;
-    text = (char*)checked_realloc(NULL, capacity);
-    size_t got = 0;
-    while ((got = fread(text + length, 1, capacity - length - 1, file)) > 0) {
-      length += got;
-      if (capacity - length - 1 == 0) {
-        capacity *= 2;
-        text = (char*)checked_realloc(text, capacity);
-      }
-    }
-    if (ferror(file)) {
-      fprintf(stderr, "weft-trace: reading '%s' failed: %s\n", path,
-              strerror(errno));
-      free(text);
-      text = NULL;
-    } else {
-      text[length] = '\0';
-    }
-    fclose(file);
-  }
-  *out_length = length;
-  return text;
-}
-
-typedef struct thread_map_t {
-  uint32_t* slots;  // thread index + 1; 0 empty
-  uint32_t capacity;
-} thread_map_t;
-
-static uint64_t thread_key_hash(double pid, double tid) {
-  uint64_t h = (uint64_t)(int64_t)pid * 0x9E3779B97F4A7C15ull;
-  h ^= (uint64_t)(int64_t)tid + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
-  return h * 0xBF58476D1CE4E5B9ull;
-}
-
-// Finds or adds the thread (pid, tid).
-static uint32_t trace_find_thread(trace_t* trace, thread_map_t* map, double pid,
-                                  double tid) {
-  if ((trace->thread_count + 1) * 2 > map->capacity) {
-    uint32_t capacity = map->capacity ? map->capacity * 2 : 64;
-    uint32_t* slots = (uint32_t*)calloc(capacity, sizeof(uint32_t));
-    if (!slots) {
-      fprintf(stderr, "weft-trace: out of memory\n");
-      exit(EXIT_PROBLEM);
-    }
-    for (uint32_t i = 0; i < trace->thread_count; ++i) {
-      const trace_thread_t* thread = &trace->threads[i];
-      uint64_t h = thread_key_hash(thread->pid, thread->tid);
-      uint32_t slot = (uint32_t)(h & (capacity - 1));
-      while (slots[slot]) slot = (slot + 1) & (capacity - 1);
-      slots[slot] = i + 1;
-    }
-    free(map->slots);
-    map->slots = slots;
-    map->capacity = capacity;
-  }
-  uint64_t h = thread_key_hash(pid, tid);
-  uint32_t slot = (uint32_t)(h & (map->capacity - 1));
-  uint32_t index = UINT32_MAX;
-  while (map->slots[slot] && index == UINT32_MAX) {
-    const trace_thread_t* thread = &trace->threads[map->slots[slot] - 1];
-    if (thread->pid == pid && thread->tid == tid) {
-      index = map->slots[slot] - 1;
-    } else {
-      slot = (slot + 1) & (map->capacity - 1);
-    }
-  }
-  if (index == UINT32_MAX) {
-    index = trace->thread_count++;
-    trace->threads = (trace_thread_t*)checked_realloc(
-        trace->threads, sizeof(trace_thread_t) * trace->thread_count);
-    trace_thread_t* thread = &trace->threads[index];
-    memset(thread, 0, sizeof(*thread));
-    thread->pid = pid;
-    thread->tid = tid;
-    map->slots[slot] = index + 1;
-  }
-  return index;
-}
-
-static const char* json_string(const cJSON* object, const char* key) {
-  const cJSON* item = cJSON_GetObjectItemCaseSensitive(object, key);
-  return cJSON_IsString(item) && item->valuestring ? item->valuestring : NULL;
-}
-
-static const char* json_string_or_empty(const cJSON* object, const char* key) {
-  const char* value = json_string(object, key);
-  return value ? value : "";
-}
-
-// Reads an unsigned integer given as a number or a string ("12", "0x1f").
-static bool json_u64(const cJSON* object, const char* key,
-                     uint64_t* out_value) {
-  const cJSON* item = cJSON_GetObjectItemCaseSensitive(object, key);
-  bool found = false;
-  if (cJSON_IsNumber(item) && item->valuedouble >= 0) {
-    *out_value = (uint64_t)item->valuedouble;
-    found = true;
-  } else if (cJSON_IsString(item) && item->valuestring) {
-    char* end = NULL;
-    errno = 0;
-    unsigned long long value = strtoull(item->valuestring, &end, 0);
-    if (errno == 0 && end != item->valuestring && *end == '\0') {
-      *out_value = (uint64_t)value;
-      found = true;
-    }
-  }
-  return found;
-}
-
-void trace_thread_label(const trace_t* trace, uint32_t thread, char* buffer,
-                        size_t capacity) {
-  const trace_thread_t* t = &trace->threads[thread];
-  if (t->name) {
-    snprintf(buffer, capacity, "%s (tid %.0f)", t->name, t->tid);
-  } else {
-    snprintf(buffer, capacity, "tid %.0f", t->tid);
-  }
-}
-
-static void format_us(int64_t ns, char* buffer, size_t capacity) {
-  snprintf(buffer, capacity, "%.3f", (double)ns / 1000.0);
-}
-
-// Records |message| as the trace's first problem (later ones are dropped).
-static void trace_problem(trace_t* trace, const char* message) {
-  if (!trace->problem[0]) {
-    snprintf(trace->problem, sizeof(trace->problem), "%s", message);
-  }
-}
-
-// Matches zones per thread (end times, depths) and notes the first problem:
-// a timestamp going back, an END with no open zone, zones never ended.
-static void trace_match_zones(trace_t* trace) {
-  uint32_t* stack = NULL;
-  uint32_t stack_capacity = 0;
-  for (uint32_t t = 0; t < trace->thread_count; ++t) {
-    trace_thread_t* thread = &trace->threads[t];
-    uint32_t depth = 0;
-    char label[160];
-    trace_thread_label(trace, t, label, sizeof(label));
-    for (uint32_t p = 0; p < thread->event_count; ++p) {
-      trace_event_t* event = &trace->events[thread->events[p]];
-      char message[512];
-      if (p > 0) {
-        const trace_event_t* previous = &trace->events[thread->events[p - 1]];
-        if (event->ts_ns < previous->ts_ns) {
-          char now[32], before[32];
-          format_us(event->ts_ns, now, sizeof(now));
-          format_us(previous->ts_ns, before, sizeof(before));
-          snprintf(message, sizeof(message),
-                   "thread %s: event #%zu ('%c' \"%s\") at %s us is earlier "
-                   "than the one before it on the thread (%s us)",
-                   label, event->file_index, event->phase, event->name, now,
-                   before);
-          trace_problem(trace, message);
-        }
-      }
-      event->depth = depth;
-      if (event->phase == 'B') {
-        if (depth == stack_capacity) {
-          stack_capacity = stack_capacity ? stack_capacity * 2 : 64;
-          stack = (uint32_t*)checked_realloc(stack,
-                                             sizeof(uint32_t) * stack_capacity);
-        }
-        stack[depth++] = thread->events[p];
-        if (depth > thread->max_depth) thread->max_depth = depth;
-      } else if (event->phase == 'E') {
-        if (depth == 0) {
-          char at[32];
-          format_us(event->ts_ns, at, sizeof(at));
-          snprintf(message, sizeof(message),
-                   "thread %s: event #%zu is an END at %s us with no zone "
-                   "open",
-                   label, event->file_index, at);
-          trace_problem(trace, message);
-        } else {
-          trace_event_t* begin = &trace->events[stack[--depth]];
-          begin->end_ns = event->ts_ns;
-          begin->end_position = p;
-          event->depth = depth;
-        }
-      }
-    }
-    int64_t last =
-        thread->event_count > 0
-            ? trace->events[thread->events[thread->event_count - 1]].ts_ns
-            : 0;
-    if (depth > 0) {
-      const trace_event_t* open = &trace->events[stack[depth - 1]];
-      char message[512];
-      snprintf(message, sizeof(message),
-               "thread %s: %u zone%s never end%s (the innermost: \"%s\", "
-               "event #%zu)",
-               label, depth, depth == 1 ? "" : "s", depth == 1 ? "s" : "",
-               open->name, open->file_index);
-      trace_problem(trace, message);
-    }
-    while (depth > 0) {
-      trace_event_t* begin = &trace->events[stack[--depth]];
-      begin->end_ns = last;
-      begin->end_position = UINT32_MAX;
-    }
-  }
-  free(stack);
-}
-
-// Loads |path|. Returns false (with a message) when it cannot be read or is
-// not a trace: not JSON, no event array, an event without "ph", a timed
-// event without a numeric "ts" or "tid".
-static bool trace_load(const char* path, trace_t* trace) {
-  memset(trace, 0, sizeof(*trace));
-  trace->path = path;
-  size_t length = 0;
-  char* text = trace_read_file(path, &length);
-  bool ok = text != NULL;
-  if (ok) {
-    trace->root = cJSON_ParseWithLength(text, length);
-    if (!trace->root) {
-      const char* where = cJSON_GetErrorPtr();
-      size_t offset = where && where >= text && where <= text + length
-                          ? (size_t)(where - text)
-                          : 0;
-      fprintf(stderr,
-              "weft-trace: '%s' is not valid JSON (the parser stopped at "
-              "byte %zu: \"%.32s\")\n",
-              path, offset, where ? where : "");
-      ok = false;
-    }
-  }
-  free(text);
-  const cJSON* array = NULL;
-  if (ok) {
-    array = cJSON_IsArray(trace->root)
-                ? trace->root
-                : cJSON_GetObjectItemCaseSensitive(trace->root, "traceEvents");
-    if (!cJSON_IsArray(array)) {
-      fprintf(stderr,
-              "weft-trace: '%s' has no event array (neither a top-level "
-              "array nor an object with \"traceEvents\")\n",
-              path);
-      ok = false;
-    }
-  }
-  thread_map_t map = {0};
-  size_t capacity = 0;
-  size_t index = 0;
-  const cJSON* item = NULL;
-  if (ok) {
-    cJSON_ArrayForEach(item, array) {
-      const char* phase = json_string(item, "ph");
-      if (!cJSON_IsObject(item) || !phase || !phase[0]) {
-        fprintf(stderr,
-                "weft-trace: '%s': event #%zu has no \"ph\" (phase) string\n",
-                path, index);
-        ok = false;
-        break;
-      }
-      const cJSON* pid = cJSON_GetObjectItemCaseSensitive(item, "pid");
-      const cJSON* tid = cJSON_GetObjectItemCaseSensitive(item, "tid");
-      const cJSON* ts = cJSON_GetObjectItemCaseSensitive(item, "ts");
-      double pid_value = cJSON_IsNumber(pid) ? pid->valuedouble : 0.0;
-      if (phase[0] == 'M') {
-        const char* name = json_string(item, "name");
-        const cJSON* args = cJSON_GetObjectItemCaseSensitive(item, "args");
-        const char* thread_name = json_string(args, "name");
-        if (name && strcmp(name, "thread_name") == 0 && thread_name &&
-            cJSON_IsNumber(tid)) {
-          uint32_t t =
-              trace_find_thread(trace, &map, pid_value, tid->valuedouble);
-          trace->threads[t].name = thread_name;
-        }
-        ++index;
-        continue;
-      }
-      if (!cJSON_IsNumber(ts) || !cJSON_IsNumber(tid)) {
-        fprintf(stderr,
-                "weft-trace: '%s': event #%zu ('%s' \"%s\") has no numeric "
-                "\"%s\"\n",
-                path, index, phase, json_string_or_empty(item, "name"),
-                !cJSON_IsNumber(ts) ? "ts" : "tid");
-        ok = false;
-        break;
-      }
-      if (trace->event_count == capacity) {
-        capacity = capacity ? capacity * 2 : 4096;
-        trace->events = (trace_event_t*)checked_realloc(
-            trace->events, sizeof(trace_event_t) * capacity);
-      }
-      trace_event_t* event = &trace->events[trace->event_count];
-      memset(event, 0, sizeof(*event));
-      event->phase = phase[0] == 'I' ? 'i' : phase[0];
-      event->ts_ns = llround(ts->valuedouble * 1000.0);
-      event->category = json_string_or_empty(item, "cat");
-      event->name = json_string_or_empty(item, "name");
-      event->file_index = index;
-      event->end_position = UINT32_MAX;
-      const cJSON* args = cJSON_GetObjectItemCaseSensitive(item, "args");
-      bool is_flow =
-          event->phase == 's' || event->phase == 't' || event->phase == 'f';
-      event->has_id = json_u64(is_flow ? item : args, "id", &event->id);
-      event->has_value = json_u64(args, "value", &event->value);
-      uint32_t t = trace_find_thread(trace, &map, pid_value, tid->valuedouble);
-      trace_thread_t* thread = &trace->threads[t];
-      if (thread->event_count == thread->event_capacity) {
-        thread->event_capacity =
-            thread->event_capacity ? thread->event_capacity * 2 : 256;
-        thread->events = (uint32_t*)checked_realloc(
-            thread->events, sizeof(uint32_t) * thread->event_capacity);
-      }
-      event->thread = t;
-      event->position = thread->event_count;
-      thread->events[thread->event_count++] = (uint32_t)trace->event_count;
-      if (trace->event_count == 0 || event->ts_ns < trace->min_ns) {
-        trace->min_ns = event->ts_ns;
-      }
-      if (trace->event_count == 0 || event->ts_ns > trace->max_ns) {
-        trace->max_ns = event->ts_ns;
-      }
-      ++trace->event_count;
-      ++index;
-    }
-  }
-  free(map.slots);
-  if (ok) trace_match_zones(trace);
-  return ok;
-}
-
-static void trace_free(trace_t* trace) {
-  for (uint32_t t = 0; t < trace->thread_count; ++t) {
-    free(trace->threads[t].events);
-  }
-  free(trace->threads);
-  free(trace->events);
-  cJSON_Delete(trace->root);
-}
-
-//===----------------------------------------------------------------------===//
 // Grouping by id
 //===----------------------------------------------------------------------===//
 
@@ -429,7 +71,7 @@ uint32_t* trace_collect_by_id(const trace_t* trace,
                               trace_event_filter_fn_t filter,
                               size_t* out_count) {
   uint32_t* indices =
-      (uint32_t*)checked_realloc(NULL, sizeof(uint32_t) * trace->event_count);
+      (uint32_t*)trace_realloc(NULL, sizeof(uint32_t) * trace->event_count);
   size_t count = 0;
   for (size_t i = 0; i < trace->event_count; ++i) {
     if (filter(&trace->events[i])) indices[count++] = (uint32_t)i;
@@ -492,15 +134,15 @@ static bool check_flows(const trace_t* trace, size_t* out_flow_count) {
         const trace_event_t* event = &trace->events[flows[j]];
         if (event->ts_ns < start->ts_ns) {
           char at[32], started[32];
-          format_us(event->ts_ns, at, sizeof(at));
-          format_us(start->ts_ns, started, sizeof(started));
+          trace_format_us(event->ts_ns, at, sizeof(at));
+          trace_format_us(start->ts_ns, started, sizeof(started));
           snprintf(problem, sizeof(problem),
                    "has event #%zu ('%c') at %s us, before its start (%s us)",
                    event->file_index, event->phase, at, started);
         } else if (event->ts_ns > finish->ts_ns) {
           char at[32], ended[32];
-          format_us(event->ts_ns, at, sizeof(at));
-          format_us(finish->ts_ns, ended, sizeof(ended));
+          trace_format_us(event->ts_ns, at, sizeof(at));
+          trace_format_us(finish->ts_ns, ended, sizeof(ended));
           snprintf(problem, sizeof(problem),
                    "has event #%zu ('%c') at %s us, after its end (%s us)",
                    event->file_index, event->phase, at, ended);
@@ -565,7 +207,7 @@ typedef struct samples_t {
 static void samples_add(samples_t* samples, int64_t value) {
   if (samples->count == samples->capacity) {
     samples->capacity = samples->capacity ? samples->capacity * 2 : 64;
-    samples->values = (int64_t*)checked_realloc(
+    samples->values = (int64_t*)trace_realloc(
         samples->values, sizeof(int64_t) * samples->capacity);
   }
   samples->values[samples->count++] = value < 0 ? 0 : value;
@@ -607,8 +249,7 @@ static op_type_t* find_op_type(op_type_t** types, size_t* count,
   for (size_t i = 0; i < *count; ++i) {
     if (strcmp((*types)[i].name, name) == 0) return &(*types)[i];
   }
-  *types =
-      (op_type_t*)checked_realloc(*types, sizeof(op_type_t) * (*count + 1));
+  *types = (op_type_t*)trace_realloc(*types, sizeof(op_type_t) * (*count + 1));
   op_type_t* type = &(*types)[(*count)++];
   memset(type, 0, sizeof(*type));
   type->name = name;
@@ -821,7 +462,7 @@ static name_count_t* count_by_name(const trace_t* trace, const char* category,
     while (n < count && strcmp(names[n].name, event->name) != 0) ++n;
     if (n == count) {
       names =
-          (name_count_t*)checked_realloc(names, sizeof(name_count_t) * ++count);
+          (name_count_t*)trace_realloc(names, sizeof(name_count_t) * ++count);
       memset(&names[n], 0, sizeof(names[n]));
       names[n].name = event->name;
     }

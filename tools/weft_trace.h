@@ -1,6 +1,6 @@
-// weft-trace: the trace model shared by its parts (loading, checking and
-// summarising in weft_trace.c; the SVG timeline and the SVG checker in
-// weft_trace_svg.c).
+// weft-trace: the trace model shared by its parts (loading in
+// weft_trace_load.c; checking and summarising in weft_trace.c; the SVG
+// timeline and the SVG checker in weft_trace_svg.c).
 #ifndef WEFT_TOOLS_WEFT_TRACE_H_
 #define WEFT_TOOLS_WEFT_TRACE_H_
 
@@ -43,7 +43,10 @@ typedef struct trace_thread_t {
 
 typedef struct trace_t {
   const char* path;
-  cJSON* root;
+  // Interned strings (names, categories): an open-addressing table.
+  char** strings;
+  uint32_t string_count;
+  uint32_t string_capacity;
   trace_event_t* events;
   size_t event_count;
   trace_thread_t* threads;
@@ -54,6 +57,23 @@ typedef struct trace_t {
   // END and the first thread left with open zones.
   char problem[512];
 } trace_t;
+
+// Loads |path| into |trace| (which trace_free then releases, whatever the
+// result). Returns false, with a message on stderr, when the file cannot be
+// read or is not a trace: not valid JSON, no event array, an event without
+// "ph", a timed event without a numeric "ts" or "tid". Problems of order and
+// balance are noted in |trace->problem| (for --check), not failures.
+bool trace_load(const char* path, trace_t* trace);
+
+// Frees what trace_load allocated.
+void trace_free(trace_t* trace);
+
+// realloc that exits the tool (status 1, with a message) when memory runs
+// out; a zero size allocates one byte.
+void* trace_realloc(void* pointer, size_t size);
+
+// Formats |ns| as microseconds with three decimals.
+void trace_format_us(int64_t ns, char* buffer, size_t capacity);
 
 // Reads the whole of |path| (NUL-terminated; its length without the NUL in
 // |out_length|). NULL, with a message on stderr, when it cannot be read.
