@@ -51,6 +51,9 @@ typedef struct trace_t {
   size_t event_count;
   trace_thread_t* threads;
   uint32_t thread_count;
+  // Events the recorder dropped (its per-thread limit), from the threads'
+  // metadata: flows cut short by them are not a problem.
+  uint64_t dropped_events;
   int64_t min_ns;  // earliest and latest event time (0, 0: none)
   int64_t max_ns;
   // Problems found while matching zones, for --check: the first unmatched

@@ -487,6 +487,11 @@ static bool trace_add_event(trace_loader_t* loader, const cJSON* item) {
       uint32_t t =
           trace_find_thread(trace, &loader->map, pid_value, tid->valuedouble);
       trace->threads[t].name = trace_intern(trace, thread_name);
+      const cJSON* dropped =
+          cJSON_GetObjectItemCaseSensitive(args, "dropped_events");
+      if (cJSON_IsNumber(dropped) && dropped->valuedouble > 0) {
+        trace->dropped_events += (uint64_t)dropped->valuedouble;
+      }
     }
   } else if (!cJSON_IsNumber(ts) || !cJSON_IsNumber(tid)) {
     fprintf(stderr,

@@ -21,7 +21,8 @@ extern "C" {
 weft_status_t weft_trace_start(const char* path);
 
 // Writes every event recorded so far to the file (rewriting it whole: the
-// file is always complete, valid JSON). Tracing goes on.
+// file is always complete, valid JSON). Tracing goes on. FAILED_PRECONDITION
+// when tracing is off.
 weft_status_t weft_trace_flush(void);
 
 // Flushes and stops tracing. OK when tracing was off.
