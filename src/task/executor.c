@@ -481,12 +481,10 @@ static void weft_executor_slot_session(weft_executor_slot_t* slot,
                                        weft_process_t* process,
                                        uint32_t worker_index) {
   for (uint32_t drains = 1;; ++drains) {
-    weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_NO_WORK;
-    if (!weft_process_is_completed(process)) {
-      WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_TASK, "drain");
-      result = process->drain(process, worker_index);
-      WEFT_TRACE_END();
-    }
+    weft_process_drain_result_t result =
+        weft_process_is_completed(process)
+            ? WEFT_PROCESS_DRAIN_NO_WORK
+            : process->drain(process, worker_index);
     if (result == WEFT_PROCESS_DRAIN_COMPLETED) {
       weft_executor_slot_completed(slot, process);
       return;
@@ -537,7 +535,11 @@ static bool weft_executor_drain_slots(weft_executor_t* executor,
       weft_executor_slot_leave(executor, slot);
       continue;
     }
+    // One zone per stay on a process (its drains in a row), not per drain:
+    // workers poll a process many times per dispatch.
+    WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_TASK, "process");
     weft_executor_slot_session(slot, process, worker->index);
+    WEFT_TRACE_END();
     weft_executor_slot_leave(executor, slot);
     return true;
   }
@@ -557,7 +559,7 @@ static void weft_executor_drain_immediate(weft_executor_t* executor,
   weft_atomic_exchange(&process->state, WEFT_PROCESS_PHASE_DRAINING,
                        memory_order_acquire);
   for (int round = 0;; ++round) {
-    WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_TASK, "drain (control)");
+    WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_TASK, "drain");
     weft_process_drain_result_t result = process->drain(process, worker->index);
     WEFT_TRACE_END();
     if (result == WEFT_PROCESS_DRAIN_DID_WORK) {
