@@ -11,6 +11,7 @@ int RegisterAll() {
   RegisterDispatchBenchmarks();
   RegisterMatmulBenchmarks();
   RegisterFileBenchmarks();
+  RegisterTraceBenchmarks();
   return 0;
 }
 

@@ -117,6 +117,7 @@ void RegisterQueueBenchmarks();
 void RegisterDispatchBenchmarks();
 void RegisterMatmulBenchmarks();
 void RegisterFileBenchmarks();
+void RegisterTraceBenchmarks();
 
 }  // namespace weft_bench
 
