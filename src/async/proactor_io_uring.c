@@ -32,6 +32,9 @@
 #include "base/os_error.h"
 #include "base/thread.h"
 
+// Transfers at least this long are marked IOSQE_ASYNC (see prepare).
+#define WEFT_PROACTOR_IO_URING_ASYNC_BYTES (256u * 1024u)
+
 typedef struct weft_proactor_io_uring_t {
   weft_proactor_t base;  // must be first
   struct io_uring ring;
@@ -94,6 +97,13 @@ static void weft_proactor_io_uring_prepare(weft_proactor_io_uring_t* proactor,
     io_uring_prep_write(sqe, op->fd, bytes, chunk, position);
   } else {
     io_uring_prep_read(sqe, op->fd, bytes, chunk, position);
+  }
+  if (chunk >= WEFT_PROACTOR_IO_URING_ASYNC_BYTES) {
+    // Large transfers go to the kernel's io-wq workers at once instead of
+    // being tried inline in io_uring_enter: a read of cached pages would
+    // otherwise be copied on this one thread, one transfer after another,
+    // while the workers copy several on every CPU.
+    io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
   }
   io_uring_sqe_set_data(sqe, op);
 }
