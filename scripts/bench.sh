@@ -72,7 +72,7 @@ def counter(name, key):
 def fmt_time(value_ns):
     if value_ns is None:
         return "-"
-    for unit, scale in (("ms", 1e6), ("us", 1e3)):
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
         if value_ns >= scale:
             return "%.3g %s" % (value_ns / scale, unit)
     return "%.3g ns" % value_ns
