@@ -73,7 +73,11 @@ weft_status_t weft_device_allocate_buffer(weft_device_t* device,
                                           weft_device_size_t byte_length,
                                           weft_buffer_t** out_buffer);
 
-// Writes every operation not yet retired, and what it waits on, to |stream|.
+// Writes the device's operations not yet retired to |stream|: each one
+// waiting on its waits (every wait: semaphore name, value wanted, value now)
+// or in file I/O (the file range), with its age and what it will signal;
+// ops already running are counted. Ends with any wait-for cycle among them
+// (see weft/diagnostics.h).
 void weft_device_dump_pending(weft_device_t* device, FILE* stream);
 
 // --- Queue operations -------------------------------------------------------
