@@ -60,8 +60,6 @@ _Static_assert(sizeof(kWeftLocalSyncOpNames) /
 typedef struct weft_local_sync_op_args_t {
   weft_local_sync_op_type_t type;
   weft_queue_affinity_t affinity;
-  // The op's trace id (hal/queue_trace.h); 0 when not traced.
-  uint64_t trace_id;
   union {
     // ALLOCA and DEALLOCA: the transient buffer.
     struct {
@@ -322,12 +320,13 @@ static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
 static void weft_local_sync_op_run(weft_local_sync_device_t* device,
                                    const weft_local_sync_op_args_t* args,
                                    weft_semaphore_list_t signal_list,
-                                   weft_status_t wait_status) {
+                                   weft_status_t wait_status,
+                                   uint64_t trace_id) {
   // Begin.
   weft_status_t status = wait_status;
   bool ended = false;
   const char* op_name = kWeftLocalSyncOpNames[args->type];
-  weft_queue_trace_begin(args->trace_id, op_name);
+  weft_queue_trace_begin(trace_id, op_name);
   if (weft_status_is_ok(status)) {
     status = weft_local_queue_annotate_error(
         weft_local_sync_do(device, args, signal_list, &ended), op_name,
@@ -339,13 +338,13 @@ static void weft_local_sync_op_run(weft_local_sync_device_t* device,
         weft_device_id(&device->base));
   }
   // End.
-  weft_queue_trace_signal(args->trace_id, weft_status_is_ok(status));
+  weft_queue_trace_signal(trace_id, weft_status_is_ok(status));
   if (ended) {
     weft_status_ignore(status);
   } else {
     weft_local_queue_signal_or_fail(signal_list, status);
   }
-  weft_queue_trace_end(args->trace_id);
+  weft_queue_trace_end(trace_id);
 }
 
 //===----------------------------------------------------------------------===//
@@ -360,6 +359,8 @@ struct weft_local_sync_op_t {
   weft_local_sync_op_t* ready_next;
   weft_local_sync_device_t* device;  // retained
   weft_time_t park_time;
+  // The op's trace id (hal/queue_trace.h); 0 when not traced.
+  uint64_t trace_id;
   // The wait set's result, set by the ready function (owned).
   weft_status_t wait_status;
   // Copies of the lists (arrays in this record; semaphores retained).
@@ -397,7 +398,8 @@ static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op) {
   --device->pending_count;
   weft_slim_mutex_unlock(&device->pending_mutex);
 
-  weft_local_sync_op_run(device, &op->args, op->signal_list, op->wait_status);
+  weft_local_sync_op_run(device, &op->args, op->signal_list, op->wait_status,
+                         op->trace_id);
 
   weft_local_sync_op_args_reference(&op->args, /*retain=*/false);
   for (uint32_t i = 0; i < op->wait_list.count; ++i) {
@@ -417,7 +419,7 @@ static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op) {
 static void weft_local_sync_op_ready(void* user_data, weft_status_t status) {
   weft_local_sync_op_t* op = (weft_local_sync_op_t*)user_data;
   op->wait_status = status;
-  weft_queue_trace_ready(op->args.trace_id);
+  weft_queue_trace_ready(op->trace_id);
   op->ready_next = NULL;
   weft_local_sync_ready_queue_t* queue = &weft_local_sync_ready_queue;
   if (queue->tail) {
@@ -517,11 +519,13 @@ static weft_status_t weft_local_sync_op_allocate(
 static weft_status_t weft_local_sync_park(weft_local_sync_device_t* device,
                                           const weft_local_sync_op_args_t* args,
                                           weft_semaphore_list_t wait_list,
-                                          weft_semaphore_list_t signal_list) {
+                                          weft_semaphore_list_t signal_list,
+                                          uint64_t trace_id) {
   weft_local_sync_op_t* op = NULL;
   weft_status_t status =
       weft_local_sync_op_allocate(device, args, wait_list, signal_list, &op);
   if (weft_status_is_ok(status)) {
+    op->trace_id = trace_id;
     weft_slim_mutex_lock(&device->pending_mutex);
     op->pending_prev = device->pending_tail;
     if (device->pending_tail) {
@@ -570,13 +574,13 @@ static weft_status_t weft_local_sync_submit(
   bool ready = false;
   weft_status_t wait_status = weft_local_sync_check_waits(wait_list, &ready);
   weft_status_t status = WEFT_OK;
-  weft_local_sync_op_args_t traced = *args;
-  traced.trace_id = weft_queue_trace_submit();
+  const uint64_t trace_id = weft_queue_trace_submit();
   if (ready || !weft_status_is_ok(wait_status)) {
-    weft_queue_trace_ready(traced.trace_id);
-    weft_local_sync_op_run(device, &traced, signal_list, wait_status);
+    weft_queue_trace_ready(trace_id);
+    weft_local_sync_op_run(device, args, signal_list, wait_status, trace_id);
   } else {
-    status = weft_local_sync_park(device, &traced, wait_list, signal_list);
+    status =
+        weft_local_sync_park(device, args, wait_list, signal_list, trace_id);
   }
   return status;
 }

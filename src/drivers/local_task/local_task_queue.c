@@ -141,7 +141,12 @@ static void weft_local_task_run(weft_local_task_queue_t* queue,
   weft_status_t status = WEFT_OK;
   // Read before the op may retire below.
   const uint64_t trace_id = op->trace_id;
-  weft_queue_trace_begin(trace_id, weft_local_task_op_type_name(op->args.type));
+  if (trace_id) {
+    // Guarded here: the name lookup is a call, not worth making per op
+    // when tracing is off.
+    weft_queue_trace_begin(trace_id,
+                           weft_local_task_op_type_name(op->args.type));
+  }
   if (!weft_status_is_ok(op->wait_status) || op->cancelled ||
       weft_local_task_device_is_shutting_down(queue->device)) {
     status = weft_local_task_op_not_run_status(op);
