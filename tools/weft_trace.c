@@ -498,16 +498,12 @@ static void print_file_io(const trace_t* trace) {
     printf("  none\n");
   else
     printf("  %-24s %9s %16s\n", "event", "count", "bytes");
-  size_t total = 0;
-  uint64_t total_bytes = 0;
+  // No total row: a transfer's bytes appear under its submission, its
+  // completion and (thread pool) its transfer, so a sum would count them
+  // two or three times.
   for (size_t i = 0; i < count; ++i) {
     printf("  %-24s %9zu %16" PRIu64 "\n", names[i].name, names[i].count,
            names[i].bytes);
-    total += names[i].count;
-    total_bytes += names[i].bytes;
-  }
-  if (count > 1) {
-    printf("  %-24s %9zu %16" PRIu64 "\n", "total", total, total_bytes);
   }
   free(names);
 }
