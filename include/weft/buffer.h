@@ -203,6 +203,12 @@ typedef struct weft_binding_table_t {
   const weft_buffer_binding_t* bindings;
 } weft_binding_table_t;
 
+// The table with no entries, for command buffers with only direct references.
+static inline weft_binding_table_t weft_binding_table_empty(void) {
+  weft_binding_table_t table = {0, NULL};
+  return table;
+}
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

@@ -1235,6 +1235,69 @@ static void recording_survives_allocation_failures(void** state) {
   assert_true(fail_at > 6);
 }
 
+//===----------------------------------------------------------------------===//
+// weft_binding_table_empty
+//===----------------------------------------------------------------------===//
+
+static void direct_only_with_empty_binding_table(void** state) {
+  // A direct-only command buffer (binding capacity 0) executed twice with
+  // weft_binding_table_empty(): fill a with -5, copy a -> b, abs() over b.
+  // An indirect one given the empty table is rejected at submit.
+  weft_cts_t* cts = *state;
+  enum { kCount = 200 };  // 4 workgroups of abs_range, the last partial
+  const weft_binding_table_t empty = weft_binding_table_empty();
+  assert_int_equal(empty.count, 0);
+  assert_null(empty.bindings);
+  weft_buffer_t* a = buffer_of(cts, kCount * sizeof(int32_t), 0);
+  weft_buffer_t* b = buffer_of(cts, kCount * sizeof(int32_t), 0);
+  uint32_t abs_range = 0;
+  WEFT_ASSERT_OK(
+      weft_executable_lookup_kernel(cts->kernels, "abs_range", &abs_range));
+  weft_command_buffer_t* command_buffer =
+      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
+  const int32_t minus_five = -5;
+  WEFT_ASSERT_OK(weft_command_buffer_fill(
+      command_buffer, weft_make_buffer_ref(a, 0, WEFT_WHOLE_BUFFER),
+      &minus_five, sizeof(minus_five)));
+  WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
+  WEFT_ASSERT_OK(weft_command_buffer_copy(
+      command_buffer, weft_make_buffer_ref(a, 0, WEFT_WHOLE_BUFFER),
+      weft_make_buffer_ref(b, 0, WEFT_WHOLE_BUFFER)));
+  WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
+  const uint32_t workgroups[3] = {(kCount + 63) / 64, 1, 1};
+  const uint32_t constants[2] = {0, kCount};
+  const weft_buffer_ref_t binding =
+      weft_make_buffer_ref(b, 0, WEFT_WHOLE_BUFFER);
+  WEFT_ASSERT_OK(weft_command_buffer_dispatch(command_buffer, cts->kernels,
+                                              abs_range, workgroups, 2,
+                                              constants, 1, &binding));
+  WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
+  for (int run = 0; run < 2; ++run) {
+    WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, empty));
+    int32_t values[kCount];
+    weft_cts_read_buffer(a, 0, values, sizeof(values));
+    for (int i = 0; i < kCount; ++i) assert_int_equal(values[i], -5);
+    weft_cts_read_buffer(b, 0, values, sizeof(values));
+    for (int i = 0; i < kCount; ++i) assert_int_equal(values[i], 5);
+    WEFT_ASSERT_OK(
+        weft_buffer_map_fill(b, 0, WEFT_WHOLE_BUFFER, &(uint8_t){0}, 1));
+  }
+  weft_command_buffer_release(command_buffer);
+
+  // Slot 0 of an empty table does not exist.
+  command_buffer =
+      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 1);
+  WEFT_ASSERT_OK(weft_command_buffer_fill(
+      command_buffer, weft_make_indirect_buffer_ref(0, 0, 16), &(uint8_t){1},
+      1));
+  WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
+  expect_execute_rejected(cts, command_buffer, empty, WEFT_STATUS_OUT_OF_RANGE,
+                          "the table has 0 entries");
+  weft_command_buffer_release(command_buffer);
+  weft_buffer_release(a);
+  weft_buffer_release(b);
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(create_and_query),
@@ -1277,6 +1340,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(execute_waits_for_its_wait_list),
       WEFT_CTS_CASE(transient_buffer_checked_when_run),
       WEFT_CTS_CASE(recording_survives_allocation_failures),
+      WEFT_CTS_CASE(direct_only_with_empty_binding_table),
   };
   return weft_cts_run("command_buffer", tests, WEFT_CTS_COUNT(tests), argc,
                       argv);
