@@ -6,6 +6,20 @@
 //     every operation not yet retired: its type, queue, state, how long ago
 //     it was submitted, each wait (semaphore by debug name, value wanted,
 //     value now) and what it will signal;
+//   - a wait not yet reached that no pending operation of any live device
+//     signals to its value or past is marked: that is the usual cause of a
+//     hang. "nothing pending signals 'loaded': only the host can" (a
+//     weft_semaphore_signal, or a host call that returned DEFERRED and
+//     holds its signals); "... 'loaded' past 3: ..." when pending
+//     operations signal it, but not far enough. A driver may count some
+//     pending operations without listing them (local-task: the ready and
+//     running ones), and any of those might be the signaller, so then the
+//     mark only says what the report shows: "no listed operation signals
+//     'loaded' (2 ready or running operations not listed)". An operation
+//     signalling what it waits for itself does not count ("nothing else
+//     pending", "no other listed operation"). Waits another pending
+//     operation could satisfy are not marked, even when that one is stuck
+//     too: follow the chain to the marked wait at its root;
 //   - a wait-for cycle among pending operations (each waits on a semaphore
 //     that only another operation of the cycle would signal) is found and
 //     named; nothing inside weft can break it;
@@ -44,8 +58,9 @@ void weft_watchdog_set(weft_duration_t limit_ns, weft_watchdog_action_t action);
 // The current limit (0 when disarmed).
 weft_duration_t weft_watchdog_limit(void);
 
-// Writes every live device's pending operations, then the wait-for cycles
-// among them, to |stream|.
+// Writes every live device's pending operations (marking waits nothing
+// pending signals, as above), then the wait-for cycles among them, to
+// |stream|.
 void weft_diagnostics_dump(FILE* stream);
 
 // Looks for wait-for cycles among the pending operations of every live

@@ -2,8 +2,8 @@
 //
 // Reports work on a snapshot: each driver describes its pending ops under
 // its own locks and the visitor copies what the report needs (semaphore
-// identities, labels, values), so printing and cycle search run with no
-// lock held. Semaphore pointers in the snapshot are identities only, never
+// identities, labels, values), so printing, the marks on waits nothing
+// pending signals and the cycle search run with no lock held. Semaphore pointers in the snapshot are identities only, never
 // dereferenced after the visit.
 //
 // The live-device list and the watchdog setting are process-wide: a hang
@@ -310,26 +310,186 @@ static void weft_snapshot_deinitialize(weft_snapshot_t* snapshot) {
   weft_allocator_free(snapshot->allocator, snapshot->entries);
 }
 
-// Snapshots every live device.
-static void weft_snapshot_all_devices(weft_snapshot_t* snapshot) {
+// Snapshots every live device, and |focus| (when not NULL) even if it is
+// not on the list. Returns |focus|'s index in the snapshot, or
+// snapshot->device_count (no device) when it could not be added.
+static uint32_t weft_snapshot_all_devices(weft_snapshot_t* snapshot,
+                                          weft_device_t* focus) {
+  uint32_t focus_index = UINT32_MAX;
   // Lock order: the device list, then a driver's locks (for_each_pending),
   // then a semaphore's. Release unregisters under the list's lock before
   // the driver tears anything down, so no device here is being destroyed.
   weft_slim_mutex_lock(&weft_diagnostics_mutex);
   for (weft_device_t* device = weft_diagnostics_devices; device;
        device = device->diagnostics_next) {
+    uint32_t index = snapshot->device_count;
     weft_snapshot_add_device(snapshot, device);
+    if (device == focus && snapshot->device_count > index) {
+      focus_index = index;
+    }
+  }
+  if (focus && !focus->diagnostics_registered) {
+    uint32_t index = snapshot->device_count;
+    weft_snapshot_add_device(snapshot, focus);
+    if (snapshot->device_count > index) focus_index = index;
   }
   weft_slim_mutex_unlock(&weft_diagnostics_mutex);
+  return focus_index == UINT32_MAX ? snapshot->device_count : focus_index;
+}
+
+//===----------------------------------------------------------------------===//
+// Who signals what
+//===----------------------------------------------------------------------===//
+
+// Signal entries sorted by (semaphore, value) for the "who could satisfy"
+// lookups.
+typedef struct weft_signal_ref_t {
+  const weft_semaphore_t* semaphore;
+  uint64_t value;
+  uint32_t op_index;
+} weft_signal_ref_t;
+
+static int weft_signal_ref_compare(const void* a, const void* b) {
+  const weft_signal_ref_t* x = (const weft_signal_ref_t*)a;
+  const weft_signal_ref_t* y = (const weft_signal_ref_t*)b;
+  if (x->semaphore != y->semaphore) {
+    return (uintptr_t)x->semaphore < (uintptr_t)y->semaphore ? -1 : 1;
+  }
+  if (x->value != y->value) return x->value < y->value ? -1 : 1;
+  return x->op_index < y->op_index ? -1 : (x->op_index > y->op_index);
+}
+
+// Every signal of |snapshot|, sorted by (semaphore, value, op), into a new
+// array of its allocator (*out_refs, freed by the caller).
+static weft_status_t weft_snapshot_sort_signals(
+    const weft_snapshot_t* snapshot, weft_signal_ref_t** out_refs,
+    uint32_t* out_count) {
+  uint32_t signal_total = 0;
+  for (uint32_t i = 0; i < snapshot->op_count; ++i) {
+    signal_total += snapshot->ops[i].signal_count;
+  }
+  weft_signal_ref_t* refs = NULL;
+  weft_status_t status = weft_allocator_malloc_array(
+      snapshot->allocator, signal_total ? signal_total : 1, sizeof(*refs),
+      (void**)&refs);
+  uint32_t ref_count = 0;
+  if (weft_status_is_ok(status)) {
+    for (uint32_t i = 0; i < snapshot->op_count; ++i) {
+      const weft_snapshot_op_t* op = &snapshot->ops[i];
+      for (uint32_t j = 0; j < op->signal_count; ++j) {
+        const weft_snapshot_entry_t* entry =
+            &snapshot->entries[op->signal_first + j];
+        refs[ref_count].semaphore = entry->semaphore;
+        refs[ref_count].value = entry->value;
+        refs[ref_count].op_index = i;
+        ++ref_count;
+      }
+    }
+    qsort(refs, ref_count, sizeof(*refs), weft_signal_ref_compare);
+  }
+  *out_refs = refs;
+  *out_count = ref_count;
+  return status;
+}
+
+// The first ref in |refs| (sorted) at or after (|semaphore|, |value|).
+static uint32_t weft_signal_lower_bound(const weft_signal_ref_t* refs,
+                                        uint32_t ref_count,
+                                        const weft_semaphore_t* semaphore,
+                                        uint64_t value) {
+  uint32_t lo = 0, hi = ref_count;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    const weft_signal_ref_t* ref = &refs[mid];
+    bool less = (uintptr_t)ref->semaphore < (uintptr_t)semaphore ||
+                (ref->semaphore == semaphore && ref->value < value);
+    if (less) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
 }
 
 //===----------------------------------------------------------------------===//
 // Printing
 //===----------------------------------------------------------------------===//
 
+// What the report may say about waits nothing pending signals far enough:
+// the sorted signals of the whole snapshot, and whether the snapshot lists
+// every pending op (some drivers only count their ready and running ops,
+// which may be the missing signallers).
+typedef struct weft_mark_context_t {
+  const weft_signal_ref_t* refs;  // NULL: no marks (out of memory)
+  uint32_t ref_count;
+  uint64_t undescribed;  // pending ops counted but not listed, all devices
+} weft_mark_context_t;
+
+// Marks |wait| (unreached, not failed) of op |op_index| when no other
+// pending op of the snapshot signals its semaphore to its value or past:
+//   " -- nothing pending signals 'S': only the host can"
+//   " -- nothing pending signals 'S' past 5: only the host can"
+// or, when some ops are not listed (or the snapshot is incomplete),
+//   " -- no listed operation signals 'S' (2 ready or running operations
+//   not listed)"
+// ("other" / "else" when the op signals the semaphore itself). Nothing is
+// written when another op signals it far enough.
+static void weft_snapshot_print_wait_mark(const weft_snapshot_t* snapshot,
+                                          const weft_mark_context_t* marks,
+                                          uint32_t op_index,
+                                          const weft_snapshot_entry_t* wait,
+                                          FILE* stream) {
+  if (!marks->refs) return;
+  const weft_signal_ref_t* refs = marks->refs;
+  uint32_t first = weft_signal_lower_bound(refs, marks->ref_count,
+                                           wait->semaphore, wait->value);
+  for (uint32_t i = first;
+       i < marks->ref_count && refs[i].semaphore == wait->semaphore; ++i) {
+    if (refs[i].op_index != op_index) return;  // someone else can
+  }
+  // The highest value another op signals it to, below the one wanted.
+  bool has_lower = false;
+  uint64_t lower = 0;
+  for (uint32_t i = first; i > 0 && refs[i - 1].semaphore == wait->semaphore;
+       --i) {
+    if (refs[i - 1].op_index != op_index) {
+      has_lower = true;
+      lower = refs[i - 1].value;
+      break;
+    }
+  }
+  const weft_snapshot_op_t* op = &snapshot->ops[op_index];
+  bool signals_itself = false;
+  for (uint32_t i = 0; i < op->signal_count; ++i) {
+    if (snapshot->entries[op->signal_first + i].semaphore == wait->semaphore) {
+      signals_itself = true;
+    }
+  }
+  char past[32] = "";
+  if (has_lower) snprintf(past, sizeof(past), " past %" PRIu64, lower);
+  if (marks->undescribed == 0 && !snapshot->truncated) {
+    fprintf(stream, " -- nothing %spending signals %s%s: only the host can",
+            signals_itself ? "else " : "", wait->label, past);
+  } else if (marks->undescribed != 0) {
+    fprintf(stream,
+            " -- no %slisted operation signals %s%s (%" PRIu64
+            " ready or running operation%s not listed)",
+            signals_itself ? "other " : "", wait->label, past,
+            marks->undescribed, marks->undescribed == 1 ? "" : "s");
+  } else {
+    fprintf(stream,
+            " -- no %slisted operation signals %s%s (the report is "
+            "incomplete)",
+            signals_itself ? "other " : "", wait->label, past);
+  }
+}
+
 static void weft_snapshot_print_op(const weft_snapshot_t* snapshot,
-                                   const weft_snapshot_op_t* op,
-                                   weft_time_t now, FILE* stream) {
+                                   const weft_mark_context_t* marks,
+                                   uint32_t op_index, weft_time_t now,
+                                   FILE* stream) {
+  const weft_snapshot_op_t* op = &snapshot->ops[op_index];
   uint32_t unreached = 0;
   for (uint32_t i = 0; i < op->wait_count; ++i) {
     const weft_snapshot_entry_t* entry = &snapshot->entries[op->wait_first + i];
@@ -347,11 +507,16 @@ static void weft_snapshot_print_op(const weft_snapshot_t* snapshot,
   for (uint32_t i = 0; i < op->wait_count; ++i) {
     const weft_snapshot_entry_t* entry = &snapshot->entries[op->wait_first + i];
     fprintf(stream, "    waits for semaphore %s to reach %" PRIu64
-                    ": now %" PRIu64 "%s\n",
-            entry->label, entry->value, entry->current,
-            entry->failed            ? " (failed)"
-            : entry->current >= entry->value ? " (reached)"
-                                             : "");
+                    ": now %" PRIu64,
+            entry->label, entry->value, entry->current);
+    if (entry->failed) {
+      fputs(" (failed)", stream);
+    } else if (entry->current >= entry->value) {
+      fputs(" (reached)", stream);
+    } else {
+      weft_snapshot_print_wait_mark(snapshot, marks, op_index, entry, stream);
+    }
+    fputc('\n', stream);
   }
   for (uint32_t i = 0; i < op->signal_count; ++i) {
     const weft_snapshot_entry_t* entry =
@@ -363,6 +528,7 @@ static void weft_snapshot_print_op(const weft_snapshot_t* snapshot,
 
 // Prints the ops of device |device_index| of |snapshot|.
 static void weft_snapshot_print_device(const weft_snapshot_t* snapshot,
+                                       const weft_mark_context_t* marks,
                                        uint32_t device_index, FILE* stream) {
   uint32_t count = 0;
   for (uint32_t i = 0; i < snapshot->op_count; ++i) {
@@ -382,7 +548,7 @@ static void weft_snapshot_print_device(const weft_snapshot_t* snapshot,
   weft_time_t now = weft_time_now();
   for (uint32_t i = 0; i < snapshot->op_count; ++i) {
     if (snapshot->ops[i].device_index == device_index) {
-      weft_snapshot_print_op(snapshot, &snapshot->ops[i], now, stream);
+      weft_snapshot_print_op(snapshot, marks, i, now, stream);
     }
   }
 }
@@ -411,26 +577,11 @@ typedef struct weft_cycle_search_t {
   uint32_t* stack;
   uint32_t* stack_edge;  // per stack slot: the next edge to try
   uint32_t cycle_count;
+  // Only cycles through an op of this device are counted and printed
+  // (UINT32_MAX: every cycle).
+  uint32_t focus_device;
   FILE* stream;
 } weft_cycle_search_t;
-
-// Signal entries sorted by (semaphore, value) for the "who could satisfy"
-// lookups.
-typedef struct weft_signal_ref_t {
-  const weft_semaphore_t* semaphore;
-  uint64_t value;
-  uint32_t op_index;
-} weft_signal_ref_t;
-
-static int weft_signal_ref_compare(const void* a, const void* b) {
-  const weft_signal_ref_t* x = (const weft_signal_ref_t*)a;
-  const weft_signal_ref_t* y = (const weft_signal_ref_t*)b;
-  if (x->semaphore != y->semaphore) {
-    return (uintptr_t)x->semaphore < (uintptr_t)y->semaphore ? -1 : 1;
-  }
-  if (x->value != y->value) return x->value < y->value ? -1 : 1;
-  return x->op_index < y->op_index ? -1 : (x->op_index > y->op_index);
-}
 
 // Finds the only op other than |self| signalling |semaphore| to >= |value|
 // among |refs| (sorted); UINT32_MAX when none or several.
@@ -438,19 +589,7 @@ static uint32_t weft_find_only_signaller(const weft_signal_ref_t* refs,
                                          uint32_t ref_count,
                                          const weft_semaphore_t* semaphore,
                                          uint64_t value, uint32_t self) {
-  // First ref with (semaphore, value) >= the key.
-  uint32_t lo = 0, hi = ref_count;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    const weft_signal_ref_t* ref = &refs[mid];
-    bool less = (uintptr_t)ref->semaphore < (uintptr_t)semaphore ||
-                (ref->semaphore == semaphore && ref->value < value);
-    if (less) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
+  uint32_t lo = weft_signal_lower_bound(refs, ref_count, semaphore, value);
   uint32_t found = UINT32_MAX;
   uint32_t count = 0;
   for (uint32_t i = lo; i < ref_count && refs[i].semaphore == semaphore; ++i) {
@@ -463,11 +602,17 @@ static uint32_t weft_find_only_signaller(const weft_signal_ref_t* refs,
 
 static void weft_cycle_print(weft_cycle_search_t* search, uint32_t depth,
                              uint32_t target) {
-  ++search->cycle_count;
-  if (!search->stream) return;
   const weft_snapshot_t* snapshot = search->snapshot;
   uint32_t start = 0;
   while (search->stack[start] != target) ++start;
+  bool in_focus = search->focus_device == UINT32_MAX;
+  for (uint32_t i = start; i < depth && !in_focus; ++i) {
+    in_focus =
+        snapshot->ops[search->stack[i]].device_index == search->focus_device;
+  }
+  if (!in_focus) return;
+  ++search->cycle_count;
+  if (!search->stream) return;
   fprintf(search->stream,
           "wait-for cycle %u (%u operation%s; nothing inside weft can break "
           "it):\n",
@@ -517,32 +662,32 @@ static void weft_cycle_search_from(weft_cycle_search_t* search,
   }
 }
 
+// Finds the wait-for cycles among |snapshot|'s ops (through an op of
+// device |focus_device|, or any with UINT32_MAX), given its signals sorted
+// in |refs|; writes each to |stream| when not NULL and returns how many.
+// *out_searched is false when memory ran out (said on |stream|).
 static uint32_t weft_snapshot_find_cycles(const weft_snapshot_t* snapshot,
-                                          FILE* stream) {
+                                          const weft_signal_ref_t* refs,
+                                          uint32_t ref_count,
+                                          uint32_t focus_device, FILE* stream,
+                                          bool* out_searched) {
   weft_allocator_t allocator = snapshot->allocator;
   uint32_t op_count = snapshot->op_count;
+  *out_searched = true;
   if (op_count == 0) return 0;
-  uint32_t signal_total = 0;
   uint32_t wait_total = 0;
   for (uint32_t i = 0; i < op_count; ++i) {
-    signal_total += snapshot->ops[i].signal_count;
     wait_total += snapshot->ops[i].wait_count;
   }
   weft_cycle_search_t search;
   memset(&search, 0, sizeof(search));
   search.snapshot = snapshot;
+  search.focus_device = focus_device;
   search.stream = stream;
-  weft_signal_ref_t* refs = NULL;
   // One allocation per array; any failure skips the search (reported).
-  weft_status_t status = weft_allocator_malloc_array(
-      allocator, signal_total ? signal_total : 1, sizeof(*refs),
-      (void**)&refs);
   uint32_t edge_capacity = wait_total ? wait_total : 1;
-  if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc_array(allocator, op_count,
-                                         sizeof(uint32_t),
-                                         (void**)&search.edge_first);
-  }
+  weft_status_t status = weft_allocator_malloc_array(
+      allocator, op_count, sizeof(uint32_t), (void**)&search.edge_first);
   if (weft_status_is_ok(status)) {
     status = weft_allocator_malloc_array(allocator, op_count,
                                          sizeof(uint32_t),
@@ -573,19 +718,6 @@ static uint32_t weft_snapshot_find_cycles(const weft_snapshot_t* snapshot,
                                          (void**)&search.stack_edge);
   }
   if (weft_status_is_ok(status)) {
-    uint32_t ref_count = 0;
-    for (uint32_t i = 0; i < op_count; ++i) {
-      const weft_snapshot_op_t* op = &snapshot->ops[i];
-      for (uint32_t j = 0; j < op->signal_count; ++j) {
-        const weft_snapshot_entry_t* entry =
-            &snapshot->entries[op->signal_first + j];
-        refs[ref_count].semaphore = entry->semaphore;
-        refs[ref_count].value = entry->value;
-        refs[ref_count].op_index = i;
-        ++ref_count;
-      }
-    }
-    qsort(refs, ref_count, sizeof(*refs), weft_signal_ref_compare);
     uint32_t edge_count = 0;
     for (uint32_t i = 0; i < op_count; ++i) {
       const weft_snapshot_op_t* op = &snapshot->ops[i];
@@ -614,8 +746,8 @@ static uint32_t weft_snapshot_find_cycles(const weft_snapshot_t* snapshot,
               weft_status_message(status));
     }
     weft_status_ignore(status);
+    *out_searched = false;
   }
-  weft_allocator_free(allocator, refs);
   weft_allocator_free(allocator, search.edge_first);
   weft_allocator_free(allocator, search.edge_count);
   weft_allocator_free(allocator, search.edges);
@@ -630,40 +762,87 @@ static uint32_t weft_snapshot_find_cycles(const weft_snapshot_t* snapshot,
 // Entry points
 //===----------------------------------------------------------------------===//
 
-static void weft_snapshot_print_all(const weft_snapshot_t* snapshot,
-                                    FILE* stream) {
+// Prints device |focus_device| of |snapshot| (every device with
+// UINT32_MAX), marking waits nothing in the whole snapshot signals, then
+// the cycles through it.
+static void weft_snapshot_print(const weft_snapshot_t* snapshot,
+                                uint32_t focus_device, FILE* stream) {
+  weft_signal_ref_t* refs = NULL;
+  uint32_t ref_count = 0;
+  weft_status_t status =
+      weft_snapshot_sort_signals(snapshot, &refs, &ref_count);
+  if (!weft_status_is_ok(status)) {
+    // No marks and no cycle search (said below).
+    weft_status_ignore(status);
+    refs = NULL;
+    ref_count = 0;
+  }
+  weft_mark_context_t marks = {refs, ref_count, 0};
   for (uint32_t i = 0; i < snapshot->device_count; ++i) {
-    weft_snapshot_print_device(snapshot, i, stream);
+    marks.undescribed += snapshot->device_undescribed[i];
+  }
+  for (uint32_t i = 0; i < snapshot->device_count; ++i) {
+    if (focus_device == UINT32_MAX || i == focus_device) {
+      weft_snapshot_print_device(snapshot, &marks, i, stream);
+    }
   }
   if (snapshot->truncated) {
     fprintf(stream, "(report incomplete: out of memory while collecting)\n");
   }
-  uint32_t cycles = weft_snapshot_find_cycles(snapshot, stream);
-  if (cycles == 0) fprintf(stream, "no wait-for cycle among them\n");
+  if (refs) {
+    bool searched = false;
+    uint32_t cycles = weft_snapshot_find_cycles(
+        snapshot, refs, ref_count, focus_device, stream, &searched);
+    if (searched && cycles == 0) {
+      fprintf(stream, "no wait-for cycle among them\n");
+    }
+  } else {
+    fprintf(stream,
+            "(wait-for cycle search skipped: out of memory sorting signals)\n");
+  }
+  weft_allocator_free(snapshot->allocator, refs);
 }
 
 void weft_device_dump_pending(weft_device_t* device, FILE* stream) {
   weft_snapshot_t snapshot;
   weft_snapshot_initialize(&snapshot);
-  weft_snapshot_add_device(&snapshot, device);
-  weft_snapshot_print_all(&snapshot, stream);
+  // Every live device is collected (an op elsewhere may be the one that
+  // signals what this device's ops wait for); only |device| is printed.
+  uint32_t focus = weft_snapshot_all_devices(&snapshot, device);
+  weft_snapshot_print(&snapshot, focus, stream);
   weft_snapshot_deinitialize(&snapshot);
 }
 
 void weft_diagnostics_dump(FILE* stream) {
   weft_snapshot_t snapshot;
   weft_snapshot_initialize(&snapshot);
-  weft_snapshot_all_devices(&snapshot);
+  weft_snapshot_all_devices(&snapshot, NULL);
   if (snapshot.device_count == 0) fprintf(stream, "no live devices\n");
-  weft_snapshot_print_all(&snapshot, stream);
+  weft_snapshot_print(&snapshot, UINT32_MAX, stream);
   weft_snapshot_deinitialize(&snapshot);
 }
 
 uint32_t weft_diagnostics_find_cycles(FILE* stream) {
   weft_snapshot_t snapshot;
   weft_snapshot_initialize(&snapshot);
-  weft_snapshot_all_devices(&snapshot);
-  uint32_t cycles = weft_snapshot_find_cycles(&snapshot, stream);
+  weft_snapshot_all_devices(&snapshot, NULL);
+  weft_signal_ref_t* refs = NULL;
+  uint32_t ref_count = 0;
+  weft_status_t status =
+      weft_snapshot_sort_signals(&snapshot, &refs, &ref_count);
+  uint32_t cycles = 0;
+  if (weft_status_is_ok(status)) {
+    bool searched = false;
+    cycles = weft_snapshot_find_cycles(&snapshot, refs, ref_count, UINT32_MAX,
+                                       stream, &searched);
+  } else {
+    if (stream) {
+      fprintf(stream, "(wait-for cycle search skipped: %s)\n",
+              weft_status_message(status));
+    }
+    weft_status_ignore(status);
+  }
+  weft_allocator_free(snapshot.allocator, refs);
   weft_snapshot_deinitialize(&snapshot);
   return cycles;
 }

@@ -1,7 +1,8 @@
 // Tests of hang reports: weft_device_dump_pending and weft_diagnostics_dump
 // list stuck ops with their waits, the cycle search finds a planted cycle
 // and nothing else, and the watchdog turns a stuck host wait into a report
-// or DEADLINE_EXCEEDED. Each case runs on local-sync and local-task.
+// or DEADLINE_EXCEEDED; a wait no pending op will signal is marked as one
+// only the host can satisfy. Each case runs on local-sync and local-task.
 // clang-format off
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 // clang-format on
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +211,188 @@ static void chains_and_host_waits_are_not_cycles(void** state) {
   }
 }
 
+// Fails unless |text| contains |needle| (printing both otherwise).
+static void assert_report_contains(const char* text, const char* needle) {
+  if (!strstr(text, needle)) {
+    fail_msg("the report lacks \"%s\":\n%s", needle, text);
+  }
+}
+
+static void assert_report_lacks(const char* text, const char* needle) {
+  if (strstr(text, needle)) {
+    fail_msg("the report should not contain \"%s\":\n%s", needle, text);
+  }
+}
+
+static void release_all(weft_semaphore_t** semaphores, size_t count) {
+  for (size_t i = 0; i < count; ++i) weft_semaphore_release(semaphores[i]);
+}
+
+// A wait that no pending op will ever signal is marked; one that another
+// pending op signals far enough is not; the mark goes once such an op is
+// submitted.
+static void waits_only_the_host_can_satisfy_are_marked(void** state) {
+  (void)state;
+  for (size_t d = 0; d < DEVICE_COUNT; ++d) {
+    weft_device_t* device = NULL;
+    assert_ok(weft_device_create(kDevices[d], weft_allocator_system(),
+                                 &device));
+    weft_semaphore_t* loaded = make_semaphore("loaded");
+    weft_semaphore_t* gate = make_semaphore("gate");
+    weft_semaphore_t* done = make_semaphore("done");
+    weft_semaphore_t* later = make_semaphore("later");
+    uint64_t one = 1;
+    uint64_t five = 5;
+
+    // Only the host can signal 'loaded': marked.
+    assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&loaded, &one),
+                                        list1(&done, &one)));
+    char* text = capture_device_dump(device);
+    assert_report_contains(
+        text,
+        "    waits for semaphore 'loaded' to reach 1: now 0 -- nothing "
+        "pending signals 'loaded': only the host can\n");
+    free(text);
+
+    // Now a pending op signals 'loaded' to 1 (once the host opens 'gate'):
+    // the first wait is no longer marked, the new op's wait on 'gate' is.
+    assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&gate, &one),
+                                        list1(&loaded, &one)));
+    text = capture_device_dump(device);
+    assert_report_contains(
+        text, "    waits for semaphore 'loaded' to reach 1: now 0\n");
+    assert_report_lacks(text, "signals 'loaded'");
+    assert_report_contains(
+        text,
+        "    waits for semaphore 'gate' to reach 1: now 0 -- nothing pending "
+        "signals 'gate': only the host can\n");
+    assert_report_contains(text, "no wait-for cycle among them");
+    free(text);
+
+    // A wait for more than any pending op signals is marked with the
+    // highest value they do reach.
+    assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&loaded, &five),
+                                        list1(&later, &one)));
+    text = capture_device_dump(device);
+    assert_report_contains(
+        text,
+        "    waits for semaphore 'loaded' to reach 5: now 0 -- nothing "
+        "pending signals 'loaded' past 1: only the host can\n");
+    assert_report_contains(
+        text, "    waits for semaphore 'loaded' to reach 1: now 0\n");
+    free(text);
+
+    // The host opens the gate and then steps 'loaded' past what the ops
+    // signalled; everything retires.
+    assert_ok(weft_semaphore_signal(gate, 1));
+    assert_ok(weft_semaphore_wait(done, 1, weft_timeout_infinite()));
+    assert_ok(weft_semaphore_signal(loaded, 5));
+    assert_ok(weft_semaphore_wait(later, 1, weft_timeout_infinite()));
+    weft_semaphore_t* all[] = {loaded, gate, done, later};
+    release_all(all, 4);
+    weft_device_release(device);
+  }
+}
+
+// The signaller may be on another live device: a device's own report
+// looks at every device's pending ops before marking a wait.
+static void a_signaller_on_another_device_counts(void** state) {
+  (void)state;
+  weft_device_t* devices[DEVICE_COUNT] = {NULL};
+  for (size_t d = 0; d < DEVICE_COUNT; ++d) {
+    assert_ok(weft_device_create(kDevices[d], weft_allocator_system(),
+                                 &devices[d]));
+  }
+  for (size_t d = 0; d < DEVICE_COUNT; ++d) {
+    weft_device_t* waiter = devices[d];
+    weft_device_t* signaller = devices[(d + 1) % DEVICE_COUNT];
+    weft_semaphore_t* loaded = make_semaphore("loaded");
+    weft_semaphore_t* gate = make_semaphore("gate");
+    weft_semaphore_t* done = make_semaphore("done");
+    uint64_t one = 1;
+    assert_ok(weft_device_queue_barrier(waiter, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&loaded, &one),
+                                        list1(&done, &one)));
+    assert_ok(weft_device_queue_barrier(signaller, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&gate, &one),
+                                        list1(&loaded, &one)));
+    char* text = capture_device_dump(waiter);
+    assert_report_contains(text, kDevices[d]);
+    assert_report_contains(
+        text, "    waits for semaphore 'loaded' to reach 1: now 0\n");
+    // The other device's op is not printed in this device's report.
+    assert_report_lacks(text, "'gate'");
+    free(text);
+    assert_ok(weft_semaphore_signal(gate, 1));
+    assert_ok(weft_semaphore_wait(done, 1, weft_timeout_infinite()));
+    weft_semaphore_t* all[] = {loaded, gate, done};
+    release_all(all, 3);
+  }
+  for (size_t d = 0; d < DEVICE_COUNT; ++d) weft_device_release(devices[d]);
+}
+
+typedef struct blocking_call_t {
+  atomic_uint started;
+  atomic_uint release;
+} blocking_call_t;
+
+static weft_status_t blocking_call_fn(void* user_data, const uint64_t args[4],
+                                      const weft_host_call_context_t* context) {
+  (void)args;
+  (void)context;
+  blocking_call_t* call = (blocking_call_t*)user_data;
+  atomic_store(&call->started, 1);
+  while (atomic_load(&call->release) == 0) {
+    struct timespec pause = {0, 100000};
+    nanosleep(&pause, NULL);
+  }
+  return NULL;
+}
+
+// local-task lists parked ops and only counts running ones: while a
+// running op might be the signaller, the mark says what it knows and no
+// more.
+static void marks_are_hedged_when_ops_are_not_listed(void** state) {
+  (void)state;
+  weft_device_t* device = NULL;
+  assert_ok(weft_device_create("local-task?workers=2",
+                               weft_allocator_system(), &device));
+  weft_semaphore_t* loaded = make_semaphore("loaded");
+  weft_semaphore_t* done = make_semaphore("done");
+  uint64_t one = 1;
+  blocking_call_t call;
+  atomic_init(&call.started, 0);
+  atomic_init(&call.release, 0);
+  assert_ok(weft_device_queue_host_call(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      list1(&loaded, &one), blocking_call_fn, &call, NULL,
+      WEFT_HOST_CALL_FLAG_NONE));
+  while (atomic_load(&call.started) == 0) {
+    struct timespec pause = {0, 100000};
+    nanosleep(&pause, NULL);
+  }
+  assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                      list1(&loaded, &one),
+                                      list1(&done, &one)));
+  char* text = capture_device_dump(device);
+  assert_report_contains(text, "(1 of them ready or running: not listed)");
+  assert_report_contains(
+      text,
+      "    waits for semaphore 'loaded' to reach 1: now 0 -- no listed "
+      "operation signals 'loaded' (1 ready or running operation not "
+      "listed)\n");
+  assert_report_lacks(text, "only the host can");
+  free(text);
+  atomic_store(&call.release, 1);
+  assert_ok(weft_semaphore_wait(done, 1, weft_timeout_infinite()));
+  weft_semaphore_t* all[] = {loaded, done};
+  release_all(all, 2);
+  weft_device_release(device);
+}
+
 static void watchdog_fails_a_stuck_wait(void** state) {
   (void)state;
   weft_semaphore_t* never = make_semaphore("never-signalled");
@@ -276,6 +460,9 @@ int main(void) {
       cmocka_unit_test(dump_lists_a_stuck_op),
       cmocka_unit_test(planted_two_op_cycle_is_found),
       cmocka_unit_test(chains_and_host_waits_are_not_cycles),
+      cmocka_unit_test(waits_only_the_host_can_satisfy_are_marked),
+      cmocka_unit_test(a_signaller_on_another_device_counts),
+      cmocka_unit_test(marks_are_hedged_when_ops_are_not_listed),
       cmocka_unit_test(watchdog_fails_a_stuck_wait),
       cmocka_unit_test(watchdog_report_keeps_waiting),
   };
