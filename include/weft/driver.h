@@ -77,7 +77,12 @@ uint32_t weft_driver_registry_count(const weft_driver_registry_t* registry);
 const weft_driver_t* weft_driver_registry_get(
     const weft_driver_registry_t* registry, uint32_t index);
 
-// Creates a device from |device_string| with a registered driver.
+// Creates a device from |device_string| with a registered driver. As with
+// weft_device_create, an unknown driver is NOT_FOUND and an option the
+// driver does not accept INVALID_ARGUMENT; both messages list the known
+// names and end with "did you mean 'NAME'?" for a near miss (at most two
+// edits, a swap of neighbours counting as one, and fewer than half the
+// longer name's length; the closest wins, the first listed on a tie).
 weft_status_t weft_driver_registry_create_device(
     weft_driver_registry_t* registry, const char* device_string,
     weft_allocator_t allocator, weft_device_t** out_device);

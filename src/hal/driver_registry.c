@@ -8,6 +8,7 @@
 // registry instance holds any set of drivers (the built-ins for
 // weft_driver_registry_create_default). Both paths share one lookup so their
 // errors read the same.
+#include <stdint.h>
 #include <string.h>
 
 #include "base/trace.h"
@@ -207,6 +208,49 @@ static void weft_driver_append(char* buffer, size_t capacity,
   }
 }
 
+// The optimal string alignment distance between |a| and |b| (Levenshtein
+// plus swaps of two adjacent characters: "tsak" -> "task" is 1), or
+// SIZE_MAX when either is longer than the names it is meant for.
+static size_t weft_driver_edit_distance(const char* a, const char* b) {
+  enum { kMaxLength = 63 };
+  size_t a_length = strlen(a);
+  size_t b_length = strlen(b);
+  if (a_length > kMaxLength || b_length > kMaxLength) return SIZE_MAX;
+  // Three rows of the dynamic programme: i - 2, i - 1 and i.
+  size_t rows[3][kMaxLength + 1];
+  for (size_t j = 0; j <= b_length; ++j) rows[0][j] = j;
+  for (size_t i = 1; i <= a_length; ++i) {
+    size_t* before = rows[(i + 1) % 3];  // row i - 2
+    size_t* previous = rows[(i + 2) % 3];
+    size_t* current = rows[i % 3];
+    current[0] = i;
+    for (size_t j = 1; j <= b_length; ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      size_t best = previous[j - 1] + cost;                      // replace
+      if (previous[j] + 1 < best) best = previous[j] + 1;        // delete
+      if (current[j - 1] + 1 < best) best = current[j - 1] + 1;  // insert
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          before[j - 2] + 1 < best) {
+        best = before[j - 2] + 1;  // swap
+      }
+      current[j] = best;
+    }
+  }
+  return rows[a_length % 3][b_length];
+}
+
+// How far |typed| is from |name| when it is a near miss worth suggesting:
+// at most 2 edits and fewer than half the length of the longer of the two
+// (so "d0" never suggests "d1"); SIZE_MAX otherwise. Callers keep the first
+// name with the smallest distance.
+static size_t weft_driver_near_miss(const char* typed, const char* name) {
+  size_t distance = weft_driver_edit_distance(typed, name);
+  size_t typed_length = strlen(typed);
+  size_t name_length = strlen(name);
+  size_t longer = typed_length > name_length ? typed_length : name_length;
+  return distance <= 2 && distance * 2 < longer ? distance : SIZE_MAX;
+}
+
 // Checks every option of |options| against |driver|'s accepted keys.
 static weft_status_t weft_driver_check_options(
     const weft_driver_t* driver, const weft_device_options_t* options) {
@@ -219,16 +263,26 @@ static weft_status_t weft_driver_check_options(
     }
     if (!accepted) {
       char list[256] = "";
+      const char* suggestion = NULL;
+      size_t best_distance = SIZE_MAX;
       for (const char* const* name = driver->option_names; name && *name;
            ++name) {
         if (list[0]) weft_driver_append(list, sizeof(list), ", ");
         weft_driver_append(list, sizeof(list), *name);
+        size_t distance = weft_driver_near_miss(options->keys[i], *name);
+        if (distance < best_distance) {
+          suggestion = *name;
+          best_distance = distance;
+        }
       }
       status = WEFT_STATUS(INVALID_ARGUMENT,
                            "driver '%s' does not accept option '%s'; "
-                           "accepted: %s",
+                           "accepted: %s%s%s%s",
                            driver->name, options->keys[i],
-                           list[0] ? list : "(none)");
+                           list[0] ? list : "(none)",
+                           suggestion ? "; did you mean '" : "",
+                           suggestion ? suggestion : "",
+                           suggestion ? "'?" : "");
     }
   }
   return status;
@@ -259,12 +313,24 @@ static weft_status_t weft_driver_list_create_device(
   }
   if (weft_status_is_ok(status) && !driver) {
     char list[256] = "";
+    const char* suggestion = NULL;
+    size_t best_distance = SIZE_MAX;
     for (uint32_t i = 0; i < driver_count; ++i) {
       if (list[0]) weft_driver_append(list, sizeof(list), ", ");
       weft_driver_append(list, sizeof(list), drivers[i]->name);
+      size_t distance =
+          weft_driver_near_miss(options.driver_name, drivers[i]->name);
+      if (distance < best_distance) {
+        suggestion = drivers[i]->name;
+        best_distance = distance;
+      }
     }
-    status = WEFT_STATUS(NOT_FOUND, "no driver named '%s'; known drivers: %s",
-                         options.driver_name, list[0] ? list : "(none)");
+    status = WEFT_STATUS(NOT_FOUND,
+                         "no driver named '%s'; known drivers: %s%s%s%s",
+                         options.driver_name, list[0] ? list : "(none)",
+                         suggestion ? "; did you mean '" : "",
+                         suggestion ? suggestion : "",
+                         suggestion ? "'?" : "");
   }
   if (weft_status_is_ok(status)) {
     status = weft_driver_check_options(driver, &options);

@@ -283,6 +283,113 @@ static void device_create_errors(void** state) {
   weft_device_release(device);
 }
 
+// A near miss of a driver name or option key gets one suggestion, the
+// closest (the first of equals); a far-off name gets none.
+static void near_misses_are_suggested(void** state) {
+  weft_device_t* device = NULL;
+  // A swap of two letters.
+  assert_status_contains(
+      weft_device_create("local-tsak", weft_allocator_system(), &device),
+      WEFT_STATUS_NOT_FOUND,
+      "no driver named 'local-tsak'; known drivers: local-sync, local-task; "
+      "did you mean 'local-task'?");
+  // A missing letter in an option key.
+  assert_status_contains(
+      weft_device_create("local-task?worker=4", weft_allocator_system(),
+                         &device),
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "driver 'local-task' does not accept option 'worker'; accepted: "
+      "workers, cpus, nodes, spin_us, queues, file_io, file_io_depth; did "
+      "you mean 'workers'?");
+  // Two edits; the closest of several candidates wins.
+  assert_status_contains(
+      weft_device_create("local-task?spinus=1&file_io_dept=2",
+                         weft_allocator_system(), &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "did you mean 'spin_us'?");
+  assert_status_contains(
+      weft_device_create("local-task?file_io_dept=2", weft_allocator_system(),
+                         &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "did you mean 'file_io_depth'?");
+  assert_status_contains(
+      weft_device_create("locl-snc", weft_allocator_system(), &device),
+      WEFT_STATUS_NOT_FOUND, "did you mean 'local-sync'?");
+  assert_status_contains(
+      weft_device_create("local-task?cpu=1", weft_allocator_system(), &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "did you mean 'cpus'?");
+  // A tie (two edits from both) goes to the first listed.
+  assert_status_contains(
+      weft_device_create("local-sank", weft_allocator_system(), &device),
+      WEFT_STATUS_NOT_FOUND,
+      "known drivers: local-sync, local-task; did you mean 'local-sync'?");
+  assert_null(device);
+
+  // Far-off names, and short ones where two edits are most of the name,
+  // get the list but no suggestion.
+  static const struct {
+    const char* device_string;
+    weft_status_code_t code;
+    const char* needle;
+  } kFar[] = {
+      {"cuda", WEFT_STATUS_NOT_FOUND,
+       "no driver named 'cuda'; known drivers: local-sync, local-task"},
+      {"local-threads", WEFT_STATUS_NOT_FOUND, "known drivers:"},
+      {"local-task?threads=4", WEFT_STATUS_INVALID_ARGUMENT,
+       "does not accept option 'threads'"},
+      {"local-task?x=1", WEFT_STATUS_INVALID_ARGUMENT,
+       "does not accept option 'x'"},
+      {"local-task?file=1", WEFT_STATUS_INVALID_ARGUMENT,
+       "does not accept option 'file'"},
+      {"local-sync?workers=1", WEFT_STATUS_INVALID_ARGUMENT,
+       "accepted: (none)"},
+  };
+  for (size_t i = 0; i < sizeof(kFar) / sizeof(kFar[0]); ++i) {
+    weft_status_t status = weft_device_create(
+        kFar[i].device_string, weft_allocator_system(), &device);
+    char text[1024];
+    weft_status_format(status, text, sizeof(text));
+    weft_status_code_t code = weft_status_code(status);
+    weft_status_free(status);
+    if (code != kFar[i].code || !strstr(text, kFar[i].needle) ||
+        strstr(text, "did you mean")) {
+      fail_msg("'%s': expected %s containing \"%s\" and no suggestion, got "
+               "\"%s\"",
+               kFar[i].device_string, weft_status_code_string(kFar[i].code),
+               kFar[i].needle, text);
+    }
+    assert_null(device);
+  }
+}
+
+// A registry's own drivers and options get suggestions too; short names
+// one edit apart ("d0", "d1") do not suggest each other.
+static void registry_near_misses(void** state) {
+  weft_driver_registry_t* registry = NULL;
+  ASSERT_OK(weft_driver_registry_create(weft_allocator_system(), &registry));
+  ASSERT_OK(weft_driver_registry_register(registry, &kCustomDriver));
+  weft_driver_t short_name = kCustomDriver;
+  short_name.name = "d0";
+  ASSERT_OK(weft_driver_registry_register(registry, &short_name));
+  weft_device_t* device = NULL;
+  assert_status_contains(
+      weft_driver_registry_create_device(registry, "custon",
+                                         weft_allocator_system(), &device),
+      WEFT_STATUS_NOT_FOUND,
+      "no driver named 'custon'; known drivers: custom, d0; did you mean "
+      "'custom'?");
+  assert_status_contains(
+      weft_driver_registry_create_device(registry, "custom?levle=1",
+                                         weft_allocator_system(), &device),
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "accepted: level, mode; did you mean 'level'?");
+  weft_status_t status = weft_driver_registry_create_device(
+      registry, "d1", weft_allocator_system(), &device);
+  assert_int_equal(weft_status_code(status), WEFT_STATUS_NOT_FOUND);
+  assert_null(strstr(weft_status_message(status), "did you mean"));
+  weft_status_free(status);
+  assert_null(device);
+  weft_driver_registry_release(registry);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parse_name_only),
@@ -295,6 +402,8 @@ int main(void) {
       cmocka_unit_test(registry_many_drivers_grow),
       cmocka_unit_test(registry_allocation_failure),
       cmocka_unit_test(device_create_errors),
+      cmocka_unit_test(near_misses_are_suggested),
+      cmocka_unit_test(registry_near_misses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
