@@ -390,6 +390,49 @@ static void registry_near_misses(void** state) {
   weft_driver_registry_release(registry);
 }
 
+// workers=0 is refused (it used to mean the default) with a message that
+// says what leaving the option out gives; workers=1 is the smallest count.
+static void local_task_workers_zero_is_refused(void** state) {
+  weft_device_t* device = NULL;
+  weft_status_t status = weft_device_create("local-task?workers=0",
+                                            weft_allocator_system(), &device);
+  char text[1024];
+  weft_status_format(status, text, sizeof(text));
+  assert_int_equal(weft_status_code(status), WEFT_STATUS_INVALID_ARGUMENT);
+  weft_status_free(status);
+  assert_null(device);
+  if (!strstr(text,
+              "device string 'local-task?workers=0': workers=0: a device "
+              "needs at least one worker; leave the option out for the "
+              "default (one per physical core this process may use: ")) {
+    fail_msg("unexpected message: %s", text);
+  }
+  // The default's worker count, as a device without the option reports it.
+  ASSERT_OK(weft_device_create("local-task", weft_allocator_system(), &device));
+  int64_t default_workers = 0;
+  ASSERT_OK(weft_device_query_i64(device, "worker.count", &default_workers));
+  weft_device_release(device);
+  device = NULL;
+  char expected[64];
+  snprintf(expected, sizeof(expected), ": %lld here)",
+           (long long)default_workers);
+  if (!strstr(text, expected)) {
+    fail_msg("expected \"%s\" in: %s", expected, text);
+  }
+  // With other options, still refused; workers=1 works.
+  assert_status_contains(
+      weft_device_create("local-task?spin_us=0&workers=0&queues=2",
+                         weft_allocator_system(), &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "workers=0: a device needs at least one");
+  assert_null(device);
+  ASSERT_OK(weft_device_create("local-task?workers=1", weft_allocator_system(),
+                               &device));
+  int64_t workers = 0;
+  ASSERT_OK(weft_device_query_i64(device, "worker.count", &workers));
+  assert_int_equal(workers, 1);
+  weft_device_release(device);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parse_name_only),
@@ -404,6 +447,7 @@ int main(void) {
       cmocka_unit_test(device_create_errors),
       cmocka_unit_test(near_misses_are_suggested),
       cmocka_unit_test(registry_near_misses),
+      cmocka_unit_test(local_task_workers_zero_is_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -459,6 +459,20 @@ static weft_status_t weft_local_task_driver_create_device(
   if (weft_status_is_ok(status)) {
     status = weft_topology_initialize(&params.topology, allocator, &topology);
   }
+  // workers=0 parses (0 is the topology's "auto") but is refused here: a
+  // count of nothing is more likely a mistake than a way to ask for the
+  // default, and no other local-task option reads 0 as "default". The
+  // topology above was queried with the default, so the message can say
+  // what leaving the option out gives.
+  if (weft_status_is_ok(status) && params.topology.worker_count == 0 &&
+      weft_device_options_find(options, "workers")) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': workers=0: a device needs at "
+                         "least one worker; leave the option out for the "
+                         "default (one per physical core this process may "
+                         "use: %u here)",
+                         device_string, topology.worker_count);
+  }
   weft_local_task_device_t* device = NULL;
   if (weft_status_is_ok(status)) {
     status = weft_allocator_malloc(allocator, sizeof(*device), (void**)&device);
