@@ -5,6 +5,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "base/arguments.h"
+
 //===----------------------------------------------------------------------===//
 // System allocator
 //===----------------------------------------------------------------------===//
@@ -54,36 +56,60 @@ weft_allocator_t weft_allocator_system(void) {
 // Helpers
 //===----------------------------------------------------------------------===//
 
-static weft_status_t weft_allocator_allocate(weft_allocator_t allocator,
+// INVALID_ARGUMENT for an allocator without a ctl function (a zeroed
+// weft_allocator_t, or what weft_failing_allocator_initialize returns for
+// NULL storage): every object would otherwise crash on its first
+// allocation.
+static weft_status_t weft_allocator_check(const char* function,
+                                          weft_allocator_t allocator) {
+  return allocator.ctl ? WEFT_OK
+                       : WEFT_STATUS(INVALID_ARGUMENT,
+                                     "%s: allocator.ctl is NULL (a zeroed "
+                                     "allocator; use weft_allocator_system())",
+                                     function);
+}
+
+static weft_status_t weft_allocator_allocate(const char* function,
+                                             weft_allocator_t allocator,
                                              weft_allocator_command_t command,
                                              size_t byte_length,
                                              void** out_ptr) {
-  weft_status_t status = WEFT_OK;
+  weft_status_t status = weft_arguments_require(
+      function, "out_ptr", (const void* const[]){out_ptr}, 1);
+  if (weft_status_is_ok(status)) status = weft_allocator_check(function, allocator);
   void* ptr = NULL;
-  if (byte_length > 0) {
+  if (weft_status_is_ok(status) && byte_length > 0) {
     status = allocator.ctl(allocator.self, command, byte_length, &ptr);
   }
-  *out_ptr = weft_status_is_ok(status) ? ptr : NULL;
+  if (out_ptr) *out_ptr = weft_status_is_ok(status) ? ptr : NULL;
   return status;
 }
 
 weft_status_t weft_allocator_malloc(weft_allocator_t allocator,
                                     size_t byte_length, void** out_ptr) {
-  return weft_allocator_allocate(allocator, WEFT_ALLOCATOR_COMMAND_CALLOC,
-                                 byte_length, out_ptr);
+  return weft_allocator_allocate(__func__, allocator,
+                                 WEFT_ALLOCATOR_COMMAND_CALLOC, byte_length,
+                                 out_ptr);
 }
 
 weft_status_t weft_allocator_malloc_uninitialized(weft_allocator_t allocator,
                                                   size_t byte_length,
                                                   void** out_ptr) {
-  return weft_allocator_allocate(allocator, WEFT_ALLOCATOR_COMMAND_MALLOC,
-                                 byte_length, out_ptr);
+  return weft_allocator_allocate(__func__, allocator,
+                                 WEFT_ALLOCATOR_COMMAND_MALLOC, byte_length,
+                                 out_ptr);
 }
 
 weft_status_t weft_allocator_realloc(weft_allocator_t allocator,
                                      size_t byte_length, void** inout_ptr) {
-  weft_status_t status = WEFT_OK;
-  if (byte_length == 0) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "inout_ptr", (const void* const[]){inout_ptr}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_check(__func__, allocator);
+  }
+  if (!weft_status_is_ok(status)) {
+    // Nothing to resize.
+  } else if (byte_length == 0) {
     // Shrinking to nothing frees: realloc(p, 0) is implementation-defined.
     weft_allocator_free(allocator, *inout_ptr);
     *inout_ptr = NULL;
@@ -102,19 +128,20 @@ weft_status_t weft_allocator_malloc_array(weft_allocator_t allocator,
   weft_status_t status = WEFT_OK;
   size_t byte_length = 0;
   if (__builtin_mul_overflow(count, element_size, &byte_length)) {
-    *out_ptr = NULL;
+    if (out_ptr) *out_ptr = NULL;
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "allocator_malloc_array: %zu elements of %zu bytes "
-                         "overflow size_t",
-                         count, element_size);
+                         "%s: %zu elements of %zu bytes overflow size_t",
+                         __func__, count, element_size);
   } else {
-    status = weft_allocator_malloc(allocator, byte_length, out_ptr);
+    status = weft_allocator_allocate(__func__, allocator,
+                                     WEFT_ALLOCATOR_COMMAND_CALLOC,
+                                     byte_length, out_ptr);
   }
   return status;
 }
 
 void weft_allocator_free(weft_allocator_t allocator, void* ptr) {
-  if (ptr) {
+  if (ptr && allocator.ctl) {
     weft_status_ignore(
         allocator.ctl(allocator.self, WEFT_ALLOCATOR_COMMAND_FREE, 0, &ptr));
   }
@@ -153,10 +180,15 @@ static weft_status_t weft_failing_allocator_ctl(
 
 weft_allocator_t weft_failing_allocator_initialize(
     weft_allocator_t base, int64_t fail_at, weft_failing_allocator_t* storage) {
-  storage->base = base;
-  storage->fail_at = fail_at;
-  storage->request_count = 0;
-  storage->failure_count = 0;
-  weft_allocator_t allocator = {storage, weft_failing_allocator_ctl};
+  // Without storage: a zeroed allocator, which every allocation refuses.
+  weft_allocator_t allocator = {NULL, NULL};
+  if (storage) {
+    storage->base = base;
+    storage->fail_at = fail_at;
+    storage->request_count = 0;
+    storage->failure_count = 0;
+    allocator.self = storage;
+    allocator.ctl = weft_failing_allocator_ctl;
+  }
   return allocator;
 }

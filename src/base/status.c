@@ -82,7 +82,15 @@ weft_status_t weft_status_make_v_(const char* file, int line,
                                   weft_status_code_t code, const char* format,
                                   va_list args) {
   weft_status_t result = weft_status_from_code(code);
-  if (code != WEFT_STATUS_OK) {
+  if (!format) {
+    // A status that says what went wrong with this call instead.
+    result = weft_status_make_(__FILE__, __LINE__,
+                               WEFT_STATUS_INVALID_ARGUMENT,
+                               "weft_status_make_v_: format is NULL (for a %s "
+                               "status made at %s:%d)",
+                               weft_status_code_string(code),
+                               file ? file : "?", line);
+  } else if (code != WEFT_STATUS_OK) {
     va_list measure_args;
     va_copy(measure_args, args);
     int length = vsnprintf(NULL, 0, format, measure_args);
@@ -164,7 +172,7 @@ static weft_status_t weft_status_append(weft_status_t status, const char* text,
 weft_status_t weft_status_annotate(weft_status_t status, const char* format,
                                    ...) {
   weft_status_t result = status;
-  if (!weft_status_is_ok(status)) {
+  if (!weft_status_is_ok(status) && format) {
     char small[256];
     va_list args;
     va_start(args, format);
@@ -250,6 +258,7 @@ static const char* weft_status_basename(const char* path) {
 
 size_t weft_status_format(weft_status_t status, char* buffer,
                           size_t buffer_capacity) {
+  if (!buffer) buffer_capacity = 0;
   size_t offset = 0;
   weft_status_code_t code = weft_status_code(status);
   const char* name = weft_status_code_string(code);
@@ -283,6 +292,7 @@ size_t weft_status_format(weft_status_t status, char* buffer,
 }
 
 void weft_status_fprint(FILE* stream, weft_status_t status) {
+  if (!stream) return;
   char small[512];
   size_t length = weft_status_format(status, small, sizeof(small));
   char* text = small;

@@ -675,7 +675,7 @@ static void weft_trace_flush_at_exit(void) {
 weft_status_t weft_trace_start(const char* path) {
   weft_status_t status = WEFT_OK;
   if (!path || !path[0]) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "trace_start: the trace path is %s",
+    status = WEFT_STATUS(INVALID_ARGUMENT, "weft_trace_start: path is %s",
                          path ? "empty" : "NULL");
   }
   weft_slim_mutex_lock(&weft_trace_control_mutex);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/arguments.h"
 #include "hal/buffer_impl.h"
 #include "hal/buffer_validation.h"
 
@@ -154,14 +155,15 @@ weft_status_t weft_buffer_calculate_range(const weft_buffer_t* buffer,
                                           weft_device_size_t length,
                                           const char* what,
                                           weft_device_size_t* out_length) {
-  if (!buffer) {
-    if (out_length) *out_length = 0;
-    return WEFT_STATUS(INVALID_ARGUMENT, "%s: buffer is NULL",
-                       what ? what : "buffer_calculate_range");
+  if (out_length) *out_length = 0;
+  weft_status_t status =
+      weft_arguments_require(__func__, "buffer,out_length",
+                             (const void* const[]){buffer, out_length}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_buffer_validate_range(buffer, offset, length,
+                                        what ? what : __func__, out_length);
   }
-  return weft_buffer_validate_range(buffer, offset, length,
-                                    what ? what : "buffer_calculate_range",
-                                    out_length);
+  return status;
 }
 
 weft_status_t weft_buffer_validate_usage(const weft_buffer_t* buffer,
@@ -318,27 +320,27 @@ void weft_buffer_release(weft_buffer_t* buffer) {
 }
 
 weft_device_size_t weft_buffer_byte_length(const weft_buffer_t* buffer) {
-  return buffer->byte_length;
+  return buffer ? buffer->byte_length : 0;
 }
 
 weft_device_size_t weft_buffer_byte_offset(const weft_buffer_t* buffer) {
-  return buffer->byte_offset;
+  return buffer ? buffer->byte_offset : 0;
 }
 
 weft_memory_type_t weft_buffer_memory_type(const weft_buffer_t* buffer) {
-  return buffer->memory_type;
+  return buffer ? buffer->memory_type : 0;
 }
 
 weft_memory_access_t weft_buffer_allowed_access(const weft_buffer_t* buffer) {
-  return buffer->allowed_access;
+  return buffer ? buffer->allowed_access : 0;
 }
 
 weft_buffer_usage_t weft_buffer_allowed_usage(const weft_buffer_t* buffer) {
-  return buffer->allowed_usage;
+  return buffer ? buffer->allowed_usage : 0;
 }
 
 weft_buffer_t* weft_buffer_allocated_buffer(weft_buffer_t* buffer) {
-  return buffer->allocated_buffer;
+  return buffer ? buffer->allocated_buffer : NULL;
 }
 
 // Subspans forward everything to their allocated buffer; the public entry
@@ -396,12 +398,12 @@ weft_status_t weft_buffer_subspan(weft_buffer_t* buffer,
                                   weft_device_size_t length,
                                   weft_allocator_t allocator,
                                   weft_buffer_t** out_buffer) {
-  *out_buffer = NULL;
-  weft_status_t status = WEFT_OK;
+  if (out_buffer) *out_buffer = NULL;
   weft_device_size_t resolved = 0;
-  if (!buffer) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "buffer_subspan: buffer is NULL");
-  } else {
+  weft_status_t status =
+      weft_arguments_require(__func__, "buffer,out_buffer",
+                             (const void* const[]){buffer, out_buffer}, 2);
+  if (weft_status_is_ok(status)) {
     status = weft_buffer_validate_range(buffer, offset, length,
                                         "buffer_subspan", &resolved);
   }
@@ -505,9 +507,17 @@ weft_status_t weft_buffer_map_range(weft_buffer_t* buffer,
                                     weft_device_size_t offset,
                                     weft_device_size_t length,
                                     weft_buffer_mapping_t* out_mapping) {
-  return weft_buffer_map_range_impl(buffer, mode, access, offset, length,
-                                    /*check_permissions=*/true,
-                                    "buffer_map_range", out_mapping);
+  weft_status_t status = weft_arguments_require(
+      __func__, "buffer,out_mapping",
+      (const void* const[]){buffer, out_mapping}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_buffer_map_range_impl(buffer, mode, access, offset, length,
+                                        /*check_permissions=*/true,
+                                        "buffer_map_range", out_mapping);
+  } else if (out_mapping) {
+    memset(out_mapping, 0, sizeof(*out_mapping));
+  }
+  return status;
 }
 
 weft_status_t weft_buffer_map_range_unchecked(
@@ -562,15 +572,26 @@ static weft_status_t weft_buffer_mapping_sync(weft_buffer_mapping_t* mapping,
 weft_status_t weft_buffer_mapping_flush(weft_buffer_mapping_t* mapping,
                                         weft_device_size_t offset,
                                         weft_device_size_t length) {
-  return weft_buffer_mapping_sync(mapping, offset, length, /*flush=*/true,
-                                  "buffer_mapping_flush");
+  weft_status_t status = weft_arguments_require(
+      __func__, "mapping", (const void* const[]){mapping}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_buffer_mapping_sync(mapping, offset, length, /*flush=*/true,
+                                      "buffer_mapping_flush");
+  }
+  return status;
 }
 
 weft_status_t weft_buffer_mapping_invalidate(weft_buffer_mapping_t* mapping,
                                              weft_device_size_t offset,
                                              weft_device_size_t length) {
-  return weft_buffer_mapping_sync(mapping, offset, length, /*flush=*/false,
-                                  "buffer_mapping_invalidate");
+  weft_status_t status = weft_arguments_require(
+      __func__, "mapping", (const void* const[]){mapping}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_buffer_mapping_sync(mapping, offset, length,
+                                      /*flush=*/false,
+                                      "buffer_mapping_invalidate");
+  }
+  return status;
 }
 
 // --- Transfers through host mappings ----------------------------------------
@@ -764,17 +785,30 @@ static weft_status_t weft_buffer_copy_impl(weft_buffer_t* source,
 weft_status_t weft_buffer_map_read(weft_buffer_t* buffer,
                                    weft_device_size_t offset, void* target,
                                    weft_device_size_t length) {
-  return weft_buffer_read_impl(buffer, offset, target, length,
-                               /*check_permissions=*/true, "buffer_map_read");
+  weft_status_t status =
+      weft_arguments_require(__func__, "buffer,target",
+                             (const void* const[]){buffer, target}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_buffer_read_impl(buffer, offset, target, length,
+                                   /*check_permissions=*/true,
+                                   "buffer_map_read");
+  }
+  return status;
 }
 
 weft_status_t weft_buffer_map_write(weft_buffer_t* buffer,
                                     weft_device_size_t offset,
                                     const void* source,
                                     weft_device_size_t length) {
-  return weft_buffer_write_impl(buffer, offset, source, length,
-                                /*check_permissions=*/true,
-                                "buffer_map_write");
+  weft_status_t status =
+      weft_arguments_require(__func__, "buffer,source",
+                             (const void* const[]){buffer, source}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_buffer_write_impl(buffer, offset, source, length,
+                                    /*check_permissions=*/true,
+                                    "buffer_map_write");
+  }
+  return status;
 }
 
 weft_status_t weft_buffer_map_fill(weft_buffer_t* buffer,
@@ -782,9 +816,15 @@ weft_status_t weft_buffer_map_fill(weft_buffer_t* buffer,
                                    weft_device_size_t length,
                                    const void* pattern,
                                    uint32_t pattern_length) {
-  return weft_buffer_fill_impl(buffer, offset, length, pattern,
-                               pattern_length, /*check_permissions=*/true,
-                               "buffer_map_fill");
+  weft_status_t status =
+      weft_arguments_require(__func__, "buffer,pattern",
+                             (const void* const[]){buffer, pattern}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_buffer_fill_impl(buffer, offset, length, pattern,
+                                   pattern_length, /*check_permissions=*/true,
+                                   "buffer_map_fill");
+  }
+  return status;
 }
 
 weft_status_t weft_buffer_map_copy(weft_buffer_t* source,
@@ -792,9 +832,16 @@ weft_status_t weft_buffer_map_copy(weft_buffer_t* source,
                                    weft_buffer_t* target,
                                    weft_device_size_t target_offset,
                                    weft_device_size_t length) {
-  return weft_buffer_copy_impl(source, source_offset, target, target_offset,
-                               length, /*check_permissions=*/true,
-                               "buffer_map_copy");
+  weft_status_t status =
+      weft_arguments_require(__func__, "source,target",
+                             (const void* const[]){source, target}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_buffer_copy_impl(source, source_offset, target,
+                                   target_offset, length,
+                                   /*check_permissions=*/true,
+                                   "buffer_map_copy");
+  }
+  return status;
 }
 
 weft_status_t weft_buffer_transfer_fill(weft_buffer_t* target,

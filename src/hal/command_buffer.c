@@ -122,15 +122,15 @@ weft_status_t weft_command_buffer_create(
   if (out_command_buffer) *out_command_buffer = NULL;
   if (!out_command_buffer) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "command_buffer_create: out_command_buffer is NULL");
+                         "weft_command_buffer_create: out_command_buffer is NULL");
   } else if (!device) {
     status =
-        WEFT_STATUS(INVALID_ARGUMENT, "command_buffer_create: device is NULL");
+        WEFT_STATUS(INVALID_ARGUMENT, "weft_command_buffer_create: device is NULL");
   } else if (mode != WEFT_COMMAND_BUFFER_MODE_ONE_SHOT &&
              mode != WEFT_COMMAND_BUFFER_MODE_REUSABLE) {
     status =
         WEFT_STATUS(INVALID_ARGUMENT,
-                    "command_buffer_create: mode 0x%x is not ONE_SHOT "
+                    "weft_command_buffer_create: mode 0x%x is not ONE_SHOT "
                     "(0x%x) or REUSABLE (0x%x)",
                     (unsigned)mode, (unsigned)WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
                     (unsigned)WEFT_COMMAND_BUFFER_MODE_REUSABLE);
@@ -138,7 +138,7 @@ weft_status_t weft_command_buffer_create(
              (categories &
               ~(weft_command_category_t)WEFT_COMMAND_CATEGORY_ANY) != 0) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "command_buffer_create: categories 0x%x must be a "
+                         "weft_command_buffer_create: categories 0x%x must be a "
                          "non-empty set of TRANSFER (0x%x) and DISPATCH "
                          "(0x%x)",
                          (unsigned)categories,
@@ -233,17 +233,17 @@ void weft_command_buffer_release(weft_command_buffer_t* command_buffer) {
 
 weft_command_buffer_mode_t weft_command_buffer_mode(
     const weft_command_buffer_t* command_buffer) {
-  return command_buffer->mode;
+  return command_buffer ? command_buffer->mode : 0;
 }
 
 uint32_t weft_command_buffer_binding_capacity(
     const weft_command_buffer_t* command_buffer) {
-  return command_buffer->binding_capacity;
+  return command_buffer ? command_buffer->binding_capacity : 0;
 }
 
 uint32_t weft_command_buffer_command_count(
     const weft_command_buffer_t* command_buffer) {
-  return command_buffer->command_count;
+  return command_buffer ? command_buffer->command_count : 0;
 }
 
 const weft_command_t* weft_command_buffer_commands(
@@ -309,7 +309,7 @@ static weft_status_t weft_command_buffer_check_recording(
     const weft_command_buffer_t* command_buffer, const char* what) {
   weft_status_t status = WEFT_OK;
   if (!command_buffer) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "%s: command buffer is NULL", what);
+    status = WEFT_STATUS(INVALID_ARGUMENT, "%s: command_buffer is NULL", what);
   } else if (command_buffer->state == WEFT_COMMAND_BUFFER_STATE_INITIAL) {
     status = WEFT_STATUS(FAILED_PRECONDITION,
                          "%s: command buffer is not recording (call begin "
@@ -525,14 +525,14 @@ weft_status_t weft_command_buffer_begin(weft_command_buffer_t* command_buffer) {
   weft_status_t status = WEFT_OK;
   if (!command_buffer) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "command_buffer_begin: command buffer is NULL");
+                         "weft_command_buffer_begin: command_buffer is NULL");
   } else if (command_buffer->state == WEFT_COMMAND_BUFFER_STATE_RECORDING) {
     status = WEFT_STATUS(FAILED_PRECONDITION,
-                         "command_buffer_begin: command buffer is already "
+                         "weft_command_buffer_begin: command buffer is already "
                          "recording");
   } else if (command_buffer->state == WEFT_COMMAND_BUFFER_STATE_ENDED) {
     status = WEFT_STATUS(FAILED_PRECONDITION,
-                         "command_buffer_begin: command buffer was already "
+                         "weft_command_buffer_begin: command buffer was already "
                          "recorded (a command buffer is recorded once)");
   } else {
     command_buffer->state = WEFT_COMMAND_BUFFER_STATE_RECORDING;
@@ -544,11 +544,11 @@ weft_status_t weft_command_buffer_end(weft_command_buffer_t* command_buffer) {
   weft_status_t status = WEFT_OK;
   if (!command_buffer) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "command_buffer_end: command buffer is NULL");
+                         "weft_command_buffer_end: command_buffer is NULL");
   } else if (command_buffer->state != WEFT_COMMAND_BUFFER_STATE_RECORDING) {
     status =
         WEFT_STATUS(FAILED_PRECONDITION,
-                    "command_buffer_end: command buffer is not "
+                    "weft_command_buffer_end: command buffer is not "
                     "recording (%s)",
                     command_buffer->state == WEFT_COMMAND_BUFFER_STATE_INITIAL
                         ? "begin was not called"
@@ -576,7 +576,7 @@ weft_status_t weft_command_buffer_end(weft_command_buffer_t* command_buffer) {
 weft_status_t weft_command_buffer_barrier(
     weft_command_buffer_t* command_buffer) {
   weft_status_t status = weft_command_buffer_check_recording(
-      command_buffer, "command_buffer_barrier");
+      command_buffer, "weft_command_buffer_barrier");
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_keep_error(
         command_buffer, weft_command_buffer_reserve(command_buffer, 0, false));
@@ -593,7 +593,7 @@ weft_status_t weft_command_buffer_barrier(
 static weft_status_t weft_command_buffer_record_fill(
     weft_command_buffer_t* command_buffer, weft_buffer_ref_t target,
     const void* pattern, uint32_t pattern_length) {
-  const char* what = "command_buffer_fill";
+  const char* what = "weft_command_buffer_fill";
   weft_status_t status = weft_command_buffer_check_category(
       command_buffer, WEFT_COMMAND_CATEGORY_TRANSFER, what);
   if (weft_status_is_ok(status) && !pattern) {
@@ -642,7 +642,7 @@ weft_status_t weft_command_buffer_fill(weft_command_buffer_t* command_buffer,
                                        const void* pattern,
                                        uint32_t pattern_length) {
   weft_status_t status = weft_command_buffer_check_recording(
-      command_buffer, "command_buffer_fill");
+      command_buffer, "weft_command_buffer_fill");
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_keep_error(
         command_buffer, weft_command_buffer_record_fill(
@@ -654,7 +654,7 @@ weft_status_t weft_command_buffer_fill(weft_command_buffer_t* command_buffer,
 static weft_status_t weft_command_buffer_record_update(
     weft_command_buffer_t* command_buffer, const void* source,
     weft_buffer_ref_t target) {
-  const char* what = "command_buffer_update";
+  const char* what = "weft_command_buffer_update";
   weft_status_t status = weft_command_buffer_check_category(
       command_buffer, WEFT_COMMAND_CATEGORY_TRANSFER, what);
   weft_device_size_t length = 0;
@@ -709,7 +709,7 @@ weft_status_t weft_command_buffer_update(weft_command_buffer_t* command_buffer,
                                          const void* source,
                                          weft_buffer_ref_t target) {
   weft_status_t status = weft_command_buffer_check_recording(
-      command_buffer, "command_buffer_update");
+      command_buffer, "weft_command_buffer_update");
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_keep_error(
         command_buffer,
@@ -721,7 +721,7 @@ weft_status_t weft_command_buffer_update(weft_command_buffer_t* command_buffer,
 static weft_status_t weft_command_buffer_record_copy(
     weft_command_buffer_t* command_buffer, weft_buffer_ref_t source,
     weft_buffer_ref_t target) {
-  const char* what = "command_buffer_copy";
+  const char* what = "weft_command_buffer_copy";
   weft_status_t status = weft_command_buffer_check_category(
       command_buffer, WEFT_COMMAND_CATEGORY_TRANSFER, what);
   // One whole-buffer side takes the other side's length; when both are
@@ -798,7 +798,7 @@ weft_status_t weft_command_buffer_copy(weft_command_buffer_t* command_buffer,
                                        weft_buffer_ref_t source,
                                        weft_buffer_ref_t target) {
   weft_status_t status = weft_command_buffer_check_recording(
-      command_buffer, "command_buffer_copy");
+      command_buffer, "weft_command_buffer_copy");
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_keep_error(
         command_buffer,
@@ -812,7 +812,7 @@ static weft_status_t weft_command_buffer_record_dispatch(
     uint32_t kernel_ordinal, const uint32_t workgroup_count[3],
     uint32_t constant_count, const uint32_t* constants, uint32_t binding_count,
     const weft_buffer_ref_t* bindings) {
-  const char* what = "command_buffer_dispatch";
+  const char* what = "weft_command_buffer_dispatch";
   weft_status_t status = weft_command_buffer_check_category(
       command_buffer, WEFT_COMMAND_CATEGORY_DISPATCH, what);
   if (weft_status_is_ok(status)) {
@@ -902,7 +902,7 @@ weft_status_t weft_command_buffer_dispatch(
     uint32_t constant_count, const uint32_t* constants, uint32_t binding_count,
     const weft_buffer_ref_t* bindings) {
   weft_status_t status = weft_command_buffer_check_recording(
-      command_buffer, "command_buffer_dispatch");
+      command_buffer, "weft_command_buffer_dispatch");
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_keep_error(
         command_buffer,
@@ -1107,10 +1107,10 @@ static weft_status_t weft_command_buffer_validate_table_command(
 
 weft_status_t weft_command_buffer_validate_submit(
     weft_command_buffer_t* command_buffer, weft_binding_table_t binding_table) {
-  const char* what = "queue_execute";
+  const char* what = "weft_device_queue_execute";
   weft_status_t status = WEFT_OK;
   if (!command_buffer) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "%s: command buffer is NULL", what);
+    status = WEFT_STATUS(INVALID_ARGUMENT, "%s: command_buffer is NULL", what);
   } else if (command_buffer->state != WEFT_COMMAND_BUFFER_STATE_ENDED) {
     status = WEFT_STATUS(
         FAILED_PRECONDITION, "%s: command buffer is not ready (%s)", what,
@@ -1132,8 +1132,8 @@ weft_status_t weft_command_buffer_validate_submit(
                     "%s: one-shot command buffer was already submitted", what);
   } else if (binding_table.count > 0 && !binding_table.bindings) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: binding table has %u entries but its bindings "
-                         "array is NULL",
+                         "%s: binding_table has %u entries but "
+                         "binding_table.bindings is NULL",
                          what, binding_table.count);
   } else if (binding_table.count < command_buffer->slot_use_count) {
     uint32_t slot = command_buffer->slot_use_count - 1;

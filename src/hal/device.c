@@ -6,6 +6,7 @@
 // semaphores untouched.
 #include <string.h>
 
+#include "base/arguments.h"
 #include "hal/device_impl.h"
 #include "hal/queue_validation.h"
 
@@ -44,26 +45,25 @@ void weft_device_release(weft_device_t* device) {
 }
 
 const char* weft_device_id(const weft_device_t* device) {
-  return device->id ? device->id : "";
+  return device && device->id ? device->id : "";
 }
 
 const char* weft_device_driver_name(const weft_device_t* device) {
-  return device->driver_name;
+  return device && device->driver_name ? device->driver_name : "";
 }
 
 weft_allocator_t weft_device_host_allocator(const weft_device_t* device) {
-  return device->host_allocator;
+  weft_allocator_t none = {NULL, NULL};
+  return device ? device->host_allocator : none;
 }
 
 weft_status_t weft_device_query_i64(weft_device_t* device, const char* key,
                                     int64_t* out_value) {
-  weft_status_t status = WEFT_OK;
-  if (!key || !out_value) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "weft_device_query_i64: key and out_value are "
-                         "required");
-  } else {
-    *out_value = 0;
+  if (out_value) *out_value = 0;
+  weft_status_t status =
+      weft_arguments_require(__func__, "device,key,out_value",
+                             (const void* const[]){device, key, out_value}, 3);
+  if (weft_status_is_ok(status)) {
     status = weft_device_vtable(device)->query_i64(device, key, out_value);
   }
   return status;
@@ -72,20 +72,26 @@ weft_status_t weft_device_query_i64(weft_device_t* device, const char* key,
 weft_status_t weft_device_create_semaphore(weft_device_t* device,
                                            uint64_t initial_value,
                                            weft_semaphore_t** out_semaphore) {
-  return weft_semaphore_create(device->host_allocator, initial_value,
-                               out_semaphore);
+  if (out_semaphore) *out_semaphore = NULL;
+  weft_status_t status = weft_arguments_require(
+      __func__, "device,out_semaphore",
+      (const void* const[]){device, out_semaphore}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_semaphore_create(device->host_allocator, initial_value,
+                                   out_semaphore);
+  }
+  return status;
 }
 
 weft_status_t weft_device_allocate_buffer(weft_device_t* device,
                                           weft_buffer_params_t params,
                                           weft_device_size_t byte_length,
                                           weft_buffer_t** out_buffer) {
-  weft_status_t status = WEFT_OK;
-  if (!out_buffer) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "weft_device_allocate_buffer: out_buffer is NULL");
-  } else {
-    *out_buffer = NULL;
+  if (out_buffer) *out_buffer = NULL;
+  weft_status_t status =
+      weft_arguments_require(__func__, "device,out_buffer",
+                             (const void* const[]){device, out_buffer}, 2);
+  if (weft_status_is_ok(status)) {
     status = weft_device_vtable(device)->allocate_buffer(
         device, weft_buffer_params_canonicalize(params), byte_length,
         out_buffer);
@@ -105,7 +111,7 @@ weft_status_t weft_device_queue_alloca(weft_device_t* device,
                                        weft_device_size_t byte_length,
                                        weft_buffer_t** out_buffer) {
   if (out_buffer) *out_buffer = NULL;
-  weft_status_t status = weft_queue_validate_common("queue_alloca", affinity,
+  weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_alloca(params, byte_length, out_buffer);
@@ -123,7 +129,7 @@ weft_status_t weft_device_queue_dealloca(weft_device_t* device,
                                          weft_semaphore_list_t wait_list,
                                          weft_semaphore_list_t signal_list,
                                          weft_buffer_t* buffer) {
-  weft_status_t status = weft_queue_validate_common("queue_dealloca", affinity,
+  weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_dealloca(buffer);
@@ -142,7 +148,7 @@ weft_status_t weft_device_queue_fill(
     const void* pattern, uint32_t pattern_length) {
   uint32_t packed_pattern = 0;
   weft_device_size_t resolved_length = 0;
-  weft_status_t status = weft_queue_validate_common("queue_fill", affinity,
+  weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_fill(target, offset, length, pattern,
@@ -163,7 +169,7 @@ weft_status_t weft_device_queue_update(
     const void* source, weft_buffer_t* target, weft_device_size_t offset,
     weft_device_size_t length) {
   weft_device_size_t resolved_length = 0;
-  weft_status_t status = weft_queue_validate_common("queue_update", affinity,
+  weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_update(source, target, offset, length,
@@ -184,7 +190,7 @@ weft_status_t weft_device_queue_copy(
     weft_buffer_t* target, weft_device_size_t target_offset,
     weft_device_size_t length) {
   weft_device_size_t resolved_length = 0;
-  weft_status_t status = weft_queue_validate_common("queue_copy", affinity,
+  weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_copy(source, source_offset, target,
@@ -204,7 +210,7 @@ weft_status_t weft_device_queue_read(
     weft_file_t* file, uint64_t file_offset, weft_buffer_t* target,
     weft_device_size_t target_offset, weft_device_size_t length) {
   weft_device_size_t resolved_length = 0;
-  weft_status_t status = weft_queue_validate_common("queue_read", affinity,
+  weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_read(file, file_offset, target, target_offset,
@@ -224,7 +230,7 @@ weft_status_t weft_device_queue_write(
     weft_buffer_t* source, weft_device_size_t source_offset, weft_file_t* file,
     uint64_t file_offset, weft_device_size_t length) {
   weft_device_size_t resolved_length = 0;
-  weft_status_t status = weft_queue_validate_common("queue_write", affinity,
+  weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_write(source, source_offset, file, file_offset,
@@ -245,7 +251,7 @@ weft_status_t weft_device_queue_dispatch(
     const uint32_t workgroup_count[3], uint32_t constant_count,
     const uint32_t* constants, uint32_t binding_count,
     const weft_buffer_ref_t* bindings) {
-  weft_status_t status = weft_queue_validate_common("queue_dispatch", affinity,
+  weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_dispatch(executable, kernel_ordinal,
@@ -266,7 +272,7 @@ weft_status_t weft_device_queue_execute(weft_device_t* device,
                                         weft_semaphore_list_t signal_list,
                                         weft_command_buffer_t* command_buffer,
                                         weft_binding_table_t binding_table) {
-  weft_status_t status = weft_queue_validate_common("queue_execute", affinity,
+  weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_execute(command_buffer, binding_table);
@@ -283,7 +289,7 @@ weft_status_t weft_device_queue_barrier(weft_device_t* device,
                                         weft_queue_affinity_t affinity,
                                         weft_semaphore_list_t wait_list,
                                         weft_semaphore_list_t signal_list) {
-  weft_status_t status = weft_queue_validate_common("queue_barrier", affinity,
+  weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_device_vtable(device)->queue_barrier(device, affinity,
@@ -298,7 +304,7 @@ weft_status_t weft_device_queue_host_call(
     weft_host_call_fn_t fn, void* user_data, const uint64_t args[4],
     weft_host_call_flags_t flags) {
   static const uint64_t kZeroArgs[4] = {0, 0, 0, 0};
-  weft_status_t status = weft_queue_validate_common("queue_host_call", affinity,
+  weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_host_call(fn, flags);

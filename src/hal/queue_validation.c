@@ -1,11 +1,15 @@
 // weft: validation of queue operations shared by every driver.
 #include "hal/queue_validation.h"
 
+#include <inttypes.h>
 #include <string.h>
+
+#include "base/arguments.h"
 
 #include "hal/buffer_validation.h"
 #include "hal/command_buffer_impl.h"
 #include "hal/local/inline_dispatch.h"
+#include "hal/semaphore_impl.h"
 
 // Returns |status| (consumed) with its message prefixed "|op_name|: " so
 // that errors from the file layer read like every other queue error.
@@ -21,42 +25,71 @@ static weft_status_t weft_queue_prefix_status(const char* op_name,
   return prefixed;
 }
 
-// Checks one wait or signal list (|which| is "wait" or "signal").
-static weft_status_t weft_queue_validate_semaphore_list(
-    const char* op_name, const char* which, weft_semaphore_list_t list) {
+// Checks that no entry of |signal_list| can never be signalled: a value at
+// or below the semaphore's current value (the semaphore could only move
+// backwards), or at or below a value the same op waits for on the same
+// semaphore (the op cannot run before the semaphore passed it). A semaphore
+// that has failed is left alone: the op will fail with it.
+static weft_status_t weft_queue_validate_signal_values(
+    const char* function, weft_semaphore_list_t wait_list,
+    weft_semaphore_list_t signal_list) {
   weft_status_t status = WEFT_OK;
-  if (list.count > 0 && (!list.semaphores || !list.values)) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: %s list has %u entries but its %s array is "
-                         "NULL",
-                         op_name, which, list.count,
-                         list.semaphores ? "values" : "semaphores");
-  }
-  for (uint32_t i = 0; weft_status_is_ok(status) && i < list.count; ++i) {
-    if (!list.semaphores[i]) {
-      status = WEFT_STATUS(INVALID_ARGUMENT, "%s: %s list entry %u is NULL",
-                           op_name, which, i);
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < signal_list.count;
+       ++i) {
+    weft_semaphore_t* semaphore = signal_list.semaphores[i];
+    const uint64_t value = signal_list.values[i];
+    uint64_t current_value = 0;
+    weft_status_t query_status = weft_semaphore_query(semaphore, &current_value);
+    const bool failed = !weft_status_is_ok(query_status);
+    weft_status_free(query_status);
+    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+    if (!failed && value <= current_value) {
+      weft_semaphore_label(semaphore, label, sizeof(label));
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "%s: signal_list[%" PRIu32 "] signals semaphore %s "
+                           "to %" PRIu64 " but it is already at %" PRIu64
+                           " (a signal must move a semaphore forward)",
+                           function, i, label, value, current_value);
+    }
+    for (uint32_t j = 0; weft_status_is_ok(status) && j < wait_list.count;
+         ++j) {
+      if (wait_list.semaphores[j] == semaphore &&
+          wait_list.values[j] >= value) {
+        weft_semaphore_label(semaphore, label, sizeof(label));
+        status = WEFT_STATUS(
+            INVALID_ARGUMENT,
+            "%s: signal_list[%" PRIu32 "] signals semaphore %s to %" PRIu64
+            " but wait_list[%" PRIu32 "] waits for it to reach %" PRIu64
+            " first, so the signal could only move it backwards",
+            function, i, label, value, j, wait_list.values[j]);
+      }
     }
   }
   return status;
 }
 
-weft_status_t weft_queue_validate_common(const char* op_name,
+weft_status_t weft_queue_validate_common(const char* function,
+                                         weft_device_t* device,
                                          weft_queue_affinity_t affinity,
                                          weft_semaphore_list_t wait_list,
                                          weft_semaphore_list_t signal_list) {
-  weft_status_t status = WEFT_OK;
-  if (affinity == 0) {
+  weft_status_t status = weft_arguments_require(
+      function, "device", (const void* const[]){device}, 1);
+  if (weft_status_is_ok(status) && affinity == 0) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "%s: queue affinity is 0 (no queue may run it; use "
                          "WEFT_QUEUE_AFFINITY_ANY)",
-                         op_name);
+                         function);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_queue_validate_semaphore_list(op_name, "wait", wait_list);
+    status = weft_semaphore_list_check(function, "wait_list", wait_list);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_queue_validate_semaphore_list(op_name, "signal", signal_list);
+    status = weft_semaphore_list_check(function, "signal_list", signal_list);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_queue_validate_signal_values(function, wait_list,
+                                               signal_list);
   }
   return status;
 }
@@ -66,10 +99,10 @@ weft_status_t weft_queue_validate_alloca(weft_buffer_params_t params,
                                          weft_buffer_t** out_buffer) {
   weft_status_t status = WEFT_OK;
   if (!out_buffer) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "queue_alloca: out_buffer is NULL");
+    status = WEFT_STATUS(INVALID_ARGUMENT, "weft_device_queue_alloca: out_buffer is NULL");
   } else if (byte_length == 0 || byte_length == WEFT_WHOLE_BUFFER) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "queue_alloca: byte length %llu is not a size "
+                         "weft_device_queue_alloca: byte length %llu is not a size "
                          "(must be > 0)",
                          (unsigned long long)byte_length);
   }
@@ -80,7 +113,7 @@ weft_status_t weft_queue_validate_alloca(weft_buffer_params_t params,
 weft_status_t weft_queue_validate_dealloca(weft_buffer_t* buffer) {
   weft_status_t status = WEFT_OK;
   if (!buffer) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "queue_dealloca: buffer is NULL");
+    status = WEFT_STATUS(INVALID_ARGUMENT, "weft_device_queue_dealloca: buffer is NULL");
   }
   return status;
 }
@@ -111,14 +144,14 @@ weft_status_t weft_queue_validate_fill(
     const void* pattern, uint32_t pattern_length, uint32_t* out_pattern,
     weft_device_size_t* out_length) {
   weft_status_t status = weft_queue_validate_buffer(
-      "queue_fill", "target", target, WEFT_BUFFER_USAGE_TRANSFER_TARGET, offset,
+      "weft_device_queue_fill", "target", target, WEFT_BUFFER_USAGE_TRANSFER_TARGET, offset,
       length, out_length);
   if (weft_status_is_ok(status)) {
     status = weft_buffer_validate_fill_pattern(offset, *out_length,
-                                               pattern_length, "queue_fill");
+                                               pattern_length, "weft_device_queue_fill");
   }
   if (weft_status_is_ok(status) && !pattern) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "queue_fill: pattern is NULL");
+    status = WEFT_STATUS(INVALID_ARGUMENT, "weft_device_queue_fill: pattern is NULL");
   }
   if (weft_status_is_ok(status)) {
     *out_pattern = 0;
@@ -135,17 +168,17 @@ weft_status_t weft_queue_validate_update(const void* source,
   weft_status_t status = WEFT_OK;
   if (length == WEFT_WHOLE_BUFFER) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "queue_update: length must be the size of the host "
+                         "weft_device_queue_update: length must be the size of the host "
                          "data, not WEFT_WHOLE_BUFFER");
   }
   if (weft_status_is_ok(status)) {
-    status = weft_queue_validate_buffer("queue_update", "target", target,
+    status = weft_queue_validate_buffer("weft_device_queue_update", "target", target,
                                         WEFT_BUFFER_USAGE_TRANSFER_TARGET,
                                         offset, length, out_length);
   }
   if (weft_status_is_ok(status) && !source && *out_length > 0) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "queue_update: source is NULL for %llu bytes",
+                         "weft_device_queue_update: source is NULL for %llu bytes",
                          (unsigned long long)*out_length);
   }
   return status;
@@ -159,19 +192,19 @@ weft_status_t weft_queue_validate_copy(weft_buffer_t* source,
                                        weft_device_size_t* out_length) {
   weft_device_size_t source_length = 0;
   weft_status_t status = weft_queue_validate_buffer(
-      "queue_copy", "source", source, WEFT_BUFFER_USAGE_TRANSFER_SOURCE,
+      "weft_device_queue_copy", "source", source, WEFT_BUFFER_USAGE_TRANSFER_SOURCE,
       source_offset, length, &source_length);
   if (weft_status_is_ok(status)) {
     // A whole-buffer length resolves against the source; the target must
     // then hold that many bytes.
     status = weft_queue_validate_buffer(
-        "queue_copy", "target", target, WEFT_BUFFER_USAGE_TRANSFER_TARGET,
+        "weft_device_queue_copy", "target", target, WEFT_BUFFER_USAGE_TRANSFER_TARGET,
         target_offset, source_length, out_length);
   }
   if (weft_status_is_ok(status)) {
     status = weft_buffer_validate_copy_overlap(source, source_offset, target,
                                                target_offset, *out_length,
-                                               "queue_copy");
+                                               "weft_device_queue_copy");
   }
   return status;
 }
@@ -183,16 +216,16 @@ weft_status_t weft_queue_validate_read(weft_file_t* file, uint64_t file_offset,
                                        weft_device_size_t* out_length) {
   weft_status_t status = WEFT_OK;
   if (!file) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "queue_read: file is NULL");
+    status = WEFT_STATUS(INVALID_ARGUMENT, "weft_device_queue_read: file is NULL");
   }
   if (weft_status_is_ok(status)) {
-    status = weft_queue_validate_buffer("queue_read", "target", target,
+    status = weft_queue_validate_buffer("weft_device_queue_read", "target", target,
                                         WEFT_BUFFER_USAGE_TRANSFER_TARGET,
                                         target_offset, length, out_length);
   }
   if (weft_status_is_ok(status)) {
     status = weft_queue_prefix_status(
-        "queue_read", weft_file_validate_read(file, file_offset, *out_length));
+        "weft_device_queue_read", weft_file_validate_read(file, file_offset, *out_length));
   }
   return status;
 }
@@ -204,16 +237,16 @@ weft_status_t weft_queue_validate_write(weft_buffer_t* source,
                                         weft_device_size_t* out_length) {
   weft_status_t status = WEFT_OK;
   if (!file) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "queue_write: file is NULL");
+    status = WEFT_STATUS(INVALID_ARGUMENT, "weft_device_queue_write: file is NULL");
   }
   if (weft_status_is_ok(status)) {
-    status = weft_queue_validate_buffer("queue_write", "source", source,
+    status = weft_queue_validate_buffer("weft_device_queue_write", "source", source,
                                         WEFT_BUFFER_USAGE_TRANSFER_SOURCE,
                                         source_offset, length, out_length);
   }
   if (weft_status_is_ok(status)) {
     status = weft_queue_prefix_status(
-        "queue_write",
+        "weft_device_queue_write",
         weft_file_validate_write(file, file_offset, *out_length));
   }
   return status;
@@ -228,14 +261,13 @@ weft_status_t weft_queue_validate_dispatch(weft_executable_t* executable,
                                            const weft_buffer_ref_t* bindings) {
   weft_status_t status = WEFT_OK;
   if (!executable || !workgroup_count) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "queue_dispatch: executable and workgroup_count are "
-                         "required");
+    status = WEFT_STATUS(INVALID_ARGUMENT, "weft_device_queue_dispatch: %s is NULL",
+                         executable ? "workgroup_count" : "executable");
   } else if ((constant_count > 0 && !constants) ||
              (binding_count > 0 && !bindings)) {
     status = WEFT_STATUS(
         INVALID_ARGUMENT,
-        "queue_dispatch: %u constants and %u bindings given "
+        "weft_device_queue_dispatch: %u constants and %u bindings given "
         "but the %s array is NULL",
         constant_count, binding_count,
         (constant_count > 0 && !constants) ? "constants" : "bindings");
@@ -243,19 +275,19 @@ weft_status_t weft_queue_validate_dispatch(weft_executable_t* executable,
   if (weft_status_is_ok(status)) {
     status =
         weft_dispatch_validate(executable, kernel_ordinal, workgroup_count,
-                               constant_count, binding_count, "queue_dispatch");
+                               constant_count, binding_count, "weft_device_queue_dispatch");
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < binding_count; ++i) {
     if (!bindings[i].buffer) {
       status = WEFT_STATUS(INVALID_ARGUMENT,
-                           "queue_dispatch: binding %u has no buffer (queue "
+                           "weft_device_queue_dispatch: binding %u has no buffer (queue "
                            "dispatches take direct bindings only; slot %u "
                            "needs a command buffer)",
                            i, bindings[i].slot);
     } else {
       status = weft_status_annotate(
           weft_queue_validate_buffer(
-              "queue_dispatch", "binding", bindings[i].buffer,
+              "weft_device_queue_dispatch", "binding", bindings[i].buffer,
               WEFT_BUFFER_USAGE_DISPATCH_STORAGE, bindings[i].offset,
               bindings[i].length, NULL),
           "binding %u", i);
@@ -269,11 +301,12 @@ weft_status_t weft_queue_validate_execute(weft_command_buffer_t* command_buffer,
   weft_status_t status = WEFT_OK;
   if (!command_buffer) {
     status =
-        WEFT_STATUS(INVALID_ARGUMENT, "queue_execute: command buffer is NULL");
+        WEFT_STATUS(INVALID_ARGUMENT,
+                    "weft_device_queue_execute: command_buffer is NULL");
   } else if (binding_table.count > 0 && !binding_table.bindings) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "queue_execute: binding table has %u entries but "
-                         "its bindings array is NULL",
+                         "weft_device_queue_execute: binding_table has %u "
+                         "entries but binding_table.bindings is NULL",
                          binding_table.count);
   }
   if (weft_status_is_ok(status)) {
@@ -286,11 +319,11 @@ weft_status_t weft_queue_validate_host_call(weft_host_call_fn_t fn,
                                             weft_host_call_flags_t flags) {
   weft_status_t status = WEFT_OK;
   if (!fn) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "queue_host_call: fn is NULL");
+    status = WEFT_STATUS(INVALID_ARGUMENT, "weft_device_queue_host_call: fn is NULL");
   } else if (flags &
              ~(weft_host_call_flags_t)WEFT_HOST_CALL_FLAG_NON_BLOCKING) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "queue_host_call: unknown flags 0x%x (known: "
+                         "weft_device_queue_host_call: unknown flags 0x%x (known: "
                          "NON_BLOCKING 0x%x)",
                          (unsigned)flags,
                          (unsigned)WEFT_HOST_CALL_FLAG_NON_BLOCKING);

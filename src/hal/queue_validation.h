@@ -7,7 +7,8 @@
 // bytes and aligned, copies do not overlap, files allow the transfer, and
 // semaphore lists have no NULL entries.
 //
-// Every message starts with the operation's name ("queue_fill: ...").
+// Every message starts with the public function's name
+// ("weft_device_queue_fill: ...").
 // Nothing here waits or touches semaphores: a failure leaves the signal
 // semaphores untouched.
 #ifndef WEFT_HAL_QUEUE_VALIDATION_H_
@@ -15,9 +16,13 @@
 
 #include "weft/device.h"
 
-// Checks what every operation shares: a non-empty |affinity| and wait and
-// signal lists whose arrays are present and whose entries are non-NULL.
-weft_status_t weft_queue_validate_common(const char* op_name,
+// Checks what every operation shares, naming the public |function| in
+// messages: a device, a non-empty |affinity|, wait and signal lists whose
+// arrays are present and whose entries are non-NULL, and signal values that
+// can still be reached: above each semaphore's current value and above any
+// value the op itself waits for on the same semaphore.
+weft_status_t weft_queue_validate_common(const char* function,
+                                         weft_device_t* device,
                                          weft_queue_affinity_t affinity,
                                          weft_semaphore_list_t wait_list,
                                          weft_semaphore_list_t signal_list);

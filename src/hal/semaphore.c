@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/arguments.h"
 #include "base/atomics.h"
 #include "base/mutex.h"
 #include "base/notification.h"
@@ -27,11 +28,10 @@
 #include "base/wait_policy.h"
 #include "hal/diagnostics.h"
 #include "hal/resource.h"
+#include "hal/semaphore_impl.h"
 
 // Names up to this length (including the NUL) live inside the semaphore.
 #define WEFT_SEMAPHORE_INLINE_NAME_CAPACITY 32
-// Labels used in messages are truncated to this many bytes.
-#define WEFT_SEMAPHORE_LABEL_CAPACITY 96
 // List waits up to this many entries keep their timepoints on the stack.
 #define WEFT_SEMAPHORE_LIST_WAIT_INLINE_COUNT 8
 
@@ -79,10 +79,14 @@ _Static_assert(offsetof(weft_semaphore_t, resource) == 0,
 weft_status_t weft_semaphore_create(weft_allocator_t allocator,
                                     uint64_t initial_value,
                                     weft_semaphore_t** out_semaphore) {
-  *out_semaphore = NULL;
   weft_semaphore_t* semaphore = NULL;
-  weft_status_t status =
-      weft_allocator_malloc(allocator, sizeof(*semaphore), (void**)&semaphore);
+  weft_status_t status = weft_arguments_require(
+      __func__, "out_semaphore", (const void* const[]){out_semaphore}, 1);
+  if (weft_status_is_ok(status)) {
+    *out_semaphore = NULL;
+    status = weft_allocator_malloc(allocator, sizeof(*semaphore),
+                                   (void**)&semaphore);
+  }
   if (weft_status_is_ok(status)) {
     weft_resource_initialize(&weft_semaphore_vtable, &semaphore->resource);
     semaphore->allocator = allocator;
@@ -144,6 +148,7 @@ void weft_semaphore_release(weft_semaphore_t* semaphore) {
 }
 
 void weft_semaphore_set_name(weft_semaphore_t* semaphore, const char* name) {
+  if (!semaphore) return;
   size_t length = name ? strlen(name) : 0;
   char* storage = semaphore->name_inline;
   char* allocation = NULL;
@@ -168,7 +173,7 @@ void weft_semaphore_set_name(weft_semaphore_t* semaphore, const char* name) {
 }
 
 const char* weft_semaphore_name(const weft_semaphore_t* semaphore) {
-  return semaphore->name;
+  return semaphore ? semaphore->name : "";
 }
 
 // Copies "'name'" (or the address when unnamed) into |buffer| for messages.
@@ -183,8 +188,8 @@ static void weft_semaphore_format_label_locked(weft_semaphore_t* semaphore,
   }
 }
 
-static void weft_semaphore_format_label(weft_semaphore_t* semaphore,
-                                        char* buffer, size_t capacity) {
+void weft_semaphore_label(weft_semaphore_t* semaphore, char* buffer,
+                          size_t capacity) {
   weft_slim_mutex_lock(&semaphore->mutex);
   weft_semaphore_format_label_locked(semaphore, buffer, capacity);
   weft_slim_mutex_unlock(&semaphore->mutex);
@@ -220,7 +225,7 @@ void weft_semaphore_snapshot(weft_semaphore_t* semaphore, char* label,
 static weft_status_t weft_semaphore_wait_failure(weft_semaphore_t* semaphore,
                                                  uint64_t value) {
   char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-  weft_semaphore_format_label(semaphore, label, sizeof(label));
+  weft_semaphore_label(semaphore, label, sizeof(label));
   return weft_status_annotate(weft_status_clone(semaphore->failure_status),
                               "while waiting for semaphore %s to reach "
                               "%" PRIu64,
@@ -233,10 +238,15 @@ static weft_status_t weft_semaphore_wait_failure(weft_semaphore_t* semaphore,
 
 weft_status_t weft_semaphore_query(weft_semaphore_t* semaphore,
                                    uint64_t* out_value) {
-  *out_value = weft_semaphore_load_value(semaphore);
-  weft_status_t status = WEFT_OK;
-  if (weft_semaphore_has_failed(semaphore)) {
-    status = weft_status_clone(semaphore->failure_status);
+  if (out_value) *out_value = 0;
+  weft_status_t status =
+      weft_arguments_require(__func__, "semaphore,out_value",
+                             (const void* const[]){semaphore, out_value}, 2);
+  if (weft_status_is_ok(status)) {
+    *out_value = weft_semaphore_load_value(semaphore);
+    if (weft_semaphore_has_failed(semaphore)) {
+      status = weft_status_clone(semaphore->failure_status);
+    }
   }
   return status;
 }
@@ -252,8 +262,9 @@ static void weft_semaphore_fire_reached(weft_timepoint_t* timepoint) {
   }
 }
 
-weft_status_t weft_semaphore_signal(weft_semaphore_t* semaphore,
-                                    uint64_t value) {
+// Signals a semaphore known to be non-NULL.
+static weft_status_t weft_semaphore_signal_unchecked(
+    weft_semaphore_t* semaphore, uint64_t value) {
   weft_status_t status = WEFT_OK;
   weft_timepoint_t* reached = NULL;
   weft_slim_mutex_lock(&semaphore->mutex);
@@ -306,7 +317,22 @@ weft_status_t weft_semaphore_signal(weft_semaphore_t* semaphore,
   return status;
 }
 
+weft_status_t weft_semaphore_signal(weft_semaphore_t* semaphore,
+                                    uint64_t value) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "semaphore", (const void* const[]){semaphore}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_semaphore_signal_unchecked(semaphore, value);
+  }
+  return status;
+}
+
 void weft_semaphore_fail(weft_semaphore_t* semaphore, weft_status_t status) {
+  if (!semaphore) {
+    // Nothing to fail; the status is consumed all the same.
+    weft_status_free(status);
+    return;
+  }
   if (weft_status_is_ok(status)) {
     // Failing with OK is a caller bug; record it as one rather than ignoring.
     status = WEFT_STATUS(INTERNAL, "weft_semaphore_fail called with OK");
@@ -374,6 +400,17 @@ static void weft_semaphore_insert_timepoint_locked(
 void weft_semaphore_register_timepoint(weft_semaphore_t* semaphore,
                                        uint64_t value,
                                        weft_timepoint_t* timepoint) {
+  if (!timepoint || !timepoint->fn) return;
+  if (!semaphore) {
+    // The callback still fires exactly once, with the caller's mistake.
+    timepoint->semaphore = NULL;
+    timepoint->value = value;
+    timepoint->next = NULL;
+    timepoint->prev = NULL;
+    timepoint->fn(timepoint->user_data, timepoint,
+                  weft_arguments_null_error(__func__, "semaphore", 0));
+    return;
+  }
   weft_status_t fire_status = WEFT_OK;
   bool fire_now = false;
   timepoint->value = value;
@@ -398,6 +435,7 @@ void weft_semaphore_register_timepoint(weft_semaphore_t* semaphore,
 
 bool weft_semaphore_cancel_timepoint(weft_semaphore_t* semaphore,
                                      weft_timepoint_t* timepoint) {
+  if (!semaphore || !timepoint) return false;
   bool removed = false;
   weft_slim_mutex_lock(&semaphore->mutex);
   if (timepoint->semaphore == semaphore) {
@@ -460,7 +498,7 @@ static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
   }
   if (done) {
     char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-    weft_semaphore_format_label(semaphore, label, sizeof(label));
+    weft_semaphore_label(semaphore, label, sizeof(label));
     status = WEFT_STATUS(DEADLINE_EXCEEDED,
                          "semaphore %s: wait for %" PRIu64
                          " timed out at %" PRIu64,
@@ -570,7 +608,7 @@ static weft_status_t weft_semaphore_list_timed_out(weft_wait_mode_t mode,
     }
   }
   char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-  weft_semaphore_format_label(list.semaphores[index], label, sizeof(label));
+  weft_semaphore_label(list.semaphores[index], label, sizeof(label));
   return WEFT_STATUS(DEADLINE_EXCEEDED,
                      "semaphore list wait (%s of %" PRIu32
                      ") timed out: semaphore %s is at %" PRIu64
@@ -655,7 +693,7 @@ static weft_status_t weft_semaphore_list_wait_slow(
   if (failed_entry) {
     uint32_t index = failed_entry->index;
     char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-    weft_semaphore_format_label(list.semaphores[index], label, sizeof(label));
+    weft_semaphore_label(list.semaphores[index], label, sizeof(label));
     status = weft_status_annotate(failed_entry->failure,
                                   "while waiting for semaphore %s to reach "
                                   "%" PRIu64,
@@ -718,7 +756,7 @@ static void weft_semaphore_list_describe(weft_wait_mode_t mode,
   }
   for (uint32_t i = 0; i < list.count && used < capacity; ++i) {
     char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-    weft_semaphore_format_label(list.semaphores[i], label, sizeof(label));
+    weft_semaphore_label(list.semaphores[i], label, sizeof(label));
     used += (size_t)snprintf(buffer + used, capacity - used,
                              "%s%ssemaphore %s to reach %" PRIu64,
                              i ? "," : "", list.count > 1 ? " " : "", label,
@@ -764,31 +802,68 @@ static weft_status_t weft_semaphore_list_wait_watched(
 weft_status_t weft_semaphore_wait(weft_semaphore_t* semaphore, uint64_t value,
                                   weft_timeout_t timeout) {
   weft_semaphore_list_t list = {1, &semaphore, &value};
-  return weft_semaphore_list_wait_watched(WEFT_WAIT_MODE_ALL, list,
-                                          weft_timeout_as_deadline(timeout));
+  weft_status_t status = weft_arguments_require(
+      __func__, "semaphore", (const void* const[]){semaphore}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_semaphore_list_wait_watched(
+        WEFT_WAIT_MODE_ALL, list, weft_timeout_as_deadline(timeout));
+  }
+  return status;
 }
 
 weft_status_t weft_semaphore_list_wait(weft_wait_mode_t mode,
                                        weft_semaphore_list_t list,
                                        weft_timeout_t timeout) {
-  return weft_semaphore_list_wait_watched(mode, list,
-                                          weft_timeout_as_deadline(timeout));
+  weft_status_t status = weft_semaphore_list_check(__func__, "list", list);
+  if (weft_status_is_ok(status)) {
+    status = weft_semaphore_list_wait_watched(
+        mode, list, weft_timeout_as_deadline(timeout));
+  }
+  return status;
 }
 
 //===----------------------------------------------------------------------===//
 // Lists
 //===----------------------------------------------------------------------===//
 
-weft_status_t weft_semaphore_list_signal(weft_semaphore_list_t list) {
+weft_status_t weft_semaphore_list_check(const char* function, const char* name,
+                                        weft_semaphore_list_t list) {
   weft_status_t status = WEFT_OK;
+  if (list.count > 0 && (!list.semaphores || !list.values)) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "%s: %s has %" PRIu32 " entr%s but %s.%s is NULL",
+                         function, name, list.count,
+                         list.count == 1 ? "y" : "ies", name,
+                         list.semaphores ? "values" : "semaphores");
+  }
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < list.count; ++i) {
+    if (!list.semaphores[i]) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "%s: %s.semaphores[%" PRIu32 "] is NULL", function,
+                           name, i);
+    }
+  }
+  return status;
+}
+
+weft_status_t weft_semaphore_list_signal(weft_semaphore_list_t list) {
+  weft_status_t status = weft_semaphore_list_check(__func__, "list", list);
   for (uint32_t i = 0; i < list.count && weft_status_is_ok(status); ++i) {
-    status = weft_semaphore_signal(list.semaphores[i], list.values[i]);
+    status = weft_semaphore_signal_unchecked(list.semaphores[i],
+                                             list.values[i]);
   }
   return status;
 }
 
 void weft_semaphore_list_fail(weft_semaphore_list_t list,
                               weft_status_t status) {
+  weft_status_t list_status = weft_semaphore_list_check(__func__, "list", list);
+  if (!weft_status_is_ok(list_status)) {
+    // A malformed list fails nothing; both statuses are consumed.
+    weft_status_free(list_status);
+    weft_status_free(status);
+    return;
+  }
   for (uint32_t i = 0; i < list.count; ++i) {
     // The last one takes |status| itself rather than a clone.
     weft_semaphore_fail(list.semaphores[i], i + 1 == list.count
@@ -799,10 +874,10 @@ void weft_semaphore_list_fail(weft_semaphore_list_t list,
 }
 
 bool weft_semaphore_list_is_reached(weft_semaphore_list_t list) {
-  bool reached = true;
+  bool reached = list.count == 0 || (list.semaphores && list.values);
   for (uint32_t i = 0; i < list.count && reached; ++i) {
     weft_semaphore_t* semaphore = list.semaphores[i];
-    reached = !weft_semaphore_has_failed(semaphore) &&
+    reached = semaphore && !weft_semaphore_has_failed(semaphore) &&
               weft_semaphore_load_value(semaphore) >= list.values[i];
   }
   return reached;

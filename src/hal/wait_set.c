@@ -16,7 +16,8 @@
 #include "hal/wait_set.h"
 
 #include <inttypes.h>
-#include <stdio.h>
+
+#include "hal/semaphore_impl.h"
 
 size_t weft_wait_set_storage_size(uint32_t wait_count) {
   return sizeof(weft_wait_set_t) +
@@ -36,14 +37,8 @@ static void weft_wait_set_count_down(weft_wait_set_t* set, uint32_t count) {
   weft_wait_set_entry_t* failed_entry =
       weft_atomic_load(&set->failed_entry, memory_order_relaxed);
   if (failed_entry) {
-    // Named like the semaphore's own messages: 'name', or the address.
-    char label[96];
-    const char* name = weft_semaphore_name(failed_entry->semaphore);
-    if (name[0]) {
-      snprintf(label, sizeof(label), "'%s'", name);
-    } else {
-      snprintf(label, sizeof(label), "%p", (void*)failed_entry->semaphore);
-    }
+    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+    weft_semaphore_label(failed_entry->semaphore, label, sizeof(label));
     status = weft_status_annotate(failed_entry->failure,
                                   "while waiting for semaphore %s to reach "
                                   "%" PRIu64,

@@ -761,13 +761,13 @@ static void validation_lists_affinity_and_args(void** state) {
       weft_device_queue_barrier(cts->device, ANY,
                                 weft_cts_list1(&null_semaphore, &one),
                                 weft_cts_list1(&signal, &one)),
-      WEFT_STATUS_INVALID_ARGUMENT, "queue_barrier: wait list entry 0");
+      WEFT_STATUS_INVALID_ARGUMENT, "queue_barrier: wait_list.semaphores[0] is NULL");
   weft_semaphore_t* signals[2] = {signal, NULL};
   uint64_t values[2] = {1, 1};
   assert_status_contains(
       weft_device_queue_barrier(cts->device, ANY, empty_list(),
                                 make_list(2, signals, values)),
-      WEFT_STATUS_INVALID_ARGUMENT, "signal list entry 1");
+      WEFT_STATUS_INVALID_ARGUMENT, "signal_list.semaphores[1] is NULL");
   assert_status_contains(
       weft_device_queue_barrier(cts->device, ANY, empty_list(),
                                 make_list(1, NULL, values)),

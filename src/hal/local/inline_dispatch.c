@@ -21,10 +21,10 @@ weft_status_t weft_dispatch_validate(const weft_executable_t* executable,
   weft_status_t status = WEFT_OK;
   const weft_kernel_def_t* kernel = NULL;
   if (!executable) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "%s: no executable given", what);
+    status = WEFT_STATUS(INVALID_ARGUMENT, "%s: executable is NULL", what);
   } else if (!workgroup_count) {
     status =
-        WEFT_STATUS(INVALID_ARGUMENT, "%s: no workgroup count given", what);
+        WEFT_STATUS(INVALID_ARGUMENT, "%s: workgroup_count is NULL", what);
   } else {
     kernel = weft_executable_kernel(executable, kernel_ordinal);
     if (!kernel) {
