@@ -1,9 +1,13 @@
 # Install rules and the exported CMake package.
 #
 # Installs libweft (shared and static), the public headers, a CMake package
-# (find_package(weft) -> weft::weft and weft::weft_static) and a pkg-config
-# file (weft.pc). The object library behind both libraries is an
-# implementation detail and is not exported.
+# (find_package(weft) -> weft::weft and weft::weft_static) and two
+# pkg-config modules: weft (libweft.so; a program needs an rpath or
+# LD_LIBRARY_PATH to find it under a prefix the loader does not search)
+# and weft-static (libweft.a and its dependencies, nothing to find at run
+# time). The object library behind both libraries is an implementation
+# detail and is not exported. The tools (tools/CMakeLists.txt) install
+# weft-info and, when built, weft-trace.
 include(CMakePackageConfigHelpers)
 
 set(WEFT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/weft"
@@ -71,5 +75,24 @@ if(WEFT_LIBURING_PC_LIBS)  # set by src/CMakeLists.txt when built with liburing
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/weft.pc.in
                ${PROJECT_BINARY_DIR}/weft.pc @ONLY)
+# weft-static.pc: the same paths; Libs names libweft.a by its path (a plain
+# -lweft would pick libweft.so) followed by weft.pc's Libs.private, so
+# `pkg-config --libs weft-static` is a complete static link line with or
+# without --static.
+configure_file(${PROJECT_SOURCE_DIR}/cmake/weft-static.pc.in
+               ${PROJECT_BINARY_DIR}/weft-static.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/weft.pc
+              ${PROJECT_BINARY_DIR}/weft-static.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# `cmake --build B --target weft_installable` builds exactly what
+# `cmake --install B` installs (the libraries and the installed tools), not
+# the tests, examples or benchmarks: scripts/run-example.sh builds it so the
+# README's install step works straight after the quick start.
+add_custom_target(weft_installable)
+add_dependencies(weft_installable weft weft_static)
+foreach(tool weft-info weft-trace)
+  if(TARGET ${tool})
+    add_dependencies(weft_installable ${tool})
+  endif()
+endforeach()

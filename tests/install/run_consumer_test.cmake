@@ -1,4 +1,14 @@
-# Run by ctest as install.consumer (cmake -P). Inputs (-D):
+# Run by ctest as install.consumer (cmake -P): installs weft into a private
+# prefix (one the dynamic loader does not search, like /opt/weft), then
+# builds and runs tests/install/consumer against it:
+#   2. find_package(weft): weft::weft and weft::weft_static;
+#   3. pkg-config weft: without an rpath the binary does not start
+#      (libweft.so.0 not found), with LD_LIBRARY_PATH or the README's
+#      -Wl,-rpath,$(pkg-config --variable=libdir weft) it runs;
+#   4. pkg-config weft-static: no NEEDED libweft.so (readelf -d);
+#   5. with libweft.so* deleted from the prefix the static consumers still
+#      run and the shared one does not start.
+# Inputs (-D):
 #   WEFT_BINARY_DIR      the weft build to install
 #   CONSUMER_SOURCE_DIR  tests/install/consumer
 #   WORK_DIR             scratch folder (wiped first)
@@ -34,9 +44,10 @@ foreach(f include/weft/weft.h include/weft/kernel_abi.h)
 endforeach()
 file(GLOB_RECURSE config "${prefix}/*/weftConfig.cmake")
 file(GLOB_RECURSE pc "${prefix}/*/pkgconfig/weft.pc")
-if(NOT config OR NOT pc)
-  message(FATAL_ERROR "install.consumer: weftConfig.cmake or weft.pc missing "
-                      "under ${prefix}")
+file(GLOB_RECURSE static_pc "${prefix}/*/pkgconfig/weft-static.pc")
+if(NOT config OR NOT pc OR NOT static_pc)
+  message(FATAL_ERROR "install.consumer: weftConfig.cmake, weft.pc or "
+                      "weft-static.pc missing under ${prefix}")
 endif()
 get_filename_component(pc_dir "${pc}" DIRECTORY)
 
@@ -52,40 +63,105 @@ run_step("build consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run_step("run consumer (weft::weft)" "${WORK_DIR}/build/consumer_shared")
 run_step("run consumer (weft::weft_static)" "${WORK_DIR}/build/consumer_static")
 
-# 3. pkg-config: compile the same source with plain cc.
+# 3. pkg-config weft (libweft.so): compile the same source with plain cc.
 find_program(PKG_CONFIG pkg-config REQUIRED)
+find_program(READELF readelf REQUIRED)
 set(ENV{PKG_CONFIG_PATH} "${pc_dir}")
-execute_process(COMMAND ${PKG_CONFIG} --cflags --libs weft
-                RESULT_VARIABLE rc OUTPUT_VARIABLE pc_flags
-                OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "install.consumer: pkg-config --cflags --libs weft "
-                      "failed (${rc})")
-endif()
-message(STATUS "install.consumer: pkg-config --cflags --libs weft: ${pc_flags}")
+unset(ENV{LD_LIBRARY_PATH})
+# Runs pkg-config with ARGN into |out_var| (stripped), failing the test if
+# pkg-config fails.
+function(pkg_config out_var)
+  execute_process(COMMAND ${PKG_CONFIG} ${ARGN} RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install.consumer: pkg-config ${ARGN} failed (${rc}): "
+                        "${err}")
+  endif()
+  message(STATUS "install.consumer: pkg-config ${ARGN}: ${out}")
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+# Fails unless |binary| has (|expect| TRUE) or lacks a NEEDED libweft.so.
+function(check_needs_libweft binary expect)
+  execute_process(COMMAND ${READELF} -d "${binary}" RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE dynamic ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install.consumer: readelf -d ${binary} failed: "
+                        "${err}")
+  endif()
+  if(dynamic MATCHES "NEEDED[^\n]*libweft\\.so")
+    set(needs TRUE)
+  else()
+    set(needs FALSE)
+  endif()
+  if(NOT needs STREQUAL expect)
+    message(FATAL_ERROR "install.consumer: ${binary}: NEEDED libweft.so is "
+                        "${needs}, expected ${expect}:\n${dynamic}")
+  endif()
+endfunction()
+# Runs |binary|, which must fail to start because libweft.so.0 is not found.
+function(expect_libweft_not_found name binary)
+  execute_process(COMMAND "${binary}" RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT err MATCHES "libweft\\.so\\.0")
+    message(FATAL_ERROR "install.consumer: ${name}: expected the loader to "
+                        "miss libweft.so.0, got rc ${rc}: ${out}${err}")
+  endif()
+  message(STATUS "install.consumer: ${name}: does not start, as expected: "
+                 "${err}")
+endfunction()
+
+pkg_config(pc_flags --cflags --libs weft)
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
 separate_arguments(extra_flags UNIX_COMMAND "${EXTRA_FLAGS}")
-execute_process(COMMAND ${PKG_CONFIG} --variable=libdir weft
-                OUTPUT_VARIABLE libdir OUTPUT_STRIP_TRAILING_WHITESPACE)
-run_step("cc with pkg-config" "${C_COMPILER}" -std=c11 ${extra_flags}
-         "${CONSUMER_SOURCE_DIR}/main.c" -o "${WORK_DIR}/consumer_pkgconfig"
-         ${pc_flags} "-Wl,-rpath,${libdir}")
-run_step("run consumer (pkg-config)" "${WORK_DIR}/consumer_pkgconfig")
+pkg_config(libdir --variable=libdir weft)
+# 3a. What the README warns about: the prefix is not one the loader
+# searches and pkg-config gives no rpath, so the binary does not start...
+run_step("cc with pkg-config weft, no rpath" "${C_COMPILER}" -std=c11
+         ${extra_flags} "${CONSUMER_SOURCE_DIR}/main.c"
+         -o "${WORK_DIR}/consumer_pkgconfig_norpath" ${pc_flags})
+check_needs_libweft("${WORK_DIR}/consumer_pkgconfig_norpath" TRUE)
+expect_libweft_not_found("consumer (pkg-config weft, no rpath)"
+                         "${WORK_DIR}/consumer_pkgconfig_norpath")
+# ...unless LD_LIBRARY_PATH names the lib folder,
+run_step("run consumer (pkg-config weft, LD_LIBRARY_PATH)"
+         ${CMAKE_COMMAND} -E env "LD_LIBRARY_PATH=${libdir}"
+         "${WORK_DIR}/consumer_pkgconfig_norpath")
+# 3b. ...or it is linked with the README's rpath line.
+run_step("cc with pkg-config weft + rpath" "${C_COMPILER}" -std=c11
+         ${extra_flags} "${CONSUMER_SOURCE_DIR}/main.c"
+         -o "${WORK_DIR}/consumer_pkgconfig" ${pc_flags} "-Wl,-rpath,${libdir}")
+run_step("run consumer (pkg-config weft + rpath)"
+         "${WORK_DIR}/consumer_pkgconfig")
 
-# 4. pkg-config --static: link libweft.a and its private dependencies.
-execute_process(COMMAND ${PKG_CONFIG} --static --cflags --libs weft
-                RESULT_VARIABLE rc OUTPUT_VARIABLE static_flags
-                OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "install.consumer: pkg-config --static failed (${rc})")
+# 4. pkg-config weft-static: libweft.a and its private dependencies, the
+# same line with or without --static; the binary needs no libweft.so.
+pkg_config(static_flags --cflags --libs weft-static)
+pkg_config(static_flags_static --static --cflags --libs weft-static)
+if(NOT static_flags STREQUAL static_flags_static)
+  message(FATAL_ERROR "install.consumer: pkg-config weft-static gives "
+                      "'${static_flags}' but with --static "
+                      "'${static_flags_static}'")
 endif()
-message(STATUS "install.consumer: pkg-config --static --cflags --libs weft: "
-               "${static_flags}")
 separate_arguments(static_flags UNIX_COMMAND "${static_flags}")
-list(TRANSFORM static_flags REPLACE "^-lweft$" "${libdir}/libweft.a")
-run_step("cc with pkg-config --static" "${C_COMPILER}" -std=c11
+run_step("cc with pkg-config weft-static" "${C_COMPILER}" -std=c11
          ${extra_flags} "${CONSUMER_SOURCE_DIR}/main.c"
          -o "${WORK_DIR}/consumer_pkgconfig_static" ${static_flags})
-run_step("run consumer (pkg-config --static)"
+check_needs_libweft("${WORK_DIR}/consumer_pkgconfig_static" FALSE)
+check_needs_libweft("${WORK_DIR}/build/consumer_static" FALSE)
+check_needs_libweft("${WORK_DIR}/build/consumer_shared" TRUE)
+
+# 5. Take libweft.so away: the static consumers still run, the shared one
+# (CMake's, with its build rpath into the prefix) no longer starts.
+file(GLOB shared_libs "${libdir}/libweft.so*")
+if(NOT shared_libs)
+  message(FATAL_ERROR "install.consumer: no libweft.so* in ${libdir}")
+endif()
+file(REMOVE ${shared_libs})
+run_step("run consumer (pkg-config weft-static, no libweft.so)"
          "${WORK_DIR}/consumer_pkgconfig_static")
+run_step("run consumer (weft::weft_static, no libweft.so)"
+         "${WORK_DIR}/build/consumer_static")
+expect_libweft_not_found("consumer (weft::weft, no libweft.so)"
+                         "${WORK_DIR}/build/consumer_shared")
 message(STATUS "install.consumer: all consumers ran")
