@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/arguments.h"
 #include "hal/resource.h"
 
 typedef struct weft_executable_vtable_t {
@@ -125,11 +126,11 @@ static weft_status_t weft_executable_allocate(
 weft_status_t weft_executable_create_static(
     weft_kernel_library_query_fn_t query, weft_allocator_t allocator,
     weft_executable_t** out_executable) {
-  *out_executable = NULL;
-  weft_status_t status = WEFT_OK;
-  if (!query) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "executable_create_static: query function is NULL");
+  if (out_executable) *out_executable = NULL;
+  weft_status_t status = weft_arguments_require_one(__func__, "query", query);
+  if (weft_status_is_ok(status)) {
+    status = weft_arguments_require(
+        __func__, "out_executable", (const void* const[]){out_executable}, 1);
   }
   const weft_kernel_library_t* library = NULL;
   if (weft_status_is_ok(status)) {
@@ -144,13 +145,16 @@ weft_status_t weft_executable_create_static(
 
 weft_status_t weft_executable_load(const char* path, weft_allocator_t allocator,
                                    weft_executable_t** out_executable) {
-  *out_executable = NULL;
-  weft_status_t status = WEFT_OK;
+  if (out_executable) *out_executable = NULL;
+  weft_status_t status =
+      weft_arguments_require(__func__, "path,out_executable",
+                             (const void* const[]){path, out_executable}, 2);
   void* handle = NULL;
-  if (!path || !path[0]) {
+  if (weft_status_is_ok(status) && !path[0]) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "executable_load: no shared object path given");
-  } else {
+                         "executable_load: path is empty (no shared object "
+                         "given)");
+  } else if (weft_status_is_ok(status)) {
     handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   }
   if (weft_status_is_ok(status) && !handle) {
@@ -206,32 +210,36 @@ void weft_executable_release(weft_executable_t* executable) {
 }
 
 const char* weft_executable_name(const weft_executable_t* executable) {
-  return executable->library->name;
+  return executable ? executable->library->name : "";
 }
 
 uint32_t weft_executable_kernel_count(const weft_executable_t* executable) {
-  return executable->library->kernel_count;
+  return executable ? executable->library->kernel_count : 0;
 }
 
 const weft_kernel_def_t* weft_executable_kernel(
     const weft_executable_t* executable, uint32_t ordinal) {
-  if (ordinal >= executable->library->kernel_count) return NULL;
-  return &executable->library->kernels[ordinal];
+  return executable && ordinal < executable->library->kernel_count
+             ? &executable->library->kernels[ordinal]
+             : NULL;
 }
 
 weft_status_t weft_executable_lookup_kernel(const weft_executable_t* executable,
                                             const char* name,
                                             uint32_t* out_ordinal) {
-  const weft_kernel_library_t* library = executable->library;
-  *out_ordinal = UINT32_MAX;
-  for (uint32_t i = 0; name && i < library->kernel_count; ++i) {
+  if (out_ordinal) *out_ordinal = UINT32_MAX;
+  weft_status_t status = weft_arguments_require(
+      __func__, "executable,name,out_ordinal",
+      (const void* const[]){executable, name, out_ordinal}, 3);
+  const weft_kernel_library_t* library =
+      weft_status_is_ok(status) ? executable->library : NULL;
+  for (uint32_t i = 0; library && i < library->kernel_count; ++i) {
     if (strcmp(library->kernels[i].name, name) == 0) {
       *out_ordinal = i;
       break;
     }
   }
-  weft_status_t status = WEFT_OK;
-  if (*out_ordinal == UINT32_MAX) {
+  if (library && *out_ordinal == UINT32_MAX) {
     // Lists the library's kernels, truncated if the list is very long.
     char names[1024];
     size_t used = 0;
@@ -248,7 +256,7 @@ weft_status_t weft_executable_lookup_kernel(const weft_executable_t* executable,
     status = WEFT_STATUS(NOT_FOUND,
                          "kernel '%s' not found in library '%s'; it has %u "
                          "kernels: %s",
-                         name ? name : "(null)", library->name,
+                         name, library->name,
                          library->kernel_count, names);
   }
   return status;

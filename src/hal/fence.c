@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "base/arguments.h"
 #include "hal/resource.h"
 
 typedef struct weft_fence_vtable_t {
@@ -70,10 +71,13 @@ static weft_status_t weft_fence_reserve(weft_fence_t* fence,
 
 weft_status_t weft_fence_create(uint32_t capacity, weft_allocator_t allocator,
                                 weft_fence_t** out_fence) {
-  *out_fence = NULL;
+  if (out_fence) *out_fence = NULL;
   weft_fence_t* fence = NULL;
-  weft_status_t status =
-      weft_allocator_malloc(allocator, sizeof(*fence), (void**)&fence);
+  weft_status_t status = weft_arguments_require(
+      __func__, "out_fence", (const void* const[]){out_fence}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc(allocator, sizeof(*fence), (void**)&fence);
+  }
   if (weft_status_is_ok(status)) {
     weft_resource_initialize(&weft_fence_vtable, &fence->resource);
     fence->allocator = allocator;
@@ -94,8 +98,14 @@ weft_status_t weft_fence_create(uint32_t capacity, weft_allocator_t allocator,
 weft_status_t weft_fence_create_at(weft_semaphore_t* semaphore, uint64_t value,
                                    weft_allocator_t allocator,
                                    weft_fence_t** out_fence) {
+  if (out_fence) *out_fence = NULL;
   weft_fence_t* fence = NULL;
-  weft_status_t status = weft_fence_create(1, allocator, &fence);
+  weft_status_t status =
+      weft_arguments_require(__func__, "semaphore,out_fence",
+                             (const void* const[]){semaphore, out_fence}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_fence_create(1, allocator, &fence);
+  }
   if (weft_status_is_ok(status)) {
     status = weft_fence_insert(fence, semaphore, value);
   }
@@ -121,9 +131,12 @@ void weft_fence_release(weft_fence_t* fence) { weft_resource_release(fence); }
 
 weft_status_t weft_fence_insert(weft_fence_t* fence,
                                 weft_semaphore_t* semaphore, uint64_t value) {
-  weft_status_t status = WEFT_OK;
-  bool found = false;
-  for (uint32_t i = 0; i < fence->count && !found; ++i) {
+  weft_status_t status =
+      weft_arguments_require(__func__, "fence,semaphore",
+                             (const void* const[]){fence, semaphore}, 2);
+  // A failed check counts as found: nothing is added.
+  bool found = !weft_status_is_ok(status);
+  for (uint32_t i = 0; !found && i < fence->count; ++i) {
     if (fence->semaphores[i] == semaphore) {
       if (value > fence->values[i]) fence->values[i] = value;
       found = true;
@@ -148,8 +161,9 @@ weft_status_t weft_fence_insert(weft_fence_t* fence,
 }
 
 weft_status_t weft_fence_extend(weft_fence_t* fence, weft_fence_t* other) {
-  weft_status_t status = WEFT_OK;
-  if (other && other != fence) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "fence", (const void* const[]){fence}, 1);
+  if (weft_status_is_ok(status) && other && other != fence) {
     for (uint32_t i = 0; i < other->count && weft_status_is_ok(status); ++i) {
       status = weft_fence_insert(fence, other->semaphores[i], other->values[i]);
     }
@@ -160,14 +174,16 @@ weft_status_t weft_fence_extend(weft_fence_t* fence, weft_fence_t* other) {
 weft_status_t weft_fence_join(uint32_t count, weft_fence_t* const* fences,
                               weft_allocator_t allocator,
                               weft_fence_t** out_fence) {
-  *out_fence = NULL;
+  if (out_fence) *out_fence = NULL;
+  weft_status_t status = weft_arguments_require(
+      __func__, "fences,out_fence",
+      (const void* const[]){count ? (const void*)fences : "", out_fence}, 2);
   uint32_t total = 0;
-  for (uint32_t i = 0; i < count; ++i) {
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
     uint32_t n = fences[i] ? fences[i]->count : 0;
     total = n > UINT32_MAX - total ? UINT32_MAX : total + n;
   }
-  weft_status_t status = WEFT_OK;
-  if (total) {
+  if (weft_status_is_ok(status) && total) {
     weft_fence_t* fence = NULL;
     status = weft_fence_create(total, allocator, &fence);
     for (uint32_t i = 0; i < count && weft_status_is_ok(status); ++i) {
@@ -197,7 +213,12 @@ weft_semaphore_list_t weft_fence_as_list(weft_fence_t* fence) {
 }
 
 weft_status_t weft_fence_signal(weft_fence_t* fence) {
-  return weft_semaphore_list_signal(weft_fence_as_list(fence));
+  weft_status_t status = weft_arguments_require(
+      __func__, "fence", (const void* const[]){fence}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_semaphore_list_signal(weft_fence_as_list(fence));
+  }
+  return status;
 }
 
 void weft_fence_fail(weft_fence_t* fence, weft_status_t status) {

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "base/arguments.h"
 #include "base/atomics.h"
 #include "base/os_error.h"
 #include "hal/file_impl.h"
@@ -147,18 +148,21 @@ weft_status_t weft_file_wrap_memory(weft_file_access_t access, void* contents,
                                     void* release_user_data,
                                     weft_allocator_t allocator,
                                     weft_file_t** out_file) {
-  *out_file = NULL;
-  weft_status_t status =
-      weft_file_validate_access_bits(access, "file_wrap_memory");
+  if (out_file) *out_file = NULL;
+  weft_status_t status = weft_arguments_require(
+      __func__, "out_file", (const void* const[]){out_file}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_file_validate_access_bits(access, "weft_file_wrap_memory");
+  }
   if (weft_status_is_ok(status) && !contents && length != 0) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "file_wrap_memory: contents are NULL for %" PRIu64
+                         "weft_file_wrap_memory: contents are NULL for %" PRIu64
                          " bytes",
                          length);
   }
   if (weft_status_is_ok(status) && length > SIZE_MAX) {
     status = WEFT_STATUS(OUT_OF_RANGE,
-                         "file_wrap_memory: %" PRIu64
+                         "weft_file_wrap_memory: %" PRIu64
                          " bytes do not fit in host memory",
                          length);
   }
@@ -220,22 +224,27 @@ weft_status_t weft_file_open(const char* path, weft_file_access_t access,
                              weft_file_open_flags_t flags,
                              weft_allocator_t allocator,
                              weft_file_t** out_file) {
-  *out_file = NULL;
-  weft_status_t status = weft_file_validate_access_bits(access, "file_open");
-  if (weft_status_is_ok(status) && (!path || !path[0])) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "file_open: path is empty");
+  if (out_file) *out_file = NULL;
+  weft_status_t status =
+      weft_arguments_require(__func__, "path,out_file",
+                             (const void* const[]){path, out_file}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_file_validate_access_bits(access, "weft_file_open");
+  }
+  if (weft_status_is_ok(status) && !path[0]) {
+    status = WEFT_STATUS(INVALID_ARGUMENT, "weft_file_open: path is empty");
   }
   const weft_file_open_flags_t known_flags =
       WEFT_FILE_OPEN_FLAG_CREATE | WEFT_FILE_OPEN_FLAG_TRUNCATE;
   if (weft_status_is_ok(status) && (flags & ~known_flags) != 0) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "file_open: unknown flags 0x%" PRIx32 " for '%s'",
+                         "weft_file_open: unknown flags 0x%" PRIx32 " for '%s'",
                          flags & ~known_flags, path);
   }
   if (weft_status_is_ok(status) && (flags & known_flags) != 0 &&
       !(access & WEFT_FILE_ACCESS_WRITE)) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "file_open: CREATE and TRUNCATE need WRITE access "
+                         "weft_file_open: CREATE and TRUNCATE need WRITE access "
                          "(opening '%s')",
                          path);
   }
@@ -272,14 +281,17 @@ weft_status_t weft_file_open(const char* path, weft_file_access_t access,
 weft_status_t weft_file_from_fd(int fd, weft_file_access_t access,
                                 weft_allocator_t allocator,
                                 weft_file_t** out_file) {
-  *out_file = NULL;
+  if (out_file) *out_file = NULL;
   char name[32];
   snprintf(name, sizeof(name), "fd %d", fd);
-  weft_status_t status =
-      weft_file_validate_access_bits(access, "file_from_fd");
+  weft_status_t status = weft_arguments_require(
+      __func__, "out_file", (const void* const[]){out_file}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_file_validate_access_bits(access, "weft_file_from_fd");
+  }
   if (weft_status_is_ok(status) && fd < 0) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "file_from_fd: %d is not a file descriptor", fd);
+                         "weft_file_from_fd: %d is not a file descriptor", fd);
   }
   int fd_flags = 0;
   if (weft_status_is_ok(status)) {
@@ -293,18 +305,18 @@ weft_status_t weft_file_from_fd(int fd, weft_file_access_t access,
     int mode = fd_flags & O_ACCMODE;
     if ((access & WEFT_FILE_ACCESS_READ) && mode == O_WRONLY) {
       status = WEFT_STATUS(PERMISSION_DENIED,
-                           "file_from_fd: %s is open write-only but READ "
+                           "weft_file_from_fd: %s is open write-only but READ "
                            "access was requested",
                            name);
     } else if ((access & WEFT_FILE_ACCESS_WRITE) && mode == O_RDONLY) {
       status = WEFT_STATUS(PERMISSION_DENIED,
-                           "file_from_fd: %s is open read-only but WRITE "
+                           "weft_file_from_fd: %s is open read-only but WRITE "
                            "access was requested",
                            name);
     } else if ((access & WEFT_FILE_ACCESS_WRITE) && (fd_flags & O_APPEND)) {
       // Linux pwrite ignores the offset on O_APPEND descriptors.
       status = WEFT_STATUS(INVALID_ARGUMENT,
-                           "file_from_fd: %s is open with O_APPEND, so "
+                           "weft_file_from_fd: %s is open with O_APPEND, so "
                            "positioned writes would append",
                            name);
     }
@@ -332,24 +344,28 @@ void weft_file_release(weft_file_t* file) { weft_resource_release(file); }
 // --- Queries ------------------------------------------------------------------
 
 weft_file_access_t weft_file_access(const weft_file_t* file) {
-  return file->access;
+  return file ? file->access : 0;
 }
 
 uint64_t weft_file_length(const weft_file_t* file) {
-  return weft_atomic_load(&((weft_file_t*)file)->length, memory_order_relaxed);
+  return file ? weft_atomic_load(&((weft_file_t*)file)->length,
+                                 memory_order_relaxed)
+              : 0;
 }
 
 bool weft_file_length_is_known(const weft_file_t* file) {
-  return file->length_known;
+  return file && file->length_known;
 }
 
 void* weft_file_memory(const weft_file_t* file) {
-  return file->kind == WEFT_FILE_KIND_MEMORY ? file->contents : NULL;
+  return file && file->kind == WEFT_FILE_KIND_MEMORY ? file->contents : NULL;
 }
 
-int weft_file_fd(const weft_file_t* file) { return file->fd; }
+int weft_file_fd(const weft_file_t* file) { return file ? file->fd : -1; }
 
-const char* weft_file_name(const weft_file_t* file) { return file->name; }
+const char* weft_file_name(const weft_file_t* file) {
+  return file ? file->name : "";
+}
 
 bool weft_file_is_stream(const weft_file_t* file) { return file->is_stream; }
 
@@ -404,10 +420,9 @@ static weft_status_t weft_file_validate_common(const weft_file_t* file,
 
 weft_status_t weft_file_validate_read(const weft_file_t* file, uint64_t offset,
                                       uint64_t length) {
-  weft_status_t status = WEFT_OK;
-  if (!file) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "file_read: file is NULL");
-  } else {
+  weft_status_t status = weft_arguments_require(
+      __func__, "file", (const void* const[]){file}, 1);
+  if (weft_status_is_ok(status)) {
     status = weft_file_validate_common(file, WEFT_FILE_ACCESS_READ, "read",
                                        offset, length);
   }
@@ -438,10 +453,9 @@ weft_status_t weft_file_validate_read(const weft_file_t* file, uint64_t offset,
 
 weft_status_t weft_file_validate_write(const weft_file_t* file,
                                        uint64_t offset, uint64_t length) {
-  weft_status_t status = WEFT_OK;
-  if (!file) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "file_write: file is NULL");
-  } else {
+  weft_status_t status = weft_arguments_require(
+      __func__, "file", (const void* const[]){file}, 1);
+  if (weft_status_is_ok(status)) {
     status = weft_file_validate_common(file, WEFT_FILE_ACCESS_WRITE, "write",
                                        offset, length);
   }
@@ -537,9 +551,11 @@ static weft_status_t weft_file_transfer_fd(weft_file_t* file, bool is_write,
 
 weft_status_t weft_file_read(weft_file_t* file, uint64_t offset, void* target,
                              uint64_t length) {
-  weft_status_t status = weft_file_validate_read(file, offset, length);
-  if (weft_status_is_ok(status) && length != 0 && !target) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "file_read: target is NULL");
+  weft_status_t status = weft_arguments_require(
+      __func__, "file,target",
+      (const void* const[]){file, length ? target : file}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_file_validate_read(file, offset, length);
   }
   if (weft_status_is_ok(status) && length != 0) {
     if (file->kind == WEFT_FILE_KIND_MEMORY) {
@@ -554,9 +570,11 @@ weft_status_t weft_file_read(weft_file_t* file, uint64_t offset, void* target,
 
 weft_status_t weft_file_write(weft_file_t* file, uint64_t offset,
                               const void* source, uint64_t length) {
-  weft_status_t status = weft_file_validate_write(file, offset, length);
-  if (weft_status_is_ok(status) && length != 0 && !source) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "file_write: source is NULL");
+  weft_status_t status = weft_arguments_require(
+      __func__, "file,source",
+      (const void* const[]){file, length ? source : file}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_file_validate_write(file, offset, length);
   }
   if (weft_status_is_ok(status) && length != 0) {
     if (file->kind == WEFT_FILE_KIND_MEMORY) {

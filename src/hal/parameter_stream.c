@@ -36,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/arguments.h"
 #include "base/atomics.h"
 #include "base/mpsc_list.h"
 #include "base/thread.h"
@@ -127,6 +128,7 @@ struct weft_parameter_stream_t {
 
 void weft_parameter_stream_options_initialize(
     weft_parameter_stream_options_t* out_options) {
+  if (!out_options) return;
   memset(out_options, 0, sizeof(*out_options));
   out_options->affinity = WEFT_QUEUE_AFFINITY_ANY;
   out_options->max_reads_in_flight =
@@ -652,22 +654,17 @@ weft_status_t weft_parameter_stream_start(
     weft_device_t* device, const weft_parameter_span_t* spans,
     uint32_t span_count, const weft_parameter_stream_options_t* options,
     weft_allocator_t allocator, weft_parameter_stream_t** out_stream) {
-  *out_stream = NULL;
+  if (out_stream) *out_stream = NULL;
   weft_parameter_stream_options_t default_options;
   if (!options) {
     weft_parameter_stream_options_initialize(&default_options);
     options = &default_options;
   }
-  weft_status_t status = WEFT_OK;
-  if (!device) {
-    status =
-        WEFT_STATUS(INVALID_ARGUMENT, "parameter_stream_start: device is NULL");
-  } else if (span_count > 0 && !spans) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "parameter_stream_start: %u spans but the array "
-                         "is NULL",
-                         span_count);
-  }
+  weft_status_t status = weft_arguments_require(
+      __func__, "device,spans,out_stream",
+      (const void* const[]){device, span_count ? (const void*)spans : "",
+                            out_stream},
+      3);
   if (weft_status_is_ok(status)) {
     status = weft_parameter_stream_validate_options(options);
   }
@@ -731,6 +728,7 @@ weft_status_t weft_parameter_stream_start(
 //===----------------------------------------------------------------------===//
 
 void weft_parameter_stream_cancel(weft_parameter_stream_t* stream) {
+  if (!stream) return;
   // Relaxed: see weft_parameter_stream_issue.
   weft_atomic_store(&stream->cancel_requested, 1u, memory_order_relaxed);
   weft_parameter_stream_pump(stream);
@@ -738,8 +736,13 @@ void weft_parameter_stream_cancel(weft_parameter_stream_t* stream) {
 
 weft_status_t weft_parameter_stream_wait(weft_parameter_stream_t* stream,
                                          weft_timeout_t timeout) {
-  weft_status_t status = weft_semaphore_wait(stream->done, 1, timeout);
-  if (weft_status_is_ok(status)) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "stream", (const void* const[]){stream}, 1);
+  const bool checked = weft_status_is_ok(status);
+  if (checked) status = weft_semaphore_wait(stream->done, 1, timeout);
+  if (!checked) {
+    // The argument check's error.
+  } else if (weft_status_is_ok(status)) {
     // |result| was written before |done| was signalled and never changes.
     status = weft_status_clone(stream->result);
   } else if (weft_status_is(status, WEFT_STATUS_DEADLINE_EXCEEDED)) {
@@ -756,12 +759,15 @@ weft_status_t weft_parameter_stream_wait(weft_parameter_stream_t* stream,
 
 weft_parameter_progress_t weft_parameter_stream_progress(
     weft_parameter_stream_t* stream) {
-  return weft_parameter_stream_snapshot(stream);
+  weft_parameter_progress_t none;
+  memset(&none, 0, sizeof(none));
+  return stream ? weft_parameter_stream_snapshot(stream) : none;
 }
 
 bool weft_parameter_stream_direct_io_used(weft_parameter_stream_t* stream) {
   // Relaxed: see weft_parameter_stream_submit.
-  return weft_atomic_load(&stream->direct_io_used, memory_order_relaxed) != 0;
+  return stream &&
+         weft_atomic_load(&stream->direct_io_used, memory_order_relaxed) != 0;
 }
 
 void weft_parameter_stream_release(weft_parameter_stream_t* stream) {
@@ -784,8 +790,13 @@ weft_status_t weft_parameter_stream_load(
     uint32_t span_count, const weft_parameter_stream_options_t* options,
     weft_allocator_t allocator) {
   weft_parameter_stream_t* stream = NULL;
-  weft_status_t status = weft_parameter_stream_start(
-      device, spans, span_count, options, allocator, &stream);
+  weft_status_t status = weft_arguments_require(
+      __func__, "device,spans",
+      (const void* const[]){device, span_count ? (const void*)spans : ""}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_parameter_stream_start(device, spans, span_count, options,
+                                         allocator, &stream);
+  }
   if (weft_status_is_ok(status)) {
     status = weft_parameter_stream_wait(stream, weft_timeout_infinite());
     weft_parameter_stream_release(stream);
