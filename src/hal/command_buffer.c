@@ -265,8 +265,11 @@ void weft_command_buffer_set_driver_data(weft_command_buffer_t* command_buffer,
 }
 
 void* weft_command_buffer_driver_data(
-    const weft_command_buffer_t* command_buffer) {
-  return command_buffer->driver_data;
+    const weft_command_buffer_t* command_buffer,
+    void (*destroy)(void* data)) {
+  return command_buffer->driver_data_destroy == destroy
+             ? command_buffer->driver_data
+             : NULL;
 }
 
 uint32_t weft_command_buffer_required_binding_count(
@@ -569,6 +572,12 @@ weft_status_t weft_command_buffer_end(weft_command_buffer_t* command_buffer) {
               ->command_buffer_finalize(command_buffer->device,
                                         command_buffer));
     }
+    // Recorded: the device is no longer needed. Not holding it means a
+    // queue_execute still waiting when the user lets go of everything
+    // (device, command buffer, semaphores) cannot keep the device, and so
+    // itself, alive through the command buffer.
+    weft_device_release(command_buffer->device);
+    command_buffer->device = NULL;
   }
   return status;
 }

@@ -81,7 +81,8 @@ typedef struct weft_command_t {
 const weft_command_t* weft_command_buffer_commands(
     const weft_command_buffer_t* command_buffer, uint32_t* out_count);
 
-// The device the command buffer was created for (borrowed).
+// The device the command buffer was created for (borrowed), until end():
+// a recorded command buffer holds no device (NULL afterwards).
 weft_device_t* weft_command_buffer_device(
     const weft_command_buffer_t* command_buffer);
 
@@ -138,9 +139,13 @@ void weft_command_buffer_set_driver_data(weft_command_buffer_t* command_buffer,
                                          void* data,
                                          void (*destroy)(void* data));
 
-// The data attached with weft_command_buffer_set_driver_data, or NULL.
+// The data attached with weft_command_buffer_set_driver_data when it was
+// attached with |destroy| (which identifies the driver that made it),
+// otherwise NULL: a command buffer recorded for another driver's device
+// carries none of this driver's data.
 void* weft_command_buffer_driver_data(
-    const weft_command_buffer_t* command_buffer);
+    const weft_command_buffer_t* command_buffer,
+    void (*destroy)(void* data));
 
 // Writes a short description of |command| for messages into |buffer|, e.g.
 // "dispatch 'scale_offset'" or "fill", and returns |buffer|.

@@ -36,13 +36,23 @@ static void weft_wait_set_count_down(weft_wait_set_t* set, uint32_t count) {
   weft_status_t status = WEFT_OK;
   weft_wait_set_entry_t* failed_entry =
       weft_atomic_load(&set->failed_entry, memory_order_relaxed);
+  // Acq_rel: takes the reason weft_wait_set_cancel published (exactly one
+  // of the finisher and the canceller's take-back gets it).
+  weft_status_t cancel_reason =
+      weft_atomic_load(&set->cancel_reason, memory_order_relaxed)
+          ? weft_atomic_exchange(&set->cancel_reason, WEFT_OK,
+                                 memory_order_acq_rel)
+          : WEFT_OK;
   if (failed_entry) {
+    weft_status_free(cancel_reason);
     char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
     weft_semaphore_label(failed_entry->semaphore, label, sizeof(label));
     status = weft_status_annotate(failed_entry->failure,
                                   "while waiting for semaphore %s to reach "
                                   "%" PRIu64,
                                   label, failed_entry->value);
+  } else {
+    status = cancel_reason;
   }
   weft_wait_set_ready_fn_t fn = set->fn;
   void* user_data = set->user_data;
@@ -100,6 +110,7 @@ void weft_wait_set_start(weft_wait_set_t* set, weft_semaphore_list_t waits,
   set->user_data = user_data;
   set->count = waits.count;
   atomic_init(&set->failed_entry, NULL);
+  atomic_init(&set->cancel_reason, WEFT_OK);
   atomic_init(&set->pending_count, waits.count + 1);
   for (uint32_t i = 0; i < waits.count; ++i) {
     weft_wait_set_entry_t* entry = &set->entries[i];
@@ -132,4 +143,32 @@ void weft_wait_set_start(weft_wait_set_t* set, weft_semaphore_list_t waits,
   }
   // Drop the skipped entries and start's own guard.
   weft_wait_set_count_down(set, skipped_count + 1);
+}
+
+uint32_t weft_wait_set_cancel(weft_wait_set_t* set, weft_status_t reason) {
+  weft_status_t expected = WEFT_OK;
+  // Release: the reason's contents are visible to whoever takes it.
+  if (!weft_atomic_compare_exchange_strong(&set->cancel_reason, &expected,
+                                           reason, memory_order_release,
+                                           memory_order_relaxed)) {
+    weft_status_free(reason);  // cancelled twice: the first reason stands
+  }
+  uint32_t cancelled_count = 0;
+  for (uint32_t i = 0; i < set->count; ++i) {
+    weft_wait_set_entry_t* entry = &set->entries[i];
+    // False: already fired or firing (its callback counts it down), or
+    // never registered (start skipped it after a failure).
+    if (weft_semaphore_cancel_timepoint(entry->semaphore, &entry->timepoint)) {
+      ++cancelled_count;
+    }
+  }
+  if (cancelled_count) {
+    weft_wait_set_count_down(set, cancelled_count);
+  } else {
+    // Nothing of ours holds the set open: it finished (or is finishing)
+    // on its own. Take the reason back unless the finisher took it.
+    weft_status_free(weft_atomic_exchange(&set->cancel_reason, WEFT_OK,
+                                          memory_order_acq_rel));
+  }
+  return cancelled_count;
 }

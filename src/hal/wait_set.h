@@ -54,6 +54,9 @@ struct weft_wait_set_t {
   weft_atomic_uint32_t pending_count;
   // The first entry that fired with a failure.
   _Atomic(weft_wait_set_entry_t*) failed_entry;
+  // Why the set was cancelled (weft_wait_set_cancel); taken by whoever
+  // finishes the set.
+  _Atomic(weft_status_t) cancel_reason;
   uint32_t count;
   weft_wait_set_entry_t entries[];
 };
@@ -72,5 +75,17 @@ size_t weft_wait_set_storage_size(uint32_t wait_count);
 // read during this call.
 void weft_wait_set_start(weft_wait_set_t* set, weft_semaphore_list_t waits,
                          weft_wait_set_ready_fn_t fn, void* user_data);
+
+// Cancels a started set: every entry still registered is taken off its
+// semaphore. When that finishes the set, |fn| runs (inside this call or on
+// the thread of an entry firing at the same time) with |reason| (consumed),
+// unless an entry failed first: then with that failure and |reason| is
+// dropped. Returns how many entries were taken off; 0 means every entry had
+// already fired (the set finished or is finishing as usual, with OK or its
+// failure) and |reason| was dropped. The caller keeps |set|'s storage valid
+// for the duration of the call (its owner frees it only after |fn| ran, so
+// holding a lock that owner takes first is enough). Call it at most once
+// per start.
+uint32_t weft_wait_set_cancel(weft_wait_set_t* set, weft_status_t reason);
 
 #endif  // WEFT_HAL_WAIT_SET_H_

@@ -1,6 +1,7 @@
 // weft CTS support: argument parsing, per-case device, assertions.
 #include "cts.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,4 +130,42 @@ void weft_cts_read_buffer(weft_buffer_t* buffer, weft_device_size_t offset,
 weft_status_t weft_cts_wait(weft_semaphore_t* semaphore, uint64_t value) {
   return weft_semaphore_wait(semaphore, value,
                              weft_timeout_relative(10ll * 1000 * 1000 * 1000));
+}
+
+static weft_status_t weft_cts_counting_ctl(void* self,
+                                           weft_allocator_command_t command,
+                                           size_t byte_length,
+                                           void** inout_ptr) {
+  weft_cts_counting_allocator_t* counter =
+      (weft_cts_counting_allocator_t*)self;
+  weft_allocator_t system = weft_allocator_system();
+  void* before = *inout_ptr;
+  weft_status_t status =
+      system.ctl(system.self, command, byte_length, inout_ptr);
+  int64_t delta = 0;
+  if (weft_status_is_ok(status)) {
+    if (command == WEFT_ALLOCATOR_COMMAND_FREE) {
+      delta = before ? -1 : 0;
+    } else if (command == WEFT_ALLOCATOR_COMMAND_REALLOC) {
+      delta = (before ? -1 : 0) + (*inout_ptr ? 1 : 0);
+    } else {
+      delta = *inout_ptr ? 1 : 0;
+    }
+  }
+  // Seq_cst (the default): a count read after a device's shutdown thread
+  // freed its last block sees that free.
+  atomic_fetch_add(&counter->live, delta);
+  return status;
+}
+
+weft_allocator_t weft_cts_counting_allocator_initialize(
+    weft_cts_counting_allocator_t* counter) {
+  atomic_init(&counter->live, 0);
+  weft_allocator_t allocator = {counter, weft_cts_counting_ctl};
+  return allocator;
+}
+
+int64_t weft_cts_counting_allocator_live(
+    weft_cts_counting_allocator_t* counter) {
+  return atomic_load(&counter->live);
 }

@@ -87,6 +87,20 @@ void weft_cts_read_buffer(weft_buffer_t* buffer, weft_device_size_t offset,
 // Waits for (semaphore, value) with a 10 s timeout and returns the status.
 weft_status_t weft_cts_wait(weft_semaphore_t* semaphore, uint64_t value);
 
+// An allocator that counts the blocks it has handed out and not yet had
+// back, over the system allocator. Objects reachable from weft's
+// diagnostics registry are invisible to LeakSanitizer; this sees them.
+typedef struct weft_cts_counting_allocator_t {
+  _Atomic(int64_t) live;
+} weft_cts_counting_allocator_t;
+
+// Starts |counter| at zero and returns the allocator that uses it.
+weft_allocator_t weft_cts_counting_allocator_initialize(
+    weft_cts_counting_allocator_t* counter);
+
+// The blocks allocated through |counter| and not yet freed.
+int64_t weft_cts_counting_allocator_live(weft_cts_counting_allocator_t* counter);
+
 // The statically linked test kernel library (see test_kernels.c):
 //   "scale_offset": binding 0 in (f32), binding 1 out (f32);
 //                   constants: scale (f32 bits), offset (f32 bits), count.

@@ -1100,13 +1100,17 @@ static void alloca_dealloca_cycles(void** state) {
   weft_semaphore_release(s);
 }
 
-// An op's failure carries where it happened (op, queue, device) and every
-// op downstream adds its own link, after the original message.
+// An op's failure carries where it happened (which op instance: its waits
+// and signals, its queue and device) and every op downstream adds its own
+// link, after the original message.
 static void errors_name_op_queue_and_device(void** state) {
   weft_cts_t* cts = *state;
   weft_semaphore_t* s = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* filled = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* after = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_set_name(s, "memory");
+  weft_semaphore_set_name(filled, "filled");
+  weft_semaphore_set_name(after, "after");
   uint64_t one = 1, two = 2;
   weft_buffer_t* buffer = NULL;
   weft_buffer_params_t params = {0};
@@ -1124,10 +1128,13 @@ static void errors_name_op_queue_and_device(void** state) {
                                            weft_cts_list1(&after, &one)));
   char expected_fill[512];
   snprintf(expected_fill, sizeof(expected_fill),
-           "queue_fill on queue 0 of device '%s'", cts->device_string);
+           "while running queue_fill (waiting for 'memory' >= 2, signalling "
+           "'filled' = 1) on queue 0 of device '%s'",
+           cts->device_string);
   char expected_barrier[512];
   snprintf(expected_barrier, sizeof(expected_barrier),
-           "so queue_barrier on queue 0 of device '%s' did not run",
+           "so queue_barrier (waiting for 'filled' >= 1, signalling 'after' "
+           "= 1) on queue 0 of device '%s' did not run",
            cts->device_string);
   char text[4096];
   weft_status_t status = weft_cts_wait(after, 1);

@@ -6,13 +6,25 @@
 #include "drivers/local_sync/local_sync_driver.h"
 #include "hal/local/heap_buffer.h"
 
+void weft_local_sync_device_unhold(weft_local_sync_device_t* device) {
+  // Acq_rel: every holder's use of the device happens before the free.
+  if (weft_atomic_fetch_sub(&device->hold_count, 1u, memory_order_acq_rel) ==
+      1u) {
+    weft_allocator_t allocator = device->base.host_allocator;
+    weft_slim_mutex_deinitialize(&device->pending_mutex);
+    weft_device_deinitialize(&device->base);
+    weft_allocator_free(allocator, device);
+  }
+}
+
+// The last public reference is gone: parked ops fail with CANCELLED (ops
+// running on other threads finish), and the device's memory goes with the
+// last of them.
 static void weft_local_sync_device_destroy(weft_device_t* base_device) {
   weft_local_sync_device_t* device = weft_local_sync_device_cast(base_device);
-  weft_allocator_t allocator = device->base.host_allocator;
-  // Every parked op retains the device, so none can be left here.
-  weft_slim_mutex_deinitialize(&device->pending_mutex);
-  weft_device_deinitialize(&device->base);
-  weft_allocator_free(allocator, device);
+  weft_atomic_store(&device->shutting_down, 1u, memory_order_seq_cst);
+  weft_local_sync_device_cancel_pending(device);
+  weft_local_sync_device_unhold(device);
 }
 
 // The properties this device answers, in the order messages list them.
@@ -91,6 +103,8 @@ static weft_status_t weft_local_sync_driver_create_device(
   }
   if (weft_status_is_ok(status)) {
     weft_slim_mutex_initialize(&device->pending_mutex);
+    atomic_init(&device->hold_count, 1u);
+    atomic_init(&device->shutting_down, 0u);
     status = weft_device_initialize(&kWeftLocalSyncDeviceVtable, device_string,
                                     driver->name, allocator, &device->base);
     if (!weft_status_is_ok(status)) {

@@ -27,6 +27,7 @@
 
 #include <stdio.h>
 
+#include "base/atomics.h"
 #include "base/mutex.h"
 #include "hal/device_impl.h"
 
@@ -41,6 +42,11 @@ typedef struct weft_local_sync_device_t {
   weft_local_sync_op_t* pending_head;
   weft_local_sync_op_t* pending_tail;
   uint32_t pending_count;
+  // What keeps the device's memory: one for all the public references
+  // (dropped by destroy, at the last release) plus one per parked op.
+  weft_atomic_uint32_t hold_count;
+  // 1 once the last public reference is gone (seq_cst store in destroy).
+  weft_atomic_uint32_t shutting_down;
 } weft_local_sync_device_t;
 
 _Static_assert(offsetof(weft_local_sync_device_t, base) == 0,
@@ -50,6 +56,28 @@ static inline weft_local_sync_device_t* weft_local_sync_device_cast(
     weft_device_t* device) {
   return (weft_local_sync_device_t*)device;
 }
+
+static inline bool weft_local_sync_device_is_shutting_down(
+    weft_local_sync_device_t* device) {
+  // Seq_cst: pairs with destroy's store, before its sweep of the pending
+  // list; an op that runs after the sweep sees it.
+  return weft_atomic_load(&device->shutting_down, memory_order_seq_cst) != 0;
+}
+
+// Keeps |device|'s memory alive for a parked op.
+static inline void weft_local_sync_device_hold(
+    weft_local_sync_device_t* device) {
+  // Relaxed: taken while another hold exists (the caller's reference).
+  weft_atomic_fetch_add(&device->hold_count, 1u, memory_order_relaxed);
+}
+
+// Drops a hold; the last one frees the device (local_sync_device.c).
+void weft_local_sync_device_unhold(weft_local_sync_device_t* device);
+
+// At the last release: cancels the waits of every parked op, so each fails
+// its signals with CANCELLED naming it (on this thread, or on the thread
+// that was just making it ready).
+void weft_local_sync_device_cancel_pending(weft_local_sync_device_t* device);
 
 // Describes every parked op (all of local-sync's pending ops are parked:
 // the others run inline) for the HAL's reports.

@@ -22,6 +22,7 @@
 #include "hal/local/inline_dispatch.h"
 #include "hal/local/queue_ops.h"
 #include "hal/queue_trace.h"
+#include "hal/semaphore_impl.h"
 #include "hal/local/transient_buffer.h"
 #include "hal/wait_set.h"
 
@@ -251,7 +252,7 @@ static void weft_local_sync_op_args_reference(
 // Does the work of an op whose waits are all reached.
 static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
                                         const weft_local_sync_op_args_t* args,
-                                        weft_semaphore_list_t signal_list,
+                                        const weft_queue_op_identity_t* op,
                                         bool* out_ended) {
   weft_status_t status = WEFT_OK;
   switch (args->type) {
@@ -304,7 +305,7 @@ static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
       status = weft_local_queue_host_call(
           &device->base, args->affinity, args->host_call.fn,
           args->host_call.user_data, args->host_call.args,
-          args->host_call.flags, signal_list, out_ended);
+          args->host_call.flags, op, out_ended);
       break;
     default:
       status = WEFT_STATUS(INTERNAL, "local-sync: unknown op type %d",
@@ -315,34 +316,40 @@ static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
 }
 
 // The one begin/do/end path of every op. |wait_status| (consumed) is OK
-// when every wait was reached, or the failure of a wait: then nothing runs
-// and the signals fail with it.
+// when every wait was reached, or the failure of a wait (or the op's
+// cancellation): then nothing runs and the signals fail with it.
 static void weft_local_sync_op_run(weft_local_sync_device_t* device,
                                    const weft_local_sync_op_args_t* args,
+                                   weft_semaphore_list_t wait_list,
                                    weft_semaphore_list_t signal_list,
-                                   weft_status_t wait_status,
+                                   weft_status_t wait_status, bool cancelled,
                                    uint64_t trace_id) {
   // Begin.
   weft_status_t status = wait_status;
   bool ended = false;
-  const char* op_name = kWeftLocalSyncOpNames[args->type];
-  weft_queue_trace_begin(trace_id, op_name);
-  if (weft_status_is_ok(status)) {
+  const weft_queue_op_identity_t identity = {
+      .op_name = kWeftLocalSyncOpNames[args->type],
+      .device = &device->base,
+      .queue_index = 0,
+      .wait_list = wait_list,
+      .signal_list = signal_list,
+  };
+  weft_queue_trace_begin(trace_id, identity.op_name);
+  if (cancelled) {
+    // The cancellation names the op already.
+  } else if (weft_status_is_ok(status)) {
     status = weft_local_queue_annotate_error(
-        weft_local_sync_do(device, args, signal_list, &ended), op_name,
-        args->type == WEFT_LOCAL_SYNC_OP_HOST_CALL, &device->base,
-        /*queue_index=*/0);
+        &identity, args->type == WEFT_LOCAL_SYNC_OP_HOST_CALL,
+        weft_local_sync_do(device, args, &identity, &ended));
   } else {
-    status = weft_status_annotate(
-        status, "so %s on queue 0 of device '%s' did not run", op_name,
-        weft_device_id(&device->base));
+    status = weft_local_queue_annotate_not_run(&identity, status);
   }
   // End.
   weft_queue_trace_signal(trace_id, weft_status_is_ok(status));
   if (ended) {
     weft_status_ignore(status);
   } else {
-    weft_local_queue_signal_or_fail(signal_list, status);
+    weft_local_queue_signal_or_fail(&identity, status);
   }
   weft_queue_trace_end(trace_id);
 }
@@ -357,7 +364,7 @@ struct weft_local_sync_op_t {
   weft_local_sync_op_t* pending_next;
   // Link in the ready queue of the thread that runs the op.
   weft_local_sync_op_t* ready_next;
-  weft_local_sync_device_t* device;  // retained
+  weft_local_sync_device_t* device;  // held (weft_local_sync_device_hold)
   weft_time_t park_time;
   // The op's trace id (hal/queue_trace.h); 0 when not traced.
   uint64_t trace_id;
@@ -368,6 +375,9 @@ struct weft_local_sync_op_t {
   weft_semaphore_list_t signal_list;
   weft_local_sync_op_args_t args;  // objects retained, arrays copied
   weft_wait_set_t* wait_set;       // in this record
+  // Set by the release sweep (under the pending mutex) when it cancelled
+  // the op's waits.
+  bool cancelled;
 };
 
 // Ops made ready on this thread and not yet run. Thread-local so that the
@@ -380,6 +390,21 @@ typedef struct weft_local_sync_ready_queue_t {
 } weft_local_sync_ready_queue_t;
 
 static _Thread_local weft_local_sync_ready_queue_t weft_local_sync_ready_queue;
+
+static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op);
+
+// Runs the ops of |queue| (this thread's) until it is empty.
+static void weft_local_sync_ready_queue_drain(
+    weft_local_sync_ready_queue_t* queue) {
+  queue->draining = true;
+  while (queue->head) {
+    weft_local_sync_op_t* next = queue->head;
+    queue->head = next->ready_next;
+    if (!queue->head) queue->tail = NULL;
+    weft_local_sync_op_run_parked(next);
+  }
+  queue->draining = false;
+}
 
 // Runs a parked op whose wait set finished and frees it.
 static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op) {
@@ -398,8 +423,29 @@ static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op) {
   --device->pending_count;
   weft_slim_mutex_unlock(&device->pending_mutex);
 
-  weft_local_sync_op_run(device, &op->args, op->signal_list, op->wait_status,
-                         op->trace_id);
+  // Released while it waited (or with its waits just reached but not yet
+  // run): it fails with CANCELLED instead of running, as on every driver.
+  // A failed wait stays the op's error.
+  bool cancelled = false;
+  if (weft_local_sync_device_is_shutting_down(device)) {
+    const weft_queue_op_identity_t identity = {
+        .op_name = kWeftLocalSyncOpNames[op->args.type],
+        .device = &device->base,
+        .queue_index = 0,
+        .wait_list = op->wait_list,
+        .signal_list = op->signal_list,
+    };
+    if (weft_status_is_ok(op->wait_status)) {
+      op->wait_status =
+          weft_local_queue_cancelled(&identity, /*while_waiting=*/false);
+      cancelled = true;
+    } else {
+      cancelled = weft_status_is(op->wait_status, WEFT_STATUS_CANCELLED) &&
+                  op->cancelled;
+    }
+  }
+  weft_local_sync_op_run(device, &op->args, op->wait_list, op->signal_list,
+                         op->wait_status, cancelled, op->trace_id);
 
   weft_local_sync_op_args_reference(&op->args, /*retain=*/false);
   for (uint32_t i = 0; i < op->wait_list.count; ++i) {
@@ -409,8 +455,8 @@ static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op) {
     weft_semaphore_release(op->signal_list.semaphores[i]);
   }
   weft_allocator_free(device->base.host_allocator, op);
-  // Last: this may destroy the device.
-  weft_device_release(&device->base);
+  // Last: this may free the device.
+  weft_local_sync_device_unhold(device);
 }
 
 // The wait set's ready function: queues |user_data| (an op) on this thread
@@ -430,16 +476,34 @@ static void weft_local_sync_op_ready(void* user_data, weft_status_t status) {
   queue->tail = op;
   // A thread already draining (further up this stack) reaches |op| in its
   // loop; otherwise this call becomes the drainer.
-  if (!queue->draining) {
-    queue->draining = true;
-    while (queue->head) {
-      weft_local_sync_op_t* next = queue->head;
-      queue->head = next->ready_next;
-      if (!queue->head) queue->tail = NULL;
-      weft_local_sync_op_run_parked(next);
-    }
-    queue->draining = false;
+  if (!queue->draining) weft_local_sync_ready_queue_drain(queue);
+}
+
+void weft_local_sync_device_cancel_pending(weft_local_sync_device_t* device) {
+  // Ops the sweep makes ready queue up here and run after the pending
+  // mutex is let go (running one takes it).
+  weft_local_sync_ready_queue_t* queue = &weft_local_sync_ready_queue;
+  const bool was_draining = queue->draining;
+  queue->draining = true;
+  weft_slim_mutex_lock(&device->pending_mutex);
+  for (weft_local_sync_op_t* op = device->pending_head; op;
+       op = op->pending_next) {
+    const weft_queue_op_identity_t identity = {
+        .op_name = kWeftLocalSyncOpNames[op->args.type],
+        .device = &device->base,
+        .queue_index = 0,
+        .wait_list = op->wait_list,
+        .signal_list = op->signal_list,
+    };
+    op->cancelled = true;
+    weft_wait_set_cancel(op->wait_set,
+                         weft_local_queue_cancelled(&identity,
+                                                    /*while_waiting=*/true));
   }
+  weft_slim_mutex_unlock(&device->pending_mutex);
+  queue->draining = was_draining;
+  // A thread already draining further up its stack runs them in its loop.
+  if (!was_draining) weft_local_sync_ready_queue_drain(queue);
 }
 
 // Rounds |value| up to a multiple of 16.
@@ -505,7 +569,7 @@ static weft_status_t weft_local_sync_op_allocate(
     op->args = *args;
     weft_local_sync_op_args_copy_extra(&op->args, storage + fixed_size);
     weft_local_sync_op_args_reference(&op->args, /*retain=*/true);
-    weft_device_retain(&device->base);
+    weft_local_sync_device_hold(device);
     op->device = device;
     op->park_time = weft_time_now();
     *out_op = op;
@@ -555,9 +619,11 @@ static weft_status_t weft_local_sync_check_waits(
     uint64_t value = 0;
     status = weft_semaphore_query(wait_list.semaphores[i], &value);
     if (!weft_status_is_ok(status)) {
+      char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+      weft_semaphore_label(wait_list.semaphores[i], label, sizeof(label));
       status = weft_status_annotate(
-          status, "while waiting for semaphore '%s' to reach %" PRIu64,
-          weft_semaphore_name(wait_list.semaphores[i]), wait_list.values[i]);
+          status, "while waiting for semaphore %s to reach %" PRIu64, label,
+          wait_list.values[i]);
     } else if (value < wait_list.values[i]) {
       ready = false;
     }
@@ -577,7 +643,13 @@ static weft_status_t weft_local_sync_submit(
   const uint64_t trace_id = weft_queue_trace_submit();
   if (ready || !weft_status_is_ok(wait_status)) {
     weft_queue_trace_ready(trace_id);
-    weft_local_sync_op_run(device, args, signal_list, wait_status, trace_id);
+    // A host call may drop the caller's last device reference; the device
+    // must outlive the op all the same.
+    const bool hold = args->type == WEFT_LOCAL_SYNC_OP_HOST_CALL;
+    if (hold) weft_local_sync_device_hold(device);
+    weft_local_sync_op_run(device, args, wait_list, signal_list, wait_status,
+                           /*cancelled=*/false, trace_id);
+    if (hold) weft_local_sync_device_unhold(device);
   } else {
     status =
         weft_local_sync_park(device, args, wait_list, signal_list, trace_id);

@@ -1012,11 +1012,7 @@ weft_status_t weft_block_command_buffer_finalize(
 
 const weft_block_recording_t* weft_block_command_buffer_recording(
     const weft_command_buffer_t* command_buffer) {
-  // Only command buffers of a device using this hook carry a recording.
-  const weft_device_t* device = weft_command_buffer_device(command_buffer);
-  bool ours = weft_device_vtable(device)->command_buffer_finalize ==
-              weft_block_command_buffer_finalize;
-  return ours ? (const weft_block_recording_t*)weft_command_buffer_driver_data(
-                    command_buffer)
-              : NULL;
+  // Only command buffers finalized by this hook carry a recording.
+  return (const weft_block_recording_t*)weft_command_buffer_driver_data(
+      command_buffer, weft_block_recording_free_data);
 }

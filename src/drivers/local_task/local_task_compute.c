@@ -212,38 +212,6 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
   return result;
 }
 
-// Stops the running item of |compute| at shutdown, from the destroying
-// thread: enters the lane like a worker, aborts the item's processor (tiles
-// not started are skipped; the workers still draining reach COMPLETED
-// promptly and the op fails with CANCELLED), and leaves, doing the owner's
-// part if it is the last to leave a completed item.
-static void weft_local_task_compute_abort(weft_local_task_compute_t* compute) {
-  weft_local_task_device_t* device =
-      weft_local_task_compute_queue(compute)->device;
-  // Acquire: as a worker's entry.
-  uint64_t state =
-      weft_atomic_fetch_add(&compute->state, 1, memory_order_acquire);
-  if (!(state &
-        (WEFT_LOCAL_TASK_COMPUTE_CLOSED | WEFT_LOCAL_TASK_COMPUTE_RELEASING))) {
-    weft_local_task_op_t* op =
-        weft_atomic_load(&compute->current, memory_order_relaxed);
-    if (!weft_block_processor_is_completed(op->compute.context)) {
-      weft_block_processor_abort(
-          op->compute.context,
-          WEFT_STATUS(CANCELLED,
-                      "%s was cancelled: device '%s' shut down while it ran",
-                      weft_local_task_op_type_name(op->args.type),
-                      weft_device_id(&device->base)));
-    }
-  }
-  if (weft_local_task_compute_leave(compute)) {
-    // The drain result does not matter here: the wake below covers it.
-    weft_local_task_compute_release_and_install(compute);
-  }
-  // Whatever the lane holds now is drained (and cancelled) by the workers.
-  weft_process_wake(&compute->process);
-}
-
 //===----------------------------------------------------------------------===//
 // Starting items (on the control process)
 //===----------------------------------------------------------------------===//
@@ -354,7 +322,11 @@ void weft_local_task_compute_initialize(weft_local_task_queue_t* queue) {
 }
 
 void weft_local_task_compute_cancel(weft_local_task_queue_t* queue) {
-  weft_local_task_compute_abort(&queue->compute);
+  // The running item finishes (device.h: ops already running finish);
+  // queued items fail with CANCELLED as the lane's owner reaches them
+  // (weft_local_task_compute_release_and_install). The wake makes sure
+  // someone does.
+  weft_process_wake(&queue->compute.process);
 }
 
 void weft_local_task_compute_stop(weft_local_task_queue_t* queue) {

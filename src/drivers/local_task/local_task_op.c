@@ -314,9 +314,10 @@ weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
                                          const weft_local_task_op_args_t* args,
                                          weft_semaphore_list_t wait_list,
                                          weft_semaphore_list_t signal_list,
-                                         bool keep_waits) {
+                                         bool park) {
   op->args = *args;
-  uint32_t wait_count = keep_waits ? wait_list.count : 0;
+  // The waits are kept even when reached: errors name them.
+  uint32_t wait_count = wait_list.count;
   uint32_t entry_count = wait_count + signal_list.count;
   // Layout: values | semaphores | wait set. Counts are uint32, so these
   // sizes cannot overflow a size_t.
@@ -324,8 +325,7 @@ weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
       weft_local_task_align16((size_t)entry_count * sizeof(uint64_t));
   size_t semaphores_size =
       weft_local_task_align16((size_t)entry_count * sizeof(weft_semaphore_t*));
-  size_t wait_set_size =
-      keep_waits ? weft_wait_set_storage_size(wait_list.count) : 0;
+  size_t wait_set_size = park ? weft_wait_set_storage_size(wait_count) : 0;
   uint8_t* storage = NULL;
   weft_status_t status = weft_local_task_op_allocate(
       op, values_size + semaphores_size + wait_set_size, (void**)&storage);
@@ -336,8 +336,8 @@ weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
     uint64_t* values = (uint64_t*)storage;
     weft_semaphore_t** semaphores = (weft_semaphore_t**)(storage + values_size);
     op->wait_set =
-        keep_waits ? (weft_wait_set_t*)(storage + values_size + semaphores_size)
-                   : NULL;
+        park ? (weft_wait_set_t*)(storage + values_size + semaphores_size)
+             : NULL;
     op->wait_list.count = wait_count;
     op->wait_list.semaphores = semaphores;
     op->wait_list.values = values;

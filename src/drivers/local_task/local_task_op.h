@@ -19,6 +19,7 @@
 #include "drivers/local_task/block_builder.h"
 #include "drivers/local_task/block_processor.h"
 #include "drivers/local_task/local_task_queue.h"
+#include "hal/queue_describe.h"
 #include "hal/wait_set.h"
 #include "weft/device.h"
 
@@ -183,15 +184,16 @@ void weft_local_task_op_discard(weft_local_task_op_pool_t* pool,
                                 weft_local_task_op_t* op);
 
 // Copies |args| (borrowed pointers) into |op|: arrays and bytes into the
-// record, the signal list (and the wait list when |keep_waits|) with every
-// semaphore retained, a wait set sized for the waits when |keep_waits|, and
-// a reference on every object the arguments name. On failure nothing is
+// record, the wait and signal lists with every semaphore retained (the
+// waits are named in the op's errors even when they were reached at
+// submit), a wait set sized for the waits when the op will |park|, and a
+// reference on every object the arguments name. On failure nothing is
 // retained and |op| can be discarded.
 weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
                                          const weft_local_task_op_args_t* args,
                                          weft_semaphore_list_t wait_list,
                                          weft_semaphore_list_t signal_list,
-                                         bool keep_waits);
+                                         bool park);
 
 // Returns |byte_length| bytes (16-byte aligned, zeroed) of |op|'s storage:
 // its block's inline bytes first, then its arena. Freed when it retires.
@@ -215,6 +217,10 @@ void weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
 // reference must not be left to a worker), so no worker may still be inside
 // its context; a DISPATCH may finish while workers are (two-phase).
 void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status);
+
+// Which op |op| is, for messages (hal/queue_describe.h).
+weft_queue_op_identity_t weft_local_task_op_identity(
+    const weft_local_task_op_t* op);
 
 // Annotates an error (|status|, consumed and returned) of |op|'s work with
 // the op, its queue and its device (weft_local_queue_annotate_error).
@@ -260,8 +266,8 @@ void weft_local_task_compute_start(weft_local_task_queue_t* queue,
                                    weft_local_task_op_t* op,
                                    uint32_t worker_index);
 
-// Shutdown, first step: aborts the compute process's running item (its
-// signals fail with CANCELLED; queued items are cancelled as they come up).
+// Shutdown, first step: the compute process's running item finishes;
+// queued items fail with CANCELLED as they come up.
 void weft_local_task_compute_cancel(weft_local_task_queue_t* queue);
 
 // Cancels the compute process (shutdown, once every op retired).

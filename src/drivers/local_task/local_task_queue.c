@@ -67,12 +67,14 @@ static weft_status_t weft_local_task_do(weft_local_task_op_t* op,
       break;
     case WEFT_LOCAL_TASK_OP_BARRIER:
       break;
-    case WEFT_LOCAL_TASK_OP_HOST_CALL:
+    case WEFT_LOCAL_TASK_OP_HOST_CALL: {
+      weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
       status = weft_local_queue_host_call(
           &op->queue->device->base, args->affinity, args->host_call.fn,
           args->host_call.user_data, args->host_call.args,
-          args->host_call.flags, op->signal_list, out_ended);
+          args->host_call.flags, &identity, out_ended);
       break;
+    }
     default:
       status = WEFT_STATUS(INTERNAL, "local-task: unknown op type %d",
                            (int)args->type);
@@ -81,12 +83,23 @@ static weft_status_t weft_local_task_do(weft_local_task_op_t* op,
   return status;
 }
 
+weft_queue_op_identity_t weft_local_task_op_identity(
+    const weft_local_task_op_t* op) {
+  weft_queue_op_identity_t identity = {
+      .op_name = weft_local_task_op_type_name(op->args.type),
+      .device = &op->queue->device->base,
+      .queue_index = op->queue->index,
+      .wait_list = op->wait_list,
+      .signal_list = op->signal_list,
+  };
+  return identity;
+}
+
 weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
                                              weft_status_t status) {
+  weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
   return weft_local_queue_annotate_error(
-      status, weft_local_task_op_type_name(op->args.type),
-      op->args.type == WEFT_LOCAL_TASK_OP_HOST_CALL, &op->queue->device->base,
-      op->queue->index);
+      &identity, op->args.type == WEFT_LOCAL_TASK_OP_HOST_CALL, status);
 }
 
 void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status) {
@@ -101,7 +114,8 @@ void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status) {
     op->args.execute.command_buffer = NULL;
   }
   weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
-  weft_local_queue_signal_or_fail(op->signal_list, status);
+  weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
+  weft_local_queue_signal_or_fail(&identity, status);
 }
 
 void weft_local_task_op_release(weft_local_task_op_t* op) {
@@ -115,18 +129,13 @@ void weft_local_task_op_release(weft_local_task_op_t* op) {
 weft_status_t weft_local_task_op_not_run_status(weft_local_task_op_t* op) {
   weft_status_t status = op->wait_status;
   op->wait_status = WEFT_OK;
-  const char* op_name = weft_local_task_op_type_name(op->args.type);
-  if (op->cancelled) {
+  weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
+  if (op->cancelled && weft_status_is(status, WEFT_STATUS_CANCELLED)) {
     // The sweep's own message names the op already.
   } else if (!weft_status_is_ok(status)) {
-    status = weft_status_annotate(
-        status, "so %s on queue %u of device '%s' did not run", op_name,
-        op->queue->index, weft_device_id(&op->queue->device->base));
+    status = weft_local_queue_annotate_not_run(&identity, status);
   } else {
-    status = WEFT_STATUS(CANCELLED,
-                         "%s was cancelled: device '%s' shut down before it "
-                         "ran",
-                         op_name, weft_device_id(&op->queue->device->base));
+    status = weft_local_queue_cancelled(&identity, /*while_waiting=*/false);
   }
   return status;
 }
@@ -329,48 +338,18 @@ static void weft_local_task_for_each_marked(
   weft_slim_mutex_unlock(&pool->park_mutex);
 }
 
-// Cancels the waits of a parked |op| at shutdown (park mutex held). The
-// wait set counts every entry down exactly once (wait_set.c): entries this
-// sweep removes from their semaphores are counted down here, and whoever
-// takes the count to zero makes the op ready.
+// Cancels the waits of a parked |op| at shutdown (park mutex held, so its
+// record stays put). When that finishes its wait set, the op becomes ready
+// with CANCELLED naming it (or with a wait's failure that came first) and
+// fails its signals when the control process reaches it.
 static void weft_local_task_cancel_waits(weft_local_task_op_t* op,
                                          void* user_data) {
   (void)user_data;
-  weft_wait_set_t* set = op->wait_set;
-  uint32_t cancelled_count = 0;
-  for (uint32_t i = 0; i < set->count; ++i) {
-    weft_wait_set_entry_t* entry = &set->entries[i];
-    if (weft_semaphore_cancel_timepoint(entry->semaphore, &entry->timepoint)) {
-      ++cancelled_count;
-    }
-  }
-  // Acq_rel: as the wait set's own count-down (entries' writes happen-before
-  // the ready call).
-  bool finished =
-      cancelled_count != 0 &&
-      weft_atomic_fetch_sub(&set->pending_count, cancelled_count,
-                            memory_order_acq_rel) == cancelled_count;
-  if (finished) {
-    // This sweep finished the set: make the op ready. A failure an entry
-    // fired with before the sweep stays the op's error.
-    weft_status_t status = WEFT_OK;
-    weft_wait_set_entry_t* failed_entry =
-        weft_atomic_load(&set->failed_entry, memory_order_acquire);
-    if (failed_entry) {
-      status = failed_entry->failure;
-      failed_entry->failure = WEFT_OK;
-    } else {
-      op->cancelled = true;
-      status = WEFT_STATUS(
-          CANCELLED,
-          "%s was cancelled: device '%s' shut down while it waited on %u "
-          "semaphore%s",
-          weft_local_task_op_type_name(op->args.type),
-          weft_device_id(&op->queue->device->base), set->count,
-          set->count == 1 ? "" : "s");
-    }
-    weft_local_task_op_ready(op, status);
-  }
+  weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
+  op->cancelled = true;
+  weft_wait_set_cancel(op->wait_set,
+                       weft_local_queue_cancelled(&identity,
+                                                  /*while_waiting=*/true));
 }
 
 //===----------------------------------------------------------------------===//
@@ -429,7 +408,7 @@ static weft_status_t weft_local_task_submit(
   if (weft_status_is_ok(status)) {
     op->queue = queue;
     status = weft_local_task_op_capture(op, args, wait_list, signal_list,
-                                        /*keep_waits=*/!ready);
+                                        /*park=*/!ready);
   }
   if (!weft_status_is_ok(status)) {
     weft_local_task_op_discard(&device->op_pool, op);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "hal/queue_describe.h"
 #include "weft/device.h"
 
 // Reads |length| bytes of |file| at |file_offset| into |buffer| at
@@ -25,24 +26,37 @@ weft_status_t weft_local_queue_write(weft_buffer_t* buffer,
                                      weft_file_t* file, uint64_t file_offset,
                                      weft_device_size_t length);
 
-// Ends an op: signals every entry of |signal_list| when |status| is OK,
-// otherwise fails them all with |status| (consumed).
-void weft_local_queue_signal_or_fail(weft_semaphore_list_t signal_list,
+// Ends |op|: signals every entry of its signal list when |status| is OK,
+// otherwise fails them all with |status| (consumed). A signal the semaphore
+// has already passed (another op or the host moved it past the value since
+// submit) fails that semaphore with INVALID_ARGUMENT naming the op, the
+// semaphore and both values, so its waiters learn of it; one that already
+// failed keeps its failure.
+void weft_local_queue_signal_or_fail(const weft_queue_op_identity_t* op,
                                      weft_status_t status);
 
-// Annotates |status| (consumed, returned), an error of the work of the op
-// named |op_name| ("queue_fill") on queue |queue_index| of |device|, with
-// where it happened: "while running queue_fill on queue 0 of device
-// 'local-task'", or "in queue_fill on queue 0 of device 'local-task'" when
+// Annotates |status| (consumed, returned), an error of |op|'s work, with
+// where it happened: "while running queue_fill (waiting for 'a' >= 1,
+// signalling 'b' = 2) on queue 0 of device 'local-task'", or "in ..." when
 // the message already starts with the op's name or is a host call's own
 // words (kept first, as they are). Errors of lower layers (a transient
 // buffer used after dealloca, a file's short read) then say which op,
 // queue and device met them.
-weft_status_t weft_local_queue_annotate_error(weft_status_t status,
-                                              const char* op_name,
+weft_status_t weft_local_queue_annotate_error(const weft_queue_op_identity_t* op,
                                               bool is_host_call,
-                                              weft_device_t* device,
-                                              uint32_t queue_index);
+                                              weft_status_t status);
+
+// Annotates a wait's failure (consumed, returned) that kept |op| from
+// running: "...; so queue_fill (...) on queue 0 of device 'X' did not run".
+weft_status_t weft_local_queue_annotate_not_run(
+    const weft_queue_op_identity_t* op, weft_status_t status);
+
+// The CANCELLED status of an op that never ran because its device was
+// released: "queue_fill (...) on queue 0 of device 'X' was cancelled: the
+// device was released while it waited" (|while_waiting|) or "... before it
+// ran".
+weft_status_t weft_local_queue_cancelled(const weft_queue_op_identity_t* op,
+                                         bool while_waiting);
 
 // Runs a host call for an op whose waits are reached. Sets |*out_ended|
 // when the signals were already published (NON_BLOCKING) or handed to the
@@ -50,7 +64,7 @@ weft_status_t weft_local_queue_annotate_error(weft_status_t status,
 weft_status_t weft_local_queue_host_call(
     weft_device_t* device, weft_queue_affinity_t affinity,
     weft_host_call_fn_t fn, void* user_data, const uint64_t args[4],
-    weft_host_call_flags_t flags, weft_semaphore_list_t signal_list,
+    weft_host_call_flags_t flags, const weft_queue_op_identity_t* op,
     bool* out_ended);
 
 #endif  // WEFT_HAL_LOCAL_QUEUE_OPS_H_
