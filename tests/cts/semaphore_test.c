@@ -1,4 +1,5 @@
 // CTS: timeline semaphores (values, failure, host waits, lists, timepoints).
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -804,9 +805,92 @@ static void debug_name_in_error_messages(void** state) {
   weft_semaphore_release(semaphore);
 }
 
+//===----------------------------------------------------------------------===//
+// Queue signals that could only move a semaphore backwards
+//===----------------------------------------------------------------------===//
+
+// At submit, a queue op's signal at or below the semaphore's current value
+// is INVALID_ARGUMENT naming the semaphore and both values, exactly as a
+// host signal is, and nothing is queued or signalled.
+static void queue_signal_not_above_current_is_invalid(void** state) {
+  weft_cts_t* cts = *state;
+  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 5);
+  weft_semaphore_set_name(semaphore, "progress");
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
+  uint32_t pattern = 1;
+  const uint64_t values[2] = {3, 5};
+  for (int i = 0; i < 2; ++i) {
+    char expected[160];
+    snprintf(expected, sizeof(expected),
+             "weft_device_queue_fill: signal_list[0] signals semaphore "
+             "'progress' to %llu but it is already at 5",
+             (unsigned long long)values[i]);
+    assert_status_contains(
+        weft_device_queue_fill(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                               weft_semaphore_list_empty(),
+                               weft_cts_list1(&semaphore, &values[i]), buffer,
+                               0, 64, &pattern, 4),
+        WEFT_STATUS_INVALID_ARGUMENT, expected);
+  }
+  // A barrier waiting for the value it signals could never move it forward.
+  const uint64_t seven = 7;
+  assert_status_contains(
+      weft_device_queue_barrier(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                weft_cts_list1(&semaphore, &seven),
+                                weft_cts_list1(&semaphore, &seven)),
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "signals semaphore 'progress' to 7 but wait_list[0] waits for it to "
+      "reach 7 first");
+  // Untouched: still 5, not failed; the forward signal still works.
+  assert_int_equal(query_value(semaphore), 5);
+  const uint64_t six = 6;
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &six)));
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, 6));
+  weft_buffer_release(buffer);
+  weft_semaphore_release(semaphore);
+}
+
+// Accepted at submit, passed by the host before the op signals: the
+// semaphore fails with a message naming the op, the semaphore and both
+// values, so every waiter (even of a value already reached) learns of it.
+static void queue_signal_passed_after_submit_fails_semaphore(void** state) {
+  weft_cts_t* cts = *state;
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_set_name(gate, "gate");
+  weft_semaphore_set_name(semaphore, "progress");
+  weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_set_name(done, "done");
+  const uint64_t one = 1;
+  weft_semaphore_t* signals[2] = {semaphore, done};
+  const uint64_t signal_values[2] = {3, 1};
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&gate, &one),
+      (weft_semaphore_list_t){2, signals, signal_values}));
+  WEFT_ASSERT_OK(weft_semaphore_signal(semaphore, 5));
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+  // The op's other signal still goes through: nothing else waits forever.
+  WEFT_ASSERT_OK(weft_cts_wait(done, 1));
+  char expected[256];
+  snprintf(expected, sizeof(expected),
+           "queue_barrier (waiting for 'gate' >= 1, signalling 'progress' = "
+           "3 and 'done' = 1) on queue 0 of device '%s' could not signal "
+           "semaphore 'progress' to 3: it was already at 5",
+           cts->device_string);
+  assert_status_contains(weft_cts_wait(semaphore, 1),
+                         WEFT_STATUS_INVALID_ARGUMENT, expected);
+  weft_semaphore_release(gate);
+  weft_semaphore_release(semaphore);
+  weft_semaphore_release(done);
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(create_and_query_initial_value),
+      WEFT_CTS_CASE(queue_signal_not_above_current_is_invalid),
+      WEFT_CTS_CASE(queue_signal_passed_after_submit_fails_semaphore),
       WEFT_CTS_CASE(signal_then_query),
       WEFT_CTS_CASE(signal_equal_value_is_invalid),
       WEFT_CTS_CASE(signal_lower_value_is_invalid),

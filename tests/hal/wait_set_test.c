@@ -398,6 +398,103 @@ static void concurrent_signal_stress(void** state) {
   }
 }
 
+// weft_wait_set_cancel: unreached entries are taken off their semaphores
+// and the ready function gets the reason, once.
+static void cancel_delivers_reason(void** state) {
+  weft_semaphore_t* a = make_semaphore(1, "a");
+  weft_semaphore_t* b = make_semaphore(0, "b");
+  weft_semaphore_t* semaphores[2] = {a, b};
+  uint64_t values[2] = {1, 5};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(2);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, (weft_semaphore_list_t){2, semaphores, values},
+                      record_ready, &record);
+  assert_int_equal(ready_calls(&record), 0);
+  assert_int_equal(weft_wait_set_cancel(set, WEFT_STATUS(CANCELLED, "stop")),
+                   1);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_CANCELLED);
+  assert_non_null(strstr(record.message, "stop"));
+  // Nothing is left on |b|: signalling it calls nothing.
+  ASSERT_OK(weft_semaphore_signal(b, 5));
+  assert_int_equal(ready_calls(&record), 1);
+  weft_semaphore_release(a);
+  weft_semaphore_release(b);
+}
+
+// A failure that came before the cancel stays the result; the reason is
+// dropped (freed: the leak checker sees it otherwise).
+static void cancel_after_failure_keeps_failure(void** state) {
+  weft_semaphore_t* a = make_semaphore(0, "a");
+  weft_semaphore_t* b = make_semaphore(0, "b");
+  weft_semaphore_t* semaphores[2] = {a, b};
+  uint64_t values[2] = {1, 1};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(2);
+  weft_wait_set_start(set, (weft_semaphore_list_t){2, semaphores, values},
+                      record_ready, &record);
+  weft_semaphore_fail(a, WEFT_STATUS(DATA_LOSS, "disk gone"));
+  assert_int_equal(ready_calls(&record), 1);
+  // Every entry already fired or was swept: nothing to take off.
+  assert_int_equal(weft_wait_set_cancel(set, WEFT_STATUS(CANCELLED, "stop")),
+                   0);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_DATA_LOSS);
+  assert_non_null(strstr(record.message, "disk gone"));
+  free(set);
+  weft_semaphore_release(a);
+  weft_semaphore_release(b);
+}
+
+// Cancelling a set that finished as usual changes nothing.
+static void cancel_after_reached_is_noop(void** state) {
+  weft_semaphore_t* a = make_semaphore(0, "a");
+  weft_semaphore_t* semaphores[1] = {a};
+  uint64_t values[1] = {1};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(1);
+  weft_wait_set_start(set, (weft_semaphore_list_t){1, semaphores, values},
+                      record_ready, &record);
+  ASSERT_OK(weft_semaphore_signal(a, 1));
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(weft_wait_set_cancel(set, WEFT_STATUS(CANCELLED, "stop")),
+                   0);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_OK);
+  free(set);
+  weft_semaphore_release(a);
+}
+
+// Cancels racing signals from another thread: the ready function runs
+// exactly once, with OK or the reason, and nothing leaks.
+static void cancel_races_signal(void** state) {
+  for (int round = 0; round < 500; ++round) {
+    weft_semaphore_t* a = make_semaphore(0, "a");
+    weft_semaphore_t* semaphores[1] = {a};
+    uint64_t values[1] = {1};
+    ready_record_t record;
+    init_record(&record);
+    weft_wait_set_t* set = allocate_set(1);
+    weft_wait_set_start(set, (weft_semaphore_list_t){1, semaphores, values},
+                        record_ready, &record);
+    signal_thread_args_t args = {a, 1, false};
+    weft_thread_t* thread = NULL;
+    ASSERT_OK(weft_thread_create(signal_thread_main, &args, NULL,
+                                 weft_allocator_system(), &thread));
+    weft_wait_set_cancel(set, WEFT_STATUS(CANCELLED, "stop"));
+    weft_thread_join(thread);
+    assert_int_equal(ready_calls(&record), 1);
+    assert_true(record.code == WEFT_STATUS_OK ||
+                record.code == WEFT_STATUS_CANCELLED);
+    free(set);
+    weft_semaphore_release(a);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(empty_list_is_ready_at_once),
@@ -412,6 +509,10 @@ int main(void) {
       cmocka_unit_test(reached_from_other_threads),
       cmocka_unit_test(fail_from_other_thread),
       cmocka_unit_test(concurrent_signal_stress),
+      cmocka_unit_test(cancel_delivers_reason),
+      cmocka_unit_test(cancel_after_failure_keeps_failure),
+      cmocka_unit_test(cancel_after_reached_is_noop),
+      cmocka_unit_test(cancel_races_signal),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
