@@ -303,6 +303,20 @@ const char* weft_command_describe(const weft_command_t* command, char* buffer,
   return buffer;
 }
 
+weft_status_t weft_command_buffer_annotate_command(
+    const weft_command_buffer_t* command_buffer, uint32_t command_index,
+    weft_status_t status) {
+  if (!weft_status_is_ok(status) &&
+      command_index < command_buffer->command_count) {
+    char description[96];
+    status = weft_status_annotate(
+        status, "while executing command %u (%s)", command_index,
+        weft_command_describe(&command_buffer->commands[command_index],
+                              description, sizeof(description)));
+  }
+  return status;
+}
+
 // --- Recording helpers
 // --------------------------------------------------------
 

@@ -147,6 +147,13 @@ void* weft_command_buffer_driver_data(
     const weft_command_buffer_t* command_buffer,
     void (*destroy)(void* data));
 
+// Annotates |status| (consumed, returned), a failure of command
+// |command_index| of |command_buffer| during an execution, the same way on
+// every driver: "while executing command 3 (dispatch 'fail')".
+weft_status_t weft_command_buffer_annotate_command(
+    const weft_command_buffer_t* command_buffer, uint32_t command_index,
+    weft_status_t status);
+
 // Writes a short description of |command| for messages into |buffer|, e.g.
 // "dispatch 'scale_offset'" or "fill", and returns |buffer|.
 const char* weft_command_describe(const weft_command_t* command, char* buffer,

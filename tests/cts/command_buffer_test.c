@@ -1075,13 +1075,18 @@ static void transient_buffer_checked_when_run(void** state) {
       weft_cts_list1(&freed, &one), transient));
   WEFT_ASSERT_OK(weft_cts_wait(freed, 1));
   // Executing after the dealloca fails the signal, saying the dealloca ran
-  // (drivers name the command or the mapping their own way).
+  // and naming the command, the same way on every driver.
   WEFT_ASSERT_OK(weft_device_queue_execute(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&freed, &one),
       weft_cts_list1(&late, &one), command_buffer, kNoTable));
-  assert_status_contains(weft_cts_wait(late, 1),
-                         WEFT_STATUS_FAILED_PRECONDITION,
+  weft_status_t late_status = weft_cts_wait(late, 1);
+  char text[1024];
+  weft_status_format(late_status, text, sizeof(text));
+  assert_status_contains(late_status, WEFT_STATUS_FAILED_PRECONDITION,
                          "after its dealloca ran");
+  if (!strstr(text, "while executing command 0 (fill)")) {
+    fail_msg("expected the command named in: %s", text);
+  }
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(transient);
   weft_semaphore_release(gate);
@@ -1298,6 +1303,53 @@ static void direct_only_with_empty_binding_table(void** state) {
   weft_buffer_release(b);
 }
 
+// A binding whose buffer cannot be mapped when the command buffer runs (a
+// transient buffer after its dealloca) fails the execution naming the first
+// command that uses the slot, the same way on every driver.
+static void unmappable_binding_names_its_command(void** state) {
+  weft_cts_t* cts = *state;
+  weft_semaphore_t* freed = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
+  const uint64_t one = 1, two = 2;
+  weft_buffer_t* transient = NULL;
+  WEFT_ASSERT_OK(weft_device_queue_alloca(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&freed, &one), (weft_buffer_params_t){0}, 64,
+      &transient));
+  WEFT_ASSERT_OK(weft_device_queue_dealloca(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&freed, &one),
+      weft_cts_list1(&freed, &two), transient));
+  WEFT_ASSERT_OK(weft_cts_wait(freed, 2));
+  weft_buffer_t* plain = weft_cts_allocate_buffer(cts, 64);
+  weft_command_buffer_t* command_buffer =
+      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 1);
+  WEFT_ASSERT_OK(weft_command_buffer_fill(
+      command_buffer, weft_make_buffer_ref(plain, 0, 64), &(uint8_t){1}, 1));
+  WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
+  WEFT_ASSERT_OK(weft_command_buffer_fill(
+      command_buffer, weft_make_indirect_buffer_ref(0, 0, WEFT_WHOLE_BUFFER),
+      &(uint8_t){2}, 1));
+  WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
+  weft_buffer_binding_t binding = {transient, 0, WEFT_WHOLE_BUFFER};
+  WEFT_ASSERT_OK(weft_device_queue_execute(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&done, &one), command_buffer,
+      (weft_binding_table_t){1, &binding}));
+  weft_status_t status = weft_cts_wait(done, 1);
+  char text[1024];
+  weft_status_format(status, text, sizeof(text));
+  assert_status_contains(status, WEFT_STATUS_FAILED_PRECONDITION,
+                         "after its dealloca ran");
+  if (!strstr(text, "while executing command 2 (fill)")) {
+    fail_msg("expected command 2 named in: %s", text);
+  }
+  weft_command_buffer_release(command_buffer);
+  weft_buffer_release(plain);
+  weft_buffer_release(transient);
+  weft_semaphore_release(freed);
+  weft_semaphore_release(done);
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(create_and_query),
@@ -1341,6 +1393,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(transient_buffer_checked_when_run),
       WEFT_CTS_CASE(recording_survives_allocation_failures),
       WEFT_CTS_CASE(direct_only_with_empty_binding_table),
+      WEFT_CTS_CASE(unmappable_binding_names_its_command),
   };
   return weft_cts_run("command_buffer", tests, WEFT_CTS_COUNT(tests), argc,
                       argv);

@@ -41,6 +41,10 @@ typedef struct weft_block_builder_t {
   uint32_t late_buffer_capacity;
   uint32_t direct_mapping_capacity;
   uint32_t executable_capacity;
+  uint32_t used_slot_first_capacity;
+  uint32_t late_buffer_first_capacity;
+  // The command-buffer command being compiled (for messages at run time).
+  uint32_t command_index;
 } weft_block_builder_t;
 
 // --- Freeing
@@ -70,6 +74,8 @@ static void weft_block_recording_release_all(
     weft_allocator_free(allocator, recording->late_buffers);
     weft_allocator_free(allocator, recording->executables);
     weft_allocator_free(allocator, recording->used_slots);
+    weft_allocator_free(allocator, recording->used_slot_first_commands);
+    weft_allocator_free(allocator, recording->late_buffer_first_commands);
     weft_allocator_free(allocator, recording->slot_to_used);
     weft_allocator_free(allocator, recording->regions);
     weft_allocator_free(allocator, (void*)recording->commands);
@@ -307,7 +313,15 @@ static weft_status_t weft_block_builder_note_slot(weft_block_builder_t* builder,
         &builder->used_slot_capacity, recording->used_slot_count + 1,
         sizeof(*recording->used_slots));
     if (weft_status_is_ok(status)) {
+      status = weft_block_builder_grow(
+          builder->allocator, (void**)&recording->used_slot_first_commands,
+          &builder->used_slot_first_capacity, recording->used_slot_count + 1,
+          sizeof(*recording->used_slot_first_commands));
+    }
+    if (weft_status_is_ok(status)) {
       recording->slot_to_used[slot] = recording->used_slot_count;
+      recording->used_slot_first_commands[recording->used_slot_count] =
+          builder->command_index;
       recording->used_slots[recording->used_slot_count++] = slot;
     }
   }
@@ -341,6 +355,15 @@ static weft_status_t weft_block_builder_late_buffer(
                                      (void**)&recording->late_buffers,
                                      &builder->late_buffer_capacity, count + 1,
                                      sizeof(*recording->late_buffers));
+  }
+  if (weft_status_is_ok(status) && *out_index == UINT32_MAX) {
+    status = weft_block_builder_grow(
+        builder->allocator, (void**)&recording->late_buffer_first_commands,
+        &builder->late_buffer_first_capacity, count + 1,
+        sizeof(*recording->late_buffer_first_commands));
+    if (weft_status_is_ok(status)) {
+      recording->late_buffer_first_commands[count] = builder->command_index;
+    }
   }
   if (weft_status_is_ok(status) && *out_index == UINT32_MAX) {
     weft_buffer_retain(buffer);
@@ -482,9 +505,10 @@ static void weft_block_encode_dispatch(
     const weft_executable_t* executable, const weft_kernel_def_t* kernel,
     const uint32_t workgroup_count[3], uint64_t workgroup_total,
     uint32_t tile_size, uint32_t constant_count, const uint32_t* constants,
-    uint32_t binding_count, uint32_t first_fixup,
+    uint32_t binding_count, uint32_t first_fixup, uint32_t command_index,
     weft_block_cmd_dispatch_t* command) {
   command->header.opcode = WEFT_BLOCK_OP_DISPATCH;
+  command->command_index = command_index;
   command->header.size =
       (uint32_t)weft_block_dispatch_command_size(constant_count);
   command->fn = kernel->fn;
@@ -536,7 +560,8 @@ static weft_status_t weft_block_builder_emit_dispatch(
     weft_block_encode_dispatch(
         dispatch->executable, kernel, dispatch->workgroup_count,
         workgroup_total, builder->dispatch_tile_size, dispatch->constant_count,
-        dispatch->constants, dispatch->binding_count, first_fixup, command);
+        dispatch->constants, dispatch->binding_count, first_fixup,
+        builder->command_index, command);
   }
   weft_block_t* block = builder->current;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < dispatch->binding_count;
@@ -786,6 +811,7 @@ weft_status_t weft_block_recording_build(
     status = weft_block_builder_append_block(&builder, 0);
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < command_count; ++i) {
+    builder.command_index = i;
     status = weft_block_builder_append(&builder, &commands[i]);
     if (!weft_status_is_ok(status)) {
       char description[96];
@@ -889,7 +915,7 @@ static void weft_block_recording_write_dispatch(
     weft_block_encode_dispatch(executable, kernel, workgroup_count,
                                workgroup_total, dispatch_tile_size,
                                constant_count, constants, binding_count, 0,
-                               command);
+                               /*command_index=*/0, command);
     block->command_bytes = command->header.size;
     block->fixup_count = binding_count;
     weft_buffer_t** late_buffers =

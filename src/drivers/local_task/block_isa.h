@@ -85,7 +85,9 @@ typedef struct weft_block_cmd_dispatch_t {
   uint32_t binding_count;
   // Binding i is fixup |first_fixup| + i.
   uint32_t first_fixup;
-  uint32_t reserved;
+  // The command-buffer command it was compiled from, for messages (0 in a
+  // one-dispatch recording).
+  uint32_t command_index;
   // workgroup_count[0] * [1] * [2].
   uint64_t workgroup_total;
   // |constant_count| words follow, padded to WEFT_BLOCK_ALIGNMENT.
@@ -195,6 +197,11 @@ typedef struct weft_block_recording_t {
   // list (UINT32_MAX when unused) for slots below |slot_limit|.
   uint32_t used_slot_count;
   uint32_t* used_slots;
+  // The command-buffer command that uses each of |used_slots| first, and
+  // each of |late_buffers| (parallel arrays; NULL in one-dispatch
+  // recordings), so a mapping failure names a command.
+  uint32_t* used_slot_first_commands;
+  uint32_t* late_buffer_first_commands;
   uint32_t slot_limit;
   uint32_t* slot_to_used;
   // LATE fixups' buffers (retained, each listed once).

@@ -153,6 +153,10 @@ static weft_status_t weft_block_processor_map(
               entry->offset, entry->length, what, &context->mappings[i]),
           "binding table slot %u", slot);
     }
+    if (!weft_status_is_ok(status) && recording->used_slot_first_commands &&
+        context->params.failed_command) {
+      *context->params.failed_command = recording->used_slot_first_commands[i];
+    }
   }
   for (uint32_t i = 0;
        weft_status_is_ok(status) && i < recording->late_buffer_count; ++i) {
@@ -162,6 +166,11 @@ static weft_status_t weft_block_processor_map(
             buffer, weft_block_processor_access(buffer), 0, WEFT_WHOLE_BUFFER,
             what, &context->mappings[recording->used_slot_count + i]),
         "while mapping a buffer the recording uses");
+    if (!weft_status_is_ok(status) && recording->late_buffer_first_commands &&
+        context->params.failed_command) {
+      *context->params.failed_command =
+          recording->late_buffer_first_commands[i];
+    }
   }
   return status;
 }
@@ -528,16 +537,17 @@ void weft_block_processor_context_free(
 
 // --- Execution
 
-// Records |status| as the failure if it is the first.
-static void weft_block_processor_fail(weft_block_processor_context_t* context,
+// Records |status| as the failure if it is the first. Returns true when it
+// was.
+static bool weft_block_processor_fail(weft_block_processor_context_t* context,
                                       weft_status_t status) {
   weft_status_t expected = WEFT_OK;
   // Release: publishes the status record to whoever consumes it (acquire).
-  if (!weft_atomic_compare_exchange_strong(&context->failure, &expected, status,
-                                           memory_order_release,
-                                           memory_order_relaxed)) {
-    weft_status_free(status);
-  }
+  bool first = weft_atomic_compare_exchange_strong(
+      &context->failure, &expected, status, memory_order_release,
+      memory_order_relaxed);
+  if (!first) weft_status_free(status);
+  return first;
 }
 
 static bool weft_block_processor_failed(
@@ -656,11 +666,15 @@ static void weft_block_processor_run_range(
   // Empty ranges (a zero-length transfer has NULL pointers) do nothing.
   switch (end > begin ? command->opcode : WEFT_BLOCK_OP_INVALID) {
     case WEFT_BLOCK_OP_DISPATCH: {
+      const weft_block_cmd_dispatch_t* dispatch =
+          (const weft_block_cmd_dispatch_t*)command;
       weft_status_t status = weft_block_processor_run_workgroups(
-          context, (const weft_block_cmd_dispatch_t*)command, begin, end,
-          worker_index, scratch, scratch_size);
-      if (!weft_status_is_ok(status)) {
-        weft_block_processor_fail(context, status);
+          context, dispatch, begin, end, worker_index, scratch, scratch_size);
+      // Only the first failure's writer touches |failed_command|; the
+      // caller reads it after the completion, which orders it.
+      if (!weft_status_is_ok(status) && weft_block_processor_fail(context, status) &&
+          context->params.failed_command) {
+        *context->params.failed_command = dispatch->command_index;
       }
       break;
     }

@@ -124,6 +124,12 @@ typedef struct weft_block_processor_params_t {
   // May be NULL (always, outside tests).
   weft_block_claim_hook_fn_t claim_hook;
   void* claim_hook_user_data;
+  // May be NULL. Where the command-buffer command behind a failure goes:
+  // the dispatch whose kernel failed, or the first command using a binding
+  // that could not be mapped (written by initialize, or by the drain that
+  // records the failure; read once the context completed). Left alone when
+  // no failure has a command (a one-dispatch recording's mapping).
+  uint32_t* failed_command;
 } weft_block_processor_params_t;
 
 // Bytes of storage weft_block_processor_context_initialize needs for

@@ -259,6 +259,8 @@ static weft_status_t weft_local_task_compute_prepare(
     memset(&params, 0, sizeof(params));
     params.worker_count = device->worker_count;
     params.what = what;
+    op->compute.failed_command = UINT32_MAX;
+    params.failed_command = &op->compute.failed_command;
     params.region_ready = weft_local_task_compute_region_ready;
     params.region_ready_user_data = &queue->compute;
     weft_binding_table_t binding_table = {0, NULL};

@@ -171,6 +171,9 @@ struct weft_local_task_op_t {
     // EXECUTE on the compute process: the processor's result, taken by the
     // worker that saw it complete and published by the one that frees it.
     weft_status_t status;
+    // EXECUTE: the command buffer's command behind a failure (UINT32_MAX:
+    // none), written by the processor (block_processor.h).
+    uint32_t failed_command;
   } compute;
 };
 

@@ -8,6 +8,7 @@
 #include "drivers/local_task/local_task_device.h"
 #include "drivers/local_task/local_task_op.h"
 #include "hal/buffer_impl.h"
+#include "hal/command_buffer_impl.h"
 #include "hal/local/queue_ops.h"
 #include "hal/local/transient_buffer.h"
 #include "hal/queue_trace.h"
@@ -97,6 +98,14 @@ weft_queue_op_identity_t weft_local_task_op_identity(
 
 weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
                                              weft_status_t status) {
+  if (!weft_status_is_ok(status) &&
+      op->args.type == WEFT_LOCAL_TASK_OP_EXECUTE &&
+      op->args.execute.command_buffer &&
+      op->compute.failed_command != UINT32_MAX) {
+    // Which command, in the words of every driver (command_buffer_impl.h).
+    status = weft_command_buffer_annotate_command(
+        op->args.execute.command_buffer, op->compute.failed_command, status);
+  }
   weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
   return weft_local_queue_annotate_error(
       &identity, op->args.type == WEFT_LOCAL_TASK_OP_HOST_CALL, status);

@@ -111,12 +111,7 @@ weft_status_t weft_command_buffer_replay_inline(
                              (int)command->type);
         break;
     }
-    if (!weft_status_is_ok(status)) {
-      char description[96];
-      status = weft_status_annotate(
-          status, "while executing command %u (%s)", i,
-          weft_command_describe(command, description, sizeof(description)));
-    }
+    status = weft_command_buffer_annotate_command(command_buffer, i, status);
   }
   return status;
 }
