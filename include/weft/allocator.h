@@ -2,6 +2,10 @@
 //
 // An allocator is a value {self, ctl} passed into every create call and kept
 // by the object it created, which frees with it. Memory is zeroed by default.
+// A zeroed allocator (no ctl) is refused: INVALID_ARGUMENT.
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_ALLOCATOR_H_
 #define WEFT_ALLOCATOR_H_
 
@@ -57,7 +61,7 @@ weft_status_t weft_allocator_malloc_array(weft_allocator_t allocator,
                                           size_t count, size_t element_size,
                                           void** out_ptr);
 
-// Frees |ptr| (NULL is a no-op).
+// Frees |ptr|. |ptr| may be NULL (a no-op).
 void weft_allocator_free(weft_allocator_t allocator, void* ptr);
 
 // An allocator that forwards to |base| and fails allocation number
@@ -75,7 +79,8 @@ typedef struct weft_failing_allocator_t {
 
 // Initialises |storage| to forward to |base| and fail the |fail_at|-th
 // allocation and all later ones (-1 never fails). Returns the allocator value
-// that uses it.
+// that uses it (a zeroed allocator, refused by every allocation, when
+// |storage| is NULL).
 weft_allocator_t weft_failing_allocator_initialize(
     weft_allocator_t base, int64_t fail_at, weft_failing_allocator_t* storage);
 

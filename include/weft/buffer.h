@@ -5,6 +5,9 @@
 // parent's memory. Every range and permission is checked:
 //  - offset or end past the length -> OUT_OF_RANGE;
 //  - missing access, usage or memory type -> PERMISSION_DENIED naming it.
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_BUFFER_H_
 #define WEFT_BUFFER_H_
 
@@ -96,7 +99,7 @@ weft_status_t weft_buffer_subspan(weft_buffer_t* buffer,
 
 // Resolves (offset, length) against |buffer|'s length: WEFT_WHOLE_BUFFER
 // means "to the end"; OUT_OF_RANGE when the range does not fit. |what|
-// names the caller for the message.
+// names the caller for the message; |what| may be NULL.
 weft_status_t weft_buffer_calculate_range(const weft_buffer_t* buffer,
                                           weft_device_size_t offset,
                                           weft_device_size_t length,

@@ -6,6 +6,9 @@
 // themselves. Buffer references are direct or binding-table slots resolved
 // at execute. Recording errors are returned by the recording call (and make
 // end fail); binding-table errors are returned by execute.
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_COMMAND_BUFFER_H_
 #define WEFT_COMMAND_BUFFER_H_
 
@@ -83,6 +86,8 @@ weft_status_t weft_command_buffer_copy(weft_command_buffer_t* command_buffer,
 // Dispatches kernel |kernel_ordinal| of |executable| over
 // |workgroup_count| workgroups with |constants| (copied now) and |bindings|.
 // The counts must match the kernel's definition (INVALID_ARGUMENT).
+// |constants| may be NULL when |constant_count| is 0, |bindings| may be
+// NULL when |binding_count| is 0.
 weft_status_t weft_command_buffer_dispatch(
     weft_command_buffer_t* command_buffer, weft_executable_t* executable,
     uint32_t kernel_ordinal, const uint32_t workgroup_count[3],

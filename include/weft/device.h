@@ -13,6 +13,9 @@
 // reported only through the signal semaphores. Resources named by an
 // operation are retained until it retires. Wait and signal lists are
 // borrowed for the duration of the call.
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_DEVICE_H_
 #define WEFT_DEVICE_H_
 
@@ -47,6 +50,24 @@ weft_status_t weft_device_create(const char* device_string,
                                  weft_device_t** out_device);
 
 void weft_device_retain(weft_device_t* device);
+
+// Drops a reference. Queue operations do not hold their device, so the last
+// release ends it, the same way on every driver:
+//  - operations still waiting (on their waits, or ready but not started)
+//    fail their signals with CANCELLED naming the operation and the device:
+//    "queue_fill (waiting for 'gate' >= 1, signalling 'filled' = 1) on queue
+//    0 of device 'local-task' was cancelled: the device was released while
+//    it waited"; operations waiting on those fail in turn;
+//  - operations already running (a kernel, a host call, a file transfer)
+//    finish and signal as usual;
+//  - once the last of them is done, everything the device allocated is
+//    freed. A recorded command buffer holds no device, so a waiting execute
+//    does not keep one alive.
+// The call returns once the waiting operations were cancelled. On
+// local-task it also waits for the running ones and joins the workers
+// (handing that to a thread of its own when called on one of its workers);
+// on local-sync, whose operations run on the threads that made them ready,
+// the last of those frees the device when it ends.
 void weft_device_release(weft_device_t* device);
 
 // The device string it was created from, e.g. "local-sync".
@@ -58,7 +79,7 @@ weft_allocator_t weft_device_host_allocator(const weft_device_t* device);
 
 // Queries an integer property: "queue.count", "worker.count",
 // "dispatch.concurrent" (0/1), "semaphore.host_wait" (0/1).
-// NOT_FOUND for an unknown key.
+// NOT_FOUND for an unknown key (*out_value is then 0).
 weft_status_t weft_device_query_i64(weft_device_t* device, const char* key,
                                     int64_t* out_value);
 
@@ -73,7 +94,8 @@ weft_status_t weft_device_allocate_buffer(weft_device_t* device,
                                           weft_device_size_t byte_length,
                                           weft_buffer_t** out_buffer);
 
-// Writes the device's operations not yet retired to |stream|: each one
+// Writes the device's operations not yet retired to |stream| (nothing when
+// either is NULL): each one
 // waiting on its waits (every wait: semaphore name, value wanted, value now)
 // or in file I/O (the file range), with its age and what it will signal;
 // ops already running are counted. Ends with any wait-for cycle among them
@@ -106,6 +128,7 @@ weft_status_t weft_device_queue_fill(
     weft_device_size_t length, const void* pattern, uint32_t pattern_length);
 
 // Copies |length| host bytes from |source| (copied during the call).
+// |source| may be NULL when |length| is 0.
 weft_status_t weft_device_queue_update(
     weft_device_t* device, weft_queue_affinity_t affinity,
     weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
@@ -134,6 +157,8 @@ weft_status_t weft_device_queue_write(
     uint64_t file_offset, weft_device_size_t length);
 
 // Dispatches one kernel with direct |bindings| and |constants| (copied).
+// |constants| may be NULL when |constant_count| is 0, |bindings| may be
+// NULL when |binding_count| is 0.
 weft_status_t weft_device_queue_dispatch(
     weft_device_t* device, weft_queue_affinity_t affinity,
     weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
@@ -179,7 +204,7 @@ typedef enum weft_host_call_flag_bits_e {
 typedef uint32_t weft_host_call_flags_t;
 
 // Runs |fn(user_data, args, context)| on a queue thread once the waits are
-// reached. |args| may be NULL (zeros).
+// reached. |user_data| may be NULL. |args| may be NULL (zeros).
 weft_status_t weft_device_queue_host_call(
     weft_device_t* device, weft_queue_affinity_t affinity,
     weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,

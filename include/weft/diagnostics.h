@@ -31,6 +31,9 @@
 //   WEFT_WATCHDOG_MS=N         arm the watchdog with an N ms limit
 //   WEFT_WATCHDOG_ACTION=fail  fail the overrunning wait (default: report
 //                              and keep waiting)
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_DIAGNOSTICS_H_
 #define WEFT_DIAGNOSTICS_H_
 
@@ -60,12 +63,12 @@ weft_duration_t weft_watchdog_limit(void);
 
 // Writes every live device's pending operations (marking waits nothing
 // pending signals, as above), then the wait-for cycles among them, to
-// |stream|.
+// |stream| (nothing when |stream| is NULL).
 void weft_diagnostics_dump(FILE* stream);
 
 // Looks for wait-for cycles among the pending operations of every live
-// device; writes each one found to |stream| (when not NULL) and returns how
-// many there are.
+// device; writes each one found to |stream| and returns how many there
+// are. |stream| may be NULL (count only).
 uint32_t weft_diagnostics_find_cycles(FILE* stream);
 
 #ifdef __cplusplus

@@ -3,6 +3,9 @@
 // A driver creates devices from a device string "name[://path][?k=v&k=v]".
 // The registry is an instance (no process-global state); weft_device_create
 // uses the built-in drivers.
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_DRIVER_H_
 #define WEFT_DRIVER_H_
 
@@ -33,15 +36,16 @@ typedef struct weft_device_options_t {
 weft_status_t weft_device_options_parse(const char* device_string,
                                         weft_device_options_t* out_options);
 
-// Returns the value of |key| or NULL.
+// Returns the value of |key| or NULL (also when either argument is NULL).
 const char* weft_device_options_find(const weft_device_options_t* options,
                                      const char* key);
 
-// Parses option |key| as a non-negative integer into |out_value| (left
-// unchanged when absent). INVALID_ARGUMENT naming the key when malformed.
+// Parses option |key| as a non-negative integer into |inout_value|, which
+// holds the default and is left unchanged when the option is absent or
+// malformed (INVALID_ARGUMENT naming the key).
 weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
                                           const char* key,
-                                          uint32_t* out_value);
+                                          uint32_t* inout_value);
 
 typedef struct weft_driver_t weft_driver_t;
 

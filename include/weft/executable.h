@@ -1,4 +1,7 @@
 // weft: executables, loaded CPU kernel libraries.
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_EXECUTABLE_H_
 #define WEFT_EXECUTABLE_H_
 
@@ -36,6 +39,7 @@ uint32_t weft_executable_kernel_count(const weft_executable_t* executable);
 const weft_kernel_def_t* weft_executable_kernel(
     const weft_executable_t* executable, uint32_t ordinal);
 // Finds a kernel by name; NOT_FOUND listing the library's kernels.
+// *out_ordinal is UINT32_MAX (never a kernel) on any failure.
 weft_status_t weft_executable_lookup_kernel(
     const weft_executable_t* executable, const char* name,
     uint32_t* out_ordinal);

@@ -2,6 +2,9 @@
 //
 // Inserting a semaphore already present keeps the larger value. A fence is
 // ref-counted; mutating one after handing it to an API is a misuse.
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_FENCE_H_
 #define WEFT_FENCE_H_
 
@@ -30,11 +33,11 @@ void weft_fence_release(weft_fence_t* fence);
 weft_status_t weft_fence_insert(weft_fence_t* fence,
                                 weft_semaphore_t* semaphore, uint64_t value);
 
-// Adds every entry of |other| (NULL is empty).
+// Adds every entry of |other|. |other| may be NULL (empty).
 weft_status_t weft_fence_extend(weft_fence_t* fence, weft_fence_t* other);
 
 // Joins |count| fences (NULL entries allowed) into a new one. *out_fence is
-// NULL when the join is empty.
+// NULL when the join is empty. |fences| may be NULL when |count| is 0.
 weft_status_t weft_fence_join(uint32_t count, weft_fence_t* const* fences,
                               weft_allocator_t allocator,
                               weft_fence_t** out_fence);
@@ -52,10 +55,10 @@ weft_status_t weft_fence_signal(weft_fence_t* fence);
 void weft_fence_fail(weft_fence_t* fence, weft_status_t status);
 
 // OK when every entry is reached, DEFERRED when some are not yet, or the
-// first failure (a clone). NULL fences are reached.
+// first failure (a clone). |fence| may be NULL (reached).
 weft_status_t weft_fence_query(weft_fence_t* fence);
 
-// Waits for every entry (ALL). NULL fences are reached.
+// Waits for every entry (ALL). |fence| may be NULL (reached).
 weft_status_t weft_fence_wait(weft_fence_t* fence, weft_timeout_t timeout);
 
 #ifdef __cplusplus

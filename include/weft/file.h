@@ -5,6 +5,9 @@
 // a pipe). Synchronous transfers here split every call below 2 GiB and
 // resubmit until complete; a zero-byte read before the end is OUT_OF_RANGE
 // ("short read at byte N").
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_FILE_H_
 #define WEFT_FILE_H_
 
@@ -38,8 +41,9 @@ typedef uint32_t weft_file_open_flags_t;
 // Called when a memory file is destroyed, to release its memory.
 typedef void (*weft_file_release_fn_t)(void* user_data, void* contents);
 
-// Wraps |length| bytes at |contents|. |release_fn| (may be NULL) runs at
-// destroy. WRITE access requires writable memory.
+// Wraps |length| bytes at |contents|. |release_fn| runs at destroy.
+// WRITE access requires writable memory. |contents| may be NULL when
+// |length| is 0. |release_fn| may be NULL. |release_user_data| may be NULL.
 weft_status_t weft_file_wrap_memory(weft_file_access_t access, void* contents,
                                     uint64_t length,
                                     weft_file_release_fn_t release_fn,
@@ -84,10 +88,12 @@ weft_status_t weft_file_validate_read(const weft_file_t* file, uint64_t offset,
 weft_status_t weft_file_validate_write(const weft_file_t* file,
                                        uint64_t offset, uint64_t length);
 
-// Synchronously reads |length| bytes at |offset| into |target|.
+// Synchronously reads |length| bytes at |offset| into |target|. |target|
+// may be NULL when |length| is 0.
 weft_status_t weft_file_read(weft_file_t* file, uint64_t offset, void* target,
                              uint64_t length);
-// Synchronously writes |length| bytes from |source| at |offset|.
+// Synchronously writes |length| bytes from |source| at |offset|. |source|
+// may be NULL when |length| is 0.
 weft_status_t weft_file_write(weft_file_t* file, uint64_t offset,
                               const void* source, uint64_t length);
 

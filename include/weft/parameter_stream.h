@@ -29,6 +29,9 @@
 // cold reads bypass the page cache instead of filling it. Where it does not
 // (or the file is a memory file or a stream), the stream reads normally;
 // weft_parameter_stream_direct_io_used says which happened.
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_PARAMETER_STREAM_H_
 #define WEFT_PARAMETER_STREAM_H_
 
@@ -96,7 +99,8 @@ typedef struct weft_parameter_stream_t weft_parameter_stream_t;
 
 // Validates every span (READ access, ranges within the file's known length
 // and the buffer, TRANSFER usage: the first bad span is named by index) and
-// starts the reads. The spans array is copied; files and buffers are
+// starts the reads. |options| may be NULL (the defaults). |spans| may be
+// NULL when |span_count| is 0. The spans array is copied; files and buffers are
 // retained until the stream is released. |*out_stream| is set before the
 // first read starts, so a progress callback may reach the stream through
 // the caller's variable (on an inline driver such as local-sync the whole
@@ -128,6 +132,8 @@ bool weft_parameter_stream_direct_io_used(weft_parameter_stream_t* stream);
 void weft_parameter_stream_release(weft_parameter_stream_t* stream);
 
 // Start, wait without a deadline, release: returns the stream's result.
+// |options| may be NULL (the defaults). |spans| may be NULL when
+// |span_count| is 0.
 weft_status_t weft_parameter_stream_load(
     weft_device_t* device, const weft_parameter_span_t* spans,
     uint32_t span_count, const weft_parameter_stream_options_t* options,

@@ -10,6 +10,9 @@
 // build their waiting on timepoints (see below).
 //
 // All functions are thread-safe.
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_SEMAPHORE_H_
 #define WEFT_SEMAPHORE_H_
 
@@ -35,7 +38,8 @@ weft_status_t weft_semaphore_create(weft_allocator_t allocator,
 void weft_semaphore_retain(weft_semaphore_t* semaphore);
 void weft_semaphore_release(weft_semaphore_t* semaphore);
 
-// Attaches a debug name used in messages and reports (copied; may be NULL).
+// Attaches a debug name used in messages and reports (copied). |name| may
+// be NULL (no name).
 void weft_semaphore_set_name(weft_semaphore_t* semaphore, const char* name);
 // Returns the debug name ("" when none). Valid until the next set_name.
 const char* weft_semaphore_name(const weft_semaphore_t* semaphore);

@@ -9,6 +9,24 @@
 // caller, who must return it, hand it on, or free it (weft_status_free /
 // weft_status_ignore). Functions taking a status "consume" it unless the
 // header says otherwise.
+//
+// NULL arguments, the same in every header of weft:
+//  - A pointer argument (object handle, array with a non-zero count,
+//    out-parameter, function) is required unless the function's comment
+//    says "|x| may be NULL"; "|x| may be NULL when ..." allows it only then.
+//  - A function returning a status answers a NULL required argument with
+//    INVALID_ARGUMENT naming itself and the argument ("weft_device_queue_fill:
+//    target is NULL") and changes nothing: no semaphore is signalled or
+//    failed, nothing is allocated. A (semaphore, value) list or binding
+//    table with a non-zero count needs its arrays and no NULL entry.
+//  - Out-parameters are set to NULL (or 0) on any failure, once the
+//    out-parameter itself is known to be there, so a caller may release
+//    what it holds after any call.
+//  - A function returning no status does nothing given a NULL object and
+//    returns 0, false, NULL or "" (retain and release of NULL are no-ops);
+//    one that consumes a status frees it all the same.
+//  - A weft_allocator_t with no ctl function (a zeroed one) is refused with
+//    INVALID_ARGUMENT by the first allocation made with it.
 #ifndef WEFT_STATUS_H_
 #define WEFT_STATUS_H_
 
@@ -73,6 +91,8 @@ const char* weft_status_code_string(weft_status_code_t code);
 // Creates a status with |code| and a printf-style message recorded with the
 // source location. Use the WEFT_STATUS() macro. If the record cannot be
 // allocated the result is the bare code (never NULL for a non-OK code).
+// |file| may be NULL (no location). A NULL |format| gives INVALID_ARGUMENT
+// saying so.
 weft_status_t weft_status_make_(const char* file, int line,
                                 weft_status_code_t code, const char* format,
                                 ...)
@@ -80,6 +100,7 @@ weft_status_t weft_status_make_(const char* file, int line,
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+// As weft_status_make_, with a va_list. |file| may be NULL.
 weft_status_t weft_status_make_v_(const char* file, int line,
                                   weft_status_code_t code, const char* format,
                                   va_list args);
@@ -93,6 +114,7 @@ const char* weft_status_message(weft_status_t status);
 
 // Appends an annotation ("; while ...") to |status| and returns it. Consumes
 // |status| and returns the annotated status (OK stays OK, untouched).
+// |format| may be NULL: nothing is appended.
 weft_status_t weft_status_annotate(weft_status_t status, const char* format,
                                    ...)
 #if defined(__GNUC__)
@@ -116,11 +138,13 @@ weft_status_code_t weft_status_consume_code(weft_status_t status);
 
 // Formats "CODE: message; annotations [file:line]" into |buffer| (always
 // NUL-terminated when |buffer_capacity| > 0). Returns the full length that
-// would have been written. Does not consume.
+// would have been written. Does not consume. |buffer| may be NULL: nothing
+// is written (measure first, then allocate).
 size_t weft_status_format(weft_status_t status, char* buffer,
                           size_t buffer_capacity);
 
-// Writes the formatted status and a newline to |stream|. Does not consume.
+// Writes the formatted status and a newline to |stream| (nothing when
+// |stream| is NULL). Does not consume.
 void weft_status_fprint(FILE* stream, weft_status_t status);
 
 // Explicitly drops a status that is being ignored on purpose.

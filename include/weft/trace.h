@@ -6,6 +6,9 @@
 // `weft-trace` summarises. Setting WEFT_TRACE=path.json in the environment
 // does the same without code: tracing starts when the first device is
 // created and the file is written at exit.
+//
+// NULL: pointer arguments are required unless the function's comment says
+// "|x| may be NULL" (see "NULL arguments" in weft/status.h).
 #ifndef WEFT_TRACE_H_
 #define WEFT_TRACE_H_
 

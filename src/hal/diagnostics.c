@@ -804,6 +804,7 @@ static void weft_snapshot_print(const weft_snapshot_t* snapshot,
 }
 
 void weft_device_dump_pending(weft_device_t* device, FILE* stream) {
+  if (!device || !stream) return;
   weft_snapshot_t snapshot;
   weft_snapshot_initialize(&snapshot);
   // Every live device is collected (an op elsewhere may be the one that
@@ -814,6 +815,7 @@ void weft_device_dump_pending(weft_device_t* device, FILE* stream) {
 }
 
 void weft_diagnostics_dump(FILE* stream) {
+  if (!stream) return;
   weft_snapshot_t snapshot;
   weft_snapshot_initialize(&snapshot);
   weft_snapshot_all_devices(&snapshot, NULL);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/arguments.h"
 #include "base/trace.h"
 #include "drivers/local_sync/local_sync_driver.h"
 #include "drivers/local_task/local_task_driver.h"
@@ -96,12 +97,11 @@ static weft_status_t weft_device_options_parse_query(
 
 weft_status_t weft_device_options_parse(const char* device_string,
                                         weft_device_options_t* out_options) {
-  weft_status_t status = WEFT_OK;
   size_t length = device_string ? strlen(device_string) : 0;
-  if (!out_options) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "weft_device_options_parse: out_options is NULL");
-  } else {
+  weft_status_t status = weft_arguments_require(
+      __func__, "device_string,out_options",
+      (const void* const[]){device_string, out_options}, 2);
+  if (out_options) {
     memset(out_options, 0, sizeof(*out_options));
     out_options->driver_name = "";
     out_options->path = "";
@@ -153,12 +153,15 @@ const char* weft_device_options_find(const weft_device_options_t* options,
 
 weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
                                           const char* key,
-                                          uint32_t* out_value) {
-  const char* text = weft_device_options_find(options, key);
-  weft_status_t status = WEFT_OK;
+                                          uint32_t* inout_value) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "options,key,inout_value",
+      (const void* const[]){options, key, inout_value}, 3);
+  const char* text =
+      weft_status_is_ok(status) ? weft_device_options_find(options, key) : NULL;
   uint64_t value = 0;
-  if (!text) {
-    // Absent: |out_value| keeps its default.
+  if (!weft_status_is_ok(status) || !text) {
+    // Absent: |inout_value| keeps its default.
   } else if (text[0] == '\0') {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "option '%s' is empty; expected a non-negative "
@@ -179,7 +182,7 @@ weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
       }
     }
   }
-  if (text && weft_status_is_ok(status)) *out_value = (uint32_t)value;
+  if (text && weft_status_is_ok(status)) *inout_value = (uint32_t)value;
   return status;
 }
 
@@ -289,19 +292,18 @@ static weft_status_t weft_driver_check_options(
 }
 
 // Parses |device_string|, finds its driver among |drivers| and creates the
-// device.
+// device. |function| names the public caller in argument errors.
 static weft_status_t weft_driver_list_create_device(
-    const weft_driver_t* const* drivers, uint32_t driver_count,
-    const char* device_string, weft_allocator_t allocator,
-    weft_device_t** out_device) {
+    const char* function, const weft_driver_t* const* drivers,
+    uint32_t driver_count, const char* device_string,
+    weft_allocator_t allocator, weft_device_t** out_device) {
   // The options are ~1 KiB: fine on the stack of a create call.
   weft_device_options_t options;
-  weft_status_t status = WEFT_OK;
-  if (!out_device) {
-    status =
-        WEFT_STATUS(INVALID_ARGUMENT, "weft_device_create: out_device is NULL");
-  } else {
-    *out_device = NULL;
+  if (out_device) *out_device = NULL;
+  weft_status_t status = weft_arguments_require(
+      function, "device_string,out_device",
+      (const void* const[]){device_string, out_device}, 2);
+  if (weft_status_is_ok(status)) {
     status = weft_device_options_parse(device_string, &options);
   }
   const weft_driver_t* driver = NULL;
@@ -350,9 +352,9 @@ static weft_status_t weft_driver_list_create_device(
 weft_status_t weft_device_create(const char* device_string,
                                  weft_allocator_t allocator,
                                  weft_device_t** out_device) {
-  return weft_driver_list_create_device(kWeftBuiltinDrivers,
-                                        (uint32_t)WEFT_BUILTIN_DRIVER_COUNT,
-                                        device_string, allocator, out_device);
+  return weft_driver_list_create_device(
+      __func__, kWeftBuiltinDrivers, (uint32_t)WEFT_BUILTIN_DRIVER_COUNT,
+      device_string, allocator, out_device);
 }
 
 //===----------------------------------------------------------------------===//
@@ -388,7 +390,12 @@ weft_status_t weft_driver_registry_create(
 weft_status_t weft_driver_registry_create_default(
     weft_allocator_t allocator, weft_driver_registry_t** out_registry) {
   weft_driver_registry_t* registry = NULL;
-  weft_status_t status = weft_driver_registry_create(allocator, &registry);
+  if (out_registry) *out_registry = NULL;
+  weft_status_t status = weft_arguments_require(
+      __func__, "out_registry", (const void* const[]){out_registry}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_driver_registry_create(allocator, &registry);
+  }
   for (size_t i = 0; weft_status_is_ok(status) && i < WEFT_BUILTIN_DRIVER_COUNT;
        ++i) {
     status = weft_driver_registry_register(registry, kWeftBuiltinDrivers[i]);
@@ -411,13 +418,13 @@ void weft_driver_registry_release(weft_driver_registry_t* registry) {
 
 weft_status_t weft_driver_registry_register(weft_driver_registry_t* registry,
                                             const weft_driver_t* driver) {
-  weft_status_t status = WEFT_OK;
-  if (!registry || !driver || !driver->name || !driver->create_device) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "registry,driver", (const void* const[]){registry, driver}, 2);
+  if (weft_status_is_ok(status) && (!driver->name || !driver->create_device)) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "weft_driver_registry_register: registry, driver, "
-                         "driver->name and driver->create_device are "
-                         "required");
-  } else {
+                         "weft_driver_registry_register: driver->%s is NULL",
+                         driver->name ? "create_device" : "name");
+  } else if (weft_status_is_ok(status)) {
     status = weft_device_options_check_name(driver->name, "driver name",
                                             driver->name);
   }
@@ -457,15 +464,13 @@ const weft_driver_t* weft_driver_registry_get(
 weft_status_t weft_driver_registry_create_device(
     weft_driver_registry_t* registry, const char* device_string,
     weft_allocator_t allocator, weft_device_t** out_device) {
-  weft_status_t status = WEFT_OK;
-  if (!registry) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "weft_driver_registry_create_device: registry is "
-                         "NULL");
-  } else {
-    status =
-        weft_driver_list_create_device(registry->drivers, registry->count,
-                                       device_string, allocator, out_device);
+  if (out_device) *out_device = NULL;
+  weft_status_t status = weft_arguments_require(
+      __func__, "registry", (const void* const[]){registry}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_driver_list_create_device(
+        __func__, registry->drivers, registry->count, device_string,
+        allocator, out_device);
   }
   return status;
 }
