@@ -44,7 +44,8 @@ typedef uint64_t weft_queue_affinity_t;
 // Creates a device from a string such as "local-sync" or
 // "local-task?workers=4" using the built-in drivers. NOT_FOUND listing the
 // known drivers for an unknown name; INVALID_ARGUMENT listing the accepted
-// options for an unknown option.
+// options for an unknown option; both suggest the closest known name for a
+// near miss ("did you mean 'local-task'?").
 weft_status_t weft_device_create(const char* device_string,
                                  weft_allocator_t allocator,
                                  weft_device_t** out_device);
@@ -95,10 +96,11 @@ weft_status_t weft_device_allocate_buffer(weft_device_t* device,
                                           weft_buffer_t** out_buffer);
 
 // Writes the device's operations not yet retired to |stream| (nothing when
-// either is NULL): each one
-// waiting on its waits (every wait: semaphore name, value wanted, value now)
-// or in file I/O (the file range), with its age and what it will signal;
-// ops already running are counted. Ends with any wait-for cycle among them
+// either is NULL): each one waiting on its waits (every wait: semaphore
+// name, value wanted, value now, and a mark when no pending operation of
+// any live device signals it that far: "only the host can") or in file I/O
+// (the file range), with its age and what it will signal; ops already
+// running are counted. Ends with any wait-for cycle through its operations
 // (see weft/diagnostics.h).
 void weft_device_dump_pending(weft_device_t* device, FILE* stream);
 
