@@ -380,6 +380,19 @@ struct weft_local_sync_op_t {
   bool cancelled;
 };
 
+// Which op |op| is, for messages (hal/queue_describe.h).
+static weft_queue_op_identity_t weft_local_sync_op_identity(
+    const weft_local_sync_op_t* op) {
+  weft_queue_op_identity_t identity = {
+      .op_name = kWeftLocalSyncOpNames[op->args.type],
+      .device = &op->device->base,
+      .queue_index = 0,
+      .wait_list = op->wait_list,
+      .signal_list = op->signal_list,
+  };
+  return identity;
+}
+
 // Ops made ready on this thread and not yet run. Thread-local so that the
 // op a signal releases runs on the signalling thread from the loop in
 // weft_local_sync_op_ready, never by recursion (see local_sync_device.h).
@@ -428,13 +441,7 @@ static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op) {
   // A failed wait stays the op's error.
   bool cancelled = false;
   if (weft_local_sync_device_is_shutting_down(device)) {
-    const weft_queue_op_identity_t identity = {
-        .op_name = kWeftLocalSyncOpNames[op->args.type],
-        .device = &device->base,
-        .queue_index = 0,
-        .wait_list = op->wait_list,
-        .signal_list = op->signal_list,
-    };
+    const weft_queue_op_identity_t identity = weft_local_sync_op_identity(op);
     if (weft_status_is_ok(op->wait_status)) {
       op->wait_status =
           weft_local_queue_cancelled(&identity, /*while_waiting=*/false);
@@ -488,13 +495,7 @@ void weft_local_sync_device_cancel_pending(weft_local_sync_device_t* device) {
   weft_slim_mutex_lock(&device->pending_mutex);
   for (weft_local_sync_op_t* op = device->pending_head; op;
        op = op->pending_next) {
-    const weft_queue_op_identity_t identity = {
-        .op_name = kWeftLocalSyncOpNames[op->args.type],
-        .device = &device->base,
-        .queue_index = 0,
-        .wait_list = op->wait_list,
-        .signal_list = op->signal_list,
-    };
+    const weft_queue_op_identity_t identity = weft_local_sync_op_identity(op);
     op->cancelled = true;
     weft_wait_set_cancel(op->wait_set,
                          weft_local_queue_cancelled(&identity,
