@@ -481,6 +481,7 @@ static void kernel_failure_stops_later_regions(void** state) {
 typedef struct abort_state_t {
   weft_block_processor_context_t* context;
   weft_atomic_uint32_t ready_count;
+  weft_atomic_uint32_t aborted;
 } abort_state_t;
 
 static void abort_on_first_region_ready(void* user_data,
@@ -491,6 +492,21 @@ static void abort_on_first_region_ready(void* user_data,
     weft_block_processor_abort(
         abort_state->context,
         WEFT_STATUS(CANCELLED, "test: the queue is shutting down"));
+    // Release: the claim hook's acquire sees the abort recorded.
+    weft_atomic_store(&abort_state->aborted, 1, memory_order_release);
+  }
+}
+
+// Holds claims in regions after the first until the abort landed, so a
+// worker cannot finish region 1 (and open region 2) while the thread that
+// opened it is still on its way into the callback (a preempted thread made
+// the test flaky on a loaded machine).
+static void hold_claims_until_aborted(void* user_data, uint32_t worker_index,
+                                      uint32_t epoch, uint32_t tile) {
+  abort_state_t* abort_state = (abort_state_t*)user_data;
+  while (epoch >= 1 &&
+         !weft_atomic_load(&abort_state->aborted, memory_order_acquire)) {
+    weft_thread_yield();
   }
 }
 
@@ -520,6 +536,8 @@ static void abort_skips_remaining_work(void** state) {
   params.worker_count = 3;
   params.region_ready = abort_on_first_region_ready;
   params.region_ready_user_data = &abort_state;
+  params.claim_hook = hold_claims_until_aborted;
+  params.claim_hook_user_data = &abort_state;
   assert_ok(weft_block_processor_context_create(recording, kNoTable, &params,
                                                 weft_allocator_system(),
                                                 &abort_state.context));
