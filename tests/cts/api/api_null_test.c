@@ -227,7 +227,7 @@ static void run_child(const api_entry_t* entry, const api_function_t* function,
   restore_crash_handlers();
   counting_allocator_t counter = {weft_allocator_system(), 0};
   const weft_allocator_t counting = {&counter, counting_ctl};
-  static api_call_t call;  // large; the child runs one call
+  api_call_t call;
   memset(&call, 0, sizeof(call));
   call.function = function;
   call.broken_index = broken_index;
@@ -244,7 +244,7 @@ static void run_child(const api_entry_t* entry, const api_function_t* function,
                 "weft_executable_create_static")) {
     entry->thunk(&call);
   }
-  static api_report_t report;
+  api_report_t report;
   memset(&report, 0, sizeof(report));
   report.stage = 1;
   report.has_status = call.has_status;
@@ -309,7 +309,7 @@ static void run_in_child(const api_entry_t* entry,
   close(stderr_fds[1]);
   // Read whole reports and the child's stderr until both pipes reach EOF
   // (the child exited) or the deadline passes.
-  static api_report_t incoming;
+  api_report_t incoming;
   size_t have = 0;
   struct pollfd fds[2] = {{report_fds[0], POLLIN, 0},
                           {stderr_fds[0], POLLIN, 0}};
@@ -405,7 +405,7 @@ static void describe_call(const api_function_t* function, int broken_index,
 static void find_summary(const api_child_result_t* result, char* text,
                          size_t capacity) {
   static const char* const kMarkers[] = {
-      "SUMMARY: ", "runtime error: ", "ERROR: "};
+      "SUMMARY: ", "runtime error: ", "ERROR: ", "WARNING: "};
   text[0] = '\0';
   const char* all = result->stderr_text;
   for (size_t i = 0; i < WEFT_CTS_COUNT(kMarkers); ++i) {
@@ -421,6 +421,15 @@ static void find_summary(const api_child_result_t* result, char* text,
     snprintf(text, capacity, "%.*s", (int)length, line);
     return;
   }
+}
+
+// True when a sanitizer wrote a report to the child's stderr.
+static bool child_stderr_has_report(const api_child_result_t* result) {
+  const char* text = result->stderr_text;
+  return strstr(text, "WARNING: ThreadSanitizer") ||
+         strstr(text, "ERROR: AddressSanitizer") ||
+         strstr(text, "ERROR: LeakSanitizer") ||
+         strstr(text, "runtime error: ");
 }
 
 static void describe_exit(const api_child_result_t* result, char* text,
@@ -542,20 +551,27 @@ static void judge_child(api_run_t* run, const api_entry_t* entry,
   if (!WIFEXITED(result->wait_status) ||
       WEXITSTATUS(result->wait_status) != 0) {
     violation(run, "%s %s after reporting", what, ended);
+  } else if (child_stderr_has_report(result)) {
+    // The child exits with _exit(0), so a sanitizer that only reports
+    // (ThreadSanitizer, a recoverable UBSan check) changes no exit status.
+    char summary[512];
+    find_summary(result, summary, sizeof(summary));
+    violation(run, "%s: a sanitizer reported: %s", what, summary);
   }
 }
 
 static void run_one(api_run_t* run, const api_entry_t* entry,
                     const api_function_t* function, int broken_index,
                     api_variant_t variant) {
-  static api_child_result_t result;  // 32 KiB of stderr
+  api_child_result_t result;  // 36 KiB, on the test thread's stack
   run_in_child(entry, function, broken_index, variant, &result);
   ++run->calls;
   judge_child(run, entry, function, broken_index, variant, &result);
   // A crash, a sanitizer's report or a leak: show what the child said.
   bool abnormal = result.timed_out || !WIFEXITED(result.wait_status) ||
                   WEXITSTATUS(result.wait_status) != 0 ||
-                  result.report.leak_check_failed;
+                  result.report.leak_check_failed ||
+                  child_stderr_has_report(&result);
   const char* verbose = getenv("WEFT_API_NULL_VERBOSE");
   if (verbose && verbose[0]) {
     char what[256];

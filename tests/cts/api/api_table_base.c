@@ -208,7 +208,7 @@ static void allocator_free(api_call_t* call) {
   weft_allocator_t allocator = api_allocator(call, 0, "allocator");
   if (api_is_broken(call, 0)) {
     // An allocator without ctl cannot free: give it memory no one frees.
-    static char unowned[16];
+    char unowned[16];
     weft_allocator_free(allocator, api_ptr(call, 1, "ptr", unowned));
     weft_allocator_free(call->allocator, ptr);
   } else {

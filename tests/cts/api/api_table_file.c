@@ -20,7 +20,7 @@ static void count_release(void* user_data, void* contents) {
 static void file_wrap_memory(api_call_t* call) {
   api_value(call, 0, "access");
   api_value(call, 2, "length");
-  static uint8_t contents[FILE_LENGTH];
+  uint8_t contents[FILE_LENGTH];
   int release_count = 0;
   weft_file_t* file = NULL;
   api_status(call,
@@ -410,13 +410,26 @@ static bool parse_options(api_call_t* call, weft_device_options_t* options) {
                    "weft_device_options_parse");
 }
 
+// A failed parse leaves no options: count 0, no keys, and the driver name
+// and path NULL or "" (the implementation empties them to "", which callers
+// may print; the header's "set to NULL (or 0)" is read as "emptied").
 static void device_options_parse(api_call_t* call) {
   weft_device_options_t options;
   api_status(call,
              weft_device_options_parse(
                  api_ptr(call, 0, "device_string", "local-task?workers=2"),
                  api_out(call, 1, "out_options", &options, sizeof(options))));
-  api_check_out(call, 1, &options, sizeof(options));
+  if (!api_ok(call) && !api_is_broken(call, 1)) {
+    bool empty_name = !options.driver_name || !options.driver_name[0];
+    bool empty_path = !options.path || !options.path[0];
+    if (options.count != 0 || !empty_name || !empty_path || options.keys[0]) {
+      api_problem(call,
+                  "out_options not emptied on failure (count %u, "
+                  "driver_name %s, path %s)",
+                  options.count, empty_name ? "empty" : "set",
+                  empty_path ? "empty" : "set");
+    }
+  }
 }
 
 static void device_options_find(api_call_t* call) {
