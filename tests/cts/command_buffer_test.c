@@ -1100,26 +1100,6 @@ static void transient_buffer_checked_when_run(void** state) {
 // Allocation failures
 //===----------------------------------------------------------------------===//
 
-// Counts live allocations so each run can check it gave everything back.
-typedef struct counting_allocator_t {
-  weft_allocator_t base;
-  int64_t live;
-} counting_allocator_t;
-
-static weft_status_t counting_ctl(void* self, weft_allocator_command_t command,
-                                  size_t byte_length, void** inout_ptr) {
-  counting_allocator_t* counter = (counting_allocator_t*)self;
-  int had = *inout_ptr != NULL;
-  weft_status_t status =
-      counter->base.ctl(counter->base.self, command, byte_length, inout_ptr);
-  if (weft_status_is_ok(status)) {
-    int has = command != WEFT_ALLOCATOR_COMMAND_FREE && *inout_ptr != NULL;
-    // Only the count matters; the cases are single-threaded.
-    __atomic_fetch_add(&counter->live, (int64_t)(has - had), __ATOMIC_RELAXED);
-  }
-  return status;
-}
-
 // Records and runs a command buffer that grows its command array and
 // payload chunks on a device whose allocator fails allocation |fail_at|.
 // Returns true when the whole run succeeded (no failure was injected).
@@ -1220,16 +1200,19 @@ static void recording_survives_allocation_failures(void** state) {
   bool passed = false;
   int64_t fail_at = 0;
   for (; !passed && fail_at < 10000; ++fail_at) {
-    counting_allocator_t counter = {cts->allocator, 0};
-    weft_allocator_t counting = {&counter, counting_ctl};
+    // Counts live allocations so each run can check it gave everything back.
+    weft_cts_counting_allocator_t counter;
+    weft_allocator_t counting =
+        weft_cts_counting_allocator_initialize(cts->allocator, &counter);
     weft_failing_allocator_t failing_storage;
     weft_allocator_t failing =
         weft_failing_allocator_initialize(counting, fail_at, &failing_storage);
     passed = record_and_run_with_allocator(cts->device_string, failing,
                                            cts->kernels);
-    if (counter.live != 0) {
+    if (weft_cts_counting_allocator_live(&counter) != 0) {
       fail_msg("run failing allocation %lld leaked %lld allocations",
-               (long long)fail_at, (long long)counter.live);
+               (long long)fail_at,
+               (long long)weft_cts_counting_allocator_live(&counter));
     }
   }
   assert_true(passed);

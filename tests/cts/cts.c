@@ -138,10 +138,9 @@ static weft_status_t weft_cts_counting_ctl(void* self,
                                            void** inout_ptr) {
   weft_cts_counting_allocator_t* counter =
       (weft_cts_counting_allocator_t*)self;
-  weft_allocator_t system = weft_allocator_system();
   void* before = *inout_ptr;
   weft_status_t status =
-      system.ctl(system.self, command, byte_length, inout_ptr);
+      counter->base.ctl(counter->base.self, command, byte_length, inout_ptr);
   int64_t delta = 0;
   if (weft_status_is_ok(status)) {
     if (command == WEFT_ALLOCATOR_COMMAND_FREE) {
@@ -159,7 +158,8 @@ static weft_status_t weft_cts_counting_ctl(void* self,
 }
 
 weft_allocator_t weft_cts_counting_allocator_initialize(
-    weft_cts_counting_allocator_t* counter) {
+    weft_allocator_t base, weft_cts_counting_allocator_t* counter) {
+  counter->base = base;
   atomic_init(&counter->live, 0);
   weft_allocator_t allocator = {counter, weft_cts_counting_ctl};
   return allocator;

@@ -88,15 +88,17 @@ void weft_cts_read_buffer(weft_buffer_t* buffer, weft_device_size_t offset,
 weft_status_t weft_cts_wait(weft_semaphore_t* semaphore, uint64_t value);
 
 // An allocator that counts the blocks it has handed out and not yet had
-// back, over the system allocator. Objects reachable from weft's
-// diagnostics registry are invisible to LeakSanitizer; this sees them.
+// back, over |base|. Objects reachable from weft's diagnostics registry are
+// invisible to LeakSanitizer; this sees them.
 typedef struct weft_cts_counting_allocator_t {
+  weft_allocator_t base;
   _Atomic(int64_t) live;
 } weft_cts_counting_allocator_t;
 
-// Starts |counter| at zero and returns the allocator that uses it.
+// Starts |counter| at zero over |base| and returns the allocator that uses
+// it.
 weft_allocator_t weft_cts_counting_allocator_initialize(
-    weft_cts_counting_allocator_t* counter);
+    weft_allocator_t base, weft_cts_counting_allocator_t* counter);
 
 // The blocks allocated through |counter| and not yet freed.
 int64_t weft_cts_counting_allocator_live(weft_cts_counting_allocator_t* counter);

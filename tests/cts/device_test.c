@@ -261,7 +261,7 @@ static void dump_pending_lists_parked(void** state) {
 static void device_release_cancels_waiting_ops(void** state) {
   weft_cts_t* cts = *state;
   weft_cts_counting_allocator_t counter;
-  weft_allocator_t allocator = weft_cts_counting_allocator_initialize(&counter);
+  weft_allocator_t allocator = weft_cts_counting_allocator_initialize(weft_allocator_system(), &counter);
   weft_device_t* device = NULL;
   WEFT_ASSERT_OK(weft_device_create(cts->device_string, allocator, &device));
   weft_semaphore_t* gate = NULL;
@@ -312,7 +312,7 @@ static void device_release_cancels_waiting_ops(void** state) {
 static void device_release_with_everything_let_go(void** state) {
   weft_cts_t* cts = *state;
   weft_cts_counting_allocator_t counter;
-  weft_allocator_t allocator = weft_cts_counting_allocator_initialize(&counter);
+  weft_allocator_t allocator = weft_cts_counting_allocator_initialize(weft_allocator_system(), &counter);
   weft_device_t* device = NULL;
   WEFT_ASSERT_OK(weft_device_create(cts->device_string, allocator, &device));
   weft_semaphore_t* gate = NULL;
@@ -395,7 +395,7 @@ static void* signal_gate_thread(void* user_data) {
 static void device_release_lets_running_ops_finish(void** state) {
   weft_cts_t* cts = *state;
   weft_cts_counting_allocator_t counter;
-  weft_allocator_t allocator = weft_cts_counting_allocator_initialize(&counter);
+  weft_allocator_t allocator = weft_cts_counting_allocator_initialize(weft_allocator_system(), &counter);
   weft_device_t* device = NULL;
   WEFT_ASSERT_OK(weft_device_create(cts->device_string, allocator, &device));
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);

@@ -151,26 +151,6 @@ static void table_matches_headers(void** state) {
 // One call in a child process
 //===----------------------------------------------------------------------===//
 
-// Counts live allocations of everything the child creates.
-typedef struct counting_allocator_t {
-  weft_allocator_t base;
-  int64_t live;
-} counting_allocator_t;
-
-static weft_status_t counting_ctl(void* self, weft_allocator_command_t command,
-                                  size_t byte_length, void** inout_ptr) {
-  counting_allocator_t* counter = (counting_allocator_t*)self;
-  int had = *inout_ptr != NULL;
-  weft_status_t status =
-      counter->base.ctl(counter->base.self, command, byte_length, inout_ptr);
-  if (weft_status_is_ok(status)) {
-    int has = command != WEFT_ALLOCATOR_COMMAND_FREE && *inout_ptr != NULL;
-    // Only the final count matters, read after every thread is joined.
-    __atomic_fetch_add(&counter->live, (int64_t)(has - had), __ATOMIC_RELAXED);
-  }
-  return status;
-}
-
 // What a child sends back: once after the call (stage 1), once after
 // releasing everything (stage 2).
 typedef struct api_report_t {
@@ -225,8 +205,10 @@ static const char* kernel_module_path(void) {
 static void run_child(const api_entry_t* entry, const api_function_t* function,
                       int broken_index, api_variant_t variant, int fd) {
   restore_crash_handlers();
-  counting_allocator_t counter = {weft_allocator_system(), 0};
-  const weft_allocator_t counting = {&counter, counting_ctl};
+  // Counts live allocations of everything the child creates.
+  weft_cts_counting_allocator_t counter;
+  const weft_allocator_t counting =
+      weft_cts_counting_allocator_initialize(weft_allocator_system(), &counter);
   api_call_t call;
   memset(&call, 0, sizeof(call));
   call.function = function;
@@ -257,7 +239,7 @@ static void run_child(const api_entry_t* entry, const api_function_t* function,
   weft_executable_release(call.kernels);
   weft_device_release(call.device);
   report.stage = 2;
-  report.live_allocations = __atomic_load_n(&counter.live, __ATOMIC_RELAXED);
+  report.live_allocations = weft_cts_counting_allocator_live(&counter);
 #if defined(API_NULL_HAVE_LSAN)
   report.leak_check_failed = __lsan_do_recoverable_leak_check();
 #endif
