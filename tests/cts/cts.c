@@ -169,3 +169,13 @@ int64_t weft_cts_counting_allocator_live(
     weft_cts_counting_allocator_t* counter) {
   return atomic_load(&counter->live);
 }
+
+int64_t weft_cts_counting_allocator_wait_all_freed(
+    weft_cts_counting_allocator_t* counter, weft_duration_t timeout_ns) {
+  const weft_time_t deadline = weft_time_now() + timeout_ns;
+  while (weft_cts_counting_allocator_live(counter) != 0 &&
+         weft_time_now() < deadline) {
+    weft_sleep_until(weft_time_now() + 100 * 1000);
+  }
+  return weft_cts_counting_allocator_live(counter);
+}

@@ -103,6 +103,11 @@ weft_allocator_t weft_cts_counting_allocator_initialize(
 // The blocks allocated through |counter| and not yet freed.
 int64_t weft_cts_counting_allocator_live(weft_cts_counting_allocator_t* counter);
 
+// Waits (up to |timeout_ns|) until every block of |counter| was freed, for a
+// device that finishes on another thread; returns the blocks still live.
+int64_t weft_cts_counting_allocator_wait_all_freed(
+    weft_cts_counting_allocator_t* counter, weft_duration_t timeout_ns);
+
 // The statically linked test kernel library (see test_kernels.c):
 //   "scale_offset": binding 0 in (f32), binding 1 out (f32);
 //                   constants: scale (f32 bits), offset (f32 bits), count.

@@ -420,12 +420,9 @@ static void device_release_lets_running_ops_finish(void** state) {
   weft_semaphore_release(gate);
   weft_semaphore_release(done);
   // The op's thread lets go of the device after it signalled.
-  weft_time_t deadline = weft_time_now() + 10ll * 1000 * 1000 * 1000;
-  while (weft_cts_counting_allocator_live(&counter) != 0 &&
-         weft_time_now() < deadline) {
-    weft_sleep_until(weft_time_now() + 1000 * 1000);
-  }
-  assert_int_equal(weft_cts_counting_allocator_live(&counter), 0);
+  assert_int_equal(weft_cts_counting_allocator_wait_all_freed(
+                       &counter, 10ll * 1000 * 1000 * 1000),
+                   0);
 }
 
 int main(int argc, char** argv) {

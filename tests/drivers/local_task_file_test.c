@@ -34,6 +34,7 @@
 #include "async/proactor.h"
 #include "base/atomics.h"
 #include "base/thread.h"
+#include "cts.h"
 #include "drivers/local_task/local_task_driver.h"
 #include "weft/weft.h"
 
@@ -335,35 +336,6 @@ static void release_with_reads_in_flight(void** state) {
   }
 }
 
-// An allocator counting live blocks, to see a device shut down on a thread
-// of its own finish freeing.
-typedef struct counting_allocator_t {
-  weft_atomic_int64_t live;
-} counting_allocator_t;
-
-static weft_status_t counting_ctl(void* self, weft_allocator_command_t command,
-                                  size_t byte_length, void** inout_ptr) {
-  counting_allocator_t* counter = (counting_allocator_t*)self;
-  weft_allocator_t system = weft_allocator_system();
-  void* before = *inout_ptr;
-  weft_status_t status =
-      system.ctl(system.self, command, byte_length, inout_ptr);
-  int64_t delta = 0;
-  if (weft_status_is_ok(status)) {
-    if (command == WEFT_ALLOCATOR_COMMAND_FREE) {
-      delta = before ? -1 : 0;
-    } else if (command == WEFT_ALLOCATOR_COMMAND_REALLOC) {
-      delta = (before ? -1 : 0) + (*inout_ptr ? 1 : 0);
-    } else {
-      delta = *inout_ptr ? 1 : 0;
-    }
-  }
-  // Acq_rel with the waiter's acquire load: the shutdown thread's work
-  // (joining the proactor's threads) happens before the next device.
-  weft_atomic_fetch_add(&counter->live, delta, memory_order_acq_rel);
-  return status;
-}
-
 typedef struct release_call_t {
   weft_device_t* device;
   // The name of the thread the call ran on.
@@ -394,9 +366,12 @@ static void release_last_reference_in_completion(void** state) {
     if (d == 1 && !io_uring_available()) continue;
     for (int round = 0; round < 10; ++round) {
       // Static: the device may still be freeing after this returns.
-      static counting_allocator_t counter;
-      atomic_init(&counter.live, 0);
-      weft_allocator_t allocator = {&counter, counting_ctl};
+      // Counts live blocks, to see a device shut down on a thread of its
+      // own finish freeing.
+      static weft_cts_counting_allocator_t counter;
+      weft_allocator_t allocator =
+          weft_cts_counting_allocator_initialize(weft_allocator_system(),
+                                                 &counter);
       weft_device_t* sync_device = NULL;
       assert_ok(weft_device_create("local-sync", weft_allocator_system(),
                                    &sync_device));
@@ -434,13 +409,9 @@ static void release_last_reference_in_completion(void** state) {
       weft_buffer_release(buffer);
       // The device shuts down on a thread of its own: wait for it to free
       // everything it allocated.
-      weft_time_t deadline = weft_time_now() + TEN_SECONDS;
-      while (weft_atomic_load(&counter.live, memory_order_acquire) != 0 &&
-             weft_time_now() < deadline) {
-        weft_thread_yield();
-      }
-      assert_int_equal(weft_atomic_load(&counter.live, memory_order_acquire),
-                       0);
+      assert_int_equal(
+          weft_cts_counting_allocator_wait_all_freed(&counter, TEN_SECONDS),
+          0);
       weft_semaphore_release(read_done);
       weft_semaphore_release(released);
       weft_file_release(file);

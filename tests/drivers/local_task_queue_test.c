@@ -19,6 +19,7 @@
 
 #include "base/atomics.h"
 #include "base/thread.h"
+#include "cts.h"
 #include "weft/weft.h"
 
 #define TEN_SECONDS (10ll * 1000 * 1000 * 1000)
@@ -358,46 +359,6 @@ static void release_lets_running_dispatch_finish(void** state) {
   weft_executable_release(executable);
 }
 
-// An allocator counting live blocks: a test waits for a device that shuts
-// down on a thread of its own to free everything before it goes on.
-typedef struct live_count_allocator_t {
-  weft_atomic_int64_t live;
-} live_count_allocator_t;
-
-static weft_status_t live_count_ctl(void* self,
-                                    weft_allocator_command_t command,
-                                    size_t byte_length, void** inout_ptr) {
-  live_count_allocator_t* counter = (live_count_allocator_t*)self;
-  weft_allocator_t system = weft_allocator_system();
-  void* before = *inout_ptr;
-  weft_status_t status =
-      system.ctl(system.self, command, byte_length, inout_ptr);
-  int64_t delta = 0;
-  if (weft_status_is_ok(status)) {
-    if (command == WEFT_ALLOCATOR_COMMAND_FREE) {
-      delta = before ? -1 : 0;
-    } else if (command == WEFT_ALLOCATOR_COMMAND_REALLOC) {
-      delta = (before ? -1 : 0) + (*inout_ptr ? 1 : 0);
-    } else {
-      delta = *inout_ptr ? 1 : 0;
-    }
-  }
-  // Acq_rel with the waiter's acquire load: the shutdown thread's work
-  // happens before what the waiter does next.
-  weft_atomic_fetch_add(&counter->live, delta, memory_order_acq_rel);
-  return status;
-}
-
-// Waits (10 s at most) until every block of |counter| was freed.
-static void wait_all_freed(live_count_allocator_t* counter) {
-  weft_time_t deadline = weft_time_now() + TEN_SECONDS;
-  while (weft_atomic_load(&counter->live, memory_order_acquire) != 0 &&
-         weft_time_now() < deadline) {
-    weft_thread_yield();
-  }
-  assert_int_equal(weft_atomic_load(&counter->live, memory_order_acquire), 0);
-}
-
 // A host call that releases the device it is given: the last reference.
 static weft_status_t release_device_host_call(
     void* user_data, const uint64_t args[4],
@@ -409,9 +370,12 @@ static weft_status_t release_device_host_call(
 static void release_last_reference_on_a_worker(void** state) {
   for (int round = 0; round < 20; ++round) {
     // Static: the device may still be shutting down when this returns.
-    static live_count_allocator_t counter;
-    atomic_init(&counter.live, 0);
-    weft_allocator_t allocator = {&counter, live_count_ctl};
+    // Counts live blocks: the device shuts down on a thread of its own,
+    // and the test waits for it to free everything before it goes on.
+    static weft_cts_counting_allocator_t counter;
+    weft_allocator_t allocator =
+        weft_cts_counting_allocator_initialize(weft_allocator_system(),
+                                               &counter);
     weft_device_t* device = create_device("local-task?workers=2", allocator);
     weft_buffer_t* buffer = NULL;
     assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
@@ -446,7 +410,8 @@ static void release_last_reference_on_a_worker(void** state) {
     weft_semaphore_release(done);
     // The device shuts down on a thread of its own, and frees everything
     // it allocated there.
-    wait_all_freed(&counter);
+    assert_int_equal(
+        weft_cts_counting_allocator_wait_all_freed(&counter, TEN_SECONDS), 0);
   }
 }
 

@@ -39,28 +39,6 @@
 
 #define ELEMENTS 256u  // 4 workgroups of the 64-element test kernels
 
-// --- A counting allocator: live allocations must be 0 after every run. ----
-
-typedef struct counting_allocator_t {
-  weft_allocator_t base;
-  atomic_int_fast64_t live;
-} counting_allocator_t;
-
-static weft_status_t counting_ctl(void* self, weft_allocator_command_t command,
-                                  size_t byte_length, void** inout_ptr) {
-  counting_allocator_t* counter = (counting_allocator_t*)self;
-  const int had = *inout_ptr != NULL;
-  weft_status_t status =
-      counter->base.ctl(counter->base.self, command, byte_length, inout_ptr);
-  if (weft_status_is_ok(status)) {
-    const int has = command != WEFT_ALLOCATOR_COMMAND_FREE && *inout_ptr;
-    // Only the count matters, no other memory is ordered by it.
-    atomic_fetch_add_explicit(&counter->live, (int_fast64_t)(has - had),
-                              memory_order_relaxed);
-  }
-  return status;
-}
-
 // --- The scenario -----------------------------------------------------------
 
 typedef struct scenario_t {
@@ -296,8 +274,10 @@ static void run_every_failure(int gated) {
   int64_t runs = 0, runs_with_failure = 0, final_allocations = -1;
   int finished = 0;
   for (int64_t fail_at = 0; fail_at < MAX_RUNS && !finished; ++fail_at) {
-    counting_allocator_t counter = {weft_allocator_system(), 0};
-    const weft_allocator_t counting = {&counter, counting_ctl};
+    // Live allocations must be 0 after every run.
+    weft_cts_counting_allocator_t counter;
+    const weft_allocator_t counting =
+        weft_cts_counting_allocator_initialize(weft_allocator_system(), &counter);
     weft_failing_allocator_t failing;
     scenario_t scenario = {
         device_string,
@@ -307,7 +287,7 @@ static void run_every_failure(int gated) {
     ++runs;
     const int64_t injected = failing.failure_count;
     const int64_t live =
-        atomic_load_explicit(&counter.live, memory_order_relaxed);
+        weft_cts_counting_allocator_live(&counter);
     const weft_status_code_t code = weft_status_code(status);
     if (verbose || (injected > 0 && code != WEFT_STATUS_RESOURCE_EXHAUSTED) ||
         (injected == 0 && code != WEFT_STATUS_OK)) {
