@@ -382,8 +382,10 @@ static void release_last_reference_in_completion(void** state) {
       weft_buffer_t* buffer = NULL;
       assert_ok(weft_device_allocate_buffer(
           call.device, (weft_buffer_params_t){0}, 8192, &buffer));
+      weft_semaphore_t* gate = NULL;
       weft_semaphore_t* read_done = NULL;
       weft_semaphore_t* released = NULL;
+      assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &gate));
       assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &read_done));
       assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &released));
       const uint64_t one = 1;
@@ -391,9 +393,16 @@ static void release_last_reference_in_completion(void** state) {
       assert_ok(weft_device_queue_host_call(
           sync_device, WEFT_QUEUE_AFFINITY_ANY, list1(&read_done, &one),
           list1(&released, &one), release_device_call, &call, no_args, 0));
+      // The read waits for |gate|, so this thread has let go of the device
+      // (the host call holds the last reference) before the read can
+      // complete: nothing here touches the device after that.
+      weft_device_t* own_reference = call.device;
+      weft_device_retain(own_reference);
       assert_ok(weft_device_queue_read(
-          call.device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+          call.device, WEFT_QUEUE_AFFINITY_ANY, list1(&gate, &one),
           list1(&read_done, &one), file, 0, buffer, 0, 8192));
+      weft_device_release(own_reference);
+      assert_ok(weft_semaphore_signal(gate, 1));
       assert_ok(
           weft_semaphore_wait(released, 1, weft_timeout_relative(TEN_SECONDS)));
       assert_null(call.device);
@@ -412,6 +421,7 @@ static void release_last_reference_in_completion(void** state) {
       assert_int_equal(
           weft_cts_counting_allocator_wait_all_freed(&counter, TEN_SECONDS),
           0);
+      weft_semaphore_release(gate);
       weft_semaphore_release(read_done);
       weft_semaphore_release(released);
       weft_file_release(file);
