@@ -39,9 +39,7 @@ static weft_status_t weft_queue_validate_signal_values(
     weft_semaphore_t* semaphore = signal_list.semaphores[i];
     const uint64_t value = signal_list.values[i];
     uint64_t current_value = 0;
-    weft_status_t query_status = weft_semaphore_query(semaphore, &current_value);
-    const bool failed = !weft_status_is_ok(query_status);
-    weft_status_free(query_status);
+    const bool failed = weft_semaphore_peek(semaphore, &current_value);
     char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
     if (!failed && value <= current_value) {
       weft_semaphore_label(semaphore, label, sizeof(label));

@@ -210,6 +210,11 @@ static inline bool weft_semaphore_has_failed(weft_semaphore_t* semaphore) {
   return weft_atomic_load(&semaphore->failed, memory_order_acquire) != 0;
 }
 
+bool weft_semaphore_peek(weft_semaphore_t* semaphore, uint64_t* out_value) {
+  *out_value = weft_semaphore_load_value(semaphore);
+  return weft_semaphore_has_failed(semaphore);
+}
+
 void weft_semaphore_snapshot(weft_semaphore_t* semaphore, char* label,
                              size_t label_capacity, uint64_t* out_value,
                              bool* out_failed) {
@@ -826,7 +831,7 @@ weft_status_t weft_semaphore_list_wait(weft_wait_mode_t mode,
 // Lists
 //===----------------------------------------------------------------------===//
 
-weft_status_t weft_semaphore_list_check(const char* function, const char* name,
+weft_status_t weft_semaphore_list_error(const char* function, const char* name,
                                         weft_semaphore_list_t list) {
   weft_status_t status = WEFT_OK;
   if (list.count > 0 && (!list.semaphores || !list.values)) {
