@@ -1333,6 +1333,38 @@ static void unmappable_binding_names_its_command(void** state) {
   weft_semaphore_release(done);
 }
 
+// README "Objects across devices": a command buffer recorded for another
+// device (of the other CPU driver too) runs on this one, also after the
+// device it was made for is gone (a recorded command buffer holds none).
+static void command_buffer_from_another_device(void** state) {
+  weft_cts_t* cts = *state;
+  const char* others[] = {"local-sync", "local-task?workers=1"};
+  for (size_t d = 0; d < sizeof(others) / sizeof(others[0]); ++d) {
+    weft_device_t* other = NULL;
+    WEFT_ASSERT_OK(weft_device_create(others[d], cts->allocator, &other));
+    weft_command_buffer_t* command_buffer = NULL;
+    WEFT_ASSERT_OK(weft_command_buffer_create(
+        other, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY, 1,
+        &command_buffer));
+    WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
+    const uint32_t pattern = 0xC0FFEE00u + (uint32_t)d;
+    WEFT_ASSERT_OK(weft_command_buffer_fill(
+        command_buffer, weft_make_indirect_buffer_ref(0, 0, WEFT_WHOLE_BUFFER),
+        &pattern, 4));
+    WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
+    weft_device_release(other);
+    weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 256);
+    weft_buffer_binding_t binding = {buffer, 0, WEFT_WHOLE_BUFFER};
+    WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer,
+                                    (weft_binding_table_t){1, &binding}));
+    uint32_t words[64];
+    weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+    for (int i = 0; i < 64; ++i) assert_int_equal(words[i], pattern);
+    weft_buffer_release(buffer);
+    weft_command_buffer_release(command_buffer);
+  }
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(create_and_query),
@@ -1377,6 +1409,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(recording_survives_allocation_failures),
       WEFT_CTS_CASE(direct_only_with_empty_binding_table),
       WEFT_CTS_CASE(unmappable_binding_names_its_command),
+      WEFT_CTS_CASE(command_buffer_from_another_device),
   };
   return weft_cts_run("command_buffer", tests, WEFT_CTS_COUNT(tests), argc,
                       argv);
