@@ -252,6 +252,19 @@ static void dump_pending_lists_parked(void** state) {
   weft_semaphore_release(signal);
 }
 
+// A second device of the case's driver whose allocator (returned in
+// |*inout_allocator|, over the one given) counts live blocks in |counter|.
+static weft_device_t* create_counted_device(
+    weft_cts_t* cts, weft_cts_counting_allocator_t* counter,
+    weft_allocator_t* inout_allocator) {
+  *inout_allocator =
+      weft_cts_counting_allocator_initialize(*inout_allocator, counter);
+  weft_device_t* device = NULL;
+  WEFT_ASSERT_OK(
+      weft_device_create(cts->device_string, *inout_allocator, &device));
+  return device;
+}
+
 // device.h's release contract, the same on every driver: releasing the
 // last reference to a device fails every op still waiting with CANCELLED
 // naming the op and the device; ops already running finish; and once the
@@ -261,9 +274,8 @@ static void dump_pending_lists_parked(void** state) {
 static void device_release_cancels_waiting_ops(void** state) {
   weft_cts_t* cts = *state;
   weft_cts_counting_allocator_t counter;
-  weft_allocator_t allocator = weft_cts_counting_allocator_initialize(weft_allocator_system(), &counter);
-  weft_device_t* device = NULL;
-  WEFT_ASSERT_OK(weft_device_create(cts->device_string, allocator, &device));
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_device_t* device = create_counted_device(cts, &counter, &allocator);
   weft_semaphore_t* gate = NULL;
   weft_semaphore_t* filled = NULL;
   weft_semaphore_t* copied = NULL;
@@ -312,9 +324,8 @@ static void device_release_cancels_waiting_ops(void** state) {
 static void device_release_with_everything_let_go(void** state) {
   weft_cts_t* cts = *state;
   weft_cts_counting_allocator_t counter;
-  weft_allocator_t allocator = weft_cts_counting_allocator_initialize(weft_allocator_system(), &counter);
-  weft_device_t* device = NULL;
-  WEFT_ASSERT_OK(weft_device_create(cts->device_string, allocator, &device));
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_device_t* device = create_counted_device(cts, &counter, &allocator);
   weft_semaphore_t* gate = NULL;
   weft_semaphore_t* step = NULL;
   WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &gate));
@@ -395,9 +406,8 @@ static void* signal_gate_thread(void* user_data) {
 static void device_release_lets_running_ops_finish(void** state) {
   weft_cts_t* cts = *state;
   weft_cts_counting_allocator_t counter;
-  weft_allocator_t allocator = weft_cts_counting_allocator_initialize(weft_allocator_system(), &counter);
-  weft_device_t* device = NULL;
-  WEFT_ASSERT_OK(weft_device_create(cts->device_string, allocator, &device));
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_device_t* device = create_counted_device(cts, &counter, &allocator);
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   running_call_t call;

@@ -276,8 +276,8 @@ static void run_every_failure(int gated) {
   for (int64_t fail_at = 0; fail_at < MAX_RUNS && !finished; ++fail_at) {
     // Live allocations must be 0 after every run.
     weft_cts_counting_allocator_t counter;
-    const weft_allocator_t counting =
-        weft_cts_counting_allocator_initialize(weft_allocator_system(), &counter);
+    const weft_allocator_t counting = weft_cts_counting_allocator_initialize(
+        weft_allocator_system(), &counter);
     weft_failing_allocator_t failing;
     scenario_t scenario = {
         device_string,

@@ -316,13 +316,15 @@ static weft_status_t weft_local_sync_do(weft_local_sync_device_t* device,
 }
 
 // The one begin/do/end path of every op. |wait_status| (consumed) is OK
-// when every wait was reached, or the failure of a wait (or the op's
-// cancellation): then nothing runs and the signals fail with it.
+// when every wait was reached, or the failure of a wait: then nothing runs
+// and the signals fail with it. With |shutting_down| (a parked op of a
+// released device) nothing runs either (weft_local_queue_not_run_status).
 static void weft_local_sync_op_run(weft_local_sync_device_t* device,
                                    const weft_local_sync_op_args_t* args,
                                    weft_semaphore_list_t wait_list,
                                    weft_semaphore_list_t signal_list,
-                                   weft_status_t wait_status, bool cancelled,
+                                   weft_status_t wait_status,
+                                   bool shutting_down, bool swept,
                                    uint64_t trace_id) {
   // Begin.
   weft_status_t status = wait_status;
@@ -335,14 +337,12 @@ static void weft_local_sync_op_run(weft_local_sync_device_t* device,
       .signal_list = signal_list,
   };
   weft_queue_trace_begin(trace_id, identity.op_name);
-  if (cancelled) {
-    // The cancellation names the op already.
-  } else if (weft_status_is_ok(status)) {
+  if (shutting_down || !weft_status_is_ok(status)) {
+    status = weft_local_queue_not_run_status(&identity, status, swept);
+  } else {
     status = weft_local_queue_annotate_error(
         &identity, args->type == WEFT_LOCAL_SYNC_OP_HOST_CALL,
         weft_local_sync_do(device, args, &identity, &ended));
-  } else {
-    status = weft_local_queue_annotate_not_run(&identity, status);
   }
   // End.
   weft_queue_trace_signal(trace_id, weft_status_is_ok(status));
@@ -438,21 +438,10 @@ static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op) {
 
   // Released while it waited (or with its waits just reached but not yet
   // run): it fails with CANCELLED instead of running, as on every driver.
-  // A failed wait stays the op's error.
-  bool cancelled = false;
-  if (weft_local_sync_device_is_shutting_down(device)) {
-    const weft_queue_op_identity_t identity = weft_local_sync_op_identity(op);
-    if (weft_status_is_ok(op->wait_status)) {
-      op->wait_status =
-          weft_local_queue_cancelled(&identity, /*while_waiting=*/false);
-      cancelled = true;
-    } else {
-      cancelled = weft_status_is(op->wait_status, WEFT_STATUS_CANCELLED) &&
-                  op->cancelled;
-    }
-  }
   weft_local_sync_op_run(device, &op->args, op->wait_list, op->signal_list,
-                         op->wait_status, cancelled, op->trace_id);
+                         op->wait_status,
+                         weft_local_sync_device_is_shutting_down(device),
+                         op->cancelled, op->trace_id);
 
   weft_local_sync_op_args_reference(&op->args, /*retain=*/false);
   for (uint32_t i = 0; i < op->wait_list.count; ++i) {
@@ -649,7 +638,8 @@ static weft_status_t weft_local_sync_submit(
     const bool hold = args->type == WEFT_LOCAL_SYNC_OP_HOST_CALL;
     if (hold) weft_local_sync_device_hold(device);
     weft_local_sync_op_run(device, args, wait_list, signal_list, wait_status,
-                           /*cancelled=*/false, trace_id);
+                           /*shutting_down=*/false, /*swept=*/false,
+                           trace_id);
     if (hold) weft_local_sync_device_unhold(device);
   } else {
     status =

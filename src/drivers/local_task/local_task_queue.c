@@ -139,14 +139,7 @@ weft_status_t weft_local_task_op_not_run_status(weft_local_task_op_t* op) {
   weft_status_t status = op->wait_status;
   op->wait_status = WEFT_OK;
   weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
-  if (op->cancelled && weft_status_is(status, WEFT_STATUS_CANCELLED)) {
-    // The sweep's own message names the op already.
-  } else if (!weft_status_is_ok(status)) {
-    status = weft_local_queue_annotate_not_run(&identity, status);
-  } else {
-    status = weft_local_queue_cancelled(&identity, /*while_waiting=*/false);
-  }
-  return status;
+  return weft_local_queue_not_run_status(&identity, status, op->cancelled);
 }
 
 // Runs one ready op on the control process (on worker |worker_index|):

@@ -119,7 +119,9 @@ weft_status_t weft_local_queue_annotate_error(const weft_queue_op_identity_t* op
   return status;
 }
 
-weft_status_t weft_local_queue_annotate_not_run(
+// Annotates a wait's failure (consumed, returned) that kept |op| from
+// running: "...; so queue_fill (...) on queue 0 of device 'X' did not run".
+static weft_status_t weft_local_queue_annotate_not_run(
     const weft_queue_op_identity_t* op, weft_status_t status) {
   char op_label[WEFT_QUEUE_OP_LABEL_CAPACITY];
   weft_queue_op_label(op, op_label, sizeof(op_label));
@@ -133,6 +135,20 @@ weft_status_t weft_local_queue_cancelled(const weft_queue_op_identity_t* op,
   return WEFT_STATUS(CANCELLED,
                      "%s was cancelled: the device was released %s", op_label,
                      while_waiting ? "while it waited" : "before it ran");
+}
+
+weft_status_t weft_local_queue_not_run_status(
+    const weft_queue_op_identity_t* op, weft_status_t wait_status,
+    bool swept) {
+  weft_status_t status = wait_status;
+  if (swept && weft_status_is(status, WEFT_STATUS_CANCELLED)) {
+    // The sweep's own message names the op already.
+  } else if (!weft_status_is_ok(status)) {
+    status = weft_local_queue_annotate_not_run(op, status);
+  } else {
+    status = weft_local_queue_cancelled(op, /*while_waiting=*/false);
+  }
+  return status;
 }
 
 weft_status_t weft_local_queue_host_call(

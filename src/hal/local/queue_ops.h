@@ -46,17 +46,21 @@ weft_status_t weft_local_queue_annotate_error(const weft_queue_op_identity_t* op
                                               bool is_host_call,
                                               weft_status_t status);
 
-// Annotates a wait's failure (consumed, returned) that kept |op| from
-// running: "...; so queue_fill (...) on queue 0 of device 'X' did not run".
-weft_status_t weft_local_queue_annotate_not_run(
-    const weft_queue_op_identity_t* op, weft_status_t status);
-
 // The CANCELLED status of an op that never ran because its device was
 // released: "queue_fill (...) on queue 0 of device 'X' was cancelled: the
 // device was released while it waited" (|while_waiting|) or "... before it
 // ran".
 weft_status_t weft_local_queue_cancelled(const weft_queue_op_identity_t* op,
                                          bool while_waiting);
+
+// What an op that will not run (its device is being released, or a wait
+// failed) fails its signals with, from its wait result |wait_status|
+// (consumed): the release sweep's own CANCELLED when |swept| (it names the
+// op already), a wait's failure annotated "so ... did not run", or, when
+// its waits were reached but it had not started, CANCELLED "... before it
+// ran". The same on every CPU driver.
+weft_status_t weft_local_queue_not_run_status(
+    const weft_queue_op_identity_t* op, weft_status_t wait_status, bool swept);
 
 // Runs a host call for an op whose waits are reached. Sets |*out_ended|
 // when the signals were already published (NON_BLOCKING) or handed to the
