@@ -185,14 +185,15 @@ weft_status_t weft_device_queue_barrier(weft_device_t* device,
 typedef struct weft_host_call_context_t {
   weft_device_t* device;
   weft_queue_affinity_t affinity;
-  // The operation's signals. A call returning DEFERRED retains it and later
-  // signals or fails it itself. Empty (never NULL) when there are none.
-  weft_fence_t* signal_fence;
+  // The operation's signals, valid during the call only. A call that will
+  // return DEFERRED takes them over: it makes a fence of them first
+  // (weft_fence_create_from_list) and later signals or fails that fence.
+  weft_semaphore_list_t signal_list;
 } weft_host_call_context_t;
 
 // A host function run by a queue. Returns OK (the queue signals), an error
 // (the queue fails the signals with it) or DEFERRED (the function took over
-// |context->signal_fence| and will signal or fail it later).
+// |context->signal_list| and will signal or fail it later).
 typedef weft_status_t (*weft_host_call_fn_t)(
     void* user_data, const uint64_t args[4],
     const weft_host_call_context_t* context);

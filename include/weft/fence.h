@@ -25,6 +25,12 @@ weft_status_t weft_fence_create_at(weft_semaphore_t* semaphore, uint64_t value,
                                    weft_allocator_t allocator,
                                    weft_fence_t** out_fence);
 
+// Creates a fence holding every entry of |list| (the larger value where a
+// semaphore appears twice), e.g. a host call's signals it takes over.
+weft_status_t weft_fence_create_from_list(weft_semaphore_list_t list,
+                                          weft_allocator_t allocator,
+                                          weft_fence_t** out_fence);
+
 void weft_fence_retain(weft_fence_t* fence);
 void weft_fence_release(weft_fence_t* fence);
 

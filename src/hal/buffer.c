@@ -298,9 +298,11 @@ static weft_status_t weft_buffer_validate_mapping(const weft_buffer_t* buffer,
 void weft_buffer_initialize(const weft_buffer_vtable_t* vtable,
                             weft_allocator_t allocator,
                             weft_buffer_params_t params,
+                            weft_buffer_placement_t placement,
                             weft_device_size_t byte_length,
                             weft_buffer_t* out_buffer) {
   params = weft_buffer_params_canonicalize(params);
+  out_buffer->placement = placement;
   weft_resource_initialize(vtable, &out_buffer->resource);
   out_buffer->allocator = allocator;
   out_buffer->allocated_buffer = out_buffer;
@@ -309,6 +311,12 @@ void weft_buffer_initialize(const weft_buffer_vtable_t* vtable,
   out_buffer->memory_type = params.type;
   out_buffer->allowed_access = params.access;
   out_buffer->allowed_usage = params.usage;
+}
+
+weft_memory_domain_t weft_memory_domain_next(void) {
+  static weft_atomic_uint64_t next_domain = 1;
+  // Relaxed: only uniqueness matters.
+  return weft_atomic_fetch_add(&next_domain, 1, memory_order_relaxed);
 }
 
 void weft_buffer_retain(weft_buffer_t* buffer) {

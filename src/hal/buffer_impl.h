@@ -10,7 +10,9 @@
 #ifndef WEFT_HAL_BUFFER_IMPL_H_
 #define WEFT_HAL_BUFFER_IMPL_H_
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hal/resource.h"
 #include "weft/buffer.h"
@@ -39,6 +41,32 @@ typedef struct weft_buffer_vtable_t {
                                     weft_device_size_t length);
 } weft_buffer_vtable_t;
 
+// Which memory a device's buffers live in. Every CPU driver allocates host
+// memory (WEFT_MEMORY_DOMAIN_HOST); a driver with memory of its own (a GPU)
+// gives its devices a domain of their own (weft_memory_domain_next).
+typedef uint64_t weft_memory_domain_t;
+#define WEFT_MEMORY_DOMAIN_HOST ((weft_memory_domain_t)0)
+
+typedef enum weft_buffer_placement_flag_bits_e {
+  WEFT_BUFFER_PLACEMENT_NONE = 0,
+  // The host can map the memory (host memory, or device memory mapped
+  // into the host's address space).
+  WEFT_BUFFER_PLACEMENT_HOST_VISIBLE = 1u << 0,
+  // Returned by weft_device_queue_alloca: its memory exists between the
+  // alloca and the dealloca ops.
+  WEFT_BUFFER_PLACEMENT_QUEUE_ORDERED = 1u << 1,
+} weft_buffer_placement_flag_bits_t;
+typedef uint32_t weft_buffer_placement_flags_t;
+
+// Where a root buffer's memory lives; subspans share their root's.
+typedef struct weft_buffer_placement_t {
+  weft_memory_domain_t domain;
+  weft_buffer_placement_flags_t flags;
+} weft_buffer_placement_t;
+
+// A domain no other device has, for a driver whose devices own memory.
+weft_memory_domain_t weft_memory_domain_next(void);
+
 struct weft_buffer_t {
   weft_resource_t resource;  // vtable: weft_buffer_vtable_t
   // The allocator this object (not necessarily its memory) was allocated
@@ -53,19 +81,35 @@ struct weft_buffer_t {
   weft_memory_type_t memory_type;
   weft_memory_access_t allowed_access;
   weft_buffer_usage_t allowed_usage;
+  weft_buffer_placement_t placement;
 };
 
 _Static_assert(offsetof(weft_buffer_t, resource) == 0,
                "weft_buffer_t must start with its resource");
 
-// Initialises the common fields of a root buffer of |byte_length| bytes.
-// |params| is canonicalised here. The buffer starts with one reference and
-// is its own allocated buffer.
+// Initialises the common fields of a root buffer of |byte_length| bytes
+// placed at |placement|. |params| is canonicalised here. The buffer starts
+// with one reference and is its own allocated buffer.
 void weft_buffer_initialize(const weft_buffer_vtable_t* vtable,
                             weft_allocator_t allocator,
                             weft_buffer_params_t params,
+                            weft_buffer_placement_t placement,
                             weft_device_size_t byte_length,
                             weft_buffer_t* out_buffer);
+
+// Where |buffer|'s memory lives (its root's placement).
+static inline weft_buffer_placement_t weft_buffer_placement(
+    const weft_buffer_t* buffer) {
+  return buffer->allocated_buffer->placement;
+}
+
+// True when |buffer| is a root buffer returned by weft_device_queue_alloca
+// (not a subspan of one): what weft_device_queue_dealloca takes.
+static inline bool weft_buffer_is_queue_ordered_root(
+    const weft_buffer_t* buffer) {
+  return buffer->allocated_buffer == buffer &&
+         (buffer->placement.flags & WEFT_BUFFER_PLACEMENT_QUEUE_ORDERED);
+}
 
 static inline const weft_buffer_vtable_t* weft_buffer_vtable(
     const weft_buffer_t* buffer) {

@@ -103,6 +103,16 @@ weft_status_t weft_device_allocate_buffer(weft_device_t* device,
 // Queue operations
 //===----------------------------------------------------------------------===//
 
+// Hands |op| (validated) to the driver.
+static inline weft_status_t weft_device_submit(const weft_queue_op_t* op) {
+  return weft_device_vtable(op->device)->queue_submit(op->device, op);
+}
+
+// The descriptor fields every op shares.
+#define WEFT_QUEUE_OP_INIT(op_kind)                                       \
+  .kind = (op_kind), .queue_index = 0, .device = device,                  \
+  .affinity = affinity, .wait_list = wait_list, .signal_list = signal_list
+
 weft_status_t weft_device_queue_alloca(weft_device_t* device,
                                        weft_queue_affinity_t affinity,
                                        weft_semaphore_list_t wait_list,
@@ -111,15 +121,27 @@ weft_status_t weft_device_queue_alloca(weft_device_t* device,
                                        weft_device_size_t byte_length,
                                        weft_buffer_t** out_buffer) {
   if (out_buffer) *out_buffer = NULL;
+  weft_buffer_t* buffer = NULL;
   weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_alloca(params, byte_length, out_buffer);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_vtable(device)->queue_alloca(
-        device, affinity, wait_list, signal_list,
-        weft_buffer_params_canonicalize(params), byte_length, out_buffer);
+    status = weft_device_vtable(device)->create_transient_buffer(
+        device, weft_buffer_params_canonicalize(params), byte_length, &buffer);
+  }
+  if (weft_status_is_ok(status)) {
+    const weft_queue_op_t op = {
+        WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_ALLOCA),
+        .transient = {.buffer = buffer},
+    };
+    status = weft_device_submit(&op);
+  }
+  if (weft_status_is_ok(status)) {
+    *out_buffer = buffer;
+  } else {
+    weft_buffer_release(buffer);
   }
   return status;
 }
@@ -135,8 +157,11 @@ weft_status_t weft_device_queue_dealloca(weft_device_t* device,
     status = weft_queue_validate_dealloca(buffer);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_vtable(device)->queue_dealloca(
-        device, affinity, wait_list, signal_list, buffer);
+    const weft_queue_op_t op = {
+        WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_DEALLOCA),
+        .transient = {.buffer = buffer},
+    };
+    status = weft_device_submit(&op);
   }
   return status;
 }
@@ -156,9 +181,15 @@ weft_status_t weft_device_queue_fill(
                                       &resolved_length);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_vtable(device)->queue_fill(
-        device, affinity, wait_list, signal_list, target, offset,
-        resolved_length, packed_pattern, pattern_length);
+    const weft_queue_op_t op = {
+        WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_FILL),
+        .fill = {.target = target,
+                 .offset = offset,
+                 .length = resolved_length,
+                 .pattern = packed_pattern,
+                 .pattern_length = pattern_length},
+    };
+    status = weft_device_submit(&op);
   }
   return status;
 }
@@ -176,9 +207,14 @@ weft_status_t weft_device_queue_update(
                                         &resolved_length);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_vtable(device)->queue_update(
-        device, affinity, wait_list, signal_list, source, target, offset,
-        resolved_length);
+    const weft_queue_op_t op = {
+        WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_UPDATE),
+        .update = {.source = source,
+                   .target = target,
+                   .offset = offset,
+                   .length = resolved_length},
+    };
+    status = weft_device_submit(&op);
   }
   return status;
 }
@@ -197,9 +233,15 @@ weft_status_t weft_device_queue_copy(
                                       target_offset, length, &resolved_length);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_vtable(device)->queue_copy(
-        device, affinity, wait_list, signal_list, source, source_offset, target,
-        target_offset, resolved_length);
+    const weft_queue_op_t op = {
+        WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_COPY),
+        .copy = {.source = source,
+                 .source_offset = source_offset,
+                 .target = target,
+                 .target_offset = target_offset,
+                 .length = resolved_length},
+    };
+    status = weft_device_submit(&op);
   }
   return status;
 }
@@ -217,9 +259,15 @@ weft_status_t weft_device_queue_read(
                                       length, &resolved_length);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_vtable(device)->queue_read(
-        device, affinity, wait_list, signal_list, file, file_offset, target,
-        target_offset, resolved_length);
+    const weft_queue_op_t op = {
+        WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_READ),
+        .file = {.file = file,
+                 .file_offset = file_offset,
+                 .buffer = target,
+                 .buffer_offset = target_offset,
+                 .length = resolved_length},
+    };
+    status = weft_device_submit(&op);
   }
   return status;
 }
@@ -237,9 +285,15 @@ weft_status_t weft_device_queue_write(
                                        length, &resolved_length);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_vtable(device)->queue_write(
-        device, affinity, wait_list, signal_list, source, source_offset, file,
-        file_offset, resolved_length);
+    const weft_queue_op_t op = {
+        WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_WRITE),
+        .file = {.file = file,
+                 .file_offset = file_offset,
+                 .buffer = source,
+                 .buffer_offset = source_offset,
+                 .length = resolved_length},
+    };
+    status = weft_device_submit(&op);
   }
   return status;
 }
@@ -259,9 +313,19 @@ weft_status_t weft_device_queue_dispatch(
                                           constants, binding_count, bindings);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_vtable(device)->queue_dispatch(
-        device, affinity, wait_list, signal_list, executable, kernel_ordinal,
-        workgroup_count, constant_count, constants, binding_count, bindings);
+    const weft_queue_op_t op = {
+        WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_DISPATCH),
+        .dispatch = {.executable = executable,
+                     .kernel_ordinal = kernel_ordinal,
+                     .workgroup_count = {workgroup_count[0],
+                                         workgroup_count[1],
+                                         workgroup_count[2]},
+                     .constant_count = constant_count,
+                     .constants = constants,
+                     .binding_count = binding_count,
+                     .bindings = bindings},
+    };
+    status = weft_device_submit(&op);
   }
   return status;
 }
@@ -278,9 +342,12 @@ weft_status_t weft_device_queue_execute(weft_device_t* device,
     status = weft_queue_validate_execute(command_buffer, binding_table);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_vtable(device)->queue_execute(
-        device, affinity, wait_list, signal_list, command_buffer,
-        binding_table);
+    const weft_queue_op_t op = {
+        WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_EXECUTE),
+        .execute = {.command_buffer = command_buffer,
+                    .binding_table = binding_table},
+    };
+    status = weft_device_submit(&op);
   }
   return status;
 }
@@ -292,8 +359,8 @@ weft_status_t weft_device_queue_barrier(weft_device_t* device,
   weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
-    status = weft_device_vtable(device)->queue_barrier(device, affinity,
-                                                       wait_list, signal_list);
+    const weft_queue_op_t op = {WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_BARRIER)};
+    status = weft_device_submit(&op);
   }
   return status;
 }
@@ -303,16 +370,18 @@ weft_status_t weft_device_queue_host_call(
     weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
     weft_host_call_fn_t fn, void* user_data, const uint64_t args[4],
     weft_host_call_flags_t flags) {
-  static const uint64_t kZeroArgs[4] = {0, 0, 0, 0};
   weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
     status = weft_queue_validate_host_call(fn, flags);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_vtable(device)->queue_host_call(
-        device, affinity, wait_list, signal_list, fn, user_data,
-        args ? args : kZeroArgs, flags);
+    weft_queue_op_t op = {
+        WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_HOST_CALL),
+        .host_call = {.fn = fn, .user_data = user_data, .flags = flags},
+    };
+    if (args) memcpy(op.host_call.args, args, sizeof(op.host_call.args));
+    status = weft_device_submit(&op);
   }
   return status;
 }

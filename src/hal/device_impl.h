@@ -1,14 +1,17 @@
 // weft: what a driver implements to be a device.
 //
 // The public queue functions (device.c) validate everything that needs no
-// waiting (queue_validation.h) and only then call the driver, so drivers see
-// well-formed requests. Drivers embed weft_device_t at offset 0.
+// waiting (queue_validation.h) and only then hand the driver one descriptor
+// (queue_op.h), so drivers see well-formed requests through one entry.
+// Drivers embed weft_device_t at offset 0.
 #ifndef WEFT_HAL_DEVICE_IMPL_H_
 #define WEFT_HAL_DEVICE_IMPL_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "hal/diagnostics.h"
+#include "hal/queue_op.h"
 #include "hal/resource.h"
 #include "weft/device.h"
 
@@ -33,82 +36,19 @@ typedef struct weft_device_vtable_t {
   // heading in reports (workers, file I/O backend, transfers in flight).
   void (*describe)(weft_device_t* device, FILE* stream);
 
-  weft_status_t (*queue_alloca)(weft_device_t* device,
-                                weft_queue_affinity_t affinity,
-                                weft_semaphore_list_t wait_list,
-                                weft_semaphore_list_t signal_list,
-                                weft_buffer_params_t params,
-                                weft_device_size_t byte_length,
-                                weft_buffer_t** out_buffer);
-  weft_status_t (*queue_dealloca)(weft_device_t* device,
-                                  weft_queue_affinity_t affinity,
-                                  weft_semaphore_list_t wait_list,
-                                  weft_semaphore_list_t signal_list,
-                                  weft_buffer_t* buffer);
-  weft_status_t (*queue_fill)(weft_device_t* device,
-                              weft_queue_affinity_t affinity,
-                              weft_semaphore_list_t wait_list,
-                              weft_semaphore_list_t signal_list,
-                              weft_buffer_t* target, weft_device_size_t offset,
-                              weft_device_size_t length, uint32_t pattern,
-                              uint32_t pattern_length);
-  // |source| is borrowed for the call only: the driver copies it if it defers.
-  weft_status_t (*queue_update)(weft_device_t* device,
-                                weft_queue_affinity_t affinity,
-                                weft_semaphore_list_t wait_list,
-                                weft_semaphore_list_t signal_list,
-                                const void* source, weft_buffer_t* target,
-                                weft_device_size_t offset,
-                                weft_device_size_t length);
-  weft_status_t (*queue_copy)(weft_device_t* device,
-                              weft_queue_affinity_t affinity,
-                              weft_semaphore_list_t wait_list,
-                              weft_semaphore_list_t signal_list,
-                              weft_buffer_t* source,
-                              weft_device_size_t source_offset,
-                              weft_buffer_t* target,
-                              weft_device_size_t target_offset,
-                              weft_device_size_t length);
-  weft_status_t (*queue_read)(weft_device_t* device,
-                              weft_queue_affinity_t affinity,
-                              weft_semaphore_list_t wait_list,
-                              weft_semaphore_list_t signal_list,
-                              weft_file_t* file, uint64_t file_offset,
-                              weft_buffer_t* target,
-                              weft_device_size_t target_offset,
-                              weft_device_size_t length);
-  weft_status_t (*queue_write)(weft_device_t* device,
-                               weft_queue_affinity_t affinity,
-                               weft_semaphore_list_t wait_list,
-                               weft_semaphore_list_t signal_list,
-                               weft_buffer_t* source,
-                               weft_device_size_t source_offset,
-                               weft_file_t* file, uint64_t file_offset,
-                               weft_device_size_t length);
-  weft_status_t (*queue_dispatch)(
-      weft_device_t* device, weft_queue_affinity_t affinity,
-      weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-      weft_executable_t* executable, uint32_t kernel_ordinal,
-      const uint32_t workgroup_count[3], uint32_t constant_count,
-      const uint32_t* constants, uint32_t binding_count,
-      const weft_buffer_ref_t* bindings);
-  weft_status_t (*queue_execute)(weft_device_t* device,
-                                 weft_queue_affinity_t affinity,
-                                 weft_semaphore_list_t wait_list,
-                                 weft_semaphore_list_t signal_list,
-                                 weft_command_buffer_t* command_buffer,
-                                 weft_binding_table_t binding_table);
-  weft_status_t (*queue_barrier)(weft_device_t* device,
-                                 weft_queue_affinity_t affinity,
-                                 weft_semaphore_list_t wait_list,
-                                 weft_semaphore_list_t signal_list);
-  weft_status_t (*queue_host_call)(weft_device_t* device,
-                                   weft_queue_affinity_t affinity,
-                                   weft_semaphore_list_t wait_list,
-                                   weft_semaphore_list_t signal_list,
-                                   weft_host_call_fn_t fn, void* user_data,
-                                   const uint64_t args[4],
-                                   weft_host_call_flags_t flags);
+  // Creates the buffer handle weft_device_queue_alloca returns: no memory
+  // until the op's ALLOCA runs, none after its DEALLOCA.
+  weft_status_t (*create_transient_buffer)(weft_device_t* device,
+                                           weft_buffer_params_t params,
+                                           weft_device_size_t byte_length,
+                                           weft_buffer_t** out_buffer);
+  // Every queue operation, validated (queue_validation.h) and described
+  // (queue_op.h). |op| and everything it points to are borrowed for the
+  // call: a driver that keeps the op captures it. On failure nothing was
+  // queued and the signals are untouched; once OK is returned the op's
+  // outcome goes through its signals only.
+  weft_status_t (*queue_submit)(weft_device_t* device,
+                                const weft_queue_op_t* op);
 
   // Optional (NULL: nothing to do). Called by weft_command_buffer_end once
   // recording succeeded, to compile the commands into the driver's own form
@@ -138,6 +78,15 @@ weft_status_t weft_device_initialize(const weft_device_vtable_t* vtable,
                                      weft_device_t* out_device);
 // Frees what weft_device_initialize allocated.
 void weft_device_deinitialize(weft_device_t* device);
+
+// Defines |cast_fn|, turning a weft_device_t* into the driver's device
+// |type|, whose first member must be its weft_device_t named |base|.
+#define WEFT_DEVICE_DEFINE_CAST(type, cast_fn)                    \
+  _Static_assert(offsetof(type, base) == 0,                       \
+                 #type " must start with its base device");       \
+  static inline type* cast_fn(weft_device_t* device) {            \
+    return (type*)device;                                         \
+  }
 
 static inline const weft_device_vtable_t* weft_device_vtable(
     const weft_device_t* device) {

@@ -9,6 +9,7 @@
 
 #include "base/arguments.h"
 #include "hal/resource.h"
+#include "hal/semaphore_impl.h"
 
 typedef struct weft_fence_vtable_t {
   // Must be first (see resource.h).
@@ -108,6 +109,30 @@ weft_status_t weft_fence_create_at(weft_semaphore_t* semaphore, uint64_t value,
   }
   if (weft_status_is_ok(status)) {
     status = weft_fence_insert(fence, semaphore, value);
+  }
+  if (weft_status_is_ok(status)) {
+    *out_fence = fence;
+  } else {
+    weft_fence_release(fence);
+  }
+  return status;
+}
+
+weft_status_t weft_fence_create_from_list(weft_semaphore_list_t list,
+                                          weft_allocator_t allocator,
+                                          weft_fence_t** out_fence) {
+  if (out_fence) *out_fence = NULL;
+  weft_fence_t* fence = NULL;
+  weft_status_t status = weft_arguments_require(
+      __func__, "out_fence", (const void* const[]){out_fence}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_semaphore_list_check(__func__, "list", list);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_fence_create(list.count, allocator, &fence);
+  }
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < list.count; ++i) {
+    status = weft_fence_insert(fence, list.semaphores[i], list.values[i]);
   }
   if (weft_status_is_ok(status)) {
     *out_fence = fence;

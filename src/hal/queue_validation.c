@@ -6,6 +6,7 @@
 
 #include "base/arguments.h"
 
+#include "hal/buffer_impl.h"
 #include "hal/buffer_validation.h"
 #include "hal/command_buffer_impl.h"
 #include "hal/local/inline_dispatch.h"
@@ -111,7 +112,16 @@ weft_status_t weft_queue_validate_alloca(weft_buffer_params_t params,
 weft_status_t weft_queue_validate_dealloca(weft_buffer_t* buffer) {
   weft_status_t status = WEFT_OK;
   if (!buffer) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "weft_device_queue_dealloca: buffer is NULL");
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "weft_device_queue_dealloca: buffer is NULL");
+  } else if (!weft_buffer_is_queue_ordered_root(buffer)) {
+    const bool subspan = weft_buffer_placement(buffer).flags &
+                         WEFT_BUFFER_PLACEMENT_QUEUE_ORDERED;
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "weft_device_queue_dealloca: the buffer (%" PRIu64
+                         " bytes) was not returned by queue_alloca%s",
+                         (uint64_t)buffer->byte_length,
+                         subspan ? " (it is a subspan of one)" : "");
   }
   return status;
 }

@@ -771,17 +771,17 @@ static int deferred_call_thread_main(void* user_data) {
   return 0;
 }
 
-// Takes over the signal fence and signals it later from a new thread.
+// Takes over the signals and signals them later from a new thread.
 static weft_status_t deferring_host_call(
     void* user_data, const uint64_t args[4],
     const weft_host_call_context_t* context) {
   deferred_call_t* call = (deferred_call_t*)user_data;
-  weft_fence_retain(context->signal_fence);
-  call->fence = context->signal_fence;
+  weft_status_t status = weft_fence_create_from_list(
+      context->signal_list, weft_allocator_system(), &call->fence);
+  if (!weft_status_is_ok(status)) return status;
   weft_thread_params_t params = {.name = "cts-deferred", .cpu = -1};
-  weft_status_t status =
-      weft_thread_create(deferred_call_thread_main, call, &params,
-                         weft_allocator_system(), &call->thread);
+  status = weft_thread_create(deferred_call_thread_main, call, &params,
+                              weft_allocator_system(), &call->thread);
   if (!weft_status_is_ok(status)) {
     weft_fence_release(call->fence);
     return status;

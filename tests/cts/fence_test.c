@@ -108,6 +108,31 @@ static void create_at_holds_one_entry(void** state) {
   weft_semaphore_release(semaphore);
 }
 
+static void create_from_list_keeps_max_per_semaphore(void** state) {
+  weft_cts_t* cts = *state;
+  weft_semaphore_t* a = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* b = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* semaphores[3] = {a, b, a};
+  uint64_t values[3] = {7, 2, 3};
+  weft_semaphore_list_t list = {3, semaphores, values};
+  weft_fence_t* fence = NULL;
+  WEFT_ASSERT_OK(weft_fence_create_from_list(list, cts->allocator, &fence));
+  assert_int_equal(weft_fence_count(fence), 2);
+  assert_int_equal(fence_value_of(fence, a), 7);
+  assert_int_equal(fence_value_of(fence, b), 2);
+  // The fence holds its own references.
+  weft_semaphore_release(a);
+  weft_semaphore_release(b);
+  WEFT_ASSERT_OK(weft_fence_signal(fence));
+  WEFT_ASSERT_OK(weft_fence_query(fence));
+  weft_fence_release(fence);
+  // An empty list makes an empty fence.
+  WEFT_ASSERT_OK(weft_fence_create_from_list(weft_semaphore_list_empty(),
+                                             cts->allocator, &fence));
+  assert_int_equal(weft_fence_count(fence), 0);
+  weft_fence_release(fence);
+}
+
 static void extend_merges_entries(void** state) {
   weft_cts_t* cts = *state;
   weft_semaphore_t* a = weft_cts_create_semaphore(cts, 0);
@@ -350,6 +375,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(insert_dedupes_keeping_max),
       WEFT_CTS_CASE(insert_several),
       WEFT_CTS_CASE(create_at_holds_one_entry),
+      WEFT_CTS_CASE(create_from_list_keeps_max_per_semaphore),
       WEFT_CTS_CASE(extend_merges_entries),
       WEFT_CTS_CASE(join_dedupes),
       WEFT_CTS_CASE(join_of_empties_is_null),

@@ -849,7 +849,7 @@ static weft_status_t probe_host_call(void* user_data, const uint64_t args[4],
   host_call_probe_t* probe = (host_call_probe_t*)user_data;
   probe->seen_value = query_value(probe->signal);
   memcpy(probe->args, args, sizeof(probe->args));
-  probe->fence_count = weft_fence_count(context->signal_fence);
+  probe->fence_count = context->signal_list.count;
   probe->device = context->device;
   weft_status_t result = probe->result;
   probe->result = WEFT_OK;
@@ -931,12 +931,12 @@ static weft_status_t deferred_host_call(
     void* user_data, const uint64_t args[4],
     const weft_host_call_context_t* context) {
   host_call_probe_t* probe = (host_call_probe_t*)user_data;
-  weft_fence_retain(context->signal_fence);
-  probe->fence = context->signal_fence;
+  weft_status_t status = weft_fence_create_from_list(
+      context->signal_list, weft_allocator_system(), &probe->fence);
+  if (!weft_status_is_ok(status)) return status;
   weft_thread_params_t params = {.name = "cts-deferred", .cpu = -1};
-  weft_status_t status =
-      weft_thread_create(deferred_signaller_main, probe, &params,
-                         weft_allocator_system(), &probe->thread);
+  status = weft_thread_create(deferred_signaller_main, probe, &params,
+                              weft_allocator_system(), &probe->thread);
   if (!weft_status_is_ok(status)) {
     weft_fence_release(probe->fence);
     return status;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "drivers/local_sync/local_sync_driver.h"
-#include "hal/local/heap_buffer.h"
+#include "hal/local/host_memory.h"
 
 void weft_local_sync_device_unhold(weft_local_sync_device_t* device) {
   // Acq_rel: every holder's use of the device happens before the free.
@@ -61,29 +61,12 @@ static weft_status_t weft_local_sync_device_query_i64(weft_device_t* device,
   return status;
 }
 
-static weft_status_t weft_local_sync_device_allocate_buffer(
-    weft_device_t* device, weft_buffer_params_t params,
-    weft_device_size_t byte_length, weft_buffer_t** out_buffer) {
-  return weft_heap_buffer_allocate(device->host_allocator, params, byte_length,
-                                   out_buffer);
-}
-
 static const weft_device_vtable_t kWeftLocalSyncDeviceVtable = {
     .destroy = weft_local_sync_device_destroy,
     .query_i64 = weft_local_sync_device_query_i64,
-    .allocate_buffer = weft_local_sync_device_allocate_buffer,
+    WEFT_HOST_MEMORY_DEVICE_ENTRIES,
     .for_each_pending = weft_local_sync_device_for_each_pending,
-    .queue_alloca = weft_local_sync_device_queue_alloca,
-    .queue_dealloca = weft_local_sync_device_queue_dealloca,
-    .queue_fill = weft_local_sync_device_queue_fill,
-    .queue_update = weft_local_sync_device_queue_update,
-    .queue_copy = weft_local_sync_device_queue_copy,
-    .queue_read = weft_local_sync_device_queue_read,
-    .queue_write = weft_local_sync_device_queue_write,
-    .queue_dispatch = weft_local_sync_device_queue_dispatch,
-    .queue_execute = weft_local_sync_device_queue_execute,
-    .queue_barrier = weft_local_sync_device_queue_barrier,
-    .queue_host_call = weft_local_sync_device_queue_host_call,
+    .queue_submit = weft_local_sync_device_queue_submit,
 };
 
 static weft_status_t weft_local_sync_driver_create_device(

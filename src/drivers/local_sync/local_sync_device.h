@@ -49,13 +49,7 @@ typedef struct weft_local_sync_device_t {
   weft_atomic_uint32_t shutting_down;
 } weft_local_sync_device_t;
 
-_Static_assert(offsetof(weft_local_sync_device_t, base) == 0,
-               "weft_local_sync_device_t must start with its base device");
-
-static inline weft_local_sync_device_t* weft_local_sync_device_cast(
-    weft_device_t* device) {
-  return (weft_local_sync_device_t*)device;
-}
+WEFT_DEVICE_DEFINE_CAST(weft_local_sync_device_t, weft_local_sync_device_cast)
 
 static inline bool weft_local_sync_device_is_shutting_down(
     weft_local_sync_device_t* device) {
@@ -84,61 +78,9 @@ void weft_local_sync_device_cancel_pending(weft_local_sync_device_t* device);
 uint64_t weft_local_sync_device_for_each_pending(
     weft_device_t* device, weft_pending_op_visit_fn_t visit, void* user_data);
 
-// Queue operations (local_sync_queue.c); the public functions in device.c
-// have validated their arguments.
-weft_status_t weft_local_sync_device_queue_alloca(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_params_t params, weft_device_size_t byte_length,
-    weft_buffer_t** out_buffer);
-weft_status_t weft_local_sync_device_queue_dealloca(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* buffer);
-weft_status_t weft_local_sync_device_queue_fill(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* target, weft_device_size_t offset, weft_device_size_t length,
-    uint32_t pattern, uint32_t pattern_length);
-weft_status_t weft_local_sync_device_queue_update(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    const void* source, weft_buffer_t* target, weft_device_size_t offset,
-    weft_device_size_t length);
-weft_status_t weft_local_sync_device_queue_copy(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* source, weft_device_size_t source_offset,
-    weft_buffer_t* target, weft_device_size_t target_offset,
-    weft_device_size_t length);
-weft_status_t weft_local_sync_device_queue_read(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_file_t* file, uint64_t file_offset, weft_buffer_t* target,
-    weft_device_size_t target_offset, weft_device_size_t length);
-weft_status_t weft_local_sync_device_queue_write(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* source, weft_device_size_t source_offset, weft_file_t* file,
-    uint64_t file_offset, weft_device_size_t length);
-weft_status_t weft_local_sync_device_queue_dispatch(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_executable_t* executable, uint32_t kernel_ordinal,
-    const uint32_t workgroup_count[3], uint32_t constant_count,
-    const uint32_t* constants, uint32_t binding_count,
-    const weft_buffer_ref_t* bindings);
-weft_status_t weft_local_sync_device_queue_execute(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_command_buffer_t* command_buffer, weft_binding_table_t binding_table);
-weft_status_t weft_local_sync_device_queue_barrier(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list);
-weft_status_t weft_local_sync_device_queue_host_call(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_host_call_fn_t fn, void* user_data, const uint64_t args[4],
-    weft_host_call_flags_t flags);
+// Runs or parks a queue operation (local_sync_queue.c); the public
+// functions in device.c have validated it.
+weft_status_t weft_local_sync_device_queue_submit(weft_device_t* device,
+                                                  const weft_queue_op_t* op);
 
 #endif  // WEFT_DRIVERS_LOCAL_SYNC_LOCAL_SYNC_DEVICE_H_

@@ -26,7 +26,7 @@
 #include "base/thread.h"
 #include "drivers/local_task/block_builder.h"
 #include "drivers/local_task/local_task_driver.h"
-#include "hal/local/heap_buffer.h"
+#include "hal/local/host_memory.h"
 #include "task/topology.h"
 
 //===----------------------------------------------------------------------===//
@@ -187,13 +187,6 @@ static weft_status_t weft_local_task_device_query_i64(
   return status;
 }
 
-static weft_status_t weft_local_task_device_allocate_buffer(
-    weft_device_t* device, weft_buffer_params_t params,
-    weft_device_size_t byte_length, weft_buffer_t** out_buffer) {
-  return weft_heap_buffer_allocate(device->host_allocator, params, byte_length,
-                                   out_buffer);
-}
-
 static void weft_local_task_device_describe(weft_device_t* base_device,
                                             FILE* stream) {
   weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
@@ -230,20 +223,10 @@ static uint64_t weft_local_task_device_for_each_pending(
 static const weft_device_vtable_t kWeftLocalTaskDeviceVtable = {
     .destroy = weft_local_task_device_destroy,
     .query_i64 = weft_local_task_device_query_i64,
-    .allocate_buffer = weft_local_task_device_allocate_buffer,
+    WEFT_HOST_MEMORY_DEVICE_ENTRIES,
     .for_each_pending = weft_local_task_device_for_each_pending,
     .describe = weft_local_task_device_describe,
-    .queue_alloca = weft_local_task_device_queue_alloca,
-    .queue_dealloca = weft_local_task_device_queue_dealloca,
-    .queue_fill = weft_local_task_device_queue_fill,
-    .queue_update = weft_local_task_device_queue_update,
-    .queue_copy = weft_local_task_device_queue_copy,
-    .queue_read = weft_local_task_device_queue_read,
-    .queue_write = weft_local_task_device_queue_write,
-    .queue_dispatch = weft_local_task_device_queue_dispatch,
-    .queue_execute = weft_local_task_device_queue_execute,
-    .queue_barrier = weft_local_task_device_queue_barrier,
-    .queue_host_call = weft_local_task_device_queue_host_call,
+    .queue_submit = weft_local_task_device_queue_submit,
     .command_buffer_finalize = weft_block_command_buffer_finalize,
 };
 

@@ -105,13 +105,7 @@ typedef struct weft_local_task_device_t {
   weft_local_task_file_io_t file_io;
 } weft_local_task_device_t;
 
-_Static_assert(offsetof(weft_local_task_device_t, base) == 0,
-               "weft_local_task_device_t must start with its base device");
-
-static inline weft_local_task_device_t* weft_local_task_device_cast(
-    weft_device_t* device) {
-  return (weft_local_task_device_t*)device;
-}
+WEFT_DEVICE_DEFINE_CAST(weft_local_task_device_t, weft_local_task_device_cast)
 
 // Returns the queue an operation with |affinity| (non-zero) runs on: the
 // lowest set bit modulo the queue count.

@@ -6,22 +6,6 @@
 
 #include "hal/resource.h"
 
-static const char* const kWeftLocalTaskOpNames[] = {
-    "queue_alloca",  "queue_dealloca", "queue_fill",      "queue_update",
-    "queue_copy",    "queue_read",     "queue_write",     "queue_dispatch",
-    "queue_execute", "queue_barrier",  "queue_host_call",
-};
-_Static_assert(sizeof(kWeftLocalTaskOpNames) /
-                       sizeof(kWeftLocalTaskOpNames[0]) ==
-                   WEFT_LOCAL_TASK_OP_TYPE_COUNT_,
-               "one name per op type");
-
-const char* weft_local_task_op_type_name(weft_local_task_op_type_t type) {
-  return (unsigned)type < WEFT_LOCAL_TASK_OP_TYPE_COUNT_
-             ? kWeftLocalTaskOpNames[type]
-             : "queue_unknown";
-}
-
 // Rounds |value| up to a multiple of 16.
 static size_t weft_local_task_align16(size_t value) {
   return (value + 15) & ~(size_t)15;
@@ -185,190 +169,57 @@ weft_status_t weft_local_task_op_allocate(weft_local_task_op_t* op,
 // Capture
 //===----------------------------------------------------------------------===//
 
-// Retains (|retain| true) or releases every object |args| names.
-static void weft_local_task_op_args_reference(
-    const weft_local_task_op_args_t* args, bool retain) {
-  void* objects[3] = {NULL, NULL, NULL};
-  const weft_buffer_binding_t* bindings = NULL;
-  uint32_t binding_count = 0;
-  switch (args->type) {
-    case WEFT_LOCAL_TASK_OP_ALLOCA:
-    case WEFT_LOCAL_TASK_OP_DEALLOCA:
-      objects[0] = args->transient.buffer;
-      break;
-    case WEFT_LOCAL_TASK_OP_FILL:
-      objects[0] = args->fill.target;
-      break;
-    case WEFT_LOCAL_TASK_OP_UPDATE:
-      objects[0] = args->update.target;
-      break;
-    case WEFT_LOCAL_TASK_OP_COPY:
-      objects[0] = args->copy.source;
-      objects[1] = args->copy.target;
-      break;
-    case WEFT_LOCAL_TASK_OP_READ:
-    case WEFT_LOCAL_TASK_OP_WRITE:
-      objects[0] = args->file.file;
-      objects[1] = args->file.buffer;
-      break;
-    case WEFT_LOCAL_TASK_OP_DISPATCH:
-      // The op's one-dispatch recording holds the references.
-      break;
-    case WEFT_LOCAL_TASK_OP_EXECUTE:
-      objects[0] = args->execute.command_buffer;
-      bindings = args->execute.binding_table.bindings;
-      binding_count = args->execute.binding_table.count;
-      break;
-    default:
-      break;
-  }
-  // Every HAL object starts with a weft_resource_t (NULL is a no-op).
-  for (uint32_t i = 0; i < binding_count; ++i) {
-    if (retain) {
-      weft_resource_retain(bindings[i].buffer);
-    } else {
-      weft_resource_release(bindings[i].buffer);
-    }
-  }
-  for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); ++i) {
-    if (retain) {
-      weft_resource_retain(objects[i]);
-    } else {
-      weft_resource_release(objects[i]);
-    }
-  }
-}
-
-// Copies the arrays and bytes |op->args| borrows into the record.
-static weft_status_t weft_local_task_op_copy_extra(weft_local_task_op_t* op) {
-  weft_status_t status = WEFT_OK;
-  weft_local_task_op_args_t* args = &op->args;
-  void* storage = NULL;
-  switch (args->type) {
-    case WEFT_LOCAL_TASK_OP_UPDATE:
-      if (args->update.length > SIZE_MAX / 2) {
-        status = WEFT_STATUS(RESOURCE_EXHAUSTED,
-                             "queue_update: %" PRIu64
-                             " bytes of host data cannot be copied",
-                             (uint64_t)args->update.length);
-      } else {
-        status = weft_local_task_op_allocate(op, (size_t)args->update.length,
-                                             &storage);
-      }
-      if (weft_status_is_ok(status)) {
-        if (args->update.length) {
-          memcpy(storage, args->update.source, (size_t)args->update.length);
-        }
-        args->update.source = storage;
-      }
-      break;
-    case WEFT_LOCAL_TASK_OP_DISPATCH: {
-      // Compiled now, on the submitting thread; the bindings become late
-      // fixups mapped when the op runs (transient buffers work).
-      size_t size = weft_block_recording_dispatch_storage_size(
-          args->dispatch.constant_count, args->dispatch.binding_count);
-      status = weft_local_task_op_allocate(op, size, &storage);
-      if (weft_status_is_ok(status)) {
-        status = weft_block_recording_initialize_dispatch(
-            args->dispatch.executable, args->dispatch.kernel_ordinal,
-            args->dispatch.workgroup_count, args->dispatch.constant_count,
-            args->dispatch.constants, args->dispatch.binding_count,
-            args->dispatch.bindings, /*dispatch_tile_size=*/0, storage, size,
-            &op->compute.dispatch_recording);
-      }
-      if (weft_status_is_ok(status)) {
-        op->compute.recording = op->compute.dispatch_recording;
-      }
-      // Borrowed from the caller: not kept.
-      memset(&args->dispatch, 0, sizeof(args->dispatch));
-      break;
-    }
-    case WEFT_LOCAL_TASK_OP_EXECUTE: {
-      size_t size = (size_t)args->execute.binding_table.count *
-                    sizeof(weft_buffer_binding_t);
-      status = weft_local_task_op_allocate(op, size, &storage);
-      if (weft_status_is_ok(status)) {
-        if (size) memcpy(storage, args->execute.binding_table.bindings, size);
-        args->execute.binding_table.bindings =
-            (const weft_buffer_binding_t*)storage;
-      }
-      break;
-    }
-    default:
-      break;
-  }
-  return status;
-}
-
-// True when |list| names |semaphore|.
-static bool weft_local_task_list_contains(weft_semaphore_list_t list,
-                                          const weft_semaphore_t* semaphore) {
-  bool found = false;
-  for (uint32_t i = 0; !found && i < list.count; ++i) {
-    found = list.semaphores[i] == semaphore;
-  }
-  return found;
-}
-
 weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
-                                         const weft_local_task_op_args_t* args,
-                                         weft_semaphore_list_t wait_list,
-                                         weft_semaphore_list_t signal_list,
+                                         const weft_queue_op_t* source,
                                          bool park) {
-  op->args = *args;
-  // The waits are kept even when reached: errors name them.
-  uint32_t wait_count = wait_list.count;
-  uint32_t entry_count = wait_count + signal_list.count;
-  // Layout: values | semaphores | wait set. Counts are uint32, so these
-  // sizes cannot overflow a size_t.
-  size_t values_size =
-      weft_local_task_align16((size_t)entry_count * sizeof(uint64_t));
-  size_t semaphores_size =
-      weft_local_task_align16((size_t)entry_count * sizeof(weft_semaphore_t*));
-  size_t wait_set_size = park ? weft_wait_set_storage_size(wait_count) : 0;
+  // A dispatch is compiled now, on the submitting thread, into a recording
+  // that holds its own references; the bindings become late fixups mapped
+  // when the op runs (transient buffers work).
+  const bool is_dispatch = source->kind == WEFT_QUEUE_OP_DISPATCH;
+  const weft_queue_op_capture_flags_t flags =
+      is_dispatch ? WEFT_QUEUE_OP_CAPTURE_LISTS_ONLY
+                  : WEFT_QUEUE_OP_CAPTURE_ALL;
+  size_t capture_size = 0;
+  weft_status_t status =
+      weft_queue_op_capture_size(source, flags, &capture_size);
+  const size_t wait_set_size =
+      park ? weft_wait_set_storage_size(source->wait_list.count) : 0;
   uint8_t* storage = NULL;
-  weft_status_t status = weft_local_task_op_allocate(
-      op, values_size + semaphores_size + wait_set_size, (void**)&storage);
   if (weft_status_is_ok(status)) {
-    status = weft_local_task_op_copy_extra(op);
+    status = weft_local_task_op_allocate(
+        op, weft_local_task_align16(capture_size) + wait_set_size,
+        (void**)&storage);
   }
-  if (weft_status_is_ok(status) && storage) {
-    uint64_t* values = (uint64_t*)storage;
-    weft_semaphore_t** semaphores = (weft_semaphore_t**)(storage + values_size);
-    op->wait_set =
-        park ? (weft_wait_set_t*)(storage + values_size + semaphores_size)
-             : NULL;
-    op->wait_list.count = wait_count;
-    op->wait_list.semaphores = semaphores;
-    op->wait_list.values = values;
-    op->signal_list.count = signal_list.count;
-    op->signal_list.semaphores = semaphores + wait_count;
-    op->signal_list.values = values + wait_count;
-    for (uint32_t i = 0; i < entry_count; ++i) {
-      bool is_wait = i < wait_count;
-      uint32_t j = is_wait ? i : i - wait_count;
-      semaphores[i] =
-          is_wait ? wait_list.semaphores[j] : signal_list.semaphores[j];
-      values[i] = is_wait ? wait_list.values[j] : signal_list.values[j];
-      if (is_wait && i < 64 &&
-          weft_local_task_list_contains(signal_list, semaphores[i])) {
-        // The signal list's reference keeps it alive as long as ours would
-        // (a chain waits on and signals one semaphore): one line fewer
-        // pulled between the submitter and the worker per op.
-        op->shared_waits |= 1ull << i;
-      } else {
-        weft_semaphore_retain(semaphores[i]);
-      }
+  if (weft_status_is_ok(status) && is_dispatch) {
+    size_t size = weft_block_recording_dispatch_storage_size(
+        source->dispatch.constant_count, source->dispatch.binding_count);
+    void* recording_storage = NULL;
+    status = weft_local_task_op_allocate(op, size, &recording_storage);
+    if (weft_status_is_ok(status)) {
+      status = weft_block_recording_initialize_dispatch(
+          source->dispatch.executable, source->dispatch.kernel_ordinal,
+          source->dispatch.workgroup_count, source->dispatch.constant_count,
+          source->dispatch.constants, source->dispatch.binding_count,
+          source->dispatch.bindings, /*dispatch_tile_size=*/0,
+          recording_storage, size, &op->compute.dispatch_recording);
+    }
+    if (weft_status_is_ok(status)) {
+      op->compute.recording = op->compute.dispatch_recording;
     }
   }
   if (weft_status_is_ok(status)) {
-    weft_local_task_op_args_reference(&op->args, /*retain=*/true);
+    // |storage| is NULL only when there is nothing to copy.
+    weft_queue_op_capture(source, flags, storage, &op->base);
+    op->base.queue_index = op->queue->index;
+    op->wait_set =
+        park ? (weft_wait_set_t*)(storage +
+                                  weft_local_task_align16(capture_size))
+             : NULL;
   } else {
-    // Nothing was retained; the arguments are no longer meaningful.
-    memset(&op->args, 0, sizeof(op->args));
-    op->args.type = args->type;
+    // Nothing was retained.
+    op->base.kind = source->kind;
     status = weft_status_annotate(status, "while queueing %s",
-                                  weft_local_task_op_type_name(args->type));
+                                  weft_queue_op_kind_name(source->kind));
   }
   return status;
 }
@@ -380,13 +231,6 @@ void weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
   weft_status_free(op->compute.status);
   weft_status_free(op->wait_status);
   op->wait_status = WEFT_OK;
-  weft_local_task_op_args_reference(&op->args, /*retain=*/false);
-  uint32_t entry_count = op->wait_list.count + op->signal_list.count;
-  // The wait and signal arrays are one block (see capture).
-  for (uint32_t i = 0; i < entry_count; ++i) {
-    if (i >= 64 || !(op->shared_waits & (1ull << i))) {
-      weft_semaphore_release(op->wait_list.semaphores[i]);
-    }
-  }
+  weft_queue_op_release(&op->base);
   weft_local_task_op_recycle(pool, op);
 }

@@ -1,9 +1,9 @@
 // weft: local-task operation records (internal to the driver).
 //
 // An op record holds everything a queue operation needs after its submit
-// call returned: copies of the wait and signal lists (semaphores retained),
-// the arguments with copies of the arrays and bytes they borrowed (objects
-// retained), and the wait set that parks it. Records come from the device's
+// call returned: the op's descriptor captured (hal/queue_op.h: copies of its
+// lists, arrays and bytes; every semaphore and object retained) and the
+// wait set that parks it. Records come from the device's
 // op pool (local_task_queue.h): one pool block each, with what does not fit
 // in the block spilling into an arena over the pool's larger spill blocks;
 // retired records are recycled whole, so the submit path allocates nothing
@@ -19,91 +19,9 @@
 #include "drivers/local_task/block_builder.h"
 #include "drivers/local_task/block_processor.h"
 #include "drivers/local_task/local_task_queue.h"
-#include "hal/queue_describe.h"
+#include "hal/queue_op.h"
 #include "hal/wait_set.h"
 #include "weft/device.h"
-
-typedef enum weft_local_task_op_type_e {
-  WEFT_LOCAL_TASK_OP_ALLOCA = 0,
-  WEFT_LOCAL_TASK_OP_DEALLOCA,
-  WEFT_LOCAL_TASK_OP_FILL,
-  WEFT_LOCAL_TASK_OP_UPDATE,
-  WEFT_LOCAL_TASK_OP_COPY,
-  WEFT_LOCAL_TASK_OP_READ,
-  WEFT_LOCAL_TASK_OP_WRITE,
-  WEFT_LOCAL_TASK_OP_DISPATCH,
-  WEFT_LOCAL_TASK_OP_EXECUTE,
-  WEFT_LOCAL_TASK_OP_BARRIER,
-  WEFT_LOCAL_TASK_OP_HOST_CALL,
-  WEFT_LOCAL_TASK_OP_TYPE_COUNT_,
-} weft_local_task_op_type_t;
-
-// "queue_fill" and so on.
-const char* weft_local_task_op_type_name(weft_local_task_op_type_t type);
-
-// What one operation needs to run. While a submit call builds it the
-// pointers are borrowed from the caller; weft_local_task_op_capture copies
-// the arrays and bytes into the record and retains every object.
-typedef struct weft_local_task_op_args_t {
-  weft_local_task_op_type_t type;
-  weft_queue_affinity_t affinity;
-  union {
-    // ALLOCA and DEALLOCA: the transient buffer.
-    struct {
-      weft_buffer_t* buffer;
-    } transient;
-    struct {
-      weft_buffer_t* target;
-      weft_device_size_t offset;
-      weft_device_size_t length;
-      uint32_t pattern;
-      uint32_t pattern_length;
-    } fill;
-    struct {
-      const void* source;
-      weft_buffer_t* target;
-      weft_device_size_t offset;
-      weft_device_size_t length;
-    } update;
-    struct {
-      weft_buffer_t* source;
-      weft_device_size_t source_offset;
-      weft_buffer_t* target;
-      weft_device_size_t target_offset;
-      weft_device_size_t length;
-    } copy;
-    // READ (file -> buffer) and WRITE (buffer -> file).
-    struct {
-      weft_file_t* file;
-      uint64_t file_offset;
-      weft_buffer_t* buffer;
-      weft_device_size_t buffer_offset;
-      weft_device_size_t length;
-    } file;
-    // At submit only: the caller's arguments. Capture compiles them into
-    // a one-dispatch recording (|compute.dispatch_recording|), which
-    // retains the executable and the buffers; nothing here is kept.
-    struct {
-      weft_executable_t* executable;
-      uint32_t kernel_ordinal;
-      uint32_t workgroup_count[3];
-      uint32_t constant_count;
-      const uint32_t* constants;
-      uint32_t binding_count;
-      const weft_buffer_ref_t* bindings;
-    } dispatch;
-    struct {
-      weft_command_buffer_t* command_buffer;
-      weft_binding_table_t binding_table;
-    } execute;
-    struct {
-      weft_host_call_fn_t fn;
-      void* user_data;
-      uint64_t args[4];
-      weft_host_call_flags_t flags;
-    } host_call;
-  };
-} weft_local_task_op_args_t;
 
 // weft_local_task_op_t::park_state.
 #define WEFT_LOCAL_TASK_OP_PARKED 1u
@@ -145,15 +63,10 @@ struct weft_local_task_op_t {
   // The wait set's result (owned): OK or the first wait failure.
   weft_status_t wait_status;
 
-  // Copies (arrays in the record, semaphores retained). A parked op keeps
-  // its waits for dump_pending; an op ready at submit keeps none.
-  weft_semaphore_list_t wait_list;
-  weft_semaphore_list_t signal_list;
-  // Bit i: wait entry i (< 64) is not retained because the signal list
-  // names the same semaphore (and holds it).
-  uint64_t shared_waits;
+  // The op, captured (its queue_index is this queue's). A DISPATCH keeps
+  // only its lists: its arguments live on in |compute.dispatch_recording|.
+  weft_queue_op_t base;
   weft_wait_set_t* wait_set;  // parked ops only
-  weft_local_task_op_args_t args;
   // READ and WRITE on the proactor: the transfer (in the record), or NULL.
   weft_local_task_file_transfer_t* file_transfer;
 
@@ -186,16 +99,13 @@ weft_status_t weft_local_task_op_acquire(weft_local_task_op_pool_t* pool,
 void weft_local_task_op_discard(weft_local_task_op_pool_t* pool,
                                 weft_local_task_op_t* op);
 
-// Copies |args| (borrowed pointers) into |op|: arrays and bytes into the
-// record, the wait and signal lists with every semaphore retained (the
-// waits are named in the op's errors even when they were reached at
-// submit), a wait set sized for the waits when the op will |park|, and a
-// reference on every object the arguments name. On failure nothing is
+// Captures |source| (borrowed pointers) into |op|'s storage
+// (weft_queue_op_capture: the waits are kept even when reached, as errors
+// name them), compiles a DISPATCH into its one-dispatch recording, and
+// makes room for a wait set when the op will |park|. On failure nothing is
 // retained and |op| can be discarded.
 weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
-                                         const weft_local_task_op_args_t* args,
-                                         weft_semaphore_list_t wait_list,
-                                         weft_semaphore_list_t signal_list,
+                                         const weft_queue_op_t* source,
                                          bool park);
 
 // Returns |byte_length| bytes (16-byte aligned, zeroed) of |op|'s storage:
@@ -221,12 +131,9 @@ void weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
 // its context; a DISPATCH may finish while workers are (two-phase).
 void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status);
 
-// Which op |op| is, for messages (hal/queue_describe.h).
-weft_queue_op_identity_t weft_local_task_op_identity(
-    const weft_local_task_op_t* op);
-
 // Annotates an error (|status|, consumed and returned) of |op|'s work with
-// the op, its queue and its device (weft_local_queue_annotate_error).
+// the op, its queue and its device (weft_queue_op_annotate_error), and
+// for a command buffer with the command that failed.
 weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
                                              weft_status_t status);
 

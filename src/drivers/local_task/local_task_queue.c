@@ -10,7 +10,7 @@
 #include "hal/buffer_impl.h"
 #include "hal/command_buffer_impl.h"
 #include "hal/local/queue_ops.h"
-#include "hal/local/transient_buffer.h"
+#include "hal/queue_completion.h"
 #include "hal/queue_trace.h"
 #include "task/executor.h"
 
@@ -25,106 +25,34 @@ static bool weft_local_task_device_is_shutting_down(
 }
 
 //===----------------------------------------------------------------------===//
-// Doing the work
+// Running an op
 //===----------------------------------------------------------------------===//
-
-// Does the work of an op whose waits are all reached, on the control
-// process. Sets |*out_ended| when the op's signals were already handled.
-static weft_status_t weft_local_task_do(weft_local_task_op_t* op,
-                                        bool* out_ended) {
-  const weft_local_task_op_args_t* args = &op->args;
-  weft_status_t status = WEFT_OK;
-  switch (args->type) {
-    case WEFT_LOCAL_TASK_OP_ALLOCA:
-      status = weft_transient_buffer_commit(args->transient.buffer);
-      break;
-    case WEFT_LOCAL_TASK_OP_DEALLOCA:
-      status = weft_transient_buffer_decommit(args->transient.buffer);
-      break;
-    case WEFT_LOCAL_TASK_OP_FILL:
-      status = weft_buffer_transfer_fill(
-          args->fill.target, args->fill.offset, args->fill.length,
-          &args->fill.pattern, args->fill.pattern_length, "queue_fill");
-      break;
-    case WEFT_LOCAL_TASK_OP_UPDATE:
-      status = weft_buffer_transfer_write(
-          args->update.target, args->update.offset, args->update.source,
-          args->update.length, "queue_update");
-      break;
-    case WEFT_LOCAL_TASK_OP_COPY:
-      status = weft_buffer_transfer_copy(
-          args->copy.source, args->copy.source_offset, args->copy.target,
-          args->copy.target_offset, args->copy.length, "queue_copy");
-      break;
-    case WEFT_LOCAL_TASK_OP_READ:
-      status = weft_local_queue_read(
-          args->file.file, args->file.file_offset, args->file.buffer,
-          args->file.buffer_offset, args->file.length);
-      break;
-    case WEFT_LOCAL_TASK_OP_WRITE:
-      status = weft_local_queue_write(
-          args->file.buffer, args->file.buffer_offset, args->file.file,
-          args->file.file_offset, args->file.length);
-      break;
-    case WEFT_LOCAL_TASK_OP_BARRIER:
-      break;
-    case WEFT_LOCAL_TASK_OP_HOST_CALL: {
-      weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
-      status = weft_local_queue_host_call(
-          &op->queue->device->base, args->affinity, args->host_call.fn,
-          args->host_call.user_data, args->host_call.args,
-          args->host_call.flags, &identity, out_ended);
-      break;
-    }
-    default:
-      status = WEFT_STATUS(INTERNAL, "local-task: unknown op type %d",
-                           (int)args->type);
-      break;
-  }
-  return status;
-}
-
-weft_queue_op_identity_t weft_local_task_op_identity(
-    const weft_local_task_op_t* op) {
-  weft_queue_op_identity_t identity = {
-      .op_name = weft_local_task_op_type_name(op->args.type),
-      .device = &op->queue->device->base,
-      .queue_index = op->queue->index,
-      .wait_list = op->wait_list,
-      .signal_list = op->signal_list,
-  };
-  return identity;
-}
 
 weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
                                              weft_status_t status) {
-  if (!weft_status_is_ok(status) &&
-      op->args.type == WEFT_LOCAL_TASK_OP_EXECUTE &&
-      op->args.execute.command_buffer &&
+  if (!weft_status_is_ok(status) && op->base.kind == WEFT_QUEUE_OP_EXECUTE &&
+      op->base.execute.command_buffer &&
       op->compute.failed_command != UINT32_MAX) {
     // Which command, in the words of every driver (command_buffer_impl.h).
     status = weft_command_buffer_annotate_command(
-        op->args.execute.command_buffer, op->compute.failed_command, status);
+        op->base.execute.command_buffer, op->compute.failed_command, status);
   }
-  weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
-  return weft_local_queue_annotate_error(
-      &identity, op->args.type == WEFT_LOCAL_TASK_OP_HOST_CALL, status);
+  return weft_queue_op_annotate_error(&op->base, status);
 }
 
 void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status) {
-  if (op->args.type == WEFT_LOCAL_TASK_OP_EXECUTE) {
+  if (op->base.kind == WEFT_QUEUE_OP_EXECUTE) {
     // A command buffer holds its device, and the host may release both as
     // soon as it sees the signal: drop it first, so that the device's last
     // reference is not left to a worker (see local_task_device.h).
     weft_block_processor_context_deinitialize(op->compute.context);
     op->compute.context = NULL;
     op->compute.recording = NULL;
-    weft_command_buffer_release(op->args.execute.command_buffer);
-    op->args.execute.command_buffer = NULL;
+    weft_command_buffer_release(op->base.execute.command_buffer);
+    op->base.execute.command_buffer = NULL;
   }
   weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
-  weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
-  weft_local_queue_signal_or_fail(&identity, status);
+  weft_queue_op_signal_or_fail(&op->base, status);
 }
 
 void weft_local_task_op_release(weft_local_task_op_t* op) {
@@ -138,8 +66,7 @@ void weft_local_task_op_release(weft_local_task_op_t* op) {
 weft_status_t weft_local_task_op_not_run_status(weft_local_task_op_t* op) {
   weft_status_t status = op->wait_status;
   op->wait_status = WEFT_OK;
-  weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
-  return weft_local_queue_not_run_status(&identity, status, op->cancelled);
+  return weft_queue_op_not_run_status(&op->base, status, op->cancelled);
 }
 
 // Runs one ready op on the control process (on worker |worker_index|):
@@ -155,25 +82,25 @@ static void weft_local_task_run(weft_local_task_queue_t* queue,
   if (trace_id) {
     // Guarded here: the name lookup is a call, not worth making per op
     // when tracing is off.
-    weft_queue_trace_begin(trace_id,
-                           weft_local_task_op_type_name(op->args.type));
+    weft_queue_trace_begin(trace_id, weft_queue_op_kind_name(op->base.kind));
   }
   if (!weft_status_is_ok(op->wait_status) || op->cancelled ||
       weft_local_task_device_is_shutting_down(queue->device)) {
     status = weft_local_task_op_not_run_status(op);
-  } else if (op->args.type == WEFT_LOCAL_TASK_OP_DISPATCH ||
-             op->args.type == WEFT_LOCAL_TASK_OP_EXECUTE) {
+  } else if (op->base.kind == WEFT_QUEUE_OP_DISPATCH ||
+             op->base.kind == WEFT_QUEUE_OP_EXECUTE) {
     // Finishes and releases the op itself (now or on the compute process).
     weft_local_task_compute_start(queue, op, worker_index);
     op = NULL;
-  } else if ((op->args.type == WEFT_LOCAL_TASK_OP_READ ||
-              op->args.type == WEFT_LOCAL_TASK_OP_WRITE) &&
+  } else if ((op->base.kind == WEFT_QUEUE_OP_READ ||
+              op->base.kind == WEFT_QUEUE_OP_WRITE) &&
              weft_local_task_file_is_async(op)) {
     // Finishes and releases the op itself (on the proactor's completion).
     weft_local_task_file_start(op);
     op = NULL;
   } else {
-    status = weft_local_task_annotate_error(op, weft_local_task_do(op, &ended));
+    status = weft_local_task_annotate_error(
+        op, weft_local_queue_op_do(&op->base, &ended));
   }
   if (op && ended) {
     // The host call published (or took over) the signals itself.
@@ -316,8 +243,8 @@ static void weft_local_task_park(weft_local_task_op_t* op) {
   // Release: dump_pending and the sweep (acquire) see the fields filled.
   weft_atomic_store(&op->park_state, WEFT_LOCAL_TASK_OP_PARKED,
                     memory_order_release);
-  weft_wait_set_start(op->wait_set, op->wait_list, weft_local_task_op_ready,
-                      op);
+  weft_wait_set_start(op->wait_set, op->base.wait_list,
+                      weft_local_task_op_ready, op);
 }
 
 // Calls |fn(op, user_data)| for every op of |queue| whose park_state is
@@ -347,11 +274,10 @@ static void weft_local_task_for_each_marked(
 static void weft_local_task_cancel_waits(weft_local_task_op_t* op,
                                          void* user_data) {
   (void)user_data;
-  weft_queue_op_identity_t identity = weft_local_task_op_identity(op);
   op->cancelled = true;
   weft_wait_set_cancel(op->wait_set,
-                       weft_local_queue_cancelled(&identity,
-                                                  /*while_waiting=*/true));
+                       weft_queue_op_cancelled(&op->base,
+                                               /*while_waiting=*/true));
 }
 
 //===----------------------------------------------------------------------===//
@@ -394,23 +320,18 @@ void weft_local_task_queue_deinitialize(weft_local_task_queue_t* queue) {
 // Submit
 //===----------------------------------------------------------------------===//
 
-// Queues |args| on the queue |affinity| selects: ready at once when every
-// wait is reached, parked otherwise. On failure nothing was queued and the
-// signals are untouched.
-static weft_status_t weft_local_task_submit(
-    weft_device_t* base_device, const weft_local_task_op_args_t* args,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list) {
+weft_status_t weft_local_task_device_queue_submit(weft_device_t* base_device,
+                                                  const weft_queue_op_t* source) {
   weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
   weft_local_task_queue_t* queue =
-      weft_local_task_device_select_queue(device, args->affinity);
+      weft_local_task_device_select_queue(device, source->affinity);
   // A failed wait parks too: the wait set reports the failure at once.
-  bool ready = weft_semaphore_list_is_reached(wait_list);
+  bool ready = weft_semaphore_list_is_reached(source->wait_list);
   weft_local_task_op_t* op = NULL;
   weft_status_t status = weft_local_task_op_acquire(&device->op_pool, &op);
   if (weft_status_is_ok(status)) {
     op->queue = queue;
-    status = weft_local_task_op_capture(op, args, wait_list, signal_list,
-                                        /*park=*/!ready);
+    status = weft_local_task_op_capture(op, source, /*park=*/!ready);
   }
   if (!weft_status_is_ok(status)) {
     weft_local_task_op_discard(&device->op_pool, op);
@@ -446,15 +367,16 @@ static void weft_local_task_describe_op(weft_local_task_op_t* op,
   char detail[160];
   if (in_file_io) weft_local_task_file_describe(op, detail, sizeof(detail));
   weft_pending_op_t pending = {
-      .type_name = weft_local_task_op_type_name(op->args.type),
+      .type_name = weft_queue_op_kind_name(op->base.kind),
       .queue_index = op->queue->index,
       .state = in_file_io ? "in file I/O" : "waiting",
       .detail = in_file_io ? detail : NULL,
       .submit_time = op->submit_time,
       // An op in file I/O has no waits left (it kept none, or they are
       // all reached).
-      .wait_list = in_file_io ? weft_semaphore_list_empty() : op->wait_list,
-      .signal_list = op->signal_list,
+      .wait_list =
+          in_file_io ? weft_semaphore_list_empty() : op->base.wait_list,
+      .signal_list = op->base.signal_list,
   };
   state->visit(state->user_data, &pending);
   ++state->count;
@@ -472,203 +394,4 @@ uint64_t weft_local_task_queue_for_each_pending(
   weft_local_task_for_each_marked(queue, WEFT_LOCAL_TASK_OP_IN_FILE_IO,
                                   weft_local_task_describe_op, &state);
   return state.count;
-}
-
-//===----------------------------------------------------------------------===//
-// Queue operations
-//===----------------------------------------------------------------------===//
-
-weft_status_t weft_local_task_device_queue_alloca(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_params_t params, weft_device_size_t byte_length,
-    weft_buffer_t** out_buffer) {
-  weft_buffer_t* buffer = NULL;
-  weft_status_t status = weft_transient_buffer_create(
-      device->host_allocator, params, byte_length, &buffer);
-  if (weft_status_is_ok(status)) {
-    weft_local_task_op_args_t args = {
-        .type = WEFT_LOCAL_TASK_OP_ALLOCA,
-        .affinity = affinity,
-        .transient = {.buffer = buffer},
-    };
-    status = weft_local_task_submit(device, &args, wait_list, signal_list);
-  }
-  if (weft_status_is_ok(status)) {
-    *out_buffer = buffer;
-  } else {
-    weft_buffer_release(buffer);
-  }
-  return status;
-}
-
-weft_status_t weft_local_task_device_queue_dealloca(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* buffer) {
-  weft_status_t status = WEFT_OK;
-  if (!weft_buffer_is_transient(buffer) ||
-      weft_buffer_allocated_buffer(buffer) != buffer) {
-    status = WEFT_STATUS(
-        INVALID_ARGUMENT,
-        "queue_dealloca: the buffer (%" PRIu64
-        " bytes) was not returned by queue_alloca%s",
-        (uint64_t)weft_buffer_byte_length(buffer),
-        weft_buffer_is_transient(buffer) ? " (it is a subspan of one)" : "");
-  }
-  if (weft_status_is_ok(status)) {
-    weft_local_task_op_args_t args = {
-        .type = WEFT_LOCAL_TASK_OP_DEALLOCA,
-        .affinity = affinity,
-        .transient = {.buffer = buffer},
-    };
-    status = weft_local_task_submit(device, &args, wait_list, signal_list);
-  }
-  return status;
-}
-
-weft_status_t weft_local_task_device_queue_fill(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* target, weft_device_size_t offset, weft_device_size_t length,
-    uint32_t pattern, uint32_t pattern_length) {
-  weft_local_task_op_args_t args = {
-      .type = WEFT_LOCAL_TASK_OP_FILL,
-      .affinity = affinity,
-      .fill = {.target = target,
-               .offset = offset,
-               .length = length,
-               .pattern = pattern,
-               .pattern_length = pattern_length},
-  };
-  return weft_local_task_submit(device, &args, wait_list, signal_list);
-}
-
-weft_status_t weft_local_task_device_queue_update(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    const void* source, weft_buffer_t* target, weft_device_size_t offset,
-    weft_device_size_t length) {
-  weft_local_task_op_args_t args = {
-      .type = WEFT_LOCAL_TASK_OP_UPDATE,
-      .affinity = affinity,
-      .update = {.source = source,
-                 .target = target,
-                 .offset = offset,
-                 .length = length},
-  };
-  return weft_local_task_submit(device, &args, wait_list, signal_list);
-}
-
-weft_status_t weft_local_task_device_queue_copy(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* source, weft_device_size_t source_offset,
-    weft_buffer_t* target, weft_device_size_t target_offset,
-    weft_device_size_t length) {
-  weft_local_task_op_args_t args = {
-      .type = WEFT_LOCAL_TASK_OP_COPY,
-      .affinity = affinity,
-      .copy = {.source = source,
-               .source_offset = source_offset,
-               .target = target,
-               .target_offset = target_offset,
-               .length = length},
-  };
-  return weft_local_task_submit(device, &args, wait_list, signal_list);
-}
-
-weft_status_t weft_local_task_device_queue_read(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_file_t* file, uint64_t file_offset, weft_buffer_t* target,
-    weft_device_size_t target_offset, weft_device_size_t length) {
-  weft_local_task_op_args_t args = {
-      .type = WEFT_LOCAL_TASK_OP_READ,
-      .affinity = affinity,
-      .file = {.file = file,
-               .file_offset = file_offset,
-               .buffer = target,
-               .buffer_offset = target_offset,
-               .length = length},
-  };
-  return weft_local_task_submit(device, &args, wait_list, signal_list);
-}
-
-weft_status_t weft_local_task_device_queue_write(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* source, weft_device_size_t source_offset, weft_file_t* file,
-    uint64_t file_offset, weft_device_size_t length) {
-  weft_local_task_op_args_t args = {
-      .type = WEFT_LOCAL_TASK_OP_WRITE,
-      .affinity = affinity,
-      .file = {.file = file,
-               .file_offset = file_offset,
-               .buffer = source,
-               .buffer_offset = source_offset,
-               .length = length},
-  };
-  return weft_local_task_submit(device, &args, wait_list, signal_list);
-}
-
-weft_status_t weft_local_task_device_queue_dispatch(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_executable_t* executable, uint32_t kernel_ordinal,
-    const uint32_t workgroup_count[3], uint32_t constant_count,
-    const uint32_t* constants, uint32_t binding_count,
-    const weft_buffer_ref_t* bindings) {
-  weft_local_task_op_args_t args = {
-      .type = WEFT_LOCAL_TASK_OP_DISPATCH,
-      .affinity = affinity,
-      .dispatch = {.executable = executable,
-                   .kernel_ordinal = kernel_ordinal,
-                   .workgroup_count = {workgroup_count[0], workgroup_count[1],
-                                       workgroup_count[2]},
-                   .constant_count = constant_count,
-                   .constants = constants,
-                   .binding_count = binding_count,
-                   .bindings = bindings},
-  };
-  return weft_local_task_submit(device, &args, wait_list, signal_list);
-}
-
-weft_status_t weft_local_task_device_queue_execute(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_command_buffer_t* command_buffer, weft_binding_table_t binding_table) {
-  weft_local_task_op_args_t args = {
-      .type = WEFT_LOCAL_TASK_OP_EXECUTE,
-      .affinity = affinity,
-      .execute = {.command_buffer = command_buffer,
-                  .binding_table = binding_table},
-  };
-  return weft_local_task_submit(device, &args, wait_list, signal_list);
-}
-
-weft_status_t weft_local_task_device_queue_barrier(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list) {
-  weft_local_task_op_args_t args = {
-      .type = WEFT_LOCAL_TASK_OP_BARRIER,
-      .affinity = affinity,
-  };
-  return weft_local_task_submit(device, &args, wait_list, signal_list);
-}
-
-weft_status_t weft_local_task_device_queue_host_call(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_host_call_fn_t fn, void* user_data, const uint64_t args_in[4],
-    weft_host_call_flags_t flags) {
-  weft_local_task_op_args_t args = {
-      .type = WEFT_LOCAL_TASK_OP_HOST_CALL,
-      .affinity = affinity,
-      .host_call = {.fn = fn,
-                    .user_data = user_data,
-                    .args = {args_in[0], args_in[1], args_in[2], args_in[3]},
-                    .flags = flags},
-  };
-  return weft_local_task_submit(device, &args, wait_list, signal_list);
 }

@@ -42,6 +42,7 @@
 #include "base/mpsc_list.h"
 #include "base/mutex.h"
 #include "hal/diagnostics.h"
+#include "hal/queue_op.h"
 #include "task/process.h"
 #include "weft/device.h"
 
@@ -176,63 +177,11 @@ uint64_t weft_local_task_queue_for_each_pending(
     weft_local_task_queue_t* queue, weft_pending_op_visit_fn_t visit,
     void* user_data);
 
-//===----------------------------------------------------------------------===//
-// Queue operations (the device vtable entries; validated by device.c)
-//===----------------------------------------------------------------------===//
-
-weft_status_t weft_local_task_device_queue_alloca(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_params_t params, weft_device_size_t byte_length,
-    weft_buffer_t** out_buffer);
-weft_status_t weft_local_task_device_queue_dealloca(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* buffer);
-weft_status_t weft_local_task_device_queue_fill(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* target, weft_device_size_t offset, weft_device_size_t length,
-    uint32_t pattern, uint32_t pattern_length);
-weft_status_t weft_local_task_device_queue_update(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    const void* source, weft_buffer_t* target, weft_device_size_t offset,
-    weft_device_size_t length);
-weft_status_t weft_local_task_device_queue_copy(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* source, weft_device_size_t source_offset,
-    weft_buffer_t* target, weft_device_size_t target_offset,
-    weft_device_size_t length);
-weft_status_t weft_local_task_device_queue_read(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_file_t* file, uint64_t file_offset, weft_buffer_t* target,
-    weft_device_size_t target_offset, weft_device_size_t length);
-weft_status_t weft_local_task_device_queue_write(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_buffer_t* source, weft_device_size_t source_offset, weft_file_t* file,
-    uint64_t file_offset, weft_device_size_t length);
-weft_status_t weft_local_task_device_queue_dispatch(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_executable_t* executable, uint32_t kernel_ordinal,
-    const uint32_t workgroup_count[3], uint32_t constant_count,
-    const uint32_t* constants, uint32_t binding_count,
-    const weft_buffer_ref_t* bindings);
-weft_status_t weft_local_task_device_queue_execute(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_command_buffer_t* command_buffer, weft_binding_table_t binding_table);
-weft_status_t weft_local_task_device_queue_barrier(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list);
-weft_status_t weft_local_task_device_queue_host_call(
-    weft_device_t* device, weft_queue_affinity_t affinity,
-    weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,
-    weft_host_call_fn_t fn, void* user_data, const uint64_t args[4],
-    weft_host_call_flags_t flags);
+// Queues an op (the device's queue_submit; validated by device.c) on the
+// queue its affinity selects: ready at once when every wait is reached,
+// parked otherwise. On failure nothing was queued and the signals are
+// untouched.
+weft_status_t weft_local_task_device_queue_submit(weft_device_t* device,
+                                                  const weft_queue_op_t* op);
 
 #endif  // WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_QUEUE_H_

@@ -6,6 +6,12 @@
 
 #include "hal/buffer_impl.h"
 
+// Host memory: every CPU driver reaches it and the host maps it.
+static const weft_buffer_placement_t kWeftHostPlacement = {
+    .domain = WEFT_MEMORY_DOMAIN_HOST,
+    .flags = WEFT_BUFFER_PLACEMENT_HOST_VISIBLE,
+};
+
 typedef struct weft_heap_buffer_t {
   weft_buffer_t base;
   // First byte of the memory (aligned for allocated buffers).
@@ -80,7 +86,7 @@ weft_status_t weft_heap_buffer_allocate(weft_allocator_t allocator,
   }
   if (weft_status_is_ok(status)) {
     weft_buffer_initialize(&kWeftHeapBufferVtable, allocator, params,
-                           byte_length, &buffer->base);
+                           kWeftHostPlacement, byte_length, &buffer->base);
     uintptr_t data = (uintptr_t)(buffer + 1);
     data = (data + WEFT_HEAP_BUFFER_ALIGNMENT - 1) &
            ~(uintptr_t)(WEFT_HEAP_BUFFER_ALIGNMENT - 1);
@@ -123,7 +129,7 @@ weft_status_t weft_heap_buffer_wrap(weft_allocator_t allocator,
   }
   if (weft_status_is_ok(status)) {
     weft_buffer_initialize(&kWeftHeapBufferVtable, allocator, params,
-                           byte_length, &buffer->base);
+                           kWeftHostPlacement, byte_length, &buffer->base);
     buffer->data = (uint8_t*)host_ptr;
     buffer->release_fn = release_fn;
     buffer->release_user_data = release_user_data;

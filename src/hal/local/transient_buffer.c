@@ -8,6 +8,13 @@
 #include "hal/buffer_impl.h"
 #include "hal/local/heap_buffer.h"
 
+// Host memory: every CPU driver reaches it and the host maps it.
+static const weft_buffer_placement_t kWeftHostPlacement = {
+    .domain = WEFT_MEMORY_DOMAIN_HOST,
+    .flags = WEFT_BUFFER_PLACEMENT_HOST_VISIBLE |
+                                     WEFT_BUFFER_PLACEMENT_QUEUE_ORDERED,
+};
+
 typedef enum weft_transient_state_e {
   // Created; the alloca has not run.
   WEFT_TRANSIENT_STATE_RESERVED = 0,
@@ -114,7 +121,7 @@ weft_status_t weft_transient_buffer_create(weft_allocator_t allocator,
   }
   if (weft_status_is_ok(status)) {
     weft_buffer_initialize(&kWeftTransientBufferVtable, allocator, params,
-                           byte_length, &buffer->base);
+                           kWeftHostPlacement, byte_length, &buffer->base);
     atomic_init(&buffer->state, WEFT_TRANSIENT_STATE_RESERVED);
     atomic_init(&buffer->allocation, 0);
     *out_buffer = &buffer->base;

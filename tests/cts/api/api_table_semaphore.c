@@ -296,6 +296,26 @@ static void fence_create_at(api_call_t* call) {
   weft_semaphore_release(semaphore);
 }
 
+static void fence_create_from_list(api_call_t* call) {
+  weft_semaphore_t* semaphore = api_make_semaphore(call, 0);
+  if (!semaphore) return;
+  weft_semaphore_t* semaphores[1] = {semaphore};
+  uint64_t values[1] = {1};
+  weft_semaphore_list_t list = {1, semaphores, values};
+  weft_fence_t* fence = NULL;
+  api_status(call, weft_fence_create_from_list(
+                       api_list(call, 0, "list", list),
+                       api_allocator(call, 1, "allocator"),
+                       api_out(call, 2, "out_fence", &fence, sizeof(fence))));
+  api_check_out(call, 2, &fence, sizeof(fence));
+  if (api_ok(call) && weft_fence_count(fence) != 1) {
+    api_problem(call, "the fence holds %u entries, not 1",
+                weft_fence_count(fence));
+  }
+  if (api_ok(call)) weft_fence_release(fence);
+  weft_semaphore_release(semaphore);
+}
+
 // A fence over a fresh semaphore at |semaphore_value| holding |value|.
 static weft_fence_t* make_fence(api_call_t* call, uint64_t semaphore_value,
                                 uint64_t value,
@@ -477,6 +497,7 @@ const api_entry_t api_table_semaphore[] = {
      WEFT_STATUS_OK},
     {"weft_fence_create", fence_create, WEFT_STATUS_OK},
     {"weft_fence_create_at", fence_create_at, WEFT_STATUS_OK},
+    {"weft_fence_create_from_list", fence_create_from_list, WEFT_STATUS_OK},
     {"weft_fence_retain", fence_retain, WEFT_STATUS_OK},
     {"weft_fence_release", fence_release, WEFT_STATUS_OK},
     {"weft_fence_insert", fence_insert, WEFT_STATUS_OK},

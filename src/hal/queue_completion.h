@@ -1,0 +1,57 @@
+// weft: how a queue operation ends, the same on every driver.
+//
+// An op that ran ends by signalling its signal list or failing it with its
+// error (annotated with the op instance); an op that never ran (a wait
+// failed, or its device was released) fails with a status naming why. Host
+// calls run here too: what they do depends on no device.
+#ifndef WEFT_HAL_QUEUE_COMPLETION_H_
+#define WEFT_HAL_QUEUE_COMPLETION_H_
+
+#include <stdbool.h>
+
+#include "hal/queue_op.h"
+
+// Ends |op|: signals every entry of its signal list when |status| is OK,
+// otherwise fails them all with |status| (consumed). A signal the semaphore
+// has already passed (another op or the host moved it past the value since
+// submit) fails that semaphore with INVALID_ARGUMENT naming the op, the
+// semaphore and both values, so its waiters learn of it; one that already
+// failed keeps its failure.
+void weft_queue_op_signal_or_fail(const weft_queue_op_t* op,
+                                  weft_status_t status);
+
+// Annotates |status| (consumed, returned), an error of |op|'s work, with
+// where it happened: "while running queue_fill (waiting for 'a' >= 1,
+// signalling 'b' = 2) on queue 0 of device 'local-task'", or "in ..." when
+// the message already starts with the op's name or is a host call's own
+// words (kept first, as they are). Errors of lower layers (a transient
+// buffer used after dealloca, a file's short read) then say which op,
+// queue and device met them.
+weft_status_t weft_queue_op_annotate_error(const weft_queue_op_t* op,
+                                           weft_status_t status);
+
+// The CANCELLED status of an op that never ran because its device was
+// released: "queue_fill (...) on queue 0 of device 'X' was cancelled: the
+// device was released while it waited" (|while_waiting|) or "... before it
+// ran".
+weft_status_t weft_queue_op_cancelled(const weft_queue_op_t* op,
+                                      bool while_waiting);
+
+// What an op that will not run (its device is being released, or a wait
+// failed) fails its signals with, from its wait result |wait_status|
+// (consumed): the release sweep's own CANCELLED when |swept| (it names the
+// op already), a wait's failure annotated "so ... did not run", or, when
+// its waits were reached but it had not started, CANCELLED "... before it
+// ran".
+weft_status_t weft_queue_op_not_run_status(const weft_queue_op_t* op,
+                                           weft_status_t wait_status,
+                                           bool swept);
+
+// Runs the host call |op| (kind HOST_CALL) whose waits are reached, on the
+// calling thread. Sets |*out_ended| when the signals were already
+// published (NON_BLOCKING) or taken over by the call (DEFERRED); otherwise
+// the caller ends the op with the result. Allocates nothing.
+weft_status_t weft_queue_op_run_host_call(const weft_queue_op_t* op,
+                                          bool* out_ended);
+
+#endif  // WEFT_HAL_QUEUE_COMPLETION_H_
