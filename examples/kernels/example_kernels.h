@@ -1,11 +1,13 @@
 // weft example kernel library.
 //
 // A kernel library is a table of kernels behind one query function. This one
-// is linked into the example and registered with
-//   weft_executable_create_static(weft_example_kernels_query, allocator, &exe)
+// is linked into the example, and a device makes an executable of it with
+//   weft_device_create_executable(
+//       device, weft_executable_source_cpu_static(weft_example_kernels_query),
+//       &exe)
 // The same source built as a shared object exporting
 // weft_kernel_library_query (WEFT_KERNEL_LIBRARY_QUERY_SYMBOL) could be
-// loaded at run time with weft_executable_load instead.
+// loaded at run time with weft_executable_source_cpu_shared_object(path).
 //
 // Kernels:
 //   "saxpy"  y[i] = a * x[i] + y[i] for i < count.

@@ -84,10 +84,20 @@ weft_allocator_t weft_device_host_allocator(const weft_device_t* device);
 weft_status_t weft_device_query_i64(weft_device_t* device, const char* key,
                                     int64_t* out_value);
 
-// Creates a timeline semaphore usable by this and every other device.
+// Creates a timeline semaphore usable by this and every other device (a
+// driver may make one it waits on natively; any semaphore works with any
+// device).
 weft_status_t weft_device_create_semaphore(weft_device_t* device,
                                            uint64_t initial_value,
                                            weft_semaphore_t** out_semaphore);
+
+// Makes an executable from |source| (weft/executable.h). The CPU drivers
+// take WEFT_EXECUTABLE_FORMAT_CPU_STATIC and _CPU_SHARED_OBJECT; a format
+// the device does not take is INVALID_ARGUMENT naming both. An executable
+// made by one CPU device runs on every CPU device.
+weft_status_t weft_device_create_executable(
+    weft_device_t* device, weft_executable_source_t source,
+    weft_executable_t** out_executable);
 
 // Allocates a buffer now (not queue-ordered).
 weft_status_t weft_device_allocate_buffer(weft_device_t* device,

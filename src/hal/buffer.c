@@ -313,12 +313,6 @@ void weft_buffer_initialize(const weft_buffer_vtable_t* vtable,
   out_buffer->allowed_usage = params.usage;
 }
 
-weft_memory_domain_t weft_memory_domain_next(void) {
-  static weft_atomic_uint64_t next_domain = 1;
-  // Relaxed: only uniqueness matters.
-  return weft_atomic_fetch_add(&next_domain, 1, memory_order_relaxed);
-}
-
 void weft_buffer_retain(weft_buffer_t* buffer) {
   weft_resource_retain(buffer);
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hal/domain.h"
 #include "hal/resource.h"
 #include "weft/buffer.h"
 
@@ -41,12 +42,6 @@ typedef struct weft_buffer_vtable_t {
                                     weft_device_size_t length);
 } weft_buffer_vtable_t;
 
-// Which memory a device's buffers live in. Every CPU driver allocates host
-// memory (WEFT_MEMORY_DOMAIN_HOST); a driver with memory of its own (a GPU)
-// gives its devices a domain of their own (weft_memory_domain_next).
-typedef uint64_t weft_memory_domain_t;
-#define WEFT_MEMORY_DOMAIN_HOST ((weft_memory_domain_t)0)
-
 typedef enum weft_buffer_placement_flag_bits_e {
   WEFT_BUFFER_PLACEMENT_NONE = 0,
   // The host can map the memory (host memory, or device memory mapped
@@ -58,14 +53,12 @@ typedef enum weft_buffer_placement_flag_bits_e {
 } weft_buffer_placement_flag_bits_t;
 typedef uint32_t weft_buffer_placement_flags_t;
 
-// Where a root buffer's memory lives; subspans share their root's.
+// Where a root buffer's memory lives (hal/domain.h); subspans share their
+// root's.
 typedef struct weft_buffer_placement_t {
-  weft_memory_domain_t domain;
+  weft_domain_t domain;
   weft_buffer_placement_flags_t flags;
 } weft_buffer_placement_t;
-
-// A domain no other device has, for a driver whose devices own memory.
-weft_memory_domain_t weft_memory_domain_next(void);
 
 struct weft_buffer_t {
   weft_resource_t resource;  // vtable: weft_buffer_vtable_t

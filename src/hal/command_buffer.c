@@ -21,7 +21,7 @@
 #include "hal/buffer_validation.h"
 #include "hal/command_buffer_impl.h"
 #include "hal/device_impl.h"
-#include "hal/local/inline_dispatch.h"
+#include "hal/executable_impl.h"
 #include "hal/resource.h"
 
 // Payload chunks hold at least this many bytes.
@@ -294,7 +294,7 @@ const char* weft_command_describe(const weft_command_t* command, char* buffer,
       snprintf(buffer, capacity, "copy");
       break;
     case WEFT_COMMAND_TYPE_DISPATCH: {
-      const weft_kernel_def_t* kernel = weft_executable_kernel(
+      const weft_kernel_info_t* kernel = weft_executable_kernel_info(
           command->dispatch.executable, command->dispatch.kernel_ordinal);
       snprintf(buffer, capacity, "dispatch '%s'", kernel ? kernel->name : "?");
       break;
@@ -841,6 +841,11 @@ static weft_status_t weft_command_buffer_record_dispatch(
   if (weft_status_is_ok(status)) {
     status = weft_dispatch_validate(executable, kernel_ordinal, workgroup_count,
                                     constant_count, binding_count, what);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_executable_validate_domain(
+        executable, command_buffer->device->domain, command_buffer->device->id,
+        what);
   }
   if (weft_status_is_ok(status) && constant_count > 0 && !constants) {
     status = WEFT_STATUS(INVALID_ARGUMENT,

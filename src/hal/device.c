@@ -15,10 +15,12 @@ _Static_assert(offsetof(weft_device_t, resource) == 0,
 
 weft_status_t weft_device_initialize(const weft_device_vtable_t* vtable,
                                      const char* id, const char* driver_name,
+                                     weft_domain_t domain,
                                      weft_allocator_t host_allocator,
                                      weft_device_t* out_device) {
   memset(out_device, 0, sizeof(*out_device));
   weft_resource_initialize(vtable, &out_device->resource);
+  out_device->domain = domain;
   out_device->host_allocator = host_allocator;
   out_device->driver_name = driver_name;
   size_t id_length = strlen(id);
@@ -26,6 +28,12 @@ weft_status_t weft_device_initialize(const weft_device_vtable_t* vtable,
                                                (void**)&out_device->id);
   if (weft_status_is_ok(status)) memcpy(out_device->id, id, id_length + 1);
   return status;
+}
+
+weft_domain_t weft_domain_next(void) {
+  static weft_atomic_uint64_t next_domain = WEFT_DOMAIN_HOST + 1;
+  // Relaxed: only uniqueness matters.
+  return weft_atomic_fetch_add(&next_domain, 1, memory_order_relaxed);
 }
 
 void weft_device_deinitialize(weft_device_t* device) {
@@ -77,8 +85,26 @@ weft_status_t weft_device_create_semaphore(weft_device_t* device,
       __func__, "device,out_semaphore",
       (const void* const[]){device, out_semaphore}, 2);
   if (weft_status_is_ok(status)) {
-    status = weft_semaphore_create(device->host_allocator, initial_value,
-                                   out_semaphore);
+    weft_device_vtable_t const* vtable = weft_device_vtable(device);
+    status = vtable->create_semaphore
+                 ? vtable->create_semaphore(device, initial_value,
+                                            out_semaphore)
+                 : weft_semaphore_create(device->host_allocator,
+                                         initial_value, out_semaphore);
+  }
+  return status;
+}
+
+weft_status_t weft_device_create_executable(
+    weft_device_t* device, weft_executable_source_t source,
+    weft_executable_t** out_executable) {
+  if (out_executable) *out_executable = NULL;
+  weft_status_t status =
+      weft_arguments_require(__func__, "device,out_executable",
+                             (const void* const[]){device, out_executable}, 2);
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(device)->create_executable(device, source,
+                                                           out_executable);
   }
   return status;
 }
@@ -308,7 +334,7 @@ weft_status_t weft_device_queue_dispatch(
   weft_status_t status = weft_queue_validate_common(__func__, device, affinity,
                                                     wait_list, signal_list);
   if (weft_status_is_ok(status)) {
-    status = weft_queue_validate_dispatch(executable, kernel_ordinal,
+    status = weft_queue_validate_dispatch(device, executable, kernel_ordinal,
                                           workgroup_count, constant_count,
                                           constants, binding_count, bindings);
   }

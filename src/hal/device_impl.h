@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "hal/diagnostics.h"
+#include "hal/domain.h"
 #include "hal/queue_op.h"
 #include "hal/resource.h"
 #include "weft/device.h"
@@ -36,6 +37,17 @@ typedef struct weft_device_vtable_t {
   // heading in reports (workers, file I/O backend, transfers in flight).
   void (*describe)(weft_device_t* device, FILE* stream);
 
+  // Makes an executable from |source|; a format the device does not take
+  // is INVALID_ARGUMENT naming the device and the format.
+  weft_status_t (*create_executable)(weft_device_t* device,
+                                     weft_executable_source_t source,
+                                     weft_executable_t** out_executable);
+  // Optional: makes a semaphore the driver recognises as its own (one that
+  // embeds weft_semaphore_t, semaphore_impl.h) to give it a native path.
+  // NULL: the host timeline semaphore, which every device works with.
+  weft_status_t (*create_semaphore)(weft_device_t* device,
+                                    uint64_t initial_value,
+                                    weft_semaphore_t** out_semaphore);
   // Creates the buffer handle weft_device_queue_alloca returns: no memory
   // until the op's ALLOCA runs, none after its DEALLOCA.
   weft_status_t (*create_transient_buffer)(weft_device_t* device,
@@ -64,6 +76,8 @@ struct weft_device_t {
   // Copies owned by the device (freed by weft_device_deinitialize).
   char* id;
   const char* driver_name;  // static string of the driver
+  // Where its memory lives and its code runs (hal/domain.h).
+  weft_domain_t domain;
   // The process-wide list of live devices hang reports walk
   // (diagnostics.c; guarded by its mutex).
   weft_device_t* diagnostics_prev;
@@ -74,6 +88,7 @@ struct weft_device_t {
 // Initialises the base fields; copies |id|.
 weft_status_t weft_device_initialize(const weft_device_vtable_t* vtable,
                                      const char* id, const char* driver_name,
+                                     weft_domain_t domain,
                                      weft_allocator_t host_allocator,
                                      weft_device_t* out_device);
 // Frees what weft_device_initialize allocated.

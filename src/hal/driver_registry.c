@@ -13,8 +13,7 @@
 
 #include "base/arguments.h"
 #include "base/trace.h"
-#include "drivers/local_sync/local_sync_driver.h"
-#include "drivers/local_task/local_task_driver.h"
+#include "hal/builtin_drivers.h"
 #include "hal/diagnostics.h"
 #include "weft/driver.h"
 
@@ -190,13 +189,6 @@ weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
 // Driver lookup shared by the registry and weft_device_create
 //===----------------------------------------------------------------------===//
 
-// The built-in drivers, in the order they are listed in messages.
-static const weft_driver_t* const kWeftBuiltinDrivers[] = {
-    &weft_local_sync_driver,
-    &weft_local_task_driver,
-};
-#define WEFT_BUILTIN_DRIVER_COUNT \
-  (sizeof(kWeftBuiltinDrivers) / sizeof(kWeftBuiltinDrivers[0]))
 
 // Appends |text| to |buffer| (capacity |capacity|, NUL-terminated), cutting
 // it off with "..." when it does not fit.
@@ -352,9 +344,10 @@ static weft_status_t weft_driver_list_create_device(
 weft_status_t weft_device_create(const char* device_string,
                                  weft_allocator_t allocator,
                                  weft_device_t** out_device) {
-  return weft_driver_list_create_device(
-      __func__, kWeftBuiltinDrivers, (uint32_t)WEFT_BUILTIN_DRIVER_COUNT,
-      device_string, allocator, out_device);
+  uint32_t driver_count = 0;
+  const weft_driver_t* const* drivers = weft_builtin_drivers(&driver_count);
+  return weft_driver_list_create_device(__func__, drivers, driver_count,
+                                        device_string, allocator, out_device);
 }
 
 //===----------------------------------------------------------------------===//
@@ -396,9 +389,10 @@ weft_status_t weft_driver_registry_create_default(
   if (weft_status_is_ok(status)) {
     status = weft_driver_registry_create(allocator, &registry);
   }
-  for (size_t i = 0; weft_status_is_ok(status) && i < WEFT_BUILTIN_DRIVER_COUNT;
-       ++i) {
-    status = weft_driver_registry_register(registry, kWeftBuiltinDrivers[i]);
+  uint32_t driver_count = 0;
+  const weft_driver_t* const* drivers = weft_builtin_drivers(&driver_count);
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < driver_count; ++i) {
+    status = weft_driver_registry_register(registry, drivers[i]);
   }
   if (weft_status_is_ok(status)) {
     *out_registry = registry;

@@ -9,7 +9,8 @@
 #include "hal/buffer_impl.h"
 #include "hal/buffer_validation.h"
 #include "hal/command_buffer_impl.h"
-#include "hal/local/inline_dispatch.h"
+#include "hal/device_impl.h"
+#include "hal/executable_impl.h"
 #include "hal/semaphore_impl.h"
 
 // Returns |status| (consumed) with its message prefixed "|op_name|: " so
@@ -260,7 +261,8 @@ weft_status_t weft_queue_validate_write(weft_buffer_t* source,
   return status;
 }
 
-weft_status_t weft_queue_validate_dispatch(weft_executable_t* executable,
+weft_status_t weft_queue_validate_dispatch(weft_device_t* device,
+                                           weft_executable_t* executable,
                                            uint32_t kernel_ordinal,
                                            const uint32_t workgroup_count[3],
                                            uint32_t constant_count,
@@ -281,9 +283,14 @@ weft_status_t weft_queue_validate_dispatch(weft_executable_t* executable,
         (constant_count > 0 && !constants) ? "constants" : "bindings");
   }
   if (weft_status_is_ok(status)) {
-    status =
-        weft_dispatch_validate(executable, kernel_ordinal, workgroup_count,
-                               constant_count, binding_count, "weft_device_queue_dispatch");
+    status = weft_dispatch_validate(executable, kernel_ordinal,
+                                    workgroup_count, constant_count,
+                                    binding_count, "weft_device_queue_dispatch");
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_executable_validate_domain(executable, device->domain,
+                                             device->id,
+                                             "weft_device_queue_dispatch");
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < binding_count; ++i) {
     if (!bindings[i].buffer) {

@@ -73,8 +73,10 @@ weft_status_t weft_queue_validate_write(weft_buffer_t* source,
                                         weft_device_size_t length,
                                         weft_device_size_t* out_length);
 
-// Checks a direct dispatch (kernel, counts, bindings and their usage).
-weft_status_t weft_queue_validate_dispatch(weft_executable_t* executable,
+// Checks a direct dispatch (kernel, counts, bindings and their usage, and
+// that |device| can run the executable).
+weft_status_t weft_queue_validate_dispatch(weft_device_t* device,
+                                           weft_executable_t* executable,
                                            uint32_t kernel_ordinal,
                                            const uint32_t workgroup_count[3],
                                            uint32_t constant_count,

@@ -137,18 +137,18 @@ static const weft_kernel_library_t* null_query(uint32_t abi_version) {
 static void create_static(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  WEFT_ASSERT_OK(weft_executable_create_static(weft_cts_test_kernels_query,
-                                               cts->allocator, &executable));
+  WEFT_ASSERT_OK(weft_device_create_executable(cts->device, weft_executable_source_cpu_static(weft_cts_test_kernels_query), &executable));
   assert_string_equal(weft_executable_name(executable), "cts_test_kernels");
   assert_int_equal(weft_executable_kernel_count(executable), 4);
-  const weft_kernel_def_t* kernel = weft_executable_kernel(executable, 0);
+  assert_int_equal(weft_executable_format(executable),
+                   WEFT_EXECUTABLE_FORMAT_CPU_STATIC);
+  const weft_kernel_info_t* kernel = weft_executable_kernel_info(executable, 0);
   assert_non_null(kernel);
   assert_string_equal(kernel->name, "scale_offset");
   assert_int_equal(kernel->binding_count, 2);
   assert_int_equal(kernel->constant_count, 3);
-  assert_int_equal(kernel->workgroup_size[0], 64);
-  assert_null(weft_executable_kernel(executable, 4));
-  assert_null(weft_executable_kernel(executable, UINT32_MAX));
+  assert_null(weft_executable_kernel_info(executable, 4));
+  assert_null(weft_executable_kernel_info(executable, UINT32_MAX));
   weft_executable_retain(executable);
   weft_executable_release(executable);
   weft_executable_release(executable);
@@ -158,12 +158,28 @@ static void create_static_null_query(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = (weft_executable_t*)state;
   assert_status_contains(
-      weft_executable_create_static(NULL, cts->allocator, &executable),
+      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(NULL), &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "NULL");
   assert_null(executable);
   assert_status_contains(
-      weft_executable_create_static(null_query, cts->allocator, &executable),
+      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(null_query), &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no table");
+  assert_null(executable);
+}
+
+// A format the device does not take is INVALID_ARGUMENT naming both.
+static void unknown_format_names_device_and_format(void** state) {
+  weft_cts_t* cts = *state;
+  weft_executable_t* executable = (weft_executable_t*)state;
+  weft_executable_source_t source = {0};
+  source.format = (weft_executable_format_t)77;
+  assert_status_contains(
+      weft_device_create_executable(cts->device, source, &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, weft_device_id(cts->device));
+  assert_null(executable);
+  assert_status_contains(
+      weft_device_create_executable(cts->device, source, &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "format unknown (77)");
   assert_null(executable);
 }
 
@@ -176,7 +192,7 @@ static void lookup_by_name(void** state) {
     WEFT_ASSERT_OK(
         weft_executable_lookup_kernel(cts->kernels, kNames[i], &ordinal));
     assert_int_equal(ordinal, i);
-    assert_string_equal(weft_executable_kernel(cts->kernels, ordinal)->name,
+    assert_string_equal(weft_executable_kernel_info(cts->kernels, ordinal)->name,
                         kNames[i]);
   }
 }
@@ -207,7 +223,7 @@ static void load_shared_object(void** state) {
     return;
   }
   weft_executable_t* executable = NULL;
-  WEFT_ASSERT_OK(weft_executable_load(path, cts->allocator, &executable));
+  WEFT_ASSERT_OK(weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object(path), &executable));
   assert_string_equal(weft_executable_name(executable), "cts_test_kernels");
   assert_int_equal(weft_executable_kernel_count(executable), 4);
   run_write_ids(cts, executable, 9);
@@ -224,7 +240,7 @@ static void loaded_library_outlives_its_creator(void** state) {
     return;
   }
   weft_executable_t* executable = NULL;
-  WEFT_ASSERT_OK(weft_executable_load(path, cts->allocator, &executable));
+  WEFT_ASSERT_OK(weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object(path), &executable));
   uint32_t ordinal = 0;
   WEFT_ASSERT_OK(
       weft_executable_lookup_kernel(executable, "write_ids", &ordinal));
@@ -262,7 +278,7 @@ static void load_missing_path(void** state) {
   const char* path = "/nonexistent/weft/libnot_a_kernel_library.so";
   weft_executable_t* executable = (weft_executable_t*)state;
   assert_status_contains(
-      weft_executable_load(path, cts->allocator, &executable),
+      weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object(path), &executable),
       WEFT_STATUS_NOT_FOUND, path);
   assert_null(executable);
 }
@@ -272,7 +288,7 @@ static void load_without_query_symbol(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
   assert_status_contains(
-      weft_executable_load("libc.so.6", cts->allocator, &executable),
+      weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object("libc.so.6"), &executable),
       WEFT_STATUS_NOT_FOUND, WEFT_KERNEL_LIBRARY_QUERY_SYMBOL);
   assert_null(executable);
 }
@@ -280,10 +296,10 @@ static void load_without_query_symbol(void** state) {
 static void load_empty_path(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(weft_executable_load("", cts->allocator, &executable),
+  assert_status_contains(weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object(""), &executable),
                          WEFT_STATUS_INVALID_ARGUMENT, "path");
   assert_status_contains(
-      weft_executable_load(NULL, cts->allocator, &executable),
+      weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object(NULL), &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "path");
 }
 
@@ -291,7 +307,7 @@ static void malformed_null_function(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
   assert_status_contains(
-      weft_executable_create_static(null_fn_query, cts->allocator, &executable),
+      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(null_fn_query), &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "'no_function'");
   assert_null(executable);
 }
@@ -299,20 +315,18 @@ static void malformed_null_function(void** state) {
 static void malformed_tables(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(weft_executable_create_static(
-                             zero_size_query, cts->allocator, &executable),
+  assert_status_contains(weft_device_create_executable(cts->device, weft_executable_source_cpu_static(zero_size_query), &executable),
                          WEFT_STATUS_INVALID_ARGUMENT, "'flat'");
   assert_status_contains(
-      weft_executable_create_static(unnamed_query, cts->allocator, &executable),
+      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(unnamed_query), &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no name");
-  assert_status_contains(weft_executable_create_static(
-                             duplicate_query, cts->allocator, &executable),
+  assert_status_contains(weft_device_create_executable(cts->device, weft_executable_source_cpu_static(duplicate_query), &executable),
                          WEFT_STATUS_INVALID_ARGUMENT, "'twice' twice");
   assert_status_contains(
-      weft_executable_create_static(empty_query, cts->allocator, &executable),
+      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(empty_query), &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no kernels");
   assert_status_contains(
-      weft_executable_create_static(future_query, cts->allocator, &executable),
+      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(future_query), &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "ABI version");
   assert_null(executable);
 }
@@ -321,6 +335,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(create_static),
       WEFT_CTS_CASE(create_static_null_query),
+      WEFT_CTS_CASE(unknown_format_names_device_and_format),
       WEFT_CTS_CASE(lookup_by_name),
       WEFT_CTS_CASE(lookup_missing_lists_names),
       WEFT_CTS_CASE(load_shared_object),

@@ -11,6 +11,7 @@
 
 #include "base/atomics.h"
 #include "base/thread.h"
+#include "hal/local/cpu_executable.h"
 #include "hal/local/heap_buffer.h"
 
 // --- Kernels
@@ -176,8 +177,9 @@ void assert_status_impl(weft_status_t status, weft_status_code_t code,
 
 weft_executable_t* test_executable(void) {
   weft_executable_t* executable = NULL;
-  assert_ok(weft_executable_create_static(query, weft_allocator_system(),
-                                          &executable));
+  assert_ok(weft_cpu_executable_create(weft_allocator_system(), "test",
+                                       weft_executable_source_cpu_static(query),
+                                       &executable));
   return executable;
 }
 

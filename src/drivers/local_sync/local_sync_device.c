@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "drivers/local_sync/local_sync_driver.h"
-#include "hal/local/host_memory.h"
+#include "hal/local/cpu_device.h"
 
 void weft_local_sync_device_unhold(weft_local_sync_device_t* device) {
   // Acq_rel: every holder's use of the device happens before the free.
@@ -64,7 +64,7 @@ static weft_status_t weft_local_sync_device_query_i64(weft_device_t* device,
 static const weft_device_vtable_t kWeftLocalSyncDeviceVtable = {
     .destroy = weft_local_sync_device_destroy,
     .query_i64 = weft_local_sync_device_query_i64,
-    WEFT_HOST_MEMORY_DEVICE_ENTRIES,
+    WEFT_CPU_DEVICE_ENTRIES,
     .for_each_pending = weft_local_sync_device_for_each_pending,
     .queue_submit = weft_local_sync_device_queue_submit,
 };
@@ -89,7 +89,8 @@ static weft_status_t weft_local_sync_driver_create_device(
     atomic_init(&device->hold_count, 1u);
     atomic_init(&device->shutting_down, 0u);
     status = weft_device_initialize(&kWeftLocalSyncDeviceVtable, device_string,
-                                    driver->name, allocator, &device->base);
+                                    driver->name, WEFT_DOMAIN_HOST, allocator,
+                                    &device->base);
     if (!weft_status_is_ok(status)) {
       weft_slim_mutex_deinitialize(&device->pending_mutex);
       weft_allocator_free(allocator, device);

@@ -6,7 +6,8 @@
 
 #include "hal/buffer_impl.h"
 #include "hal/device_impl.h"
-#include "hal/local/inline_dispatch.h"
+#include "hal/executable_impl.h"
+#include "hal/local/cpu_executable.h"
 #include "hal/local/transient_buffer.h"
 
 // Bytes kept free after the commands of every block for the BRANCH or
@@ -550,7 +551,7 @@ static weft_status_t weft_block_builder_emit_dispatch(
     weft_block_builder_t* builder, const weft_command_dispatch_t* dispatch,
     uint64_t workgroup_total) {
   const weft_kernel_def_t* kernel =
-      weft_executable_kernel(dispatch->executable, dispatch->kernel_ordinal);
+      weft_cpu_executable_kernel(dispatch->executable, dispatch->kernel_ordinal);
   weft_block_cmd_dispatch_t* command = NULL;
   uint32_t first_fixup = 0;
   weft_status_t status = weft_block_builder_reserve(
@@ -909,7 +910,7 @@ static void weft_block_recording_write_dispatch(
   recording->block_count = 1;
   if (workgroup_total > 0) {
     const weft_kernel_def_t* kernel =
-        weft_executable_kernel(executable, kernel_ordinal);
+        weft_cpu_executable_kernel(executable, kernel_ordinal);
     weft_block_cmd_dispatch_t* command =
         (weft_block_cmd_dispatch_t*)weft_block_first_command(block);
     weft_block_encode_dispatch(executable, kernel, workgroup_count,

@@ -26,7 +26,7 @@
 #include "base/thread.h"
 #include "drivers/local_task/block_builder.h"
 #include "drivers/local_task/local_task_driver.h"
-#include "hal/local/host_memory.h"
+#include "hal/local/cpu_device.h"
 #include "task/topology.h"
 
 //===----------------------------------------------------------------------===//
@@ -223,7 +223,7 @@ static uint64_t weft_local_task_device_for_each_pending(
 static const weft_device_vtable_t kWeftLocalTaskDeviceVtable = {
     .destroy = weft_local_task_device_destroy,
     .query_i64 = weft_local_task_device_query_i64,
-    WEFT_HOST_MEMORY_DEVICE_ENTRIES,
+    WEFT_CPU_DEVICE_ENTRIES,
     .for_each_pending = weft_local_task_device_for_each_pending,
     .describe = weft_local_task_device_describe,
     .queue_submit = weft_local_task_device_queue_submit,
@@ -467,7 +467,8 @@ static weft_status_t weft_local_task_driver_create_device(
     weft_notification_initialize(&device->idle_notification);
     weft_local_task_op_pool_initialize(allocator, &device->op_pool);
     status = weft_device_initialize(&kWeftLocalTaskDeviceVtable, device_string,
-                                    driver->name, allocator, &device->base);
+                                    driver->name, WEFT_DOMAIN_HOST, allocator,
+                                    &device->base);
     // deinitialize is safe after a failed initialize (it frees the id).
     base_initialized = true;
   }

@@ -8,7 +8,7 @@
 
 // Host memory: every CPU driver reaches it and the host maps it.
 static const weft_buffer_placement_t kWeftHostPlacement = {
-    .domain = WEFT_MEMORY_DOMAIN_HOST,
+    .domain = WEFT_DOMAIN_HOST,
     .flags = WEFT_BUFFER_PLACEMENT_HOST_VISIBLE,
 };
 

@@ -6,52 +6,14 @@
 #include <string.h>
 
 #include "hal/buffer_impl.h"
+#include "hal/executable_impl.h"
+#include "hal/local/cpu_executable.h"
 
 // Bindings up to this count live on the stack; above it one allocation
 // holds the mappings, pointers and lengths.
 #define WEFT_INLINE_DISPATCH_STACK_BINDINGS 16
 // Kernel scratch memory up to this size lives on the stack.
 #define WEFT_INLINE_DISPATCH_STACK_LOCAL_MEMORY 1024
-
-weft_status_t weft_dispatch_validate(const weft_executable_t* executable,
-                                     uint32_t kernel_ordinal,
-                                     const uint32_t workgroup_count[3],
-                                     uint32_t constant_count,
-                                     uint32_t binding_count, const char* what) {
-  weft_status_t status = WEFT_OK;
-  const weft_kernel_def_t* kernel = NULL;
-  if (!executable) {
-    status = WEFT_STATUS(INVALID_ARGUMENT, "%s: executable is NULL", what);
-  } else if (!workgroup_count) {
-    status =
-        WEFT_STATUS(INVALID_ARGUMENT, "%s: workgroup_count is NULL", what);
-  } else {
-    kernel = weft_executable_kernel(executable, kernel_ordinal);
-    if (!kernel) {
-      status = WEFT_STATUS(INVALID_ARGUMENT,
-                           "%s: kernel ordinal %u out of range (%u kernels in "
-                           "'%s')",
-                           what, kernel_ordinal,
-                           weft_executable_kernel_count(executable),
-                           weft_executable_name(executable));
-    }
-  }
-  if (weft_status_is_ok(status) && constant_count != kernel->constant_count) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: kernel '%s' expects %u constants, got %u "
-                         "(library '%s')",
-                         what, kernel->name, kernel->constant_count,
-                         constant_count, weft_executable_name(executable));
-  }
-  if (weft_status_is_ok(status) && binding_count != kernel->binding_count) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: kernel '%s' expects %u bindings, got %u "
-                         "(library '%s')",
-                         what, kernel->name, kernel->binding_count,
-                         binding_count, weft_executable_name(executable));
-  }
-  return status;
-}
 
 // Maps every binding with the read/write access its buffer allows, filling
 // |mappings|, |ptrs| and |lengths|. Zero-length bindings are not mapped
@@ -199,7 +161,7 @@ weft_status_t weft_inline_dispatch(
     const uint32_t* constants, uint32_t binding_count,
     const weft_buffer_binding_t* bindings, weft_allocator_t allocator) {
   const weft_kernel_def_t* kernel =
-      weft_executable_kernel(executable, kernel_ordinal);
+      weft_cpu_executable_kernel(executable, kernel_ordinal);
   weft_status_t status = WEFT_OK;
   if (!kernel) {
     // Not validated: report it as validation would.

@@ -1,9 +1,8 @@
 // weft: running a CPU kernel dispatch inline on the calling thread.
 //
 // Shared by the CPU drivers: local-sync runs every dispatch through it, and
-// the inline command-buffer replayer uses it for recorded dispatches. The
-// validation half is shared with the queue layer so that queue_dispatch and
-// command-buffer recording report the same errors.
+// the inline command-buffer replayer uses it for recorded dispatches.
+// Validation is the HAL's (weft_dispatch_validate in executable_impl.h).
 #ifndef WEFT_HAL_LOCAL_INLINE_DISPATCH_H_
 #define WEFT_HAL_LOCAL_INLINE_DISPATCH_H_
 
@@ -18,21 +17,10 @@
 extern "C" {
 #endif
 
-// Checks a dispatch of kernel |kernel_ordinal| of |executable| against the
-// kernel's definition: the ordinal must be in range and |constant_count| and
-// |binding_count| must equal the kernel's counts. A |workgroup_count| with a
-// zero dimension is allowed (the dispatch does nothing). Returns
-// INVALID_ARGUMENT naming the kernel, the library and the values, prefixed
-// with |what| (the caller, e.g. "queue_dispatch"). Thread-safe.
-weft_status_t weft_dispatch_validate(const weft_executable_t* executable,
-                                     uint32_t kernel_ordinal,
-                                     const uint32_t workgroup_count[3],
-                                     uint32_t constant_count,
-                                     uint32_t binding_count, const char* what);
-
 // Runs kernel |kernel_ordinal| of |executable| over every workgroup of
 // |workgroup_count| on the calling thread, in x, then y, then z order, with
-// processor id 0. The arguments must already have passed
+// processor id 0. |executable| must be a CPU kernel library
+// (cpu_executable.h) and the arguments must already have passed
 // weft_dispatch_validate, and |bindings| must be resolved: each names a
 // buffer and a range within it that fits (length is never
 // WEFT_WHOLE_BUFFER).

@@ -448,35 +448,14 @@ static void command_buffer_dispatch(api_call_t* call) {
 // executable.h
 //===----------------------------------------------------------------------===//
 
-static void executable_create_static(api_call_t* call) {
-  weft_executable_t* executable = NULL;
-  api_status(
-      call,
-      weft_executable_create_static(
-          api_fn_present(call, 0, "query") ? weft_cts_test_kernels_query : NULL,
-          api_allocator(call, 1, "allocator"),
-          api_out(call, 2, "out_executable", &executable, sizeof(executable))));
-  api_check_out(call, 2, &executable, sizeof(executable));
-  if (api_ok(call)) weft_executable_release(executable);
-}
-
-static void executable_load(api_call_t* call) {
-  weft_executable_t* executable = NULL;
-  api_status(call, weft_executable_load(
-                       api_ptr(call, 0, "path", call->kernel_module_path),
-                       api_allocator(call, 1, "allocator"),
-                       api_out(call, 2, "out_executable", &executable,
-                               sizeof(executable))));
-  api_check_out(call, 2, &executable, sizeof(executable));
-  if (api_ok(call)) weft_executable_release(executable);
-}
-
 static weft_executable_t* make_executable(api_call_t* call) {
   weft_executable_t* executable = NULL;
   api_setup(call,
-            weft_executable_create_static(weft_cts_test_kernels_query,
-                                          call->allocator, &executable),
-            "weft_executable_create_static");
+            weft_device_create_executable(
+                call->device,
+                weft_executable_source_cpu_static(weft_cts_test_kernels_query),
+                &executable),
+            "weft_device_create_executable");
   return executable;
 }
 
@@ -512,10 +491,29 @@ static void executable_kernel_count(api_call_t* call) {
   api_expect_neutral(call, count == 0, "%u, expected 0", count);
 }
 
-static void executable_kernel(api_call_t* call) {
+static void executable_format_name(api_call_t* call) {
+  api_value(call, 0, "format");
+  const char* name =
+      weft_executable_format_name(WEFT_EXECUTABLE_FORMAT_CPU_SHARED_OBJECT);
+  if (strcmp(name, "cpu-shared-object") != 0) {
+    api_problem(call, "the name is '%s'", name);
+  }
+}
+
+static void executable_format(api_call_t* call) {
+  weft_executable_format_t format = weft_executable_format(
+      api_ptr(call, 0, "executable", call->kernels));
+  if (call->broken_index < 0 && format != WEFT_EXECUTABLE_FORMAT_CPU_STATIC) {
+    api_problem(call, "the test kernels' format is %d", (int)format);
+  }
+  api_expect_neutral(call, format == WEFT_EXECUTABLE_FORMAT_NONE,
+                     "%d, expected WEFT_EXECUTABLE_FORMAT_NONE", (int)format);
+}
+
+static void executable_kernel_info(api_call_t* call) {
   api_value(call, 1, "ordinal");
-  const weft_kernel_def_t* kernel =
-      weft_executable_kernel(api_ptr(call, 0, "executable", call->kernels), 0);
+  const weft_kernel_info_t* kernel = weft_executable_kernel_info(
+      api_ptr(call, 0, "executable", call->kernels), 0);
   if (call->broken_index < 0 && !kernel) api_problem(call, "no kernel 0");
   api_expect_neutral(call, kernel == NULL, "%p, expected NULL",
                      (const void*)kernel);
@@ -577,13 +575,13 @@ const api_entry_t api_table_buffer[] = {
     {"weft_command_buffer_update", command_buffer_update, WEFT_STATUS_OK},
     {"weft_command_buffer_copy", command_buffer_copy, WEFT_STATUS_OK},
     {"weft_command_buffer_dispatch", command_buffer_dispatch, WEFT_STATUS_OK},
-    {"weft_executable_create_static", executable_create_static, WEFT_STATUS_OK},
-    {"weft_executable_load", executable_load, WEFT_STATUS_OK},
     {"weft_executable_retain", executable_retain, WEFT_STATUS_OK},
     {"weft_executable_release", executable_release, WEFT_STATUS_OK},
     {"weft_executable_name", executable_name, WEFT_STATUS_OK},
     {"weft_executable_kernel_count", executable_kernel_count, WEFT_STATUS_OK},
-    {"weft_executable_kernel", executable_kernel, WEFT_STATUS_OK},
+    {"weft_executable_format", executable_format, WEFT_STATUS_OK},
+    {"weft_executable_format_name", executable_format_name, WEFT_STATUS_OK},
+    {"weft_executable_kernel_info", executable_kernel_info, WEFT_STATUS_OK},
     {"weft_executable_lookup_kernel", executable_lookup_kernel, WEFT_STATUS_OK},
 };
 const size_t api_table_buffer_count =

@@ -1,0 +1,16 @@
+// weft: the built-in drivers (see hal/builtin_drivers.h).
+#include "hal/builtin_drivers.h"
+
+#include "drivers/local_sync/local_sync_driver.h"
+#include "drivers/local_task/local_task_driver.h"
+
+static const weft_driver_t* const kWeftBuiltinDrivers[] = {
+    &weft_local_sync_driver,
+    &weft_local_task_driver,
+};
+
+const weft_driver_t* const* weft_builtin_drivers(uint32_t* out_count) {
+  *out_count =
+      (uint32_t)(sizeof(kWeftBuiltinDrivers) / sizeof(kWeftBuiltinDrivers[0]));
+  return kWeftBuiltinDrivers;
+}
