@@ -180,6 +180,25 @@ weft_status_t weft_buffer_validate_usage(const weft_buffer_t* buffer,
       weft_buffer_usage_format(missing, missing_text, sizeof(missing_text)));
 }
 
+weft_status_t weft_buffer_validate_reach(const weft_buffer_t* buffer,
+                                         weft_domain_t domain,
+                                         const char* device_id,
+                                         const char* what) {
+  if (weft_buffer_is_reachable(buffer, domain)) return WEFT_OK;
+  const weft_buffer_placement_t placement = weft_buffer_placement(buffer);
+  const bool host_visible =
+      (placement.flags & WEFT_BUFFER_PLACEMENT_HOST_VISIBLE) != 0;
+  return WEFT_STATUS(INVALID_ARGUMENT,
+                     "%s: the buffer (%" PRIu64
+                     " bytes) lives in the memory of domain %" PRIu64
+                     " (%s), which device '%s' (domain %" PRIu64
+                     ") cannot reach",
+                     what, (uint64_t)buffer->byte_length,
+                     (uint64_t)placement.domain,
+                     host_visible ? "host-visible" : "not host-visible",
+                     device_id, (uint64_t)domain);
+}
+
 weft_status_t weft_buffer_validate_access(const weft_buffer_t* buffer,
                                           weft_memory_access_t access,
                                           const char* what) {

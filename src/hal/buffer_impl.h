@@ -96,6 +96,16 @@ static inline weft_buffer_placement_t weft_buffer_placement(
   return buffer->allocated_buffer->placement;
 }
 
+// True when a device in |domain| reaches |buffer|'s memory: memory of that
+// domain, or host-visible memory for a device in the host domain.
+static inline bool weft_buffer_is_reachable(const weft_buffer_t* buffer,
+                                            weft_domain_t domain) {
+  const weft_buffer_placement_t placement = weft_buffer_placement(buffer);
+  return placement.domain == domain ||
+         (domain == WEFT_DOMAIN_HOST &&
+          (placement.flags & WEFT_BUFFER_PLACEMENT_HOST_VISIBLE));
+}
+
 // True when |buffer| is a root buffer returned by weft_device_queue_alloca
 // (not a subspan of one): what weft_device_queue_dealloca takes.
 static inline bool weft_buffer_is_queue_ordered_root(

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "hal/domain.h"
 #include "weft/buffer.h"
 
 // Resolves (offset, length) against |buffer|'s length: WEFT_WHOLE_BUFFER
@@ -40,6 +41,14 @@ weft_status_t weft_buffer_validate_access(const weft_buffer_t* buffer,
 weft_status_t weft_buffer_validate_memory_type(const weft_buffer_t* buffer,
                                                weft_memory_type_t required_type,
                                                const char* what);
+
+// INVALID_ARGUMENT unless a device in |domain| (named |device_id|) can
+// reach |buffer|'s memory: memory of that domain, or host-visible memory
+// for a device in the host domain (hal/domain.h). Names both.
+weft_status_t weft_buffer_validate_reach(const weft_buffer_t* buffer,
+                                         weft_domain_t domain,
+                                         const char* device_id,
+                                         const char* what);
 
 // INVALID_ARGUMENT unless |pattern_length| is 1, 2 or 4 and |offset| and
 // |length| (resolved, not WEFT_WHOLE_BUFFER) are multiples of it.

@@ -380,6 +380,11 @@ static weft_status_t weft_command_buffer_check_ref(
   if (ref.buffer) {
     status = weft_buffer_validate_usage(ref.buffer, usage, what);
     if (weft_status_is_ok(status)) {
+      status = weft_buffer_validate_reach(
+          ref.buffer, command_buffer->device->domain,
+          command_buffer->device->id, what);
+    }
+    if (weft_status_is_ok(status)) {
       status = weft_buffer_validate_range(ref.buffer, ref.offset, ref.length,
                                           what, out_length);
     }

@@ -129,9 +129,14 @@ weft_status_t weft_device_allocate_buffer(weft_device_t* device,
 // Queue operations
 //===----------------------------------------------------------------------===//
 
-// Hands |op| (validated) to the driver.
+// Checks that the device reaches |op|'s buffers, then hands it (validated)
+// to the driver.
 static inline weft_status_t weft_device_submit(const weft_queue_op_t* op) {
-  return weft_device_vtable(op->device)->queue_submit(op->device, op);
+  weft_status_t status = weft_queue_validate_reach(op);
+  if (weft_status_is_ok(status)) {
+    status = weft_device_vtable(op->device)->queue_submit(op->device, op);
+  }
+  return status;
 }
 
 // The descriptor fields every op shares.

@@ -2,6 +2,7 @@
 #include "hal/queue_validation.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/arguments.h"
@@ -342,6 +343,80 @@ weft_status_t weft_queue_validate_host_call(weft_host_call_fn_t fn,
                          "NON_BLOCKING 0x%x)",
                          (unsigned)flags,
                          (unsigned)WEFT_HOST_CALL_FLAG_NON_BLOCKING);
+  }
+  return status;
+}
+
+// Checks one buffer of |op|; |role| and |index| (UINT32_MAX: none) name it.
+static weft_status_t weft_queue_validate_reach_one(const weft_queue_op_t* op,
+                                                   const weft_buffer_t* buffer,
+                                                   const char* role,
+                                                   uint32_t index) {
+  weft_status_t status = WEFT_OK;
+  if (buffer && !weft_buffer_is_reachable(buffer, op->device->domain)) {
+    // The error path only: the name is formatted here.
+    char what[64];
+    snprintf(what, sizeof(what), "weft_device_%s",
+             weft_queue_op_kind_name(op->kind));
+    status = weft_buffer_validate_reach(buffer, op->device->domain,
+                                        op->device->id, what);
+    if (!weft_status_is_ok(status) && index != UINT32_MAX) {
+      status = weft_status_annotate(status, "for %s %u", role, index);
+    } else if (!weft_status_is_ok(status)) {
+      status = weft_status_annotate(status, "for the %s", role);
+    }
+  }
+  return status;
+}
+
+weft_status_t weft_queue_validate_reach(const weft_queue_op_t* op) {
+  weft_status_t status = WEFT_OK;
+  switch (op->kind) {
+    case WEFT_QUEUE_OP_ALLOCA:
+    case WEFT_QUEUE_OP_DEALLOCA:
+      status = weft_queue_validate_reach_one(op, op->transient.buffer,
+                                             "buffer", UINT32_MAX);
+      break;
+    case WEFT_QUEUE_OP_FILL:
+      status = weft_queue_validate_reach_one(op, op->fill.target, "target",
+                                             UINT32_MAX);
+      break;
+    case WEFT_QUEUE_OP_UPDATE:
+      status = weft_queue_validate_reach_one(op, op->update.target, "target",
+                                             UINT32_MAX);
+      break;
+    case WEFT_QUEUE_OP_COPY:
+      status = weft_queue_validate_reach_one(op, op->copy.source, "source",
+                                             UINT32_MAX);
+      if (weft_status_is_ok(status)) {
+        status = weft_queue_validate_reach_one(op, op->copy.target, "target",
+                                               UINT32_MAX);
+      }
+      break;
+    case WEFT_QUEUE_OP_READ:
+    case WEFT_QUEUE_OP_WRITE:
+      status = weft_queue_validate_reach_one(
+          op, op->file.buffer,
+          op->kind == WEFT_QUEUE_OP_READ ? "target" : "source", UINT32_MAX);
+      break;
+    case WEFT_QUEUE_OP_DISPATCH:
+      for (uint32_t i = 0;
+           weft_status_is_ok(status) && i < op->dispatch.binding_count; ++i) {
+        status = weft_queue_validate_reach_one(
+            op, op->dispatch.bindings[i].buffer, "binding", i);
+      }
+      break;
+    case WEFT_QUEUE_OP_EXECUTE:
+      for (uint32_t i = 0; weft_status_is_ok(status) &&
+                           i < op->execute.binding_table.count;
+           ++i) {
+        status = weft_queue_validate_reach_one(
+            op, op->execute.binding_table.bindings[i].buffer,
+            "binding table entry", i);
+      }
+      break;
+    default:
+      break;
   }
   return status;
 }

@@ -14,6 +14,7 @@
 #ifndef WEFT_HAL_QUEUE_VALIDATION_H_
 #define WEFT_HAL_QUEUE_VALIDATION_H_
 
+#include "hal/queue_op.h"
 #include "weft/device.h"
 
 // Checks what every operation shares, naming the public |function| in
@@ -91,5 +92,10 @@ weft_status_t weft_queue_validate_execute(weft_command_buffer_t* command_buffer,
 // Checks a host call: |fn| non-NULL and only known flags.
 weft_status_t weft_queue_validate_host_call(weft_host_call_fn_t fn,
                                             weft_host_call_flags_t flags);
+
+// Checks that |op|'s device can reach every buffer it names (its target,
+// source, bindings, binding table; weft_buffer_validate_reach), naming the
+// public function, the buffer's role and both sides.
+weft_status_t weft_queue_validate_reach(const weft_queue_op_t* op);
 
 #endif  // WEFT_HAL_QUEUE_VALIDATION_H_

@@ -30,42 +30,13 @@
 #include "hal/resource.h"
 #include "hal/semaphore_impl.h"
 
-// Names up to this length (including the NUL) live inside the semaphore.
-#define WEFT_SEMAPHORE_INLINE_NAME_CAPACITY 32
 // List waits up to this many entries keep their timepoints on the stack.
 #define WEFT_SEMAPHORE_LIST_WAIT_INLINE_COUNT 8
 
-typedef struct weft_semaphore_vtable_t {
-  // Must be first (see resource.h).
-  void (*destroy)(weft_semaphore_t* semaphore);
-} weft_semaphore_vtable_t;
-
-struct weft_semaphore_t {
-  weft_resource_t resource;
-  weft_allocator_t allocator;
-  weft_slim_mutex_t mutex;
-  // The payload; written under |mutex|, read without it.
-  weft_atomic_uint64_t current_value;
-  // 1 once |failure_status| is set; written under |mutex|.
-  weft_atomic_uint32_t failed;
-  // The first failure; immutable once |failed| is 1.
-  weft_status_t failure_status;
-  // Registered timepoints sorted by value; guarded by |mutex|.
-  weft_timepoint_t* timepoint_head;
-  weft_timepoint_t* timepoint_tail;
-  // Host waiters sleep here; notified on every signal and on failure.
-  weft_notification_t notification;
-  // How host waits spin before sleeping; read once at create because the
-  // default policy costs a getenv and a sched_getaffinity call.
-  weft_wait_policy_t wait_policy;
-  // Points at |name_inline| or at an allocation; guarded by |mutex|.
-  char* name;
-  char name_inline[WEFT_SEMAPHORE_INLINE_NAME_CAPACITY];
-};
-
 static void weft_semaphore_destroy(weft_semaphore_t* semaphore);
 
-static const weft_semaphore_vtable_t weft_semaphore_vtable = {
+// The host timeline semaphore's own vtable.
+static const weft_semaphore_vtable_t kWeftHostSemaphoreVtable = {
     .destroy = weft_semaphore_destroy,
 };
 
@@ -75,6 +46,24 @@ _Static_assert(offsetof(weft_semaphore_t, resource) == 0,
 //===----------------------------------------------------------------------===//
 // Lifetime and names
 //===----------------------------------------------------------------------===//
+
+void weft_semaphore_initialize(const weft_semaphore_vtable_t* vtable,
+                               weft_allocator_t allocator,
+                               uint64_t initial_value,
+                               weft_semaphore_t* out_semaphore) {
+  weft_resource_initialize(vtable, &out_semaphore->resource);
+  out_semaphore->allocator = allocator;
+  weft_slim_mutex_initialize(&out_semaphore->mutex);
+  atomic_init(&out_semaphore->current_value, initial_value);
+  atomic_init(&out_semaphore->failed, 0u);
+  out_semaphore->failure_status = WEFT_OK;
+  out_semaphore->timepoint_head = NULL;
+  out_semaphore->timepoint_tail = NULL;
+  weft_notification_initialize(&out_semaphore->notification);
+  out_semaphore->wait_policy = weft_wait_policy_default();
+  out_semaphore->name_inline[0] = '\0';
+  out_semaphore->name = out_semaphore->name_inline;
+}
 
 weft_status_t weft_semaphore_create(weft_allocator_t allocator,
                                     uint64_t initial_value,
@@ -88,18 +77,8 @@ weft_status_t weft_semaphore_create(weft_allocator_t allocator,
                                    (void**)&semaphore);
   }
   if (weft_status_is_ok(status)) {
-    weft_resource_initialize(&weft_semaphore_vtable, &semaphore->resource);
-    semaphore->allocator = allocator;
-    weft_slim_mutex_initialize(&semaphore->mutex);
-    atomic_init(&semaphore->current_value, initial_value);
-    atomic_init(&semaphore->failed, 0u);
-    semaphore->failure_status = WEFT_OK;
-    semaphore->timepoint_head = NULL;
-    semaphore->timepoint_tail = NULL;
-    weft_notification_initialize(&semaphore->notification);
-    semaphore->wait_policy = weft_wait_policy_default();
-    semaphore->name_inline[0] = '\0';
-    semaphore->name = semaphore->name_inline;
+    weft_semaphore_initialize(&kWeftHostSemaphoreVtable, allocator, initial_value,
+                              semaphore);
     *out_semaphore = semaphore;
   }
   return status;
@@ -113,7 +92,7 @@ static void weft_semaphore_free_name(weft_semaphore_t* semaphore) {
   semaphore->name_inline[0] = '\0';
 }
 
-static void weft_semaphore_destroy(weft_semaphore_t* semaphore) {
+void weft_semaphore_deinitialize(weft_semaphore_t* semaphore) {
   // The last reference is gone, so no other thread can touch the semaphore:
   // no lock is needed. Timepoints still registered fire with CANCELLED.
   weft_timepoint_t* timepoint = semaphore->timepoint_head;
@@ -136,6 +115,10 @@ static void weft_semaphore_destroy(weft_semaphore_t* semaphore) {
   weft_notification_deinitialize(&semaphore->notification);
   weft_slim_mutex_deinitialize(&semaphore->mutex);
   weft_semaphore_free_name(semaphore);
+}
+
+static void weft_semaphore_destroy(weft_semaphore_t* semaphore) {
+  weft_semaphore_deinitialize(semaphore);
   weft_allocator_free(semaphore->allocator, semaphore);
 }
 

@@ -1,4 +1,11 @@
-// weft: semaphore helpers private to the HAL and its drivers.
+// weft: the timeline semaphore's insides, for the HAL and its drivers.
+//
+// Every semaphore is a host timeline semaphore (semaphore.c): strictly
+// monotonic, sticky first failure, timepoints, host waits. A driver that
+// waits on its own semaphores natively (a GPU's events) makes them from
+// its device's create_semaphore by embedding weft_semaphore_t at offset 0
+// with a vtable of its own: it recognises them by that vtable, and every
+// other device still works with them through timepoints.
 #ifndef WEFT_HAL_SEMAPHORE_IMPL_H_
 #define WEFT_HAL_SEMAPHORE_IMPL_H_
 
@@ -6,7 +13,61 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/atomics.h"
+#include "base/mutex.h"
+#include "base/notification.h"
+#include "base/wait_policy.h"
+#include "hal/resource.h"
 #include "weft/semaphore.h"
+
+// Names up to this length (including the NUL) live inside the semaphore.
+#define WEFT_SEMAPHORE_INLINE_NAME_CAPACITY 32
+
+typedef struct weft_semaphore_vtable_t {
+  // Must be first (see resource.h).
+  void (*destroy)(weft_semaphore_t* semaphore);
+} weft_semaphore_vtable_t;
+
+struct weft_semaphore_t {
+  weft_resource_t resource;
+  weft_allocator_t allocator;
+  weft_slim_mutex_t mutex;
+  // The payload; written under |mutex|, read without it.
+  weft_atomic_uint64_t current_value;
+  // 1 once |failure_status| is set; written under |mutex|.
+  weft_atomic_uint32_t failed;
+  // The first failure; immutable once |failed| is 1.
+  weft_status_t failure_status;
+  // Registered timepoints sorted by value; guarded by |mutex|.
+  weft_timepoint_t* timepoint_head;
+  weft_timepoint_t* timepoint_tail;
+  // Host waiters sleep here; notified on every signal and on failure.
+  weft_notification_t notification;
+  // How host waits spin before sleeping; read once at create because the
+  // default policy costs a getenv and a sched_getaffinity call.
+  weft_wait_policy_t wait_policy;
+  // Points at |name_inline| or at an allocation; guarded by |mutex|.
+  char* name;
+  char name_inline[WEFT_SEMAPHORE_INLINE_NAME_CAPACITY];
+};
+
+// Initialises the host timeline semaphore embedded at offset 0 of a
+// driver's semaphore, with the driver's |vtable| (whose destroy calls
+// weft_semaphore_deinitialize and frees the whole). One reference.
+void weft_semaphore_initialize(const weft_semaphore_vtable_t* vtable,
+                               weft_allocator_t allocator,
+                               uint64_t initial_value,
+                               weft_semaphore_t* out_semaphore);
+
+// Tears down what weft_semaphore_initialize set up: timepoints still
+// registered fire with CANCELLED; the memory is the caller's.
+void weft_semaphore_deinitialize(weft_semaphore_t* semaphore);
+
+static inline const weft_semaphore_vtable_t* weft_semaphore_vtable(
+    const weft_semaphore_t* semaphore) {
+  return (const weft_semaphore_vtable_t*)semaphore->resource.vtable;
+}
+
 
 // Room for a semaphore's label in messages; longer names are truncated.
 #define WEFT_SEMAPHORE_LABEL_CAPACITY 96
