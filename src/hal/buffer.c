@@ -322,7 +322,7 @@ void weft_buffer_initialize(const weft_buffer_vtable_t* vtable,
                             weft_buffer_t* out_buffer) {
   params = weft_buffer_params_canonicalize(params);
   out_buffer->placement = placement;
-  weft_resource_initialize(vtable, &out_buffer->resource);
+  weft_resource_initialize(WEFT_RESOURCE_TYPE_BUFFER, vtable, &out_buffer->resource);
   out_buffer->allocator = allocator;
   out_buffer->allocated_buffer = out_buffer;
   out_buffer->byte_offset = 0;
@@ -441,7 +441,7 @@ weft_status_t weft_buffer_subspan(weft_buffer_t* buffer,
         weft_allocator_malloc(allocator, sizeof(*subspan), (void**)&subspan);
   }
   if (weft_status_is_ok(status) && !whole) {
-    weft_resource_initialize(&kWeftSubspanBufferVtable, &subspan->resource);
+    weft_resource_initialize(WEFT_RESOURCE_TYPE_BUFFER, &kWeftSubspanBufferVtable, &subspan->resource);
     subspan->allocator = allocator;
     subspan->allocated_buffer = buffer->allocated_buffer;
     weft_buffer_retain(subspan->allocated_buffer);

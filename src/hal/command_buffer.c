@@ -152,7 +152,7 @@ weft_status_t weft_command_buffer_create(
                               (void**)&command_buffer);
   }
   if (weft_status_is_ok(status)) {
-    weft_resource_initialize(&kCommandBufferVtable, &command_buffer->resource);
+    weft_resource_initialize(WEFT_RESOURCE_TYPE_COMMAND_BUFFER, &kCommandBufferVtable, &command_buffer->resource);
     command_buffer->device = device;
     weft_device_retain(device);
     command_buffer->allocator = device->host_allocator;

@@ -19,7 +19,7 @@ weft_status_t weft_device_initialize(const weft_device_vtable_t* vtable,
                                      weft_allocator_t host_allocator,
                                      weft_device_t* out_device) {
   memset(out_device, 0, sizeof(*out_device));
-  weft_resource_initialize(vtable, &out_device->resource);
+  weft_resource_initialize(WEFT_RESOURCE_TYPE_DEVICE, vtable, &out_device->resource);
   out_device->domain = domain;
   out_device->host_allocator = host_allocator;
   out_device->driver_name = driver_name;
@@ -28,12 +28,6 @@ weft_status_t weft_device_initialize(const weft_device_vtable_t* vtable,
                                                (void**)&out_device->id);
   if (weft_status_is_ok(status)) memcpy(out_device->id, id, id_length + 1);
   return status;
-}
-
-weft_domain_t weft_domain_next(void) {
-  static weft_atomic_uint64_t next_domain = WEFT_DOMAIN_HOST + 1;
-  // Relaxed: only uniqueness matters.
-  return weft_atomic_fetch_add(&next_domain, 1, memory_order_relaxed);
 }
 
 void weft_device_deinitialize(weft_device_t* device) {

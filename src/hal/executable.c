@@ -26,7 +26,7 @@ void weft_executable_initialize(const weft_executable_vtable_t* vtable,
                                 const char* name, uint32_t kernel_count,
                                 const weft_kernel_info_t* kernels,
                                 weft_executable_t* out_executable) {
-  weft_resource_initialize(vtable, &out_executable->resource);
+  weft_resource_initialize(WEFT_RESOURCE_TYPE_EXECUTABLE, vtable, &out_executable->resource);
   out_executable->allocator = allocator;
   out_executable->domain = domain;
   out_executable->format = format;

@@ -29,6 +29,7 @@
 #include "hal/diagnostics.h"
 #include "hal/resource.h"
 #include "hal/semaphore_impl.h"
+#include "hal/wait_set.h"
 
 // List waits up to this many entries keep their timepoints on the stack.
 #define WEFT_SEMAPHORE_LIST_WAIT_INLINE_COUNT 8
@@ -51,7 +52,7 @@ void weft_semaphore_initialize(const weft_semaphore_vtable_t* vtable,
                                weft_allocator_t allocator,
                                uint64_t initial_value,
                                weft_semaphore_t* out_semaphore) {
-  weft_resource_initialize(vtable, &out_semaphore->resource);
+  weft_resource_initialize(WEFT_RESOURCE_TYPE_SEMAPHORE, vtable, &out_semaphore->resource);
   out_semaphore->allocator = allocator;
   weft_slim_mutex_initialize(&out_semaphore->mutex);
   atomic_init(&out_semaphore->current_value, initial_value);
@@ -495,68 +496,32 @@ static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
   return status;
 }
 
-// A multi-semaphore wait: one timepoint per unreached entry, all bumping the
-// waiter's own notification. Lives on the waiting thread's stack (or in one
-// allocation for long lists).
-typedef struct weft_list_waiter_t weft_list_waiter_t;
-
-typedef struct weft_list_wait_entry_t {
-  weft_timepoint_t timepoint;
-  weft_list_waiter_t* waiter;
-  // The failure this entry's timepoint fired with (if any); owned by the
-  // entry until it is published through |waiter->failed_entry|.
-  weft_status_t failure;
-  uint32_t index;
-  bool registered;
-} weft_list_wait_entry_t;
-
-struct weft_list_waiter_t {
+// A blocking wait on several semaphores: a wait set (wait_set.h) whose ready
+// function wakes the waiting thread. Lives on the waiting thread's stack.
+typedef struct weft_list_waiter_t {
   weft_notification_t notification;
-  // Entries whose timepoint fired with OK.
-  weft_atomic_uint32_t reached_count;
-  // The first entry that fired with a failure (its |failure| is the result).
-  _Atomic(weft_list_wait_entry_t*) failed_entry;
-  // Callbacks that have finished touching the waiter.
-  weft_atomic_uint32_t completed_count;
-};
+  // The set's result; written by the ready function before |ready|.
+  weft_status_t result;
+  // 1 once |result| is written (the waiter may stop sleeping).
+  weft_atomic_uint32_t ready;
+  // 1 once the ready function is done touching the waiter (the waiter may
+  // return and its stack go away).
+  weft_atomic_uint32_t released;
+} weft_list_waiter_t;
 
-static void weft_list_wait_timepoint_fired(void* user_data,
-                                           weft_timepoint_t* timepoint,
-                                           weft_status_t status) {
-  weft_list_wait_entry_t* entry = (weft_list_wait_entry_t*)user_data;
-  weft_list_waiter_t* waiter = entry->waiter;
-  if (weft_status_is_ok(status)) {
-    // Release: the waiter's acquire load of the count sees this entry done.
-    weft_atomic_fetch_add(&waiter->reached_count, 1u, memory_order_release);
-  } else {
-    entry->failure = status;
-    weft_list_wait_entry_t* expected = NULL;
-    // Release on success: publishes |entry->failure| to the waiter.
-    if (!weft_atomic_compare_exchange_strong(&waiter->failed_entry, &expected,
-                                             entry, memory_order_release,
-                                             memory_order_relaxed)) {
-      weft_status_free(status);  // another entry failed first
-      entry->failure = WEFT_OK;
-    }
-  }
+static void weft_list_waiter_ready(void* user_data, weft_status_t status) {
+  weft_list_waiter_t* waiter = (weft_list_waiter_t*)user_data;
+  waiter->result = status;
+  // Release: publishes |result| to the waiter's acquire load.
+  weft_atomic_store(&waiter->ready, 1u, memory_order_release);
   weft_notification_notify(&waiter->notification, INT32_MAX);
-  // Release: the last touch of the waiter; once the waiter sees this count it
-  // may return and its stack (or allocation) goes away.
-  weft_atomic_fetch_add(&waiter->completed_count, 1u, memory_order_release);
+  // Release: the last touch of the waiter.
+  weft_atomic_store(&waiter->released, 1u, memory_order_release);
 }
 
-// Returns true when the wait is over (reached per |mode| or failed).
-static bool weft_list_waiter_is_done(weft_list_waiter_t* waiter,
-                                     weft_wait_mode_t mode,
-                                     uint32_t registered_count) {
-  // Acquire: pairs with the callbacks' release (see above).
-  if (weft_atomic_load(&waiter->failed_entry, memory_order_acquire)) {
-    return true;
-  }
-  uint32_t reached =
-      weft_atomic_load(&waiter->reached_count, memory_order_acquire);
-  return mode == WEFT_WAIT_MODE_ANY ? reached > 0
-                                    : reached == registered_count;
+static bool weft_list_waiter_is_ready(weft_list_waiter_t* waiter) {
+  // Acquire: pairs with the ready function's release.
+  return weft_atomic_load(&waiter->ready, memory_order_acquire) != 0;
 }
 
 // Checks every entry without blocking. Sets *out_done and returns the
@@ -605,88 +570,45 @@ static weft_status_t weft_semaphore_list_timed_out(weft_wait_mode_t mode,
                      label, current_value, list.values[index]);
 }
 
-// Registers timepoints on every entry and sleeps on the waiter's own
-// notification until the wait is over or |deadline| passes.
-static weft_status_t weft_semaphore_list_wait_slow(
-    weft_wait_mode_t mode, weft_semaphore_list_t list, weft_time_t deadline,
-    weft_list_wait_entry_t* entries) {
+// Starts a wait set over |list| in |set_storage| and sleeps on the waiter's
+// notification until the set finishes or |deadline| passes (then it is
+// cancelled with the bare DEADLINE_EXCEEDED code, and the message is made
+// here, for the caller).
+static weft_status_t weft_semaphore_list_wait_slow(weft_wait_mode_t mode,
+                                                   weft_semaphore_list_t list,
+                                                   weft_time_t deadline,
+                                                   weft_wait_set_t* set) {
   weft_list_waiter_t waiter;
   weft_notification_initialize(&waiter.notification);
-  atomic_init(&waiter.reached_count, 0u);
-  atomic_init(&waiter.failed_entry, NULL);
-  atomic_init(&waiter.completed_count, 0u);
-
-  // Register one timepoint per entry; any may fire synchronously. In ANY
-  // mode there is no point registering more once one has fired.
-  uint32_t registered_count = 0;
-  for (uint32_t i = 0; i < list.count; ++i) {
-    weft_list_wait_entry_t* entry = &entries[i];
-    entry->timepoint.fn = weft_list_wait_timepoint_fired;
-    entry->timepoint.user_data = entry;
-    entry->timepoint.semaphore = NULL;
-    entry->waiter = &waiter;
-    entry->failure = WEFT_OK;
-    entry->index = i;
-    entry->registered = false;
-  }
-  for (uint32_t i = 0; i < list.count; ++i) {
-    if (mode == WEFT_WAIT_MODE_ANY &&
-        weft_list_waiter_is_done(&waiter, mode, registered_count)) {
-      break;
-    }
-    entries[i].registered = true;
-    ++registered_count;
-    weft_semaphore_register_timepoint(list.semaphores[i], list.values[i],
-                                      &entries[i].timepoint);
-  }
-
+  waiter.result = WEFT_OK;
+  atomic_init(&waiter.ready, 0u);
+  atomic_init(&waiter.released, 0u);
+  weft_wait_set_start(set, mode, list, deadline, weft_list_waiter_ready,
+                      &waiter);
   // Every semaphore of a process has the same policy: take the first's.
   const weft_wait_policy_t policy = list.semaphores[0]->wait_policy;
-  bool timed_out = false;
-  while (!weft_list_waiter_is_done(&waiter, mode, registered_count)) {
+  while (!weft_list_waiter_is_ready(&waiter)) {
     weft_wait_token_t token =
         weft_notification_prepare_wait(&waiter.notification);
-    if (weft_list_waiter_is_done(&waiter, mode, registered_count)) {
+    if (weft_list_waiter_is_ready(&waiter)) {
       weft_notification_cancel_wait(&waiter.notification);
       break;
     }
     if (!weft_notification_commit_wait(&waiter.notification, token, policy,
                                        deadline)) {
-      timed_out = !weft_list_waiter_is_done(&waiter, mode, registered_count);
+      // Timed out: finishes the set now (with its own result if it got
+      // there first).
+      weft_wait_set_check_deadline(set, weft_time_now());
       break;
     }
   }
-
-  // Take every timepoint back. A cancel that fails means the timepoint fired
-  // or is firing; wait until each of those callbacks is done with |waiter|.
-  uint32_t cancelled_count = 0;
-  for (uint32_t i = 0; i < list.count; ++i) {
-    if (entries[i].registered &&
-        weft_semaphore_cancel_timepoint(list.semaphores[i],
-                                        &entries[i].timepoint)) {
-      ++cancelled_count;
-    }
-  }
-  const uint32_t fired_count = registered_count - cancelled_count;
-  // Acquire: pairs with the callbacks' final release increment. The window
-  // is a callback's last few instructions (one notify), so yield, not sleep.
-  while (weft_atomic_load(&waiter.completed_count, memory_order_acquire) <
-         fired_count) {
+  // Acquire: pairs with the ready function's last store. The window is a
+  // ready function's last few instructions (one notify), so yield.
+  while (weft_atomic_load(&waiter.released, memory_order_acquire) == 0) {
     weft_thread_yield();
   }
-
-  weft_status_t status = WEFT_OK;
-  weft_list_wait_entry_t* failed_entry =
-      weft_atomic_load(&waiter.failed_entry, memory_order_acquire);
-  if (failed_entry) {
-    uint32_t index = failed_entry->index;
-    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-    weft_semaphore_label(list.semaphores[index], label, sizeof(label));
-    status = weft_status_annotate(failed_entry->failure,
-                                  "while waiting for semaphore %s to reach "
-                                  "%" PRIu64,
-                                  label, list.values[index]);
-  } else if (timed_out) {
+  weft_status_t status = waiter.result;
+  if (status == weft_status_from_code(WEFT_STATUS_DEADLINE_EXCEEDED)) {
     status = weft_semaphore_list_timed_out(mode, list);
   }
   weft_notification_deinitialize(&waiter.notification);
@@ -709,19 +631,22 @@ static weft_status_t weft_semaphore_list_wait_until(weft_wait_mode_t mode,
           weft_time_now() >= deadline) {
         status = weft_semaphore_list_timed_out(mode, list);
       } else if (list.count <= WEFT_SEMAPHORE_LIST_WAIT_INLINE_COUNT) {
-        weft_list_wait_entry_t
-            entries[WEFT_SEMAPHORE_LIST_WAIT_INLINE_COUNT];
-        status = weft_semaphore_list_wait_slow(mode, list, deadline, entries);
+        union {
+          weft_wait_set_t set;
+          uint8_t bytes[sizeof(weft_wait_set_t) +
+                        WEFT_SEMAPHORE_LIST_WAIT_INLINE_COUNT *
+                            sizeof(weft_wait_set_entry_t)];
+        } storage;
+        status = weft_semaphore_list_wait_slow(mode, list, deadline,
+                                               &storage.set);
       } else {
         weft_allocator_t allocator = list.semaphores[0]->allocator;
-        weft_list_wait_entry_t* entries = NULL;
-        status = weft_allocator_malloc_array(allocator, list.count,
-                                             sizeof(*entries),
-                                             (void**)&entries);
+        weft_wait_set_t* set = NULL;
+        status = weft_allocator_malloc(
+            allocator, weft_wait_set_storage_size(list.count), (void**)&set);
         if (weft_status_is_ok(status)) {
-          status =
-              weft_semaphore_list_wait_slow(mode, list, deadline, entries);
-          weft_allocator_free(allocator, entries);
+          status = weft_semaphore_list_wait_slow(mode, list, deadline, set);
+          weft_allocator_free(allocator, set);
         }
       }
     }

@@ -8,11 +8,12 @@
 // entries. Whoever takes the count to zero calls the ready function, and
 // nothing touches the set afterwards.
 //
-// Cancelling after a failure: the first failing callback sweeps the other
-// entries with weft_semaphore_cancel_timepoint. An entry start has not yet
-// registered cannot be cancelled then, so start re-checks for a failure
-// after each registration and cancels that entry itself; the semaphore's lock
-// orders the two, so one of them always sees the other.
+// Deciding: the first decisive callback (a failure; in ANY mode also the
+// first entry reached) publishes its entry and sweeps the other entries
+// with weft_semaphore_cancel_timepoint. An entry start has not yet
+// registered cannot be cancelled then, so start re-checks for a decision
+// after each registration and cancels that entry itself; the semaphore's
+// lock orders the two, so one of them always sees the other.
 #include "hal/wait_set.h"
 
 #include <inttypes.h>
@@ -34,8 +35,8 @@ static void weft_wait_set_count_down(weft_wait_set_t* set, uint32_t count) {
     return;
   }
   weft_status_t status = WEFT_OK;
-  weft_wait_set_entry_t* failed_entry =
-      weft_atomic_load(&set->failed_entry, memory_order_relaxed);
+  weft_wait_set_entry_t* decided_entry =
+      weft_atomic_load(&set->decided_entry, memory_order_relaxed);
   // Acq_rel: takes the reason weft_wait_set_cancel published (exactly one
   // of the finisher and the canceller's take-back gets it).
   weft_status_t cancel_reason =
@@ -43,14 +44,17 @@ static void weft_wait_set_count_down(weft_wait_set_t* set, uint32_t count) {
           ? weft_atomic_exchange(&set->cancel_reason, WEFT_OK,
                                  memory_order_acq_rel)
           : WEFT_OK;
-  if (failed_entry) {
+  if (decided_entry && !weft_status_is_ok(decided_entry->failure)) {
     weft_status_free(cancel_reason);
     char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-    weft_semaphore_label(failed_entry->semaphore, label, sizeof(label));
-    status = weft_status_annotate(failed_entry->failure,
+    weft_semaphore_label(decided_entry->semaphore, label, sizeof(label));
+    status = weft_status_annotate(decided_entry->failure,
                                   "while waiting for semaphore %s to reach "
                                   "%" PRIu64,
-                                  label, failed_entry->value);
+                                  label, decided_entry->value);
+  } else if (decided_entry) {
+    // ANY: one entry was reached before any cancel took the set.
+    weft_status_free(cancel_reason);
   } else {
     status = cancel_reason;
   }
@@ -59,21 +63,21 @@ static void weft_wait_set_count_down(weft_wait_set_t* set, uint32_t count) {
   fn(user_data, status);
 }
 
-// True once some entry failed.
-static bool weft_wait_set_has_failed(weft_wait_set_t* set) {
+// True once some entry decided the set.
+static bool weft_wait_set_is_decided(weft_wait_set_t* set) {
   // Acquire: pairs with the publishing compare-exchange.
-  return weft_atomic_load(&set->failed_entry, memory_order_acquire) != NULL;
+  return weft_atomic_load(&set->decided_entry, memory_order_acquire) != NULL;
 }
 
-// Cancels every other entry after |failed| published the first failure.
+// Cancels every other entry after |decided| decided the set.
 static void weft_wait_set_cancel_others(weft_wait_set_t* set,
-                                        weft_wait_set_entry_t* failed) {
+                                        weft_wait_set_entry_t* decided) {
   uint32_t cancelled_count = 0;
   for (uint32_t i = 0; i < set->count; ++i) {
     weft_wait_set_entry_t* entry = &set->entries[i];
     // A false return: not registered yet (start handles it), or already
     // fired or firing (its own callback counts it down).
-    if (entry != failed &&
+    if (entry != decided &&
         weft_semaphore_cancel_timepoint(entry->semaphore, &entry->timepoint)) {
       ++cancelled_count;
     }
@@ -87,29 +91,32 @@ static void weft_wait_set_timepoint_fired(void* user_data,
                                           weft_status_t status) {
   weft_wait_set_entry_t* entry = (weft_wait_set_entry_t*)user_data;
   weft_wait_set_t* set = entry->set;
-  if (!weft_status_is_ok(status)) {
+  if (!weft_status_is_ok(status) || set->mode == WEFT_WAIT_MODE_ANY) {
     entry->failure = status;
     weft_wait_set_entry_t* expected = NULL;
     // Acq_rel on success: releases |entry->failure| to readers of
-    // |failed_entry|, and orders the failure before our cancel sweep.
-    if (weft_atomic_compare_exchange_strong(&set->failed_entry, &expected,
+    // |decided_entry|, and orders the decision before our cancel sweep.
+    if (weft_atomic_compare_exchange_strong(&set->decided_entry, &expected,
                                             entry, memory_order_acq_rel,
                                             memory_order_acquire)) {
       weft_wait_set_cancel_others(set, entry);
     } else {
-      weft_status_free(status);  // another entry failed first
+      weft_status_free(status);  // another entry decided first
       entry->failure = WEFT_OK;
     }
   }
   weft_wait_set_count_down(set, 1);
 }
 
-void weft_wait_set_start(weft_wait_set_t* set, weft_semaphore_list_t waits,
+void weft_wait_set_start(weft_wait_set_t* set, weft_wait_mode_t mode,
+                         weft_semaphore_list_t waits, weft_time_t deadline,
                          weft_wait_set_ready_fn_t fn, void* user_data) {
   set->fn = fn;
   set->user_data = user_data;
+  set->mode = mode;
+  set->deadline = deadline;
   set->count = waits.count;
-  atomic_init(&set->failed_entry, NULL);
+  atomic_init(&set->decided_entry, NULL);
   atomic_init(&set->cancel_reason, WEFT_OK);
   atomic_init(&set->pending_count, waits.count + 1);
   for (uint32_t i = 0; i < waits.count; ++i) {
@@ -127,16 +134,16 @@ void weft_wait_set_start(weft_wait_set_t* set, weft_semaphore_list_t waits,
   uint32_t skipped_count = 0;
   for (uint32_t i = 0; i < waits.count; ++i) {
     weft_wait_set_entry_t* entry = &set->entries[i];
-    if (weft_wait_set_has_failed(set)) {
-      // Already failed: never register the rest.
+    if (weft_wait_set_is_decided(set)) {
+      // Already decided: never register the rest.
       ++skipped_count;
       continue;
     }
     weft_semaphore_register_timepoint(entry->semaphore, entry->value,
                                       &entry->timepoint);
-    // A failure published before this registration may have swept past
+    // A decision published before this registration may have swept past
     // this entry while it was unregistered: cancel it here instead.
-    if (weft_wait_set_has_failed(set) &&
+    if (weft_wait_set_is_decided(set) &&
         weft_semaphore_cancel_timepoint(entry->semaphore, &entry->timepoint)) {
       ++skipped_count;
     }
@@ -171,4 +178,13 @@ uint32_t weft_wait_set_cancel(weft_wait_set_t* set, weft_status_t reason) {
                                           memory_order_acq_rel));
   }
   return cancelled_count;
+}
+
+bool weft_wait_set_check_deadline(weft_wait_set_t* set, weft_time_t now) {
+  const bool due = now >= set->deadline;
+  if (due) {
+    weft_wait_set_cancel(set,
+                         weft_status_from_code(WEFT_STATUS_DEADLINE_EXCEEDED));
+  }
+  return due;
 }

@@ -1,4 +1,5 @@
-// Tests for src/hal/wait_set: parking until a whole wait list is reached.
+// Tests for src/hal/wait_set: the asynchronous wait on a list (ALL or ANY,
+// deadline, cancel).
 // cmocka needs these first.
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +32,8 @@ typedef struct ready_record_t {
   weft_atomic_uint32_t call_count;
   weft_status_code_t code;
   char message[512];
+  // The status was a bare code (no heap record: nothing was allocated).
+  bool bare_code;
   // Freed by the callback when set (to prove nothing touches it after).
   void* storage_to_free;
 } ready_record_t;
@@ -38,6 +41,8 @@ typedef struct ready_record_t {
 static void record_ready(void* user_data, weft_status_t status) {
   ready_record_t* record = (ready_record_t*)user_data;
   record->code = weft_status_code(status);
+  record->bare_code = !weft_status_is_ok(status) &&
+                      status == weft_status_from_code(record->code);
   weft_status_format(status, record->message, sizeof(record->message));
   weft_status_free(status);
   if (record->storage_to_free) {
@@ -78,7 +83,7 @@ static void empty_list_is_ready_at_once(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(0);
   record.storage_to_free = set;
-  weft_wait_set_start(set, weft_semaphore_list_empty(), record_ready,
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, weft_semaphore_list_empty(), WEFT_TIME_INFINITE_FUTURE, record_ready,
                       &record);
   assert_int_equal(ready_calls(&record), 1);
   assert_int_equal(record.code, WEFT_STATUS_OK);
@@ -101,7 +106,7 @@ static void all_reached_before_start(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(3);
   record.storage_to_free = set;
-  weft_wait_set_start(set, list, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   assert_int_equal(ready_calls(&record), 1);
   assert_int_equal(record.code, WEFT_STATUS_OK);
   for (int i = 0; i < 3; ++i) weft_semaphore_release(semaphores[i]);
@@ -117,7 +122,7 @@ static void reached_later_in_any_order(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(3);
   record.storage_to_free = set;
-  weft_wait_set_start(set, list, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   assert_int_equal(ready_calls(&record), 0);
   ASSERT_OK(weft_semaphore_signal(semaphores[2], 3));
   ASSERT_OK(weft_semaphore_signal(semaphores[0], 1));
@@ -139,7 +144,7 @@ static void same_semaphore_twice(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(2);
   record.storage_to_free = set;
-  weft_wait_set_start(set, list, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   ASSERT_OK(weft_semaphore_signal(semaphore, 2));
   assert_int_equal(ready_calls(&record), 0);
   ASSERT_OK(weft_semaphore_signal(semaphore, 4));
@@ -160,7 +165,7 @@ static void failed_before_start(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(3);
   record.storage_to_free = set;
-  weft_wait_set_start(set, list, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   assert_int_equal(ready_calls(&record), 1);
   assert_int_equal(record.code, WEFT_STATUS_DATA_LOSS);
   assert_non_null(strstr(record.message, "disk ate the bytes"));
@@ -182,7 +187,7 @@ static void one_fails_others_never_signal(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(3);
   record.storage_to_free = set;
-  weft_wait_set_start(set, list, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   assert_int_equal(ready_calls(&record), 0);
   weft_semaphore_fail(semaphores[1],
                       WEFT_STATUS(ABORTED, "kernel 'k' workgroup 3 failed"));
@@ -205,7 +210,7 @@ static void second_failure_is_dropped(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(2);
   record.storage_to_free = set;
-  weft_wait_set_start(set, list, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   weft_semaphore_fail(semaphores[0], WEFT_STATUS(INTERNAL, "first"));
   weft_semaphore_fail(semaphores[1], WEFT_STATUS(UNKNOWN, "second"));
   assert_int_equal(ready_calls(&record), 1);
@@ -223,7 +228,7 @@ static void destroyed_semaphore_reports_cancelled(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(1);
   record.storage_to_free = set;
-  weft_wait_set_start(set, list, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   weft_semaphore_release(semaphore);
   assert_int_equal(ready_calls(&record), 1);
   assert_int_equal(record.code, WEFT_STATUS_CANCELLED);
@@ -273,7 +278,7 @@ static void reached_from_other_threads(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(kCount);
   record.storage_to_free = set;
-  weft_wait_set_start(set, list, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   weft_thread_t* threads[kCount];
   // Start in reverse order so completion order varies.
   for (int i = kCount - 1; i >= 0; --i) {
@@ -296,7 +301,7 @@ static void fail_from_other_thread(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(3);
   record.storage_to_free = set;
-  weft_wait_set_start(set, list, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   signal_thread_args_t args = {semaphores[2], 1, true};
   weft_thread_t* thread = NULL;
   ASSERT_OK(weft_thread_create(signal_thread_main, &args, NULL,
@@ -369,7 +374,7 @@ static void concurrent_signal_stress(void** state) {
     for (int s = 0; s < kStressSets / 2; ++s) {
       weft_semaphore_list_t list = {kStressSemaphores, list_semaphores[s],
                                     list_values[s]};
-      weft_wait_set_start(sets[s], list, record_ready, &records[s]);
+      weft_wait_set_start(sets[s], WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &records[s]);
     }
     for (int i = 0; i < kStressSemaphores; ++i) {
       ASSERT_OK(weft_thread_create(stress_signaller_main, &signallers[i],
@@ -379,7 +384,7 @@ static void concurrent_signal_stress(void** state) {
     for (int s = kStressSets / 2; s < kStressSets; ++s) {
       weft_semaphore_list_t list = {kStressSemaphores, list_semaphores[s],
                                     list_values[s]};
-      weft_wait_set_start(sets[s], list, record_ready, &records[s]);
+      weft_wait_set_start(sets[s], WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &records[s]);
     }
     for (int i = 0; i < kStressSemaphores; ++i) weft_thread_join(threads[i]);
     for (int s = 0; s < kStressSets; ++s) {
@@ -409,8 +414,7 @@ static void cancel_delivers_reason(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(2);
   record.storage_to_free = set;
-  weft_wait_set_start(set, (weft_semaphore_list_t){2, semaphores, values},
-                      record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, (weft_semaphore_list_t){2, semaphores, values}, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   assert_int_equal(ready_calls(&record), 0);
   assert_int_equal(weft_wait_set_cancel(set, WEFT_STATUS(CANCELLED, "stop")),
                    1);
@@ -434,8 +438,7 @@ static void cancel_after_failure_keeps_failure(void** state) {
   ready_record_t record;
   init_record(&record);
   weft_wait_set_t* set = allocate_set(2);
-  weft_wait_set_start(set, (weft_semaphore_list_t){2, semaphores, values},
-                      record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, (weft_semaphore_list_t){2, semaphores, values}, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   weft_semaphore_fail(a, WEFT_STATUS(DATA_LOSS, "disk gone"));
   assert_int_equal(ready_calls(&record), 1);
   // Every entry already fired or was swept: nothing to take off.
@@ -457,8 +460,7 @@ static void cancel_after_reached_is_noop(void** state) {
   ready_record_t record;
   init_record(&record);
   weft_wait_set_t* set = allocate_set(1);
-  weft_wait_set_start(set, (weft_semaphore_list_t){1, semaphores, values},
-                      record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, (weft_semaphore_list_t){1, semaphores, values}, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   ASSERT_OK(weft_semaphore_signal(a, 1));
   assert_int_equal(ready_calls(&record), 1);
   assert_int_equal(weft_wait_set_cancel(set, WEFT_STATUS(CANCELLED, "stop")),
@@ -479,8 +481,7 @@ static void cancel_races_signal(void** state) {
     ready_record_t record;
     init_record(&record);
     weft_wait_set_t* set = allocate_set(1);
-    weft_wait_set_start(set, (weft_semaphore_list_t){1, semaphores, values},
-                        record_ready, &record);
+    weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, (weft_semaphore_list_t){1, semaphores, values}, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
     signal_thread_args_t args = {a, 1, false};
     weft_thread_t* thread = NULL;
     ASSERT_OK(weft_thread_create(signal_thread_main, &args, NULL,
@@ -493,6 +494,110 @@ static void cancel_races_signal(void** state) {
     free(set);
     weft_semaphore_release(a);
   }
+}
+
+// ANY: the first entry reached finishes the set; the others are taken off
+// their semaphores (signalling them later calls nothing).
+static void any_fires_on_first_reached(void** state) {
+  weft_semaphore_t* semaphores[3] = {make_semaphore(0, "a"),
+                                     make_semaphore(0, "b"),
+                                     make_semaphore(0, "c")};
+  uint64_t values[3] = {1, 1, 1};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(3);
+  record.storage_to_free = set;
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ANY,
+                      (weft_semaphore_list_t){3, semaphores, values},
+                      WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  assert_int_equal(ready_calls(&record), 0);
+  ASSERT_OK(weft_semaphore_signal(semaphores[1], 1));
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_OK);
+  ASSERT_OK(weft_semaphore_signal(semaphores[0], 1));
+  ASSERT_OK(weft_semaphore_signal(semaphores[2], 1));
+  assert_int_equal(ready_calls(&record), 1);
+  for (int i = 0; i < 3; ++i) weft_semaphore_release(semaphores[i]);
+}
+
+// ANY with one entry already reached finishes inside start, registering
+// nothing it does not need; a failure decides ANY too.
+static void any_reached_or_failed_at_start(void** state) {
+  weft_semaphore_t* a = make_semaphore(0, "a");
+  weft_semaphore_t* b = make_semaphore(4, "b");
+  weft_semaphore_t* semaphores[2] = {a, b};
+  uint64_t values[2] = {1, 4};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(2);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ANY,
+                      (weft_semaphore_list_t){2, semaphores, values},
+                      WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_OK);
+  // A later signal of |a| finds nothing registered.
+  ASSERT_OK(weft_semaphore_signal(a, 1));
+  assert_int_equal(ready_calls(&record), 1);
+  // ANY over a failed semaphore: its failure, annotated.
+  weft_semaphore_fail(a, WEFT_STATUS(DATA_LOSS, "gone"));
+  values[0] = 2;
+  values[1] = 9;
+  init_record(&record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ANY,
+                      (weft_semaphore_list_t){2, semaphores, values},
+                      WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_DATA_LOSS);
+  assert_non_null(strstr(record.message, "'a' to reach 2"));
+  free(set);
+  weft_semaphore_release(a);
+  weft_semaphore_release(b);
+}
+
+// A deadline is checked by the owner: before it nothing happens; at it the
+// set finishes with the bare DEADLINE_EXCEEDED code (no status record is
+// allocated for an expiry) and its entries are off their semaphores.
+static void deadline_expires_with_bare_code(void** state) {
+  weft_semaphore_t* a = make_semaphore(0, "a");
+  weft_semaphore_t* semaphores[1] = {a};
+  uint64_t values[1] = {1};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(1);
+  record.storage_to_free = set;
+  const weft_time_t deadline = 1000;
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL,
+                      (weft_semaphore_list_t){1, semaphores, values}, deadline,
+                      record_ready, &record);
+  assert_false(weft_wait_set_check_deadline(set, deadline - 1));
+  assert_int_equal(ready_calls(&record), 0);
+  assert_true(weft_wait_set_check_deadline(set, deadline));
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_DEADLINE_EXCEEDED);
+  assert_true(record.bare_code);
+  ASSERT_OK(weft_semaphore_signal(a, 1));
+  assert_int_equal(ready_calls(&record), 1);
+  weft_semaphore_release(a);
+}
+
+// A set that finished before its deadline keeps its own result when the
+// owner checks the deadline late.
+static void deadline_after_finish_keeps_result(void** state) {
+  weft_semaphore_t* a = make_semaphore(0, "a");
+  weft_semaphore_t* semaphores[1] = {a};
+  uint64_t values[1] = {1};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(1);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL,
+                      (weft_semaphore_list_t){1, semaphores, values}, 10,
+                      record_ready, &record);
+  ASSERT_OK(weft_semaphore_signal(a, 1));
+  assert_true(weft_wait_set_check_deadline(set, 20));
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_OK);
+  free(set);
+  weft_semaphore_release(a);
 }
 
 int main(void) {
@@ -513,6 +618,10 @@ int main(void) {
       cmocka_unit_test(cancel_after_failure_keeps_failure),
       cmocka_unit_test(cancel_after_reached_is_noop),
       cmocka_unit_test(cancel_races_signal),
+      cmocka_unit_test(any_fires_on_first_reached),
+      cmocka_unit_test(any_reached_or_failed_at_start),
+      cmocka_unit_test(deadline_expires_with_bare_code),
+      cmocka_unit_test(deadline_after_finish_keeps_result),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -241,7 +241,8 @@ static weft_status_t weft_local_sync_park(weft_local_sync_device_t* device,
     weft_slim_mutex_unlock(&device->pending_mutex);
     // From here on |op| belongs to the wait set: it may already have run
     // (and been freed) when this returns.
-    weft_wait_set_start(op->wait_set, op->base.wait_list,
+    weft_wait_set_start(op->wait_set, WEFT_WAIT_MODE_ALL, op->base.wait_list,
+                        WEFT_TIME_INFINITE_FUTURE,
                         weft_local_sync_op_ready, op);
   }
   return status;

@@ -243,7 +243,8 @@ static void weft_local_task_park(weft_local_task_op_t* op) {
   // Release: dump_pending and the sweep (acquire) see the fields filled.
   weft_atomic_store(&op->park_state, WEFT_LOCAL_TASK_OP_PARKED,
                     memory_order_release);
-  weft_wait_set_start(op->wait_set, op->base.wait_list,
+  weft_wait_set_start(op->wait_set, WEFT_WAIT_MODE_ALL, op->base.wait_list,
+                        WEFT_TIME_INFINITE_FUTURE,
                       weft_local_task_op_ready, op);
 }
 
