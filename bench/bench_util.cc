@@ -37,7 +37,10 @@ bool Session::Open(benchmark::State& state, const char* device_string) {
     return false;
   }
   return Ok(state,
-            weft_device_create_executable(device, weft_executable_source_cpu_static(weft_bench_kernels_query), &kernels),
+            weft_device_create_executable(
+                device,
+                weft_executable_source_cpu_static(weft_bench_kernels_query),
+                &kernels),
             "weft_device_create_executable") &&
          Ok(state, weft_device_create_semaphore(device, 0, &semaphore),
             "create_semaphore");

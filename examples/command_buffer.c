@@ -109,7 +109,9 @@ static weft_status_t run(const char* device_string, uint32_t executions,
 
   weft_status_t status = weft_device_create(device_string, allocator, &device);
   if (weft_status_is_ok(status)) {
-    status = weft_device_create_executable(device, weft_executable_source_cpu_static(weft_example_kernels_query), &kernels);
+    status = weft_device_create_executable(
+        device, weft_executable_source_cpu_static(weft_example_kernels_query),
+        &kernels);
   }
   if (weft_status_is_ok(status)) {
     status = weft_executable_lookup_kernel(kernels, "saxpy", &saxpy);

@@ -180,7 +180,9 @@ static weft_status_t run_pipeline(const char* device_string, uint32_t count,
   // The kernel library is linked into this program: register it statically
   // and look the kernel up by name (the error lists the kernels it has).
   if (weft_status_is_ok(status)) {
-    status = weft_device_create_executable(device, weft_executable_source_cpu_static(weft_example_kernels_query), &kernels);
+    status = weft_device_create_executable(
+        device, weft_executable_source_cpu_static(weft_example_kernels_query),
+        &kernels);
   }
   if (weft_status_is_ok(status)) {
     status = weft_executable_lookup_kernel(kernels, "saxpy", &saxpy);

@@ -95,9 +95,9 @@ weft_status_t weft_device_create_semaphore(weft_device_t* device,
 // take WEFT_EXECUTABLE_FORMAT_CPU_STATIC and _CPU_SHARED_OBJECT; a format
 // the device does not take is INVALID_ARGUMENT naming both. An executable
 // made by one CPU device runs on every CPU device.
-weft_status_t weft_device_create_executable(
-    weft_device_t* device, weft_executable_source_t source,
-    weft_executable_t** out_executable);
+weft_status_t weft_device_create_executable(weft_device_t* device,
+                                            weft_executable_source_t source,
+                                            weft_executable_t** out_executable);
 
 // Allocates a buffer now (not queue-ordered).
 weft_status_t weft_device_allocate_buffer(weft_device_t* device,

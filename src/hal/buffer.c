@@ -188,15 +188,14 @@ weft_status_t weft_buffer_validate_reach(const weft_buffer_t* buffer,
   const weft_buffer_placement_t placement = weft_buffer_placement(buffer);
   const bool host_visible =
       (placement.flags & WEFT_BUFFER_PLACEMENT_HOST_VISIBLE) != 0;
-  return WEFT_STATUS(INVALID_ARGUMENT,
-                     "%s: the buffer (%" PRIu64
-                     " bytes) lives in the memory of domain %" PRIu64
-                     " (%s), which device '%s' (domain %" PRIu64
-                     ") cannot reach",
-                     what, (uint64_t)buffer->byte_length,
-                     (uint64_t)placement.domain,
-                     host_visible ? "host-visible" : "not host-visible",
-                     device_id, (uint64_t)domain);
+  return WEFT_STATUS(
+      INVALID_ARGUMENT,
+      "%s: the buffer (%" PRIu64
+      " bytes) lives in the memory of domain %" PRIu64
+      " (%s), which device '%s' (domain %" PRIu64 ") cannot reach",
+      what, (uint64_t)buffer->byte_length, (uint64_t)placement.domain,
+      host_visible ? "host-visible" : "not host-visible", device_id,
+      (uint64_t)domain);
 }
 
 weft_status_t weft_buffer_validate_access(const weft_buffer_t* buffer,
@@ -322,7 +321,8 @@ void weft_buffer_initialize(const weft_buffer_vtable_t* vtable,
                             weft_buffer_t* out_buffer) {
   params = weft_buffer_params_canonicalize(params);
   out_buffer->placement = placement;
-  weft_resource_initialize(WEFT_RESOURCE_TYPE_BUFFER, vtable, &out_buffer->resource);
+  weft_resource_initialize(WEFT_RESOURCE_TYPE_BUFFER, vtable,
+                           &out_buffer->resource);
   out_buffer->allocator = allocator;
   out_buffer->allocated_buffer = out_buffer;
   out_buffer->byte_offset = 0;
@@ -441,7 +441,8 @@ weft_status_t weft_buffer_subspan(weft_buffer_t* buffer,
         weft_allocator_malloc(allocator, sizeof(*subspan), (void**)&subspan);
   }
   if (weft_status_is_ok(status) && !whole) {
-    weft_resource_initialize(WEFT_RESOURCE_TYPE_BUFFER, &kWeftSubspanBufferVtable, &subspan->resource);
+    weft_resource_initialize(WEFT_RESOURCE_TYPE_BUFFER,
+                             &kWeftSubspanBufferVtable, &subspan->resource);
     subspan->allocator = allocator;
     subspan->allocated_buffer = buffer->allocated_buffer;
     weft_buffer_retain(subspan->allocated_buffer);

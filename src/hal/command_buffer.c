@@ -152,7 +152,8 @@ weft_status_t weft_command_buffer_create(
                               (void**)&command_buffer);
   }
   if (weft_status_is_ok(status)) {
-    weft_resource_initialize(WEFT_RESOURCE_TYPE_COMMAND_BUFFER, &kCommandBufferVtable, &command_buffer->resource);
+    weft_resource_initialize(WEFT_RESOURCE_TYPE_COMMAND_BUFFER,
+                             &kCommandBufferVtable, &command_buffer->resource);
     command_buffer->device = device;
     weft_device_retain(device);
     command_buffer->allocator = device->host_allocator;
@@ -380,9 +381,9 @@ static weft_status_t weft_command_buffer_check_ref(
   if (ref.buffer) {
     status = weft_buffer_validate_usage(ref.buffer, usage, what);
     if (weft_status_is_ok(status)) {
-      status = weft_buffer_validate_reach(
-          ref.buffer, command_buffer->device->domain,
-          command_buffer->device->id, what);
+      status =
+          weft_buffer_validate_reach(ref.buffer, command_buffer->device->domain,
+                                     command_buffer->device->id, what);
     }
     if (weft_status_is_ok(status)) {
       status = weft_buffer_validate_range(ref.buffer, ref.offset, ref.length,
@@ -848,9 +849,9 @@ static weft_status_t weft_command_buffer_record_dispatch(
                                     constant_count, binding_count, what);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_executable_validate_domain(
-        executable, command_buffer->device->domain, command_buffer->device->id,
-        what);
+    status = weft_executable_validate_domain(executable,
+                                             command_buffer->device->domain,
+                                             command_buffer->device->id, what);
   }
   if (weft_status_is_ok(status) && constant_count > 0 && !constants) {
     status = WEFT_STATUS(INVALID_ARGUMENT,

@@ -19,7 +19,8 @@ weft_status_t weft_device_initialize(const weft_device_vtable_t* vtable,
                                      weft_allocator_t host_allocator,
                                      weft_device_t* out_device) {
   memset(out_device, 0, sizeof(*out_device));
-  weft_resource_initialize(WEFT_RESOURCE_TYPE_DEVICE, vtable, &out_device->resource);
+  weft_resource_initialize(WEFT_RESOURCE_TYPE_DEVICE, vtable,
+                           &out_device->resource);
   out_device->domain = domain;
   out_device->host_allocator = host_allocator;
   out_device->driver_name = driver_name;
@@ -80,11 +81,11 @@ weft_status_t weft_device_create_semaphore(weft_device_t* device,
       (const void* const[]){device, out_semaphore}, 2);
   if (weft_status_is_ok(status)) {
     weft_device_vtable_t const* vtable = weft_device_vtable(device);
-    status = vtable->create_semaphore
-                 ? vtable->create_semaphore(device, initial_value,
-                                            out_semaphore)
-                 : weft_semaphore_create(device->host_allocator,
-                                         initial_value, out_semaphore);
+    status =
+        vtable->create_semaphore
+            ? vtable->create_semaphore(device, initial_value, out_semaphore)
+            : weft_semaphore_create(device->host_allocator, initial_value,
+                                    out_semaphore);
   }
   return status;
 }
@@ -134,9 +135,9 @@ static inline weft_status_t weft_device_submit(const weft_queue_op_t* op) {
 }
 
 // The descriptor fields every op shares.
-#define WEFT_QUEUE_OP_INIT(op_kind)                                       \
-  .kind = (op_kind), .queue_index = 0, .device = device,                  \
-  .affinity = affinity, .wait_list = wait_list, .signal_list = signal_list
+#define WEFT_QUEUE_OP_INIT(op_kind)                                            \
+  .kind = (op_kind), .queue_index = 0, .device = device, .affinity = affinity, \
+  .wait_list = wait_list, .signal_list = signal_list
 
 weft_status_t weft_device_queue_alloca(weft_device_t* device,
                                        weft_queue_affinity_t affinity,
@@ -342,8 +343,7 @@ weft_status_t weft_device_queue_dispatch(
         WEFT_QUEUE_OP_INIT(WEFT_QUEUE_OP_DISPATCH),
         .dispatch = {.executable = executable,
                      .kernel_ordinal = kernel_ordinal,
-                     .workgroup_count = {workgroup_count[0],
-                                         workgroup_count[1],
+                     .workgroup_count = {workgroup_count[0], workgroup_count[1],
                                          workgroup_count[2]},
                      .constant_count = constant_count,
                      .constants = constants,

@@ -96,12 +96,10 @@ void weft_device_deinitialize(weft_device_t* device);
 
 // Defines |cast_fn|, turning a weft_device_t* into the driver's device
 // |type|, whose first member must be its weft_device_t named |base|.
-#define WEFT_DEVICE_DEFINE_CAST(type, cast_fn)                    \
-  _Static_assert(offsetof(type, base) == 0,                       \
-                 #type " must start with its base device");       \
-  static inline type* cast_fn(weft_device_t* device) {            \
-    return (type*)device;                                         \
-  }
+#define WEFT_DEVICE_DEFINE_CAST(type, cast_fn)              \
+  _Static_assert(offsetof(type, base) == 0,                 \
+                 #type " must start with its base device"); \
+  static inline type* cast_fn(weft_device_t* device) { return (type*)device; }
 
 static inline const weft_device_vtable_t* weft_device_vtable(
     const weft_device_t* device) {

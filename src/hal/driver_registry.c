@@ -189,7 +189,6 @@ weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
 // Driver lookup shared by the registry and weft_device_create
 //===----------------------------------------------------------------------===//
 
-
 // Appends |text| to |buffer| (capacity |capacity|, NUL-terminated), cutting
 // it off with "..." when it does not fit.
 static void weft_driver_append(char* buffer, size_t capacity,

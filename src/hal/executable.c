@@ -26,7 +26,8 @@ void weft_executable_initialize(const weft_executable_vtable_t* vtable,
                                 const char* name, uint32_t kernel_count,
                                 const weft_kernel_info_t* kernels,
                                 weft_executable_t* out_executable) {
-  weft_resource_initialize(WEFT_RESOURCE_TYPE_EXECUTABLE, vtable, &out_executable->resource);
+  weft_resource_initialize(WEFT_RESOURCE_TYPE_EXECUTABLE, vtable,
+                           &out_executable->resource);
   out_executable->allocator = allocator;
   out_executable->domain = domain;
   out_executable->format = format;
@@ -70,8 +71,8 @@ weft_status_t weft_executable_lookup_kernel(const weft_executable_t* executable,
   weft_status_t status = weft_arguments_require(
       __func__, "executable,name,out_ordinal",
       (const void* const[]){executable, name, out_ordinal}, 3);
-  const uint32_t count = weft_status_is_ok(status) ? executable->kernel_count
-                                                   : 0;
+  const uint32_t count =
+      weft_status_is_ok(status) ? executable->kernel_count : 0;
   for (uint32_t i = 0; i < count; ++i) {
     if (strcmp(executable->kernels[i].name, name) == 0) {
       *out_ordinal = i;
@@ -110,8 +111,7 @@ weft_status_t weft_dispatch_validate(const weft_executable_t* executable,
   if (!executable) {
     status = WEFT_STATUS(INVALID_ARGUMENT, "%s: executable is NULL", what);
   } else if (!workgroup_count) {
-    status =
-        WEFT_STATUS(INVALID_ARGUMENT, "%s: workgroup_count is NULL", what);
+    status = WEFT_STATUS(INVALID_ARGUMENT, "%s: workgroup_count is NULL", what);
   } else {
     kernel = weft_executable_kernel_info(executable, kernel_ordinal);
     if (!kernel) {

@@ -80,7 +80,8 @@ weft_status_t weft_fence_create(uint32_t capacity, weft_allocator_t allocator,
     status = weft_allocator_malloc(allocator, sizeof(*fence), (void**)&fence);
   }
   if (weft_status_is_ok(status)) {
-    weft_resource_initialize(WEFT_RESOURCE_TYPE_FENCE, &weft_fence_vtable, &fence->resource);
+    weft_resource_initialize(WEFT_RESOURCE_TYPE_FENCE, &weft_fence_vtable,
+                             &fence->resource);
     fence->allocator = allocator;
     fence->count = 0;
     fence->capacity = 0;

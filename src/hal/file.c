@@ -114,7 +114,8 @@ static weft_status_t weft_file_allocate(weft_file_kind_t kind,
   weft_status_t status = weft_allocator_malloc(
       allocator, sizeof(*file) + name_length + 1, (void**)&file);
   if (weft_status_is_ok(status)) {
-    weft_resource_initialize(WEFT_RESOURCE_TYPE_FILE, &kWeftFileVtable, &file->resource);
+    weft_resource_initialize(WEFT_RESOURCE_TYPE_FILE, &kWeftFileVtable,
+                             &file->resource);
     file->allocator = allocator;
     file->kind = kind;
     file->access = access;

@@ -54,9 +54,9 @@ weft_status_t weft_queue_op_annotate_error(const weft_queue_op_t* op,
                                            weft_status_t status) {
   if (!weft_status_is_ok(status)) {
     const char* op_name = weft_queue_op_kind_name(op->kind);
-    bool names_op = op->kind == WEFT_QUEUE_OP_HOST_CALL ||
-                    strncmp(weft_status_message(status), op_name,
-                            strlen(op_name)) == 0;
+    bool names_op =
+        op->kind == WEFT_QUEUE_OP_HOST_CALL ||
+        strncmp(weft_status_message(status), op_name, strlen(op_name)) == 0;
     char op_label[WEFT_QUEUE_OP_LABEL_CAPACITY];
     weft_queue_op_label(op, op_label, sizeof(op_label));
     status = weft_status_annotate(status, "%s %s",
@@ -69,8 +69,8 @@ weft_status_t weft_queue_op_cancelled(const weft_queue_op_t* op,
                                       bool while_waiting) {
   char op_label[WEFT_QUEUE_OP_LABEL_CAPACITY];
   weft_queue_op_label(op, op_label, sizeof(op_label));
-  return WEFT_STATUS(CANCELLED,
-                     "%s was cancelled: the device was released %s", op_label,
+  return WEFT_STATUS(CANCELLED, "%s was cancelled: the device was released %s",
+                     op_label,
                      while_waiting ? "while it waited" : "before it ran");
 }
 
@@ -104,8 +104,8 @@ weft_status_t weft_queue_op_run_host_call(const weft_queue_op_t* op,
     weft_queue_op_signal_or_fail(op, WEFT_OK);
     *out_ended = true;
     WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_HOST, "host call");
-    weft_status_ignore(
-        op->host_call.fn(op->host_call.user_data, op->host_call.args, &context));
+    weft_status_ignore(op->host_call.fn(op->host_call.user_data,
+                                        op->host_call.args, &context));
     WEFT_TRACE_END();
   } else {
     WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_HOST, "host call");

@@ -176,11 +176,11 @@ static void weft_queue_op_copy_arguments(weft_queue_op_t* op,
           (size_t)op->dispatch.constant_count * sizeof(uint32_t), &storage);
       break;
     case WEFT_QUEUE_OP_EXECUTE:
-      op->execute.binding_table.bindings = weft_queue_op_copy_bytes(
-          op->execute.binding_table.bindings,
-          (size_t)op->execute.binding_table.count *
-              sizeof(weft_buffer_binding_t),
-          &storage);
+      op->execute.binding_table.bindings =
+          weft_queue_op_copy_bytes(op->execute.binding_table.bindings,
+                                   (size_t)op->execute.binding_table.count *
+                                       sizeof(weft_buffer_binding_t),
+                                   &storage);
       break;
     default:
       break;
@@ -210,9 +210,9 @@ void weft_queue_op_capture(const weft_queue_op_t* op,
   weft_semaphore_t** semaphores = NULL;
   if (entry_count) {
     values = (uint64_t*)bytes;
-    semaphores = (weft_semaphore_t**)(bytes + weft_queue_op_align16(
-                                                  (size_t)entry_count *
-                                                  sizeof(uint64_t)));
+    semaphores =
+        (weft_semaphore_t**)(bytes + weft_queue_op_align16((size_t)entry_count *
+                                                           sizeof(uint64_t)));
     bytes += weft_queue_op_list_bytes(op);
   }
   out_op->unretained_waits = 0;
@@ -222,8 +222,8 @@ void weft_queue_op_capture(const weft_queue_op_t* op,
   out_op->signal_list.values = values ? values + wait_count : NULL;
   for (uint32_t i = 0; i < entry_count; ++i) {
     const bool is_wait = i < wait_count;
-    const weft_semaphore_list_t list = is_wait ? op->wait_list
-                                               : op->signal_list;
+    const weft_semaphore_list_t list =
+        is_wait ? op->wait_list : op->signal_list;
     const uint32_t j = is_wait ? i : i - wait_count;
     semaphores[i] = list.semaphores[j];
     values[i] = list.values[j];
@@ -295,9 +295,9 @@ static void weft_queue_op_label_list(weft_semaphore_list_t list,
     }
     char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
     weft_semaphore_label(list.semaphores[i], label, sizeof(label));
-    weft_queue_op_label_append(buffer, capacity, inout_used,
-                               "%s%s %s %" PRIu64, i ? " and " : "", label,
-                               relation, list.values[i]);
+    weft_queue_op_label_append(buffer, capacity, inout_used, "%s%s %s %" PRIu64,
+                               i ? " and " : "", label, relation,
+                               list.values[i]);
   }
 }
 

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "base/arguments.h"
-
 #include "hal/buffer_impl.h"
 #include "hal/buffer_validation.h"
 #include "hal/command_buffer_impl.h"
@@ -262,14 +261,11 @@ weft_status_t weft_queue_validate_write(weft_buffer_t* source,
   return status;
 }
 
-weft_status_t weft_queue_validate_dispatch(weft_device_t* device,
-                                           weft_executable_t* executable,
-                                           uint32_t kernel_ordinal,
-                                           const uint32_t workgroup_count[3],
-                                           uint32_t constant_count,
-                                           const uint32_t* constants,
-                                           uint32_t binding_count,
-                                           const weft_buffer_ref_t* bindings) {
+weft_status_t weft_queue_validate_dispatch(
+    weft_device_t* device, weft_executable_t* executable,
+    uint32_t kernel_ordinal, const uint32_t workgroup_count[3],
+    uint32_t constant_count, const uint32_t* constants, uint32_t binding_count,
+    const weft_buffer_ref_t* bindings) {
   weft_status_t status = WEFT_OK;
   if (!executable || !workgroup_count) {
     status = WEFT_STATUS(INVALID_ARGUMENT, "weft_device_queue_dispatch: %s is NULL",
@@ -284,14 +280,13 @@ weft_status_t weft_queue_validate_dispatch(weft_device_t* device,
         (constant_count > 0 && !constants) ? "constants" : "bindings");
   }
   if (weft_status_is_ok(status)) {
-    status = weft_dispatch_validate(executable, kernel_ordinal,
-                                    workgroup_count, constant_count,
-                                    binding_count, "weft_device_queue_dispatch");
+    status = weft_dispatch_validate(executable, kernel_ordinal, workgroup_count,
+                                    constant_count, binding_count,
+                                    "weft_device_queue_dispatch");
   }
   if (weft_status_is_ok(status)) {
-    status = weft_executable_validate_domain(executable, device->domain,
-                                             device->id,
-                                             "weft_device_queue_dispatch");
+    status = weft_executable_validate_domain(
+        executable, device->domain, device->id, "weft_device_queue_dispatch");
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < binding_count; ++i) {
     if (!bindings[i].buffer) {
@@ -374,8 +369,8 @@ weft_status_t weft_queue_validate_reach(const weft_queue_op_t* op) {
   switch (op->kind) {
     case WEFT_QUEUE_OP_ALLOCA:
     case WEFT_QUEUE_OP_DEALLOCA:
-      status = weft_queue_validate_reach_one(op, op->transient.buffer,
-                                             "buffer", UINT32_MAX);
+      status = weft_queue_validate_reach_one(op, op->transient.buffer, "buffer",
+                                             UINT32_MAX);
       break;
     case WEFT_QUEUE_OP_FILL:
       status = weft_queue_validate_reach_one(op, op->fill.target, "target",
@@ -407,8 +402,8 @@ weft_status_t weft_queue_validate_reach(const weft_queue_op_t* op) {
       }
       break;
     case WEFT_QUEUE_OP_EXECUTE:
-      for (uint32_t i = 0; weft_status_is_ok(status) &&
-                           i < op->execute.binding_table.count;
+      for (uint32_t i = 0;
+           weft_status_is_ok(status) && i < op->execute.binding_table.count;
            ++i) {
         status = weft_queue_validate_reach_one(
             op, op->execute.binding_table.bindings[i].buffer,

@@ -76,14 +76,11 @@ weft_status_t weft_queue_validate_write(weft_buffer_t* source,
 
 // Checks a direct dispatch (kernel, counts, bindings and their usage, and
 // that |device| can run the executable).
-weft_status_t weft_queue_validate_dispatch(weft_device_t* device,
-                                           weft_executable_t* executable,
-                                           uint32_t kernel_ordinal,
-                                           const uint32_t workgroup_count[3],
-                                           uint32_t constant_count,
-                                           const uint32_t* constants,
-                                           uint32_t binding_count,
-                                           const weft_buffer_ref_t* bindings);
+weft_status_t weft_queue_validate_dispatch(
+    weft_device_t* device, weft_executable_t* executable,
+    uint32_t kernel_ordinal, const uint32_t workgroup_count[3],
+    uint32_t constant_count, const uint32_t* constants, uint32_t binding_count,
+    const weft_buffer_ref_t* bindings);
 
 // Checks a command buffer submission with its binding table.
 weft_status_t weft_queue_validate_execute(weft_command_buffer_t* command_buffer,

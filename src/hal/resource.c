@@ -8,9 +8,9 @@ const char* weft_resource_type_name(weft_resource_type_t type) {
       "none",  "device",     "buffer",         "semaphore",
       "fence", "executable", "command buffer", "file",
   };
-  _Static_assert(sizeof(kNames) / sizeof(kNames[0]) ==
-                     WEFT_RESOURCE_TYPE_COUNT_,
-                 "one name per resource type");
+  _Static_assert(
+      sizeof(kNames) / sizeof(kNames[0]) == WEFT_RESOURCE_TYPE_COUNT_,
+      "one name per resource type");
   return (unsigned)type < WEFT_RESOURCE_TYPE_COUNT_ ? kNames[type] : "none";
 }
 

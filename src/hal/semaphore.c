@@ -52,7 +52,8 @@ void weft_semaphore_initialize(const weft_semaphore_vtable_t* vtable,
                                weft_allocator_t allocator,
                                uint64_t initial_value,
                                weft_semaphore_t* out_semaphore) {
-  weft_resource_initialize(WEFT_RESOURCE_TYPE_SEMAPHORE, vtable, &out_semaphore->resource);
+  weft_resource_initialize(WEFT_RESOURCE_TYPE_SEMAPHORE, vtable,
+                           &out_semaphore->resource);
   out_semaphore->allocator = allocator;
   weft_slim_mutex_initialize(&out_semaphore->mutex);
   atomic_init(&out_semaphore->current_value, initial_value);
@@ -78,8 +79,8 @@ weft_status_t weft_semaphore_create(weft_allocator_t allocator,
                                    (void**)&semaphore);
   }
   if (weft_status_is_ok(status)) {
-    weft_semaphore_initialize(&kWeftHostSemaphoreVtable, allocator, initial_value,
-                              semaphore);
+    weft_semaphore_initialize(&kWeftHostSemaphoreVtable, allocator,
+                              initial_value, semaphore);
     *out_semaphore = semaphore;
   }
   return status;
@@ -637,8 +638,8 @@ static weft_status_t weft_semaphore_list_wait_until(weft_wait_mode_t mode,
                         WEFT_SEMAPHORE_LIST_WAIT_INLINE_COUNT *
                             sizeof(weft_wait_set_entry_t)];
         } storage;
-        status = weft_semaphore_list_wait_slow(mode, list, deadline,
-                                               &storage.set);
+        status =
+            weft_semaphore_list_wait_slow(mode, list, deadline, &storage.set);
       } else {
         weft_allocator_t allocator = list.semaphores[0]->allocator;
         weft_wait_set_t* set = NULL;

@@ -68,7 +68,6 @@ static inline const weft_semaphore_vtable_t* weft_semaphore_vtable(
   return (const weft_semaphore_vtable_t*)semaphore->resource.vtable;
 }
 
-
 // Room for a semaphore's label in messages; longer names are truncated.
 #define WEFT_SEMAPHORE_LABEL_CAPACITY 96
 

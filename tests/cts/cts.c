@@ -18,7 +18,10 @@ int weft_cts_setup(void** state) {
   weft_status_t status =
       weft_device_create(cts->device_string, cts->allocator, &cts->device);
   if (weft_status_is_ok(status)) {
-    status = weft_device_create_executable(cts->device, weft_executable_source_cpu_static(weft_cts_test_kernels_query), &cts->kernels);
+    status = weft_device_create_executable(
+        cts->device,
+        weft_executable_source_cpu_static(weft_cts_test_kernels_query),
+        &cts->kernels);
   }
   if (!weft_status_is_ok(status)) {
     fprintf(stderr, "CTS setup on '%s' failed: ", cts->device_string);

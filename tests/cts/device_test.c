@@ -353,7 +353,9 @@ static void device_release_with_everything_let_go(void** state) {
       device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&step, &values[0]),
       weft_cts_list1(&step, &values[1]), command_buffer, table));
   weft_executable_t* kernels = NULL;
-  WEFT_ASSERT_OK(weft_device_create_executable(device, weft_executable_source_cpu_static(weft_cts_test_kernels_query), &kernels));
+  WEFT_ASSERT_OK(weft_device_create_executable(
+      device, weft_executable_source_cpu_static(weft_cts_test_kernels_query),
+      &kernels));
   uint32_t ordinal = 0;
   WEFT_ASSERT_OK(weft_executable_lookup_kernel(kernels, "write_ids", &ordinal));
   uint32_t workgroups[3] = {4, 1, 1};

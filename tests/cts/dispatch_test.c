@@ -594,10 +594,9 @@ static void dispatch_waits_for_its_wait_list(void** state) {
 static void many_bindings_dispatch(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  WEFT_ASSERT_OK(
-      weft_device_create_executable(
-          cts->device, weft_executable_source_cpu_static(local_query),
-          &executable));
+  WEFT_ASSERT_OK(weft_device_create_executable(
+      cts->device, weft_executable_source_cpu_static(local_query),
+      &executable));
   weft_buffer_t* buffer =
       weft_cts_allocate_buffer(cts, MANY_BINDINGS * sizeof(uint32_t));
   weft_buffer_ref_t bindings[MANY_BINDINGS];
@@ -646,10 +645,9 @@ static void many_bindings_dispatch(void** state) {
 static void scratch_memory(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  WEFT_ASSERT_OK(
-      weft_device_create_executable(
-          cts->device, weft_executable_source_cpu_static(local_query),
-          &executable));
+  WEFT_ASSERT_OK(weft_device_create_executable(
+      cts->device, weft_executable_source_cpu_static(local_query),
+      &executable));
   const char* const kNames[2] = {"scratch_small", "scratch_large"};
   const uint32_t kWords[2] = {64, 16 * 1024};
   for (int k = 0; k < 2; ++k) {

@@ -4,12 +4,13 @@
 // rejected at submit and record, naming both sides, with the signals left
 // alone; host-visible memory of another domain is reached through its own
 // mapping; a driver's own semaphore type works on every device.
+#include "hal/domain.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "cts.h"
 #include "hal/buffer_impl.h"
-#include "hal/domain.h"
 #include "hal/executable_impl.h"
 #include "hal/semaphore_impl.h"
 
@@ -26,10 +27,12 @@ typedef struct foreign_buffer_t {
 
 static void foreign_buffer_destroy(weft_buffer_t* buffer) { free(buffer); }
 
-static weft_status_t foreign_buffer_map_range(
-    weft_buffer_t* buffer, weft_mapping_mode_t mode,
-    weft_memory_access_t access, weft_device_size_t offset,
-    weft_device_size_t length, void** out_host_ptr) {
+static weft_status_t foreign_buffer_map_range(weft_buffer_t* buffer,
+                                              weft_mapping_mode_t mode,
+                                              weft_memory_access_t access,
+                                              weft_device_size_t offset,
+                                              weft_device_size_t length,
+                                              void** out_host_ptr) {
   foreign_buffer_t* foreign = (foreign_buffer_t*)buffer;
   ++foreign->map_count;
   *out_host_ptr = foreign->memory + offset;
@@ -64,9 +67,8 @@ static foreign_buffer_t* create_foreign_buffer(bool host_visible) {
       .flags = host_visible ? WEFT_BUFFER_PLACEMENT_HOST_VISIBLE
                             : WEFT_BUFFER_PLACEMENT_NONE,
   };
-  weft_buffer_initialize(&kForeignBufferVtable, weft_allocator_system(),
-                         params, placement, sizeof(buffer->memory),
-                         &buffer->base);
+  weft_buffer_initialize(&kForeignBufferVtable, weft_allocator_system(), params,
+                         placement, sizeof(buffer->memory), &buffer->base);
   return buffer;
 }
 
@@ -91,8 +93,7 @@ static weft_executable_t* create_foreign_executable(void) {
   assert_non_null(executable);
   weft_executable_initialize(&kForeignExecutableVtable, weft_allocator_system(),
                              weft_domain_next(), WEFT_EXECUTABLE_FORMAT_NONE,
-                             "foreign_library", 1, kForeignKernels,
-                             executable);
+                             "foreign_library", 1, kForeignKernels, executable);
   return executable;
 }
 
@@ -127,25 +128,22 @@ static void unreachable_buffer_rejected_at_submit(void** state) {
   uint64_t one = 1;
   const uint32_t pattern = 7;
   assert_status_contains(
-      weft_device_queue_fill(cts->device, WEFT_QUEUE_AFFINITY_ANY,
-                             weft_semaphore_list_empty(),
-                             weft_cts_list1(&signal, &one), &foreign->base, 0,
-                             16, &pattern, 4),
+      weft_device_queue_fill(
+          cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+          weft_cts_list1(&signal, &one), &foreign->base, 0, 16, &pattern, 4),
       WEFT_STATUS_INVALID_ARGUMENT, "cannot reach");
   assert_status_contains(
-      weft_device_queue_copy(cts->device, WEFT_QUEUE_AFFINITY_ANY,
-                             weft_semaphore_list_empty(),
-                             weft_cts_list1(&signal, &one), local, 0,
-                             &foreign->base, 0, 16),
+      weft_device_queue_copy(
+          cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+          weft_cts_list1(&signal, &one), local, 0, &foreign->base, 0, 16),
       WEFT_STATUS_INVALID_ARGUMENT, "for the target");
   // The message names the device that cannot reach it.
   char needle[256];
   snprintf(needle, sizeof(needle), "device '%s'", weft_device_id(cts->device));
   assert_status_contains(
-      weft_device_queue_update(cts->device, WEFT_QUEUE_AFFINITY_ANY,
-                               weft_semaphore_list_empty(),
-                               weft_cts_list1(&signal, &one), &pattern,
-                               &foreign->base, 0, 4),
+      weft_device_queue_update(
+          cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+          weft_cts_list1(&signal, &one), &pattern, &foreign->base, 0, 4),
       WEFT_STATUS_INVALID_ARGUMENT, needle);
   // Nothing ran and nothing was signalled.
   assert_int_equal(query_value(signal), 0);
@@ -160,8 +158,8 @@ static void unreachable_buffer_rejected_at_record_and_execute(void** state) {
   foreign_buffer_t* foreign = create_foreign_buffer(/*host_visible=*/false);
   weft_command_buffer_t* command_buffer = NULL;
   WEFT_ASSERT_OK(weft_command_buffer_create(
-      cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-      WEFT_COMMAND_CATEGORY_ANY, /*binding_capacity=*/1, &command_buffer));
+      cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY,
+      /*binding_capacity=*/1, &command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   const uint32_t pattern = 7;
   assert_status_contains(
@@ -174,8 +172,8 @@ static void unreachable_buffer_rejected_at_record_and_execute(void** state) {
   weft_status_free(weft_command_buffer_end(command_buffer));
   weft_command_buffer_release(command_buffer);
   WEFT_ASSERT_OK(weft_command_buffer_create(
-      cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-      WEFT_COMMAND_CATEGORY_ANY, /*binding_capacity=*/1, &command_buffer));
+      cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY,
+      /*binding_capacity=*/1, &command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   WEFT_ASSERT_OK(
       weft_command_buffer_fill(command_buffer, slot_ref, &pattern, 4));
@@ -185,10 +183,9 @@ static void unreachable_buffer_rejected_at_record_and_execute(void** state) {
   weft_buffer_binding_t binding = {&foreign->base, 0, 256};
   weft_binding_table_t table = {1, &binding};
   assert_status_contains(
-      weft_device_queue_execute(cts->device, WEFT_QUEUE_AFFINITY_ANY,
-                                weft_semaphore_list_empty(),
-                                weft_cts_list1(&signal, &one), command_buffer,
-                                table),
+      weft_device_queue_execute(
+          cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+          weft_cts_list1(&signal, &one), command_buffer, table),
       WEFT_STATUS_INVALID_ARGUMENT, "binding table entry 0");
   assert_int_equal(query_value(signal), 0);
   assert_int_equal(foreign->map_count, 0);
@@ -199,8 +196,7 @@ static void unreachable_buffer_rejected_at_record_and_execute(void** state) {
 
 // The host domain reaches host-visible memory of any domain, through that
 // memory's own mapping.
-static void host_visible_foreign_buffer_used_through_its_mapping(
-    void** state) {
+static void host_visible_foreign_buffer_used_through_its_mapping(void** state) {
   weft_cts_t* cts = *state;
   foreign_buffer_t* foreign = create_foreign_buffer(/*host_visible=*/true);
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
@@ -235,14 +231,14 @@ static void foreign_executable_rejected(void** state) {
   assert_int_equal(query_value(signal), 0);
   weft_command_buffer_t* command_buffer = NULL;
   WEFT_ASSERT_OK(weft_command_buffer_create(
-      cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-      WEFT_COMMAND_CATEGORY_ANY, 0, &command_buffer));
+      cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY,
+      0, &command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   char needle[256];
   snprintf(needle, sizeof(needle), "device '%s'", weft_device_id(cts->device));
   assert_status_contains(
-      weft_command_buffer_dispatch(command_buffer, executable, 0, workgroups,
-                                   0, NULL, 1, &binding),
+      weft_command_buffer_dispatch(command_buffer, executable, 0, workgroups, 0,
+                                   NULL, 1, &binding),
       WEFT_STATUS_INVALID_ARGUMENT, needle);
   assert_int_equal(weft_command_buffer_command_count(command_buffer), 0);
   weft_status_free(weft_command_buffer_end(command_buffer));
@@ -278,8 +274,8 @@ static void driver_semaphore_works_on_every_device(void** state) {
   driver_semaphore_t* own = calloc(1, sizeof(*own));
   assert_non_null(own);
   own->destroy_count = &destroy_count;
-  weft_semaphore_initialize(&kDriverSemaphoreVtable, weft_allocator_system(),
-                            0, &own->base);
+  weft_semaphore_initialize(&kDriverSemaphoreVtable, weft_allocator_system(), 0,
+                            &own->base);
   weft_semaphore_t* semaphore = &own->base;
   // Recognisable by its vtable.
   assert_ptr_equal(weft_semaphore_vtable(semaphore), &kDriverSemaphoreVtable);
@@ -288,21 +284,21 @@ static void driver_semaphore_works_on_every_device(void** state) {
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   uint64_t two = 2;
-  WEFT_ASSERT_OK(weft_device_queue_barrier(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&semaphore, &one),
-      weft_cts_list1(&semaphore, &two)));
-  WEFT_ASSERT_OK(weft_device_queue_barrier(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&semaphore, &two),
-      weft_cts_list1(&done, &one)));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                           weft_cts_list1(&semaphore, &one),
+                                           weft_cts_list1(&semaphore, &two)));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                           weft_cts_list1(&semaphore, &two),
+                                           weft_cts_list1(&done, &one)));
   WEFT_ASSERT_OK(weft_semaphore_signal(semaphore, 1));
   WEFT_ASSERT_OK(weft_cts_wait(done, 1));
   assert_int_equal(query_value(semaphore), 2);
   // A failure travels from it with its message.
   weft_semaphore_t* failed = weft_cts_create_semaphore(cts, 0);
   uint64_t three = 3;
-  WEFT_ASSERT_OK(weft_device_queue_barrier(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&semaphore, &three),
-      weft_cts_list1(&failed, &one)));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                           weft_cts_list1(&semaphore, &three),
+                                           weft_cts_list1(&failed, &one)));
   weft_semaphore_fail(semaphore,
                       WEFT_STATUS(DATA_LOSS, "the driver's event was lost"));
   assert_status_contains(weft_cts_wait(failed, 1), WEFT_STATUS_DATA_LOSS,

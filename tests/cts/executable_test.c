@@ -137,7 +137,10 @@ static const weft_kernel_library_t* null_query(uint32_t abi_version) {
 static void create_static(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  WEFT_ASSERT_OK(weft_device_create_executable(cts->device, weft_executable_source_cpu_static(weft_cts_test_kernels_query), &executable));
+  WEFT_ASSERT_OK(weft_device_create_executable(
+      cts->device,
+      weft_executable_source_cpu_static(weft_cts_test_kernels_query),
+      &executable));
   assert_string_equal(weft_executable_name(executable), "cts_test_kernels");
   assert_int_equal(weft_executable_kernel_count(executable), 4);
   assert_int_equal(weft_executable_format(executable),
@@ -158,11 +161,14 @@ static void create_static_null_query(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = (weft_executable_t*)state;
   assert_status_contains(
-      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(NULL), &executable),
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_static(NULL), &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "NULL");
   assert_null(executable);
   assert_status_contains(
-      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(null_query), &executable),
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_static(null_query),
+          &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no table");
   assert_null(executable);
 }
@@ -192,8 +198,8 @@ static void lookup_by_name(void** state) {
     WEFT_ASSERT_OK(
         weft_executable_lookup_kernel(cts->kernels, kNames[i], &ordinal));
     assert_int_equal(ordinal, i);
-    assert_string_equal(weft_executable_kernel_info(cts->kernels, ordinal)->name,
-                        kNames[i]);
+    assert_string_equal(
+        weft_executable_kernel_info(cts->kernels, ordinal)->name, kNames[i]);
   }
 }
 
@@ -223,7 +229,9 @@ static void load_shared_object(void** state) {
     return;
   }
   weft_executable_t* executable = NULL;
-  WEFT_ASSERT_OK(weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object(path), &executable));
+  WEFT_ASSERT_OK(weft_device_create_executable(
+      cts->device, weft_executable_source_cpu_shared_object(path),
+      &executable));
   assert_string_equal(weft_executable_name(executable), "cts_test_kernels");
   assert_int_equal(weft_executable_kernel_count(executable), 4);
   run_write_ids(cts, executable, 9);
@@ -240,7 +248,9 @@ static void loaded_library_outlives_its_creator(void** state) {
     return;
   }
   weft_executable_t* executable = NULL;
-  WEFT_ASSERT_OK(weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object(path), &executable));
+  WEFT_ASSERT_OK(weft_device_create_executable(
+      cts->device, weft_executable_source_cpu_shared_object(path),
+      &executable));
   uint32_t ordinal = 0;
   WEFT_ASSERT_OK(
       weft_executable_lookup_kernel(executable, "write_ids", &ordinal));
@@ -278,7 +288,9 @@ static void load_missing_path(void** state) {
   const char* path = "/nonexistent/weft/libnot_a_kernel_library.so";
   weft_executable_t* executable = (weft_executable_t*)state;
   assert_status_contains(
-      weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object(path), &executable),
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_shared_object(path),
+          &executable),
       WEFT_STATUS_NOT_FOUND, path);
   assert_null(executable);
 }
@@ -288,7 +300,9 @@ static void load_without_query_symbol(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
   assert_status_contains(
-      weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object("libc.so.6"), &executable),
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_shared_object("libc.so.6"),
+          &executable),
       WEFT_STATUS_NOT_FOUND, WEFT_KERNEL_LIBRARY_QUERY_SYMBOL);
   assert_null(executable);
 }
@@ -296,10 +310,15 @@ static void load_without_query_symbol(void** state) {
 static void load_empty_path(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object(""), &executable),
-                         WEFT_STATUS_INVALID_ARGUMENT, "path");
   assert_status_contains(
-      weft_device_create_executable(cts->device, weft_executable_source_cpu_shared_object(NULL), &executable),
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_shared_object(""),
+          &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "path");
+  assert_status_contains(
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_shared_object(NULL),
+          &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "path");
 }
 
@@ -307,7 +326,9 @@ static void malformed_null_function(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
   assert_status_contains(
-      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(null_fn_query), &executable),
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_static(null_fn_query),
+          &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "'no_function'");
   assert_null(executable);
 }
@@ -315,18 +336,30 @@ static void malformed_null_function(void** state) {
 static void malformed_tables(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(weft_device_create_executable(cts->device, weft_executable_source_cpu_static(zero_size_query), &executable),
-                         WEFT_STATUS_INVALID_ARGUMENT, "'flat'");
   assert_status_contains(
-      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(unnamed_query), &executable),
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_static(zero_size_query),
+          &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "'flat'");
+  assert_status_contains(
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_static(unnamed_query),
+          &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no name");
-  assert_status_contains(weft_device_create_executable(cts->device, weft_executable_source_cpu_static(duplicate_query), &executable),
-                         WEFT_STATUS_INVALID_ARGUMENT, "'twice' twice");
   assert_status_contains(
-      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(empty_query), &executable),
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_static(duplicate_query),
+          &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "'twice' twice");
+  assert_status_contains(
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_static(empty_query),
+          &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no kernels");
   assert_status_contains(
-      weft_device_create_executable(cts->device, weft_executable_source_cpu_static(future_query), &executable),
+      weft_device_create_executable(
+          cts->device, weft_executable_source_cpu_static(future_query),
+          &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "ABI version");
   assert_null(executable);
 }

@@ -158,8 +158,8 @@ static void steady_state_allocates_nothing(void** state) {
   assert_ok(weft_device_create_semaphore(device, 0, &gate));
   assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
                                         64 * 64 * sizeof(uint32_t), &buffer));
-  assert_ok(
-      weft_device_create_executable(device, weft_executable_source_cpu_static(query_library), &executable));
+  assert_ok(weft_device_create_executable(
+      device, weft_executable_source_cpu_static(query_library), &executable));
   assert_ok(weft_command_buffer_create(
       device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY, 0,
       &command_buffer));
@@ -318,7 +318,8 @@ static void release_lets_running_dispatch_finish(void** state) {
   weft_device_t* device =
       create_device("local-task?workers=2", weft_allocator_system());
   weft_executable_t* executable = NULL;
-  assert_ok(weft_device_create_executable(device, weft_executable_source_cpu_static(query_library), &executable));
+  assert_ok(weft_device_create_executable(
+      device, weft_executable_source_cpu_static(query_library), &executable));
   weft_semaphore_t* first = NULL;
   weft_semaphore_t* second = NULL;
   assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &first));
@@ -522,7 +523,8 @@ static void one_worker_runs_dispatches(void** state) {
   weft_device_t* device =
       create_device("local-task?workers=1", weft_allocator_system());
   weft_executable_t* executable = NULL;
-  assert_ok(weft_device_create_executable(device, weft_executable_source_cpu_static(query_library), &executable));
+  assert_ok(weft_device_create_executable(
+      device, weft_executable_source_cpu_static(query_library), &executable));
   weft_buffer_t* buffer = NULL;
   const uint32_t count = 64 * 1000;
   assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},

@@ -110,7 +110,9 @@ static weft_status_t run_scenario(scenario_t* scenario) {
   weft_status_t status =
       weft_device_create(scenario->device_string, allocator, &device);
   if (weft_status_is_ok(status)) {
-    status = weft_device_create_executable(device, weft_executable_source_cpu_static(weft_cts_test_kernels_query), &kernels);
+    status = weft_device_create_executable(
+        device, weft_executable_source_cpu_static(weft_cts_test_kernels_query),
+        &kernels);
   }
   if (weft_status_is_ok(status)) {
     status =

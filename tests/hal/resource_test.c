@@ -13,14 +13,14 @@
 #include "hal/resource.h"
 #include "weft/weft.h"
 
-#define ASSERT_OK(expr)                             \
-  do {                                              \
-    weft_status_t status__ = (expr);                \
-    if (!weft_status_is_ok(status__)) {             \
-      weft_status_fprint(stderr, status__);         \
-      weft_status_free(status__);                   \
-      fail_msg("%s failed", #expr);                 \
-    }                                               \
+#define ASSERT_OK(expr)                     \
+  do {                                      \
+    weft_status_t status__ = (expr);        \
+    if (!weft_status_is_ok(status__)) {     \
+      weft_status_fprint(stderr, status__); \
+      weft_status_free(status__);           \
+      fail_msg("%s failed", #expr);         \
+    }                                       \
   } while (0)
 
 static int noop_kernel(const weft_dispatch_state_t* dispatch,
@@ -77,9 +77,9 @@ static void every_object_has_its_type(void** state) {
   check_type(executable, WEFT_RESOURCE_TYPE_EXECUTABLE, "executable");
 
   weft_command_buffer_t* command_buffer = NULL;
-  ASSERT_OK(weft_command_buffer_create(device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-                                       WEFT_COMMAND_CATEGORY_ANY, 0,
-                                       &command_buffer));
+  ASSERT_OK(weft_command_buffer_create(
+      device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY, 0,
+      &command_buffer));
   check_type(command_buffer, WEFT_RESOURCE_TYPE_COMMAND_BUFFER,
              "command buffer");
 

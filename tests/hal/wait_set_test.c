@@ -83,8 +83,8 @@ static void empty_list_is_ready_at_once(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(0);
   record.storage_to_free = set;
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, weft_semaphore_list_empty(), WEFT_TIME_INFINITE_FUTURE, record_ready,
-                      &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, weft_semaphore_list_empty(),
+                      WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   assert_int_equal(ready_calls(&record), 1);
   assert_int_equal(record.code, WEFT_STATUS_OK);
 }
@@ -106,7 +106,8 @@ static void all_reached_before_start(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(3);
   record.storage_to_free = set;
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE,
+                      record_ready, &record);
   assert_int_equal(ready_calls(&record), 1);
   assert_int_equal(record.code, WEFT_STATUS_OK);
   for (int i = 0; i < 3; ++i) weft_semaphore_release(semaphores[i]);
@@ -122,7 +123,8 @@ static void reached_later_in_any_order(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(3);
   record.storage_to_free = set;
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE,
+                      record_ready, &record);
   assert_int_equal(ready_calls(&record), 0);
   ASSERT_OK(weft_semaphore_signal(semaphores[2], 3));
   ASSERT_OK(weft_semaphore_signal(semaphores[0], 1));
@@ -144,7 +146,8 @@ static void same_semaphore_twice(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(2);
   record.storage_to_free = set;
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE,
+                      record_ready, &record);
   ASSERT_OK(weft_semaphore_signal(semaphore, 2));
   assert_int_equal(ready_calls(&record), 0);
   ASSERT_OK(weft_semaphore_signal(semaphore, 4));
@@ -165,7 +168,8 @@ static void failed_before_start(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(3);
   record.storage_to_free = set;
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE,
+                      record_ready, &record);
   assert_int_equal(ready_calls(&record), 1);
   assert_int_equal(record.code, WEFT_STATUS_DATA_LOSS);
   assert_non_null(strstr(record.message, "disk ate the bytes"));
@@ -187,7 +191,8 @@ static void one_fails_others_never_signal(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(3);
   record.storage_to_free = set;
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE,
+                      record_ready, &record);
   assert_int_equal(ready_calls(&record), 0);
   weft_semaphore_fail(semaphores[1],
                       WEFT_STATUS(ABORTED, "kernel 'k' workgroup 3 failed"));
@@ -210,7 +215,8 @@ static void second_failure_is_dropped(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(2);
   record.storage_to_free = set;
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE,
+                      record_ready, &record);
   weft_semaphore_fail(semaphores[0], WEFT_STATUS(INTERNAL, "first"));
   weft_semaphore_fail(semaphores[1], WEFT_STATUS(UNKNOWN, "second"));
   assert_int_equal(ready_calls(&record), 1);
@@ -228,7 +234,8 @@ static void destroyed_semaphore_reports_cancelled(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(1);
   record.storage_to_free = set;
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE,
+                      record_ready, &record);
   weft_semaphore_release(semaphore);
   assert_int_equal(ready_calls(&record), 1);
   assert_int_equal(record.code, WEFT_STATUS_CANCELLED);
@@ -278,7 +285,8 @@ static void reached_from_other_threads(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(kCount);
   record.storage_to_free = set;
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE,
+                      record_ready, &record);
   weft_thread_t* threads[kCount];
   // Start in reverse order so completion order varies.
   for (int i = kCount - 1; i >= 0; --i) {
@@ -301,7 +309,8 @@ static void fail_from_other_thread(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(3);
   record.storage_to_free = set;
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE,
+                      record_ready, &record);
   signal_thread_args_t args = {semaphores[2], 1, true};
   weft_thread_t* thread = NULL;
   ASSERT_OK(weft_thread_create(signal_thread_main, &args, NULL,
@@ -374,7 +383,8 @@ static void concurrent_signal_stress(void** state) {
     for (int s = 0; s < kStressSets / 2; ++s) {
       weft_semaphore_list_t list = {kStressSemaphores, list_semaphores[s],
                                     list_values[s]};
-      weft_wait_set_start(sets[s], WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &records[s]);
+      weft_wait_set_start(sets[s], WEFT_WAIT_MODE_ALL, list,
+                          WEFT_TIME_INFINITE_FUTURE, record_ready, &records[s]);
     }
     for (int i = 0; i < kStressSemaphores; ++i) {
       ASSERT_OK(weft_thread_create(stress_signaller_main, &signallers[i],
@@ -384,7 +394,8 @@ static void concurrent_signal_stress(void** state) {
     for (int s = kStressSets / 2; s < kStressSets; ++s) {
       weft_semaphore_list_t list = {kStressSemaphores, list_semaphores[s],
                                     list_values[s]};
-      weft_wait_set_start(sets[s], WEFT_WAIT_MODE_ALL, list, WEFT_TIME_INFINITE_FUTURE, record_ready, &records[s]);
+      weft_wait_set_start(sets[s], WEFT_WAIT_MODE_ALL, list,
+                          WEFT_TIME_INFINITE_FUTURE, record_ready, &records[s]);
     }
     for (int i = 0; i < kStressSemaphores; ++i) weft_thread_join(threads[i]);
     for (int s = 0; s < kStressSets; ++s) {
@@ -414,7 +425,9 @@ static void cancel_delivers_reason(void** state) {
   init_record(&record);
   weft_wait_set_t* set = allocate_set(2);
   record.storage_to_free = set;
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, (weft_semaphore_list_t){2, semaphores, values}, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL,
+                      (weft_semaphore_list_t){2, semaphores, values},
+                      WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   assert_int_equal(ready_calls(&record), 0);
   assert_int_equal(weft_wait_set_cancel(set, WEFT_STATUS(CANCELLED, "stop")),
                    1);
@@ -438,7 +451,9 @@ static void cancel_after_failure_keeps_failure(void** state) {
   ready_record_t record;
   init_record(&record);
   weft_wait_set_t* set = allocate_set(2);
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, (weft_semaphore_list_t){2, semaphores, values}, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL,
+                      (weft_semaphore_list_t){2, semaphores, values},
+                      WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   weft_semaphore_fail(a, WEFT_STATUS(DATA_LOSS, "disk gone"));
   assert_int_equal(ready_calls(&record), 1);
   // Every entry already fired or was swept: nothing to take off.
@@ -460,7 +475,9 @@ static void cancel_after_reached_is_noop(void** state) {
   ready_record_t record;
   init_record(&record);
   weft_wait_set_t* set = allocate_set(1);
-  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, (weft_semaphore_list_t){1, semaphores, values}, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_wait_set_start(set, WEFT_WAIT_MODE_ALL,
+                      (weft_semaphore_list_t){1, semaphores, values},
+                      WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
   ASSERT_OK(weft_semaphore_signal(a, 1));
   assert_int_equal(ready_calls(&record), 1);
   assert_int_equal(weft_wait_set_cancel(set, WEFT_STATUS(CANCELLED, "stop")),
@@ -481,7 +498,9 @@ static void cancel_races_signal(void** state) {
     ready_record_t record;
     init_record(&record);
     weft_wait_set_t* set = allocate_set(1);
-    weft_wait_set_start(set, WEFT_WAIT_MODE_ALL, (weft_semaphore_list_t){1, semaphores, values}, WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+    weft_wait_set_start(set, WEFT_WAIT_MODE_ALL,
+                        (weft_semaphore_list_t){1, semaphores, values},
+                        WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
     signal_thread_args_t args = {a, 1, false};
     weft_thread_t* thread = NULL;
     ASSERT_OK(weft_thread_create(signal_thread_main, &args, NULL,
@@ -499,9 +518,8 @@ static void cancel_races_signal(void** state) {
 // ANY: the first entry reached finishes the set; the others are taken off
 // their semaphores (signalling them later calls nothing).
 static void any_fires_on_first_reached(void** state) {
-  weft_semaphore_t* semaphores[3] = {make_semaphore(0, "a"),
-                                     make_semaphore(0, "b"),
-                                     make_semaphore(0, "c")};
+  weft_semaphore_t* semaphores[3] = {
+      make_semaphore(0, "a"), make_semaphore(0, "b"), make_semaphore(0, "c")};
   uint64_t values[3] = {1, 1, 1};
   ready_record_t record;
   init_record(&record);

@@ -4,10 +4,10 @@
 // descriptor (hal/queue_op.h):
 //  - waits all reached (or one failed) at submit: run now, on this thread;
 //  - otherwise park it: copy the lists and arguments into an op record,
-//    retain what they name (weft_queue_op_capture) and start a wait set; the wait set's ready
-//    function queues the op on the thread-local ready queue of the thread
-//    that reached the last wait, which runs it (or is already running ops
-//    and will reach it in its loop).
+//    retain what they name (weft_queue_op_capture) and start a wait set; the
+//    wait set's ready function queues the op on the thread-local ready queue of
+//    the thread that reached the last wait, which runs it (or is already
+//    running ops and will reach it in its loop).
 // Running an op is weft_local_sync_op_run: begin (a failed wait becomes the
 // error), do the work, end (signal everything, or fail everything).
 #include <inttypes.h>
@@ -201,9 +201,9 @@ static weft_status_t weft_local_sync_op_allocate(
   }
   uint8_t* storage = NULL;
   if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc_uninitialized(
-        device->base.host_allocator, fixed_size + capture_size,
-        (void**)&storage);
+    status = weft_allocator_malloc_uninitialized(device->base.host_allocator,
+                                                 fixed_size + capture_size,
+                                                 (void**)&storage);
   }
   if (weft_status_is_ok(status)) {
     weft_local_sync_op_t* op = (weft_local_sync_op_t*)storage;
@@ -242,8 +242,8 @@ static weft_status_t weft_local_sync_park(weft_local_sync_device_t* device,
     // From here on |op| belongs to the wait set: it may already have run
     // (and been freed) when this returns.
     weft_wait_set_start(op->wait_set, WEFT_WAIT_MODE_ALL, op->base.wait_list,
-                        WEFT_TIME_INFINITE_FUTURE,
-                        weft_local_sync_op_ready, op);
+                        WEFT_TIME_INFINITE_FUTURE, weft_local_sync_op_ready,
+                        op);
   }
   return status;
 }
@@ -277,7 +277,8 @@ weft_status_t weft_local_sync_device_queue_submit(weft_device_t* base_device,
                                                   const weft_queue_op_t* op) {
   weft_local_sync_device_t* device = weft_local_sync_device_cast(base_device);
   bool ready = false;
-  weft_status_t wait_status = weft_local_sync_check_waits(op->wait_list, &ready);
+  weft_status_t wait_status =
+      weft_local_sync_check_waits(op->wait_list, &ready);
   weft_status_t status = WEFT_OK;
   const uint64_t trace_id = weft_queue_trace_submit();
   if (ready || !weft_status_is_ok(wait_status)) {

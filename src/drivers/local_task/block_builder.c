@@ -550,8 +550,8 @@ static weft_status_t weft_block_workgroup_total(
 static weft_status_t weft_block_builder_emit_dispatch(
     weft_block_builder_t* builder, const weft_command_dispatch_t* dispatch,
     uint64_t workgroup_total) {
-  const weft_kernel_def_t* kernel =
-      weft_cpu_executable_kernel(dispatch->executable, dispatch->kernel_ordinal);
+  const weft_kernel_def_t* kernel = weft_cpu_executable_kernel(
+      dispatch->executable, dispatch->kernel_ordinal);
   weft_block_cmd_dispatch_t* command = NULL;
   uint32_t first_fixup = 0;
   weft_status_t status = weft_block_builder_reserve(

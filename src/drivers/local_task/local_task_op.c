@@ -211,10 +211,9 @@ weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
     // |storage| is NULL only when there is nothing to copy.
     weft_queue_op_capture(source, flags, storage, &op->base);
     op->base.queue_index = op->queue->index;
-    op->wait_set =
-        park ? (weft_wait_set_t*)(storage +
-                                  weft_local_task_align16(capture_size))
-             : NULL;
+    op->wait_set = park ? (weft_wait_set_t*)(storage + weft_local_task_align16(
+                                                           capture_size))
+                        : NULL;
   } else {
     // Nothing was retained.
     op->base.kind = source->kind;

@@ -244,8 +244,7 @@ static void weft_local_task_park(weft_local_task_op_t* op) {
   weft_atomic_store(&op->park_state, WEFT_LOCAL_TASK_OP_PARKED,
                     memory_order_release);
   weft_wait_set_start(op->wait_set, WEFT_WAIT_MODE_ALL, op->base.wait_list,
-                        WEFT_TIME_INFINITE_FUTURE,
-                      weft_local_task_op_ready, op);
+                      WEFT_TIME_INFINITE_FUTURE, weft_local_task_op_ready, op);
 }
 
 // Calls |fn(op, user_data)| for every op of |queue| whose park_state is
@@ -321,8 +320,8 @@ void weft_local_task_queue_deinitialize(weft_local_task_queue_t* queue) {
 // Submit
 //===----------------------------------------------------------------------===//
 
-weft_status_t weft_local_task_device_queue_submit(weft_device_t* base_device,
-                                                  const weft_queue_op_t* source) {
+weft_status_t weft_local_task_device_queue_submit(
+    weft_device_t* base_device, const weft_queue_op_t* source) {
   weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
   weft_local_task_queue_t* queue =
       weft_local_task_device_select_queue(device, source->affinity);

@@ -6,9 +6,9 @@
 #include "hal/local/transient_buffer.h"
 
 weft_status_t weft_cpu_device_allocate_buffer(weft_device_t* device,
-                                               weft_buffer_params_t params,
-                                               weft_device_size_t byte_length,
-                                               weft_buffer_t** out_buffer) {
+                                              weft_buffer_params_t params,
+                                              weft_device_size_t byte_length,
+                                              weft_buffer_t** out_buffer) {
   return weft_heap_buffer_allocate(device->host_allocator, params, byte_length,
                                    out_buffer);
 }

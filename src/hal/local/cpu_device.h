@@ -10,9 +10,9 @@
 
 // allocate_buffer: a heap buffer (heap_buffer.h).
 weft_status_t weft_cpu_device_allocate_buffer(weft_device_t* device,
-                                               weft_buffer_params_t params,
-                                               weft_device_size_t byte_length,
-                                               weft_buffer_t** out_buffer);
+                                              weft_buffer_params_t params,
+                                              weft_device_size_t byte_length,
+                                              weft_buffer_t** out_buffer);
 
 // create_transient_buffer: a transient buffer (transient_buffer.h) whose
 // memory the ALLOCA op commits.
@@ -26,9 +26,9 @@ weft_status_t weft_cpu_device_create_executable(
     weft_executable_t** out_executable);
 
 // The device vtable entries above, for a driver's vtable initializer.
-#define WEFT_CPU_DEVICE_ENTRIES                                         \
-  .allocate_buffer = weft_cpu_device_allocate_buffer,                   \
-  .create_transient_buffer = weft_cpu_device_create_transient_buffer,   \
+#define WEFT_CPU_DEVICE_ENTRIES                                       \
+  .allocate_buffer = weft_cpu_device_allocate_buffer,                 \
+  .create_transient_buffer = weft_cpu_device_create_transient_buffer, \
   .create_executable = weft_cpu_device_create_executable
 
 #endif  // WEFT_HAL_LOCAL_CPU_DEVICE_H_

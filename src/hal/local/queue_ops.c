@@ -143,8 +143,7 @@ weft_status_t weft_local_queue_op_do(const weft_queue_op_t* op,
       status = weft_queue_op_run_host_call(op, out_ended);
       break;
     default:
-      status = WEFT_STATUS(INTERNAL, "unknown queue op kind %d",
-                           (int)op->kind);
+      status = WEFT_STATUS(INTERNAL, "unknown queue op kind %d", (int)op->kind);
       break;
   }
   return status;

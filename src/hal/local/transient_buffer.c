@@ -12,7 +12,7 @@
 static const weft_buffer_placement_t kWeftHostPlacement = {
     .domain = WEFT_DOMAIN_HOST,
     .flags = WEFT_BUFFER_PLACEMENT_HOST_VISIBLE |
-                                     WEFT_BUFFER_PLACEMENT_QUEUE_ORDERED,
+             WEFT_BUFFER_PLACEMENT_QUEUE_ORDERED,
 };
 
 typedef enum weft_transient_state_e {

@@ -501,8 +501,8 @@ static void executable_format_name(api_call_t* call) {
 }
 
 static void executable_format(api_call_t* call) {
-  weft_executable_format_t format = weft_executable_format(
-      api_ptr(call, 0, "executable", call->kernels));
+  weft_executable_format_t format =
+      weft_executable_format(api_ptr(call, 0, "executable", call->kernels));
   if (call->broken_index < 0 && format != WEFT_EXECUTABLE_FORMAT_CPU_STATIC) {
     api_problem(call, "the test kernels' format is %d", (int)format);
   }

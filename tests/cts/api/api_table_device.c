@@ -98,13 +98,12 @@ static void device_create_semaphore(api_call_t* call) {
 static void device_create_executable(api_call_t* call) {
   api_value(call, 1, "source");
   weft_executable_t* executable = NULL;
-  api_status(call,
-             weft_device_create_executable(
-                 api_ptr(call, 0, "device", call->device),
-                 weft_executable_source_cpu_shared_object(
-                     call->kernel_module_path),
-                 api_out(call, 2, "out_executable", &executable,
-                         sizeof(executable))));
+  api_status(
+      call,
+      weft_device_create_executable(
+          api_ptr(call, 0, "device", call->device),
+          weft_executable_source_cpu_shared_object(call->kernel_module_path),
+          api_out(call, 2, "out_executable", &executable, sizeof(executable))));
   api_check_out(call, 2, &executable, sizeof(executable));
   if (api_ok(call)) weft_executable_release(executable);
 }
@@ -424,8 +423,7 @@ const api_entry_t api_table_device[] = {
     {"weft_device_host_allocator", device_host_allocator, WEFT_STATUS_OK},
     {"weft_device_query_i64", device_query_i64, WEFT_STATUS_OK},
     {"weft_device_create_semaphore", device_create_semaphore, WEFT_STATUS_OK},
-    {"weft_device_create_executable", device_create_executable,
-     WEFT_STATUS_OK},
+    {"weft_device_create_executable", device_create_executable, WEFT_STATUS_OK},
     {"weft_device_allocate_buffer", device_allocate_buffer, WEFT_STATUS_OK},
     {"weft_device_dump_pending", device_dump_pending, WEFT_STATUS_OK},
     {"weft_device_queue_alloca", device_queue_alloca, WEFT_STATUS_OK},
