@@ -50,9 +50,9 @@ void weft_queue_op_signal_or_fail(const weft_queue_op_t* op,
   }
 }
 
-weft_status_t weft_queue_op_annotate_error(const weft_queue_op_t* op,
-                                           weft_status_t status) {
-  if (!weft_status_is_ok(status)) {
+weft_status_t weft_queue_op_annotate_failure(const weft_queue_op_t* op,
+                                             weft_status_t status) {
+  {
     const char* op_name = weft_queue_op_kind_name(op->kind);
     bool names_op =
         op->kind == WEFT_QUEUE_OP_HOST_CALL ||

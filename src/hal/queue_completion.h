@@ -27,8 +27,14 @@ void weft_queue_op_signal_or_fail(const weft_queue_op_t* op,
 // words (kept first, as they are). Errors of lower layers (a transient
 // buffer used after dealloca, a file's short read) then say which op,
 // queue and device met them.
-weft_status_t weft_queue_op_annotate_error(const weft_queue_op_t* op,
-                                           weft_status_t status);
+weft_status_t weft_queue_op_annotate_failure(const weft_queue_op_t* op,
+                                             weft_status_t status);
+// Inline: OK, the common case, costs no call.
+static inline weft_status_t weft_queue_op_annotate_error(
+    const weft_queue_op_t* op, weft_status_t status) {
+  return weft_status_is_ok(status) ? status
+                                   : weft_queue_op_annotate_failure(op, status);
+}
 
 // The CANCELLED status of an op that never ran because its device was
 // released: "queue_fill (...) on queue 0 of device 'X' was cancelled: the

@@ -9,7 +9,7 @@
 #include "hal/resource.h"
 #include "hal/semaphore_impl.h"
 
-static const char* const kWeftQueueOpKindNames[] = {
+const char* const kWeftQueueOpKindNames[] = {
     "queue_alloca",  "queue_dealloca", "queue_fill",      "queue_update",
     "queue_copy",    "queue_read",     "queue_write",     "queue_dispatch",
     "queue_execute", "queue_barrier",  "queue_host_call",
@@ -19,11 +19,6 @@ _Static_assert(sizeof(kWeftQueueOpKindNames) /
                    WEFT_QUEUE_OP_KIND_COUNT_,
                "one name per op kind");
 
-const char* weft_queue_op_kind_name(weft_queue_op_kind_t kind) {
-  return (unsigned)kind < WEFT_QUEUE_OP_KIND_COUNT_
-             ? kWeftQueueOpKindNames[kind]
-             : "queue_unknown";
-}
 
 //===----------------------------------------------------------------------===//
 // Capture

@@ -34,8 +34,16 @@ typedef enum weft_queue_op_kind_e {
   WEFT_QUEUE_OP_KIND_COUNT_,
 } weft_queue_op_kind_t;
 
-// "queue_fill" and so on ("queue_unknown" out of range).
-const char* weft_queue_op_kind_name(weft_queue_op_kind_t kind);
+// Indexed by kind (queue_op.c).
+extern const char* const kWeftQueueOpKindNames[];
+
+// "queue_fill" and so on ("queue_unknown" out of range). Inline: every op
+// names itself for its trace zone.
+static inline const char* weft_queue_op_kind_name(weft_queue_op_kind_t kind) {
+  return (unsigned)kind < WEFT_QUEUE_OP_KIND_COUNT_
+             ? kWeftQueueOpKindNames[kind]
+             : "queue_unknown";
+}
 
 typedef struct weft_queue_op_t {
   weft_queue_op_kind_t kind;

@@ -364,7 +364,7 @@ static weft_status_t weft_queue_validate_reach_one(const weft_queue_op_t* op,
   return status;
 }
 
-weft_status_t weft_queue_validate_reach(const weft_queue_op_t* op) {
+weft_status_t weft_queue_reach_error(const weft_queue_op_t* op) {
   weft_status_t status = WEFT_OK;
   switch (op->kind) {
     case WEFT_QUEUE_OP_ALLOCA:

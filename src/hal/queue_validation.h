@@ -14,6 +14,8 @@
 #ifndef WEFT_HAL_QUEUE_VALIDATION_H_
 #define WEFT_HAL_QUEUE_VALIDATION_H_
 
+#include "hal/buffer_impl.h"
+#include "hal/device_impl.h"
 #include "hal/queue_op.h"
 #include "weft/device.h"
 
@@ -90,9 +92,61 @@ weft_status_t weft_queue_validate_execute(weft_command_buffer_t* command_buffer,
 weft_status_t weft_queue_validate_host_call(weft_host_call_fn_t fn,
                                             weft_host_call_flags_t flags);
 
-// Checks that |op|'s device can reach every buffer it names (its target,
-// source, bindings, binding table; weft_buffer_validate_reach), naming the
-// public function, the buffer's role and both sides.
-weft_status_t weft_queue_validate_reach(const weft_queue_op_t* op);
+// True when |op|'s device can reach every buffer it names (its target,
+// source, bindings, binding table; weft_buffer_is_reachable). Inline: it
+// runs for every op.
+static inline bool weft_queue_op_reaches_buffers(const weft_queue_op_t* op) {
+  const weft_domain_t domain = op->device->domain;
+  bool reachable = true;
+  switch (op->kind) {
+    case WEFT_QUEUE_OP_ALLOCA:
+    case WEFT_QUEUE_OP_DEALLOCA:
+      reachable = weft_buffer_is_reachable(op->transient.buffer, domain);
+      break;
+    case WEFT_QUEUE_OP_FILL:
+      reachable = weft_buffer_is_reachable(op->fill.target, domain);
+      break;
+    case WEFT_QUEUE_OP_UPDATE:
+      reachable = weft_buffer_is_reachable(op->update.target, domain);
+      break;
+    case WEFT_QUEUE_OP_COPY:
+      reachable = weft_buffer_is_reachable(op->copy.source, domain) &&
+                  weft_buffer_is_reachable(op->copy.target, domain);
+      break;
+    case WEFT_QUEUE_OP_READ:
+    case WEFT_QUEUE_OP_WRITE:
+      reachable = weft_buffer_is_reachable(op->file.buffer, domain);
+      break;
+    case WEFT_QUEUE_OP_DISPATCH:
+      for (uint32_t i = 0; reachable && i < op->dispatch.binding_count; ++i) {
+        reachable =
+            weft_buffer_is_reachable(op->dispatch.bindings[i].buffer, domain);
+      }
+      break;
+    case WEFT_QUEUE_OP_EXECUTE:
+      for (uint32_t i = 0; reachable && i < op->execute.binding_table.count;
+           ++i) {
+        const weft_buffer_t* buffer =
+            op->execute.binding_table.bindings[i].buffer;
+        reachable = !buffer || weft_buffer_is_reachable(buffer, domain);
+      }
+      break;
+    default:
+      break;
+  }
+  return reachable;
+}
+
+// The INVALID_ARGUMENT for an op weft_queue_op_reaches_buffers rejects,
+// naming the public function, the buffer's role and both sides. Out of
+// line: the error path.
+weft_status_t weft_queue_reach_error(const weft_queue_op_t* op);
+
+// OK when |op|'s device reaches every buffer it names.
+static inline weft_status_t weft_queue_validate_reach(
+    const weft_queue_op_t* op) {
+  return weft_queue_op_reaches_buffers(op) ? WEFT_OK
+                                           : weft_queue_reach_error(op);
+}
 
 #endif  // WEFT_HAL_QUEUE_VALIDATION_H_
