@@ -119,19 +119,13 @@ static inline const weft_buffer_vtable_t* weft_buffer_vtable(
   return (const weft_buffer_vtable_t*)buffer->resource.vtable;
 }
 
-// --- Queue-layer access ----------------------------------------------------
-//
-// Queue operations check usage (TRANSFER_SOURCE/TARGET, DISPATCH_STORAGE)
-// and ranges themselves with buffer_validation.h and then need the memory,
-// whatever mapping usage or memory type the buffer was allocated with (a
-// CPU driver's device-local memory is host memory). These functions check
-// only the range (OUT_OF_RANGE) and that memory is present (a transient
-// buffer before alloca or after dealloca: FAILED_PRECONDITION). |what|
-// names the caller in messages ("queue_fill").
-
 // Maps [offset, offset + length) of |buffer| (offset relative to |buffer|;
-// length may be WEFT_WHOLE_BUFFER) without permission checks. The mapping
-// retains the buffer; end it with weft_buffer_unmap_range.
+// length may be WEFT_WHOLE_BUFFER) for a driver that reaches the memory
+// whatever the buffer's mapping usage or memory type (a CPU driver's
+// device-local memory is host memory): checks only the range (OUT_OF_RANGE)
+// and that memory is present (a transient buffer before alloca or after
+// dealloca: FAILED_PRECONDITION). |what| names the caller in messages. The
+// mapping retains the buffer; end it with weft_buffer_unmap_range.
 weft_status_t weft_buffer_map_range_unchecked(weft_buffer_t* buffer,
                                               weft_memory_access_t access,
                                               weft_device_size_t offset,
@@ -139,33 +133,30 @@ weft_status_t weft_buffer_map_range_unchecked(weft_buffer_t* buffer,
                                               const char* what,
                                               weft_buffer_mapping_t* out_mapping);
 
-// Fills [offset, offset + length) with a 1, 2 or 4 byte pattern (the
-// pattern and its alignment are validated). Zero length is a no-op.
-weft_status_t weft_buffer_transfer_fill(weft_buffer_t* target,
-                                        weft_device_size_t offset,
-                                        weft_device_size_t length,
-                                        const void* pattern,
-                                        uint32_t pattern_length,
-                                        const char* what);
-// Copies |length| host bytes from |source| into |target| at |offset|.
-weft_status_t weft_buffer_transfer_write(weft_buffer_t* target,
-                                         weft_device_size_t offset,
-                                         const void* source,
-                                         weft_device_size_t length,
-                                         const char* what);
-// Copies |length| bytes of |source| at |offset| to host memory |target|.
-weft_status_t weft_buffer_transfer_read(weft_buffer_t* source,
-                                        weft_device_size_t offset,
-                                        void* target,
-                                        weft_device_size_t length,
-                                        const char* what);
-// Copies between two buffers; overlapping ranges of one allocation are
-// INVALID_ARGUMENT. Zero length is a no-op.
-weft_status_t weft_buffer_transfer_copy(weft_buffer_t* source,
-                                        weft_device_size_t source_offset,
-                                        weft_buffer_t* target,
-                                        weft_device_size_t target_offset,
-                                        weft_device_size_t length,
-                                        const char* what);
+// Maps a validated, resolved range of |buffer| through its allocated
+// buffer. Takes no reference.
+static inline weft_status_t weft_buffer_map_resolved(weft_buffer_t* buffer,
+                                              weft_mapping_mode_t mode,
+                                              weft_memory_access_t access,
+                                              weft_device_size_t offset,
+                                              weft_device_size_t length,
+                                              uint8_t** out_host_ptr) {
+  weft_buffer_t* allocated = buffer->allocated_buffer;
+  void* host_ptr = NULL;
+  weft_status_t status = weft_buffer_vtable(allocated)->map_range(
+      allocated, mode, access, buffer->byte_offset + offset, length,
+      &host_ptr);
+  *out_host_ptr = (uint8_t*)host_ptr;
+  return status;
+}
+
+static inline void weft_buffer_unmap_resolved(weft_buffer_t* buffer,
+                                       weft_device_size_t offset,
+                                       weft_device_size_t length,
+                                       uint8_t* host_ptr) {
+  weft_buffer_t* allocated = buffer->allocated_buffer;
+  weft_buffer_vtable(allocated)->unmap_range(
+      allocated, buffer->byte_offset + offset, length, host_ptr);
+}
 
 #endif  // WEFT_HAL_BUFFER_IMPL_H_

@@ -50,6 +50,13 @@ weft_status_t weft_buffer_validate_reach(const weft_buffer_t* buffer,
                                          const char* device_id,
                                          const char* what);
 
+// Everything a host mapping of |buffer| in |mode| for |access| needs:
+// host-visible memory, the mapping usage for |mode|, and |access|.
+weft_status_t weft_buffer_validate_mapping(const weft_buffer_t* buffer,
+                                           weft_mapping_mode_t mode,
+                                           weft_memory_access_t access,
+                                           const char* what);
+
 // INVALID_ARGUMENT unless |pattern_length| is 1, 2 or 4 and |offset| and
 // |length| (resolved, not WEFT_WHOLE_BUFFER) are multiples of it.
 weft_status_t weft_buffer_validate_fill_pattern(weft_device_size_t offset,

@@ -13,6 +13,7 @@
 #include "base/atomics.h"
 #include "base/thread.h"
 #include "hal/buffer_impl.h"
+#include "hal/local/host_transfer.h"
 #include "hal/buffer_validation.h"
 #include "hal/local/heap_buffer.h"
 #include "hal/local/transient_buffer.h"

@@ -2,6 +2,7 @@
 #include "hal/local/inline_command_buffer.h"
 
 #include "hal/buffer_impl.h"
+#include "hal/local/host_transfer.h"
 #include "hal/command_buffer_impl.h"
 #include "hal/local/inline_dispatch.h"
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "hal/buffer_impl.h"
+#include "hal/local/host_transfer.h"
 #include "hal/device_impl.h"
 #include "hal/local/inline_command_buffer.h"
 #include "hal/local/inline_dispatch.h"

@@ -1,0 +1,50 @@
+// weft: copies through host mappings.
+//
+// Two users, one mechanism: the public host helpers (weft_buffer_map_read,
+// _write, _fill, _copy in weft/buffer.h), which check that the host may map
+// the buffer (host-visible, a mapping usage, the access), and the CPU
+// drivers' queue transfers (weft_buffer_transfer_*), which reach any of
+// their buffers this way whatever its mapping usage or memory type, since
+// a CPU driver's device-local memory is host memory: the queue layer has
+// checked the transfer usage and the range, so these check only the range
+// (OUT_OF_RANGE) and that memory is present (a transient buffer before
+// alloca or after dealloca: FAILED_PRECONDITION). |what| names the caller
+// in messages ("queue_fill"). A driver with memory of its own moves bytes
+// its own way and needs none of this.
+#ifndef WEFT_HAL_LOCAL_HOST_TRANSFER_H_
+#define WEFT_HAL_LOCAL_HOST_TRANSFER_H_
+
+#include <stdint.h>
+
+#include "weft/buffer.h"
+
+// Fills [offset, offset + length) with a 1, 2 or 4 byte pattern (the
+// pattern and its alignment are validated). Zero length is a no-op.
+weft_status_t weft_buffer_transfer_fill(weft_buffer_t* target,
+                                        weft_device_size_t offset,
+                                        weft_device_size_t length,
+                                        const void* pattern,
+                                        uint32_t pattern_length,
+                                        const char* what);
+// Copies |length| host bytes from |source| into |target| at |offset|.
+weft_status_t weft_buffer_transfer_write(weft_buffer_t* target,
+                                         weft_device_size_t offset,
+                                         const void* source,
+                                         weft_device_size_t length,
+                                         const char* what);
+// Copies |length| bytes of |source| at |offset| to host memory |target|.
+weft_status_t weft_buffer_transfer_read(weft_buffer_t* source,
+                                        weft_device_size_t offset,
+                                        void* target,
+                                        weft_device_size_t length,
+                                        const char* what);
+// Copies between two buffers; overlapping ranges of one allocation are
+// INVALID_ARGUMENT. Zero length is a no-op.
+weft_status_t weft_buffer_transfer_copy(weft_buffer_t* source,
+                                        weft_device_size_t source_offset,
+                                        weft_buffer_t* target,
+                                        weft_device_size_t target_offset,
+                                        weft_device_size_t length,
+                                        const char* what);
+
+#endif  // WEFT_HAL_LOCAL_HOST_TRANSFER_H_
