@@ -10,6 +10,11 @@ static const char* g_device_string = "local-sync";
 
 const char* weft_cts_device_string(void) { return g_device_string; }
 
+// A queue count as affinity bits can select it: 1 to 64.
+static uint32_t weft_cts_clamp_queue_count(int64_t count) {
+  return count < 1 ? 1 : count > 64 ? 64 : (uint32_t)count;
+}
+
 int weft_cts_setup(void** state) {
   weft_cts_t* cts = calloc(1, sizeof(*cts));
   if (!cts) return -1;
@@ -17,6 +22,11 @@ int weft_cts_setup(void** state) {
   cts->allocator = weft_allocator_system();
   weft_status_t status =
       weft_device_create(cts->device_string, cts->allocator, &cts->device);
+  int64_t queue_count = 1;
+  if (weft_status_is_ok(status)) {
+    status = weft_device_query_i64(cts->device, "queue.count", &queue_count);
+  }
+  cts->queue_count = weft_cts_clamp_queue_count(queue_count);
   if (weft_status_is_ok(status)) {
     status = weft_executable_create_static(weft_cts_test_kernels_query,
                                            cts->allocator, &cts->kernels);
@@ -99,9 +109,54 @@ void weft_cts_assert_status_(weft_status_code_t code, weft_status_t status,
   _fail(file, line);
 }
 
+void weft_cts_assert_status_contains_both(weft_status_t status,
+                                          weft_status_code_t code,
+                                          const char* needle_a,
+                                          const char* needle_b) {
+  char text[2048];
+  weft_status_format(status, text, sizeof(text));
+  weft_status_code_t actual = weft_status_code(status);
+  weft_status_free(status);
+  if (actual != code) {
+    fail_msg("expected %s, got: %s", weft_status_code_string(code), text);
+  }
+  if (needle_a && !strstr(text, needle_a)) {
+    fail_msg("expected '%s' in: %s", needle_a, text);
+  }
+  if (needle_b && !strstr(text, needle_b)) {
+    fail_msg("expected '%s' in: %s", needle_b, text);
+  }
+}
+
+void weft_cts_assert_status_contains(weft_status_t status,
+                                     weft_status_code_t code,
+                                     const char* needle) {
+  weft_cts_assert_status_contains_both(status, code, needle, NULL);
+}
+
+void weft_cts_assert_status_message(weft_status_t status,
+                                    weft_status_code_t code,
+                                    const char* message) {
+  char text[2048];
+  weft_status_format(status, text, sizeof(text));
+  weft_status_code_t actual = weft_status_code(status);
+  int same = strcmp(weft_status_message(status), message) == 0;
+  weft_status_free(status);
+  if (actual != code || !same) {
+    fail_msg("expected %s with message '%s', got: %s",
+             weft_status_code_string(code), message, text);
+  }
+}
+
 weft_buffer_t* weft_cts_allocate_buffer(weft_cts_t* cts,
                                         weft_device_size_t length) {
-  weft_buffer_params_t params = {0};
+  return weft_cts_allocate_buffer_with_params(cts, (weft_buffer_params_t){0},
+                                              length);
+}
+
+weft_buffer_t* weft_cts_allocate_buffer_with_params(weft_cts_t* cts,
+                                                    weft_buffer_params_t params,
+                                                    weft_device_size_t length) {
   weft_buffer_t* buffer = NULL;
   WEFT_ASSERT_OK(
       weft_device_allocate_buffer(cts->device, params, length, &buffer));
@@ -122,9 +177,120 @@ weft_semaphore_list_t weft_cts_list1(weft_semaphore_t** semaphore_storage,
   return list;
 }
 
+weft_semaphore_list_t weft_cts_list(uint32_t count,
+                                    weft_semaphore_t** semaphores,
+                                    const uint64_t* values) {
+  weft_semaphore_list_t list = {count, semaphores, values};
+  return list;
+}
+
+uint64_t weft_cts_query_value(weft_semaphore_t* semaphore) {
+  uint64_t value = 0;
+  WEFT_ASSERT_OK(weft_semaphore_query(semaphore, &value));
+  return value;
+}
+
+void weft_cts_assert_not_reached(weft_semaphore_t* semaphore, uint64_t value) {
+  WEFT_ASSERT_STATUS(
+      DEADLINE_EXCEEDED,
+      weft_semaphore_wait(semaphore, value, weft_timeout_immediate()));
+  assert_true(weft_cts_query_value(semaphore) < value);
+}
+
 void weft_cts_read_buffer(weft_buffer_t* buffer, weft_device_size_t offset,
                           void* out, weft_device_size_t length) {
   WEFT_ASSERT_OK(weft_buffer_map_read(buffer, offset, out, length));
+}
+
+void weft_cts_write_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
+                           weft_device_size_t offset, const void* data,
+                           weft_device_size_t length) {
+  (void)cts;
+  WEFT_ASSERT_OK(weft_buffer_map_write(buffer, offset, data, length));
+}
+
+void weft_cts_fill_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
+                          weft_device_size_t offset, weft_device_size_t length,
+                          const void* pattern, uint32_t pattern_length) {
+  (void)cts;
+  WEFT_ASSERT_OK(
+      weft_buffer_map_fill(buffer, offset, length, pattern, pattern_length));
+}
+
+weft_buffer_t* weft_cts_allocate_filled_buffer(weft_cts_t* cts,
+                                               weft_device_size_t length,
+                                               const void* pattern,
+                                               uint32_t pattern_length) {
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
+  weft_cts_fill_buffer(cts, buffer, 0, length, pattern, pattern_length);
+  return buffer;
+}
+
+void weft_cts_assert_words(weft_cts_t* cts, weft_buffer_t* buffer,
+                           weft_device_size_t offset, uint32_t count,
+                           uint32_t expected) {
+  (void)cts;
+  uint32_t* words = malloc(count ? count * sizeof(uint32_t) : 1);
+  assert_non_null(words);
+  weft_cts_read_buffer(buffer, offset, words, count * sizeof(uint32_t));
+  for (uint32_t i = 0; i < count; ++i) {
+    if (words[i] != expected) {
+      uint32_t actual = words[i];
+      free(words);
+      fail_msg("word %u at byte %llu: 0x%08x, expected 0x%08x", i,
+               (unsigned long long)offset, actual, expected);
+    }
+  }
+  free(words);
+}
+
+void weft_cts_assert_bytes_equal(const uint8_t* actual, const uint8_t* expected,
+                                 size_t length) {
+  for (size_t i = 0; i < length; ++i) {
+    if (actual[i] != expected[i]) {
+      fail_msg("byte %zu: got 0x%02x, expected 0x%02x", i, actual[i],
+               expected[i]);
+    }
+  }
+}
+
+void weft_cts_assert_ids(weft_cts_t* cts, weft_buffer_t* buffer,
+                         weft_device_size_t offset,
+                         const uint32_t workgroups[3]) {
+  (void)cts;
+  const uint32_t* n = workgroups;
+  size_t total = (size_t)n[0] * n[1] * n[2];
+  uint32_t* ids = malloc(total ? total * 16 : 1);
+  assert_non_null(ids);
+  weft_cts_read_buffer(buffer, offset, ids, total * 16);
+  size_t flat = 0;
+  for (uint32_t z = 0; z < n[2]; ++z) {
+    for (uint32_t y = 0; y < n[1]; ++y) {
+      for (uint32_t x = 0; x < n[0]; ++x, ++flat) {
+        const uint32_t* id = &ids[flat * 4];
+        if (id[0] != x || id[1] != y || id[2] != z || id[3] != flat) {
+          uint32_t seen[4] = {id[0], id[1], id[2], id[3]};
+          free(ids);
+          fail_msg(
+              "workgroup (%u, %u, %u) flat %zu of (%u, %u, %u) at byte %llu: "
+              "wrote (%u, %u, %u) flat %u",
+              x, y, z, flat, n[0], n[1], n[2], (unsigned long long)offset,
+              seen[0], seen[1], seen[2], seen[3]);
+        }
+      }
+    }
+  }
+  free(ids);
+}
+
+char* weft_cts_dump_pending(weft_device_t* device) {
+  char* text = NULL;
+  size_t length = 0;
+  FILE* stream = open_memstream(&text, &length);
+  assert_non_null(stream);
+  weft_device_dump_pending(device, stream);
+  fclose(stream);
+  return text;
 }
 
 weft_status_t weft_cts_wait(weft_semaphore_t* semaphore, uint64_t value) {
@@ -132,12 +298,81 @@ weft_status_t weft_cts_wait(weft_semaphore_t* semaphore, uint64_t value) {
                              weft_timeout_relative(10ll * 1000 * 1000 * 1000));
 }
 
+uint32_t weft_cts_kernel_ordinal(weft_executable_t* executable,
+                                 const char* name) {
+  uint32_t ordinal = 0;
+  WEFT_ASSERT_OK(weft_executable_lookup_kernel(executable, name, &ordinal));
+  return ordinal;
+}
+
+uint32_t weft_cts_f32_bits(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+weft_command_buffer_t* weft_cts_create_command_buffer(
+    weft_cts_t* cts, weft_command_buffer_mode_t mode,
+    weft_command_category_t categories, uint32_t binding_capacity) {
+  weft_command_buffer_t* command_buffer = NULL;
+  WEFT_ASSERT_OK(weft_command_buffer_create(cts->device, mode, categories,
+                                            binding_capacity, &command_buffer));
+  return command_buffer;
+}
+
+weft_command_buffer_t* weft_cts_begin_command_buffer(
+    weft_cts_t* cts, weft_command_buffer_mode_t mode,
+    uint32_t binding_capacity) {
+  weft_command_buffer_t* command_buffer = weft_cts_create_command_buffer(
+      cts, mode, WEFT_COMMAND_CATEGORY_ANY, binding_capacity);
+  WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
+  return command_buffer;
+}
+
+weft_status_t weft_cts_execute_and_wait(weft_cts_t* cts,
+                                        weft_command_buffer_t* command_buffer,
+                                        weft_binding_table_t table) {
+  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
+  uint64_t value = 1;
+  weft_status_t status = weft_device_queue_execute(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &value), command_buffer, table);
+  if (weft_status_is_ok(status)) status = weft_cts_wait(semaphore, 1);
+  weft_semaphore_release(semaphore);
+  return status;
+}
+
+uint32_t weft_cts_ensure_queues(weft_cts_t* cts) {
+  if (cts->queue_count >= 2) return cts->queue_count;
+  char device_string[512];
+  snprintf(device_string, sizeof(device_string), "%s%squeues=4",
+           cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
+  weft_device_t* device = NULL;
+  weft_status_t status =
+      weft_device_create(device_string, cts->allocator, &device);
+  if (weft_status_is_ok(status)) {
+    int64_t count = 1;
+    WEFT_ASSERT_OK(weft_device_query_i64(device, "queue.count", &count));
+    weft_device_release(cts->device);
+    cts->device = device;
+    cts->queue_count = weft_cts_clamp_queue_count(count);
+  } else {
+    // Only an unknown option may stop us; anything else is a failure.
+    WEFT_ASSERT_STATUS(INVALID_ARGUMENT, status);
+  }
+  return cts->queue_count;
+}
+
+weft_queue_affinity_t weft_cts_queue_bit(const weft_cts_t* cts,
+                                         uint32_t index) {
+  return (weft_queue_affinity_t)1 << (index % cts->queue_count);
+}
+
 static weft_status_t weft_cts_counting_ctl(void* self,
                                            weft_allocator_command_t command,
                                            size_t byte_length,
                                            void** inout_ptr) {
-  weft_cts_counting_allocator_t* counter =
-      (weft_cts_counting_allocator_t*)self;
+  weft_cts_counting_allocator_t* counter = (weft_cts_counting_allocator_t*)self;
   void* before = *inout_ptr;
   weft_status_t status =
       counter->base.ctl(counter->base.self, command, byte_length, inout_ptr);

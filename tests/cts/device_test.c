@@ -8,20 +8,6 @@
 
 #include "cts.h"
 
-// Asserts |status| has |code| and its formatted text contains |needle|.
-static void assert_status_contains(weft_status_t status,
-                                   weft_status_code_t code,
-                                   const char* needle) {
-  char text[1024];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code || !strstr(text, needle)) {
-    fail_msg("expected %s containing \"%s\", got \"%s\"",
-             weft_status_code_string(code), needle, text);
-  }
-}
-
 static void create_by_name(void** state) {
   weft_cts_t* cts = *state;
   weft_device_t* device = NULL;
@@ -73,12 +59,12 @@ static void unknown_option_lists_accepted(void** state) {
   snprintf(needle, sizeof(needle),
            "driver '%s' does not accept option 'bogus_option'; accepted: ",
            options.driver_name);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create(device_string, cts->allocator, &device),
       WEFT_STATUS_INVALID_ARGUMENT, needle);
   assert_null(device);
   if (strcmp(options.driver_name, "local-sync") == 0) {
-    assert_status_contains(
+    weft_cts_assert_status_contains(
         weft_device_create("local-sync?x=1", cts->allocator, &device),
         WEFT_STATUS_INVALID_ARGUMENT,
         "driver 'local-sync' does not accept option 'x'; accepted: (none)");
@@ -128,7 +114,7 @@ static void query_known_keys(void** state) {
 static void query_unknown_key_not_found(void** state) {
   weft_cts_t* cts = *state;
   int64_t value = 1234;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_query_i64(cts->device, "no.such.key", &value),
       WEFT_STATUS_NOT_FOUND, "'no.such.key'");
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
@@ -171,7 +157,7 @@ static void registry_custom_driver(void** state) {
 
   WEFT_ASSERT_OK(weft_driver_registry_register(registry, &kCustomDriver));
   assert_int_equal(weft_driver_registry_count(registry), count + 1);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_driver_registry_register(registry, &kCustomDriver),
       WEFT_STATUS_ALREADY_EXISTS, "'cts-custom'");
   weft_driver_t duplicate_builtin = kCustomDriver;
@@ -185,13 +171,14 @@ static void registry_custom_driver(void** state) {
   assert_non_null(device);
   weft_device_release(device);
   device = NULL;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_driver_registry_create_device(registry, "cts-custom?color=red",
                                          cts->allocator, &device),
       WEFT_STATUS_INVALID_ARGUMENT, "accepted: flavor");
-  assert_status_contains(weft_driver_registry_create_device(
-                             registry, "missing", cts->allocator, &device),
-                         WEFT_STATUS_NOT_FOUND, "cts-custom");
+  weft_cts_assert_status_contains(
+      weft_driver_registry_create_device(registry, "missing", cts->allocator,
+                                         &device),
+      WEFT_STATUS_NOT_FOUND, "cts-custom");
   assert_null(device);
   weft_driver_registry_release(registry);
 }
@@ -227,12 +214,7 @@ static void dump_pending_lists_parked(void** state) {
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&wait, &wait_value),
       weft_cts_list1(&signal, &signal_value)));
 
-  char* text = NULL;
-  size_t text_length = 0;
-  FILE* stream = open_memstream(&text, &text_length);
-  assert_non_null(stream);
-  weft_device_dump_pending(cts->device, stream);
-  fclose(stream);
+  char* text = weft_cts_dump_pending(cts->device);
   assert_non_null(strstr(text, "queue_barrier"));
   assert_non_null(strstr(text, "upstream"));
   assert_non_null(strstr(text, "3"));
@@ -242,10 +224,7 @@ static void dump_pending_lists_parked(void** state) {
   WEFT_ASSERT_OK(weft_cts_wait(signal, 1));
 
   // Nothing pending any more: the report no longer names the barrier.
-  text = NULL;
-  stream = open_memstream(&text, &text_length);
-  weft_device_dump_pending(cts->device, stream);
-  fclose(stream);
+  text = weft_cts_dump_pending(cts->device);
   assert_null(strstr(text, "queue_barrier"));
   free(text);
   weft_semaphore_release(wait);
@@ -304,11 +283,13 @@ static void device_release_cancels_waiting_ops(void** state) {
            "queue 0 of device '%s' was cancelled: the device was released "
            "while it waited",
            cts->device_string);
-  assert_status_contains(weft_semaphore_wait(filled, 1, weft_timeout_immediate()),
-                         WEFT_STATUS_CANCELLED, expected);
+  weft_cts_assert_status_contains(
+      weft_semaphore_wait(filled, 1, weft_timeout_immediate()),
+      WEFT_STATUS_CANCELLED, expected);
   // The copy waited on the fill: cancelled too, named in its own link.
-  assert_status_contains(weft_semaphore_wait(copied, 1, weft_timeout_immediate()),
-                         WEFT_STATUS_CANCELLED, "queue_copy (waiting for");
+  weft_cts_assert_status_contains(
+      weft_semaphore_wait(copied, 1, weft_timeout_immediate()),
+      WEFT_STATUS_CANCELLED, "queue_copy (waiting for");
   // The gate is untouched and still usable; signalling it runs nothing.
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   weft_buffer_release(buffer);
@@ -421,7 +402,8 @@ static void device_release_lets_running_ops_finish(void** state) {
       WEFT_HOST_CALL_FLAG_NONE));
   pthread_t thread;
   assert_int_equal(pthread_create(&thread, NULL, signal_gate_thread, gate), 0);
-  while (!atomic_load(&call.started)) weft_sleep_until(weft_time_now() + 100000);
+  while (!atomic_load(&call.started))
+    weft_sleep_until(weft_time_now() + 100000);
   atomic_store(&call.releasing, 1);
   weft_device_release(device);
   WEFT_ASSERT_OK(weft_cts_wait(done, 1));

@@ -9,23 +9,6 @@
 // Helpers
 //===----------------------------------------------------------------------===//
 
-// Asserts that |status| has |code| and that its formatted text contains
-// |needle| (when not NULL); frees the status.
-static void assert_status_contains(weft_status_t status,
-                                   weft_status_code_t code,
-                                   const char* needle) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code) {
-    fail_msg("expected %s, got: %s", weft_status_code_string(code), text);
-  }
-  if (needle && !strstr(text, needle)) {
-    fail_msg("expected '%s' in: %s", needle, text);
-  }
-}
-
 // Runs write_ids of |executable| over |count| workgroups through
 // queue_dispatch and checks every id.
 static void run_write_ids(weft_cts_t* cts, weft_executable_t* executable,
@@ -44,15 +27,7 @@ static void run_write_ids(weft_cts_t* cts, weft_executable_t* executable,
       weft_cts_list1(&semaphore, &value), executable, ordinal, workgroups, 0,
       NULL, 1, &binding));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 1));
-  uint32_t* ids = malloc((size_t)length);
-  weft_cts_read_buffer(buffer, 0, ids, length);
-  for (uint32_t i = 0; i < count; ++i) {
-    assert_int_equal(ids[i * 4 + 0], i);
-    assert_int_equal(ids[i * 4 + 1], 0);
-    assert_int_equal(ids[i * 4 + 2], 0);
-    assert_int_equal(ids[i * 4 + 3], i);
-  }
-  free(ids);
+  weft_cts_assert_ids(cts, buffer, 0, workgroups);
   weft_semaphore_release(semaphore);
   weft_buffer_release(buffer);
 }
@@ -157,11 +132,11 @@ static void create_static(void** state) {
 static void create_static_null_query(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = (weft_executable_t*)state;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_executable_create_static(NULL, cts->allocator, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "NULL");
   assert_null(executable);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_executable_create_static(null_query, cts->allocator, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no table");
   assert_null(executable);
@@ -261,7 +236,7 @@ static void load_missing_path(void** state) {
   weft_cts_t* cts = *state;
   const char* path = "/nonexistent/weft/libnot_a_kernel_library.so";
   weft_executable_t* executable = (weft_executable_t*)state;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_executable_load(path, cts->allocator, &executable),
       WEFT_STATUS_NOT_FOUND, path);
   assert_null(executable);
@@ -271,7 +246,7 @@ static void load_without_query_symbol(void** state) {
   // The C library is a shared object that surely lacks the query symbol.
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_executable_load("libc.so.6", cts->allocator, &executable),
       WEFT_STATUS_NOT_FOUND, WEFT_KERNEL_LIBRARY_QUERY_SYMBOL);
   assert_null(executable);
@@ -280,9 +255,10 @@ static void load_without_query_symbol(void** state) {
 static void load_empty_path(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(weft_executable_load("", cts->allocator, &executable),
-                         WEFT_STATUS_INVALID_ARGUMENT, "path");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
+      weft_executable_load("", cts->allocator, &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "path");
+  weft_cts_assert_status_contains(
       weft_executable_load(NULL, cts->allocator, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "path");
 }
@@ -290,7 +266,7 @@ static void load_empty_path(void** state) {
 static void malformed_null_function(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_executable_create_static(null_fn_query, cts->allocator, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "'no_function'");
   assert_null(executable);
@@ -299,19 +275,21 @@ static void malformed_null_function(void** state) {
 static void malformed_tables(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(weft_executable_create_static(
-                             zero_size_query, cts->allocator, &executable),
-                         WEFT_STATUS_INVALID_ARGUMENT, "'flat'");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
+      weft_executable_create_static(zero_size_query, cts->allocator,
+                                    &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "'flat'");
+  weft_cts_assert_status_contains(
       weft_executable_create_static(unnamed_query, cts->allocator, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no name");
-  assert_status_contains(weft_executable_create_static(
-                             duplicate_query, cts->allocator, &executable),
-                         WEFT_STATUS_INVALID_ARGUMENT, "'twice' twice");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
+      weft_executable_create_static(duplicate_query, cts->allocator,
+                                    &executable),
+      WEFT_STATUS_INVALID_ARGUMENT, "'twice' twice");
+  weft_cts_assert_status_contains(
       weft_executable_create_static(empty_query, cts->allocator, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no kernels");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_executable_create_static(future_query, cts->allocator, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "ABI version");
   assert_null(executable);

@@ -28,77 +28,12 @@
 // Helpers
 //===----------------------------------------------------------------------===//
 
-// Asserts |status| has |code| and its formatted text contains |needle|
-// (when not NULL); frees the status.
-static void assert_status_contains(weft_status_t status,
-                                   weft_status_code_t code,
-                                   const char* needle) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code) {
-    fail_msg("expected %s, got: %s", weft_status_code_string(code), text);
-  }
-  if (needle && !strstr(text, needle)) {
-    fail_msg("expected '%s' in: %s", needle, text);
-  }
-}
-
-// Asserts |status| has |code| and exactly the primary message |message|.
-static void assert_status_message(weft_status_t status, weft_status_code_t code,
-                                  const char* message) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  int same = strcmp(weft_status_message(status), message) == 0;
-  weft_status_free(status);
-  if (actual != code || !same) {
-    fail_msg("expected %s with message '%s', got: %s",
-             weft_status_code_string(code), message, text);
-  }
-}
-
-static uint64_t query_value(weft_semaphore_t* semaphore) {
-  uint64_t value = 0;
-  WEFT_ASSERT_OK(weft_semaphore_query(semaphore, &value));
-  return value;
-}
-
-static weft_semaphore_list_t empty_list(void) {
-  return weft_semaphore_list_empty();
-}
-
-static weft_semaphore_list_t make_list(uint32_t count,
-                                       weft_semaphore_t** semaphores,
-                                       const uint64_t* values) {
-  weft_semaphore_list_t list = {count, semaphores, values};
-  return list;
-}
-
 static void fill_u32(weft_cts_t* cts, weft_semaphore_list_t waits,
                      weft_semaphore_list_t signals, weft_buffer_t* buffer,
                      weft_device_size_t offset, weft_device_size_t length,
                      uint32_t pattern) {
   WEFT_ASSERT_OK(weft_device_queue_fill(cts->device, ANY, waits, signals,
                                         buffer, offset, length, &pattern, 4));
-}
-
-static void assert_words(weft_buffer_t* buffer, weft_device_size_t offset,
-                         uint32_t count, uint32_t expected) {
-  uint32_t* words = malloc(count * sizeof(uint32_t));
-  assert_non_null(words);
-  weft_cts_read_buffer(buffer, offset, words, count * sizeof(uint32_t));
-  uint32_t mismatch = count;
-  for (uint32_t i = 0; i < count && mismatch == count; ++i) {
-    if (words[i] != expected) mismatch = i;
-  }
-  uint32_t actual = mismatch < count ? words[mismatch] : expected;
-  free(words);
-  if (mismatch < count) {
-    fail_msg("word %u at offset %llu: expected 0x%08x, got 0x%08x", mismatch,
-             (unsigned long long)offset, expected, actual);
-  }
 }
 
 // A thread that sleeps |delay_ns| then signals or fails |semaphore|.
@@ -140,10 +75,10 @@ static void fill_whole_buffer(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 1024);
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
-  fill_u32(cts, empty_list(), weft_cts_list1(&semaphore, &one), buffer, 0,
-           WEFT_WHOLE_BUFFER, 0xDEADBEEFu);
+  fill_u32(cts, weft_semaphore_list_empty(), weft_cts_list1(&semaphore, &one),
+           buffer, 0, WEFT_WHOLE_BUFFER, 0xDEADBEEFu);
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 1));
-  assert_words(buffer, 0, 256, 0xDEADBEEFu);
+  weft_cts_assert_words(cts, buffer, 0, 256, 0xDEADBEEFu);
   weft_semaphore_release(semaphore);
   weft_buffer_release(buffer);
 }
@@ -156,9 +91,9 @@ static void fill_patterns_and_offsets(void** state) {
   uint8_t p1 = 0x11;
   uint16_t p2 = 0x2233;
   uint32_t p4 = 0x44556677u;
-  WEFT_ASSERT_OK(weft_device_queue_fill(cts->device, ANY, empty_list(),
-                                        weft_cts_list1(&semaphore, &values[0]),
-                                        buffer, 1, 7, &p1, 1));
+  WEFT_ASSERT_OK(weft_device_queue_fill(
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &values[0]), buffer, 1, 7, &p1, 1));
   WEFT_ASSERT_OK(weft_device_queue_fill(
       cts->device, ANY, weft_cts_list1(&semaphore, &values[0]),
       weft_cts_list1(&semaphore, &values[1]), buffer, 8, 8, &p2, 2));
@@ -192,17 +127,17 @@ static void zero_length_ops_signal(void** state) {
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t values[3] = {1, 2, 3};
   uint32_t pattern = 7;
-  WEFT_ASSERT_OK(weft_device_queue_fill(cts->device, ANY, empty_list(),
-                                        weft_cts_list1(&semaphore, &values[0]),
-                                        a, 4, 0, &pattern, 4));
+  WEFT_ASSERT_OK(weft_device_queue_fill(
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &values[0]), a, 4, 0, &pattern, 4));
   WEFT_ASSERT_OK(weft_device_queue_update(
-      cts->device, ANY, empty_list(), weft_cts_list1(&semaphore, &values[1]),
-      NULL, a, 0, 0));
-  WEFT_ASSERT_OK(weft_device_queue_copy(cts->device, ANY, empty_list(),
-                                        weft_cts_list1(&semaphore, &values[2]),
-                                        a, 0, b, 0, 0));
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &values[1]), NULL, a, 0, 0));
+  WEFT_ASSERT_OK(weft_device_queue_copy(
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &values[2]), a, 0, b, 0, 0));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 3));
-  assert_words(a, 0, 4, 0);
+  weft_cts_assert_words(cts, a, 0, 4, 0);
   weft_semaphore_release(semaphore);
   weft_buffer_release(a);
   weft_buffer_release(b);
@@ -214,9 +149,9 @@ static void update_basic(void** state) {
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   const char data[] = "hello, weft queue";
-  WEFT_ASSERT_OK(weft_device_queue_update(cts->device, ANY, empty_list(),
-                                          weft_cts_list1(&semaphore, &one),
-                                          data, buffer, 4, sizeof(data)));
+  WEFT_ASSERT_OK(weft_device_queue_update(
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &one), data, buffer, 4, sizeof(data)));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 1));
   char out[sizeof(data)];
   weft_cts_read_buffer(buffer, 4, out, sizeof(out));
@@ -239,10 +174,10 @@ static void update_copies_source_at_call(void** state) {
   // Mutate and free the source before the update may run.
   memset(source, 0x00, 64);
   free(source);
-  assert_int_equal(query_value(done), 0);
+  assert_int_equal(weft_cts_query_value(done), 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(done, 1));
-  assert_words(buffer, 0, 16, 0xABABABABu);
+  weft_cts_assert_words(cts, buffer, 0, 16, 0xABABABABu);
   weft_semaphore_release(gate);
   weft_semaphore_release(done);
   weft_buffer_release(buffer);
@@ -254,15 +189,15 @@ static void copy_basic(void** state) {
   weft_buffer_t* target = weft_cts_allocate_buffer(cts, 128);
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t values[2] = {1, 2};
-  fill_u32(cts, empty_list(), weft_cts_list1(&semaphore, &values[0]), source, 0,
-           128, 0x01020304u);
+  fill_u32(cts, weft_semaphore_list_empty(),
+           weft_cts_list1(&semaphore, &values[0]), source, 0, 128, 0x01020304u);
   WEFT_ASSERT_OK(weft_device_queue_copy(
       cts->device, ANY, weft_cts_list1(&semaphore, &values[0]),
       weft_cts_list1(&semaphore, &values[1]), source, 32, target, 64, 32));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 2));
-  assert_words(target, 0, 16, 0);
-  assert_words(target, 64, 8, 0x01020304u);
-  assert_words(target, 96, 8, 0);
+  weft_cts_assert_words(cts, target, 0, 16, 0);
+  weft_cts_assert_words(cts, target, 64, 8, 0x01020304u);
+  weft_cts_assert_words(cts, target, 96, 8, 0);
   weft_semaphore_release(semaphore);
   weft_buffer_release(source);
   weft_buffer_release(target);
@@ -274,13 +209,13 @@ static void copy_within_one_allocation(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t values[2] = {1, 2};
-  fill_u32(cts, empty_list(), weft_cts_list1(&semaphore, &values[0]), buffer, 0,
-           32, 0x5A5A5A5Au);
+  fill_u32(cts, weft_semaphore_list_empty(),
+           weft_cts_list1(&semaphore, &values[0]), buffer, 0, 32, 0x5A5A5A5Au);
   WEFT_ASSERT_OK(weft_device_queue_copy(
       cts->device, ANY, weft_cts_list1(&semaphore, &values[0]),
       weft_cts_list1(&semaphore, &values[1]), buffer, 0, buffer, 32, 32));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 2));
-  assert_words(buffer, 0, 16, 0x5A5A5A5Au);
+  weft_cts_assert_words(cts, buffer, 0, 16, 0x5A5A5A5Au);
   weft_semaphore_release(semaphore);
   weft_buffer_release(buffer);
 }
@@ -289,12 +224,14 @@ static void barrier_signals(void** state) {
   weft_cts_t* cts = *state;
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
-  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY, empty_list(),
+  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
+                                           weft_semaphore_list_empty(),
                                            weft_cts_list1(&semaphore, &one)));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 1));
   // A barrier with no lists at all is accepted and does nothing visible.
-  WEFT_ASSERT_OK(
-      weft_device_queue_barrier(cts->device, ANY, empty_list(), empty_list()));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
+                                           weft_semaphore_list_empty(),
+                                           weft_semaphore_list_empty()));
   weft_semaphore_release(semaphore);
 }
 
@@ -315,17 +252,17 @@ static void barrier_joins_and_orders(void** state) {
   weft_semaphore_t* both[2] = {a, b};
   uint64_t both_values[2] = {1, 1};
   WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
-                                           make_list(2, both, both_values),
+                                           weft_cts_list(2, both, both_values),
                                            weft_cts_list1(&joined, &one)));
   fill_u32(cts, weft_cts_list1(&gate, &one), weft_cts_list1(&a, &one), source,
            0, 32, 0xAAAAAAAAu);
   fill_u32(cts, weft_cts_list1(&gate, &one), weft_cts_list1(&b, &one), source,
            32, 32, 0xBBBBBBBBu);
-  assert_int_equal(query_value(joined), 0);
+  assert_int_equal(weft_cts_query_value(joined), 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(joined, 2));
-  assert_words(target, 0, 8, 0xAAAAAAAAu);
-  assert_words(target, 32, 8, 0xBBBBBBBBu);
+  weft_cts_assert_words(cts, target, 0, 8, 0xAAAAAAAAu);
+  weft_cts_assert_words(cts, target, 32, 8, 0xBBBBBBBBu);
   weft_semaphore_release(a);
   weft_semaphore_release(b);
   weft_semaphore_release(joined);
@@ -353,12 +290,13 @@ static void chain_fill_copy_fill_reverse_submission(void** state) {
                              weft_cts_list1(&s, &v[2]), a, 0, b, 0, 64));
   fill_u32(cts, weft_cts_list1(&s, &v[0]), weft_cts_list1(&s, &v[1]), a, 0, 64,
            0x11111111u);
-  assert_int_equal(query_value(s), 0);
+  assert_int_equal(weft_cts_query_value(s), 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(s, 1));
   WEFT_ASSERT_OK(weft_cts_wait(s, 4));
-  assert_words(b, 0, 16, 0x11111111u);  // copied before the second fill
-  assert_words(a, 0, 8, 0x11111111u);
-  assert_words(a, 32, 8, 0x33333333u);
+  weft_cts_assert_words(cts, b, 0, 16,
+                        0x11111111u);  // copied before the second fill
+  weft_cts_assert_words(cts, a, 0, 8, 0x11111111u);
+  weft_cts_assert_words(cts, a, 32, 8, 0x33333333u);
   weft_semaphore_release(s);
   weft_buffer_release(a);
   weft_buffer_release(b);
@@ -373,14 +311,14 @@ static void wait_before_signal_host(void** state) {
   fill_u32(cts, weft_cts_list1(&wait, &five), weft_cts_list1(&signal, &one),
            buffer, 0, 16, 0xCAFEF00Du);
   // Not yet: the wait is at 0, then 4.
-  assert_int_equal(query_value(signal), 0);
-  assert_words(buffer, 0, 4, 0);
+  assert_int_equal(weft_cts_query_value(signal), 0);
+  weft_cts_assert_words(cts, buffer, 0, 4, 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(wait, 4));
-  assert_int_equal(query_value(signal), 0);
+  assert_int_equal(weft_cts_query_value(signal), 0);
   // Past the value counts as reached.
   WEFT_ASSERT_OK(weft_semaphore_signal(wait, 9));
   WEFT_ASSERT_OK(weft_cts_wait(signal, 1));
-  assert_words(buffer, 0, 4, 0xCAFEF00Du);
+  weft_cts_assert_words(cts, buffer, 0, 4, 0xCAFEF00Du);
   weft_semaphore_release(wait);
   weft_semaphore_release(signal);
   weft_buffer_release(buffer);
@@ -398,7 +336,7 @@ static void wait_before_signal_other_thread(void** state) {
   signaller_start(&signaller);
   WEFT_ASSERT_OK(weft_cts_wait(signal, 1));
   weft_thread_join(signaller.thread);
-  assert_words(buffer, 0, 4, 0x77777777u);
+  weft_cts_assert_words(cts, buffer, 0, 4, 0x77777777u);
   weft_semaphore_release(wait);
   weft_semaphore_release(signal);
   weft_buffer_release(buffer);
@@ -412,10 +350,11 @@ static void multiple_waits_all_required(void** state) {
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   uint64_t wanted[3] = {1, 2, 10};  // the third is already reached
   uint64_t one = 1;
-  WEFT_ASSERT_OK(weft_device_queue_barrier(
-      cts->device, ANY, make_list(3, s, wanted), weft_cts_list1(&done, &one)));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
+                                           weft_cts_list(3, s, wanted),
+                                           weft_cts_list1(&done, &one)));
   WEFT_ASSERT_OK(weft_semaphore_signal(s[1], 2));
-  assert_int_equal(query_value(done), 0);
+  assert_int_equal(weft_cts_query_value(done), 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(s[0], 1));
   WEFT_ASSERT_OK(weft_cts_wait(done, 1));
   for (int i = 0; i < 3; ++i) weft_semaphore_release(s[i]);
@@ -430,12 +369,13 @@ static void signal_list_several_semaphores(void** state) {
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   uint64_t values[3] = {1, 6, 100};
   uint64_t one = 1;
-  WEFT_ASSERT_OK(weft_device_queue_barrier(
-      cts->device, ANY, weft_cts_list1(&gate, &one), make_list(3, s, values)));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
+                                           weft_cts_list1(&gate, &one),
+                                           weft_cts_list(3, s, values)));
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   for (int i = 0; i < 3; ++i) {
     WEFT_ASSERT_OK(weft_cts_wait(s[i], values[i]));
-    assert_int_equal(query_value(s[i]), values[i]);
+    assert_int_equal(weft_cts_query_value(s[i]), values[i]);
   }
   for (int i = 0; i < 3; ++i) weft_semaphore_release(s[i]);
   weft_semaphore_release(gate);
@@ -477,11 +417,11 @@ static void long_parked_chain_released_by_one_signal(void** state) {
         cts->device, ANY, weft_cts_list1(&s, &values[i]),
         weft_cts_list1(&s, &values[i + 1])));
   }
-  assert_int_equal(query_value(s), 0);
+  assert_int_equal(weft_cts_query_value(s), 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(s, 1));
   WEFT_ASSERT_OK(weft_semaphore_wait(s, kCount + 1,
                                      weft_timeout_relative(120ll * 1000 * MS)));
-  assert_int_equal(query_value(s), kCount + 1);
+  assert_int_equal(weft_cts_query_value(s), kCount + 1);
   free(values);
   weft_semaphore_release(s);
 }
@@ -573,15 +513,16 @@ static void failed_wait_fails_signals_with_message(void** state) {
   weft_semaphore_t* waits[2] = {wait, other};
   uint64_t wait_values[2] = {1, 1};
   uint64_t signal_values[2] = {1, 1};
-  fill_u32(cts, make_list(2, waits, wait_values),
-           make_list(2, signal, signal_values), buffer, 0, 16, 0xFFFFFFFFu);
+  fill_u32(cts, weft_cts_list(2, waits, wait_values),
+           weft_cts_list(2, signal, signal_values), buffer, 0, 16, 0xFFFFFFFFu);
   // One wait fails; the other is never signalled: the op still completes.
   weft_semaphore_fail(wait, WEFT_STATUS(DATA_LOSS, "upstream lost tile 7"));
   for (int i = 0; i < 2; ++i) {
-    assert_status_message(weft_cts_wait(signal[i], 1), WEFT_STATUS_DATA_LOSS,
-                          "upstream lost tile 7");
+    weft_cts_assert_status_message(weft_cts_wait(signal[i], 1),
+                                   WEFT_STATUS_DATA_LOSS,
+                                   "upstream lost tile 7");
   }
-  assert_words(buffer, 0, 4, 0);  // the fill never ran
+  weft_cts_assert_words(cts, buffer, 0, 4, 0);  // the fill never ran
   weft_semaphore_release(wait);
   weft_semaphore_release(other);
   for (int i = 0; i < 2; ++i) weft_semaphore_release(signal[i]);
@@ -598,9 +539,9 @@ static void wait_on_already_failed_semaphore(void** state) {
   // Accepted (the failure is not a validation error) and fails its signals.
   fill_u32(cts, weft_cts_list1(&wait, &one), weft_cts_list1(&signal, &one),
            buffer, 0, 16, 0x12345678u);
-  assert_status_message(weft_cts_wait(signal, 1), WEFT_STATUS_ABORTED,
-                        "producer gave up");
-  assert_words(buffer, 0, 4, 0);
+  weft_cts_assert_status_message(weft_cts_wait(signal, 1), WEFT_STATUS_ABORTED,
+                                 "producer gave up");
+  weft_cts_assert_words(cts, buffer, 0, 4, 0);
   weft_semaphore_release(wait);
   weft_semaphore_release(signal);
   weft_buffer_release(buffer);
@@ -616,9 +557,9 @@ static void failure_propagates_down_a_chain(void** state) {
   uint64_t one = 1, two = 2;
   weft_buffer_t* transient = NULL;
   weft_buffer_params_t params = {0};
-  WEFT_ASSERT_OK(weft_device_queue_alloca(cts->device, ANY, empty_list(),
-                                          weft_cts_list1(&gate, &one), params,
-                                          64, &transient));
+  WEFT_ASSERT_OK(weft_device_queue_alloca(
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&gate, &one), params, 64, &transient));
   WEFT_ASSERT_OK(
       weft_device_queue_dealloca(cts->device, ANY, weft_cts_list1(&gate, &one),
                                  weft_cts_list1(&gate, &two), transient));
@@ -645,7 +586,7 @@ static void failure_propagates_down_a_chain(void** state) {
 
 // Checks that |signal| (a fresh semaphore at 0) was left untouched.
 static void assert_untouched(weft_semaphore_t* signal) {
-  assert_int_equal(query_value(signal), 0);
+  assert_int_equal(weft_cts_query_value(signal), 0);
 }
 
 static void validation_fill_out_of_range(void** state) {
@@ -654,14 +595,16 @@ static void validation_fill_out_of_range(void** state) {
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   uint32_t pattern = 1;
-  assert_status_contains(weft_device_queue_fill(cts->device, ANY, empty_list(),
-                                                weft_cts_list1(&signal, &one),
-                                                buffer, 256, 256, &pattern, 4),
-                         WEFT_STATUS_OUT_OF_RANGE, "queue_fill");
-  assert_status_contains(weft_device_queue_fill(cts->device, ANY, empty_list(),
-                                                weft_cts_list1(&signal, &one),
-                                                buffer, 64, 128, &pattern, 4),
-                         WEFT_STATUS_OUT_OF_RANGE, "128 bytes");
+  weft_cts_assert_status_contains(
+      weft_device_queue_fill(cts->device, ANY, weft_semaphore_list_empty(),
+                             weft_cts_list1(&signal, &one), buffer, 256, 256,
+                             &pattern, 4),
+      WEFT_STATUS_OUT_OF_RANGE, "queue_fill");
+  weft_cts_assert_status_contains(
+      weft_device_queue_fill(cts->device, ANY, weft_semaphore_list_empty(),
+                             weft_cts_list1(&signal, &one), buffer, 64, 128,
+                             &pattern, 4),
+      WEFT_STATUS_OUT_OF_RANGE, "128 bytes");
   assert_untouched(signal);
   weft_semaphore_release(signal);
   weft_buffer_release(buffer);
@@ -673,23 +616,26 @@ static void validation_fill_bad_pattern(void** state) {
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   uint32_t pattern = 1;
-  assert_status_contains(weft_device_queue_fill(cts->device, ANY, empty_list(),
-                                                weft_cts_list1(&signal, &one),
-                                                buffer, 0, 12, &pattern, 3),
-                         WEFT_STATUS_INVALID_ARGUMENT, "queue_fill");
+  weft_cts_assert_status_contains(
+      weft_device_queue_fill(cts->device, ANY, weft_semaphore_list_empty(),
+                             weft_cts_list1(&signal, &one), buffer, 0, 12,
+                             &pattern, 3),
+      WEFT_STATUS_INVALID_ARGUMENT, "queue_fill");
   // Misaligned offset and length for a 4-byte pattern.
+  WEFT_ASSERT_STATUS(
+      INVALID_ARGUMENT,
+      weft_device_queue_fill(cts->device, ANY, weft_semaphore_list_empty(),
+                             weft_cts_list1(&signal, &one), buffer, 2, 8,
+                             &pattern, 4));
+  WEFT_ASSERT_STATUS(
+      INVALID_ARGUMENT,
+      weft_device_queue_fill(cts->device, ANY, weft_semaphore_list_empty(),
+                             weft_cts_list1(&signal, &one), buffer, 0, 6,
+                             &pattern, 4));
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
-                     weft_device_queue_fill(cts->device, ANY, empty_list(),
-                                            weft_cts_list1(&signal, &one),
-                                            buffer, 2, 8, &pattern, 4));
-  WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
-                     weft_device_queue_fill(cts->device, ANY, empty_list(),
-                                            weft_cts_list1(&signal, &one),
-                                            buffer, 0, 6, &pattern, 4));
-  WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
-                     weft_device_queue_fill(cts->device, ANY, empty_list(),
-                                            weft_cts_list1(&signal, &one),
-                                            buffer, 0, 8, NULL, 4));
+                     weft_device_queue_fill(
+                         cts->device, ANY, weft_semaphore_list_empty(),
+                         weft_cts_list1(&signal, &one), buffer, 0, 8, NULL, 4));
   assert_untouched(signal);
   weft_semaphore_release(signal);
   weft_buffer_release(buffer);
@@ -697,34 +643,34 @@ static void validation_fill_bad_pattern(void** state) {
 
 static void validation_missing_usage(void** state) {
   weft_cts_t* cts = *state;
-  weft_buffer_params_t params = {0};
-  params.usage =
-      WEFT_BUFFER_USAGE_TRANSFER_SOURCE | WEFT_BUFFER_USAGE_MAPPING_SCOPED;
-  weft_buffer_t* source_only = NULL;
-  WEFT_ASSERT_OK(
-      weft_device_allocate_buffer(cts->device, params, 64, &source_only));
+  weft_buffer_t* source_only = weft_cts_allocate_buffer_with_params(
+      cts,
+      (weft_buffer_params_t){.usage = WEFT_BUFFER_USAGE_TRANSFER_SOURCE |
+                                      WEFT_BUFFER_USAGE_MAPPING_SCOPED},
+      64);
   weft_buffer_t* other = weft_cts_allocate_buffer(cts, 64);
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   uint32_t pattern = 9;
-  assert_status_contains(
-      weft_device_queue_fill(cts->device, ANY, empty_list(),
+  weft_cts_assert_status_contains(
+      weft_device_queue_fill(cts->device, ANY, weft_semaphore_list_empty(),
                              weft_cts_list1(&signal, &one), source_only, 0, 64,
                              &pattern, 4),
       WEFT_STATUS_PERMISSION_DENIED, "TRANSFER_TARGET");
-  assert_status_contains(
-      weft_device_queue_update(cts->device, ANY, empty_list(),
+  weft_cts_assert_status_contains(
+      weft_device_queue_update(cts->device, ANY, weft_semaphore_list_empty(),
                                weft_cts_list1(&signal, &one), &pattern,
                                source_only, 0, 4),
       WEFT_STATUS_PERMISSION_DENIED, "queue_update");
-  assert_status_contains(weft_device_queue_copy(cts->device, ANY, empty_list(),
-                                                weft_cts_list1(&signal, &one),
-                                                other, 0, source_only, 0, 64),
-                         WEFT_STATUS_PERMISSION_DENIED, "queue_copy");
+  weft_cts_assert_status_contains(
+      weft_device_queue_copy(cts->device, ANY, weft_semaphore_list_empty(),
+                             weft_cts_list1(&signal, &one), other, 0,
+                             source_only, 0, 64),
+      WEFT_STATUS_PERMISSION_DENIED, "queue_copy");
   // The permitted direction works.
-  WEFT_ASSERT_OK(weft_device_queue_copy(cts->device, ANY, empty_list(),
-                                        weft_cts_list1(&signal, &one),
-                                        source_only, 0, other, 0, 64));
+  WEFT_ASSERT_OK(weft_device_queue_copy(
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&signal, &one), source_only, 0, other, 0, 64));
   WEFT_ASSERT_OK(weft_cts_wait(signal, 1));
   weft_semaphore_release(signal);
   weft_buffer_release(source_only);
@@ -737,15 +683,17 @@ static void validation_copy_overlap_and_range(void** state) {
   weft_buffer_t* small = weft_cts_allocate_buffer(cts, 16);
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
-  assert_status_contains(weft_device_queue_copy(cts->device, ANY, empty_list(),
-                                                weft_cts_list1(&signal, &one),
-                                                buffer, 0, buffer, 16, 32),
-                         WEFT_STATUS_INVALID_ARGUMENT, "queue_copy");
+  weft_cts_assert_status_contains(
+      weft_device_queue_copy(cts->device, ANY, weft_semaphore_list_empty(),
+                             weft_cts_list1(&signal, &one), buffer, 0, buffer,
+                             16, 32),
+      WEFT_STATUS_INVALID_ARGUMENT, "queue_copy");
   // A whole-buffer source length that does not fit the target.
-  WEFT_ASSERT_STATUS(OUT_OF_RANGE, weft_device_queue_copy(
-                                       cts->device, ANY, empty_list(),
-                                       weft_cts_list1(&signal, &one), buffer, 0,
-                                       small, 0, WEFT_WHOLE_BUFFER));
+  WEFT_ASSERT_STATUS(
+      OUT_OF_RANGE,
+      weft_device_queue_copy(cts->device, ANY, weft_semaphore_list_empty(),
+                             weft_cts_list1(&signal, &one), buffer, 0, small, 0,
+                             WEFT_WHOLE_BUFFER));
   assert_untouched(signal);
   weft_semaphore_release(signal);
   weft_buffer_release(buffer);
@@ -757,41 +705,43 @@ static void validation_lists_affinity_and_args(void** state) {
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   weft_semaphore_t* null_semaphore = NULL;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_queue_barrier(cts->device, ANY,
                                 weft_cts_list1(&null_semaphore, &one),
                                 weft_cts_list1(&signal, &one)),
-      WEFT_STATUS_INVALID_ARGUMENT, "queue_barrier: wait_list.semaphores[0] is NULL");
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "queue_barrier: wait_list.semaphores[0] is NULL");
   weft_semaphore_t* signals[2] = {signal, NULL};
   uint64_t values[2] = {1, 1};
-  assert_status_contains(
-      weft_device_queue_barrier(cts->device, ANY, empty_list(),
-                                make_list(2, signals, values)),
+  weft_cts_assert_status_contains(
+      weft_device_queue_barrier(cts->device, ANY, weft_semaphore_list_empty(),
+                                weft_cts_list(2, signals, values)),
       WEFT_STATUS_INVALID_ARGUMENT, "signal_list.semaphores[1] is NULL");
-  assert_status_contains(
-      weft_device_queue_barrier(cts->device, ANY, empty_list(),
-                                make_list(1, NULL, values)),
+  weft_cts_assert_status_contains(
+      weft_device_queue_barrier(cts->device, ANY, weft_semaphore_list_empty(),
+                                weft_cts_list(1, NULL, values)),
       WEFT_STATUS_INVALID_ARGUMENT, "NULL");
-  assert_status_contains(
-      weft_device_queue_barrier(cts->device, 0, empty_list(),
+  weft_cts_assert_status_contains(
+      weft_device_queue_barrier(cts->device, 0, weft_semaphore_list_empty(),
                                 weft_cts_list1(&signal, &one)),
       WEFT_STATUS_INVALID_ARGUMENT, "affinity");
   weft_buffer_t* buffer = NULL;
   WEFT_ASSERT_STATUS(
       INVALID_ARGUMENT,
-      weft_device_queue_alloca(cts->device, ANY, empty_list(),
+      weft_device_queue_alloca(cts->device, ANY, weft_semaphore_list_empty(),
                                weft_cts_list1(&signal, &one),
                                (weft_buffer_params_t){0}, 0, &buffer));
   assert_null(buffer);
   WEFT_ASSERT_STATUS(
       INVALID_ARGUMENT,
-      weft_device_queue_dealloca(cts->device, ANY, empty_list(),
+      weft_device_queue_dealloca(cts->device, ANY, weft_semaphore_list_empty(),
                                  weft_cts_list1(&signal, &one), NULL));
   if (strcmp(weft_device_driver_name(cts->device), "local-sync") == 0) {
     // local-sync only deallocas buffers its own alloca returned.
     weft_buffer_t* heap = weft_cts_allocate_buffer(cts, 16);
-    assert_status_contains(
-        weft_device_queue_dealloca(cts->device, ANY, empty_list(),
+    weft_cts_assert_status_contains(
+        weft_device_queue_dealloca(cts->device, ANY,
+                                   weft_semaphore_list_empty(),
                                    weft_cts_list1(&signal, &one), heap),
         WEFT_STATUS_INVALID_ARGUMENT, "not returned by queue_alloca");
     weft_buffer_release(heap);
@@ -809,13 +759,13 @@ static void validation_host_call(void** state) {
   weft_cts_t* cts = *state;
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
-  assert_status_contains(
-      weft_device_queue_host_call(cts->device, ANY, empty_list(),
+  weft_cts_assert_status_contains(
+      weft_device_queue_host_call(cts->device, ANY, weft_semaphore_list_empty(),
                                   weft_cts_list1(&signal, &one), NULL, NULL,
                                   NULL, 0),
       WEFT_STATUS_INVALID_ARGUMENT, "queue_host_call");
-  assert_status_contains(
-      weft_device_queue_host_call(cts->device, ANY, empty_list(),
+  weft_cts_assert_status_contains(
+      weft_device_queue_host_call(cts->device, ANY, weft_semaphore_list_empty(),
                                   weft_cts_list1(&signal, &one), noop_host_call,
                                   NULL, NULL, 0x80),
       WEFT_STATUS_INVALID_ARGUMENT, "flags");
@@ -847,7 +797,7 @@ typedef struct host_call_probe_t {
 static weft_status_t probe_host_call(void* user_data, const uint64_t args[4],
                                      const weft_host_call_context_t* context) {
   host_call_probe_t* probe = (host_call_probe_t*)user_data;
-  probe->seen_value = query_value(probe->signal);
+  probe->seen_value = weft_cts_query_value(probe->signal);
   memcpy(probe->args, args, sizeof(probe->args));
   probe->fence_count = weft_fence_count(context->signal_fence);
   probe->device = context->device;
@@ -906,8 +856,9 @@ static void host_call_non_blocking_signals_before(void** state) {
   probe.result = WEFT_STATUS(INTERNAL, "ignored");
   uint64_t one = 1;
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      cts->device, ANY, empty_list(), weft_cts_list1(&probe.signal, &one),
-      probe_host_call, &probe, NULL, WEFT_HOST_CALL_FLAG_NON_BLOCKING));
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&probe.signal, &one), probe_host_call, &probe, NULL,
+      WEFT_HOST_CALL_FLAG_NON_BLOCKING));
   WEFT_ASSERT_OK(weft_cts_wait(probe.signal, 1));
   // On a threaded driver the call may still be running after the signal.
   assert_true(wait_for_call(&probe));
@@ -954,15 +905,16 @@ static void host_call_deferred_signals_later(void** state) {
   weft_semaphore_t* signals[2] = {probe.signal, second};
   uint64_t values[2] = {3, 4};
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      cts->device, ANY, empty_list(), make_list(2, signals, values),
-      deferred_host_call, &probe, NULL, WEFT_HOST_CALL_FLAG_NONE));
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list(2, signals, values), deferred_host_call, &probe, NULL,
+      WEFT_HOST_CALL_FLAG_NONE));
   // Wait for the call to have happened, then check nothing was signalled.
   assert_true(wait_for_call(&probe));
   assert_non_null(probe.thread);
   WEFT_ASSERT_STATUS(
       DEADLINE_EXCEEDED,
       weft_semaphore_wait(probe.signal, 3, weft_timeout_relative(5 * MS)));
-  assert_int_equal(query_value(second), 0);
+  assert_int_equal(weft_cts_query_value(second), 0);
   // Release: the thread signals the fence.
   weft_atomic_store(&probe.release_thread, 1, memory_order_release);
   WEFT_ASSERT_OK(weft_cts_wait(probe.signal, 3));
@@ -982,12 +934,15 @@ static void host_call_error_fails_signals(void** state) {
   weft_semaphore_t* signals[2] = {probe.signal, second};
   uint64_t values[2] = {1, 1};
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      cts->device, ANY, empty_list(), make_list(2, signals, values),
-      probe_host_call, &probe, NULL, WEFT_HOST_CALL_FLAG_NONE));
-  assert_status_message(weft_cts_wait(probe.signal, 1), WEFT_STATUS_UNAVAILABLE,
-                        "the sensor is unplugged");
-  assert_status_message(weft_cts_wait(second, 1), WEFT_STATUS_UNAVAILABLE,
-                        "the sensor is unplugged");
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list(2, signals, values), probe_host_call, &probe, NULL,
+      WEFT_HOST_CALL_FLAG_NONE));
+  weft_cts_assert_status_message(weft_cts_wait(probe.signal, 1),
+                                 WEFT_STATUS_UNAVAILABLE,
+                                 "the sensor is unplugged");
+  weft_cts_assert_status_message(weft_cts_wait(second, 1),
+                                 WEFT_STATUS_UNAVAILABLE,
+                                 "the sensor is unplugged");
   weft_semaphore_release(probe.signal);
   weft_semaphore_release(second);
 }
@@ -1003,8 +958,8 @@ static void host_call_not_run_after_failed_wait(void** state) {
       weft_cts_list1(&probe.signal, &one), probe_host_call, &probe, NULL,
       WEFT_HOST_CALL_FLAG_NON_BLOCKING));
   weft_semaphore_fail(gate, WEFT_STATUS(CANCELLED, "job cancelled"));
-  assert_status_message(weft_cts_wait(probe.signal, 1), WEFT_STATUS_CANCELLED,
-                        "job cancelled");
+  weft_cts_assert_status_message(weft_cts_wait(probe.signal, 1),
+                                 WEFT_STATUS_CANCELLED, "job cancelled");
   assert_int_equal(call_count(&probe), 0);
   weft_semaphore_release(probe.signal);
   weft_semaphore_release(gate);
@@ -1020,15 +975,15 @@ static void alloca_use_dealloca(void** state) {
   uint64_t v[4] = {1, 2, 3, 4};
   weft_buffer_t* buffer = NULL;
   weft_buffer_params_t params = {0};
-  WEFT_ASSERT_OK(weft_device_queue_alloca(cts->device, ANY, empty_list(),
-                                          weft_cts_list1(&s, &v[0]), params,
-                                          256, &buffer));
+  WEFT_ASSERT_OK(weft_device_queue_alloca(
+      cts->device, ANY, weft_semaphore_list_empty(), weft_cts_list1(&s, &v[0]),
+      params, 256, &buffer));
   assert_non_null(buffer);
   assert_int_equal(weft_buffer_byte_length(buffer), 256);
   fill_u32(cts, weft_cts_list1(&s, &v[0]), weft_cts_list1(&s, &v[1]), buffer, 0,
            256, 0x600DF00Du);
   WEFT_ASSERT_OK(weft_cts_wait(s, 2));
-  assert_words(buffer, 0, 64, 0x600DF00Du);
+  weft_cts_assert_words(cts, buffer, 0, 64, 0x600DF00Du);
   WEFT_ASSERT_OK(weft_device_queue_dealloca(cts->device, ANY,
                                             weft_cts_list1(&s, &v[1]),
                                             weft_cts_list1(&s, &v[2]), buffer));
@@ -1054,8 +1009,8 @@ static void alloca_parked_commits_when_run(void** state) {
   // The handle exists at once, without memory.
   assert_non_null(buffer);
   uint32_t word = 0;
-  assert_status_contains(weft_buffer_map_read(buffer, 0, &word, 4),
-                         WEFT_STATUS_FAILED_PRECONDITION, "before");
+  weft_cts_assert_status_contains(weft_buffer_map_read(buffer, 0, &word, 4),
+                                  WEFT_STATUS_FAILED_PRECONDITION, "before");
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(ready, 1));
   WEFT_ASSERT_OK(weft_buffer_map_read(buffer, 0, &word, 4));
@@ -1094,7 +1049,7 @@ static void alloca_dealloca_cycles(void** state) {
   }
   WEFT_ASSERT_OK(weft_cts_wait(s, 40));
   for (uint32_t round = 0; round < 10; ++round) {
-    assert_words(out, round * 64, 16, 0x1000u + round);
+    weft_cts_assert_words(cts, out, round * 64, 16, 0x1000u + round);
   }
   weft_buffer_release(out);
   weft_semaphore_release(s);
@@ -1114,15 +1069,15 @@ static void errors_name_op_queue_and_device(void** state) {
   uint64_t one = 1, two = 2;
   weft_buffer_t* buffer = NULL;
   weft_buffer_params_t params = {0};
-  WEFT_ASSERT_OK(weft_device_queue_alloca(cts->device, ANY, empty_list(),
-                                          weft_cts_list1(&s, &one), params, 64,
-                                          &buffer));
+  WEFT_ASSERT_OK(
+      weft_device_queue_alloca(cts->device, ANY, weft_semaphore_list_empty(),
+                               weft_cts_list1(&s, &one), params, 64, &buffer));
   WEFT_ASSERT_OK(weft_device_queue_dealloca(cts->device, ANY,
                                             weft_cts_list1(&s, &one),
                                             weft_cts_list1(&s, &two), buffer));
   // The fill meets a decommitted buffer; the barrier waits on the fill.
-  fill_u32(cts, weft_cts_list1(&s, &two), weft_cts_list1(&filled, &one),
-           buffer, 0, 64, 5);
+  fill_u32(cts, weft_cts_list1(&s, &two), weft_cts_list1(&filled, &one), buffer,
+           0, 64, 5);
   WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
                                            weft_cts_list1(&filled, &one),
                                            weft_cts_list1(&after, &one)));
@@ -1165,21 +1120,22 @@ static void use_after_dealloca_fails_signals(void** state) {
   uint64_t one = 1, two = 2;
   weft_buffer_t* buffer = NULL;
   weft_buffer_params_t params = {0};
-  WEFT_ASSERT_OK(weft_device_queue_alloca(cts->device, ANY, empty_list(),
-                                          weft_cts_list1(&s, &one), params, 64,
-                                          &buffer));
+  WEFT_ASSERT_OK(
+      weft_device_queue_alloca(cts->device, ANY, weft_semaphore_list_empty(),
+                               weft_cts_list1(&s, &one), params, 64, &buffer));
   WEFT_ASSERT_OK(weft_device_queue_dealloca(cts->device, ANY,
                                             weft_cts_list1(&s, &one),
                                             weft_cts_list1(&s, &two), buffer));
   WEFT_ASSERT_OK(weft_cts_wait(s, 2));
   fill_u32(cts, weft_cts_list1(&s, &two), weft_cts_list1(&signal, &one), buffer,
            0, 64, 5);
-  assert_status_contains(weft_cts_wait(signal, 1),
-                         WEFT_STATUS_FAILED_PRECONDITION, "dealloca");
+  weft_cts_assert_status_contains(weft_cts_wait(signal, 1),
+                                  WEFT_STATUS_FAILED_PRECONDITION, "dealloca");
   // A second dealloca fails its signals the same way.
   weft_semaphore_t* signal2 = weft_cts_create_semaphore(cts, 0);
-  WEFT_ASSERT_OK(weft_device_queue_dealloca(
-      cts->device, ANY, empty_list(), weft_cts_list1(&signal2, &one), buffer));
+  WEFT_ASSERT_OK(
+      weft_device_queue_dealloca(cts->device, ANY, weft_semaphore_list_empty(),
+                                 weft_cts_list1(&signal2, &one), buffer));
   WEFT_ASSERT_STATUS(FAILED_PRECONDITION, weft_cts_wait(signal2, 1));
   weft_buffer_release(buffer);
   weft_semaphore_release(s);
@@ -1202,9 +1158,9 @@ static void read_write_memory_file(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
   weft_semaphore_t* s = weft_cts_create_semaphore(cts, 0);
   uint64_t v[3] = {1, 2, 3};
-  WEFT_ASSERT_OK(weft_device_queue_read(cts->device, ANY, empty_list(),
-                                        weft_cts_list1(&s, &v[0]), file, 32,
-                                        buffer, 0, 64));
+  WEFT_ASSERT_OK(weft_device_queue_read(
+      cts->device, ANY, weft_semaphore_list_empty(), weft_cts_list1(&s, &v[0]),
+      file, 32, buffer, 0, 64));
   fill_u32(cts, weft_cts_list1(&s, &v[0]), weft_cts_list1(&s, &v[1]), buffer, 0,
            4, 0xEEEEEEEEu);
   WEFT_ASSERT_OK(weft_device_queue_write(
@@ -1215,10 +1171,11 @@ static void read_write_memory_file(void** state) {
   for (int i = 4; i < 8; ++i) assert_int_equal(memory[i], 32 + i);
   // Reading past the end of the file is a synchronous OUT_OF_RANGE.
   weft_semaphore_t* untouched = weft_cts_create_semaphore(cts, 0);
-  WEFT_ASSERT_STATUS(OUT_OF_RANGE,
-                     weft_device_queue_read(cts->device, ANY, empty_list(),
-                                            weft_cts_list1(&untouched, &v[0]),
-                                            file, 100, buffer, 0, 64));
+  WEFT_ASSERT_STATUS(
+      OUT_OF_RANGE,
+      weft_device_queue_read(cts->device, ANY, weft_semaphore_list_empty(),
+                             weft_cts_list1(&untouched, &v[0]), file, 100,
+                             buffer, 0, 64));
   assert_untouched(untouched);
   weft_semaphore_release(untouched);
   weft_semaphore_release(s);
@@ -1297,9 +1254,9 @@ static void execute_command_buffer_with_binding_table(void** state) {
   weft_command_buffer_release(command_buffer);
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(s, 1));
-  assert_words(a, 0, 16, 0x0F0F0F0Fu);
-  assert_words(b, 0, 8, 0);
-  assert_words(b, 32, 8, 0x0F0F0F0Fu);
+  weft_cts_assert_words(cts, a, 0, 16, 0x0F0F0F0Fu);
+  weft_cts_assert_words(cts, b, 0, 8, 0);
+  weft_cts_assert_words(cts, b, 32, 8, 0x0F0F0F0Fu);
   // A missing table entry is a synchronous error.
   WEFT_ASSERT_OK(weft_command_buffer_create(
       cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY,
@@ -1310,10 +1267,11 @@ static void execute_command_buffer_with_binding_table(void** state) {
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   weft_binding_table_t empty_table = {0, NULL};
   weft_semaphore_t* untouched = weft_cts_create_semaphore(cts, 0);
-  WEFT_ASSERT_STATUS(OUT_OF_RANGE,
-                     weft_device_queue_execute(cts->device, ANY, empty_list(),
-                                               weft_cts_list1(&untouched, &one),
-                                               command_buffer, empty_table));
+  WEFT_ASSERT_STATUS(
+      OUT_OF_RANGE,
+      weft_device_queue_execute(cts->device, ANY, weft_semaphore_list_empty(),
+                                weft_cts_list1(&untouched, &one),
+                                command_buffer, empty_table));
   assert_untouched(untouched);
   weft_command_buffer_release(command_buffer);
   weft_semaphore_release(untouched);
@@ -1341,7 +1299,7 @@ static void parked_op_keeps_resources_alive(void** state) {
   weft_semaphore_release(done);
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(done, 1));
-  assert_words(target, 0, 16, 0);
+  weft_cts_assert_words(cts, target, 0, 16, 0);
   weft_buffer_release(target);
   weft_semaphore_release(gate);
   weft_semaphore_release(done);
@@ -1411,7 +1369,7 @@ static int64_t run_pipeline_failing_at(const char* device_string,
   }
   if (weft_status_is_ok(status)) {
     status = weft_device_queue_alloca(
-        device, ANY, empty_list(), weft_cts_list1(&t, &v[1]),
+        device, ANY, weft_semaphore_list_empty(), weft_cts_list1(&t, &v[1]),
         (weft_buffer_params_t){0}, 64, &transient);
   }
   if (weft_status_is_ok(status)) {
