@@ -217,6 +217,15 @@ void weft_cts_fill_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
       weft_buffer_map_fill(buffer, offset, length, pattern, pattern_length));
 }
 
+void weft_cts_queue_fill_u32(weft_cts_t* cts, weft_semaphore_list_t wait_list,
+                             weft_semaphore_list_t signal_list,
+                             weft_buffer_t* buffer, weft_device_size_t offset,
+                             weft_device_size_t length, uint32_t pattern) {
+  WEFT_ASSERT_OK(weft_device_queue_fill(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                        wait_list, signal_list, buffer, offset,
+                                        length, &pattern, 4));
+}
+
 weft_buffer_t* weft_cts_allocate_filled_buffer(weft_cts_t* cts,
                                                weft_device_size_t length,
                                                const void* pattern,

@@ -126,6 +126,12 @@ void weft_cts_write_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
 void weft_cts_fill_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
                           weft_device_size_t offset, weft_device_size_t length,
                           const void* pattern, uint32_t pattern_length);
+// Submits a queue fill of [offset, offset + length) of |buffer| with the
+// word |pattern| on any queue (asserting the submit is OK).
+void weft_cts_queue_fill_u32(weft_cts_t* cts, weft_semaphore_list_t wait_list,
+                             weft_semaphore_list_t signal_list,
+                             weft_buffer_t* buffer, weft_device_size_t offset,
+                             weft_device_size_t length, uint32_t pattern);
 // Allocates a buffer as weft_cts_allocate_buffer does and fills all of it
 // with the 1, 2 or 4 byte |pattern|.
 weft_buffer_t* weft_cts_allocate_filled_buffer(weft_cts_t* cts,
