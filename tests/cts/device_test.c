@@ -354,22 +354,22 @@ static void device_release_with_everything_let_go(void** state) {
   assert_int_equal(weft_cts_counting_allocator_live(&counter), 0);
 }
 
-// A host call that says it started, then waits (bounded) for the test to
-// say the device is being released.
+// A host call that signals |started|, then waits (bounded) for the test to
+// signal |releasing| as it releases the device.
 typedef struct running_call_t {
-  _Atomic(int) started;
-  _Atomic(int) releasing;
+  weft_semaphore_t* started;
+  weft_semaphore_t* releasing;
   _Atomic(int) finished;
 } running_call_t;
 
 static weft_status_t running_call(void* user_data, const uint64_t args[4],
                                   const weft_host_call_context_t* context) {
   running_call_t* call = (running_call_t*)user_data;
-  atomic_store(&call->started, 1);
-  weft_time_t deadline = weft_time_now() + 2000ll * 1000 * 1000;
-  while (!atomic_load(&call->releasing) && weft_time_now() < deadline) {
-    weft_sleep_until(weft_time_now() + 100 * 1000);
-  }
+  weft_status_ignore(weft_semaphore_signal(call->started, 1));
+  // Should the test never say so, the call still ends (and the case fails
+  // on |finished| coming too early).
+  weft_status_ignore(weft_semaphore_wait(
+      call->releasing, 1, weft_timeout_relative(2000ll * 1000 * 1000)));
   // Still running a little after the release began.
   weft_sleep_until(weft_time_now() + 20ll * 1000 * 1000);
   atomic_store(&call->finished, 1);
@@ -392,8 +392,8 @@ static void device_release_lets_running_ops_finish(void** state) {
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   running_call_t call;
-  atomic_init(&call.started, 0);
-  atomic_init(&call.releasing, 0);
+  call.started = weft_cts_create_semaphore(cts, 0);
+  call.releasing = weft_cts_create_semaphore(cts, 0);
   atomic_init(&call.finished, 0);
   uint64_t one = 1;
   WEFT_ASSERT_OK(weft_device_queue_host_call(
@@ -402,13 +402,14 @@ static void device_release_lets_running_ops_finish(void** state) {
       WEFT_HOST_CALL_FLAG_NONE));
   pthread_t thread;
   assert_int_equal(pthread_create(&thread, NULL, signal_gate_thread, gate), 0);
-  while (!atomic_load(&call.started))
-    weft_sleep_until(weft_time_now() + 100000);
-  atomic_store(&call.releasing, 1);
+  WEFT_ASSERT_OK(weft_cts_wait(call.started, 1));
+  WEFT_ASSERT_OK(weft_semaphore_signal(call.releasing, 1));
   weft_device_release(device);
   WEFT_ASSERT_OK(weft_cts_wait(done, 1));
   assert_int_equal(atomic_load(&call.finished), 1);
   pthread_join(thread, NULL);
+  weft_semaphore_release(call.started);
+  weft_semaphore_release(call.releasing);
   weft_semaphore_release(gate);
   weft_semaphore_release(done);
   // The op's thread lets go of the device after it signalled.

@@ -17,21 +17,52 @@
 //===----------------------------------------------------------------------===//
 
 typedef struct host_call_probe_t {
+  // The op's first signal semaphore (the call reads its value).
   weft_semaphore_t* signal;
   uint64_t signal_value;
-  // What the call saw; published by |call_count| (the call may run on a
-  // queue thread).
+  // Signalled to 1 by the call once it has recorded what it saw: a wait on
+  // it publishes the fields below to the test body (the call may run on a
+  // queue thread, and a non-blocking one after its op signalled).
+  weft_semaphore_t* called;
+  // Counts the calls: more than one is a bug the cases check for.
   weft_atomic_int32_t call_count;
   uint64_t seen_value;
   uint64_t args[4];
   uint32_t fence_count;
   weft_device_t* device;
-  // DEFERRED mode: the thread that signals the fence later.
+  // DEFERRED mode: a thread signals |fence| once the test signals
+  // |release|.
   weft_fence_t* fence;
   weft_thread_t* thread;
-  weft_atomic_int32_t release_thread;
+  weft_semaphore_t* release;
   weft_status_t result;  // returned by the call (ownership passes)
 } host_call_probe_t;
+
+static void probe_initialize(weft_cts_t* cts, host_call_probe_t* probe) {
+  memset(probe, 0, sizeof(*probe));
+  probe->signal = weft_cts_create_semaphore(cts, 0);
+  probe->signal_value = 1;
+  probe->called = weft_cts_create_semaphore(cts, 0);
+  probe->release = weft_cts_create_semaphore(cts, 0);
+}
+
+static void probe_deinitialize(host_call_probe_t* probe) {
+  weft_semaphore_release(probe->signal);
+  weft_semaphore_release(probe->called);
+  weft_semaphore_release(probe->release);
+}
+
+// The last thing a call does with |probe|: count itself and signal
+// |called|, after which the test may let go of the probe (the call holds
+// its own reference to the semaphore meanwhile).
+static void probe_mark_called(host_call_probe_t* probe) {
+  weft_semaphore_t* called = probe->called;
+  weft_semaphore_retain(called);
+  weft_atomic_fetch_add(&probe->call_count, 1, memory_order_relaxed);
+  // A second call finds it at 1 already: call_count says so.
+  weft_status_ignore(weft_semaphore_signal(called, 1));
+  weft_semaphore_release(called);
+}
 
 static weft_status_t probe_host_call(void* user_data, const uint64_t args[4],
                                      const weft_host_call_context_t* context) {
@@ -42,24 +73,13 @@ static weft_status_t probe_host_call(void* user_data, const uint64_t args[4],
   probe->device = context->device;
   weft_status_t result = probe->result;
   probe->result = WEFT_OK;
-  // Release: publishes what the call saw to the test body.
-  weft_atomic_fetch_add(&probe->call_count, 1, memory_order_release);
+  probe_mark_called(probe);
   return result;
 }
 
-// Returns the number of calls seen so far (acquiring what they recorded).
+// The number of calls seen so far.
 static int32_t call_count(host_call_probe_t* probe) {
-  // Acquire: pairs with the release in the call.
-  return weft_atomic_load(&probe->call_count, memory_order_acquire);
-}
-
-// Polls (up to 10 s) until the probe saw one call.
-static bool wait_for_call(host_call_probe_t* probe) {
-  weft_time_t deadline = weft_time_now() + 10000 * MS;
-  while (call_count(probe) == 0 && weft_time_now() < deadline) {
-    weft_sleep_until(weft_time_now() + MS / 10);
-  }
-  return call_count(probe) == 1;
+  return weft_atomic_load(&probe->call_count, memory_order_relaxed);
 }
 
 //===----------------------------------------------------------------------===//
@@ -68,9 +88,8 @@ static bool wait_for_call(host_call_probe_t* probe) {
 
 static void host_call_blocking_signals_after(void** state) {
   weft_cts_t* cts = *state;
-  host_call_probe_t probe = {0};
-  probe.signal = weft_cts_create_semaphore(cts, 0);
-  probe.signal_value = 1;
+  host_call_probe_t probe;
+  probe_initialize(cts, &probe);
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   const uint64_t args[4] = {10, 20, 30, 40};
@@ -86,15 +105,14 @@ static void host_call_blocking_signals_after(void** state) {
   assert_memory_equal(probe.args, args, sizeof(args));
   assert_int_equal(probe.fence_count, 1);
   assert_ptr_equal(probe.device, cts->device);
-  weft_semaphore_release(probe.signal);
+  probe_deinitialize(&probe);
   weft_semaphore_release(gate);
 }
 
 static void host_call_non_blocking_signals_before(void** state) {
   weft_cts_t* cts = *state;
-  host_call_probe_t probe = {0};
-  probe.signal = weft_cts_create_semaphore(cts, 0);
-  probe.signal_value = 1;
+  host_call_probe_t probe;
+  probe_initialize(cts, &probe);
   // The call's error is dropped in this mode.
   probe.result = WEFT_STATUS(INTERNAL, "ignored");
   uint64_t one = 1;
@@ -104,19 +122,22 @@ static void host_call_non_blocking_signals_before(void** state) {
       WEFT_HOST_CALL_FLAG_NON_BLOCKING));
   WEFT_ASSERT_OK(weft_cts_wait(probe.signal, 1));
   // On a threaded driver the call may still be running after the signal.
-  assert_true(wait_for_call(&probe));
+  WEFT_ASSERT_OK(weft_cts_wait(probe.called, 1));
+  assert_int_equal(call_count(&probe), 1);
   assert_int_equal(probe.seen_value, 1);  // signalled before the call ran
   for (int i = 0; i < 4; ++i) assert_int_equal(probe.args[i], 0);  // NULL
-  weft_semaphore_release(probe.signal);
+  probe_deinitialize(&probe);
 }
 
+// Signals the fence the deferred call took over once the test says so
+// (failing it instead should the test not say so within 10 s).
 static int deferred_signaller_main(void* user_data) {
   host_call_probe_t* probe = (host_call_probe_t*)user_data;
-  // Acquire: pairs with the release store of the test body.
-  while (!weft_atomic_load(&probe->release_thread, memory_order_acquire)) {
-    weft_thread_yield();
+  weft_status_t status = weft_cts_wait(probe->release, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_fence_signal(probe->fence);
   }
-  weft_status_ignore(weft_fence_signal(probe->fence));
+  if (!weft_status_is_ok(status)) weft_fence_fail(probe->fence, status);
   weft_fence_release(probe->fence);
   return 0;
 }
@@ -135,15 +156,14 @@ static weft_status_t deferred_host_call(
     weft_fence_release(probe->fence);
     return status;
   }
-  // Release: publishes |thread| to the test body.
-  weft_atomic_fetch_add(&probe->call_count, 1, memory_order_release);
+  probe_mark_called(probe);
   return weft_status_from_code(WEFT_STATUS_DEFERRED);
 }
 
 static void host_call_deferred_signals_later(void** state) {
   weft_cts_t* cts = *state;
-  host_call_probe_t probe = {0};
-  probe.signal = weft_cts_create_semaphore(cts, 0);
+  host_call_probe_t probe;
+  probe_initialize(cts, &probe);
   weft_semaphore_t* second = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* signals[2] = {probe.signal, second};
   uint64_t values[2] = {3, 4};
@@ -152,26 +172,26 @@ static void host_call_deferred_signals_later(void** state) {
       weft_cts_list(2, signals, values), deferred_host_call, &probe, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
   // Wait for the call to have happened, then check nothing was signalled.
-  assert_true(wait_for_call(&probe));
+  WEFT_ASSERT_OK(weft_cts_wait(probe.called, 1));
   assert_non_null(probe.thread);
   WEFT_ASSERT_STATUS(
       DEADLINE_EXCEEDED,
       weft_semaphore_wait(probe.signal, 3, weft_timeout_relative(5 * MS)));
   assert_int_equal(weft_cts_query_value(second), 0);
-  // Release: the thread signals the fence.
-  weft_atomic_store(&probe.release_thread, 1, memory_order_release);
+  // Now the thread signals the fence.
+  WEFT_ASSERT_OK(weft_semaphore_signal(probe.release, 1));
   WEFT_ASSERT_OK(weft_cts_wait(probe.signal, 3));
   WEFT_ASSERT_OK(weft_cts_wait(second, 4));
   weft_thread_join(probe.thread);
   assert_int_equal(call_count(&probe), 1);
-  weft_semaphore_release(probe.signal);
+  probe_deinitialize(&probe);
   weft_semaphore_release(second);
 }
 
 static void host_call_error_fails_signals(void** state) {
   weft_cts_t* cts = *state;
-  host_call_probe_t probe = {0};
-  probe.signal = weft_cts_create_semaphore(cts, 0);
+  host_call_probe_t probe;
+  probe_initialize(cts, &probe);
   weft_semaphore_t* second = weft_cts_create_semaphore(cts, 0);
   probe.result = WEFT_STATUS(UNAVAILABLE, "the sensor is unplugged");
   weft_semaphore_t* signals[2] = {probe.signal, second};
@@ -186,14 +206,15 @@ static void host_call_error_fails_signals(void** state) {
   weft_cts_assert_status_message(weft_cts_wait(second, 1),
                                  WEFT_STATUS_UNAVAILABLE,
                                  "the sensor is unplugged");
-  weft_semaphore_release(probe.signal);
+  assert_int_equal(call_count(&probe), 1);
+  probe_deinitialize(&probe);
   weft_semaphore_release(second);
 }
 
 static void host_call_not_run_after_failed_wait(void** state) {
   weft_cts_t* cts = *state;
-  host_call_probe_t probe = {0};
-  probe.signal = weft_cts_create_semaphore(cts, 0);
+  host_call_probe_t probe;
+  probe_initialize(cts, &probe);
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   WEFT_ASSERT_OK(weft_device_queue_host_call(
@@ -204,7 +225,7 @@ static void host_call_not_run_after_failed_wait(void** state) {
   weft_cts_assert_status_message(weft_cts_wait(probe.signal, 1),
                                  WEFT_STATUS_CANCELLED, "job cancelled");
   assert_int_equal(call_count(&probe), 0);
-  weft_semaphore_release(probe.signal);
+  probe_deinitialize(&probe);
   weft_semaphore_release(gate);
 }
 

@@ -17,7 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/atomics.h"
 #include "base/thread.h"
 #include "cts.h"
 #include "weft/weft.h"
@@ -219,27 +218,41 @@ static void release_cancels_parked_ops(void** state) {
   weft_buffer_release(buffer);
 }
 
-// A host call that spins until |release| is set, then signals normally.
+// A host call that signals |started|, then blocks until |release| is
+// signalled (10 s at most), then signals normally.
 typedef struct blocking_call_t {
-  weft_atomic_uint32_t started;
-  weft_atomic_uint32_t release;
+  weft_semaphore_t* started;
+  weft_semaphore_t* release;
 } blocking_call_t;
+
+static void blocking_call_initialize(blocking_call_t* call) {
+  WEFT_ASSERT_OK(
+      weft_semaphore_create(weft_allocator_system(), 0, &call->started));
+  WEFT_ASSERT_OK(
+      weft_semaphore_create(weft_allocator_system(), 0, &call->release));
+}
+
+static void blocking_call_deinitialize(blocking_call_t* call) {
+  weft_semaphore_release(call->started);
+  weft_semaphore_release(call->release);
+}
 
 static weft_status_t blocking_host_call(
     void* user_data, const uint64_t args[4],
     const weft_host_call_context_t* context) {
   blocking_call_t* call = (blocking_call_t*)user_data;
-  weft_atomic_store(&call->started, 1, memory_order_release);
-  while (!weft_atomic_load(&call->release, memory_order_acquire)) {
-    weft_thread_yield();
-  }
+  weft_status_ignore(weft_semaphore_signal(call->started, 1));
+  // Bounded, so a case that fails before releasing it still ends.
+  weft_status_ignore(weft_cts_wait(call->release, 1));
   return WEFT_OK;
 }
 
+// Signals the call's |release| 50 ms from now: while the device that runs
+// the call is being released.
 static int release_later_main(void* user_data) {
   blocking_call_t* call = (blocking_call_t*)user_data;
   weft_sleep_until(weft_time_now() + 50ll * 1000 * 1000);
-  weft_atomic_store(&call->release, 1, memory_order_release);
+  weft_status_ignore(weft_semaphore_signal(call->release, 1));
   return 0;
 }
 
@@ -251,8 +264,7 @@ static void release_lets_running_work_finish(void** state) {
   WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &first));
   WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &second));
   blocking_call_t call;
-  atomic_init(&call.started, 0);
-  atomic_init(&call.release, 0);
+  blocking_call_initialize(&call);
   uint64_t one = 1;
   WEFT_ASSERT_OK(weft_device_queue_host_call(
       device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
@@ -262,9 +274,7 @@ static void release_lets_running_work_finish(void** state) {
   WEFT_ASSERT_OK(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
                                            weft_cts_list1(&first, &one),
                                            weft_cts_list1(&second, &one)));
-  while (!weft_atomic_load(&call.started, memory_order_acquire)) {
-    weft_thread_yield();
-  }
+  WEFT_ASSERT_OK(weft_cts_wait(call.started, 1));
   weft_thread_t* thread = NULL;
   weft_thread_params_t params;
   memset(&params, 0, sizeof(params));
@@ -279,6 +289,7 @@ static void release_lets_running_work_finish(void** state) {
   weft_cts_assert_status_contains(
       weft_semaphore_wait(second, 1, weft_timeout_immediate()),
       WEFT_STATUS_CANCELLED, "queue_barrier");
+  blocking_call_deinitialize(&call);
   weft_semaphore_release(first);
   weft_semaphore_release(second);
 }
@@ -403,22 +414,20 @@ static void queues_are_independent(void** state) {
   WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &blocked));
   WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &other));
   blocking_call_t call;
-  atomic_init(&call.started, 0);
-  atomic_init(&call.release, 0);
+  blocking_call_initialize(&call);
   uint64_t one = 1;
   // Queue 0 is busy in a host call that only returns when queue 1's
   // barrier has signalled.
   WEFT_ASSERT_OK(weft_device_queue_host_call(
       device, 1, weft_semaphore_list_empty(), weft_cts_list1(&blocked, &one),
       blocking_host_call, &call, NULL, WEFT_HOST_CALL_FLAG_NONE));
-  while (!weft_atomic_load(&call.started, memory_order_acquire)) {
-    weft_thread_yield();
-  }
+  WEFT_ASSERT_OK(weft_cts_wait(call.started, 1));
   WEFT_ASSERT_OK(weft_device_queue_barrier(
       device, 2, weft_semaphore_list_empty(), weft_cts_list1(&other, &one)));
   WEFT_ASSERT_OK(weft_cts_wait(other, 1));
-  weft_atomic_store(&call.release, 1, memory_order_release);
+  WEFT_ASSERT_OK(weft_semaphore_signal(call.release, 1));
   WEFT_ASSERT_OK(weft_cts_wait(blocked, 1));
+  blocking_call_deinitialize(&call);
   weft_semaphore_release(blocked);
   weft_semaphore_release(other);
   weft_device_release(device);
