@@ -36,12 +36,6 @@ static weft_buffer_t* new_buffer(weft_cts_t* cts, weft_device_size_t length) {
   return weft_cts_allocate_filled_buffer(cts, length, &(uint8_t){0}, 1);
 }
 
-static uint32_t read_word(weft_buffer_t* buffer, uint32_t index) {
-  uint32_t word = 0;
-  weft_cts_read_buffer(buffer, (weft_device_size_t)index * 4, &word, 4);
-  return word;
-}
-
 static void release_semaphores(uint32_t count, weft_semaphore_t** semaphores) {
   for (uint32_t i = 0; i < count; ++i) weft_semaphore_release(semaphores[i]);
 }
@@ -71,14 +65,12 @@ static void cross_queue_wait_before_signal(void** state) {
       weft_cts_list1(&produced, &one), source, 0, 256, &pattern, 4));
   weft_cts_assert_not_reached(produced, 1);
   weft_cts_assert_not_reached(consumed, 1);
-  assert_int_equal(read_word(target, 0), 0);
+  weft_cts_assert_words(cts, target, 0, 1, 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(consumed, 1));
   // B ran after A: it copied A's pattern.
   assert_int_equal(weft_cts_query_value(produced), 1);
-  for (uint32_t i = 0; i < 64; ++i) {
-    assert_int_equal(read_word(target, i), 0xA5A5F00Du);
-  }
+  weft_cts_assert_words(cts, target, 0, 64, 0xA5A5F00Du);
   weft_semaphore_release(gate);
   weft_semaphore_release(produced);
   weft_semaphore_release(consumed);
@@ -106,12 +98,10 @@ static void cross_queue_chain_alternating(void** state) {
   }
   weft_cts_assert_not_reached(timeline, 1);
   // The head: the host writes word 0 and starts the chain.
-  WEFT_ASSERT_OK(weft_buffer_map_write(buffer, 0, &(uint32_t){0x600D1DEAu}, 4));
+  weft_cts_write_buffer(cts, buffer, 0, &(uint32_t){0x600D1DEAu}, 4);
   WEFT_ASSERT_OK(weft_semaphore_signal(timeline, 1));
   WEFT_ASSERT_OK(weft_cts_wait(timeline, kLinks + 1));
-  for (uint32_t i = 0; i <= kLinks; ++i) {
-    assert_int_equal(read_word(buffer, i), 0x600D1DEAu);
-  }
+  weft_cts_assert_words(cts, buffer, 0, kLinks + 1, 0x600D1DEAu);
   weft_semaphore_release(timeline);
   weft_buffer_release(buffer);
 }
@@ -154,10 +144,8 @@ static void cross_queue_join_from_every_queue(void** state) {
   WEFT_ASSERT_OK(weft_cts_wait(joined, 2));
   for (uint32_t i = 0; i < kParts; ++i) {
     assert_int_equal(weft_cts_query_value(parts[i]), 1);
-    for (uint32_t w = 0; w < kPartBytes / 4; w += 17) {
-      assert_int_equal(read_word(target, i * kPartBytes / 4 + w),
-                       0x11111111u * (i + 1));
-    }
+    weft_cts_assert_words(cts, target, i * kPartBytes, kPartBytes / 4,
+                          0x11111111u * (i + 1));
   }
   release_semaphores(kParts, parts);
   weft_semaphore_release(joined);
@@ -196,8 +184,8 @@ static void submit_fan_out(weft_cts_t* cts, weft_semaphore_t* shared,
 
 // After the host moved |shared| to |reached|: every op with a value at or
 // below it completed (waited on), every other op has not run (polled).
-static void check_fan_step(weft_semaphore_t** own, weft_buffer_t* buffer,
-                           uint64_t reached) {
+static void check_fan_step(weft_cts_t* cts, weft_semaphore_t** own,
+                           weft_buffer_t* buffer, uint64_t reached) {
   for (uint32_t i = 0; i < kFanOps; ++i) {
     if (fan_value(i) <= reached) {
       WEFT_ASSERT_OK(weft_cts_wait(own[i], 1));
@@ -205,7 +193,7 @@ static void check_fan_step(weft_semaphore_t** own, weft_buffer_t* buffer,
   }
   // Every released op is complete now, so the buffer is quiet.
   uint32_t words[kFanOps];
-  weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+  weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
   for (uint32_t i = 0; i < kFanOps; ++i) {
     if (fan_value(i) <= reached) {
       assert_int_equal(words[i], i + 1);
@@ -229,11 +217,11 @@ static void fan_out_stepwise(void** state) {
   weft_semaphore_t* own[kFanOps];
   uint64_t wait_values[kFanOps];
   submit_fan_out(cts, shared, own, wait_values, buffer);
-  check_fan_step(own, buffer, 0);
+  check_fan_step(cts, own, buffer, 0);
   static const uint64_t kSteps[] = {1, 2, 3, 5, 6, 9, 10, 11, 12, 13, 14, 16};
   for (size_t s = 0; s < sizeof(kSteps) / sizeof(kSteps[0]); ++s) {
     WEFT_ASSERT_OK(weft_semaphore_signal(shared, kSteps[s]));
-    check_fan_step(own, buffer, kSteps[s]);
+    check_fan_step(cts, own, buffer, kSteps[s]);
   }
   release_semaphores(kFanOps, own);
   weft_semaphore_release(shared);
@@ -252,7 +240,7 @@ static void fan_out_failure_midway(void** state) {
   uint64_t wait_values[kFanOps];
   submit_fan_out(cts, shared, own, wait_values, buffer);
   WEFT_ASSERT_OK(weft_semaphore_signal(shared, 6));
-  check_fan_step(own, buffer, 6);
+  check_fan_step(cts, own, buffer, 6);
   weft_semaphore_fail(shared, WEFT_STATUS(ABORTED, "upstream stage 7 died"));
   for (uint32_t i = 0; i < kFanOps; ++i) {
     if (fan_value(i) <= 6) {
@@ -264,7 +252,7 @@ static void fan_out_failure_midway(void** state) {
     }
   }
   uint32_t words[kFanOps];
-  weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+  weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
   for (uint32_t i = 0; i < kFanOps; ++i) {
     assert_int_equal(words[i], fan_value(i) <= 6 ? i + 1 : 0);
   }
@@ -349,21 +337,22 @@ static float reuse_input(uint32_t index, uint32_t i) {
 }
 
 // Writes submission |index|'s input into its slice of |inputs|.
-static void write_reuse_input(weft_buffer_t* inputs, uint32_t index) {
+static void write_reuse_input(weft_cts_t* cts, weft_buffer_t* inputs,
+                              uint32_t index) {
   float values[kReuseElements];
   for (uint32_t i = 0; i < kReuseElements; ++i) {
     values[i] = reuse_input(index, i);
   }
-  WEFT_ASSERT_OK(weft_buffer_map_write(
-      inputs, (weft_device_size_t)index * kReuseBytes, values, kReuseBytes));
+  weft_cts_write_buffer(cts, inputs, (weft_device_size_t)index * kReuseBytes,
+                        values, kReuseBytes);
 }
 
 // Checks submission |index|'s output and scratch slices.
-static void check_reuse_output(weft_buffer_t* outputs, weft_buffer_t* scratch,
-                               uint32_t index) {
+static void check_reuse_output(weft_cts_t* cts, weft_buffer_t* outputs,
+                               weft_buffer_t* scratch, uint32_t index) {
   float values[kReuseElements];
-  weft_cts_read_buffer(outputs, (weft_device_size_t)index * kReuseBytes, values,
-                       kReuseBytes);
+  weft_cts_read_buffer(cts, outputs, (weft_device_size_t)index * kReuseBytes,
+                       values, kReuseBytes);
   for (uint32_t i = 0; i < kReuseElements; ++i) {
     float expected = reuse_input(index, i) * 2.0f + 1.0f;
     if (values[i] != expected) {
@@ -372,8 +361,8 @@ static void check_reuse_output(weft_buffer_t* outputs, weft_buffer_t* scratch,
     }
   }
   uint32_t words[kReuseElements];
-  weft_cts_read_buffer(scratch, (weft_device_size_t)index * kReuseBytes, words,
-                       kReuseBytes);
+  weft_cts_read_buffer(cts, scratch, (weft_device_size_t)index * kReuseBytes,
+                       words, kReuseBytes);
   for (uint32_t i = 0; i < kReuseElements; ++i) {
     assert_int_equal(words[i], 0xFFFFFFFFu);
   }
@@ -407,7 +396,7 @@ static void reusable_command_buffer_concurrent_with_itself(void** state) {
   weft_semaphore_t* done[kSubmissions];
   uint64_t one = 1;
   for (uint32_t j = 0; j < kSubmissions; ++j) {
-    write_reuse_input(inputs, j);
+    write_reuse_input(cts, inputs, j);
     done[j] = weft_cts_create_semaphore(cts, 0);
     weft_buffer_binding_t entries[3];
     WEFT_ASSERT_OK(weft_device_queue_execute(
@@ -425,7 +414,7 @@ static void reusable_command_buffer_concurrent_with_itself(void** state) {
     WEFT_ASSERT_OK(weft_cts_wait(done[j], 1));
   }
   for (uint32_t j = 0; j < kSubmissions; ++j) {
-    check_reuse_output(outputs, scratch, j);
+    check_reuse_output(cts, outputs, scratch, j);
   }
   release_semaphores(kSubmissions, done);
   weft_semaphore_release(gate);
@@ -480,7 +469,7 @@ static void reusable_command_buffer_from_threads(void** state) {
   weft_buffer_t* inputs = new_buffer(cts, kTotal * kReuseBytes);
   weft_buffer_t* outputs = new_buffer(cts, kTotal * kReuseBytes);
   weft_buffer_t* scratch = new_buffer(cts, kTotal * kReuseBytes);
-  for (uint32_t j = 0; j < kTotal; ++j) write_reuse_input(inputs, j);
+  for (uint32_t j = 0; j < kTotal; ++j) write_reuse_input(cts, inputs, j);
   weft_command_buffer_t* command_buffer = record_reuse(cts);
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   reuse_submitter_t submitters[kReuseThreads];
@@ -515,7 +504,8 @@ static void reusable_command_buffer_from_threads(void** state) {
       WEFT_ASSERT_OK(weft_cts_wait(submitters[t].done[k], 1));
     }
   }
-  for (uint32_t j = 0; j < kTotal; ++j) check_reuse_output(outputs, scratch, j);
+  for (uint32_t j = 0; j < kTotal; ++j)
+    check_reuse_output(cts, outputs, scratch, j);
   for (uint32_t t = 0; t < kReuseThreads; ++t) {
     release_semaphores(kReusePerThread, submitters[t].done);
   }
@@ -770,10 +760,8 @@ static void failure_propagates_across_queues(void** state) {
   WEFT_ASSERT_OK(weft_cts_wait(e, 1));
   assert_int_equal(weft_atomic_load(&fails.calls, memory_order_relaxed), 1);
   assert_int_equal(weft_atomic_load(&never.calls, memory_order_relaxed), 0);
-  for (uint32_t i = 0; i < 8; ++i) assert_int_equal(read_word(buffer, i), 0);
-  for (uint32_t i = 8; i < 16; ++i) {
-    assert_int_equal(read_word(buffer, i), 0x0E0E0E0Eu);
-  }
+  weft_cts_assert_words(cts, buffer, 0, 8, 0);
+  weft_cts_assert_words(cts, buffer, 32, 8, 0x0E0E0E0Eu);
   weft_semaphore_t* all[6] = {gate, a, b, c, d, e};
   release_semaphores(6, all);
   weft_buffer_release(buffer);
@@ -786,8 +774,7 @@ static void dispatch_failure_propagates_across_queues(void** state) {
   weft_cts_ensure_queues(cts);
   weft_buffer_t* source = new_buffer(cts, 64);
   weft_buffer_t* target = new_buffer(cts, 64);
-  WEFT_ASSERT_OK(
-      weft_buffer_map_fill(source, 0, 64, &(uint32_t){0x12345678u}, 4));
+  weft_cts_fill_buffer(cts, source, 0, 64, &(uint32_t){0x12345678u}, 4);
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* dispatched = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* copied = weft_cts_create_semaphore(cts, 0);
@@ -818,7 +805,7 @@ static void dispatch_failure_propagates_across_queues(void** state) {
                                  message);
   weft_cts_assert_status_message(weft_cts_wait(last, 1), WEFT_STATUS_INTERNAL,
                                  message);
-  for (uint32_t i = 0; i < 16; ++i) assert_int_equal(read_word(target, i), 0);
+  weft_cts_assert_words(cts, target, 0, 16, 0);
   weft_semaphore_t* all[4] = {gate, dispatched, copied, last};
   release_semaphores(4, all);
   weft_buffer_release(source);
@@ -895,8 +882,7 @@ static void queues_usable_after_failures(void** state) {
         cts->device, weft_cts_queue_bit(cts, q), weft_cts_list1(&after, &one),
         weft_cts_list1(&after, &two), buffer, q * 8, buffer, q * 8 + 4, 4));
     WEFT_ASSERT_OK(weft_cts_wait(after, 2));
-    assert_int_equal(read_word(buffer, q * 2), 0xF00 + q);
-    assert_int_equal(read_word(buffer, q * 2 + 1), 0xF00 + q);
+    weft_cts_assert_words(cts, buffer, q * 8, 2, 0xF00 + q);
     weft_semaphore_release(failed);
     weft_semaphore_release(after);
   }
@@ -1111,7 +1097,7 @@ static void cross_device_wait_before_signal(void** state) {
   weft_buffer_t* buffer = NULL;
   WEFT_ASSERT_OK(weft_device_allocate_buffer(other, (weft_buffer_params_t){0},
                                              64, &buffer));
-  WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, 64, &(uint8_t){0}, 1));
+  weft_cts_device_fill_buffer(other, buffer, 0, 64, &(uint8_t){0}, 1);
   uint64_t one = 1;
   relay_log_t log;
   memset(&log, 0, sizeof(log));
@@ -1136,9 +1122,9 @@ static void cross_device_wait_before_signal(void** state) {
   WEFT_ASSERT_OK(weft_semaphore_signal(host, 1));
   WEFT_ASSERT_OK(weft_cts_wait(done, 1));
   WEFT_ASSERT_OK(weft_cts_wait(filled, 1));
-  for (uint32_t i = 0; i < 16; ++i) {
-    assert_int_equal(read_word(buffer, i), 0xB0B0B0B0u);
-  }
+  uint32_t words[16];
+  weft_cts_device_read_buffer(other, buffer, 0, words, sizeof(words));
+  for (uint32_t i = 0; i < 16; ++i) assert_int_equal(words[i], 0xB0B0B0B0u);
   assert_int_equal(log.steps[0], 1);
   assert_int_equal(log.steps[1], 2);
   assert_int_equal(log.steps[2], 3);

@@ -197,24 +197,117 @@ void weft_cts_assert_not_reached(weft_semaphore_t* semaphore, uint64_t value) {
   assert_true(weft_cts_query_value(semaphore) < value);
 }
 
-void weft_cts_read_buffer(weft_buffer_t* buffer, weft_device_size_t offset,
-                          void* out, weft_device_size_t length) {
-  WEFT_ASSERT_OK(weft_buffer_map_read(buffer, offset, out, length));
+// A host-visible buffer of |length| bytes on |device| that its queue copies
+// into and out of and the host maps.
+static weft_buffer_t* weft_cts_allocate_staging(weft_device_t* device,
+                                                weft_device_size_t length) {
+  weft_buffer_params_t params = {
+      .type = WEFT_MEMORY_TYPE_HOST_VISIBLE | WEFT_MEMORY_TYPE_HOST_COHERENT,
+      .access = WEFT_MEMORY_ACCESS_ALL,
+      .usage = WEFT_BUFFER_USAGE_TRANSFER | WEFT_BUFFER_USAGE_MAPPING_SCOPED,
+  };
+  weft_buffer_t* staging = NULL;
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(device, params, length, &staging));
+  return staging;
+}
+
+// Copies |length| bytes with |device|'s queue and waits for the copy.
+static void weft_cts_copy_and_wait(weft_device_t* device, weft_buffer_t* source,
+                                   weft_device_size_t source_offset,
+                                   weft_buffer_t* target,
+                                   weft_device_size_t target_offset,
+                                   weft_device_size_t length) {
+  weft_semaphore_t* copied = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &copied));
+  const uint64_t one = 1;
+  weft_status_t status = weft_device_queue_copy(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&copied, &one), source, source_offset, target,
+      target_offset, length);
+  if (weft_status_is_ok(status)) status = weft_cts_wait(copied, 1);
+  weft_semaphore_release(copied);
+  WEFT_ASSERT_OK(status);
+}
+
+void weft_cts_device_read_buffer(weft_device_t* device, weft_buffer_t* buffer,
+                                 weft_device_size_t offset, void* out,
+                                 weft_device_size_t length) {
+  if (length == 0) return;
+  weft_buffer_t* staging = weft_cts_allocate_staging(device, length);
+  weft_cts_copy_and_wait(device, buffer, offset, staging, 0, length);
+  weft_buffer_mapping_t mapping;
+  WEFT_ASSERT_OK(weft_buffer_map_range(staging, WEFT_MAPPING_MODE_SCOPED,
+                                       WEFT_MEMORY_ACCESS_READ, 0, length,
+                                       &mapping));
+  WEFT_ASSERT_OK(weft_buffer_mapping_invalidate(&mapping, 0, length));
+  memcpy(out, mapping.contents, (size_t)length);
+  weft_buffer_unmap_range(&mapping);
+  weft_buffer_release(staging);
+}
+
+void weft_cts_device_write_buffer(weft_device_t* device, weft_buffer_t* buffer,
+                                  weft_device_size_t offset, const void* data,
+                                  weft_device_size_t length) {
+  if (length == 0) return;
+  weft_buffer_t* staging = weft_cts_allocate_staging(device, length);
+  weft_buffer_mapping_t mapping;
+  WEFT_ASSERT_OK(weft_buffer_map_range(staging, WEFT_MAPPING_MODE_SCOPED,
+                                       WEFT_MEMORY_ACCESS_WRITE, 0, length,
+                                       &mapping));
+  memcpy(mapping.contents, data, (size_t)length);
+  WEFT_ASSERT_OK(weft_buffer_mapping_flush(&mapping, 0, length));
+  weft_buffer_unmap_range(&mapping);
+  weft_cts_copy_and_wait(device, staging, 0, buffer, offset, length);
+  weft_buffer_release(staging);
+}
+
+void weft_cts_device_fill_buffer(weft_device_t* device, weft_buffer_t* buffer,
+                                 weft_device_size_t offset,
+                                 weft_device_size_t length, const void* pattern,
+                                 uint32_t pattern_length) {
+  weft_semaphore_t* filled = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &filled));
+  const uint64_t one = 1;
+  weft_status_t status = weft_device_queue_fill(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&filled, &one), buffer, offset, length, pattern,
+      pattern_length);
+  if (weft_status_is_ok(status)) status = weft_cts_wait(filled, 1);
+  weft_semaphore_release(filled);
+  WEFT_ASSERT_OK(status);
+}
+
+void weft_cts_read_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
+                          weft_device_size_t offset, void* out,
+                          weft_device_size_t length) {
+  weft_cts_device_read_buffer(cts->device, buffer, offset, out, length);
 }
 
 void weft_cts_write_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
                            weft_device_size_t offset, const void* data,
                            weft_device_size_t length) {
-  (void)cts;
-  WEFT_ASSERT_OK(weft_buffer_map_write(buffer, offset, data, length));
+  weft_cts_device_write_buffer(cts->device, buffer, offset, data, length);
 }
 
 void weft_cts_fill_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
                           weft_device_size_t offset, weft_device_size_t length,
                           const void* pattern, uint32_t pattern_length) {
-  (void)cts;
-  WEFT_ASSERT_OK(
-      weft_buffer_map_fill(buffer, offset, length, pattern, pattern_length));
+  weft_cts_device_fill_buffer(cts->device, buffer, offset, length, pattern,
+                              pattern_length);
+}
+
+void weft_cts_assert_no_memory(weft_cts_t* cts, weft_buffer_t* buffer,
+                               const char* needle) {
+  weft_buffer_t* staging = weft_cts_allocate_staging(cts->device, 4);
+  weft_semaphore_t* copied = weft_cts_create_semaphore(cts, 0);
+  const uint64_t one = 1;
+  WEFT_ASSERT_OK(weft_device_queue_copy(
+      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&copied, &one), buffer, 0, staging, 0, 4));
+  weft_cts_assert_status_contains(weft_cts_wait(copied, 1),
+                                  WEFT_STATUS_FAILED_PRECONDITION, needle);
+  weft_semaphore_release(copied);
+  weft_buffer_release(staging);
 }
 
 void weft_cts_queue_fill_u32(weft_cts_t* cts, weft_semaphore_list_t wait_list,
@@ -238,10 +331,9 @@ weft_buffer_t* weft_cts_allocate_filled_buffer(weft_cts_t* cts,
 void weft_cts_assert_words(weft_cts_t* cts, weft_buffer_t* buffer,
                            weft_device_size_t offset, uint32_t count,
                            uint32_t expected) {
-  (void)cts;
   uint32_t* words = malloc(count ? count * sizeof(uint32_t) : 1);
   assert_non_null(words);
-  weft_cts_read_buffer(buffer, offset, words, count * sizeof(uint32_t));
+  weft_cts_read_buffer(cts, buffer, offset, words, count * sizeof(uint32_t));
   for (uint32_t i = 0; i < count; ++i) {
     if (words[i] != expected) {
       uint32_t actual = words[i];
@@ -251,6 +343,13 @@ void weft_cts_assert_words(weft_cts_t* cts, weft_buffer_t* buffer,
     }
   }
   free(words);
+}
+
+void weft_cts_make_bytes(uint8_t* bytes, size_t length, uint8_t seed,
+                         uint8_t stride) {
+  for (size_t i = 0; i < length; ++i) {
+    bytes[i] = (uint8_t)(seed + i * stride);
+  }
 }
 
 void weft_cts_assert_bytes_equal(const uint8_t* actual, const uint8_t* expected,
@@ -266,12 +365,11 @@ void weft_cts_assert_bytes_equal(const uint8_t* actual, const uint8_t* expected,
 void weft_cts_assert_ids(weft_cts_t* cts, weft_buffer_t* buffer,
                          weft_device_size_t offset,
                          const uint32_t workgroups[3]) {
-  (void)cts;
   const uint32_t* n = workgroups;
   size_t total = (size_t)n[0] * n[1] * n[2];
   uint32_t* ids = malloc(total ? total * 16 : 1);
   assert_non_null(ids);
-  weft_cts_read_buffer(buffer, offset, ids, total * 16);
+  weft_cts_read_buffer(cts, buffer, offset, ids, total * 16);
   size_t flat = 0;
   for (uint32_t z = 0; z < n[2]; ++z) {
     for (uint32_t y = 0; y < n[1]; ++y) {

@@ -114,18 +114,45 @@ weft_semaphore_list_t weft_cts_list(uint32_t count,
 uint64_t weft_cts_query_value(weft_semaphore_t* semaphore);
 // Asserts that (|semaphore|, |value|) is not reached, without blocking.
 void weft_cts_assert_not_reached(weft_semaphore_t* semaphore, uint64_t value);
-// Reads |length| bytes of |buffer| at |offset| into |out| (asserting OK).
-void weft_cts_read_buffer(weft_buffer_t* buffer, weft_device_size_t offset,
-                          void* out, weft_device_size_t length);
-// Writes |length| bytes of |data| to |buffer| at |offset| (asserting OK).
+// Buffer contents in and out, through the queue. A driver's device-local
+// buffers need not be host-mappable, so these never map a buffer under
+// test: reads copy it into a host-visible staging buffer with
+// weft_device_queue_copy, wait, and map the staging buffer; writes go the
+// other way; fills are weft_device_queue_fill. Each waits for its own op
+// (on a fresh semaphore, with no waits: it runs whatever else is pending)
+// and asserts it succeeded. The buffer needs the TRANSFER_SOURCE usage to be
+// read and TRANSFER_TARGET to be written or filled. Only the buffer_mapping
+// suite maps buffers under test.
+//
+// Reads |length| bytes of |buffer| at |offset| into |out|.
+void weft_cts_read_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
+                          weft_device_size_t offset, void* out,
+                          weft_device_size_t length);
+// Writes |length| bytes of |data| to |buffer| at |offset|.
 void weft_cts_write_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
                            weft_device_size_t offset, const void* data,
                            weft_device_size_t length);
 // Fills [offset, offset + length) of |buffer| with the 1, 2 or 4 byte
-// |pattern| (asserting OK).
+// |pattern|.
 void weft_cts_fill_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
                           weft_device_size_t offset, weft_device_size_t length,
                           const void* pattern, uint32_t pattern_length);
+// The same on |device|'s queue, for a buffer of a second device.
+void weft_cts_device_read_buffer(weft_device_t* device, weft_buffer_t* buffer,
+                                 weft_device_size_t offset, void* out,
+                                 weft_device_size_t length);
+void weft_cts_device_write_buffer(weft_device_t* device, weft_buffer_t* buffer,
+                                  weft_device_size_t offset, const void* data,
+                                  weft_device_size_t length);
+void weft_cts_device_fill_buffer(weft_device_t* device, weft_buffer_t* buffer,
+                                 weft_device_size_t offset,
+                                 weft_device_size_t length, const void* pattern,
+                                 uint32_t pattern_length);
+// Asserts that |buffer| (a transient one) has no memory now: a queue copy
+// from it fails its signal with FAILED_PRECONDITION, with |needle| (may be
+// NULL) in the message ("before its alloca ran", "after its dealloca ran").
+void weft_cts_assert_no_memory(weft_cts_t* cts, weft_buffer_t* buffer,
+                               const char* needle);
 // Submits a queue fill of [offset, offset + length) of |buffer| with the
 // word |pattern| on any queue (asserting the submit is OK).
 void weft_cts_queue_fill_u32(weft_cts_t* cts, weft_semaphore_list_t wait_list,
@@ -143,6 +170,9 @@ weft_buffer_t* weft_cts_allocate_filled_buffer(weft_cts_t* cts,
 void weft_cts_assert_words(weft_cts_t* cts, weft_buffer_t* buffer,
                            weft_device_size_t offset, uint32_t count,
                            uint32_t expected);
+// Fills |length| bytes with byte i = |seed| + i * |stride| (mod 256).
+void weft_cts_make_bytes(uint8_t* bytes, size_t length, uint8_t seed,
+                         uint8_t stride);
 // Asserts the |length| bytes at |actual| equal those at |expected|, naming
 // the first that differs.
 void weft_cts_assert_bytes_equal(const uint8_t* actual, const uint8_t* expected,

@@ -194,7 +194,7 @@ static void create_semaphore_and_buffer(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 256);
   assert_int_equal(weft_buffer_byte_length(buffer), 256);
   uint8_t bytes[256];
-  weft_cts_read_buffer(buffer, 0, bytes, sizeof(bytes));
+  weft_cts_read_buffer(cts, buffer, 0, bytes, sizeof(bytes));
   for (size_t i = 0; i < sizeof(bytes); ++i) assert_int_equal(bytes[i], 0);
   weft_buffer_release(buffer);
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,

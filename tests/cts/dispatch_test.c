@@ -12,7 +12,7 @@
 static weft_buffer_t* buffer_with(weft_cts_t* cts, const void* data,
                                   weft_device_size_t length) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
-  WEFT_ASSERT_OK(weft_buffer_map_write(buffer, 0, data, length));
+  weft_cts_write_buffer(cts, buffer, 0, data, length);
   return buffer;
 }
 
@@ -40,8 +40,7 @@ static void write_ids_case(weft_cts_t* cts, uint32_t x, uint32_t y,
   const uint32_t n[3] = {x, y, z};
   weft_device_size_t length = (weft_device_size_t)x * y * z * 16;
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
-  WEFT_ASSERT_OK(
-      weft_buffer_map_fill(buffer, 0, length, &(uint32_t){0xDEADBEEFu}, 4));
+  weft_cts_fill_buffer(cts, buffer, 0, length, &(uint32_t){0xDEADBEEFu}, 4);
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 0, length);
   WEFT_ASSERT_OK(queue_dispatch_and_wait(
       cts, cts->kernels, weft_cts_kernel_ordinal(cts->kernels, "write_ids"), n,
@@ -127,7 +126,7 @@ static void queue_dispatch_scale_offset(void** state) {
       cts, cts->kernels, weft_cts_kernel_ordinal(cts->kernels, "scale_offset"),
       workgroups, 3, constants, 2, bindings));
   float out[SCALE_COUNT];
-  weft_cts_read_buffer(output, 0, out, sizeof(out));
+  weft_cts_read_buffer(cts, output, 0, out, sizeof(out));
   for (uint32_t i = 0; i < SCALE_COUNT; ++i) {
     assert_true(out[i] == in[i] * 2.0f + 0.5f);
   }
@@ -160,7 +159,7 @@ static void command_buffer_dispatch_scale_offset(void** state) {
   WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
                                            weft_binding_table_empty()));
   float out[SCALE_COUNT];
-  weft_cts_read_buffer(output, 0, out, sizeof(out));
+  weft_cts_read_buffer(cts, output, 0, out, sizeof(out));
   for (uint32_t i = 0; i < SCALE_COUNT; ++i) {
     assert_true(out[i] == in[i] * -3.0f + 1.0f);
   }
@@ -183,7 +182,7 @@ static void abs_on_subrange(void** state) {
       cts, cts->kernels, weft_cts_kernel_ordinal(cts->kernels, "abs_range"),
       workgroups, 2, constants, 1, &binding));
   int32_t out[300];
-  weft_cts_read_buffer(buffer, 0, out, sizeof(out));
+  weft_cts_read_buffer(cts, buffer, 0, out, sizeof(out));
   for (int32_t i = 0; i < 300; ++i) {
     bool in_range = i >= 30 && i < 130;
     assert_int_equal(out[i], in_range ? abs(data[i]) : data[i]);
@@ -267,10 +266,10 @@ static void several_kernels_with_barriers(void** state) {
   WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
                                            weft_binding_table_empty()));
   float out[128];
-  weft_cts_read_buffer(output, 0, out, sizeof(out));
+  weft_cts_read_buffer(cts, output, 0, out, sizeof(out));
   for (uint32_t i = 0; i < 128; ++i) assert_true(out[i] == in[i] * 6.0f + 1.0f);
   uint32_t id_words[24];
-  weft_cts_read_buffer(ids, 0, id_words, sizeof(id_words));
+  weft_cts_read_buffer(cts, ids, 0, id_words, sizeof(id_words));
   for (uint32_t i = 0; i < 5; ++i) assert_int_equal(id_words[i * 4 + 3], i);
   assert_memory_equal(&id_words[20], out, 16);
   weft_command_buffer_release(command_buffer);
@@ -283,7 +282,7 @@ static void several_kernels_with_barriers(void** state) {
 static void zero_workgroups_is_a_noop(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
-  WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, 64, &(uint8_t){0xAB}, 1));
+  weft_cts_fill_buffer(cts, buffer, 0, 64, &(uint8_t){0xAB}, 1);
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 0, 64);
   uint32_t write_ids = weft_cts_kernel_ordinal(cts->kernels, "write_ids");
   const uint32_t empties[3][3] = {{0, 1, 1}, {4, 0, 1}, {4, 4, 0}};
@@ -300,7 +299,7 @@ static void zero_workgroups_is_a_noop(void** state) {
   WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
                                            weft_binding_table_empty()));
   uint8_t bytes[64];
-  weft_cts_read_buffer(buffer, 0, bytes, sizeof(bytes));
+  weft_cts_read_buffer(cts, buffer, 0, bytes, sizeof(bytes));
   for (int i = 0; i < 64; ++i) assert_int_equal(bytes[i], 0xAB);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
@@ -366,7 +365,7 @@ static void failing_kernel_in_command_buffer(void** state) {
   }
   weft_status_free(status);
   uint8_t bytes[16];
-  weft_cts_read_buffer(buffer, 0, bytes, sizeof(bytes));
+  weft_cts_read_buffer(cts, buffer, 0, bytes, sizeof(bytes));
   for (int i = 0; i < 16; ++i) assert_int_equal(bytes[i], 1);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
@@ -542,7 +541,7 @@ static void many_bindings_dispatch(void** state) {
       cts, executable, weft_cts_kernel_ordinal(executable, "many_bindings"),
       workgroups, 1, constants, MANY_BINDINGS, bindings));
   uint32_t words[MANY_BINDINGS];
-  weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+  weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
   for (uint32_t i = 0; i < MANY_BINDINGS; ++i) {
     assert_int_equal(words[i], i * 1000 + 7);
   }
@@ -565,7 +564,7 @@ static void many_bindings_dispatch(void** state) {
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   weft_binding_table_t table = {MANY_BINDINGS, entries};
   WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, table));
-  weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+  weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
   for (uint32_t i = 0; i < MANY_BINDINGS; ++i) {
     // Binding i went to slot (19 - i), i.e. word (19 - i).
     assert_int_equal(words[MANY_BINDINGS - 1 - i], i * 1000 + 9);
@@ -592,7 +591,7 @@ static void scratch_memory(void** state) {
         cts, executable, weft_cts_kernel_ordinal(executable, kNames[k]),
         workgroups, 1, constants, 1, &binding));
     uint32_t out[20];
-    weft_cts_read_buffer(buffer, 0, out, sizeof(out));
+    weft_cts_read_buffer(cts, buffer, 0, out, sizeof(out));
     const weft_kernel_def_t* kernel = weft_executable_kernel(
         executable, weft_cts_kernel_ordinal(executable, kNames[k]));
     for (uint32_t x = 0; x < 5; ++x) {

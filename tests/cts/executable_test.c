@@ -225,7 +225,7 @@ static void loaded_library_outlives_its_creator(void** state) {
       weft_cts_list1(&semaphore, &value), command_buffer, table));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 1));
   uint32_t ids[12];
-  weft_cts_read_buffer(buffer, 0, ids, sizeof(ids));
+  weft_cts_read_buffer(cts, buffer, 0, ids, sizeof(ids));
   for (uint32_t i = 0; i < 3; ++i) assert_int_equal(ids[i * 4 + 3], i);
   weft_command_buffer_release(command_buffer);
   weft_semaphore_release(semaphore);

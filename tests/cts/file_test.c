@@ -132,7 +132,7 @@ static void read_whole(void** state) {
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, kLength);
     WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 0, buffer, 0, kLength));
     uint8_t actual[kLength];
-    weft_cts_read_buffer(buffer, 0, actual, kLength);
+    weft_cts_read_buffer(cts, buffer, 0, actual, kLength);
     weft_cts_assert_bytes_equal(actual, expected, kLength);
     weft_buffer_release(buffer);
     weft_file_release(file);
@@ -150,15 +150,14 @@ static void read_subrange_at_offsets(void** state) {
                                   contents, kLength);
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 1024);
     const uint8_t zero = 0;
-    WEFT_ASSERT_OK(
-        weft_buffer_map_fill(buffer, 0, WEFT_WHOLE_BUFFER, &zero, 1));
+    weft_cts_fill_buffer(cts, buffer, 0, WEFT_WHOLE_BUFFER, &zero, 1);
     // File bytes [1001, 1501) into buffer bytes [37, 537).
     WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 1001, buffer, 37, 500));
     // The file's last bytes, to the end of the buffer.
     WEFT_ASSERT_OK(
         queue_read_and_wait(cts, file, kLength - 100, buffer, 924, 100));
     uint8_t actual[1024];
-    weft_cts_read_buffer(buffer, 0, actual, sizeof(actual));
+    weft_cts_read_buffer(cts, buffer, 0, actual, sizeof(actual));
     for (size_t i = 0; i < sizeof(actual); ++i) {
       uint8_t want = 0;
       if (i >= 37 && i < 537) want = contents[1001 + i - 37];
@@ -183,7 +182,7 @@ static void write_whole(void** state) {
         cts, (file_kind_t)kind, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE,
         zeros, kLength);
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, kLength);
-    WEFT_ASSERT_OK(weft_buffer_map_write(buffer, 0, expected, kLength));
+    weft_cts_write_buffer(cts, buffer, 0, expected, kLength);
     WEFT_ASSERT_OK(queue_write_and_wait(cts, buffer, 0, file, 0, kLength));
     uint8_t actual[kLength];
     read_file_directly(file, 0, actual, kLength);
@@ -207,7 +206,7 @@ static void write_subrange_at_offsets(void** state) {
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 256);
     uint8_t data[256];
     memset(data, 0xC7, sizeof(data));
-    WEFT_ASSERT_OK(weft_buffer_map_write(buffer, 0, data, sizeof(data)));
+    weft_cts_write_buffer(cts, buffer, 0, data, sizeof(data));
     // Buffer bytes [10, 110) to file bytes [333, 433).
     WEFT_ASSERT_OK(queue_write_and_wait(cts, buffer, 10, file, 333, 100));
     uint8_t actual[kLength];
@@ -259,10 +258,9 @@ static void chained_write_then_read(void** state) {
         zeros, kLength);
     weft_buffer_t* source = weft_cts_allocate_buffer(cts, kLength);
     weft_buffer_t* target = weft_cts_allocate_buffer(cts, kLength);
-    WEFT_ASSERT_OK(weft_buffer_map_write(source, 0, expected, kLength));
+    weft_cts_write_buffer(cts, source, 0, expected, kLength);
     const uint8_t marker = 0xEE;
-    WEFT_ASSERT_OK(
-        weft_buffer_map_fill(target, 0, WEFT_WHOLE_BUFFER, &marker, 1));
+    weft_cts_fill_buffer(cts, target, 0, WEFT_WHOLE_BUFFER, &marker, 1);
 
     weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
     weft_semaphore_t* written = weft_cts_create_semaphore(cts, 0);
@@ -278,14 +276,14 @@ static void chained_write_then_read(void** state) {
     assert_int_equal(weft_cts_query_value(written), 0);
     assert_int_equal(weft_cts_query_value(read), 0);
     uint8_t probe = 0;
-    weft_cts_read_buffer(target, 0, &probe, 1);
+    weft_cts_read_buffer(cts, target, 0, &probe, 1);
     assert_int_equal(probe, 0xEE);
 
     WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
     WEFT_ASSERT_OK(weft_cts_wait(read, 1));
     assert_int_equal(weft_cts_query_value(written), 1);
     uint8_t* actual = malloc(kLength);
-    weft_cts_read_buffer(target, 0, actual, kLength);
+    weft_cts_read_buffer(cts, target, 0, actual, kLength);
     weft_cts_assert_bytes_equal(actual, expected, kLength);
     free(actual);
 
@@ -545,7 +543,7 @@ static void fd_write_extends_length(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 200);
   uint8_t data[200];
   make_bytes(data, sizeof(data), 77);
-  WEFT_ASSERT_OK(weft_buffer_map_write(buffer, 0, data, sizeof(data)));
+  weft_cts_write_buffer(cts, buffer, 0, data, sizeof(data));
   // Reading the empty file fails; writing past its end grows it.
   weft_cts_assert_status_contains_both(
       queue_read_and_wait(cts, file, 0, buffer, 0, 1), WEFT_STATUS_OUT_OF_RANGE,
@@ -555,11 +553,11 @@ static void fd_write_extends_length(void** state) {
   weft_buffer_t* target = weft_cts_allocate_buffer(cts, 200);
   WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 1000, target, 0, 200));
   uint8_t actual[200];
-  weft_cts_read_buffer(target, 0, actual, sizeof(actual));
+  weft_cts_read_buffer(cts, target, 0, actual, sizeof(actual));
   weft_cts_assert_bytes_equal(actual, data, sizeof(data));
   // The hole before it reads as zeros.
   WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 500, target, 0, 200));
-  weft_cts_read_buffer(target, 0, actual, sizeof(actual));
+  weft_cts_read_buffer(cts, target, 0, actual, sizeof(actual));
   for (size_t i = 0; i < sizeof(actual); ++i) assert_int_equal(actual[i], 0);
   weft_buffer_release(target);
   weft_buffer_release(buffer);
@@ -590,7 +588,7 @@ static void fd_file_from_descriptor(void** state) {
   WEFT_ASSERT_OK(
       queue_read_and_wait(cts, file, 0, buffer, 0, sizeof(contents)));
   uint8_t actual[sizeof(contents)];
-  weft_cts_read_buffer(buffer, 0, actual, sizeof(actual));
+  weft_cts_read_buffer(cts, buffer, 0, actual, sizeof(actual));
   weft_cts_assert_bytes_equal(actual, contents, sizeof(contents));
   WEFT_ASSERT_OK(queue_write_and_wait(cts, buffer, 0, file, 777, 100));
   assert_int_equal(weft_file_length(file), 877);
@@ -625,17 +623,17 @@ static void large_round_trip(void** state) {
   unlink(path);
   weft_buffer_t* source = weft_cts_allocate_buffer(cts, length);
   weft_buffer_t* target = weft_cts_allocate_buffer(cts, length);
-  WEFT_ASSERT_OK(weft_buffer_map_write(source, 0, expected, length));
+  weft_cts_write_buffer(cts, source, 0, expected, length);
   WEFT_ASSERT_OK(queue_write_and_wait(cts, source, 0, file, 0, length));
   assert_int_equal(weft_file_length(file), length);
   WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 0, target, 0, length));
-  weft_cts_read_buffer(target, 0, actual, length);
+  weft_cts_read_buffer(cts, target, 0, actual, length);
   weft_cts_assert_bytes_equal(actual, expected, length);
   // Unaligned subrange.
   const uint8_t zero = 0;
-  WEFT_ASSERT_OK(weft_buffer_map_fill(target, 0, WEFT_WHOLE_BUFFER, &zero, 1));
+  weft_cts_fill_buffer(cts, target, 0, WEFT_WHOLE_BUFFER, &zero, 1);
   WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 4097, target, 3, 100001));
-  weft_cts_read_buffer(target, 3, actual, 100001);
+  weft_cts_read_buffer(cts, target, 3, actual, 100001);
   weft_cts_assert_bytes_equal(actual, expected + 4097, 100001);
   free(expected);
   free(actual);
@@ -681,12 +679,12 @@ static void sparse_file_past_2gib(void** state) {
   WEFT_ASSERT_OK(
       queue_read_and_wait(cts, file, tail_offset, buffer, 0, tail_length));
   uint8_t actual[4096];
-  weft_cts_read_buffer(buffer, 0, actual, sizeof(actual));
+  weft_cts_read_buffer(cts, buffer, 0, actual, sizeof(actual));
   weft_cts_assert_bytes_equal(actual, tail, sizeof(tail));
   // Across the 2 GiB boundary: the hole's zeros then the tail.
   WEFT_ASSERT_OK(
       queue_read_and_wait(cts, file, tail_offset - 64, buffer, 0, 128));
-  weft_cts_read_buffer(buffer, 0, actual, 128);
+  weft_cts_read_buffer(cts, buffer, 0, actual, 128);
   for (size_t i = 0; i < 64; ++i) assert_int_equal(actual[i], 0);
   weft_cts_assert_bytes_equal(actual + 64, tail, 64);
   // One byte more is past the end, with the 64-bit numbers in the message.
@@ -863,7 +861,7 @@ static void sparse_file_past_4gib(void** state) {
                                ((uint64_t)4 << 30) - chunk / 2};
   for (int i = 0; i < 2; ++i) {
     make_bytes(expected, chunk, (uint8_t)(31 + i));
-    WEFT_ASSERT_OK(weft_buffer_map_write(source, 0, expected, chunk));
+    weft_cts_write_buffer(cts, source, 0, expected, chunk);
     WEFT_ASSERT_OK(
         queue_write_and_wait(cts, source, 0, file, offsets[i], chunk));
   }
@@ -871,11 +869,10 @@ static void sparse_file_past_4gib(void** state) {
   for (int i = 0; i < 2; ++i) {
     make_bytes(expected, chunk, (uint8_t)(31 + i));
     const uint8_t zero = 0;
-    WEFT_ASSERT_OK(
-        weft_buffer_map_fill(target, 0, WEFT_WHOLE_BUFFER, &zero, 1));
+    weft_cts_fill_buffer(cts, target, 0, WEFT_WHOLE_BUFFER, &zero, 1);
     WEFT_ASSERT_OK(
         queue_read_and_wait(cts, file, offsets[i], target, 0, chunk));
-    weft_cts_read_buffer(target, 0, actual, chunk);
+    weft_cts_read_buffer(cts, target, 0, actual, chunk);
     weft_cts_assert_bytes_equal(actual, expected, chunk);
     // And straight from the file, at the same offset.
     read_file_directly(file, offsets[i], actual, chunk);
@@ -884,7 +881,7 @@ static void sparse_file_past_4gib(void** state) {
   // The end of the file, past 4 GiB: the hole reads as zeros.
   WEFT_ASSERT_OK(
       queue_read_and_wait(cts, file, file_length - chunk, target, 0, chunk));
-  weft_cts_read_buffer(target, 0, actual, chunk);
+  weft_cts_read_buffer(cts, target, 0, actual, chunk);
   for (size_t i = 0; i < chunk; ++i) assert_int_equal(actual[i], 0);
   free(expected);
   free(actual);
@@ -906,8 +903,7 @@ static void many_reads_in_flight(void** state) {
       make_file(cts, FILE_KIND_FD, WEFT_FILE_ACCESS_READ, contents, length);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
   const uint8_t marker = 0xEE;
-  WEFT_ASSERT_OK(
-      weft_buffer_map_fill(buffer, 0, WEFT_WHOLE_BUFFER, &marker, 1));
+  weft_cts_fill_buffer(cts, buffer, 0, WEFT_WHOLE_BUFFER, &marker, 1);
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t** done = calloc(kReadCount, sizeof(*done));
   const uint64_t one = 1;
@@ -925,7 +921,7 @@ static void many_reads_in_flight(void** state) {
     WEFT_ASSERT_OK(weft_cts_wait(done[i], 1));
   }
   uint8_t* actual = malloc(length);
-  weft_cts_read_buffer(buffer, 0, actual, length);
+  weft_cts_read_buffer(cts, buffer, 0, actual, length);
   weft_cts_assert_bytes_equal(actual, contents, length);
   for (int i = 0; i < kReadCount; ++i) weft_semaphore_release(done[i]);
   free(done);

@@ -177,7 +177,7 @@ static void rapid_submissions_chained(void** state) {
   }
   WEFT_ASSERT_OK(weft_cts_wait(s, kCount));
   uint32_t words[kCount];
-  weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+  weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
   for (uint32_t i = 0; i < kCount; ++i) assert_int_equal(words[i], i * 3 + 1);
   weft_semaphore_release(s);
   weft_buffer_release(buffer);
@@ -295,7 +295,7 @@ static void concurrent_submitters(void** state) {
     WEFT_ASSERT_OK(weft_cts_wait(submitters[t].timeline, kSubmitterOps));
   }
   uint32_t* words = malloc(kThreads * kSubmitterOps * 4);
-  weft_cts_read_buffer(buffer, 0, words, kThreads * kSubmitterOps * 4);
+  weft_cts_read_buffer(cts, buffer, 0, words, kThreads * kSubmitterOps * 4);
   for (uint32_t t = 0; t < kThreads; ++t) {
     for (uint32_t i = 0; i < kSubmitterOps; ++i) {
       assert_int_equal(words[t * kSubmitterOps + i], t * 1000 + i);

@@ -47,7 +47,7 @@ static void fill_patterns_and_offsets(void** state) {
       weft_cts_list1(&semaphore, &values[2]), buffer, 16, 16, &p4, 4));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 3));
   uint8_t bytes[64];
-  weft_cts_read_buffer(buffer, 0, bytes, sizeof(bytes));
+  weft_cts_read_buffer(cts, buffer, 0, bytes, sizeof(bytes));
   assert_int_equal(bytes[0], 0);
   for (int i = 1; i < 8; ++i) assert_int_equal(bytes[i], 0x11);
   for (int i = 8; i < 16; i += 2) {
@@ -99,7 +99,7 @@ static void update_basic(void** state) {
       weft_cts_list1(&semaphore, &one), data, buffer, 4, sizeof(data)));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 1));
   char out[sizeof(data)];
-  weft_cts_read_buffer(buffer, 4, out, sizeof(out));
+  weft_cts_read_buffer(cts, buffer, 4, out, sizeof(out));
   assert_memory_equal(out, data, sizeof(data));
   weft_semaphore_release(semaphore);
   weft_buffer_release(buffer);
@@ -290,7 +290,7 @@ static void read_write_fd_file(void** state) {
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(s, 3));
   uint8_t out[128];
-  weft_cts_read_buffer(buffer, 0, out, sizeof(out));
+  weft_cts_read_buffer(cts, buffer, 0, out, sizeof(out));
   assert_memory_equal(out, data, 64);
   assert_memory_equal(out + 64, data, 64);
   weft_semaphore_release(s);

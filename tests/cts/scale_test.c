@@ -53,7 +53,7 @@ static void command_buffer_write_ids(weft_cts_t* cts, uint32_t x, uint32_t y,
   if (indirect) {
     // Nothing before the bound range was touched.
     uint32_t words[64];
-    weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+    weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
     for (int i = 0; i < 64; ++i) assert_int_equal(words[i], 0xDEADBEEFu);
   }
   weft_command_buffer_release(command_buffer);
@@ -187,8 +187,7 @@ static void thousand_regions_ping_pong(void** state) {
   for (uint32_t i = 0; i < kElements; ++i) initial[i] = (float)i * 10.0f;
   weft_buffer_t* buffers[2] = {weft_cts_allocate_buffer(cts, sizeof(initial)),
                                buffer_of(cts, sizeof(initial), 0)};
-  WEFT_ASSERT_OK(
-      weft_buffer_map_write(buffers[0], 0, initial, sizeof(initial)));
+  weft_cts_write_buffer(cts, buffers[0], 0, initial, sizeof(initial));
   weft_command_buffer_t* command_buffer =
       weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
   uint32_t ordinal = weft_cts_kernel_ordinal(cts->kernels, "scale_offset");
@@ -209,7 +208,7 @@ static void thousand_regions_ping_pong(void** state) {
     WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
                                              weft_binding_table_empty()));
     float result[kElements];
-    weft_cts_read_buffer(buffers[kRegions % 2], 0, result, sizeof(result));
+    weft_cts_read_buffer(cts, buffers[kRegions % 2], 0, result, sizeof(result));
     for (uint32_t i = 0; i < kElements; ++i) {
       float expected = initial[i] + (float)(run * kRegions);
       if (result[i] != expected) {
@@ -430,7 +429,7 @@ static void program_check(program_t* program, weft_buffer_t* buffer,
                           uint32_t which, const char* what) {
   uint8_t* bytes = malloc(kProgramBytes);
   assert_non_null(bytes);
-  weft_cts_read_buffer(buffer, 0, bytes, kProgramBytes);
+  weft_cts_read_buffer(program->cts, buffer, 0, bytes, kProgramBytes);
   const uint8_t* expected = program->model.bytes[which];
   for (uint32_t i = 0; i < kProgramBytes; ++i) {
     if (bytes[i] != expected[i]) {
@@ -462,8 +461,8 @@ static void program_initialize(program_t* program, weft_cts_t* cts,
       memcpy(program->model.bytes[b] + i, &word, 4);
     }
     program->buffers[b] = weft_cts_allocate_buffer(cts, kProgramBytes);
-    WEFT_ASSERT_OK(weft_buffer_map_write(
-        program->buffers[b], 0, program->model.bytes[b], kProgramBytes));
+    weft_cts_write_buffer(cts, program->buffers[b], 0, program->model.bytes[b],
+                          kProgramBytes);
   }
   program->command_buffer =
       weft_cts_begin_command_buffer(cts, mode, indirect ? 2 : 0);
@@ -510,8 +509,8 @@ static void random_program_reused_with_tables(void** state) {
     assert_non_null(second.model.bytes[b]);
     memcpy(second.model.bytes[b], program.model.bytes[b], kProgramBytes);
     second.buffers[b] = weft_cts_allocate_buffer(cts, kProgramBytes);
-    WEFT_ASSERT_OK(weft_buffer_map_write(second.buffers[b], 0,
-                                         second.model.bytes[b], kProgramBytes));
+    weft_cts_write_buffer(cts, second.buffers[b], 0, second.model.bytes[b],
+                          kProgramBytes);
   }
   lcg_t start = program.lcg;
   program_record(&program, 120);
@@ -587,7 +586,7 @@ static void large_updates_chained_by_copies(void** state) {
                                            weft_binding_table_empty()));
   uint32_t* words = malloc(kUpdates * kBigUpdateBytes);
   assert_non_null(words);
-  weft_cts_read_buffer(output, 0, words, kUpdates * kBigUpdateBytes);
+  weft_cts_read_buffer(cts, output, 0, words, kUpdates * kBigUpdateBytes);
   for (uint32_t u = 0; u < kUpdates; ++u) {
     for (uint32_t i = 0; i < kBigUpdateBytes / 4; ++i) {
       uint32_t word = words[u * (kBigUpdateBytes / 4) + i];

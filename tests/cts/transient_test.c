@@ -25,13 +25,6 @@ static weft_buffer_t* new_buffer(weft_cts_t* cts, weft_device_size_t length,
   return weft_cts_allocate_filled_buffer(cts, length, &pattern, 4);
 }
 
-// Asserts that mapping |transient| fails: it has no memory now.
-static void assert_no_memory(weft_buffer_t* transient) {
-  uint32_t word = 0;
-  WEFT_ASSERT_STATUS(FAILED_PRECONDITION,
-                     weft_buffer_map_read(transient, 0, &word, 4));
-}
-
 enum {
   kTransientBytes = 4096,
   kIdsCount = 64,  // write_ids records at the start of the transient
@@ -94,7 +87,7 @@ static void recorded_before_alloca_direct(void** state) {
   WEFT_ASSERT_OK(weft_device_queue_alloca(
       cts->device, weft_cts_queue_bit(cts, 0), weft_cts_list1(&gate, &one),
       weft_cts_list1(&allocated, &one), params, kTransientBytes, &transient));
-  assert_no_memory(transient);
+  weft_cts_assert_no_memory(cts, transient, "before its alloca ran");
   weft_command_buffer_t* command_buffer =
       weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   record_transient_work(cts, command_buffer, transient, output, 0x5A5A5A5Au);
@@ -110,12 +103,12 @@ static void recorded_before_alloca_direct(void** state) {
   weft_cts_assert_not_reached(allocated, 1);
   weft_cts_assert_not_reached(executed, 1);
   weft_cts_assert_not_reached(freed, 1);
-  assert_no_memory(transient);
+  weft_cts_assert_no_memory(cts, transient, "before its alloca ran");
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(freed, 1));
   assert_int_equal(weft_cts_query_value(executed), 1);
   assert_transient_work(cts, output, 0, 0x5A5A5A5Au);
-  assert_no_memory(transient);
+  weft_cts_assert_no_memory(cts, transient, "after its dealloca ran");
   weft_buffer_release(transient);
   weft_buffer_release(output);
   weft_semaphore_t* all[4] = {gate, allocated, executed, freed};
@@ -180,7 +173,7 @@ static void recorded_before_alloca_indirect_stepwise(void** state) {
     }
   }
   for (uint32_t i = 0; i < kCount; ++i) {
-    assert_no_memory(transients[i]);
+    weft_cts_assert_no_memory(cts, transients[i], "after its dealloca ran");
     weft_buffer_release(transients[i]);
     weft_semaphore_release(timelines[i]);
   }
@@ -234,7 +227,7 @@ static void pipeline_rounds_across_queues(void** state) {
   for (uint32_t r = 0; r < kRounds; ++r) {
     assert_transient_work(cts, output, r * kTransientBytes,
                           0x01010101u * (r + 1));
-    assert_no_memory(transients[r]);
+    weft_cts_assert_no_memory(cts, transients[r], "after its dealloca ran");
     weft_buffer_release(transients[r]);
   }
   weft_buffer_release(output);
@@ -324,16 +317,16 @@ static void queue_ops_on_transient_across_queues(void** state) {
       cts->device, weft_cts_queue_bit(cts, 1), weft_cts_list1(&s, &v[2]),
       weft_cts_list1(&s, &v[3]), transient, 0, kTransientBytes, &pattern, 4));
   weft_cts_assert_not_reached(s, 1);
-  assert_no_memory(transient);
+  weft_cts_assert_no_memory(cts, transient, "before its alloca ran");
   WEFT_ASSERT_OK(weft_semaphore_signal(s, 1));
   WEFT_ASSERT_OK(weft_cts_wait(s, 7));
   weft_cts_assert_ids(cts, output, 0, (const uint32_t[3]){kIdsCount, 1, 1});
   weft_cts_assert_words(cts, output, kIdsBytes,
                         (kTransientBytes - kIdsBytes - 64) / 4, 0x99999999u);
   uint32_t tail[16];
-  weft_cts_read_buffer(output, kTransientBytes - 64, tail, sizeof(tail));
+  weft_cts_read_buffer(cts, output, kTransientBytes - 64, tail, sizeof(tail));
   for (int i = 0; i < 16; ++i) assert_int_equal(tail[i], 0xAB000000u + i);
-  assert_no_memory(transient);
+  weft_cts_assert_no_memory(cts, transient, "after its dealloca ran");
   weft_buffer_release(transient);
   weft_buffer_release(output);
   weft_semaphore_release(s);
@@ -380,7 +373,7 @@ static void many_transients_in_flight(void** state) {
   }
   for (uint32_t i = 0; i < kCount; ++i) {
     assert_transient_work(cts, output, i * kTransientBytes, 0x3C3C3C3Cu);
-    assert_no_memory(transients[i]);
+    weft_cts_assert_no_memory(cts, transients[i], "after its dealloca ran");
     weft_buffer_release(transients[i]);
     weft_semaphore_release(timelines[i]);
   }

@@ -659,7 +659,8 @@ static uint32_t dag_check(dag_t* dag) {
   }
   uint32_t* words = calloc(n + 1, sizeof(*words));
   assert_non_null(words);
-  weft_cts_read_buffer(dag->words, 0, words, (weft_device_size_t)(n + 1) * 4);
+  weft_cts_read_buffer(dag->cts, dag->words, 0, words,
+                       (weft_device_size_t)(n + 1) * 4);
   for (uint32_t i = 0; i < n && hung == n; ++i) {
     const dag_op_t* op = &dag->ops[i];
     weft_status_t status = results[i];
@@ -718,8 +719,7 @@ static void dag_create_resources(dag_t* dag) {
   weft_device_size_t length = (weft_device_size_t)(dag->op_count + 1) * 4;
   WEFT_ASSERT_OK(
       weft_device_allocate_buffer(dag->device, params, length, &dag->words));
-  WEFT_ASSERT_OK(
-      weft_buffer_map_fill(dag->words, 0, length, &(uint32_t){0}, 4));
+  weft_cts_fill_buffer(dag->cts, dag->words, 0, length, &(uint32_t){0}, 4);
   WEFT_ASSERT_OK(weft_executable_lookup_kernel(
       dag->cts->kernels, "scale_offset", &dag->scale_offset_ordinal));
   WEFT_ASSERT_OK(weft_executable_lookup_kernel(dag->cts->kernels, "fail",
