@@ -21,6 +21,14 @@ static weft_buffer_t* allocate_with(weft_cts_t* cts, weft_memory_type_t type,
       cts, (weft_buffer_params_t){type, access, usage}, length);
 }
 
+// The case's state, once it is known that the host can map the device's
+// buffers (else the case is skipped).
+static weft_cts_t* mapping_cts(void** state) {
+  weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_HOST_MAPPING);
+  return cts;
+}
+
 // Reads through a mapping: the path under test here.
 static void map_read(weft_buffer_t* buffer, weft_device_size_t offset,
                      void* out, weft_device_size_t length) {
@@ -38,7 +46,7 @@ static void zero_buffer(weft_buffer_t* buffer) {
 //===----------------------------------------------------------------------===//
 
 static void map_whole(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   enum { kLength = 1024 };
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, kLength);
   weft_buffer_mapping_t mapping;
@@ -64,7 +72,7 @@ static void map_whole(void** state) {
 }
 
 static void map_subrange(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   enum { kLength = 256 };
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, kLength);
   zero_buffer(buffer);
@@ -94,7 +102,7 @@ static void map_subrange(void** state) {
 }
 
 static void mapping_retains_buffer(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
   weft_buffer_mapping_t mapping;
   WEFT_ASSERT_OK(weft_buffer_map_range(buffer, WEFT_MAPPING_MODE_SCOPED,
@@ -112,7 +120,7 @@ static void mapping_retains_buffer(void** state) {
 }
 
 static void persistent_mapping_requires_usage(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_buffer_t* scoped_only = allocate_with(
       cts, 0, 0, WEFT_BUFFER_USAGE_TRANSFER | WEFT_BUFFER_USAGE_MAPPING_SCOPED,
       128);
@@ -140,7 +148,7 @@ static void persistent_mapping_requires_usage(void** state) {
 }
 
 static void flush_and_invalidate_ranges(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   // Coherent (default) and non-coherent host-visible memory.
   weft_buffer_t* buffers[2] = {
       weft_cts_allocate_buffer(cts, 512),
@@ -178,7 +186,7 @@ static void flush_and_invalidate_ranges(void** state) {
 //===----------------------------------------------------------------------===//
 
 static void write_read_whole(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   enum { kLength = 4096 };
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, kLength);
   uint8_t* expected = malloc(kLength);
@@ -193,7 +201,7 @@ static void write_read_whole(void** state) {
 }
 
 static void write_read_at_offsets(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   enum { kLength = 300 };
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, kLength);
   zero_buffer(buffer);
@@ -221,7 +229,7 @@ static void write_read_at_offsets(void** state) {
 }
 
 static void fill_patterns_whole(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   enum { kLength = 64 };
   const uint8_t pattern[4] = {0x11, 0x22, 0x33, 0x44};
   const uint32_t pattern_lengths[] = {1, 2, 4};
@@ -240,7 +248,7 @@ static void fill_patterns_whole(void** state) {
 }
 
 static void fill_patterns_at_offsets(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   enum { kLength = 128 };
   const uint8_t pattern[4] = {0xA1, 0xB2, 0xC3, 0xD4};
   const uint32_t pattern_lengths[] = {1, 2, 4};
@@ -264,7 +272,7 @@ static void fill_patterns_at_offsets(void** state) {
 }
 
 static void copy_between_buffers(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   enum { kLength = 1000 };
   weft_buffer_t* source = weft_cts_allocate_buffer(cts, kLength);
   weft_buffer_t* target = weft_cts_allocate_buffer(cts, kLength);
@@ -290,7 +298,7 @@ static void copy_between_buffers(void** state) {
 }
 
 static void copy_within_buffer(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   enum { kLength = 256 };
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, kLength);
   uint8_t expected[kLength];
@@ -325,7 +333,7 @@ static void copy_within_buffer(void** state) {
 }
 
 static void empty_ranges_are_noops(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
   weft_buffer_t* other = weft_cts_allocate_buffer(cts, 64);
   const uint32_t pattern = 0xFFFFFFFFu;
@@ -363,7 +371,7 @@ static void empty_ranges_are_noops(void** state) {
 //===----------------------------------------------------------------------===//
 
 static void map_offset_out_of_range(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 128);
   weft_buffer_mapping_t mapping;
   weft_cts_assert_status_contains_both(
@@ -380,7 +388,7 @@ static void map_offset_out_of_range(void** state) {
 }
 
 static void map_past_end_by_length(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 128);
   weft_buffer_mapping_t mapping;
   weft_cts_assert_status_contains_both(
@@ -396,7 +404,7 @@ static void map_past_end_by_length(void** state) {
 }
 
 static void read_write_past_end(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 128);
   uint8_t data[512] = {0};
   weft_cts_assert_status_contains_both(
@@ -422,7 +430,7 @@ static void read_write_past_end(void** state) {
 }
 
 static void fill_bad_pattern_length(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 96);
   const uint8_t pattern[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   weft_cts_assert_status_contains_both(
@@ -438,7 +446,7 @@ static void fill_bad_pattern_length(void** state) {
 }
 
 static void fill_misaligned(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 96);
   const uint32_t pattern = 0x12345678u;
   weft_cts_assert_status_contains_both(
@@ -467,7 +475,7 @@ static void fill_misaligned(void** state) {
 //===----------------------------------------------------------------------===//
 
 static void map_without_mapping_usage(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_buffer_t* buffer =
       allocate_with(cts, 0, 0, WEFT_BUFFER_USAGE_TRANSFER, 128);
   weft_buffer_mapping_t mapping;
@@ -486,7 +494,7 @@ static void map_without_mapping_usage(void** state) {
 }
 
 static void write_to_read_only_buffer(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_buffer_t* buffer =
       allocate_with(cts, 0, WEFT_MEMORY_ACCESS_READ, 0, 128);
   weft_buffer_mapping_t mapping;
@@ -515,7 +523,7 @@ static void write_to_read_only_buffer(void** state) {
 }
 
 static void map_device_local_only(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_buffer_t* buffer =
       allocate_with(cts, WEFT_MEMORY_TYPE_DEVICE_LOCAL, 0, 0, 256);
   weft_buffer_mapping_t mapping;
@@ -535,7 +543,7 @@ static void map_device_local_only(void** state) {
 //===----------------------------------------------------------------------===//
 
 static void transient_buffer_lifetime(void** state) {
-  weft_cts_t* cts = *state;
+  weft_cts_t* cts = mapping_cts(state);
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   const uint64_t one = 1;

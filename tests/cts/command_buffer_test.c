@@ -1298,6 +1298,7 @@ static void unmappable_binding_names_its_command(void** state) {
 // device it was made for is gone (a recorded command buffer holds none).
 static void command_buffer_from_another_device(void** state) {
   weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_COMMAND_BUFFERS);
   const char* others[] = {"local-sync", "local-task?workers=1"};
   for (size_t d = 0; d < sizeof(others) / sizeof(others[0]); ++d) {
     weft_device_t* other = NULL;

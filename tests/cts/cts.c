@@ -449,24 +449,79 @@ weft_status_t weft_cts_execute_and_wait(weft_cts_t* cts,
   return status;
 }
 
+// The features each driver does not support, and why. A feature with a
+// device query is never listed: weft_cts_supports asks the device. A driver
+// that is not listed supports every feature of the table; a driver with
+// memory of its own (a GPU driver) will list HOST_MAPPING, for its
+// device-local buffers, and CPU_COMMAND_BUFFERS.
+typedef struct weft_cts_unsupported_t {
+  const char* driver_name;
+  weft_cts_feature_t feature;
+  const char* why;
+} weft_cts_unsupported_t;
+
+static const weft_cts_unsupported_t kUnsupported[] = {
+    {"local-sync", WEFT_CTS_FEATURE_QUEUES_OPTION,
+     "it has one queue, and runs each op on the thread that makes it ready"},
+};
+
+static const char* const kFeatureNames[WEFT_CTS_FEATURE_COUNT] = {
+    "SEVERAL_QUEUES",
+    "QUEUES_OPTION",
+    "HOST_MAPPING",
+    "CPU_COMMAND_BUFFERS",
+};
+
+const char* weft_cts_feature_name(weft_cts_feature_t feature) {
+  return feature < WEFT_CTS_FEATURE_COUNT ? kFeatureNames[feature] : "?";
+}
+
+// The table's entry saying the case's driver lacks |feature|, or NULL.
+static const weft_cts_unsupported_t* weft_cts_find_unsupported(
+    const weft_cts_t* cts, weft_cts_feature_t feature) {
+  const char* driver_name = weft_device_driver_name(cts->device);
+  for (size_t i = 0; i < sizeof(kUnsupported) / sizeof(kUnsupported[0]); ++i) {
+    if (kUnsupported[i].feature == feature &&
+        strcmp(kUnsupported[i].driver_name, driver_name) == 0) {
+      return &kUnsupported[i];
+    }
+  }
+  return NULL;
+}
+
+bool weft_cts_supports(const weft_cts_t* cts, weft_cts_feature_t feature) {
+  if (feature == WEFT_CTS_FEATURE_SEVERAL_QUEUES) {
+    int64_t count = 1;
+    WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "queue.count", &count));
+    return count >= 2;
+  }
+  return weft_cts_find_unsupported(cts, feature) == NULL;
+}
+
+void weft_cts_require(const weft_cts_t* cts, weft_cts_feature_t feature) {
+  if (weft_cts_supports(cts, feature)) return;
+  const weft_cts_unsupported_t* entry = weft_cts_find_unsupported(cts, feature);
+  print_message("skipped: '%s' does not support %s%s%s\n",
+                weft_device_id(cts->device), weft_cts_feature_name(feature),
+                entry ? ": " : "", entry ? entry->why : "");
+  skip();
+}
+
 uint32_t weft_cts_ensure_queues(weft_cts_t* cts) {
-  if (cts->queue_count >= 2) return cts->queue_count;
+  if (weft_cts_supports(cts, WEFT_CTS_FEATURE_SEVERAL_QUEUES) ||
+      !weft_cts_supports(cts, WEFT_CTS_FEATURE_QUEUES_OPTION)) {
+    return cts->queue_count;
+  }
   char device_string[512];
   snprintf(device_string, sizeof(device_string), "%s%squeues=4",
            cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
   weft_device_t* device = NULL;
-  weft_status_t status =
-      weft_device_create(device_string, cts->allocator, &device);
-  if (weft_status_is_ok(status)) {
-    int64_t count = 1;
-    WEFT_ASSERT_OK(weft_device_query_i64(device, "queue.count", &count));
-    weft_device_release(cts->device);
-    cts->device = device;
-    cts->queue_count = weft_cts_clamp_queue_count(count);
-  } else {
-    // Only an unknown option may stop us; anything else is a failure.
-    WEFT_ASSERT_STATUS(INVALID_ARGUMENT, status);
-  }
+  WEFT_ASSERT_OK(weft_device_create(device_string, cts->allocator, &device));
+  int64_t count = 1;
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "queue.count", &count));
+  weft_device_release(cts->device);
+  cts->device = device;
+  cts->queue_count = weft_cts_clamp_queue_count(count);
   return cts->queue_count;
 }
 

@@ -20,6 +20,7 @@
 // cmocka needs these first.
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 // clang-format off
@@ -210,9 +211,39 @@ weft_status_t weft_cts_execute_and_wait(weft_cts_t* cts,
                                         weft_command_buffer_t* command_buffer,
                                         weft_binding_table_t table);
 
+// What a driver can do, where the CTS needs to know: decided in one place,
+// weft_cts_supports. A feature with a device query (weft_device_query_i64)
+// is read from the device; the others come from one table in cts.c that
+// lists, per driver, the features it does not support and why. A case that
+// needs a feature calls weft_cts_require; a case that adapts to it asks
+// weft_cts_supports. Never branch on the driver's name in a case.
+typedef enum weft_cts_feature_e {
+  // Two or more queues: "queue.count" >= 2.
+  WEFT_CTS_FEATURE_SEVERAL_QUEUES = 0,
+  // A "queues=N" device option giving a device N queues (table).
+  WEFT_CTS_FEATURE_QUEUES_OPTION,
+  // Buffers of the default parameters can be mapped by the host (table).
+  // Only the buffer_mapping suite needs it: every other suite moves buffer
+  // contents through the queue.
+  WEFT_CTS_FEATURE_HOST_MAPPING,
+  // Command buffers recorded on a device of the CPU drivers (local-sync,
+  // local-task) run on this device (table; README "Objects across
+  // devices").
+  WEFT_CTS_FEATURE_CPU_COMMAND_BUFFERS,
+  WEFT_CTS_FEATURE_COUNT,
+} weft_cts_feature_t;
+
+// The feature's name, e.g. "HOST_MAPPING".
+const char* weft_cts_feature_name(weft_cts_feature_t feature);
+// True when the case's device supports |feature|.
+bool weft_cts_supports(const weft_cts_t* cts, weft_cts_feature_t feature);
+// Skips the current case (saying why) unless the case's device supports
+// |feature|.
+void weft_cts_require(const weft_cts_t* cts, weft_cts_feature_t feature);
+
 // Gives the case a device with several queues where the driver can have
 // them: the case's device when it has two or more; else a new device of the
-// same driver with "queues=4" when the driver takes that option (it replaces
+// same driver with "queues=4" (WEFT_CTS_FEATURE_QUEUES_OPTION; it replaces
 // |cts->device|, released at teardown); else the case's device as it is
 // (every case written for several queues also holds on one). Call it before
 // creating anything on |cts->device|. Returns |cts->queue_count|.

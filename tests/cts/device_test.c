@@ -8,6 +8,17 @@
 
 #include "cts.h"
 
+// The driver under test, as the default registry has it.
+static const weft_driver_t* find_driver(weft_driver_registry_t* registry,
+                                        const char* name) {
+  for (uint32_t i = 0; i < weft_driver_registry_count(registry); ++i) {
+    const weft_driver_t* driver = weft_driver_registry_get(registry, i);
+    if (strcmp(driver->name, name) == 0) return driver;
+  }
+  fail_msg("no driver '%s' in the default registry", name);
+  return NULL;
+}
+
 static void create_by_name(void** state) {
   weft_cts_t* cts = *state;
   weft_device_t* device = NULL;
@@ -43,7 +54,7 @@ static void unknown_driver_lists_known(void** state) {
   assert_int_equal(weft_status_code(status), WEFT_STATUS_NOT_FOUND);
   assert_non_null(strstr(text, "no driver named 'no-such-driver'"));
   assert_non_null(strstr(text, "known drivers: "));
-  assert_non_null(strstr(text, "local-sync"));
+  assert_non_null(strstr(text, weft_device_driver_name(cts->device)));
   weft_status_free(status);
 }
 
@@ -54,34 +65,70 @@ static void unknown_option_lists_accepted(void** state) {
   char device_string[600];
   snprintf(device_string, sizeof(device_string), "%s?bogus_option=1",
            options.driver_name);
-  weft_device_t* device = NULL;
-  char needle[256];
+  // The message lists the driver's options as the registry has them, or
+  // "(none)".
+  weft_driver_registry_t* registry = NULL;
+  WEFT_ASSERT_OK(
+      weft_driver_registry_create_default(cts->allocator, &registry));
+  const weft_driver_t* driver = find_driver(registry, options.driver_name);
+  char accepted[256] = "";
+  for (const char* const* name = driver->option_names; name && *name; ++name) {
+    size_t used = strlen(accepted);
+    snprintf(accepted + used, sizeof(accepted) - used, "%s%s", used ? ", " : "",
+             *name);
+  }
+  char needle[512];
   snprintf(needle, sizeof(needle),
-           "driver '%s' does not accept option 'bogus_option'; accepted: ",
-           options.driver_name);
+           "driver '%s' does not accept option 'bogus_option'; accepted: %s",
+           options.driver_name, accepted[0] ? accepted : "(none)");
+  weft_device_t* device = NULL;
   weft_cts_assert_status_contains(
       weft_device_create(device_string, cts->allocator, &device),
       WEFT_STATUS_INVALID_ARGUMENT, needle);
   assert_null(device);
-  if (strcmp(options.driver_name, "local-sync") == 0) {
-    weft_cts_assert_status_contains(
-        weft_device_create("local-sync?x=1", cts->allocator, &device),
-        WEFT_STATUS_INVALID_ARGUMENT,
-        "driver 'local-sync' does not accept option 'x'; accepted: (none)");
+  weft_driver_registry_release(registry);
+}
+
+// The CTS's feature table (cts.c) agrees with what the driver says of
+// itself: the "queues" option is there exactly when QUEUES_OPTION is.
+static void feature_table_matches_the_driver(void** state) {
+  weft_cts_t* cts = *state;
+  weft_driver_registry_t* registry = NULL;
+  WEFT_ASSERT_OK(
+      weft_driver_registry_create_default(cts->allocator, &registry));
+  const weft_driver_t* driver =
+      find_driver(registry, weft_device_driver_name(cts->device));
+  bool takes_queues = false;
+  for (const char* const* name = driver->option_names; name && *name; ++name) {
+    takes_queues = takes_queues || strcmp(*name, "queues") == 0;
   }
+  assert_int_equal(weft_cts_supports(cts, WEFT_CTS_FEATURE_QUEUES_OPTION),
+                   takes_queues);
+  weft_driver_registry_release(registry);
+  // And a device with several queues says so.
+  uint32_t count = weft_cts_ensure_queues(cts);
+  assert_int_equal(weft_cts_supports(cts, WEFT_CTS_FEATURE_SEVERAL_QUEUES),
+                   count >= 2);
+  if (takes_queues) assert_true(count >= 2);
 }
 
 static void malformed_device_strings(void** state) {
   weft_cts_t* cts = *state;
+  const char* driver_name = weft_device_driver_name(cts->device);
+  char empty_options[256];
+  snprintf(empty_options, sizeof(empty_options), "%s?", driver_name);
+  char option_without_value[256];
+  snprintf(option_without_value, sizeof(option_without_value), "%s?a",
+           driver_name);
   weft_device_t* device = NULL;
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
                      weft_device_create("", cts->allocator, &device));
   WEFT_ASSERT_STATUS(
       INVALID_ARGUMENT,
-      weft_device_create("local-sync?", cts->allocator, &device));
+      weft_device_create(empty_options, cts->allocator, &device));
   WEFT_ASSERT_STATUS(
       INVALID_ARGUMENT,
-      weft_device_create("local-sync?a", cts->allocator, &device));
+      weft_device_create(option_without_value, cts->allocator, &device));
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
                      weft_device_create("bad name", cts->allocator, &device));
   assert_null(device);
@@ -100,15 +147,7 @@ static void query_known_keys(void** state) {
   WEFT_ASSERT_OK(
       weft_device_query_i64(cts->device, "semaphore.host_wait", &value));
   assert_int_equal(value, 1);
-  if (strcmp(weft_device_driver_name(cts->device), "local-sync") == 0) {
-    WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "queue.count", &value));
-    assert_int_equal(value, 1);
-    WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "worker.count", &value));
-    assert_int_equal(value, 1);
-    WEFT_ASSERT_OK(
-        weft_device_query_i64(cts->device, "dispatch.concurrent", &value));
-    assert_int_equal(value, 0);
-  }
+  // What each driver reports for itself: tests/drivers.
 }
 
 static void query_unknown_key_not_found(void** state) {
@@ -145,14 +184,13 @@ static void registry_custom_driver(void** state) {
   WEFT_ASSERT_OK(
       weft_driver_registry_create_default(cts->allocator, &registry));
   uint32_t count = weft_driver_registry_count(registry);
-  int found_local_sync = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const weft_driver_t* driver = weft_driver_registry_get(registry, i);
     assert_non_null(driver->name);
     assert_non_null(driver->description);
-    if (strcmp(driver->name, "local-sync") == 0) found_local_sync = 1;
   }
-  assert_true(found_local_sync);
+  const char* driver_name = weft_device_driver_name(cts->device);
+  assert_non_null(find_driver(registry, driver_name));
   assert_null(weft_driver_registry_get(registry, count));
 
   WEFT_ASSERT_OK(weft_driver_registry_register(registry, &kCustomDriver));
@@ -161,7 +199,7 @@ static void registry_custom_driver(void** state) {
       weft_driver_registry_register(registry, &kCustomDriver),
       WEFT_STATUS_ALREADY_EXISTS, "'cts-custom'");
   weft_driver_t duplicate_builtin = kCustomDriver;
-  duplicate_builtin.name = "local-sync";
+  duplicate_builtin.name = driver_name;
   WEFT_ASSERT_STATUS(ALREADY_EXISTS, weft_driver_registry_register(
                                          registry, &duplicate_builtin));
 
@@ -424,6 +462,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(device_id_is_device_string),
       WEFT_CTS_CASE(unknown_driver_lists_known),
       WEFT_CTS_CASE(unknown_option_lists_accepted),
+      WEFT_CTS_CASE(feature_table_matches_the_driver),
       WEFT_CTS_CASE(malformed_device_strings),
       WEFT_CTS_CASE(query_known_keys),
       WEFT_CTS_CASE(query_unknown_key_not_found),

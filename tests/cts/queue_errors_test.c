@@ -165,16 +165,13 @@ static void validation_lists_affinity_and_args(void** state) {
       INVALID_ARGUMENT,
       weft_device_queue_dealloca(cts->device, ANY, weft_semaphore_list_empty(),
                                  weft_cts_list1(&signal, &one), NULL));
-  if (strcmp(weft_device_driver_name(cts->device), "local-sync") == 0) {
-    // local-sync only deallocas buffers its own alloca returned.
-    weft_buffer_t* heap = weft_cts_allocate_buffer(cts, 16);
-    weft_cts_assert_status_contains(
-        weft_device_queue_dealloca(cts->device, ANY,
-                                   weft_semaphore_list_empty(),
-                                   weft_cts_list1(&signal, &one), heap),
-        WEFT_STATUS_INVALID_ARGUMENT, "not returned by queue_alloca");
-    weft_buffer_release(heap);
-  }
+  // Only buffers queue_alloca returned are deallocated, on every driver.
+  weft_buffer_t* heap = weft_cts_allocate_buffer(cts, 16);
+  weft_cts_assert_status_contains(
+      weft_device_queue_dealloca(cts->device, ANY, weft_semaphore_list_empty(),
+                                 weft_cts_list1(&signal, &one), heap),
+      WEFT_STATUS_INVALID_ARGUMENT, "not returned by queue_alloca");
+  weft_buffer_release(heap);
   assert_int_equal(weft_cts_query_value(signal), 0);  // untouched
   weft_semaphore_release(signal);
 }
