@@ -220,13 +220,11 @@ static void weft_cts_copy_and_wait(weft_device_t* device, weft_buffer_t* source,
   weft_semaphore_t* copied = NULL;
   WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &copied));
   const uint64_t one = 1;
-  weft_status_t status = weft_device_queue_copy(
-      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&copied, &one), source, source_offset, target,
-      target_offset, length);
-  if (weft_status_is_ok(status)) status = weft_cts_wait(copied, 1);
-  weft_semaphore_release(copied);
-  WEFT_ASSERT_OK(status);
+  WEFT_ASSERT_OK(weft_cts_wait_submitted(
+      copied, weft_device_queue_copy(
+                  device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+                  weft_cts_list1(&copied, &one), source, source_offset, target,
+                  target_offset, length)));
 }
 
 void weft_cts_device_read_buffer(weft_device_t* device, weft_buffer_t* buffer,
@@ -268,13 +266,11 @@ void weft_cts_device_fill_buffer(weft_device_t* device, weft_buffer_t* buffer,
   weft_semaphore_t* filled = NULL;
   WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &filled));
   const uint64_t one = 1;
-  weft_status_t status = weft_device_queue_fill(
-      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&filled, &one), buffer, offset, length, pattern,
-      pattern_length);
-  if (weft_status_is_ok(status)) status = weft_cts_wait(filled, 1);
-  weft_semaphore_release(filled);
-  WEFT_ASSERT_OK(status);
+  WEFT_ASSERT_OK(weft_cts_wait_submitted(
+      filled, weft_device_queue_fill(device, WEFT_QUEUE_AFFINITY_ANY,
+                                     weft_semaphore_list_empty(),
+                                     weft_cts_list1(&filled, &one), buffer,
+                                     offset, length, pattern, pattern_length)));
 }
 
 void weft_cts_read_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
@@ -301,12 +297,13 @@ void weft_cts_assert_no_memory(weft_cts_t* cts, weft_buffer_t* buffer,
   weft_buffer_t* staging = weft_cts_allocate_staging(cts->device, 4);
   weft_semaphore_t* copied = weft_cts_create_semaphore(cts, 0);
   const uint64_t one = 1;
-  WEFT_ASSERT_OK(weft_device_queue_copy(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&copied, &one), buffer, 0, staging, 0, 4));
-  weft_cts_assert_status_contains(weft_cts_wait(copied, 1),
-                                  WEFT_STATUS_FAILED_PRECONDITION, needle);
-  weft_semaphore_release(copied);
+  weft_cts_assert_status_contains(
+      weft_cts_wait_submitted(
+          copied, weft_device_queue_copy(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                         weft_semaphore_list_empty(),
+                                         weft_cts_list1(&copied, &one), buffer,
+                                         0, staging, 0, 4)),
+      WEFT_STATUS_FAILED_PRECONDITION, needle);
   weft_buffer_release(staging);
 }
 
@@ -405,6 +402,14 @@ weft_status_t weft_cts_wait(weft_semaphore_t* semaphore, uint64_t value) {
                              weft_timeout_relative(10ll * 1000 * 1000 * 1000));
 }
 
+weft_status_t weft_cts_wait_submitted(weft_semaphore_t* semaphore,
+                                      weft_status_t submitted) {
+  weft_status_t status = submitted;
+  if (weft_status_is_ok(status)) status = weft_cts_wait(semaphore, 1);
+  weft_semaphore_release(semaphore);
+  return status;
+}
+
 uint32_t weft_cts_kernel_ordinal(weft_executable_t* executable,
                                  const char* name) {
   uint32_t ordinal = 0;
@@ -440,13 +445,12 @@ weft_status_t weft_cts_execute_and_wait(weft_cts_t* cts,
                                         weft_command_buffer_t* command_buffer,
                                         weft_binding_table_t table) {
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
-  uint64_t value = 1;
-  weft_status_t status = weft_device_queue_execute(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&semaphore, &value), command_buffer, table);
-  if (weft_status_is_ok(status)) status = weft_cts_wait(semaphore, 1);
-  weft_semaphore_release(semaphore);
-  return status;
+  const uint64_t one = 1;
+  return weft_cts_wait_submitted(
+      semaphore, weft_device_queue_execute(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                           weft_semaphore_list_empty(),
+                                           weft_cts_list1(&semaphore, &one),
+                                           command_buffer, table));
 }
 
 // The features each driver does not support, and why. A feature with a

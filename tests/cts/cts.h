@@ -191,6 +191,13 @@ char* weft_cts_dump_pending(weft_device_t* device);
 // Waits for (semaphore, value) with a 10 s timeout and returns the status.
 weft_status_t weft_cts_wait(weft_semaphore_t* semaphore, uint64_t value);
 
+// Finishes an op submitted to signal |semaphore| to 1, for helpers of the
+// form "submit, wait, return the status": waits for it when |submitted| (the
+// submit's status) is OK, then releases |semaphore|. Returns the submit's
+// error or else the wait's result.
+weft_status_t weft_cts_wait_submitted(weft_semaphore_t* semaphore,
+                                      weft_status_t submitted);
+
 // The ordinal of kernel |name| of |executable| (asserting it exists).
 uint32_t weft_cts_kernel_ordinal(weft_executable_t* executable,
                                  const char* name);

@@ -25,13 +25,12 @@ static weft_status_t queue_dispatch_and_wait(
     const weft_buffer_ref_t* bindings) {
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t value = 1;
-  weft_status_t status = weft_device_queue_dispatch(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&semaphore, &value), executable, ordinal, workgroup_count,
-      constant_count, constants, binding_count, bindings);
-  if (weft_status_is_ok(status)) status = weft_cts_wait(semaphore, 1);
-  weft_semaphore_release(semaphore);
-  return status;
+  return weft_cts_wait_submitted(
+      semaphore,
+      weft_device_queue_dispatch(
+          cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+          weft_cts_list1(&semaphore, &value), executable, ordinal,
+          workgroup_count, constant_count, constants, binding_count, bindings));
 }
 
 // Runs write_ids over |n| through queue_dispatch and checks every id.

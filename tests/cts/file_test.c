@@ -93,13 +93,11 @@ static weft_status_t queue_read_and_wait(weft_cts_t* cts, weft_file_t* file,
                                          weft_device_size_t length) {
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   const uint64_t one = 1;
-  weft_status_t status = weft_device_queue_read(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&done, &one), file, file_offset, target, target_offset,
-      length);
-  if (weft_status_is_ok(status)) status = weft_cts_wait(done, 1);
-  weft_semaphore_release(done);
-  return status;
+  return weft_cts_wait_submitted(
+      done, weft_device_queue_read(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                   weft_semaphore_list_empty(),
+                                   weft_cts_list1(&done, &one), file,
+                                   file_offset, target, target_offset, length));
 }
 
 static weft_status_t queue_write_and_wait(
@@ -107,13 +105,11 @@ static weft_status_t queue_write_and_wait(
     weft_file_t* file, uint64_t file_offset, weft_device_size_t length) {
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   const uint64_t one = 1;
-  weft_status_t status = weft_device_queue_write(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&done, &one), source, source_offset, file, file_offset,
-      length);
-  if (weft_status_is_ok(status)) status = weft_cts_wait(done, 1);
-  weft_semaphore_release(done);
-  return status;
+  return weft_cts_wait_submitted(
+      done, weft_device_queue_write(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                    weft_semaphore_list_empty(),
+                                    weft_cts_list1(&done, &one), source,
+                                    source_offset, file, file_offset, length));
 }
 
 //===----------------------------------------------------------------------===//
