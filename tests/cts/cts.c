@@ -1,4 +1,6 @@
-// weft CTS support: argument parsing, per-case device, assertions.
+// weft CTS support: argument parsing, the per-case device, assertions,
+// buffer contents through the queue, and the table of what each driver
+// does not support (kUnsupported, used by weft_cts_supports).
 #include "cts.h"
 
 #include <stdatomic.h>
@@ -243,9 +245,12 @@ void weft_cts_device_read_buffer(weft_device_t* device, weft_buffer_t* buffer,
   weft_buffer_release(staging);
 }
 
-void weft_cts_device_write_buffer(weft_device_t* device, weft_buffer_t* buffer,
-                                  weft_device_size_t offset, const void* data,
-                                  weft_device_size_t length) {
+// weft_cts_write_buffer on |device|'s queue.
+static void weft_cts_device_write_buffer(weft_device_t* device,
+                                         weft_buffer_t* buffer,
+                                         weft_device_size_t offset,
+                                         const void* data,
+                                         weft_device_size_t length) {
   if (length == 0) return;
   weft_buffer_t* staging = weft_cts_allocate_staging(device, length);
   weft_buffer_mapping_t mapping;

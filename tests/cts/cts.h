@@ -35,6 +35,7 @@ typedef struct weft_cts_t {
   // The allocator every object of the case is created with (a failing
   // allocator in the fault-injection run).
   weft_allocator_t allocator;
+  // The case's device (a new one after weft_cts_ensure_queues).
   weft_device_t* device;
   // The number of queues |device| has ("queue.count", at most 64): what
   // weft_cts_queue_bit wraps at.
@@ -76,6 +77,10 @@ void weft_cts_assert_status_(weft_status_code_t code, weft_status_t status,
 #define WEFT_ASSERT_STATUS(code, expr) \
   weft_cts_assert_status_(WEFT_STATUS_##code, (expr), #expr, __FILE__, __LINE__)
 
+//===----------------------------------------------------------------------===//
+// Statuses
+//===----------------------------------------------------------------------===//
+
 // Fails the current case unless |status| has |code| and its formatted text
 // contains |needle| (when not NULL); frees the status.
 void weft_cts_assert_status_contains(weft_status_t status,
@@ -93,14 +98,10 @@ void weft_cts_assert_status_message(weft_status_t status,
                                     weft_status_code_t code,
                                     const char* message);
 
-// Allocates a buffer with default parameters on the case's device.
-weft_buffer_t* weft_cts_allocate_buffer(weft_cts_t* cts,
-                                        weft_device_size_t length);
-// Allocates a buffer with |params| (zero fields canonicalised) on the case's
-// device (asserting OK).
-weft_buffer_t* weft_cts_allocate_buffer_with_params(weft_cts_t* cts,
-                                                    weft_buffer_params_t params,
-                                                    weft_device_size_t length);
+//===----------------------------------------------------------------------===//
+// Semaphores and waits
+//===----------------------------------------------------------------------===//
+
 // Creates a semaphore on the case's device.
 weft_semaphore_t* weft_cts_create_semaphore(weft_cts_t* cts,
                                             uint64_t initial_value);
@@ -115,15 +116,46 @@ weft_semaphore_list_t weft_cts_list(uint32_t count,
 uint64_t weft_cts_query_value(weft_semaphore_t* semaphore);
 // Asserts that (|semaphore|, |value|) is not reached, without blocking.
 void weft_cts_assert_not_reached(weft_semaphore_t* semaphore, uint64_t value);
-// Buffer contents in and out, through the queue. A driver's device-local
+// Waits for (semaphore, value) with a 10 s timeout and returns the status.
+weft_status_t weft_cts_wait(weft_semaphore_t* semaphore, uint64_t value);
+// Finishes an op submitted to signal |semaphore| to 1, for helpers of the
+// form "submit, wait, return the status": waits for it when |submitted| (the
+// submit's status) is OK, then releases |semaphore|. Returns the submit's
+// error or else the wait's result.
+weft_status_t weft_cts_wait_submitted(weft_semaphore_t* semaphore,
+                                      weft_status_t submitted);
+// What weft_device_dump_pending writes for |device|, as a string the caller
+// frees with free().
+char* weft_cts_dump_pending(weft_device_t* device);
+
+//===----------------------------------------------------------------------===//
+// Buffers
+//===----------------------------------------------------------------------===//
+
+// Allocates a buffer with default parameters on the case's device.
+weft_buffer_t* weft_cts_allocate_buffer(weft_cts_t* cts,
+                                        weft_device_size_t length);
+// Allocates a buffer with |params| (zero fields canonicalised) on the case's
+// device (asserting OK).
+weft_buffer_t* weft_cts_allocate_buffer_with_params(weft_cts_t* cts,
+                                                    weft_buffer_params_t params,
+                                                    weft_device_size_t length);
+// Allocates a buffer as weft_cts_allocate_buffer does and fills all of it
+// with the 1, 2 or 4 byte |pattern| (weft_cts_fill_buffer).
+weft_buffer_t* weft_cts_allocate_filled_buffer(weft_cts_t* cts,
+                                               weft_device_size_t length,
+                                               const void* pattern,
+                                               uint32_t pattern_length);
+
+// Buffer contents go in and out through the queue. A driver's device-local
 // buffers need not be host-mappable, so these never map a buffer under
-// test: reads copy it into a host-visible staging buffer with
-// weft_device_queue_copy, wait, and map the staging buffer; writes go the
-// other way; fills are weft_device_queue_fill. Each waits for its own op
-// (on a fresh semaphore, with no waits: it runs whatever else is pending)
-// and asserts it succeeded. The buffer needs the TRANSFER_SOURCE usage to be
-// read and TRANSFER_TARGET to be written or filled. Only the buffer_mapping
-// suite maps buffers under test.
+// test: a read copies it into a host-visible staging buffer with
+// weft_device_queue_copy, waits, and maps the staging buffer; a write goes
+// the other way; a fill is a weft_device_queue_fill. Each waits for its own
+// op (signalling a fresh semaphore, with no waits: it does not wait for
+// anything else pending) and asserts it succeeded. The buffer needs the
+// TRANSFER_SOURCE usage to be read and TRANSFER_TARGET to be written or
+// filled. Only the buffer_mapping suite maps buffers under test.
 //
 // Reads |length| bytes of |buffer| at |offset| into |out|.
 void weft_cts_read_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
@@ -138,13 +170,11 @@ void weft_cts_write_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
 void weft_cts_fill_buffer(weft_cts_t* cts, weft_buffer_t* buffer,
                           weft_device_size_t offset, weft_device_size_t length,
                           const void* pattern, uint32_t pattern_length);
-// The same on |device|'s queue, for a buffer of a second device.
+// weft_cts_read_buffer on |device|'s queue, for a buffer of a second device.
 void weft_cts_device_read_buffer(weft_device_t* device, weft_buffer_t* buffer,
                                  weft_device_size_t offset, void* out,
                                  weft_device_size_t length);
-void weft_cts_device_write_buffer(weft_device_t* device, weft_buffer_t* buffer,
-                                  weft_device_size_t offset, const void* data,
-                                  weft_device_size_t length);
+// weft_cts_fill_buffer on |device|'s queue, for a buffer of a second device.
 void weft_cts_device_fill_buffer(weft_device_t* device, weft_buffer_t* buffer,
                                  weft_device_size_t offset,
                                  weft_device_size_t length, const void* pattern,
@@ -154,23 +184,16 @@ void weft_cts_device_fill_buffer(weft_device_t* device, weft_buffer_t* buffer,
 // NULL) in the message ("before its alloca ran", "after its dealloca ran").
 void weft_cts_assert_no_memory(weft_cts_t* cts, weft_buffer_t* buffer,
                                const char* needle);
-// Submits a queue fill of [offset, offset + length) of |buffer| with the
-// word |pattern| on any queue (asserting the submit is OK).
-void weft_cts_queue_fill_u32(weft_cts_t* cts, weft_semaphore_list_t wait_list,
-                             weft_semaphore_list_t signal_list,
-                             weft_buffer_t* buffer, weft_device_size_t offset,
-                             weft_device_size_t length, uint32_t pattern);
-// Allocates a buffer as weft_cts_allocate_buffer does and fills all of it
-// with the 1, 2 or 4 byte |pattern|.
-weft_buffer_t* weft_cts_allocate_filled_buffer(weft_cts_t* cts,
-                                               weft_device_size_t length,
-                                               const void* pattern,
-                                               uint32_t pattern_length);
 // Asserts |count| 32-bit words of |buffer| from byte |offset| all equal
 // |expected|, naming the first that does not.
 void weft_cts_assert_words(weft_cts_t* cts, weft_buffer_t* buffer,
                            weft_device_size_t offset, uint32_t count,
                            uint32_t expected);
+// Asserts what the "write_ids" test kernel wrote over |workgroups| (x, y, z)
+// at byte |offset| of |buffer|: every record's x, y, z and flat index.
+void weft_cts_assert_ids(weft_cts_t* cts, weft_buffer_t* buffer,
+                         weft_device_size_t offset,
+                         const uint32_t workgroups[3]);
 // Fills |length| bytes with byte i = |seed| + i * |stride| (mod 256).
 void weft_cts_make_bytes(uint8_t* bytes, size_t length, uint8_t seed,
                          uint8_t stride);
@@ -178,32 +201,22 @@ void weft_cts_make_bytes(uint8_t* bytes, size_t length, uint8_t seed,
 // the first that differs.
 void weft_cts_assert_bytes_equal(const uint8_t* actual, const uint8_t* expected,
                                  size_t length);
-// Asserts what the "write_ids" test kernel wrote over |workgroups| (x, y, z)
-// at byte |offset| of |buffer|: every record's x, y, z and flat index.
-void weft_cts_assert_ids(weft_cts_t* cts, weft_buffer_t* buffer,
-                         weft_device_size_t offset,
-                         const uint32_t workgroups[3]);
 
-// What weft_device_dump_pending writes for |device|, as a string the caller
-// frees with free().
-char* weft_cts_dump_pending(weft_device_t* device);
+//===----------------------------------------------------------------------===//
+// Queue operations, kernels and command buffers
+//===----------------------------------------------------------------------===//
 
-// Waits for (semaphore, value) with a 10 s timeout and returns the status.
-weft_status_t weft_cts_wait(weft_semaphore_t* semaphore, uint64_t value);
-
-// Finishes an op submitted to signal |semaphore| to 1, for helpers of the
-// form "submit, wait, return the status": waits for it when |submitted| (the
-// submit's status) is OK, then releases |semaphore|. Returns the submit's
-// error or else the wait's result.
-weft_status_t weft_cts_wait_submitted(weft_semaphore_t* semaphore,
-                                      weft_status_t submitted);
-
+// Submits a queue fill of [offset, offset + length) of |buffer| with the
+// word |pattern| on any queue (asserting the submit is OK).
+void weft_cts_queue_fill_u32(weft_cts_t* cts, weft_semaphore_list_t wait_list,
+                             weft_semaphore_list_t signal_list,
+                             weft_buffer_t* buffer, weft_device_size_t offset,
+                             weft_device_size_t length, uint32_t pattern);
 // The ordinal of kernel |name| of |executable| (asserting it exists).
 uint32_t weft_cts_kernel_ordinal(weft_executable_t* executable,
                                  const char* name);
 // The bits of |value|, for float kernel constants.
 uint32_t weft_cts_f32_bits(float value);
-
 // Creates a command buffer on the case's device (asserting OK).
 weft_command_buffer_t* weft_cts_create_command_buffer(
     weft_cts_t* cts, weft_command_buffer_mode_t mode,
@@ -217,6 +230,10 @@ weft_command_buffer_t* weft_cts_begin_command_buffer(
 weft_status_t weft_cts_execute_and_wait(weft_cts_t* cts,
                                         weft_command_buffer_t* command_buffer,
                                         weft_binding_table_t table);
+
+//===----------------------------------------------------------------------===//
+// Features and queues
+//===----------------------------------------------------------------------===//
 
 // What a driver can do, where the CTS needs to know: decided in one place,
 // weft_cts_supports. A feature with a device query (weft_device_query_i64)
@@ -258,6 +275,10 @@ uint32_t weft_cts_ensure_queues(weft_cts_t* cts);
 // The affinity of queue |index| of the case's device, wrapping at its queue
 // count.
 weft_queue_affinity_t weft_cts_queue_bit(const weft_cts_t* cts, uint32_t index);
+
+//===----------------------------------------------------------------------===//
+// Counting allocator and test kernels
+//===----------------------------------------------------------------------===//
 
 // An allocator that counts the blocks it has handed out and not yet had
 // back, over |base|. Objects reachable from weft's diagnostics registry are
