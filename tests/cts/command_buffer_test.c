@@ -9,64 +9,6 @@
 // Helpers
 //===----------------------------------------------------------------------===//
 
-// Asserts that |status| has |code| and that its formatted text contains
-// |needle| (when not NULL); frees the status.
-static void assert_status_contains(weft_status_t status,
-                                   weft_status_code_t code,
-                                   const char* needle) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code) {
-    fail_msg("expected %s, got: %s", weft_status_code_string(code), text);
-  }
-  if (needle && !strstr(text, needle)) {
-    fail_msg("expected '%s' in: %s", needle, text);
-  }
-}
-
-static uint64_t query_value(weft_semaphore_t* semaphore) {
-  uint64_t value = 0;
-  WEFT_ASSERT_OK(weft_semaphore_query(semaphore, &value));
-  return value;
-}
-
-static const weft_binding_table_t kNoTable = {0, NULL};
-
-static weft_command_buffer_t* create_command_buffer(
-    weft_cts_t* cts, weft_command_buffer_mode_t mode,
-    weft_command_category_t categories, uint32_t binding_capacity) {
-  weft_command_buffer_t* command_buffer = NULL;
-  WEFT_ASSERT_OK(weft_command_buffer_create(cts->device, mode, categories,
-                                            binding_capacity, &command_buffer));
-  return command_buffer;
-}
-
-static weft_command_buffer_t* begin_command_buffer(
-    weft_cts_t* cts, weft_command_buffer_mode_t mode,
-    uint32_t binding_capacity) {
-  weft_command_buffer_t* command_buffer = create_command_buffer(
-      cts, mode, WEFT_COMMAND_CATEGORY_ANY, binding_capacity);
-  WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
-  return command_buffer;
-}
-
-// Executes |command_buffer| with |table|, signalling a fresh semaphore to 1,
-// and returns the submit error or else the wait's result.
-static weft_status_t execute_and_wait(weft_cts_t* cts,
-                                      weft_command_buffer_t* command_buffer,
-                                      weft_binding_table_t table) {
-  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
-  uint64_t value = 1;
-  weft_status_t status = weft_device_queue_execute(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&semaphore, &value), command_buffer, table);
-  if (weft_status_is_ok(status)) status = weft_cts_wait(semaphore, 1);
-  weft_semaphore_release(semaphore);
-  return status;
-}
-
 // Submits |command_buffer| expecting a synchronous rejection with |code|
 // (message containing |needle|) that leaves the signal untouched.
 static void expect_execute_rejected(weft_cts_t* cts,
@@ -76,28 +18,27 @@ static void expect_execute_rejected(weft_cts_t* cts,
                                     const char* needle) {
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t value = 1;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_queue_execute(
           cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
           weft_cts_list1(&semaphore, &value), command_buffer, table),
       code, needle);
-  assert_int_equal(query_value(semaphore), 0);
+  assert_int_equal(weft_cts_query_value(semaphore), 0);
   weft_semaphore_release(semaphore);
 }
 
 // Allocates a buffer of |length| bytes all set to |byte|.
 static weft_buffer_t* buffer_of(weft_cts_t* cts, weft_device_size_t length,
                                 uint8_t byte) {
-  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
-  if (length) WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, length, &byte, 1));
-  return buffer;
+  return weft_cts_allocate_filled_buffer(cts, length, &byte, 1);
 }
 
 // Asserts bytes [offset, offset + length) of |buffer| all equal |byte|.
-static void assert_bytes(weft_buffer_t* buffer, weft_device_size_t offset,
-                         weft_device_size_t length, uint8_t byte) {
+static void assert_bytes(weft_cts_t* cts, weft_buffer_t* buffer,
+                         weft_device_size_t offset, weft_device_size_t length,
+                         uint8_t byte) {
   uint8_t* bytes = malloc(length ? (size_t)length : 1);
-  weft_cts_read_buffer(buffer, offset, bytes, length);
+  weft_cts_read_buffer(cts, buffer, offset, bytes, length);
   for (weft_device_size_t i = 0; i < length; ++i) {
     if (bytes[i] != byte) {
       uint8_t actual = bytes[i];
@@ -116,8 +57,8 @@ static void assert_bytes(weft_buffer_t* buffer, weft_device_size_t offset,
 static void create_and_query(void** state) {
   weft_cts_t* cts = *state;
   weft_command_buffer_t* command_buffer =
-      create_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
-                            WEFT_COMMAND_CATEGORY_TRANSFER, 3);
+      weft_cts_create_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
+                                     WEFT_COMMAND_CATEGORY_TRANSFER, 3);
   assert_int_equal(weft_command_buffer_mode(command_buffer),
                    WEFT_COMMAND_BUFFER_MODE_REUSABLE);
   assert_int_equal(weft_command_buffer_binding_capacity(command_buffer), 3);
@@ -130,21 +71,21 @@ static void create_and_query(void** state) {
 static void create_rejects_bad_mode_and_categories(void** state) {
   weft_cts_t* cts = *state;
   weft_command_buffer_t* command_buffer = NULL;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_create(cts->device, 0, WEFT_COMMAND_CATEGORY_ANY, 0,
                                  &command_buffer),
       WEFT_STATUS_INVALID_ARGUMENT, "mode");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_create(
           cts->device,
           WEFT_COMMAND_BUFFER_MODE_ONE_SHOT | WEFT_COMMAND_BUFFER_MODE_REUSABLE,
           WEFT_COMMAND_CATEGORY_ANY, 0, &command_buffer),
       WEFT_STATUS_INVALID_ARGUMENT, "mode");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_create(cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
                                  0, 0, &command_buffer),
       WEFT_STATUS_INVALID_ARGUMENT, "categories");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_create(cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
                                  0x10, 0, &command_buffer),
       WEFT_STATUS_INVALID_ARGUMENT, "categories");
@@ -154,22 +95,23 @@ static void create_rejects_bad_mode_and_categories(void** state) {
 static void record_before_begin(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 16, 0);
-  weft_command_buffer_t* command_buffer = create_command_buffer(
+  weft_command_buffer_t* command_buffer = weft_cts_create_command_buffer(
       cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY, 0);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_buffer_ref(buffer, 0, 16),
                                &(uint8_t){1}, 1),
       WEFT_STATUS_FAILED_PRECONDITION, "begin");
-  assert_status_contains(weft_command_buffer_barrier(command_buffer),
-                         WEFT_STATUS_FAILED_PRECONDITION, "begin");
+  weft_cts_assert_status_contains(weft_command_buffer_barrier(command_buffer),
+                                  WEFT_STATUS_FAILED_PRECONDITION, "begin");
   // Not a recording error: recording afterwards works.
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(buffer, 0, 16), &(uint8_t){1}, 1));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
-  assert_bytes(buffer, 0, 16, 1);
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
+  assert_bytes(cts, buffer, 0, 16, 1);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
 }
@@ -177,25 +119,25 @@ static void record_before_begin(void** state) {
 static void double_begin(void** state) {
   weft_cts_t* cts = *state;
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-  assert_status_contains(weft_command_buffer_begin(command_buffer),
-                         WEFT_STATUS_FAILED_PRECONDITION, "already");
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+  weft_cts_assert_status_contains(weft_command_buffer_begin(command_buffer),
+                                  WEFT_STATUS_FAILED_PRECONDITION, "already");
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  assert_status_contains(weft_command_buffer_begin(command_buffer),
-                         WEFT_STATUS_FAILED_PRECONDITION, "already");
+  weft_cts_assert_status_contains(weft_command_buffer_begin(command_buffer),
+                                  WEFT_STATUS_FAILED_PRECONDITION, "already");
   weft_command_buffer_release(command_buffer);
 }
 
 static void end_without_begin(void** state) {
   weft_cts_t* cts = *state;
-  weft_command_buffer_t* command_buffer = create_command_buffer(
+  weft_command_buffer_t* command_buffer = weft_cts_create_command_buffer(
       cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY, 0);
-  assert_status_contains(weft_command_buffer_end(command_buffer),
-                         WEFT_STATUS_FAILED_PRECONDITION, "begin");
+  weft_cts_assert_status_contains(weft_command_buffer_end(command_buffer),
+                                  WEFT_STATUS_FAILED_PRECONDITION, "begin");
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  assert_status_contains(weft_command_buffer_end(command_buffer),
-                         WEFT_STATUS_FAILED_PRECONDITION, "end");
+  weft_cts_assert_status_contains(weft_command_buffer_end(command_buffer),
+                                  WEFT_STATUS_FAILED_PRECONDITION, "end");
   weft_command_buffer_release(command_buffer);
 }
 
@@ -203,9 +145,9 @@ static void record_after_end(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 16, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_update(command_buffer, "0123456789abcdef",
                                  weft_make_buffer_ref(buffer, 0, 16)),
       WEFT_STATUS_FAILED_PRECONDITION, "end");
@@ -216,26 +158,28 @@ static void record_after_end(void** state) {
 
 static void execute_before_end(void** state) {
   weft_cts_t* cts = *state;
-  weft_command_buffer_t* command_buffer = create_command_buffer(
+  weft_command_buffer_t* command_buffer = weft_cts_create_command_buffer(
       cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY, 0);
-  expect_execute_rejected(cts, command_buffer, kNoTable,
+  expect_execute_rejected(cts, command_buffer, weft_binding_table_empty(),
                           WEFT_STATUS_FAILED_PRECONDITION, "begin and end");
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
-  expect_execute_rejected(cts, command_buffer, kNoTable,
+  expect_execute_rejected(cts, command_buffer, weft_binding_table_empty(),
                           WEFT_STATUS_FAILED_PRECONDITION, "still recording");
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   weft_command_buffer_release(command_buffer);
 }
 
 static void empty_command_buffer_signals(void** state) {
   weft_cts_t* cts = *state;
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   assert_int_equal(weft_command_buffer_command_count(command_buffer), 1);
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   weft_command_buffer_release(command_buffer);
 }
 
@@ -260,25 +204,27 @@ static void fill_table(weft_cts_t* cts, uint32_t pattern_length) {
       weft_device_size_t offset = kOffsets[o];
       weft_device_size_t length = kLengths[l];
       bool valid = offset % pattern_length == 0 && length % pattern_length == 0;
-      WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, FILL_BUFFER_LENGTH,
-                                          &(uint8_t){0xEE}, 1));
-      weft_command_buffer_t* command_buffer =
-          begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_fill_buffer(cts, buffer, 0, FILL_BUFFER_LENGTH, &(uint8_t){0xEE},
+                           1);
+      weft_command_buffer_t* command_buffer = weft_cts_begin_command_buffer(
+          cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
       weft_status_t status = weft_command_buffer_fill(
           command_buffer, weft_make_buffer_ref(buffer, offset, length),
           kPattern, pattern_length);
       if (!valid) {
-        assert_status_contains(status, WEFT_STATUS_INVALID_ARGUMENT, NULL);
-        assert_status_contains(weft_command_buffer_end(command_buffer),
-                               WEFT_STATUS_INVALID_ARGUMENT, NULL);
+        weft_cts_assert_status_contains(status, WEFT_STATUS_INVALID_ARGUMENT,
+                                        NULL);
+        weft_cts_assert_status_contains(weft_command_buffer_end(command_buffer),
+                                        WEFT_STATUS_INVALID_ARGUMENT, NULL);
         weft_command_buffer_release(command_buffer);
         continue;
       }
       WEFT_ASSERT_OK(status);
       WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-      WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+      WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                               weft_binding_table_empty()));
       weft_command_buffer_release(command_buffer);
-      weft_cts_read_buffer(buffer, 0, bytes, FILL_BUFFER_LENGTH);
+      weft_cts_read_buffer(cts, buffer, 0, bytes, FILL_BUFFER_LENGTH);
       for (weft_device_size_t i = 0; i < FILL_BUFFER_LENGTH; ++i) {
         uint8_t expected = 0xEE;
         if (i >= offset && i < offset + length) {
@@ -307,14 +253,15 @@ static void fill_whole_buffer(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 96, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(buffer, 32, WEFT_WHOLE_BUFFER),
       &(uint16_t){0x4242}, 2));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
-  assert_bytes(buffer, 0, 32, 0);
-  assert_bytes(buffer, 32, 64, 0x42);
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
+  assert_bytes(cts, buffer, 0, 32, 0);
+  assert_bytes(cts, buffer, 32, 64, 0x42);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
 }
@@ -323,21 +270,21 @@ static void fill_bad_pattern(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 64, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   const uint8_t pattern[8] = {0};
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_buffer_ref(buffer, 0, 24), pattern, 3),
       WEFT_STATUS_INVALID_ARGUMENT, "3");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_buffer_ref(buffer, 0, 24), pattern, 8),
       WEFT_STATUS_INVALID_ARGUMENT, NULL);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_buffer_ref(buffer, 0, 24), pattern, 0),
       WEFT_STATUS_INVALID_ARGUMENT, NULL);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_buffer_ref(buffer, 0, 24), NULL, 4),
       WEFT_STATUS_INVALID_ARGUMENT, "NULL");
@@ -350,13 +297,13 @@ static void fill_out_of_range(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 64, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-  assert_status_contains(
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_buffer_ref(buffer, 32, 64),
                                &(uint8_t){1}, 1),
       WEFT_STATUS_OUT_OF_RANGE, "64");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(
           command_buffer, weft_make_buffer_ref(buffer, 65, WEFT_WHOLE_BUFFER),
           &(uint8_t){1}, 1),
@@ -364,25 +311,26 @@ static void fill_out_of_range(void** state) {
   // A later valid command records, but end reports the first error.
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(buffer, 0, 64), &(uint8_t){1}, 1));
-  assert_status_contains(weft_command_buffer_end(command_buffer),
-                         WEFT_STATUS_OUT_OF_RANGE, "[32, 96)");
+  weft_cts_assert_status_contains(weft_command_buffer_end(command_buffer),
+                                  WEFT_STATUS_OUT_OF_RANGE, "[32, 96)");
   // And the command buffer cannot be submitted.
-  expect_execute_rejected(cts, command_buffer, kNoTable,
+  expect_execute_rejected(cts, command_buffer, weft_binding_table_empty(),
                           WEFT_STATUS_FAILED_PRECONDITION, "recording failed");
   weft_command_buffer_release(command_buffer);
-  assert_bytes(buffer, 0, 64, 0);
+  assert_bytes(cts, buffer, 0, 64, 0);
   weft_buffer_release(buffer);
 }
 
 static void fill_without_transfer_usage(void** state) {
   weft_cts_t* cts = *state;
-  weft_buffer_params_t params = {0};
-  params.usage = WEFT_BUFFER_USAGE_DISPATCH_STORAGE | WEFT_BUFFER_USAGE_MAPPING;
-  weft_buffer_t* buffer = NULL;
-  WEFT_ASSERT_OK(weft_device_allocate_buffer(cts->device, params, 64, &buffer));
+  weft_buffer_t* buffer = weft_cts_allocate_buffer_with_params(
+      cts,
+      (weft_buffer_params_t){.usage = WEFT_BUFFER_USAGE_DISPATCH_STORAGE |
+                                      WEFT_BUFFER_USAGE_MAPPING},
+      64);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-  assert_status_contains(
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_buffer_ref(buffer, 0, 64),
                                &(uint8_t){1}, 1),
@@ -400,17 +348,18 @@ static void update_copies_at_record_time(void** state) {
   weft_buffer_t* buffer = buffer_of(cts, 64, 0xEE);
   char source[17] = "0123456789abcdef";
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_update(
       command_buffer, source, weft_make_buffer_ref(buffer, 8, 16)));
   memset(source, 'x', 16);
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   char out[16];
-  weft_cts_read_buffer(buffer, 8, out, 16);
+  weft_cts_read_buffer(cts, buffer, 8, out, 16);
   assert_memory_equal(out, "0123456789abcdef", 16);
-  assert_bytes(buffer, 0, 8, 0xEE);
-  assert_bytes(buffer, 24, 40, 0xEE);
+  assert_bytes(cts, buffer, 0, 8, 0xEE);
+  assert_bytes(cts, buffer, 24, 40, 0xEE);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
 }
@@ -419,18 +368,18 @@ static void update_errors(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 64, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 2);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 2);
   uint8_t data[128] = {0};
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_update(command_buffer, data,
                                  weft_make_buffer_ref(buffer, 60, 8)),
       WEFT_STATUS_OUT_OF_RANGE, NULL);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_update(command_buffer, NULL,
                                  weft_make_buffer_ref(buffer, 0, 8)),
       WEFT_STATUS_INVALID_ARGUMENT, "NULL");
   // Through the table the length must be given.
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_update(
           command_buffer, data,
           weft_make_indirect_buffer_ref(1, 0, WEFT_WHOLE_BUFFER)),
@@ -449,7 +398,7 @@ static void large_update_and_many_commands(void** state) {
   uint8_t* data = malloc(kLarge);
   for (uint32_t i = 0; i < kLarge; ++i) data[i] = (uint8_t)(i * 7);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_update(
       command_buffer, data, weft_make_buffer_ref(large, 0, kLarge)));
   for (uint32_t i = 0; i < kSmall; ++i) {
@@ -460,12 +409,13 @@ static void large_update_and_many_commands(void** state) {
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   assert_int_equal(weft_command_buffer_command_count(command_buffer),
                    kSmall + 1);
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   uint8_t* out = malloc(kLarge);
-  weft_cts_read_buffer(large, 0, out, kLarge);
+  weft_cts_read_buffer(cts, large, 0, out, kLarge);
   assert_memory_equal(out, data, kLarge);
   uint32_t* words = (uint32_t*)out;
-  weft_cts_read_buffer(small, 0, words, kSmall * 4);
+  weft_cts_read_buffer(cts, small, 0, words, kSmall * 4);
   for (uint32_t i = 0; i < kSmall; ++i) assert_int_equal(words[i], i * 3 + 1);
   free(out);
   free(data);
@@ -479,10 +429,10 @@ static void copy_between_buffers(void** state) {
   weft_buffer_t* source = weft_cts_allocate_buffer(cts, 64);
   uint8_t data[64];
   for (int i = 0; i < 64; ++i) data[i] = (uint8_t)(i + 1);
-  WEFT_ASSERT_OK(weft_buffer_map_write(source, 0, data, 64));
+  weft_cts_write_buffer(cts, source, 0, data, 64);
   weft_buffer_t* target = buffer_of(cts, 128, 0xEE);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_copy(
       command_buffer, weft_make_buffer_ref(source, 16, 32),
       weft_make_buffer_ref(target, 64, 32)));
@@ -491,9 +441,10 @@ static void copy_between_buffers(void** state) {
       command_buffer, weft_make_buffer_ref(source, 0, 8),
       weft_make_buffer_ref(target, 0, WEFT_WHOLE_BUFFER)));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   uint8_t out[128];
-  weft_cts_read_buffer(target, 0, out, 128);
+  weft_cts_read_buffer(cts, target, 0, out, 128);
   assert_memory_equal(out, data, 8);
   assert_memory_equal(out + 64, data + 16, 32);
   for (int i = 8; i < 64; ++i) assert_int_equal(out[i], 0xEE);
@@ -508,27 +459,27 @@ static void copy_errors(void** state) {
   weft_buffer_t* buffer = buffer_of(cts, 128, 0);
   weft_buffer_t* other = buffer_of(cts, 64, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   // Overlap within one buffer.
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_copy(command_buffer,
                                weft_make_buffer_ref(buffer, 0, 64),
                                weft_make_buffer_ref(buffer, 32, 64)),
       WEFT_STATUS_INVALID_ARGUMENT, NULL);
   // Explicit lengths that differ.
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_copy(command_buffer,
                                weft_make_buffer_ref(buffer, 0, 16),
                                weft_make_buffer_ref(other, 0, 32)),
       WEFT_STATUS_INVALID_ARGUMENT, "differ");
   // Two whole lengths resolving to different sizes.
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_copy(
           command_buffer, weft_make_buffer_ref(buffer, 0, WEFT_WHOLE_BUFFER),
           weft_make_buffer_ref(other, 0, WEFT_WHOLE_BUFFER)),
       WEFT_STATUS_INVALID_ARGUMENT, "differ");
   // Out of range.
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_copy(command_buffer,
                                weft_make_buffer_ref(buffer, 0, 100),
                                weft_make_buffer_ref(other, 0, 100)),
@@ -547,7 +498,7 @@ static void fill_copy_update_with_barriers(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 256, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_fill(command_buffer,
                                           weft_make_buffer_ref(buffer, 0, 64),
                                           &(uint32_t){0x11111111u}, 4));
@@ -564,7 +515,8 @@ static void fill_copy_update_with_barriers(void** state) {
                                           &(uint8_t){0x22}, 1));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   assert_int_equal(weft_command_buffer_command_count(command_buffer), 7);
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   uint8_t expected[256];
   memset(expected, 0, sizeof(expected));
   memset(expected, 0x11, 64);
@@ -572,7 +524,7 @@ static void fill_copy_update_with_barriers(void** state) {
   memcpy(expected + 128, expected, 64);
   memset(expected, 0x22, 16);
   uint8_t out[256];
-  weft_cts_read_buffer(buffer, 0, out, 256);
+  weft_cts_read_buffer(cts, buffer, 0, out, 256);
   assert_memory_equal(out, expected, 256);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
@@ -583,7 +535,7 @@ static void command_buffer_retains_buffers(void** state) {
   weft_buffer_t* scratch = buffer_of(cts, 32, 0);
   weft_buffer_t* result = buffer_of(cts, 32, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_fill(command_buffer,
                                           weft_make_buffer_ref(scratch, 0, 32),
                                           &(uint8_t){0x5C}, 1));
@@ -593,9 +545,10 @@ static void command_buffer_retains_buffers(void** state) {
                                           weft_make_buffer_ref(result, 0, 32)));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   weft_buffer_release(scratch);  // the command buffer keeps it alive
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   weft_command_buffer_release(command_buffer);
-  assert_bytes(result, 0, 32, 0x5C);
+  assert_bytes(cts, result, 0, 32, 0x5C);
   weft_buffer_release(result);
 }
 
@@ -607,15 +560,15 @@ static void dispatch_in_transfer_only_buffer(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 64, 0);
   weft_command_buffer_t* command_buffer =
-      create_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-                            WEFT_COMMAND_CATEGORY_TRANSFER, 0);
+      weft_cts_create_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
+                                     WEFT_COMMAND_CATEGORY_TRANSFER, 0);
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   uint32_t ordinal = 0;
   WEFT_ASSERT_OK(
       weft_executable_lookup_kernel(cts->kernels, "write_ids", &ordinal));
   uint32_t workgroups[3] = {1, 1, 1};
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 0, 64);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_dispatch(command_buffer, cts->kernels, ordinal,
                                    workgroups, 0, NULL, 1, &binding),
       WEFT_STATUS_INVALID_ARGUMENT,
@@ -623,8 +576,9 @@ static void dispatch_in_transfer_only_buffer(void** state) {
   // Transfers are fine.
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(buffer, 0, 64), &(uint8_t){3}, 1));
-  assert_status_contains(weft_command_buffer_end(command_buffer),
-                         WEFT_STATUS_INVALID_ARGUMENT, "DISPATCH category");
+  weft_cts_assert_status_contains(weft_command_buffer_end(command_buffer),
+                                  WEFT_STATUS_INVALID_ARGUMENT,
+                                  "DISPATCH category");
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
 }
@@ -633,22 +587,23 @@ static void transfer_in_dispatch_only_buffer(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 64, 0);
   weft_command_buffer_t* command_buffer =
-      create_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
-                            WEFT_COMMAND_CATEGORY_DISPATCH, 0);
+      weft_cts_create_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT,
+                                     WEFT_COMMAND_CATEGORY_DISPATCH, 0);
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_buffer_ref(buffer, 0, 64),
                                &(uint8_t){3}, 1),
       WEFT_STATUS_INVALID_ARGUMENT, "TRANSFER category");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_update(command_buffer, "abcd",
                                  weft_make_buffer_ref(buffer, 0, 4)),
       WEFT_STATUS_INVALID_ARGUMENT, "TRANSFER category");
-  assert_status_contains(weft_command_buffer_copy(
-                             command_buffer, weft_make_buffer_ref(buffer, 0, 4),
-                             weft_make_buffer_ref(buffer, 8, 4)),
-                         WEFT_STATUS_INVALID_ARGUMENT, "TRANSFER category");
+  weft_cts_assert_status_contains(
+      weft_command_buffer_copy(command_buffer,
+                               weft_make_buffer_ref(buffer, 0, 4),
+                               weft_make_buffer_ref(buffer, 8, 4)),
+      WEFT_STATUS_INVALID_ARGUMENT, "TRANSFER category");
   // Barriers belong to every category.
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
   weft_command_buffer_release(command_buffer);
@@ -658,8 +613,8 @@ static void transfer_in_dispatch_only_buffer(void** state) {
 static void slot_past_capacity(void** state) {
   weft_cts_t* cts = *state;
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 2);
-  assert_status_contains(
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 2);
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_indirect_buffer_ref(2, 0, 16),
                                &(uint8_t){1}, 1),
@@ -670,8 +625,8 @@ static void slot_past_capacity(void** state) {
   weft_command_buffer_release(command_buffer);
   // Capacity 0: no indirect references at all.
   command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
-  assert_status_contains(
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
+  weft_cts_assert_status_contains(
       weft_command_buffer_update(command_buffer, "abcd",
                                  weft_make_indirect_buffer_ref(0, 0, 4)),
       WEFT_STATUS_OUT_OF_RANGE, "capacity 0");
@@ -686,7 +641,8 @@ static void slot_past_capacity(void** state) {
 // with 0x33, update slot 0 [32, 40), copy slot 1 [0, 16) to slot 0 [48, 64).
 static weft_command_buffer_t* record_indirect(weft_cts_t* cts,
                                               weft_command_buffer_mode_t mode) {
-  weft_command_buffer_t* command_buffer = begin_command_buffer(cts, mode, 2);
+  weft_command_buffer_t* command_buffer =
+      weft_cts_begin_command_buffer(cts, mode, 2);
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_indirect_buffer_ref(0, 0, 32),
       &(uint32_t){0x33333333u}, 4));
@@ -701,13 +657,13 @@ static weft_command_buffer_t* record_indirect(weft_cts_t* cts,
 
 // Checks the effect of record_indirect on |target| bound at |offset| with
 // |source| holding |source_byte|.
-static void check_indirect(weft_buffer_t* target, weft_device_size_t offset,
-                           uint8_t source_byte) {
-  assert_bytes(target, offset, 32, 0x33);
+static void check_indirect(weft_cts_t* cts, weft_buffer_t* target,
+                           weft_device_size_t offset, uint8_t source_byte) {
+  assert_bytes(cts, target, offset, 32, 0x33);
   char text[8];
-  weft_cts_read_buffer(target, offset + 32, text, 8);
+  weft_cts_read_buffer(cts, target, offset + 32, text, 8);
   assert_memory_equal(text, "indirect", 8);
-  assert_bytes(target, offset + 48, 16, source_byte);
+  assert_bytes(cts, target, offset + 48, 16, source_byte);
 }
 
 static void indirect_bindings(void** state) {
@@ -720,9 +676,9 @@ static void indirect_bindings(void** state) {
   weft_buffer_binding_t entries[2] = {{target, 64, 64},
                                       {source, 0, WEFT_WHOLE_BUFFER}};
   weft_binding_table_t table = {2, entries};
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, table));
-  assert_bytes(target, 0, 64, 0);
-  check_indirect(target, 64, 0x77);
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, table));
+  assert_bytes(cts, target, 0, 64, 0);
+  check_indirect(cts, target, 64, 0x77);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(target);
   weft_buffer_release(source);
@@ -741,16 +697,16 @@ static void reusable_with_two_tables(void** state) {
   weft_buffer_binding_t entries_b[2] = {{second, 128, 64}, {source_b, 16, 16}};
   weft_binding_table_t table_a = {2, entries_a};
   weft_binding_table_t table_b = {2, entries_b};
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, table_a));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, table_b));
-  check_indirect(first, 0, 0xA0);
-  check_indirect(second, 128, 0xB0);
-  assert_bytes(second, 0, 128, 0xEE);
-  assert_bytes(second, 192, 64, 0xEE);
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, table_a));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, table_b));
+  check_indirect(cts, first, 0, 0xA0);
+  check_indirect(cts, second, 128, 0xB0);
+  assert_bytes(cts, second, 0, 128, 0xEE);
+  assert_bytes(cts, second, 192, 64, 0xEE);
   // A third time with table a again after clearing.
-  WEFT_ASSERT_OK(weft_buffer_map_fill(first, 0, 64, &(uint8_t){0}, 1));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, table_a));
-  check_indirect(first, 0, 0xA0);
+  weft_cts_fill_buffer(cts, first, 0, 64, &(uint8_t){0}, 1);
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, table_a));
+  check_indirect(cts, first, 0, 0xA0);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(first);
   weft_buffer_release(second);
@@ -784,8 +740,8 @@ static void reusable_submitted_back_to_back(void** state) {
   memset(entries_b, 0, sizeof(entries_b));
   WEFT_ASSERT_OK(weft_cts_wait(semaphores[0], 1));
   WEFT_ASSERT_OK(weft_cts_wait(semaphores[1], 1));
-  check_indirect(first, 0, 0x44);
-  check_indirect(second, 0, 0x44);
+  check_indirect(cts, first, 0, 0x44);
+  check_indirect(cts, second, 0, 0x44);
   weft_semaphore_release(semaphores[0]);
   weft_semaphore_release(semaphores[1]);
   weft_command_buffer_release(command_buffer);
@@ -798,14 +754,15 @@ static void one_shot_submitted_twice(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 16, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(buffer, 0, 16), &(uint8_t){9}, 1));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
-  expect_execute_rejected(cts, command_buffer, kNoTable,
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
+  expect_execute_rejected(cts, command_buffer, weft_binding_table_empty(),
                           WEFT_STATUS_FAILED_PRECONDITION, "already submitted");
-  assert_bytes(buffer, 0, 16, 9);
+  assert_bytes(cts, buffer, 0, 16, 9);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
 }
@@ -822,8 +779,8 @@ static void one_shot_rejected_submit_can_be_retried(void** state) {
   expect_execute_rejected(cts, command_buffer, too_small,
                           WEFT_STATUS_OUT_OF_RANGE, NULL);
   weft_binding_table_t table = {2, entries};
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, table));
-  check_indirect(target, 0, 0x21);
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, table));
+  check_indirect(cts, target, 0, 0x21);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(target);
   weft_buffer_release(source);
@@ -838,9 +795,9 @@ static void binding_table_too_small(void** state) {
   weft_binding_table_t table = {1, entries};
   expect_execute_rejected(cts, command_buffer, table, WEFT_STATUS_OUT_OF_RANGE,
                           "slot 1");
-  expect_execute_rejected(cts, command_buffer, kNoTable,
+  expect_execute_rejected(cts, command_buffer, weft_binding_table_empty(),
                           WEFT_STATUS_OUT_OF_RANGE, "0 entries");
-  assert_bytes(target, 0, 64, 0);
+  assert_bytes(cts, target, 0, 64, 0);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(target);
 }
@@ -858,7 +815,7 @@ static void binding_table_missing_buffer(void** state) {
   weft_binding_table_t broken = {2, NULL};
   expect_execute_rejected(cts, command_buffer, broken,
                           WEFT_STATUS_INVALID_ARGUMENT, NULL);
-  assert_bytes(target, 0, 64, 0);
+  assert_bytes(cts, target, 0, 64, 0);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(target);
 }
@@ -884,7 +841,7 @@ static void binding_table_range_too_small(void** state) {
   weft_binding_table_t small_table = {2, small_source};
   expect_execute_rejected(cts, command_buffer, small_table,
                           WEFT_STATUS_OUT_OF_RANGE, "slot 1");
-  assert_bytes(target, 0, 256, 0);
+  assert_bytes(cts, target, 0, 256, 0);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(target);
   weft_buffer_release(source);
@@ -892,11 +849,11 @@ static void binding_table_range_too_small(void** state) {
 
 static void binding_table_usage_checked(void** state) {
   weft_cts_t* cts = *state;
-  weft_buffer_params_t params = {0};
-  params.usage = WEFT_BUFFER_USAGE_TRANSFER_SOURCE | WEFT_BUFFER_USAGE_MAPPING;
-  weft_buffer_t* read_only = NULL;
-  WEFT_ASSERT_OK(
-      weft_device_allocate_buffer(cts->device, params, 64, &read_only));
+  weft_buffer_t* read_only = weft_cts_allocate_buffer_with_params(
+      cts,
+      (weft_buffer_params_t){.usage = WEFT_BUFFER_USAGE_TRANSFER_SOURCE |
+                                      WEFT_BUFFER_USAGE_MAPPING},
+      64);
   weft_buffer_t* source = buffer_of(cts, 16, 1);
   weft_command_buffer_t* command_buffer =
       record_indirect(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE);
@@ -913,16 +870,16 @@ static void indirect_fill_alignment_checked_at_submit(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 64, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 1);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 1);
   // Misaligned as recorded: rejected now.
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_indirect_buffer_ref(0, 2, 8),
                                &(uint32_t){0xFFFFFFFFu}, 4),
       WEFT_STATUS_INVALID_ARGUMENT, NULL);
   weft_command_buffer_release(command_buffer);
   command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 1);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 1);
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_indirect_buffer_ref(0, 4, WEFT_WHOLE_BUFFER),
       &(uint32_t){0xFFFFFFFFu}, 4));
@@ -937,13 +894,13 @@ static void indirect_fill_alignment_checked_at_submit(void** state) {
   weft_binding_table_t odd_table = {1, odd_length};
   expect_execute_rejected(cts, command_buffer, odd_table,
                           WEFT_STATUS_INVALID_ARGUMENT, NULL);
-  assert_bytes(buffer, 0, 64, 0);
+  assert_bytes(cts, buffer, 0, 64, 0);
   weft_buffer_binding_t good[1] = {{buffer, 8, 32}};
   weft_binding_table_t good_table = {1, good};
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, good_table));
-  assert_bytes(buffer, 0, 12, 0);
-  assert_bytes(buffer, 12, 28, 0xFF);
-  assert_bytes(buffer, 40, 24, 0);
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, good_table));
+  assert_bytes(cts, buffer, 0, 12, 0);
+  assert_bytes(cts, buffer, 12, 28, 0xFF);
+  assert_bytes(cts, buffer, 40, 24, 0);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
 }
@@ -952,7 +909,7 @@ static void indirect_copy_overlap_checked_at_submit(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 128, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 2);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 2);
   WEFT_ASSERT_OK(weft_command_buffer_copy(
       command_buffer, weft_make_indirect_buffer_ref(0, 0, WEFT_WHOLE_BUFFER),
       weft_make_indirect_buffer_ref(1, 0, WEFT_WHOLE_BUFFER)));
@@ -968,12 +925,12 @@ static void indirect_copy_overlap_checked_at_submit(void** state) {
   expect_execute_rejected(cts, command_buffer, uneven_table,
                           WEFT_STATUS_INVALID_ARGUMENT, "differ");
   // Disjoint halves work.
-  WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, 64, &(uint8_t){0x66}, 1));
+  weft_cts_fill_buffer(cts, buffer, 0, 64, &(uint8_t){0x66}, 1);
   weft_buffer_binding_t halves[2] = {{buffer, 0, 64},
                                      {buffer, 64, WEFT_WHOLE_BUFFER}};
   weft_binding_table_t halves_table = {2, halves};
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, halves_table));
-  assert_bytes(buffer, 64, 64, 0x66);
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, halves_table));
+  assert_bytes(cts, buffer, 64, 64, 0x66);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
 }
@@ -983,7 +940,7 @@ static void mixed_direct_and_indirect(void** state) {
   weft_buffer_t* direct = buffer_of(cts, 32, 0x10);
   weft_buffer_t* bound = buffer_of(cts, 32, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 4);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 4);
   // Only slot 3 is used: the table needs 4 entries but 0-2 may be empty.
   WEFT_ASSERT_OK(weft_command_buffer_copy(
       command_buffer, weft_make_buffer_ref(direct, 0, 32),
@@ -995,8 +952,8 @@ static void mixed_direct_and_indirect(void** state) {
   expect_execute_rejected(cts, command_buffer, short_table,
                           WEFT_STATUS_OUT_OF_RANGE, "slot 3");
   weft_binding_table_t table = {4, entries};
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, table));
-  assert_bytes(bound, 0, 32, 0x10);
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, table));
+  assert_bytes(cts, bound, 0, 32, 0x10);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(direct);
   weft_buffer_release(bound);
@@ -1010,7 +967,7 @@ static void execute_waits_for_its_wait_list(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = buffer_of(cts, 32, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_fill(command_buffer,
                                           weft_make_buffer_ref(buffer, 0, 32),
                                           &(uint8_t){0x31}, 1));
@@ -1020,13 +977,14 @@ static void execute_waits_for_its_wait_list(void** state) {
   uint64_t one = 1;
   WEFT_ASSERT_OK(weft_device_queue_execute(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&wait, &one),
-      weft_cts_list1(&signal, &one), command_buffer, kNoTable));
+      weft_cts_list1(&signal, &one), command_buffer,
+      weft_binding_table_empty()));
   // The caller may release its reference: the queue holds one.
   weft_command_buffer_release(command_buffer);
-  assert_int_equal(query_value(signal), 0);
+  assert_int_equal(weft_cts_query_value(signal), 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(wait, 1));
   WEFT_ASSERT_OK(weft_cts_wait(signal, 1));
-  assert_bytes(buffer, 0, 32, 0x31);
+  assert_bytes(cts, buffer, 0, 32, 0x31);
   weft_semaphore_release(wait);
   weft_semaphore_release(signal);
   weft_buffer_release(buffer);
@@ -1047,29 +1005,30 @@ static void transient_buffer_checked_when_run(void** state) {
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&gate, &one),
       weft_cts_list1(&allocated, &one), params, 64, &transient));
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(transient, 0, WEFT_WHOLE_BUFFER),
       &(uint8_t){0x5A}, 1));
   // Ranges are still checked against its length.
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_buffer_ref(transient, 0, 65),
                                &(uint8_t){0x5A}, 1),
       WEFT_STATUS_OUT_OF_RANGE, NULL);
   weft_command_buffer_release(command_buffer);
   command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(transient, 0, WEFT_WHOLE_BUFFER),
       &(uint8_t){0x5A}, 1));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   WEFT_ASSERT_OK(weft_device_queue_execute(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&allocated, &one),
-      weft_cts_list1(&executed, &one), command_buffer, kNoTable));
+      weft_cts_list1(&executed, &one), command_buffer,
+      weft_binding_table_empty()));
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(executed, 1));
-  assert_bytes(transient, 0, 64, 0x5A);
+  assert_bytes(cts, transient, 0, 64, 0x5A);
   WEFT_ASSERT_OK(weft_device_queue_dealloca(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&executed, &one),
       weft_cts_list1(&freed, &one), transient));
@@ -1078,12 +1037,12 @@ static void transient_buffer_checked_when_run(void** state) {
   // and naming the command, the same way on every driver.
   WEFT_ASSERT_OK(weft_device_queue_execute(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&freed, &one),
-      weft_cts_list1(&late, &one), command_buffer, kNoTable));
+      weft_cts_list1(&late, &one), command_buffer, weft_binding_table_empty()));
   weft_status_t late_status = weft_cts_wait(late, 1);
   char text[1024];
   weft_status_format(late_status, text, sizeof(text));
-  assert_status_contains(late_status, WEFT_STATUS_FAILED_PRECONDITION,
-                         "after its dealloca ran");
+  weft_cts_assert_status_contains(late_status, WEFT_STATUS_FAILED_PRECONDITION,
+                                  "after its dealloca ran");
   if (!strstr(text, "while executing command 0 (fill)")) {
     fail_msg("expected the command named in: %s", text);
   }
@@ -1101,11 +1060,12 @@ static void transient_buffer_checked_when_run(void** state) {
 //===----------------------------------------------------------------------===//
 
 // Records and runs a command buffer that grows its command array and
-// payload chunks on a device whose allocator fails allocation |fail_at|.
-// Returns true when the whole run succeeded (no failure was injected).
-static bool record_and_run_with_allocator(const char* device_string,
-                                          weft_allocator_t allocator,
-                                          weft_executable_t* kernels) {
+// payload chunks on a second device of the case's driver whose |allocator|
+// fails from some allocation on. Returns true when the whole run succeeded
+// (no failure was injected).
+static bool record_and_run_with_allocator(weft_cts_t* cts,
+                                          weft_allocator_t allocator) {
+  weft_executable_t* kernels = cts->kernels;
   weft_device_t* device = NULL;
   weft_buffer_t* buffer = NULL;
   weft_command_buffer_t* command_buffer = NULL;
@@ -1114,7 +1074,8 @@ static bool record_and_run_with_allocator(const char* device_string,
   const uint32_t kLength = 8192;
   uint8_t* data = malloc(kLength);
   for (uint32_t i = 0; i < kLength; ++i) data[i] = (uint8_t)(i * 13 + 5);
-  weft_status_t status = weft_device_create(device_string, allocator, &device);
+  weft_status_t status =
+      weft_device_create(cts->device_string, allocator, &device);
   if (weft_status_is_ok(status)) {
     status = weft_device_allocate_buffer(device, params, kLength, &buffer);
   }
@@ -1176,7 +1137,9 @@ static bool record_and_run_with_allocator(const char* device_string,
   bool passed = weft_status_is_ok(status);
   if (passed) {
     uint8_t* out = malloc(kLength);
-    WEFT_ASSERT_OK(weft_buffer_map_read(buffer, 0, out, kLength));
+    // Read through the case's device: a copy on this one would allocate
+    // through the failing allocator after the run.
+    weft_cts_read_buffer(cts, buffer, 0, out, kLength);
     assert_memory_equal(out, data, 640);
     assert_memory_equal(out + 1024, data + 1024, kLength - 1024);
     free(out);
@@ -1207,8 +1170,7 @@ static void recording_survives_allocation_failures(void** state) {
     weft_failing_allocator_t failing_storage;
     weft_allocator_t failing =
         weft_failing_allocator_initialize(counting, fail_at, &failing_storage);
-    passed = record_and_run_with_allocator(cts->device_string, failing,
-                                           cts->kernels);
+    passed = record_and_run_with_allocator(cts, failing);
     if (weft_cts_counting_allocator_live(&counter) != 0) {
       fail_msg("run failing allocation %lld leaked %lld allocations",
                (long long)fail_at,
@@ -1242,7 +1204,7 @@ static void direct_only_with_empty_binding_table(void** state) {
   WEFT_ASSERT_OK(
       weft_executable_lookup_kernel(cts->kernels, "abs_range", &abs_range));
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
   const int32_t minus_five = -5;
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(a, 0, WEFT_WHOLE_BUFFER),
@@ -1261,20 +1223,19 @@ static void direct_only_with_empty_binding_table(void** state) {
                                               constants, 1, &binding));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   for (int run = 0; run < 2; ++run) {
-    WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, empty));
+    WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, empty));
     int32_t values[kCount];
-    weft_cts_read_buffer(a, 0, values, sizeof(values));
+    weft_cts_read_buffer(cts, a, 0, values, sizeof(values));
     for (int i = 0; i < kCount; ++i) assert_int_equal(values[i], -5);
-    weft_cts_read_buffer(b, 0, values, sizeof(values));
+    weft_cts_read_buffer(cts, b, 0, values, sizeof(values));
     for (int i = 0; i < kCount; ++i) assert_int_equal(values[i], 5);
-    WEFT_ASSERT_OK(
-        weft_buffer_map_fill(b, 0, WEFT_WHOLE_BUFFER, &(uint8_t){0}, 1));
+    weft_cts_fill_buffer(cts, b, 0, WEFT_WHOLE_BUFFER, &(uint8_t){0}, 1);
   }
   weft_command_buffer_release(command_buffer);
 
   // Slot 0 of an empty table does not exist.
   command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 1);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 1);
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_indirect_buffer_ref(0, 0, 16), &(uint8_t){1},
       1));
@@ -1297,15 +1258,14 @@ static void unmappable_binding_names_its_command(void** state) {
   weft_buffer_t* transient = NULL;
   WEFT_ASSERT_OK(weft_device_queue_alloca(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&freed, &one), (weft_buffer_params_t){0}, 64,
-      &transient));
+      weft_cts_list1(&freed, &one), (weft_buffer_params_t){0}, 64, &transient));
   WEFT_ASSERT_OK(weft_device_queue_dealloca(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&freed, &one),
       weft_cts_list1(&freed, &two), transient));
   WEFT_ASSERT_OK(weft_cts_wait(freed, 2));
   weft_buffer_t* plain = weft_cts_allocate_buffer(cts, 64);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 1);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 1);
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(plain, 0, 64), &(uint8_t){1}, 1));
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
@@ -1321,8 +1281,8 @@ static void unmappable_binding_names_its_command(void** state) {
   weft_status_t status = weft_cts_wait(done, 1);
   char text[1024];
   weft_status_format(status, text, sizeof(text));
-  assert_status_contains(status, WEFT_STATUS_FAILED_PRECONDITION,
-                         "after its dealloca ran");
+  weft_cts_assert_status_contains(status, WEFT_STATUS_FAILED_PRECONDITION,
+                                  "after its dealloca ran");
   if (!strstr(text, "while executing command 2 (fill)")) {
     fail_msg("expected command 2 named in: %s", text);
   }
@@ -1338,6 +1298,7 @@ static void unmappable_binding_names_its_command(void** state) {
 // device it was made for is gone (a recorded command buffer holds none).
 static void command_buffer_from_another_device(void** state) {
   weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_COMMAND_BUFFERS);
   const char* others[] = {"local-sync", "local-task?workers=1"};
   for (size_t d = 0; d < sizeof(others) / sizeof(others[0]); ++d) {
     weft_device_t* other = NULL;
@@ -1355,10 +1316,10 @@ static void command_buffer_from_another_device(void** state) {
     weft_device_release(other);
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 256);
     weft_buffer_binding_t binding = {buffer, 0, WEFT_WHOLE_BUFFER};
-    WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer,
-                                    (weft_binding_table_t){1, &binding}));
+    WEFT_ASSERT_OK(weft_cts_execute_and_wait(
+        cts, command_buffer, (weft_binding_table_t){1, &binding}));
     uint32_t words[64];
-    weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+    weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
     for (int i = 0; i < 64; ++i) assert_int_equal(words[i], pattern);
     weft_buffer_release(buffer);
     weft_command_buffer_release(command_buffer);

@@ -31,128 +31,9 @@
 // Helpers
 //===----------------------------------------------------------------------===//
 
-// Asserts |status| has |code| and exactly the primary message |message|;
-// frees the status.
-static void assert_status_message(weft_status_t status, weft_status_code_t code,
-                                  const char* message) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  int same = strcmp(weft_status_message(status), message) == 0;
-  weft_status_free(status);
-  if (actual != code || !same) {
-    fail_msg("expected %s with message '%s', got: %s",
-             weft_status_code_string(code), message, text);
-  }
-}
-
-static uint64_t query_value(weft_semaphore_t* semaphore) {
-  uint64_t value = 0;
-  WEFT_ASSERT_OK(weft_semaphore_query(semaphore, &value));
-  return value;
-}
-
-// Asserts that (|semaphore|, |value|) is not reached, without blocking.
-static void assert_not_reached(weft_semaphore_t* semaphore, uint64_t value) {
-  WEFT_ASSERT_STATUS(
-      DEADLINE_EXCEEDED,
-      weft_semaphore_wait(semaphore, value, weft_timeout_immediate()));
-  assert_true(query_value(semaphore) < value);
-}
-
-static weft_semaphore_list_t empty_list(void) {
-  return weft_semaphore_list_empty();
-}
-
-static weft_semaphore_list_t make_list(uint32_t count,
-                                       weft_semaphore_t** semaphores,
-                                       const uint64_t* values) {
-  weft_semaphore_list_t list = {count, semaphores, values};
-  return list;
-}
-
-static uint32_t kernel_ordinal(weft_executable_t* executable,
-                               const char* name) {
-  uint32_t ordinal = 0;
-  WEFT_ASSERT_OK(weft_executable_lookup_kernel(executable, name, &ordinal));
-  return ordinal;
-}
-
-static uint32_t f32_bits(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
-// The device a case runs on and the number of queues its affinity bits
-// select.
-typedef struct queues_t {
-  weft_device_t* device;  // retained
-  uint32_t count;
-} queues_t;
-
-// Opens the case's device with several queues: the CTS device when it has
-// two or more; else the same driver with "queues=4" when it takes that
-// option; else the CTS device as it is (with one queue every case still
-// holds, it just does not cross queues).
-static queues_t open_queues(weft_cts_t* cts) {
-  queues_t queues = {cts->device, 1};
-  int64_t count = 1;
-  WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "queue.count", &count));
-  if (count < 2) {
-    char device_string[512];
-    snprintf(device_string, sizeof(device_string), "%s%squeues=4",
-             cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
-    weft_device_t* device = NULL;
-    weft_status_t status =
-        weft_device_create(device_string, cts->allocator, &device);
-    if (weft_status_is_ok(status)) {
-      queues.device = device;
-      WEFT_ASSERT_OK(weft_device_query_i64(device, "queue.count", &count));
-    } else {
-      // Only an unknown option may stop us; anything else is a failure.
-      WEFT_ASSERT_STATUS(INVALID_ARGUMENT, status);
-    }
-  }
-  if (queues.device == cts->device) weft_device_retain(queues.device);
-  assert_true(count >= 1);
-  queues.count = count > 64 ? 64 : (uint32_t)count;
-  return queues;
-}
-
-static void close_queues(queues_t* queues) {
-  weft_device_release(queues->device);
-  queues->device = NULL;
-}
-
-// The affinity of queue |index| (wrapping at the queue count).
-static weft_queue_affinity_t queue_bit(const queues_t* queues, uint32_t index) {
-  return (weft_queue_affinity_t)1 << (index % queues->count);
-}
-
-static weft_semaphore_t* new_semaphore(const queues_t* queues,
-                                       uint64_t initial_value) {
-  weft_semaphore_t* semaphore = NULL;
-  WEFT_ASSERT_OK(
-      weft_device_create_semaphore(queues->device, initial_value, &semaphore));
-  return semaphore;
-}
-
 // Allocates a host-visible buffer of |length| bytes, all zero.
-static weft_buffer_t* new_buffer(const queues_t* queues,
-                                 weft_device_size_t length) {
-  weft_buffer_params_t params = {0};
-  weft_buffer_t* buffer = NULL;
-  WEFT_ASSERT_OK(
-      weft_device_allocate_buffer(queues->device, params, length, &buffer));
-  WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, length, &(uint8_t){0}, 1));
-  return buffer;
-}
-
-static uint32_t read_word(weft_buffer_t* buffer, uint32_t index) {
-  uint32_t word = 0;
-  weft_cts_read_buffer(buffer, (weft_device_size_t)index * 4, &word, 4);
-  return word;
+static weft_buffer_t* new_buffer(weft_cts_t* cts, weft_device_size_t length) {
+  return weft_cts_allocate_filled_buffer(cts, length, &(uint8_t){0}, 1);
 }
 
 static void release_semaphores(uint32_t count, weft_semaphore_t** semaphores) {
@@ -168,36 +49,33 @@ static void cross_queue_wait_before_signal(void** state) {
   // opens |gate|. B is submitted first, so its wait exists before anything
   // could signal it.
   weft_cts_t* cts = *state;
-  queues_t queues = open_queues(cts);
-  weft_buffer_t* source = new_buffer(&queues, 256);
-  weft_buffer_t* target = new_buffer(&queues, 256);
-  weft_semaphore_t* gate = new_semaphore(&queues, 0);
-  weft_semaphore_t* produced = new_semaphore(&queues, 0);
-  weft_semaphore_t* consumed = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_buffer_t* source = new_buffer(cts, 256);
+  weft_buffer_t* target = new_buffer(cts, 256);
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* produced = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* consumed = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   WEFT_ASSERT_OK(weft_device_queue_copy(
-      queues.device, queue_bit(&queues, 1), weft_cts_list1(&produced, &one),
+      cts->device, weft_cts_queue_bit(cts, 1), weft_cts_list1(&produced, &one),
       weft_cts_list1(&consumed, &one), source, 0, target, 0, 256));
   uint32_t pattern = 0xA5A5F00Du;
   WEFT_ASSERT_OK(weft_device_queue_fill(
-      queues.device, queue_bit(&queues, 0), weft_cts_list1(&gate, &one),
+      cts->device, weft_cts_queue_bit(cts, 0), weft_cts_list1(&gate, &one),
       weft_cts_list1(&produced, &one), source, 0, 256, &pattern, 4));
-  assert_not_reached(produced, 1);
-  assert_not_reached(consumed, 1);
-  assert_int_equal(read_word(target, 0), 0);
+  weft_cts_assert_not_reached(produced, 1);
+  weft_cts_assert_not_reached(consumed, 1);
+  weft_cts_assert_words(cts, target, 0, 1, 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(consumed, 1));
   // B ran after A: it copied A's pattern.
-  assert_int_equal(query_value(produced), 1);
-  for (uint32_t i = 0; i < 64; ++i) {
-    assert_int_equal(read_word(target, i), 0xA5A5F00Du);
-  }
+  assert_int_equal(weft_cts_query_value(produced), 1);
+  weft_cts_assert_words(cts, target, 0, 64, 0xA5A5F00Du);
   weft_semaphore_release(gate);
   weft_semaphore_release(produced);
   weft_semaphore_release(consumed);
   weft_buffer_release(source);
   weft_buffer_release(target);
-  close_queues(&queues);
 }
 
 static void cross_queue_chain_alternating(void** state) {
@@ -206,29 +84,26 @@ static void cross_queue_chain_alternating(void** state) {
   // copy running early would copy a zero and break the chain.
   weft_cts_t* cts = *state;
   enum { kLinks = 64 };
-  queues_t queues = open_queues(cts);
-  weft_buffer_t* buffer = new_buffer(&queues, (kLinks + 1) * 4);
-  weft_semaphore_t* timeline = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_buffer_t* buffer = new_buffer(cts, (kLinks + 1) * 4);
+  weft_semaphore_t* timeline = weft_cts_create_semaphore(cts, 0);
   uint64_t values[kLinks + 2];
   for (uint32_t i = 0; i < kLinks + 2; ++i) values[i] = i;
   for (uint32_t i = kLinks; i >= 1; --i) {
     WEFT_ASSERT_OK(
-        weft_device_queue_copy(queues.device, queue_bit(&queues, i),
+        weft_device_queue_copy(cts->device, weft_cts_queue_bit(cts, i),
                                weft_cts_list1(&timeline, &values[i]),
                                weft_cts_list1(&timeline, &values[i + 1]),
                                buffer, (i - 1) * 4, buffer, i * 4, 4));
   }
-  assert_not_reached(timeline, 1);
+  weft_cts_assert_not_reached(timeline, 1);
   // The head: the host writes word 0 and starts the chain.
-  WEFT_ASSERT_OK(weft_buffer_map_write(buffer, 0, &(uint32_t){0x600D1DEAu}, 4));
+  weft_cts_write_buffer(cts, buffer, 0, &(uint32_t){0x600D1DEAu}, 4);
   WEFT_ASSERT_OK(weft_semaphore_signal(timeline, 1));
   WEFT_ASSERT_OK(weft_cts_wait(timeline, kLinks + 1));
-  for (uint32_t i = 0; i <= kLinks; ++i) {
-    assert_int_equal(read_word(buffer, i), 0x600D1DEAu);
-  }
+  weft_cts_assert_words(cts, buffer, 0, kLinks + 1, 0x600D1DEAu);
   weft_semaphore_release(timeline);
   weft_buffer_release(buffer);
-  close_queues(&queues);
 }
 
 static void cross_queue_join_from_every_queue(void** state) {
@@ -237,49 +112,46 @@ static void cross_queue_join_from_every_queue(void** state) {
   // barrier moves the whole buffer. Everything waits on one host gate.
   weft_cts_t* cts = *state;
   enum { kParts = 8, kPartBytes = 1024 };
-  queues_t queues = open_queues(cts);
-  weft_buffer_t* source = new_buffer(&queues, kParts * kPartBytes);
-  weft_buffer_t* target = new_buffer(&queues, kParts * kPartBytes);
-  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_buffer_t* source = new_buffer(cts, kParts * kPartBytes);
+  weft_buffer_t* target = new_buffer(cts, kParts * kPartBytes);
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* parts[kParts];
   uint64_t ones[kParts];
-  weft_semaphore_t* joined = new_semaphore(&queues, 0);
+  weft_semaphore_t* joined = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1, two = 2;
   // The copy and the barrier first: both wait before anything can signal.
-  WEFT_ASSERT_OK(weft_device_queue_copy(queues.device, queue_bit(&queues, 0),
+  WEFT_ASSERT_OK(weft_device_queue_copy(cts->device, weft_cts_queue_bit(cts, 0),
                                         weft_cts_list1(&joined, &one),
                                         weft_cts_list1(&joined, &two), source,
                                         0, target, 0, kParts * kPartBytes));
   for (uint32_t i = 0; i < kParts; ++i) {
-    parts[i] = new_semaphore(&queues, 0);
+    parts[i] = weft_cts_create_semaphore(cts, 0);
     ones[i] = 1;
   }
-  WEFT_ASSERT_OK(weft_device_queue_barrier(queues.device, queue_bit(&queues, 1),
-                                           make_list(kParts, parts, ones),
-                                           weft_cts_list1(&joined, &one)));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      cts->device, weft_cts_queue_bit(cts, 1),
+      weft_cts_list(kParts, parts, ones), weft_cts_list1(&joined, &one)));
   for (uint32_t i = 0; i < kParts; ++i) {
     uint32_t pattern = 0x11111111u * (i + 1);
     WEFT_ASSERT_OK(weft_device_queue_fill(
-        queues.device, queue_bit(&queues, i), weft_cts_list1(&gate, &one),
+        cts->device, weft_cts_queue_bit(cts, i), weft_cts_list1(&gate, &one),
         weft_cts_list1(&parts[i], &one), source, i * kPartBytes, kPartBytes,
         &pattern, 4));
   }
-  assert_not_reached(joined, 1);
+  weft_cts_assert_not_reached(joined, 1);
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(joined, 2));
   for (uint32_t i = 0; i < kParts; ++i) {
-    assert_int_equal(query_value(parts[i]), 1);
-    for (uint32_t w = 0; w < kPartBytes / 4; w += 17) {
-      assert_int_equal(read_word(target, i * kPartBytes / 4 + w),
-                       0x11111111u * (i + 1));
-    }
+    assert_int_equal(weft_cts_query_value(parts[i]), 1);
+    weft_cts_assert_words(cts, target, i * kPartBytes, kPartBytes / 4,
+                          0x11111111u * (i + 1));
   }
   release_semaphores(kParts, parts);
   weft_semaphore_release(joined);
   weft_semaphore_release(gate);
   weft_buffer_release(source);
   weft_buffer_release(target);
-  close_queues(&queues);
 }
 
 //===----------------------------------------------------------------------===//
@@ -294,17 +166,17 @@ static uint64_t fan_value(uint32_t i) { return 1 + (i * 7) % kFanTop; }
 
 // Submits the 64 fan-out fills: op i waits (shared, fan_value(i)), writes
 // word i = i + 1 and signals own[i] to 1, on queue i (wrapping).
-static void submit_fan_out(const queues_t* queues, weft_semaphore_t* shared,
+static void submit_fan_out(weft_cts_t* cts, weft_semaphore_t* shared,
                            weft_semaphore_t** own, uint64_t* wait_values,
                            weft_buffer_t* buffer) {
   static const uint64_t kOne = 1;
   for (uint32_t n = 0; n < kFanOps; ++n) {
     uint32_t i = (n * 37) % kFanOps;  // scrambled submission order
-    own[i] = new_semaphore(queues, 0);
+    own[i] = weft_cts_create_semaphore(cts, 0);
     wait_values[i] = fan_value(i);
     uint32_t word = i + 1;
     WEFT_ASSERT_OK(weft_device_queue_fill(
-        queues->device, queue_bit(queues, i),
+        cts->device, weft_cts_queue_bit(cts, i),
         weft_cts_list1(&shared, &wait_values[i]),
         weft_cts_list1(&own[i], &kOne), buffer, i * 4, 4, &word, 4));
   }
@@ -312,8 +184,8 @@ static void submit_fan_out(const queues_t* queues, weft_semaphore_t* shared,
 
 // After the host moved |shared| to |reached|: every op with a value at or
 // below it completed (waited on), every other op has not run (polled).
-static void check_fan_step(weft_semaphore_t** own, weft_buffer_t* buffer,
-                           uint64_t reached) {
+static void check_fan_step(weft_cts_t* cts, weft_semaphore_t** own,
+                           weft_buffer_t* buffer, uint64_t reached) {
   for (uint32_t i = 0; i < kFanOps; ++i) {
     if (fan_value(i) <= reached) {
       WEFT_ASSERT_OK(weft_cts_wait(own[i], 1));
@@ -321,12 +193,12 @@ static void check_fan_step(weft_semaphore_t** own, weft_buffer_t* buffer,
   }
   // Every released op is complete now, so the buffer is quiet.
   uint32_t words[kFanOps];
-  weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+  weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
   for (uint32_t i = 0; i < kFanOps; ++i) {
     if (fan_value(i) <= reached) {
       assert_int_equal(words[i], i + 1);
     } else {
-      assert_not_reached(own[i], 1);
+      weft_cts_assert_not_reached(own[i], 1);
       if (words[i] != 0) {
         fail_msg("op %u (waiting for %llu) ran with the semaphore at %llu", i,
                  (unsigned long long)fan_value(i), (unsigned long long)reached);
@@ -339,22 +211,21 @@ static void fan_out_stepwise(void** state) {
   // The host moves the shared semaphore step by step, skipping some values
   // (a value past the one waited for counts as reached).
   weft_cts_t* cts = *state;
-  queues_t queues = open_queues(cts);
-  weft_buffer_t* buffer = new_buffer(&queues, kFanOps * 4);
-  weft_semaphore_t* shared = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_buffer_t* buffer = new_buffer(cts, kFanOps * 4);
+  weft_semaphore_t* shared = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* own[kFanOps];
   uint64_t wait_values[kFanOps];
-  submit_fan_out(&queues, shared, own, wait_values, buffer);
-  check_fan_step(own, buffer, 0);
+  submit_fan_out(cts, shared, own, wait_values, buffer);
+  check_fan_step(cts, own, buffer, 0);
   static const uint64_t kSteps[] = {1, 2, 3, 5, 6, 9, 10, 11, 12, 13, 14, 16};
   for (size_t s = 0; s < sizeof(kSteps) / sizeof(kSteps[0]); ++s) {
     WEFT_ASSERT_OK(weft_semaphore_signal(shared, kSteps[s]));
-    check_fan_step(own, buffer, kSteps[s]);
+    check_fan_step(cts, own, buffer, kSteps[s]);
   }
   release_semaphores(kFanOps, own);
   weft_semaphore_release(shared);
   weft_buffer_release(buffer);
-  close_queues(&queues);
 }
 
 static void fan_out_failure_midway(void** state) {
@@ -362,32 +233,32 @@ static void fan_out_failure_midway(void** state) {
   // run; every other op fails its signal with the original message and
   // never runs.
   weft_cts_t* cts = *state;
-  queues_t queues = open_queues(cts);
-  weft_buffer_t* buffer = new_buffer(&queues, kFanOps * 4);
-  weft_semaphore_t* shared = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_buffer_t* buffer = new_buffer(cts, kFanOps * 4);
+  weft_semaphore_t* shared = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* own[kFanOps];
   uint64_t wait_values[kFanOps];
-  submit_fan_out(&queues, shared, own, wait_values, buffer);
+  submit_fan_out(cts, shared, own, wait_values, buffer);
   WEFT_ASSERT_OK(weft_semaphore_signal(shared, 6));
-  check_fan_step(own, buffer, 6);
+  check_fan_step(cts, own, buffer, 6);
   weft_semaphore_fail(shared, WEFT_STATUS(ABORTED, "upstream stage 7 died"));
   for (uint32_t i = 0; i < kFanOps; ++i) {
     if (fan_value(i) <= 6) {
-      assert_int_equal(query_value(own[i]), 1);
+      assert_int_equal(weft_cts_query_value(own[i]), 1);
     } else {
-      assert_status_message(weft_cts_wait(own[i], 1), WEFT_STATUS_ABORTED,
-                            "upstream stage 7 died");
+      weft_cts_assert_status_message(weft_cts_wait(own[i], 1),
+                                     WEFT_STATUS_ABORTED,
+                                     "upstream stage 7 died");
     }
   }
   uint32_t words[kFanOps];
-  weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+  weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
   for (uint32_t i = 0; i < kFanOps; ++i) {
     assert_int_equal(words[i], fan_value(i) <= 6 ? i + 1 : 0);
   }
   release_semaphores(kFanOps, own);
   weft_semaphore_release(shared);
   weft_buffer_release(buffer);
-  close_queues(&queues);
 }
 
 static void fan_out_one_value_released_at_once(void** state) {
@@ -395,19 +266,19 @@ static void fan_out_one_value_released_at_once(void** state) {
   // releases them all; the host waits for all of them with one list wait.
   weft_cts_t* cts = *state;
   enum { kOps = 256 };
-  queues_t queues = open_queues(cts);
-  weft_semaphore_t* shared = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_semaphore_t* shared = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t** own = calloc(kOps, sizeof(*own));
   uint64_t* values = calloc(kOps, sizeof(*values));
   uint64_t one = 1;
   for (uint32_t i = 0; i < kOps; ++i) {
-    own[i] = new_semaphore(&queues, 0);
+    own[i] = weft_cts_create_semaphore(cts, 0);
     values[i] = 1 + i % 3;  // signal values 1, 2 or 3
     WEFT_ASSERT_OK(weft_device_queue_barrier(
-        queues.device, queue_bit(&queues, i), weft_cts_list1(&shared, &one),
+        cts->device, weft_cts_queue_bit(cts, i), weft_cts_list1(&shared, &one),
         weft_cts_list1(&own[i], &values[i])));
   }
-  weft_semaphore_list_t all = make_list(kOps, own, values);
+  weft_semaphore_list_t all = weft_cts_list(kOps, own, values);
   WEFT_ASSERT_STATUS(DEADLINE_EXCEEDED,
                      weft_semaphore_list_wait(WEFT_WAIT_MODE_ANY, all,
                                               weft_timeout_immediate()));
@@ -415,13 +286,12 @@ static void fan_out_one_value_released_at_once(void** state) {
   WEFT_ASSERT_OK(weft_semaphore_list_wait(WEFT_WAIT_MODE_ALL, all,
                                           weft_timeout_relative(10000 * MS)));
   for (uint32_t i = 0; i < kOps; ++i) {
-    assert_int_equal(query_value(own[i]), values[i]);
+    assert_int_equal(weft_cts_query_value(own[i]), values[i]);
   }
   release_semaphores(kOps, own);
   free(own);
   free(values);
   weft_semaphore_release(shared);
-  close_queues(&queues);
 }
 
 //===----------------------------------------------------------------------===//
@@ -436,26 +306,23 @@ enum {
 // Records: copy slot 0 (input) -> slot 2 (scratch); barrier; scale_offset
 // scratch -> slot 1 (output) with out = in * 2 + 1; barrier; fill scratch
 // with 0xFFFFFFFF. Every reference is indirect.
-static weft_command_buffer_t* record_reuse(weft_cts_t* cts,
-                                           weft_device_t* device) {
-  weft_command_buffer_t* command_buffer = NULL;
-  WEFT_ASSERT_OK(weft_command_buffer_create(
-      device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY, 3,
-      &command_buffer));
-  WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
+static weft_command_buffer_t* record_reuse(weft_cts_t* cts) {
+  weft_command_buffer_t* command_buffer =
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 3);
   WEFT_ASSERT_OK(weft_command_buffer_copy(
       command_buffer, weft_make_indirect_buffer_ref(0, 0, kReuseBytes),
       weft_make_indirect_buffer_ref(2, 0, kReuseBytes)));
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
-  uint32_t constants[3] = {f32_bits(2.0f), f32_bits(1.0f), kReuseElements};
+  uint32_t constants[3] = {weft_cts_f32_bits(2.0f), weft_cts_f32_bits(1.0f),
+                           kReuseElements};
   weft_buffer_ref_t bindings[2] = {
       weft_make_indirect_buffer_ref(2, 0, kReuseBytes),
       weft_make_indirect_buffer_ref(1, 0, kReuseBytes)};
   uint32_t workgroups[3] = {kReuseElements / 64, 1, 1};
-  WEFT_ASSERT_OK(
-      weft_command_buffer_dispatch(command_buffer, cts->kernels,
-                                   kernel_ordinal(cts->kernels, "scale_offset"),
-                                   workgroups, 3, constants, 2, bindings));
+  WEFT_ASSERT_OK(weft_command_buffer_dispatch(
+      command_buffer, cts->kernels,
+      weft_cts_kernel_ordinal(cts->kernels, "scale_offset"), workgroups, 3,
+      constants, 2, bindings));
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_indirect_buffer_ref(2, 0, kReuseBytes),
@@ -470,21 +337,22 @@ static float reuse_input(uint32_t index, uint32_t i) {
 }
 
 // Writes submission |index|'s input into its slice of |inputs|.
-static void write_reuse_input(weft_buffer_t* inputs, uint32_t index) {
+static void write_reuse_input(weft_cts_t* cts, weft_buffer_t* inputs,
+                              uint32_t index) {
   float values[kReuseElements];
   for (uint32_t i = 0; i < kReuseElements; ++i) {
     values[i] = reuse_input(index, i);
   }
-  WEFT_ASSERT_OK(weft_buffer_map_write(
-      inputs, (weft_device_size_t)index * kReuseBytes, values, kReuseBytes));
+  weft_cts_write_buffer(cts, inputs, (weft_device_size_t)index * kReuseBytes,
+                        values, kReuseBytes);
 }
 
 // Checks submission |index|'s output and scratch slices.
-static void check_reuse_output(weft_buffer_t* outputs, weft_buffer_t* scratch,
-                               uint32_t index) {
+static void check_reuse_output(weft_cts_t* cts, weft_buffer_t* outputs,
+                               weft_buffer_t* scratch, uint32_t index) {
   float values[kReuseElements];
-  weft_cts_read_buffer(outputs, (weft_device_size_t)index * kReuseBytes, values,
-                       kReuseBytes);
+  weft_cts_read_buffer(cts, outputs, (weft_device_size_t)index * kReuseBytes,
+                       values, kReuseBytes);
   for (uint32_t i = 0; i < kReuseElements; ++i) {
     float expected = reuse_input(index, i) * 2.0f + 1.0f;
     if (values[i] != expected) {
@@ -493,8 +361,8 @@ static void check_reuse_output(weft_buffer_t* outputs, weft_buffer_t* scratch,
     }
   }
   uint32_t words[kReuseElements];
-  weft_cts_read_buffer(scratch, (weft_device_size_t)index * kReuseBytes, words,
-                       kReuseBytes);
+  weft_cts_read_buffer(cts, scratch, (weft_device_size_t)index * kReuseBytes,
+                       words, kReuseBytes);
   for (uint32_t i = 0; i < kReuseElements; ++i) {
     assert_int_equal(words[i], 0xFFFFFFFFu);
   }
@@ -519,46 +387,46 @@ static void reusable_command_buffer_concurrent_with_itself(void** state) {
   // queue, all waiting on one gate: all in flight at once when it opens.
   weft_cts_t* cts = *state;
   enum { kSubmissions = 8 };
-  queues_t queues = open_queues(cts);
-  weft_buffer_t* inputs = new_buffer(&queues, kSubmissions * kReuseBytes);
-  weft_buffer_t* outputs = new_buffer(&queues, kSubmissions * kReuseBytes);
-  weft_buffer_t* scratch = new_buffer(&queues, kSubmissions * kReuseBytes);
-  weft_command_buffer_t* command_buffer = record_reuse(cts, queues.device);
-  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_buffer_t* inputs = new_buffer(cts, kSubmissions * kReuseBytes);
+  weft_buffer_t* outputs = new_buffer(cts, kSubmissions * kReuseBytes);
+  weft_buffer_t* scratch = new_buffer(cts, kSubmissions * kReuseBytes);
+  weft_command_buffer_t* command_buffer = record_reuse(cts);
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* done[kSubmissions];
   uint64_t one = 1;
   for (uint32_t j = 0; j < kSubmissions; ++j) {
-    write_reuse_input(inputs, j);
-    done[j] = new_semaphore(&queues, 0);
+    write_reuse_input(cts, inputs, j);
+    done[j] = weft_cts_create_semaphore(cts, 0);
     weft_buffer_binding_t entries[3];
     WEFT_ASSERT_OK(weft_device_queue_execute(
-        queues.device, queue_bit(&queues, j), weft_cts_list1(&gate, &one),
+        cts->device, weft_cts_queue_bit(cts, j), weft_cts_list1(&gate, &one),
         weft_cts_list1(&done[j], &one), command_buffer,
         reuse_table(inputs, outputs, scratch, j, entries)));
     memset(entries, 0, sizeof(entries));  // borrowed for the call only
   }
   // The submissions hold the recording.
   weft_command_buffer_release(command_buffer);
-  for (uint32_t j = 0; j < kSubmissions; ++j) assert_not_reached(done[j], 1);
+  for (uint32_t j = 0; j < kSubmissions; ++j)
+    weft_cts_assert_not_reached(done[j], 1);
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   for (uint32_t j = 0; j < kSubmissions; ++j) {
     WEFT_ASSERT_OK(weft_cts_wait(done[j], 1));
   }
   for (uint32_t j = 0; j < kSubmissions; ++j) {
-    check_reuse_output(outputs, scratch, j);
+    check_reuse_output(cts, outputs, scratch, j);
   }
   release_semaphores(kSubmissions, done);
   weft_semaphore_release(gate);
   weft_buffer_release(inputs);
   weft_buffer_release(outputs);
   weft_buffer_release(scratch);
-  close_queues(&queues);
 }
 
 enum { kReuseThreads = 4, kReusePerThread = 8 };
 
 typedef struct reuse_submitter_t {
-  const queues_t* queues;
+  weft_cts_t* cts;
   weft_command_buffer_t* command_buffer;
   weft_buffer_t* inputs;
   weft_buffer_t* outputs;
@@ -579,11 +447,13 @@ static int reuse_submitter_main(void* user_data) {
     uint32_t index = submitter->thread_index * kReusePerThread + k;
     weft_buffer_binding_t entries[3];
     // Every other execution waits on the gate; the rest may start at once.
-    weft_semaphore_list_t waits =
-        k % 2 ? weft_cts_list1(&submitter->gate, &kOne) : empty_list();
+    weft_semaphore_list_t waits = k % 2
+                                      ? weft_cts_list1(&submitter->gate, &kOne)
+                                      : weft_semaphore_list_empty();
     status = weft_device_queue_execute(
-        submitter->queues->device, queue_bit(submitter->queues, index), waits,
-        weft_cts_list1(&submitter->done[k], &kOne), submitter->command_buffer,
+        submitter->cts->device, weft_cts_queue_bit(submitter->cts, index),
+        waits, weft_cts_list1(&submitter->done[k], &kOne),
+        submitter->command_buffer,
         reuse_table(submitter->inputs, submitter->outputs, submitter->scratch,
                     index, entries));
   }
@@ -595,18 +465,18 @@ static void reusable_command_buffer_from_threads(void** state) {
   // Four threads submit the same recording eight times each, at once.
   weft_cts_t* cts = *state;
   enum { kTotal = kReuseThreads * kReusePerThread };
-  queues_t queues = open_queues(cts);
-  weft_buffer_t* inputs = new_buffer(&queues, kTotal * kReuseBytes);
-  weft_buffer_t* outputs = new_buffer(&queues, kTotal * kReuseBytes);
-  weft_buffer_t* scratch = new_buffer(&queues, kTotal * kReuseBytes);
-  for (uint32_t j = 0; j < kTotal; ++j) write_reuse_input(inputs, j);
-  weft_command_buffer_t* command_buffer = record_reuse(cts, queues.device);
-  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_buffer_t* inputs = new_buffer(cts, kTotal * kReuseBytes);
+  weft_buffer_t* outputs = new_buffer(cts, kTotal * kReuseBytes);
+  weft_buffer_t* scratch = new_buffer(cts, kTotal * kReuseBytes);
+  for (uint32_t j = 0; j < kTotal; ++j) write_reuse_input(cts, inputs, j);
+  weft_command_buffer_t* command_buffer = record_reuse(cts);
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   reuse_submitter_t submitters[kReuseThreads];
   for (uint32_t t = 0; t < kReuseThreads; ++t) {
     reuse_submitter_t* submitter = &submitters[t];
     memset(submitter, 0, sizeof(*submitter));
-    submitter->queues = &queues;
+    submitter->cts = cts;
     submitter->command_buffer = command_buffer;
     submitter->inputs = inputs;
     submitter->outputs = outputs;
@@ -614,7 +484,7 @@ static void reusable_command_buffer_from_threads(void** state) {
     submitter->gate = gate;
     submitter->thread_index = t;
     for (uint32_t k = 0; k < kReusePerThread; ++k) {
-      submitter->done[k] = new_semaphore(&queues, 0);
+      submitter->done[k] = weft_cts_create_semaphore(cts, 0);
     }
   }
   for (uint32_t t = 0; t < kReuseThreads; ++t) {
@@ -634,7 +504,8 @@ static void reusable_command_buffer_from_threads(void** state) {
       WEFT_ASSERT_OK(weft_cts_wait(submitters[t].done[k], 1));
     }
   }
-  for (uint32_t j = 0; j < kTotal; ++j) check_reuse_output(outputs, scratch, j);
+  for (uint32_t j = 0; j < kTotal; ++j)
+    check_reuse_output(cts, outputs, scratch, j);
   for (uint32_t t = 0; t < kReuseThreads; ++t) {
     release_semaphores(kReusePerThread, submitters[t].done);
   }
@@ -643,7 +514,6 @@ static void reusable_command_buffer_from_threads(void** state) {
   weft_buffer_release(inputs);
   weft_buffer_release(outputs);
   weft_buffer_release(scratch);
-  close_queues(&queues);
 }
 
 //===----------------------------------------------------------------------===//
@@ -676,8 +546,8 @@ static void host_call_order_across_queues(void** state) {
   // Sixteen host calls chained by one timeline, alternating queues,
   // submitted last-first: each must see exactly its predecessors.
   weft_cts_t* cts = *state;
-  queues_t queues = open_queues(cts);
-  weft_semaphore_t* timeline = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_semaphore_t* timeline = weft_cts_create_semaphore(cts, 0);
   uint64_t values[kCallChain + 2];
   for (uint32_t i = 0; i < kCallChain + 2; ++i) values[i] = i;
   call_log_t log;
@@ -685,19 +555,18 @@ static void host_call_order_across_queues(void** state) {
   for (uint32_t i = kCallChain; i >= 1; --i) {
     const uint64_t args[4] = {i - 1, 0, 0, 0};
     WEFT_ASSERT_OK(weft_device_queue_host_call(
-        queues.device, queue_bit(&queues, i),
+        cts->device, weft_cts_queue_bit(cts, i),
         weft_cts_list1(&timeline, &values[i]),
         weft_cts_list1(&timeline, &values[i + 1]), log_host_call, &log, args,
         WEFT_HOST_CALL_FLAG_NONE));
   }
-  assert_not_reached(timeline, 1);
+  weft_cts_assert_not_reached(timeline, 1);
   WEFT_ASSERT_OK(weft_semaphore_signal(timeline, 1));
   WEFT_ASSERT_OK(weft_cts_wait(timeline, kCallChain + 1));
   assert_int_equal(log.next, kCallChain);
   assert_int_equal(log.out_of_order, 0);
   for (uint32_t i = 0; i < kCallChain; ++i) assert_int_equal(log.order[i], i);
   weft_semaphore_release(timeline);
-  close_queues(&queues);
 }
 
 // Call args[0] < kCallChain stores its partial sum; args[0] == kCallChain
@@ -717,40 +586,39 @@ static void host_call_fan_in_across_queues(void** state) {
   // Sixteen host calls on every queue write their own slot; a call on
   // queue 0 waiting for all of them reads every slot.
   weft_cts_t* cts = *state;
-  queues_t queues = open_queues(cts);
-  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* parts[kCallChain];
   uint64_t ones[kCallChain];
-  weft_semaphore_t* joined = new_semaphore(&queues, 0);
+  weft_semaphore_t* joined = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   call_log_t log;
   memset(&log, 0, sizeof(log));
   for (uint32_t i = 0; i < kCallChain; ++i) {
-    parts[i] = new_semaphore(&queues, 0);
+    parts[i] = weft_cts_create_semaphore(cts, 0);
     ones[i] = 1;
   }
   const uint64_t join_args[4] = {kCallChain, 0, 0, 0};
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      queues.device, queue_bit(&queues, 0), make_list(kCallChain, parts, ones),
-      weft_cts_list1(&joined, &one), sum_host_call, &log, join_args,
-      WEFT_HOST_CALL_FLAG_NONE));
+      cts->device, weft_cts_queue_bit(cts, 0),
+      weft_cts_list(kCallChain, parts, ones), weft_cts_list1(&joined, &one),
+      sum_host_call, &log, join_args, WEFT_HOST_CALL_FLAG_NONE));
   uint64_t expected = 0;
   for (uint32_t i = 0; i < kCallChain; ++i) {
     const uint64_t args[4] = {i, 100 + i, 0, 0};
     expected += (100 + i) * 3 + 1;
     WEFT_ASSERT_OK(weft_device_queue_host_call(
-        queues.device, queue_bit(&queues, i), weft_cts_list1(&gate, &one),
+        cts->device, weft_cts_queue_bit(cts, i), weft_cts_list1(&gate, &one),
         weft_cts_list1(&parts[i], &one), sum_host_call, &log, args,
         WEFT_HOST_CALL_FLAG_NONE));
   }
-  assert_not_reached(joined, 1);
+  weft_cts_assert_not_reached(joined, 1);
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   WEFT_ASSERT_OK(weft_cts_wait(joined, 1));
   assert_int_equal(log.total, expected);
   release_semaphores(kCallChain, parts);
   weft_semaphore_release(joined);
   weft_semaphore_release(gate);
-  close_queues(&queues);
 }
 
 typedef struct deferred_call_t {
@@ -803,18 +671,18 @@ static void host_call_deferred_across_queues(void** state) {
   // A host call on queue 0 defers its signal to a thread; a host call on
   // queue 1 waiting for that signal sees what the thread wrote before it.
   weft_cts_t* cts = *state;
-  queues_t queues = open_queues(cts);
-  weft_semaphore_t* deferred = new_semaphore(&queues, 0);
-  weft_semaphore_t* next = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_semaphore_t* deferred = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* next = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   deferred_call_t call;
   memset(&call, 0, sizeof(call));
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      queues.device, queue_bit(&queues, 1), weft_cts_list1(&deferred, &one),
+      cts->device, weft_cts_queue_bit(cts, 1), weft_cts_list1(&deferred, &one),
       weft_cts_list1(&next, &one), read_payload_host_call, &call, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      queues.device, queue_bit(&queues, 0), empty_list(),
+      cts->device, weft_cts_queue_bit(cts, 0), weft_semaphore_list_empty(),
       weft_cts_list1(&deferred, &one), deferring_host_call, &call, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
   WEFT_ASSERT_OK(weft_cts_wait(next, 1));
@@ -824,7 +692,6 @@ static void host_call_deferred_across_queues(void** state) {
   assert_int_equal(call.seen_by_next, 0xD0D0CAFEu);
   weft_semaphore_release(deferred);
   weft_semaphore_release(next);
-  close_queues(&queues);
 }
 
 //===----------------------------------------------------------------------===//
@@ -849,84 +716,84 @@ static void failure_propagates_across_queues(void** state) {
   // 3, a host call) on C: all fail with A's message and none runs. E on
   // queue 1, waiting on the same gate as A, is unaffected.
   weft_cts_t* cts = *state;
-  queues_t queues = open_queues(cts);
-  weft_buffer_t* buffer = new_buffer(&queues, 64);
-  weft_semaphore_t* gate = new_semaphore(&queues, 0);
-  weft_semaphore_t* a = new_semaphore(&queues, 0);
-  weft_semaphore_t* b = new_semaphore(&queues, 0);
-  weft_semaphore_t* c = new_semaphore(&queues, 0);
-  weft_semaphore_t* d = new_semaphore(&queues, 0);
-  weft_semaphore_t* e = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_buffer_t* buffer = new_buffer(cts, 64);
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* a = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* b = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* c = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* d = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* e = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   failing_call_t fails = {"calibration step 3 failed", 0};
   failing_call_t never = {NULL, 0};
   // Last-first: D, C, B, E, then A.
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      queues.device, queue_bit(&queues, 3), weft_cts_list1(&c, &one),
+      cts->device, weft_cts_queue_bit(cts, 3), weft_cts_list1(&c, &one),
       weft_cts_list1(&d, &one), failing_host_call, &never, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
-  WEFT_ASSERT_OK(weft_device_queue_barrier(queues.device, queue_bit(&queues, 2),
-                                           weft_cts_list1(&b, &one),
-                                           weft_cts_list1(&c, &one)));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      cts->device, weft_cts_queue_bit(cts, 2), weft_cts_list1(&b, &one),
+      weft_cts_list1(&c, &one)));
   WEFT_ASSERT_OK(weft_device_queue_fill(
-      queues.device, queue_bit(&queues, 1), weft_cts_list1(&a, &one),
+      cts->device, weft_cts_queue_bit(cts, 1), weft_cts_list1(&a, &one),
       weft_cts_list1(&b, &one), buffer, 0, 32, &(uint32_t){0xBADBADu}, 4));
   WEFT_ASSERT_OK(weft_device_queue_fill(
-      queues.device, queue_bit(&queues, 1), weft_cts_list1(&gate, &one),
+      cts->device, weft_cts_queue_bit(cts, 1), weft_cts_list1(&gate, &one),
       weft_cts_list1(&e, &one), buffer, 32, 32, &(uint32_t){0x0E0E0E0Eu}, 4));
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      queues.device, queue_bit(&queues, 0), weft_cts_list1(&gate, &one),
+      cts->device, weft_cts_queue_bit(cts, 0), weft_cts_list1(&gate, &one),
       weft_cts_list1(&a, &one), failing_host_call, &fails, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   weft_semaphore_t* failed[4] = {a, b, c, d};
   for (int i = 0; i < 4; ++i) {
-    assert_status_message(weft_cts_wait(failed[i], 1), WEFT_STATUS_ABORTED,
-                          "calibration step 3 failed");
+    weft_cts_assert_status_message(weft_cts_wait(failed[i], 1),
+                                   WEFT_STATUS_ABORTED,
+                                   "calibration step 3 failed");
     // Queries report the same failure.
     uint64_t value = 0;
-    assert_status_message(weft_semaphore_query(failed[i], &value),
-                          WEFT_STATUS_ABORTED, "calibration step 3 failed");
+    weft_cts_assert_status_message(weft_semaphore_query(failed[i], &value),
+                                   WEFT_STATUS_ABORTED,
+                                   "calibration step 3 failed");
   }
   WEFT_ASSERT_OK(weft_cts_wait(e, 1));
   assert_int_equal(weft_atomic_load(&fails.calls, memory_order_relaxed), 1);
   assert_int_equal(weft_atomic_load(&never.calls, memory_order_relaxed), 0);
-  for (uint32_t i = 0; i < 8; ++i) assert_int_equal(read_word(buffer, i), 0);
-  for (uint32_t i = 8; i < 16; ++i) {
-    assert_int_equal(read_word(buffer, i), 0x0E0E0E0Eu);
-  }
+  weft_cts_assert_words(cts, buffer, 0, 8, 0);
+  weft_cts_assert_words(cts, buffer, 32, 8, 0x0E0E0E0Eu);
   weft_semaphore_t* all[6] = {gate, a, b, c, d, e};
   release_semaphores(6, all);
   weft_buffer_release(buffer);
-  close_queues(&queues);
 }
 
 static void dispatch_failure_propagates_across_queues(void** state) {
   // The "fail" kernel fails a dispatch on queue 0; a copy on queue 1 and a
   // barrier on queue 2 behind it fail with the dispatch's own message.
   weft_cts_t* cts = *state;
-  queues_t queues = open_queues(cts);
-  weft_buffer_t* source = new_buffer(&queues, 64);
-  weft_buffer_t* target = new_buffer(&queues, 64);
-  WEFT_ASSERT_OK(
-      weft_buffer_map_fill(source, 0, 64, &(uint32_t){0x12345678u}, 4));
-  weft_semaphore_t* gate = new_semaphore(&queues, 0);
-  weft_semaphore_t* dispatched = new_semaphore(&queues, 0);
-  weft_semaphore_t* copied = new_semaphore(&queues, 0);
-  weft_semaphore_t* last = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_buffer_t* source = new_buffer(cts, 64);
+  weft_buffer_t* target = new_buffer(cts, 64);
+  weft_cts_fill_buffer(cts, source, 0, 64, &(uint32_t){0x12345678u}, 4);
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* dispatched = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* copied = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* last = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
-  WEFT_ASSERT_OK(weft_device_queue_barrier(queues.device, queue_bit(&queues, 2),
-                                           weft_cts_list1(&copied, &one),
-                                           weft_cts_list1(&last, &one)));
-  WEFT_ASSERT_OK(weft_device_queue_copy(
-      queues.device, queue_bit(&queues, 1), weft_cts_list1(&dispatched, &one),
-      weft_cts_list1(&copied, &one), source, 0, target, 0, 64));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      cts->device, weft_cts_queue_bit(cts, 2), weft_cts_list1(&copied, &one),
+      weft_cts_list1(&last, &one)));
+  WEFT_ASSERT_OK(weft_device_queue_copy(cts->device, weft_cts_queue_bit(cts, 1),
+                                        weft_cts_list1(&dispatched, &one),
+                                        weft_cts_list1(&copied, &one), source,
+                                        0, target, 0, 64));
   uint32_t constants[1] = {5};
   uint32_t workgroups[3] = {9, 1, 1};
   WEFT_ASSERT_OK(weft_device_queue_dispatch(
-      queues.device, queue_bit(&queues, 0), weft_cts_list1(&gate, &one),
+      cts->device, weft_cts_queue_bit(cts, 0), weft_cts_list1(&gate, &one),
       weft_cts_list1(&dispatched, &one), cts->kernels,
-      kernel_ordinal(cts->kernels, "fail"), workgroups, 1, constants, 0, NULL));
+      weft_cts_kernel_ordinal(cts->kernels, "fail"), workgroups, 1, constants,
+      0, NULL));
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   weft_status_t original = weft_cts_wait(dispatched, 1);
   assert_int_equal(weft_status_code(original), WEFT_STATUS_INTERNAL);
@@ -934,52 +801,52 @@ static void dispatch_failure_propagates_across_queues(void** state) {
   snprintf(message, sizeof(message), "%s", weft_status_message(original));
   weft_status_free(original);
   assert_non_null(strstr(message, "(5, 0, 0)"));
-  assert_status_message(weft_cts_wait(copied, 1), WEFT_STATUS_INTERNAL,
-                        message);
-  assert_status_message(weft_cts_wait(last, 1), WEFT_STATUS_INTERNAL, message);
-  for (uint32_t i = 0; i < 16; ++i) assert_int_equal(read_word(target, i), 0);
+  weft_cts_assert_status_message(weft_cts_wait(copied, 1), WEFT_STATUS_INTERNAL,
+                                 message);
+  weft_cts_assert_status_message(weft_cts_wait(last, 1), WEFT_STATUS_INTERNAL,
+                                 message);
+  weft_cts_assert_words(cts, target, 0, 16, 0);
   weft_semaphore_t* all[4] = {gate, dispatched, copied, last};
   release_semaphores(4, all);
   weft_buffer_release(source);
   weft_buffer_release(target);
-  close_queues(&queues);
 }
 
 static void failed_wait_among_several_queues(void** state) {
   // An op waits on three ops from three queues; the middle one fails. The
   // op fails with that message whether the others finish before or after.
   weft_cts_t* cts = *state;
-  queues_t queues = open_queues(cts);
-  weft_semaphore_t* gate = new_semaphore(&queues, 0);
-  weft_semaphore_t* inputs[3] = {new_semaphore(&queues, 0),
-                                 new_semaphore(&queues, 0),
-                                 new_semaphore(&queues, 0)};
+  weft_cts_ensure_queues(cts);
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* inputs[3] = {weft_cts_create_semaphore(cts, 0),
+                                 weft_cts_create_semaphore(cts, 0),
+                                 weft_cts_create_semaphore(cts, 0)};
   uint64_t ones[3] = {1, 1, 1};
-  weft_semaphore_t* joined = new_semaphore(&queues, 0);
+  weft_semaphore_t* joined = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1, two = 2;
   failing_call_t fails = {"sensor 2 unplugged", 0};
   failing_call_t ok = {NULL, 0};
-  WEFT_ASSERT_OK(weft_device_queue_barrier(queues.device, queue_bit(&queues, 3),
-                                           make_list(3, inputs, ones),
-                                           weft_cts_list1(&joined, &one)));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      cts->device, weft_cts_queue_bit(cts, 3), weft_cts_list(3, inputs, ones),
+      weft_cts_list1(&joined, &one)));
   // inputs[0] completes at once; inputs[2] only after the gate moves to 2.
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      queues.device, queue_bit(&queues, 0), empty_list(),
+      cts->device, weft_cts_queue_bit(cts, 0), weft_semaphore_list_empty(),
       weft_cts_list1(&inputs[0], &one), failing_host_call, &ok, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      queues.device, queue_bit(&queues, 1), weft_cts_list1(&gate, &one),
+      cts->device, weft_cts_queue_bit(cts, 1), weft_cts_list1(&gate, &one),
       weft_cts_list1(&inputs[1], &one), failing_host_call, &fails, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      queues.device, queue_bit(&queues, 2), weft_cts_list1(&gate, &two),
+      cts->device, weft_cts_queue_bit(cts, 2), weft_cts_list1(&gate, &two),
       weft_cts_list1(&inputs[2], &one), failing_host_call, &ok, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   // The join fails without waiting for inputs[2].
-  assert_status_message(weft_cts_wait(joined, 1), WEFT_STATUS_ABORTED,
-                        "sensor 2 unplugged");
-  assert_not_reached(inputs[2], 1);
+  weft_cts_assert_status_message(weft_cts_wait(joined, 1), WEFT_STATUS_ABORTED,
+                                 "sensor 2 unplugged");
+  weft_cts_assert_not_reached(inputs[2], 1);
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 2));
   WEFT_ASSERT_OK(weft_cts_wait(inputs[2], 1));
   WEFT_ASSERT_OK(weft_cts_wait(inputs[0], 1));
@@ -987,43 +854,40 @@ static void failed_wait_among_several_queues(void** state) {
   release_semaphores(3, inputs);
   weft_semaphore_release(joined);
   weft_semaphore_release(gate);
-  close_queues(&queues);
 }
 
 static void queues_usable_after_failures(void** state) {
   // Every queue runs a failing host call, then an unrelated fill and a
   // copy that waits on the fill: each queue keeps working.
   weft_cts_t* cts = *state;
-  queues_t queues = open_queues(cts);
-  uint32_t count = queues.count < 8 ? 8 : queues.count;
-  weft_buffer_t* buffer = new_buffer(&queues, count * 8);
+  weft_cts_ensure_queues(cts);
+  uint32_t count = cts->queue_count < 8 ? 8 : cts->queue_count;
+  weft_buffer_t* buffer = new_buffer(cts, count * 8);
   failing_call_t fails = {"this queue op fails", 0};
   uint64_t one = 1, two = 2;
   for (uint32_t q = 0; q < count; ++q) {
-    weft_semaphore_t* failed = new_semaphore(&queues, 0);
-    weft_semaphore_t* after = new_semaphore(&queues, 0);
+    weft_semaphore_t* failed = weft_cts_create_semaphore(cts, 0);
+    weft_semaphore_t* after = weft_cts_create_semaphore(cts, 0);
     WEFT_ASSERT_OK(weft_device_queue_host_call(
-        queues.device, queue_bit(&queues, q), empty_list(),
+        cts->device, weft_cts_queue_bit(cts, q), weft_semaphore_list_empty(),
         weft_cts_list1(&failed, &one), failing_host_call, &fails, NULL,
         WEFT_HOST_CALL_FLAG_NONE));
-    assert_status_message(weft_cts_wait(failed, 1), WEFT_STATUS_ABORTED,
-                          "this queue op fails");
+    weft_cts_assert_status_message(weft_cts_wait(failed, 1),
+                                   WEFT_STATUS_ABORTED, "this queue op fails");
     uint32_t word = 0xF00 + q;
     WEFT_ASSERT_OK(weft_device_queue_update(
-        queues.device, queue_bit(&queues, q), empty_list(),
+        cts->device, weft_cts_queue_bit(cts, q), weft_semaphore_list_empty(),
         weft_cts_list1(&after, &one), &word, buffer, q * 8, 4));
     WEFT_ASSERT_OK(weft_device_queue_copy(
-        queues.device, queue_bit(&queues, q), weft_cts_list1(&after, &one),
+        cts->device, weft_cts_queue_bit(cts, q), weft_cts_list1(&after, &one),
         weft_cts_list1(&after, &two), buffer, q * 8, buffer, q * 8 + 4, 4));
     WEFT_ASSERT_OK(weft_cts_wait(after, 2));
-    assert_int_equal(read_word(buffer, q * 2), 0xF00 + q);
-    assert_int_equal(read_word(buffer, q * 2 + 1), 0xF00 + q);
+    weft_cts_assert_words(cts, buffer, q * 8, 2, 0xF00 + q);
     weft_semaphore_release(failed);
     weft_semaphore_release(after);
   }
   assert_int_equal(weft_atomic_load(&fails.calls, memory_order_relaxed), count);
   weft_buffer_release(buffer);
-  close_queues(&queues);
 }
 
 static void failure_and_success_signal_lists_on_many_queues(void** state) {
@@ -1032,8 +896,8 @@ static void failure_and_success_signal_lists_on_many_queues(void** state) {
   // other ops wait on. Exactly the first eight fail.
   weft_cts_t* cts = *state;
   enum { kWidth = 8 };
-  queues_t queues = open_queues(cts);
-  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* bad[kWidth];
   weft_semaphore_t* good[kWidth];
   weft_semaphore_t* bad_out[kWidth];
@@ -1041,88 +905,70 @@ static void failure_and_success_signal_lists_on_many_queues(void** state) {
   uint64_t values[kWidth];
   uint64_t one = 1;
   for (uint32_t i = 0; i < kWidth; ++i) {
-    bad[i] = new_semaphore(&queues, 0);
-    good[i] = new_semaphore(&queues, 0);
-    bad_out[i] = new_semaphore(&queues, 0);
-    good_out[i] = new_semaphore(&queues, 0);
+    bad[i] = weft_cts_create_semaphore(cts, 0);
+    good[i] = weft_cts_create_semaphore(cts, 0);
+    bad_out[i] = weft_cts_create_semaphore(cts, 0);
+    good_out[i] = weft_cts_create_semaphore(cts, 0);
     values[i] = 1 + i;
     WEFT_ASSERT_OK(
-        weft_device_queue_barrier(queues.device, queue_bit(&queues, i),
+        weft_device_queue_barrier(cts->device, weft_cts_queue_bit(cts, i),
                                   weft_cts_list1(&bad[i], &values[i]),
                                   weft_cts_list1(&bad_out[i], &one)));
     WEFT_ASSERT_OK(
-        weft_device_queue_barrier(queues.device, queue_bit(&queues, i + 1),
+        weft_device_queue_barrier(cts->device, weft_cts_queue_bit(cts, i + 1),
                                   weft_cts_list1(&good[i], &values[i]),
                                   weft_cts_list1(&good_out[i], &one)));
   }
   failing_call_t fails = {"fan-out source failed", 0};
   failing_call_t ok = {NULL, 0};
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      queues.device, queue_bit(&queues, 0), weft_cts_list1(&gate, &one),
-      make_list(kWidth, bad, values), failing_host_call, &fails, NULL,
+      cts->device, weft_cts_queue_bit(cts, 0), weft_cts_list1(&gate, &one),
+      weft_cts_list(kWidth, bad, values), failing_host_call, &fails, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
   WEFT_ASSERT_OK(weft_device_queue_host_call(
-      queues.device, queue_bit(&queues, 1), weft_cts_list1(&gate, &one),
-      make_list(kWidth, good, values), failing_host_call, &ok, NULL,
+      cts->device, weft_cts_queue_bit(cts, 1), weft_cts_list1(&gate, &one),
+      weft_cts_list(kWidth, good, values), failing_host_call, &ok, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   for (uint32_t i = 0; i < kWidth; ++i) {
-    assert_status_message(weft_cts_wait(bad_out[i], 1), WEFT_STATUS_ABORTED,
-                          "fan-out source failed");
+    weft_cts_assert_status_message(weft_cts_wait(bad_out[i], 1),
+                                   WEFT_STATUS_ABORTED,
+                                   "fan-out source failed");
     WEFT_ASSERT_OK(weft_cts_wait(good_out[i], 1));
-    assert_int_equal(query_value(good[i]), values[i]);
+    assert_int_equal(weft_cts_query_value(good[i]), values[i]);
   }
   release_semaphores(kWidth, bad);
   release_semaphores(kWidth, good);
   release_semaphores(kWidth, bad_out);
   release_semaphores(kWidth, good_out);
   weft_semaphore_release(gate);
-  close_queues(&queues);
 }
 
 //===----------------------------------------------------------------------===//
 // Dispatches and recordings in flight on every queue
 //===----------------------------------------------------------------------===//
 
-// Checks |count| write_ids records (1D) at byte |offset| of |buffer|.
-static void check_ids(weft_buffer_t* buffer, weft_device_size_t offset,
-                      uint32_t count) {
-  uint32_t* ids = malloc((size_t)count * 16);
-  assert_non_null(ids);
-  weft_cts_read_buffer(buffer, offset, ids, (weft_device_size_t)count * 16);
-  for (uint32_t x = 0; x < count; ++x) {
-    const uint32_t* id = &ids[x * 4];
-    if (id[0] != x || id[1] != 0 || id[2] != 0 || id[3] != x) {
-      uint32_t seen = id[3];
-      free(ids);
-      fail_msg("workgroup %u of %u at byte %llu: flat index %u", x, count,
-               (unsigned long long)offset, seen);
-    }
-  }
-  free(ids);
-}
-
 static void concurrent_dispatches_across_queues(void** state) {
   // 32 dispatches of 1 to 4,000 workgroups on every queue behind one gate:
   // more dispatches in flight at once than a driver has workers.
   weft_cts_t* cts = *state;
   enum { kDispatches = 32 };
-  queues_t queues = open_queues(cts);
-  uint32_t ordinal = kernel_ordinal(cts->kernels, "write_ids");
-  weft_semaphore_t* gate = new_semaphore(&queues, 0);
+  weft_cts_ensure_queues(cts);
+  uint32_t ordinal = weft_cts_kernel_ordinal(cts->kernels, "write_ids");
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* done[kDispatches];
   weft_buffer_t* buffers[kDispatches];
   uint32_t sizes[kDispatches];
   uint64_t one = 1;
   for (uint32_t i = 0; i < kDispatches; ++i) {
     sizes[i] = 1 + (i * 997u) % 4000u;
-    buffers[i] = new_buffer(&queues, (weft_device_size_t)sizes[i] * 16);
-    done[i] = new_semaphore(&queues, 0);
+    buffers[i] = new_buffer(cts, (weft_device_size_t)sizes[i] * 16);
+    done[i] = weft_cts_create_semaphore(cts, 0);
     const uint32_t n[3] = {sizes[i], 1, 1};
     weft_buffer_ref_t binding =
         weft_make_buffer_ref(buffers[i], 0, WEFT_WHOLE_BUFFER);
     WEFT_ASSERT_OK(weft_device_queue_dispatch(
-        queues.device, queue_bit(&queues, i), weft_cts_list1(&gate, &one),
+        cts->device, weft_cts_queue_bit(cts, i), weft_cts_list1(&gate, &one),
         weft_cts_list1(&done[i], &one), cts->kernels, ordinal, n, 0, NULL, 1,
         &binding));
   }
@@ -1131,12 +977,12 @@ static void concurrent_dispatches_across_queues(void** state) {
     WEFT_ASSERT_OK(weft_cts_wait(done[i], 1));
   }
   for (uint32_t i = 0; i < kDispatches; ++i) {
-    check_ids(buffers[i], 0, sizes[i]);
+    weft_cts_assert_ids(cts, buffers[i], 0,
+                        (const uint32_t[3]){sizes[i], 1, 1});
     weft_buffer_release(buffers[i]);
   }
   release_semaphores(kDispatches, done);
   weft_semaphore_release(gate);
-  close_queues(&queues);
 }
 
 static void rapid_resubmission_across_region_sizes(void** state) {
@@ -1153,13 +999,13 @@ static void rapid_resubmission_across_region_sizes(void** state) {
     offsets[r + 1] = offsets[r] + (weft_device_size_t)kSizes[r] * 16;
   }
   weft_device_size_t total = offsets[kRegions];
-  queues_t queues = open_queues(cts);
+  weft_cts_ensure_queues(cts);
   weft_command_buffer_t* command_buffer = NULL;
   WEFT_ASSERT_OK(weft_command_buffer_create(
-      queues.device, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
-      WEFT_COMMAND_CATEGORY_ANY, 2, &command_buffer));
+      cts->device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY,
+      2, &command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
-  uint32_t ordinal = kernel_ordinal(cts->kernels, "write_ids");
+  uint32_t ordinal = weft_cts_kernel_ordinal(cts->kernels, "write_ids");
   for (uint32_t r = 0; r < kRegions; ++r) {
     const uint32_t n[3] = {kSizes[r], 1, 1};
     weft_buffer_ref_t binding = weft_make_indirect_buffer_ref(
@@ -1178,9 +1024,9 @@ static void rapid_resubmission_across_region_sizes(void** state) {
   uint64_t values[kRounds + 1];
   for (uint32_t k = 0; k <= kRounds; ++k) values[k] = k;
   for (uint32_t c = 0; c < kChains; ++c) {
-    ids[c] = new_buffer(&queues, total);
-    copies[c] = new_buffer(&queues, total);
-    timelines[c] = new_semaphore(&queues, 0);
+    ids[c] = new_buffer(cts, total);
+    copies[c] = new_buffer(cts, total);
+    timelines[c] = weft_cts_create_semaphore(cts, 0);
   }
   // Round-robin over the chains so all four are in flight together.
   for (uint32_t k = 0; k < kRounds; ++k) {
@@ -1188,7 +1034,7 @@ static void rapid_resubmission_across_region_sizes(void** state) {
       weft_buffer_binding_t entries[2] = {{ids[c], 0, total},
                                           {copies[c], 0, total}};
       WEFT_ASSERT_OK(weft_device_queue_execute(
-          queues.device, queue_bit(&queues, c),
+          cts->device, weft_cts_queue_bit(cts, c),
           weft_cts_list1(&timelines[c], &values[k]),
           weft_cts_list1(&timelines[c], &values[k + 1]), command_buffer,
           (weft_binding_table_t){2, entries}));
@@ -1201,14 +1047,15 @@ static void rapid_resubmission_across_region_sizes(void** state) {
   }
   for (uint32_t c = 0; c < kChains; ++c) {
     for (uint32_t r = 0; r < kRegions; ++r) {
-      check_ids(ids[c], offsets[r], kSizes[r]);
-      check_ids(copies[c], offsets[r], kSizes[r]);
+      weft_cts_assert_ids(cts, ids[c], offsets[r],
+                          (const uint32_t[3]){kSizes[r], 1, 1});
+      weft_cts_assert_ids(cts, copies[c], offsets[r],
+                          (const uint32_t[3]){kSizes[r], 1, 1});
     }
     weft_buffer_release(ids[c]);
     weft_buffer_release(copies[c]);
     weft_semaphore_release(timelines[c]);
   }
-  close_queues(&queues);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1250,7 +1097,7 @@ static void cross_device_wait_before_signal(void** state) {
   weft_buffer_t* buffer = NULL;
   WEFT_ASSERT_OK(weft_device_allocate_buffer(other, (weft_buffer_params_t){0},
                                              64, &buffer));
-  WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, 64, &(uint8_t){0}, 1));
+  weft_cts_device_fill_buffer(other, buffer, 0, 64, &(uint8_t){0}, 1);
   uint64_t one = 1;
   relay_log_t log;
   memset(&log, 0, sizeof(log));
@@ -1271,13 +1118,13 @@ static void cross_device_wait_before_signal(void** state) {
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&host, &one),
       weft_cts_list1(&from_a, &one), relay_host_call, &log, args[0],
       WEFT_HOST_CALL_FLAG_NONE));
-  assert_not_reached(from_a, 1);
+  weft_cts_assert_not_reached(from_a, 1);
   WEFT_ASSERT_OK(weft_semaphore_signal(host, 1));
   WEFT_ASSERT_OK(weft_cts_wait(done, 1));
   WEFT_ASSERT_OK(weft_cts_wait(filled, 1));
-  for (uint32_t i = 0; i < 16; ++i) {
-    assert_int_equal(read_word(buffer, i), 0xB0B0B0B0u);
-  }
+  uint32_t words[16];
+  weft_cts_device_read_buffer(other, buffer, 0, words, sizeof(words));
+  for (uint32_t i = 0; i < 16; ++i) assert_int_equal(words[i], 0xB0B0B0B0u);
   assert_int_equal(log.steps[0], 1);
   assert_int_equal(log.steps[1], 2);
   assert_int_equal(log.steps[2], 3);

@@ -8,18 +8,15 @@
 
 #include "cts.h"
 
-// Asserts |status| has |code| and its formatted text contains |needle|.
-static void assert_status_contains(weft_status_t status,
-                                   weft_status_code_t code,
-                                   const char* needle) {
-  char text[1024];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code || !strstr(text, needle)) {
-    fail_msg("expected %s containing \"%s\", got \"%s\"",
-             weft_status_code_string(code), needle, text);
+// The driver under test, as the default registry has it.
+static const weft_driver_t* find_driver(weft_driver_registry_t* registry,
+                                        const char* name) {
+  for (uint32_t i = 0; i < weft_driver_registry_count(registry); ++i) {
+    const weft_driver_t* driver = weft_driver_registry_get(registry, i);
+    if (strcmp(driver->name, name) == 0) return driver;
   }
+  fail_msg("no driver '%s' in the default registry", name);
+  return NULL;
 }
 
 static void create_by_name(void** state) {
@@ -57,7 +54,7 @@ static void unknown_driver_lists_known(void** state) {
   assert_int_equal(weft_status_code(status), WEFT_STATUS_NOT_FOUND);
   assert_non_null(strstr(text, "no driver named 'no-such-driver'"));
   assert_non_null(strstr(text, "known drivers: "));
-  assert_non_null(strstr(text, "local-sync"));
+  assert_non_null(strstr(text, weft_device_driver_name(cts->device)));
   weft_status_free(status);
 }
 
@@ -68,34 +65,70 @@ static void unknown_option_lists_accepted(void** state) {
   char device_string[600];
   snprintf(device_string, sizeof(device_string), "%s?bogus_option=1",
            options.driver_name);
-  weft_device_t* device = NULL;
-  char needle[256];
+  // The message lists the driver's options as the registry has them, or
+  // "(none)".
+  weft_driver_registry_t* registry = NULL;
+  WEFT_ASSERT_OK(
+      weft_driver_registry_create_default(cts->allocator, &registry));
+  const weft_driver_t* driver = find_driver(registry, options.driver_name);
+  char accepted[256] = "";
+  for (const char* const* name = driver->option_names; name && *name; ++name) {
+    size_t used = strlen(accepted);
+    snprintf(accepted + used, sizeof(accepted) - used, "%s%s", used ? ", " : "",
+             *name);
+  }
+  char needle[512];
   snprintf(needle, sizeof(needle),
-           "driver '%s' does not accept option 'bogus_option'; accepted: ",
-           options.driver_name);
-  assert_status_contains(
+           "driver '%s' does not accept option 'bogus_option'; accepted: %s",
+           options.driver_name, accepted[0] ? accepted : "(none)");
+  weft_device_t* device = NULL;
+  weft_cts_assert_status_contains(
       weft_device_create(device_string, cts->allocator, &device),
       WEFT_STATUS_INVALID_ARGUMENT, needle);
   assert_null(device);
-  if (strcmp(options.driver_name, "local-sync") == 0) {
-    assert_status_contains(
-        weft_device_create("local-sync?x=1", cts->allocator, &device),
-        WEFT_STATUS_INVALID_ARGUMENT,
-        "driver 'local-sync' does not accept option 'x'; accepted: (none)");
+  weft_driver_registry_release(registry);
+}
+
+// The CTS's feature table (cts.c) agrees with what the driver says of
+// itself: the "queues" option is there exactly when QUEUES_OPTION is.
+static void feature_table_matches_the_driver(void** state) {
+  weft_cts_t* cts = *state;
+  weft_driver_registry_t* registry = NULL;
+  WEFT_ASSERT_OK(
+      weft_driver_registry_create_default(cts->allocator, &registry));
+  const weft_driver_t* driver =
+      find_driver(registry, weft_device_driver_name(cts->device));
+  bool takes_queues = false;
+  for (const char* const* name = driver->option_names; name && *name; ++name) {
+    takes_queues = takes_queues || strcmp(*name, "queues") == 0;
   }
+  assert_int_equal(weft_cts_supports(cts, WEFT_CTS_FEATURE_QUEUES_OPTION),
+                   takes_queues);
+  weft_driver_registry_release(registry);
+  // And a device with several queues says so.
+  uint32_t count = weft_cts_ensure_queues(cts);
+  assert_int_equal(weft_cts_supports(cts, WEFT_CTS_FEATURE_SEVERAL_QUEUES),
+                   count >= 2);
+  if (takes_queues) assert_true(count >= 2);
 }
 
 static void malformed_device_strings(void** state) {
   weft_cts_t* cts = *state;
+  const char* driver_name = weft_device_driver_name(cts->device);
+  char empty_options[256];
+  snprintf(empty_options, sizeof(empty_options), "%s?", driver_name);
+  char option_without_value[256];
+  snprintf(option_without_value, sizeof(option_without_value), "%s?a",
+           driver_name);
   weft_device_t* device = NULL;
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
                      weft_device_create("", cts->allocator, &device));
   WEFT_ASSERT_STATUS(
       INVALID_ARGUMENT,
-      weft_device_create("local-sync?", cts->allocator, &device));
+      weft_device_create(empty_options, cts->allocator, &device));
   WEFT_ASSERT_STATUS(
       INVALID_ARGUMENT,
-      weft_device_create("local-sync?a", cts->allocator, &device));
+      weft_device_create(option_without_value, cts->allocator, &device));
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
                      weft_device_create("bad name", cts->allocator, &device));
   assert_null(device);
@@ -114,21 +147,13 @@ static void query_known_keys(void** state) {
   WEFT_ASSERT_OK(
       weft_device_query_i64(cts->device, "semaphore.host_wait", &value));
   assert_int_equal(value, 1);
-  if (strcmp(weft_device_driver_name(cts->device), "local-sync") == 0) {
-    WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "queue.count", &value));
-    assert_int_equal(value, 1);
-    WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "worker.count", &value));
-    assert_int_equal(value, 1);
-    WEFT_ASSERT_OK(
-        weft_device_query_i64(cts->device, "dispatch.concurrent", &value));
-    assert_int_equal(value, 0);
-  }
+  // What each driver reports for itself: tests/drivers.
 }
 
 static void query_unknown_key_not_found(void** state) {
   weft_cts_t* cts = *state;
   int64_t value = 1234;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_query_i64(cts->device, "no.such.key", &value),
       WEFT_STATUS_NOT_FOUND, "'no.such.key'");
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
@@ -159,23 +184,22 @@ static void registry_custom_driver(void** state) {
   WEFT_ASSERT_OK(
       weft_driver_registry_create_default(cts->allocator, &registry));
   uint32_t count = weft_driver_registry_count(registry);
-  int found_local_sync = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const weft_driver_t* driver = weft_driver_registry_get(registry, i);
     assert_non_null(driver->name);
     assert_non_null(driver->description);
-    if (strcmp(driver->name, "local-sync") == 0) found_local_sync = 1;
   }
-  assert_true(found_local_sync);
+  const char* driver_name = weft_device_driver_name(cts->device);
+  assert_non_null(find_driver(registry, driver_name));
   assert_null(weft_driver_registry_get(registry, count));
 
   WEFT_ASSERT_OK(weft_driver_registry_register(registry, &kCustomDriver));
   assert_int_equal(weft_driver_registry_count(registry), count + 1);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_driver_registry_register(registry, &kCustomDriver),
       WEFT_STATUS_ALREADY_EXISTS, "'cts-custom'");
   weft_driver_t duplicate_builtin = kCustomDriver;
-  duplicate_builtin.name = "local-sync";
+  duplicate_builtin.name = driver_name;
   WEFT_ASSERT_STATUS(ALREADY_EXISTS, weft_driver_registry_register(
                                          registry, &duplicate_builtin));
 
@@ -185,13 +209,14 @@ static void registry_custom_driver(void** state) {
   assert_non_null(device);
   weft_device_release(device);
   device = NULL;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_driver_registry_create_device(registry, "cts-custom?color=red",
                                          cts->allocator, &device),
       WEFT_STATUS_INVALID_ARGUMENT, "accepted: flavor");
-  assert_status_contains(weft_driver_registry_create_device(
-                             registry, "missing", cts->allocator, &device),
-                         WEFT_STATUS_NOT_FOUND, "cts-custom");
+  weft_cts_assert_status_contains(
+      weft_driver_registry_create_device(registry, "missing", cts->allocator,
+                                         &device),
+      WEFT_STATUS_NOT_FOUND, "cts-custom");
   assert_null(device);
   weft_driver_registry_release(registry);
 }
@@ -207,7 +232,7 @@ static void create_semaphore_and_buffer(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 256);
   assert_int_equal(weft_buffer_byte_length(buffer), 256);
   uint8_t bytes[256];
-  weft_cts_read_buffer(buffer, 0, bytes, sizeof(bytes));
+  weft_cts_read_buffer(cts, buffer, 0, bytes, sizeof(bytes));
   for (size_t i = 0; i < sizeof(bytes); ++i) assert_int_equal(bytes[i], 0);
   weft_buffer_release(buffer);
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
@@ -227,12 +252,7 @@ static void dump_pending_lists_parked(void** state) {
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&wait, &wait_value),
       weft_cts_list1(&signal, &signal_value)));
 
-  char* text = NULL;
-  size_t text_length = 0;
-  FILE* stream = open_memstream(&text, &text_length);
-  assert_non_null(stream);
-  weft_device_dump_pending(cts->device, stream);
-  fclose(stream);
+  char* text = weft_cts_dump_pending(cts->device);
   assert_non_null(strstr(text, "queue_barrier"));
   assert_non_null(strstr(text, "upstream"));
   assert_non_null(strstr(text, "3"));
@@ -242,10 +262,7 @@ static void dump_pending_lists_parked(void** state) {
   WEFT_ASSERT_OK(weft_cts_wait(signal, 1));
 
   // Nothing pending any more: the report no longer names the barrier.
-  text = NULL;
-  stream = open_memstream(&text, &text_length);
-  weft_device_dump_pending(cts->device, stream);
-  fclose(stream);
+  text = weft_cts_dump_pending(cts->device);
   assert_null(strstr(text, "queue_barrier"));
   free(text);
   weft_semaphore_release(wait);
@@ -304,11 +321,13 @@ static void device_release_cancels_waiting_ops(void** state) {
            "queue 0 of device '%s' was cancelled: the device was released "
            "while it waited",
            cts->device_string);
-  assert_status_contains(weft_semaphore_wait(filled, 1, weft_timeout_immediate()),
-                         WEFT_STATUS_CANCELLED, expected);
+  weft_cts_assert_status_contains(
+      weft_semaphore_wait(filled, 1, weft_timeout_immediate()),
+      WEFT_STATUS_CANCELLED, expected);
   // The copy waited on the fill: cancelled too, named in its own link.
-  assert_status_contains(weft_semaphore_wait(copied, 1, weft_timeout_immediate()),
-                         WEFT_STATUS_CANCELLED, "queue_copy (waiting for");
+  weft_cts_assert_status_contains(
+      weft_semaphore_wait(copied, 1, weft_timeout_immediate()),
+      WEFT_STATUS_CANCELLED, "queue_copy (waiting for");
   // The gate is untouched and still usable; signalling it runs nothing.
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   weft_buffer_release(buffer);
@@ -374,22 +393,22 @@ static void device_release_with_everything_let_go(void** state) {
   assert_int_equal(weft_cts_counting_allocator_live(&counter), 0);
 }
 
-// A host call that says it started, then waits (bounded) for the test to
-// say the device is being released.
+// A host call that signals |started|, then waits (bounded) for the test to
+// signal |releasing| as it releases the device.
 typedef struct running_call_t {
-  _Atomic(int) started;
-  _Atomic(int) releasing;
+  weft_semaphore_t* started;
+  weft_semaphore_t* releasing;
   _Atomic(int) finished;
 } running_call_t;
 
 static weft_status_t running_call(void* user_data, const uint64_t args[4],
                                   const weft_host_call_context_t* context) {
   running_call_t* call = (running_call_t*)user_data;
-  atomic_store(&call->started, 1);
-  weft_time_t deadline = weft_time_now() + 2000ll * 1000 * 1000;
-  while (!atomic_load(&call->releasing) && weft_time_now() < deadline) {
-    weft_sleep_until(weft_time_now() + 100 * 1000);
-  }
+  weft_status_ignore(weft_semaphore_signal(call->started, 1));
+  // Should the test never say so, the call still ends (and the case fails
+  // on |finished| coming too early).
+  weft_status_ignore(weft_semaphore_wait(
+      call->releasing, 1, weft_timeout_relative(2000ll * 1000 * 1000)));
   // Still running a little after the release began.
   weft_sleep_until(weft_time_now() + 20ll * 1000 * 1000);
   atomic_store(&call->finished, 1);
@@ -412,8 +431,8 @@ static void device_release_lets_running_ops_finish(void** state) {
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   running_call_t call;
-  atomic_init(&call.started, 0);
-  atomic_init(&call.releasing, 0);
+  call.started = weft_cts_create_semaphore(cts, 0);
+  call.releasing = weft_cts_create_semaphore(cts, 0);
   atomic_init(&call.finished, 0);
   uint64_t one = 1;
   WEFT_ASSERT_OK(weft_device_queue_host_call(
@@ -422,12 +441,14 @@ static void device_release_lets_running_ops_finish(void** state) {
       WEFT_HOST_CALL_FLAG_NONE));
   pthread_t thread;
   assert_int_equal(pthread_create(&thread, NULL, signal_gate_thread, gate), 0);
-  while (!atomic_load(&call.started)) weft_sleep_until(weft_time_now() + 100000);
-  atomic_store(&call.releasing, 1);
+  WEFT_ASSERT_OK(weft_cts_wait(call.started, 1));
+  WEFT_ASSERT_OK(weft_semaphore_signal(call.releasing, 1));
   weft_device_release(device);
   WEFT_ASSERT_OK(weft_cts_wait(done, 1));
   assert_int_equal(atomic_load(&call.finished), 1);
   pthread_join(thread, NULL);
+  weft_semaphore_release(call.started);
+  weft_semaphore_release(call.releasing);
   weft_semaphore_release(gate);
   weft_semaphore_release(done);
   // The op's thread lets go of the device after it signalled.
@@ -442,6 +463,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(device_id_is_device_string),
       WEFT_CTS_CASE(unknown_driver_lists_known),
       WEFT_CTS_CASE(unknown_option_lists_accepted),
+      WEFT_CTS_CASE(feature_table_matches_the_driver),
       WEFT_CTS_CASE(malformed_device_strings),
       WEFT_CTS_CASE(query_known_keys),
       WEFT_CTS_CASE(query_unknown_key_not_found),

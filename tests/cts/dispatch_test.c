@@ -8,48 +8,12 @@
 // Helpers
 //===----------------------------------------------------------------------===//
 
-// Asserts that |status| has |code| and that its formatted text contains
-// |needle| (when not NULL); frees the status.
-static void assert_status_contains(weft_status_t status,
-                                   weft_status_code_t code,
-                                   const char* needle) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code) {
-    fail_msg("expected %s, got: %s", weft_status_code_string(code), text);
-  }
-  if (needle && !strstr(text, needle)) {
-    fail_msg("expected '%s' in: %s", needle, text);
-  }
-}
-
-static uint32_t kernel_ordinal(weft_executable_t* executable,
-                               const char* name) {
-  uint32_t ordinal = 0;
-  WEFT_ASSERT_OK(weft_executable_lookup_kernel(executable, name, &ordinal));
-  return ordinal;
-}
-
-static uint32_t f32_bits(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
 // Allocates a buffer holding a copy of |data|.
 static weft_buffer_t* buffer_with(weft_cts_t* cts, const void* data,
                                   weft_device_size_t length) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
-  WEFT_ASSERT_OK(weft_buffer_map_write(buffer, 0, data, length));
+  weft_cts_write_buffer(cts, buffer, 0, data, length);
   return buffer;
-}
-
-static uint64_t query_value(weft_semaphore_t* semaphore) {
-  uint64_t value = 0;
-  WEFT_ASSERT_OK(weft_semaphore_query(semaphore, &value));
-  return value;
 }
 
 // Dispatches through the queue, signalling a fresh semaphore to 1, and
@@ -61,60 +25,12 @@ static weft_status_t queue_dispatch_and_wait(
     const weft_buffer_ref_t* bindings) {
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t value = 1;
-  weft_status_t status = weft_device_queue_dispatch(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&semaphore, &value), executable, ordinal, workgroup_count,
-      constant_count, constants, binding_count, bindings);
-  if (weft_status_is_ok(status)) status = weft_cts_wait(semaphore, 1);
-  weft_semaphore_release(semaphore);
-  return status;
-}
-
-// Executes |command_buffer| with |table| and returns the submit error or
-// else the wait's result.
-static weft_status_t execute_and_wait(weft_cts_t* cts,
-                                      weft_command_buffer_t* command_buffer,
-                                      weft_binding_table_t table) {
-  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
-  uint64_t value = 1;
-  weft_status_t status = weft_device_queue_execute(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&semaphore, &value), command_buffer, table);
-  if (weft_status_is_ok(status)) status = weft_cts_wait(semaphore, 1);
-  weft_semaphore_release(semaphore);
-  return status;
-}
-
-static weft_command_buffer_t* begin_command_buffer(
-    weft_cts_t* cts, weft_command_buffer_mode_t mode,
-    uint32_t binding_capacity) {
-  weft_command_buffer_t* command_buffer = NULL;
-  WEFT_ASSERT_OK(weft_command_buffer_create(cts->device, mode,
-                                            WEFT_COMMAND_CATEGORY_ANY,
-                                            binding_capacity, &command_buffer));
-  WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
-  return command_buffer;
-}
-
-static const weft_binding_table_t kNoTable = {0, NULL};
-
-// Checks a write_ids output of |n| workgroups.
-static void check_ids(weft_buffer_t* buffer, const uint32_t n[3]) {
-  uint32_t total = n[0] * n[1] * n[2];
-  uint32_t* ids = malloc((size_t)total * 16);
-  weft_cts_read_buffer(buffer, 0, ids, (weft_device_size_t)total * 16);
-  for (uint32_t z = 0; z < n[2]; ++z) {
-    for (uint32_t y = 0; y < n[1]; ++y) {
-      for (uint32_t x = 0; x < n[0]; ++x) {
-        uint32_t flat = (z * n[1] + y) * n[0] + x;
-        assert_int_equal(ids[flat * 4 + 0], x);
-        assert_int_equal(ids[flat * 4 + 1], y);
-        assert_int_equal(ids[flat * 4 + 2], z);
-        assert_int_equal(ids[flat * 4 + 3], flat);
-      }
-    }
-  }
-  free(ids);
+  return weft_cts_wait_submitted(
+      semaphore,
+      weft_device_queue_dispatch(
+          cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+          weft_cts_list1(&semaphore, &value), executable, ordinal,
+          workgroup_count, constant_count, constants, binding_count, bindings));
 }
 
 // Runs write_ids over |n| through queue_dispatch and checks every id.
@@ -123,13 +39,12 @@ static void write_ids_case(weft_cts_t* cts, uint32_t x, uint32_t y,
   const uint32_t n[3] = {x, y, z};
   weft_device_size_t length = (weft_device_size_t)x * y * z * 16;
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
-  WEFT_ASSERT_OK(
-      weft_buffer_map_fill(buffer, 0, length, &(uint32_t){0xDEADBEEFu}, 4));
+  weft_cts_fill_buffer(cts, buffer, 0, length, &(uint32_t){0xDEADBEEFu}, 4);
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 0, length);
   WEFT_ASSERT_OK(queue_dispatch_and_wait(
-      cts, cts->kernels, kernel_ordinal(cts->kernels, "write_ids"), n, 0, NULL,
-      1, &binding));
-  check_ids(buffer, n);
+      cts, cts->kernels, weft_cts_kernel_ordinal(cts->kernels, "write_ids"), n,
+      0, NULL, 1, &binding));
+  weft_cts_assert_ids(cts, buffer, 0, n);
   weft_buffer_release(buffer);
 }
 
@@ -203,13 +118,14 @@ static void queue_dispatch_scale_offset(void** state) {
       weft_make_buffer_ref(input, 0, WEFT_WHOLE_BUFFER),
       weft_make_buffer_ref(output, 0, sizeof(in)),
   };
-  uint32_t constants[3] = {f32_bits(2.0f), f32_bits(0.5f), SCALE_COUNT};
+  uint32_t constants[3] = {weft_cts_f32_bits(2.0f), weft_cts_f32_bits(0.5f),
+                           SCALE_COUNT};
   uint32_t workgroups[3] = {(SCALE_COUNT + 63) / 64, 1, 1};
   WEFT_ASSERT_OK(queue_dispatch_and_wait(
-      cts, cts->kernels, kernel_ordinal(cts->kernels, "scale_offset"),
+      cts, cts->kernels, weft_cts_kernel_ordinal(cts->kernels, "scale_offset"),
       workgroups, 3, constants, 2, bindings));
   float out[SCALE_COUNT];
-  weft_cts_read_buffer(output, 0, out, sizeof(out));
+  weft_cts_read_buffer(cts, output, 0, out, sizeof(out));
   for (uint32_t i = 0; i < SCALE_COUNT; ++i) {
     assert_true(out[i] == in[i] * 2.0f + 0.5f);
   }
@@ -224,23 +140,25 @@ static void command_buffer_dispatch_scale_offset(void** state) {
   weft_buffer_t* input = buffer_with(cts, in, sizeof(in));
   weft_buffer_t* output = weft_cts_allocate_buffer(cts, sizeof(in));
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   weft_buffer_ref_t bindings[2] = {
       weft_make_buffer_ref(input, 0, sizeof(in)),
       weft_make_buffer_ref(output, 0, WEFT_WHOLE_BUFFER),
   };
-  uint32_t constants[3] = {f32_bits(-3.0f), f32_bits(1.0f), SCALE_COUNT};
+  uint32_t constants[3] = {weft_cts_f32_bits(-3.0f), weft_cts_f32_bits(1.0f),
+                           SCALE_COUNT};
   uint32_t workgroups[3] = {(SCALE_COUNT + 63) / 64, 1, 1};
-  WEFT_ASSERT_OK(
-      weft_command_buffer_dispatch(command_buffer, cts->kernels,
-                                   kernel_ordinal(cts->kernels, "scale_offset"),
-                                   workgroups, 3, constants, 2, bindings));
+  WEFT_ASSERT_OK(weft_command_buffer_dispatch(
+      command_buffer, cts->kernels,
+      weft_cts_kernel_ordinal(cts->kernels, "scale_offset"), workgroups, 3,
+      constants, 2, bindings));
   // Constants are copied at record time.
-  constants[0] = f32_bits(100.0f);
+  constants[0] = weft_cts_f32_bits(100.0f);
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   float out[SCALE_COUNT];
-  weft_cts_read_buffer(output, 0, out, sizeof(out));
+  weft_cts_read_buffer(cts, output, 0, out, sizeof(out));
   for (uint32_t i = 0; i < SCALE_COUNT; ++i) {
     assert_true(out[i] == in[i] * -3.0f + 1.0f);
   }
@@ -260,10 +178,10 @@ static void abs_on_subrange(void** state) {
   uint32_t constants[2] = {10, 100};
   uint32_t workgroups[3] = {2, 1, 1};
   WEFT_ASSERT_OK(queue_dispatch_and_wait(
-      cts, cts->kernels, kernel_ordinal(cts->kernels, "abs_range"), workgroups,
-      2, constants, 1, &binding));
+      cts, cts->kernels, weft_cts_kernel_ordinal(cts->kernels, "abs_range"),
+      workgroups, 2, constants, 1, &binding));
   int32_t out[300];
-  weft_cts_read_buffer(buffer, 0, out, sizeof(out));
+  weft_cts_read_buffer(cts, buffer, 0, out, sizeof(out));
   for (int32_t i = 0; i < 300; ++i) {
     bool in_range = i >= 30 && i < 130;
     assert_int_equal(out[i], in_range ? abs(data[i]) : data[i]);
@@ -281,17 +199,18 @@ static void write_ids_in_command_buffer_3d(void** state) {
   const uint32_t n[3] = {5, 2, 3};
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 5 * 2 * 3 * 16);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 1);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 1);
   weft_buffer_ref_t binding =
       weft_make_indirect_buffer_ref(0, 0, WEFT_WHOLE_BUFFER);
   WEFT_ASSERT_OK(weft_command_buffer_dispatch(
-      command_buffer, cts->kernels, kernel_ordinal(cts->kernels, "write_ids"),
-      n, 0, NULL, 1, &binding));
+      command_buffer, cts->kernels,
+      weft_cts_kernel_ordinal(cts->kernels, "write_ids"), n, 0, NULL, 1,
+      &binding));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   weft_buffer_binding_t entry = {buffer, 0, WEFT_WHOLE_BUFFER};
   weft_binding_table_t table = {1, &entry};
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, table));
-  check_ids(buffer, n);
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, table));
+  weft_cts_assert_ids(cts, buffer, 0, n);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
 }
@@ -304,15 +223,16 @@ static void several_kernels_with_barriers(void** state) {
   weft_buffer_t* middle = weft_cts_allocate_buffer(cts, sizeof(in));
   weft_buffer_t* output = weft_cts_allocate_buffer(cts, sizeof(in));
   weft_buffer_t* ids = weft_cts_allocate_buffer(cts, 6 * 16);
-  uint32_t scale_offset = kernel_ordinal(cts->kernels, "scale_offset");
+  uint32_t scale_offset = weft_cts_kernel_ordinal(cts->kernels, "scale_offset");
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   uint32_t workgroups[3] = {2, 1, 1};
   weft_buffer_ref_t first[2] = {
       weft_make_buffer_ref(input, 0, WEFT_WHOLE_BUFFER),
       weft_make_buffer_ref(middle, 0, WEFT_WHOLE_BUFFER),
   };
-  uint32_t first_constants[3] = {f32_bits(2.0f), f32_bits(0.0f), 128};
+  uint32_t first_constants[3] = {weft_cts_f32_bits(2.0f),
+                                 weft_cts_f32_bits(0.0f), 128};
   WEFT_ASSERT_OK(weft_command_buffer_dispatch(command_buffer, cts->kernels,
                                               scale_offset, workgroups, 3,
                                               first_constants, 2, first));
@@ -321,7 +241,8 @@ static void several_kernels_with_barriers(void** state) {
       weft_make_buffer_ref(middle, 0, WEFT_WHOLE_BUFFER),
       weft_make_buffer_ref(output, 0, WEFT_WHOLE_BUFFER),
   };
-  uint32_t second_constants[3] = {f32_bits(3.0f), f32_bits(1.0f), 128};
+  uint32_t second_constants[3] = {weft_cts_f32_bits(3.0f),
+                                  weft_cts_f32_bits(1.0f), 128};
   WEFT_ASSERT_OK(weft_command_buffer_dispatch(command_buffer, cts->kernels,
                                               scale_offset, workgroups, 3,
                                               second_constants, 2, second));
@@ -332,20 +253,22 @@ static void several_kernels_with_barriers(void** state) {
   weft_buffer_ref_t id_binding =
       weft_make_buffer_ref(ids, 0, WEFT_WHOLE_BUFFER);
   WEFT_ASSERT_OK(weft_command_buffer_dispatch(
-      command_buffer, cts->kernels, kernel_ordinal(cts->kernels, "write_ids"),
-      id_workgroups, 0, NULL, 1, &id_binding));
+      command_buffer, cts->kernels,
+      weft_cts_kernel_ordinal(cts->kernels, "write_ids"), id_workgroups, 0,
+      NULL, 1, &id_binding));
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_copy(
       command_buffer, weft_make_buffer_ref(output, 0, 16),
       weft_make_buffer_ref(ids, 5 * 16, WEFT_WHOLE_BUFFER)));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   assert_int_equal(weft_command_buffer_command_count(command_buffer), 7);
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   float out[128];
-  weft_cts_read_buffer(output, 0, out, sizeof(out));
+  weft_cts_read_buffer(cts, output, 0, out, sizeof(out));
   for (uint32_t i = 0; i < 128; ++i) assert_true(out[i] == in[i] * 6.0f + 1.0f);
   uint32_t id_words[24];
-  weft_cts_read_buffer(ids, 0, id_words, sizeof(id_words));
+  weft_cts_read_buffer(cts, ids, 0, id_words, sizeof(id_words));
   for (uint32_t i = 0; i < 5; ++i) assert_int_equal(id_words[i * 4 + 3], i);
   assert_memory_equal(&id_words[20], out, 16);
   weft_command_buffer_release(command_buffer);
@@ -358,23 +281,24 @@ static void several_kernels_with_barriers(void** state) {
 static void zero_workgroups_is_a_noop(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
-  WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, 64, &(uint8_t){0xAB}, 1));
+  weft_cts_fill_buffer(cts, buffer, 0, 64, &(uint8_t){0xAB}, 1);
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 0, 64);
-  uint32_t write_ids = kernel_ordinal(cts->kernels, "write_ids");
+  uint32_t write_ids = weft_cts_kernel_ordinal(cts->kernels, "write_ids");
   const uint32_t empties[3][3] = {{0, 1, 1}, {4, 0, 1}, {4, 4, 0}};
   for (int i = 0; i < 3; ++i) {
     WEFT_ASSERT_OK(queue_dispatch_and_wait(cts, cts->kernels, write_ids,
                                            empties[i], 0, NULL, 1, &binding));
   }
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_dispatch(command_buffer, cts->kernels,
                                               write_ids, empties[2], 0, NULL, 1,
                                               &binding));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   uint8_t bytes[64];
-  weft_cts_read_buffer(buffer, 0, bytes, sizeof(bytes));
+  weft_cts_read_buffer(cts, buffer, 0, bytes, sizeof(bytes));
   for (int i = 0; i < 64; ++i) assert_int_equal(bytes[i], 0xAB);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
@@ -389,7 +313,8 @@ static void failing_kernel_fails_the_signal(void** state) {
   WEFT_ASSERT_OK(weft_device_queue_dispatch(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
       weft_cts_list1(&semaphore, &value), cts->kernels,
-      kernel_ordinal(cts->kernels, "fail"), workgroups, 1, constants, 0, NULL));
+      weft_cts_kernel_ordinal(cts->kernels, "fail"), workgroups, 1, constants,
+      0, NULL));
   weft_status_t status = weft_cts_wait(semaphore, 1);
   char text[1024];
   weft_status_format(status, text, sizeof(text));
@@ -401,8 +326,8 @@ static void failing_kernel_fails_the_signal(void** state) {
   weft_status_free(status);
   // The query reports the same failure.
   uint64_t current = 0;
-  assert_status_contains(weft_semaphore_query(semaphore, &current),
-                         WEFT_STATUS_INTERNAL, "(3, 0, 0)");
+  weft_cts_assert_status_contains(weft_semaphore_query(semaphore, &current),
+                                  WEFT_STATUS_INTERNAL, "(3, 0, 0)");
   weft_semaphore_release(semaphore);
 }
 
@@ -410,7 +335,7 @@ static void failing_kernel_in_command_buffer(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 16);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(buffer, 0, 16), &(uint8_t){1}, 1));
   // Barriers order the commands (without them they may run concurrently).
@@ -418,14 +343,16 @@ static void failing_kernel_in_command_buffer(void** state) {
   uint32_t constants[1] = {0};
   uint32_t workgroups[3] = {2, 1, 1};
   WEFT_ASSERT_OK(weft_command_buffer_dispatch(
-      command_buffer, cts->kernels, kernel_ordinal(cts->kernels, "fail"),
-      workgroups, 1, constants, 0, NULL));
+      command_buffer, cts->kernels,
+      weft_cts_kernel_ordinal(cts->kernels, "fail"), workgroups, 1, constants,
+      0, NULL));
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
   // Never runs: the command before it failed.
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(buffer, 0, 16), &(uint8_t){2}, 1));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  weft_status_t status = execute_and_wait(cts, command_buffer, kNoTable);
+  weft_status_t status = weft_cts_execute_and_wait(cts, command_buffer,
+                                                   weft_binding_table_empty());
   char text[1024];
   weft_status_format(status, text, sizeof(text));
   assert_int_equal(weft_status_code(status), WEFT_STATUS_INTERNAL);
@@ -437,7 +364,7 @@ static void failing_kernel_in_command_buffer(void** state) {
   }
   weft_status_free(status);
   uint8_t bytes[16];
-  weft_cts_read_buffer(buffer, 0, bytes, sizeof(bytes));
+  weft_cts_read_buffer(cts, buffer, 0, bytes, sizeof(bytes));
   for (int i = 0; i < 16; ++i) assert_int_equal(bytes[i], 1);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
@@ -453,15 +380,15 @@ static void expect_dispatch_rejected(weft_cts_t* cts, uint32_t ordinal,
                                      const char* needle) {
   weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
   uint64_t value = 1;
-  uint32_t constants[4] = {f32_bits(1.0f), 0, 64, 0};
+  uint32_t constants[4] = {weft_cts_f32_bits(1.0f), 0, 64, 0};
   uint32_t workgroups[3] = {1, 1, 1};
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_queue_dispatch(
           cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
           weft_cts_list1(&semaphore, &value), cts->kernels, ordinal, workgroups,
           constant_count, constants, binding_count, bindings),
       code, needle);
-  assert_int_equal(query_value(semaphore), 0);
+  assert_int_equal(weft_cts_query_value(semaphore), 0);
   weft_semaphore_release(semaphore);
 }
 
@@ -472,12 +399,13 @@ static void wrong_constant_count_rejected(void** state) {
       weft_make_buffer_ref(buffer, 0, 256),
       weft_make_buffer_ref(buffer, 0, 256),
   };
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "scale_offset"), 2,
-                           2, bindings, WEFT_STATUS_INVALID_ARGUMENT,
-                           "kernel 'scale_offset' expects 3 constants, got 2");
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "scale_offset"), 4,
-                           2, bindings, WEFT_STATUS_INVALID_ARGUMENT,
-                           "expects 3 constants, got 4");
+  expect_dispatch_rejected(
+      cts, weft_cts_kernel_ordinal(cts->kernels, "scale_offset"), 2, 2,
+      bindings, WEFT_STATUS_INVALID_ARGUMENT,
+      "kernel 'scale_offset' expects 3 constants, got 2");
+  expect_dispatch_rejected(
+      cts, weft_cts_kernel_ordinal(cts->kernels, "scale_offset"), 4, 2,
+      bindings, WEFT_STATUS_INVALID_ARGUMENT, "expects 3 constants, got 4");
   weft_buffer_release(buffer);
 }
 
@@ -489,12 +417,12 @@ static void wrong_binding_count_rejected(void** state) {
       weft_make_buffer_ref(buffer, 0, 256),
       weft_make_buffer_ref(buffer, 0, 256),
   };
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "scale_offset"), 3,
-                           1, bindings, WEFT_STATUS_INVALID_ARGUMENT,
-                           "expects 2 bindings, got 1");
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "abs_range"), 2, 3,
-                           bindings, WEFT_STATUS_INVALID_ARGUMENT,
-                           "expects 1 bindings, got 3");
+  expect_dispatch_rejected(
+      cts, weft_cts_kernel_ordinal(cts->kernels, "scale_offset"), 3, 1,
+      bindings, WEFT_STATUS_INVALID_ARGUMENT, "expects 2 bindings, got 1");
+  expect_dispatch_rejected(
+      cts, weft_cts_kernel_ordinal(cts->kernels, "abs_range"), 2, 3, bindings,
+      WEFT_STATUS_INVALID_ARGUMENT, "expects 1 bindings, got 3");
   weft_buffer_release(buffer);
 }
 
@@ -509,29 +437,32 @@ static void binding_out_of_range_rejected(void** state) {
   weft_cts_t* cts = *state;
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 32, 64);
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "write_ids"), 0, 1,
-                           &binding, WEFT_STATUS_OUT_OF_RANGE, NULL);
+  expect_dispatch_rejected(cts,
+                           weft_cts_kernel_ordinal(cts->kernels, "write_ids"),
+                           0, 1, &binding, WEFT_STATUS_OUT_OF_RANGE, NULL);
   weft_buffer_release(buffer);
 }
 
 static void binding_without_dispatch_usage_rejected(void** state) {
   weft_cts_t* cts = *state;
-  weft_buffer_params_t params = {0};
-  params.usage = WEFT_BUFFER_USAGE_TRANSFER | WEFT_BUFFER_USAGE_MAPPING;
-  weft_buffer_t* buffer = NULL;
-  WEFT_ASSERT_OK(weft_device_allocate_buffer(cts->device, params, 64, &buffer));
+  weft_buffer_t* buffer = weft_cts_allocate_buffer_with_params(
+      cts,
+      (weft_buffer_params_t){.usage = WEFT_BUFFER_USAGE_TRANSFER |
+                                      WEFT_BUFFER_USAGE_MAPPING},
+      64);
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 0, 64);
-  expect_dispatch_rejected(cts, kernel_ordinal(cts->kernels, "write_ids"), 0, 1,
-                           &binding, WEFT_STATUS_PERMISSION_DENIED,
-                           "DISPATCH_STORAGE");
+  expect_dispatch_rejected(
+      cts, weft_cts_kernel_ordinal(cts->kernels, "write_ids"), 0, 1, &binding,
+      WEFT_STATUS_PERMISSION_DENIED, "DISPATCH_STORAGE");
   // Recording it is rejected the same way.
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   uint32_t workgroups[3] = {1, 1, 1};
-  assert_status_contains(
-      weft_command_buffer_dispatch(command_buffer, cts->kernels,
-                                   kernel_ordinal(cts->kernels, "write_ids"),
-                                   workgroups, 0, NULL, 1, &binding),
+  weft_cts_assert_status_contains(
+      weft_command_buffer_dispatch(
+          command_buffer, cts->kernels,
+          weft_cts_kernel_ordinal(cts->kernels, "write_ids"), workgroups, 0,
+          NULL, 1, &binding),
       WEFT_STATUS_PERMISSION_DENIED, "DISPATCH_STORAGE");
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
@@ -547,24 +478,24 @@ static void command_buffer_dispatch_counts_rejected(void** state) {
   uint32_t constants[3] = {0, 0, 0};
   uint32_t workgroups[3] = {1, 1, 1};
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-  uint32_t scale_offset = kernel_ordinal(cts->kernels, "scale_offset");
-  assert_status_contains(
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+  uint32_t scale_offset = weft_cts_kernel_ordinal(cts->kernels, "scale_offset");
+  weft_cts_assert_status_contains(
       weft_command_buffer_dispatch(command_buffer, cts->kernels, scale_offset,
                                    workgroups, 2, constants, 2, bindings),
       WEFT_STATUS_INVALID_ARGUMENT, "expects 3 constants, got 2");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_dispatch(command_buffer, cts->kernels, scale_offset,
                                    workgroups, 3, constants, 1, bindings),
       WEFT_STATUS_INVALID_ARGUMENT, "expects 2 bindings, got 1");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_dispatch(command_buffer, cts->kernels, 9, workgroups,
                                    3, constants, 2, bindings),
       WEFT_STATUS_INVALID_ARGUMENT, "out of range");
   assert_int_equal(weft_command_buffer_command_count(command_buffer), 0);
   // end() reports the first of them.
-  assert_status_contains(weft_command_buffer_end(command_buffer),
-                         WEFT_STATUS_INVALID_ARGUMENT, "got 2");
+  weft_cts_assert_status_contains(weft_command_buffer_end(command_buffer),
+                                  WEFT_STATUS_INVALID_ARGUMENT, "got 2");
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
 }
@@ -580,12 +511,12 @@ static void dispatch_waits_for_its_wait_list(void** state) {
   WEFT_ASSERT_OK(weft_device_queue_dispatch(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&wait, &one),
       weft_cts_list1(&signal, &one), cts->kernels,
-      kernel_ordinal(cts->kernels, "write_ids"), workgroups, 0, NULL, 1,
-      &binding));
-  assert_int_equal(query_value(signal), 0);
+      weft_cts_kernel_ordinal(cts->kernels, "write_ids"), workgroups, 0, NULL,
+      1, &binding));
+  assert_int_equal(weft_cts_query_value(signal), 0);
   WEFT_ASSERT_OK(weft_semaphore_signal(wait, 1));
   WEFT_ASSERT_OK(weft_cts_wait(signal, 1));
-  check_ids(buffer, workgroups);
+  weft_cts_assert_ids(cts, buffer, 0, workgroups);
   weft_semaphore_release(wait);
   weft_semaphore_release(signal);
   weft_buffer_release(buffer);
@@ -607,15 +538,15 @@ static void many_bindings_dispatch(void** state) {
   uint32_t constants[1] = {7};
   uint32_t workgroups[3] = {1, 1, 1};
   WEFT_ASSERT_OK(queue_dispatch_and_wait(
-      cts, executable, kernel_ordinal(executable, "many_bindings"), workgroups,
-      1, constants, MANY_BINDINGS, bindings));
+      cts, executable, weft_cts_kernel_ordinal(executable, "many_bindings"),
+      workgroups, 1, constants, MANY_BINDINGS, bindings));
   uint32_t words[MANY_BINDINGS];
-  weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+  weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
   for (uint32_t i = 0; i < MANY_BINDINGS; ++i) {
     assert_int_equal(words[i], i * 1000 + 7);
   }
   // And through a command buffer with every binding indirect.
-  weft_command_buffer_t* command_buffer = begin_command_buffer(
+  weft_command_buffer_t* command_buffer = weft_cts_begin_command_buffer(
       cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, MANY_BINDINGS);
   weft_buffer_binding_t entries[MANY_BINDINGS];
   for (uint32_t i = 0; i < MANY_BINDINGS; ++i) {
@@ -627,12 +558,13 @@ static void many_bindings_dispatch(void** state) {
   }
   constants[0] = 9;
   WEFT_ASSERT_OK(weft_command_buffer_dispatch(
-      command_buffer, executable, kernel_ordinal(executable, "many_bindings"),
-      workgroups, 1, constants, MANY_BINDINGS, bindings));
+      command_buffer, executable,
+      weft_cts_kernel_ordinal(executable, "many_bindings"), workgroups, 1,
+      constants, MANY_BINDINGS, bindings));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   weft_binding_table_t table = {MANY_BINDINGS, entries};
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, table));
-  weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer, table));
+  weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
   for (uint32_t i = 0; i < MANY_BINDINGS; ++i) {
     // Binding i went to slot (19 - i), i.e. word (19 - i).
     assert_int_equal(words[MANY_BINDINGS - 1 - i], i * 1000 + 9);
@@ -657,13 +589,13 @@ static void scratch_memory(void** state) {
     uint32_t constants[1] = {kWords[k]};
     uint32_t workgroups[3] = {5, 1, 1};
     WEFT_ASSERT_OK(queue_dispatch_and_wait(
-        cts, executable, kernel_ordinal(executable, kNames[k]), workgroups, 1,
-        constants, 1, &binding));
+        cts, executable, weft_cts_kernel_ordinal(executable, kNames[k]),
+        workgroups, 1, constants, 1, &binding));
     uint32_t out[20];
-    weft_cts_read_buffer(buffer, 0, out, sizeof(out));
+    weft_cts_read_buffer(cts, buffer, 0, out, sizeof(out));
     // The library's own table says what each kernel asked for.
     const weft_kernel_def_t* kernel =
-        &kLocalKernels[kernel_ordinal(executable, kNames[k])];
+        &kLocalKernels[weft_cts_kernel_ordinal(executable, kNames[k])];
     for (uint32_t x = 0; x < 5; ++x) {
       uint32_t n = kWords[k];
       uint32_t expected = n * (n - 1) / 2 + x * n;

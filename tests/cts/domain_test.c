@@ -101,25 +101,6 @@ static weft_executable_t* create_foreign_executable(void) {
 // Cases
 //===----------------------------------------------------------------------===//
 
-static void assert_status_contains(weft_status_t status,
-                                   weft_status_code_t code,
-                                   const char* needle) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code || !strstr(text, needle)) {
-    fail_msg("expected %s with '%s', got: %s", weft_status_code_string(code),
-             needle, text);
-  }
-}
-
-static uint64_t query_value(weft_semaphore_t* semaphore) {
-  uint64_t value = 0;
-  WEFT_ASSERT_OK(weft_semaphore_query(semaphore, &value));
-  return value;
-}
-
 static void unreachable_buffer_rejected_at_submit(void** state) {
   weft_cts_t* cts = *state;
   foreign_buffer_t* foreign = create_foreign_buffer(/*host_visible=*/false);
@@ -127,12 +108,12 @@ static void unreachable_buffer_rejected_at_submit(void** state) {
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;
   const uint32_t pattern = 7;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_queue_fill(
           cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
           weft_cts_list1(&signal, &one), &foreign->base, 0, 16, &pattern, 4),
       WEFT_STATUS_INVALID_ARGUMENT, "cannot reach");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_queue_copy(
           cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
           weft_cts_list1(&signal, &one), local, 0, &foreign->base, 0, 16),
@@ -140,13 +121,13 @@ static void unreachable_buffer_rejected_at_submit(void** state) {
   // The message names the device that cannot reach it.
   char needle[256];
   snprintf(needle, sizeof(needle), "device '%s'", weft_device_id(cts->device));
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_queue_update(
           cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
           weft_cts_list1(&signal, &one), &pattern, &foreign->base, 0, 4),
       WEFT_STATUS_INVALID_ARGUMENT, needle);
   // Nothing ran and nothing was signalled.
-  assert_int_equal(query_value(signal), 0);
+  assert_int_equal(weft_cts_query_value(signal), 0);
   assert_int_equal(foreign->map_count, 0);
   weft_semaphore_release(signal);
   weft_buffer_release(local);
@@ -162,7 +143,7 @@ static void unreachable_buffer_rejected_at_record_and_execute(void** state) {
       /*binding_capacity=*/1, &command_buffer));
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   const uint32_t pattern = 7;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_fill(command_buffer,
                                weft_make_buffer_ref(&foreign->base, 0, 16),
                                &pattern, 4),
@@ -182,12 +163,12 @@ static void unreachable_buffer_rejected_at_record_and_execute(void** state) {
   uint64_t one = 1;
   weft_buffer_binding_t binding = {&foreign->base, 0, 256};
   weft_binding_table_t table = {1, &binding};
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_queue_execute(
           cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
           weft_cts_list1(&signal, &one), command_buffer, table),
       WEFT_STATUS_INVALID_ARGUMENT, "binding table entry 0");
-  assert_int_equal(query_value(signal), 0);
+  assert_int_equal(weft_cts_query_value(signal), 0);
   assert_int_equal(foreign->map_count, 0);
   weft_semaphore_release(signal);
   weft_command_buffer_release(command_buffer);
@@ -222,13 +203,13 @@ static void foreign_executable_rejected(void** state) {
   uint64_t one = 1;
   uint32_t workgroups[3] = {1, 1, 1};
   weft_buffer_ref_t binding = weft_make_buffer_ref(buffer, 0, 64);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_queue_dispatch(cts->device, WEFT_QUEUE_AFFINITY_ANY,
                                  weft_semaphore_list_empty(),
                                  weft_cts_list1(&signal, &one), executable, 0,
                                  workgroups, 0, NULL, 1, &binding),
       WEFT_STATUS_INVALID_ARGUMENT, "'foreign_library'");
-  assert_int_equal(query_value(signal), 0);
+  assert_int_equal(weft_cts_query_value(signal), 0);
   weft_command_buffer_t* command_buffer = NULL;
   WEFT_ASSERT_OK(weft_command_buffer_create(
       cts->device, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, WEFT_COMMAND_CATEGORY_ANY,
@@ -236,7 +217,7 @@ static void foreign_executable_rejected(void** state) {
   WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
   char needle[256];
   snprintf(needle, sizeof(needle), "device '%s'", weft_device_id(cts->device));
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_command_buffer_dispatch(command_buffer, executable, 0, workgroups, 0,
                                    NULL, 1, &binding),
       WEFT_STATUS_INVALID_ARGUMENT, needle);
@@ -292,7 +273,7 @@ static void driver_semaphore_works_on_every_device(void** state) {
                                            weft_cts_list1(&done, &one)));
   WEFT_ASSERT_OK(weft_semaphore_signal(semaphore, 1));
   WEFT_ASSERT_OK(weft_cts_wait(done, 1));
-  assert_int_equal(query_value(semaphore), 2);
+  assert_int_equal(weft_cts_query_value(semaphore), 2);
   // A failure travels from it with its message.
   weft_semaphore_t* failed = weft_cts_create_semaphore(cts, 0);
   uint64_t three = 3;
@@ -301,7 +282,7 @@ static void driver_semaphore_works_on_every_device(void** state) {
                                            weft_cts_list1(&failed, &one)));
   weft_semaphore_fail(semaphore,
                       WEFT_STATUS(DATA_LOSS, "the driver's event was lost"));
-  assert_status_contains(weft_cts_wait(failed, 1), WEFT_STATUS_DATA_LOSS,
+  weft_cts_assert_status_contains(weft_cts_wait(failed, 1), WEFT_STATUS_DATA_LOSS,
                          "the driver's event was lost");
   weft_semaphore_release(failed);
   weft_semaphore_release(done);

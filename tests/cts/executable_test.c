@@ -9,23 +9,6 @@
 // Helpers
 //===----------------------------------------------------------------------===//
 
-// Asserts that |status| has |code| and that its formatted text contains
-// |needle| (when not NULL); frees the status.
-static void assert_status_contains(weft_status_t status,
-                                   weft_status_code_t code,
-                                   const char* needle) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code) {
-    fail_msg("expected %s, got: %s", weft_status_code_string(code), text);
-  }
-  if (needle && !strstr(text, needle)) {
-    fail_msg("expected '%s' in: %s", needle, text);
-  }
-}
-
 // Runs write_ids of |executable| over |count| workgroups through
 // queue_dispatch and checks every id.
 static void run_write_ids(weft_cts_t* cts, weft_executable_t* executable,
@@ -44,15 +27,7 @@ static void run_write_ids(weft_cts_t* cts, weft_executable_t* executable,
       weft_cts_list1(&semaphore, &value), executable, ordinal, workgroups, 0,
       NULL, 1, &binding));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 1));
-  uint32_t* ids = malloc((size_t)length);
-  weft_cts_read_buffer(buffer, 0, ids, length);
-  for (uint32_t i = 0; i < count; ++i) {
-    assert_int_equal(ids[i * 4 + 0], i);
-    assert_int_equal(ids[i * 4 + 1], 0);
-    assert_int_equal(ids[i * 4 + 2], 0);
-    assert_int_equal(ids[i * 4 + 3], i);
-  }
-  free(ids);
+  weft_cts_assert_ids(cts, buffer, 0, workgroups);
   weft_semaphore_release(semaphore);
   weft_buffer_release(buffer);
 }
@@ -160,12 +135,12 @@ static void create_static(void** state) {
 static void create_static_null_query(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = (weft_executable_t*)state;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_static(NULL), &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "NULL");
   assert_null(executable);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_static(null_query),
           &executable),
@@ -179,11 +154,11 @@ static void unknown_format_names_device_and_format(void** state) {
   weft_executable_t* executable = (weft_executable_t*)state;
   weft_executable_source_t source = {0};
   source.format = (weft_executable_format_t)77;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(cts->device, source, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, weft_device_id(cts->device));
   assert_null(executable);
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(cts->device, source, &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "format unknown (77)");
   assert_null(executable);
@@ -276,7 +251,7 @@ static void loaded_library_outlives_its_creator(void** state) {
       weft_cts_list1(&semaphore, &value), command_buffer, table));
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, 1));
   uint32_t ids[12];
-  weft_cts_read_buffer(buffer, 0, ids, sizeof(ids));
+  weft_cts_read_buffer(cts, buffer, 0, ids, sizeof(ids));
   for (uint32_t i = 0; i < 3; ++i) assert_int_equal(ids[i * 4 + 3], i);
   weft_command_buffer_release(command_buffer);
   weft_semaphore_release(semaphore);
@@ -287,7 +262,7 @@ static void load_missing_path(void** state) {
   weft_cts_t* cts = *state;
   const char* path = "/nonexistent/weft/libnot_a_kernel_library.so";
   weft_executable_t* executable = (weft_executable_t*)state;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_shared_object(path),
           &executable),
@@ -299,7 +274,7 @@ static void load_without_query_symbol(void** state) {
   // The C library is a shared object that surely lacks the query symbol.
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_shared_object("libc.so.6"),
           &executable),
@@ -310,12 +285,12 @@ static void load_without_query_symbol(void** state) {
 static void load_empty_path(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_shared_object(""),
           &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "path");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_shared_object(NULL),
           &executable),
@@ -325,7 +300,7 @@ static void load_empty_path(void** state) {
 static void malformed_null_function(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_static(null_fn_query),
           &executable),
@@ -336,27 +311,27 @@ static void malformed_null_function(void** state) {
 static void malformed_tables(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_static(zero_size_query),
           &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "'flat'");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_static(unnamed_query),
           &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no name");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_static(duplicate_query),
           &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "'twice' twice");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_static(empty_query),
           &executable),
       WEFT_STATUS_INVALID_ARGUMENT, "no kernels");
-  assert_status_contains(
+  weft_cts_assert_status_contains(
       weft_device_create_executable(
           cts->device, weft_executable_source_cpu_static(future_query),
           &executable),

@@ -6,22 +6,6 @@
 
 #define MS (1000ll * 1000ll)
 
-// Asserts |status| has |code| and its text contains |needle|; frees it.
-static void assert_status_contains(weft_status_t status,
-                                   weft_status_code_t code,
-                                   const char* needle) {
-  char text[1024];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code) {
-    fail_msg("expected %s, got: %s", weft_status_code_string(code), text);
-  }
-  if (needle && !strstr(text, needle)) {
-    fail_msg("expected '%s' in: %s", needle, text);
-  }
-}
-
 static weft_fence_t* create_fence(weft_cts_t* cts) {
   weft_fence_t* fence = NULL;
   WEFT_ASSERT_OK(weft_fence_create(0, cts->allocator, &fence));
@@ -180,8 +164,8 @@ static void join_dedupes(void** state) {
   // The join holds its own references.
   weft_semaphore_release(a);
   weft_semaphore_release(b);
-  assert_status_contains(weft_fence_query(joined), WEFT_STATUS_DEFERRED,
-                         NULL);
+  weft_cts_assert_status_contains(weft_fence_query(joined),
+                                  WEFT_STATUS_DEFERRED, NULL);
   WEFT_ASSERT_OK(weft_fence_signal(joined));
   WEFT_ASSERT_OK(weft_fence_query(joined));
   weft_fence_release(joined);
@@ -243,8 +227,9 @@ static void wait_times_out(void** state) {
   weft_fence_t* fence = create_fence(cts);
   WEFT_ASSERT_OK(weft_fence_insert(fence, a, 1));
   weft_time_t start = weft_time_now();
-  assert_status_contains(weft_fence_wait(fence, weft_timeout_relative(15 * MS)),
-                         WEFT_STATUS_DEADLINE_EXCEEDED, "'fence-entry'");
+  weft_cts_assert_status_contains(
+      weft_fence_wait(fence, weft_timeout_relative(15 * MS)),
+      WEFT_STATUS_DEADLINE_EXCEEDED, "'fence-entry'");
   assert_true(weft_time_now() - start >= 15 * MS);
   WEFT_ASSERT_STATUS(DEADLINE_EXCEEDED,
                      weft_fence_wait(fence, weft_timeout_immediate()));
@@ -290,21 +275,21 @@ static void fail_reaches_query_and_wait(void** state) {
   weft_fence_t* fence = create_fence(cts);
   WEFT_ASSERT_OK(weft_fence_insert(fence, a, 1));
   WEFT_ASSERT_OK(weft_fence_insert(fence, b, 1));
-  weft_fence_fail(fence, WEFT_STATUS(PERMISSION_DENIED,
-                                     "buffer is not host-visible"));
-  assert_status_contains(weft_fence_query(fence),
-                         WEFT_STATUS_PERMISSION_DENIED,
-                         "buffer is not host-visible");
-  assert_status_contains(weft_fence_wait(fence, weft_timeout_infinite()),
-                         WEFT_STATUS_PERMISSION_DENIED,
-                         "buffer is not host-visible");
+  weft_fence_fail(fence,
+                  WEFT_STATUS(PERMISSION_DENIED, "buffer is not host-visible"));
+  weft_cts_assert_status_contains(weft_fence_query(fence),
+                                  WEFT_STATUS_PERMISSION_DENIED,
+                                  "buffer is not host-visible");
+  weft_cts_assert_status_contains(
+      weft_fence_wait(fence, weft_timeout_infinite()),
+      WEFT_STATUS_PERMISSION_DENIED, "buffer is not host-visible");
   // Each semaphore got the failure.
   uint64_t value = 0;
-  assert_status_contains(weft_semaphore_query(b, &value),
-                         WEFT_STATUS_PERMISSION_DENIED,
-                         "buffer is not host-visible");
-  assert_status_contains(weft_fence_signal(fence),
-                         WEFT_STATUS_PERMISSION_DENIED, NULL);
+  weft_cts_assert_status_contains(weft_semaphore_query(b, &value),
+                                  WEFT_STATUS_PERMISSION_DENIED,
+                                  "buffer is not host-visible");
+  weft_cts_assert_status_contains(weft_fence_signal(fence),
+                                  WEFT_STATUS_PERMISSION_DENIED, NULL);
   weft_fence_release(fence);
   weft_semaphore_release(a);
   weft_semaphore_release(b);
@@ -318,11 +303,12 @@ static void one_failed_entry_fails_the_fence(void** state) {
   WEFT_ASSERT_OK(weft_fence_insert(fence, a, 1));
   WEFT_ASSERT_OK(weft_fence_insert(fence, b, 1));
   weft_semaphore_fail(b, WEFT_STATUS(ABORTED, "upstream op failed"));
-  assert_status_contains(weft_fence_query(fence), WEFT_STATUS_ABORTED,
-                         "upstream op failed");
+  weft_cts_assert_status_contains(weft_fence_query(fence), WEFT_STATUS_ABORTED,
+                                  "upstream op failed");
   // Entry |a| is never signalled: the wait still ends with the failure.
-  assert_status_contains(weft_fence_wait(fence, weft_timeout_infinite()),
-                         WEFT_STATUS_ABORTED, "upstream op failed");
+  weft_cts_assert_status_contains(
+      weft_fence_wait(fence, weft_timeout_infinite()), WEFT_STATUS_ABORTED,
+      "upstream op failed");
   weft_fence_release(fence);
   weft_semaphore_release(a);
   weft_semaphore_release(b);

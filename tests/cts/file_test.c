@@ -15,38 +15,9 @@
 // Helpers
 //===----------------------------------------------------------------------===//
 
-// Asserts that |status| has |code| and that its formatted text contains each
-// non-NULL needle; frees the status.
-static void assert_status_text(weft_status_t status, weft_status_code_t code,
-                               const char* needle_a, const char* needle_b) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code) {
-    fail_msg("expected %s, got: %s", weft_status_code_string(code), text);
-  }
-  if (needle_a && !strstr(text, needle_a)) {
-    fail_msg("expected '%s' in: %s", needle_a, text);
-  }
-  if (needle_b && !strstr(text, needle_b)) {
-    fail_msg("expected '%s' in: %s", needle_b, text);
-  }
-}
-
 static void make_bytes(uint8_t* bytes, size_t length, uint8_t seed) {
   for (size_t i = 0; i < length; ++i) {
     bytes[i] = (uint8_t)(seed + i * 13 + (i >> 8));
-  }
-}
-
-static void assert_bytes_equal(const uint8_t* actual, const uint8_t* expected,
-                               size_t length) {
-  for (size_t i = 0; i < length; ++i) {
-    if (actual[i] != expected[i]) {
-      fail_msg("byte %zu: got 0x%02x, expected 0x%02x", i, actual[i],
-               expected[i]);
-    }
   }
 }
 
@@ -114,12 +85,6 @@ static void read_file_directly(weft_file_t* file, uint64_t offset, void* out,
   }
 }
 
-static uint64_t query_value(weft_semaphore_t* semaphore) {
-  uint64_t value = 0;
-  WEFT_ASSERT_OK(weft_semaphore_query(semaphore, &value));
-  return value;
-}
-
 // queue_read with no waits, signalling (semaphore, value); waits for it.
 static weft_status_t queue_read_and_wait(weft_cts_t* cts, weft_file_t* file,
                                          uint64_t file_offset,
@@ -128,30 +93,23 @@ static weft_status_t queue_read_and_wait(weft_cts_t* cts, weft_file_t* file,
                                          weft_device_size_t length) {
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   const uint64_t one = 1;
-  weft_status_t status = weft_device_queue_read(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&done, &one), file, file_offset, target, target_offset,
-      length);
-  if (weft_status_is_ok(status)) status = weft_cts_wait(done, 1);
-  weft_semaphore_release(done);
-  return status;
+  return weft_cts_wait_submitted(
+      done, weft_device_queue_read(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                   weft_semaphore_list_empty(),
+                                   weft_cts_list1(&done, &one), file,
+                                   file_offset, target, target_offset, length));
 }
 
-static weft_status_t queue_write_and_wait(weft_cts_t* cts,
-                                          weft_buffer_t* source,
-                                          weft_device_size_t source_offset,
-                                          weft_file_t* file,
-                                          uint64_t file_offset,
-                                          weft_device_size_t length) {
+static weft_status_t queue_write_and_wait(
+    weft_cts_t* cts, weft_buffer_t* source, weft_device_size_t source_offset,
+    weft_file_t* file, uint64_t file_offset, weft_device_size_t length) {
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   const uint64_t one = 1;
-  weft_status_t status = weft_device_queue_write(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&done, &one), source, source_offset, file, file_offset,
-      length);
-  if (weft_status_is_ok(status)) status = weft_cts_wait(done, 1);
-  weft_semaphore_release(done);
-  return status;
+  return weft_cts_wait_submitted(
+      done, weft_device_queue_write(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                    weft_semaphore_list_empty(),
+                                    weft_cts_list1(&done, &one), source,
+                                    source_offset, file, file_offset, length));
 }
 
 //===----------------------------------------------------------------------===//
@@ -165,13 +123,13 @@ static void read_whole(void** state) {
   make_bytes(expected, kLength, 1);
   for (int kind = 0; kind < 2; ++kind) {
     print_message("%s file\n", kFileKindNames[kind]);
-    weft_file_t* file = make_file(cts, (file_kind_t)kind,
-                                  WEFT_FILE_ACCESS_READ, expected, kLength);
+    weft_file_t* file = make_file(cts, (file_kind_t)kind, WEFT_FILE_ACCESS_READ,
+                                  expected, kLength);
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, kLength);
     WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 0, buffer, 0, kLength));
     uint8_t actual[kLength];
-    weft_cts_read_buffer(buffer, 0, actual, kLength);
-    assert_bytes_equal(actual, expected, kLength);
+    weft_cts_read_buffer(cts, buffer, 0, actual, kLength);
+    weft_cts_assert_bytes_equal(actual, expected, kLength);
     weft_buffer_release(buffer);
     weft_file_release(file);
   }
@@ -184,19 +142,18 @@ static void read_subrange_at_offsets(void** state) {
   make_bytes(contents, kLength, 7);
   for (int kind = 0; kind < 2; ++kind) {
     print_message("%s file\n", kFileKindNames[kind]);
-    weft_file_t* file = make_file(cts, (file_kind_t)kind,
-                                  WEFT_FILE_ACCESS_READ, contents, kLength);
+    weft_file_t* file = make_file(cts, (file_kind_t)kind, WEFT_FILE_ACCESS_READ,
+                                  contents, kLength);
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 1024);
     const uint8_t zero = 0;
-    WEFT_ASSERT_OK(
-        weft_buffer_map_fill(buffer, 0, WEFT_WHOLE_BUFFER, &zero, 1));
+    weft_cts_fill_buffer(cts, buffer, 0, WEFT_WHOLE_BUFFER, &zero, 1);
     // File bytes [1001, 1501) into buffer bytes [37, 537).
     WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 1001, buffer, 37, 500));
     // The file's last bytes, to the end of the buffer.
     WEFT_ASSERT_OK(
         queue_read_and_wait(cts, file, kLength - 100, buffer, 924, 100));
     uint8_t actual[1024];
-    weft_cts_read_buffer(buffer, 0, actual, sizeof(actual));
+    weft_cts_read_buffer(cts, buffer, 0, actual, sizeof(actual));
     for (size_t i = 0; i < sizeof(actual); ++i) {
       uint8_t want = 0;
       if (i >= 37 && i < 537) want = contents[1001 + i - 37];
@@ -218,14 +175,14 @@ static void write_whole(void** state) {
   for (int kind = 0; kind < 2; ++kind) {
     print_message("%s file\n", kFileKindNames[kind]);
     weft_file_t* file = make_file(
-        cts, (file_kind_t)kind,
-        WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE, zeros, kLength);
+        cts, (file_kind_t)kind, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE,
+        zeros, kLength);
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, kLength);
-    WEFT_ASSERT_OK(weft_buffer_map_write(buffer, 0, expected, kLength));
+    weft_cts_write_buffer(cts, buffer, 0, expected, kLength);
     WEFT_ASSERT_OK(queue_write_and_wait(cts, buffer, 0, file, 0, kLength));
     uint8_t actual[kLength];
     read_file_directly(file, 0, actual, kLength);
-    assert_bytes_equal(actual, expected, kLength);
+    weft_cts_assert_bytes_equal(actual, expected, kLength);
     assert_int_equal(weft_file_length(file), kLength);
     weft_buffer_release(buffer);
     weft_file_release(file);
@@ -240,12 +197,12 @@ static void write_subrange_at_offsets(void** state) {
   for (int kind = 0; kind < 2; ++kind) {
     print_message("%s file\n", kFileKindNames[kind]);
     weft_file_t* file = make_file(
-        cts, (file_kind_t)kind,
-        WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE, original, kLength);
+        cts, (file_kind_t)kind, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE,
+        original, kLength);
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 256);
     uint8_t data[256];
     memset(data, 0xC7, sizeof(data));
-    WEFT_ASSERT_OK(weft_buffer_map_write(buffer, 0, data, sizeof(data)));
+    weft_cts_write_buffer(cts, buffer, 0, data, sizeof(data));
     // Buffer bytes [10, 110) to file bytes [333, 433).
     WEFT_ASSERT_OK(queue_write_and_wait(cts, buffer, 10, file, 333, 100));
     uint8_t actual[kLength];
@@ -264,9 +221,9 @@ static void zero_length_transfers_signal(void** state) {
   weft_cts_t* cts = *state;
   uint8_t contents[16] = {0};
   for (int kind = 0; kind < 2; ++kind) {
-    weft_file_t* file = make_file(
-        cts, (file_kind_t)kind,
-        WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE, contents, 16);
+    weft_file_t* file =
+        make_file(cts, (file_kind_t)kind,
+                  WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE, contents, 16);
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 16);
     WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 16, buffer, 16, 0));
     WEFT_ASSERT_OK(queue_write_and_wait(cts, buffer, 0, file, 16, 0));
@@ -293,14 +250,13 @@ static void chained_write_then_read(void** state) {
     // Pre-sized, so the read's range check (against the known length)
     // passes at submit; a read running first would see zeros.
     weft_file_t* file = make_file(
-        cts, (file_kind_t)kind,
-        WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE, zeros, kLength);
+        cts, (file_kind_t)kind, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE,
+        zeros, kLength);
     weft_buffer_t* source = weft_cts_allocate_buffer(cts, kLength);
     weft_buffer_t* target = weft_cts_allocate_buffer(cts, kLength);
-    WEFT_ASSERT_OK(weft_buffer_map_write(source, 0, expected, kLength));
+    weft_cts_write_buffer(cts, source, 0, expected, kLength);
     const uint8_t marker = 0xEE;
-    WEFT_ASSERT_OK(
-        weft_buffer_map_fill(target, 0, WEFT_WHOLE_BUFFER, &marker, 1));
+    weft_cts_fill_buffer(cts, target, 0, WEFT_WHOLE_BUFFER, &marker, 1);
 
     weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
     weft_semaphore_t* written = weft_cts_create_semaphore(cts, 0);
@@ -313,18 +269,18 @@ static void chained_write_then_read(void** state) {
         cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&written, &one),
         weft_cts_list1(&read, &one), file, 0, target, 0, kLength));
     // Nothing may have run yet.
-    assert_int_equal(query_value(written), 0);
-    assert_int_equal(query_value(read), 0);
+    assert_int_equal(weft_cts_query_value(written), 0);
+    assert_int_equal(weft_cts_query_value(read), 0);
     uint8_t probe = 0;
-    weft_cts_read_buffer(target, 0, &probe, 1);
+    weft_cts_read_buffer(cts, target, 0, &probe, 1);
     assert_int_equal(probe, 0xEE);
 
     WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
     WEFT_ASSERT_OK(weft_cts_wait(read, 1));
-    assert_int_equal(query_value(written), 1);
+    assert_int_equal(weft_cts_query_value(written), 1);
     uint8_t* actual = malloc(kLength);
-    weft_cts_read_buffer(target, 0, actual, kLength);
-    assert_bytes_equal(actual, expected, kLength);
+    weft_cts_read_buffer(cts, target, 0, actual, kLength);
+    weft_cts_assert_bytes_equal(actual, expected, kLength);
     free(actual);
 
     weft_semaphore_release(gate);
@@ -351,9 +307,8 @@ static void read_modify_write(void** state) {
   for (int kind = 0; kind < 2; ++kind) {
     print_message("%s file\n", kFileKindNames[kind]);
     weft_file_t* file = make_file(
-        cts, (file_kind_t)kind,
-        WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE, values,
-        sizeof(values));
+        cts, (file_kind_t)kind, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE,
+        values, sizeof(values));
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, sizeof(values));
     weft_semaphore_t* timeline = weft_cts_create_semaphore(cts, 0);
     const uint64_t values_at[4] = {0, 1, 2, 3};
@@ -371,11 +326,11 @@ static void read_modify_write(void** state) {
         weft_cts_list1(&timeline, &values_at[1]),
         weft_cts_list1(&timeline, &values_at[2]), cts->kernels, abs_range,
         workgroups, 2, constants, 1, &binding));
-    WEFT_ASSERT_OK(weft_device_queue_write(
-        cts->device, WEFT_QUEUE_AFFINITY_ANY,
-        weft_cts_list1(&timeline, &values_at[2]),
-        weft_cts_list1(&timeline, &values_at[3]), buffer, 0, file, 0,
-        sizeof(values)));
+    WEFT_ASSERT_OK(
+        weft_device_queue_write(cts->device, WEFT_QUEUE_AFFINITY_ANY,
+                                weft_cts_list1(&timeline, &values_at[2]),
+                                weft_cts_list1(&timeline, &values_at[3]),
+                                buffer, 0, file, 0, sizeof(values)));
     WEFT_ASSERT_OK(weft_cts_wait(timeline, 3));
 
     int32_t actual[kCount];
@@ -402,10 +357,10 @@ static void read_after_failed_wait(void** state) {
   WEFT_ASSERT_OK(weft_device_queue_read(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&gate, &one),
       weft_cts_list1(&done, &one), file, 0, buffer, 0, 64));
-  weft_semaphore_fail(gate,
-                      WEFT_STATUS(DATA_LOSS, "upstream lost chunk 17"));
-  assert_status_text(weft_cts_wait(done, 1), WEFT_STATUS_DATA_LOSS,
-                     "upstream lost chunk 17", NULL);
+  weft_semaphore_fail(gate, WEFT_STATUS(DATA_LOSS, "upstream lost chunk 17"));
+  weft_cts_assert_status_contains_both(weft_cts_wait(done, 1),
+                                       WEFT_STATUS_DATA_LOSS,
+                                       "upstream lost chunk 17", NULL);
   weft_semaphore_release(gate);
   weft_semaphore_release(done);
   weft_buffer_release(buffer);
@@ -422,33 +377,30 @@ static void read_past_end_is_synchronous(void** state) {
   make_bytes(contents, sizeof(contents), 5);
   for (int kind = 0; kind < 2; ++kind) {
     print_message("%s file\n", kFileKindNames[kind]);
-    weft_file_t* file = make_file(cts, (file_kind_t)kind,
-                                  WEFT_FILE_ACCESS_READ, contents, 128);
+    weft_file_t* file =
+        make_file(cts, (file_kind_t)kind, WEFT_FILE_ACCESS_READ, contents, 128);
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 512);
     weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
     const uint64_t one = 1;
-    assert_status_text(
-        weft_device_queue_read(cts->device, WEFT_QUEUE_AFFINITY_ANY,
-                               weft_semaphore_list_empty(),
-                               weft_cts_list1(&done, &one), file, 64, buffer,
-                               0, 128),
+    weft_cts_assert_status_contains_both(
+        weft_device_queue_read(
+            cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+            weft_cts_list1(&done, &one), file, 64, buffer, 0, 128),
         WEFT_STATUS_OUT_OF_RANGE, "[64, 192) is past the end", "(128 bytes)");
-    assert_status_text(
-        weft_device_queue_read(cts->device, WEFT_QUEUE_AFFINITY_ANY,
-                               weft_semaphore_list_empty(),
-                               weft_cts_list1(&done, &one), file, 129, buffer,
-                               0, 0),
+    weft_cts_assert_status_contains_both(
+        weft_device_queue_read(
+            cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+            weft_cts_list1(&done, &one), file, 129, buffer, 0, 0),
         WEFT_STATUS_OUT_OF_RANGE, "past the end", NULL);
     // The signal semaphore is untouched: not signalled, not failed.
-    assert_int_equal(query_value(done), 0);
+    assert_int_equal(weft_cts_query_value(done), 0);
     // The target range is checked too.
-    assert_status_text(
-        weft_device_queue_read(cts->device, WEFT_QUEUE_AFFINITY_ANY,
-                               weft_semaphore_list_empty(),
-                               weft_cts_list1(&done, &one), file, 0, buffer,
-                               500, 100),
+    weft_cts_assert_status_contains_both(
+        weft_device_queue_read(
+            cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+            weft_cts_list1(&done, &one), file, 0, buffer, 500, 100),
         WEFT_STATUS_OUT_OF_RANGE, "[500, 600)", "512 bytes");
-    assert_int_equal(query_value(done), 0);
+    assert_int_equal(weft_cts_query_value(done), 0);
     weft_semaphore_release(done);
     weft_buffer_release(buffer);
     weft_file_release(file);
@@ -460,18 +412,17 @@ static void write_to_read_only_file(void** state) {
   uint8_t contents[256] = {0};
   for (int kind = 0; kind < 2; ++kind) {
     print_message("%s file\n", kFileKindNames[kind]);
-    weft_file_t* file = make_file(cts, (file_kind_t)kind,
-                                  WEFT_FILE_ACCESS_READ, contents, 256);
+    weft_file_t* file =
+        make_file(cts, (file_kind_t)kind, WEFT_FILE_ACCESS_READ, contents, 256);
     weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 256);
     weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
     const uint64_t one = 1;
-    assert_status_text(
-        weft_device_queue_write(cts->device, WEFT_QUEUE_AFFINITY_ANY,
-                                weft_semaphore_list_empty(),
-                                weft_cts_list1(&done, &one), buffer, 0, file,
-                                0, 256),
+    weft_cts_assert_status_contains_both(
+        weft_device_queue_write(
+            cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+            weft_cts_list1(&done, &one), buffer, 0, file, 0, 256),
         WEFT_STATUS_PERMISSION_DENIED, "WRITE", weft_file_name(file));
-    assert_int_equal(query_value(done), 0);
+    assert_int_equal(weft_cts_query_value(done), 0);
     weft_semaphore_release(done);
     weft_buffer_release(buffer);
     weft_file_release(file);
@@ -480,12 +431,13 @@ static void write_to_read_only_file(void** state) {
   char path[64];
   make_temp_file(contents, sizeof(contents), path);
   weft_file_t* write_only = NULL;
-  WEFT_ASSERT_OK(weft_file_open(path, WEFT_FILE_ACCESS_WRITE, 0,
-                                cts->allocator, &write_only));
+  WEFT_ASSERT_OK(weft_file_open(path, WEFT_FILE_ACCESS_WRITE, 0, cts->allocator,
+                                &write_only));
   unlink(path);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 256);
-  assert_status_text(queue_read_and_wait(cts, write_only, 0, buffer, 0, 16),
-                     WEFT_STATUS_PERMISSION_DENIED, "READ", path);
+  weft_cts_assert_status_contains_both(
+      queue_read_and_wait(cts, write_only, 0, buffer, 0, 16),
+      WEFT_STATUS_PERMISSION_DENIED, "READ", path);
   weft_buffer_release(buffer);
   weft_file_release(write_only);
 }
@@ -499,13 +451,12 @@ static void memory_file_cannot_grow(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
   const uint64_t one = 1;
-  assert_status_text(
-      weft_device_queue_write(cts->device, WEFT_QUEUE_AFFINITY_ANY,
-                              weft_semaphore_list_empty(),
-                              weft_cts_list1(&done, &one), buffer, 0, file, 50,
-                              64),
+  weft_cts_assert_status_contains_both(
+      weft_device_queue_write(
+          cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+          weft_cts_list1(&done, &one), buffer, 0, file, 50, 64),
       WEFT_STATUS_OUT_OF_RANGE, "[50, 114)", "cannot grow");
-  assert_int_equal(query_value(done), 0);
+  assert_int_equal(weft_cts_query_value(done), 0);
   assert_int_equal(weft_file_length(file), 100);
   // Up to the end is fine.
   WEFT_ASSERT_OK(queue_write_and_wait(cts, buffer, 0, file, 36, 64));
@@ -518,20 +469,20 @@ static void open_missing_file(void** state) {
   weft_cts_t* cts = *state;
   const char* path = "/tmp/weft_cts_no_such_dir/missing_file.bin";
   weft_file_t* file = NULL;
-  assert_status_text(
+  weft_cts_assert_status_contains_both(
       weft_file_open(path, WEFT_FILE_ACCESS_READ, 0, cts->allocator, &file),
       WEFT_STATUS_NOT_FOUND, path, "No such file");
   assert_null(file);
   // A directory is not a file.
-  assert_status_text(
+  weft_cts_assert_status_contains_both(
       weft_file_open("/tmp", WEFT_FILE_ACCESS_READ, 0, cts->allocator, &file),
       WEFT_STATUS_INVALID_ARGUMENT, "'/tmp'", "directory");
   assert_null(file);
   // CREATE needs WRITE access.
-  assert_status_text(weft_file_open(path, WEFT_FILE_ACCESS_READ,
-                                    WEFT_FILE_OPEN_FLAG_CREATE, cts->allocator,
-                                    &file),
-                     WEFT_STATUS_INVALID_ARGUMENT, "WRITE", NULL);
+  weft_cts_assert_status_contains_both(
+      weft_file_open(path, WEFT_FILE_ACCESS_READ, WEFT_FILE_OPEN_FLAG_CREATE,
+                     cts->allocator, &file),
+      WEFT_STATUS_INVALID_ARGUMENT, "WRITE", NULL);
 }
 
 //===----------------------------------------------------------------------===//
@@ -554,8 +505,8 @@ static void file_length_and_names(void** state) {
   char path[64];
   make_temp_file(contents, sizeof(contents), path);
   weft_file_t* fd_file = NULL;
-  WEFT_ASSERT_OK(weft_file_open(path, WEFT_FILE_ACCESS_READ, 0,
-                                cts->allocator, &fd_file));
+  WEFT_ASSERT_OK(
+      weft_file_open(path, WEFT_FILE_ACCESS_READ, 0, cts->allocator, &fd_file));
   assert_int_equal(weft_file_length(fd_file), 321);
   assert_true(weft_file_length_is_known(fd_file));
   assert_string_equal(weft_file_name(fd_file), path);
@@ -565,10 +516,10 @@ static void file_length_and_names(void** state) {
 
   // CREATE|TRUNCATE: a fresh empty file of known length 0.
   weft_file_t* truncated = NULL;
-  WEFT_ASSERT_OK(weft_file_open(
-      path, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE,
-      WEFT_FILE_OPEN_FLAG_CREATE | WEFT_FILE_OPEN_FLAG_TRUNCATE,
-      cts->allocator, &truncated));
+  WEFT_ASSERT_OK(
+      weft_file_open(path, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE,
+                     WEFT_FILE_OPEN_FLAG_CREATE | WEFT_FILE_OPEN_FLAG_TRUNCATE,
+                     cts->allocator, &truncated));
   assert_int_equal(weft_file_length(truncated), 0);
   assert_true(weft_file_length_is_known(truncated));
   weft_file_release(truncated);
@@ -588,20 +539,21 @@ static void fd_write_extends_length(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 200);
   uint8_t data[200];
   make_bytes(data, sizeof(data), 77);
-  WEFT_ASSERT_OK(weft_buffer_map_write(buffer, 0, data, sizeof(data)));
+  weft_cts_write_buffer(cts, buffer, 0, data, sizeof(data));
   // Reading the empty file fails; writing past its end grows it.
-  assert_status_text(queue_read_and_wait(cts, file, 0, buffer, 0, 1),
-                     WEFT_STATUS_OUT_OF_RANGE, "(0 bytes)", NULL);
+  weft_cts_assert_status_contains_both(
+      queue_read_and_wait(cts, file, 0, buffer, 0, 1), WEFT_STATUS_OUT_OF_RANGE,
+      "(0 bytes)", NULL);
   WEFT_ASSERT_OK(queue_write_and_wait(cts, buffer, 0, file, 1000, 200));
   assert_int_equal(weft_file_length(file), 1200);
   weft_buffer_t* target = weft_cts_allocate_buffer(cts, 200);
   WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 1000, target, 0, 200));
   uint8_t actual[200];
-  weft_cts_read_buffer(target, 0, actual, sizeof(actual));
-  assert_bytes_equal(actual, data, sizeof(data));
+  weft_cts_read_buffer(cts, target, 0, actual, sizeof(actual));
+  weft_cts_assert_bytes_equal(actual, data, sizeof(data));
   // The hole before it reads as zeros.
   WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 500, target, 0, 200));
-  weft_cts_read_buffer(target, 0, actual, sizeof(actual));
+  weft_cts_read_buffer(cts, target, 0, actual, sizeof(actual));
   for (size_t i = 0; i < sizeof(actual); ++i) assert_int_equal(actual[i], 0);
   weft_buffer_release(target);
   weft_buffer_release(buffer);
@@ -618,9 +570,9 @@ static void fd_file_from_descriptor(void** state) {
   unlink(path);
   assert_true(fd >= 0);
   weft_file_t* file = NULL;
-  WEFT_ASSERT_OK(weft_file_from_fd(
-      fd, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE, cts->allocator,
-      &file));
+  WEFT_ASSERT_OK(
+      weft_file_from_fd(fd, WEFT_FILE_ACCESS_READ | WEFT_FILE_ACCESS_WRITE,
+                        cts->allocator, &file));
   char expected_name[32];
   snprintf(expected_name, sizeof(expected_name), "fd %d", fd);
   assert_string_equal(weft_file_name(file), expected_name);
@@ -632,8 +584,8 @@ static void fd_file_from_descriptor(void** state) {
   WEFT_ASSERT_OK(
       queue_read_and_wait(cts, file, 0, buffer, 0, sizeof(contents)));
   uint8_t actual[sizeof(contents)];
-  weft_cts_read_buffer(buffer, 0, actual, sizeof(actual));
-  assert_bytes_equal(actual, contents, sizeof(contents));
+  weft_cts_read_buffer(cts, buffer, 0, actual, sizeof(actual));
+  weft_cts_assert_bytes_equal(actual, contents, sizeof(contents));
   WEFT_ASSERT_OK(queue_write_and_wait(cts, buffer, 0, file, 777, 100));
   assert_int_equal(weft_file_length(file), 877);
   weft_buffer_release(buffer);
@@ -644,9 +596,10 @@ static void fd_file_from_descriptor(void** state) {
   int read_only_fd = open(path, O_RDONLY | O_CLOEXEC);
   unlink(path);
   assert_true(read_only_fd >= 0);
-  assert_status_text(weft_file_from_fd(read_only_fd, WEFT_FILE_ACCESS_WRITE,
-                                       cts->allocator, &file),
-                     WEFT_STATUS_PERMISSION_DENIED, "read-only", "WRITE");
+  weft_cts_assert_status_contains_both(
+      weft_file_from_fd(read_only_fd, WEFT_FILE_ACCESS_WRITE, cts->allocator,
+                        &file),
+      WEFT_STATUS_PERMISSION_DENIED, "read-only", "WRITE");
   assert_null(file);
   close(read_only_fd);
 }
@@ -666,18 +619,18 @@ static void large_round_trip(void** state) {
   unlink(path);
   weft_buffer_t* source = weft_cts_allocate_buffer(cts, length);
   weft_buffer_t* target = weft_cts_allocate_buffer(cts, length);
-  WEFT_ASSERT_OK(weft_buffer_map_write(source, 0, expected, length));
+  weft_cts_write_buffer(cts, source, 0, expected, length);
   WEFT_ASSERT_OK(queue_write_and_wait(cts, source, 0, file, 0, length));
   assert_int_equal(weft_file_length(file), length);
   WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 0, target, 0, length));
-  weft_cts_read_buffer(target, 0, actual, length);
-  assert_bytes_equal(actual, expected, length);
+  weft_cts_read_buffer(cts, target, 0, actual, length);
+  weft_cts_assert_bytes_equal(actual, expected, length);
   // Unaligned subrange.
   const uint8_t zero = 0;
-  WEFT_ASSERT_OK(weft_buffer_map_fill(target, 0, WEFT_WHOLE_BUFFER, &zero, 1));
+  weft_cts_fill_buffer(cts, target, 0, WEFT_WHOLE_BUFFER, &zero, 1);
   WEFT_ASSERT_OK(queue_read_and_wait(cts, file, 4097, target, 3, 100001));
-  weft_cts_read_buffer(target, 3, actual, 100001);
-  assert_bytes_equal(actual, expected + 4097, 100001);
+  weft_cts_read_buffer(cts, target, 3, actual, 100001);
+  weft_cts_assert_bytes_equal(actual, expected + 4097, 100001);
   free(expected);
   free(actual);
   weft_buffer_release(source);
@@ -722,19 +675,19 @@ static void sparse_file_past_2gib(void** state) {
   WEFT_ASSERT_OK(
       queue_read_and_wait(cts, file, tail_offset, buffer, 0, tail_length));
   uint8_t actual[4096];
-  weft_cts_read_buffer(buffer, 0, actual, sizeof(actual));
-  assert_bytes_equal(actual, tail, sizeof(tail));
+  weft_cts_read_buffer(cts, buffer, 0, actual, sizeof(actual));
+  weft_cts_assert_bytes_equal(actual, tail, sizeof(tail));
   // Across the 2 GiB boundary: the hole's zeros then the tail.
-  WEFT_ASSERT_OK(queue_read_and_wait(cts, file, tail_offset - 64, buffer, 0,
-                                     128));
-  weft_cts_read_buffer(buffer, 0, actual, 128);
+  WEFT_ASSERT_OK(
+      queue_read_and_wait(cts, file, tail_offset - 64, buffer, 0, 128));
+  weft_cts_read_buffer(cts, buffer, 0, actual, 128);
   for (size_t i = 0; i < 64; ++i) assert_int_equal(actual[i], 0);
-  assert_bytes_equal(actual + 64, tail, 64);
+  weft_cts_assert_bytes_equal(actual + 64, tail, 64);
   // One byte more is past the end, with the 64-bit numbers in the message.
-  assert_status_text(queue_read_and_wait(cts, file, tail_offset, buffer, 0,
-                                         tail_length + 1),
-                     WEFT_STATUS_OUT_OF_RANGE, "[2147483648, 2147487745)",
-                     "(2147487744 bytes)");
+  weft_cts_assert_status_contains_both(
+      queue_read_and_wait(cts, file, tail_offset, buffer, 0, tail_length + 1),
+      WEFT_STATUS_OUT_OF_RANGE, "[2147483648, 2147487745)",
+      "(2147487744 bytes)");
   weft_buffer_release(buffer);
   weft_file_release(file);
 }
@@ -773,8 +726,9 @@ static void short_file_discovered_during_read(void** state) {
     fail_msg("truncate %s: %s", path, strerror(truncate_error));
   }
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
-  assert_status_text(weft_cts_wait(done, 1), WEFT_STATUS_OUT_OF_RANGE,
-                     "short read at byte 4096", path);
+  weft_cts_assert_status_contains_both(weft_cts_wait(done, 1),
+                                       WEFT_STATUS_OUT_OF_RANGE,
+                                       "short read at byte 4096", path);
   weft_semaphore_release(gate);
   weft_semaphore_release(done);
   weft_buffer_release(buffer);
@@ -798,9 +752,10 @@ static void descriptor_that_cannot_read(void** state) {
   char fd_name[32];
   snprintf(fd_name, sizeof(fd_name), "fd %d", write_only_fd);
   weft_file_t* file = NULL;
-  assert_status_text(weft_file_from_fd(write_only_fd, WEFT_FILE_ACCESS_READ,
-                                       cts->allocator, &file),
-                     WEFT_STATUS_PERMISSION_DENIED, fd_name, "write-only");
+  weft_cts_assert_status_contains_both(
+      weft_file_from_fd(write_only_fd, WEFT_FILE_ACCESS_READ, cts->allocator,
+                        &file),
+      WEFT_STATUS_PERMISSION_DENIED, fd_name, "write-only");
   assert_null(file);
   close(write_only_fd);
 
@@ -810,7 +765,7 @@ static void descriptor_that_cannot_read(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, sizeof(contents));
   // Bad file descriptor, naming the descriptor the file was made from.
   snprintf(fd_name, sizeof(fd_name), "fd %d", path_fd);
-  assert_status_text(
+  weft_cts_assert_status_contains_both(
       queue_read_and_wait(cts, file, 0, buffer, 0, sizeof(contents)),
       WEFT_STATUS_INVALID_ARGUMENT, fd_name, "queue_read");
   weft_buffer_release(buffer);
@@ -828,12 +783,13 @@ static void directory_is_refused(void** state) {
       weft_file_open(path, WEFT_FILE_ACCESS_READ, 0, cts->allocator, &file);
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   rmdir(path);
-  assert_status_text(status, WEFT_STATUS_INVALID_ARGUMENT, path, "directory");
+  weft_cts_assert_status_contains_both(status, WEFT_STATUS_INVALID_ARGUMENT,
+                                       path, "directory");
   assert_null(file);
   assert_true(fd >= 0);
   char fd_name[32];
   snprintf(fd_name, sizeof(fd_name), "fd %d", fd);
-  assert_status_text(
+  weft_cts_assert_status_contains_both(
       weft_file_from_fd(fd, WEFT_FILE_ACCESS_READ, cts->allocator, &file),
       WEFT_STATUS_INVALID_ARGUMENT, fd_name, "directory");
   assert_null(file);
@@ -854,10 +810,10 @@ static void closed_descriptor(void** state) {
   char fd_name[32];
   snprintf(fd_name, sizeof(fd_name), "fd %d", closed_fd);
   weft_file_t* file = NULL;
-  assert_status_text(weft_file_from_fd(closed_fd, WEFT_FILE_ACCESS_READ,
-                                       cts->allocator, &file),
-                     WEFT_STATUS_INVALID_ARGUMENT, fd_name,
-                     "Bad file descriptor");
+  weft_cts_assert_status_contains_both(
+      weft_file_from_fd(closed_fd, WEFT_FILE_ACCESS_READ, cts->allocator,
+                        &file),
+      WEFT_STATUS_INVALID_ARGUMENT, fd_name, "Bad file descriptor");
   assert_null(file);
 }
 
@@ -901,7 +857,7 @@ static void sparse_file_past_4gib(void** state) {
                                ((uint64_t)4 << 30) - chunk / 2};
   for (int i = 0; i < 2; ++i) {
     make_bytes(expected, chunk, (uint8_t)(31 + i));
-    WEFT_ASSERT_OK(weft_buffer_map_write(source, 0, expected, chunk));
+    weft_cts_write_buffer(cts, source, 0, expected, chunk);
     WEFT_ASSERT_OK(
         queue_write_and_wait(cts, source, 0, file, offsets[i], chunk));
   }
@@ -909,20 +865,19 @@ static void sparse_file_past_4gib(void** state) {
   for (int i = 0; i < 2; ++i) {
     make_bytes(expected, chunk, (uint8_t)(31 + i));
     const uint8_t zero = 0;
-    WEFT_ASSERT_OK(
-        weft_buffer_map_fill(target, 0, WEFT_WHOLE_BUFFER, &zero, 1));
+    weft_cts_fill_buffer(cts, target, 0, WEFT_WHOLE_BUFFER, &zero, 1);
     WEFT_ASSERT_OK(
         queue_read_and_wait(cts, file, offsets[i], target, 0, chunk));
-    weft_cts_read_buffer(target, 0, actual, chunk);
-    assert_bytes_equal(actual, expected, chunk);
+    weft_cts_read_buffer(cts, target, 0, actual, chunk);
+    weft_cts_assert_bytes_equal(actual, expected, chunk);
     // And straight from the file, at the same offset.
     read_file_directly(file, offsets[i], actual, chunk);
-    assert_bytes_equal(actual, expected, chunk);
+    weft_cts_assert_bytes_equal(actual, expected, chunk);
   }
   // The end of the file, past 4 GiB: the hole reads as zeros.
   WEFT_ASSERT_OK(
       queue_read_and_wait(cts, file, file_length - chunk, target, 0, chunk));
-  weft_cts_read_buffer(target, 0, actual, chunk);
+  weft_cts_read_buffer(cts, target, 0, actual, chunk);
   for (size_t i = 0; i < chunk; ++i) assert_int_equal(actual[i], 0);
   free(expected);
   free(actual);
@@ -944,8 +899,7 @@ static void many_reads_in_flight(void** state) {
       make_file(cts, FILE_KIND_FD, WEFT_FILE_ACCESS_READ, contents, length);
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
   const uint8_t marker = 0xEE;
-  WEFT_ASSERT_OK(
-      weft_buffer_map_fill(buffer, 0, WEFT_WHOLE_BUFFER, &marker, 1));
+  weft_cts_fill_buffer(cts, buffer, 0, WEFT_WHOLE_BUFFER, &marker, 1);
   weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t** done = calloc(kReadCount, sizeof(*done));
   const uint64_t one = 1;
@@ -963,8 +917,8 @@ static void many_reads_in_flight(void** state) {
     WEFT_ASSERT_OK(weft_cts_wait(done[i], 1));
   }
   uint8_t* actual = malloc(length);
-  weft_cts_read_buffer(buffer, 0, actual, length);
-  assert_bytes_equal(actual, contents, length);
+  weft_cts_read_buffer(cts, buffer, 0, actual, length);
+  weft_cts_assert_bytes_equal(actual, contents, length);
   for (int i = 0; i < kReadCount; ++i) weft_semaphore_release(done[i]);
   free(done);
   free(actual);

@@ -17,93 +17,10 @@
 // Helpers
 //===----------------------------------------------------------------------===//
 
-static const weft_binding_table_t kNoTable = {0, NULL};
-
-static uint32_t kernel_ordinal(weft_executable_t* executable,
-                               const char* name) {
-  uint32_t ordinal = 0;
-  WEFT_ASSERT_OK(weft_executable_lookup_kernel(executable, name, &ordinal));
-  return ordinal;
-}
-
-static uint32_t f32_bits(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
-// The affinity of queue |index| of the case's device (wrapping at its
-// queue count).
-static weft_queue_affinity_t queue_bit(weft_cts_t* cts, uint32_t index) {
-  int64_t count = 1;
-  WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "queue.count", &count));
-  if (count < 1 || count > 64) count = count < 1 ? 1 : 64;
-  return (weft_queue_affinity_t)1 << (index % (uint32_t)count);
-}
-
-static weft_command_buffer_t* begin_command_buffer(
-    weft_cts_t* cts, weft_command_buffer_mode_t mode,
-    uint32_t binding_capacity) {
-  weft_command_buffer_t* command_buffer = NULL;
-  WEFT_ASSERT_OK(weft_command_buffer_create(cts->device, mode,
-                                            WEFT_COMMAND_CATEGORY_ANY,
-                                            binding_capacity, &command_buffer));
-  WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
-  return command_buffer;
-}
-
-// Executes |command_buffer| with |table|, signalling a fresh semaphore to 1,
-// and returns the submit error or else the wait's result.
-static weft_status_t execute_and_wait(weft_cts_t* cts,
-                                      weft_command_buffer_t* command_buffer,
-                                      weft_binding_table_t table) {
-  weft_semaphore_t* semaphore = weft_cts_create_semaphore(cts, 0);
-  uint64_t value = 1;
-  weft_status_t status = weft_device_queue_execute(
-      cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&semaphore, &value), command_buffer, table);
-  if (weft_status_is_ok(status)) {
-    status =
-        weft_semaphore_wait(semaphore, 1, weft_timeout_relative(60000 * MS));
-  }
-  weft_semaphore_release(semaphore);
-  return status;
-}
-
 // Allocates |length| bytes filled with the 4-byte |pattern|.
 static weft_buffer_t* buffer_of(weft_cts_t* cts, weft_device_size_t length,
                                 uint32_t pattern) {
-  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, length);
-  WEFT_ASSERT_OK(weft_buffer_map_fill(buffer, 0, length, &pattern, 4));
-  return buffer;
-}
-
-// Checks the write_ids output of a dispatch of |n| workgroups written at
-// byte |offset| of |buffer|: every flat index, x, y and z.
-static void check_ids(weft_buffer_t* buffer, weft_device_size_t offset,
-                      const uint32_t n[3]) {
-  size_t total = (size_t)n[0] * n[1] * n[2];
-  uint32_t* ids = malloc(total * 16);
-  assert_non_null(ids);
-  weft_cts_read_buffer(buffer, offset, ids, total * 16);
-  size_t flat = 0;
-  for (uint32_t z = 0; z < n[2]; ++z) {
-    for (uint32_t y = 0; y < n[1]; ++y) {
-      for (uint32_t x = 0; x < n[0]; ++x, ++flat) {
-        const uint32_t* id = &ids[flat * 4];
-        if (id[0] != x || id[1] != y || id[2] != z || id[3] != flat) {
-          uint32_t seen[4] = {id[0], id[1], id[2], id[3]};
-          free(ids);
-          fail_msg(
-              "workgroup (%u, %u, %u) flat %zu of (%u, %u, %u): wrote "
-              "(%u, %u, %u) flat %u",
-              x, y, z, flat, n[0], n[1], n[2], seen[0], seen[1], seen[2],
-              seen[3]);
-        }
-      }
-    }
-  }
-  free(ids);
+  return weft_cts_allocate_filled_buffer(cts, length, &pattern, 4);
 }
 
 //===----------------------------------------------------------------------===//
@@ -118,24 +35,25 @@ static void command_buffer_write_ids(weft_cts_t* cts, uint32_t x, uint32_t y,
   weft_device_size_t length = (weft_device_size_t)x * y * z * 16;
   weft_device_size_t offset = indirect ? 256 : 0;
   weft_buffer_t* buffer = buffer_of(cts, offset + length, 0xDEADBEEFu);
-  weft_command_buffer_t* command_buffer = begin_command_buffer(
+  weft_command_buffer_t* command_buffer = weft_cts_begin_command_buffer(
       cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, indirect ? 1 : 0);
   weft_buffer_ref_t binding = indirect
                                   ? weft_make_indirect_buffer_ref(0, 0, length)
                                   : weft_make_buffer_ref(buffer, 0, length);
   WEFT_ASSERT_OK(weft_command_buffer_dispatch(
-      command_buffer, cts->kernels, kernel_ordinal(cts->kernels, "write_ids"),
-      n, 0, NULL, 1, &binding));
+      command_buffer, cts->kernels,
+      weft_cts_kernel_ordinal(cts->kernels, "write_ids"), n, 0, NULL, 1,
+      &binding));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   weft_buffer_binding_t entry = {buffer, offset, length};
   weft_binding_table_t table = {1, &entry};
-  WEFT_ASSERT_OK(
-      execute_and_wait(cts, command_buffer, indirect ? table : kNoTable));
-  check_ids(buffer, offset, n);
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(
+      cts, command_buffer, indirect ? table : weft_binding_table_empty()));
+  weft_cts_assert_ids(cts, buffer, offset, n);
   if (indirect) {
     // Nothing before the bound range was touched.
     uint32_t words[64];
-    weft_cts_read_buffer(buffer, 0, words, sizeof(words));
+    weft_cts_read_buffer(cts, buffer, 0, words, sizeof(words));
     for (int i = 0; i < 64; ++i) assert_int_equal(words[i], 0xDEADBEEFu);
   }
   weft_command_buffer_release(command_buffer);
@@ -169,10 +87,11 @@ static void queue_dispatch_workgroups_100000(void** state) {
   WEFT_ASSERT_OK(weft_device_queue_dispatch(
       cts->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
       weft_cts_list1(&semaphore, &one), cts->kernels,
-      kernel_ordinal(cts->kernels, "write_ids"), n, 0, NULL, 1, &binding));
+      weft_cts_kernel_ordinal(cts->kernels, "write_ids"), n, 0, NULL, 1,
+      &binding));
   WEFT_ASSERT_OK(
       weft_semaphore_wait(semaphore, 1, weft_timeout_relative(60000 * MS)));
-  check_ids(buffer, 0, n);
+  weft_cts_assert_ids(cts, buffer, 0, n);
   weft_semaphore_release(semaphore);
   weft_buffer_release(buffer);
 }
@@ -192,8 +111,8 @@ static void regions_of_alternating_sizes(void** state) {
   weft_buffer_t* ids = buffer_of(cts, offsets[kRegions], 0xDEADBEEFu);
   weft_buffer_t* copies = buffer_of(cts, offsets[kRegions], 0xDEADBEEFu);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-  uint32_t ordinal = kernel_ordinal(cts->kernels, "write_ids");
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+  uint32_t ordinal = weft_cts_kernel_ordinal(cts->kernels, "write_ids");
   for (int i = 0; i < kRegions; ++i) {
     const uint32_t n[3] = {kSizes[i], 1, 1};
     weft_buffer_ref_t binding = weft_make_buffer_ref(
@@ -214,11 +133,12 @@ static void regions_of_alternating_sizes(void** state) {
       command_buffer, weft_make_buffer_ref(ids, offsets[kRegions - 1], last),
       weft_make_buffer_ref(copies, offsets[kRegions - 1], last)));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   for (int i = 0; i < kRegions; ++i) {
     const uint32_t n[3] = {kSizes[i], 1, 1};
-    check_ids(ids, offsets[i], n);
-    check_ids(copies, offsets[i], n);
+    weft_cts_assert_ids(cts, ids, offsets[i], n);
+    weft_cts_assert_ids(cts, copies, offsets[i], n);
   }
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(ids);
@@ -237,8 +157,8 @@ static void many_dispatches_in_one_region(void** state) {
   }
   weft_buffer_t* buffer = buffer_of(cts, offsets[kDispatches], 0xDEADBEEFu);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-  uint32_t ordinal = kernel_ordinal(cts->kernels, "write_ids");
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+  uint32_t ordinal = weft_cts_kernel_ordinal(cts->kernels, "write_ids");
   for (uint32_t i = 0; i < kDispatches; ++i) {
     const uint32_t n[3] = {(i + 1) * 17, 1, 1};
     weft_buffer_ref_t binding =
@@ -247,10 +167,11 @@ static void many_dispatches_in_one_region(void** state) {
         command_buffer, cts->kernels, ordinal, n, 0, NULL, 1, &binding));
   }
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   for (uint32_t i = 0; i < kDispatches; ++i) {
     const uint32_t n[3] = {(i + 1) * 17, 1, 1};
-    check_ids(buffer, offsets[i], n);
+    weft_cts_assert_ids(cts, buffer, offsets[i], n);
   }
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
@@ -266,12 +187,12 @@ static void thousand_regions_ping_pong(void** state) {
   for (uint32_t i = 0; i < kElements; ++i) initial[i] = (float)i * 10.0f;
   weft_buffer_t* buffers[2] = {weft_cts_allocate_buffer(cts, sizeof(initial)),
                                buffer_of(cts, sizeof(initial), 0)};
-  WEFT_ASSERT_OK(
-      weft_buffer_map_write(buffers[0], 0, initial, sizeof(initial)));
+  weft_cts_write_buffer(cts, buffers[0], 0, initial, sizeof(initial));
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
-  uint32_t ordinal = kernel_ordinal(cts->kernels, "scale_offset");
-  uint32_t constants[3] = {f32_bits(1.0f), f32_bits(1.0f), kElements};
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_REUSABLE, 0);
+  uint32_t ordinal = weft_cts_kernel_ordinal(cts->kernels, "scale_offset");
+  uint32_t constants[3] = {weft_cts_f32_bits(1.0f), weft_cts_f32_bits(1.0f),
+                           kElements};
   const uint32_t n[3] = {1, 1, 1};
   for (uint32_t r = 0; r < kRegions; ++r) {
     weft_buffer_ref_t bindings[2] = {
@@ -284,9 +205,10 @@ static void thousand_regions_ping_pong(void** state) {
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   // Twice: the second run continues from where the first ended.
   for (uint32_t run = 1; run <= 2; ++run) {
-    WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+    WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                             weft_binding_table_empty()));
     float result[kElements];
-    weft_cts_read_buffer(buffers[kRegions % 2], 0, result, sizeof(result));
+    weft_cts_read_buffer(cts, buffers[kRegions % 2], 0, result, sizeof(result));
     for (uint32_t i = 0; i < kElements; ++i) {
       float expected = initial[i] + (float)(run * kRegions);
       if (result[i] != expected) {
@@ -507,7 +429,7 @@ static void program_check(program_t* program, weft_buffer_t* buffer,
                           uint32_t which, const char* what) {
   uint8_t* bytes = malloc(kProgramBytes);
   assert_non_null(bytes);
-  weft_cts_read_buffer(buffer, 0, bytes, kProgramBytes);
+  weft_cts_read_buffer(program->cts, buffer, 0, bytes, kProgramBytes);
   const uint8_t* expected = program->model.bytes[which];
   for (uint32_t i = 0; i < kProgramBytes; ++i) {
     if (bytes[i] != expected[i]) {
@@ -529,8 +451,8 @@ static void program_initialize(program_t* program, weft_cts_t* cts,
   program->cts = cts;
   program->indirect = indirect;
   program->lcg.state = seed;
-  program->abs_ordinal = kernel_ordinal(cts->kernels, "abs_range");
-  program->ids_ordinal = kernel_ordinal(cts->kernels, "write_ids");
+  program->abs_ordinal = weft_cts_kernel_ordinal(cts->kernels, "abs_range");
+  program->ids_ordinal = weft_cts_kernel_ordinal(cts->kernels, "write_ids");
   for (uint32_t b = 0; b < 2; ++b) {
     program->model.bytes[b] = malloc(kProgramBytes);
     assert_non_null(program->model.bytes[b]);
@@ -539,10 +461,11 @@ static void program_initialize(program_t* program, weft_cts_t* cts,
       memcpy(program->model.bytes[b] + i, &word, 4);
     }
     program->buffers[b] = weft_cts_allocate_buffer(cts, kProgramBytes);
-    WEFT_ASSERT_OK(weft_buffer_map_write(
-        program->buffers[b], 0, program->model.bytes[b], kProgramBytes));
+    weft_cts_write_buffer(cts, program->buffers[b], 0, program->model.bytes[b],
+                          kProgramBytes);
   }
-  program->command_buffer = begin_command_buffer(cts, mode, indirect ? 2 : 0);
+  program->command_buffer =
+      weft_cts_begin_command_buffer(cts, mode, indirect ? 2 : 0);
 }
 
 static void program_deinitialize(program_t* program) {
@@ -563,7 +486,8 @@ static void random_program_many_regions(void** state) {
   program_record(&program, 150);
   WEFT_ASSERT_OK(weft_command_buffer_end(program.command_buffer));
   assert_true(program.commands >= 300);
-  WEFT_ASSERT_OK(execute_and_wait(cts, program.command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, program.command_buffer,
+                                           weft_binding_table_empty()));
   program_check(&program, program.buffers[0], 0, "after one run:");
   program_check(&program, program.buffers[1], 1, "after one run:");
   program_deinitialize(&program);
@@ -585,8 +509,8 @@ static void random_program_reused_with_tables(void** state) {
     assert_non_null(second.model.bytes[b]);
     memcpy(second.model.bytes[b], program.model.bytes[b], kProgramBytes);
     second.buffers[b] = weft_cts_allocate_buffer(cts, kProgramBytes);
-    WEFT_ASSERT_OK(weft_buffer_map_write(second.buffers[b], 0,
-                                         second.model.bytes[b], kProgramBytes));
+    weft_cts_write_buffer(cts, second.buffers[b], 0, second.model.bytes[b],
+                          kProgramBytes);
   }
   lcg_t start = program.lcg;
   program_record(&program, 120);
@@ -597,7 +521,7 @@ static void random_program_reused_with_tables(void** state) {
       {program.buffers[1], 0, WEFT_WHOLE_BUFFER}};
   weft_binding_table_t table = {2, entries};
   for (uint32_t run = 1; run <= 3; ++run) {
-    WEFT_ASSERT_OK(execute_and_wait(cts, recorded, table));
+    WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, recorded, table));
     if (run > 1) {
       // Apply the program to the model once more.
       program.command_buffer = NULL;
@@ -612,7 +536,7 @@ static void random_program_reused_with_tables(void** state) {
   program_record(&second, 120);
   entries[0].buffer = second.buffers[0];
   entries[1].buffer = second.buffers[1];
-  WEFT_ASSERT_OK(execute_and_wait(cts, recorded, table));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, recorded, table));
   program_check(&second, second.buffers[0], 0, "second pair:");
   program_check(&second, second.buffers[1], 1, "second pair:");
   program_deinitialize(&second);
@@ -627,7 +551,7 @@ static void large_updates_chained_by_copies(void** state) {
   weft_buffer_t* staging = buffer_of(cts, 2 * kBigUpdateBytes, 0);
   weft_buffer_t* output = buffer_of(cts, kUpdates * kBigUpdateBytes, 0);
   weft_command_buffer_t* command_buffer =
-      begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+      weft_cts_begin_command_buffer(cts, WEFT_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
   uint32_t* data = malloc(kBigUpdateBytes);
   assert_non_null(data);
   for (uint32_t u = 0; u < kUpdates; ++u) {
@@ -658,10 +582,11 @@ static void large_updates_chained_by_copies(void** state) {
                            kBigUpdateBytes)));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
   free(data);
-  WEFT_ASSERT_OK(execute_and_wait(cts, command_buffer, kNoTable));
+  WEFT_ASSERT_OK(weft_cts_execute_and_wait(cts, command_buffer,
+                                           weft_binding_table_empty()));
   uint32_t* words = malloc(kUpdates * kBigUpdateBytes);
   assert_non_null(words);
-  weft_cts_read_buffer(output, 0, words, kUpdates * kBigUpdateBytes);
+  weft_cts_read_buffer(cts, output, 0, words, kUpdates * kBigUpdateBytes);
   for (uint32_t u = 0; u < kUpdates; ++u) {
     for (uint32_t i = 0; i < kBigUpdateBytes / 4; ++i) {
       uint32_t word = words[u * (kBigUpdateBytes / 4) + i];
@@ -693,8 +618,9 @@ static void many_programs_in_flight(void** state) {
     WEFT_ASSERT_OK(weft_command_buffer_end(programs[p].command_buffer));
     done[p] = weft_cts_create_semaphore(cts, 0);
     WEFT_ASSERT_OK(weft_device_queue_execute(
-        cts->device, queue_bit(cts, p), weft_cts_list1(&gate, &one),
-        weft_cts_list1(&done[p], &one), programs[p].command_buffer, kNoTable));
+        cts->device, weft_cts_queue_bit(cts, p), weft_cts_list1(&gate, &one),
+        weft_cts_list1(&done[p], &one), programs[p].command_buffer,
+        weft_binding_table_empty()));
   }
   WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   for (uint32_t p = 0; p < kPrograms; ++p) {

@@ -40,39 +40,10 @@
 
 #define TEN_SECONDS (10ll * 1000 * 1000 * 1000)
 
-static void assert_ok(weft_status_t status) {
-  if (!weft_status_is_ok(status)) {
-    char text[1024];
-    weft_status_format(status, text, sizeof(text));
-    weft_status_free(status);
-    fail_msg("%s", text);
-  }
-}
-
-// Asserts |status| has |code| and its formatted text contains |needle|;
-// frees it.
-static void assert_status(weft_status_t status, weft_status_code_t code,
-                          const char* needle) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code || (needle && !strstr(text, needle))) {
-    fail_msg("expected %s containing '%s', got: %s",
-             weft_status_code_string(code), needle ? needle : "", text);
-  }
-}
-
 static int64_t query(weft_device_t* device, const char* key) {
   int64_t value = -1;
-  assert_ok(weft_device_query_i64(device, key, &value));
+  WEFT_ASSERT_OK(weft_device_query_i64(device, key, &value));
   return value;
-}
-
-static weft_semaphore_list_t list1(weft_semaphore_t** semaphore,
-                                   const uint64_t* value) {
-  weft_semaphore_list_t list = {1, semaphore, value};
-  return list;
 }
 
 // True when this machine can have an io_uring device; otherwise checks
@@ -85,7 +56,8 @@ static bool io_uring_available(void) {
   if (available) {
     weft_device_release(device);
   } else {
-    assert_status(status, WEFT_STATUS_UNAVAILABLE, "file_io=io_uring");
+    weft_cts_assert_status_contains(status, WEFT_STATUS_UNAVAILABLE,
+                                    "file_io=io_uring");
   }
   return available;
 }
@@ -111,7 +83,7 @@ static weft_file_t* make_file(size_t length, weft_file_access_t access) {
   weft_status_t status =
       weft_file_open(path, access, 0, weft_allocator_system(), &file);
   unlink(path);
-  assert_ok(status);
+  WEFT_ASSERT_OK(status);
   return file;
 }
 
@@ -141,8 +113,8 @@ static void properties_per_backend(void** state) {
       continue;
     }
     weft_device_t* device = NULL;
-    assert_ok(weft_device_create(cases[i].device_string,
-                                 weft_allocator_system(), &device));
+    WEFT_ASSERT_OK(weft_device_create(cases[i].device_string,
+                                      weft_allocator_system(), &device));
     assert_int_equal(query(device, "file_io.async"), cases[i].async);
     int64_t backend = query(device, "file_io.backend");
     if (cases[i].backend >= 0) {
@@ -162,22 +134,26 @@ static void properties_per_backend(void** state) {
   }
   // Not a local-task device: no explanation, no property.
   weft_device_t* device = NULL;
-  assert_ok(weft_device_create("local-sync", weft_allocator_system(), &device));
+  WEFT_ASSERT_OK(
+      weft_device_create("local-sync", weft_allocator_system(), &device));
   assert_null(weft_local_task_device_file_io_explanation(device));
   weft_device_release(device);
 }
 
 static void bad_options_are_clean_errors(void** state) {
   weft_device_t* device = NULL;
-  assert_status(weft_device_create("local-task?file_io=uring",
-                                   weft_allocator_system(), &device),
-                WEFT_STATUS_INVALID_ARGUMENT, "file_io=uring is not one of");
-  assert_status(weft_device_create("local-task?file_io_depth=0",
-                                   weft_allocator_system(), &device),
-                WEFT_STATUS_INVALID_ARGUMENT, "file_io_depth=0");
-  assert_status(weft_device_create("local-task?file_io_depth=5000",
-                                   weft_allocator_system(), &device),
-                WEFT_STATUS_INVALID_ARGUMENT, "1 to 4096");
+  weft_cts_assert_status_contains(
+      weft_device_create("local-task?file_io=uring", weft_allocator_system(),
+                         &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "file_io=uring is not one of");
+  weft_cts_assert_status_contains(
+      weft_device_create("local-task?file_io_depth=0", weft_allocator_system(),
+                         &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "file_io_depth=0");
+  weft_cts_assert_status_contains(
+      weft_device_create("local-task?file_io_depth=5000",
+                         weft_allocator_system(), &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "1 to 4096");
   assert_null(device);
 }
 
@@ -285,29 +261,30 @@ static void release_with_reads_in_flight(void** state) {
   for (size_t d = 0; d < 2; ++d) {
     if (d == 1 && !io_uring_available()) continue;
     weft_device_t* device = NULL;
-    assert_ok(weft_device_create(device_strings[d], weft_allocator_system(),
-                                 &device));
+    WEFT_ASSERT_OK(weft_device_create(device_strings[d],
+                                      weft_allocator_system(), &device));
     weft_file_t* file =
         make_file((size_t)kReadCount * kChunk, WEFT_FILE_ACCESS_READ);
     weft_buffer_t* buffer = NULL;
-    assert_ok(weft_device_allocate_buffer(
+    WEFT_ASSERT_OK(weft_device_allocate_buffer(
         device, (weft_buffer_params_t){0},
         (weft_device_size_t)kReadCount * kChunk, &buffer));
     weft_semaphore_t* gate = NULL;
-    assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &gate));
+    WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &gate));
     weft_semaphore_t* done[kReadCount];
     const uint64_t one = 1;
     for (int i = 0; i < kReadCount; ++i) {
-      assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &done[i]));
-      assert_ok(weft_device_queue_read(
-          device, WEFT_QUEUE_AFFINITY_ANY, list1(&gate, &one),
-          list1(&done[i], &one), file, (uint64_t)i * kChunk, buffer,
+      WEFT_ASSERT_OK(
+          weft_semaphore_create(weft_allocator_system(), 0, &done[i]));
+      WEFT_ASSERT_OK(weft_device_queue_read(
+          device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&gate, &one),
+          weft_cts_list1(&done[i], &one), file, (uint64_t)i * kChunk, buffer,
           (weft_device_size_t)i * kChunk, kChunk));
     }
-    assert_ok(weft_semaphore_signal(gate, 1));
+    WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
     // Once the first read completed the rest are on the proactor or about
     // to be: release then.
-    assert_ok(
+    WEFT_ASSERT_OK(
         weft_semaphore_wait(done[0], 1, weft_timeout_relative(TEN_SECONDS)));
     weft_device_release(device);
     int completed = 0;
@@ -318,13 +295,14 @@ static void release_with_reads_in_flight(void** state) {
           weft_semaphore_wait(done[i], 1, weft_timeout_immediate());
       if (weft_status_is_ok(status)) {
         ++completed;
-        assert_ok(weft_buffer_map_read(buffer, (weft_device_size_t)i * kChunk,
-                                       chunk, kChunk));
+        WEFT_ASSERT_OK(weft_buffer_map_read(
+            buffer, (weft_device_size_t)i * kChunk, chunk, kChunk));
         for (size_t j = 0; j < kChunk; ++j) {
           assert_int_equal(chunk[j], expected_byte((size_t)i * kChunk + j));
         }
       } else {
-        assert_status(status, WEFT_STATUS_CANCELLED, "queue_read");
+        weft_cts_assert_status_contains(status, WEFT_STATUS_CANCELLED,
+                                        "queue_read");
       }
       weft_semaphore_release(done[i]);
     }
@@ -369,41 +347,44 @@ static void release_last_reference_in_completion(void** state) {
       // Counts live blocks, to see a device shut down on a thread of its
       // own finish freeing.
       static weft_cts_counting_allocator_t counter;
-      weft_allocator_t allocator =
-          weft_cts_counting_allocator_initialize(weft_allocator_system(),
-                                                 &counter);
+      weft_allocator_t allocator = weft_cts_counting_allocator_initialize(
+          weft_allocator_system(), &counter);
       weft_device_t* sync_device = NULL;
-      assert_ok(weft_device_create("local-sync", weft_allocator_system(),
-                                   &sync_device));
+      WEFT_ASSERT_OK(weft_device_create("local-sync", weft_allocator_system(),
+                                        &sync_device));
       release_call_t call;
       memset(&call, 0, sizeof(call));
-      assert_ok(weft_device_create(device_strings[d], allocator, &call.device));
+      WEFT_ASSERT_OK(
+          weft_device_create(device_strings[d], allocator, &call.device));
       weft_file_t* file = make_file(8192, WEFT_FILE_ACCESS_READ);
       weft_buffer_t* buffer = NULL;
-      assert_ok(weft_device_allocate_buffer(
+      WEFT_ASSERT_OK(weft_device_allocate_buffer(
           call.device, (weft_buffer_params_t){0}, 8192, &buffer));
       weft_semaphore_t* gate = NULL;
       weft_semaphore_t* read_done = NULL;
       weft_semaphore_t* released = NULL;
-      assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &gate));
-      assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &read_done));
-      assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &released));
+      WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &gate));
+      WEFT_ASSERT_OK(
+          weft_semaphore_create(weft_allocator_system(), 0, &read_done));
+      WEFT_ASSERT_OK(
+          weft_semaphore_create(weft_allocator_system(), 0, &released));
       const uint64_t one = 1;
       const uint64_t no_args[4] = {0, 0, 0, 0};
-      assert_ok(weft_device_queue_host_call(
-          sync_device, WEFT_QUEUE_AFFINITY_ANY, list1(&read_done, &one),
-          list1(&released, &one), release_device_call, &call, no_args, 0));
+      WEFT_ASSERT_OK(weft_device_queue_host_call(
+          sync_device, WEFT_QUEUE_AFFINITY_ANY,
+          weft_cts_list1(&read_done, &one), weft_cts_list1(&released, &one),
+          release_device_call, &call, no_args, 0));
       // The read waits for |gate|, so this thread has let go of the device
       // (the host call holds the last reference) before the read can
       // complete: nothing here touches the device after that.
       weft_device_t* own_reference = call.device;
       weft_device_retain(own_reference);
-      assert_ok(weft_device_queue_read(
-          call.device, WEFT_QUEUE_AFFINITY_ANY, list1(&gate, &one),
-          list1(&read_done, &one), file, 0, buffer, 0, 8192));
+      WEFT_ASSERT_OK(weft_device_queue_read(
+          call.device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&gate, &one),
+          weft_cts_list1(&read_done, &one), file, 0, buffer, 0, 8192));
       weft_device_release(own_reference);
-      assert_ok(weft_semaphore_signal(gate, 1));
-      assert_ok(
+      WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+      WEFT_ASSERT_OK(
           weft_semaphore_wait(released, 1, weft_timeout_relative(TEN_SECONDS)));
       assert_null(call.device);
       // On the proactor's thread, inside the read's completion.
@@ -411,7 +392,7 @@ static void release_last_reference_in_completion(void** state) {
         fail_msg("the host call ran on thread '%s'", call.thread_name);
       }
       uint8_t bytes[8192];
-      assert_ok(weft_buffer_map_read(buffer, 0, bytes, sizeof(bytes)));
+      WEFT_ASSERT_OK(weft_buffer_map_read(buffer, 0, bytes, sizeof(bytes)));
       for (size_t i = 0; i < sizeof(bytes); ++i) {
         assert_int_equal(bytes[i], expected_byte(i));
       }
@@ -419,8 +400,7 @@ static void release_last_reference_in_completion(void** state) {
       // The device shuts down on a thread of its own: wait for it to free
       // everything it allocated.
       assert_int_equal(
-          weft_cts_counting_allocator_wait_all_freed(&counter, TEN_SECONDS),
-          0);
+          weft_cts_counting_allocator_wait_all_freed(&counter, TEN_SECONDS), 0);
       weft_semaphore_release(gate);
       weft_semaphore_release(read_done);
       weft_semaphore_release(released);
@@ -432,14 +412,10 @@ static void release_last_reference_in_completion(void** state) {
 
 static void dump_pending_names_file_io(void** state) {
   weft_device_t* device = NULL;
-  assert_ok(weft_device_create("local-task?file_io=threads&file_io_depth=2",
-                               weft_allocator_system(), &device));
-  char* text = NULL;
-  size_t text_length = 0;
-  FILE* stream = open_memstream(&text, &text_length);
-  assert_non_null(stream);
-  weft_device_dump_pending(device, stream);
-  fclose(stream);
+  WEFT_ASSERT_OK(
+      weft_device_create("local-task?file_io=threads&file_io_depth=2",
+                         weft_allocator_system(), &device));
+  char* text = weft_cts_dump_pending(device);
   if (!strstr(text, "file I/O: threads") ||
       !strstr(text, "0 transfers in flight") ||
       !strstr(text, "0 pending operations")) {

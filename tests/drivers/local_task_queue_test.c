@@ -17,52 +17,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/atomics.h"
 #include "base/thread.h"
 #include "cts.h"
 #include "weft/weft.h"
 
 #define TEN_SECONDS (10ll * 1000 * 1000 * 1000)
 
-static void assert_ok(weft_status_t status) {
-  if (!weft_status_is_ok(status)) {
-    char text[1024];
-    weft_status_format(status, text, sizeof(text));
-    weft_status_free(status);
-    fail_msg("%s", text);
-  }
-}
-
-// Asserts |status| has |code| and its formatted text contains |needle|;
-// frees it.
-static void assert_status(weft_status_t status, weft_status_code_t code,
-                          const char* needle) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code || (needle && !strstr(text, needle))) {
-    fail_msg("expected %s containing '%s', got: %s",
-             weft_status_code_string(code), needle ? needle : "", text);
-  }
-}
-
 static weft_device_t* create_device(const char* device_string,
                                     weft_allocator_t allocator) {
   weft_device_t* device = NULL;
-  assert_ok(weft_device_create(device_string, allocator, &device));
+  WEFT_ASSERT_OK(weft_device_create(device_string, allocator, &device));
   return device;
-}
-
-static weft_semaphore_list_t list1(weft_semaphore_t** semaphore,
-                                   const uint64_t* value) {
-  weft_semaphore_list_t list = {1, semaphore, value};
-  return list;
-}
-
-static weft_status_t wait_for(weft_semaphore_t* semaphore, uint64_t value) {
-  return weft_semaphore_wait(semaphore, value,
-                             weft_timeout_relative(TEN_SECONDS));
 }
 
 //===----------------------------------------------------------------------===//
@@ -116,29 +81,31 @@ static void run_round(weft_device_t* device, weft_semaphore_t* semaphore,
   uint64_t values[5] = {base + 1, base + 2, base + 3, base + 4, base + 5};
   uint32_t pattern = (uint32_t)round;
   weft_queue_affinity_t any = WEFT_QUEUE_AFFINITY_ANY;
-  assert_ok(weft_device_queue_fill(device, any, weft_semaphore_list_empty(),
-                                   list1(&semaphore, &values[0]), buffer, 0,
-                                   256, &pattern, 4));
-  assert_ok(wait_for(semaphore, values[0]));
+  WEFT_ASSERT_OK(weft_device_queue_fill(
+      device, any, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &values[0]), buffer, 0, 256, &pattern, 4));
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, values[0]));
   uint64_t gate_value = round + 1;
-  assert_ok(weft_device_queue_barrier(device, any, list1(&gate, &gate_value),
-                                      list1(&semaphore, &values[1])));
-  assert_ok(weft_device_queue_fill(device, any, list1(&semaphore, &values[1]),
-                                   list1(&semaphore, &values[2]), buffer, 0,
-                                   256, &pattern, 4));
-  assert_ok(weft_semaphore_signal(gate, gate_value));
-  assert_ok(wait_for(semaphore, values[2]));
+  WEFT_ASSERT_OK(
+      weft_device_queue_barrier(device, any, weft_cts_list1(&gate, &gate_value),
+                                weft_cts_list1(&semaphore, &values[1])));
+  WEFT_ASSERT_OK(weft_device_queue_fill(
+      device, any, weft_cts_list1(&semaphore, &values[1]),
+      weft_cts_list1(&semaphore, &values[2]), buffer, 0, 256, &pattern, 4));
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, gate_value));
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, values[2]));
   uint32_t workgroups[3] = {64, 1, 1};
   weft_buffer_ref_t binding =
       weft_make_buffer_ref(buffer, 0, WEFT_WHOLE_BUFFER);
-  assert_ok(weft_device_queue_dispatch(
-      device, any, list1(&semaphore, &values[2]), list1(&semaphore, &values[3]),
-      executable, 0, workgroups, 0, NULL, 1, &binding));
+  WEFT_ASSERT_OK(weft_device_queue_dispatch(
+      device, any, weft_cts_list1(&semaphore, &values[2]),
+      weft_cts_list1(&semaphore, &values[3]), executable, 0, workgroups, 0,
+      NULL, 1, &binding));
   weft_binding_table_t no_table = {0, NULL};
-  assert_ok(weft_device_queue_execute(
-      device, any, list1(&semaphore, &values[3]), list1(&semaphore, &values[4]),
-      command_buffer, no_table));
-  assert_ok(wait_for(semaphore, values[4]));
+  WEFT_ASSERT_OK(weft_device_queue_execute(
+      device, any, weft_cts_list1(&semaphore, &values[3]),
+      weft_cts_list1(&semaphore, &values[4]), command_buffer, no_table));
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, values[4]));
 }
 
 static void steady_state_allocates_nothing(void** state) {
@@ -154,22 +121,22 @@ static void steady_state_allocates_nothing(void** state) {
   weft_buffer_t* buffer = NULL;
   weft_executable_t* executable = NULL;
   weft_command_buffer_t* command_buffer = NULL;
-  assert_ok(weft_device_create_semaphore(device, 0, &semaphore));
-  assert_ok(weft_device_create_semaphore(device, 0, &gate));
-  assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &gate));
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
                                         64 * 64 * sizeof(uint32_t), &buffer));
-  assert_ok(weft_device_create_executable(
+  WEFT_ASSERT_OK(weft_device_create_executable(
       device, weft_executable_source_cpu_static(query_library), &executable));
-  assert_ok(weft_command_buffer_create(
+  WEFT_ASSERT_OK(weft_command_buffer_create(
       device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY, 0,
       &command_buffer));
   uint32_t workgroups[3] = {64, 1, 1};
   weft_buffer_ref_t binding =
       weft_make_buffer_ref(buffer, 0, WEFT_WHOLE_BUFFER);
-  assert_ok(weft_command_buffer_begin(command_buffer));
-  assert_ok(weft_command_buffer_dispatch(command_buffer, executable, 0,
-                                         workgroups, 0, NULL, 1, &binding));
-  assert_ok(weft_command_buffer_end(command_buffer));
+  WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
+  WEFT_ASSERT_OK(weft_command_buffer_dispatch(
+      command_buffer, executable, 0, workgroups, 0, NULL, 1, &binding));
+  WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
 
   uint64_t round = 0;
   for (; round < 200; ++round) {
@@ -207,69 +174,85 @@ static void release_cancels_parked_ops(void** state) {
       create_device("local-task?queues=2", weft_allocator_system());
   weft_semaphore_t* gate = NULL;
   weft_semaphore_t* done[4] = {NULL, NULL, NULL, NULL};
-  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &gate));
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &gate));
   for (int i = 0; i < 4; ++i) {
-    assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &done[i]));
+    WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &done[i]));
   }
   weft_buffer_t* buffer = NULL;
-  assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0}, 64,
-                                        &buffer));
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
+                                             64, &buffer));
   uint64_t one = 1;
   uint32_t pattern = 7;
   // Two ops on each queue, all waiting on |gate|.
   for (int i = 0; i < 4; ++i) {
     weft_queue_affinity_t affinity = (weft_queue_affinity_t)1 << (i % 2);
     if (i < 2) {
-      assert_ok(weft_device_queue_barrier(device, affinity, list1(&gate, &one),
-                                          list1(&done[i], &one)));
+      WEFT_ASSERT_OK(weft_device_queue_barrier(device, affinity,
+                                               weft_cts_list1(&gate, &one),
+                                               weft_cts_list1(&done[i], &one)));
     } else {
-      assert_ok(weft_device_queue_fill(device, affinity, list1(&gate, &one),
-                                       list1(&done[i], &one), buffer, 0, 64,
-                                       &pattern, 4));
+      WEFT_ASSERT_OK(weft_device_queue_fill(
+          device, affinity, weft_cts_list1(&gate, &one),
+          weft_cts_list1(&done[i], &one), buffer, 0, 64, &pattern, 4));
     }
   }
   weft_device_release(device);
   // Every signal failed with CANCELLED naming its op, before the gate.
   for (int i = 0; i < 4; ++i) {
-    assert_status(weft_semaphore_wait(done[i], 1, weft_timeout_immediate()),
-                  WEFT_STATUS_CANCELLED,
-                  "was cancelled: the device was released while it waited");
+    weft_cts_assert_status_contains(
+        weft_semaphore_wait(done[i], 1, weft_timeout_immediate()),
+        WEFT_STATUS_CANCELLED,
+        "was cancelled: the device was released while it waited");
     char text[512];
     weft_status_t status =
         weft_semaphore_wait(done[i], 1, weft_timeout_immediate());
     weft_status_format(status, text, sizeof(text));
     weft_status_free(status);
     assert_non_null(strstr(text, i < 2 ? "queue_barrier (waiting for"
-                                        : "queue_fill (waiting for"));
+                                       : "queue_fill (waiting for"));
   }
   // The gate itself is untouched and still usable.
-  assert_ok(weft_semaphore_signal(gate, 1));
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
   for (int i = 0; i < 4; ++i) weft_semaphore_release(done[i]);
   weft_semaphore_release(gate);
   weft_buffer_release(buffer);
 }
 
-// A host call that spins until |release| is set, then signals normally.
+// A host call that signals |started|, then blocks until |release| is
+// signalled (10 s at most), then signals normally.
 typedef struct blocking_call_t {
-  weft_atomic_uint32_t started;
-  weft_atomic_uint32_t release;
+  weft_semaphore_t* started;
+  weft_semaphore_t* release;
 } blocking_call_t;
+
+static void blocking_call_initialize(blocking_call_t* call) {
+  WEFT_ASSERT_OK(
+      weft_semaphore_create(weft_allocator_system(), 0, &call->started));
+  WEFT_ASSERT_OK(
+      weft_semaphore_create(weft_allocator_system(), 0, &call->release));
+}
+
+static void blocking_call_deinitialize(blocking_call_t* call) {
+  weft_semaphore_release(call->started);
+  weft_semaphore_release(call->release);
+}
 
 static weft_status_t blocking_host_call(
     void* user_data, const uint64_t args[4],
     const weft_host_call_context_t* context) {
   blocking_call_t* call = (blocking_call_t*)user_data;
-  weft_atomic_store(&call->started, 1, memory_order_release);
-  while (!weft_atomic_load(&call->release, memory_order_acquire)) {
-    weft_thread_yield();
-  }
+  weft_status_ignore(weft_semaphore_signal(call->started, 1));
+  // Bounded, so a case that fails before releasing it still ends.
+  weft_status_ignore(weft_cts_wait(call->release, 1));
   return WEFT_OK;
 }
 
+// Signals the call's |release| 50 ms from now: while the device that runs
+// the call is being released.
 static int release_later_main(void* user_data) {
   blocking_call_t* call = (blocking_call_t*)user_data;
   weft_sleep_until(weft_time_now() + 50ll * 1000 * 1000);
-  weft_atomic_store(&call->release, 1, memory_order_release);
+  weft_status_ignore(weft_semaphore_signal(call->release, 1));
   return 0;
 }
 
@@ -278,36 +261,35 @@ static void release_lets_running_work_finish(void** state) {
       create_device("local-task?workers=2", weft_allocator_system());
   weft_semaphore_t* first = NULL;
   weft_semaphore_t* second = NULL;
-  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &first));
-  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &second));
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &first));
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &second));
   blocking_call_t call;
-  atomic_init(&call.started, 0);
-  atomic_init(&call.release, 0);
+  blocking_call_initialize(&call);
   uint64_t one = 1;
-  assert_ok(weft_device_queue_host_call(device, WEFT_QUEUE_AFFINITY_ANY,
-                                        weft_semaphore_list_empty(),
-                                        list1(&first, &one), blocking_host_call,
-                                        &call, NULL, WEFT_HOST_CALL_FLAG_NONE));
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&first, &one), blocking_host_call, &call, NULL,
+      WEFT_HOST_CALL_FLAG_NONE));
   // Queued behind the running call: cancelled by the release.
-  assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
-                                      list1(&first, &one),
-                                      list1(&second, &one)));
-  while (!weft_atomic_load(&call.started, memory_order_acquire)) {
-    weft_thread_yield();
-  }
+  WEFT_ASSERT_OK(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                           weft_cts_list1(&first, &one),
+                                           weft_cts_list1(&second, &one)));
+  WEFT_ASSERT_OK(weft_cts_wait(call.started, 1));
   weft_thread_t* thread = NULL;
   weft_thread_params_t params;
   memset(&params, 0, sizeof(params));
   params.name = "release-later";
   params.cpu = -1;
-  assert_ok(weft_thread_create(release_later_main, &call, &params,
-                               weft_allocator_system(), &thread));
+  WEFT_ASSERT_OK(weft_thread_create(release_later_main, &call, &params,
+                                    weft_allocator_system(), &thread));
   // Blocks until the call returns; the call's own signal is published.
   weft_device_release(device);
   weft_thread_join(thread);
-  assert_ok(weft_semaphore_wait(first, 1, weft_timeout_immediate()));
-  assert_status(weft_semaphore_wait(second, 1, weft_timeout_immediate()),
-                WEFT_STATUS_CANCELLED, "queue_barrier");
+  WEFT_ASSERT_OK(weft_semaphore_wait(first, 1, weft_timeout_immediate()));
+  weft_cts_assert_status_contains(
+      weft_semaphore_wait(second, 1, weft_timeout_immediate()),
+      WEFT_STATUS_CANCELLED, "queue_barrier");
+  blocking_call_deinitialize(&call);
   weft_semaphore_release(first);
   weft_semaphore_release(second);
 }
@@ -318,23 +300,25 @@ static void release_lets_running_dispatch_finish(void** state) {
   weft_device_t* device =
       create_device("local-task?workers=2", weft_allocator_system());
   weft_executable_t* executable = NULL;
-  assert_ok(weft_device_create_executable(
+  WEFT_ASSERT_OK(weft_device_create_executable(
       device, weft_executable_source_cpu_static(query_library), &executable));
   weft_semaphore_t* first = NULL;
   weft_semaphore_t* second = NULL;
-  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &first));
-  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &second));
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &first));
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &second));
   // 4000 workgroups of 20 us: 80 ms of work, so the release below comes
   // while the first dispatch runs.
   uint32_t workgroups[3] = {4000, 1, 1};
   uint32_t spin_us = 20;
   uint64_t one = 1;
-  assert_ok(weft_device_queue_dispatch(
+  WEFT_ASSERT_OK(weft_device_queue_dispatch(
       device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      list1(&first, &one), executable, 1, workgroups, 1, &spin_us, 0, NULL));
-  assert_ok(weft_device_queue_dispatch(
+      weft_cts_list1(&first, &one), executable, 1, workgroups, 1, &spin_us, 0,
+      NULL));
+  WEFT_ASSERT_OK(weft_device_queue_dispatch(
       device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      list1(&second, &one), executable, 1, workgroups, 1, &spin_us, 0, NULL));
+      weft_cts_list1(&second, &one), executable, 1, workgroups, 1, &spin_us, 0,
+      NULL));
   weft_sleep_until(weft_time_now() + 10ll * 1000 * 1000);
   uint64_t value = 0;
   weft_status_t query = weft_semaphore_query(first, &value);
@@ -345,14 +329,15 @@ static void release_lets_running_dispatch_finish(void** state) {
     weft_device_release(device);
   } else {
     weft_device_release(device);
-    assert_ok(weft_semaphore_wait(first, 1, weft_timeout_immediate()));
+    WEFT_ASSERT_OK(weft_semaphore_wait(first, 1, weft_timeout_immediate()));
   }
   // The second either ran before the release (OK) or never started.
   weft_status_t second_status =
       weft_semaphore_wait(second, 1, weft_timeout_immediate());
   if (!weft_status_is_ok(second_status)) {
-    assert_status(second_status, WEFT_STATUS_CANCELLED,
-                  "was cancelled: the device was released before it ran");
+    weft_cts_assert_status_contains(
+        second_status, WEFT_STATUS_CANCELLED,
+        "was cancelled: the device was released before it ran");
   }
   weft_semaphore_release(first);
   weft_semaphore_release(second);
@@ -373,36 +358,35 @@ static void release_last_reference_on_a_worker(void** state) {
     // Counts live blocks: the device shuts down on a thread of its own,
     // and the test waits for it to free everything before it goes on.
     static weft_cts_counting_allocator_t counter;
-    weft_allocator_t allocator =
-        weft_cts_counting_allocator_initialize(weft_allocator_system(),
-                                               &counter);
+    weft_allocator_t allocator = weft_cts_counting_allocator_initialize(
+        weft_allocator_system(), &counter);
     weft_device_t* device = create_device("local-task?workers=2", allocator);
     weft_buffer_t* buffer = NULL;
-    assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
-                                          1024, &buffer));
+    WEFT_ASSERT_OK(weft_device_allocate_buffer(
+        device, (weft_buffer_params_t){0}, 1024, &buffer));
     weft_semaphore_t* gate = NULL;
     weft_semaphore_t* filled = NULL;
     weft_semaphore_t* done = NULL;
-    assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &gate));
-    assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &filled));
-    assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &done));
+    WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &gate));
+    WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &filled));
+    WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &done));
     uint64_t one = 1;
     uint32_t pattern = 3;
-    assert_ok(weft_device_queue_fill(device, WEFT_QUEUE_AFFINITY_ANY,
-                                     list1(&gate, &one), list1(&filled, &one),
-                                     buffer, 0, WEFT_WHOLE_BUFFER, &pattern,
-                                     4));
+    WEFT_ASSERT_OK(weft_device_queue_fill(device, WEFT_QUEUE_AFFINITY_ANY,
+                                          weft_cts_list1(&gate, &one),
+                                          weft_cts_list1(&filled, &one), buffer,
+                                          0, WEFT_WHOLE_BUFFER, &pattern, 4));
     // The host call gets the test's reference and drops it on a worker: the
     // device cannot join that worker, so it shuts down on a thread of its
     // own, after the call (already running) finishes and signals.
-    assert_ok(weft_device_queue_host_call(
-        device, WEFT_QUEUE_AFFINITY_ANY, list1(&filled, &one),
-        list1(&done, &one), release_device_host_call, device, NULL,
+    WEFT_ASSERT_OK(weft_device_queue_host_call(
+        device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&filled, &one),
+        weft_cts_list1(&done, &one), release_device_host_call, device, NULL,
         WEFT_HOST_CALL_FLAG_NONE));
-    assert_ok(weft_semaphore_signal(gate, 1));
-    assert_ok(wait_for(done, 1));
+    WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+    WEFT_ASSERT_OK(weft_cts_wait(done, 1));
     uint32_t words[256];
-    assert_ok(weft_buffer_map_read(buffer, 0, words, sizeof(words)));
+    WEFT_ASSERT_OK(weft_buffer_map_read(buffer, 0, words, sizeof(words)));
     for (int i = 0; i < 256; ++i) assert_int_equal(words[i], 3);
     weft_buffer_release(buffer);
     weft_semaphore_release(gate);
@@ -423,29 +407,27 @@ static void queues_are_independent(void** state) {
   weft_device_t* device =
       create_device("local-task?workers=2&queues=2", weft_allocator_system());
   int64_t value = 0;
-  assert_ok(weft_device_query_i64(device, "queue.count", &value));
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "queue.count", &value));
   assert_int_equal(value, 2);
   weft_semaphore_t* blocked = NULL;
   weft_semaphore_t* other = NULL;
-  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &blocked));
-  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &other));
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &blocked));
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &other));
   blocking_call_t call;
-  atomic_init(&call.started, 0);
-  atomic_init(&call.release, 0);
+  blocking_call_initialize(&call);
   uint64_t one = 1;
   // Queue 0 is busy in a host call that only returns when queue 1's
   // barrier has signalled.
-  assert_ok(weft_device_queue_host_call(
-      device, 1, weft_semaphore_list_empty(), list1(&blocked, &one),
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      device, 1, weft_semaphore_list_empty(), weft_cts_list1(&blocked, &one),
       blocking_host_call, &call, NULL, WEFT_HOST_CALL_FLAG_NONE));
-  while (!weft_atomic_load(&call.started, memory_order_acquire)) {
-    weft_thread_yield();
-  }
-  assert_ok(weft_device_queue_barrier(device, 2, weft_semaphore_list_empty(),
-                                      list1(&other, &one)));
-  assert_ok(wait_for(other, 1));
-  weft_atomic_store(&call.release, 1, memory_order_release);
-  assert_ok(wait_for(blocked, 1));
+  WEFT_ASSERT_OK(weft_cts_wait(call.started, 1));
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      device, 2, weft_semaphore_list_empty(), weft_cts_list1(&other, &one)));
+  WEFT_ASSERT_OK(weft_cts_wait(other, 1));
+  WEFT_ASSERT_OK(weft_semaphore_signal(call.release, 1));
+  WEFT_ASSERT_OK(weft_cts_wait(blocked, 1));
+  blocking_call_deinitialize(&call);
   weft_semaphore_release(blocked);
   weft_semaphore_release(other);
   weft_device_release(device);
@@ -456,26 +438,23 @@ static void dump_pending_names_queue_and_waits(void** state) {
       create_device("local-task?queues=3", weft_allocator_system());
   weft_semaphore_t* gate = NULL;
   weft_semaphore_t* done = NULL;
-  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &gate));
-  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &done));
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &gate));
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &done));
   weft_semaphore_set_name(gate, "gate");
   uint64_t five = 5;
   uint64_t one = 1;
   // Affinity bit 5 selects queue 5 % 3 = 2.
-  assert_ok(weft_device_queue_barrier(device, (weft_queue_affinity_t)1 << 5,
-                                      list1(&gate, &five), list1(&done, &one)));
-  char* text = NULL;
-  size_t length = 0;
-  FILE* stream = open_memstream(&text, &length);
-  weft_device_dump_pending(device, stream);
-  fclose(stream);
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      device, (weft_queue_affinity_t)1 << 5, weft_cts_list1(&gate, &five),
+      weft_cts_list1(&done, &one)));
+  char* text = weft_cts_dump_pending(device);
   assert_non_null(strstr(text, "1 pending operation"));
   assert_non_null(strstr(text, "3 queues"));
   assert_non_null(strstr(text, "queue_barrier on queue 2: waiting"));
   assert_non_null(strstr(text, "waits for semaphore 'gate' to reach 5: now 0"));
   free(text);
-  assert_ok(weft_semaphore_signal(gate, 5));
-  assert_ok(wait_for(done, 1));
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 5));
+  WEFT_ASSERT_OK(weft_cts_wait(done, 1));
   weft_semaphore_release(gate);
   weft_semaphore_release(done);
   weft_device_release(device);
@@ -487,34 +466,38 @@ static void dump_pending_names_queue_and_waits(void** state) {
 
 static void options_and_properties(void** state) {
   weft_device_t* device = NULL;
-  assert_status(weft_device_create("local-task?queues=0",
-                                   weft_allocator_system(), &device),
-                WEFT_STATUS_INVALID_ARGUMENT, "queues=0 is out of range");
-  assert_status(weft_device_create("local-task?queues=65",
-                                   weft_allocator_system(), &device),
-                WEFT_STATUS_INVALID_ARGUMENT, "(1 to 64)");
-  assert_status(weft_device_create("local-task?queues=x",
-                                   weft_allocator_system(), &device),
-                WEFT_STATUS_INVALID_ARGUMENT, "queues");
-  assert_status(weft_device_create("local-task?spin_us=99999999",
-                                   weft_allocator_system(), &device),
-                WEFT_STATUS_INVALID_ARGUMENT, "spin_us");
-  assert_status(
+  weft_cts_assert_status_contains(
+      weft_device_create("local-task?queues=0", weft_allocator_system(),
+                         &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "queues=0 is out of range");
+  weft_cts_assert_status_contains(
+      weft_device_create("local-task?queues=65", weft_allocator_system(),
+                         &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "(1 to 64)");
+  weft_cts_assert_status_contains(
+      weft_device_create("local-task?queues=x", weft_allocator_system(),
+                         &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "queues");
+  weft_cts_assert_status_contains(
+      weft_device_create("local-task?spin_us=99999999", weft_allocator_system(),
+                         &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "spin_us");
+  weft_cts_assert_status_contains(
       weft_device_create("local-task://x", weft_allocator_system(), &device),
       WEFT_STATUS_INVALID_ARGUMENT, "takes no path");
   device = create_device("local-task?workers=3&spin_us=0&queues=4",
                          weft_allocator_system());
   int64_t value = 0;
-  assert_ok(weft_device_query_i64(device, "worker.count", &value));
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "worker.count", &value));
   assert_int_equal(value, 3);
-  assert_ok(weft_device_query_i64(device, "queue.count", &value));
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "queue.count", &value));
   assert_int_equal(value, 4);
-  assert_ok(weft_device_query_i64(device, "dispatch.concurrent", &value));
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "dispatch.concurrent", &value));
   assert_int_equal(value, 1);
-  assert_ok(weft_device_query_i64(device, "semaphore.host_wait", &value));
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "semaphore.host_wait", &value));
   assert_int_equal(value, 1);
-  assert_status(weft_device_query_i64(device, "nope", &value),
-                WEFT_STATUS_NOT_FOUND, "known: queue.count");
+  weft_cts_assert_status_contains(weft_device_query_i64(device, "nope", &value),
+                                  WEFT_STATUS_NOT_FOUND, "known: queue.count");
   weft_device_release(device);
 }
 
@@ -523,26 +506,28 @@ static void one_worker_runs_dispatches(void** state) {
   weft_device_t* device =
       create_device("local-task?workers=1", weft_allocator_system());
   weft_executable_t* executable = NULL;
-  assert_ok(weft_device_create_executable(
+  WEFT_ASSERT_OK(weft_device_create_executable(
       device, weft_executable_source_cpu_static(query_library), &executable));
   weft_buffer_t* buffer = NULL;
   const uint32_t count = 64 * 1000;
-  assert_ok(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
-                                        count * sizeof(uint32_t), &buffer));
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(
+      device, (weft_buffer_params_t){0}, count * sizeof(uint32_t), &buffer));
   weft_semaphore_t* done = NULL;
-  assert_ok(weft_semaphore_create(weft_allocator_system(), 0, &done));
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &done));
   uint32_t workgroups[3] = {1000, 1, 1};
   weft_buffer_ref_t binding =
       weft_make_buffer_ref(buffer, 0, WEFT_WHOLE_BUFFER);
   for (uint64_t i = 1; i <= 3; ++i) {
     uint64_t previous = i - 1;
-    assert_ok(weft_device_queue_dispatch(
-        device, WEFT_QUEUE_AFFINITY_ANY, list1(&done, &previous),
-        list1(&done, &i), executable, 0, workgroups, 0, NULL, 1, &binding));
+    WEFT_ASSERT_OK(weft_device_queue_dispatch(
+        device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&done, &previous),
+        weft_cts_list1(&done, &i), executable, 0, workgroups, 0, NULL, 1,
+        &binding));
   }
-  assert_ok(wait_for(done, 3));
+  WEFT_ASSERT_OK(weft_cts_wait(done, 3));
   uint32_t* words = malloc(count * sizeof(uint32_t));
-  assert_ok(weft_buffer_map_read(buffer, 0, words, count * sizeof(uint32_t)));
+  WEFT_ASSERT_OK(
+      weft_buffer_map_read(buffer, 0, words, count * sizeof(uint32_t)));
   for (uint32_t i = 0; i < count; ++i) assert_int_equal(words[i], 3);
   free(words);
   weft_semaphore_release(done);

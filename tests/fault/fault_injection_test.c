@@ -50,12 +50,6 @@ typedef struct scenario_t {
   int wrong_results;
 } scenario_t;
 
-static uint32_t f32_bits(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
 // Checks the three results of the chain; returns the status of reading them.
 static weft_status_t verify(scenario_t* scenario, weft_buffer_t* read_target,
                             const float* file_data, weft_buffer_t* scaled,
@@ -200,8 +194,8 @@ static weft_status_t run_scenario(scenario_t* scenario) {
                                     at[2], filled, 0, copied, 0, length);
     if (weft_status_is_ok(status)) accepted = 2;
   }
-  const uint32_t scale_constants[3] = {f32_bits(3.0f), f32_bits(1.0f),
-                                       ELEMENTS};
+  const uint32_t scale_constants[3] = {weft_cts_f32_bits(3.0f),
+                                       weft_cts_f32_bits(1.0f), ELEMENTS};
   const uint32_t scale_workgroups[3] = {ELEMENTS / 64, 1, 1};
   const weft_buffer_ref_t scale_bindings[2] = {
       weft_make_buffer_ref(copied, 0, WEFT_WHOLE_BUFFER),
@@ -287,8 +281,7 @@ static void run_every_failure(int gated) {
     weft_status_t status = run_scenario(&scenario);
     ++runs;
     const int64_t injected = failing.failure_count;
-    const int64_t live =
-        weft_cts_counting_allocator_live(&counter);
+    const int64_t live = weft_cts_counting_allocator_live(&counter);
     const weft_status_code_t code = weft_status_code(status);
     if (verbose || (injected > 0 && code != WEFT_STATUS_RESOURCE_EXHAUSTED) ||
         (injected == 0 && code != WEFT_STATUS_OK)) {

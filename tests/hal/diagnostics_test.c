@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "weft/diagnostics.h"
 #include "weft/weft.h"
@@ -428,14 +430,56 @@ static void watchdog_fails_a_stuck_wait(void** state) {
   weft_semaphore_release(never);
 }
 
+// stderr, redirected into a temporary file while a case runs: where the
+// watchdog prints its report (diagnostics.h).
+typedef struct stderr_capture_t {
+  FILE* file;
+  int saved_fd;
+} stderr_capture_t;
+
+static void stderr_capture_begin(stderr_capture_t* capture) {
+  fflush(stderr);
+  capture->file = tmpfile();
+  assert_non_null(capture->file);
+  capture->saved_fd = dup(STDERR_FILENO);
+  assert_true(capture->saved_fd >= 0);
+  assert_true(dup2(fileno(capture->file), STDERR_FILENO) >= 0);
+}
+
+// The bytes written to stderr since stderr_capture_begin.
+static off_t stderr_capture_size(stderr_capture_t* capture) {
+  struct stat info;
+  return fstat(fileno(capture->file), &info) == 0 ? info.st_size : 0;
+}
+
+// Restores stderr and returns what was written to it meanwhile (free it).
+static char* stderr_capture_end(stderr_capture_t* capture) {
+  fflush(stderr);
+  assert_true(dup2(capture->saved_fd, STDERR_FILENO) >= 0);
+  close(capture->saved_fd);
+  size_t length = (size_t)stderr_capture_size(capture);
+  char* text = calloc(1, length + 1);
+  assert_non_null(text);
+  rewind(capture->file);
+  assert_int_equal(fread(text, 1, length, capture->file), length);
+  fclose(capture->file);
+  return text;
+}
+
 typedef struct late_signal_t {
   weft_semaphore_t* semaphore;
+  stderr_capture_t* capture;
 } late_signal_t;
 
+// Signals once the watchdog's report has reached the captured stderr, so
+// the wait overran its limit whatever the scheduling (or after 10 s, and
+// the case then fails on the missing report).
 static void* late_signal_main(void* arg) {
   late_signal_t* late = (late_signal_t*)arg;
-  struct timespec pause = {0, 80 * 1000000};
-  nanosleep(&pause, NULL);
+  for (int i = 0; i < 10000 && stderr_capture_size(late->capture) == 0; ++i) {
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, NULL);
+  }
   weft_status_ignore(weft_semaphore_signal(late->semaphore, 1));
   return NULL;
 }
@@ -444,14 +488,23 @@ static void watchdog_report_keeps_waiting(void** state) {
   (void)state;
   weft_semaphore_t* slow = make_semaphore("slow");
   weft_watchdog_set(20 * 1000000ll, WEFT_WATCHDOG_ACTION_REPORT);
-  late_signal_t late = {slow};
+  stderr_capture_t capture;
+  stderr_capture_begin(&capture);
+  late_signal_t late = {slow, &capture};
   pthread_t thread;
   assert_int_equal(pthread_create(&thread, NULL, late_signal_main, &late), 0);
   // The watchdog prints its report at 20 ms and the wait goes on until the
-  // signal at ~80 ms.
-  assert_ok(weft_semaphore_wait(slow, 1, weft_timeout_infinite()));
+  // signal that follows the report.
+  weft_status_t status = weft_semaphore_wait(slow, 1, weft_timeout_infinite());
   pthread_join(thread, NULL);
   weft_watchdog_set(0, WEFT_WATCHDOG_ACTION_REPORT);
+  char* report = stderr_capture_end(&capture);
+  assert_ok(status);
+  assert_report_contains(report,
+                         "weft watchdog: a host wait for semaphore 'slow' to "
+                         "reach 1 has been blocked for ");
+  assert_report_contains(report, "pending operations:");
+  free(report);
   weft_semaphore_release(slow);
 }
 

@@ -128,7 +128,7 @@ typedef struct dag_step_t {
 
 typedef struct dag_t {
   weft_cts_t* cts;
-  weft_device_t* device;
+  weft_device_t* device;  // the case's device (borrowed)
   uint32_t queue_count;
   uint64_t seed;
   uint32_t op_count;
@@ -151,9 +151,11 @@ typedef struct dag_t {
   weft_command_buffer_t* add_three;
   uint32_t scale_offset_ordinal;
   uint32_t fail_ordinal;
-  // Counts non-blocking host calls that ran (they may finish after their
-  // signal, so the host polls this).
+  // Counts non-blocking host calls that ran; each signals the count it
+  // made to |calls_ran| (they may finish after their own signal, so the
+  // host waits on it before it frees the DAG).
   weft_atomic_int32_t non_blocking_calls;
+  weft_semaphore_t* calls_ran;
   // Submissions done (read by the stepping thread in the two-thread mode).
   weft_atomic_int32_t submitted;
 } dag_t;
@@ -178,12 +180,6 @@ static float bits_to_f32(uint32_t bits) {
   float value;
   memcpy(&value, &bits, sizeof(value));
   return value;
-}
-
-static uint32_t f32_to_bits(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  return bits;
 }
 
 static uint64_t* dag_possible(dag_t* dag, uint32_t op) {
@@ -306,22 +302,22 @@ static void dag_generate(dag_t* dag) {
         op->source < n ? bits_to_f32(dag->ops[op->source].expected_word) : 0.0f;
     switch (op->kind) {
       case DAG_FILL:
-        op->expected_word = f32_to_bits((float)i + 1.0f);
+        op->expected_word = weft_cts_f32_bits((float)i + 1.0f);
         break;
       case DAG_UPDATE:
-        op->expected_word = f32_to_bits((float)i + 3.0f);
+        op->expected_word = weft_cts_f32_bits((float)i + 3.0f);
         break;
       case DAG_COPY:
-        op->expected_word = f32_to_bits(source);
+        op->expected_word = weft_cts_f32_bits(source);
         break;
       case DAG_DISPATCH:
-        op->expected_word = f32_to_bits(source * 1.0f + 1.0f);
+        op->expected_word = weft_cts_f32_bits(source * 1.0f + 1.0f);
         break;
       case DAG_EXECUTE:
-        op->expected_word = f32_to_bits(source * 1.0f + 3.0f);
+        op->expected_word = weft_cts_f32_bits(source * 1.0f + 3.0f);
         break;
       case DAG_HOST_CALL:
-        op->expected_word = f32_to_bits((float)i + 7.0f);
+        op->expected_word = weft_cts_f32_bits((float)i + 7.0f);
         break;
       default:
         op->expected_word = 0;  // writes nothing
@@ -371,16 +367,25 @@ static weft_status_t dag_host_call(void* user_data, const uint64_t args[4],
   weft_status_t status = WEFT_OK;
   switch (dag->ops[i].kind) {
     case DAG_HOST_CALL: {
-      uint32_t word = f32_to_bits((float)i + 7.0f);
+      uint32_t word = weft_cts_f32_bits((float)i + 7.0f);
       status = weft_buffer_map_write(dag->words, (weft_device_size_t)i * 4,
                                      &word, 4);
       break;
     }
-    case DAG_NON_BLOCKING_CALL:
-      // Release: the call's reads of the DAG happen before the host, which
-      // acquires the count, frees it.
-      weft_atomic_fetch_add(&dag->non_blocking_calls, 1, memory_order_release);
+    case DAG_NON_BLOCKING_CALL: {
+      weft_semaphore_t* ran = dag->calls_ran;
+      weft_semaphore_retain(ran);
+      // Acq_rel: each call's reads of the DAG happen before the count that
+      // the last call signals, after which the host frees the DAG.
+      int32_t count = weft_atomic_fetch_add(&dag->non_blocking_calls, 1,
+                                            memory_order_acq_rel) +
+                      1;
+      // Calls may signal out of order: one finding |ran| past its count
+      // already is harmless (the last count still gets there).
+      weft_status_ignore(weft_semaphore_signal(ran, (uint64_t)count));
+      weft_semaphore_release(ran);
       break;
+    }
     default:
       status = WEFT_STATUS(ABORTED, "stress op %u failed on purpose", i);
       break;
@@ -416,14 +421,14 @@ static weft_status_t dag_submit(dag_t* dag, uint32_t i) {
           weft_device_queue_barrier(device, affinity, wait_list, signal_list);
       break;
     case DAG_FILL: {
-      uint32_t word = f32_to_bits((float)i + 1.0f);
+      uint32_t word = weft_cts_f32_bits((float)i + 1.0f);
       status = weft_device_queue_fill(device, affinity, wait_list, signal_list,
                                       dag->words, (weft_device_size_t)i * 4, 4,
                                       &word, 4);
       break;
     }
     case DAG_UPDATE: {
-      uint32_t word = f32_to_bits((float)i + 3.0f);
+      uint32_t word = weft_cts_f32_bits((float)i + 3.0f);
       status = weft_device_queue_update(device, affinity, wait_list,
                                         signal_list, &word, dag->words,
                                         (weft_device_size_t)i * 4, 4);
@@ -436,7 +441,8 @@ static weft_status_t dag_submit(dag_t* dag, uint32_t i) {
                                  dag->words, (weft_device_size_t)i * 4, 4);
       break;
     case DAG_DISPATCH: {
-      uint32_t constants[3] = {f32_to_bits(1.0f), f32_to_bits(1.0f), 1};
+      uint32_t constants[3] = {weft_cts_f32_bits(1.0f), weft_cts_f32_bits(1.0f),
+                               1};
       weft_buffer_ref_t bindings[2] = {dag_word(dag, op->source),
                                        dag_word(dag, i)};
       status = weft_device_queue_dispatch(
@@ -653,7 +659,8 @@ static uint32_t dag_check(dag_t* dag) {
   }
   uint32_t* words = calloc(n + 1, sizeof(*words));
   assert_non_null(words);
-  weft_cts_read_buffer(dag->words, 0, words, (weft_device_size_t)(n + 1) * 4);
+  weft_cts_read_buffer(dag->cts, dag->words, 0, words,
+                       (weft_device_size_t)(n + 1) * 4);
   for (uint32_t i = 0; i < n && hung == n; ++i) {
     const dag_op_t* op = &dag->ops[i];
     weft_status_t status = results[i];
@@ -691,32 +698,6 @@ static uint32_t dag_check(dag_t* dag) {
 // Cases
 //===----------------------------------------------------------------------===//
 
-// Opens the case's device with several queues: the CTS device when it has
-// two or more, else the same driver with "queues=4" when it takes that
-// option, else the CTS device as it is.
-static weft_device_t* dag_open_device(weft_cts_t* cts, uint32_t* out_count) {
-  weft_device_t* device = cts->device;
-  int64_t count = 1;
-  WEFT_ASSERT_OK(weft_device_query_i64(cts->device, "queue.count", &count));
-  if (count < 2) {
-    char device_string[512];
-    snprintf(device_string, sizeof(device_string), "%s%squeues=4",
-             cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
-    weft_device_t* created = NULL;
-    weft_status_t status =
-        weft_device_create(device_string, cts->allocator, &created);
-    if (weft_status_is_ok(status)) {
-      device = created;
-      WEFT_ASSERT_OK(weft_device_query_i64(device, "queue.count", &count));
-    } else {
-      WEFT_ASSERT_STATUS(INVALID_ARGUMENT, status);
-    }
-  }
-  if (device == cts->device) weft_device_retain(device);
-  *out_count = count < 1 ? 1 : count > 64 ? 64 : (uint32_t)count;
-  return device;
-}
-
 // Creates the semaphores, buffer and recording of a generated DAG.
 static void dag_create_resources(dag_t* dag) {
   uint32_t count = kRootCount + dag->op_count;
@@ -733,12 +714,12 @@ static void dag_create_resources(dag_t* dag) {
     }
     weft_semaphore_set_name(dag->semaphores[s], name);
   }
+  dag->calls_ran = weft_cts_create_semaphore(dag->cts, 0);
   weft_buffer_params_t params = {0};
   weft_device_size_t length = (weft_device_size_t)(dag->op_count + 1) * 4;
   WEFT_ASSERT_OK(
       weft_device_allocate_buffer(dag->device, params, length, &dag->words));
-  WEFT_ASSERT_OK(
-      weft_buffer_map_fill(dag->words, 0, length, &(uint32_t){0}, 4));
+  weft_cts_fill_buffer(dag->cts, dag->words, 0, length, &(uint32_t){0}, 4);
   WEFT_ASSERT_OK(weft_executable_lookup_kernel(
       dag->cts->kernels, "scale_offset", &dag->scale_offset_ordinal));
   WEFT_ASSERT_OK(weft_executable_lookup_kernel(dag->cts->kernels, "fail",
@@ -747,7 +728,7 @@ static void dag_create_resources(dag_t* dag) {
       dag->device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY,
       2, &dag->add_three));
   WEFT_ASSERT_OK(weft_command_buffer_begin(dag->add_three));
-  uint32_t constants[3] = {f32_to_bits(1.0f), f32_to_bits(3.0f), 1};
+  uint32_t constants[3] = {weft_cts_f32_bits(1.0f), weft_cts_f32_bits(3.0f), 1};
   weft_buffer_ref_t bindings[2] = {weft_make_indirect_buffer_ref(0, 0, 4),
                                    weft_make_indirect_buffer_ref(1, 0, 4)};
   const uint32_t one[3] = {1, 1, 1};
@@ -761,9 +742,9 @@ static void dag_destroy(dag_t* dag) {
   for (uint32_t s = 0; dag->semaphores && s < kRootCount + dag->op_count; ++s) {
     weft_semaphore_release(dag->semaphores[s]);
   }
+  weft_semaphore_release(dag->calls_ran);
   weft_command_buffer_release(dag->add_three);
   weft_buffer_release(dag->words);
-  weft_device_release(dag->device);
   free(dag->semaphores);
   free(dag->ops);
   free(dag->order);
@@ -781,7 +762,8 @@ static void dag_run(weft_cts_t* cts, uint32_t op_count, uint32_t fail_per_mille,
   dag.seed = g_options.seed + seed_salt;
   dag.op_count = op_count < 1 ? 1 : op_count;
   dag.fail_per_mille = fail_per_mille;
-  dag.device = dag_open_device(cts, &dag.queue_count);
+  dag.queue_count = weft_cts_ensure_queues(cts);
+  dag.device = cts->device;
   dag_generate(&dag);
   dag_create_resources(&dag);
   weft_time_t start = weft_time_now();
@@ -797,13 +779,11 @@ static void dag_run(weft_cts_t* cts, uint32_t op_count, uint32_t fail_per_mille,
     expected_calls +=
         dag.ops[i].kind == DAG_NON_BLOCKING_CALL && !dag.ops[i].expect_failed;
   }
-  weft_time_t calls_deadline = weft_time_now() + 10000 * MS;
-  while (mismatches == 0 &&
-         // Acquire: pairs with the release in the call.
-         weft_atomic_load(&dag.non_blocking_calls, memory_order_acquire) <
-             expected_calls &&
-         weft_time_now() < calls_deadline) {
-    weft_sleep_until(weft_time_now() + MS / 10);
+  if (mismatches == 0 && expected_calls > 0) {
+    // A time-out shows as a wrong count below.
+    weft_status_ignore(weft_semaphore_wait(dag.calls_ran,
+                                           (uint64_t)expected_calls,
+                                           weft_timeout_relative(10000 * MS)));
   }
   int32_t calls =
       weft_atomic_load(&dag.non_blocking_calls, memory_order_acquire);
