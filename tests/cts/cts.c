@@ -17,6 +17,33 @@ static uint32_t weft_cts_clamp_queue_count(int64_t count) {
   return count < 1 ? 1 : count > 64 ? 64 : (uint32_t)count;
 }
 
+// Where each driver's copy of the test kernels comes from (cts.h lists the
+// kernels; every source has the same names and behaviour). A driver not
+// listed takes the C library, as the CPU drivers do.
+typedef struct weft_cts_kernel_source_t {
+  const char* driver_name;
+  weft_executable_source_t (*source)(void);
+} weft_cts_kernel_source_t;
+
+static weft_executable_source_t weft_cts_c_kernels(void) {
+  return weft_executable_source_cpu_static(weft_cts_test_kernels_query);
+}
+
+static const weft_cts_kernel_source_t kKernelSources[] = {
+    {"local-sync", weft_cts_c_kernels},
+    {"local-task", weft_cts_c_kernels},
+};
+
+weft_executable_source_t weft_cts_kernel_source(const char* driver_name) {
+  for (size_t i = 0; i < sizeof(kKernelSources) / sizeof(kKernelSources[0]);
+       ++i) {
+    if (strcmp(kKernelSources[i].driver_name, driver_name) == 0) {
+      return kKernelSources[i].source();
+    }
+  }
+  return weft_cts_c_kernels();
+}
+
 int weft_cts_setup(void** state) {
   weft_cts_t* cts = calloc(1, sizeof(*cts));
   if (!cts) return -1;
@@ -32,7 +59,7 @@ int weft_cts_setup(void** state) {
   if (weft_status_is_ok(status)) {
     status = weft_device_create_executable(
         cts->device,
-        weft_executable_source_cpu_static(weft_cts_test_kernels_query),
+        weft_cts_kernel_source(weft_device_driver_name(cts->device)),
         &cts->kernels);
   }
   if (!weft_status_is_ok(status)) {

@@ -314,4 +314,9 @@ int64_t weft_cts_counting_allocator_wait_all_freed(
 //   "fail":         returns 1 from workgroup (constant 0) and 0 elsewhere.
 const weft_kernel_library_t* weft_cts_test_kernels_query(uint32_t abi_version);
 
+// The source of the test kernels for |driver_name|'s devices (one table in
+// cts.c; the C library above for the CPU drivers). The per-case device's
+// copy is |cts->kernels|.
+weft_executable_source_t weft_cts_kernel_source(const char* driver_name);
+
 #endif  // WEFT_TESTS_CTS_CTS_H_

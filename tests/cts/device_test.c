@@ -373,7 +373,7 @@ static void device_release_with_everything_let_go(void** state) {
       weft_cts_list1(&step, &values[1]), command_buffer, table));
   weft_executable_t* kernels = NULL;
   WEFT_ASSERT_OK(weft_device_create_executable(
-      device, weft_executable_source_cpu_static(weft_cts_test_kernels_query),
+      device, weft_cts_kernel_source(weft_device_driver_name(device)),
       &kernels));
   uint32_t ordinal = 0;
   WEFT_ASSERT_OK(weft_executable_lookup_kernel(kernels, "write_ids", &ordinal));

@@ -105,7 +105,7 @@ static weft_status_t run_scenario(scenario_t* scenario) {
       weft_device_create(scenario->device_string, allocator, &device);
   if (weft_status_is_ok(status)) {
     status = weft_device_create_executable(
-        device, weft_executable_source_cpu_static(weft_cts_test_kernels_query),
+        device, weft_cts_kernel_source(weft_device_driver_name(device)),
         &kernels);
   }
   if (weft_status_is_ok(status)) {

@@ -220,12 +220,13 @@ static void run_child(const api_entry_t* entry, const api_function_t* function,
   if (api_setup(&call,
                 weft_device_create(call.device_string, counting, &call.device),
                 "weft_device_create") &&
-      api_setup(&call,
-                weft_device_create_executable(call.device,
-                                              weft_executable_source_cpu_static(
-                                                  weft_cts_test_kernels_query),
-                                              &call.kernels),
-                "weft_device_create_executable")) {
+      api_setup(
+          &call,
+          weft_device_create_executable(
+              call.device,
+              weft_cts_kernel_source(weft_device_driver_name(call.device)),
+              &call.kernels),
+          "weft_device_create_executable")) {
     entry->thunk(&call);
   }
   api_report_t report;

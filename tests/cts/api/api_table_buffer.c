@@ -453,7 +453,7 @@ static weft_executable_t* make_executable(api_call_t* call) {
   api_setup(call,
             weft_device_create_executable(
                 call->device,
-                weft_executable_source_cpu_static(weft_cts_test_kernels_query),
+                weft_cts_kernel_source(weft_device_driver_name(call->device)),
                 &executable),
             "weft_device_create_executable");
   return executable;
