@@ -52,17 +52,14 @@ void weft_queue_op_signal_or_fail(const weft_queue_op_t* op,
 
 weft_status_t weft_queue_op_annotate_failure(const weft_queue_op_t* op,
                                              weft_status_t status) {
-  {
-    const char* op_name = weft_queue_op_kind_name(op->kind);
-    bool names_op =
-        op->kind == WEFT_QUEUE_OP_HOST_CALL ||
-        strncmp(weft_status_message(status), op_name, strlen(op_name)) == 0;
-    char op_label[WEFT_QUEUE_OP_LABEL_CAPACITY];
-    weft_queue_op_label(op, op_label, sizeof(op_label));
-    status = weft_status_annotate(status, "%s %s",
-                                  names_op ? "in" : "while running", op_label);
-  }
-  return status;
+  const char* op_name = weft_queue_op_kind_name(op->kind);
+  const bool names_op =
+      op->kind == WEFT_QUEUE_OP_HOST_CALL ||
+      strncmp(weft_status_message(status), op_name, strlen(op_name)) == 0;
+  char op_label[WEFT_QUEUE_OP_LABEL_CAPACITY];
+  weft_queue_op_label(op, op_label, sizeof(op_label));
+  return weft_status_annotate(status, "%s %s",
+                              names_op ? "in" : "while running", op_label);
 }
 
 weft_status_t weft_queue_op_cancelled(const weft_queue_op_t* op,
