@@ -1,0 +1,112 @@
+// weft VM: a bytecode module in memory, and its validation.
+//
+// What the assembler and the binary loader produce and the interpreter
+// runs: functions over one code array, the operand lists calls and selects
+// point into, 64-bit constants, rodata segments, imports and a line table.
+// Every index in it is checked once by weft_vm_bytecode_validate; the
+// interpreter then trusts them, so no module, however malformed, can make
+// it crash or read out of bounds.
+#ifndef WEFT_VM_BYTECODE_H_
+#define WEFT_VM_BYTECODE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vm/isa.h"
+#include "weft/allocator.h"
+#include "weft/status.h"
+
+typedef enum weft_vm_value_type_e {
+  WEFT_VM_TYPE_I32 = 0,
+  WEFT_VM_TYPE_I64,
+  WEFT_VM_TYPE_F32,
+  WEFT_VM_TYPE_F64,
+  WEFT_VM_TYPE_REF,
+  WEFT_VM_TYPE_COUNT_,
+} weft_vm_value_type_t;
+
+// "i32", "i64", "f32", "f64", "ref".
+const char* weft_vm_value_type_name(weft_vm_value_type_t type);
+
+// True for the types held in the scalar register file.
+static inline int weft_vm_value_type_is_scalar(weft_vm_value_type_t type) {
+  return type != WEFT_VM_TYPE_REF;
+}
+
+// A function type: |arg_count| argument types then |ret_count| result
+// types in |types|, and its canonical text (signature.h), which says what
+// the types cannot: the type of each ref and whether it may be null.
+typedef struct weft_vm_signature_t {
+  uint16_t arg_count;
+  uint16_t ret_count;
+  const uint8_t* types;  // weft_vm_value_type_t each
+  // "(i32,r<hal.buffer_view>?)->(i64)"; NULL means the types say it all
+  // (every ref "r", nullable).
+  const char* text;
+} weft_vm_signature_t;
+
+typedef struct weft_vm_function_t {
+  const char* name;
+  weft_vm_signature_t signature;
+  // Register counts (parameters included: scalar parameters are s0.., ref
+  // parameters r0.., in signature order).
+  uint16_t scalar_count;
+  uint16_t ref_count;
+  // The function's instructions: code[code_offset, code_offset + count).
+  uint32_t code_offset;
+  uint32_t code_count;
+} weft_vm_function_t;
+
+typedef struct weft_vm_import_t {
+  const char* module_name;
+  const char* function_name;
+  weft_vm_signature_t signature;
+} weft_vm_import_t;
+
+typedef struct weft_vm_rodata_t {
+  uint32_t offset;  // into rodata_bytes
+  uint32_t length;
+} weft_vm_rodata_t;
+
+// A module as the assembler and the binary loader make it: the
+// weft_vm_bytecode_t first, every array and string after it in the same
+// allocation, so weft_vm_bytecode_free frees it all.
+typedef struct weft_vm_bytecode_t {
+  const char* name;
+  // For messages: the source file and, per instruction, its line (0: none).
+  const char* source_name;
+  const uint32_t* lines;  // code_count entries, or NULL
+
+  uint32_t function_count;
+  const weft_vm_function_t* functions;
+  uint32_t import_count;
+  const weft_vm_import_t* imports;
+  uint32_t code_count;
+  const weft_vm_instruction_t* code;
+  // Register indices of calls' arguments and results, selects' sources.
+  uint32_t operand_count;
+  const uint16_t* operands;
+  uint32_t constant_count;
+  const uint64_t* constants;
+  uint32_t rodata_count;
+  const weft_vm_rodata_t* rodata;
+  uint32_t rodata_byte_count;
+  const uint8_t* rodata_bytes;
+} weft_vm_bytecode_t;
+
+// Checks everything the interpreter trusts (docs/VM.md, "Validation"):
+// opcodes and reserved bytes, register indices against the function's
+// counts, branch targets inside the function, function, import, constant,
+// rodata and operand-list indices, call operand lists against the callee's
+// signature (register class of each argument and result), a last
+// instruction that cannot fall through, parameters that fit the register
+// counts. INVALID_ARGUMENT naming the module, the function, the
+// instruction index (and source line when known) and what is wrong.
+weft_status_t weft_vm_bytecode_validate(const weft_vm_bytecode_t* bytecode);
+
+// Frees a module made by the assembler or the binary loader (one
+// allocation from |allocator|). NULL is a no-op.
+void weft_vm_bytecode_free(weft_allocator_t allocator,
+                           weft_vm_bytecode_t* bytecode);
+
+#endif  // WEFT_VM_BYTECODE_H_
