@@ -1,0 +1,780 @@
+// weft VM: the interpreter (see interpreter.h).
+//
+// One loop over 8-byte instructions, dispatched with computed goto where the
+// compiler has it (GCC, Clang) and a switch elsewhere. Scalar registers are
+// read and written through the frame's window |s|, ref registers through
+// |r|; both are re-read after every push and pop (the arrays may move).
+#include "vm/interpreter.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "vm/list.h"
+
+//===----------------------------------------------------------------------===//
+// Scalar views
+//===----------------------------------------------------------------------===//
+
+static inline uint32_t weft_vm_u32(uint64_t bits) { return (uint32_t)bits; }
+static inline int32_t weft_vm_i32(uint64_t bits) {
+  return (int32_t)(uint32_t)bits;
+}
+static inline int64_t weft_vm_i64(uint64_t bits) { return (int64_t)bits; }
+static inline float weft_vm_f32(uint64_t bits) {
+  uint32_t low = (uint32_t)bits;
+  float value;
+  memcpy(&value, &low, sizeof(value));
+  return value;
+}
+static inline double weft_vm_f64(uint64_t bits) {
+  double value;
+  memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+static inline uint64_t weft_vm_from_u32(uint32_t value) { return value; }
+static inline uint64_t weft_vm_from_f32(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+static inline uint64_t weft_vm_from_f64(double value) {
+  uint64_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+// Arithmetic shift right without relying on the implementation's choice for
+// negative values.
+static inline int64_t weft_vm_sar64(int64_t value, unsigned count) {
+  return value < 0 ? ~(~value >> count) : value >> count;
+}
+static inline int32_t weft_vm_sar32(int32_t value, unsigned count) {
+  return value < 0 ? ~(~value >> count) : value >> count;
+}
+
+static inline float weft_vm_min_f32(float a, float b) {
+  return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b);
+}
+static inline float weft_vm_max_f32(float a, float b) {
+  return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
+}
+static inline double weft_vm_min_f64(double a, double b) {
+  return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b);
+}
+static inline double weft_vm_max_f64(double a, double b) {
+  return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
+}
+
+// Float to integer, saturating at the target's limits; NaN gives 0.
+static inline int32_t weft_vm_f64_to_i32_s(double x) {
+  if (isnan(x)) return 0;
+  if (x >= 2147483648.0) return INT32_MAX;
+  if (x < -2147483648.0) return INT32_MIN;
+  return (int32_t)x;
+}
+static inline uint32_t weft_vm_f64_to_i32_u(double x) {
+  if (isnan(x) || x <= -1.0) return 0;
+  if (x >= 4294967296.0) return UINT32_MAX;
+  return (uint32_t)x;
+}
+static inline int64_t weft_vm_f64_to_i64_s(double x) {
+  if (isnan(x)) return 0;
+  if (x >= 9223372036854775808.0) return INT64_MAX;
+  if (x < -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)x;
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+// Names where |frame| is: "module.function (file:line)".
+static void weft_vm_where(const weft_vm_frame_t* frame, uint32_t index,
+                          char* buffer, size_t capacity) {
+  const weft_vm_bytecode_t* bytecode = frame->bytecode;
+  const uint64_t code_index = (uint64_t)frame->function->code_offset + index;
+  uint32_t line = 0;
+  if (bytecode->lines && code_index < bytecode->code_count) {
+    line = bytecode->lines[code_index];
+  }
+  if (line) {
+    snprintf(buffer, capacity, "%s.%s (%s:%" PRIu32 ")",
+             bytecode->name ? bytecode->name : "?",
+             frame->function->name ? frame->function->name : "?",
+             bytecode->source_name ? bytecode->source_name : "?", line);
+  } else {
+    snprintf(buffer, capacity, "%s.%s (instruction %" PRIu32 ")",
+             bytecode->name ? bytecode->name : "?",
+             frame->function->name ? frame->function->name : "?", index);
+  }
+}
+
+// The message of a failing instruction: "OPCODE in WHERE: WHAT".
+static weft_status_t weft_vm_trap(const weft_vm_frame_t* frame, uint32_t index,
+                                  weft_status_code_t code, const char* what) {
+  char where[512];
+  weft_vm_where(frame, index, where, sizeof(where));
+  const uint8_t op = frame->bytecode->code[frame->function->code_offset + index].op;
+  return weft_status_make_(__FILE__, __LINE__, code, "%s in %s: %s",
+                           kWeftVmOpcodes[op].name, where, what);
+}
+
+// Checks that ref |ref| is a list; |role| names it.
+static weft_status_t weft_vm_check_list(const weft_vm_frame_t* frame,
+                                        uint32_t index, weft_vm_ref_t ref,
+                                        weft_vm_list_t** out_list) {
+  if (ref.object && ref.type == &kWeftVmListType) {
+    *out_list = (weft_vm_list_t*)ref.object;
+    return WEFT_OK;
+  }
+  char what[128];
+  snprintf(what, sizeof(what), "the list operand is %s",
+           ref.object ? "not a list" : "null");
+  if (ref.object) {
+    snprintf(what, sizeof(what), "the list operand is a '%s', not a list",
+             ref.type->name);
+  }
+  return weft_vm_trap(frame, index, WEFT_STATUS_INVALID_ARGUMENT, what);
+}
+
+// Annotates a lower layer's |status| (a list's error) with the instruction.
+static weft_status_t weft_vm_annotate_at(const weft_vm_frame_t* frame,
+                                         uint32_t index, weft_status_t status) {
+  if (weft_status_is_ok(status)) return status;
+  char where[512];
+  weft_vm_where(frame, index, where, sizeof(where));
+  const uint8_t op = frame->bytecode->code[frame->function->code_offset + index].op;
+  return weft_status_annotate(status, "in %s at %s", kWeftVmOpcodes[op].name,
+                              where);
+}
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+// Pushes a frame for |callee| and copies the arguments named by
+// operands[first...] of |caller| into its first registers.
+static weft_status_t weft_vm_call(weft_vm_stack_t* stack,
+                                  const weft_vm_bytecode_t* bytecode,
+                                  const weft_vm_function_t* callee,
+                                  uint32_t first) {
+  const uint32_t caller_scalar_base = stack->frames[stack->depth - 1].scalar_base;
+  const uint32_t caller_ref_base = stack->frames[stack->depth - 1].ref_base;
+  weft_vm_frame_t* frame = NULL;
+  weft_status_t status = weft_vm_stack_push(
+      stack, bytecode, callee, first + callee->signature.arg_count, &frame);
+  if (weft_status_is_ok(status)) {
+    const uint16_t* operands = bytecode->operands + first;
+    uint32_t scalar_index = 0;
+    uint32_t ref_index = 0;
+    for (uint32_t i = 0; i < callee->signature.arg_count; ++i) {
+      if (callee->signature.types[i] == WEFT_VM_TYPE_REF) {
+        weft_vm_ref_t ref = stack->refs[caller_ref_base + operands[i]];
+        weft_vm_ref_retain(ref);
+        stack->refs[frame->ref_base + ref_index++] = ref;
+      } else {
+        stack->scalars[frame->scalar_base + scalar_index++] =
+            stack->scalars[caller_scalar_base + operands[i]];
+      }
+    }
+  }
+  return status;
+}
+
+// Returns from the top frame: copies the values named by operands[first...]
+// to the caller's result registers (or to |results|) and pops it.
+static void weft_vm_return(weft_vm_stack_t* stack, uint32_t first,
+                           weft_vm_value_t* results, uint32_t result_count) {
+  const weft_vm_frame_t* frame = &stack->frames[stack->depth - 1];
+  const weft_vm_bytecode_t* bytecode = frame->bytecode;
+  const weft_vm_signature_t signature = frame->function->signature;
+  const uint8_t* types = signature.types + signature.arg_count;
+  const uint16_t* values = bytecode->operands + first;
+  if (frame->result_operands == WEFT_VM_FRAME_RESULTS_TO_INVOCATION) {
+    for (uint32_t i = 0; i < signature.ret_count && i < result_count; ++i) {
+      results[i].type = (weft_vm_value_type_t)types[i];
+      if (types[i] == WEFT_VM_TYPE_REF) {
+        // Moved out: the pop below must not release it.
+        results[i].ref = stack->refs[frame->ref_base + values[i]];
+        weft_vm_ref_retain(results[i].ref);
+      } else {
+        results[i].bits = stack->scalars[frame->scalar_base + values[i]];
+      }
+    }
+  } else {
+    const weft_vm_frame_t* caller = &stack->frames[stack->depth - 2];
+    const uint16_t* targets = caller->bytecode->operands + frame->result_operands;
+    for (uint32_t i = 0; i < signature.ret_count; ++i) {
+      if (types[i] == WEFT_VM_TYPE_REF) {
+        weft_vm_ref_assign(&stack->refs[caller->ref_base + targets[i]],
+                           stack->refs[frame->ref_base + values[i]]);
+      } else {
+        stack->scalars[caller->scalar_base + targets[i]] =
+            stack->scalars[frame->scalar_base + values[i]];
+      }
+    }
+  }
+  weft_vm_stack_pop(stack);
+}
+
+weft_status_t weft_vm_interpreter_begin(weft_vm_stack_t* stack,
+                                        const weft_vm_bytecode_t* bytecode,
+                                        uint32_t function_index,
+                                        const weft_vm_value_t* args,
+                                        uint32_t arg_count) {
+  if (function_index >= bytecode->function_count) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "module '%s' has no function %" PRIu32 " (it has %" PRIu32
+                       ")",
+                       bytecode->name ? bytecode->name : "?", function_index,
+                       bytecode->function_count);
+  }
+  const weft_vm_function_t* function = &bytecode->functions[function_index];
+  const weft_vm_signature_t signature = function->signature;
+  if (arg_count != signature.arg_count) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "%s.%s takes %u arguments, got %" PRIu32,
+                       bytecode->name ? bytecode->name : "?", function->name,
+                       signature.arg_count, arg_count);
+  }
+  for (uint32_t i = 0; i < arg_count; ++i) {
+    if (args[i].type != signature.types[i]) {
+      return WEFT_STATUS(INVALID_ARGUMENT,
+                         "%s.%s: argument %" PRIu32 " is %s, not %s",
+                         bytecode->name ? bytecode->name : "?", function->name,
+                         i, weft_vm_value_type_name(args[i].type),
+                         weft_vm_value_type_name(
+                             (weft_vm_value_type_t)signature.types[i]));
+    }
+  }
+  weft_vm_frame_t* frame = NULL;
+  weft_status_t status =
+      weft_vm_stack_push(stack, bytecode, function,
+                         WEFT_VM_FRAME_RESULTS_TO_INVOCATION, &frame);
+  if (weft_status_is_ok(status)) {
+    uint32_t scalar_index = 0;
+    uint32_t ref_index = 0;
+    for (uint32_t i = 0; i < arg_count; ++i) {
+      if (args[i].type == WEFT_VM_TYPE_REF) {
+        weft_vm_ref_retain(args[i].ref);
+        stack->refs[frame->ref_base + ref_index++] = args[i].ref;
+      } else {
+        stack->scalars[frame->scalar_base + scalar_index++] = args[i].bits;
+      }
+    }
+  }
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// The loop
+//===----------------------------------------------------------------------===//
+
+#if defined(__GNUC__)
+#define WEFT_VM_DISPATCH() goto* kDispatch[ip->op]
+#define WEFT_VM_CASE(name) label_##name
+#define WEFT_VM_LOOP_BEGIN WEFT_VM_DISPATCH();
+#define WEFT_VM_LOOP_END
+#else
+#define WEFT_VM_DISPATCH() continue
+#define WEFT_VM_CASE(name) case WEFT_VM_OP_##name
+#define WEFT_VM_LOOP_BEGIN \
+  for (;;) {               \
+    switch (ip->op) {
+#define WEFT_VM_LOOP_END \
+  }                      \
+  }
+#endif
+
+// Advances to the next instruction and dispatches it.
+#define WEFT_VM_NEXT() \
+  do {                 \
+    ++ip;              \
+    WEFT_VM_DISPATCH(); \
+  } while (0)
+
+// Re-reads the top frame's code and register windows (after a push, a pop,
+// or anything that may move the stack's arrays).
+#define WEFT_VM_LOAD_FRAME()                                          \
+  do {                                                                \
+    frame = &stack->frames[stack->depth - 1];                         \
+    code = frame->bytecode->code + frame->function->code_offset;      \
+    ip = code + frame->pc;                                            \
+    s = stack->scalars + frame->scalar_base;                          \
+    r = stack->refs + frame->ref_base;                                \
+  } while (0)
+
+// Saves the position of the instruction |ip| points at (errors name it,
+// and a call resumes after it).
+#define WEFT_VM_SAVE_PC() (frame->pc = (uint32_t)(ip - code) + 1)
+
+// Fails the invocation at the current instruction.
+#define WEFT_VM_FAIL(status_expr) \
+  do {                            \
+    WEFT_VM_SAVE_PC();            \
+    status = (status_expr);       \
+    goto done;                    \
+  } while (0)
+
+#define WEFT_VM_BINARY(name, expr) \
+  WEFT_VM_CASE(name) : {           \
+    const uint64_t x = s[ip->b];   \
+    const uint64_t y = s[ip->c];   \
+    (void)x;                       \
+    (void)y;                       \
+    s[ip->a] = (expr);             \
+    WEFT_VM_NEXT();                \
+  }
+
+#define WEFT_VM_UNARY(name, expr) \
+  WEFT_VM_CASE(name) : {          \
+    const uint64_t x = s[ip->b];  \
+    s[ip->a] = (expr);            \
+    WEFT_VM_NEXT();               \
+  }
+
+// Branches to |target| (function-relative), charging the budget.
+#define WEFT_VM_JUMP(target)          \
+  do {                                \
+    ip = code + (target);             \
+    if (--budget_left == 0) goto out_of_budget; \
+    WEFT_VM_DISPATCH();               \
+  } while (0)
+
+weft_status_t weft_vm_interpreter_run(weft_vm_stack_t* stack, uint64_t budget,
+                                      weft_vm_value_t* results,
+                                      uint32_t result_count, bool* out_done) {
+  *out_done = false;
+  if (stack->depth == 0) {
+    return WEFT_STATUS(FAILED_PRECONDITION,
+                       "the VM stack has no frame to run");
+  }
+#if defined(__GNUC__)
+  static const void* const kDispatch[WEFT_VM_OP_COUNT_] = {
+#define WEFT_VM_DISPATCH_ENTRY(name, text, shape) &&label_##name,
+      WEFT_VM_OPCODES(WEFT_VM_DISPATCH_ENTRY)
+#undef WEFT_VM_DISPATCH_ENTRY
+  };
+#endif
+  weft_status_t status = WEFT_OK;
+  uint64_t budget_left = budget ? budget : 1;
+  weft_vm_frame_t* frame;
+  const weft_vm_instruction_t* code;
+  const weft_vm_instruction_t* ip;
+  uint64_t* s;
+  weft_vm_ref_t* r;
+  WEFT_VM_LOAD_FRAME();
+
+  WEFT_VM_LOOP_BEGIN
+
+  WEFT_VM_CASE(NOP) : { WEFT_VM_NEXT(); }
+  WEFT_VM_CASE(MOV) : {
+    s[ip->a] = s[ip->b];
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(MOV_REF) : {
+    weft_vm_ref_assign(&r[ip->a], r[ip->b]);
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(CONST_I32) : {
+    s[ip->a] = ip->imm;
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(CONST_F32) : {
+    s[ip->a] = ip->imm;
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(CONST_I64) : {
+    s[ip->a] = frame->bytecode->constants[ip->imm];
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(CONST_F64) : {
+    s[ip->a] = frame->bytecode->constants[ip->imm];
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(CONST_NULL) : {
+    weft_vm_ref_t null_ref = weft_vm_ref_null();
+    weft_vm_ref_move(&r[ip->a], &null_ref);
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(RODATA) : {
+    const weft_vm_bytecode_t* bytecode = frame->bytecode;
+    const weft_vm_rodata_t segment = bytecode->rodata[ip->imm];
+    weft_vm_bytes_t* bytes = NULL;
+    status = weft_vm_bytes_create(stack->allocator,
+                                  bytecode->rodata_bytes + segment.offset,
+                                  segment.length, &bytes);
+    if (!weft_status_is_ok(status)) {
+      WEFT_VM_FAIL(weft_vm_annotate_at(frame, (uint32_t)(ip - code), status));
+    }
+    weft_vm_ref_t ref = {bytes, &kWeftVmBytesType};
+    weft_vm_ref_move(&r[ip->a], &ref);
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(SELECT) : {
+    const uint16_t* sources = frame->bytecode->operands + ip->imm;
+    s[ip->a] = weft_vm_u32(s[sources[0]]) ? s[sources[1]] : s[sources[2]];
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(REF_IS_NULL) : {
+    s[ip->a] = r[ip->b].object == NULL;
+    WEFT_VM_NEXT();
+  }
+
+  // i32.
+  WEFT_VM_BINARY(ADD_I32, weft_vm_from_u32(weft_vm_u32(x) + weft_vm_u32(y)))
+  WEFT_VM_BINARY(SUB_I32, weft_vm_from_u32(weft_vm_u32(x) - weft_vm_u32(y)))
+  WEFT_VM_BINARY(MUL_I32, weft_vm_from_u32(weft_vm_u32(x) * weft_vm_u32(y)))
+  WEFT_VM_CASE(DIV_I32_S) : {
+    const int32_t x = weft_vm_i32(s[ip->b]);
+    const int32_t y = weft_vm_i32(s[ip->c]);
+    if (y == 0) {
+      WEFT_VM_FAIL(weft_vm_trap(frame, (uint32_t)(ip - code),
+                                WEFT_STATUS_INVALID_ARGUMENT,
+                                "division by zero"));
+    }
+    s[ip->a] = weft_vm_from_u32(
+        (x == INT32_MIN && y == -1) ? (uint32_t)INT32_MIN : (uint32_t)(x / y));
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(DIV_I32_U) : {
+    const uint32_t x = weft_vm_u32(s[ip->b]);
+    const uint32_t y = weft_vm_u32(s[ip->c]);
+    if (y == 0) {
+      WEFT_VM_FAIL(weft_vm_trap(frame, (uint32_t)(ip - code),
+                                WEFT_STATUS_INVALID_ARGUMENT,
+                                "division by zero"));
+    }
+    s[ip->a] = x / y;
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(REM_I32_S) : {
+    const int32_t x = weft_vm_i32(s[ip->b]);
+    const int32_t y = weft_vm_i32(s[ip->c]);
+    if (y == 0) {
+      WEFT_VM_FAIL(weft_vm_trap(frame, (uint32_t)(ip - code),
+                                WEFT_STATUS_INVALID_ARGUMENT,
+                                "remainder by zero"));
+    }
+    s[ip->a] = weft_vm_from_u32(y == -1 ? 0u : (uint32_t)(x % y));
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(REM_I32_U) : {
+    const uint32_t x = weft_vm_u32(s[ip->b]);
+    const uint32_t y = weft_vm_u32(s[ip->c]);
+    if (y == 0) {
+      WEFT_VM_FAIL(weft_vm_trap(frame, (uint32_t)(ip - code),
+                                WEFT_STATUS_INVALID_ARGUMENT,
+                                "remainder by zero"));
+    }
+    s[ip->a] = x % y;
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_BINARY(AND_I32, weft_vm_from_u32(weft_vm_u32(x) & weft_vm_u32(y)))
+  WEFT_VM_BINARY(OR_I32, weft_vm_from_u32(weft_vm_u32(x) | weft_vm_u32(y)))
+  WEFT_VM_BINARY(XOR_I32, weft_vm_from_u32(weft_vm_u32(x) ^ weft_vm_u32(y)))
+  WEFT_VM_BINARY(SHL_I32,
+                 weft_vm_from_u32(weft_vm_u32(x) << (weft_vm_u32(y) & 31u)))
+  WEFT_VM_BINARY(SHR_I32_S,
+                 weft_vm_from_u32((uint32_t)weft_vm_sar32(
+                     weft_vm_i32(x), weft_vm_u32(y) & 31u)))
+  WEFT_VM_BINARY(SHR_I32_U,
+                 weft_vm_from_u32(weft_vm_u32(x) >> (weft_vm_u32(y) & 31u)))
+  WEFT_VM_UNARY(NOT_I32, weft_vm_from_u32(~weft_vm_u32(x)))
+  WEFT_VM_UNARY(NEG_I32, weft_vm_from_u32(0u - weft_vm_u32(x)))
+
+  // i64.
+  WEFT_VM_BINARY(ADD_I64, x + y)
+  WEFT_VM_BINARY(SUB_I64, x - y)
+  WEFT_VM_BINARY(MUL_I64, x * y)
+  WEFT_VM_CASE(DIV_I64_S) : {
+    const int64_t x = weft_vm_i64(s[ip->b]);
+    const int64_t y = weft_vm_i64(s[ip->c]);
+    if (y == 0) {
+      WEFT_VM_FAIL(weft_vm_trap(frame, (uint32_t)(ip - code),
+                                WEFT_STATUS_INVALID_ARGUMENT,
+                                "division by zero"));
+    }
+    s[ip->a] = (x == INT64_MIN && y == -1) ? (uint64_t)INT64_MIN
+                                           : (uint64_t)(x / y);
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(DIV_I64_U) : {
+    const uint64_t x = s[ip->b];
+    const uint64_t y = s[ip->c];
+    if (y == 0) {
+      WEFT_VM_FAIL(weft_vm_trap(frame, (uint32_t)(ip - code),
+                                WEFT_STATUS_INVALID_ARGUMENT,
+                                "division by zero"));
+    }
+    s[ip->a] = x / y;
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(REM_I64_S) : {
+    const int64_t x = weft_vm_i64(s[ip->b]);
+    const int64_t y = weft_vm_i64(s[ip->c]);
+    if (y == 0) {
+      WEFT_VM_FAIL(weft_vm_trap(frame, (uint32_t)(ip - code),
+                                WEFT_STATUS_INVALID_ARGUMENT,
+                                "remainder by zero"));
+    }
+    s[ip->a] = y == -1 ? 0u : (uint64_t)(x % y);
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(REM_I64_U) : {
+    const uint64_t x = s[ip->b];
+    const uint64_t y = s[ip->c];
+    if (y == 0) {
+      WEFT_VM_FAIL(weft_vm_trap(frame, (uint32_t)(ip - code),
+                                WEFT_STATUS_INVALID_ARGUMENT,
+                                "remainder by zero"));
+    }
+    s[ip->a] = x % y;
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_BINARY(AND_I64, x & y)
+  WEFT_VM_BINARY(OR_I64, x | y)
+  WEFT_VM_BINARY(XOR_I64, x ^ y)
+  WEFT_VM_BINARY(SHL_I64, x << (y & 63u))
+  WEFT_VM_BINARY(SHR_I64_S,
+                 (uint64_t)weft_vm_sar64(weft_vm_i64(x), (unsigned)(y & 63u)))
+  WEFT_VM_BINARY(SHR_I64_U, x >> (y & 63u))
+  WEFT_VM_UNARY(NOT_I64, ~x)
+  WEFT_VM_UNARY(NEG_I64, 0u - x)
+
+  // Floats.
+  WEFT_VM_BINARY(ADD_F32, weft_vm_from_f32(weft_vm_f32(x) + weft_vm_f32(y)))
+  WEFT_VM_BINARY(SUB_F32, weft_vm_from_f32(weft_vm_f32(x) - weft_vm_f32(y)))
+  WEFT_VM_BINARY(MUL_F32, weft_vm_from_f32(weft_vm_f32(x) * weft_vm_f32(y)))
+  WEFT_VM_BINARY(DIV_F32, weft_vm_from_f32(weft_vm_f32(x) / weft_vm_f32(y)))
+  WEFT_VM_BINARY(MIN_F32,
+                 weft_vm_from_f32(weft_vm_min_f32(weft_vm_f32(x),
+                                                  weft_vm_f32(y))))
+  WEFT_VM_BINARY(MAX_F32,
+                 weft_vm_from_f32(weft_vm_max_f32(weft_vm_f32(x),
+                                                  weft_vm_f32(y))))
+  WEFT_VM_UNARY(NEG_F32, weft_vm_from_f32(-weft_vm_f32(x)))
+  WEFT_VM_UNARY(ABS_F32, weft_vm_from_f32(fabsf(weft_vm_f32(x))))
+  WEFT_VM_UNARY(SQRT_F32, weft_vm_from_f32(sqrtf(weft_vm_f32(x))))
+  WEFT_VM_BINARY(ADD_F64, weft_vm_from_f64(weft_vm_f64(x) + weft_vm_f64(y)))
+  WEFT_VM_BINARY(SUB_F64, weft_vm_from_f64(weft_vm_f64(x) - weft_vm_f64(y)))
+  WEFT_VM_BINARY(MUL_F64, weft_vm_from_f64(weft_vm_f64(x) * weft_vm_f64(y)))
+  WEFT_VM_BINARY(DIV_F64, weft_vm_from_f64(weft_vm_f64(x) / weft_vm_f64(y)))
+  WEFT_VM_BINARY(MIN_F64,
+                 weft_vm_from_f64(weft_vm_min_f64(weft_vm_f64(x),
+                                                  weft_vm_f64(y))))
+  WEFT_VM_BINARY(MAX_F64,
+                 weft_vm_from_f64(weft_vm_max_f64(weft_vm_f64(x),
+                                                  weft_vm_f64(y))))
+  WEFT_VM_UNARY(NEG_F64, weft_vm_from_f64(-weft_vm_f64(x)))
+  WEFT_VM_UNARY(ABS_F64, weft_vm_from_f64(fabs(weft_vm_f64(x))))
+  WEFT_VM_UNARY(SQRT_F64, weft_vm_from_f64(sqrt(weft_vm_f64(x))))
+
+  // Comparisons.
+  WEFT_VM_BINARY(EQ_I32, weft_vm_u32(x) == weft_vm_u32(y))
+  WEFT_VM_BINARY(NE_I32, weft_vm_u32(x) != weft_vm_u32(y))
+  WEFT_VM_BINARY(LT_I32_S, weft_vm_i32(x) < weft_vm_i32(y))
+  WEFT_VM_BINARY(LT_I32_U, weft_vm_u32(x) < weft_vm_u32(y))
+  WEFT_VM_BINARY(LE_I32_S, weft_vm_i32(x) <= weft_vm_i32(y))
+  WEFT_VM_BINARY(LE_I32_U, weft_vm_u32(x) <= weft_vm_u32(y))
+  WEFT_VM_BINARY(EQ_I64, x == y)
+  WEFT_VM_BINARY(NE_I64, x != y)
+  WEFT_VM_BINARY(LT_I64_S, weft_vm_i64(x) < weft_vm_i64(y))
+  WEFT_VM_BINARY(LT_I64_U, x < y)
+  WEFT_VM_BINARY(LE_I64_S, weft_vm_i64(x) <= weft_vm_i64(y))
+  WEFT_VM_BINARY(LE_I64_U, x <= y)
+  WEFT_VM_BINARY(EQ_F32, weft_vm_f32(x) == weft_vm_f32(y))
+  WEFT_VM_BINARY(NE_F32, weft_vm_f32(x) != weft_vm_f32(y))
+  WEFT_VM_BINARY(LT_F32, weft_vm_f32(x) < weft_vm_f32(y))
+  WEFT_VM_BINARY(LE_F32, weft_vm_f32(x) <= weft_vm_f32(y))
+  WEFT_VM_BINARY(EQ_F64, weft_vm_f64(x) == weft_vm_f64(y))
+  WEFT_VM_BINARY(NE_F64, weft_vm_f64(x) != weft_vm_f64(y))
+  WEFT_VM_BINARY(LT_F64, weft_vm_f64(x) < weft_vm_f64(y))
+  WEFT_VM_BINARY(LE_F64, weft_vm_f64(x) <= weft_vm_f64(y))
+
+  // Conversions.
+  WEFT_VM_UNARY(I32_TO_I64_S, (uint64_t)(int64_t)weft_vm_i32(x))
+  WEFT_VM_UNARY(I32_TO_I64_U, (uint64_t)weft_vm_u32(x))
+  WEFT_VM_UNARY(I64_TO_I32, weft_vm_from_u32((uint32_t)x))
+  WEFT_VM_UNARY(I32_TO_F32_S, weft_vm_from_f32((float)weft_vm_i32(x)))
+  WEFT_VM_UNARY(I32_TO_F32_U, weft_vm_from_f32((float)weft_vm_u32(x)))
+  WEFT_VM_UNARY(I32_TO_F64_S, weft_vm_from_f64((double)weft_vm_i32(x)))
+  WEFT_VM_UNARY(I32_TO_F64_U, weft_vm_from_f64((double)weft_vm_u32(x)))
+  WEFT_VM_UNARY(I64_TO_F32_S, weft_vm_from_f32((float)weft_vm_i64(x)))
+  WEFT_VM_UNARY(I64_TO_F64_S, weft_vm_from_f64((double)weft_vm_i64(x)))
+  WEFT_VM_UNARY(F32_TO_I32_S,
+                weft_vm_from_u32((uint32_t)weft_vm_f64_to_i32_s(
+                    (double)weft_vm_f32(x))))
+  WEFT_VM_UNARY(F32_TO_I32_U,
+                weft_vm_from_u32(weft_vm_f64_to_i32_u((double)weft_vm_f32(x))))
+  WEFT_VM_UNARY(F64_TO_I32_S,
+                weft_vm_from_u32((uint32_t)weft_vm_f64_to_i32_s(weft_vm_f64(x))))
+  WEFT_VM_UNARY(F64_TO_I64_S, (uint64_t)weft_vm_f64_to_i64_s(weft_vm_f64(x)))
+  WEFT_VM_UNARY(F32_TO_F64, weft_vm_from_f64((double)weft_vm_f32(x)))
+  WEFT_VM_UNARY(F64_TO_F32, weft_vm_from_f32((float)weft_vm_f64(x)))
+
+  // Control.
+  WEFT_VM_CASE(BR) : { WEFT_VM_JUMP(ip->imm); }
+  WEFT_VM_CASE(BR_IF) : {
+    if (weft_vm_u32(s[ip->a])) WEFT_VM_JUMP(ip->imm);
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(BR_UNLESS) : {
+    if (!weft_vm_u32(s[ip->a])) WEFT_VM_JUMP(ip->imm);
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(CALL) : {
+    WEFT_VM_SAVE_PC();
+    const weft_vm_bytecode_t* bytecode = frame->bytecode;
+    status = weft_vm_call(stack, bytecode, &bytecode->functions[ip->a],
+                          ip->imm);
+    if (!weft_status_is_ok(status)) goto done;
+    WEFT_VM_LOAD_FRAME();
+    if (--budget_left == 0) goto out_of_budget;
+    WEFT_VM_DISPATCH();
+  }
+  WEFT_VM_CASE(CALL_IMPORT) : {
+    const weft_vm_import_t* import = &frame->bytecode->imports[ip->a];
+    char what[256];
+    snprintf(what, sizeof(what), "import %s.%s is not linked",
+             import->module_name ? import->module_name : "?",
+             import->function_name ? import->function_name : "?");
+    WEFT_VM_FAIL(weft_vm_trap(frame, (uint32_t)(ip - code),
+                              WEFT_STATUS_FAILED_PRECONDITION, what));
+  }
+  WEFT_VM_CASE(RET) : {
+    const bool outermost = stack->depth == 1;
+    weft_vm_return(stack, ip->imm, results, result_count);
+    if (outermost) {
+      *out_done = true;
+      return WEFT_OK;
+    }
+    WEFT_VM_LOAD_FRAME();
+    WEFT_VM_DISPATCH();
+  }
+  WEFT_VM_CASE(FAIL) : {
+    const weft_vm_bytecode_t* bytecode = frame->bytecode;
+    const weft_vm_rodata_t message = bytecode->rodata[ip->imm];
+    char where[512];
+    weft_vm_where(frame, (uint32_t)(ip - code), where, sizeof(where));
+    WEFT_VM_FAIL(weft_status_make_(
+        __FILE__, __LINE__, (weft_status_code_t)ip->a, "%.*s (fail in %s)",
+        (int)message.length,
+        (const char*)bytecode->rodata_bytes + message.offset, where));
+  }
+
+  // Lists.
+  WEFT_VM_CASE(LIST_NEW) : {
+    weft_vm_list_t* list = NULL;
+    status = weft_vm_list_create(stack->allocator, weft_vm_u32(s[ip->b]),
+                                 &list);
+    if (!weft_status_is_ok(status)) {
+      WEFT_VM_FAIL(weft_vm_annotate_at(frame, (uint32_t)(ip - code), status));
+    }
+    weft_vm_ref_t ref = {list, &kWeftVmListType};
+    weft_vm_ref_move(&r[ip->a], &ref);
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(LIST_SIZE) : {
+    weft_vm_list_t* list = NULL;
+    status = weft_vm_check_list(frame, (uint32_t)(ip - code), r[ip->b], &list);
+    if (!weft_status_is_ok(status)) WEFT_VM_FAIL(status);
+    s[ip->a] = list->size;
+    WEFT_VM_NEXT();
+  }
+  WEFT_VM_CASE(LIST_RESIZE) : {
+    weft_vm_list_t* list = NULL;
+    status = weft_vm_check_list(frame, (uint32_t)(ip - code), r[ip->a], &list);
+    if (weft_status_is_ok(status)) {
+      status = weft_vm_annotate_at(frame, (uint32_t)(ip - code),
+                                   weft_vm_list_resize(list,
+                                                       weft_vm_u32(s[ip->b])));
+    }
+    if (!weft_status_is_ok(status)) WEFT_VM_FAIL(status);
+    WEFT_VM_NEXT();
+  }
+#define WEFT_VM_LIST_GET_SCALAR(name, value_type)                          \
+  WEFT_VM_CASE(name) : {                                                   \
+    weft_vm_list_t* list = NULL;                                           \
+    weft_vm_value_t value;                                                 \
+    status =                                                               \
+        weft_vm_check_list(frame, (uint32_t)(ip - code), r[ip->b], &list); \
+    if (weft_status_is_ok(status)) {                                       \
+      status = weft_vm_annotate_at(                                        \
+          frame, (uint32_t)(ip - code),                                    \
+          weft_vm_list_get(list, weft_vm_u32(s[ip->c]), value_type,        \
+                           &value));                                       \
+    }                                                                      \
+    if (!weft_status_is_ok(status)) WEFT_VM_FAIL(status);                  \
+    s[ip->a] = value.bits;                                                 \
+    WEFT_VM_NEXT();                                                        \
+  }
+  WEFT_VM_LIST_GET_SCALAR(LIST_GET_I32, WEFT_VM_TYPE_I32)
+  WEFT_VM_LIST_GET_SCALAR(LIST_GET_I64, WEFT_VM_TYPE_I64)
+  WEFT_VM_LIST_GET_SCALAR(LIST_GET_F32, WEFT_VM_TYPE_F32)
+  WEFT_VM_LIST_GET_SCALAR(LIST_GET_F64, WEFT_VM_TYPE_F64)
+#undef WEFT_VM_LIST_GET_SCALAR
+  WEFT_VM_CASE(LIST_GET_REF) : {
+    weft_vm_list_t* list = NULL;
+    weft_vm_value_t value;
+    status = weft_vm_check_list(frame, (uint32_t)(ip - code), r[ip->b], &list);
+    if (weft_status_is_ok(status)) {
+      status = weft_vm_annotate_at(
+          frame, (uint32_t)(ip - code),
+          weft_vm_list_get(list, weft_vm_u32(s[ip->c]), WEFT_VM_TYPE_REF,
+                           &value));
+    }
+    if (!weft_status_is_ok(status)) WEFT_VM_FAIL(status);
+    weft_vm_ref_move(&r[ip->a], &value.ref);
+    WEFT_VM_NEXT();
+  }
+#define WEFT_VM_LIST_SET_SCALAR(name, value_type)                          \
+  WEFT_VM_CASE(name) : {                                                   \
+    weft_vm_list_t* list = NULL;                                           \
+    weft_vm_value_t value;                                                 \
+    value.type = value_type;                                               \
+    value.bits = (value_type == WEFT_VM_TYPE_I32 ||                        \
+                  value_type == WEFT_VM_TYPE_F32)                          \
+                     ? weft_vm_from_u32(weft_vm_u32(s[ip->c]))             \
+                     : s[ip->c];                                           \
+    status =                                                               \
+        weft_vm_check_list(frame, (uint32_t)(ip - code), r[ip->a], &list); \
+    if (weft_status_is_ok(status)) {                                       \
+      status = weft_vm_annotate_at(                                        \
+          frame, (uint32_t)(ip - code),                                    \
+          weft_vm_list_set(list, weft_vm_u32(s[ip->b]), &value));          \
+    }                                                                      \
+    if (!weft_status_is_ok(status)) WEFT_VM_FAIL(status);                  \
+    WEFT_VM_NEXT();                                                        \
+  }
+  WEFT_VM_LIST_SET_SCALAR(LIST_SET_I32, WEFT_VM_TYPE_I32)
+  WEFT_VM_LIST_SET_SCALAR(LIST_SET_I64, WEFT_VM_TYPE_I64)
+  WEFT_VM_LIST_SET_SCALAR(LIST_SET_F32, WEFT_VM_TYPE_F32)
+  WEFT_VM_LIST_SET_SCALAR(LIST_SET_F64, WEFT_VM_TYPE_F64)
+#undef WEFT_VM_LIST_SET_SCALAR
+  WEFT_VM_CASE(LIST_SET_REF) : {
+    weft_vm_list_t* list = NULL;
+    weft_vm_value_t value;
+    value.type = WEFT_VM_TYPE_REF;
+    value.ref = r[ip->c];
+    status = weft_vm_check_list(frame, (uint32_t)(ip - code), r[ip->a], &list);
+    if (weft_status_is_ok(status)) {
+      status = weft_vm_annotate_at(
+          frame, (uint32_t)(ip - code),
+          weft_vm_list_set(list, weft_vm_u32(s[ip->b]), &value));
+    }
+    if (!weft_status_is_ok(status)) WEFT_VM_FAIL(status);
+    WEFT_VM_NEXT();
+  }
+
+  WEFT_VM_LOOP_END
+
+out_of_budget:
+  // |ip| is the next instruction to run.
+  frame->pc = (uint32_t)(ip - code);
+  return WEFT_OK;
+
+done:
+  return weft_vm_stack_annotate(stack, status);
+}

@@ -1,0 +1,79 @@
+// weft VM: an invocation's stack of frames and its register files.
+//
+// Frames, scalar registers and ref registers live in three arrays that grow
+// (by doubling) as calls go deeper, so a suspended invocation holds only
+// what its frames use. Frames address their registers by offset, never by
+// pointer, so growth never invalidates them; the interpreter re-reads its
+// register pointers after every call. Depth is bounded: a call past
+// |max_depth| is RESOURCE_EXHAUSTED naming the function and the depth.
+#ifndef WEFT_VM_STACK_H_
+#define WEFT_VM_STACK_H_
+
+#include <stdint.h>
+
+#include "vm/bytecode.h"
+#include "vm/value.h"
+#include "weft/allocator.h"
+#include "weft/status.h"
+
+// Where a frame's results go when it returns: UINT32_MAX for the
+// invocation itself (the first frame).
+#define WEFT_VM_FRAME_RESULTS_TO_INVOCATION UINT32_MAX
+
+typedef struct weft_vm_frame_t {
+  const weft_vm_bytecode_t* bytecode;
+  const weft_vm_function_t* function;
+  // The next instruction, relative to the function's first.
+  uint32_t pc;
+  uint32_t scalar_base;
+  uint32_t ref_base;
+  // The caller's operand list entry of the first result register (the call
+  // instruction's list, after its arguments).
+  uint32_t result_operands;
+} weft_vm_frame_t;
+
+// The default bound on frames.
+#define WEFT_VM_STACK_DEFAULT_MAX_DEPTH 1024
+
+typedef struct weft_vm_stack_t {
+  weft_allocator_t allocator;
+  uint32_t max_depth;
+  weft_vm_frame_t* frames;
+  uint32_t depth;
+  uint32_t frame_capacity;
+  uint64_t* scalars;
+  uint32_t scalar_top;
+  uint32_t scalar_capacity;
+  weft_vm_ref_t* refs;
+  uint32_t ref_top;
+  uint32_t ref_capacity;
+} weft_vm_stack_t;
+
+void weft_vm_stack_initialize(weft_allocator_t allocator, uint32_t max_depth,
+                              weft_vm_stack_t* out_stack);
+
+// Releases every ref still held and frees the arrays.
+void weft_vm_stack_deinitialize(weft_vm_stack_t* stack);
+
+// Pushes a frame for |function| of |bytecode| with zeroed scalar and null
+// ref registers. RESOURCE_EXHAUSTED past the depth bound (naming the
+// function and the depth) or when the allocator refuses.
+weft_status_t weft_vm_stack_push(weft_vm_stack_t* stack,
+                                 const weft_vm_bytecode_t* bytecode,
+                                 const weft_vm_function_t* function,
+                                 uint32_t result_operands,
+                                 weft_vm_frame_t** out_frame);
+
+// Pops the top frame, releasing its refs.
+void weft_vm_stack_pop(weft_vm_stack_t* stack);
+
+static inline weft_vm_frame_t* weft_vm_stack_top(weft_vm_stack_t* stack) {
+  return stack->depth ? &stack->frames[stack->depth - 1] : NULL;
+}
+
+// Annotates |status| (consumed, returned) with the VM call stack, innermost
+// first: "at MODULE.FUNCTION (FILE:LINE)" per frame.
+weft_status_t weft_vm_stack_annotate(const weft_vm_stack_t* stack,
+                                     weft_status_t status);
+
+#endif  // WEFT_VM_STACK_H_
