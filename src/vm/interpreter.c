@@ -153,105 +153,245 @@ static weft_status_t weft_vm_annotate_at(const weft_vm_frame_t* frame,
 // Calls
 //===----------------------------------------------------------------------===//
 
-// Pushes a frame for |callee| and copies the arguments named by
-// operands[first...] of |caller| into its first registers.
+// Pushes a frame for |callee| (of |instance|, |bytecode|) and copies the
+// arguments named by the caller's |operands| into its first registers.
 static weft_status_t weft_vm_call(weft_vm_stack_t* stack,
+                                  const uint16_t* operands, uint32_t first,
+                                  const weft_vm_instance_t* instance,
                                   const weft_vm_bytecode_t* bytecode,
-                                  const weft_vm_function_t* callee,
-                                  uint32_t first) {
+                                  const weft_vm_function_t* callee) {
   const uint32_t caller_scalar_base = stack->frames[stack->depth - 1].scalar_base;
   const uint32_t caller_ref_base = stack->frames[stack->depth - 1].ref_base;
   weft_vm_frame_t* frame = NULL;
-  weft_status_t status = weft_vm_stack_push(
-      stack, bytecode, callee, first + callee->signature.arg_count, &frame);
+  weft_status_t status =
+      weft_vm_stack_push(stack, instance, bytecode, callee,
+                         first + callee->signature.arg_count, &frame);
   if (weft_status_is_ok(status)) {
-    const uint16_t* operands = bytecode->operands + first;
+    const uint16_t* args = operands + first;
     uint32_t scalar_index = 0;
     uint32_t ref_index = 0;
     for (uint32_t i = 0; i < callee->signature.arg_count; ++i) {
       if (callee->signature.types[i] == WEFT_VM_TYPE_REF) {
-        weft_vm_ref_t ref = stack->refs[caller_ref_base + operands[i]];
+        weft_vm_ref_t ref = stack->refs[caller_ref_base + args[i]];
         weft_vm_ref_retain(ref);
         stack->refs[frame->ref_base + ref_index++] = ref;
       } else {
         stack->scalars[frame->scalar_base + scalar_index++] =
-            stack->scalars[caller_scalar_base + operands[i]];
+            stack->scalars[caller_scalar_base + args[i]];
       }
     }
   }
   return status;
 }
 
-// Returns from the top frame: copies the values named by operands[first...]
-// to the caller's result registers (or to |results|) and pops it.
-static void weft_vm_return(weft_vm_stack_t* stack, uint32_t first,
-                           weft_vm_value_t* results, uint32_t result_count) {
-  const weft_vm_frame_t* frame = &stack->frames[stack->depth - 1];
-  const weft_vm_bytecode_t* bytecode = frame->bytecode;
-  const weft_vm_signature_t signature = frame->function->signature;
-  const uint8_t* types = signature.types + signature.arg_count;
-  const uint16_t* values = bytecode->operands + first;
-  if (frame->result_operands == WEFT_VM_FRAME_RESULTS_TO_INVOCATION) {
-    for (uint32_t i = 0; i < signature.ret_count && i < result_count; ++i) {
-      results[i].type = (weft_vm_value_type_t)types[i];
-      if (types[i] == WEFT_VM_TYPE_REF) {
-        // Moved out: the pop below must not release it.
-        results[i].ref = stack->refs[frame->ref_base + values[i]];
-        weft_vm_ref_retain(results[i].ref);
+// Checks a native call's ref arguments against its signature: non-null
+// unless the signature allows null, and of the named type.
+static weft_status_t weft_vm_check_native_args(const weft_vm_frame_t* frame,
+                                               const weft_vm_value_t* args) {
+  const weft_vm_parsed_signature_t* signature = frame->native_signature;
+  for (uint32_t i = 0; i < signature->arg_count; ++i) {
+    if (args[i].type != WEFT_VM_TYPE_REF) continue;
+    const weft_vm_ref_t ref = args[i].ref;
+    const uint16_t name_length = signature->ref_name_length[i];
+    const char* name = signature->canonical + signature->ref_name_offset[i];
+    if (!ref.object) {
+      if (!signature->nullable[i]) {
+        return WEFT_STATUS(INVALID_ARGUMENT,
+                           "%s.%s: argument %" PRIu32
+                           " is null but its signature %s does not allow it",
+                           frame->instance->module->name, frame->native->name,
+                           i, signature->canonical);
+      }
+    } else if (name_length &&
+               (strlen(ref.type->name) != name_length ||
+                memcmp(ref.type->name, name, name_length) != 0)) {
+      return WEFT_STATUS(INVALID_ARGUMENT,
+                         "%s.%s: argument %" PRIu32 " is a '%s', not a '%.*s'",
+                         frame->instance->module->name, frame->native->name, i,
+                         ref.type->name, (int)name_length, name);
+    }
+  }
+  return WEFT_OK;
+}
+
+// Pushes a frame for native function |function_index| of |instance| with
+// the arguments named by the caller's |operands| (from |first|).
+static weft_status_t weft_vm_call_native(weft_vm_stack_t* stack,
+                                         const uint16_t* operands,
+                                         uint32_t first,
+                                         const weft_vm_instance_t* instance,
+                                         uint32_t function_index) {
+  const uint32_t caller_scalar_base = stack->frames[stack->depth - 1].scalar_base;
+  const uint32_t caller_ref_base = stack->frames[stack->depth - 1].ref_base;
+  const weft_vm_parsed_signature_t* signature =
+      &instance->module->native_parsed[function_index];
+  weft_vm_frame_t* frame = NULL;
+  weft_status_t status = weft_vm_stack_push_native(
+      stack, instance, function_index, first + signature->arg_count, &frame);
+  if (weft_status_is_ok(status)) {
+    weft_vm_value_t* values = stack->values + frame->values_base;
+    const uint16_t* args = operands + first;
+    for (uint32_t i = 0; i < signature->arg_count; ++i) {
+      if (signature->types[i] == WEFT_VM_TYPE_REF) {
+        values[i].ref = stack->refs[caller_ref_base + args[i]];
+        weft_vm_ref_retain(values[i].ref);
       } else {
-        results[i].bits = stack->scalars[frame->scalar_base + values[i]];
+        values[i].bits = stack->scalars[caller_scalar_base + args[i]];
       }
     }
-  } else {
-    const weft_vm_frame_t* caller = &stack->frames[stack->depth - 2];
-    const uint16_t* targets = caller->bytecode->operands + frame->result_operands;
-    for (uint32_t i = 0; i < signature.ret_count; ++i) {
-      if (types[i] == WEFT_VM_TYPE_REF) {
-        weft_vm_ref_assign(&stack->refs[caller->ref_base + targets[i]],
-                           stack->refs[frame->ref_base + values[i]]);
+    status = weft_vm_check_native_args(frame, values);
+  }
+  return status;
+}
+
+// Hands the top frame's results to its caller's result registers (or to
+// |results| for the outermost frame) and pops it. |values| are the results
+// as registers of the frame: |value_registers| indices into its files
+// (bytecode frames), or NULL with |native_results| set (native frames).
+static void weft_vm_return(weft_vm_stack_t* stack,
+                           const uint16_t* value_registers,
+                           weft_vm_value_t* native_results,
+                           weft_vm_value_t* results, uint32_t result_count) {
+  const weft_vm_frame_t* frame = &stack->frames[stack->depth - 1];
+  const uint32_t ret_count = frame->native
+                                 ? frame->native_signature->ret_count
+                                 : frame->function->signature.ret_count;
+  const uint8_t* types =
+      frame->native
+          ? frame->native_signature->types + frame->native_signature->arg_count
+          : frame->function->signature.types +
+                frame->function->signature.arg_count;
+  for (uint32_t i = 0; i < ret_count; ++i) {
+    // The value, with a reference of its own for the receiver.
+    weft_vm_value_t value;
+    value.type = (weft_vm_value_type_t)types[i];
+    if (native_results) {
+      value = native_results[i];
+      value.type = (weft_vm_value_type_t)types[i];
+      if (value.type == WEFT_VM_TYPE_REF) weft_vm_ref_retain(value.ref);
+    } else if (value.type == WEFT_VM_TYPE_REF) {
+      value.ref = stack->refs[frame->ref_base + value_registers[i]];
+      weft_vm_ref_retain(value.ref);
+    } else {
+      value.bits = stack->scalars[frame->scalar_base + value_registers[i]];
+    }
+    if (frame->result_operands == WEFT_VM_FRAME_RESULTS_TO_INVOCATION) {
+      if (i < result_count) {
+        results[i] = value;
+      } else if (value.type == WEFT_VM_TYPE_REF) {
+        weft_vm_ref_release(value.ref);
+      }
+    } else {
+      const weft_vm_frame_t* caller = &stack->frames[stack->depth - 2];
+      const uint16_t target =
+          caller->bytecode->operands[frame->result_operands + i];
+      if (value.type == WEFT_VM_TYPE_REF) {
+        weft_vm_ref_move(&stack->refs[caller->ref_base + target], &value.ref);
       } else {
-        stack->scalars[caller->scalar_base + targets[i]] =
-            stack->scalars[frame->scalar_base + values[i]];
+        stack->scalars[caller->scalar_base + target] = value.bits;
       }
     }
   }
   weft_vm_stack_pop(stack);
 }
 
+// Runs the native top frame once: OK hands its results on and pops it;
+// DEFERRED leaves it waiting on |stack->wait| (|*out_waiting|); an error is
+// returned annotated with the VM stack.
+static weft_status_t weft_vm_native_step(weft_vm_stack_t* stack,
+                                         weft_vm_value_t* results,
+                                         uint32_t result_count,
+                                         bool* out_waiting) {
+  *out_waiting = false;
+  weft_vm_frame_t* frame = &stack->frames[stack->depth - 1];
+  weft_vm_value_t* values = stack->values + frame->values_base;
+  weft_vm_native_call_t call = {
+      .module_state = frame->instance->state,
+      .args = values,
+      .results = values + frame->native_signature->arg_count,
+      .pc = frame->pc,
+      .wait_result = stack->wait_result,
+      .wait = &stack->wait,
+      .allocator = stack->allocator,
+  };
+  stack->wait_result = WEFT_OK;
+  weft_status_t status = frame->native->fn(&call);
+  frame->pc = call.pc;
+  if (weft_status_is(status, WEFT_STATUS_DEFERRED)) {
+    weft_status_ignore(status);
+    status = WEFT_OK;
+    if (stack->wait.count == 0) {
+      status = WEFT_STATUS(INTERNAL,
+                           "%s.%s returned DEFERRED without a wait source",
+                           frame->instance->module->name, frame->native->name);
+    } else {
+      *out_waiting = true;
+    }
+  } else if (weft_status_is_ok(status)) {
+    weft_vm_wait_frame_clear(&stack->wait);
+    weft_vm_return(stack, NULL, call.results, results, result_count);
+  }
+  return weft_vm_stack_annotate(stack, status);
+}
+
 weft_status_t weft_vm_interpreter_begin(weft_vm_stack_t* stack,
+                                        const weft_vm_instance_t* instance,
                                         const weft_vm_bytecode_t* bytecode,
                                         uint32_t function_index,
                                         const weft_vm_value_t* args,
                                         uint32_t arg_count) {
-  if (function_index >= bytecode->function_count) {
+  const weft_vm_module_t* module = instance ? instance->module : NULL;
+  if (module) bytecode = module->bytecode;
+  const char* module_name =
+      module ? module->name : (bytecode->name ? bytecode->name : "?");
+  const uint32_t function_count =
+      module ? weft_vm_module_function_count(module) : bytecode->function_count;
+  if (function_index >= function_count) {
     return WEFT_STATUS(INVALID_ARGUMENT,
                        "module '%s' has no function %" PRIu32 " (it has %" PRIu32
                        ")",
-                       bytecode->name ? bytecode->name : "?", function_index,
-                       bytecode->function_count);
+                       module_name, function_index, function_count);
   }
-  const weft_vm_function_t* function = &bytecode->functions[function_index];
-  const weft_vm_signature_t signature = function->signature;
+  const weft_vm_signature_t signature =
+      module ? weft_vm_module_function_signature(module, function_index)
+             : bytecode->functions[function_index].signature;
+  const char* function_name =
+      module ? weft_vm_module_function_name(module, function_index)
+             : bytecode->functions[function_index].name;
   if (arg_count != signature.arg_count) {
     return WEFT_STATUS(INVALID_ARGUMENT,
-                       "%s.%s takes %u arguments, got %" PRIu32,
-                       bytecode->name ? bytecode->name : "?", function->name,
-                       signature.arg_count, arg_count);
+                       "%s.%s takes %u arguments, got %" PRIu32, module_name,
+                       function_name, signature.arg_count, arg_count);
   }
   for (uint32_t i = 0; i < arg_count; ++i) {
     if (args[i].type != signature.types[i]) {
       return WEFT_STATUS(INVALID_ARGUMENT,
                          "%s.%s: argument %" PRIu32 " is %s, not %s",
-                         bytecode->name ? bytecode->name : "?", function->name,
-                         i, weft_vm_value_type_name(args[i].type),
+                         module_name, function_name, i,
+                         weft_vm_value_type_name(args[i].type),
                          weft_vm_value_type_name(
                              (weft_vm_value_type_t)signature.types[i]));
     }
   }
   weft_vm_frame_t* frame = NULL;
-  weft_status_t status =
-      weft_vm_stack_push(stack, bytecode, function,
-                         WEFT_VM_FRAME_RESULTS_TO_INVOCATION, &frame);
+  weft_status_t status = WEFT_OK;
+  if (module && module->kind == WEFT_VM_MODULE_NATIVE) {
+    status = weft_vm_stack_push_native(stack, instance, function_index,
+                                       WEFT_VM_FRAME_RESULTS_TO_INVOCATION,
+                                       &frame);
+    if (weft_status_is_ok(status)) {
+      weft_vm_value_t* values = stack->values + frame->values_base;
+      for (uint32_t i = 0; i < arg_count; ++i) {
+        values[i] = args[i];
+        if (args[i].type == WEFT_VM_TYPE_REF) weft_vm_ref_retain(args[i].ref);
+      }
+      status = weft_vm_check_native_args(frame, values);
+    }
+    return status;
+  }
+  status = weft_vm_stack_push(stack, instance, bytecode,
+                              &bytecode->functions[function_index],
+                              WEFT_VM_FRAME_RESULTS_TO_INVOCATION, &frame);
   if (weft_status_is_ok(status)) {
     uint32_t scalar_index = 0;
     uint32_t ref_index = 0;
@@ -344,8 +484,9 @@ weft_status_t weft_vm_interpreter_begin(weft_vm_stack_t* stack,
 
 weft_status_t weft_vm_interpreter_run(weft_vm_stack_t* stack, uint64_t budget,
                                       weft_vm_value_t* results,
-                                      uint32_t result_count, bool* out_done) {
-  *out_done = false;
+                                      uint32_t result_count,
+                                      weft_vm_run_state_t* out_state) {
+  *out_state = WEFT_VM_RUN_YIELDED;
   if (stack->depth == 0) {
     return WEFT_STATUS(FAILED_PRECONDITION,
                        "the VM stack has no frame to run");
@@ -364,6 +505,20 @@ weft_status_t weft_vm_interpreter_run(weft_vm_stack_t* stack, uint64_t budget,
   const weft_vm_instruction_t* ip;
   uint64_t* s;
   weft_vm_ref_t* r;
+  bool waiting = false;
+  if (stack->frames[stack->depth - 1].native) {
+    // Resuming a native call after its wait (or running a native entry).
+    status = weft_vm_native_step(stack, results, result_count, &waiting);
+    if (!weft_status_is_ok(status)) return status;
+    if (waiting) {
+      *out_state = WEFT_VM_RUN_WAITING;
+      return WEFT_OK;
+    }
+    if (stack->depth == 0) {
+      *out_state = WEFT_VM_RUN_DONE;
+      return WEFT_OK;
+    }
+  }
   WEFT_VM_LOAD_FRAME();
 
   WEFT_VM_LOOP_BEGIN
@@ -627,27 +782,54 @@ weft_status_t weft_vm_interpreter_run(weft_vm_stack_t* stack, uint64_t budget,
   WEFT_VM_CASE(CALL) : {
     WEFT_VM_SAVE_PC();
     const weft_vm_bytecode_t* bytecode = frame->bytecode;
-    status = weft_vm_call(stack, bytecode, &bytecode->functions[ip->a],
-                          ip->imm);
+    status = weft_vm_call(stack, bytecode->operands, ip->imm, frame->instance,
+                          bytecode, &bytecode->functions[ip->a]);
     if (!weft_status_is_ok(status)) goto done;
     WEFT_VM_LOAD_FRAME();
     if (--budget_left == 0) goto out_of_budget;
     WEFT_VM_DISPATCH();
   }
   WEFT_VM_CASE(CALL_IMPORT) : {
-    const weft_vm_import_t* import = &frame->bytecode->imports[ip->a];
-    char what[256];
-    snprintf(what, sizeof(what), "import %s.%s is not linked",
-             import->module_name ? import->module_name : "?",
-             import->function_name ? import->function_name : "?");
-    WEFT_VM_FAIL(weft_vm_trap(frame, (uint32_t)(ip - code),
-                              WEFT_STATUS_FAILED_PRECONDITION, what));
+    WEFT_VM_SAVE_PC();
+    if (!frame->instance) {
+      const weft_vm_import_t* import = &frame->bytecode->imports[ip->a];
+      char what[256];
+      snprintf(what, sizeof(what), "import %s.%s is not linked",
+               import->module_name ? import->module_name : "?",
+               import->function_name ? import->function_name : "?");
+      status = weft_vm_trap(frame, (uint32_t)(ip - code),
+                            WEFT_STATUS_FAILED_PRECONDITION, what);
+      goto done;
+    }
+    const weft_vm_import_target_t target = frame->instance->imports[ip->a];
+    const weft_vm_module_t* callee_module = target.instance->module;
+    if (callee_module->kind == WEFT_VM_MODULE_BYTECODE) {
+      status = weft_vm_call(
+          stack, frame->bytecode->operands, ip->imm, target.instance,
+          callee_module->bytecode,
+          &callee_module->bytecode->functions[target.function_index]);
+      if (!weft_status_is_ok(status)) goto done;
+    } else {
+      status = weft_vm_call_native(stack, frame->bytecode->operands, ip->imm,
+                                   target.instance, target.function_index);
+      if (!weft_status_is_ok(status)) goto done;
+      status = weft_vm_native_step(stack, results, result_count, &waiting);
+      if (!weft_status_is_ok(status)) return status;  // annotated already
+      if (waiting) {
+        *out_state = WEFT_VM_RUN_WAITING;
+        return WEFT_OK;
+      }
+    }
+    WEFT_VM_LOAD_FRAME();
+    if (--budget_left == 0) goto out_of_budget;
+    WEFT_VM_DISPATCH();
   }
   WEFT_VM_CASE(RET) : {
     const bool outermost = stack->depth == 1;
-    weft_vm_return(stack, ip->imm, results, result_count);
+    weft_vm_return(stack, frame->bytecode->operands + ip->imm, NULL, results,
+                   result_count);
     if (outermost) {
-      *out_done = true;
+      *out_state = WEFT_VM_RUN_DONE;
       return WEFT_OK;
     }
     WEFT_VM_LOAD_FRAME();

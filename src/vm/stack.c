@@ -10,10 +10,15 @@ void weft_vm_stack_initialize(weft_allocator_t allocator, uint32_t max_depth,
   memset(out_stack, 0, sizeof(*out_stack));
   out_stack->allocator = allocator;
   out_stack->max_depth = max_depth ? max_depth : WEFT_VM_STACK_DEFAULT_MAX_DEPTH;
+  out_stack->wait.allocator = allocator;
+  weft_vm_wait_frame_clear(&out_stack->wait);
 }
 
 void weft_vm_stack_deinitialize(weft_vm_stack_t* stack) {
   while (stack->depth) weft_vm_stack_pop(stack);
+  weft_vm_wait_frame_clear(&stack->wait);
+  weft_status_free(stack->wait_result);
+  weft_allocator_free(stack->allocator, stack->values);
   weft_allocator_free(stack->allocator, stack->frames);
   weft_allocator_free(stack->allocator, stack->scalars);
   weft_allocator_free(stack->allocator, stack->refs);
@@ -39,20 +44,29 @@ static weft_status_t weft_vm_stack_grow(weft_allocator_t allocator,
   return status;
 }
 
+// RESOURCE_EXHAUSTED when one more frame would pass the depth bound.
+static weft_status_t weft_vm_stack_check_depth(const weft_vm_stack_t* stack,
+                                               const char* module_name,
+                                               const char* function_name) {
+  if (stack->depth < stack->max_depth) return WEFT_OK;
+  return WEFT_STATUS(RESOURCE_EXHAUSTED,
+                     "VM stack overflow: calling '%s.%s' at depth %" PRIu32
+                     " (the limit is %" PRIu32 " frames)",
+                     module_name ? module_name : "?",
+                     function_name ? function_name : "?", stack->depth,
+                     stack->max_depth);
+}
+
 weft_status_t weft_vm_stack_push(weft_vm_stack_t* stack,
+                                 const weft_vm_instance_t* instance,
                                  const weft_vm_bytecode_t* bytecode,
                                  const weft_vm_function_t* function,
                                  uint32_t result_operands,
                                  weft_vm_frame_t** out_frame) {
   *out_frame = NULL;
-  if (stack->depth >= stack->max_depth) {
-    return WEFT_STATUS(RESOURCE_EXHAUSTED,
-                       "VM stack overflow: calling '%s.%s' at depth %" PRIu32
-                       " (the limit is %" PRIu32 " frames)",
-                       bytecode->name ? bytecode->name : "?",
-                       function->name ? function->name : "?", stack->depth,
-                       stack->max_depth);
-  }
+  weft_status_t depth_status =
+      weft_vm_stack_check_depth(stack, bytecode->name, function->name);
+  if (!weft_status_is_ok(depth_status)) return depth_status;
   weft_status_t status = weft_vm_stack_grow(
       stack->allocator, (void**)&stack->frames, sizeof(*stack->frames),
       &stack->frame_capacity, (uint64_t)stack->depth + 1);
@@ -69,6 +83,8 @@ weft_status_t weft_vm_stack_push(weft_vm_stack_t* stack,
   }
   if (weft_status_is_ok(status)) {
     weft_vm_frame_t* frame = &stack->frames[stack->depth++];
+    memset(frame, 0, sizeof(*frame));
+    frame->instance = instance;
     frame->bytecode = bytecode;
     frame->function = function;
     frame->pc = 0;
@@ -90,10 +106,64 @@ weft_status_t weft_vm_stack_push(weft_vm_stack_t* stack,
   return status;
 }
 
+weft_status_t weft_vm_stack_push_native(weft_vm_stack_t* stack,
+                                        const weft_vm_instance_t* instance,
+                                        uint32_t function_index,
+                                        uint32_t result_operands,
+                                        weft_vm_frame_t** out_frame) {
+  *out_frame = NULL;
+  const weft_vm_module_t* module = instance->module;
+  const weft_vm_native_function_t* native =
+      &module->native->functions[function_index];
+  const weft_vm_parsed_signature_t* signature =
+      &module->native_parsed[function_index];
+  weft_status_t status =
+      weft_vm_stack_check_depth(stack, module->name, native->name);
+  const uint32_t value_count =
+      (uint32_t)signature->arg_count + signature->ret_count;
+  if (weft_status_is_ok(status)) {
+    status = weft_vm_stack_grow(
+        stack->allocator, (void**)&stack->frames, sizeof(*stack->frames),
+        &stack->frame_capacity, (uint64_t)stack->depth + 1);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_vm_stack_grow(stack->allocator, (void**)&stack->values,
+                                sizeof(*stack->values), &stack->value_capacity,
+                                (uint64_t)stack->value_top + value_count);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_vm_frame_t* frame = &stack->frames[stack->depth++];
+    memset(frame, 0, sizeof(*frame));
+    frame->instance = instance;
+    frame->native = native;
+    frame->native_signature = signature;
+    frame->values_base = stack->value_top;
+    frame->scalar_base = stack->scalar_top;
+    frame->ref_base = stack->ref_top;
+    frame->result_operands = result_operands;
+    weft_vm_value_t* values = stack->values + stack->value_top;
+    memset(values, 0, value_count * sizeof(*values));
+    for (uint32_t i = 0; i < value_count; ++i) {
+      values[i].type = (weft_vm_value_type_t)signature->types[i];
+    }
+    stack->value_top += value_count;
+    *out_frame = frame;
+  }
+  return status;
+}
+
 void weft_vm_stack_pop(weft_vm_stack_t* stack) {
   weft_vm_frame_t* frame = &stack->frames[stack->depth - 1];
   for (uint32_t i = frame->ref_base; i < stack->ref_top; ++i) {
     weft_vm_ref_release(stack->refs[i]);
+  }
+  if (frame->native) {
+    for (uint32_t i = frame->values_base; i < stack->value_top; ++i) {
+      if (stack->values[i].type == WEFT_VM_TYPE_REF) {
+        weft_vm_ref_release(stack->values[i].ref);
+      }
+    }
+    stack->value_top = frame->values_base;
   }
   stack->scalar_top = frame->scalar_base;
   stack->ref_top = frame->ref_base;
@@ -108,6 +178,16 @@ weft_status_t weft_vm_stack_annotate(const weft_vm_stack_t* stack,
   trace[0] = '\0';
   for (uint32_t i = stack->depth; i > 0 && used + 1 < sizeof(trace); --i) {
     const weft_vm_frame_t* frame = &stack->frames[i - 1];
+    int written;
+    if (frame->native) {
+      written = snprintf(trace + used, sizeof(trace) - used, "%sat %s.%s (native)",
+                         used ? ", " : "", frame->instance->module->name,
+                         frame->native->name);
+      if (written < 0) break;
+      used += (size_t)written;
+      if (used >= sizeof(trace)) used = sizeof(trace) - 1;
+      continue;
+    }
     const weft_vm_bytecode_t* bytecode = frame->bytecode;
     // The instruction running in this frame: the one before |pc|.
     const uint32_t index = frame->pc ? frame->pc - 1 : 0;
@@ -116,7 +196,6 @@ weft_status_t weft_vm_stack_annotate(const weft_vm_stack_t* stack,
     if (bytecode->lines && code_index < bytecode->code_count) {
       line = bytecode->lines[code_index];
     }
-    int written;
     if (line) {
       written = snprintf(trace + used, sizeof(trace) - used,
                          "%sat %s.%s (%s:%" PRIu32 ")", used ? ", " : "",

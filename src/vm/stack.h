@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "vm/bytecode.h"
+#include "vm/context.h"
+#include "vm/module.h"
 #include "vm/value.h"
 #include "weft/allocator.h"
 #include "weft/status.h"
@@ -21,8 +23,17 @@
 #define WEFT_VM_FRAME_RESULTS_TO_INVOCATION UINT32_MAX
 
 typedef struct weft_vm_frame_t {
+  // The module instance the function belongs to (its imports); NULL for
+  // bytecode run without a context (then imports are not linked).
+  const weft_vm_instance_t* instance;
+  // Bytecode frames: the module and function. Native frames: |bytecode|
+  // and |function| are NULL and |native| is set.
   const weft_vm_bytecode_t* bytecode;
   const weft_vm_function_t* function;
+  const weft_vm_native_function_t* native;
+  const weft_vm_parsed_signature_t* native_signature;
+  // Native frames: arguments then results in the stack's value array.
+  uint32_t values_base;
   // The next instruction, relative to the function's first.
   uint32_t pc;
   uint32_t scalar_base;
@@ -47,6 +58,14 @@ typedef struct weft_vm_stack_t {
   weft_vm_ref_t* refs;
   uint32_t ref_top;
   uint32_t ref_capacity;
+  // Native frames' arguments and results.
+  weft_vm_value_t* values;
+  uint32_t value_top;
+  uint32_t value_capacity;
+  // The wait the top (native) frame entered before it returned DEFERRED,
+  // and the result handed to it when it is resumed.
+  weft_vm_wait_frame_t wait;
+  weft_status_t wait_result;
 } weft_vm_stack_t;
 
 void weft_vm_stack_initialize(weft_allocator_t allocator, uint32_t max_depth,
@@ -59,10 +78,19 @@ void weft_vm_stack_deinitialize(weft_vm_stack_t* stack);
 // ref registers. RESOURCE_EXHAUSTED past the depth bound (naming the
 // function and the depth) or when the allocator refuses.
 weft_status_t weft_vm_stack_push(weft_vm_stack_t* stack,
+                                 const weft_vm_instance_t* instance,
                                  const weft_vm_bytecode_t* bytecode,
                                  const weft_vm_function_t* function,
                                  uint32_t result_operands,
                                  weft_vm_frame_t** out_frame);
+
+// Pushes a frame for native function |function_index| of |instance| with
+// room for its arguments and results (zeroed: i32 0 and null refs).
+weft_status_t weft_vm_stack_push_native(weft_vm_stack_t* stack,
+                                        const weft_vm_instance_t* instance,
+                                        uint32_t function_index,
+                                        uint32_t result_operands,
+                                        weft_vm_frame_t** out_frame);
 
 // Pops the top frame, releasing its refs.
 void weft_vm_stack_pop(weft_vm_stack_t* stack);

@@ -33,11 +33,12 @@ static weft_status_t run(const weft_vm_bytecode_t* bytecode,
   if (!weft_status_is_ok(status)) return status;
   weft_vm_stack_t stack;
   weft_vm_stack_initialize(weft_allocator_system(), 0, &stack);
-  status = weft_vm_interpreter_begin(&stack, bytecode, 0, args, arg_count);
-  bool done = false;
-  while (weft_status_is_ok(status) && !done) {
+  status =
+      weft_vm_interpreter_begin(&stack, NULL, bytecode, 0, args, arg_count);
+  weft_vm_run_state_t state = WEFT_VM_RUN_YIELDED;
+  while (weft_status_is_ok(status) && state == WEFT_VM_RUN_YIELDED) {
     status = weft_vm_interpreter_run(&stack, 1000, results, result_count,
-                                     &done);
+                                     &state);
   }
   weft_vm_stack_deinitialize(&stack);
   return status;
@@ -477,14 +478,15 @@ static void budget_yields_and_resumes(void** state) {
   weft_vm_stack_t stack;
   weft_vm_stack_initialize(weft_allocator_system(), 0, &stack);
   weft_vm_value_t arg = {.type = WEFT_VM_TYPE_I32, .i32 = 100};
-  expect_ok(weft_vm_interpreter_begin(&stack, &bytecode, 0, &arg, 1));
+  expect_ok(weft_vm_interpreter_begin(&stack, NULL, &bytecode, 0, &arg, 1));
   weft_vm_value_t result = {0};
-  bool done = false;
+  weft_vm_run_state_t run_state = WEFT_VM_RUN_YIELDED;
   int turns = 0;
-  while (!done) {
-    expect_ok(weft_vm_interpreter_run(&stack, 10, &result, 1, &done));
+  while (run_state == WEFT_VM_RUN_YIELDED) {
+    expect_ok(weft_vm_interpreter_run(&stack, 10, &result, 1, &run_state));
     ++turns;
   }
+  assert_int_equal(run_state, WEFT_VM_RUN_DONE);
   assert_int_equal(result.i32, 0);
   assert_in_range(turns, 10, 11);
   assert_int_equal(stack.depth, 0);

@@ -1,0 +1,198 @@
+// weft VM: contexts (see context.h).
+#include "vm/context.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+// The canonical text of |signature| for messages and comparison: its own
+// text, or "(types)->(types)" made from the types.
+static const char* weft_vm_signature_text(weft_vm_signature_t signature,
+                                          char* buffer, size_t capacity) {
+  if (signature.text) return signature.text;
+  size_t used = 0;
+  buffer[0] = '\0';
+  const uint32_t count = (uint32_t)signature.arg_count + signature.ret_count;
+  for (uint32_t i = 0; i <= count && used + 8 < capacity; ++i) {
+    if (i == 0) buffer[used++] = '(';
+    if (i == signature.arg_count) {
+      memcpy(buffer + used, ")->(", 4);
+      used += 4;
+    } else if (i > 0 && i < count) {
+      buffer[used++] = ',';
+    }
+    if (i < count) {
+      const char* name =
+          weft_vm_value_type_name((weft_vm_value_type_t)signature.types[i]);
+      if (signature.types[i] == WEFT_VM_TYPE_REF) name = "r";
+      const size_t length = strlen(name);
+      memcpy(buffer + used, name, length);
+      used += length;
+    }
+  }
+  if (used + 1 < capacity) buffer[used++] = ')';
+  buffer[used] = '\0';
+  return buffer;
+}
+
+static const weft_vm_instance_t* weft_vm_context_find_instance(
+    const weft_vm_context_t* context, const char* name, size_t length) {
+  for (uint32_t i = 0; i < context->instance_count; ++i) {
+    const char* module_name = context->instances[i].module->name;
+    if (strlen(module_name) == length &&
+        memcmp(module_name, name, length) == 0) {
+      return &context->instances[i];
+    }
+  }
+  return NULL;
+}
+
+// Resolves import |index| of |instance|'s bytecode.
+static weft_status_t weft_vm_context_link_import(
+    const weft_vm_context_t* context, weft_vm_instance_t* instance,
+    uint32_t index) {
+  const weft_vm_import_t* import = &instance->module->bytecode->imports[index];
+  const char* module_name = import->module_name ? import->module_name : "";
+  const char* function_name =
+      import->function_name ? import->function_name : "";
+  const weft_vm_instance_t* target = weft_vm_context_find_instance(
+      context, module_name, strlen(module_name));
+  if (!target) {
+    return WEFT_STATUS(NOT_FOUND,
+                       "module '%s' imports %s.%s but the context has no "
+                       "module '%s'",
+                       instance->module->name, module_name, function_name,
+                       module_name);
+  }
+  uint32_t function_index = UINT32_MAX;
+  weft_status_t status =
+      weft_vm_module_lookup(target->module, function_name, &function_index);
+  if (!weft_status_is_ok(status)) {
+    return weft_status_annotate(status, "for the import %s.%s of module '%s'",
+                                module_name, function_name,
+                                instance->module->name);
+  }
+  char expected_buffer[1024];
+  char actual_buffer[1024];
+  const char* expected = weft_vm_signature_text(
+      import->signature, expected_buffer, sizeof(expected_buffer));
+  const char* actual = weft_vm_signature_text(
+      weft_vm_module_function_signature(target->module, function_index),
+      actual_buffer, sizeof(actual_buffer));
+  if (strcmp(expected, actual) != 0) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "module '%s' imports %s.%s as %s but module '%s' "
+                       "declares it %s",
+                       instance->module->name, module_name, function_name,
+                       expected, target->module->name, actual);
+  }
+  instance->imports[index].instance = target;
+  instance->imports[index].function_index = function_index;
+  return WEFT_OK;
+}
+
+// Frees what the instances hold (those with a module).
+static void weft_vm_context_free(weft_vm_context_t* context) {
+  for (uint32_t i = 0; i < context->instance_count; ++i) {
+    weft_vm_instance_t* instance = &context->instances[i];
+    if (!instance->module) continue;
+    const weft_vm_native_module_def_t* native = instance->module->native;
+    if (native && native->destroy_state && instance->state) {
+      native->destroy_state(native->user_data, instance->state);
+    }
+    weft_allocator_free(context->allocator, instance->imports);
+    weft_vm_module_release(instance->module);
+  }
+  weft_allocator_free(context->allocator, context->instances);
+  weft_allocator_free(context->allocator, context);
+}
+
+weft_status_t weft_vm_context_create(weft_vm_module_t* const* modules,
+                                     uint32_t module_count,
+                                     weft_allocator_t allocator,
+                                     weft_vm_context_t** out_context) {
+  *out_context = NULL;
+  weft_vm_context_t* context = NULL;
+  weft_status_t status =
+      weft_allocator_malloc(allocator, sizeof(*context), (void**)&context);
+  if (!weft_status_is_ok(status)) return status;
+  weft_ref_count_init(&context->ref_count);
+  context->allocator = allocator;
+  if (module_count) {
+    status = weft_allocator_malloc_array(allocator, module_count,
+                                         sizeof(*context->instances),
+                                         (void**)&context->instances);
+  }
+  // Instances first (imports may go to any module of the context), then
+  // state and imports.
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < module_count; ++i) {
+    if (weft_vm_context_find_instance(context, modules[i]->name,
+                                      strlen(modules[i]->name))) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "two modules are named '%s' in one context",
+                           modules[i]->name);
+      break;
+    }
+    weft_vm_module_retain(modules[i]);
+    context->instances[i].module = modules[i];
+    ++context->instance_count;
+  }
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < module_count; ++i) {
+    weft_vm_instance_t* instance = &context->instances[i];
+    const weft_vm_native_module_def_t* native = instance->module->native;
+    if (native && native->create_state) {
+      status = native->create_state(native->user_data, allocator,
+                                    &instance->state);
+    }
+    const weft_vm_bytecode_t* bytecode = instance->module->bytecode;
+    if (weft_status_is_ok(status) && bytecode && bytecode->import_count) {
+      status = weft_allocator_malloc_array(allocator, bytecode->import_count,
+                                           sizeof(*instance->imports),
+                                           (void**)&instance->imports);
+    }
+    for (uint32_t j = 0;
+         weft_status_is_ok(status) && bytecode && j < bytecode->import_count;
+         ++j) {
+      status = weft_vm_context_link_import(context, instance, j);
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    *out_context = context;
+  } else {
+    weft_vm_context_free(context);
+  }
+  return status;
+}
+
+void weft_vm_context_retain(weft_vm_context_t* context) {
+  if (context) weft_ref_count_inc(&context->ref_count);
+}
+
+void weft_vm_context_release(weft_vm_context_t* context) {
+  if (context && weft_ref_count_dec(&context->ref_count)) {
+    weft_vm_context_free(context);
+  }
+}
+
+weft_status_t weft_vm_context_resolve(const weft_vm_context_t* context,
+                                      const char* qualified_name,
+                                      const weft_vm_instance_t** out_instance,
+                                      uint32_t* out_function_index) {
+  *out_instance = NULL;
+  *out_function_index = UINT32_MAX;
+  const char* dot = strchr(qualified_name, '.');
+  if (!dot) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "'%s' is not MODULE.FUNCTION", qualified_name);
+  }
+  const size_t module_length = (size_t)(dot - qualified_name);
+  const weft_vm_instance_t* instance =
+      weft_vm_context_find_instance(context, qualified_name, module_length);
+  if (!instance) {
+    return WEFT_STATUS(NOT_FOUND, "the context has no module '%.*s'",
+                       (int)module_length, qualified_name);
+  }
+  weft_status_t status =
+      weft_vm_module_lookup(instance->module, dot + 1, out_function_index);
+  if (weft_status_is_ok(status)) *out_instance = instance;
+  return status;
+}

@@ -1,0 +1,247 @@
+// weft VM: modules and wait frames (see module.h).
+#include "vm/module.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vm/signature.h"
+
+weft_status_t weft_vm_module_create_bytecode(weft_allocator_t allocator,
+                                             weft_vm_bytecode_t* bytecode,
+                                             weft_vm_module_t** out_module) {
+  *out_module = NULL;
+  weft_vm_module_t* module = NULL;
+  weft_status_t status = weft_vm_bytecode_validate(bytecode);
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc(allocator, sizeof(*module), (void**)&module);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_ref_count_init(&module->ref_count);
+    module->allocator = allocator;
+    module->kind = WEFT_VM_MODULE_BYTECODE;
+    module->name = bytecode->name ? bytecode->name : "";
+    module->bytecode = bytecode;
+    *out_module = module;
+  } else {
+    weft_vm_bytecode_free(allocator, bytecode);
+  }
+  return status;
+}
+
+// Parses the signature of every function of |def| into one allocation:
+// the weft_vm_signature_t array, then the parsed forms it points into.
+static weft_status_t weft_vm_module_parse_native_signatures(
+    weft_allocator_t allocator, const weft_vm_native_module_def_t* def,
+    weft_vm_signature_t** out_signatures,
+    weft_vm_parsed_signature_t** out_parsed) {
+  *out_signatures = NULL;
+  *out_parsed = NULL;
+  weft_status_t status = WEFT_OK;
+  const size_t entry_size =
+      sizeof(weft_vm_signature_t) + sizeof(weft_vm_parsed_signature_t);
+  uint8_t* storage = NULL;
+  if (def->function_count) {
+    status = weft_allocator_malloc_array(allocator, def->function_count,
+                                         entry_size, (void**)&storage);
+  }
+  // Parsed forms first: they are the larger alignment.
+  weft_vm_parsed_signature_t* parsed = (weft_vm_parsed_signature_t*)storage;
+  weft_vm_signature_t* signatures =
+      (weft_vm_signature_t*)(parsed + def->function_count);
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < def->function_count;
+       ++i) {
+    const weft_vm_native_function_t* function = &def->functions[i];
+    if (!function->name || !function->fn || !function->signature) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "native module '%s': function %" PRIu32
+                           " has no name, implementation or signature",
+                           def->name, i);
+    } else {
+      status = weft_vm_signature_parse(function->signature,
+                                       strlen(function->signature),
+                                       &parsed[i]);
+      if (!weft_status_is_ok(status)) {
+        status = weft_status_annotate(status,
+                                      "in native module '%s' function '%s'",
+                                      def->name, function->name);
+      }
+    }
+    if (weft_status_is_ok(status)) {
+      signatures[i].arg_count = parsed[i].arg_count;
+      signatures[i].ret_count = parsed[i].ret_count;
+      signatures[i].types = parsed[i].types;
+      signatures[i].text = parsed[i].canonical;
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    *out_signatures = signatures;
+    *out_parsed = parsed;
+  } else {
+    weft_allocator_free(allocator, storage);
+  }
+  return status;
+}
+
+weft_status_t weft_vm_module_create_native(
+    weft_allocator_t allocator, const weft_vm_native_module_def_t* def,
+    weft_vm_module_t** out_module) {
+  *out_module = NULL;
+  weft_vm_module_t* module = NULL;
+  weft_vm_signature_t* signatures = NULL;
+  weft_vm_parsed_signature_t* parsed = NULL;
+  weft_status_t status = WEFT_OK;
+  if (!def->name || !def->name[0]) {
+    status = WEFT_STATUS(INVALID_ARGUMENT, "a native module has no name");
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_vm_module_parse_native_signatures(allocator, def,
+                                                    &signatures, &parsed);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc(allocator, sizeof(*module), (void**)&module);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_ref_count_init(&module->ref_count);
+    module->allocator = allocator;
+    module->kind = WEFT_VM_MODULE_NATIVE;
+    module->name = def->name;
+    module->native = def;
+    module->native_signatures = signatures;
+    module->native_parsed = parsed;
+    *out_module = module;
+  } else {
+    weft_allocator_free(allocator, parsed);
+  }
+  return status;
+}
+
+void weft_vm_module_retain(weft_vm_module_t* module) {
+  if (module) weft_ref_count_inc(&module->ref_count);
+}
+
+void weft_vm_module_release(weft_vm_module_t* module) {
+  if (module && weft_ref_count_dec(&module->ref_count)) {
+    weft_vm_bytecode_free(module->allocator, module->bytecode);
+    // One allocation, starting with the parsed forms.
+    weft_allocator_free(module->allocator, module->native_parsed);
+    weft_allocator_free(module->allocator, module);
+  }
+}
+
+uint32_t weft_vm_module_function_count(const weft_vm_module_t* module) {
+  return module->kind == WEFT_VM_MODULE_BYTECODE
+             ? module->bytecode->function_count
+             : module->native->function_count;
+}
+
+const char* weft_vm_module_function_name(const weft_vm_module_t* module,
+                                         uint32_t index) {
+  return module->kind == WEFT_VM_MODULE_BYTECODE
+             ? module->bytecode->functions[index].name
+             : module->native->functions[index].name;
+}
+
+weft_vm_signature_t weft_vm_module_function_signature(
+    const weft_vm_module_t* module, uint32_t index) {
+  return module->kind == WEFT_VM_MODULE_BYTECODE
+             ? module->bytecode->functions[index].signature
+             : module->native_signatures[index];
+}
+
+weft_status_t weft_vm_module_lookup(const weft_vm_module_t* module,
+                                    const char* name, uint32_t* out_index) {
+  *out_index = UINT32_MAX;
+  const uint32_t count = weft_vm_module_function_count(module);
+  for (uint32_t i = 0; i < count; ++i) {
+    const char* function_name = weft_vm_module_function_name(module, i);
+    if (function_name && strcmp(function_name, name) == 0) {
+      *out_index = i;
+      return WEFT_OK;
+    }
+  }
+  char names[512];
+  size_t used = 0;
+  names[0] = '\0';
+  for (uint32_t i = 0; i < count && used + 1 < sizeof(names); ++i) {
+    int written = snprintf(names + used, sizeof(names) - used, "%s'%s'",
+                           i ? ", " : "",
+                           weft_vm_module_function_name(module, i));
+    if (written < 0) break;
+    used += (size_t)written;
+  }
+  return WEFT_STATUS(NOT_FOUND,
+                     "module '%s' has no function '%s' (it has %" PRIu32
+                     ": %s)",
+                     module->name, name, count, count ? names : "none");
+}
+
+//===----------------------------------------------------------------------===//
+// Wait frames
+//===----------------------------------------------------------------------===//
+
+void weft_vm_wait_frame_begin(weft_vm_native_call_t* call,
+                              weft_wait_mode_t mode, weft_time_t deadline) {
+  weft_vm_wait_frame_t* wait = call->wait;
+  weft_vm_wait_frame_clear(wait);
+  wait->mode = mode;
+  wait->deadline = deadline;
+  wait->allocator = call->allocator;
+}
+
+weft_status_t weft_vm_wait_frame_add(weft_vm_native_call_t* call,
+                                     weft_semaphore_t* semaphore,
+                                     uint64_t value) {
+  weft_vm_wait_frame_t* wait = call->wait;
+  for (uint32_t i = 0; i < wait->count; ++i) {
+    if (wait->semaphores[i] == semaphore) {
+      if (value > wait->values[i]) wait->values[i] = value;
+      return WEFT_OK;
+    }
+  }
+  weft_status_t status = WEFT_OK;
+  if (wait->count == WEFT_VM_WAIT_MAX_SOURCES) {
+    status = WEFT_STATUS(RESOURCE_EXHAUSTED,
+                         "a wait on more than %u semaphores",
+                         WEFT_VM_WAIT_MAX_SOURCES);
+  } else if (wait->count == wait->capacity) {
+    const uint32_t capacity = wait->capacity * 2;
+    void* storage = NULL;
+    status = weft_allocator_malloc_array(
+        wait->allocator, capacity, sizeof(weft_semaphore_t*) + sizeof(uint64_t),
+        &storage);
+    if (weft_status_is_ok(status)) {
+      uint64_t* values = (uint64_t*)storage;
+      weft_semaphore_t** semaphores = (weft_semaphore_t**)(values + capacity);
+      memcpy(values, wait->values, wait->count * sizeof(*values));
+      memcpy(semaphores, wait->semaphores, wait->count * sizeof(*semaphores));
+      if (wait->values != wait->inline_values) {
+        weft_allocator_free(wait->allocator, wait->values);
+      }
+      wait->values = values;
+      wait->semaphores = semaphores;
+      wait->capacity = capacity;
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    weft_semaphore_retain(semaphore);
+    wait->semaphores[wait->count] = semaphore;
+    wait->values[wait->count] = value;
+    ++wait->count;
+  }
+  return status;
+}
+
+void weft_vm_wait_frame_clear(weft_vm_wait_frame_t* wait) {
+  for (uint32_t i = 0; i < wait->count; ++i) {
+    weft_semaphore_release(wait->semaphores[i]);
+  }
+  if (wait->values && wait->values != wait->inline_values) {
+    // One allocation: values first (see weft_vm_wait_frame_add).
+    weft_allocator_free(wait->allocator, wait->values);
+  }
+  wait->count = 0;
+  wait->capacity = WEFT_VM_WAIT_INLINE_SOURCES;
+  wait->semaphores = wait->inline_semaphores;
+  wait->values = wait->inline_values;
+}
