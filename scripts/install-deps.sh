@@ -11,6 +11,7 @@
 #   libbenchmark-dev, libpthreadpool-dev
 #                  weft_bench (Google Benchmark) and its pthreadpool baseline;
 #                  without them the benchmarks are not built
+#   python3-numpy  the .npy interop test; without it the test is skipped
 # Only missing packages are installed (checked with dpkg -s, so this takes
 # well under a second when everything is present); apt-get update runs only
 # when something is missing. A missing optional package that cannot be
@@ -20,7 +21,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
 optional_packages=(libhwloc-dev liburing-dev libcjson-dev libbenchmark-dev
-                   libpthreadpool-dev)
+                   libpthreadpool-dev python3-numpy)
 
 missing=()
 for package in "${packages[@]}"; do
