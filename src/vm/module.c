@@ -45,10 +45,11 @@ static weft_status_t weft_vm_module_parse_native_signatures(
     status = weft_allocator_malloc_array(allocator, def->function_count,
                                          entry_size, (void**)&storage);
   }
-  // Parsed forms first: they are the larger alignment.
-  weft_vm_parsed_signature_t* parsed = (weft_vm_parsed_signature_t*)storage;
-  weft_vm_signature_t* signatures =
-      (weft_vm_signature_t*)(parsed + def->function_count);
+  // Signatures first: they hold pointers (8-byte alignment); the parsed
+  // forms need only 2.
+  weft_vm_signature_t* signatures = (weft_vm_signature_t*)storage;
+  weft_vm_parsed_signature_t* parsed =
+      (weft_vm_parsed_signature_t*)(signatures + def->function_count);
   for (uint32_t i = 0; weft_status_is_ok(status) && i < def->function_count;
        ++i) {
     const weft_vm_native_function_t* function = &def->functions[i];
@@ -111,7 +112,7 @@ weft_status_t weft_vm_module_create_native(
     module->native_parsed = parsed;
     *out_module = module;
   } else {
-    weft_allocator_free(allocator, parsed);
+    weft_allocator_free(allocator, signatures);
   }
   return status;
 }
@@ -123,8 +124,8 @@ void weft_vm_module_retain(weft_vm_module_t* module) {
 void weft_vm_module_release(weft_vm_module_t* module) {
   if (module && weft_ref_count_dec(&module->ref_count)) {
     weft_vm_bytecode_free(module->allocator, module->bytecode);
-    // One allocation, starting with the parsed forms.
-    weft_allocator_free(module->allocator, module->native_parsed);
+    // One allocation, starting with the signatures.
+    weft_allocator_free(module->allocator, module->native_signatures);
     weft_allocator_free(module->allocator, module);
   }
 }
