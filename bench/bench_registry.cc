@@ -12,6 +12,7 @@ int RegisterAll() {
   RegisterMatmulBenchmarks();
   RegisterFileBenchmarks();
   RegisterTraceBenchmarks();
+  RegisterVmBenchmarks();
   return 0;
 }
 

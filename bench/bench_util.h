@@ -118,6 +118,7 @@ void RegisterDispatchBenchmarks();
 void RegisterMatmulBenchmarks();
 void RegisterFileBenchmarks();
 void RegisterTraceBenchmarks();
+void RegisterVmBenchmarks();
 
 }  // namespace weft_bench
 

@@ -12,6 +12,8 @@
 #                  weft_bench (Google Benchmark) and its pthreadpool baseline;
 #                  without them the benchmarks are not built
 #   python3-numpy  the .npy interop test; without it the test is skipped
+#   liblua5.4-dev  the VmLoop benchmark's Lua baseline; without it that
+#                  row is not built
 # Only missing packages are installed (checked with dpkg -s, so this takes
 # well under a second when everything is present); apt-get update runs only
 # when something is missing. A missing optional package that cannot be
@@ -21,7 +23,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
 optional_packages=(libhwloc-dev liburing-dev libcjson-dev libbenchmark-dev
-                   libpthreadpool-dev python3-numpy)
+                   libpthreadpool-dev python3-numpy liblua5.4-dev)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -214,6 +214,110 @@ static weft_status_t weft_vm_check_native_args(const weft_vm_frame_t* frame,
   return WEFT_OK;
 }
 
+// Values a native call keeps on the C stack when it does not yield.
+#define WEFT_VM_NATIVE_INLINE_VALUES 16
+
+static weft_status_t weft_vm_call_native(weft_vm_stack_t* stack,
+                                         const uint16_t* operands,
+                                         uint32_t first,
+                                         const weft_vm_instance_t* instance,
+                                         uint32_t function_index);
+
+// Calls native function |function_index| of |instance| with the arguments
+// named by the caller's |operands| (from |first|) without a frame: the
+// values live on the C stack, and the results go straight to the caller's
+// registers. Only when the function yields (DEFERRED) or fails is a frame
+// pushed (holding the values, so it resumes or is named in the VM stack).
+// Sets |*out_pushed| then.
+static weft_status_t weft_vm_call_native_inline(
+    weft_vm_stack_t* stack, const uint16_t* operands, uint32_t first,
+    const weft_vm_instance_t* instance, uint32_t function_index,
+    bool* out_pushed) {
+  *out_pushed = false;
+  const weft_vm_module_t* module = instance->module;
+  const weft_vm_parsed_signature_t* signature =
+      &module->native_parsed[function_index];
+  const uint32_t value_count =
+      (uint32_t)signature->arg_count + signature->ret_count;
+  if (value_count > WEFT_VM_NATIVE_INLINE_VALUES) {
+    *out_pushed = true;
+    return weft_vm_call_native(stack, operands, first, instance,
+                               function_index);
+  }
+  const weft_vm_frame_t* caller = &stack->frames[stack->depth - 1];
+  weft_vm_value_t values[WEFT_VM_NATIVE_INLINE_VALUES];
+  const uint16_t* args = operands + first;
+  for (uint32_t i = 0; i < signature->arg_count; ++i) {
+    values[i].type = (weft_vm_value_type_t)signature->types[i];
+    if (signature->types[i] == WEFT_VM_TYPE_REF) {
+      values[i].ref = stack->refs[caller->ref_base + args[i]];
+    } else {
+      values[i].bits = stack->scalars[caller->scalar_base + args[i]];
+    }
+  }
+  for (uint32_t i = signature->arg_count; i < value_count; ++i) {
+    memset(&values[i], 0, sizeof(values[i]));
+    values[i].type = (weft_vm_value_type_t)signature->types[i];
+  }
+  weft_vm_native_call_t call = {
+      .module_state = instance->state,
+      .args = values,
+      .results = values + signature->arg_count,
+      .pc = 0,
+      .wait_result = WEFT_OK,
+      .wait = &stack->wait,
+      .allocator = stack->allocator,
+  };
+  const weft_vm_native_function_t* native =
+      &module->native->functions[function_index];
+  // Arguments are borrowed from the caller's registers for the call.
+  weft_vm_frame_t check_frame;
+  check_frame.instance = instance;
+  check_frame.native = native;
+  check_frame.native_signature = signature;
+  weft_status_t status = weft_vm_check_native_args(&check_frame, values);
+  if (weft_status_is_ok(status)) status = native->fn(&call);
+  if (weft_status_is_ok(status)) {
+    const uint16_t* targets = args + signature->arg_count;
+    for (uint32_t i = 0; i < signature->ret_count; ++i) {
+      weft_vm_value_t* value = &call.results[i];
+      if (signature->types[signature->arg_count + i] == WEFT_VM_TYPE_REF) {
+        weft_vm_ref_move(&stack->refs[caller->ref_base + targets[i]],
+                         &value->ref);
+      } else {
+        stack->scalars[caller->scalar_base + targets[i]] = value->bits;
+      }
+    }
+    return WEFT_OK;
+  }
+  // Yielding or failing: a real frame takes the values over (the
+  // arguments get references of their own; the results are moved).
+  weft_vm_frame_t* frame = NULL;
+  weft_status_t push_status = weft_vm_stack_push_native(
+      stack, instance, function_index, first + signature->arg_count, &frame);
+  if (!weft_status_is_ok(push_status)) {
+    weft_status_ignore(status);
+    for (uint32_t i = signature->arg_count; i < value_count; ++i) {
+      if (values[i].type == WEFT_VM_TYPE_REF) {
+        weft_vm_ref_release(values[i].ref);
+      }
+    }
+    return push_status;
+  }
+  *out_pushed = true;
+  weft_vm_value_t* kept = stack->values + frame->values_base;
+  for (uint32_t i = 0; i < value_count; ++i) {
+    kept[i] = values[i];
+    if (i < signature->arg_count && values[i].type == WEFT_VM_TYPE_REF) {
+      weft_vm_ref_retain(values[i].ref);
+    }
+  }
+  frame->pc = call.pc;
+  // Handled by the caller like a native step's result (DEFERRED or the
+  // failure, annotated with the frame on the stack).
+  return status;
+}
+
 // Pushes a frame for native function |function_index| of |instance| with
 // the arguments named by the caller's |operands| (from |first|).
 static weft_status_t weft_vm_call_native(weft_vm_stack_t* stack,
@@ -328,8 +432,9 @@ static weft_status_t weft_vm_native_step(weft_vm_stack_t* stack,
       *out_waiting = true;
     }
   } else if (weft_status_is_ok(status)) {
-    weft_vm_wait_frame_clear(&stack->wait);
+    if (stack->wait.count) weft_vm_wait_frame_clear(&stack->wait);
     weft_vm_return(stack, NULL, call.results, results, result_count);
+    return WEFT_OK;
   }
   return weft_vm_stack_annotate(stack, status);
 }
@@ -810,14 +915,36 @@ weft_status_t weft_vm_interpreter_run(weft_vm_stack_t* stack, uint64_t budget,
           &callee_module->bytecode->functions[target.function_index]);
       if (!weft_status_is_ok(status)) goto done;
     } else {
-      status = weft_vm_call_native(stack, frame->bytecode->operands, ip->imm,
-                                   target.instance, target.function_index);
-      if (!weft_status_is_ok(status)) goto done;
-      status = weft_vm_native_step(stack, results, result_count, &waiting);
-      if (!weft_status_is_ok(status)) return status;  // annotated already
-      if (waiting) {
+      bool pushed = false;
+      status = weft_vm_call_native_inline(stack, frame->bytecode->operands,
+                                          ip->imm, target.instance,
+                                          target.function_index, &pushed);
+      if (pushed && status == weft_status_from_code(WEFT_STATUS_DEFERRED)) {
+        if (stack->wait.count == 0) {
+          status = weft_vm_stack_annotate(
+              stack, WEFT_STATUS(INTERNAL,
+                                 "%s.%s returned DEFERRED without a wait "
+                                 "source",
+                                 target.instance->module->name,
+                                 target.instance->module->native
+                                     ->functions[target.function_index]
+                                     .name));
+          return status;
+        }
         *out_state = WEFT_VM_RUN_WAITING;
         return WEFT_OK;
+      }
+      if (pushed && weft_status_is_ok(status)) {
+        // Too many values to keep inline: the frame was pushed; run it.
+        status = weft_vm_native_step(stack, results, result_count, &waiting);
+        if (!weft_status_is_ok(status)) return status;  // annotated
+        if (waiting) {
+          *out_state = WEFT_VM_RUN_WAITING;
+          return WEFT_OK;
+        }
+      } else if (!weft_status_is_ok(status)) {
+        if (pushed) return weft_vm_stack_annotate(stack, status);
+        goto done;
       }
     }
     WEFT_VM_LOAD_FRAME();

@@ -27,10 +27,10 @@ void weft_vm_stack_deinitialize(weft_vm_stack_t* stack) {
 
 // Grows |*array| (of |element_size| elements, |*capacity| of them) to hold
 // at least |needed|, doubling.
-static weft_status_t weft_vm_stack_grow(weft_allocator_t allocator,
-                                        void** array, size_t element_size,
-                                        uint32_t* capacity, uint64_t needed) {
-  if (needed <= *capacity) return WEFT_OK;
+static weft_status_t weft_vm_stack_grow_slow(weft_allocator_t allocator,
+                                             void** array, size_t element_size,
+                                             uint32_t* capacity,
+                                             uint64_t needed) {
   uint64_t new_capacity = *capacity ? (uint64_t)*capacity * 2 : 16;
   while (new_capacity < needed) new_capacity *= 2;
   if (new_capacity > UINT32_MAX) {
@@ -44,17 +44,37 @@ static weft_status_t weft_vm_stack_grow(weft_allocator_t allocator,
   return status;
 }
 
-// RESOURCE_EXHAUSTED when one more frame would pass the depth bound.
-static weft_status_t weft_vm_stack_check_depth(const weft_vm_stack_t* stack,
+// Inline: a call that fits costs a compare.
+static inline weft_status_t weft_vm_stack_grow(weft_allocator_t allocator,
+                                               void** array,
+                                               size_t element_size,
+                                               uint32_t* capacity,
+                                               uint64_t needed) {
+  return needed <= *capacity
+             ? WEFT_OK
+             : weft_vm_stack_grow_slow(allocator, array, element_size,
+                                       capacity, needed);
+}
+
+// The error weft_vm_stack_check_depth returns (out of line).
+static weft_status_t weft_vm_stack_depth_error(const weft_vm_stack_t* stack,
                                                const char* module_name,
                                                const char* function_name) {
-  if (stack->depth < stack->max_depth) return WEFT_OK;
   return WEFT_STATUS(RESOURCE_EXHAUSTED,
                      "VM stack overflow: calling '%s.%s' at depth %" PRIu32
                      " (the limit is %" PRIu32 " frames)",
                      module_name ? module_name : "?",
                      function_name ? function_name : "?", stack->depth,
                      stack->max_depth);
+}
+
+// RESOURCE_EXHAUSTED when one more frame would pass the depth bound.
+static inline weft_status_t weft_vm_stack_check_depth(
+    const weft_vm_stack_t* stack, const char* module_name,
+    const char* function_name) {
+  return stack->depth < stack->max_depth
+             ? WEFT_OK
+             : weft_vm_stack_depth_error(stack, module_name, function_name);
 }
 
 weft_status_t weft_vm_stack_push(weft_vm_stack_t* stack,

@@ -1,0 +1,155 @@
+// weft benchmarks: the VM. VmLoop runs the same integer loop
+// (s = s + i * 3) and float loop (x = x * 0.999 + 1.5) in the weft VM, in
+// Lua 5.4 through its C API (when liblua5.4-dev is installed) and in plain
+// C: ns per loop iteration. VmCall is an internal call of a two-argument
+// function and a call into a native (C) function: ns per call.
+#include <cstring>
+#include <string>
+
+#include "bench_util.h"
+#include "vm_programs.h"
+
+#if defined(WEFT_BENCH_HAVE_LUA)
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+#endif
+
+namespace weft_bench {
+namespace {
+
+// Loop iterations per benchmark iteration.
+constexpr int64_t kIterations = 1 << 20;
+
+void SetNsPerIteration(benchmark::State& state, int64_t per_run) {
+  state.counters["ns_per_iteration"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * static_cast<double>(per_run),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void VmProgram(benchmark::State& state, weft_bench_vm_program_t program,
+               uint64_t expected_bits_for_check) {
+  weft_bench_vm_t* vm = nullptr;
+  if (!Ok(state, weft_bench_vm_create(&vm), "weft_bench_vm_create")) return;
+  uint64_t bits = 0;
+  for (auto _ : state) {
+    if (!Ok(state, weft_bench_vm_run(vm, program, kIterations, &bits),
+            "weft_bench_vm_run")) {
+      break;
+    }
+    benchmark::DoNotOptimize(bits);
+  }
+  if (expected_bits_for_check && bits != expected_bits_for_check) {
+    state.SkipWithError("the VM computed a different result than C");
+  }
+  SetNsPerIteration(state, kIterations);
+  weft_bench_vm_destroy(vm);
+}
+
+// The C versions (the result checks the VM's).
+uint64_t IntLoopC(int64_t n) {
+  int64_t s = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    s = s + i * 3;
+    benchmark::DoNotOptimize(s);
+  }
+  return static_cast<uint64_t>(s);
+}
+
+uint64_t FloatLoopC(int64_t n) {
+  double x = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    x = x * 0.999 + 1.5;
+    benchmark::DoNotOptimize(x);
+  }
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  return bits;
+}
+
+void CLoop(benchmark::State& state, uint64_t (*loop)(int64_t)) {
+  uint64_t bits = 0;
+  for (auto _ : state) {
+    bits = loop(kIterations);
+    benchmark::DoNotOptimize(bits);
+  }
+  SetNsPerIteration(state, kIterations);
+}
+
+#if defined(WEFT_BENCH_HAVE_LUA)
+const char* const kLuaIntLoop =
+    "return function(n) local s = 0 for i = 0, n - 1 do s = s + i * 3 end "
+    "return s end";
+const char* const kLuaFloatLoop =
+    "return function(n) local x = 0.0 for i = 1, n do x = x * 0.999 + 1.5 "
+    "end return x end";
+
+void LuaLoop(benchmark::State& state, const char* source, bool is_float,
+             uint64_t expected_bits) {
+  lua_State* lua = luaL_newstate();
+  luaL_openlibs(lua);
+  if (luaL_dostring(lua, source) != LUA_OK) {
+    state.SkipWithError(lua_tostring(lua, -1));
+    lua_close(lua);
+    return;
+  }
+  uint64_t bits = 0;
+  for (auto _ : state) {
+    lua_pushvalue(lua, -1);
+    lua_pushinteger(lua, kIterations);
+    lua_call(lua, 1, 1);
+    if (is_float) {
+      double x = lua_tonumber(lua, -1);
+      std::memcpy(&bits, &x, sizeof(bits));
+    } else {
+      bits = static_cast<uint64_t>(lua_tointeger(lua, -1));
+    }
+    lua_pop(lua, 1);
+  }
+  if (bits != expected_bits) {
+    state.SkipWithError("Lua computed a different result than C");
+  }
+  SetNsPerIteration(state, kIterations);
+  lua_close(lua);
+}
+#endif
+
+}  // namespace
+
+void RegisterVmBenchmarks() {
+  const uint64_t int_expected = IntLoopC(kIterations);
+  const uint64_t float_expected = FloatLoopC(kIterations);
+  benchmark::RegisterBenchmark("VmLoop/int/weft", VmProgram,
+                               WEFT_BENCH_VM_INT_LOOP, int_expected)
+      ->Unit(benchmark::kMillisecond);
+#if defined(WEFT_BENCH_HAVE_LUA)
+  benchmark::RegisterBenchmark("VmLoop/int/lua5.4", LuaLoop, kLuaIntLoop,
+                               false, int_expected)
+      ->Unit(benchmark::kMillisecond);
+#endif
+  benchmark::RegisterBenchmark("VmLoop/int/C", CLoop, IntLoopC)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("VmLoop/float/weft", VmProgram,
+                               WEFT_BENCH_VM_FLOAT_LOOP, float_expected)
+      ->Unit(benchmark::kMillisecond);
+#if defined(WEFT_BENCH_HAVE_LUA)
+  benchmark::RegisterBenchmark("VmLoop/float/lua5.4", LuaLoop, kLuaFloatLoop,
+                               true, float_expected)
+      ->Unit(benchmark::kMillisecond);
+#endif
+  benchmark::RegisterBenchmark("VmLoop/float/C", CLoop, FloatLoopC)
+      ->Unit(benchmark::kMillisecond);
+  // add2 from 0 by 1, kIterations times: the sum is kIterations.
+  benchmark::RegisterBenchmark("VmCall/internal", VmProgram,
+                               WEFT_BENCH_VM_CALL_LOOP,
+                               static_cast<uint64_t>(kIterations))
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("VmCall/native", VmProgram,
+                               WEFT_BENCH_VM_NATIVE_LOOP,
+                               static_cast<uint64_t>(kIterations))
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace weft_bench
