@@ -2,7 +2,10 @@
 // (s = s + i * 3) and float loop (x = x * 0.999 + 1.5) in the weft VM, in
 // Lua 5.4 through its C API (when liblua5.4-dev is installed) and in plain
 // C: ns per loop iteration. VmCall is an internal call of a two-argument
-// function and a call into a native (C) function: ns per call.
+// function and a call into a native (C) function: ns per call. VmAwait is
+// a round trip with a partner thread over two semaphores, the VM side an
+// invocation on a loop that yields on every await, against the host
+// blocking on the same wait.
 #include <cstring>
 #include <string>
 
@@ -116,6 +119,25 @@ void LuaLoop(benchmark::State& state, const char* source, bool is_float,
 }
 #endif
 
+// Round trips per VmAwait iteration.
+constexpr int64_t kRoundTrips = 2000;
+
+void VmAwait(benchmark::State& state, int through_loop) {
+  weft_bench_vm_t* vm = nullptr;
+  if (!Ok(state, weft_bench_vm_create(&vm), "weft_bench_vm_create")) return;
+  for (auto _ : state) {
+    if (!Ok(state, weft_bench_vm_await(vm, kRoundTrips, through_loop),
+            "weft_bench_vm_await")) {
+      break;
+    }
+  }
+  state.counters["ns_per_round_trip"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) *
+          static_cast<double>(kRoundTrips),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  weft_bench_vm_destroy(vm);
+}
+
 }  // namespace
 
 void RegisterVmBenchmarks() {
@@ -149,6 +171,12 @@ void RegisterVmBenchmarks() {
   benchmark::RegisterBenchmark("VmCall/native", VmProgram,
                                WEFT_BENCH_VM_NATIVE_LOOP,
                                static_cast<uint64_t>(kIterations))
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("VmAwait/loop", VmAwait, 1)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("VmAwait/host_wait", VmAwait, 0)
+      ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
 }
 

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/thread.h"
 #include "vm/context.h"
 #include "vm/interpreter.h"
+#include "vm/loop.h"
 #include "vm/module.h"
 
 #define I(op_, a_, b_, c_) \
@@ -58,10 +60,20 @@ static const weft_vm_instruction_t kCode[] = {
     // add2: 37..
     I(ADD_I64, 2, 0, 1),
     IMM(RET, 0, 4),  // ret (s2)
+    // pingpong(a: r, b: r, n: i64) -> (i64): 39..
+    IMM(CONST_I64, 1, 2),    // s1 = 1 (i)
+    IMM(CONST_I64, 2, 2),    // s2 = 1
+    IMM(CALL_IMPORT, 1, 5),  // 2: bench.signal(r0, s1)
+    IMM(CALL_IMPORT, 2, 7),  // bench.await(r1, s1)
+    I(ADD_I64, 1, 1, 2),     // i += 1
+    I(LE_I64_S, 3, 1, 0),    // s3 = i <= n
+    IMM(BR_IF, 3, 2),
+    IMM(RET, 0, 0),  // ret (s1)
 };
 
-// [0] ret s1; [1..3] call args s1, s4 and result s1; [4] ret s2.
-static const uint16_t kOperands[] = {1, 1, 4, 1, 2};
+// [0] ret s1; [1..3] call args s1, s4 and result s1; [4] ret s2;
+// [5..6] signal(r0, s1); [7..8] await(r1, s1).
+static const uint16_t kOperands[] = {1, 1, 4, 1, 2, 0, 1, 1, 1};
 static uint64_t g_constants[6];
 
 static const uint8_t kLoopTypes[] = {WEFT_VM_TYPE_I64, WEFT_VM_TYPE_I64};
@@ -69,16 +81,24 @@ static const uint8_t kFloatTypes[] = {WEFT_VM_TYPE_I64, WEFT_VM_TYPE_F64};
 static const uint8_t kAdd2Types[] = {WEFT_VM_TYPE_I64, WEFT_VM_TYPE_I64,
                                      WEFT_VM_TYPE_I64};
 
+static const uint8_t kPingPongTypes[] = {WEFT_VM_TYPE_REF, WEFT_VM_TYPE_REF,
+                                         WEFT_VM_TYPE_I64, WEFT_VM_TYPE_I64};
+static const uint8_t kSemaphoreValueTypes[] = {WEFT_VM_TYPE_REF,
+                                               WEFT_VM_TYPE_I64};
+
 static const weft_vm_function_t kFunctions[] = {
     {"int_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 0, 10},
     {"float_loop", {1, 1, kFloatTypes, NULL}, 7, 0, 10, 11},
     {"call_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 21, 8},
     {"add2", {2, 1, kAdd2Types, NULL}, 3, 0, 37, 2},
     {"native_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 29, 8},
+    {"pingpong", {3, 1, kPingPongTypes, NULL}, 4, 2, 39, 8},
 };
 
 static const weft_vm_import_t kImports[] = {
     {"bench", "add2", {2, 1, kAdd2Types, NULL}},
+    {"bench", "signal", {2, 0, kSemaphoreValueTypes, "(r<semaphore>,i64)->()"}},
+    {"bench", "await", {2, 0, kSemaphoreValueTypes, "(r<semaphore>,i64)->()"}},
 };
 
 static weft_status_t bench_add2(weft_vm_native_call_t* call) {
@@ -86,12 +106,48 @@ static weft_status_t bench_add2(weft_vm_native_call_t* call) {
   return WEFT_OK;
 }
 
+static void bench_semaphore_retain(void* object) {
+  weft_semaphore_retain((weft_semaphore_t*)object);
+}
+static void bench_semaphore_release(void* object) {
+  weft_semaphore_release((weft_semaphore_t*)object);
+}
+static const weft_vm_ref_type_t kBenchSemaphoreType = {
+    "semaphore", bench_semaphore_retain, bench_semaphore_release};
+
+static weft_status_t bench_signal(weft_vm_native_call_t* call) {
+  return weft_semaphore_signal((weft_semaphore_t*)call->args[0].ref.object,
+                               (uint64_t)call->args[1].i64);
+}
+
+// Yields until the semaphore reaches the value (the loop's path).
+static weft_status_t bench_await(weft_vm_native_call_t* call) {
+  if (call->pc == 1) {
+    weft_status_t result = call->wait_result;
+    call->wait_result = WEFT_OK;
+    return result;
+  }
+  weft_semaphore_t* semaphore = (weft_semaphore_t*)call->args[0].ref.object;
+  const uint64_t value = (uint64_t)call->args[1].i64;
+  uint64_t current = 0;
+  weft_status_t status = weft_semaphore_query(semaphore, &current);
+  if (!weft_status_is_ok(status) || current >= value) return status;
+  weft_vm_wait_frame_begin(call, WEFT_WAIT_MODE_ALL,
+                           WEFT_TIME_INFINITE_FUTURE);
+  status = weft_vm_wait_frame_add(call, semaphore, value);
+  if (!weft_status_is_ok(status)) return status;
+  call->pc = 1;
+  return weft_status_from_code(WEFT_STATUS_DEFERRED);
+}
+
 static const weft_vm_native_function_t kNativeFunctions[] = {
     {"add2", "(i64, i64) -> (i64)", bench_add2},
+    {"signal", "(r<semaphore>, i64) -> ()", bench_signal},
+    {"await", "(r<semaphore>, i64) -> ()", bench_await},
 };
 static const weft_vm_native_module_def_t kNativeModule = {
     .name = "bench",
-    .function_count = 1,
+    .function_count = 3,
     .functions = kNativeFunctions,
 };
 
@@ -122,7 +178,7 @@ weft_status_t weft_bench_vm_create(weft_bench_vm_t** out_vm) {
       .name = "programs",
       .function_count = sizeof(kFunctions) / sizeof(kFunctions[0]),
       .functions = kFunctions,
-      .import_count = 1,
+      .import_count = 3,
       .imports = kImports,
       .code_count = sizeof(kCode) / sizeof(kCode[0]),
       .code = kCode,
@@ -177,5 +233,97 @@ weft_status_t weft_bench_vm_run(weft_bench_vm_t* vm,
                                      &state);
   }
   *out_bits = result.bits;
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// VmAwait
+//===----------------------------------------------------------------------===//
+
+typedef struct weft_bench_partner_t {
+  weft_semaphore_t* a;
+  weft_semaphore_t* b;
+  int64_t round_trips;
+} weft_bench_partner_t;
+
+// Waits for a >= i, then signals b = i, for every i.
+static int weft_bench_partner_main(void* user_data) {
+  weft_bench_partner_t* partner = (weft_bench_partner_t*)user_data;
+  const weft_timeout_t forever = {WEFT_TIMEOUT_ABSOLUTE,
+                                  WEFT_TIME_INFINITE_FUTURE};
+  for (int64_t i = 1; i <= partner->round_trips; ++i) {
+    if (!weft_status_is_ok(
+            weft_semaphore_wait(partner->a, (uint64_t)i, forever))) {
+      break;
+    }
+    weft_status_ignore(weft_semaphore_signal(partner->b, (uint64_t)i));
+  }
+  return 0;
+}
+
+typedef struct weft_bench_await_result_t {
+  weft_status_t status;
+  int done;
+} weft_bench_await_result_t;
+
+static void weft_bench_await_done(void* user_data,
+                                  weft_vm_loop_invocation_t* invocation,
+                                  weft_status_t status,
+                                  weft_vm_value_t* results,
+                                  uint32_t result_count) {
+  weft_bench_await_result_t* result = (weft_bench_await_result_t*)user_data;
+  result->status = status;
+  result->done = 1;
+}
+
+weft_status_t weft_bench_vm_await(weft_bench_vm_t* vm, int64_t round_trips,
+                                  int through_loop) {
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_bench_partner_t partner = {NULL, NULL, round_trips};
+  weft_status_t status = weft_semaphore_create(allocator, 0, &partner.a);
+  if (weft_status_is_ok(status)) {
+    status = weft_semaphore_create(allocator, 0, &partner.b);
+  }
+  weft_thread_t* thread = NULL;
+  if (weft_status_is_ok(status)) {
+    status = weft_thread_create(weft_bench_partner_main, &partner, NULL,
+                                allocator, &thread);
+  }
+  if (weft_status_is_ok(status) && through_loop) {
+    weft_vm_loop_t* loop = NULL;
+    weft_vm_loop_options_t options = {0};
+    status = weft_vm_loop_create(options, allocator, &loop);
+    weft_bench_await_result_t result = {WEFT_OK, 0};
+    if (weft_status_is_ok(status)) {
+      weft_vm_value_t args[3] = {
+          {.type = WEFT_VM_TYPE_REF, .ref = {partner.a, &kBenchSemaphoreType}},
+          {.type = WEFT_VM_TYPE_REF, .ref = {partner.b, &kBenchSemaphoreType}},
+          {.type = WEFT_VM_TYPE_I64, .i64 = round_trips}};
+      status = weft_vm_loop_submit(loop, vm->context, "programs.pingpong",
+                                   args, 3, 1, weft_bench_await_done, &result,
+                                   NULL);
+    }
+    if (weft_status_is_ok(status)) {
+      status = weft_vm_loop_run(loop, WEFT_TIME_INFINITE_FUTURE);
+    }
+    if (weft_status_is_ok(status)) status = result.status;
+    weft_vm_loop_destroy(loop);
+  } else if (weft_status_is_ok(status)) {
+    const weft_timeout_t forever = {WEFT_TIMEOUT_ABSOLUTE,
+                                    WEFT_TIME_INFINITE_FUTURE};
+    for (int64_t i = 1; weft_status_is_ok(status) && i <= round_trips; ++i) {
+      status = weft_semaphore_signal(partner.a, (uint64_t)i);
+      if (weft_status_is_ok(status)) {
+        status = weft_semaphore_wait(partner.b, (uint64_t)i, forever);
+      }
+    }
+  }
+  if (!weft_status_is_ok(status) && partner.a) {
+    // Unblock the partner.
+    weft_semaphore_fail(partner.a, WEFT_STATUS(CANCELLED, "bench stopped"));
+  }
+  if (thread) weft_thread_join(thread);
+  weft_semaphore_release(partner.a);
+  weft_semaphore_release(partner.b);
   return status;
 }

@@ -34,6 +34,14 @@ weft_status_t weft_bench_vm_run(weft_bench_vm_t* vm,
                                 weft_bench_vm_program_t program, int64_t n,
                                 uint64_t* out_bits);
 
+// VmAwait: |round_trips| round trips with a partner thread over two
+// semaphores (the partner waits for a >= i and signals b = i). With
+// |through_loop| the caller's side is a VM invocation on a loop (it
+// signals a and awaits b, yielding until the partner's signal hands it
+// back); without, it is the host doing the same with a blocking wait.
+weft_status_t weft_bench_vm_await(weft_bench_vm_t* vm, int64_t round_trips,
+                                  int through_loop);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif
