@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/mpsc_list.h"
+#include "base/thread.h"
 #include "base/notification.h"
 #include "base/wait_policy.h"
 #include "hal/wait_set.h"
@@ -54,6 +55,10 @@ struct weft_vm_loop_t {
   weft_vm_loop_invocation_t* run_tail;
   weft_vm_loop_invocation_t* waiting_head;
   uint32_t live_count;
+  // Wait-set callbacks between their first and last touch of the loop (the
+  // push, then the notify); destroy waits for none to be left, so a
+  // callback never notifies a freed loop.
+  weft_atomic_uint32_t callbacks_in_flight;
 };
 
 weft_status_t weft_vm_loop_create(weft_vm_loop_options_t options,
@@ -70,6 +75,7 @@ weft_status_t weft_vm_loop_create(weft_vm_loop_options_t options,
       loop->options.turn_budget = WEFT_VM_LOOP_DEFAULT_TURN_BUDGET;
     }
     weft_mpsc_list_initialize(&loop->ready);
+    atomic_init(&loop->callbacks_in_flight, 0u);
     weft_notification_initialize(&loop->notification);
     loop->wait_policy = weft_wait_policy_default();
     *out_loop = loop;
@@ -167,10 +173,15 @@ static void weft_vm_loop_wait_ready(void* user_data, weft_status_t status) {
   weft_vm_loop_invocation_t* invocation =
       (weft_vm_loop_invocation_t*)user_data;
   weft_vm_loop_t* loop = invocation->loop;
+  // Counted before the push: the loop can only see the invocation (and
+  // end, and be destroyed) after it, so destroy sees the count.
+  weft_atomic_fetch_add(&loop->callbacks_in_flight, 1u, memory_order_relaxed);
   invocation->wait_status = status;
   // Release (inside the push): the loop sees |wait_status|.
   weft_mpsc_list_push(&loop->ready, &invocation->ready_entry);
   weft_notification_notify(&loop->notification, 1);
+  // Release: the last touch of the loop.
+  weft_atomic_fetch_sub(&loop->callbacks_in_flight, 1u, memory_order_release);
 }
 
 // Starts waiting on the invocation's wait frame.
@@ -338,6 +349,11 @@ void weft_vm_loop_destroy(weft_vm_loop_t* loop) {
     invocation = next;
   }
   weft_status_ignore(weft_vm_loop_run(loop, WEFT_TIME_INFINITE_FUTURE));
+  // Acquire: pairs with the callbacks' last decrement. The window is a
+  // notify, so yield rather than sleep.
+  while (weft_atomic_load(&loop->callbacks_in_flight, memory_order_acquire)) {
+    weft_thread_yield();
+  }
   weft_notification_deinitialize(&loop->notification);
   weft_allocator_free(loop->allocator, loop);
 }

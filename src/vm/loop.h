@@ -46,7 +46,8 @@ weft_status_t weft_vm_loop_create(weft_vm_loop_options_t options,
                                   weft_vm_loop_t** out_loop);
 
 // Frees the loop. Invocations still live are cancelled and their done
-// functions called first.
+// functions called first; a wait set's callback still inside its hand-back
+// (on another thread) is waited for.
 void weft_vm_loop_destroy(weft_vm_loop_t* loop);
 
 // Queues a call of |qualified_name| of |context| with |args| (retained);
