@@ -149,7 +149,7 @@ static weft_status_t weft_vm_validate_instruction(
     case WEFT_VM_SHAPE_NONE: files = "---"; break;
     case WEFT_VM_SHAPE_S_S: files = "SS-"; break;
     case WEFT_VM_SHAPE_S_SS: files = "SSS"; break;
-    case WEFT_VM_SHAPE_S_SSS: files = "SS-"; break;
+    case WEFT_VM_SHAPE_S_SSS: files = "S--"; break;
     case WEFT_VM_SHAPE_S_I32: files = "S--"; break;
     case WEFT_VM_SHAPE_S_K: files = "S--"; break;
     case WEFT_VM_SHAPE_R: files = "R--"; break;
@@ -175,8 +175,8 @@ static weft_status_t weft_vm_validate_instruction(
   if (!weft_status_is_ok(status)) return status;
   switch (info->shape) {
     case WEFT_VM_SHAPE_S_SSS:
-      status = weft_vm_validate_operand_range(at, name, imm, 2);
-      for (uint32_t i = 0; weft_status_is_ok(status) && i < 2; ++i) {
+      status = weft_vm_validate_operand_range(at, name, imm, 3);
+      for (uint32_t i = 0; weft_status_is_ok(status) && i < 3; ++i) {
         status = weft_vm_validate_register(at, name, /*is_ref=*/false,
                                            bytecode->operands[imm + i]);
       }

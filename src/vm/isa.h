@@ -14,7 +14,7 @@
 // value of every type.
 //
 // Operands that do not fit an instruction (a call's arguments and results,
-// select's two sources) live in the function's operand list: the
+// select's three sources) live in the function's operand list: the
 // instruction's immediate is the index of the first entry.
 #ifndef WEFT_VM_ISA_H_
 #define WEFT_VM_ISA_H_
@@ -27,7 +27,9 @@ typedef enum weft_vm_shape_e {
   WEFT_VM_SHAPE_NONE = 0,  // no operands
   WEFT_VM_SHAPE_S_S,       // a = op(b)
   WEFT_VM_SHAPE_S_SS,      // a = op(b, c)
-  WEFT_VM_SHAPE_S_SSS,     // a = op(b, operands[imm], operands[imm + 1])
+  // a = op(operands[imm], operands[imm + 1], operands[imm + 2]): the
+  // three sources live in the operand list (|b| would overlap |imm|).
+  WEFT_VM_SHAPE_S_SSS,
   WEFT_VM_SHAPE_S_I32,     // a = 32-bit immediate (i32 or f32 bits)
   WEFT_VM_SHAPE_S_K,       // a = constants[imm] (64-bit constant pool)
   WEFT_VM_SHAPE_R,         // a (ref) = null
