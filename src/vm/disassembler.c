@@ -355,6 +355,37 @@ static void weft_vm_disassemble_function(weft_vm_disassembler_t* disassembler,
   weft_vm_text_puts(text, "end\n");
 }
 
+// Writes the module: its name, imports, declared rodata and functions.
+static void weft_vm_disassemble_module(weft_vm_disassembler_t* disassembler) {
+  const weft_vm_bytecode_t* bytecode = disassembler->bytecode;
+  weft_vm_text_t* text = &disassembler->text;
+  weft_vm_text_puts(text, "module ");
+  weft_vm_text_puts(text, bytecode->name ? bytecode->name : "");
+  weft_vm_text_puts(text, "\n");
+  if (bytecode->import_count) weft_vm_text_puts(text, "\n");
+  for (uint32_t i = 0; i < bytecode->import_count; ++i) {
+    const weft_vm_import_t* import_entry = &bytecode->imports[i];
+    weft_vm_text_puts(text, "import ");
+    weft_vm_text_puts(text, import_entry->module_name);
+    weft_vm_text_puts(text, ".");
+    weft_vm_text_puts(text, import_entry->function_name);
+    weft_vm_text_puts(text, " ");
+    weft_vm_text_signature(text, import_entry->signature);
+    weft_vm_text_puts(text, "\n");
+  }
+  if (disassembler->inline_first) weft_vm_text_puts(text, "\n");
+  for (uint32_t i = 0; i < disassembler->inline_first; ++i) {
+    weft_vm_text_puts(text, "rodata ");
+    weft_vm_text_puts(text, disassembler->segment_names[i]);
+    weft_vm_text_puts(text, " ");
+    weft_vm_disassemble_segment_bytes(disassembler, i, /*allow_hex=*/true);
+    weft_vm_text_puts(text, "\n");
+  }
+  for (uint32_t f = 0; f < bytecode->function_count; ++f) {
+    weft_vm_disassemble_function(disassembler, &bytecode->functions[f]);
+  }
+}
+
 weft_status_t weft_vm_disassemble(const weft_vm_bytecode_t* bytecode,
                                   weft_allocator_t allocator, char** out_text,
                                   size_t* out_length) {
@@ -393,31 +424,7 @@ weft_status_t weft_vm_disassemble(const weft_vm_bytecode_t* bytecode,
   }
   weft_vm_text_t* text = &disassembler.text;
   text->status = status;
-  weft_vm_text_puts(text, "module ");
-  weft_vm_text_puts(text, bytecode->name ? bytecode->name : "");
-  weft_vm_text_puts(text, "\n");
-  if (bytecode->import_count) weft_vm_text_puts(text, "\n");
-  for (uint32_t i = 0; i < bytecode->import_count; ++i) {
-    const weft_vm_import_t* import_entry = &bytecode->imports[i];
-    weft_vm_text_puts(text, "import ");
-    weft_vm_text_puts(text, import_entry->module_name);
-    weft_vm_text_puts(text, ".");
-    weft_vm_text_puts(text, import_entry->function_name);
-    weft_vm_text_puts(text, " ");
-    weft_vm_text_signature(text, import_entry->signature);
-    weft_vm_text_puts(text, "\n");
-  }
-  if (disassembler.inline_first) weft_vm_text_puts(text, "\n");
-  for (uint32_t i = 0; i < disassembler.inline_first; ++i) {
-    weft_vm_text_puts(text, "rodata ");
-    weft_vm_text_puts(text, disassembler.segment_names[i]);
-    weft_vm_text_puts(text, " ");
-    weft_vm_disassemble_segment_bytes(&disassembler, i, /*allow_hex=*/true);
-    weft_vm_text_puts(text, "\n");
-  }
-  for (uint32_t f = 0; f < bytecode->function_count; ++f) {
-    weft_vm_disassemble_function(&disassembler, &bytecode->functions[f]);
-  }
+  if (weft_status_is_ok(status)) weft_vm_disassemble_module(&disassembler);
   status = text->status;
   weft_allocator_free(allocator, disassembler.is_target);
   weft_allocator_free(allocator, (void*)disassembler.segment_names);
