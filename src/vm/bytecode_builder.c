@@ -100,7 +100,9 @@ weft_status_t weft_vm_bytecode_builder_add_signature(
         &out_signature->text);
   }
   if (weft_status_is_ok(status)) {
-    memcpy(builder->types + builder->type_count, parsed->types, count);
+    if (count) {
+      memcpy(builder->types + builder->type_count, parsed->types, count);
+    }
     out_signature->types = builder->type_count;
     out_signature->arg_count = parsed->arg_count;
     out_signature->ret_count = parsed->ret_count;
