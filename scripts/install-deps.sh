@@ -11,6 +11,10 @@
 #   libbenchmark-dev, libpthreadpool-dev
 #                  weft_bench (Google Benchmark) and its pthreadpool baseline;
 #                  without them the benchmarks are not built
+#   clang-14, libclang-rt-14-dev
+#                  the VM's libFuzzer targets (tests/vm/fuzz_*.c), which
+#                  .ci/run builds in build/fuzz; without them they are not
+#                  built
 # Only missing packages are installed (checked with dpkg -s, so this takes
 # well under a second when everything is present); apt-get update runs only
 # when something is missing. A missing optional package that cannot be
@@ -20,7 +24,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
 optional_packages=(libhwloc-dev liburing-dev libcjson-dev libbenchmark-dev
-                   libpthreadpool-dev)
+                   libpthreadpool-dev clang-14 libclang-rt-14-dev)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -978,10 +978,15 @@ static weft_status_t weft_vm_asm_import(weft_vm_assembler_t* assembler) {
   const char* dot = weft_status_is_ok(status)
                         ? memchr(name.text, '.', name.length)
                         : NULL;
+  // The module is the first dotted part; the function, the rest, must be
+  // a name of its own.
   if (weft_status_is_ok(status) &&
-      (!dot || dot + 1 == name.text + name.length)) {
+      (!dot || !weft_vm_name_is_identifier(
+                   dot + 1, name.length - (size_t)(dot - name.text) - 1,
+                   true))) {
     status = weft_vm_asm_expected_span(
-        assembler, &name, "MODULE.FUNCTION (the module is the first part)");
+        assembler, &name,
+        "MODULE.FUNCTION (a module name, '.', a function name)");
   }
   weft_vm_parsed_signature_t signature;
   if (weft_status_is_ok(status)) {

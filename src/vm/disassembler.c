@@ -91,7 +91,8 @@ typedef struct weft_vm_disassembler_t {
   // The name of each segment below inline_first.
   const char** segment_names;
   char* generated_names;  // storage for the names made up here
-  // Per instruction of the module: true when a branch targets it.
+  // Per instruction of the function being written (function-relative):
+  // true when one of its branches targets it. code_count entries.
   bool* is_target;
 } weft_vm_disassembler_t;
 
@@ -344,8 +345,17 @@ static void weft_vm_disassemble_function(weft_vm_disassembler_t* disassembler,
                               : "\n");
   const weft_vm_instruction_t* code =
       disassembler->bytecode->code + function->code_offset;
+  // Branch targets of this function only: functions' code may overlap.
+  memset(disassembler->is_target, 0,
+         function->code_count * sizeof(*disassembler->is_target));
   for (uint32_t i = 0; i < function->code_count; ++i) {
-    if (disassembler->is_target[function->code_offset + i]) {
+    const weft_vm_shape_t shape = kWeftVmOpcodes[code[i].op].shape;
+    if (shape == WEFT_VM_SHAPE_J || shape == WEFT_VM_SHAPE_S_J) {
+      disassembler->is_target[code[i].imm] = true;
+    }
+  }
+  for (uint32_t i = 0; i < function->code_count; ++i) {
+    if (disassembler->is_target[i]) {
       weft_vm_text_printf(text, "L%" PRIu32 ":\n", i);
     }
     weft_vm_text_printf(text, "  %s", kWeftVmOpcodes[code[i].op].name);
@@ -409,18 +419,6 @@ weft_status_t weft_vm_disassemble(const weft_vm_bytecode_t* bytecode,
       (void**)&disassembler.is_target);
   if (weft_status_is_ok(status)) {
     status = weft_vm_disassembler_plan_rodata(&disassembler, allocator);
-  }
-  for (uint32_t f = 0; weft_status_is_ok(status) && f < bytecode->function_count;
-       ++f) {
-    const weft_vm_function_t* function = &bytecode->functions[f];
-    for (uint32_t i = 0; i < function->code_count; ++i) {
-      const weft_vm_instruction_t* instruction =
-          &bytecode->code[function->code_offset + i];
-      const weft_vm_shape_t shape = kWeftVmOpcodes[instruction->op].shape;
-      if (shape == WEFT_VM_SHAPE_J || shape == WEFT_VM_SHAPE_S_J) {
-        disassembler.is_target[function->code_offset + instruction->imm] = true;
-      }
-    }
   }
   weft_vm_text_t* text = &disassembler.text;
   text->status = status;

@@ -348,6 +348,7 @@ static const malformed_t kMalformed[] = {
     {M "import h.f () -> ()\nimport h.f () -> ()\n", 3, 8,
      "expected a new import name"},
     {M "import hal () -> ()\n", 2, 8, "expected MODULE.FUNCTION"},
+    {M "import hal.2d () -> ()\n", 2, 8, "expected MODULE.FUNCTION"},
     {F "  call @g() -> ()\n  ret ()\nend\n", 3, 8,
      "expected a function defined in this module, found '@g'"},
     {M "func @g(i32) -> ()\n  ret ()\nend\nfunc @f() -> ()\n"
