@@ -122,21 +122,19 @@ typedef struct weft_vm_assembler_t {
 
 // Appends the lvalue |value| (of the array's element type: the sizes must
 // match) to |array|.
-#define WEFT_VM_ASM_PUSH(assembler, array, value)                          \
-  weft_vm_asm_push((assembler), (void**)&(array).data, &(array).count,     \
-                   &(array).capacity,                                      \
-                   sizeof(char[sizeof(value) == sizeof(*(array).data)      \
-                                   ? sizeof(value)                         \
-                                   : -1]),                                 \
-                   &(value))
+#define WEFT_VM_ASM_PUSH(assembler, array, value)                             \
+  weft_vm_asm_push(                                                           \
+      (assembler), (void**)&(array).data, &(array).count, &(array).capacity,  \
+      sizeof(                                                                 \
+          char[sizeof(value) == sizeof(*(array).data) ? sizeof(value) : -1]), \
+      &(value))
 
 static weft_status_t weft_vm_asm_push(weft_vm_assembler_t* assembler,
                                       void** data, uint32_t* count,
                                       uint32_t* capacity, size_t size,
                                       const void* value) {
-  weft_status_t status =
-      weft_vm_array_reserve(assembler->allocator, data, capacity, *count, 1,
-                            size, "entries");
+  weft_status_t status = weft_vm_array_reserve(
+      assembler->allocator, data, capacity, *count, 1, size, "entries");
   if (weft_status_is_ok(status)) {
     memcpy((uint8_t*)*data + (size_t)*count * size, value, size);
     ++*count;
@@ -241,10 +239,9 @@ static weft_status_t weft_vm_asm_expected(const weft_vm_assembler_t* assembler,
 static weft_status_t weft_vm_asm_expected_span(
     const weft_vm_assembler_t* assembler, const weft_vm_asm_span_t* span,
     const char* expected) {
-  return weft_vm_asm_error(assembler, span->line, span->column,
-                           "expected %s, found '%.*s'", expected,
-                           (int)(span->length > 64 ? 64 : span->length),
-                           span->text);
+  return weft_vm_asm_error(
+      assembler, span->line, span->column, "expected %s, found '%.*s'",
+      expected, (int)(span->length > 64 ? 64 : span->length), span->text);
 }
 
 //===----------------------------------------------------------------------===//
@@ -261,10 +258,9 @@ static bool weft_vm_asm_read_word(weft_vm_assembler_t* assembler,
          weft_vm_asm_is_word_char(assembler->line[assembler->position])) {
     ++assembler->position;
   }
-  *out_span = (weft_vm_asm_span_t){assembler->line + start,
-                                   assembler->position - start,
-                                   assembler->line_number,
-                                   (uint32_t)start + 1};
+  *out_span =
+      (weft_vm_asm_span_t){assembler->line + start, assembler->position - start,
+                           assembler->line_number, (uint32_t)start + 1};
   return assembler->position > start;
 }
 
@@ -281,10 +277,9 @@ static bool weft_vm_asm_read_number(weft_vm_assembler_t* assembler,
     }
     ++assembler->position;
   }
-  *out_span = (weft_vm_asm_span_t){assembler->line + start,
-                                   assembler->position - start,
-                                   assembler->line_number,
-                                   (uint32_t)start + 1};
+  *out_span =
+      (weft_vm_asm_span_t){assembler->line + start, assembler->position - start,
+                           assembler->line_number, (uint32_t)start + 1};
   return assembler->position > start;
 }
 
@@ -346,13 +341,13 @@ static weft_status_t weft_vm_asm_read_string(weft_vm_assembler_t* assembler,
                                              bool hex) {
   assembler->scratch.count = 0;
   weft_status_t status = weft_vm_asm_expect_char(
-      assembler, '"', hex ? "a hex string (\"00 01 ff\")" : "a string (\"...\")");
+      assembler, '"',
+      hex ? "a hex string (\"00 01 ff\")" : "a string (\"...\")");
   const char* line = assembler->line;
   while (weft_status_is_ok(status)) {
     size_t at = assembler->position;
     if (at >= assembler->line_length) {
-      return weft_vm_asm_expected(assembler,
-                                  "'\"' to close the string");
+      return weft_vm_asm_expected(assembler, "'\"' to close the string");
     }
     char c = line[at];
     if (c == '"') {
@@ -370,8 +365,8 @@ static weft_status_t weft_vm_asm_read_string(weft_vm_assembler_t* assembler,
                           ? weft_vm_asm_hex_digit(line[at + 1])
                           : -1;
       if (high < 0 || low < 0) {
-        return weft_vm_asm_expected(
-            assembler, "two hex digits per byte (\"00 01 ff\")");
+        return weft_vm_asm_expected(assembler,
+                                    "two hex digits per byte (\"00 01 ff\")");
       }
       byte = (uint8_t)(high * 16 + low);
       assembler->position += 2;
@@ -441,8 +436,8 @@ static weft_status_t weft_vm_asm_read_signature(
     if (end < content_end) ++end;
   }
   if (end <= start) end = content_end;
-  while (end > start &&
-         (assembler->line[end - 1] == ' ' || assembler->line[end - 1] == '\t')) {
+  while (end > start && (assembler->line[end - 1] == ' ' ||
+                         assembler->line[end - 1] == '\t')) {
     --end;
   }
   const char* text = assembler->line + start;
@@ -533,15 +528,15 @@ static weft_status_t weft_vm_asm_add_operand(weft_vm_assembler_t* assembler,
 // Reads "(reg, reg, ...)" into the operand list; sets the count and the
 // column of the '('.
 static weft_status_t weft_vm_asm_read_register_list(
-    weft_vm_assembler_t* assembler, uint32_t* out_count,
-    uint32_t* out_column) {
+    weft_vm_assembler_t* assembler, uint32_t* out_count, uint32_t* out_column) {
   *out_count = 0;
   weft_vm_asm_skip_spaces(assembler);
   *out_column = (uint32_t)assembler->position + 1;
-  weft_status_t status = weft_vm_asm_expect_char(
-      assembler, '(', "'(' and a list of registers");
+  weft_status_t status =
+      weft_vm_asm_expect_char(assembler, '(', "'(' and a list of registers");
   weft_vm_asm_skip_spaces(assembler);
-  if (weft_status_is_ok(status) && assembler->position < assembler->line_length &&
+  if (weft_status_is_ok(status) &&
+      assembler->position < assembler->line_length &&
       assembler->line[assembler->position] == ')') {
     ++assembler->position;
     return WEFT_OK;
@@ -576,20 +571,23 @@ static weft_status_t weft_vm_asm_check_operands(
     const char* what, const char* callee, const char* signature) {
   if (count != type_count) {
     return weft_vm_asm_error(assembler, line, list_column,
-                             "expected %" PRIu32 " %s for %s %s, found %" PRIu32,
+                             "expected %" PRIu32
+                             " %s for %s %s, found %" PRIu32,
                              type_count, what, callee, signature, count);
   }
   for (uint32_t i = 0; i < count; ++i) {
     const bool want_ref = types[i] == WEFT_VM_TYPE_REF;
-    const weft_vm_asm_operand_t* info = &assembler->operand_info.data[first + i];
+    const weft_vm_asm_operand_t* info =
+        &assembler->operand_info.data[first + i];
     if (info->is_ref != want_ref) {
       return weft_vm_asm_error(
           assembler, line, info->column,
-          "expected a %s register for %s %" PRIu32 " of %s %s (%s), found "
+          "expected a %s register for %s %" PRIu32
+          " of %s %s (%s), found "
           "'%c%u'",
-          want_ref ? "ref (rN)" : "scalar (sN)", what, i + 1, callee,
-          signature, weft_vm_value_type_name(types[i]),
-          info->is_ref ? 'r' : 's', assembler->builder.operands[first + i]);
+          want_ref ? "ref (rN)" : "scalar (sN)", what, i + 1, callee, signature,
+          weft_vm_value_type_name(types[i]), info->is_ref ? 'r' : 's',
+          assembler->builder.operands[first + i]);
     }
   }
   return WEFT_OK;
@@ -620,7 +618,8 @@ static weft_status_t weft_vm_asm_read_call_lists(
 // The text a usage hint shows for each operand syntax character.
 static const char* weft_vm_asm_operand_usage(char kind) {
   switch (kind) {
-    case 's': case 'S': return "sN";
+    case 's':
+    case 'S': return "sN";
     case 'r': return "rN";
     case 'i': return "IMM";
     case 'k': return "CONST";
@@ -661,9 +660,9 @@ static weft_status_t weft_vm_asm_read_immediate(
   weft_vm_asm_read_number(assembler, &word);
   uint64_t value = 0;
   const bool ok =
-      is_float ? weft_vm_text_parse_float(word.text, word.length, bits, &value)
-               : weft_vm_text_parse_integer(word.text, word.length, bits,
-                                            &value);
+      is_float
+          ? weft_vm_text_parse_float(word.text, word.length, bits, &value)
+          : weft_vm_text_parse_integer(word.text, word.length, bits, &value);
   if (!ok) {
     const char* expected =
         is_float ? (bits == 32 ? "a 32-bit float (1.5, -2e3, 0x1p-3, inf, nan)"
@@ -698,7 +697,8 @@ static weft_status_t weft_vm_asm_instruction(weft_vm_assembler_t* assembler,
     for (uint32_t i = 0; i < WEFT_VM_OP_COUNT_; ++i) {
       const char* name = kWeftVmOpcodes[i].name;
       const size_t name_length = strlen(name);
-      if (opcode->length > name_length + 2 || name_length > opcode->length + 2) {
+      if (opcode->length > name_length + 2 ||
+          name_length > opcode->length + 2) {
         continue;
       }
       size_t row[32];
@@ -726,10 +726,10 @@ static weft_status_t weft_vm_asm_instruction(weft_vm_assembler_t* assembler,
       snprintf(expected, sizeof(expected), "an opcode (did you mean '%s'?)",
                best);
     }
-    return weft_vm_asm_error(assembler, opcode->line, opcode->column,
-                             "expected %s, found unknown opcode '%.*s'",
-                             expected, (int)(opcode->length > 64 ? 64 : opcode->length),
-                             opcode->text);
+    return weft_vm_asm_error(
+        assembler, opcode->line, opcode->column,
+        "expected %s, found unknown opcode '%.*s'", expected,
+        (int)(opcode->length > 64 ? 64 : opcode->length), opcode->text);
   }
   const weft_vm_opcode_info_t* info = &kWeftVmOpcodes[op];
   const char* syntax = weft_vm_shape_syntax(info->shape);
@@ -761,16 +761,15 @@ static weft_status_t weft_vm_asm_instruction(weft_vm_assembler_t* assembler,
       case 's':
       case 'r': {
         uint32_t column = 0;
-        status = weft_vm_asm_read_register(assembler, kind,
-                                           &fields[field_count++], NULL,
-                                           &column);
+        status = weft_vm_asm_read_register(
+            assembler, kind, &fields[field_count++], NULL, &column);
         break;
       }
       case 'S': {
         uint16_t index = 0;
         uint32_t column = 0;
-        status = weft_vm_asm_read_register(assembler, 's', &index, NULL,
-                                           &column);
+        status =
+            weft_vm_asm_read_register(assembler, 's', &index, NULL, &column);
         if (weft_status_is_ok(status)) {
           if (list_first == UINT32_MAX) {
             list_first = assembler->builder.operand_count;
@@ -782,8 +781,8 @@ static weft_status_t weft_vm_asm_instruction(weft_vm_assembler_t* assembler,
       }
       case 'i':
       case 'k':
-        status = weft_vm_asm_read_immediate(assembler, info, kind,
-                                            &instruction.imm);
+        status =
+            weft_vm_asm_read_immediate(assembler, info, kind, &instruction.imm);
         break;
       case 'd':
       case 'j':
@@ -792,9 +791,9 @@ static weft_status_t weft_vm_asm_instruction(weft_vm_assembler_t* assembler,
         if (kind == 'M' && assembler->position < assembler->line_length &&
             assembler->line[assembler->position] == '"') {
           status = weft_vm_asm_read_string(assembler, false);
-          const weft_vm_asm_message_t message = {
-              code_index, assembler->message_bytes.count,
-              assembler->scratch.count};
+          const weft_vm_asm_message_t message = {code_index,
+                                                 assembler->message_bytes.count,
+                                                 assembler->scratch.count};
           if (weft_status_is_ok(status)) {
             status = weft_vm_array_reserve(
                 assembler->allocator, (void**)&assembler->message_bytes.data,
@@ -821,9 +820,9 @@ static weft_status_t weft_vm_asm_instruction(weft_vm_assembler_t* assembler,
                           : "a message (\"...\") or a rodata segment name",
             true, &name);
         if (weft_status_is_ok(status) && kind == 'j') {
-          status = WEFT_VM_ASM_PUSH(
-              assembler, assembler->label_fixups,
-              ((weft_vm_asm_label_fixup_t){code_index, name}));
+          status =
+              WEFT_VM_ASM_PUSH(assembler, assembler->label_fixups,
+                               ((weft_vm_asm_label_fixup_t){code_index, name}));
         } else if (weft_status_is_ok(status)) {
           status = WEFT_VM_ASM_PUSH(
               assembler, assembler->rodata_fixups,
@@ -973,17 +972,16 @@ static weft_status_t weft_vm_asm_module(weft_vm_assembler_t* assembler,
 // import MODULE.FUNCTION SIGNATURE
 static weft_status_t weft_vm_asm_import(weft_vm_assembler_t* assembler) {
   weft_vm_asm_span_t name;
-  weft_status_t status = weft_vm_asm_read_name(
-      assembler, "MODULE.FUNCTION", true, &name);
-  const char* dot = weft_status_is_ok(status)
-                        ? memchr(name.text, '.', name.length)
-                        : NULL;
+  weft_status_t status =
+      weft_vm_asm_read_name(assembler, "MODULE.FUNCTION", true, &name);
+  const char* dot =
+      weft_status_is_ok(status) ? memchr(name.text, '.', name.length) : NULL;
   // The module is the first dotted part; the function, the rest, must be
   // a name of its own.
   if (weft_status_is_ok(status) &&
-      (!dot || !weft_vm_name_is_identifier(
-                   dot + 1, name.length - (size_t)(dot - name.text) - 1,
-                   true))) {
+      (!dot ||
+       !weft_vm_name_is_identifier(
+           dot + 1, name.length - (size_t)(dot - name.text) - 1, true))) {
     status = weft_vm_asm_expected_span(
         assembler, &name,
         "MODULE.FUNCTION (a module name, '.', a function name)");
@@ -1053,9 +1051,9 @@ static weft_status_t weft_vm_asm_rodata(weft_vm_assembler_t* assembler) {
     status = weft_vm_asm_expect_end(assembler, "the rodata string");
   }
   if (weft_status_is_ok(status)) {
-    status = weft_vm_asm_define(assembler, &assembler->rodata, &name,
-                                assembler->builder.rodata_count,
-                                "rodata segment");
+    status =
+        weft_vm_asm_define(assembler, &assembler->rodata, &name,
+                           assembler->builder.rodata_count, "rodata segment");
   }
   uint32_t string = 0;
   if (weft_status_is_ok(status)) {
@@ -1107,8 +1105,8 @@ static weft_status_t weft_vm_asm_func(weft_vm_assembler_t* assembler) {
   weft_vm_builder_function_t* function = &assembler->function;
   memset(function, 0, sizeof(*function));
   if (weft_status_is_ok(status)) {
-    status = weft_vm_asm_string(assembler, name.text, name.length,
-                                &function->name);
+    status =
+        weft_vm_asm_string(assembler, name.text, name.length, &function->name);
   }
   if (weft_status_is_ok(status)) {
     status = weft_vm_bytecode_builder_add_signature(
@@ -1155,8 +1153,7 @@ static weft_status_t weft_vm_asm_end(weft_vm_assembler_t* assembler,
            assembler->function_name.text);
   if (weft_status_is_ok(status) && function->code_count == 0) {
     char expected[256];
-    snprintf(expected, sizeof(expected), "an instruction in function %s",
-             name);
+    snprintf(expected, sizeof(expected), "an instruction in function %s", name);
     status = weft_vm_asm_expected_span(assembler, keyword, expected);
   }
   if (weft_status_is_ok(status) &&
@@ -1167,8 +1164,8 @@ static weft_status_t weft_vm_asm_end(weft_vm_assembler_t* assembler,
              "br, ret or fail as the last instruction of %s (control would "
              "fall off its end)",
              name);
-    status = weft_vm_asm_expected_span(assembler, &assembler->last_opcode,
-                                       expected);
+    status =
+        weft_vm_asm_expected_span(assembler, &assembler->last_opcode, expected);
   }
   for (uint32_t i = 0;
        weft_status_is_ok(status) && i < assembler->label_fixups.count; ++i) {
@@ -1208,8 +1205,7 @@ static weft_status_t weft_vm_asm_label(weft_vm_assembler_t* assembler,
   }
   return weft_vm_asm_define(
       assembler, &assembler->labels, name,
-      assembler->builder.code_count - assembler->function.code_offset,
-      "label");
+      assembler->builder.code_count - assembler->function.code_offset, "label");
 }
 
 // One line of the file.
@@ -1218,10 +1214,10 @@ static weft_status_t weft_vm_asm_line(weft_vm_assembler_t* assembler) {
   if (weft_vm_asm_at_end(assembler)) return WEFT_OK;
   weft_vm_asm_span_t word;
   if (!weft_vm_asm_read_word(assembler, &word)) {
-    return weft_vm_asm_expected(
-        assembler, assembler->in_function
-                       ? "an instruction, a label or 'end'"
-                       : "'module', 'import', 'rodata' or 'func'");
+    return weft_vm_asm_expected(assembler,
+                                assembler->in_function
+                                    ? "an instruction, a label or 'end'"
+                                    : "'module', 'import', 'rodata' or 'func'");
   }
   const bool is_label = assembler->position < assembler->line_length &&
                         assembler->line[assembler->position] == ':';
@@ -1234,8 +1230,7 @@ static weft_status_t weft_vm_asm_line(weft_vm_assembler_t* assembler) {
       weft_vm_asm_skip_spaces(assembler);
       if (weft_vm_asm_at_end(assembler)) return WEFT_OK;
       if (!weft_vm_asm_read_word(assembler, &word)) {
-        return weft_vm_asm_expected(assembler,
-                                    "an instruction or end of line");
+        return weft_vm_asm_expected(assembler, "an instruction or end of line");
       }
     }
     if (weft_vm_asm_span_is(&word, "end")) {
@@ -1261,8 +1256,10 @@ static weft_status_t weft_vm_asm_line(weft_vm_assembler_t* assembler) {
     return weft_vm_asm_expected_span(assembler, &word,
                                      "'module NAME' before any other item");
   }
-  if (weft_vm_asm_span_is(&word, "import")) return weft_vm_asm_import(assembler);
-  if (weft_vm_asm_span_is(&word, "rodata")) return weft_vm_asm_rodata(assembler);
+  if (weft_vm_asm_span_is(&word, "import"))
+    return weft_vm_asm_import(assembler);
+  if (weft_vm_asm_span_is(&word, "rodata"))
+    return weft_vm_asm_rodata(assembler);
   return weft_vm_asm_func(assembler);
 }
 
@@ -1310,8 +1307,7 @@ static weft_status_t weft_vm_asm_resolve(weft_vm_assembler_t* assembler) {
                          : builder->functions[index].signature;
     const uint8_t* types = builder->types + signature.types;
     char text[1024];
-    weft_vm_signature_t view = {signature.arg_count, signature.ret_count,
-                                types,
+    weft_vm_signature_t view = {signature.arg_count, signature.ret_count, types,
                                 signature.text == WEFT_VM_BUILDER_NO_STRING
                                     ? NULL
                                     : builder->strings + signature.text};
@@ -1353,7 +1349,8 @@ static weft_status_t weft_vm_asm_resolve(weft_vm_assembler_t* assembler) {
         message->length ? assembler->message_bytes.data + message->offset
                         : NULL,
         message->length, WEFT_VM_BUILDER_NO_STRING, &index);
-    if (weft_status_is_ok(status)) builder->code[message->code_index].imm = index;
+    if (weft_status_is_ok(status))
+      builder->code[message->code_index].imm = index;
   }
   return status;
 }
@@ -1367,9 +1364,9 @@ static weft_status_t weft_vm_asm_initialize(weft_vm_assembler_t* assembler) {
   for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); ++i) {
     weft_vm_name_table_initialize(assembler->allocator, tables[i]);
   }
-  weft_status_t status = weft_vm_asm_string(
-      assembler, assembler->source_name, strlen(assembler->source_name),
-      &assembler->builder.source_name);
+  weft_status_t status = weft_vm_asm_string(assembler, assembler->source_name,
+                                            strlen(assembler->source_name),
+                                            &assembler->builder.source_name);
   for (uint32_t op = 0; weft_status_is_ok(status) && op < WEFT_VM_OP_COUNT_;
        ++op) {
     bool inserted = false;
@@ -1388,10 +1385,11 @@ static void weft_vm_asm_deinitialize(weft_vm_assembler_t* assembler) {
   for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); ++i) {
     weft_vm_name_table_deinitialize(tables[i]);
   }
-  void* arrays[] = {assembler->label_fixups.data, assembler->call_fixups.data,
-                    assembler->rodata_fixups.data, assembler->messages.data,
-                    assembler->operand_info.data,
-                    assembler->message_bytes.data, assembler->scratch.data};
+  void* arrays[] = {
+      assembler->label_fixups.data,  assembler->call_fixups.data,
+      assembler->rodata_fixups.data, assembler->messages.data,
+      assembler->operand_info.data,  assembler->message_bytes.data,
+      assembler->scratch.data};
   for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); ++i) {
     weft_allocator_free(assembler->allocator, arrays[i]);
   }
@@ -1401,15 +1399,16 @@ weft_status_t weft_vm_assemble(const char* source_name, const char* text,
                                size_t length, weft_allocator_t allocator,
                                weft_vm_bytecode_t** out_bytecode) {
   if (!out_bytecode) {
-    return WEFT_STATUS(INVALID_ARGUMENT, "weft_vm_assemble: out_bytecode is NULL");
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "weft_vm_assemble: out_bytecode is NULL");
   }
   *out_bytecode = NULL;
   if (!text && length) {
     return WEFT_STATUS(INVALID_ARGUMENT, "weft_vm_assemble: text is NULL");
   }
   weft_vm_assembler_t* assembler = NULL;
-  weft_status_t status = weft_allocator_malloc(allocator, sizeof(*assembler),
-                                               (void**)&assembler);
+  weft_status_t status =
+      weft_allocator_malloc(allocator, sizeof(*assembler), (void**)&assembler);
   if (!weft_status_is_ok(status)) return status;
   assembler->allocator = allocator;
   assembler->source_name = source_name ? source_name : "<text>";

@@ -138,10 +138,9 @@ static weft_status_t weft_vm_binary_collect_strings(
         (void**)&offsets->functions);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc_array(allocator,
-                                         (size_t)bytecode->rodata_count + 1,
-                                         sizeof(uint32_t),
-                                         (void**)&offsets->rodata);
+    status = weft_allocator_malloc_array(
+        allocator, (size_t)bytecode->rodata_count + 1, sizeof(uint32_t),
+        (void**)&offsets->rodata);
   }
   if (weft_status_is_ok(status)) {
     status = weft_vm_binary_strings_add(
@@ -284,7 +283,8 @@ weft_status_t weft_vm_binary_write(const weft_vm_bytecode_t* bytecode,
       weft_vm_binary_put_u32(table + 12, sections[id].count);
       table += WEFT_VM_BINARY_SECTION_ENTRY_SIZE;
     }
-#define WEFT_VM_BINARY_AT(id) (data + sections[WEFT_VM_BINARY_SECTION_##id].offset)
+#define WEFT_VM_BINARY_AT(id) \
+  (data + sections[WEFT_VM_BINARY_SECTION_##id].offset)
     weft_vm_binary_put_u32(WEFT_VM_BINARY_AT(MODULE), offsets.name);
     weft_vm_binary_put_u32(WEFT_VM_BINARY_AT(MODULE) + 4, offsets.source_name);
     memcpy(WEFT_VM_BINARY_AT(STRINGS), strings.data, strings.size);
@@ -294,10 +294,10 @@ weft_status_t weft_vm_binary_write(const weft_vm_bytecode_t* bytecode,
       weft_vm_binary_put_u32(entry, offsets.imports[3 * i]);
       weft_vm_binary_put_u32(entry + 4, offsets.imports[3 * i + 1]);
       weft_vm_binary_put_u32(entry + 8, i);
-      weft_vm_binary_put_signature(WEFT_VM_BINARY_AT(SIGNATURES) + 12 * (size_t)i,
-                                   WEFT_VM_BINARY_AT(TYPES), &type_cursor,
-                                   bytecode->imports[i].signature,
-                                   offsets.imports[3 * i + 2]);
+      weft_vm_binary_put_signature(
+          WEFT_VM_BINARY_AT(SIGNATURES) + 12 * (size_t)i,
+          WEFT_VM_BINARY_AT(TYPES), &type_cursor,
+          bytecode->imports[i].signature, offsets.imports[3 * i + 2]);
     }
     for (uint32_t i = 0; i < bytecode->function_count; ++i) {
       const weft_vm_function_t* function = &bytecode->functions[i];
@@ -400,9 +400,26 @@ static size_t weft_vm_binary_entry_offset(const weft_vm_binary_loader_t* loader,
 }
 
 // Pointer to entry |index| of section |id| (range-checked at the table).
-static const uint8_t* weft_vm_binary_entry(const weft_vm_binary_loader_t* loader,
-                                           uint32_t id, uint32_t index) {
+static const uint8_t* weft_vm_binary_entry(
+    const weft_vm_binary_loader_t* loader, uint32_t id, uint32_t index) {
   return loader->data + weft_vm_binary_entry_offset(loader, id, index, 0);
+}
+
+// Entry |index| of a section: its bytes, its offset in the file and its
+// name for messages ("functions[2]").
+typedef struct weft_vm_binary_entry_t {
+  const uint8_t* bytes;
+  size_t at;
+  char field[48];
+} weft_vm_binary_entry_t;
+
+static void weft_vm_binary_entry_at(const weft_vm_binary_loader_t* loader,
+                                    uint32_t id, uint32_t index,
+                                    weft_vm_binary_entry_t* out_entry) {
+  out_entry->bytes = weft_vm_binary_entry(loader, id, index);
+  out_entry->at = weft_vm_binary_entry_offset(loader, id, index, 0);
+  snprintf(out_entry->field, sizeof(out_entry->field), "%s[%" PRIu32 "]",
+           kWeftVmBinarySections[id].name, index);
 }
 
 // Reads the header and the section table.
@@ -415,8 +432,8 @@ static weft_status_t weft_vm_binary_read_header(
         loader->length, WEFT_VM_BINARY_HEADER_SIZE);
   }
   if (memcmp(data, WEFT_VM_BINARY_MAGIC, WEFT_VM_BINARY_MAGIC_SIZE) != 0) {
-    return weft_vm_binary_invalid("header.magic", 0,
-                                  "not \"WEFTVM\\0\\1\" (not a weft VM module)");
+    return weft_vm_binary_invalid(
+        "header.magic", 0, "not \"WEFTVM\\0\\1\" (not a weft VM module)");
   }
   const uint32_t version = weft_vm_binary_get_u32(data + 8);
   if (version != WEFT_VM_BINARY_VERSION) {
@@ -433,10 +450,9 @@ static weft_status_t weft_vm_binary_read_header(
   }
   const uint32_t section_count = weft_vm_binary_get_u32(data + 16);
   if (section_count > WEFT_VM_BINARY_SECTION_COUNT_ - 1) {
-    return weft_vm_binary_invalid("header.section_count", 16,
-                                  "%" PRIu32 " sections, at most %u exist",
-                                  section_count,
-                                  WEFT_VM_BINARY_SECTION_COUNT_ - 1);
+    return weft_vm_binary_invalid(
+        "header.section_count", 16, "%" PRIu32 " sections, at most %u exist",
+        section_count, WEFT_VM_BINARY_SECTION_COUNT_ - 1);
   }
   if (weft_vm_binary_get_u32(data + 20) != 0) {
     return weft_vm_binary_invalid("header.reserved", 20, "is not 0");
@@ -445,15 +461,15 @@ static weft_status_t weft_vm_binary_read_header(
       WEFT_VM_BINARY_HEADER_SIZE +
       (uint64_t)section_count * WEFT_VM_BINARY_SECTION_ENTRY_SIZE;
   if (table_end > loader->length) {
-    return weft_vm_binary_invalid(
-        "header.section_count", 16,
-        "the table of %" PRIu32 " sections ends at %" PRIu64
-        ", past the file's %zu bytes",
-        section_count, table_end, loader->length);
+    return weft_vm_binary_invalid("header.section_count", 16,
+                                  "the table of %" PRIu32
+                                  " sections ends at %" PRIu64
+                                  ", past the file's %zu bytes",
+                                  section_count, table_end, loader->length);
   }
   for (uint32_t i = 0; i < section_count; ++i) {
-    const size_t at =
-        WEFT_VM_BINARY_HEADER_SIZE + (size_t)i * WEFT_VM_BINARY_SECTION_ENTRY_SIZE;
+    const size_t at = WEFT_VM_BINARY_HEADER_SIZE +
+                      (size_t)i * WEFT_VM_BINARY_SECTION_ENTRY_SIZE;
     const uint32_t id = weft_vm_binary_get_u32(data + at);
     const uint32_t offset = weft_vm_binary_get_u32(data + at + 4);
     const uint32_t size = weft_vm_binary_get_u32(data + at + 8);
@@ -461,9 +477,9 @@ static weft_status_t weft_vm_binary_read_header(
     char field[64];
     snprintf(field, sizeof(field), "sections[%" PRIu32 "]", i);
     if (id == 0 || id >= WEFT_VM_BINARY_SECTION_COUNT_) {
-      return weft_vm_binary_invalid(field, at, "section id %" PRIu32
-                                    " is unknown (1 to %u)",
-                                    id, WEFT_VM_BINARY_SECTION_COUNT_ - 1);
+      return weft_vm_binary_invalid(
+          field, at, "section id %" PRIu32 " is unknown (1 to %u)", id,
+          WEFT_VM_BINARY_SECTION_COUNT_ - 1);
     }
     const char* name = kWeftVmBinarySections[id].name;
     if (loader->sections[id].present) {
@@ -487,8 +503,8 @@ static weft_status_t weft_vm_binary_read_header(
           ") and the file's end (%zu)",
           name, offset, (uint64_t)offset + size, table_end, loader->length);
     }
-    loader->sections[id] = (weft_vm_binary_section_t){true, offset, size,
-                                                       count};
+    loader->sections[id] =
+        (weft_vm_binary_section_t){true, offset, size, count};
   }
   if (!loader->sections[WEFT_VM_BINARY_SECTION_MODULE].present ||
       loader->sections[WEFT_VM_BINARY_SECTION_MODULE].count != 1) {
@@ -501,11 +517,10 @@ static weft_status_t weft_vm_binary_read_header(
 // Checks string |offset| (read from |field| at |at|): inside the strings
 // section and NUL-terminated there. |optional|: WEFT_VM_BINARY_NO_STRING is
 // allowed (sets *out_string NULL).
-static weft_status_t weft_vm_binary_string(const weft_vm_binary_loader_t* loader,
-                                           const char* field, size_t at,
-                                           uint32_t offset, bool optional,
-                                           const char** out_string,
-                                           size_t* out_length) {
+static weft_status_t weft_vm_binary_string(
+    const weft_vm_binary_loader_t* loader, const char* field, size_t at,
+    uint32_t offset, bool optional, const char** out_string,
+    size_t* out_length) {
   *out_string = NULL;
   *out_length = 0;
   if (optional && offset == WEFT_VM_BINARY_NO_STRING) return WEFT_OK;
@@ -513,8 +528,8 @@ static weft_status_t weft_vm_binary_string(const weft_vm_binary_loader_t* loader
       &loader->sections[WEFT_VM_BINARY_SECTION_STRINGS];
   if (offset >= strings->size) {
     return weft_vm_binary_invalid(field, at,
-                                  "string %" PRIu32
-                                  " is past the %" PRIu32 "-byte string table",
+                                  "string %" PRIu32 " is past the %" PRIu32
+                                  "-byte string table",
                                   offset, strings->size);
   }
   const char* start = (const char*)loader->data + strings->offset + offset;
@@ -532,9 +547,10 @@ static weft_status_t weft_vm_binary_string(const weft_vm_binary_loader_t* loader
 }
 
 // Reads a string field into the builder's strings (*|out_string|).
-static weft_status_t weft_vm_binary_copy_string(
-    weft_vm_binary_loader_t* loader, const char* field, size_t at,
-    uint32_t offset, bool optional, uint32_t* out_string) {
+static weft_status_t weft_vm_binary_copy_string(weft_vm_binary_loader_t* loader,
+                                                const char* field, size_t at,
+                                                uint32_t offset, bool optional,
+                                                uint32_t* out_string) {
   const char* string = NULL;
   size_t length = 0;
   *out_string = WEFT_VM_BUILDER_NO_STRING;
@@ -552,15 +568,16 @@ static weft_status_t weft_vm_binary_copy_string(
 static weft_status_t weft_vm_binary_read_signature(
     weft_vm_binary_loader_t* loader, uint32_t index,
     weft_vm_parsed_signature_t* parsed) {
-  const uint32_t id = WEFT_VM_BINARY_SECTION_SIGNATURES;
-  const uint8_t* entry = weft_vm_binary_entry(loader, id, index);
+  weft_vm_binary_entry_t located;
+  weft_vm_binary_entry_at(loader, WEFT_VM_BINARY_SECTION_SIGNATURES, index,
+                          &located);
+  const uint8_t* entry = located.bytes;
+  const char* field = located.field;
+  const size_t at = located.at;
   const uint32_t first = weft_vm_binary_get_u32(entry);
   const uint16_t arg_count = weft_vm_binary_get_u16(entry + 4);
   const uint16_t ret_count = weft_vm_binary_get_u16(entry + 6);
   const uint32_t text_offset = weft_vm_binary_get_u32(entry + 8);
-  char field[64];
-  snprintf(field, sizeof(field), "signatures[%" PRIu32 "]", index);
-  const size_t at = weft_vm_binary_entry_offset(loader, id, index, 0);
   if (arg_count > WEFT_VM_SIGNATURE_MAX_VALUES ||
       ret_count > WEFT_VM_SIGNATURE_MAX_VALUES) {
     return weft_vm_binary_invalid(field, at + 4,
@@ -575,8 +592,7 @@ static weft_status_t weft_vm_binary_read_signature(
   if ((uint64_t)first + count > types->count) {
     return weft_vm_binary_invalid(field, at,
                                   "types [%" PRIu32 ", %" PRIu64
-                                  ") are past the %" PRIu32
-                                  " signature types",
+                                  ") are past the %" PRIu32 " signature types",
                                   first, (uint64_t)first + count, types->count);
   }
   const uint8_t* type_bytes = loader->data + types->offset + first;
@@ -605,22 +621,20 @@ static weft_status_t weft_vm_binary_read_signature(
   }
   status = weft_vm_signature_parse(text, text_length, parsed);
   if (!weft_status_is_ok(status)) {
-    weft_status_t located = weft_vm_binary_invalid(
-        field, at + 8, "%s", weft_status_message(status));
+    weft_status_t invalid = weft_vm_binary_invalid(field, at + 8, "%s",
+                                                   weft_status_message(status));
     weft_status_free(status);
-    return located;
+    return invalid;
   }
   if (strlen(parsed->canonical) != text_length ||
       memcmp(parsed->canonical, text, text_length) != 0) {
-    return weft_vm_binary_invalid(field, at + 8,
-                                  "text '%.*s' is not canonical ('%s')",
-                                  (int)(text_length > 200 ? 200 : text_length),
-                                  text, parsed->canonical);
+    return weft_vm_binary_invalid(
+        field, at + 8, "text '%.*s' is not canonical ('%s')",
+        (int)(text_length > 200 ? 200 : text_length), text, parsed->canonical);
   }
   if (parsed->arg_count != arg_count || parsed->ret_count != ret_count ||
       memcmp(parsed->types, type_bytes, count) != 0) {
-    return weft_vm_binary_invalid(field, at,
-                                  "types do not match its text '%s'",
+    return weft_vm_binary_invalid(field, at, "types do not match its text '%s'",
                                   parsed->canonical);
   }
   return WEFT_OK;
@@ -633,10 +647,9 @@ static weft_status_t weft_vm_binary_signature_ref(
   const uint32_t count =
       loader->sections[WEFT_VM_BINARY_SECTION_SIGNATURES].count;
   if (index >= count) {
-    return weft_vm_binary_invalid(field, at,
-                                  "signature %" PRIu32
-                                  " is past the %" PRIu32 " signatures",
-                                  index, count);
+    return weft_vm_binary_invalid(
+        field, at, "signature %" PRIu32 " is past the %" PRIu32 " signatures",
+        index, count);
   }
   *out_signature = loader->signatures[index];
   return WEFT_OK;
@@ -651,9 +664,9 @@ static weft_status_t weft_vm_binary_read_module(
       loader, "module.name", at, weft_vm_binary_get_u32(entry), false,
       &loader->builder.name);
   if (weft_status_is_ok(status)) {
-    status = weft_vm_binary_copy_string(
-        loader, "module.source_name", at + 4,
-        weft_vm_binary_get_u32(entry + 4), true, &loader->builder.source_name);
+    status = weft_vm_binary_copy_string(loader, "module.source_name", at + 4,
+                                        weft_vm_binary_get_u32(entry + 4), true,
+                                        &loader->builder.source_name);
   }
   return status;
 }
@@ -672,8 +685,8 @@ static weft_status_t weft_vm_binary_read_signatures(
   for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
     status = weft_vm_binary_read_signature(loader, i, parsed);
     if (weft_status_is_ok(status)) {
-      status = weft_vm_bytecode_builder_add_signature(
-          &loader->builder, parsed, &loader->signatures[i]);
+      status = weft_vm_bytecode_builder_add_signature(&loader->builder, parsed,
+                                                      &loader->signatures[i]);
     }
   }
   weft_allocator_free(allocator, parsed);
@@ -686,18 +699,19 @@ static weft_status_t weft_vm_binary_read_imports(
   weft_status_t status = WEFT_OK;
   for (uint32_t i = 0;
        weft_status_is_ok(status) && i < loader->sections[id].count; ++i) {
-    const uint8_t* entry = weft_vm_binary_entry(loader, id, i);
-    const size_t at = weft_vm_binary_entry_offset(loader, id, i, 0);
-    char field[64];
-    snprintf(field, sizeof(field), "imports[%" PRIu32 "]", i);
+    weft_vm_binary_entry_t located;
+    weft_vm_binary_entry_at(loader, id, i, &located);
+    const uint8_t* entry = located.bytes;
+    const size_t at = located.at;
+    const char* field = located.field;
     weft_vm_builder_import_t import_entry;
     status = weft_vm_binary_copy_string(loader, field, at,
                                         weft_vm_binary_get_u32(entry), false,
                                         &import_entry.module_name);
     if (weft_status_is_ok(status)) {
-      status = weft_vm_binary_copy_string(
-          loader, field, at + 4, weft_vm_binary_get_u32(entry + 4), false,
-          &import_entry.function_name);
+      status = weft_vm_binary_copy_string(loader, field, at + 4,
+                                          weft_vm_binary_get_u32(entry + 4),
+                                          false, &import_entry.function_name);
     }
     if (weft_status_is_ok(status)) {
       status = weft_vm_binary_signature_ref(loader, field, at + 8,
@@ -718,10 +732,11 @@ static weft_status_t weft_vm_binary_read_functions(
   weft_status_t status = WEFT_OK;
   for (uint32_t i = 0;
        weft_status_is_ok(status) && i < loader->sections[id].count; ++i) {
-    const uint8_t* entry = weft_vm_binary_entry(loader, id, i);
-    const size_t at = weft_vm_binary_entry_offset(loader, id, i, 0);
-    char field[64];
-    snprintf(field, sizeof(field), "functions[%" PRIu32 "]", i);
+    weft_vm_binary_entry_t located;
+    weft_vm_binary_entry_at(loader, id, i, &located);
+    const uint8_t* entry = located.bytes;
+    const size_t at = located.at;
+    const char* field = located.field;
     weft_vm_builder_function_t function = {
         .flags = weft_vm_binary_get_u32(entry + 8),
         .scalar_count = weft_vm_binary_get_u16(entry + 12),
@@ -761,10 +776,10 @@ static weft_status_t weft_vm_binary_read_tables(
       &loader->sections[WEFT_VM_BINARY_SECTION_LINES];
   weft_status_t status = WEFT_OK;
   if (lines->present && lines->count != code->count) {
-    status = weft_vm_binary_invalid(
-        "sections.lines", lines->offset,
-        "%" PRIu32 " lines for %" PRIu32 " instructions", lines->count,
-        code->count);
+    status =
+        weft_vm_binary_invalid("sections.lines", lines->offset,
+                               "%" PRIu32 " lines for %" PRIu32 " instructions",
+                               lines->count, code->count);
   }
   builder->has_lines = lines->present;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < code->count; ++i) {
@@ -776,11 +791,11 @@ static weft_status_t weft_vm_binary_read_tables(
     };
     instruction.imm = weft_vm_binary_get_u32(entry + 4);
     const uint32_t line =
-        lines->present
-            ? weft_vm_binary_get_u32(loader->data + lines->offset + 4 * (size_t)i)
-            : 0;
-    status = weft_vm_bytecode_builder_add_instruction(builder, instruction,
-                                                      line);
+        lines->present ? weft_vm_binary_get_u32(loader->data + lines->offset +
+                                                4 * (size_t)i)
+                       : 0;
+    status =
+        weft_vm_bytecode_builder_add_instruction(builder, instruction, line);
   }
   const weft_vm_binary_section_t* operands =
       &loader->sections[WEFT_VM_BINARY_SECTION_OPERANDS];
@@ -788,16 +803,17 @@ static weft_status_t weft_vm_binary_read_tables(
     const uint16_t operand =
         weft_vm_binary_get_u16(loader->data + operands->offset + 2 * (size_t)i);
     uint32_t first = 0;
-    status = weft_vm_bytecode_builder_add_operands(builder, &operand, 1, &first);
+    status =
+        weft_vm_bytecode_builder_add_operands(builder, &operand, 1, &first);
   }
   const weft_vm_binary_section_t* constants =
       &loader->sections[WEFT_VM_BINARY_SECTION_CONSTANTS];
-  for (uint32_t i = 0; weft_status_is_ok(status) && i < constants->count;
-       ++i) {
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < constants->count; ++i) {
     uint32_t index = 0;
     status = weft_vm_bytecode_builder_add_constant(
         builder,
-        weft_vm_binary_get_u64(loader->data + constants->offset + 8 * (size_t)i),
+        weft_vm_binary_get_u64(loader->data + constants->offset +
+                               8 * (size_t)i),
         &index);
   }
   const weft_vm_binary_section_t* bytes =
@@ -809,25 +825,24 @@ static weft_status_t weft_vm_binary_read_tables(
   const uint32_t id = WEFT_VM_BINARY_SECTION_RODATA;
   for (uint32_t i = 0;
        weft_status_is_ok(status) && i < loader->sections[id].count; ++i) {
-    const uint8_t* entry = weft_vm_binary_entry(loader, id, i);
-    const size_t at = weft_vm_binary_entry_offset(loader, id, i, 0);
+    weft_vm_binary_entry_t located;
+    weft_vm_binary_entry_at(loader, id, i, &located);
+    const uint8_t* entry = located.bytes;
+    const size_t at = located.at;
+    const char* field = located.field;
     const uint32_t offset = weft_vm_binary_get_u32(entry);
     const uint32_t length = weft_vm_binary_get_u32(entry + 4);
-    char field[64];
-    snprintf(field, sizeof(field), "rodata[%" PRIu32 "]", i);
     if ((uint64_t)offset + length > bytes->count) {
       status = weft_vm_binary_invalid(field, at,
                                       "bytes [%" PRIu32 ", %" PRIu64
-                                      ") are past the %" PRIu32
-                                      " rodata bytes",
+                                      ") are past the %" PRIu32 " rodata bytes",
                                       offset, (uint64_t)offset + length,
                                       bytes->count);
       break;
     }
     uint32_t name = WEFT_VM_BUILDER_NO_STRING;
-    status = weft_vm_binary_copy_string(loader, field, at + 8,
-                                        weft_vm_binary_get_u32(entry + 8), true,
-                                        &name);
+    status = weft_vm_binary_copy_string(
+        loader, field, at + 8, weft_vm_binary_get_u32(entry + 8), true, &name);
     if (weft_status_is_ok(status)) {
       status = weft_vm_bytecode_builder_add_rodata_range(builder, offset,
                                                          length, name, NULL);

@@ -23,23 +23,21 @@ void weft_vm_bytecode_builder_initialize(
 void weft_vm_bytecode_builder_deinitialize(
     weft_vm_bytecode_builder_t* builder) {
   weft_allocator_t allocator = builder->allocator;
-  void* arrays[] = {builder->strings,   builder->types,
-                    builder->functions, builder->imports,
-                    builder->code,      builder->lines,
-                    builder->operands,  builder->constants,
-                    builder->constant_slots, builder->rodata,
-                    builder->rodata_bytes};
+  void* arrays[] = {
+      builder->strings,  builder->types,       builder->functions,
+      builder->imports,  builder->code,        builder->lines,
+      builder->operands, builder->constants,   builder->constant_slots,
+      builder->rodata,   builder->rodata_bytes};
   for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); ++i) {
     weft_allocator_free(allocator, arrays[i]);
   }
   memset(builder, 0, sizeof(*builder));
 }
 
-weft_status_t weft_vm_array_reserve(weft_allocator_t allocator,
-                                             void** data, uint32_t* capacity,
-                                             uint32_t count, uint64_t add,
-                                             size_t element_size,
-                                             const char* what) {
+weft_status_t weft_vm_array_reserve(weft_allocator_t allocator, void** data,
+                                    uint32_t* capacity, uint32_t count,
+                                    uint64_t add, size_t element_size,
+                                    const char* what) {
   const uint64_t needed = (uint64_t)count + add;
   if (needed > WEFT_VM_BUILDER_MAX_ENTRIES) {
     return WEFT_STATUS(RESOURCE_EXHAUSTED,
@@ -64,9 +62,9 @@ weft_status_t weft_vm_array_reserve(weft_allocator_t allocator,
 }
 
 #define WEFT_VM_BUILDER_RESERVE(builder, array, count, capacity, add, what) \
-  weft_vm_array_reserve((builder)->allocator, (void**)&(builder)->array,  \
-                          &(builder)->capacity, (builder)->count, (add),    \
-                          sizeof(*(builder)->array), (what))
+  weft_vm_array_reserve((builder)->allocator, (void**)&(builder)->array,    \
+                        &(builder)->capacity, (builder)->count, (add),      \
+                        sizeof(*(builder)->array), (what))
 
 weft_status_t weft_vm_bytecode_builder_add_string(
     weft_vm_bytecode_builder_t* builder, const char* text, size_t length,
@@ -93,11 +91,10 @@ weft_status_t weft_vm_bytecode_builder_add_signature(
   const uint32_t count = (uint32_t)parsed->arg_count + parsed->ret_count;
   weft_status_t status = WEFT_VM_BUILDER_RESERVE(
       builder, types, type_count, type_capacity, count, "signature types");
-  if (weft_status_is_ok(status) &&
-      !weft_vm_parsed_signature_is_plain(parsed)) {
-    status = weft_vm_bytecode_builder_add_string(
-        builder, parsed->canonical, strlen(parsed->canonical),
-        &out_signature->text);
+  if (weft_status_is_ok(status) && !weft_vm_parsed_signature_is_plain(parsed)) {
+    status = weft_vm_bytecode_builder_add_string(builder, parsed->canonical,
+                                                 strlen(parsed->canonical),
+                                                 &out_signature->text);
   }
   if (weft_status_is_ok(status)) {
     if (count) {
@@ -126,8 +123,8 @@ weft_status_t weft_vm_bytecode_builder_add_function(
 weft_status_t weft_vm_bytecode_builder_add_import(
     weft_vm_bytecode_builder_t* builder,
     const weft_vm_builder_import_t* import_entry, uint32_t* out_index) {
-  weft_status_t status = WEFT_VM_BUILDER_RESERVE(
-      builder, imports, import_count, import_capacity, 1, "imports");
+  weft_status_t status = WEFT_VM_BUILDER_RESERVE(builder, imports, import_count,
+                                                 import_capacity, 1, "imports");
   if (weft_status_is_ok(status)) {
     if (out_index) *out_index = builder->import_count;
     builder->imports[builder->import_count++] = *import_entry;
@@ -145,9 +142,9 @@ weft_status_t weft_vm_bytecode_builder_add_instruction(
       builder->allocator, (void**)&builder->code, &code_capacity,
       builder->code_count, 1, sizeof(*builder->code), "instructions");
   if (weft_status_is_ok(status)) {
-    status = weft_vm_array_reserve(
-        builder->allocator, (void**)&builder->lines, &line_capacity,
-        builder->code_count, 1, sizeof(*builder->lines), "instructions");
+    status = weft_vm_array_reserve(builder->allocator, (void**)&builder->lines,
+                                   &line_capacity, builder->code_count, 1,
+                                   sizeof(*builder->lines), "instructions");
   }
   if (weft_status_is_ok(status)) {
     builder->code_capacity = code_capacity;
@@ -203,9 +200,9 @@ weft_status_t weft_vm_bytecode_builder_intern_constant(
   // At most half the slots used; rebuild from the pool when growing.
   if ((uint64_t)(builder->constant_count + 1) * 2 >
       builder->constant_slot_capacity) {
-    const uint64_t capacity =
-        builder->constant_slot_capacity ? builder->constant_slot_capacity * 2ull
-                                        : 64;
+    const uint64_t capacity = builder->constant_slot_capacity
+                                  ? builder->constant_slot_capacity * 2ull
+                                  : 64;
     uint32_t* slots = NULL;
     if (capacity > UINT32_MAX) {
       status = WEFT_STATUS(RESOURCE_EXHAUSTED, "too many constants");
@@ -225,9 +222,9 @@ weft_status_t weft_vm_bytecode_builder_intern_constant(
     }
   }
   if (!weft_status_is_ok(status)) return status;
-  uint32_t* slot = weft_vm_builder_constant_slot(
-      builder->constants, builder->constant_slots,
-      builder->constant_slot_capacity, value);
+  uint32_t* slot =
+      weft_vm_builder_constant_slot(builder->constants, builder->constant_slots,
+                                    builder->constant_slot_capacity, value);
   if (*slot) {
     *out_index = *slot - 1;
     return WEFT_OK;
@@ -298,7 +295,8 @@ static weft_status_t weft_vm_builder_check_name(
   const size_t length = strlen(name);
   if (!weft_vm_name_is_identifier(name, length, allow_dots)) {
     return WEFT_STATUS(INVALID_ARGUMENT,
-                       "%s %" PRIu32 " is named '%.64s', not an identifier "
+                       "%s %" PRIu32
+                       " is named '%.64s', not an identifier "
                        "([A-Za-z_][A-Za-z0-9_%s]*)",
                        what, index, name, allow_dots ? "." : "");
   }
@@ -328,18 +326,18 @@ static weft_status_t weft_vm_builder_check_names(
   weft_vm_name_table_initialize(builder->allocator, &names);
   for (uint32_t i = 0; weft_status_is_ok(status) && i < builder->function_count;
        ++i) {
-    status = weft_vm_builder_check_name(builder, &names, "function", i,
-                                        strings + builder->functions[i].name,
-                                        true);
+    status =
+        weft_vm_builder_check_name(builder, &names, "function", i,
+                                   strings + builder->functions[i].name, true);
   }
   weft_vm_name_table_deinitialize(&names);
   weft_vm_name_table_initialize(builder->allocator, &names);
   for (uint32_t i = 0; weft_status_is_ok(status) && i < builder->rodata_count;
        ++i) {
     if (builder->rodata[i].name != WEFT_VM_BUILDER_NO_STRING) {
-      status = weft_vm_builder_check_name(builder, &names, "rodata segment", i,
-                                          strings + builder->rodata[i].name,
-                                          true);
+      status =
+          weft_vm_builder_check_name(builder, &names, "rodata segment", i,
+                                     strings + builder->rodata[i].name, true);
     }
   }
   weft_vm_name_table_deinitialize(&names);
@@ -371,8 +369,8 @@ static weft_status_t weft_vm_builder_check_names(
       memcpy(key + module_length + 1, function_name, function_length);
       key[module_length + 1 + function_length] = '\0';
       key_used += module_length + function_length + 2;
-      status = weft_vm_builder_check_name(builder, &names, "import", i, key,
-                                          true);
+      status =
+          weft_vm_builder_check_name(builder, &names, "import", i, key, true);
     }
   }
   weft_vm_name_table_deinitialize(&names);
@@ -398,22 +396,22 @@ static weft_vm_builder_layout_t weft_vm_builder_layout(
     const weft_vm_bytecode_builder_t* builder, bool has_names) {
   weft_vm_builder_layout_t layout;
   size_t total = sizeof(weft_vm_bytecode_t);
-  layout.functions = weft_vm_builder_layout_add(
-      &total, builder->function_count, sizeof(weft_vm_function_t));
+  layout.functions = weft_vm_builder_layout_add(&total, builder->function_count,
+                                                sizeof(weft_vm_function_t));
   layout.imports = weft_vm_builder_layout_add(&total, builder->import_count,
                                               sizeof(weft_vm_import_t));
   layout.code = weft_vm_builder_layout_add(&total, builder->code_count,
                                            sizeof(weft_vm_instruction_t));
-  layout.constants = weft_vm_builder_layout_add(
-      &total, builder->constant_count, sizeof(uint64_t));
+  layout.constants = weft_vm_builder_layout_add(&total, builder->constant_count,
+                                                sizeof(uint64_t));
   layout.rodata = weft_vm_builder_layout_add(&total, builder->rodata_count,
                                              sizeof(weft_vm_rodata_t));
   layout.lines = weft_vm_builder_layout_add(
       &total, builder->has_lines ? builder->code_count : 0, sizeof(uint32_t));
   layout.rodata_names = weft_vm_builder_layout_add(
       &total, has_names ? builder->rodata_count : 0, sizeof(const char*));
-  layout.operands = weft_vm_builder_layout_add(
-      &total, builder->operand_count, sizeof(uint16_t));
+  layout.operands = weft_vm_builder_layout_add(&total, builder->operand_count,
+                                               sizeof(uint16_t));
   layout.types = weft_vm_builder_layout_add(&total, builder->type_count, 1);
   layout.rodata_bytes =
       weft_vm_builder_layout_add(&total, builder->rodata_byte_count, 1);
@@ -459,41 +457,40 @@ weft_status_t weft_vm_bytecode_builder_finish(
   const weft_vm_builder_layout_t layout =
       weft_vm_builder_layout(builder, has_names);
   uint8_t* base = NULL;
-  status = weft_allocator_malloc(builder->allocator, layout.total,
-                                 (void**)&base);
+  status =
+      weft_allocator_malloc(builder->allocator, layout.total, (void**)&base);
   if (!weft_status_is_ok(status)) return status;
 
   weft_vm_bytecode_t* bytecode = (weft_vm_bytecode_t*)base;
   const char* strings = weft_vm_builder_place(
       base, layout.strings, builder->strings, builder->string_size, 1);
-  const uint8_t* types = weft_vm_builder_place(base, layout.types,
-                                               builder->types,
-                                               builder->type_count, 1);
+  const uint8_t* types = weft_vm_builder_place(
+      base, layout.types, builder->types, builder->type_count, 1);
   bytecode->name = strings + builder->name;
   bytecode->source_name = builder->source_name == WEFT_VM_BUILDER_NO_STRING
                               ? NULL
                               : strings + builder->source_name;
   bytecode->code_count = builder->code_count;
-  bytecode->code = weft_vm_builder_place(base, layout.code, builder->code,
-                                         builder->code_count,
-                                         sizeof(weft_vm_instruction_t));
+  bytecode->code =
+      weft_vm_builder_place(base, layout.code, builder->code,
+                            builder->code_count, sizeof(weft_vm_instruction_t));
   if (builder->has_lines) {
-    bytecode->lines = weft_vm_builder_place(base, layout.lines, builder->lines,
-                                            builder->code_count,
-                                            sizeof(uint32_t));
+    bytecode->lines =
+        weft_vm_builder_place(base, layout.lines, builder->lines,
+                              builder->code_count, sizeof(uint32_t));
   }
   bytecode->operand_count = builder->operand_count;
-  bytecode->operands = weft_vm_builder_place(
-      base, layout.operands, builder->operands, builder->operand_count,
-      sizeof(uint16_t));
+  bytecode->operands =
+      weft_vm_builder_place(base, layout.operands, builder->operands,
+                            builder->operand_count, sizeof(uint16_t));
   bytecode->constant_count = builder->constant_count;
-  bytecode->constants = weft_vm_builder_place(
-      base, layout.constants, builder->constants, builder->constant_count,
-      sizeof(uint64_t));
+  bytecode->constants =
+      weft_vm_builder_place(base, layout.constants, builder->constants,
+                            builder->constant_count, sizeof(uint64_t));
   bytecode->rodata_byte_count = builder->rodata_byte_count;
-  bytecode->rodata_bytes = weft_vm_builder_place(
-      base, layout.rodata_bytes, builder->rodata_bytes,
-      builder->rodata_byte_count, 1);
+  bytecode->rodata_bytes =
+      weft_vm_builder_place(base, layout.rodata_bytes, builder->rodata_bytes,
+                            builder->rodata_byte_count, 1);
 
   weft_vm_function_t* functions = weft_vm_builder_place(
       base, layout.functions, NULL, builder->function_count,
@@ -514,9 +511,9 @@ weft_status_t weft_vm_bytecode_builder_finish(
   bytecode->function_count = builder->function_count;
   bytecode->functions = functions;
 
-  weft_vm_import_t* imports = weft_vm_builder_place(
-      base, layout.imports, NULL, builder->import_count,
-      sizeof(weft_vm_import_t));
+  weft_vm_import_t* imports =
+      weft_vm_builder_place(base, layout.imports, NULL, builder->import_count,
+                            sizeof(weft_vm_import_t));
   for (uint32_t i = 0; i < builder->import_count; ++i) {
     const weft_vm_builder_import_t* source = &builder->imports[i];
     imports[i] = (weft_vm_import_t){
@@ -529,14 +526,14 @@ weft_status_t weft_vm_bytecode_builder_finish(
   bytecode->import_count = builder->import_count;
   bytecode->imports = imports;
 
-  weft_vm_rodata_t* rodata = weft_vm_builder_place(
-      base, layout.rodata, NULL, builder->rodata_count,
-      sizeof(weft_vm_rodata_t));
+  weft_vm_rodata_t* rodata =
+      weft_vm_builder_place(base, layout.rodata, NULL, builder->rodata_count,
+                            sizeof(weft_vm_rodata_t));
   const char** rodata_names =
-      has_names ? weft_vm_builder_place(base, layout.rodata_names, NULL,
-                                        builder->rodata_count,
-                                        sizeof(const char*))
-                : NULL;
+      has_names
+          ? weft_vm_builder_place(base, layout.rodata_names, NULL,
+                                  builder->rodata_count, sizeof(const char*))
+          : NULL;
   for (uint32_t i = 0; i < builder->rodata_count; ++i) {
     rodata[i] = (weft_vm_rodata_t){builder->rodata[i].offset,
                                    builder->rodata[i].length};

@@ -99,8 +99,8 @@ weft_status_t weft_vm_array_reserve(weft_allocator_t allocator, void** data,
                                     const char* what);
 
 // Initializes an empty builder allocating from |allocator|.
-void weft_vm_bytecode_builder_initialize(weft_allocator_t allocator,
-                                         weft_vm_bytecode_builder_t* out_builder);
+void weft_vm_bytecode_builder_initialize(
+    weft_allocator_t allocator, weft_vm_bytecode_builder_t* out_builder);
 
 // Frees everything the builder holds (not a module it finished).
 void weft_vm_bytecode_builder_deinitialize(weft_vm_bytecode_builder_t* builder);

@@ -38,8 +38,7 @@ static void weft_vm_text_append(weft_vm_text_t* text, const char* bytes,
 static void weft_vm_text_printf(weft_vm_text_t* text, const char* format, ...)
     __attribute__((format(printf, 2, 3)));
 
-static void weft_vm_text_printf(weft_vm_text_t* text, const char* format,
-                                ...) {
+static void weft_vm_text_printf(weft_vm_text_t* text, const char* format, ...) {
   char buffer[256];
   va_list args;
   va_start(args, format);
@@ -47,8 +46,9 @@ static void weft_vm_text_printf(weft_vm_text_t* text, const char* format,
   va_end(args);
   if (length < 0 || (size_t)length >= sizeof(buffer)) {
     if (weft_status_is_ok(text->status)) {
-      text->status = WEFT_STATUS(INTERNAL, "disassembler: a piece of text "
-                                           "longer than 255 bytes");
+      text->status = WEFT_STATUS(INTERNAL,
+                                 "disassembler: a piece of text "
+                                 "longer than 255 bytes");
     }
     return;
   }
@@ -103,18 +103,17 @@ static weft_status_t weft_vm_disassembler_plan_rodata(
     weft_vm_disassembler_t* disassembler, weft_allocator_t allocator) {
   const weft_vm_bytecode_t* bytecode = disassembler->bytecode;
   const uint32_t count = bytecode->rodata_count;
-  uint32_t* uses = NULL;      // per segment: how many instructions use it
+  uint32_t* uses = NULL;        // per segment: how many instructions use it
   uint32_t* fail_order = NULL;  // per segment: order among fails, +1
   weft_status_t status = weft_allocator_malloc_array(
       allocator, count ? count : 1, sizeof(uint32_t), (void**)&uses);
   if (weft_status_is_ok(status)) {
     status = weft_allocator_malloc_array(allocator, count ? count : 1,
-                                         sizeof(uint32_t),
-                                         (void**)&fail_order);
+                                         sizeof(uint32_t), (void**)&fail_order);
   }
   uint32_t fails = 0;
-  for (uint32_t f = 0; weft_status_is_ok(status) && f < bytecode->function_count;
-       ++f) {
+  for (uint32_t f = 0;
+       weft_status_is_ok(status) && f < bytecode->function_count; ++f) {
     const weft_vm_function_t* function = &bytecode->functions[f];
     for (uint32_t i = 0; i < function->code_count; ++i) {
       const weft_vm_instruction_t* instruction =
@@ -129,8 +128,8 @@ static weft_status_t weft_vm_disassembler_plan_rodata(
   uint32_t first = count;
   while (weft_status_is_ok(status) && first > 0) {
     const uint32_t candidate = first - 1;
-    const bool is_named = bytecode->rodata_names &&
-                          bytecode->rodata_names[candidate];
+    const bool is_named =
+        bytecode->rodata_names && bytecode->rodata_names[candidate];
     if (is_named || uses[candidate] != 1 || fail_order[candidate] == 0 ||
         (first < count && fail_order[candidate] >= fail_order[first])) {
       break;
@@ -148,14 +147,14 @@ static weft_status_t weft_vm_disassembler_plan_rodata(
   }
   enum { kNameCapacity = 48 };
   if (weft_status_is_ok(status) && first) {
-    status = weft_allocator_malloc_array(allocator, first, kNameCapacity,
-                                         (void**)&disassembler->generated_names);
+    status =
+        weft_allocator_malloc_array(allocator, first, kNameCapacity,
+                                    (void**)&disassembler->generated_names);
   }
   weft_vm_name_table_t taken;
   weft_vm_name_table_initialize(allocator, &taken);
-  for (uint32_t i = 0; weft_status_is_ok(status) && bytecode->rodata_names &&
-                       i < count;
-       ++i) {
+  for (uint32_t i = 0;
+       weft_status_is_ok(status) && bytecode->rodata_names && i < count; ++i) {
     const char* name = bytecode->rodata_names[i];
     bool inserted = false;
     if (name) {
@@ -164,7 +163,8 @@ static weft_status_t weft_vm_disassembler_plan_rodata(
     }
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < first; ++i) {
-    const char* name = bytecode->rodata_names ? bytecode->rodata_names[i] : NULL;
+    const char* name =
+        bytecode->rodata_names ? bytecode->rodata_names[i] : NULL;
     if (!name) {
       char* made = disassembler->generated_names + (size_t)i * kNameCapacity;
       int length = snprintf(made, kNameCapacity, "rodata%" PRIu32, i);
@@ -205,9 +205,9 @@ static void weft_vm_disassemble_list(weft_vm_disassembler_t* disassembler,
 }
 
 // "(args) -> (results)" of a call with |signature| at operands[first].
-static void weft_vm_disassemble_call_lists(
-    weft_vm_disassembler_t* disassembler, uint32_t first,
-    weft_vm_signature_t signature) {
+static void weft_vm_disassemble_call_lists(weft_vm_disassembler_t* disassembler,
+                                           uint32_t first,
+                                           weft_vm_signature_t signature) {
   weft_vm_disassemble_list(disassembler, first, signature.arg_count,
                            signature.types);
   weft_vm_text_puts(&disassembler->text, " -> ");
@@ -286,12 +286,9 @@ static void weft_vm_disassemble_operands(
         break;
       }
       case 'd':
-        weft_vm_text_puts(text,
-                          disassembler->segment_names[instruction->imm]);
+        weft_vm_text_puts(text, disassembler->segment_names[instruction->imm]);
         break;
-      case 'j':
-        weft_vm_text_printf(text, "L%" PRIu32, instruction->imm);
-        break;
+      case 'j': weft_vm_text_printf(text, "L%" PRIu32, instruction->imm); break;
       case 'c': {
         const weft_vm_function_t* callee = &bytecode->functions[instruction->a];
         weft_vm_text_puts(text, "@");
@@ -315,8 +312,8 @@ static void weft_vm_disassemble_operands(
             function->signature.types + function->signature.arg_count);
         break;
       case 'e':
-        weft_vm_text_puts(text, weft_status_code_string(
-                                    (weft_status_code_t)fields[field++]));
+        weft_vm_text_puts(
+            text, weft_status_code_string((weft_status_code_t)fields[field++]));
         break;
       case 'M':
         if (instruction->imm >= disassembler->inline_first) {
@@ -327,8 +324,7 @@ static void weft_vm_disassemble_operands(
                             disassembler->segment_names[instruction->imm]);
         }
         break;
-      default:
-        break;
+      default: break;
     }
   }
 }
@@ -406,7 +402,8 @@ weft_status_t weft_vm_disassemble(const weft_vm_bytecode_t* bytecode,
   *out_text = NULL;
   *out_length = 0;
   if (!bytecode) {
-    return WEFT_STATUS(INVALID_ARGUMENT, "weft_vm_disassemble: bytecode is NULL");
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "weft_vm_disassemble: bytecode is NULL");
   }
   weft_status_t status = weft_vm_bytecode_validate(bytecode);
   if (!weft_status_is_ok(status)) return status;

@@ -52,8 +52,8 @@ size_t weft_vm_signature_canonical_text(weft_vm_signature_t signature,
 int weft_vm_parsed_signature_is_plain(
     const weft_vm_parsed_signature_t* parsed) {
   char plain[sizeof(parsed->canonical)];
-  const size_t length = weft_vm_signature_types_text(
-      parsed->arg_count, parsed->ret_count, parsed->types, plain,
-      sizeof(plain));
+  const size_t length =
+      weft_vm_signature_types_text(parsed->arg_count, parsed->ret_count,
+                                   parsed->types, plain, sizeof(plain));
   return length < sizeof(plain) && strcmp(plain, parsed->canonical) == 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 const char* weft_vm_shape_syntax(weft_vm_shape_t shape) {
+  // clang-format off
   static const char* const kSyntax[WEFT_VM_SHAPE_COUNT_] = {
       [WEFT_VM_SHAPE_NONE] = "",
       [WEFT_VM_SHAPE_S_S] = "ss",
@@ -30,6 +31,7 @@ const char* weft_vm_shape_syntax(weft_vm_shape_t shape) {
       [WEFT_VM_SHAPE_RET] = "t",
       [WEFT_VM_SHAPE_FAIL] = "eM",
   };
+  // clang-format on
   return (unsigned)shape < WEFT_VM_SHAPE_COUNT_ ? kSyntax[shape] : NULL;
 }
 
@@ -39,8 +41,8 @@ bool weft_vm_opcode_immediate_is_float(const weft_vm_opcode_info_t* info) {
                          strcmp(info->name + length - 4, ".f64") == 0);
 }
 
-bool weft_vm_text_parse_integer(const char* text, size_t length,
-                                uint32_t bits, uint64_t* out_bits) {
+bool weft_vm_text_parse_integer(const char* text, size_t length, uint32_t bits,
+                                uint64_t* out_bits) {
   size_t i = 0;
   bool negative = false;
   if (i < length && (text[i] == '-' || text[i] == '+')) {
@@ -48,8 +50,8 @@ bool weft_vm_text_parse_integer(const char* text, size_t length,
     ++i;
   }
   uint32_t base = 10;
-  if (length - i > 2 && text[i] == '0' && (text[i + 1] == 'x' ||
-                                           text[i + 1] == 'X')) {
+  if (length - i > 2 && text[i] == '0' &&
+      (text[i + 1] == 'x' || text[i + 1] == 'X')) {
     base = 16;
     i += 2;
   }
@@ -90,8 +92,7 @@ static weft_vm_float_layout_t weft_vm_float_layout(uint32_t bits) {
     return (weft_vm_float_layout_t){0x80000000u, 0x7f800000u, 0x7fffffu,
                                     0x400000u};
   }
-  return (weft_vm_float_layout_t){0x8000000000000000ull,
-                                  0x7ff0000000000000ull,
+  return (weft_vm_float_layout_t){0x8000000000000000ull, 0x7ff0000000000000ull,
                                   0xfffffffffffffull, 0x8000000000000ull};
 }
 

@@ -40,8 +40,8 @@ bool weft_vm_opcode_immediate_is_float(const weft_vm_opcode_info_t* info);
 // optional '-' or '+', then decimal digits or 0x and hex digits, in
 // [-2^(bits-1), 2^bits - 1] (negative values two's complement). Returns
 // false when the text is not such an integer.
-bool weft_vm_text_parse_integer(const char* text, size_t length,
-                                uint32_t bits, uint64_t* out_bits);
+bool weft_vm_text_parse_integer(const char* text, size_t length, uint32_t bits,
+                                uint64_t* out_bits);
 
 // Parses a float of |bits| (32 or 64) into its IEEE 754 bits: a decimal or
 // hex float (strtof/strtod syntax, whole text), or inf, nan with an

@@ -37,8 +37,8 @@ static weft_vm_bytecode_t* assemble(const char* text) {
 static char* disassemble(const weft_vm_bytecode_t* bytecode) {
   char* text = NULL;
   size_t length = 0;
-  weft_status_t status = weft_vm_disassemble(bytecode, weft_allocator_system(),
-                                             &text, &length);
+  weft_status_t status =
+      weft_vm_disassemble(bytecode, weft_allocator_system(), &text, &length);
   if (!weft_status_is_ok(status)) {
     char message[1024];
     weft_status_format(status, message, sizeof(message));
@@ -76,9 +76,9 @@ typedef struct text_buffer_t {
 static void append(text_buffer_t* buffer, const char* format, ...) {
   va_list args;
   va_start(args, format);
-  const int length = vsnprintf(buffer->data + buffer->length,
-                               sizeof(buffer->data) - buffer->length, format,
-                               args);
+  const int length =
+      vsnprintf(buffer->data + buffer->length,
+                sizeof(buffer->data) - buffer->length, format, args);
   va_end(args);
   assert_true(length >= 0 &&
               buffer->length + (size_t)length < sizeof(buffer->data));
@@ -222,8 +222,8 @@ static void encodings(void** state) {
   assert_string_equal(bytecode->rodata_names[0], "greeting");
   const weft_vm_rodata_t message = bytecode->rodata[2];
   assert_int_equal(message.length, strlen("bad \"input\""));
-  assert_memory_equal(bytecode->rodata_bytes + message.offset,
-                      "bad \"input\"", message.length);
+  assert_memory_equal(bytecode->rodata_bytes + message.offset, "bad \"input\"",
+                      message.length);
   assert_int_equal(code[13].a, 5);
   assert_int_equal(code[13].imm, 0);
   assert_memory_equal(bytecode->rodata_bytes + bytecode->rodata[0].offset,
@@ -243,24 +243,27 @@ static void float_bits_round_trip(void** state) {
       0x00000000u, 0x80000000u, 0x00000001u, 0x007fffffu, 0x7f7fffffu,
       0x3dcccccdu, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u,
       0x7f800001u, 0xffbfffffu, 0x7fc00001u, 0x3f800001u};
-  static const uint64_t kF64[] = {
-      0x0000000000000000ull, 0x8000000000000000ull, 0x0000000000000001ull,
-      0x7fefffffffffffffull, 0x3fb999999999999aull, 0x7ff0000000000000ull,
-      0xfff8000000000000ull, 0x7ff0000000000001ull, 0x7ff8000000000001ull,
-      0x3ff0000000000001ull};
+  static const uint64_t kF64[] = {0x0000000000000000ull, 0x8000000000000000ull,
+                                  0x0000000000000001ull, 0x7fefffffffffffffull,
+                                  0x3fb999999999999aull, 0x7ff0000000000000ull,
+                                  0xfff8000000000000ull, 0x7ff0000000000001ull,
+                                  0x7ff8000000000001ull, 0x3ff0000000000001ull};
   for (size_t i = 0; i < sizeof(kF32) / sizeof(kF32[0]); ++i) {
     char text[64];
     weft_vm_text_format_float(kF32[i], 32, text, sizeof(text));
     uint64_t bits = 0;
     assert_true(weft_vm_text_parse_float(text, strlen(text), 32, &bits));
-    if (bits != kF32[i]) fail_msg("f32 0x%08x -> '%s' -> 0x%08llx", kF32[i], text, (unsigned long long)bits);
+    if (bits != kF32[i])
+      fail_msg("f32 0x%08x -> '%s' -> 0x%08llx", kF32[i], text,
+               (unsigned long long)bits);
   }
   for (size_t i = 0; i < sizeof(kF64) / sizeof(kF64[0]); ++i) {
     char text[64];
     weft_vm_text_format_float(kF64[i], 64, text, sizeof(text));
     uint64_t bits = 0;
     assert_true(weft_vm_text_parse_float(text, strlen(text), 64, &bits));
-    if (bits != kF64[i]) fail_msg("f64 0x%016llx -> '%s'", (unsigned long long)kF64[i], text);
+    if (bits != kF64[i])
+      fail_msg("f64 0x%016llx -> '%s'", (unsigned long long)kF64[i], text);
   }
   expect_round_trip(
       "module floats\n"
@@ -341,10 +344,12 @@ static const malformed_t kMalformed[] = {
     {F "  br nowhere\n  ret ()\nend\n", 3, 6,
      "expected a label defined in '@f', found 'nowhere'"},
     {F "a:\na:\n  ret ()\nend\n", 4, 1, "expected a new label name"},
-    {F "  br x\nx:\nend\n", 3, 6, "expected a label followed by an instruction"},
+    {F "  br x\nx:\nend\n", 3, 6,
+     "expected a label followed by an instruction"},
     {F "  ret ()\nend\nfunc @f() -> ()\n", 5, 7,
      "expected a new function name (this one is taken), found 'f'"},
-    {M "rodata x \"a\"\nrodata x \"b\"\n", 3, 8, "expected a new rodata segment name"},
+    {M "rodata x \"a\"\nrodata x \"b\"\n", 3, 8,
+     "expected a new rodata segment name"},
     {M "import h.f () -> ()\nimport h.f () -> ()\n", 3, 8,
      "expected a new import name"},
     {M "import hal () -> ()\n", 2, 8, "expected MODULE.FUNCTION"},
@@ -364,9 +369,11 @@ static const malformed_t kMalformed[] = {
      "expected an imported function (import MODULE.FUNCTION SIGNATURE), "
      "found 'h.g'"},
     {F "  call @f(), ()\n", 3, 12, "expected '->' and the results"},
-    {F "  ret ()\n", 4, 1, "expected 'end' to close function '@f' (line 2), "
-                         "found end of file"},
-    {F "  ret ()\nend x\n", 4, 5, "expected end of line after 'end', found 'x'"},
+    {F "  ret ()\n", 4, 1,
+     "expected 'end' to close function '@f' (line 2), "
+     "found end of file"},
+    {F "  ret ()\nend x\n", 4, 5,
+     "expected end of line after 'end', found 'x'"},
     {M "rodata x \"a\\qb\"\n", 2, 12, "expected an escape"},
     {M "rodata x \"a\\x4\"\n", 2, 12, "expected two hex digits after '\\x'"},
     {M "rodata x hex \"0g\"\n", 2, 15, "expected two hex digits per byte"},
@@ -395,7 +402,8 @@ static const malformed_t kMalformed[] = {
      "expected br, ret or fail as the last instruction of '@f'"},
     {F "end\n", 3, 1, "expected an instruction in function '@f'"},
     {F "  func @g() -> ()\n", 3, 3, "found unknown opcode 'func'"},
-    {F "  ? s0\n", 3, 3, "expected an instruction, a label or 'end', found '?'"},
+    {F "  ? s0\n", 3, 3,
+     "expected an instruction, a label or 'end', found '?'"},
     {F "  mov s01, s0\n", 3, 7, "expected a scalar register (sN), found 's01'"},
     {M "func f() -> ()\n", 2, 6, "expected '@' and a function name"},
     {M "func @f() -> () exported\n", 2, 17,
@@ -416,11 +424,12 @@ static void malformed_sources_fail_where_they_are_wrong(void** state) {
     if (weft_status_code(status) != WEFT_STATUS_INVALID_ARGUMENT ||
         strncmp(message, where, strlen(where)) != 0 ||
         !strstr(message, test->needle)) {
-      fail_msg("case %zu: expected INVALID_ARGUMENT '%s...%s', got %s: '%s'\n"
-               "source:\n%s",
-               i, where, test->needle,
-               weft_status_code_string(weft_status_code(status)), message,
-               test->source);
+      fail_msg(
+          "case %zu: expected INVALID_ARGUMENT '%s...%s', got %s: '%s'\n"
+          "source:\n%s",
+          i, where, test->needle,
+          weft_status_code_string(weft_status_code(status)), message,
+          test->source);
     }
     assert_null(bytecode);
     weft_status_free(status);
@@ -431,7 +440,8 @@ static void malformed_sources_fail_where_they_are_wrong(void** state) {
 // Bytes that are not text (NUL, high bytes, CRLF line ends) are errors or
 // plain text, never a crash.
 static void odd_bytes(void** state) {
-  static const char kCrlf[] = "module m\r\nfunc @f() -> ()\r\n  ret ()\r\nend\r\n";
+  static const char kCrlf[] =
+      "module m\r\nfunc @f() -> ()\r\n  ret ()\r\nend\r\n";
   weft_vm_bytecode_t* bytecode = assemble(kCrlf);
   weft_vm_bytecode_free(weft_allocator_system(), bytecode);
   static const char kNul[] = "module m\nfunc @f() -> ()\n  r\0et ()\nend\n";
@@ -462,8 +472,8 @@ static void allocation_failures(void** state) {
     weft_allocator_t allocator = weft_failing_allocator_initialize(
         weft_allocator_system(), fail_at, &storage);
     weft_vm_bytecode_t* bytecode = NULL;
-    weft_status_t status = weft_vm_assemble("t.wvm", kText, strlen(kText),
-                                            allocator, &bytecode);
+    weft_status_t status =
+        weft_vm_assemble("t.wvm", kText, strlen(kText), allocator, &bytecode);
     if (weft_status_is_ok(status)) {
       assembled = true;
       // The disassembler fails cleanly the same way.

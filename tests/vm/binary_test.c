@@ -56,9 +56,8 @@ static weft_status_t load_exact(const uint8_t* data, size_t length,
   uint8_t* copy = malloc(length ? length : 1);
   assert_non_null(copy);
   if (length) memcpy(copy, data, length);
-  weft_status_t status = weft_vm_binary_load(copy, length,
-                                             weft_allocator_system(),
-                                             out_bytecode);
+  weft_status_t status =
+      weft_vm_binary_load(copy, length, weft_allocator_system(), out_bytecode);
   free(copy);
   return status;
 }
@@ -105,8 +104,8 @@ static void minimal_module(void** state) {
   weft_vm_bytecode_t* loaded = NULL;
   assert_true(weft_status_is_ok(load_exact(data, length, &loaded)));
   char why[256];
-  assert_true(weft_vm_test_modules_equal(original, loaded, true, why,
-                                         sizeof(why)));
+  assert_true(
+      weft_vm_test_modules_equal(original, loaded, true, why, sizeof(why)));
   free(data);
   weft_vm_bytecode_free(weft_allocator_system(), loaded);
   weft_vm_bytecode_free(weft_allocator_system(), original);
@@ -121,9 +120,9 @@ static void every_truncated_prefix_is_refused(void** state) {
     weft_vm_bytecode_t* loaded = NULL;
     weft_status_t status = load_exact(data, prefix, &loaded);
     if (!weft_status_is(status, WEFT_STATUS_INVALID_ARGUMENT) || loaded) {
-      fail_msg("prefix of %zu of %zu bytes: %s", prefix, length,
-               weft_status_is_ok(status) ? "loaded"
-                                         : weft_status_message(status));
+      fail_msg(
+          "prefix of %zu of %zu bytes: %s", prefix, length,
+          weft_status_is_ok(status) ? "loaded" : weft_status_message(status));
     }
     assert_non_null(strstr(weft_status_message(status), "binary module: "));
     weft_status_free(status);
@@ -312,7 +311,8 @@ static void allocation_failures(void** state) {
     weft_allocator_t allocator = weft_failing_allocator_initialize(
         weft_allocator_system(), fail_at, &storage);
     weft_vm_bytecode_t* loaded = NULL;
-    weft_status_t status = weft_vm_binary_load(data, length, allocator, &loaded);
+    weft_status_t status =
+        weft_vm_binary_load(data, length, allocator, &loaded);
     if (weft_status_is_ok(status)) {
       weft_vm_bytecode_free(allocator, loaded);
       break;

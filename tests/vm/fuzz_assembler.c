@@ -9,30 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module_compare.h"
+#include "fuzz_check.h"
 #include "vm/assembler.h"
 #include "vm/binary.h"
 #include "vm/disassembler.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
-
-// Aborts with |what| and the status's message (consumed) unless OK.
-static void check(weft_status_t status, const char* what) {
-  if (weft_status_is_ok(status)) return;
-  fprintf(stderr, "%s: %s\n", what, weft_status_message(status));
-  weft_status_free(status);
-  abort();
-}
-
-static void check_equal(const weft_vm_bytecode_t* a,
-                        const weft_vm_bytecode_t* b, bool compare_lines,
-                        const char* what) {
-  char why[256];
-  if (!weft_vm_test_modules_equal(a, b, compare_lines, why, sizeof(why))) {
-    fprintf(stderr, "%s: %s\n", what, why);
-    abort();
-  }
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   weft_allocator_t allocator = weft_allocator_system();
@@ -41,8 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       weft_vm_assemble("fuzz.wvm", (const char*)data, size, allocator, &module);
   if (!weft_status_is_ok(status)) {
     if (!weft_status_is(status, WEFT_STATUS_INVALID_ARGUMENT) ||
-        strncmp(weft_status_message(status), "fuzz.wvm:", 9) != 0 ||
-        module) {
+        strncmp(weft_status_message(status), "fuzz.wvm:", 9) != 0 || module) {
       fprintf(stderr, "a refused source gave: %s\n",
               weft_status_message(status));
       abort();
@@ -52,24 +33,27 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   char* text = NULL;
   size_t text_length = 0;
-  check(weft_vm_disassemble(module, allocator, &text, &text_length),
-        "disassembling an assembled module");
+  weft_vm_fuzz_check(
+      weft_vm_disassemble(module, allocator, &text, &text_length),
+      "disassembling an assembled module");
   weft_vm_bytecode_t* again = NULL;
   status = weft_vm_assemble("again.wvm", text, text_length, allocator, &again);
   if (!weft_status_is_ok(status)) {
     fprintf(stderr, "the disassembly does not assemble:\n%s\n", text);
   }
-  check(status, "re-assembling");
-  check_equal(module, again, false, "re-assembled module");
+  weft_vm_fuzz_check(status, "re-assembling");
+  weft_vm_fuzz_check_equal(module, again, false, "re-assembled module");
 
   uint8_t* binary = NULL;
   size_t binary_length = 0;
-  check(weft_vm_binary_write(module, allocator, &binary, &binary_length),
-        "writing");
+  weft_vm_fuzz_check(
+      weft_vm_binary_write(module, allocator, &binary, &binary_length),
+      "writing");
   weft_vm_bytecode_t* loaded = NULL;
-  check(weft_vm_binary_load(binary, binary_length, allocator, &loaded),
-        "loading what was written");
-  check_equal(module, loaded, true, "loaded module");
+  weft_vm_fuzz_check(
+      weft_vm_binary_load(binary, binary_length, allocator, &loaded),
+      "loading what was written");
+  weft_vm_fuzz_check_equal(module, loaded, true, "loaded module");
 
   weft_vm_bytecode_free(allocator, loaded);
   weft_allocator_free(allocator, binary);

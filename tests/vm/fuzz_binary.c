@@ -9,20 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module_compare.h"
+#include "fuzz_check.h"
 #include "vm/assembler.h"
 #include "vm/binary.h"
 #include "vm/disassembler.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
-
-// Aborts with |what| and the status's message (consumed) unless OK.
-static void check(weft_status_t status, const char* what) {
-  if (weft_status_is_ok(status)) return;
-  fprintf(stderr, "%s: %s\n", what, weft_status_message(status));
-  weft_status_free(status);
-  abort();
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   weft_allocator_t allocator = weft_allocator_system();
@@ -36,36 +28,38 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     weft_status_free(status);
     return 0;
   }
-  check(weft_vm_bytecode_validate(module), "a loaded module validates");
+  weft_vm_fuzz_check(weft_vm_bytecode_validate(module),
+                     "a loaded module validates");
 
   uint8_t* binary = NULL;
   size_t binary_length = 0;
-  check(weft_vm_binary_write(module, allocator, &binary, &binary_length),
-        "writing a loaded module");
+  weft_vm_fuzz_check(
+      weft_vm_binary_write(module, allocator, &binary, &binary_length),
+      "writing a loaded module");
   weft_vm_bytecode_t* reloaded = NULL;
-  check(weft_vm_binary_load(binary, binary_length, allocator, &reloaded),
-        "loading what was written");
-  char why[256];
-  if (!weft_vm_test_modules_equal(module, reloaded, true, why, sizeof(why))) {
-    fprintf(stderr, "write + load changed the module: %s\n", why);
-    abort();
-  }
+  weft_vm_fuzz_check(
+      weft_vm_binary_load(binary, binary_length, allocator, &reloaded),
+      "loading what was written");
+  weft_vm_fuzz_check_equal(module, reloaded, true,
+                           "write + load changed the module");
 
   char* text = NULL;
   size_t text_length = 0;
-  check(weft_vm_disassemble(module, allocator, &text, &text_length),
-        "disassembling a loaded module");
+  weft_vm_fuzz_check(
+      weft_vm_disassemble(module, allocator, &text, &text_length),
+      "disassembling a loaded module");
   weft_vm_bytecode_t* assembled = NULL;
-  status = weft_vm_assemble("fuzz.wvm", text, text_length, allocator,
-                            &assembled);
+  status =
+      weft_vm_assemble("fuzz.wvm", text, text_length, allocator, &assembled);
   if (!weft_status_is_ok(status)) {
     fprintf(stderr, "the disassembly does not assemble:\n%s\n", text);
   }
-  check(status, "assembling the disassembly");
+  weft_vm_fuzz_check(status, "assembling the disassembly");
   char* again = NULL;
   size_t again_length = 0;
-  check(weft_vm_disassemble(assembled, allocator, &again, &again_length),
-        "disassembling the re-assembled module");
+  weft_vm_fuzz_check(
+      weft_vm_disassemble(assembled, allocator, &again, &again_length),
+      "disassembling the re-assembled module");
   if (again_length != text_length || memcmp(again, text, text_length) != 0) {
     fprintf(stderr, "disassembly is not a fixed point:\n%s\n---\n%s\n", text,
             again);

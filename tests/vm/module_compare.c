@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static bool strings_equal(const char* a, const char* b) {
   return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
@@ -24,16 +23,15 @@ static bool arrays_equal(const void* a, const void* b, uint64_t count,
   return count == 0 || memcmp(a, b, (size_t)count * size) == 0;
 }
 
-#define DIFFERENT(...)                     \
-  do {                                     \
-    snprintf(why, capacity, __VA_ARGS__);  \
-    return false;                          \
+#define DIFFERENT(...)                    \
+  do {                                    \
+    snprintf(why, capacity, __VA_ARGS__); \
+    return false;                         \
   } while (0)
 
 bool weft_vm_test_modules_equal(const weft_vm_bytecode_t* a,
-                                const weft_vm_bytecode_t* b,
-                                bool compare_lines, char* why,
-                                size_t capacity) {
+                                const weft_vm_bytecode_t* b, bool compare_lines,
+                                char* why, size_t capacity) {
   if (!strings_equal(a->name, b->name)) {
     DIFFERENT("module names '%s' and '%s'", a->name, b->name);
   }
@@ -72,7 +70,8 @@ bool weft_vm_test_modules_equal(const weft_vm_bytecode_t* a,
   }
   for (uint32_t i = 0; i < a->code_count; ++i) {
     if (memcmp(&a->code[i], &b->code[i], sizeof(a->code[i])) != 0) {
-      DIFFERENT("instruction %" PRIu32 " differs (op %u/%u, a %u/%u, imm "
+      DIFFERENT("instruction %" PRIu32
+                " differs (op %u/%u, a %u/%u, imm "
                 "0x%" PRIx32 "/0x%" PRIx32 ")",
                 i, a->code[i].op, b->code[i].op, a->code[i].a, b->code[i].a,
                 a->code[i].imm, b->code[i].imm);
@@ -114,8 +113,8 @@ bool weft_vm_test_modules_equal(const weft_vm_bytecode_t* a,
       DIFFERENT("source names differ");
     }
     if ((a->lines == NULL) != (b->lines == NULL) ||
-        (a->lines && !arrays_equal(a->lines, b->lines, a->code_count,
-                                   sizeof(uint32_t)))) {
+        (a->lines &&
+         !arrays_equal(a->lines, b->lines, a->code_count, sizeof(uint32_t)))) {
       DIFFERENT("line tables differ");
     }
   }

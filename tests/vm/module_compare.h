@@ -14,8 +14,7 @@
 // With |compare_lines|, the line tables and source names too. Otherwise
 // writes the first difference into |why| (|capacity| bytes).
 bool weft_vm_test_modules_equal(const weft_vm_bytecode_t* a,
-                                const weft_vm_bytecode_t* b,
-                                bool compare_lines, char* why,
-                                size_t capacity);
+                                const weft_vm_bytecode_t* b, bool compare_lines,
+                                char* why, size_t capacity);
 
 #endif  // WEFT_TESTS_VM_MODULE_COMPARE_H_
