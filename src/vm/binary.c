@@ -655,6 +655,25 @@ static weft_status_t weft_vm_binary_signature_ref(
   return WEFT_OK;
 }
 
+// Reads the string field at |field_offset| of |entry| into the builder.
+static weft_status_t weft_vm_binary_entry_string(
+    weft_vm_binary_loader_t* loader, const weft_vm_binary_entry_t* entry,
+    uint32_t field_offset, bool optional, uint32_t* out_string) {
+  return weft_vm_binary_copy_string(
+      loader, entry->field, entry->at + field_offset,
+      weft_vm_binary_get_u32(entry->bytes + field_offset), optional,
+      out_string);
+}
+
+// Reads the signature index at |field_offset| of |entry|.
+static weft_status_t weft_vm_binary_entry_signature(
+    const weft_vm_binary_loader_t* loader, const weft_vm_binary_entry_t* entry,
+    uint32_t field_offset, weft_vm_builder_signature_t* out_signature) {
+  return weft_vm_binary_signature_ref(
+      loader, entry->field, entry->at + field_offset,
+      weft_vm_binary_get_u32(entry->bytes + field_offset), out_signature);
+}
+
 static weft_status_t weft_vm_binary_read_module(
     weft_vm_binary_loader_t* loader) {
   const uint32_t id = WEFT_VM_BINARY_SECTION_MODULE;
@@ -699,24 +718,18 @@ static weft_status_t weft_vm_binary_read_imports(
   weft_status_t status = WEFT_OK;
   for (uint32_t i = 0;
        weft_status_is_ok(status) && i < loader->sections[id].count; ++i) {
-    weft_vm_binary_entry_t located;
-    weft_vm_binary_entry_at(loader, id, i, &located);
-    const uint8_t* entry = located.bytes;
-    const size_t at = located.at;
-    const char* field = located.field;
+    weft_vm_binary_entry_t entry;
+    weft_vm_binary_entry_at(loader, id, i, &entry);
     weft_vm_builder_import_t import_entry;
-    status = weft_vm_binary_copy_string(loader, field, at,
-                                        weft_vm_binary_get_u32(entry), false,
-                                        &import_entry.module_name);
+    status = weft_vm_binary_entry_string(loader, &entry, 0, false,
+                                         &import_entry.module_name);
     if (weft_status_is_ok(status)) {
-      status = weft_vm_binary_copy_string(loader, field, at + 4,
-                                          weft_vm_binary_get_u32(entry + 4),
-                                          false, &import_entry.function_name);
+      status = weft_vm_binary_entry_string(loader, &entry, 4, false,
+                                           &import_entry.function_name);
     }
     if (weft_status_is_ok(status)) {
-      status = weft_vm_binary_signature_ref(loader, field, at + 8,
-                                            weft_vm_binary_get_u32(entry + 8),
-                                            &import_entry.signature);
+      status = weft_vm_binary_entry_signature(loader, &entry, 8,
+                                              &import_entry.signature);
     }
     if (weft_status_is_ok(status)) {
       status = weft_vm_bytecode_builder_add_import(&loader->builder,
@@ -732,29 +745,24 @@ static weft_status_t weft_vm_binary_read_functions(
   weft_status_t status = WEFT_OK;
   for (uint32_t i = 0;
        weft_status_is_ok(status) && i < loader->sections[id].count; ++i) {
-    weft_vm_binary_entry_t located;
-    weft_vm_binary_entry_at(loader, id, i, &located);
-    const uint8_t* entry = located.bytes;
-    const size_t at = located.at;
-    const char* field = located.field;
+    weft_vm_binary_entry_t entry;
+    weft_vm_binary_entry_at(loader, id, i, &entry);
     weft_vm_builder_function_t function = {
-        .flags = weft_vm_binary_get_u32(entry + 8),
-        .scalar_count = weft_vm_binary_get_u16(entry + 12),
-        .ref_count = weft_vm_binary_get_u16(entry + 14),
-        .code_offset = weft_vm_binary_get_u32(entry + 16),
-        .code_count = weft_vm_binary_get_u32(entry + 20),
+        .flags = weft_vm_binary_get_u32(entry.bytes + 8),
+        .scalar_count = weft_vm_binary_get_u16(entry.bytes + 12),
+        .ref_count = weft_vm_binary_get_u16(entry.bytes + 14),
+        .code_offset = weft_vm_binary_get_u32(entry.bytes + 16),
+        .code_count = weft_vm_binary_get_u32(entry.bytes + 20),
     };
-    status = weft_vm_binary_copy_string(loader, field, at,
-                                        weft_vm_binary_get_u32(entry), false,
-                                        &function.name);
+    status = weft_vm_binary_entry_string(loader, &entry, 0, false,
+                                         &function.name);
     if (weft_status_is_ok(status)) {
-      status = weft_vm_binary_signature_ref(loader, field, at + 4,
-                                            weft_vm_binary_get_u32(entry + 4),
-                                            &function.signature);
+      status = weft_vm_binary_entry_signature(loader, &entry, 4,
+                                              &function.signature);
     }
     if (weft_status_is_ok(status) &&
         (function.flags & ~(uint32_t)WEFT_VM_FUNCTION_FLAG_EXPORT)) {
-      status = weft_vm_binary_invalid(field, at + 8,
+      status = weft_vm_binary_invalid(entry.field, entry.at + 8,
                                       "flags 0x%" PRIx32 " has unknown bits",
                                       function.flags);
     }
@@ -825,15 +833,12 @@ static weft_status_t weft_vm_binary_read_tables(
   const uint32_t id = WEFT_VM_BINARY_SECTION_RODATA;
   for (uint32_t i = 0;
        weft_status_is_ok(status) && i < loader->sections[id].count; ++i) {
-    weft_vm_binary_entry_t located;
-    weft_vm_binary_entry_at(loader, id, i, &located);
-    const uint8_t* entry = located.bytes;
-    const size_t at = located.at;
-    const char* field = located.field;
-    const uint32_t offset = weft_vm_binary_get_u32(entry);
-    const uint32_t length = weft_vm_binary_get_u32(entry + 4);
+    weft_vm_binary_entry_t entry;
+    weft_vm_binary_entry_at(loader, id, i, &entry);
+    const uint32_t offset = weft_vm_binary_get_u32(entry.bytes);
+    const uint32_t length = weft_vm_binary_get_u32(entry.bytes + 4);
     if ((uint64_t)offset + length > bytes->count) {
-      status = weft_vm_binary_invalid(field, at,
+      status = weft_vm_binary_invalid(entry.field, entry.at,
                                       "bytes [%" PRIu32 ", %" PRIu64
                                       ") are past the %" PRIu32 " rodata bytes",
                                       offset, (uint64_t)offset + length,
@@ -841,8 +846,7 @@ static weft_status_t weft_vm_binary_read_tables(
       break;
     }
     uint32_t name = WEFT_VM_BUILDER_NO_STRING;
-    status = weft_vm_binary_copy_string(
-        loader, field, at + 8, weft_vm_binary_get_u32(entry + 8), true, &name);
+    status = weft_vm_binary_entry_string(loader, &entry, 8, true, &name);
     if (weft_status_is_ok(status)) {
       status = weft_vm_bytecode_builder_add_rodata_range(builder, offset,
                                                          length, name, NULL);
