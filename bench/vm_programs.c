@@ -87,12 +87,12 @@ static const uint8_t kSemaphoreValueTypes[] = {WEFT_VM_TYPE_REF,
                                                WEFT_VM_TYPE_I64};
 
 static const weft_vm_function_t kFunctions[] = {
-    {"int_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 0, 10},
-    {"float_loop", {1, 1, kFloatTypes, NULL}, 7, 0, 10, 11},
-    {"call_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 21, 8},
-    {"add2", {2, 1, kAdd2Types, NULL}, 3, 0, 37, 2},
-    {"native_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 29, 8},
-    {"pingpong", {3, 1, kPingPongTypes, NULL}, 4, 2, 39, 8},
+    {"int_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 0, 10, 0},
+    {"float_loop", {1, 1, kFloatTypes, NULL}, 7, 0, 10, 11, 0},
+    {"call_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 21, 8, 0},
+    {"add2", {2, 1, kAdd2Types, NULL}, 3, 0, 37, 2, 0},
+    {"native_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 29, 8, 0},
+    {"pingpong", {3, 1, kPingPongTypes, NULL}, 4, 2, 39, 8, 0},
 };
 
 static const weft_vm_import_t kImports[] = {

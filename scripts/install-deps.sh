@@ -14,6 +14,10 @@
 #   python3-numpy  the .npy interop test; without it the test is skipped
 #   liblua5.4-dev  the VmLoop benchmark's Lua baseline; without it that
 #                  row is not built
+#   clang-14, libclang-rt-14-dev
+#                  the VM's libFuzzer targets (tests/vm/fuzz_*.c), which
+#                  .ci/run builds in build/fuzz; without them they are not
+#                  built
 # Only missing packages are installed (checked with dpkg -s, so this takes
 # well under a second when everything is present); apt-get update runs only
 # when something is missing. A missing optional package that cannot be
@@ -23,7 +27,8 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
 optional_packages=(libhwloc-dev liburing-dev libcjson-dev libbenchmark-dev
-                   libpthreadpool-dev python3-numpy liblua5.4-dev)
+                   libpthreadpool-dev python3-numpy liblua5.4-dev
+                   clang-14 libclang-rt-14-dev)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -5,7 +5,7 @@
 #   ./scripts/run-example.sh [DEVICE] [COUNT]
 # It builds the example and everything `cmake --install build/release`
 # installs (target weft_installable: libweft.so, libweft.a, weft-info,
-# weft-trace), so the README's install step works right after it; not the
+# weft-asm, weft-trace), so the README's install step works right after it; not the
 # tests or the benchmarks, which only scripts/test.sh needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -45,6 +45,14 @@ typedef struct weft_vm_signature_t {
   const char* text;
 } weft_vm_signature_t;
 
+// Function flags (weft_vm_function_t.flags).
+enum weft_vm_function_flag_bits_e {
+  WEFT_VM_FUNCTION_FLAG_NONE = 0,
+  // Callable from outside the module (the text format's `export`).
+  WEFT_VM_FUNCTION_FLAG_EXPORT = 1u << 0,
+};
+typedef uint32_t weft_vm_function_flags_t;
+
 typedef struct weft_vm_function_t {
   const char* name;
   weft_vm_signature_t signature;
@@ -55,6 +63,8 @@ typedef struct weft_vm_function_t {
   // The function's instructions: code[code_offset, code_offset + count).
   uint32_t code_offset;
   uint32_t code_count;
+  // weft_vm_function_flag_bits_e (added for the assembler: `export`).
+  weft_vm_function_flags_t flags;
 } weft_vm_function_t;
 
 typedef struct weft_vm_import_t {
@@ -92,6 +102,10 @@ typedef struct weft_vm_bytecode_t {
   const weft_vm_rodata_t* rodata;
   uint32_t rodata_byte_count;
   const uint8_t* rodata_bytes;
+  // rodata_count names (the text format's `rodata NAME`; a NULL entry is an
+  // anonymous segment such as a `fail` message), or NULL when none has one.
+  // Only the disassembler reads them.
+  const char* const* rodata_names;
 } weft_vm_bytecode_t;
 
 // Checks everything the interpreter trusts (docs/VM.md, "Validation"):

@@ -80,7 +80,7 @@ static weft_status_t apply(weft_vm_opcode_t op, uint64_t x, uint64_t y,
   code[1].op = WEFT_VM_OP_RET;
   code[1].imm = 0;
   const weft_vm_function_t function = {
-      "f", {2, 1, kI64x2ToI64, NULL}, 3, 0, 0, 2};
+      "f", {2, 1, kI64x2ToI64, NULL}, 3, 0, 0, 2, 0};
   const weft_vm_bytecode_t bytecode = {
       .name = "m",
       .function_count = 1,
@@ -281,7 +281,7 @@ static void select_picks_by_condition(void** state) {
   static const uint8_t kTypes[] = {WEFT_VM_TYPE_I32, WEFT_VM_TYPE_I64,
                                    WEFT_VM_TYPE_I64, WEFT_VM_TYPE_I64};
   const weft_vm_function_t function = {"pick", {3, 1, kTypes, NULL}, 4, 0, 0,
-                                       2};
+                                       2, 0};
   const weft_vm_bytecode_t bytecode = {
       .name = "m", .function_count = 1, .functions = &function,
       .code_count = 2, .code = code, .operand_count = 4,
@@ -323,8 +323,8 @@ static void loops_and_calls(void** state) {
   };
   static const uint8_t kF0Types[] = {WEFT_VM_TYPE_I64, WEFT_VM_TYPE_I64};
   const weft_vm_function_t functions[] = {
-      {"sum", {1, 1, kF0Types, NULL}, 7, 0, 0, 11},
-      {"mul", {2, 1, kI64x2ToI64, NULL}, 3, 0, 11, 2},
+      {"sum", {1, 1, kF0Types, NULL}, 7, 0, 0, 11, 0},
+      {"mul", {2, 1, kI64x2ToI64, NULL}, 3, 0, 11, 2, 0},
   };
   const weft_vm_bytecode_t bytecode = {
       .name = "loops",
@@ -354,7 +354,7 @@ static void stack_overflow_is_an_error(void** state) {
   };
   static const uint8_t kTypes[] = {WEFT_VM_TYPE_I32};
   const weft_vm_function_t function = {"forever", {0, 1, kTypes, NULL}, 1, 0,
-                                       0, 2};
+                                       0, 2, 0};
   const weft_vm_bytecode_t bytecode = {
       .name = "deep",
       .function_count = 1,
@@ -377,7 +377,7 @@ static void fail_carries_code_and_message(void** state) {
       IMM(FAIL, WEFT_STATUS_OUT_OF_RANGE, 0),
   };
   const weft_vm_function_t function = {"check", {0, 0, NULL, NULL}, 0, 0, 0,
-                                       1};
+                                       1, 0};
   const uint32_t lines[] = {42};
   const weft_vm_bytecode_t bytecode = {
       .name = "m",
@@ -420,7 +420,7 @@ static void lists(void** state) {
   static const uint8_t kTypes[] = {WEFT_VM_TYPE_I32, WEFT_VM_TYPE_REF,
                                    WEFT_VM_TYPE_I64};
   const weft_vm_function_t function = {"lists", {1, 2, kTypes, NULL}, 4, 2,
-                                       0, 10};
+                                       0, 10, 0};
   const weft_vm_bytecode_t bytecode = {
       .name = "m",
       .function_count = 1,
@@ -468,7 +468,7 @@ static void budget_yields_and_resumes(void** state) {
   };
   static const uint8_t kTypes[] = {WEFT_VM_TYPE_I32, WEFT_VM_TYPE_I32};
   const weft_vm_function_t function = {"count", {1, 1, kTypes, NULL}, 2, 0, 0,
-                                       4};
+                                       4, 0};
   const weft_vm_bytecode_t bytecode = {
       .name = "m", .function_count = 1, .functions = &function,
       .code_count = 4, .code = code, .operand_count = 1,
@@ -499,7 +499,7 @@ static void arguments_checked(void** state) {
   const uint16_t operands[] = {0};
   static const uint8_t kTypes[] = {WEFT_VM_TYPE_F32, WEFT_VM_TYPE_F32};
   const weft_vm_function_t function = {"id", {1, 1, kTypes, NULL}, 1, 0, 0,
-                                       1};
+                                       1, 0};
   const weft_vm_bytecode_t bytecode = {
       .name = "m", .function_count = 1, .functions = &function,
       .code_count = 1, .code = code, .operand_count = 1,
