@@ -6,6 +6,8 @@
 // a round trip with a partner thread over two semaphores, the VM side an
 // invocation on a loop that yields on every await, against the host
 // blocking on the same wait.
+#include <malloc.h>
+
 #include <cstring>
 #include <string>
 
@@ -140,6 +142,29 @@ void VmAwait(benchmark::State& state, int through_loop) {
   weft_bench_vm_destroy(vm);
 }
 
+// The heap in use, as glibc counts it.
+int64_t HeapBytes() {
+  struct mallinfo2 info = mallinfo2();
+  return static_cast<int64_t>(info.uordblks + info.hblkhd);
+}
+
+// Bytes each suspended invocation holds (the loop, its stack, its wait).
+void VmSuspended(benchmark::State& state) {
+  constexpr int64_t kCount = 10000;
+  weft_bench_vm_t* vm = nullptr;
+  if (!Ok(state, weft_bench_vm_create(&vm), "weft_bench_vm_create")) return;
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    if (!Ok(state, weft_bench_vm_suspend(vm, kCount, HeapBytes, &bytes),
+            "weft_bench_vm_suspend")) {
+      break;
+    }
+  }
+  state.counters["bytes_per_suspended_invocation"] =
+      static_cast<double>(bytes);
+  weft_bench_vm_destroy(vm);
+}
+
 }  // namespace
 
 // The results the loops must give, computed plainly (not through
@@ -195,6 +220,8 @@ void RegisterVmBenchmarks() {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("VmAwait/host_wait", VmAwait, 0)
       ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("VmSuspended", VmSuspended)
       ->Unit(benchmark::kMillisecond);
 }
 

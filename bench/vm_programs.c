@@ -69,11 +69,15 @@ static const weft_vm_instruction_t kCode[] = {
     I(LE_I64_S, 3, 1, 0),    // s3 = i <= n
     IMM(BR_IF, 3, 2),
     IMM(RET, 0, 0),  // ret (s1)
+    // wait_once(s: r, v: i64) -> (): 47..
+    IMM(CALL_IMPORT, 2, 9),  // bench.await(r0, s0)
+    IMM(RET, 0, 0),          // ret ()
 };
 
 // [0] ret s1; [1..3] call args s1, s4 and result s1; [4] ret s2;
 // [5..6] signal(r0, s1); [7..8] await(r1, s1).
-static const uint16_t kOperands[] = {1, 1, 4, 1, 2, 0, 1, 1, 1};
+// [9..10] await(r0, s0).
+static const uint16_t kOperands[] = {1, 1, 4, 1, 2, 0, 1, 1, 1, 0, 0};
 static uint64_t g_constants[6];
 
 static const uint8_t kLoopTypes[] = {WEFT_VM_TYPE_I64, WEFT_VM_TYPE_I64};
@@ -93,6 +97,7 @@ static const weft_vm_function_t kFunctions[] = {
     {"add2", {2, 1, kAdd2Types, NULL}, 3, 0, 37, 2, 0},
     {"native_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 29, 8, 0},
     {"pingpong", {3, 1, kPingPongTypes, NULL}, 4, 2, 39, 8, 0},
+    {"wait_once", {2, 0, kSemaphoreValueTypes, NULL}, 1, 1, 47, 2, 0},
 };
 
 static const weft_vm_import_t kImports[] = {
@@ -325,5 +330,58 @@ weft_status_t weft_bench_vm_await(weft_bench_vm_t* vm, int64_t round_trips,
   if (thread) weft_thread_join(thread);
   weft_semaphore_release(partner.a);
   weft_semaphore_release(partner.b);
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory of suspended invocations
+//===----------------------------------------------------------------------===//
+
+static void weft_bench_count_done(void* user_data,
+                                  weft_vm_loop_invocation_t* invocation,
+                                  weft_status_t status,
+                                  weft_vm_value_t* results,
+                                  uint32_t result_count) {
+  if (weft_status_is_ok(status)) ++*(int64_t*)user_data;
+  weft_status_free(status);
+}
+
+weft_status_t weft_bench_vm_suspend(weft_bench_vm_t* vm, int64_t count,
+                                    int64_t (*heap_bytes)(void),
+                                    int64_t* out_bytes_per_invocation) {
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_semaphore_t* semaphore = NULL;
+  weft_status_t status = weft_semaphore_create(allocator, 0, &semaphore);
+  weft_vm_loop_t* loop = NULL;
+  if (weft_status_is_ok(status)) {
+    weft_vm_loop_options_t options = {0};
+    status = weft_vm_loop_create(options, allocator, &loop);
+  }
+  int64_t completed = 0;
+  const int64_t before = heap_bytes();
+  for (int64_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
+    weft_vm_value_t args[2] = {
+        {.type = WEFT_VM_TYPE_REF, .ref = {semaphore, &kBenchSemaphoreType}},
+        {.type = WEFT_VM_TYPE_I64, .i64 = 1}};
+    status = weft_vm_loop_submit(loop, vm->context, "programs.wait_once", args,
+                                 2, 0, weft_bench_count_done, &completed,
+                                 NULL);
+  }
+  if (weft_status_is_ok(status)) {
+    // Runs every invocation to its await; they all park.
+    weft_status_t run_status = weft_vm_loop_run(loop, weft_time_now());
+    weft_status_ignore(run_status);
+    *out_bytes_per_invocation = (heap_bytes() - before) / count;
+    status = weft_semaphore_signal(semaphore, 1);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_vm_loop_run(loop, WEFT_TIME_INFINITE_FUTURE);
+  }
+  if (weft_status_is_ok(status) && completed != count) {
+    status = WEFT_STATUS(INTERNAL, "%lld of %lld invocations completed",
+                         (long long)completed, (long long)count);
+  }
+  weft_vm_loop_destroy(loop);
+  weft_semaphore_release(semaphore);
   return status;
 }

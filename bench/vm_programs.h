@@ -42,6 +42,14 @@ weft_status_t weft_bench_vm_run(weft_bench_vm_t* vm,
 weft_status_t weft_bench_vm_await(weft_bench_vm_t* vm, int64_t round_trips,
                                   int through_loop);
 
+// Parks |count| invocations on a loop, each awaiting one semaphore through
+// a bytecode function, and reports the heap bytes each holds while
+// suspended (|heap_bytes| reads the allocator's total); then releases them
+// all and checks they completed.
+weft_status_t weft_bench_vm_suspend(weft_bench_vm_t* vm, int64_t count,
+                                    int64_t (*heap_bytes)(void),
+                                    int64_t* out_bytes_per_invocation);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

@@ -31,7 +31,9 @@ static weft_status_t weft_vm_stack_grow_slow(weft_allocator_t allocator,
                                              void** array, size_t element_size,
                                              uint32_t* capacity,
                                              uint64_t needed) {
-  uint64_t new_capacity = *capacity ? (uint64_t)*capacity * 2 : 16;
+  // The first allocation is what is needed (at least 2): a suspended
+  // invocation should hold little more than its frames use.
+  uint64_t new_capacity = *capacity ? (uint64_t)*capacity * 2 : 2;
   while (new_capacity < needed) new_capacity *= 2;
   if (new_capacity > UINT32_MAX) {
     return WEFT_STATUS(RESOURCE_EXHAUSTED,
