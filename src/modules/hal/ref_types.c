@@ -1,41 +1,92 @@
 // weft hal module: ref types (see ref_types.h).
 #include "modules/hal/ref_types.h"
 
-static void weft_hal_resource_retain(void* object) {
-  weft_resource_retain(object);
+#include "weft/device.h"
+
+// Each type through its own public retain and release, never the bare
+// resource count: a device's release does more (it leaves the hang
+// reports' live list before it is destroyed).
+static void weft_hal_device_ref_retain(void* object) {
+  weft_device_retain((weft_device_t*)object);
 }
 
-static void weft_hal_resource_release(void* object) {
-  weft_resource_release(object);
+static void weft_hal_device_ref_release(void* object) {
+  weft_device_release((weft_device_t*)object);
 }
 
-static void weft_hal_view_retain(void* object) {
+static void weft_hal_buffer_ref_retain(void* object) {
+  weft_buffer_retain((weft_buffer_t*)object);
+}
+
+static void weft_hal_buffer_ref_release(void* object) {
+  weft_buffer_release((weft_buffer_t*)object);
+}
+
+static void weft_hal_semaphore_ref_retain(void* object) {
+  weft_semaphore_retain((weft_semaphore_t*)object);
+}
+
+static void weft_hal_semaphore_ref_release(void* object) {
+  weft_semaphore_release((weft_semaphore_t*)object);
+}
+
+static void weft_hal_fence_ref_retain(void* object) {
+  weft_fence_retain((weft_fence_t*)object);
+}
+
+static void weft_hal_fence_ref_release(void* object) {
+  weft_fence_release((weft_fence_t*)object);
+}
+
+static void weft_hal_executable_ref_retain(void* object) {
+  weft_executable_retain((weft_executable_t*)object);
+}
+
+static void weft_hal_executable_ref_release(void* object) {
+  weft_executable_release((weft_executable_t*)object);
+}
+
+static void weft_hal_command_buffer_ref_retain(void* object) {
+  weft_command_buffer_retain((weft_command_buffer_t*)object);
+}
+
+static void weft_hal_command_buffer_ref_release(void* object) {
+  weft_command_buffer_release((weft_command_buffer_t*)object);
+}
+
+static void weft_hal_file_ref_retain(void* object) {
+  weft_file_retain((weft_file_t*)object);
+}
+
+static void weft_hal_file_ref_release(void* object) {
+  weft_file_release((weft_file_t*)object);
+}
+
+static void weft_hal_buffer_view_ref_retain(void* object) {
   weft_hal_buffer_view_retain((weft_hal_buffer_view_t*)object);
 }
 
-static void weft_hal_view_release(void* object) {
+static void weft_hal_buffer_view_ref_release(void* object) {
   weft_hal_buffer_view_release((weft_hal_buffer_view_t*)object);
 }
 
-#define WEFT_HAL_RESOURCE_REF_TYPE(name_) \
-  {(name_), weft_hal_resource_retain, weft_hal_resource_release}
-
-const weft_vm_ref_type_t kWeftHalDeviceType =
-    WEFT_HAL_RESOURCE_REF_TYPE("hal.device");
-const weft_vm_ref_type_t kWeftHalBufferType =
-    WEFT_HAL_RESOURCE_REF_TYPE("hal.buffer");
-const weft_vm_ref_type_t kWeftHalSemaphoreType =
-    WEFT_HAL_RESOURCE_REF_TYPE("hal.semaphore");
-const weft_vm_ref_type_t kWeftHalFenceType =
-    WEFT_HAL_RESOURCE_REF_TYPE("hal.fence");
-const weft_vm_ref_type_t kWeftHalExecutableType =
-    WEFT_HAL_RESOURCE_REF_TYPE("hal.executable");
-const weft_vm_ref_type_t kWeftHalCommandBufferType =
-    WEFT_HAL_RESOURCE_REF_TYPE("hal.command_buffer");
-const weft_vm_ref_type_t kWeftHalFileType =
-    WEFT_HAL_RESOURCE_REF_TYPE("hal.file");
+const weft_vm_ref_type_t kWeftHalDeviceType = {
+    "hal.device", weft_hal_device_ref_retain, weft_hal_device_ref_release};
+const weft_vm_ref_type_t kWeftHalBufferType = {
+    "hal.buffer", weft_hal_buffer_ref_retain, weft_hal_buffer_ref_release};
+const weft_vm_ref_type_t kWeftHalSemaphoreType = {
+    "hal.semaphore", weft_hal_semaphore_ref_retain, weft_hal_semaphore_ref_release};
+const weft_vm_ref_type_t kWeftHalFenceType = {
+    "hal.fence", weft_hal_fence_ref_retain, weft_hal_fence_ref_release};
+const weft_vm_ref_type_t kWeftHalExecutableType = {
+    "hal.executable", weft_hal_executable_ref_retain, weft_hal_executable_ref_release};
+const weft_vm_ref_type_t kWeftHalCommandBufferType = {
+    "hal.command_buffer", weft_hal_command_buffer_ref_retain, weft_hal_command_buffer_ref_release};
+const weft_vm_ref_type_t kWeftHalFileType = {
+    "hal.file", weft_hal_file_ref_retain, weft_hal_file_ref_release};
 const weft_vm_ref_type_t kWeftHalBufferViewType = {
-    "hal.buffer_view", weft_hal_view_retain, weft_hal_view_release};
+    "hal.buffer_view", weft_hal_buffer_view_ref_retain,
+    weft_hal_buffer_view_ref_release};
 
 // Indexed by weft_resource_type_t.
 static const weft_vm_ref_type_t* const

@@ -3,7 +3,9 @@
 // Every HAL object starts with a weft_resource_t (hal/resource.h) whose
 // type id says what it is; each id has one ref type here, named as
 // signatures write it ("hal.buffer" for r<hal.buffer>), retained and
-// released through the resource's count. Buffer views (buffer_view.h) have
+// released through the type's public functions (weft_device_release, not
+// the bare resource count: a device does more when its last reference
+// goes). Buffer views (buffer_view.h) have
 // one more. C code hands HAL objects to the VM with weft_hal_module_wrap.
 #ifndef WEFT_MODULES_HAL_REF_TYPES_H_
 #define WEFT_MODULES_HAL_REF_TYPES_H_
