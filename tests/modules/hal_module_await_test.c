@@ -21,8 +21,8 @@
 #include "vm/loop.h"
 #include "weft/fence.h"
 
-#define expect_ok hal_test_expect_ok
-#define expect_error hal_test_expect_error
+#define expect_ok vm_test_expect_ok
+#define expect_error vm_test_expect_error
 #define REF hal_test_ref
 #define NUL hal_test_null
 #define I32 hal_test_i32

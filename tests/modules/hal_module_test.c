@@ -22,8 +22,8 @@
 #include "modules/hal/element_type.h"
 #include "vm/invocation.h"
 
-#define expect_ok hal_test_expect_ok
-#define expect_error hal_test_expect_error
+#define expect_ok vm_test_expect_ok
+#define expect_error vm_test_expect_error
 #define REF hal_test_ref
 #define NUL hal_test_null
 #define I32 hal_test_i32
@@ -395,7 +395,8 @@ static void dispatch(void** state) { hal_test_for_each_device(dispatch_body); }
 
 // A reusable command buffer over binding slots: dispatch scale_offset
 // (slot 0 -> slot 1), barrier, copy slot 1 into a direct buffer, and fill
-// and update a second direct buffer; executed twice with different tables.
+// and update a second direct buffer; executed twice with different tables
+// (the second writing another output).
 static void execute_body(hal_test_t* t) {
   int32_t ordinal = -1;
   weft_executable_t* executable = open_kernels(t, &ordinal);
@@ -439,6 +440,21 @@ static void execute_body(hal_test_t* t) {
   assert_int_equal(hal_test_await(t, done, -1), 0);
   check_scaled(out);
   check_scaled(copy);
+  weft_buffer_t* out2 = hal_test_allocate(t, kElements * sizeof(float));
+  expect_ok(weft_buffer_map_fill(copy, 0, kElements * sizeof(float),
+                                 &(uint8_t){0}, 1));
+  weft_vm_list_t* table2 = hal_test_make_list(HAL_ARGS(REF(in), REF(out2)));
+  weft_fence_t* again = hal_test_new_fence(t);
+  expect_ok(hal_test_call(t, "queue.execute",
+                          HAL_ARGS(REF(t->device), REF(done), REF(again), cb,
+                                   hal_test_list(table2)),
+                          NULL, 0));
+  assert_int_equal(hal_test_await(t, again, -1), 0);
+  check_scaled(out2);
+  check_scaled(copy);
+  weft_fence_release(again);
+  hal_test_release_list(table2);
+  weft_buffer_release(out2);
   uint8_t bytes[16];
   read_back(misc, 0, bytes, 16);
   assert_int_equal(bytes[0], 0x77);
@@ -511,66 +527,48 @@ static void buffers_and_views_body(hal_test_t* t) {
                WEFT_STATUS_INVALID_ARGUMENT,
                "hal.buffer_view.dim: argument 'index' is 2; the view has rank "
                "2");
-  // At 16 the same shape does not fit.
-  expect_error(hal_test_call(t, "buffer_view.create",
-                             HAL_ARGS(subspan, I64(16),
-                                      I32(WEFT_HAL_ELEMENT_TYPE_F32),
-                                      hal_test_list(shape)),
-                             NULL, 0),
-               WEFT_STATUS_INVALID_ARGUMENT,
-               "hal.buffer_view.create: argument 'shape' [2, 3] of f32 (24 "
-               "bytes) at byte offset 16 does not fit the buffer of 32 bytes");
-  expect_error(hal_test_call(t, "buffer_view.create",
-                             HAL_ARGS(subspan, I64(0), I32(12),
-                                      hal_test_list(shape)),
-                             NULL, 0),
-               WEFT_STATUS_INVALID_ARGUMENT,
-               "hal.buffer_view.create: argument 'element_type' is 12");
-  expect_error(hal_test_call(t, "buffer_view.create",
-                             HAL_ARGS(subspan, I64(-4),
-                                      I32(WEFT_HAL_ELEMENT_TYPE_U8),
-                                      hal_test_list(shape)),
-                             NULL, 0),
-               WEFT_STATUS_INVALID_ARGUMENT,
-               "hal.buffer_view.create: argument 'byte_offset' is -4");
-  weft_vm_list_t* bad = hal_test_make_list(HAL_ARGS(I64(2), I32(3)));
-  expect_error(hal_test_call(t, "buffer_view.create",
-                             HAL_ARGS(subspan, I64(0),
-                                      I32(WEFT_HAL_ELEMENT_TYPE_U8),
-                                      hal_test_list(bad)),
-                             NULL, 0),
-               WEFT_STATUS_INVALID_ARGUMENT,
-               "hal.buffer_view.create: argument 'shape' element 1 is an i32, "
-               "not an i64");
-  hal_test_release_list(bad);
-  bad = hal_test_make_list(HAL_ARGS(I64(2), I64(-1)));
-  expect_error(hal_test_call(t, "buffer_view.create",
-                             HAL_ARGS(subspan, I64(0),
-                                      I32(WEFT_HAL_ELEMENT_TYPE_U8),
-                                      hal_test_list(bad)),
-                             NULL, 0),
-               WEFT_STATUS_INVALID_ARGUMENT,
-               "argument 'shape' [2, -1] has dimension 1 below 0");
-  hal_test_release_list(bad);
-  bad = hal_test_make_list(HAL_ARGS(I64(1), I64(1), I64(1), I64(1), I64(1),
-                                    I64(1), I64(1), I64(1), I64(1)));
-  expect_error(hal_test_call(t, "buffer_view.create",
-                             HAL_ARGS(subspan, I64(0),
-                                      I32(WEFT_HAL_ELEMENT_TYPE_U8),
-                                      hal_test_list(bad)),
-                             NULL, 0),
-               WEFT_STATUS_INVALID_ARGUMENT,
-               "argument 'shape' has rank 9, past the limit of 8");
-  hal_test_release_list(bad);
-  // Overflowing shapes.
-  bad = hal_test_make_list(HAL_ARGS(I64(INT64_MAX), I64(4)));
-  expect_error(hal_test_call(t, "buffer_view.create",
-                             HAL_ARGS(subspan, I64(0),
-                                      I32(WEFT_HAL_ELEMENT_TYPE_F64),
-                                      hal_test_list(bad)),
-                             NULL, 0),
-               WEFT_STATUS_INVALID_ARGUMENT, "overflows 64 bits");
-  hal_test_release_list(bad);
+  // Views that do not fit, of unknown types, with bad shapes.
+  static const struct {
+    int64_t byte_offset;
+    int32_t element_type;
+    uint32_t rank;
+    weft_vm_value_type_t dim_type;  // of the last dimension
+    int64_t shape[9];
+    const char* needle;
+  } kBadViews[] = {
+      {16, WEFT_HAL_ELEMENT_TYPE_F32, 2, WEFT_VM_TYPE_I64, {2, 3},
+       "hal.buffer_view.create: argument 'shape' [2, 3] of f32 (24 bytes) at "
+       "byte offset 16 does not fit the buffer of 32 bytes"},
+      {0, 12, 2, WEFT_VM_TYPE_I64, {2, 3},
+       "hal.buffer_view.create: argument 'element_type' is 12"},
+      {-4, WEFT_HAL_ELEMENT_TYPE_U8, 2, WEFT_VM_TYPE_I64, {2, 3},
+       "hal.buffer_view.create: argument 'byte_offset' is -4"},
+      {0, WEFT_HAL_ELEMENT_TYPE_U8, 2, WEFT_VM_TYPE_I32, {2, 3},
+       "hal.buffer_view.create: argument 'shape' element 1 is an i32, not an "
+       "i64"},
+      {0, WEFT_HAL_ELEMENT_TYPE_U8, 2, WEFT_VM_TYPE_I64, {2, -1},
+       "argument 'shape' [2, -1] has dimension 1 below 0"},
+      {0, WEFT_HAL_ELEMENT_TYPE_U8, 9, WEFT_VM_TYPE_I64,
+       {1, 1, 1, 1, 1, 1, 1, 1, 1},
+       "argument 'shape' has rank 9, past the limit of 8"},
+      {0, WEFT_HAL_ELEMENT_TYPE_F64, 2, WEFT_VM_TYPE_I64, {INT64_MAX, 4},
+       "argument 'shape' [9223372036854775807, 4] of f64 overflows 64 bits"},
+  };
+  for (size_t i = 0; i < sizeof(kBadViews) / sizeof(kBadViews[0]); ++i) {
+    weft_vm_value_t dims[9];
+    for (uint32_t d = 0; d < kBadViews[i].rank; ++d) {
+      dims[d] = I64(kBadViews[i].shape[d]);
+    }
+    dims[kBadViews[i].rank - 1].type = kBadViews[i].dim_type;
+    weft_vm_list_t* bad = hal_test_make_list(dims, kBadViews[i].rank);
+    expect_error(hal_test_call(t, "buffer_view.create",
+                               HAL_ARGS(subspan, I64(kBadViews[i].byte_offset),
+                                        I32(kBadViews[i].element_type),
+                                        hal_test_list(bad)),
+                               NULL, 0),
+                 WEFT_STATUS_INVALID_ARGUMENT, kBadViews[i].needle);
+    hal_test_release_list(bad);
+  }
   // A rank-0 view is one element.
   weft_vm_list_t* scalar = hal_test_make_list(NULL, 0);
   weft_vm_value_t one = hal_test_call_ok(

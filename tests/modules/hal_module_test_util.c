@@ -17,27 +17,6 @@
 const char* const kHalTestDevices[HAL_TEST_DEVICE_COUNT] = {"local-sync",
                                                             "local-task"};
 
-void hal_test_expect_ok(weft_status_t status) {
-  if (!weft_status_is_ok(status)) {
-    char text[2048];
-    weft_status_format(status, text, sizeof(text));
-    weft_status_free(status);
-    fail_msg("unexpected error: %s", text);
-  }
-}
-
-void hal_test_expect_error(weft_status_t status, weft_status_code_t code,
-                           const char* needle) {
-  char text[2048];
-  weft_status_format(status, text, sizeof(text));
-  weft_status_code_t actual = weft_status_code(status);
-  weft_status_free(status);
-  if (actual != code || !strstr(text, needle)) {
-    fail_msg("expected %s with '%s', got: %s", weft_status_code_string(code),
-             needle, text);
-  }
-}
-
 void hal_test_setup(const char* device_string, hal_test_t* out_test) {
   memset(out_test, 0, sizeof(*out_test));
   out_test->device_string = device_string;
@@ -49,9 +28,9 @@ void hal_test_setup(const char* device_string, hal_test_t* out_test) {
       .static_library_count = 1,
       .static_libraries = libraries,
   };
-  hal_test_expect_ok(weft_hal_module_create(&options, weft_allocator_system(),
+  vm_test_expect_ok(weft_hal_module_create(&options, weft_allocator_system(),
                                             &out_test->module));
-  hal_test_expect_ok(weft_vm_context_create(&out_test->module, 1,
+  vm_test_expect_ok(weft_vm_context_create(&out_test->module, 1,
                                             weft_allocator_system(),
                                             &out_test->context));
   weft_vm_value_t device = hal_test_call_ok(out_test, "device.default", NULL, 0);
@@ -77,7 +56,7 @@ void hal_test_for_each_device(void (*body)(hal_test_t* test)) {
 
 weft_vm_value_t hal_test_ref(void* hal_object) {
   weft_vm_value_t value = {.type = WEFT_VM_TYPE_REF};
-  hal_test_expect_ok(weft_hal_module_wrap(hal_object, &value.ref));
+  vm_test_expect_ok(weft_hal_module_wrap(hal_object, &value.ref));
   return value;
 }
 
@@ -120,7 +99,7 @@ weft_vm_value_t hal_test_bytes(weft_vm_bytes_t* bytes) {
 
 weft_vm_bytes_t* hal_test_make_bytes(const char* text) {
   weft_vm_bytes_t* bytes = NULL;
-  hal_test_expect_ok(weft_vm_bytes_create(weft_allocator_system(), text,
+  vm_test_expect_ok(weft_vm_bytes_create(weft_allocator_system(), text,
                                           strlen(text), &bytes));
   return bytes;
 }
@@ -132,10 +111,10 @@ void hal_test_release_bytes(weft_vm_bytes_t* bytes) {
 weft_vm_list_t* hal_test_make_list(const weft_vm_value_t* values,
                                    uint32_t count) {
   weft_vm_list_t* list = NULL;
-  hal_test_expect_ok(weft_vm_list_create(weft_allocator_system(), count, &list));
-  hal_test_expect_ok(weft_vm_list_resize(list, count));
+  vm_test_expect_ok(weft_vm_list_create(weft_allocator_system(), count, &list));
+  vm_test_expect_ok(weft_vm_list_resize(list, count));
   for (uint32_t i = 0; i < count; ++i) {
-    hal_test_expect_ok(weft_vm_list_set(list, i, &values[i]));
+    vm_test_expect_ok(weft_vm_list_set(list, i, &values[i]));
   }
   return list;
 }
@@ -157,7 +136,7 @@ weft_vm_value_t hal_test_call_ok(hal_test_t* test, const char* function,
                                  const weft_vm_value_t* args,
                                  uint32_t arg_count) {
   weft_vm_value_t result = {0};
-  hal_test_expect_ok(hal_test_call(test, function, args, arg_count, &result, 1));
+  vm_test_expect_ok(hal_test_call(test, function, args, arg_count, &result, 1));
   return result;
 }
 

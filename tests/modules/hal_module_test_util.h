@@ -1,6 +1,7 @@
 // Shared by the hal module's tests: a module and context per device
-// string, values for arguments, calls through weft_vm_invoke_sync, and
-// status assertions.
+// string, values for arguments and calls through weft_vm_invoke_sync
+// (status assertions are the VM tests' vm_test_expect_ok and
+// vm_test_expect_error, vm_test_modules.h).
 #ifndef WEFT_TESTS_MODULES_HAL_MODULE_TEST_UTIL_H_
 #define WEFT_TESTS_MODULES_HAL_MODULE_TEST_UTIL_H_
 
@@ -9,6 +10,7 @@
 #include "modules/hal/module.h"
 #include "vm/context.h"
 #include "vm/list.h"
+#include "vm_test_modules.h"
 
 // The devices every case runs on.
 #define HAL_TEST_DEVICE_COUNT 2
@@ -32,13 +34,6 @@ void hal_test_teardown(hal_test_t* test);
 
 // Runs |body| once per device in kHalTestDevices.
 void hal_test_for_each_device(void (*body)(hal_test_t* test));
-
-// Fails the test unless |status| (consumed) is OK.
-void hal_test_expect_ok(weft_status_t status);
-// Fails the test unless |status| (consumed) has |code| and contains
-// |needle|.
-void hal_test_expect_error(weft_status_t status, weft_status_code_t code,
-                           const char* needle);
 
 // Argument values. HAL objects are borrowed (the call retains them).
 weft_vm_value_t hal_test_ref(void* hal_object);

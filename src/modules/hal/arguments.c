@@ -61,6 +61,18 @@ weft_status_t weft_hal_arg_size(const char* function, const char* argument,
   return WEFT_OK;
 }
 
+weft_status_t weft_hal_arg_sizes(const char* function,
+                                 const weft_vm_value_t* args,
+                                 const weft_hal_size_arg_t* specs,
+                                 uint32_t count, uint64_t* out_sizes) {
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
+    status = weft_hal_arg_size(function, specs[i].name,
+                               args[specs[i].index].i64, &out_sizes[i]);
+  }
+  return status;
+}
+
 weft_status_t weft_hal_arg_u32(const char* function, const char* argument,
                                int32_t value, uint32_t* out_value) {
   *out_value = 0;

@@ -38,6 +38,20 @@ void weft_hal_describe_value(const weft_vm_value_t* value, char* text,
 weft_status_t weft_hal_arg_size(const char* function, const char* argument,
                                 int64_t value, uint64_t* out_value);
 
+// One i64 argument read as a size or offset: where it is among the call's
+// arguments and its name.
+typedef struct weft_hal_size_arg_t {
+  uint32_t index;
+  const char* name;
+} weft_hal_size_arg_t;
+
+// Reads the |count| size arguments |specs| describes from |args| into
+// |out_sizes|, in order: INVALID_ARGUMENT naming the first below 0.
+weft_status_t weft_hal_arg_sizes(const char* function,
+                                 const weft_vm_value_t* args,
+                                 const weft_hal_size_arg_t* specs,
+                                 uint32_t count, uint64_t* out_sizes);
+
 // An i32 |value| as a count, index or ordinal: INVALID_ARGUMENT when below
 // 0.
 weft_status_t weft_hal_arg_u32(const char* function, const char* argument,
@@ -68,6 +82,7 @@ weft_status_t weft_hal_arg_string(const char* function, const char* argument,
                                   weft_vm_ref_t bytes,
                                   weft_allocator_t allocator,
                                   weft_hal_string_t* out_string);
+// Frees what weft_hal_arg_string allocated (safe after any result).
 void weft_hal_string_deinitialize(weft_hal_string_t* string);
 
 // [offset, offset + length) of bytes ref |bytes|: INVALID_ARGUMENT for a
@@ -98,8 +113,11 @@ typedef struct weft_hal_scratch_t {
   weft_allocator_t allocator;
   _Alignas(16) uint8_t inline_data[1024];
 } weft_hal_scratch_t;
+// Starts |out_scratch| empty, allocating from |allocator| past the inline
+// storage.
 void weft_hal_scratch_initialize(weft_allocator_t allocator,
                                  weft_hal_scratch_t* out_scratch);
+// Frees what the scratch allocated.
 void weft_hal_scratch_deinitialize(weft_hal_scratch_t* scratch);
 
 // Dispatch constants from list ref |list| (null: none): i32 elements, or
@@ -155,6 +173,7 @@ weft_status_t weft_hal_arg_dispatch(const char* function,
                                     bool allow_slots,
                                     weft_allocator_t allocator,
                                     weft_hal_dispatch_args_t* out_dispatch);
+// Frees what weft_hal_arg_dispatch allocated.
 void weft_hal_dispatch_args_deinitialize(weft_hal_dispatch_args_t* dispatch);
 
 // A buffer ref for recording: |buffer| when non-null (|slot| ignored),

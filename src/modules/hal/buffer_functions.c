@@ -32,17 +32,14 @@ static weft_status_t weft_hal_buffer_length(weft_vm_native_call_t* call) {
 // buffer.subspan(buffer, offset, length) -> (buffer)
 static weft_status_t weft_hal_buffer_subspan(weft_vm_native_call_t* call) {
   static const char kFunction[] = "hal.buffer.subspan";
-  uint64_t offset = 0;
-  uint64_t length = 0;
+  static const weft_hal_size_arg_t kSizes[] = {{1, "offset"}, {2, "length"}};
+  uint64_t sizes[2] = {0, 0};
   weft_buffer_t* subspan = NULL;
   weft_status_t status =
-      weft_hal_arg_size(kFunction, "offset", call->args[1].i64, &offset);
-  if (weft_status_is_ok(status)) {
-    status = weft_hal_arg_size(kFunction, "length", call->args[2].i64, &length);
-  }
+      weft_hal_arg_sizes(kFunction, call->args, kSizes, 2, sizes);
   if (weft_status_is_ok(status)) {
     status = weft_buffer_subspan((weft_buffer_t*)call->args[0].ref.object,
-                                 offset, length,
+                                 sizes[0], sizes[1],
                                  weft_hal_state(call)->allocator, &subspan);
   }
   weft_hal_set_result(call, 0, subspan);

@@ -34,17 +34,23 @@ weft_status_t weft_hal_buffer_view_create(
     int32_t element_type, uint32_t rank, const int64_t* shape,
     weft_allocator_t allocator, weft_hal_buffer_view_t** out_view);
 
+// Adds a reference (NULL is a no-op); any thread.
 void weft_hal_buffer_view_retain(weft_hal_buffer_view_t* view);
+// Drops a reference; the last releases the buffer and frees the view
+// (NULL is a no-op); any thread.
 void weft_hal_buffer_view_release(weft_hal_buffer_view_t* view);
 
+// The accessors below return 0 (NULL, NONE) for a NULL view.
 // The viewed buffer (borrowed: valid while the view is).
 weft_buffer_t* weft_hal_buffer_view_buffer(const weft_hal_buffer_view_t* view);
 // Where the view starts in its buffer, in bytes.
 uint64_t weft_hal_buffer_view_byte_offset(const weft_hal_buffer_view_t* view);
 // The product of the dimensions times the element size.
 uint64_t weft_hal_buffer_view_byte_length(const weft_hal_buffer_view_t* view);
+// The element type it was created with.
 weft_hal_element_type_t weft_hal_buffer_view_element_type(
     const weft_hal_buffer_view_t* view);
+// The number of dimensions (0 for a scalar).
 uint32_t weft_hal_buffer_view_rank(const weft_hal_buffer_view_t* view);
 // Dimension |index| (< rank; -1 otherwise).
 int64_t weft_hal_buffer_view_dim(const weft_hal_buffer_view_t* view,

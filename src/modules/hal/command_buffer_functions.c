@@ -51,19 +51,16 @@ static weft_status_t weft_hal_command_buffer_barrier(
 //                     length, pattern, pattern_length) -> ()
 static weft_status_t weft_hal_command_buffer_fill(weft_vm_native_call_t* call) {
   static const char kFunction[] = "hal.command_buffer.fill";
-  uint64_t offset = 0;
-  uint64_t length = 0;
+  static const weft_hal_size_arg_t kSizes[] = {{3, "offset"}, {4, "length"}};
+  uint64_t sizes[2] = {0, 0};
   weft_hal_pattern_t pattern;
   weft_buffer_ref_t target;
   weft_status_t status =
-      weft_hal_arg_size(kFunction, "offset", call->args[3].i64, &offset);
-  if (weft_status_is_ok(status)) {
-    status = weft_hal_arg_size(kFunction, "length", call->args[4].i64, &length);
-  }
+      weft_hal_arg_sizes(kFunction, call->args, kSizes, 2, sizes);
   if (weft_status_is_ok(status)) {
     status = weft_hal_arg_recorded_buffer(kFunction, "target_slot",
                                           call->args[1].ref, call->args[2].i32,
-                                          offset, length, &target);
+                                          sizes[0], sizes[1], &target);
   }
   if (weft_status_is_ok(status)) {
     status = weft_hal_arg_pattern(kFunction, call->args[5].i32,
@@ -107,29 +104,22 @@ static weft_status_t weft_hal_command_buffer_update(
 //                     target?, target_slot, target_offset, length) -> ()
 static weft_status_t weft_hal_command_buffer_copy(weft_vm_native_call_t* call) {
   static const char kFunction[] = "hal.command_buffer.copy";
-  uint64_t source_offset = 0;
-  uint64_t target_offset = 0;
-  uint64_t length = 0;
+  static const weft_hal_size_arg_t kSizes[] = {
+      {3, "source_offset"}, {6, "target_offset"}, {7, "length"}};
+  uint64_t sizes[3] = {0, 0, 0};
   weft_buffer_ref_t source;
   weft_buffer_ref_t target;
-  weft_status_t status = weft_hal_arg_size(kFunction, "source_offset",
-                                           call->args[3].i64, &source_offset);
-  if (weft_status_is_ok(status)) {
-    status = weft_hal_arg_size(kFunction, "target_offset", call->args[6].i64,
-                               &target_offset);
-  }
-  if (weft_status_is_ok(status)) {
-    status = weft_hal_arg_size(kFunction, "length", call->args[7].i64, &length);
-  }
+  weft_status_t status =
+      weft_hal_arg_sizes(kFunction, call->args, kSizes, 3, sizes);
   if (weft_status_is_ok(status)) {
     status = weft_hal_arg_recorded_buffer(kFunction, "source_slot",
                                           call->args[1].ref, call->args[2].i32,
-                                          source_offset, length, &source);
+                                          sizes[0], sizes[2], &source);
   }
   if (weft_status_is_ok(status)) {
     status = weft_hal_arg_recorded_buffer(kFunction, "target_slot",
                                           call->args[4].ref, call->args[5].i32,
-                                          target_offset, length, &target);
+                                          sizes[1], sizes[2], &target);
   }
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_copy(weft_hal_command_buffer_arg(call),

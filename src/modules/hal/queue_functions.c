@@ -58,15 +58,12 @@ static weft_status_t weft_hal_queue_dealloca(weft_vm_native_call_t* call) {
 //            pattern_length) -> ()
 static weft_status_t weft_hal_queue_fill(weft_vm_native_call_t* call) {
   static const char kFunction[] = "hal.queue.fill";
+  static const weft_hal_size_arg_t kSizes[] = {{4, "offset"}, {5, "length"}};
   const weft_hal_queue_args_t q = weft_hal_queue_args(call);
-  uint64_t offset = 0;
-  uint64_t length = 0;
+  uint64_t sizes[2] = {0, 0};
   weft_hal_pattern_t pattern;
   weft_status_t status =
-      weft_hal_arg_size(kFunction, "offset", call->args[4].i64, &offset);
-  if (weft_status_is_ok(status)) {
-    status = weft_hal_arg_size(kFunction, "length", call->args[5].i64, &length);
-  }
+      weft_hal_arg_sizes(kFunction, call->args, kSizes, 2, sizes);
   if (weft_status_is_ok(status)) {
     status = weft_hal_arg_pattern(kFunction, call->args[6].i32,
                                   call->args[7].i32, &pattern);
@@ -74,7 +71,7 @@ static weft_status_t weft_hal_queue_fill(weft_vm_native_call_t* call) {
   if (weft_status_is_ok(status)) {
     status = weft_device_queue_fill(
         q.device, WEFT_QUEUE_AFFINITY_ANY, q.wait, q.signal,
-        weft_hal_buffer_arg(call, 3), offset, length, &pattern,
+        weft_hal_buffer_arg(call, 3), sizes[0], sizes[1], &pattern,
         (uint32_t)call->args[7].i32);
   }
   return status;
@@ -106,24 +103,17 @@ static weft_status_t weft_hal_queue_update(weft_vm_native_call_t* call) {
 //            target_offset, length) -> ()
 static weft_status_t weft_hal_queue_copy(weft_vm_native_call_t* call) {
   static const char kFunction[] = "hal.queue.copy";
+  static const weft_hal_size_arg_t kSizes[] = {
+      {4, "source_offset"}, {6, "target_offset"}, {7, "length"}};
   const weft_hal_queue_args_t q = weft_hal_queue_args(call);
-  uint64_t source_offset = 0;
-  uint64_t target_offset = 0;
-  uint64_t length = 0;
-  weft_status_t status = weft_hal_arg_size(kFunction, "source_offset",
-                                           call->args[4].i64, &source_offset);
-  if (weft_status_is_ok(status)) {
-    status = weft_hal_arg_size(kFunction, "target_offset", call->args[6].i64,
-                               &target_offset);
-  }
-  if (weft_status_is_ok(status)) {
-    status = weft_hal_arg_size(kFunction, "length", call->args[7].i64, &length);
-  }
+  uint64_t sizes[3] = {0, 0, 0};
+  weft_status_t status =
+      weft_hal_arg_sizes(kFunction, call->args, kSizes, 3, sizes);
   if (weft_status_is_ok(status)) {
     status = weft_device_queue_copy(
         q.device, WEFT_QUEUE_AFFINITY_ANY, q.wait, q.signal,
-        weft_hal_buffer_arg(call, 3), source_offset,
-        weft_hal_buffer_arg(call, 5), target_offset, length);
+        weft_hal_buffer_arg(call, 3), sizes[0], weft_hal_buffer_arg(call, 5),
+        sizes[1], sizes[2]);
   }
   return status;
 }
@@ -132,23 +122,17 @@ static weft_status_t weft_hal_queue_copy(weft_vm_native_call_t* call) {
 //            length) -> ()
 static weft_status_t weft_hal_queue_read(weft_vm_native_call_t* call) {
   static const char kFunction[] = "hal.queue.read";
+  static const weft_hal_size_arg_t kSizes[] = {
+      {4, "file_offset"}, {6, "offset"}, {7, "length"}};
   const weft_hal_queue_args_t q = weft_hal_queue_args(call);
-  uint64_t file_offset = 0;
-  uint64_t offset = 0;
-  uint64_t length = 0;
-  weft_status_t status = weft_hal_arg_size(kFunction, "file_offset",
-                                           call->args[4].i64, &file_offset);
-  if (weft_status_is_ok(status)) {
-    status = weft_hal_arg_size(kFunction, "offset", call->args[6].i64, &offset);
-  }
-  if (weft_status_is_ok(status)) {
-    status = weft_hal_arg_size(kFunction, "length", call->args[7].i64, &length);
-  }
+  uint64_t sizes[3] = {0, 0, 0};
+  weft_status_t status =
+      weft_hal_arg_sizes(kFunction, call->args, kSizes, 3, sizes);
   if (weft_status_is_ok(status)) {
     status = weft_device_queue_read(
         q.device, WEFT_QUEUE_AFFINITY_ANY, q.wait, q.signal,
-        (weft_file_t*)call->args[3].ref.object, file_offset,
-        weft_hal_buffer_arg(call, 5), offset, length);
+        (weft_file_t*)call->args[3].ref.object, sizes[0],
+        weft_hal_buffer_arg(call, 5), sizes[1], sizes[2]);
   }
   return status;
 }
@@ -157,24 +141,17 @@ static weft_status_t weft_hal_queue_read(weft_vm_native_call_t* call) {
 //             file_offset, length) -> ()
 static weft_status_t weft_hal_queue_write(weft_vm_native_call_t* call) {
   static const char kFunction[] = "hal.queue.write";
+  static const weft_hal_size_arg_t kSizes[] = {
+      {4, "source_offset"}, {6, "file_offset"}, {7, "length"}};
   const weft_hal_queue_args_t q = weft_hal_queue_args(call);
-  uint64_t source_offset = 0;
-  uint64_t file_offset = 0;
-  uint64_t length = 0;
-  weft_status_t status = weft_hal_arg_size(kFunction, "source_offset",
-                                           call->args[4].i64, &source_offset);
-  if (weft_status_is_ok(status)) {
-    status = weft_hal_arg_size(kFunction, "file_offset", call->args[6].i64,
-                               &file_offset);
-  }
-  if (weft_status_is_ok(status)) {
-    status = weft_hal_arg_size(kFunction, "length", call->args[7].i64, &length);
-  }
+  uint64_t sizes[3] = {0, 0, 0};
+  weft_status_t status =
+      weft_hal_arg_sizes(kFunction, call->args, kSizes, 3, sizes);
   if (weft_status_is_ok(status)) {
     status = weft_device_queue_write(
         q.device, WEFT_QUEUE_AFFINITY_ANY, q.wait, q.signal,
-        weft_hal_buffer_arg(call, 3), source_offset,
-        (weft_file_t*)call->args[5].ref.object, file_offset, length);
+        weft_hal_buffer_arg(call, 3), sizes[0],
+        (weft_file_t*)call->args[5].ref.object, sizes[1], sizes[2]);
   }
   return status;
 }
