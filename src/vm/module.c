@@ -126,7 +126,10 @@ void weft_vm_module_release(weft_vm_module_t* module) {
     weft_vm_bytecode_free(module->allocator, module->bytecode);
     // One allocation, starting with the signatures.
     weft_allocator_free(module->allocator, module->native_signatures);
+    const weft_vm_native_module_def_t* native = module->native;
     weft_allocator_free(module->allocator, module);
+    // Last: the definition may free itself.
+    if (native && native->destroy) native->destroy(native->user_data);
   }
 }
 

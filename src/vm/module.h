@@ -47,6 +47,11 @@ typedef struct weft_vm_native_module_def_t {
                                 void** out_state);
   void (*destroy_state)(void* user_data, void* state);
   void* user_data;
+  // Optional: called once when the module is freed (its last reference
+  // released), after which the module reads nothing of the definition. A
+  // definition made at run time (the hal module's, with its options)
+  // frees itself and its user_data here; a static one leaves it NULL.
+  void (*destroy)(void* user_data);
 } weft_vm_native_module_def_t;
 
 typedef enum weft_vm_module_kind_e {
