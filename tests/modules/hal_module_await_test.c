@@ -362,9 +362,9 @@ static weft_vm_module_t* make_pp_module(void) {
                                   (void**)&m));
   memset(m, 0, sizeof(*m));
   m->functions[0] = (weft_vm_function_t){"ping", {3, 1, kRelayTypes, NULL},
-                                         6, 2, 0, 9};
+                                         6, 2, 0, 9, 0};
   m->functions[1] = (weft_vm_function_t){"pong", {3, 1, kRelayTypes, NULL},
-                                         6, 2, 9, 9};
+                                         6, 2, 9, 9, 0};
   m->imports[0] = (weft_vm_import_t){
       "hal", "semaphore.signal",
       {2, 0, kSignalTypes, "(r<hal.semaphore>,i64)->()"}};
