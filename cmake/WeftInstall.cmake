@@ -7,7 +7,7 @@
 # and weft-static (libweft.a and its dependencies, nothing to find at run
 # time). The object library behind both libraries is an implementation
 # detail and is not exported. The tools (tools/CMakeLists.txt) install
-# weft-info, weft-asm and, when built, weft-trace.
+# weft-info, weft-asm, weft-run and, when built, weft-trace.
 include(CMakePackageConfigHelpers)
 
 set(WEFT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/weft"
@@ -91,7 +91,7 @@ install(FILES ${PROJECT_BINARY_DIR}/weft.pc
 # README's install step works straight after the quick start.
 add_custom_target(weft_installable)
 add_dependencies(weft_installable weft weft_static)
-foreach(tool weft-info weft-asm weft-trace)
+foreach(tool weft-info weft-asm weft-run weft-trace)
   if(TARGET ${tool})
     add_dependencies(weft_installable ${tool})
   endif()

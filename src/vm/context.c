@@ -4,35 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-// The canonical text of |signature| for messages and comparison: its own
-// text, or "(types)->(types)" made from the types.
-static const char* weft_vm_signature_text(weft_vm_signature_t signature,
-                                          char* buffer, size_t capacity) {
-  if (signature.text) return signature.text;
-  size_t used = 0;
-  buffer[0] = '\0';
-  const uint32_t count = (uint32_t)signature.arg_count + signature.ret_count;
-  for (uint32_t i = 0; i <= count && used + 8 < capacity; ++i) {
-    if (i == 0) buffer[used++] = '(';
-    if (i == signature.arg_count) {
-      memcpy(buffer + used, ")->(", 4);
-      used += 4;
-    } else if (i > 0 && i < count) {
-      buffer[used++] = ',';
-    }
-    if (i < count) {
-      const char* name =
-          weft_vm_value_type_name((weft_vm_value_type_t)signature.types[i]);
-      if (signature.types[i] == WEFT_VM_TYPE_REF) name = "r";
-      const size_t length = strlen(name);
-      memcpy(buffer + used, name, length);
-      used += length;
-    }
-  }
-  if (used + 1 < capacity) buffer[used++] = ')';
-  buffer[used] = '\0';
-  return buffer;
-}
+#include "vm/signature_text.h"
 
 static const weft_vm_instance_t* weft_vm_context_find_instance(
     const weft_vm_context_t* context, const char* name, size_t length) {
@@ -71,13 +43,14 @@ static weft_status_t weft_vm_context_link_import(
                                 module_name, function_name,
                                 instance->module->name);
   }
-  char expected_buffer[1024];
-  char actual_buffer[1024];
-  const char* expected = weft_vm_signature_text(
-      import->signature, expected_buffer, sizeof(expected_buffer));
-  const char* actual = weft_vm_signature_text(
+  // Canonical texts compare as signatures (signature_text.h).
+  char expected[1024];
+  char actual[1024];
+  weft_vm_signature_canonical_text(import->signature, expected,
+                                   sizeof(expected));
+  weft_vm_signature_canonical_text(
       weft_vm_module_function_signature(target->module, function_index),
-      actual_buffer, sizeof(actual_buffer));
+      actual, sizeof(actual));
   if (strcmp(expected, actual) != 0) {
     return WEFT_STATUS(INVALID_ARGUMENT,
                        "module '%s' imports %s.%s as %s but module '%s' "

@@ -1,0 +1,313 @@
+// weft-run: loads a VM module and runs one of its functions on a device.
+//
+//   weft-run --module=FILE(.wvm|.wvmb) --function=NAME [--device=STRING]
+//            [--input=VALUE]... [--output=-|@FILE.npy]... [--kernels=LIB.so]
+//            [--trace=FILE.json]
+//
+// The module is linked with the native hal module, whose default device is
+// --device (local-task by default); --kernels registers a kernel library
+// (a shared object) the program opens with hal.executable.static(dev,
+// "kernels"). Inputs are listed in tensor_io.h; each --output says where
+// the result of the same position goes (printed by default). Exit codes:
+// 0 ok, 1 the program (or loading it) failed, message on stderr; 2 bad
+// usage.
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "modules/hal/module.h"
+#include "tensor_io.h"
+#include "vm/invocation.h"
+#include "vm/module_file.h"
+#include "vm/signature.h"
+#include "vm/signature_text.h"
+#include "weft/weft.h"
+
+#ifndef WEFT_VERSION_STRING
+#define WEFT_VERSION_STRING "unknown"
+#endif
+
+// The most --input and --output options.
+#define WEFT_RUN_MAX_VALUES 64
+
+static void print_usage(FILE* stream) {
+  fprintf(stream,
+          "Usage: weft-run --module=FILE --function=NAME [--device=STRING]\n"
+          "                [--input=VALUE]... [--output=-|@FILE.npy]...\n"
+          "                [--kernels=LIB.so] [--trace=FILE.json]\n"
+          "\n"
+          "Runs FUNCTION of a weft VM module (.wvm text or .wvmb binary) on\n"
+          "a device (default local-task). One --input per argument, in\n"
+          "order: i32=7, f64=2.5, 4xf32=1 2 3 4 (a tensor: shape x type =\n"
+          "elements), or @FILE.npy. Results are printed, or written as .npy\n"
+          "with --output=@FILE.npy at the result's position. --kernels\n"
+          "registers a kernel library the program opens with\n"
+          "hal.executable.static(dev, \"kernels\").\n"
+          "Exit status: 0 ok, 1 the program failed (message on stderr),\n"
+          "2 usage. weft %s\n",
+          WEFT_VERSION_STRING);
+}
+
+typedef struct weft_run_options_t {
+  const char* module_path;
+  const char* function;
+  const char* device;
+  const char* kernels;
+  const char* trace;
+  const char* inputs[WEFT_RUN_MAX_VALUES];
+  int input_count;
+  const char* outputs[WEFT_RUN_MAX_VALUES];
+  int output_count;
+} weft_run_options_t;
+
+// The value after "--name=" when |argument| is that option, else NULL.
+static const char* option_value(const char* argument, const char* name) {
+  const size_t length = strlen(name);
+  return strncmp(argument, name, length) == 0 && argument[length] == '='
+             ? argument + length + 1
+             : NULL;
+}
+
+// Parses the command line; returns false (after saying why) on bad usage.
+static bool parse_options(int argc, char** argv, weft_run_options_t* out) {
+  memset(out, 0, sizeof(*out));
+  out->device = "local-task";
+  for (int i = 1; i < argc; ++i) {
+    const char* argument = argv[i];
+    const char* value = NULL;
+    if ((value = option_value(argument, "--module"))) {
+      out->module_path = value;
+    } else if ((value = option_value(argument, "--function"))) {
+      out->function = value;
+    } else if ((value = option_value(argument, "--device"))) {
+      out->device = value;
+    } else if ((value = option_value(argument, "--kernels"))) {
+      out->kernels = value;
+    } else if ((value = option_value(argument, "--trace"))) {
+      out->trace = value;
+    } else if ((value = option_value(argument, "--input"))) {
+      if (out->input_count == WEFT_RUN_MAX_VALUES) {
+        fprintf(stderr, "weft-run: more than %d inputs\n",
+                WEFT_RUN_MAX_VALUES);
+        return false;
+      }
+      out->inputs[out->input_count++] = value;
+    } else if ((value = option_value(argument, "--output"))) {
+      if (out->output_count == WEFT_RUN_MAX_VALUES) {
+        fprintf(stderr, "weft-run: more than %d outputs\n",
+                WEFT_RUN_MAX_VALUES);
+        return false;
+      }
+      if (strcmp(value, "-") != 0 && value[0] != '@') {
+        fprintf(stderr,
+                "weft-run: --output=%s: expected - (print) or @FILE.npy\n",
+                value);
+        return false;
+      }
+      out->outputs[out->output_count++] = value;
+    } else {
+      fprintf(stderr, "weft-run: unexpected argument '%s'\n", argument);
+      return false;
+    }
+  }
+  if (!out->module_path || !out->function) {
+    fprintf(stderr, "weft-run: --module and --function are required\n");
+    return false;
+  }
+  return true;
+}
+
+// Prints |status| (consumed) as weft-run's error.
+static void report(weft_status_t status) {
+  fprintf(stderr, "weft-run: ");
+  weft_status_fprint(stderr, status);
+  weft_status_free(status);
+}
+
+// Everything one run holds, released by weft_run_release.
+typedef struct weft_run_t {
+  void* kernels_handle;
+  weft_vm_module_t* program;
+  weft_vm_module_t* hal;
+  weft_vm_context_t* context;
+  weft_device_t* device;
+  weft_vm_value_t args[WEFT_RUN_MAX_VALUES];
+  uint32_t arg_count;
+  weft_vm_value_t results[WEFT_RUN_MAX_VALUES];
+  uint32_t result_count;
+} weft_run_t;
+
+static void weft_run_release_values(weft_vm_value_t* values, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (values[i].type == WEFT_VM_TYPE_REF) weft_vm_ref_release(values[i].ref);
+  }
+}
+
+static void weft_run_release(weft_run_t* run) {
+  weft_run_release_values(run->args, run->arg_count);
+  weft_run_release_values(run->results, run->result_count);
+  weft_vm_context_release(run->context);
+  weft_vm_module_release(run->hal);
+  weft_vm_module_release(run->program);
+  weft_device_release(run->device);
+  if (run->kernels_handle) dlclose(run->kernels_handle);
+}
+
+// Opens --kernels and finds its query function.
+static weft_status_t open_kernels(const char* path, void** out_handle,
+                                  weft_kernel_library_query_fn_t* out_query) {
+  *out_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!*out_handle) {
+    const char* error = dlerror();
+    return WEFT_STATUS(NOT_FOUND, "--kernels=%s: %s", path,
+                       error ? error : "cannot load it");
+  }
+  void* symbol = dlsym(*out_handle, WEFT_KERNEL_LIBRARY_QUERY_SYMBOL);
+  if (!symbol) {
+    return WEFT_STATUS(NOT_FOUND, "--kernels=%s does not export %s", path,
+                       WEFT_KERNEL_LIBRARY_QUERY_SYMBOL);
+  }
+  // dlsym returns an object pointer; POSIX guarantees the conversion.
+  memcpy(out_query, &symbol, sizeof(*out_query));
+  return WEFT_OK;
+}
+
+// Loads, links and checks the function and its inputs. Returns 2 for bad
+// usage (the inputs do not fit the function), 1 for other failures, 0 ok.
+static int weft_run_prepare(const weft_run_options_t* options, weft_run_t* run,
+                            char* qualified, size_t qualified_capacity) {
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_status_t status =
+      weft_device_create(options->device, allocator, &run->device);
+  weft_hal_static_library_t library = {"kernels", NULL};
+  if (weft_status_is_ok(status) && options->kernels) {
+    status = open_kernels(options->kernels, &run->kernels_handle,
+                          &library.query);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_hal_module_options_t hal_options = {
+        .device = run->device,
+        .static_library_count = options->kernels ? 1 : 0,
+        .static_libraries = &library,
+    };
+    status = weft_hal_module_create(&hal_options, allocator, &run->hal);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_vm_module_load_file(options->module_path, allocator,
+                                      &run->program);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_vm_module_t* modules[2] = {run->program, run->hal};
+    status = weft_vm_context_create(modules, 2, allocator, &run->context);
+  }
+  uint32_t function_index = UINT32_MAX;
+  if (weft_status_is_ok(status)) {
+    if (strchr(options->function, '.')) {
+      snprintf(qualified, qualified_capacity, "%s", options->function);
+    } else {
+      snprintf(qualified, qualified_capacity, "%s.%s", run->program->name,
+               options->function);
+    }
+    const weft_vm_instance_t* instance = NULL;
+    status = weft_vm_context_resolve(run->context, qualified, &instance,
+                                     &function_index);
+    if (weft_status_is_ok(status)) {
+      const weft_vm_signature_t signature =
+          weft_vm_module_function_signature(instance->module, function_index);
+      char text[1024];
+      weft_vm_signature_canonical_text(signature, text, sizeof(text));
+      weft_vm_parsed_signature_t parsed;
+      status = weft_vm_signature_parse(text, strlen(text), &parsed);
+      if (weft_status_is_ok(status) &&
+          (uint32_t)options->input_count != signature.arg_count) {
+        fprintf(stderr,
+                "weft-run: %s takes %u arguments %s, %d --input given\n",
+                qualified, signature.arg_count, text, options->input_count);
+        return 2;
+      }
+      if (weft_status_is_ok(status) &&
+          signature.ret_count > WEFT_RUN_MAX_VALUES) {
+        status = WEFT_STATUS(INVALID_ARGUMENT, "%s returns %u values",
+                             qualified, signature.ret_count);
+      }
+      for (uint32_t i = 0; weft_status_is_ok(status) && i < signature.arg_count;
+           ++i) {
+        // A buffer view, or any ref ("r").
+        const char* name = parsed.canonical + parsed.ref_name_offset[i];
+        const bool is_view = parsed.ref_name_length[i] == 0 ||
+                             (parsed.ref_name_length[i] == 15 &&
+                              strncmp(name, "hal.buffer_view", 15) == 0);
+        status = weft_run_parse_input(
+            options->inputs[i], (weft_vm_value_type_t)signature.types[i],
+            is_view, run->device, &run->args[i]);
+        if (weft_status_is_ok(status)) {
+          ++run->arg_count;
+        } else if (weft_status_code(status) == WEFT_STATUS_INVALID_ARGUMENT) {
+          report(status);
+          return 2;
+        }
+      }
+      run->result_count = signature.ret_count;
+    }
+  }
+  if (!weft_status_is_ok(status)) {
+    report(status);
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      print_usage(stdout);
+      return 0;
+    }
+  }
+  weft_run_options_t options;
+  if (!parse_options(argc, argv, &options)) {
+    print_usage(stderr);
+    return 2;
+  }
+  weft_run_t run;
+  memset(&run, 0, sizeof(run));
+  char qualified[512];
+  int exit_code = weft_run_prepare(&options, &run, qualified,
+                                   sizeof(qualified));
+  if (exit_code == 0 && options.trace) {
+    weft_status_t status = weft_trace_start(options.trace);
+    if (!weft_status_is_ok(status)) {
+      report(status);
+      exit_code = 1;
+    }
+  }
+  if (exit_code == 0) {
+    weft_status_t status = weft_vm_invoke_sync(
+        run.context, qualified, run.args, run.arg_count, run.results,
+        run.result_count, 0, weft_allocator_system());
+    for (uint32_t i = 0; weft_status_is_ok(status) && i < run.result_count;
+         ++i) {
+      const char* output =
+          (int)i < options.output_count ? options.outputs[i] : "-";
+      status = output[0] == '@'
+                   ? weft_run_write_npy(&run.results[i], run.device, output + 1)
+                   : weft_run_print_value(&run.results[i], run.device, stdout);
+    }
+    if (options.trace) {
+      weft_status_t trace_status = weft_trace_stop();
+      if (weft_status_is_ok(status)) {
+        status = trace_status;
+      } else {
+        weft_status_free(trace_status);
+      }
+    }
+    if (!weft_status_is_ok(status)) {
+      // A failed invocation wrote no results (they stay zeroed i32s).
+      report(status);
+      exit_code = 1;
+    }
+  }
+  weft_run_release(&run);
+  return exit_code;
+}
