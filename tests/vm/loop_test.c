@@ -300,6 +300,60 @@ static void destroy_cancels_the_rest(void** state) {
   weft_vm_module_release(m);
 }
 
+// A busy invocation yields at the end of every turn, so one submitted
+// after it finishes first.
+static void turns_keep_a_busy_invocation_from_starving_others(void** state) {
+  // count(n: i32) -> (i32): while (n) n -= 1; ret (n)
+  static const weft_vm_instruction_t kCode[] = {
+      {.op = WEFT_VM_OP_CONST_I32, .a = 1, .imm = 1},
+      {.op = WEFT_VM_OP_SUB_I32, .a = 0, .b = 0, .c = 1},
+      {.op = WEFT_VM_OP_BR_IF, .a = 0, .imm = 1},
+      {.op = WEFT_VM_OP_RET, .imm = 0},
+  };
+  static const uint16_t kOperands[] = {0};
+  static const uint8_t kTypes[] = {WEFT_VM_TYPE_I32, WEFT_VM_TYPE_I32};
+  static const weft_vm_function_t kFunction = {
+      "count", {1, 1, kTypes, NULL}, 2, 0, 0, 4, 0};
+  weft_vm_bytecode_t* bytecode = NULL;
+  expect_ok(weft_allocator_malloc(weft_allocator_system(), sizeof(*bytecode),
+                                  (void**)&bytecode));
+  *bytecode = (weft_vm_bytecode_t){
+      .name = "busy",
+      .function_count = 1,
+      .functions = &kFunction,
+      .code_count = 4,
+      .code = kCode,
+      .operand_count = 1,
+      .operands = kOperands,
+  };
+  weft_vm_module_t* module = NULL;
+  expect_ok(weft_vm_module_create_bytecode(weft_allocator_system(), bytecode,
+                                           &module));
+  weft_vm_context_t* context = NULL;
+  expect_ok(weft_vm_context_create(&module, 1, weft_allocator_system(),
+                                   &context));
+  weft_vm_loop_t* loop = NULL;
+  weft_vm_loop_options_t options = {.turn_budget = 1000};
+  expect_ok(weft_vm_loop_create(options, weft_allocator_system(), &loop));
+  outcomes_t outcomes = {0};
+  tagged_t busy_tag = {&outcomes, 1};
+  tagged_t quick_tag = {&outcomes, 2};
+  weft_vm_value_t busy = {.type = WEFT_VM_TYPE_I32, .i32 = 1000000};
+  weft_vm_value_t quick = {.type = WEFT_VM_TYPE_I32, .i32 = 10};
+  expect_ok(weft_vm_loop_submit(loop, context, "busy.count", &busy, 1, 1,
+                                record_done, &busy_tag, NULL));
+  expect_ok(weft_vm_loop_submit(loop, context, "busy.count", &quick, 1, 1,
+                                record_done, &quick_tag, NULL));
+  expect_ok(weft_vm_loop_run(loop, WEFT_TIME_INFINITE_FUTURE));
+  assert_int_equal(outcomes.done, 2);
+  assert_int_equal(outcomes.order[0], 2);
+  assert_int_equal(outcomes.order[1], 1);
+  assert_int_equal(outcomes.last_code, 0);
+  weft_vm_loop_destroy(loop);
+  weft_vm_context_release(context);
+  weft_vm_module_release(module);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ten_thousand_awaits),
@@ -307,6 +361,7 @@ int main(void) {
       cmocka_unit_test(all_and_any),
       cmocka_unit_test(deadlines_and_cancellation),
       cmocka_unit_test(destroy_cancels_the_rest),
+      cmocka_unit_test(turns_keep_a_busy_invocation_from_starving_others),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
