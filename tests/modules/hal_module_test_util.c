@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cts.h"
-#include "vm/invocation.h"
+#include "weft/vm/invocation.h"
 
 const char* const kHalTestDevices[HAL_TEST_DEVICE_COUNT] = {"local-sync",
                                                             "local-task"};
@@ -84,17 +84,11 @@ weft_vm_value_t hal_test_view(weft_hal_buffer_view_t* view) {
 }
 
 weft_vm_value_t hal_test_list(weft_vm_list_t* list) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_REF};
-  value.ref.object = list;
-  value.ref.type = &kWeftVmListType;
-  return value;
+  return weft_vm_value_ref(weft_vm_list_as_ref(list));
 }
 
 weft_vm_value_t hal_test_bytes(weft_vm_bytes_t* bytes) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_REF};
-  value.ref.object = bytes;
-  value.ref.type = &kWeftVmBytesType;
-  return value;
+  return weft_vm_value_ref(weft_vm_bytes_as_ref(bytes));
 }
 
 weft_vm_bytes_t* hal_test_make_bytes(const char* text) {
@@ -105,7 +99,7 @@ weft_vm_bytes_t* hal_test_make_bytes(const char* text) {
 }
 
 void hal_test_release_bytes(weft_vm_bytes_t* bytes) {
-  kWeftVmBytesType.release(bytes);
+  weft_vm_bytes_release(bytes);
 }
 
 weft_vm_list_t* hal_test_make_list(const weft_vm_value_t* values,
@@ -120,7 +114,7 @@ weft_vm_list_t* hal_test_make_list(const weft_vm_value_t* values,
 }
 
 void hal_test_release_list(weft_vm_list_t* list) {
-  kWeftVmListType.release(list);
+  weft_vm_list_release(list);
 }
 
 weft_status_t hal_test_call(hal_test_t* test, const char* function,

@@ -13,9 +13,9 @@
 #include <time.h>
 
 #include "base/thread.h"
-#include "vm/invocation.h"
-#include "vm/list.h"
 #include "vm_test_modules.h"
+#include "weft/vm/invocation.h"
+#include "weft/vm/list.h"
 
 #define expect_ok vm_test_expect_ok
 #define expect_error vm_test_expect_error
