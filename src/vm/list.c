@@ -112,17 +112,24 @@ weft_status_t weft_vm_list_resize(weft_vm_list_t* list, uint32_t size) {
   return status;
 }
 
+// OUT_OF_RANGE unless |index| is below |list|'s size.
+static weft_status_t weft_vm_list_check_index(const weft_vm_list_t* list,
+                                              uint32_t index) {
+  return index < list->size
+             ? WEFT_OK
+             : WEFT_STATUS(OUT_OF_RANGE,
+                           "list index %" PRIu32 " is past its size %" PRIu32,
+                           index, list->size);
+}
+
 weft_status_t weft_vm_list_get(const weft_vm_list_t* list, uint32_t index,
                                weft_vm_value_type_t type,
                                weft_vm_value_t* out_value) {
   if (out_value) memset(out_value, 0, sizeof(*out_value));
   weft_status_t status = weft_arguments_require(
       __func__, "list,out_value", (const void* const[]){list, out_value}, 2);
-  if (weft_status_is_ok(status) && index >= list->size) {
-    status = WEFT_STATUS(OUT_OF_RANGE,
-                         "list index %" PRIu32 " is past its size %" PRIu32,
-                         index, list->size);
-  } else if (weft_status_is_ok(status) && list->values[index].type != type) {
+  if (weft_status_is_ok(status)) status = weft_vm_list_check_index(list, index);
+  if (weft_status_is_ok(status) && list->values[index].type != type) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "list element %" PRIu32 " holds %s, not %s", index,
                          weft_vm_value_type_name(list->values[index].type),
@@ -139,12 +146,9 @@ weft_status_t weft_vm_list_set(weft_vm_list_t* list, uint32_t index,
                                const weft_vm_value_t* value) {
   weft_status_t status = weft_arguments_require(
       __func__, "list,value", (const void* const[]){list, value}, 2);
-  if (weft_status_is_ok(status) && index >= list->size) {
-    status = WEFT_STATUS(OUT_OF_RANGE,
-                         "list index %" PRIu32 " is past its size %" PRIu32,
-                         index, list->size);
-  } else if (weft_status_is_ok(status) &&
-             (unsigned)value->type >= WEFT_VM_TYPE_COUNT_) {
+  if (weft_status_is_ok(status)) status = weft_vm_list_check_index(list, index);
+  if (weft_status_is_ok(status) &&
+      (unsigned)value->type >= WEFT_VM_TYPE_COUNT_) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "weft_vm_list_set: value has type %d, not a value "
                          "type",

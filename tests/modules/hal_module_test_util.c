@@ -55,32 +55,21 @@ void hal_test_for_each_device(void (*body)(hal_test_t* test)) {
 }
 
 weft_vm_value_t hal_test_ref(void* hal_object) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_REF};
+  weft_vm_value_t value = weft_vm_value_zero(WEFT_VM_TYPE_REF);
   vm_test_expect_ok(weft_hal_module_wrap(hal_object, &value.ref));
   return value;
 }
 
 weft_vm_value_t hal_test_null(void) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_REF};
-  return value;
+  return weft_vm_value_zero(WEFT_VM_TYPE_REF);
 }
 
-weft_vm_value_t hal_test_i32(int32_t i32) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_I32};
-  value.i32 = i32;
-  return value;
-}
+weft_vm_value_t hal_test_i32(int32_t i32) { return weft_vm_value_i32(i32); }
 
-weft_vm_value_t hal_test_i64(int64_t i64) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_I64};
-  value.i64 = i64;
-  return value;
-}
+weft_vm_value_t hal_test_i64(int64_t i64) { return weft_vm_value_i64(i64); }
 
 weft_vm_value_t hal_test_view(weft_hal_buffer_view_t* view) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_REF};
-  value.ref = weft_hal_module_wrap_buffer_view(view);
-  return value;
+  return weft_vm_value_ref(weft_hal_module_wrap_buffer_view(view));
 }
 
 weft_vm_value_t hal_test_list(weft_vm_list_t* list) {

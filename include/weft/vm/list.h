@@ -77,15 +77,12 @@ weft_status_t weft_vm_list_set(weft_vm_list_t* list, uint32_t index,
 // A ref to |list| (borrowed: no reference is taken); NULL gives the null
 // ref.
 static inline weft_vm_ref_t weft_vm_list_as_ref(weft_vm_list_t* list) {
-  weft_vm_ref_t ref;
-  ref.object = list;
-  ref.type = list ? &kWeftVmListType : NULL;
-  return ref;
+  return weft_vm_ref_wrap(list, &kWeftVmListType);
 }
 
 // The list |ref| holds (borrowed), or NULL when it holds none.
 static inline weft_vm_list_t* weft_vm_list_from_ref(weft_vm_ref_t ref) {
-  return ref.type == &kWeftVmListType ? (weft_vm_list_t*)ref.object : NULL;
+  return (weft_vm_list_t*)weft_vm_ref_unwrap(ref, &kWeftVmListType);
 }
 
 //===----------------------------------------------------------------------===//
@@ -115,15 +112,12 @@ size_t weft_vm_bytes_length(const weft_vm_bytes_t* bytes);
 
 // A ref to |bytes| (borrowed); NULL gives the null ref.
 static inline weft_vm_ref_t weft_vm_bytes_as_ref(weft_vm_bytes_t* bytes) {
-  weft_vm_ref_t ref;
-  ref.object = bytes;
-  ref.type = bytes ? &kWeftVmBytesType : NULL;
-  return ref;
+  return weft_vm_ref_wrap(bytes, &kWeftVmBytesType);
 }
 
 // The bytes |ref| holds (borrowed), or NULL when it holds none.
 static inline weft_vm_bytes_t* weft_vm_bytes_from_ref(weft_vm_ref_t ref) {
-  return ref.type == &kWeftVmBytesType ? (weft_vm_bytes_t*)ref.object : NULL;
+  return (weft_vm_bytes_t*)weft_vm_ref_unwrap(ref, &kWeftVmBytesType);
 }
 
 #ifdef __cplusplus

@@ -88,6 +88,23 @@ static inline bool weft_vm_ref_is_null(weft_vm_ref_t ref) {
   return ref.object == NULL;
 }
 
+// A ref to |object| of |type| as it is (no reference is taken); a NULL
+// |object| gives the null ref.
+static inline weft_vm_ref_t weft_vm_ref_wrap(void* object,
+                                             const weft_vm_ref_type_t* type) {
+  weft_vm_ref_t ref;
+  ref.object = object;
+  ref.type = object ? type : NULL;
+  return ref;
+}
+
+// The object of |ref| when it is a ref of |type|, NULL otherwise (the null
+// ref, or another type). Borrowed.
+static inline void* weft_vm_ref_unwrap(weft_vm_ref_t ref,
+                                       const weft_vm_ref_type_t* type) {
+  return type && ref.object && ref.type == type ? ref.object : NULL;
+}
+
 // Adds a reference to |ref|'s object (nothing for the null ref).
 static inline void weft_vm_ref_retain(weft_vm_ref_t ref) {
   if (ref.object) ref.type->retain(ref.object);
@@ -116,44 +133,42 @@ static inline void weft_vm_ref_move(weft_vm_ref_t* slot, weft_vm_ref_t* from) {
   weft_vm_ref_release(old);
 }
 
-// Scalar values, every other bit zero.
-static inline weft_vm_value_t weft_vm_value_i32(int32_t i32) {
+// A zero value of |type| (0, or the null ref for REF), every bit zeroed.
+static inline weft_vm_value_t weft_vm_value_zero(weft_vm_value_type_t type) {
   weft_vm_value_t value;
   memset(&value, 0, sizeof(value));
-  value.type = WEFT_VM_TYPE_I32;
+  value.type = type;
+  return value;
+}
+
+// Values of each type.
+static inline weft_vm_value_t weft_vm_value_i32(int32_t i32) {
+  weft_vm_value_t value = weft_vm_value_zero(WEFT_VM_TYPE_I32);
   value.i32 = i32;
   return value;
 }
 
 static inline weft_vm_value_t weft_vm_value_i64(int64_t i64) {
-  weft_vm_value_t value;
-  memset(&value, 0, sizeof(value));
-  value.type = WEFT_VM_TYPE_I64;
+  weft_vm_value_t value = weft_vm_value_zero(WEFT_VM_TYPE_I64);
   value.i64 = i64;
   return value;
 }
 
 static inline weft_vm_value_t weft_vm_value_f32(float f32) {
-  weft_vm_value_t value;
-  memset(&value, 0, sizeof(value));
-  value.type = WEFT_VM_TYPE_F32;
+  weft_vm_value_t value = weft_vm_value_zero(WEFT_VM_TYPE_F32);
   value.f32 = f32;
   return value;
 }
 
 static inline weft_vm_value_t weft_vm_value_f64(double f64) {
-  weft_vm_value_t value;
-  memset(&value, 0, sizeof(value));
-  value.type = WEFT_VM_TYPE_F64;
+  weft_vm_value_t value = weft_vm_value_zero(WEFT_VM_TYPE_F64);
   value.f64 = f64;
   return value;
 }
 
 // A ref value holding |ref| as it is (no reference is taken).
 static inline weft_vm_value_t weft_vm_value_ref(weft_vm_ref_t ref) {
-  weft_vm_value_t value;
-  memset(&value, 0, sizeof(value));
-  value.type = WEFT_VM_TYPE_REF;
+  weft_vm_value_t value = weft_vm_value_zero(WEFT_VM_TYPE_REF);
   value.ref = ref;
   return value;
 }
@@ -163,7 +178,7 @@ static inline weft_vm_value_t weft_vm_value_ref(weft_vm_ref_t ref) {
 static inline void weft_vm_value_release(weft_vm_value_t* value) {
   if (!value) return;
   if (value->type == WEFT_VM_TYPE_REF) weft_vm_ref_release(value->ref);
-  *value = weft_vm_value_i32(0);
+  *value = weft_vm_value_zero(WEFT_VM_TYPE_I32);
 }
 
 #ifdef __cplusplus

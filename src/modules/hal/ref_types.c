@@ -129,11 +129,10 @@ weft_status_t weft_hal_module_wrap(void* object, weft_vm_ref_t* out_ref) {
 }
 
 weft_vm_ref_t weft_hal_module_wrap_buffer_view(weft_hal_buffer_view_t* view) {
-  weft_vm_ref_t ref = {view, view ? &kWeftHalBufferViewType : NULL};
-  return ref;
+  return weft_vm_ref_wrap(view, &kWeftHalBufferViewType);
 }
 
 void* weft_hal_module_unwrap(weft_vm_ref_t ref,
                              const weft_vm_ref_type_t* type) {
-  return type && ref.object && ref.type == type ? ref.object : NULL;
+  return weft_vm_ref_unwrap(ref, type);
 }
