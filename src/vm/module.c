@@ -181,20 +181,10 @@ size_t weft_vm_module_function_signature_text(const weft_vm_module_t* module,
       buffer ? capacity : 0);
 }
 
-weft_status_t weft_vm_module_lookup(const weft_vm_module_t* module,
-                                    const char* name, uint32_t* out_index) {
-  if (out_index) *out_index = 0;
-  weft_status_t status = weft_arguments_require(
-      __func__, "module,name,out_index",
-      (const void* const[]){module, name, out_index}, 3);
-  if (!weft_status_is_ok(status)) return status;
+// NOT_FOUND for function |name| of |module|, listing its functions.
+static weft_status_t weft_vm_module_not_found(const weft_vm_module_t* module,
+                                              const char* name) {
   const uint32_t count = weft_vm_module_function_count(module);
-  for (uint32_t i = 0; i < count; ++i) {
-    if (strcmp(weft_vm_module_function_name(module, i), name) == 0) {
-      *out_index = i;
-      return WEFT_OK;
-    }
-  }
   char names[512];
   size_t used = 0;
   names[0] = '\0';
@@ -211,6 +201,26 @@ weft_status_t weft_vm_module_lookup(const weft_vm_module_t* module,
                      module->name, name, count, count ? names : "none");
 }
 
+weft_status_t weft_vm_module_lookup(const weft_vm_module_t* module,
+                                    const char* name, uint32_t* out_index) {
+  if (out_index) *out_index = 0;
+  weft_status_t status = weft_arguments_require(
+      __func__, "module,name,out_index",
+      (const void* const[]){module, name, out_index}, 3);
+  const uint32_t count =
+      weft_status_is_ok(status) ? weft_vm_module_function_count(module) : 0;
+  uint32_t found = count;
+  for (uint32_t i = 0; i < count && found == count; ++i) {
+    if (strcmp(weft_vm_module_function_name(module, i), name) == 0) found = i;
+  }
+  if (weft_status_is_ok(status) && found < count) {
+    *out_index = found;
+  } else if (weft_status_is_ok(status)) {
+    status = weft_vm_module_not_found(module, name);
+  }
+  return status;
+}
+
 //===----------------------------------------------------------------------===//
 // Wait frames
 //===----------------------------------------------------------------------===//
@@ -225,19 +235,11 @@ void weft_vm_wait_frame_begin(weft_vm_native_call_t* call,
   wait->allocator = call->allocator;
 }
 
-weft_status_t weft_vm_wait_frame_add(weft_vm_native_call_t* call,
-                                     weft_semaphore_t* semaphore,
-                                     uint64_t value) {
-  weft_status_t status = weft_arguments_require(
-      __func__, "call,semaphore", (const void* const[]){call, semaphore}, 2);
-  if (!weft_status_is_ok(status)) return status;
-  weft_vm_wait_frame_t* wait = call->wait;
-  for (uint32_t i = 0; i < wait->count; ++i) {
-    if (wait->semaphores[i] == semaphore) {
-      if (value > wait->values[i]) wait->values[i] = value;
-      return WEFT_OK;
-    }
-  }
+// Makes room in |wait| for one more source: RESOURCE_EXHAUSTED at
+// WEFT_VM_WAIT_MAX_SOURCES, else the inline arrays or a doubled allocation.
+static weft_status_t weft_vm_wait_frame_reserve_one(
+    weft_vm_wait_frame_t* wait) {
+  weft_status_t status = WEFT_OK;
   if (wait->count == WEFT_VM_WAIT_MAX_SOURCES) {
     status = WEFT_STATUS(RESOURCE_EXHAUSTED,
                          "a wait on more than %u semaphores",
@@ -261,11 +263,30 @@ weft_status_t weft_vm_wait_frame_add(weft_vm_native_call_t* call,
       wait->capacity = capacity;
     }
   }
-  if (weft_status_is_ok(status)) {
-    weft_semaphore_retain(semaphore);
-    wait->semaphores[wait->count] = semaphore;
-    wait->values[wait->count] = value;
-    ++wait->count;
+  return status;
+}
+
+weft_status_t weft_vm_wait_frame_add(weft_vm_native_call_t* call,
+                                     weft_semaphore_t* semaphore,
+                                     uint64_t value) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "call,semaphore", (const void* const[]){call, semaphore}, 2);
+  weft_vm_wait_frame_t* wait = weft_status_is_ok(status) ? call->wait : NULL;
+  uint32_t index = 0;
+  while (wait && index < wait->count && wait->semaphores[index] != semaphore) {
+    ++index;
+  }
+  if (wait && index < wait->count) {
+    // Already there: the larger value.
+    if (value > wait->values[index]) wait->values[index] = value;
+  } else if (wait) {
+    status = weft_vm_wait_frame_reserve_one(wait);
+    if (weft_status_is_ok(status)) {
+      weft_semaphore_retain(semaphore);
+      wait->semaphores[wait->count] = semaphore;
+      wait->values[wait->count] = value;
+      ++wait->count;
+    }
   }
   return status;
 }
