@@ -17,5 +17,6 @@
 #include "weft/status.h"
 #include "weft/time.h"
 #include "weft/trace.h"
+#include "weft/vm.h"
 
 #endif  // WEFT_WEFT_H_

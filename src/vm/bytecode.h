@@ -15,23 +15,7 @@
 #include "vm/isa.h"
 #include "weft/allocator.h"
 #include "weft/status.h"
-
-typedef enum weft_vm_value_type_e {
-  WEFT_VM_TYPE_I32 = 0,
-  WEFT_VM_TYPE_I64,
-  WEFT_VM_TYPE_F32,
-  WEFT_VM_TYPE_F64,
-  WEFT_VM_TYPE_REF,
-  WEFT_VM_TYPE_COUNT_,
-} weft_vm_value_type_t;
-
-// "i32", "i64", "f32", "f64", "ref".
-const char* weft_vm_value_type_name(weft_vm_value_type_t type);
-
-// True for the types held in the scalar register file.
-static inline int weft_vm_value_type_is_scalar(weft_vm_value_type_t type) {
-  return type != WEFT_VM_TYPE_REF;
-}
+#include "weft/vm/value.h"
 
 // A function type: |arg_count| argument types then |ret_count| result
 // types in |types|, and its canonical text (signature.h), which says what

@@ -1,9 +1,10 @@
-// weft VM: contexts (see context.h).
-#include "vm/context.h"
+// weft VM: contexts (see weft/vm/context.h).
+#include "vm/context_impl.h"
 
 #include <inttypes.h>
 #include <string.h>
 
+#include "base/arguments.h"
 #include "vm/signature_text.h"
 
 static const weft_vm_instance_t* weft_vm_context_find_instance(
@@ -83,10 +84,25 @@ weft_status_t weft_vm_context_create(weft_vm_module_t* const* modules,
                                      uint32_t module_count,
                                      weft_allocator_t allocator,
                                      weft_vm_context_t** out_context) {
-  *out_context = NULL;
+  if (out_context) *out_context = NULL;
+  weft_status_t status = weft_arguments_require(
+      __func__, "modules,out_context",
+      (const void* const[]){module_count ? (const void*)modules : &module_count,
+                            out_context},
+      2);
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < module_count; ++i) {
+    if (!modules[i]) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "weft_vm_context_create: modules[%" PRIu32
+                           "] is NULL",
+                           i);
+    }
+  }
   weft_vm_context_t* context = NULL;
-  weft_status_t status =
-      weft_allocator_malloc(allocator, sizeof(*context), (void**)&context);
+  if (weft_status_is_ok(status)) {
+    status =
+        weft_allocator_malloc(allocator, sizeof(*context), (void**)&context);
+  }
   if (!weft_status_is_ok(status)) return status;
   weft_ref_count_init(&context->ref_count);
   context->allocator = allocator;
@@ -151,7 +167,7 @@ weft_status_t weft_vm_context_resolve(const weft_vm_context_t* context,
                                       const weft_vm_instance_t** out_instance,
                                       uint32_t* out_function_index) {
   *out_instance = NULL;
-  *out_function_index = UINT32_MAX;
+  *out_function_index = 0;
   const char* dot = strchr(qualified_name, '.');
   if (!dot) {
     return WEFT_STATUS(INVALID_ARGUMENT,
@@ -167,5 +183,25 @@ weft_status_t weft_vm_context_resolve(const weft_vm_context_t* context,
   weft_status_t status =
       weft_vm_module_lookup(instance->module, dot + 1, out_function_index);
   if (weft_status_is_ok(status)) *out_instance = instance;
+  return status;
+}
+
+weft_status_t weft_vm_context_lookup(const weft_vm_context_t* context,
+                                     const char* qualified_name,
+                                     weft_vm_module_t** out_module,
+                                     uint32_t* out_function_index) {
+  if (out_module) *out_module = NULL;
+  if (out_function_index) *out_function_index = 0;
+  weft_status_t status = weft_arguments_require(
+      __func__, "context,qualified_name,out_module,out_function_index",
+      (const void* const[]){context, qualified_name, out_module,
+                            out_function_index},
+      4);
+  const weft_vm_instance_t* instance = NULL;
+  if (weft_status_is_ok(status)) {
+    status = weft_vm_context_resolve(context, qualified_name, &instance,
+                                     out_function_index);
+  }
+  if (weft_status_is_ok(status)) *out_module = instance->module;
   return status;
 }

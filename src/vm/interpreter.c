@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "vm/list.h"
+#include "vm/list_impl.h"
 
 //===----------------------------------------------------------------------===//
 // Scalar views
@@ -476,6 +476,13 @@ weft_status_t weft_vm_interpreter_begin(weft_vm_stack_t* stack,
                          weft_vm_value_type_name(args[i].type),
                          weft_vm_value_type_name(
                              (weft_vm_value_type_t)signature.types[i]));
+    }
+    if (args[i].type == WEFT_VM_TYPE_REF && args[i].ref.object &&
+        !args[i].ref.type) {
+      return WEFT_STATUS(INVALID_ARGUMENT,
+                         "%s.%s: argument %" PRIu32
+                         " is a ref with an object but no ref type",
+                         module_name, function_name, i);
     }
   }
   weft_vm_frame_t* frame = NULL;

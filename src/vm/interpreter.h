@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "vm/stack.h"
-#include "vm/value.h"
+#include "weft/vm/value.h"
 
 // Starts a call of function |function_index| of |instance|'s module (or of
 // |bytecode| alone when |instance| is NULL: its imports are then not

@@ -1,4 +1,4 @@
-// weft VM: the loop (see loop.h).
+// weft VM: the loop (see weft/vm/loop.h).
 //
 // Each invocation is in one place at a time: the run queue (loop thread
 // only), the waiting list (loop thread only) with a wait set started, or in
@@ -6,10 +6,11 @@
 // lock-free MPSC list). The callback writes the wait's result into the
 // invocation, pushes it and notifies; it touches nothing of the invocation
 // after the push, since the loop may run (and free) it at once.
-#include "vm/loop.h"
+#include "weft/vm/loop.h"
 
 #include <string.h>
 
+#include "base/arguments.h"
 #include "base/mpsc_list.h"
 #include "base/thread.h"
 #include "base/notification.h"
@@ -64,10 +65,13 @@ struct weft_vm_loop_t {
 weft_status_t weft_vm_loop_create(weft_vm_loop_options_t options,
                                   weft_allocator_t allocator,
                                   weft_vm_loop_t** out_loop) {
-  *out_loop = NULL;
+  if (out_loop) *out_loop = NULL;
   weft_vm_loop_t* loop = NULL;
-  weft_status_t status =
-      weft_allocator_malloc(allocator, sizeof(*loop), (void**)&loop);
+  weft_status_t status = weft_arguments_require(
+      __func__, "out_loop", (const void* const[]){out_loop}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc(allocator, sizeof(*loop), (void**)&loop);
+  }
   if (weft_status_is_ok(status)) {
     loop->allocator = allocator;
     loop->options = options;
@@ -132,10 +136,21 @@ weft_status_t weft_vm_loop_submit(weft_vm_loop_t* loop,
                                   weft_vm_loop_done_fn_t done, void* user_data,
                                   weft_vm_loop_invocation_t** out_invocation) {
   if (out_invocation) *out_invocation = NULL;
+  // |args| only matters when there are some.
+  weft_status_t status = weft_arguments_require(
+      __func__, "loop,context,qualified_name,args",
+      (const void* const[]){loop, context, qualified_name,
+                            arg_count ? (const void*)args : &arg_count},
+      4);
+  if (weft_status_is_ok(status)) {
+    status = weft_arguments_require_one(__func__, "done", done != NULL);
+  }
   const weft_vm_instance_t* instance = NULL;
-  uint32_t function_index = UINT32_MAX;
-  weft_status_t status = weft_vm_context_resolve(context, qualified_name,
-                                                 &instance, &function_index);
+  uint32_t function_index = 0;
+  if (weft_status_is_ok(status)) {
+    status = weft_vm_context_resolve(context, qualified_name, &instance,
+                                     &function_index);
+  }
   weft_vm_loop_invocation_t* invocation = NULL;
   if (weft_status_is_ok(status)) {
     status = weft_allocator_malloc(
@@ -291,7 +306,9 @@ static weft_time_t weft_vm_loop_expire(weft_vm_loop_t* loop, weft_time_t now) {
 }
 
 weft_status_t weft_vm_loop_run(weft_vm_loop_t* loop, weft_time_t deadline) {
-  while (loop->live_count > 0) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "loop", (const void* const[]){loop}, 1);
+  while (weft_status_is_ok(status) && loop->live_count > 0) {
     weft_vm_loop_take_ready(loop);
     if (loop->run_head) {
       weft_vm_loop_run_one(loop);
@@ -301,10 +318,11 @@ weft_status_t weft_vm_loop_run(weft_vm_loop_t* loop, weft_time_t deadline) {
     weft_time_t wake = weft_vm_loop_expire(loop, now);
     if (!weft_mpsc_list_is_empty(&loop->ready)) continue;
     if (now >= deadline) {
-      return WEFT_STATUS(DEADLINE_EXCEEDED,
-                         "the VM loop's deadline passed with %u invocations "
-                         "still running",
-                         loop->live_count);
+      status = WEFT_STATUS(DEADLINE_EXCEEDED,
+                           "the VM loop's deadline passed with %u "
+                           "invocations still running",
+                           loop->live_count);
+      break;
     }
     if (deadline < wake) wake = deadline;
     weft_wait_token_t token =
@@ -316,11 +334,12 @@ weft_status_t weft_vm_loop_run(weft_vm_loop_t* loop, weft_time_t deadline) {
     weft_notification_commit_wait(&loop->notification, token,
                                   loop->wait_policy, wake);
   }
-  return WEFT_OK;
+  return status;
 }
 
 void weft_vm_loop_cancel(weft_vm_loop_t* loop,
                          weft_vm_loop_invocation_t* invocation) {
+  if (!loop || !invocation) return;
   invocation->cancelled = true;
   if (invocation->waiting && !invocation->wait_taken) {
     invocation->wait_taken = true;
@@ -332,7 +351,7 @@ void weft_vm_loop_cancel(weft_vm_loop_t* loop,
 }
 
 uint32_t weft_vm_loop_live_count(const weft_vm_loop_t* loop) {
-  return loop->live_count;
+  return loop ? loop->live_count : 0;
 }
 
 void weft_vm_loop_destroy(weft_vm_loop_t* loop) {

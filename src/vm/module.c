@@ -1,11 +1,13 @@
-// weft VM: modules and wait frames (see module.h).
-#include "vm/module.h"
+// weft VM: modules and wait frames (see weft/vm/module.h).
+#include "vm/module_impl.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/arguments.h"
 #include "vm/signature.h"
+#include "vm/signature_text.h"
 
 weft_status_t weft_vm_module_create_bytecode(weft_allocator_t allocator,
                                              weft_vm_bytecode_t* bytecode,
@@ -87,13 +89,20 @@ static weft_status_t weft_vm_module_parse_native_signatures(
 weft_status_t weft_vm_module_create_native(
     weft_allocator_t allocator, const weft_vm_native_module_def_t* def,
     weft_vm_module_t** out_module) {
-  *out_module = NULL;
+  if (out_module) *out_module = NULL;
   weft_vm_module_t* module = NULL;
   weft_vm_signature_t* signatures = NULL;
   weft_vm_parsed_signature_t* parsed = NULL;
-  weft_status_t status = WEFT_OK;
-  if (!def->name || !def->name[0]) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "def,out_module", (const void* const[]){def, out_module}, 2);
+  if (weft_status_is_ok(status) && (!def->name || !def->name[0])) {
     status = WEFT_STATUS(INVALID_ARGUMENT, "a native module has no name");
+  } else if (weft_status_is_ok(status) && def->function_count &&
+             !def->functions) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "native module '%s': functions is NULL with %" PRIu32
+                         " functions",
+                         def->name, def->function_count);
   }
   if (weft_status_is_ok(status)) {
     status = weft_vm_module_parse_native_signatures(allocator, def,
@@ -133,7 +142,12 @@ void weft_vm_module_release(weft_vm_module_t* module) {
   }
 }
 
+const char* weft_vm_module_name(const weft_vm_module_t* module) {
+  return module ? module->name : "";
+}
+
 uint32_t weft_vm_module_function_count(const weft_vm_module_t* module) {
+  if (!module) return 0;
   return module->kind == WEFT_VM_MODULE_BYTECODE
              ? module->bytecode->function_count
              : module->native->function_count;
@@ -141,9 +155,11 @@ uint32_t weft_vm_module_function_count(const weft_vm_module_t* module) {
 
 const char* weft_vm_module_function_name(const weft_vm_module_t* module,
                                          uint32_t index) {
-  return module->kind == WEFT_VM_MODULE_BYTECODE
-             ? module->bytecode->functions[index].name
-             : module->native->functions[index].name;
+  if (index >= weft_vm_module_function_count(module)) return "";
+  const char* name = module->kind == WEFT_VM_MODULE_BYTECODE
+                         ? module->bytecode->functions[index].name
+                         : module->native->functions[index].name;
+  return name ? name : "";
 }
 
 weft_vm_signature_t weft_vm_module_function_signature(
@@ -153,17 +169,22 @@ weft_vm_signature_t weft_vm_module_function_signature(
              : module->native_signatures[index];
 }
 
-weft_status_t weft_vm_module_lookup(const weft_vm_module_t* module,
-                                    const char* name, uint32_t* out_index) {
-  *out_index = UINT32_MAX;
-  const uint32_t count = weft_vm_module_function_count(module);
-  for (uint32_t i = 0; i < count; ++i) {
-    const char* function_name = weft_vm_module_function_name(module, i);
-    if (function_name && strcmp(function_name, name) == 0) {
-      *out_index = i;
-      return WEFT_OK;
-    }
+size_t weft_vm_module_function_signature_text(const weft_vm_module_t* module,
+                                              uint32_t index, char* buffer,
+                                              size_t capacity) {
+  if (index >= weft_vm_module_function_count(module)) {
+    if (buffer && capacity) buffer[0] = '\0';
+    return 0;
   }
+  return weft_vm_signature_canonical_text(
+      weft_vm_module_function_signature(module, index), buffer,
+      buffer ? capacity : 0);
+}
+
+// NOT_FOUND for function |name| of |module|, listing its functions.
+static weft_status_t weft_vm_module_not_found(const weft_vm_module_t* module,
+                                              const char* name) {
+  const uint32_t count = weft_vm_module_function_count(module);
   char names[512];
   size_t used = 0;
   names[0] = '\0';
@@ -180,12 +201,33 @@ weft_status_t weft_vm_module_lookup(const weft_vm_module_t* module,
                      module->name, name, count, count ? names : "none");
 }
 
+weft_status_t weft_vm_module_lookup(const weft_vm_module_t* module,
+                                    const char* name, uint32_t* out_index) {
+  if (out_index) *out_index = 0;
+  weft_status_t status = weft_arguments_require(
+      __func__, "module,name,out_index",
+      (const void* const[]){module, name, out_index}, 3);
+  const uint32_t count =
+      weft_status_is_ok(status) ? weft_vm_module_function_count(module) : 0;
+  uint32_t found = count;
+  for (uint32_t i = 0; i < count && found == count; ++i) {
+    if (strcmp(weft_vm_module_function_name(module, i), name) == 0) found = i;
+  }
+  if (weft_status_is_ok(status) && found < count) {
+    *out_index = found;
+  } else if (weft_status_is_ok(status)) {
+    status = weft_vm_module_not_found(module, name);
+  }
+  return status;
+}
+
 //===----------------------------------------------------------------------===//
 // Wait frames
 //===----------------------------------------------------------------------===//
 
 void weft_vm_wait_frame_begin(weft_vm_native_call_t* call,
                               weft_wait_mode_t mode, weft_time_t deadline) {
+  if (!call) return;
   weft_vm_wait_frame_t* wait = call->wait;
   weft_vm_wait_frame_clear(wait);
   wait->mode = mode;
@@ -193,16 +235,10 @@ void weft_vm_wait_frame_begin(weft_vm_native_call_t* call,
   wait->allocator = call->allocator;
 }
 
-weft_status_t weft_vm_wait_frame_add(weft_vm_native_call_t* call,
-                                     weft_semaphore_t* semaphore,
-                                     uint64_t value) {
-  weft_vm_wait_frame_t* wait = call->wait;
-  for (uint32_t i = 0; i < wait->count; ++i) {
-    if (wait->semaphores[i] == semaphore) {
-      if (value > wait->values[i]) wait->values[i] = value;
-      return WEFT_OK;
-    }
-  }
+// Makes room in |wait| for one more source: RESOURCE_EXHAUSTED at
+// WEFT_VM_WAIT_MAX_SOURCES, else the inline arrays or a doubled allocation.
+static weft_status_t weft_vm_wait_frame_reserve_one(
+    weft_vm_wait_frame_t* wait) {
   weft_status_t status = WEFT_OK;
   if (wait->count == WEFT_VM_WAIT_MAX_SOURCES) {
     status = WEFT_STATUS(RESOURCE_EXHAUSTED,
@@ -227,11 +263,30 @@ weft_status_t weft_vm_wait_frame_add(weft_vm_native_call_t* call,
       wait->capacity = capacity;
     }
   }
-  if (weft_status_is_ok(status)) {
-    weft_semaphore_retain(semaphore);
-    wait->semaphores[wait->count] = semaphore;
-    wait->values[wait->count] = value;
-    ++wait->count;
+  return status;
+}
+
+weft_status_t weft_vm_wait_frame_add(weft_vm_native_call_t* call,
+                                     weft_semaphore_t* semaphore,
+                                     uint64_t value) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "call,semaphore", (const void* const[]){call, semaphore}, 2);
+  weft_vm_wait_frame_t* wait = weft_status_is_ok(status) ? call->wait : NULL;
+  uint32_t index = 0;
+  while (wait && index < wait->count && wait->semaphores[index] != semaphore) {
+    ++index;
+  }
+  if (wait && index < wait->count) {
+    // Already there: the larger value.
+    if (value > wait->values[index]) wait->values[index] = value;
+  } else if (wait) {
+    status = weft_vm_wait_frame_reserve_one(wait);
+    if (weft_status_is_ok(status)) {
+      weft_semaphore_retain(semaphore);
+      wait->semaphores[wait->count] = semaphore;
+      wait->values[wait->count] = value;
+      ++wait->count;
+    }
   }
   return status;
 }

@@ -163,10 +163,11 @@ weft_status_t weft_vm_stack_push_native(weft_vm_stack_t* stack,
     frame->scalar_base = stack->scalar_top;
     frame->ref_base = stack->ref_top;
     frame->result_operands = result_operands;
-    weft_vm_value_t* values = stack->values + stack->value_top;
-    memset(values, 0, value_count * sizeof(*values));
+    // Element by element: a function of no arguments and no results may
+    // find |stack->values| still NULL.
     for (uint32_t i = 0; i < value_count; ++i) {
-      values[i].type = (weft_vm_value_type_t)signature->types[i];
+      stack->values[stack->value_top + i] =
+          weft_vm_value_zero((weft_vm_value_type_t)signature->types[i]);
     }
     stack->value_top += value_count;
     *out_frame = frame;

@@ -12,11 +12,10 @@
 #include <stdint.h>
 
 #include "vm/bytecode.h"
-#include "vm/context.h"
-#include "vm/module.h"
-#include "vm/value.h"
+#include "vm/context_impl.h"
 #include "weft/allocator.h"
 #include "weft/status.h"
+#include "weft/vm/value.h"
 
 // Where a frame's results go when it returns: UINT32_MAX for the
 // invocation itself (the first frame).

@@ -18,8 +18,10 @@
 
 #include "base/thread.h"
 #include "hal_module_test_util.h"
-#include "vm/loop.h"
+#include "vm/context_impl.h"
+#include "vm/module_impl.h"
 #include "weft/fence.h"
+#include "weft/vm/loop.h"
 
 #define expect_ok vm_test_expect_ok
 #define expect_error vm_test_expect_error

@@ -19,8 +19,9 @@
 #include "cts.h"
 #include "hal/resource.h"
 #include "hal_module_test_util.h"
-#include "modules/hal/element_type.h"
-#include "vm/invocation.h"
+#include "modules/hal/ref_types.h"
+#include "weft/vm/hal.h"
+#include "weft/vm/invocation.h"
 
 #define expect_ok vm_test_expect_ok
 #define expect_error vm_test_expect_error

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cts.h"
-#include "vm/invocation.h"
+#include "weft/vm/invocation.h"
 
 const char* const kHalTestDevices[HAL_TEST_DEVICE_COUNT] = {"local-sync",
                                                             "local-task"};
@@ -55,46 +55,29 @@ void hal_test_for_each_device(void (*body)(hal_test_t* test)) {
 }
 
 weft_vm_value_t hal_test_ref(void* hal_object) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_REF};
+  weft_vm_value_t value = weft_vm_value_zero(WEFT_VM_TYPE_REF);
   vm_test_expect_ok(weft_hal_module_wrap(hal_object, &value.ref));
   return value;
 }
 
 weft_vm_value_t hal_test_null(void) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_REF};
-  return value;
+  return weft_vm_value_zero(WEFT_VM_TYPE_REF);
 }
 
-weft_vm_value_t hal_test_i32(int32_t i32) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_I32};
-  value.i32 = i32;
-  return value;
-}
+weft_vm_value_t hal_test_i32(int32_t i32) { return weft_vm_value_i32(i32); }
 
-weft_vm_value_t hal_test_i64(int64_t i64) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_I64};
-  value.i64 = i64;
-  return value;
-}
+weft_vm_value_t hal_test_i64(int64_t i64) { return weft_vm_value_i64(i64); }
 
 weft_vm_value_t hal_test_view(weft_hal_buffer_view_t* view) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_REF};
-  value.ref = weft_hal_module_wrap_buffer_view(view);
-  return value;
+  return weft_vm_value_ref(weft_hal_module_wrap_buffer_view(view));
 }
 
 weft_vm_value_t hal_test_list(weft_vm_list_t* list) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_REF};
-  value.ref.object = list;
-  value.ref.type = &kWeftVmListType;
-  return value;
+  return weft_vm_value_ref(weft_vm_list_as_ref(list));
 }
 
 weft_vm_value_t hal_test_bytes(weft_vm_bytes_t* bytes) {
-  weft_vm_value_t value = {.type = WEFT_VM_TYPE_REF};
-  value.ref.object = bytes;
-  value.ref.type = &kWeftVmBytesType;
-  return value;
+  return weft_vm_value_ref(weft_vm_bytes_as_ref(bytes));
 }
 
 weft_vm_bytes_t* hal_test_make_bytes(const char* text) {
@@ -105,7 +88,7 @@ weft_vm_bytes_t* hal_test_make_bytes(const char* text) {
 }
 
 void hal_test_release_bytes(weft_vm_bytes_t* bytes) {
-  kWeftVmBytesType.release(bytes);
+  weft_vm_bytes_release(bytes);
 }
 
 weft_vm_list_t* hal_test_make_list(const weft_vm_value_t* values,
@@ -120,7 +103,7 @@ weft_vm_list_t* hal_test_make_list(const weft_vm_value_t* values,
 }
 
 void hal_test_release_list(weft_vm_list_t* list) {
-  kWeftVmListType.release(list);
+  weft_vm_list_release(list);
 }
 
 weft_status_t hal_test_call(hal_test_t* test, const char* function,

@@ -7,10 +7,10 @@
 
 #include <stdint.h>
 
-#include "modules/hal/module.h"
-#include "vm/context.h"
-#include "vm/list.h"
 #include "vm_test_modules.h"
+#include "weft/vm/context.h"
+#include "weft/vm/hal.h"
+#include "weft/vm/list.h"
 
 // The devices every case runs on.
 #define HAL_TEST_DEVICE_COUNT 2

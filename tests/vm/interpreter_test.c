@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "vm/interpreter.h"
-#include "vm/list.h"
+#include "weft/vm/list.h"
 
 #define I(op_, a_, b_, c_) \
   { .op = WEFT_VM_OP_##op_, .reserved = 0, .a = (a_), .b = (b_), .c = (c_) }
@@ -439,7 +439,7 @@ static void lists(void** state) {
   assert_int_equal(results[0].type, WEFT_VM_TYPE_REF);
   assert_ptr_equal(results[0].ref.type, &kWeftVmListType);
   weft_vm_list_t* list = (weft_vm_list_t*)results[0].ref.object;
-  assert_int_equal(list->size, 4);
+  assert_int_equal(weft_vm_list_size(list), 4);
   assert_int_equal(results[1].i64, 77);
   weft_vm_value_t element;
   expect_error(weft_vm_list_get(list, 1, WEFT_VM_TYPE_F32, &element),

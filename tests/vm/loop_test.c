@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "base/thread.h"
-#include "vm/loop.h"
 #include "vm_test_modules.h"
+#include "weft/vm/loop.h"
 
 #define expect_ok vm_test_expect_ok
 #define expect_error vm_test_expect_error

@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "vm/binary.h"
-#include "vm/invocation.h"
-#include "vm/module_file.h"
+#include "vm/module_impl.h"
 #include "vm_test_modules.h"
+#include "weft/vm/invocation.h"
 
 #define expect_ok vm_test_expect_ok
 #define expect_error vm_test_expect_error

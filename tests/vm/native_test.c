@@ -13,9 +13,9 @@
 #include <time.h>
 
 #include "base/thread.h"
-#include "vm/invocation.h"
-#include "vm/list.h"
 #include "vm_test_modules.h"
+#include "weft/vm/invocation.h"
+#include "weft/vm/list.h"
 
 #define expect_ok vm_test_expect_ok
 #define expect_error vm_test_expect_error
@@ -53,6 +53,33 @@ static void links_and_calls_natives(void** state) {
   weft_vm_context_release(context);
   weft_vm_module_release(m);
   assert_int_equal(g_vm_test_state_count, 0);
+}
+
+static int g_nop_calls = 0;
+static weft_status_t nop(weft_vm_native_call_t* call) {
+  ++g_nop_calls;
+  return WEFT_OK;
+}
+
+// A native function of no arguments and no results, invoked first thing:
+// its frame holds no values, and the stack has none allocated yet.
+static void calls_a_native_without_values(void** state) {
+  static const weft_vm_native_function_t kFunctions[] = {
+      {"nop", "() -> ()", nop}};
+  const weft_vm_native_module_def_t def = {
+      .name = "n", .function_count = 1, .functions = kFunctions};
+  weft_vm_module_t* module = NULL;
+  weft_vm_context_t* context = NULL;
+  expect_ok(weft_vm_module_create_native(weft_allocator_system(), &def,
+                                         &module));
+  expect_ok(weft_vm_context_create(&module, 1, weft_allocator_system(),
+                                   &context));
+  g_nop_calls = 0;
+  expect_ok(weft_vm_invoke_sync(context, "n.nop", NULL, 0, NULL, 0, 0,
+                                weft_allocator_system()));
+  assert_int_equal(g_nop_calls, 1);
+  weft_vm_context_release(context);
+  weft_vm_module_release(module);
 }
 
 static void link_errors_name_both_sides(void** state) {
@@ -175,6 +202,7 @@ static void waits_block_in_place(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(links_and_calls_natives),
+      cmocka_unit_test(calls_a_native_without_values),
       cmocka_unit_test(link_errors_name_both_sides),
       cmocka_unit_test(native_arguments_checked),
       cmocka_unit_test(waits_block_in_place),

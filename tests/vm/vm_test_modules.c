@@ -11,7 +11,8 @@
 
 #include <string.h>
 
-#include "vm/list.h"
+#include "vm/module_impl.h"
+#include "weft/vm/list.h"
 
 #define expect_ok vm_test_expect_ok
 
@@ -115,8 +116,8 @@ static weft_status_t t_await2(weft_vm_native_call_t* call) {
 }
 
 static weft_status_t t_list_size(weft_vm_native_call_t* call) {
-  const weft_vm_list_t* list = (const weft_vm_list_t*)call->args[0].ref.object;
-  call->results[0].i32 = list ? (int32_t)list->size : -1;
+  const weft_vm_list_t* list = weft_vm_list_from_ref(call->args[0].ref);
+  call->results[0].i32 = list ? (int32_t)weft_vm_list_size(list) : -1;
   return WEFT_OK;
 }
 

@@ -4,8 +4,8 @@
 #ifndef WEFT_TESTS_VM_VM_TEST_MODULES_H_
 #define WEFT_TESTS_VM_VM_TEST_MODULES_H_
 
-#include "vm/context.h"
-#include "vm/module.h"
+#include "weft/vm/context.h"
+#include "weft/vm/module.h"
 
 // The signature m imports t.await with.
 #define VM_TEST_AWAIT_SIGNATURE "(r<semaphore>,i64,i64)->(i32)"

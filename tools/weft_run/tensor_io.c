@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modules/hal/buffer_view.h"
-#include "modules/hal/ref_types.h"
 #include "npy/npy.h"
+#include "weft/vm/hal.h"
 
 // How long a queue transfer of weft-run's own may take.
 #define WEFT_RUN_TRANSFER_TIMEOUT_NS (60ll * 1000 * 1000 * 1000)
@@ -327,9 +326,9 @@ static weft_status_t weft_run_upload(const weft_run_tensor_t* tensor,
   }
   weft_hal_buffer_view_t* view = NULL;
   if (weft_status_is_ok(status)) {
-    status = weft_hal_buffer_view_create("weft-run", buffer, 0, tensor->type,
-                                         tensor->rank, tensor->shape,
-                                         weft_allocator_system(), &view);
+    status = weft_hal_buffer_view_create(buffer, 0, tensor->type, tensor->rank,
+                                         tensor->shape, weft_allocator_system(),
+                                         &view);
   }
   if (weft_status_is_ok(status)) {
     out_value->type = WEFT_VM_TYPE_REF;

@@ -16,8 +16,8 @@
 
 #include <stdio.h>
 
-#include "vm/value.h"
 #include "weft/device.h"
+#include "weft/vm/value.h"
 
 // Parses |text| as the input for an argument of |type| (|is_view| when
 // the argument is a buffer view ref) and makes the value on |device|

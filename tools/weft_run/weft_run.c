@@ -16,12 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modules/hal/module.h"
 #include "tensor_io.h"
-#include "vm/invocation.h"
-#include "vm/module_file.h"
+// The one private header: the parser of the function's signature text
+// (which types its arguments have and which refs are buffer views).
 #include "vm/signature.h"
-#include "vm/signature_text.h"
 #include "weft/weft.h"
 
 #ifndef WEFT_VERSION_STRING
@@ -139,9 +137,7 @@ typedef struct weft_run_t {
 } weft_run_t;
 
 static void weft_run_release_values(weft_vm_value_t* values, uint32_t count) {
-  for (uint32_t i = 0; i < count; ++i) {
-    if (values[i].type == WEFT_VM_TYPE_REF) weft_vm_ref_release(values[i].ref);
-  }
+  for (uint32_t i = 0; i < count; ++i) weft_vm_value_release(&values[i]);
 }
 
 static void weft_run_release(weft_run_t* run) {
@@ -201,55 +197,52 @@ static int weft_run_prepare(const weft_run_options_t* options, weft_run_t* run,
     weft_vm_module_t* modules[2] = {run->program, run->hal};
     status = weft_vm_context_create(modules, 2, allocator, &run->context);
   }
-  uint32_t function_index = UINT32_MAX;
   if (weft_status_is_ok(status)) {
     if (strchr(options->function, '.')) {
       snprintf(qualified, qualified_capacity, "%s", options->function);
     } else {
-      snprintf(qualified, qualified_capacity, "%s.%s", run->program->name,
-               options->function);
+      snprintf(qualified, qualified_capacity, "%s.%s",
+               weft_vm_module_name(run->program), options->function);
     }
-    const weft_vm_instance_t* instance = NULL;
-    status = weft_vm_context_resolve(run->context, qualified, &instance,
-                                     &function_index);
+    weft_vm_module_t* module = NULL;
+    uint32_t function_index = 0;
+    status = weft_vm_context_lookup(run->context, qualified, &module,
+                                    &function_index);
+    char text[1024];
+    weft_vm_parsed_signature_t parsed;
     if (weft_status_is_ok(status)) {
-      const weft_vm_signature_t signature =
-          weft_vm_module_function_signature(instance->module, function_index);
-      char text[1024];
-      weft_vm_signature_canonical_text(signature, text, sizeof(text));
-      weft_vm_parsed_signature_t parsed;
+      weft_vm_module_function_signature_text(module, function_index, text,
+                                             sizeof(text));
       status = weft_vm_signature_parse(text, strlen(text), &parsed);
-      if (weft_status_is_ok(status) &&
-          (uint32_t)options->input_count != signature.arg_count) {
-        fprintf(stderr,
-                "weft-run: %s takes %u arguments %s, %d --input given\n",
-                qualified, signature.arg_count, text, options->input_count);
+    }
+    if (weft_status_is_ok(status) &&
+        (uint32_t)options->input_count != parsed.arg_count) {
+      fprintf(stderr, "weft-run: %s takes %u arguments %s, %d --input given\n",
+              qualified, parsed.arg_count, text, options->input_count);
+      return 2;
+    }
+    if (weft_status_is_ok(status) && parsed.ret_count > WEFT_RUN_MAX_VALUES) {
+      status = WEFT_STATUS(INVALID_ARGUMENT, "%s returns %u values", qualified,
+                           parsed.ret_count);
+    }
+    for (uint32_t i = 0; weft_status_is_ok(status) && i < parsed.arg_count;
+         ++i) {
+      // A buffer view, or any ref ("r").
+      const char* name = parsed.canonical + parsed.ref_name_offset[i];
+      const bool is_view = parsed.ref_name_length[i] == 0 ||
+                           (parsed.ref_name_length[i] == 15 &&
+                            strncmp(name, "hal.buffer_view", 15) == 0);
+      status = weft_run_parse_input(options->inputs[i],
+                                    (weft_vm_value_type_t)parsed.types[i],
+                                    is_view, run->device, &run->args[i]);
+      if (weft_status_is_ok(status)) {
+        ++run->arg_count;
+      } else if (weft_status_code(status) == WEFT_STATUS_INVALID_ARGUMENT) {
+        report(status);
         return 2;
       }
-      if (weft_status_is_ok(status) &&
-          signature.ret_count > WEFT_RUN_MAX_VALUES) {
-        status = WEFT_STATUS(INVALID_ARGUMENT, "%s returns %u values",
-                             qualified, signature.ret_count);
-      }
-      for (uint32_t i = 0; weft_status_is_ok(status) && i < signature.arg_count;
-           ++i) {
-        // A buffer view, or any ref ("r").
-        const char* name = parsed.canonical + parsed.ref_name_offset[i];
-        const bool is_view = parsed.ref_name_length[i] == 0 ||
-                             (parsed.ref_name_length[i] == 15 &&
-                              strncmp(name, "hal.buffer_view", 15) == 0);
-        status = weft_run_parse_input(
-            options->inputs[i], (weft_vm_value_type_t)signature.types[i],
-            is_view, run->device, &run->args[i]);
-        if (weft_status_is_ok(status)) {
-          ++run->arg_count;
-        } else if (weft_status_code(status) == WEFT_STATUS_INVALID_ARGUMENT) {
-          report(status);
-          return 2;
-        }
-      }
-      run->result_count = signature.ret_count;
     }
+    if (weft_status_is_ok(status)) run->result_count = parsed.ret_count;
   }
   if (!weft_status_is_ok(status)) {
     report(status);

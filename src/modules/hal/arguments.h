@@ -14,12 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vm/list.h"
-#include "vm/value.h"
+#include "vm/list_impl.h"
 #include "weft/buffer.h"
 #include "weft/executable.h"
 #include "weft/semaphore.h"
 #include "weft/status.h"
+#include "weft/vm/value.h"
 
 // INVALID_ARGUMENT "<function>: argument '<argument>' <format...>".
 weft_status_t weft_hal_argument_error(const char* function,

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "vm/module.h"
+#include "vm/module_impl.h"
 #include "weft/semaphore.h"
 
 // The pc an await resumes at.

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 
 #include "modules/hal/arguments.h"
+#include "modules/hal/buffer_view.h"
 #include "modules/hal/module_impl.h"
 
 // buffer.allocate(device, length) -> (buffer): default parameters (device
@@ -76,7 +77,7 @@ static weft_status_t weft_hal_buffer_view_create_fn(
   }
   weft_hal_buffer_view_t* view = NULL;
   if (weft_status_is_ok(status)) {
-    status = weft_hal_buffer_view_create(
+    status = weft_hal_buffer_view_create_as(
         kFunction, (weft_buffer_t*)call->args[0].ref.object, call->args[1].i64,
         call->args[2].i32, shape_list->size, shape,
         weft_hal_state(call)->allocator, &view);

@@ -1,9 +1,10 @@
-// weft hal module: buffer views (see buffer_view.h).
+// weft hal module: buffer views (see weft/vm/hal.h and buffer_view.h).
 #include "modules/hal/buffer_view.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "base/arguments.h"
 #include "base/atomics.h"
 
 struct weft_hal_buffer_view_t {
@@ -86,7 +87,7 @@ static weft_status_t weft_hal_buffer_view_check(
   return WEFT_OK;
 }
 
-weft_status_t weft_hal_buffer_view_create(
+weft_status_t weft_hal_buffer_view_create_as(
     const char* caller, weft_buffer_t* buffer, int64_t byte_offset,
     int32_t element_type, uint32_t rank, const int64_t* shape,
     weft_allocator_t allocator, weft_hal_buffer_view_t** out_view) {
@@ -112,6 +113,25 @@ weft_status_t weft_hal_buffer_view_create(
       view->shape[i] = i < rank ? shape[i] : 0;
     }
     *out_view = view;
+  }
+  return status;
+}
+
+weft_status_t weft_hal_buffer_view_create(
+    weft_buffer_t* buffer, int64_t byte_offset,
+    weft_hal_element_type_t element_type, uint32_t rank, const int64_t* shape,
+    weft_allocator_t allocator, weft_hal_buffer_view_t** out_view) {
+  if (out_view) *out_view = NULL;
+  // |shape| only matters when it has dimensions.
+  weft_status_t status = weft_arguments_require(
+      __func__, "buffer,shape,out_view",
+      (const void* const[]){buffer, rank ? (const void*)shape : &rank,
+                            out_view},
+      3);
+  if (weft_status_is_ok(status)) {
+    status = weft_hal_buffer_view_create_as(__func__, buffer, byte_offset,
+                                            (int32_t)element_type, rank,
+                                            shape, allocator, out_view);
   }
   return status;
 }

@@ -1,5 +1,5 @@
-// weft hal module: element types (see element_type.h).
-#include "modules/hal/element_type.h"
+// weft hal module: element types (see weft/vm/hal.h).
+#include "weft/vm/hal.h"
 
 typedef struct weft_hal_element_type_info_t {
   const char* name;

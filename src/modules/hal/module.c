@@ -1,9 +1,8 @@
 // weft hal module: the module's definition and per-context state (see
-// module.h).
-#include "modules/hal/module.h"
-
+// weft/vm/hal.h).
 #include <string.h>
 
+#include "base/arguments.h"
 #include "modules/hal/module_impl.h"
 
 // Every group's functions, joined in this order into the definition.
@@ -143,10 +142,14 @@ static weft_status_t weft_hal_module_make_config(
 weft_status_t weft_hal_module_create(const weft_hal_module_options_t* options,
                                      weft_allocator_t allocator,
                                      weft_vm_module_t** out_module) {
-  *out_module = NULL;
+  if (out_module) *out_module = NULL;
   size_t name_bytes = 0;
   weft_hal_module_config_t* config = NULL;
-  weft_status_t status = weft_hal_module_check_options(options, &name_bytes);
+  weft_status_t status = weft_arguments_require(
+      __func__, "out_module", (const void* const[]){out_module}, 1);
+  if (weft_status_is_ok(status)) {
+    status = weft_hal_module_check_options(options, &name_bytes);
+  }
   if (weft_status_is_ok(status)) {
     status = weft_hal_module_make_config(options, name_bytes, allocator,
                                          &config);

@@ -10,7 +10,9 @@
 
 #include <stdint.h>
 
-#include "modules/hal/module.h"
+#include "modules/hal/ref_types.h"
+#include "vm/module_impl.h"
+#include "weft/vm/hal.h"
 
 // The definition's user_data: one allocation holding the definition, the
 // joined function table and the copied static libraries with their names.

@@ -1,6 +1,7 @@
 // weft hal module: ref types (see ref_types.h).
 #include "modules/hal/ref_types.h"
 
+#include "base/arguments.h"
 #include "weft/device.h"
 
 // Each type through its own public retain and release, never the bare
@@ -108,27 +109,30 @@ const weft_vm_ref_type_t* weft_hal_ref_type(weft_resource_type_t type) {
 }
 
 weft_status_t weft_hal_module_wrap(void* object, weft_vm_ref_t* out_ref) {
-  *out_ref = weft_vm_ref_null();
-  if (!object) return WEFT_OK;
-  const weft_resource_type_t type = weft_resource_type(object);
-  const weft_vm_ref_type_t* ref_type = weft_hal_ref_type(type);
-  if (!ref_type) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "weft_hal_module_wrap: object %p has resource type %d, "
-                       "which the hal module has no ref type for",
-                       object, (int)type);
+  if (out_ref) *out_ref = weft_vm_ref_null();
+  weft_status_t status = weft_arguments_require(
+      __func__, "out_ref", (const void* const[]){out_ref}, 1);
+  if (weft_status_is_ok(status) && object) {
+    const weft_resource_type_t type = weft_resource_type(object);
+    const weft_vm_ref_type_t* ref_type = weft_hal_ref_type(type);
+    if (ref_type) {
+      out_ref->object = object;
+      out_ref->type = ref_type;
+    } else {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "weft_hal_module_wrap: object %p has resource type "
+                           "%d, which the hal module has no ref type for",
+                           object, (int)type);
+    }
   }
-  out_ref->object = object;
-  out_ref->type = ref_type;
-  return WEFT_OK;
+  return status;
 }
 
 weft_vm_ref_t weft_hal_module_wrap_buffer_view(weft_hal_buffer_view_t* view) {
-  weft_vm_ref_t ref = {view, view ? &kWeftHalBufferViewType : NULL};
-  return ref;
+  return weft_vm_ref_wrap(view, &kWeftHalBufferViewType);
 }
 
 void* weft_hal_module_unwrap(weft_vm_ref_t ref,
                              const weft_vm_ref_type_t* type) {
-  return ref.object && ref.type == type ? ref.object : NULL;
+  return weft_vm_ref_unwrap(ref, type);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 //===----------------------------------------------------------------------===//
 // Lexer
@@ -478,42 +479,113 @@ static char* read_file(const char* path) {
   return text;
 }
 
-bool api_parse_headers(const char* directory, api_function_list_t* list,
-                       char* error, size_t error_capacity) {
-  DIR* dir = opendir(directory);
+// Writes |a| "/" |b| (or |b| alone when |a| is "") into |out|; false when
+// it does not fit.
+static bool join_path(char* out, size_t capacity, const char* a,
+                      const char* b) {
+  const int written =
+      snprintf(out, capacity, "%s%s%s", a, a[0] ? "/" : "", b);
+  return written >= 0 && (size_t)written < capacity;
+}
+
+// The names in |path| that end in ".h" (|want_headers|) or are folders
+// (not "." or ".."), sorted; false with a message when |path| cannot be
+// opened.
+static bool list_names(const char* path, bool want_headers, char** names,
+                       size_t capacity, size_t* out_count, char* error,
+                       size_t error_capacity) {
+  *out_count = 0;
+  DIR* dir = opendir(path);
   if (!dir) {
-    format_error(error, error_capacity, "cannot open %s: %s", directory,
+    format_error(error, error_capacity, "cannot open %s: %s", path,
                  strerror(errno));
+    return false;
+  }
+  for (struct dirent* entry = readdir(dir); entry && *out_count < capacity;
+       entry = readdir(dir)) {
+    const char* name = entry->d_name;
+    bool wanted = false;
+    if (want_headers) {
+      wanted = ends_with(name, ".h");
+    } else if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0) {
+      char child[4096];
+      struct stat info;
+      wanted = join_path(child, sizeof(child), path, name) &&
+               stat(child, &info) == 0 && S_ISDIR(info.st_mode);
+    }
+    if (wanted) {
+      names[*out_count] = strdup(name);
+      if (names[*out_count]) ++*out_count;
+    }
+  }
+  closedir(dir);
+  qsort(names, *out_count, sizeof(names[0]), compare_names);
+  return true;
+}
+
+// Parses the headers of |root|/|relative| (|relative| "" for |root|
+// itself), naming each by its path under |root| ("vm/module.h"), then its
+// folders, each the same way; |depth| bounds the recursion.
+static bool parse_folder(const char* root, const char* relative, int depth,
+                         api_function_list_t* list, size_t* header_count,
+                         char* error, size_t error_capacity) {
+  char path[4096];
+  if (!join_path(path, sizeof(path), root, relative)) {
+    format_error(error, error_capacity, "path too long: %s/%s", root,
+                 relative);
     return false;
   }
   char* names[256];
   size_t name_count = 0;
-  for (struct dirent* entry = readdir(dir); entry && name_count < 256;
-       entry = readdir(dir)) {
-    if (ends_with(entry->d_name, ".h")) {
-      names[name_count] = strdup(entry->d_name);
-      if (names[name_count]) ++name_count;
-    }
-  }
-  closedir(dir);
-  qsort(names, name_count, sizeof(names[0]), compare_names);
-  bool ok = name_count > 0;
-  if (!ok) {
-    format_error(error, error_capacity, "no headers in %s", directory);
-  }
+  bool ok = list_names(path, true, names, 256, &name_count, error,
+                       error_capacity);
   for (size_t i = 0; i < name_count && ok; ++i) {
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", directory, names[i]);
-    char* text = read_file(path);
+    char header[512];
+    char file[4096];
+    char* text = NULL;
+    if (join_path(header, sizeof(header), relative, names[i]) &&
+        join_path(file, sizeof(file), path, names[i])) {
+      text = read_file(file);
+    }
     if (!text) {
-      format_error(error, error_capacity, "cannot read %s", path);
+      format_error(error, error_capacity, "cannot read %s/%s", path,
+                   names[i]);
       ok = false;
     } else {
-      ok = api_parse_header_text(names[i], text, list, error, error_capacity);
+      ok = api_parse_header_text(header, text, list, error, error_capacity);
+      ++*header_count;
       free(text);
     }
   }
   for (size_t i = 0; i < name_count; ++i) free(names[i]);
+  if (ok && depth > 0) {
+    ok = list_names(path, false, names, 256, &name_count, error,
+                    error_capacity);
+    for (size_t i = 0; i < name_count && ok; ++i) {
+      char child[512];
+      ok = join_path(child, sizeof(child), relative, names[i]);
+      if (!ok) {
+        format_error(error, error_capacity, "path too long: %s/%s", path,
+                     names[i]);
+      } else {
+        ok = parse_folder(root, child, depth - 1, list, header_count, error,
+                          error_capacity);
+      }
+    }
+    for (size_t i = 0; i < name_count; ++i) free(names[i]);
+  }
+  return ok;
+}
+
+bool api_parse_headers(const char* directory, api_function_list_t* list,
+                       char* error, size_t error_capacity) {
+  size_t header_count = 0;
+  bool ok = parse_folder(directory, "", 4, list, &header_count, error,
+                         error_capacity);
+  if (ok && header_count == 0) {
+    format_error(error, error_capacity, "no headers in %s", directory);
+    ok = false;
+  }
   return ok;
 }
 

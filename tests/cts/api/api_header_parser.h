@@ -1,6 +1,7 @@
 // A small parser of weft's public headers, for the api_null CTS suite.
 //
-// It reads every include/weft/*.h and yields each exported function: name,
+// It reads every include/weft/*.h and the headers of its folders
+// (include/weft/vm/*.h) and yields each exported function: name,
 // return type and parameters, each parameter classified for the NULL
 // contract (is it a pointer, a semaphore list, a binding table, an
 // allocator, may it be NULL). It knows only as much C as the headers use:
@@ -44,7 +45,8 @@ typedef struct api_param_t {
 typedef struct api_function_t {
   char name[API_MAX_NAME];
   char return_type[API_MAX_TYPE];
-  // The header it was found in, e.g. "device.h", and the line.
+  // The header it was found in, under include/weft ("device.h",
+  // "vm/module.h"), and the line.
   char header[64];
   int line;
   uint32_t param_count;
@@ -57,9 +59,11 @@ typedef struct api_function_list_t {
   uint32_t capacity;
 } api_function_list_t;
 
-// Parses every *.h in |directory| (sorted by name) and appends each exported
-// function to |list|. Returns false with a message in |error| when a file
-// cannot be read or a declaration cannot be parsed.
+// Parses every *.h in |directory| (sorted by name), then those of each
+// folder in it (sorted, recursively: "vm/module.h"), and appends each
+// exported function to |list|. Returns false with a message in |error|
+// when a folder or file cannot be read, a declaration cannot be parsed, or
+// there are no headers at all.
 bool api_parse_headers(const char* directory, api_function_list_t* list,
                        char* error, size_t error_capacity);
 

@@ -1,6 +1,7 @@
 // CTS: NULL arguments at every public entry point (issue 10).
 //
-// The contract, for every function declared in include/weft/*.h:
+// The contract, for every function declared in include/weft/*.h and the
+// headers of its folders (include/weft/vm/*.h):
 //  1. given NULL for a required pointer (a handle, an array with a non-zero
 //     count, an out-parameter, a function pointer), a function returning
 //     weft_status_t returns INVALID_ARGUMENT naming itself and the argument
@@ -73,6 +74,7 @@ static const api_table_part_t kTableParts[] = {
     {api_table_semaphore, &api_table_semaphore_count},
     {api_table_file, &api_table_file_count},
     {api_table_device, &api_table_device_count},
+    {api_table_vm, &api_table_vm_count},
 };
 
 static const api_entry_t* find_entry(const char* name) {
