@@ -5,13 +5,18 @@
 // function and a call into a native (C) function: ns per call. VmAwait is
 // a round trip with a partner thread over two semaphores, the VM side an
 // invocation on a loop that yields on every await, against the host
-// blocking on the same wait.
+// blocking on the same wait. VmPipelines keeps 1,000 pipelines of three
+// dependent queue operations in flight from one thread through the loop,
+// against 1,000 host threads each blocking on its own; VmMlp is the MLP
+// example's forward pass through the VM against the same dispatches from C
+// (vm_hal_programs.h).
 #include <malloc.h>
 
 #include <cstring>
 #include <string>
 
 #include "bench_util.h"
+#include "vm_hal_programs.h"
 #include "vm_programs.h"
 
 #if defined(WEFT_BENCH_HAVE_LUA)
@@ -165,6 +170,75 @@ void VmSuspended(benchmark::State& state) {
   weft_bench_vm_destroy(vm);
 }
 
+// VmPipelines: pipelines per iteration.
+constexpr uint32_t kPipelines = 1000;
+
+// |kPipelines| pipelines (fill -> copy -> fill on 256-byte buffers) on
+// local-task, through the loop on one thread or from one host thread each;
+// ns per pipeline. The loop row also reports the heap each pipeline holds
+// while parked, through the VM and from C.
+void VmPipelines(benchmark::State& state, bool through_loop) {
+  weft_bench_pipelines_t* pipelines = nullptr;
+  if (Ok(state,
+         weft_bench_pipelines_create("local-task", kPipelines, !through_loop,
+                                     &pipelines),
+         "weft_bench_pipelines_create")) {
+    for (auto _ : state) {
+      if (!Ok(state,
+              through_loop ? weft_bench_pipelines_run_loop(pipelines)
+                           : weft_bench_pipelines_run_threads(pipelines),
+              through_loop ? "weft_bench_pipelines_run_loop"
+                           : "weft_bench_pipelines_run_threads")) {
+        break;
+      }
+    }
+    state.counters["ns_per_pipeline"] = benchmark::Counter(
+        static_cast<double>(state.iterations()) * kPipelines,
+        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    Ok(state, weft_bench_pipelines_verify(pipelines, through_loop ? 1 : 0),
+       "weft_bench_pipelines_verify");
+    int64_t invocation_bytes = 0;
+    int64_t c_bytes = 0;
+    // Under a sanitizer glibc's counts stay 0 (its allocator is replaced):
+    // no counters then.
+    if (through_loop &&
+        Ok(state,
+           weft_bench_pipelines_measure_parked(pipelines, HeapBytes,
+                                               &invocation_bytes, &c_bytes),
+           "weft_bench_pipelines_measure_parked") &&
+        invocation_bytes > 0) {
+      state.counters["bytes_per_suspended_invocation"] =
+          static_cast<double>(invocation_bytes);
+      state.counters["bytes_per_c_pipeline"] = static_cast<double>(c_bytes);
+    }
+  }
+  weft_bench_pipelines_destroy(pipelines);
+}
+
+// The MLP example's forward pass with |k1| inputs, |n1| hidden units and
+// |n2| outputs on local-task: through the VM as weft-run runs it, or the
+// same two dispatches from C. Both check their output afterwards.
+void VmMlp(benchmark::State& state, bool through_vm, uint32_t k1, uint32_t n1,
+           uint32_t n2) {
+  weft_bench_mlp_t* mlp = nullptr;
+  if (Ok(state,
+         weft_bench_mlp_create("local-task", WEFT_BENCH_MLP_PROGRAM, k1, n1,
+                               n2, &mlp),
+         "weft_bench_mlp_create")) {
+    for (auto _ : state) {
+      if (!Ok(state,
+              through_vm ? weft_bench_mlp_forward_vm(mlp)
+                         : weft_bench_mlp_forward_c(mlp),
+              through_vm ? "weft_bench_mlp_forward_vm"
+                         : "weft_bench_mlp_forward_c")) {
+        break;
+      }
+    }
+    Ok(state, weft_bench_mlp_check(mlp), "weft_bench_mlp_check");
+  }
+  weft_bench_mlp_destroy(mlp);
+}
+
 }  // namespace
 
 // The results the loops must give, computed plainly (not through
@@ -223,6 +297,29 @@ void RegisterVmBenchmarks() {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("VmSuspended", VmSuspended)
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("VmPipelines/loop", VmPipelines, true)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("VmPipelines/threads", VmPipelines, false)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  // 1024x1024 then 1024x256 weights (about 2 ms of work on two cores),
+  // and a small network whose work is a few microseconds, where the VM's
+  // cost per pass shows.
+  const uint32_t mlp_sizes[2][3] = {{1024, 1024, 256}, {64, 64, 16}};
+  for (const auto& size : mlp_sizes) {
+    const std::string suffix = "/" + std::to_string(size[0]) + "x" +
+                               std::to_string(size[1]) + "x" +
+                               std::to_string(size[2]);
+    benchmark::RegisterBenchmark(("VmMlp/vm" + suffix).c_str(), VmMlp, true,
+                                 size[0], size[1], size[2])
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("VmMlp/C" + suffix).c_str(), VmMlp, false,
+                                 size[0], size[1], size[2])
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
 }
 
 }  // namespace weft_bench

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "base/thread.h"
+#include "vm/bytecode.h"
+#include "vm/module_impl.h"
 #include "vm_test_modules.h"
 #include "weft/vm/loop.h"
 
