@@ -21,10 +21,14 @@ struct weft_fence_t {
   weft_allocator_t allocator;
   uint32_t count;
   uint32_t capacity;
-  // |capacity| retained semaphores followed by |capacity| values, one
-  // allocation (|semaphores| is its start).
+  // |capacity| retained semaphores and their values: the inline entry
+  // below while |capacity| is 1 (most fences name one timepoint, and a VM
+  // program parked on thousands of them pays for one allocation each), then
+  // one heap allocation holding the values followed by the pointers.
   weft_semaphore_t** semaphores;
   uint64_t* values;
+  weft_semaphore_t* inline_semaphore;
+  uint64_t inline_value;
 };
 
 _Static_assert(offsetof(weft_fence_t, resource) == 0,
@@ -42,7 +46,7 @@ static weft_status_t weft_fence_reserve(weft_fence_t* fence,
                                         uint32_t capacity) {
   weft_status_t status = WEFT_OK;
   if (capacity > fence->capacity) {
-    uint32_t new_capacity = fence->capacity ? fence->capacity : 4;
+    uint32_t new_capacity = fence->capacity < 4 ? 4 : fence->capacity;
     while (new_capacity < capacity) {
       new_capacity = new_capacity > UINT32_MAX / 2 ? capacity
                                                     : new_capacity * 2;
@@ -61,7 +65,9 @@ static weft_status_t weft_fence_reserve(weft_fence_t* fence,
         memcpy(semaphores, fence->semaphores,
                fence->count * sizeof(*semaphores));
       }
-      weft_allocator_free(fence->allocator, fence->values);
+      if (fence->values != &fence->inline_value) {
+        weft_allocator_free(fence->allocator, fence->values);
+      }
       fence->values = values;
       fence->semaphores = semaphores;
       fence->capacity = new_capacity;
@@ -84,10 +90,10 @@ weft_status_t weft_fence_create(uint32_t capacity, weft_allocator_t allocator,
                              &fence->resource);
     fence->allocator = allocator;
     fence->count = 0;
-    fence->capacity = 0;
-    fence->semaphores = NULL;
-    fence->values = NULL;
-    if (capacity) status = weft_fence_reserve(fence, capacity);
+    fence->capacity = 1;
+    fence->semaphores = &fence->inline_semaphore;
+    fence->values = &fence->inline_value;
+    if (capacity > 1) status = weft_fence_reserve(fence, capacity);
     if (weft_status_is_ok(status)) {
       *out_fence = fence;
     } else {
@@ -147,7 +153,9 @@ static void weft_fence_destroy(weft_fence_t* fence) {
   for (uint32_t i = 0; i < fence->count; ++i) {
     weft_semaphore_release(fence->semaphores[i]);
   }
-  weft_allocator_free(fence->allocator, fence->values);
+  if (fence->values != &fence->inline_value) {
+    weft_allocator_free(fence->allocator, fence->values);
+  }
   weft_allocator_free(fence->allocator, fence);
 }
 

@@ -33,7 +33,8 @@ static weft_status_t weft_vm_stack_grow_slow(weft_allocator_t allocator,
                                              uint64_t needed) {
   // The first allocation is what is needed (at least 2): a suspended
   // invocation should hold little more than its frames use.
-  uint64_t new_capacity = *capacity ? (uint64_t)*capacity * 2 : 2;
+  uint64_t new_capacity = *capacity ? (uint64_t)*capacity * 2
+                                     : (needed > 2 ? needed : 2);
   while (new_capacity < needed) new_capacity *= 2;
   if (new_capacity > UINT32_MAX) {
     return WEFT_STATUS(RESOURCE_EXHAUSTED,
