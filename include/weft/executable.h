@@ -31,7 +31,28 @@ typedef enum weft_executable_format_e {
   // A CPU kernel library in a shared object at |path|, loaded with dlopen
   // (it exports WEFT_KERNEL_LIBRARY_QUERY_SYMBOL).
   WEFT_EXECUTABLE_FORMAT_CPU_SHARED_OBJECT = 2,
+  // CUDA PTX text in |data| (|data_size| bytes; NUL-terminated or not),
+  // JIT-compiled by the driver when loaded. Kernels as described below.
+  WEFT_EXECUTABLE_FORMAT_CUDA_PTX = 3,
+  // A CUDA cubin or fatbin image in |data|, for the device's architecture.
+  WEFT_EXECUTABLE_FORMAT_CUDA_IMAGE = 4,
 } weft_executable_format_t;
+
+// CUDA executables (the cuda driver's formats). A GPU module does not say
+// what weft needs to know of its kernels, so the source carries a kernel
+// table (|kernels|, |kernel_count|; |fn| unused): each entry names an
+// `extern "C" __global__` function of the module and gives its binding and
+// constant counts, its block size (workgroup_size) and its dynamic shared
+// memory (local_memory_size). A dispatch launches a grid of
+// workgroup_count blocks of that size, with these parameters in order:
+//   - for each binding, its device address (a pointer);
+//   - for each binding, its length in bytes (uint64_t);
+//   - each constant (uint32_t);
+//   - a uint32_t* status word: a kernel that stores a non-zero value there
+//     fails the dispatch with INTERNAL, as a CPU kernel returning non-zero
+//     does.
+// The same table can describe a CPU library's kernels and a GPU module's,
+// so one kernel set runs on every driver under the same names.
 
 // What to make an executable from: a format and the data it reads.
 typedef struct weft_executable_source_t {
@@ -40,26 +61,43 @@ typedef struct weft_executable_source_t {
   weft_kernel_library_query_fn_t query;
   // Formats read from a file (WEFT_EXECUTABLE_FORMAT_CPU_SHARED_OBJECT).
   const char* path;
-  // Formats given as bytes (none of the CPU drivers' formats).
+  // Formats given as bytes (WEFT_EXECUTABLE_FORMAT_CUDA_*).
   const void* data;
   size_t data_size;
+  // Formats whose code does not describe its kernels (CUDA_*): the kernel
+  // table, read while the executable is made (copied).
+  uint32_t kernel_count;
+  const weft_kernel_def_t* kernels;
+  // A name for the library in messages (CUDA_*; may be NULL).
+  const char* name;
 } weft_executable_source_t;
 
 static inline weft_executable_source_t weft_executable_source_cpu_static(
     weft_kernel_library_query_fn_t query) {
-  weft_executable_source_t source = {WEFT_EXECUTABLE_FORMAT_CPU_STATIC, query,
-                                     NULL, NULL, 0};
+  weft_executable_source_t source = {WEFT_EXECUTABLE_FORMAT_CPU_STATIC,
+                                     query, NULL, NULL, 0, 0, NULL, NULL};
   return source;
 }
 
 static inline weft_executable_source_t weft_executable_source_cpu_shared_object(
     const char* path) {
   weft_executable_source_t source = {WEFT_EXECUTABLE_FORMAT_CPU_SHARED_OBJECT,
-                                     NULL, path, NULL, 0};
+                                     NULL, path, NULL, 0, 0, NULL, NULL};
   return source;
 }
 
-// "cpu-static", "cpu-shared-object" ("unknown" for other values).
+// A CUDA module (|format| CUDA_PTX or CUDA_IMAGE) of |data_size| bytes at
+// |data| whose kernels |kernels| describes (see above), named |name|.
+static inline weft_executable_source_t weft_executable_source_cuda(
+    weft_executable_format_t format, const char* name, const void* data,
+    size_t data_size, uint32_t kernel_count, const weft_kernel_def_t* kernels) {
+  weft_executable_source_t source = {format, NULL,         NULL,    data,
+                                     data_size, kernel_count, kernels, name};
+  return source;
+}
+
+// "cpu-static", "cpu-shared-object", "cuda-ptx", "cuda-image" ("unknown"
+// for other values).
 const char* weft_executable_format_name(weft_executable_format_t format);
 
 // What any device's kernel says about itself: what a dispatch must pass.

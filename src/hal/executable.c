@@ -14,6 +14,10 @@ const char* weft_executable_format_name(weft_executable_format_t format) {
       return "cpu-static";
     case WEFT_EXECUTABLE_FORMAT_CPU_SHARED_OBJECT:
       return "cpu-shared-object";
+    case WEFT_EXECUTABLE_FORMAT_CUDA_PTX:
+      return "cuda-ptx";
+    case WEFT_EXECUTABLE_FORMAT_CUDA_IMAGE:
+      return "cuda-image";
     default:
       return "unknown";
   }
