@@ -3,10 +3,16 @@
 
 #include "drivers/local_sync/local_sync_driver.h"
 #include "drivers/local_task/local_task_driver.h"
+#if defined(WEFT_HAVE_CUDA)
+#include "drivers/cuda/cuda_driver.h"
+#endif
 
 static const weft_driver_t* const kWeftBuiltinDrivers[] = {
     &weft_local_sync_driver,
     &weft_local_task_driver,
+#if defined(WEFT_HAVE_CUDA)
+    &weft_cuda_driver,
+#endif
 };
 
 const weft_driver_t* const* weft_builtin_drivers(uint32_t* out_count) {

@@ -1,0 +1,285 @@
+// weft cuda driver: buffers (see cuda_buffer.h).
+#include "drivers/cuda/cuda_buffer.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "base/atomics.h"
+
+// Queue-ordered buffers go RESERVED -> COMMITTED -> DECOMMITTED.
+enum {
+  WEFT_CUDA_BUFFER_RESERVED = 0,
+  WEFT_CUDA_BUFFER_COMMITTED = 1,
+  WEFT_CUDA_BUFFER_DECOMMITTED = 2,
+};
+
+typedef struct weft_cuda_buffer_t {
+  weft_buffer_t base;
+  weft_cuda_event_pool_t* pool;  // retained: the context and the symbols
+  weft_cuda_buffer_kind_t kind;
+  CUdeviceptr device_pointer;
+  void* host_pointer;  // HOST_PINNED only
+  // QUEUE_ORDERED only; published with release/acquire so an op ordered
+  // after the ALLOCA by a semaphore sees the pointer.
+  weft_atomic_uint32_t state;
+} weft_cuda_buffer_t;
+
+static void weft_cuda_buffer_destroy(weft_buffer_t* base);
+static weft_status_t weft_cuda_buffer_map_range(
+    weft_buffer_t* base, weft_mapping_mode_t mode, weft_memory_access_t access,
+    weft_device_size_t offset, weft_device_size_t length,
+    void** out_host_ptr);
+static void weft_cuda_buffer_unmap_range(weft_buffer_t* base,
+                                         weft_device_size_t offset,
+                                         weft_device_size_t length,
+                                         void* host_ptr) {}
+// Pinned memory is coherent: the completion path orders the host after
+// the GPU's writes (the event it waits on), and the stream after the
+// host's writes (submit comes after them).
+static weft_status_t weft_cuda_buffer_sync_range(weft_buffer_t* base,
+                                                 weft_device_size_t offset,
+                                                 weft_device_size_t length) {
+  return WEFT_OK;
+}
+
+static const weft_buffer_vtable_t kWeftCudaBufferVtable = {
+    .destroy = weft_cuda_buffer_destroy,
+    .map_range = weft_cuda_buffer_map_range,
+    .unmap_range = weft_cuda_buffer_unmap_range,
+    .flush_range = weft_cuda_buffer_sync_range,
+    .invalidate_range = weft_cuda_buffer_sync_range,
+};
+
+static weft_status_t weft_cuda_buffer_new(weft_cuda_event_pool_t* pool,
+                                          weft_domain_t domain,
+                                          weft_cuda_buffer_kind_t kind,
+                                          weft_buffer_params_t params,
+                                          weft_device_size_t byte_length,
+                                          weft_allocator_t allocator,
+                                          weft_cuda_buffer_t** out_buffer) {
+  *out_buffer = NULL;
+  weft_cuda_buffer_t* buffer = NULL;
+  weft_status_t status =
+      weft_allocator_malloc(allocator, sizeof(*buffer), (void**)&buffer);
+  if (weft_status_is_ok(status)) {
+    weft_buffer_placement_t placement = {.domain = domain, .flags = 0};
+    if (kind == WEFT_CUDA_BUFFER_HOST_PINNED) {
+      placement.flags |= WEFT_BUFFER_PLACEMENT_HOST_VISIBLE;
+      params.type = WEFT_MEMORY_TYPE_HOST_VISIBLE |
+                    WEFT_MEMORY_TYPE_HOST_COHERENT;
+    } else {
+      params.type = WEFT_MEMORY_TYPE_DEVICE_LOCAL;
+    }
+    if (kind == WEFT_CUDA_BUFFER_QUEUE_ORDERED) {
+      placement.flags |= WEFT_BUFFER_PLACEMENT_QUEUE_ORDERED;
+    }
+    weft_buffer_initialize(&kWeftCudaBufferVtable, allocator, params,
+                           placement, byte_length, &buffer->base);
+    buffer->pool = pool;
+    buffer->kind = kind;
+    buffer->device_pointer = 0;
+    buffer->host_pointer = NULL;
+    atomic_init(&buffer->state, WEFT_CUDA_BUFFER_RESERVED);
+    *out_buffer = buffer;
+  }
+  return status;
+}
+
+weft_status_t weft_cuda_buffer_allocate(weft_cuda_event_pool_t* pool,
+                                        weft_domain_t domain,
+                                        weft_buffer_params_t params,
+                                        weft_device_size_t byte_length,
+                                        weft_allocator_t allocator,
+                                        weft_buffer_t** out_buffer) {
+  *out_buffer = NULL;
+  const bool pinned = (params.type & WEFT_MEMORY_TYPE_HOST_VISIBLE) != 0;
+  weft_cuda_buffer_t* buffer = NULL;
+  weft_status_t status = weft_cuda_buffer_new(
+      pool, domain,
+      pinned ? WEFT_CUDA_BUFFER_HOST_PINNED : WEFT_CUDA_BUFFER_DEVICE, params,
+      byte_length, allocator, &buffer);
+  const weft_cuda_symbols_t* symbols = pool->symbols;
+  // Zero-length buffers own no memory (the driver refuses size 0).
+  if (weft_status_is_ok(status) && byte_length > 0) {
+    char call[96];
+    if (pinned) {
+      snprintf(call, sizeof(call),
+               "cuMemHostAlloc(%" PRIu64 " bytes, DEVICEMAP | PORTABLE)",
+               byte_length);
+      status = weft_cuda_result_to_status(
+          symbols,
+          symbols->cuMemHostAlloc(
+              &buffer->host_pointer, (size_t)byte_length,
+              CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+          call);
+      if (weft_status_is_ok(status)) {
+        status = WEFT_CUDA_CALL(
+            symbols, cuMemHostGetDevicePointer(&buffer->device_pointer,
+                                               buffer->host_pointer, 0));
+      }
+    } else {
+      snprintf(call, sizeof(call), "cuMemAlloc(%" PRIu64 " bytes)",
+               byte_length);
+      status = weft_cuda_result_to_status(
+          symbols,
+          symbols->cuMemAlloc(&buffer->device_pointer, (size_t)byte_length),
+          call);
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    weft_atomic_fetch_add(&pool->ref_count, 1u, memory_order_relaxed);
+    *out_buffer = &buffer->base;
+  } else if (buffer) {
+    if (buffer->host_pointer) symbols->cuMemFreeHost(buffer->host_pointer);
+    weft_allocator_free(allocator, buffer);
+  }
+  return status;
+}
+
+weft_status_t weft_cuda_buffer_create_queue_ordered(
+    weft_cuda_event_pool_t* pool, weft_domain_t domain,
+    weft_buffer_params_t params, weft_device_size_t byte_length,
+    weft_allocator_t allocator, weft_buffer_t** out_buffer) {
+  *out_buffer = NULL;
+  weft_cuda_buffer_t* buffer = NULL;
+  weft_status_t status =
+      weft_cuda_buffer_new(pool, domain, WEFT_CUDA_BUFFER_QUEUE_ORDERED,
+                           params, byte_length, allocator, &buffer);
+  if (weft_status_is_ok(status)) {
+    weft_atomic_fetch_add(&pool->ref_count, 1u, memory_order_relaxed);
+    *out_buffer = &buffer->base;
+  }
+  return status;
+}
+
+static void weft_cuda_buffer_destroy(weft_buffer_t* base) {
+  weft_cuda_buffer_t* buffer = (weft_cuda_buffer_t*)base;
+  weft_cuda_event_pool_t* pool = buffer->pool;
+  const weft_cuda_symbols_t* symbols = pool->symbols;
+  const bool owns_memory =
+      buffer->kind == WEFT_CUDA_BUFFER_QUEUE_ORDERED
+          ? weft_atomic_load(&buffer->state, memory_order_acquire) ==
+                WEFT_CUDA_BUFFER_COMMITTED
+          : (buffer->device_pointer != 0 || buffer->host_pointer != NULL);
+  if (owns_memory &&
+      symbols->cuCtxPushCurrent(pool->context) == CUDA_SUCCESS) {
+    // A queue-ordered buffer released without its DEALLOCA: cuMemFree
+    // takes pool memory too (after the work already queued on it).
+    if (buffer->kind == WEFT_CUDA_BUFFER_HOST_PINNED) {
+      symbols->cuMemFreeHost(buffer->host_pointer);
+    } else {
+      symbols->cuMemFree(buffer->device_pointer);
+    }
+    CUcontext popped = NULL;
+    symbols->cuCtxPopCurrent(&popped);
+  }
+  weft_allocator_free(base->allocator, buffer);
+  weft_cuda_event_pool_release(pool);
+}
+
+static weft_status_t weft_cuda_buffer_map_range(
+    weft_buffer_t* base, weft_mapping_mode_t mode, weft_memory_access_t access,
+    weft_device_size_t offset, weft_device_size_t length,
+    void** out_host_ptr) {
+  weft_cuda_buffer_t* buffer = (weft_cuda_buffer_t*)base;
+  *out_host_ptr = NULL;
+  if (buffer->kind != WEFT_CUDA_BUFFER_HOST_PINNED) {
+    return WEFT_STATUS(FAILED_PRECONDITION,
+                       "a cuda device's device-local buffer (%" PRIu64
+                       " bytes) cannot be mapped by the host: allocate it "
+                       "HOST_VISIBLE, or copy it into one through the queue",
+                       base->byte_length);
+  }
+  *out_host_ptr =
+      buffer->host_pointer ? (uint8_t*)buffer->host_pointer + offset : NULL;
+  return WEFT_OK;
+}
+
+static const weft_cuda_buffer_t* weft_cuda_buffer_cast(
+    const weft_buffer_t* buffer) {
+  const weft_buffer_t* root = buffer->allocated_buffer;
+  return weft_buffer_vtable(root) == &kWeftCudaBufferVtable
+             ? (const weft_cuda_buffer_t*)root
+             : NULL;
+}
+
+weft_status_t weft_cuda_buffer_device_pointer(const weft_buffer_t* buffer,
+                                              weft_device_size_t offset,
+                                              CUdeviceptr* out_pointer) {
+  *out_pointer = 0;
+  const weft_cuda_buffer_t* root = weft_cuda_buffer_cast(buffer);
+  if (!root) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "a buffer of another device (%" PRIu64
+                       " bytes) reached a cuda op",
+                       buffer->byte_length);
+  }
+  if (root->kind == WEFT_CUDA_BUFFER_QUEUE_ORDERED) {
+    uint32_t state = weft_atomic_load(&((weft_cuda_buffer_t*)root)->state,
+                                      memory_order_acquire);
+    if (state != WEFT_CUDA_BUFFER_COMMITTED) {
+      return WEFT_STATUS(FAILED_PRECONDITION,
+                         "transient buffer (%" PRIu64 " bytes) used %s",
+                         root->base.byte_length,
+                         state == WEFT_CUDA_BUFFER_RESERVED
+                             ? "before its alloca ran"
+                             : "after its dealloca ran");
+    }
+  }
+  *out_pointer = root->device_pointer + buffer->byte_offset + offset;
+  return WEFT_OK;
+}
+
+weft_status_t weft_cuda_buffer_commit(weft_buffer_t* base,
+                                      CUmemoryPool memory_pool,
+                                      CUstream stream) {
+  weft_cuda_buffer_t* buffer = (weft_cuda_buffer_t*)base;
+  if (weft_atomic_load(&buffer->state, memory_order_relaxed) !=
+      WEFT_CUDA_BUFFER_RESERVED) {
+    return WEFT_STATUS(FAILED_PRECONDITION,
+                       "transient buffer (%" PRIu64 " bytes) committed twice",
+                       base->byte_length);
+  }
+  weft_status_t status = WEFT_OK;
+  if (base->byte_length > 0) {
+    char call[96];
+    snprintf(call, sizeof(call),
+             "cuMemAllocFromPoolAsync(%" PRIu64 " bytes)", base->byte_length);
+    const weft_cuda_symbols_t* symbols = buffer->pool->symbols;
+    status = weft_cuda_result_to_status(
+        symbols,
+        symbols->cuMemAllocFromPoolAsync(&buffer->device_pointer,
+                                         (size_t)base->byte_length,
+                                         memory_pool, stream),
+        call);
+  }
+  if (weft_status_is_ok(status)) {
+    weft_atomic_store(&buffer->state, WEFT_CUDA_BUFFER_COMMITTED,
+                      memory_order_release);
+  }
+  return status;
+}
+
+weft_status_t weft_cuda_buffer_decommit(weft_buffer_t* base,
+                                        CUstream stream) {
+  weft_cuda_buffer_t* buffer = (weft_cuda_buffer_t*)base;
+  uint32_t state = weft_atomic_load(&buffer->state, memory_order_acquire);
+  if (state != WEFT_CUDA_BUFFER_COMMITTED) {
+    return WEFT_STATUS(FAILED_PRECONDITION,
+                       "transient buffer (%" PRIu64 " bytes) %s",
+                       base->byte_length,
+                       state == WEFT_CUDA_BUFFER_RESERVED
+                           ? "deallocated before its alloca ran"
+                           : "deallocated twice");
+  }
+  weft_status_t status = WEFT_OK;
+  if (buffer->device_pointer) {
+    status = WEFT_CUDA_CALL(buffer->pool->symbols,
+                            cuMemFreeAsync(buffer->device_pointer, stream));
+  }
+  if (weft_status_is_ok(status)) {
+    weft_atomic_store(&buffer->state, WEFT_CUDA_BUFFER_DECOMMITTED,
+                      memory_order_release);
+  }
+  return status;
+}

@@ -1,0 +1,409 @@
+// weft cuda driver: the device object and the driver entry (see
+// cuda_device.h and cuda_driver.h).
+#include "drivers/cuda/cuda_device.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "drivers/cuda/cuda_buffer.h"
+#include "drivers/cuda/cuda_driver.h"
+#include "drivers/cuda/cuda_executable.h"
+#include "drivers/cuda/cuda_semaphore.h"
+
+#define WEFT_CUDA_DEFAULT_STATUS_WORDS 65536u
+
+weft_status_t weft_cuda_device_push_context(weft_cuda_device_t* device) {
+  return WEFT_CUDA_CALL(device->symbols, cuCtxPushCurrent(device->context));
+}
+
+void weft_cuda_device_pop_context(weft_cuda_device_t* device) {
+  CUcontext popped = NULL;
+  device->symbols->cuCtxPopCurrent(&popped);
+}
+
+//===----------------------------------------------------------------------===//
+// Teardown
+//===----------------------------------------------------------------------===//
+
+// Frees what create made, in reverse; safe on a partly made device.
+static void weft_cuda_device_free(weft_cuda_device_t* device) {
+  const weft_cuda_symbols_t* symbols = device->symbols;
+  weft_allocator_t allocator = device->base.host_allocator;
+  if (device->event_pool) {
+    const bool pushed =
+        symbols->cuCtxPushCurrent(device->context) == CUDA_SUCCESS;
+    if (pushed) {
+      if (device->dispatch_stream) {
+        symbols->cuStreamSynchronize(device->dispatch_stream);
+        symbols->cuStreamDestroy(device->dispatch_stream);
+      }
+      if (device->status_words) symbols->cuMemFreeHost(device->status_words);
+      CUcontext popped = NULL;
+      symbols->cuCtxPopCurrent(&popped);
+    }
+    weft_cuda_event_pool_release(device->event_pool);
+  }
+  weft_allocator_free(allocator, device->free_status_words);
+  pthread_cond_destroy(&device->idle);
+  pthread_cond_destroy(&device->completion_wake);
+  pthread_cond_destroy(&device->submission_wake);
+  pthread_mutex_destroy(&device->mutex);
+  weft_device_deinitialize(&device->base);
+  weft_allocator_free(allocator, device);
+}
+
+// The last public reference is gone: held ops fail with CANCELLED, issued
+// ones finish, then everything goes.
+static void weft_cuda_device_destroy(weft_device_t* base_device) {
+  weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
+  weft_cuda_device_stop_queue(device);
+  weft_cuda_device_free(device);
+}
+
+//===----------------------------------------------------------------------===//
+// Vtable entries
+//===----------------------------------------------------------------------===//
+
+static weft_status_t weft_cuda_device_query_i64(weft_device_t* base_device,
+                                                const char* key,
+                                                int64_t* out_value) {
+  weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
+  const struct {
+    const char* key;
+    int64_t value;
+  } properties[] = {
+      {"queue.count", 1},
+      {"worker.count", 1},
+      {"dispatch.concurrent", 1},
+      {"semaphore.host_wait", 1},
+      {"cuda.device", device->ordinal},
+      {"cuda.compute_capability",
+       device->compute_capability[0] * 10 + device->compute_capability[1]},
+      {"cuda.total_memory", (int64_t)device->total_memory},
+      {"cuda.driver_version", device->driver_version},
+      {"cuda.memory_pools", device->memory_pool != NULL},
+  };
+  for (size_t i = 0; i < sizeof(properties) / sizeof(properties[0]); ++i) {
+    if (strcmp(properties[i].key, key) == 0) {
+      *out_value = properties[i].value;
+      return WEFT_OK;
+    }
+  }
+  return WEFT_STATUS(NOT_FOUND,
+                     "device '%s' has no property '%s'; known: queue.count, "
+                     "worker.count, dispatch.concurrent, semaphore.host_wait, "
+                     "cuda.device, cuda.compute_capability, "
+                     "cuda.total_memory, cuda.driver_version, "
+                     "cuda.memory_pools",
+                     weft_device_id(base_device), key);
+}
+
+static void weft_cuda_device_describe(weft_device_t* base_device,
+                                      FILE* stream) {
+  weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
+  fprintf(stream,
+          "  GPU %d: %s, compute capability %d.%d, %.1f GiB, driver %d.%d, "
+          "completion by %s\n",
+          device->ordinal, device->name, device->compute_capability[0],
+          device->compute_capability[1],
+          (double)device->total_memory / (1024.0 * 1024.0 * 1024.0),
+          device->driver_version / 1000, (device->driver_version % 1000) / 10,
+          device->completion_mode == WEFT_CUDA_COMPLETION_BLOCKING
+              ? "blocking-sync events"
+              : "polling");
+}
+
+static weft_status_t weft_cuda_device_allocate_buffer(
+    weft_device_t* base_device, weft_buffer_params_t params,
+    weft_device_size_t byte_length, weft_buffer_t** out_buffer) {
+  weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
+  weft_status_t status = weft_cuda_device_push_context(device);
+  if (weft_status_is_ok(status)) {
+    status = weft_cuda_buffer_allocate(device->event_pool, base_device->domain,
+                                       params, byte_length,
+                                       base_device->host_allocator, out_buffer);
+    weft_cuda_device_pop_context(device);
+  }
+  return status;
+}
+
+static weft_status_t weft_cuda_device_create_transient_buffer(
+    weft_device_t* base_device, weft_buffer_params_t params,
+    weft_device_size_t byte_length, weft_buffer_t** out_buffer) {
+  weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
+  return weft_cuda_buffer_create_queue_ordered(
+      device->event_pool, base_device->domain, params, byte_length,
+      base_device->host_allocator, out_buffer);
+}
+
+static weft_status_t weft_cuda_device_create_executable(
+    weft_device_t* base_device, weft_executable_source_t source,
+    weft_executable_t** out_executable) {
+  weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
+  if (source.format != WEFT_EXECUTABLE_FORMAT_CUDA_PTX &&
+      source.format != WEFT_EXECUTABLE_FORMAT_CUDA_IMAGE) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "device '%s' (cuda) does not take %s executables; it "
+                       "takes cuda-ptx and cuda-image",
+                       weft_device_id(base_device),
+                       weft_executable_format_name(source.format));
+  }
+  weft_status_t status = weft_cuda_device_push_context(device);
+  if (weft_status_is_ok(status)) {
+    status = weft_cuda_executable_create(device->event_pool,
+                                         base_device->domain, source,
+                                         base_device->host_allocator,
+                                         out_executable);
+    weft_cuda_device_pop_context(device);
+  }
+  return status;
+}
+
+static weft_status_t weft_cuda_device_create_semaphore(
+    weft_device_t* base_device, uint64_t initial_value,
+    weft_semaphore_t** out_semaphore) {
+  return weft_cuda_semaphore_create(base_device->domain, initial_value,
+                                    base_device->host_allocator,
+                                    out_semaphore);
+}
+
+static const weft_device_vtable_t kWeftCudaDeviceVtable = {
+    .destroy = weft_cuda_device_destroy,
+    .query_i64 = weft_cuda_device_query_i64,
+    .allocate_buffer = weft_cuda_device_allocate_buffer,
+    .for_each_pending = weft_cuda_device_for_each_pending,
+    .describe = weft_cuda_device_describe,
+    .create_executable = weft_cuda_device_create_executable,
+    .create_semaphore = weft_cuda_device_create_semaphore,
+    .create_transient_buffer = weft_cuda_device_create_transient_buffer,
+    .queue_submit = weft_cuda_device_queue_submit,
+};
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+// Reads the GPU's properties into |device|.
+static weft_status_t weft_cuda_device_query_gpu(weft_cuda_device_t* device) {
+  const weft_cuda_symbols_t* symbols = device->symbols;
+  weft_status_t status = WEFT_CUDA_CALL(
+      symbols, cuDeviceGetName(device->name, (int)sizeof(device->name),
+                               device->cu_device));
+  if (weft_status_is_ok(status)) {
+    status = WEFT_CUDA_CALL(
+        symbols, cuDeviceTotalMem(&device->total_memory, device->cu_device));
+  }
+  if (weft_status_is_ok(status)) {
+    status = WEFT_CUDA_CALL(
+        symbols,
+        cuDeviceGetAttribute(&device->compute_capability[0],
+                             CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                             device->cu_device));
+  }
+  if (weft_status_is_ok(status)) {
+    status = WEFT_CUDA_CALL(
+        symbols,
+        cuDeviceGetAttribute(&device->compute_capability[1],
+                             CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                             device->cu_device));
+  }
+  if (weft_status_is_ok(status)) {
+    status = WEFT_CUDA_CALL(symbols,
+                            cuDriverGetVersion(&device->driver_version));
+  }
+  return status;
+}
+
+// The stream, the memory pool and the status words (context current).
+static weft_status_t weft_cuda_device_create_resources(
+    weft_cuda_device_t* device) {
+  const weft_cuda_symbols_t* symbols = device->symbols;
+  weft_status_t status = WEFT_CUDA_CALL(
+      symbols, cuStreamCreate(&device->dispatch_stream, CU_STREAM_NON_BLOCKING));
+  int pools_supported = 0;
+  if (weft_status_is_ok(status)) {
+    status = WEFT_CUDA_CALL(
+        symbols,
+        cuDeviceGetAttribute(&pools_supported,
+                             CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+                             device->cu_device));
+  }
+  if (weft_status_is_ok(status) && pools_supported) {
+    status = WEFT_CUDA_CALL(
+        symbols,
+        cuDeviceGetDefaultMemPool(&device->memory_pool, device->cu_device));
+    if (weft_status_is_ok(status)) {
+      // Keep freed memory in the pool instead of returning it at every
+      // synchronisation: alloca/dealloca in a loop should cost nothing.
+      cuuint64_t threshold = UINT64_MAX;
+      status = WEFT_CUDA_CALL(
+          symbols, cuMemPoolSetAttribute(device->memory_pool,
+                                         CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                         &threshold));
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    char call[96];
+    snprintf(call, sizeof(call), "cuMemHostAlloc(%u status words)",
+             device->status_word_count);
+    status = weft_cuda_result_to_status(
+        symbols,
+        symbols->cuMemHostAlloc((void**)&device->status_words,
+                                device->status_word_count * sizeof(uint32_t),
+                                CU_MEMHOSTALLOC_DEVICEMAP |
+                                    CU_MEMHOSTALLOC_PORTABLE),
+        call);
+  }
+  if (weft_status_is_ok(status)) {
+    status = WEFT_CUDA_CALL(
+        symbols, cuMemHostGetDevicePointer(&device->status_words_device,
+                                           device->status_words, 0));
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc_array(
+        device->base.host_allocator, device->status_word_count,
+        sizeof(uint32_t), (void**)&device->free_status_words);
+  }
+  if (weft_status_is_ok(status)) {
+    for (uint32_t i = 0; i < device->status_word_count; ++i) {
+      device->free_status_words[i] = device->status_word_count - 1 - i;
+    }
+    device->free_status_word_count = device->status_word_count;
+  }
+  return status;
+}
+
+static weft_status_t weft_cuda_parse_options(
+    const char* device_string, const weft_device_options_t* options,
+    uint32_t* out_ordinal, weft_cuda_completion_mode_t* out_mode,
+    uint32_t* out_status_words) {
+  weft_status_t status =
+      weft_device_options_get_u32(options, "device", out_ordinal);
+  if (weft_status_is_ok(status)) {
+    status = weft_device_options_get_u32(options, "status_words",
+                                         out_status_words);
+  }
+  if (weft_status_is_ok(status) && *out_status_words == 0) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': status_words must be at least 1",
+                         device_string);
+  }
+  const char* completion = weft_device_options_find(options, "completion");
+  if (weft_status_is_ok(status) && completion) {
+    if (strcmp(completion, "blocking") == 0) {
+      *out_mode = WEFT_CUDA_COMPLETION_BLOCKING;
+    } else if (strcmp(completion, "polling") == 0) {
+      *out_mode = WEFT_CUDA_COMPLETION_POLLING;
+    } else {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "device string '%s': completion must be 'blocking' "
+                           "or 'polling' (got '%s')",
+                           device_string, completion);
+    }
+  }
+  return status;
+}
+
+static weft_status_t weft_cuda_driver_create_device(
+    const weft_driver_t* driver, const char* device_string,
+    const weft_device_options_t* options, weft_allocator_t allocator,
+    weft_device_t** out_device) {
+  *out_device = NULL;
+  uint32_t ordinal = 0;
+  uint32_t status_words = WEFT_CUDA_DEFAULT_STATUS_WORDS;
+  weft_cuda_completion_mode_t mode = WEFT_CUDA_COMPLETION_BLOCKING;
+  weft_status_t status = WEFT_OK;
+  if (options->path[0] != '\0') {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': driver 'cuda' takes no path "
+                         "(got '%s'); choose a GPU with ?device=N",
+                         device_string, options->path);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_cuda_parse_options(device_string, options, &ordinal, &mode,
+                                     &status_words);
+  }
+  const weft_cuda_symbols_t* symbols = NULL;
+  if (weft_status_is_ok(status)) status = weft_cuda_symbols_get(&symbols);
+  int device_count = 0;
+  if (weft_status_is_ok(status)) {
+    status = WEFT_CUDA_CALL(symbols, cuDeviceGetCount(&device_count));
+  }
+  if (weft_status_is_ok(status) && (int64_t)ordinal >= device_count) {
+    status = device_count == 0
+                 ? WEFT_STATUS(UNAVAILABLE,
+                               "device string '%s': this machine has no CUDA "
+                               "GPU",
+                               device_string)
+                 : WEFT_STATUS(NOT_FOUND,
+                               "device string '%s': there is no GPU %u (this "
+                               "machine has %d)",
+                               device_string, ordinal, device_count);
+  }
+  weft_cuda_device_t* device = NULL;
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc(allocator, sizeof(*device), (void**)&device);
+  }
+  if (!weft_status_is_ok(status)) return status;
+  memset(device, 0, sizeof(*device));
+  pthread_mutex_init(&device->mutex, NULL);
+  pthread_cond_init(&device->submission_wake, NULL);
+  pthread_cond_init(&device->completion_wake, NULL);
+  pthread_cond_init(&device->idle, NULL);
+  device->symbols = symbols;
+  device->ordinal = (int)ordinal;
+  device->completion_mode = mode;
+  device->status_word_count = status_words;
+  status = weft_device_initialize(&kWeftCudaDeviceVtable, device_string,
+                                  driver->name, weft_domain_next(), allocator,
+                                  &device->base);
+  if (!weft_status_is_ok(status)) {
+    pthread_cond_destroy(&device->idle);
+    pthread_cond_destroy(&device->completion_wake);
+    pthread_cond_destroy(&device->submission_wake);
+    pthread_mutex_destroy(&device->mutex);
+    weft_allocator_free(allocator, device);
+    return status;
+  }
+  status = WEFT_CUDA_CALL(symbols, cuDeviceGet(&device->cu_device, (int)ordinal));
+  if (weft_status_is_ok(status)) status = weft_cuda_device_query_gpu(device);
+  if (weft_status_is_ok(status)) {
+    status = weft_cuda_event_pool_create(
+        symbols, device->cu_device,
+        mode == WEFT_CUDA_COMPLETION_BLOCKING ? CU_EVENT_BLOCKING_SYNC
+                                              : CU_EVENT_DEFAULT,
+        allocator, &device->event_pool);
+  }
+  if (weft_status_is_ok(status)) {
+    device->context = device->event_pool->context;
+    status = weft_cuda_device_push_context(device);
+    if (weft_status_is_ok(status)) {
+      status = weft_cuda_device_create_resources(device);
+      weft_cuda_device_pop_context(device);
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_cuda_device_start_queue(device);
+    if (!weft_status_is_ok(status)) weft_cuda_device_stop_queue(device);
+  }
+  if (!weft_status_is_ok(status)) {
+    weft_cuda_device_free(device);
+    return status;
+  }
+  *out_device = &device->base;
+  return WEFT_OK;
+}
+
+static const char* const kWeftCudaOptionNames[] = {"device", "completion",
+                                                   "status_words", NULL};
+
+const weft_driver_t weft_cuda_driver = {
+    .name = "cuda",
+    .description =
+        "NVIDIA GPUs through the CUDA driver API (libcuda.so.1, loaded at "
+        "run time): a dispatch stream, event-backed semaphores, a pending "
+        "queue and a completion thread",
+    .option_names = kWeftCudaOptionNames,
+    .create_device = weft_cuda_driver_create_device,
+};

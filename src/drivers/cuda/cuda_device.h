@@ -1,0 +1,121 @@
+// weft cuda driver: the device.
+//
+// One device is one GPU's primary context with a dispatch stream, a stream-
+// ordered memory pool and two threads:
+//  - ops come through one submit entry (hal/queue_op.h). An op whose waits
+//    are all reached on the host, or recorded on this device (a device
+//    timepoint of one of its semaphores, cuda_semaphore.h), is issued at
+//    once on the submitting thread: its work goes on the dispatch stream
+//    behind in-stream waits, then an event from the pool. Otherwise it is
+//    held in the pending queue, and a wait set over its unreached waits
+//    wakes the submission thread, which issues held ops in order of
+//    readiness whenever a wait is reached or an issue records new device
+//    timepoints;
+//  - the completion thread takes issued ops in issue order, waits for each
+//    op's event (blocking-sync event, or polling with backoff: the
+//    "completion" option), checks what the GPU reported (a kernel's status
+//    word, a failed wait upstream) and signals or fails the op's signals.
+// No weft code runs inside a CUDA callback, so nothing ever calls CUDA from
+// one (the deadlock the seed's first design met).
+//
+// Threads other than the device's own push the context around their CUDA
+// calls and pop it after, so a caller's current context is left as it was.
+#ifndef WEFT_DRIVERS_CUDA_CUDA_DEVICE_H_
+#define WEFT_DRIVERS_CUDA_CUDA_DEVICE_H_
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "base/atomics.h"
+#include "base/thread.h"
+#include "drivers/cuda/cuda_event_pool.h"
+#include "drivers/cuda/cuda_symbols.h"
+#include "hal/device_impl.h"
+
+typedef struct weft_cuda_op_t weft_cuda_op_t;
+
+// How the completion thread learns that an op's event fired.
+typedef enum weft_cuda_completion_mode_e {
+  // cuEventSynchronize on events created with CU_EVENT_BLOCKING_SYNC: the
+  // thread sleeps in the driver until the GPU is done.
+  WEFT_CUDA_COMPLETION_BLOCKING = 0,
+  // cuEventQuery with exponential backoff (1 us to 1 ms): lower latency
+  // for short ops at the cost of a thread waking up.
+  WEFT_CUDA_COMPLETION_POLLING = 1,
+} weft_cuda_completion_mode_t;
+
+// A FIFO of ops with its own lock and condition.
+typedef struct weft_cuda_op_fifo_t {
+  weft_cuda_op_t* head;
+  weft_cuda_op_t* tail;
+  uint32_t count;
+} weft_cuda_op_fifo_t;
+
+typedef struct weft_cuda_device_t {
+  weft_device_t base;
+  const weft_cuda_symbols_t* symbols;
+  int ordinal;
+  CUdevice cu_device;
+  CUcontext context;  // the primary context (retained by |event_pool|)
+  CUstream dispatch_stream;
+  // Stream-ordered allocation (alloca); NULL when the GPU has no pools
+  // (then alloca takes cuMemAlloc memory at issue).
+  CUmemoryPool memory_pool;
+  // Events, ref-counted: also the keeper of the context for buffers and
+  // executables that outlive the device.
+  weft_cuda_event_pool_t* event_pool;
+  weft_cuda_completion_mode_t completion_mode;
+  // Pinned, device-mapped status words for dispatches (one per op, from a
+  // free list): kernels store a non-zero value to fail the dispatch.
+  uint32_t* status_words;
+  CUdeviceptr status_words_device;
+  uint32_t status_word_count;
+  uint32_t* free_status_words;  // a stack of indices, guarded by |mutex|
+  uint32_t free_status_word_count;
+
+  // Guards everything below, and the order of issue: the stream's work,
+  // the completion FIFO and the device timepoints agree.
+  pthread_mutex_t mutex;
+  // Held ops (waits not yet reached nor recorded), oldest first.
+  weft_cuda_op_fifo_t pending;
+  // Issued ops not yet completed, in issue order.
+  weft_cuda_op_fifo_t issued;
+  // Wakes the submission thread (a held op's wait set fired, or an issue
+  // recorded device timepoints) and the completion thread (an op issued).
+  pthread_cond_t submission_wake;
+  pthread_cond_t completion_wake;
+  bool submission_requested;
+  bool shutting_down;
+  weft_thread_t* submission_thread;
+  weft_thread_t* completion_thread;
+  // Held ops whose wait set has not yet called back (they cannot be freed
+  // before it does), for the teardown.
+  uint32_t wait_sets_outstanding;
+  pthread_cond_t idle;
+
+  char name[128];
+  size_t total_memory;
+  int compute_capability[2];
+  int driver_version;
+} weft_cuda_device_t;
+
+WEFT_DEVICE_DEFINE_CAST(weft_cuda_device_t, weft_cuda_device_cast)
+
+// Pushes the device's context on this thread (pop with
+// weft_cuda_device_pop_context).
+weft_status_t weft_cuda_device_push_context(weft_cuda_device_t* device);
+void weft_cuda_device_pop_context(weft_cuda_device_t* device);
+
+// The queue (cuda_queue.c).
+weft_status_t weft_cuda_device_queue_submit(weft_device_t* device,
+                                            const weft_queue_op_t* op);
+uint64_t weft_cuda_device_for_each_pending(weft_device_t* device,
+                                           weft_pending_op_visit_fn_t visit,
+                                           void* user_data);
+// Starts the submission and completion threads.
+weft_status_t weft_cuda_device_start_queue(weft_cuda_device_t* device);
+// At the last release: fails held ops with CANCELLED, lets issued ops
+// finish, and joins both threads.
+void weft_cuda_device_stop_queue(weft_cuda_device_t* device);
+
+#endif  // WEFT_DRIVERS_CUDA_CUDA_DEVICE_H_

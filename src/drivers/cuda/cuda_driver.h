@@ -1,0 +1,16 @@
+// weft: the cuda driver, NVIDIA GPUs through the CUDA driver API (loaded at
+// run time, cuda_symbols.h).
+//
+// Device strings: "cuda" (GPU 0), "cuda?device=N", and the options
+// "completion=blocking|polling" (how ops' completions are learnt,
+// cuda_device.h) and "status_words=N" (dispatches in flight at most).
+// Creating a device where there is no driver library or no GPU is
+// UNAVAILABLE with the reason.
+#ifndef WEFT_DRIVERS_CUDA_CUDA_DRIVER_H_
+#define WEFT_DRIVERS_CUDA_CUDA_DRIVER_H_
+
+#include "weft/driver.h"
+
+extern const weft_driver_t weft_cuda_driver;
+
+#endif  // WEFT_DRIVERS_CUDA_CUDA_DRIVER_H_

@@ -1,0 +1,979 @@
+// weft cuda driver: the pending queue, issue, and the completion thread
+// (see cuda_device.h).
+#include <inttypes.h>
+#include <time.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "drivers/cuda/cuda_buffer.h"
+#include "drivers/cuda/cuda_device.h"
+#include "drivers/cuda/cuda_executable.h"
+#include "drivers/cuda/cuda_semaphore.h"
+#include "hal/command_buffer_impl.h"
+#include "hal/queue_completion.h"
+#include "hal/queue_trace.h"
+#include "hal/semaphore_impl.h"
+#include "hal/wait_set.h"
+
+// No status word (an op without dispatches).
+#define WEFT_CUDA_NO_STATUS_WORD UINT32_MAX
+
+struct weft_cuda_op_t {
+  // Link in the device's pending or issued FIFO (guarded by its mutex).
+  weft_cuda_op_t* next;
+  // Link in the submission thread's list of ops issued while their wait
+  // set was still registered (their sets are cancelled after the round).
+  weft_cuda_op_t* promoted_next;
+  weft_cuda_device_t* device;
+  weft_time_t submit_time;
+  uint64_t trace_id;
+  // Two owners: the op's own path (issue -> completion, or the failure
+  // that ends it) and, once started, its wait set until the set calls
+  // back. The last to let go frees the record.
+  weft_atomic_uint32_t ref_count;
+  // Guarded by the device mutex.
+  bool wait_set_started;
+  bool wait_set_done;
+  // Issued (or ended) already: a late wait-set result is only dropped.
+  bool taken;
+  // The wait set's result (owned), read once the op is taken from the
+  // pending queue.
+  weft_status_t wait_status;
+  // Issued ops: the event recorded after the work, the status word its
+  // dispatches write, an error met while issuing (failing the op once the
+  // stream reaches it), and whether a wait was met in-stream (then a
+  // failed wait upstream fails this op at completion).
+  weft_cuda_event_t* event;
+  uint32_t status_word;
+  bool waited_in_stream;
+  weft_status_t issue_status;
+  weft_wait_set_t* wait_set;  // in this record
+  weft_queue_op_t base;       // captured: copies in this record, retained
+};
+
+//===----------------------------------------------------------------------===//
+// Records
+//===----------------------------------------------------------------------===//
+
+static size_t weft_cuda_align16(size_t value) {
+  return (value + 15) & ~(size_t)15;
+}
+
+static weft_status_t weft_cuda_op_allocate(weft_cuda_device_t* device,
+                                           const weft_queue_op_t* source,
+                                           weft_cuda_op_t** out_op) {
+  *out_op = NULL;
+  size_t capture_size = 0;
+  weft_status_t status = weft_queue_op_capture_size(
+      source, WEFT_QUEUE_OP_CAPTURE_ALL, &capture_size);
+  const size_t record_size = weft_cuda_align16(sizeof(weft_cuda_op_t));
+  const size_t wait_set_size = weft_cuda_align16(
+      weft_wait_set_storage_size(source->wait_list.count));
+  if (weft_status_is_ok(status) &&
+      capture_size > SIZE_MAX - record_size - wait_set_size) {
+    status = WEFT_STATUS(RESOURCE_EXHAUSTED,
+                         "%s: the operation's record needs more than SIZE_MAX "
+                         "bytes",
+                         weft_queue_op_kind_name(source->kind));
+  }
+  weft_cuda_op_t* op = NULL;
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc(device->base.host_allocator,
+                                   record_size + wait_set_size + capture_size,
+                                   (void**)&op);
+  }
+  if (weft_status_is_ok(status)) {
+    memset(op, 0, sizeof(*op));
+    op->device = device;
+    op->submit_time = weft_time_now();
+    atomic_init(&op->ref_count, 1u);
+    op->status_word = WEFT_CUDA_NO_STATUS_WORD;
+    op->wait_set = (weft_wait_set_t*)((uint8_t*)op + record_size);
+    weft_queue_op_capture(source, WEFT_QUEUE_OP_CAPTURE_ALL,
+                          (uint8_t*)op + record_size + wait_set_size,
+                          &op->base);
+    *out_op = op;
+  }
+  return status;
+}
+
+static void weft_cuda_op_release(weft_cuda_op_t* op) {
+  if (weft_atomic_fetch_sub(&op->ref_count, 1u, memory_order_acq_rel) != 1u) {
+    return;
+  }
+  weft_cuda_event_release(op->event);
+  weft_status_free(op->wait_status);
+  weft_status_free(op->issue_status);
+  weft_queue_op_release(&op->base);
+  weft_allocator_free(op->device->base.host_allocator, op);
+}
+
+static void weft_cuda_fifo_push(weft_cuda_op_fifo_t* fifo, weft_cuda_op_t* op) {
+  op->next = NULL;
+  if (fifo->tail) {
+    fifo->tail->next = op;
+  } else {
+    fifo->head = op;
+  }
+  fifo->tail = op;
+  ++fifo->count;
+}
+
+// Unlinks |op| whose predecessor is |previous| (NULL for the head).
+static void weft_cuda_fifo_unlink(weft_cuda_op_fifo_t* fifo,
+                                  weft_cuda_op_t* previous,
+                                  weft_cuda_op_t* op) {
+  if (previous) {
+    previous->next = op->next;
+  } else {
+    fifo->head = op->next;
+  }
+  if (fifo->tail == op) fifo->tail = previous;
+  op->next = NULL;
+  --fifo->count;
+}
+
+//===----------------------------------------------------------------------===//
+// Readiness
+//===----------------------------------------------------------------------===//
+
+// In-stream waits gathered for one issue; more than this many device
+// timepoints in one op's wait list are met by holding the op instead.
+#define WEFT_CUDA_MAX_STREAM_WAITS 16
+
+typedef struct weft_cuda_stream_waits_t {
+  uint32_t count;
+  weft_cuda_event_t* events[WEFT_CUDA_MAX_STREAM_WAITS];  // retained
+} weft_cuda_stream_waits_t;
+
+static void weft_cuda_stream_waits_release(weft_cuda_stream_waits_t* waits) {
+  for (uint32_t i = 0; i < waits->count; ++i) {
+    weft_cuda_event_release(waits->events[i]);
+  }
+  waits->count = 0;
+}
+
+// True when every wait of |op| is reached on the host or (unless it is a
+// host call, which runs on the host) recorded on this device; the events
+// of the recorded ones go to |waits| (released by the caller). Called with
+// the device mutex held.
+static bool weft_cuda_op_is_ready(weft_cuda_device_t* device,
+                                  const weft_cuda_op_t* op,
+                                  weft_cuda_stream_waits_t* waits) {
+  waits->count = 0;
+  const weft_semaphore_list_t list = op->base.wait_list;
+  const bool host_only = op->base.kind == WEFT_QUEUE_OP_HOST_CALL;
+  for (uint32_t i = 0; i < list.count; ++i) {
+    uint64_t value = 0;
+    if (weft_semaphore_peek(list.semaphores[i], &value)) {
+      // Failed: the wait set reports it with the original message.
+      weft_cuda_stream_waits_release(waits);
+      return false;
+    }
+    if (value >= list.values[i]) continue;
+    weft_cuda_semaphore_t* semaphore =
+        host_only ? NULL
+                  : weft_cuda_semaphore_cast(list.semaphores[i],
+                                             device->base.domain);
+    weft_cuda_event_t* event =
+        semaphore && waits->count < WEFT_CUDA_MAX_STREAM_WAITS
+            ? weft_cuda_semaphore_find_device_timepoint(semaphore,
+                                                        list.values[i])
+            : NULL;
+    if (!event) {
+      weft_cuda_stream_waits_release(waits);
+      return false;
+    }
+    waits->events[waits->count++] = event;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Issue
+//===----------------------------------------------------------------------===//
+
+// A status word for a dispatch, or WEFT_CUDA_NO_STATUS_WORD when all are in
+// use. Called with the device mutex held.
+static uint32_t weft_cuda_status_word_acquire(weft_cuda_device_t* device) {
+  if (device->free_status_word_count == 0) return WEFT_CUDA_NO_STATUS_WORD;
+  uint32_t index =
+      device->free_status_words[--device->free_status_word_count];
+  device->status_words[index] = 0;
+  return index;
+}
+
+static void weft_cuda_status_word_release(weft_cuda_device_t* device,
+                                          uint32_t index) {
+  if (index == WEFT_CUDA_NO_STATUS_WORD) return;
+  pthread_mutex_lock(&device->mutex);
+  device->free_status_words[device->free_status_word_count++] = index;
+  pthread_mutex_unlock(&device->mutex);
+}
+
+// Kernel parameters of one launch: values and the pointers to them.
+#define WEFT_CUDA_MAX_KERNEL_PARAMS 256
+
+static weft_status_t weft_cuda_launch(weft_cuda_device_t* device,
+                                      weft_executable_t* executable,
+                                      uint32_t ordinal,
+                                      const uint32_t workgroup_count[3],
+                                      uint32_t constant_count,
+                                      const uint32_t* constants,
+                                      uint32_t binding_count,
+                                      const weft_buffer_binding_t* bindings,
+                                      CUdeviceptr status_word) {
+  const weft_cuda_kernel_t* kernel =
+      weft_cuda_executable_kernel(executable, ordinal);
+  if (!kernel) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "executable '%s' is not a cuda executable",
+                       weft_executable_name(executable));
+  }
+  if (!workgroup_count[0] || !workgroup_count[1] || !workgroup_count[2]) {
+    return WEFT_OK;  // nothing to run
+  }
+  const uint32_t param_count = binding_count * 2 + constant_count + 1;
+  if (param_count > WEFT_CUDA_MAX_KERNEL_PARAMS) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "kernel '%s' takes %u parameters (at most %u)",
+                       weft_executable_kernel_info(executable, ordinal)->name,
+                       param_count, WEFT_CUDA_MAX_KERNEL_PARAMS);
+  }
+  uint64_t values[WEFT_CUDA_MAX_KERNEL_PARAMS];
+  void* params[WEFT_CUDA_MAX_KERNEL_PARAMS];
+  uint32_t next = 0;
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < binding_count; ++i) {
+    CUdeviceptr pointer = 0;
+    status = weft_cuda_buffer_device_pointer(bindings[i].buffer,
+                                             bindings[i].offset, &pointer);
+    values[next] = pointer;
+    params[next] = &values[next];
+    ++next;
+  }
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < binding_count; ++i) {
+    values[next] = bindings[i].length;
+    params[next] = &values[next];
+    ++next;
+  }
+  // Constants are 4-byte parameters: each points at its own 4 bytes.
+  uint32_t constant_values[WEFT_CUDA_MAX_KERNEL_PARAMS];
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < constant_count; ++i) {
+    constant_values[i] = constants[i];
+    params[next++] = &constant_values[i];
+  }
+  values[next] = status_word;
+  params[next] = &values[next];
+  if (weft_status_is_ok(status)) {
+    char call[160];
+    snprintf(call, sizeof(call),
+             "cuLaunchKernel('%s', grid %ux%ux%u, block %ux%ux%u)",
+             weft_executable_kernel_info(executable, ordinal)->name,
+             workgroup_count[0], workgroup_count[1], workgroup_count[2],
+             kernel->block_size[0], kernel->block_size[1],
+             kernel->block_size[2]);
+    const weft_cuda_symbols_t* symbols = device->symbols;
+    status = weft_cuda_result_to_status(
+        symbols,
+        symbols->cuLaunchKernel(
+            kernel->function, workgroup_count[0], workgroup_count[1],
+            workgroup_count[2], kernel->block_size[0], kernel->block_size[1],
+            kernel->block_size[2], kernel->shared_memory_size,
+            device->dispatch_stream, params, NULL),
+        call);
+  }
+  return status;
+}
+
+// Queues a fill of |length| bytes at |target| + |offset| on the stream.
+static weft_status_t weft_cuda_fill(weft_cuda_device_t* device,
+                                    weft_buffer_t* target,
+                                    weft_device_size_t offset,
+                                    weft_device_size_t length,
+                                    uint32_t pattern,
+                                    uint32_t pattern_length) {
+  CUdeviceptr pointer = 0;
+  weft_status_t status =
+      weft_cuda_buffer_device_pointer(target, offset, &pointer);
+  if (!weft_status_is_ok(status) || length == 0) return status;
+  const weft_cuda_symbols_t* symbols = device->symbols;
+  CUstream stream = device->dispatch_stream;
+  switch (pattern_length) {
+    case 1:
+      return WEFT_CUDA_CALL(
+          symbols, cuMemsetD8Async(pointer, (unsigned char)pattern,
+                                   (size_t)length, stream));
+    case 2:
+      return WEFT_CUDA_CALL(
+          symbols, cuMemsetD16Async(pointer, (unsigned short)pattern,
+                                    (size_t)length / 2, stream));
+    default:
+      return WEFT_CUDA_CALL(
+          symbols, cuMemsetD32Async(pointer, pattern, (size_t)length / 4,
+                                    stream));
+  }
+}
+
+static weft_status_t weft_cuda_copy(weft_cuda_device_t* device,
+                                    weft_buffer_t* source,
+                                    weft_device_size_t source_offset,
+                                    weft_buffer_t* target,
+                                    weft_device_size_t target_offset,
+                                    weft_device_size_t length) {
+  CUdeviceptr from = 0;
+  CUdeviceptr to = 0;
+  weft_status_t status =
+      weft_cuda_buffer_device_pointer(source, source_offset, &from);
+  if (weft_status_is_ok(status)) {
+    status = weft_cuda_buffer_device_pointer(target, target_offset, &to);
+  }
+  if (weft_status_is_ok(status) && length > 0) {
+    status = WEFT_CUDA_CALL(
+        device->symbols,
+        cuMemcpyAsync(to, from, (size_t)length, device->dispatch_stream));
+  }
+  return status;
+}
+
+// Replays a recorded command buffer onto the stream.
+static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
+                                       const weft_queue_op_t* op,
+                                       CUdeviceptr status_word) {
+  uint32_t count = 0;
+  const weft_command_t* commands =
+      weft_command_buffer_commands(op->execute.command_buffer, &count);
+  const weft_binding_table_t table = op->execute.binding_table;
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
+    const weft_command_t* command = &commands[i];
+    switch (command->type) {
+      case WEFT_COMMAND_TYPE_BARRIER:
+        break;  // one stream: everything is already in order
+      case WEFT_COMMAND_TYPE_FILL: {
+        weft_buffer_binding_t target;
+        status = weft_command_buffer_resolve_fill(&command->fill, table,
+                                                  "queue_execute", &target);
+        if (weft_status_is_ok(status)) {
+          status = weft_cuda_fill(device, target.buffer, target.offset,
+                                  target.length, command->fill.pattern,
+                                  command->fill.pattern_length);
+        }
+        break;
+      }
+      case WEFT_COMMAND_TYPE_UPDATE: {
+        weft_buffer_binding_t target;
+        status = weft_command_buffer_resolve_ref(command->update.target, table,
+                                                 "queue_execute", &target);
+        CUdeviceptr pointer = 0;
+        if (weft_status_is_ok(status)) {
+          status = weft_cuda_buffer_device_pointer(target.buffer,
+                                                   target.offset, &pointer);
+        }
+        if (weft_status_is_ok(status) && target.length > 0) {
+          // The bytes live in the command buffer, which the op retains
+          // until it completes.
+          status = WEFT_CUDA_CALL(
+              device->symbols,
+              cuMemcpyHtoDAsync(pointer, command->update.source,
+                                (size_t)target.length,
+                                device->dispatch_stream));
+        }
+        break;
+      }
+      case WEFT_COMMAND_TYPE_COPY: {
+        weft_buffer_binding_t source;
+        weft_buffer_binding_t target;
+        status = weft_command_buffer_resolve_copy(
+            &command->copy, table, "queue_execute", &source, &target);
+        if (weft_status_is_ok(status)) {
+          status = weft_cuda_copy(device, source.buffer, source.offset,
+                                  target.buffer, target.offset, source.length);
+        }
+        break;
+      }
+      case WEFT_COMMAND_TYPE_DISPATCH: {
+        const weft_command_dispatch_t* dispatch = &command->dispatch;
+        weft_buffer_binding_t bindings[WEFT_CUDA_MAX_KERNEL_PARAMS / 2];
+        if (dispatch->binding_count > WEFT_CUDA_MAX_KERNEL_PARAMS / 2) {
+          status = WEFT_STATUS(INVALID_ARGUMENT, "too many bindings (%u)",
+                               dispatch->binding_count);
+        }
+        for (uint32_t b = 0;
+             weft_status_is_ok(status) && b < dispatch->binding_count; ++b) {
+          status = weft_command_buffer_resolve_ref(
+              dispatch->bindings[b], table, "queue_execute", &bindings[b]);
+        }
+        if (weft_status_is_ok(status)) {
+          status = weft_cuda_launch(
+              device, dispatch->executable, dispatch->kernel_ordinal,
+              dispatch->workgroup_count, dispatch->constant_count,
+              dispatch->constants, dispatch->binding_count, bindings,
+              status_word);
+        }
+        break;
+      }
+    }
+    if (!weft_status_is_ok(status)) {
+      status = weft_command_buffer_annotate_command(
+          op->execute.command_buffer, i, status);
+    }
+  }
+  return status;
+}
+
+// Queues |op|'s work on the dispatch stream.
+static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
+                                               weft_cuda_op_t* record) {
+  const weft_queue_op_t* op = &record->base;
+  const weft_cuda_symbols_t* symbols = device->symbols;
+  CUstream stream = device->dispatch_stream;
+  CUdeviceptr status_word = 0;
+  if (op->kind == WEFT_QUEUE_OP_DISPATCH ||
+      op->kind == WEFT_QUEUE_OP_EXECUTE) {
+    record->status_word = weft_cuda_status_word_acquire(device);
+    if (record->status_word == WEFT_CUDA_NO_STATUS_WORD) {
+      return WEFT_STATUS(RESOURCE_EXHAUSTED,
+                         "more than %u dispatches in flight on device '%s'",
+                         device->status_word_count, device->base.id);
+    }
+    status_word = device->status_words_device +
+                  record->status_word * sizeof(uint32_t);
+  }
+  weft_status_t status = WEFT_OK;
+  switch (op->kind) {
+    case WEFT_QUEUE_OP_ALLOCA:
+      status = weft_cuda_buffer_commit(op->transient.buffer,
+                                       device->memory_pool, stream);
+      break;
+    case WEFT_QUEUE_OP_DEALLOCA:
+      status = weft_cuda_buffer_decommit(op->transient.buffer, stream);
+      break;
+    case WEFT_QUEUE_OP_FILL: {
+      weft_device_size_t length = 0;
+      status = weft_buffer_calculate_range(op->fill.target, op->fill.offset,
+                                           op->fill.length, "queue_fill",
+                                           &length);
+      if (weft_status_is_ok(status)) {
+        status = weft_cuda_fill(device, op->fill.target, op->fill.offset,
+                                length, op->fill.pattern,
+                                op->fill.pattern_length);
+      }
+      break;
+    }
+    case WEFT_QUEUE_OP_UPDATE: {
+      CUdeviceptr pointer = 0;
+      status = weft_cuda_buffer_device_pointer(op->update.target,
+                                               op->update.offset, &pointer);
+      if (weft_status_is_ok(status) && op->update.length > 0) {
+        // The bytes were captured into the op record, which lives until
+        // the op completes.
+        status = WEFT_CUDA_CALL(
+            symbols, cuMemcpyHtoDAsync(pointer, op->update.source,
+                                       (size_t)op->update.length, stream));
+      }
+      break;
+    }
+    case WEFT_QUEUE_OP_COPY:
+      status = weft_cuda_copy(device, op->copy.source, op->copy.source_offset,
+                              op->copy.target, op->copy.target_offset,
+                              op->copy.length);
+      break;
+    case WEFT_QUEUE_OP_DISPATCH: {
+      weft_buffer_binding_t bindings[WEFT_CUDA_MAX_KERNEL_PARAMS / 2];
+      const uint32_t count = op->dispatch.binding_count;
+      if (count > WEFT_CUDA_MAX_KERNEL_PARAMS / 2) {
+        status = WEFT_STATUS(INVALID_ARGUMENT, "too many bindings (%u)",
+                             count);
+      }
+      for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
+        const weft_buffer_ref_t* ref = &op->dispatch.bindings[i];
+        bindings[i].buffer = ref->buffer;
+        bindings[i].offset = ref->offset;
+        status = weft_buffer_calculate_range(ref->buffer, ref->offset,
+                                             ref->length, "queue_dispatch",
+                                             &bindings[i].length);
+      }
+      if (weft_status_is_ok(status)) {
+        status = weft_cuda_launch(
+            device, op->dispatch.executable, op->dispatch.kernel_ordinal,
+            op->dispatch.workgroup_count, op->dispatch.constant_count,
+            op->dispatch.constants, count, bindings, status_word);
+      }
+      break;
+    }
+    case WEFT_QUEUE_OP_EXECUTE:
+      status = weft_cuda_execute(device, op, status_word);
+      break;
+    case WEFT_QUEUE_OP_BARRIER:
+      break;
+    case WEFT_QUEUE_OP_READ:
+    case WEFT_QUEUE_OP_WRITE:
+      status = WEFT_STATUS(UNIMPLEMENTED,
+                           "file reads and writes are not implemented on the "
+                           "cuda driver yet");
+      break;
+    default:
+      status = WEFT_STATUS(INTERNAL, "op kind %d reached the stream",
+                           (int)op->kind);
+      break;
+  }
+  return status;
+}
+
+// Issues |op| (ready: |waits| are its in-stream waits, consumed): its work
+// behind the waits, then its event; binds its signals' device timepoints
+// and hands it to the completion thread. Called with the device mutex held
+// and the context current. An error here fails the op (after the stream
+// reaches it, if its event could be recorded).
+static void weft_cuda_op_issue(weft_cuda_device_t* device,
+                               weft_cuda_op_t* op,
+                               weft_cuda_stream_waits_t* waits) {
+  const weft_cuda_symbols_t* symbols = device->symbols;
+  CUstream stream = device->dispatch_stream;
+  op->taken = true;
+  op->waited_in_stream = waits->count > 0;
+  weft_queue_trace_ready(op->trace_id);
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < waits->count; ++i) {
+    // An event of this stream is already behind us in order.
+    if (waits->events[i]->stream != stream) {
+      status = WEFT_CUDA_CALL(
+          symbols, cuStreamWaitEvent(stream, waits->events[i]->handle, 0));
+    }
+  }
+  weft_cuda_stream_waits_release(waits);
+  if (weft_status_is_ok(status)) {
+    status = weft_cuda_op_enqueue_work(device, op);
+  }
+  op->issue_status = weft_queue_op_annotate_error(&op->base, status);
+  weft_status_t record = weft_cuda_event_pool_acquire(device->event_pool,
+                                                      &op->event);
+  if (weft_status_is_ok(record)) {
+    record = WEFT_CUDA_CALL(symbols, cuEventRecord(op->event->handle, stream));
+    op->event->stream = stream;
+  }
+  if (!weft_status_is_ok(record)) {
+    // Nothing to wait for: the completion thread fails it at its turn.
+    weft_cuda_event_release(op->event);
+    op->event = NULL;
+    op->issue_status = weft_status_join(op->issue_status,
+                                        weft_queue_op_annotate_error(
+                                            &op->base, record));
+  } else if (weft_status_is_ok(op->issue_status)) {
+    // Later ops of this device may now wait for these values in-stream.
+    const weft_semaphore_list_t signals = op->base.signal_list;
+    for (uint32_t i = 0; i < signals.count; ++i) {
+      weft_cuda_semaphore_t* semaphore =
+          weft_cuda_semaphore_cast(signals.semaphores[i], device->base.domain);
+      if (semaphore) {
+        // Without the timepoint, waiters fall back to the host value.
+        weft_status_ignore(weft_cuda_semaphore_add_device_timepoint(
+            semaphore, signals.values[i], op->event));
+      }
+    }
+  }
+  weft_cuda_fifo_push(&device->issued, op);
+  pthread_cond_signal(&device->completion_wake);
+  if (device->pending.count) {
+    // Held ops may wait for what this op signals.
+    device->submission_requested = true;
+    pthread_cond_signal(&device->submission_wake);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Ending ops that do not go through the stream
+//===----------------------------------------------------------------------===//
+
+// Runs a host call whose waits are reached, on this thread.
+static void weft_cuda_op_run_host_call(weft_cuda_op_t* op) {
+  weft_queue_trace_ready(op->trace_id);
+  weft_queue_trace_begin(op->trace_id, "queue_host_call");
+  bool ended = false;
+  weft_status_t status = weft_queue_op_annotate_error(
+      &op->base, weft_queue_op_run_host_call(&op->base, &ended));
+  weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
+  if (ended) {
+    weft_status_ignore(status);
+  } else {
+    weft_queue_op_signal_or_fail(&op->base, status);
+  }
+  weft_queue_trace_end(op->trace_id);
+}
+
+// Fails |op|, which will not run, with |wait_status| (consumed).
+static void weft_cuda_op_fail_not_run(weft_cuda_op_t* op,
+                                      weft_status_t wait_status, bool swept) {
+  weft_queue_trace_signal(op->trace_id, false);
+  weft_queue_op_signal_or_fail(
+      &op->base, weft_queue_op_not_run_status(&op->base, wait_status, swept));
+}
+
+//===----------------------------------------------------------------------===//
+// Submit and the submission thread
+//===----------------------------------------------------------------------===//
+
+// The wait set's callback (any thread): records the result and wakes the
+// submission thread, which decides.
+static void weft_cuda_op_wait_ready(void* user_data, weft_status_t status) {
+  weft_cuda_op_t* op = (weft_cuda_op_t*)user_data;
+  weft_cuda_device_t* device = op->device;
+  pthread_mutex_lock(&device->mutex);
+  op->wait_set_done = true;
+  if (op->taken) {
+    weft_status_free(status);  // issued in-stream already
+  } else {
+    op->wait_status = status;
+    device->submission_requested = true;
+    pthread_cond_signal(&device->submission_wake);
+  }
+  if (--device->wait_sets_outstanding == 0) {
+    pthread_cond_broadcast(&device->idle);
+  }
+  pthread_mutex_unlock(&device->mutex);
+  // Last: may free the op (never the device: its teardown waits for
+  // |wait_sets_outstanding| to reach 0 before going on).
+  weft_cuda_op_release(op);
+}
+
+// Ops the submission thread takes out of the pending queue in one round
+// and ends after letting go of the mutex.
+typedef struct weft_cuda_round_t {
+  weft_cuda_op_fifo_t host_calls;  // reached: run them
+  weft_cuda_op_fifo_t failed;      // a wait failed: fail them
+  // Issued in-stream before their wait set called back: cancel the sets
+  // (each holds a reference taken for the cancel).
+  weft_cuda_op_t* promoted;
+} weft_cuda_round_t;
+
+// Moves every pending op that can go now. Called with the mutex held and
+// the context current.
+static void weft_cuda_queue_scan(weft_cuda_device_t* device,
+                                 weft_cuda_round_t* round) {
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    weft_cuda_op_t* previous = NULL;
+    weft_cuda_op_t* op = device->pending.head;
+    while (op) {
+      weft_cuda_op_t* next = op->next;
+      weft_cuda_stream_waits_t waits;
+      const bool wait_failed =
+          op->wait_set_done && !weft_status_is_ok(op->wait_status);
+      if (wait_failed) {
+        weft_cuda_fifo_unlink(&device->pending, previous, op);
+        op->taken = true;
+        weft_cuda_fifo_push(&round->failed, op);
+      } else if (weft_cuda_op_is_ready(device, op, &waits)) {
+        weft_cuda_fifo_unlink(&device->pending, previous, op);
+        if (op->base.kind == WEFT_QUEUE_OP_HOST_CALL) {
+          op->taken = true;
+          weft_cuda_fifo_push(&round->host_calls, op);
+        } else {
+          if (!op->wait_set_done) {
+            // Kept valid through the cancel even if the set calls back
+            // and the op completes meanwhile.
+            weft_atomic_fetch_add(&op->ref_count, 1u, memory_order_relaxed);
+            op->promoted_next = round->promoted;
+            round->promoted = op;
+          }
+          weft_cuda_op_issue(device, op, &waits);
+          progress = true;
+        }
+      } else {
+        previous = op;
+      }
+      op = next;
+    }
+  }
+}
+
+static int weft_cuda_submission_main(void* user_data) {
+  weft_cuda_device_t* device = (weft_cuda_device_t*)user_data;
+  pthread_mutex_lock(&device->mutex);
+  while (!device->shutting_down) {
+    while (!device->submission_requested && !device->shutting_down) {
+      pthread_cond_wait(&device->submission_wake, &device->mutex);
+    }
+    if (device->shutting_down) break;
+    device->submission_requested = false;
+    weft_cuda_round_t round;
+    memset(&round, 0, sizeof(round));
+    const bool pushed =
+        weft_status_is_ok(weft_cuda_device_push_context(device));
+    if (pushed) {
+      weft_cuda_queue_scan(device, &round);
+      weft_cuda_device_pop_context(device);
+    }
+    pthread_mutex_unlock(&device->mutex);
+    for (weft_cuda_op_t* op = round.promoted; op;) {
+      weft_cuda_op_t* next = op->promoted_next;
+      // The set's callback drops the result: the op is taken.
+      weft_wait_set_cancel(op->wait_set,
+                           weft_status_from_code(WEFT_STATUS_CANCELLED));
+      weft_cuda_op_release(op);
+      op = next;
+    }
+    for (weft_cuda_op_t* op = round.host_calls.head; op;) {
+      weft_cuda_op_t* next = op->next;
+      weft_cuda_op_run_host_call(op);
+      weft_cuda_op_release(op);
+      op = next;
+    }
+    for (weft_cuda_op_t* op = round.failed.head; op;) {
+      weft_cuda_op_t* next = op->next;
+      weft_status_t wait_status = op->wait_status;
+      op->wait_status = WEFT_OK;
+      weft_cuda_op_fail_not_run(op, wait_status, false);
+      weft_cuda_op_release(op);
+      op = next;
+    }
+    pthread_mutex_lock(&device->mutex);
+  }
+  pthread_mutex_unlock(&device->mutex);
+  return 0;
+}
+
+weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
+                                            const weft_queue_op_t* source) {
+  weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
+  weft_cuda_op_t* op = NULL;
+  weft_status_t status = weft_cuda_op_allocate(device, source, &op);
+  if (!weft_status_is_ok(status)) return status;
+  op->trace_id = weft_queue_trace_submit();
+  status = weft_cuda_device_push_context(device);
+  if (!weft_status_is_ok(status)) {
+    weft_queue_op_release(&op->base);
+    weft_allocator_free(device->base.host_allocator, op);
+    return status;
+  }
+  pthread_mutex_lock(&device->mutex);
+  weft_cuda_stream_waits_t waits;
+  bool run_host_call = false;
+  bool hold = false;
+  if (weft_cuda_op_is_ready(device, op, &waits)) {
+    if (op->base.kind == WEFT_QUEUE_OP_HOST_CALL) {
+      op->taken = true;
+      run_host_call = true;
+    } else {
+      weft_cuda_op_issue(device, op, &waits);
+    }
+  } else {
+    hold = true;
+    op->wait_set_started = true;
+    // The set's reference, dropped by its callback.
+    weft_atomic_fetch_add(&op->ref_count, 1u, memory_order_relaxed);
+    ++device->wait_sets_outstanding;
+    weft_cuda_fifo_push(&device->pending, op);
+  }
+  pthread_mutex_unlock(&device->mutex);
+  weft_cuda_device_pop_context(device);
+  if (run_host_call) {
+    weft_cuda_op_run_host_call(op);
+    weft_cuda_op_release(op);
+  } else if (hold) {
+    // May call back at once (a wait reached or failed meanwhile).
+    weft_wait_set_start(op->wait_set, WEFT_WAIT_MODE_ALL, op->base.wait_list,
+                        WEFT_TIME_INFINITE_FUTURE, weft_cuda_op_wait_ready,
+                        op);
+  }
+  return WEFT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Completion
+//===----------------------------------------------------------------------===//
+
+// Waits until |event| fired: in the driver (blocking-sync events) or by
+// polling with backoff.
+static weft_status_t weft_cuda_wait_event(weft_cuda_device_t* device,
+                                          weft_cuda_event_t* event) {
+  const weft_cuda_symbols_t* symbols = device->symbols;
+  if (device->completion_mode == WEFT_CUDA_COMPLETION_BLOCKING) {
+    return WEFT_CUDA_CALL(symbols, cuEventSynchronize(event->handle));
+  }
+  weft_duration_t backoff_ns = 1000;
+  for (;;) {
+    CUresult result = symbols->cuEventQuery(event->handle);
+    if (result != CUDA_ERROR_NOT_READY) {
+      return weft_cuda_result_to_status(symbols, result,
+                                        "cuEventQuery(op event)");
+    }
+    struct timespec delay = {0, (long)backoff_ns};
+    nanosleep(&delay, NULL);
+    if (backoff_ns < 1000000) backoff_ns *= 2;
+  }
+}
+
+// What |op| ended with once its event fired: what issue met, the event's
+// own error, a kernel's status word, or a wait met in-stream whose
+// semaphore failed upstream (the op ran on what it did not get).
+static weft_status_t weft_cuda_op_result(weft_cuda_device_t* device,
+                                         weft_cuda_op_t* op,
+                                         weft_status_t event_status) {
+  weft_status_t status = op->issue_status;
+  op->issue_status = WEFT_OK;
+  if (weft_status_is_ok(status) && !weft_status_is_ok(event_status)) {
+    status = weft_queue_op_annotate_error(&op->base, event_status);
+    event_status = WEFT_OK;
+  }
+  weft_status_free(event_status);
+  if (weft_status_is_ok(status) &&
+      op->status_word != WEFT_CUDA_NO_STATUS_WORD) {
+    // Volatile: the GPU wrote it behind the compiler's back.
+    const uint32_t word =
+        ((volatile uint32_t*)device->status_words)[op->status_word];
+    if (word != 0) {
+      const char* kernel = "a kernel";
+      char label[160];
+      if (op->base.kind == WEFT_QUEUE_OP_DISPATCH) {
+        snprintf(label, sizeof(label), "kernel '%s'",
+                 weft_executable_kernel_info(op->base.dispatch.executable,
+                                             op->base.dispatch.kernel_ordinal)
+                     ->name);
+        kernel = label;
+      }
+      status = weft_queue_op_annotate_error(
+          &op->base, WEFT_STATUS(INTERNAL, "%s reported failure %u", kernel,
+                                 word));
+    }
+  }
+  if (weft_status_is_ok(status) && op->waited_in_stream) {
+    const weft_semaphore_list_t waits = op->base.wait_list;
+    for (uint32_t i = 0; weft_status_is_ok(status) && i < waits.count; ++i) {
+      uint64_t value = 0;
+      weft_status_t failure = weft_semaphore_query(waits.semaphores[i], &value);
+      if (!weft_status_is_ok(failure)) {
+        status = weft_queue_op_not_run_status(&op->base, failure, false);
+      }
+    }
+  }
+  return status;
+}
+
+static int weft_cuda_completion_main(void* user_data) {
+  weft_cuda_device_t* device = (weft_cuda_device_t*)user_data;
+  // The device's own thread: its context stays current.
+  const bool pushed = weft_status_is_ok(weft_cuda_device_push_context(device));
+  pthread_mutex_lock(&device->mutex);
+  for (;;) {
+    while (!device->issued.head && !device->shutting_down) {
+      pthread_cond_wait(&device->completion_wake, &device->mutex);
+    }
+    weft_cuda_op_t* op = device->issued.head;
+    if (!op) break;  // shutting down with nothing in flight
+    pthread_mutex_unlock(&device->mutex);
+    weft_status_t event_status =
+        op->event && pushed ? weft_cuda_wait_event(device, op->event)
+                            : WEFT_OK;
+    pthread_mutex_lock(&device->mutex);
+    weft_cuda_fifo_unlink(&device->issued, NULL, op);
+    if (!device->issued.head) pthread_cond_broadcast(&device->idle);
+    pthread_mutex_unlock(&device->mutex);
+    weft_status_t status = weft_cuda_op_result(device, op, event_status);
+    weft_cuda_status_word_release(device, op->status_word);
+    op->status_word = WEFT_CUDA_NO_STATUS_WORD;
+    weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
+    weft_queue_op_signal_or_fail(&op->base, status);
+    weft_cuda_op_release(op);
+    pthread_mutex_lock(&device->mutex);
+  }
+  pthread_mutex_unlock(&device->mutex);
+  if (pushed) weft_cuda_device_pop_context(device);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Start, stop, and the pending report
+//===----------------------------------------------------------------------===//
+
+weft_status_t weft_cuda_device_start_queue(weft_cuda_device_t* device) {
+  weft_thread_params_t params = {.name = "weft-cuda-submit", .cpu = -1};
+  weft_status_t status =
+      weft_thread_create(weft_cuda_submission_main, device, &params,
+                         device->base.host_allocator,
+                         &device->submission_thread);
+  if (weft_status_is_ok(status)) {
+    params.name = "weft-cuda-complete";
+    status = weft_thread_create(weft_cuda_completion_main, device, &params,
+                                device->base.host_allocator,
+                                &device->completion_thread);
+  }
+  return status;
+}
+
+void weft_cuda_device_stop_queue(weft_cuda_device_t* device) {
+  // The submission thread finishes its round and leaves.
+  pthread_mutex_lock(&device->mutex);
+  device->shutting_down = true;
+  pthread_cond_broadcast(&device->submission_wake);
+  pthread_mutex_unlock(&device->mutex);
+  weft_thread_join(device->submission_thread);
+  device->submission_thread = NULL;
+
+  // Held ops fail with CANCELLED naming them: cancel their sets (each op
+  // kept valid by a reference through the cancel), wait for every set to
+  // call back, then end them.
+  pthread_mutex_lock(&device->mutex);
+  weft_cuda_op_fifo_t swept = device->pending;
+  device->pending = (weft_cuda_op_fifo_t){0};
+  for (weft_cuda_op_t* op = swept.head; op; op = op->next) {
+    op->taken = true;  // a late result is dropped
+    weft_atomic_fetch_add(&op->ref_count, 1u, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&device->mutex);
+  for (weft_cuda_op_t* op = swept.head; op; op = op->next) {
+    if (op->wait_set_started) {
+      weft_wait_set_cancel(op->wait_set, weft_status_from_code(
+                                             WEFT_STATUS_CANCELLED));
+    }
+  }
+  pthread_mutex_lock(&device->mutex);
+  while (device->wait_sets_outstanding > 0) {
+    pthread_cond_wait(&device->idle, &device->mutex);
+  }
+  pthread_mutex_unlock(&device->mutex);
+  for (weft_cuda_op_t* op = swept.head; op;) {
+    weft_cuda_op_t* next = op->next;
+    weft_cuda_op_fail_not_run(
+        op, weft_queue_op_cancelled(&op->base, /*while_waiting=*/true),
+        /*swept=*/true);
+    weft_cuda_op_release(op);  // the sweep's
+    weft_cuda_op_release(op);  // the op's own
+    op = next;
+  }
+
+  // Issued ops finish: the completion thread drains them and leaves.
+  pthread_mutex_lock(&device->mutex);
+  pthread_cond_broadcast(&device->completion_wake);
+  pthread_mutex_unlock(&device->mutex);
+  weft_thread_join(device->completion_thread);
+  device->completion_thread = NULL;
+}
+
+uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
+                                           weft_pending_op_visit_fn_t visit,
+                                           void* user_data) {
+  weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
+  pthread_mutex_lock(&device->mutex);
+  const weft_cuda_op_fifo_t* fifos[2] = {&device->pending, &device->issued};
+  const char* states[2] = {"waiting", "running on the GPU"};
+  for (int f = 0; f < 2; ++f) {
+    for (const weft_cuda_op_t* op = fifos[f]->head; op; op = op->next) {
+      const weft_pending_op_t pending = {
+          .type_name = weft_queue_op_kind_name(op->base.kind),
+          .queue_index = op->base.queue_index,
+          .state = states[f],
+          .detail = NULL,
+          .submit_time = op->submit_time,
+          .wait_list = op->base.wait_list,
+          .signal_list = op->base.signal_list,
+      };
+      visit(user_data, &pending);
+    }
+  }
+  pthread_mutex_unlock(&device->mutex);
+  return 0;
+}
