@@ -3,6 +3,10 @@
 // does not support (kUnsupported, used by weft_cts_supports).
 #include "cts.h"
 
+#if defined(WEFT_CTS_HAVE_CUDA_KERNELS)
+#include "cuda/cts_cuda_kernels.h"
+#endif
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +33,23 @@ static weft_executable_source_t weft_cts_c_kernels(void) {
   return weft_executable_source_cpu_static(weft_cts_test_kernels_query);
 }
 
+#if defined(WEFT_CTS_HAVE_CUDA_KERNELS)
+// The same kernels in CUDA C (tests/cts/cuda), compiled to PTX by nvcc at
+// build time and described by the same table.
+static weft_executable_source_t weft_cts_cuda_kernels(void) {
+  return weft_executable_source_cuda(
+      WEFT_EXECUTABLE_FORMAT_CUDA_PTX, "cts_test_kernels", weft_cts_cuda_ptx,
+      weft_cts_cuda_ptx_size, weft_cts_cuda_kernel_count,
+      weft_cts_cuda_kernel_table);
+}
+#endif
+
 static const weft_cts_kernel_source_t kKernelSources[] = {
     {"local-sync", weft_cts_c_kernels},
     {"local-task", weft_cts_c_kernels},
+#if defined(WEFT_CTS_HAVE_CUDA_KERNELS)
+    {"cuda", weft_cts_cuda_kernels},
+#endif
 };
 
 weft_executable_source_t weft_cts_kernel_source(const char* driver_name) {
@@ -501,6 +519,14 @@ typedef struct weft_cts_unsupported_t {
 static const weft_cts_unsupported_t kUnsupported[] = {
     {"local-sync", WEFT_CTS_FEATURE_QUEUES_OPTION,
      "it has one queue, and runs each op on the thread that makes it ready"},
+    {"cuda", WEFT_CTS_FEATURE_QUEUES_OPTION,
+     "it has one dispatch stream per device"},
+    {"cuda", WEFT_CTS_FEATURE_HOST_MAPPING,
+     "buffers of the default parameters are device memory (HOST_VISIBLE "
+     "ones are pinned host memory the host maps)"},
+    {"cuda", WEFT_CTS_FEATURE_CPU_COMMAND_BUFFERS,
+     "command buffers recorded on a CPU device name CPU kernels, which a GPU "
+     "cannot run"},
 };
 
 static const char* const kFeatureNames[WEFT_CTS_FEATURE_COUNT] = {

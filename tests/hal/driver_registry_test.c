@@ -289,12 +289,15 @@ static void device_create_errors(void** state) {
 // closest (the first of equals); a far-off name gets none.
 static void near_misses_are_suggested(void** state) {
   weft_device_t* device = NULL;
-  // A swap of two letters.
+  // A swap of two letters. (The list goes on with the drivers this build
+  // has, cuda where the toolkit was found.)
   assert_status_contains(
       weft_device_create("local-tsak", weft_allocator_system(), &device),
       WEFT_STATUS_NOT_FOUND,
-      "no driver named 'local-tsak'; known drivers: local-sync, local-task; "
-      "did you mean 'local-task'?");
+      "no driver named 'local-tsak'; known drivers: local-sync, local-task");
+  assert_status_contains(
+      weft_device_create("local-tsak", weft_allocator_system(), &device),
+      WEFT_STATUS_NOT_FOUND, "; did you mean 'local-task'?");
   // A missing letter in an option key.
   assert_status_contains(
       weft_device_create("local-task?worker=4", weft_allocator_system(),
@@ -321,8 +324,7 @@ static void near_misses_are_suggested(void** state) {
   // A tie (two edits from both) goes to the first listed.
   assert_status_contains(
       weft_device_create("local-sank", weft_allocator_system(), &device),
-      WEFT_STATUS_NOT_FOUND,
-      "known drivers: local-sync, local-task; did you mean 'local-sync'?");
+      WEFT_STATUS_NOT_FOUND, "did you mean 'local-sync'?");
   assert_null(device);
 
   // Far-off names, and short ones where two edits are most of the name,
@@ -332,8 +334,8 @@ static void near_misses_are_suggested(void** state) {
     weft_status_code_t code;
     const char* needle;
   } kFar[] = {
-      {"cuda", WEFT_STATUS_NOT_FOUND,
-       "no driver named 'cuda'; known drivers: local-sync, local-task"},
+      {"metal", WEFT_STATUS_NOT_FOUND,
+       "no driver named 'metal'; known drivers: local-sync, local-task"},
       {"local-threads", WEFT_STATUS_NOT_FOUND, "known drivers:"},
       {"local-task?threads=4", WEFT_STATUS_INVALID_ARGUMENT,
        "does not accept option 'threads'"},

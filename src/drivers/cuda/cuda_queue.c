@@ -32,8 +32,11 @@ struct weft_cuda_op_t {
   // that ends it) and, once started, its wait set until the set calls
   // back. The last to let go frees the record.
   weft_atomic_uint32_t ref_count;
-  // Guarded by the device mutex.
+  // Guarded by the device mutex. The submission thread leaves a held op
+  // alone until its set is registered (start returned): a promoted op's
+  // set is cancelled, which needs it started.
   bool wait_set_started;
+  bool wait_set_registered;
   bool wait_set_done;
   // Issued (or ended) already: a late wait-set result is only dropped.
   bool taken;
@@ -659,6 +662,11 @@ static void weft_cuda_queue_scan(weft_cuda_device_t* device,
     weft_cuda_op_t* op = device->pending.head;
     while (op) {
       weft_cuda_op_t* next = op->next;
+      if (!op->wait_set_registered) {
+        previous = op;
+        op = next;
+        continue;
+      }
       weft_cuda_stream_waits_t waits;
       const bool wait_failed =
           op->wait_set_done && !weft_status_is_ok(op->wait_status);
@@ -778,6 +786,13 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
     weft_wait_set_start(op->wait_set, WEFT_WAIT_MODE_ALL, op->base.wait_list,
                         WEFT_TIME_INFINITE_FUTURE, weft_cuda_op_wait_ready,
                         op);
+    // The op's own reference keeps it alive here: nothing issues or ends
+    // it before this.
+    pthread_mutex_lock(&device->mutex);
+    op->wait_set_registered = true;
+    device->submission_requested = true;
+    pthread_cond_signal(&device->submission_wake);
+    pthread_mutex_unlock(&device->mutex);
   }
   return WEFT_OK;
 }
