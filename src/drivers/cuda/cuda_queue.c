@@ -26,6 +26,9 @@ struct weft_cuda_op_t {
   // set was still registered (their sets are cancelled after the round).
   weft_cuda_op_t* promoted_next;
   weft_cuda_device_t* device;
+  // The device's allocator, kept here: the last reference may be dropped
+  // by a wait set's callback after the device is gone.
+  weft_allocator_t allocator;
   weft_time_t submit_time;
   uint64_t trace_id;
   // Two owners: the op's own path (issue -> completion, or the failure
@@ -89,6 +92,7 @@ static weft_status_t weft_cuda_op_allocate(weft_cuda_device_t* device,
   if (weft_status_is_ok(status)) {
     memset(op, 0, sizeof(*op));
     op->device = device;
+    op->allocator = device->base.host_allocator;
     op->submit_time = weft_time_now();
     atomic_init(&op->ref_count, 1u);
     op->status_word = WEFT_CUDA_NO_STATUS_WORD;
@@ -109,7 +113,7 @@ static void weft_cuda_op_release(weft_cuda_op_t* op) {
   weft_status_free(op->wait_status);
   weft_status_free(op->issue_status);
   weft_queue_op_release(&op->base);
-  weft_allocator_free(op->device->base.host_allocator, op);
+  weft_allocator_free(op->allocator, op);
 }
 
 static void weft_cuda_fifo_push(weft_cuda_op_fifo_t* fifo, weft_cuda_op_t* op) {
