@@ -9,6 +9,7 @@
 #include "drivers/cuda/cuda_buffer.h"
 #include "drivers/cuda/cuda_driver.h"
 #include "drivers/cuda/cuda_executable.h"
+#include "drivers/cuda/cuda_graph.h"
 #include "drivers/cuda/cuda_semaphore.h"
 
 #define WEFT_CUDA_DEFAULT_STATUS_WORDS 65536u
@@ -178,6 +179,7 @@ static const weft_device_vtable_t kWeftCudaDeviceVtable = {
     .create_semaphore = weft_cuda_device_create_semaphore,
     .create_transient_buffer = weft_cuda_device_create_transient_buffer,
     .queue_submit = weft_cuda_device_queue_submit,
+    .command_buffer_finalize = weft_cuda_graph_finalize,
 };
 
 //===----------------------------------------------------------------------===//

@@ -9,6 +9,7 @@
 #include "drivers/cuda/cuda_buffer.h"
 #include "drivers/cuda/cuda_device.h"
 #include "drivers/cuda/cuda_executable.h"
+#include "drivers/cuda/cuda_graph.h"
 #include "drivers/cuda/cuda_semaphore.h"
 #include "hal/command_buffer_impl.h"
 #include "hal/queue_completion.h"
@@ -344,14 +345,21 @@ static weft_status_t weft_cuda_copy(weft_cuda_device_t* device,
   return status;
 }
 
-// Replays a recorded command buffer onto the stream.
+// Launches a reusable command buffer's graph (cuda_graph.h), or replays a
+// one-shot one onto the stream command by command.
 static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
                                        const weft_queue_op_t* op,
                                        CUdeviceptr status_word) {
+  const weft_binding_table_t table = op->execute.binding_table;
+  weft_cuda_graph_t* graph =
+      weft_cuda_graph_lookup(device, op->execute.command_buffer);
+  if (graph) {
+    return weft_cuda_graph_launch(device, graph, op->execute.command_buffer,
+                                  table, status_word);
+  }
   uint32_t count = 0;
   const weft_command_t* commands =
       weft_command_buffer_commands(op->execute.command_buffer, &count);
-  const weft_binding_table_t table = op->execute.binding_table;
   weft_status_t status = WEFT_OK;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
     const weft_command_t* command = &commands[i];
