@@ -13,6 +13,10 @@
 #include "drivers/cuda/cuda_semaphore.h"
 
 #define WEFT_CUDA_DEFAULT_STATUS_WORDS 65536u
+// File transfers: 8 pinned pieces of 4 MiB (32 MiB, allocated at the first
+// read or write).
+#define WEFT_CUDA_DEFAULT_STAGING_PIECE_SIZE (4u << 20)
+#define WEFT_CUDA_DEFAULT_STAGING_PIECES 8u
 
 weft_status_t weft_cuda_device_push_context(weft_cuda_device_t* device) {
   return WEFT_CUDA_CALL(device->symbols, cuCtxPushCurrent(device->context));
@@ -35,6 +39,7 @@ static void weft_cuda_device_free(weft_cuda_device_t* device) {
     const bool pushed =
         symbols->cuCtxPushCurrent(device->context) == CUDA_SUCCESS;
     if (pushed) {
+      weft_cuda_device_free_staging(device);
       if (device->dispatch_stream) {
         symbols->cuStreamSynchronize(device->dispatch_stream);
         symbols->cuStreamDestroy(device->dispatch_stream);
@@ -47,6 +52,7 @@ static void weft_cuda_device_free(weft_cuda_device_t* device) {
   }
   weft_allocator_free(allocator, device->free_status_words);
   pthread_cond_destroy(&device->idle);
+  pthread_cond_destroy(&device->transfer_wake);
   pthread_cond_destroy(&device->completion_wake);
   pthread_cond_destroy(&device->submission_wake);
   pthread_mutex_destroy(&device->mutex);
@@ -276,12 +282,39 @@ static weft_status_t weft_cuda_device_create_resources(
   return status;
 }
 
+typedef struct weft_cuda_device_options_t {
+  uint32_t ordinal;
+  weft_cuda_completion_mode_t mode;
+  uint32_t status_words;
+  uint32_t staging_piece_size;
+  uint32_t staging_pieces;
+} weft_cuda_device_options_t;
+
 static weft_status_t weft_cuda_parse_options(
     const char* device_string, const weft_device_options_t* options,
-    uint32_t* out_ordinal, weft_cuda_completion_mode_t* out_mode,
-    uint32_t* out_status_words) {
+    weft_cuda_device_options_t* out) {
+  uint32_t* out_ordinal = &out->ordinal;
+  weft_cuda_completion_mode_t* out_mode = &out->mode;
+  uint32_t* out_status_words = &out->status_words;
   weft_status_t status =
       weft_device_options_get_u32(options, "device", out_ordinal);
+  if (weft_status_is_ok(status)) {
+    status = weft_device_options_get_u32(options, "staging_piece",
+                                         &out->staging_piece_size);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_options_get_u32(options, "staging_pieces",
+                                         &out->staging_pieces);
+  }
+  if (weft_status_is_ok(status) &&
+      (out->staging_piece_size < 4096 || out->staging_pieces == 0)) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': staging_piece must be at least "
+                         "4096 bytes and staging_pieces at least 1 (got %u "
+                         "and %u)",
+                         device_string, out->staging_piece_size,
+                         out->staging_pieces);
+  }
   if (weft_status_is_ok(status)) {
     status = weft_device_options_get_u32(options, "status_words",
                                          out_status_words);
@@ -312,9 +345,13 @@ static weft_status_t weft_cuda_driver_create_device(
     const weft_device_options_t* options, weft_allocator_t allocator,
     weft_device_t** out_device) {
   *out_device = NULL;
-  uint32_t ordinal = 0;
-  uint32_t status_words = WEFT_CUDA_DEFAULT_STATUS_WORDS;
-  weft_cuda_completion_mode_t mode = WEFT_CUDA_COMPLETION_BLOCKING;
+  weft_cuda_device_options_t parsed = {
+      .ordinal = 0,
+      .mode = WEFT_CUDA_COMPLETION_BLOCKING,
+      .status_words = WEFT_CUDA_DEFAULT_STATUS_WORDS,
+      .staging_piece_size = WEFT_CUDA_DEFAULT_STAGING_PIECE_SIZE,
+      .staging_pieces = WEFT_CUDA_DEFAULT_STAGING_PIECES,
+  };
   weft_status_t status = WEFT_OK;
   if (options->path[0] != '\0') {
     status = WEFT_STATUS(INVALID_ARGUMENT,
@@ -323,11 +360,12 @@ static weft_status_t weft_cuda_driver_create_device(
                          device_string, options->path);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_cuda_parse_options(device_string, options, &ordinal, &mode,
-                                     &status_words);
+    status = weft_cuda_parse_options(device_string, options, &parsed);
   }
   const weft_cuda_symbols_t* symbols = NULL;
   if (weft_status_is_ok(status)) status = weft_cuda_symbols_get(&symbols);
+  const uint32_t ordinal = parsed.ordinal;
+  const weft_cuda_completion_mode_t mode = parsed.mode;
   int device_count = 0;
   if (weft_status_is_ok(status)) {
     status = WEFT_CUDA_CALL(symbols, cuDeviceGetCount(&device_count));
@@ -353,15 +391,19 @@ static weft_status_t weft_cuda_driver_create_device(
   pthread_cond_init(&device->submission_wake, NULL);
   pthread_cond_init(&device->completion_wake, NULL);
   pthread_cond_init(&device->idle, NULL);
+  pthread_cond_init(&device->transfer_wake, NULL);
   device->symbols = symbols;
   device->ordinal = (int)ordinal;
   device->completion_mode = mode;
-  device->status_word_count = status_words;
+  device->status_word_count = parsed.status_words;
+  device->staging_piece_size = parsed.staging_piece_size;
+  device->staging_piece_count = parsed.staging_pieces;
   status = weft_device_initialize(&kWeftCudaDeviceVtable, device_string,
                                   driver->name, weft_domain_next(), allocator,
                                   &device->base);
   if (!weft_status_is_ok(status)) {
     pthread_cond_destroy(&device->idle);
+    pthread_cond_destroy(&device->transfer_wake);
     pthread_cond_destroy(&device->completion_wake);
     pthread_cond_destroy(&device->submission_wake);
     pthread_mutex_destroy(&device->mutex);
@@ -397,8 +439,9 @@ static weft_status_t weft_cuda_driver_create_device(
   return WEFT_OK;
 }
 
-static const char* const kWeftCudaOptionNames[] = {"device", "completion",
-                                                   "status_words", NULL};
+static const char* const kWeftCudaOptionNames[] = {
+    "device", "completion", "status_words", "staging_piece", "staging_pieces",
+    NULL};
 
 const weft_driver_t weft_cuda_driver = {
     .name = "cuda",

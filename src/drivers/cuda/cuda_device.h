@@ -85,13 +85,32 @@ typedef struct weft_cuda_device_t {
   pthread_cond_t submission_wake;
   pthread_cond_t completion_wake;
   bool submission_requested;
+  // Teardown, in stages so no thread leaves while another can still hand
+  // it work: the submission thread stops first, then the transfer thread
+  // (once nothing can hand it a file op), then the completion thread (once
+  // nothing can issue).
   bool shutting_down;
+  bool transfers_closing;
+  bool completions_closing;
   weft_thread_t* submission_thread;
   weft_thread_t* completion_thread;
   // Held ops whose wait set has not yet called back (they cannot be freed
   // before it does), for the teardown.
   uint32_t wait_sets_outstanding;
   pthread_cond_t idle;
+
+  // File reads and writes (cuda_file.c): ready READ/WRITE ops wait here
+  // for the transfer thread, which moves them through pinned staging
+  // pieces (|staging_piece_size| bytes each, |staging_piece_count| of them,
+  // allocated at the first transfer).
+  weft_cuda_op_fifo_t transfers;
+  pthread_cond_t transfer_wake;
+  weft_thread_t* transfer_thread;
+  uint64_t staging_piece_size;
+  uint32_t staging_piece_count;
+  uint8_t* staging;  // pinned, device-mapped
+  CUdeviceptr staging_device;
+  weft_cuda_event_t** staging_events;  // the last copy of each piece
 
   char name[128];
   size_t total_memory;
@@ -112,6 +131,15 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* device,
 uint64_t weft_cuda_device_for_each_pending(weft_device_t* device,
                                            weft_pending_op_visit_fn_t visit,
                                            void* user_data);
+// The transfer thread's body (cuda_file.c): runs file ops handed to it.
+int weft_cuda_transfer_main(void* user_data);
+// Hands a ready READ/WRITE op to the transfer thread. Called with the
+// device mutex held.
+void weft_cuda_device_enqueue_transfer(weft_cuda_device_t* device,
+                                       weft_cuda_op_t* op);
+// Frees the staging pieces (context current, no transfer running).
+void weft_cuda_device_free_staging(weft_cuda_device_t* device);
+
 // Starts the submission and completion threads.
 weft_status_t weft_cuda_device_start_queue(weft_cuda_device_t* device);
 // At the last release: fails held ops with CANCELLED, lets issued ops

@@ -10,54 +10,13 @@
 #include "drivers/cuda/cuda_device.h"
 #include "drivers/cuda/cuda_executable.h"
 #include "drivers/cuda/cuda_graph.h"
+#include "drivers/cuda/cuda_op.h"
 #include "drivers/cuda/cuda_semaphore.h"
 #include "hal/command_buffer_impl.h"
 #include "hal/queue_completion.h"
 #include "hal/queue_trace.h"
 #include "hal/semaphore_impl.h"
 #include "hal/wait_set.h"
-
-// No status word (an op without dispatches).
-#define WEFT_CUDA_NO_STATUS_WORD UINT32_MAX
-
-struct weft_cuda_op_t {
-  // Link in the device's pending or issued FIFO (guarded by its mutex).
-  weft_cuda_op_t* next;
-  // Link in the submission thread's list of ops issued while their wait
-  // set was still registered (their sets are cancelled after the round).
-  weft_cuda_op_t* promoted_next;
-  weft_cuda_device_t* device;
-  // The device's allocator, kept here: the last reference may be dropped
-  // by a wait set's callback after the device is gone.
-  weft_allocator_t allocator;
-  weft_time_t submit_time;
-  uint64_t trace_id;
-  // Two owners: the op's own path (issue -> completion, or the failure
-  // that ends it) and, once started, its wait set until the set calls
-  // back. The last to let go frees the record.
-  weft_atomic_uint32_t ref_count;
-  // Guarded by the device mutex. The submission thread leaves a held op
-  // alone until its set is registered (start returned): a promoted op's
-  // set is cancelled, which needs it started.
-  bool wait_set_started;
-  bool wait_set_registered;
-  bool wait_set_done;
-  // Issued (or ended) already: a late wait-set result is only dropped.
-  bool taken;
-  // The wait set's result (owned), read once the op is taken from the
-  // pending queue.
-  weft_status_t wait_status;
-  // Issued ops: the event recorded after the work, the status word its
-  // dispatches write, an error met while issuing (failing the op once the
-  // stream reaches it), and whether a wait was met in-stream (then a
-  // failed wait upstream fails this op at completion).
-  weft_cuda_event_t* event;
-  uint32_t status_word;
-  bool waited_in_stream;
-  weft_status_t issue_status;
-  weft_wait_set_t* wait_set;  // in this record
-  weft_queue_op_t base;       // captured: copies in this record, retained
-};
 
 //===----------------------------------------------------------------------===//
 // Records
@@ -106,7 +65,7 @@ static weft_status_t weft_cuda_op_allocate(weft_cuda_device_t* device,
   return status;
 }
 
-static void weft_cuda_op_release(weft_cuda_op_t* op) {
+void weft_cuda_op_release(weft_cuda_op_t* op) {
   if (weft_atomic_fetch_sub(&op->ref_count, 1u, memory_order_acq_rel) != 1u) {
     return;
   }
@@ -115,31 +74,6 @@ static void weft_cuda_op_release(weft_cuda_op_t* op) {
   weft_status_free(op->issue_status);
   weft_queue_op_release(&op->base);
   weft_allocator_free(op->allocator, op);
-}
-
-static void weft_cuda_fifo_push(weft_cuda_op_fifo_t* fifo, weft_cuda_op_t* op) {
-  op->next = NULL;
-  if (fifo->tail) {
-    fifo->tail->next = op;
-  } else {
-    fifo->head = op;
-  }
-  fifo->tail = op;
-  ++fifo->count;
-}
-
-// Unlinks |op| whose predecessor is |previous| (NULL for the head).
-static void weft_cuda_fifo_unlink(weft_cuda_op_fifo_t* fifo,
-                                  weft_cuda_op_t* previous,
-                                  weft_cuda_op_t* op) {
-  if (previous) {
-    previous->next = op->next;
-  } else {
-    fifo->head = op->next;
-  }
-  if (fifo->tail == op) fifo->tail = previous;
-  op->next = NULL;
-  --fifo->count;
 }
 
 //===----------------------------------------------------------------------===//
@@ -523,12 +457,6 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
       break;
     case WEFT_QUEUE_OP_BARRIER:
       break;
-    case WEFT_QUEUE_OP_READ:
-    case WEFT_QUEUE_OP_WRITE:
-      status = WEFT_STATUS(UNIMPLEMENTED,
-                           "file reads and writes are not implemented on the "
-                           "cuda driver yet");
-      break;
     default:
       status = WEFT_STATUS(INTERNAL, "op kind %d reached the stream",
                            (int)op->kind);
@@ -537,31 +465,10 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
   return status;
 }
 
-// Issues |op| (ready: |waits| are its in-stream waits, consumed): its work
-// behind the waits, then its event; binds its signals' device timepoints
-// and hands it to the completion thread. Called with the device mutex held
-// and the context current. An error here fails the op (after the stream
-// reaches it, if its event could be recorded).
-static void weft_cuda_op_issue(weft_cuda_device_t* device,
-                               weft_cuda_op_t* op,
-                               weft_cuda_stream_waits_t* waits) {
+void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
+                               weft_status_t status) {
   const weft_cuda_symbols_t* symbols = device->symbols;
   CUstream stream = device->dispatch_stream;
-  op->taken = true;
-  op->waited_in_stream = waits->count > 0;
-  weft_queue_trace_ready(op->trace_id);
-  weft_status_t status = WEFT_OK;
-  for (uint32_t i = 0; weft_status_is_ok(status) && i < waits->count; ++i) {
-    // An event of this stream is already behind us in order.
-    if (waits->events[i]->stream != stream) {
-      status = WEFT_CUDA_CALL(
-          symbols, cuStreamWaitEvent(stream, waits->events[i]->handle, 0));
-    }
-  }
-  weft_cuda_stream_waits_release(waits);
-  if (weft_status_is_ok(status)) {
-    status = weft_cuda_op_enqueue_work(device, op);
-  }
   op->issue_status = weft_queue_op_annotate_error(&op->base, status);
   weft_status_t record = weft_cuda_event_pool_acquire(device->event_pool,
                                                       &op->event);
@@ -596,6 +503,39 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
     device->submission_requested = true;
     pthread_cond_signal(&device->submission_wake);
   }
+}
+
+// Issues |op| (ready: |waits| are its in-stream waits, consumed): its work
+// behind the waits, then its event (weft_cuda_op_finish_issue). File ops go
+// to the transfer thread instead, behind the same waits. Called with the
+// device mutex held and the context current. An error here fails the op
+// (after the stream reaches it, if its event could be recorded).
+static void weft_cuda_op_issue(weft_cuda_device_t* device,
+                               weft_cuda_op_t* op,
+                               weft_cuda_stream_waits_t* waits) {
+  const weft_cuda_symbols_t* symbols = device->symbols;
+  CUstream stream = device->dispatch_stream;
+  op->taken = true;
+  op->waited_in_stream = waits->count > 0;
+  weft_queue_trace_ready(op->trace_id);
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < waits->count; ++i) {
+    // An event of this stream is already behind us in order.
+    if (waits->events[i]->stream != stream) {
+      status = WEFT_CUDA_CALL(
+          symbols, cuStreamWaitEvent(stream, waits->events[i]->handle, 0));
+    }
+  }
+  weft_cuda_stream_waits_release(waits);
+  if (weft_status_is_ok(status) && (op->base.kind == WEFT_QUEUE_OP_READ ||
+                                    op->base.kind == WEFT_QUEUE_OP_WRITE)) {
+    weft_cuda_device_enqueue_transfer(device, op);
+    return;
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_cuda_op_enqueue_work(device, op);
+  }
+  weft_cuda_op_finish_issue(device, op, status);
 }
 
 //===----------------------------------------------------------------------===//
@@ -886,7 +826,7 @@ static int weft_cuda_completion_main(void* user_data) {
   const bool pushed = weft_status_is_ok(weft_cuda_device_push_context(device));
   pthread_mutex_lock(&device->mutex);
   for (;;) {
-    while (!device->issued.head && !device->shutting_down) {
+    while (!device->issued.head && !device->completions_closing) {
       pthread_cond_wait(&device->completion_wake, &device->mutex);
     }
     weft_cuda_op_t* op = device->issued.head;
@@ -927,6 +867,12 @@ weft_status_t weft_cuda_device_start_queue(weft_cuda_device_t* device) {
     status = weft_thread_create(weft_cuda_completion_main, device, &params,
                                 device->base.host_allocator,
                                 &device->completion_thread);
+  }
+  if (weft_status_is_ok(status)) {
+    params.name = "weft-cuda-files";
+    status = weft_thread_create(weft_cuda_transfer_main, device, &params,
+                                device->base.host_allocator,
+                                &device->transfer_thread);
   }
   return status;
 }
@@ -972,8 +918,16 @@ void weft_cuda_device_stop_queue(weft_cuda_device_t* device) {
     op = next;
   }
 
-  // Issued ops finish: the completion thread drains them and leaves.
+  // File transfers handed over finish (a READ's last step is an issue),
+  // then issued ops: the completion thread drains them and leaves.
   pthread_mutex_lock(&device->mutex);
+  device->transfers_closing = true;
+  pthread_cond_broadcast(&device->transfer_wake);
+  pthread_mutex_unlock(&device->mutex);
+  weft_thread_join(device->transfer_thread);
+  device->transfer_thread = NULL;
+  pthread_mutex_lock(&device->mutex);
+  device->completions_closing = true;
   pthread_cond_broadcast(&device->completion_wake);
   pthread_mutex_unlock(&device->mutex);
   weft_thread_join(device->completion_thread);
@@ -985,9 +939,11 @@ uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
                                            void* user_data) {
   weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
   pthread_mutex_lock(&device->mutex);
-  const weft_cuda_op_fifo_t* fifos[2] = {&device->pending, &device->issued};
-  const char* states[2] = {"waiting", "running on the GPU"};
-  for (int f = 0; f < 2; ++f) {
+  const weft_cuda_op_fifo_t* fifos[3] = {&device->pending, &device->transfers,
+                                         &device->issued};
+  const char* states[3] = {"waiting", "ready, for the file transfer thread",
+                           "running on the GPU"};
+  for (int f = 0; f < 3; ++f) {
     for (const weft_cuda_op_t* op = fifos[f]->head; op; op = op->next) {
       const weft_pending_op_t pending = {
           .type_name = weft_queue_op_kind_name(op->base.kind),
