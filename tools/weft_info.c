@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "drivers/local_task/local_task_driver.h"
+#include "hal/device_impl.h"
 #include "weft/weft.h"
 
 #ifndef WEFT_VERSION_STRING
@@ -92,6 +93,13 @@ static weft_status_t print_device(weft_driver_registry_t* registry,
         printf("    %.*s\n", length, line);
         line += length + (end ? 1 : 0);
       }
+    }
+    // What the driver says of the device's state (as hang reports show
+    // it): the GPU for cuda (name, memory, compute capability, driver).
+    const weft_device_vtable_t* vtable = weft_device_vtable(device);
+    if (vtable->describe) {
+      printf("  state:\n");
+      vtable->describe(device, stdout);
     }
     weft_device_release(device);
   }
