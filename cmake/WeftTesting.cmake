@@ -31,4 +31,17 @@ function(weft_add_cts_suite)
       LABELS "cts;${T_LABELS}" TIMEOUT 300
       ENVIRONMENT "WEFT_CTS_KERNEL_LIBRARY=$<TARGET_FILE:weft_cts_test_kernels_module>")
   endforeach()
+  # The cuda driver, where it is built with the CTS's CUDA kernels: on a GPU
+  # (cts.cuda.<suite>, skipped where there is none) and on the CPU test
+  # double of the driver API (cts.cuda-double.<suite>, tests/cuda_double),
+  # which runs the driver's own logic everywhere.
+  if(TARGET weft_cuda_double AND TARGET weft_cts_cuda_kernels)
+    add_test(NAME cts.cuda.${T_SUITE} COMMAND ${target} --driver cuda)
+    set_tests_properties(cts.cuda.${T_SUITE} PROPERTIES
+      LABELS "cts;cuda;${T_LABELS}" TIMEOUT 300 SKIP_RETURN_CODE 77)
+    add_test(NAME cts.cuda-double.${T_SUITE} COMMAND ${target} --driver cuda)
+    set_tests_properties(cts.cuda-double.${T_SUITE} PROPERTIES
+      LABELS "cts;cuda;${T_LABELS}" TIMEOUT 300 SKIP_RETURN_CODE 77
+      ENVIRONMENT "WEFT_CUDA_DRIVER_LIBRARY=$<TARGET_FILE:weft_cuda_double>")
+  endif()
 endfunction()
