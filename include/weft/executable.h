@@ -48,9 +48,11 @@ typedef enum weft_executable_format_e {
 //   - for each binding, its device address (a pointer);
 //   - for each binding, its length in bytes (uint64_t);
 //   - each constant (uint32_t);
-//   - a uint32_t* status word: a kernel that stores a non-zero value there
-//     fails the dispatch with INTERNAL, as a CPU kernel returning non-zero
-//     does.
+//   - a uint32_t* status of four words: a block that fails stores its code
+//     (non-zero) in word 0 with a compare-and-swap from 0 and, if it was
+//     first, its block index in words 1-3; the dispatch then fails with
+//     INTERNAL naming the kernel, the block and the code, as a CPU kernel
+//     returning non-zero does.
 // The same table can describe a CPU library's kernels and a GPU module's,
 // so one kernel set runs on every driver under the same names.
 

@@ -527,6 +527,8 @@ static const weft_cts_unsupported_t kUnsupported[] = {
     {"cuda", WEFT_CTS_FEATURE_CPU_COMMAND_BUFFERS,
      "command buffers recorded on a CPU device name CPU kernels, which a GPU "
      "cannot run"},
+    {"cuda", WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES,
+     "a GPU runs CUDA modules (cuda-ptx, cuda-image), not CPU functions"},
 };
 
 static const char* const kFeatureNames[WEFT_CTS_FEATURE_COUNT] = {
@@ -534,6 +536,7 @@ static const char* const kFeatureNames[WEFT_CTS_FEATURE_COUNT] = {
     "QUEUES_OPTION",
     "HOST_MAPPING",
     "CPU_COMMAND_BUFFERS",
+    "CPU_KERNEL_LIBRARIES",
 };
 
 const char* weft_cts_feature_name(weft_cts_feature_t feature) {

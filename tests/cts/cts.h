@@ -254,6 +254,9 @@ typedef enum weft_cts_feature_e {
   // local-task) run on this device (table; README "Objects across
   // devices").
   WEFT_CTS_FEATURE_CPU_COMMAND_BUFFERS,
+  // The device makes executables of CPU kernel libraries (cpu-static,
+  // cpu-shared-object): the cases about those formats' own checks.
+  WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES,
   WEFT_CTS_FEATURE_COUNT,
 } weft_cts_feature_t;
 

@@ -109,17 +109,18 @@ static const weft_kernel_library_t* null_query(uint32_t abi_version) {
 // Cases
 //===----------------------------------------------------------------------===//
 
+// The device's own copy of the test kernels (a CPU library, a CUDA
+// module) describes itself the same way.
 static void create_static(void** state) {
   weft_cts_t* cts = *state;
   weft_executable_t* executable = NULL;
-  WEFT_ASSERT_OK(weft_device_create_executable(
-      cts->device,
-      weft_executable_source_cpu_static(weft_cts_test_kernels_query),
-      &executable));
+  const weft_executable_source_t source =
+      weft_cts_kernel_source(weft_device_driver_name(cts->device));
+  WEFT_ASSERT_OK(
+      weft_device_create_executable(cts->device, source, &executable));
   assert_string_equal(weft_executable_name(executable), "cts_test_kernels");
   assert_int_equal(weft_executable_kernel_count(executable), 4);
-  assert_int_equal(weft_executable_format(executable),
-                   WEFT_EXECUTABLE_FORMAT_CPU_STATIC);
+  assert_int_equal(weft_executable_format(executable), source.format);
   const weft_kernel_info_t* kernel = weft_executable_kernel_info(executable, 0);
   assert_non_null(kernel);
   assert_string_equal(kernel->name, "scale_offset");
@@ -134,6 +135,7 @@ static void create_static(void** state) {
 
 static void create_static_null_query(void** state) {
   weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES);
   weft_executable_t* executable = (weft_executable_t*)state;
   weft_cts_assert_status_contains(
       weft_device_create_executable(
@@ -198,6 +200,7 @@ static void lookup_missing_lists_names(void** state) {
 
 static void load_shared_object(void** state) {
   weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES);
   const char* path = getenv("WEFT_CTS_KERNEL_LIBRARY");
   if (!path || !path[0]) {
     skip();
@@ -217,6 +220,7 @@ static void loaded_library_outlives_its_creator(void** state) {
   // A command buffer keeps a loaded library (and its code) alive after the
   // caller releases it.
   weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES);
   const char* path = getenv("WEFT_CTS_KERNEL_LIBRARY");
   if (!path || !path[0]) {
     skip();
@@ -260,6 +264,7 @@ static void loaded_library_outlives_its_creator(void** state) {
 
 static void load_missing_path(void** state) {
   weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES);
   const char* path = "/nonexistent/weft/libnot_a_kernel_library.so";
   weft_executable_t* executable = (weft_executable_t*)state;
   weft_cts_assert_status_contains(
@@ -273,6 +278,7 @@ static void load_missing_path(void** state) {
 static void load_without_query_symbol(void** state) {
   // The C library is a shared object that surely lacks the query symbol.
   weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES);
   weft_executable_t* executable = NULL;
   weft_cts_assert_status_contains(
       weft_device_create_executable(
@@ -284,6 +290,7 @@ static void load_without_query_symbol(void** state) {
 
 static void load_empty_path(void** state) {
   weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES);
   weft_executable_t* executable = NULL;
   weft_cts_assert_status_contains(
       weft_device_create_executable(
@@ -299,6 +306,7 @@ static void load_empty_path(void** state) {
 
 static void malformed_null_function(void** state) {
   weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES);
   weft_executable_t* executable = NULL;
   weft_cts_assert_status_contains(
       weft_device_create_executable(
@@ -310,6 +318,7 @@ static void malformed_null_function(void** state) {
 
 static void malformed_tables(void** state) {
   weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES);
   weft_executable_t* executable = NULL;
   weft_cts_assert_status_contains(
       weft_device_create_executable(

@@ -5,11 +5,23 @@
 // each function below is its kernel's body with the loop over the block's
 // threads made explicit. They follow the parameter convention of
 // include/weft/executable.h: binding pointers, binding lengths (uint64),
-// constants (uint32), then a uint32_t* status that a failing block stores
-// its CPU return value into.
+// constants (uint32), then a uint32_t* status of four words where the
+// first failing block stores its CPU return value, then its block index.
 #include <string.h>
 
 #include "cuda_double_impl.h"
+
+// weft_fail of cts_kernels.cu: the first report wins.
+static void weft_cuda_double_report(const weft_cuda_double_block_t* block,
+                                    uint32_t* status, uint32_t code) {
+  uint32_t expected = 0;
+  if (__atomic_compare_exchange_n(status, &expected, code, false,
+                                  __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    status[1] = block->block_idx.x;
+    status[2] = block->block_idx.y;
+    status[3] = block->block_idx.z;
+  }
+}
 
 static void* weft_cuda_double_param_pointer(void* const* params, int index) {
   void* value;
@@ -59,7 +71,7 @@ static void weft_cuda_double_scale_offset(const weft_cuda_double_block_t* block,
   for (uint32_t t = 0; t < weft_cuda_double_threads_x(block); ++t) {
     if ((uint64_t)count * sizeof(float) > in_length ||
         (uint64_t)count * sizeof(float) > out_length) {
-      *status = 2;
+      weft_cuda_double_report(block, status, 2);
       continue;
     }
     uint32_t i = block->block_idx.x * block->block_dim.x + t;
@@ -80,7 +92,7 @@ static void weft_cuda_double_abs_range(const weft_cuda_double_block_t* block,
   uint32_t end = first + count;  // wraps as the CPU kernel's does
   for (uint32_t t = 0; t < weft_cuda_double_threads_x(block); ++t) {
     if ((uint64_t)end * sizeof(int32_t) > length) {
-      *status = 2;
+      weft_cuda_double_report(block, status, 2);
       continue;
     }
     uint32_t i = first + block->block_idx.x * block->block_dim.x + t;
@@ -104,7 +116,7 @@ static void weft_cuda_double_write_ids(const weft_cuda_double_block_t* block,
   uint32_t flat = (id->z * n->y + id->y) * n->x + id->x;
   for (uint32_t t = 0; t < weft_cuda_double_threads_x(block); ++t) {
     if ((uint64_t)(flat + 1) * 4 * sizeof(uint32_t) > length) {
-      *status = 2;
+      weft_cuda_double_report(block, status, 2);
       continue;
     }
     out[flat * 4 + 0] = id->x;
@@ -119,7 +131,7 @@ static void weft_cuda_double_fail(const weft_cuda_double_block_t* block,
                                   void* const* params) {
   uint32_t fail_x = weft_cuda_double_param_u32(params, 0);
   uint32_t* status = (uint32_t*)weft_cuda_double_param_pointer(params, 1);
-  if (block->block_idx.x == fail_x) *status = 1;
+  if (block->block_idx.x == fail_x) weft_cuda_double_report(block, status, 1);
 }
 
 static const weft_cuda_double_kernel_t weft_cuda_double_kernels[] = {

@@ -808,12 +808,13 @@ static void test_launch_scale_offset_and_fail(void** state) {
   CUfunction fail = get_function(module, "fail");
   CUdeviceptr in = allocate(kCount * sizeof(float));
   CUdeviceptr out = allocate(kCount * sizeof(float));
-  CUdeviceptr status = allocate(sizeof(uint32_t));
+  // Four words: the code, then the failing block's index.
+  CUdeviceptr status = allocate(4 * sizeof(uint32_t));
   float input[kCount];
   for (int i = 0; i < kCount; ++i) input[i] = (float)i - 10.5f;
   ASSERT_CU_OK(cu.cuMemcpyHtoDAsync(in, input, sizeof(input), stream));
   ASSERT_CU_OK(cu.cuMemsetD32Async(out, 0, kCount, stream));
-  ASSERT_CU_OK(cu.cuMemsetD32Async(status, 0, 1, stream));
+  ASSERT_CU_OK(cu.cuMemsetD32Async(status, 0, 4, stream));
   uint64_t launches = controls.launch_count();
 
   gate_t gate;
@@ -849,13 +850,16 @@ static void test_launch_scale_offset_and_fail(void** state) {
   // fail: status 1 when a block's x is fail_x, 0 when none is.
   uint32_t fail_x = 1;
   void* fail_params[2] = {&fail_x, &status};
-  ASSERT_CU_OK(cu.cuMemsetD32Async(status, 0, 1, stream));
+  ASSERT_CU_OK(cu.cuMemsetD32Async(status, 0, 4, stream));
   ASSERT_CU_OK(
       cu.cuLaunchKernel(fail, 3, 1, 1, 1, 1, 1, 0, stream, fail_params, NULL));
-  read_device(&status_word, status, sizeof(status_word), stream);
-  assert_int_equal(status_word, 1);
+  uint32_t report[4] = {0};
+  read_device(report, status, sizeof(report), stream);
+  assert_int_equal(report[0], 1);
+  assert_int_equal(report[1], 1);  // the failing block's x
+  assert_int_equal(report[2], 0);
   fail_x = 5;
-  ASSERT_CU_OK(cu.cuMemsetD32Async(status, 0, 1, stream));
+  ASSERT_CU_OK(cu.cuMemsetD32Async(status, 0, 4, stream));
   ASSERT_CU_OK(
       cu.cuLaunchKernel(fail, 3, 1, 1, 1, 1, 1, 0, stream, fail_params, NULL));
   read_device(&status_word, status, sizeof(status_word), stream);
@@ -907,11 +911,12 @@ static void test_launch_abs_range_and_write_ids(void** state) {
   CUmodule module = load_cts_module();
   CUdeviceptr data = allocate(80 * sizeof(int32_t));
   CUdeviceptr ids = allocate(12 * 4 * sizeof(uint32_t));
-  CUdeviceptr status = allocate(sizeof(uint32_t));
+  // Four words: the code, then the failing block's index.
+  CUdeviceptr status = allocate(4 * sizeof(uint32_t));
   int32_t values[80];
   for (int i = 0; i < 80; ++i) values[i] = -i;
   ASSERT_CU_OK(cu.cuMemcpyHtoDAsync(data, values, sizeof(values), stream));
-  ASSERT_CU_OK(cu.cuMemsetD32Async(status, 0, 1, stream));
+  ASSERT_CU_OK(cu.cuMemsetD32Async(status, 0, 4, stream));
 
   uint64_t length = sizeof(values);
   uint32_t first = 3;

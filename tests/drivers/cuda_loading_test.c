@@ -94,9 +94,9 @@ static int bad_options_child(void) {
   failures += expect_create_failure("cuda://gpu0",
                                     WEFT_STATUS_INVALID_ARGUMENT,
                                     "takes no path");
-  failures += expect_create_failure("cuda?status_words=0",
+  failures += expect_create_failure("cuda?status_slots=1",
                                     WEFT_STATUS_INVALID_ARGUMENT,
-                                    "status_words must be at least 1");
+                                    "status_slots must be at least 2");
   failures += expect_create_failure("cuda?streams=2",
                                     WEFT_STATUS_INVALID_ARGUMENT,
                                     "does not accept option 'streams'");

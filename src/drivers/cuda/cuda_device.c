@@ -12,7 +12,7 @@
 #include "drivers/cuda/cuda_graph.h"
 #include "drivers/cuda/cuda_semaphore.h"
 
-#define WEFT_CUDA_DEFAULT_STATUS_WORDS 65536u
+#define WEFT_CUDA_DEFAULT_STATUS_SLOTS 65536u
 // File transfers: 8 pinned pieces of 4 MiB (32 MiB, allocated at the first
 // read or write).
 #define WEFT_CUDA_DEFAULT_STAGING_PIECE_SIZE (4u << 20)
@@ -44,13 +44,12 @@ static void weft_cuda_device_free(weft_cuda_device_t* device) {
         symbols->cuStreamSynchronize(device->dispatch_stream);
         symbols->cuStreamDestroy(device->dispatch_stream);
       }
-      if (device->status_words) symbols->cuMemFreeHost(device->status_words);
+      if (device->status_slots) symbols->cuMemFreeHost(device->status_slots);
       CUcontext popped = NULL;
       symbols->cuCtxPopCurrent(&popped);
     }
     weft_cuda_event_pool_release(device->event_pool);
   }
-  weft_allocator_free(allocator, device->free_status_words);
   pthread_cond_destroy(&device->idle);
   pthread_cond_destroy(&device->transfer_wake);
   pthread_cond_destroy(&device->completion_wake);
@@ -151,10 +150,12 @@ static weft_status_t weft_cuda_device_create_executable(
   if (source.format != WEFT_EXECUTABLE_FORMAT_CUDA_PTX &&
       source.format != WEFT_EXECUTABLE_FORMAT_CUDA_IMAGE) {
     return WEFT_STATUS(INVALID_ARGUMENT,
-                       "device '%s' (cuda) does not take %s executables; it "
-                       "takes cuda-ptx and cuda-image",
+                       "weft_device_create_executable: device '%s' does not "
+                       "accept executables of format %s (%d); it takes "
+                       "cuda-ptx and cuda-image",
                        weft_device_id(base_device),
-                       weft_executable_format_name(source.format));
+                       weft_executable_format_name(source.format),
+                       (int)source.format);
   }
   weft_status_t status = weft_cuda_device_push_context(device);
   if (weft_status_is_ok(status)) {
@@ -253,31 +254,20 @@ static weft_status_t weft_cuda_device_create_resources(
   }
   if (weft_status_is_ok(status)) {
     char call[96];
-    snprintf(call, sizeof(call), "cuMemHostAlloc(%u status words)",
-             device->status_word_count);
+    snprintf(call, sizeof(call), "cuMemHostAlloc(%u status slots)",
+             device->status_slot_count);
     status = weft_cuda_result_to_status(
         symbols,
-        symbols->cuMemHostAlloc((void**)&device->status_words,
-                                device->status_word_count * sizeof(uint32_t),
-                                CU_MEMHOSTALLOC_DEVICEMAP |
-                                    CU_MEMHOSTALLOC_PORTABLE),
+        symbols->cuMemHostAlloc(
+            (void**)&device->status_slots,
+            device->status_slot_count * sizeof(weft_cuda_status_t),
+            CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
         call);
   }
   if (weft_status_is_ok(status)) {
     status = WEFT_CUDA_CALL(
-        symbols, cuMemHostGetDevicePointer(&device->status_words_device,
-                                           device->status_words, 0));
-  }
-  if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc_array(
-        device->base.host_allocator, device->status_word_count,
-        sizeof(uint32_t), (void**)&device->free_status_words);
-  }
-  if (weft_status_is_ok(status)) {
-    for (uint32_t i = 0; i < device->status_word_count; ++i) {
-      device->free_status_words[i] = device->status_word_count - 1 - i;
-    }
-    device->free_status_word_count = device->status_word_count;
+        symbols, cuMemHostGetDevicePointer(&device->status_slots_device,
+                                           device->status_slots, 0));
   }
   return status;
 }
@@ -285,7 +275,7 @@ static weft_status_t weft_cuda_device_create_resources(
 typedef struct weft_cuda_device_options_t {
   uint32_t ordinal;
   weft_cuda_completion_mode_t mode;
-  uint32_t status_words;
+  uint32_t status_slots;
   uint32_t staging_piece_size;
   uint32_t staging_pieces;
 } weft_cuda_device_options_t;
@@ -295,7 +285,7 @@ static weft_status_t weft_cuda_parse_options(
     weft_cuda_device_options_t* out) {
   uint32_t* out_ordinal = &out->ordinal;
   weft_cuda_completion_mode_t* out_mode = &out->mode;
-  uint32_t* out_status_words = &out->status_words;
+  uint32_t* out_status_slots = &out->status_slots;
   weft_status_t status =
       weft_device_options_get_u32(options, "device", out_ordinal);
   if (weft_status_is_ok(status)) {
@@ -316,12 +306,12 @@ static weft_status_t weft_cuda_parse_options(
                          out->staging_pieces);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_options_get_u32(options, "status_words",
-                                         out_status_words);
+    status = weft_device_options_get_u32(options, "status_slots",
+                                         out_status_slots);
   }
-  if (weft_status_is_ok(status) && *out_status_words == 0) {
+  if (weft_status_is_ok(status) && *out_status_slots < 2) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "device string '%s': status_words must be at least 1",
+                         "device string '%s': status_slots must be at least 2",
                          device_string);
   }
   const char* completion = weft_device_options_find(options, "completion");
@@ -348,7 +338,7 @@ static weft_status_t weft_cuda_driver_create_device(
   weft_cuda_device_options_t parsed = {
       .ordinal = 0,
       .mode = WEFT_CUDA_COMPLETION_BLOCKING,
-      .status_words = WEFT_CUDA_DEFAULT_STATUS_WORDS,
+      .status_slots = WEFT_CUDA_DEFAULT_STATUS_SLOTS,
       .staging_piece_size = WEFT_CUDA_DEFAULT_STAGING_PIECE_SIZE,
       .staging_pieces = WEFT_CUDA_DEFAULT_STAGING_PIECES,
   };
@@ -395,7 +385,7 @@ static weft_status_t weft_cuda_driver_create_device(
   device->symbols = symbols;
   device->ordinal = (int)ordinal;
   device->completion_mode = mode;
-  device->status_word_count = parsed.status_words;
+  device->status_slot_count = parsed.status_slots;
   device->staging_piece_size = parsed.staging_piece_size;
   device->staging_piece_count = parsed.staging_pieces;
   status = weft_device_initialize(&kWeftCudaDeviceVtable, device_string,
@@ -440,7 +430,7 @@ static weft_status_t weft_cuda_driver_create_device(
 }
 
 static const char* const kWeftCudaOptionNames[] = {
-    "device", "completion", "status_words", "staging_piece", "staging_pieces",
+    "device", "completion", "status_slots", "staging_piece", "staging_pieces",
     NULL};
 
 const weft_driver_t weft_cuda_driver = {

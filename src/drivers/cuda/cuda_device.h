@@ -34,6 +34,14 @@
 
 typedef struct weft_cuda_op_t weft_cuda_op_t;
 
+// What a kernel reports through its status parameter (weft/executable.h):
+// the first failing block stores its code with a compare-and-swap from 0,
+// then its block index.
+typedef struct weft_cuda_status_t {
+  uint32_t code;
+  uint32_t block[3];
+} weft_cuda_status_t;
+
 // How the completion thread learns that an op's event fired.
 typedef enum weft_cuda_completion_mode_e {
   // cuEventSynchronize on events created with CU_EVENT_BLOCKING_SYNC: the
@@ -65,13 +73,17 @@ typedef struct weft_cuda_device_t {
   // executables that outlive the device.
   weft_cuda_event_pool_t* event_pool;
   weft_cuda_completion_mode_t completion_mode;
-  // Pinned, device-mapped status words for dispatches (one per op, from a
-  // free list): kernels store a non-zero value to fail the dispatch.
-  uint32_t* status_words;
-  CUdeviceptr status_words_device;
-  uint32_t status_word_count;
-  uint32_t* free_status_words;  // a stack of indices, guarded by |mutex|
-  uint32_t free_status_word_count;
+  // Pinned, device-mapped status slots (weft_cuda_status_t) where kernels
+  // report failure: a ring, |status_slot_count| long, from which each
+  // dispatch or execute takes one slot per dispatch at issue and gives them
+  // back at completion. Ops complete in issue order, so the ring frees in
+  // the order it allocates. Guarded by |mutex|.
+  weft_cuda_status_t* status_slots;
+  CUdeviceptr status_slots_device;
+  uint32_t status_slot_count;
+  uint32_t status_head;  // first slot in use
+  uint32_t status_tail;  // next free slot
+  uint32_t status_ops;   // ops holding slots
 
   // Guards everything below, and the order of issue: the stream's work,
   // the completion FIFO and the device timepoints agree.

@@ -3,7 +3,8 @@
 //
 // Device strings: "cuda" (GPU 0), "cuda?device=N", and the options
 // "completion=blocking|polling" (how ops' completions are learnt,
-// cuda_device.h) and "status_words=N" (dispatches in flight at most).
+// cuda_device.h), "status_slots=N" (dispatches in flight at most) and
+// "staging_piece=BYTES", "staging_pieces=N" (file transfers, cuda_file.c).
 // Creating a device where there is no driver library or no GPU is
 // UNAVAILABLE with the reason.
 #ifndef WEFT_DRIVERS_CUDA_CUDA_DRIVER_H_

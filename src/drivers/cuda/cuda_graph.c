@@ -36,7 +36,9 @@ struct weft_cuda_graph_t {
   // Built at the first execute.
   CUgraph graph;
   CUgraphExec exec;
-  CUdeviceptr status;  // the graph's status word (device memory)
+  // The graph's status slots (device memory), one per dispatch.
+  CUdeviceptr status;
+  uint32_t status_slot_count;
   CUgraphNode status_copy_node;
   CUDA_MEMCPY3D status_copy;
   uint32_t node_count;  // one per command
@@ -209,7 +211,7 @@ static weft_status_t weft_cuda_graph_compute(const weft_command_t* command,
         values[b] = pointer;
         values[count + b] = binding.length;
       }
-      values[2 * count] = status_word;
+      values[2 * count] = status_word;  // this dispatch's own slot
       out_node->value_count = 2 * count + 1;
       out_node->kernel = kernel;
       memcpy(out_node->grid, dispatch->workgroup_count,
@@ -298,8 +300,16 @@ static weft_status_t weft_cuda_graph_build(weft_cuda_device_t* device,
                                          (void**)&graph->values);
     graph->value_count = value_count;
   }
+  uint32_t dispatch_count = 0;
+  for (uint32_t i = 0; i < command_count; ++i) {
+    dispatch_count += commands[i].type == WEFT_COMMAND_TYPE_DISPATCH;
+  }
+  graph->status_slot_count = dispatch_count ? dispatch_count : 1;
   if (weft_status_is_ok(status)) {
-    status = WEFT_CUDA_CALL(symbols, cuMemAlloc(&graph->status, 4));
+    status = WEFT_CUDA_CALL(
+        symbols,
+        cuMemAlloc(&graph->status,
+                   graph->status_slot_count * sizeof(weft_cuda_status_t)));
   }
   if (weft_status_is_ok(status)) {
     status = WEFT_CUDA_CALL(symbols, cuGraphCreate(&graph->graph, 0));
@@ -307,17 +317,24 @@ static weft_status_t weft_cuda_graph_build(weft_cuda_device_t* device,
   CUgraphNode last = NULL;
   if (weft_status_is_ok(status)) {
     const CUDA_MEMSET_NODE_PARAMS clear = {
-        .dst = graph->status, .value = 0, .elementSize = 4, .width = 1,
+        .dst = graph->status,
+        .value = 0,
+        .elementSize = 4,
+        .width = graph->status_slot_count * sizeof(weft_cuda_status_t) / 4,
         .height = 1};
     status = WEFT_CUDA_CALL(
         symbols, cuGraphAddMemsetNode(&last, graph->graph, NULL, 0, &clear,
                                       device->context));
   }
   uint32_t next_value = 0;
+  uint32_t dispatch_index = 0;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < command_count; ++i) {
     weft_cuda_graph_node_t* node = &graph->nodes[i];
-    status = weft_cuda_graph_compute(&commands[i], table, graph->status,
-                                     graph->values + next_value, node);
+    status = weft_cuda_graph_compute(
+        &commands[i], table,
+        graph->status + dispatch_index * sizeof(weft_cuda_status_t),
+        graph->values + next_value, node);
+    dispatch_index += commands[i].type == WEFT_COMMAND_TYPE_DISPATCH;
     if (weft_status_is_ok(status)) next_value += node->value_count;
     const size_t dependency_count = last ? 1 : 0;
     if (weft_status_is_ok(status)) {
@@ -367,8 +384,10 @@ static weft_status_t weft_cuda_graph_build(weft_cuda_device_t* device,
   if (weft_status_is_ok(status)) {
     // The destination is the launching op's status word (set per launch);
     // the host's pinned status words are the first one for now.
-    weft_cuda_copy_params(graph->status, NULL, device->status_words_device, 4,
-                          &graph->status_copy);
+    weft_cuda_copy_params(
+        graph->status, NULL, device->status_slots_device,
+        graph->status_slot_count * sizeof(weft_cuda_status_t),
+        &graph->status_copy);
     status = WEFT_CUDA_CALL(
         symbols, cuGraphAddMemcpyNode(&graph->status_copy_node, graph->graph,
                                       &last, 1, &graph->status_copy,
@@ -394,13 +413,17 @@ static weft_status_t weft_cuda_graph_update(weft_cuda_device_t* device,
   const weft_cuda_symbols_t* symbols = device->symbols;
   uint64_t* scratch = graph->values + graph->value_count;
   weft_status_t status = WEFT_OK;
+  uint32_t dispatch_index = 0;
   for (uint32_t i = 0;
        weft_status_is_ok(status) && !*out_rebuild && i < graph->node_count;
        ++i) {
     weft_cuda_graph_node_t* node = &graph->nodes[i];
     weft_cuda_graph_node_t fresh;
-    status = weft_cuda_graph_compute(&commands[i], table, graph->status,
-                                     scratch, &fresh);
+    status = weft_cuda_graph_compute(
+        &commands[i], table,
+        graph->status + dispatch_index * sizeof(weft_cuda_status_t), scratch,
+        &fresh);
+    dispatch_index += commands[i].type == WEFT_COMMAND_TYPE_DISPATCH;
     if (!weft_status_is_ok(status)) break;
     if (fresh.kind != node->kind) {
       *out_rebuild = true;

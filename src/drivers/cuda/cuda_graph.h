@@ -9,12 +9,12 @@
 // parameters changed (cuGraphExec*NodeSetParams), so rebinding costs one
 // driver call per changed node and never a re-instantiation.
 //
-// The graph is a chain: a memset that clears the graph's status word,
-// the commands in order (one stream's semantics: each after the last), and
-// a copy of the status word into the execute op's own status word, whose
-// destination is updated per launch. Kernels of the graph store failures
-// into the graph's word, so a failure in one launch is never lost to the
-// next (launches of one graph exec run one after the other).
+// The graph is a chain: a memset that clears the graph's status slots (one
+// per dispatch), the commands in order (one stream's semantics: each after
+// the last), and a copy of the slots into the execute op's own, whose
+// destination is updated per launch. Kernels of the graph report into the
+// graph's slots, so a failure in one launch is never lost to the next
+// (launches of one graph exec run one after the other).
 //
 // One-shot command buffers are replayed onto the stream instead: building
 // and instantiating a graph for one launch costs more than it saves.
@@ -36,12 +36,12 @@ weft_cuda_graph_t* weft_cuda_graph_lookup(
     weft_cuda_device_t* device, const weft_command_buffer_t* command_buffer);
 
 // Launches |graph| on the dispatch stream with |binding_table|, building
-// or updating it first, and copying its status word to |status_word| at
-// the end. Called with the device mutex held and the context current.
+// or updating it first, and copying its status slots to |status_slots| (one
+// per dispatch of the command buffer) at the end. Called with the device mutex held and the context current.
 weft_status_t weft_cuda_graph_launch(weft_cuda_device_t* device,
                                      weft_cuda_graph_t* graph,
                                      const weft_command_buffer_t* command_buffer,
                                      weft_binding_table_t binding_table,
-                                     CUdeviceptr status_word);
+                                     CUdeviceptr status_slots);
 
 #endif  // WEFT_DRIVERS_CUDA_CUDA_GRAPH_H_

@@ -10,9 +10,6 @@
 #include "hal/queue_op.h"
 #include "hal/wait_set.h"
 
-// No status word (an op without dispatches).
-#define WEFT_CUDA_NO_STATUS_WORD UINT32_MAX
-
 struct weft_cuda_op_t {
   // Link in the device's pending or issued FIFO (guarded by its mutex).
   weft_cuda_op_t* next;
@@ -45,7 +42,10 @@ struct weft_cuda_op_t {
   // stream reaches it), and whether a wait was met in-stream (then a
   // failed wait upstream fails this op at completion).
   weft_cuda_event_t* event;
-  uint32_t status_word;
+  // Its status slots in the device's ring (dispatches: 1; executes: one
+  // per dispatch of the command buffer; 0 for other ops).
+  uint32_t status_slot;
+  uint32_t status_slot_count;
   bool waited_in_stream;
   weft_status_t issue_status;
   weft_wait_set_t* wait_set;  // in this record

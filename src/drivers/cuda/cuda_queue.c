@@ -55,7 +55,6 @@ static weft_status_t weft_cuda_op_allocate(weft_cuda_device_t* device,
     op->allocator = device->base.host_allocator;
     op->submit_time = weft_time_now();
     atomic_init(&op->ref_count, 1u);
-    op->status_word = WEFT_CUDA_NO_STATUS_WORD;
     op->wait_set = (weft_wait_set_t*)((uint8_t*)op + record_size);
     weft_queue_op_capture(source, WEFT_QUEUE_OP_CAPTURE_ALL,
                           (uint8_t*)op + record_size + wait_set_size,
@@ -136,22 +135,66 @@ static bool weft_cuda_op_is_ready(weft_cuda_device_t* device,
 // Issue
 //===----------------------------------------------------------------------===//
 
-// A status word for a dispatch, or WEFT_CUDA_NO_STATUS_WORD when all are in
-// use. Called with the device mutex held.
-static uint32_t weft_cuda_status_word_acquire(weft_cuda_device_t* device) {
-  if (device->free_status_word_count == 0) return WEFT_CUDA_NO_STATUS_WORD;
-  uint32_t index =
-      device->free_status_words[--device->free_status_word_count];
-  device->status_words[index] = 0;
-  return index;
+// Takes |count| consecutive status slots, zeroed, from the device's ring
+// into |*out_first|; false when the ring has no room. Called with the
+// device mutex held.
+static bool weft_cuda_status_acquire(weft_cuda_device_t* device,
+                                     uint32_t count, uint32_t* out_first) {
+  const uint32_t capacity = device->status_slot_count;
+  if (device->status_ops == 0) {
+    device->status_head = device->status_tail = 0;
+  }
+  const uint32_t head = device->status_head;
+  const uint32_t tail = device->status_tail;
+  uint32_t first = 0;
+  if (device->status_ops == 0 || tail > head) {
+    // In use: [head, tail). Room at the end, or from the start up to one
+    // before |head| (a full ring must never look empty).
+    if (capacity - tail >= count) {
+      first = tail;
+    } else if (head > count) {
+      first = 0;  // wrap: the slots past |tail| stay unused this round
+    } else {
+      return false;
+    }
+  } else if (head - tail > count) {
+    // Wrapped: in use [head, capacity) and [0, tail).
+    first = tail;
+  } else {
+    return false;
+  }
+  device->status_tail = first + count;
+  ++device->status_ops;
+  memset(&device->status_slots[first], 0,
+         count * sizeof(weft_cuda_status_t));
+  *out_first = first;
+  return true;
 }
 
-static void weft_cuda_status_word_release(weft_cuda_device_t* device,
-                                          uint32_t index) {
-  if (index == WEFT_CUDA_NO_STATUS_WORD) return;
-  pthread_mutex_lock(&device->mutex);
-  device->free_status_words[device->free_status_word_count++] = index;
-  pthread_mutex_unlock(&device->mutex);
+// Gives back |op|'s slots (ops complete in the order they took them).
+// Called with the device mutex held.
+static void weft_cuda_status_release(weft_cuda_device_t* device,
+                                     weft_cuda_op_t* op) {
+  if (!op->status_slot_count) return;
+  device->status_head = op->status_slot + op->status_slot_count;
+  op->status_slot_count = 0;
+  if (--device->status_ops == 0) {
+    device->status_head = device->status_tail = 0;
+  }
+}
+
+// The number of dispatches of |command_buffer| (at least 1: the slots an
+// execute takes).
+static uint32_t weft_cuda_dispatch_count(
+    const weft_command_buffer_t* command_buffer) {
+  uint32_t count = 0;
+  const weft_command_t* commands =
+      weft_command_buffer_commands(command_buffer, &count);
+  uint32_t dispatches = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    dispatches += commands[i].type == WEFT_COMMAND_TYPE_DISPATCH;
+  }
+  return dispatches ? dispatches : 1;
 }
 
 // Kernel parameters of one launch: values and the pointers to them.
@@ -295,6 +338,7 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
   const weft_command_t* commands =
       weft_command_buffer_commands(op->execute.command_buffer, &count);
   weft_status_t status = WEFT_OK;
+  uint32_t dispatch_index = 0;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
     const weft_command_t* command = &commands[i];
     switch (command->type) {
@@ -355,12 +399,14 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
               dispatch->bindings[b], table, "queue_execute", &bindings[b]);
         }
         if (weft_status_is_ok(status)) {
+          // Each dispatch reports into a slot of its own.
           status = weft_cuda_launch(
               device, dispatch->executable, dispatch->kernel_ordinal,
               dispatch->workgroup_count, dispatch->constant_count,
               dispatch->constants, dispatch->binding_count, bindings,
-              status_word);
+              status_word + dispatch_index * sizeof(weft_cuda_status_t));
         }
+        ++dispatch_index;
         break;
       }
     }
@@ -381,14 +427,19 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
   CUdeviceptr status_word = 0;
   if (op->kind == WEFT_QUEUE_OP_DISPATCH ||
       op->kind == WEFT_QUEUE_OP_EXECUTE) {
-    record->status_word = weft_cuda_status_word_acquire(device);
-    if (record->status_word == WEFT_CUDA_NO_STATUS_WORD) {
+    const uint32_t count =
+        op->kind == WEFT_QUEUE_OP_DISPATCH
+            ? 1
+            : weft_cuda_dispatch_count(op->execute.command_buffer);
+    if (!weft_cuda_status_acquire(device, count, &record->status_slot)) {
       return WEFT_STATUS(RESOURCE_EXHAUSTED,
-                         "more than %u dispatches in flight on device '%s'",
-                         device->status_word_count, device->base.id);
+                         "more than %u dispatches in flight on device '%s' "
+                         "(raise status_slots)",
+                         device->status_slot_count, device->base.id);
     }
-    status_word = device->status_words_device +
-                  record->status_word * sizeof(uint32_t);
+    record->status_slot_count = count;
+    status_word = device->status_slots_device +
+                  record->status_slot * sizeof(weft_cuda_status_t);
   }
   weft_status_t status = WEFT_OK;
   switch (op->kind) {
@@ -774,6 +825,58 @@ static weft_status_t weft_cuda_wait_event(weft_cuda_device_t* device,
   }
 }
 
+// The failure a kernel of |op| reported in its status slots, or OK: the
+// first dispatch (in recording order) whose slot holds a code, worded as a
+// CPU kernel's failure is, with the command named for an execute.
+static weft_status_t weft_cuda_op_kernel_failure(weft_cuda_device_t* device,
+                                                 const weft_cuda_op_t* op) {
+  // Volatile: the GPU wrote them behind the compiler's back.
+  const volatile weft_cuda_status_t* slots =
+      &device->status_slots[op->status_slot];
+  uint32_t failed = UINT32_MAX;
+  for (uint32_t i = 0; i < op->status_slot_count; ++i) {
+    if (slots[i].code != 0) {
+      failed = i;
+      break;
+    }
+  }
+  if (failed == UINT32_MAX) return WEFT_OK;
+  const weft_executable_t* executable = NULL;
+  uint32_t ordinal = 0;
+  uint32_t command_index = UINT32_MAX;
+  if (op->base.kind == WEFT_QUEUE_OP_DISPATCH) {
+    executable = op->base.dispatch.executable;
+    ordinal = op->base.dispatch.kernel_ordinal;
+  } else {
+    uint32_t count = 0;
+    const weft_command_t* commands =
+        weft_command_buffer_commands(op->base.execute.command_buffer, &count);
+    uint32_t dispatch_index = 0;
+    for (uint32_t i = 0; i < count && command_index == UINT32_MAX; ++i) {
+      if (commands[i].type != WEFT_COMMAND_TYPE_DISPATCH) continue;
+      if (dispatch_index++ == failed) {
+        command_index = i;
+        executable = commands[i].dispatch.executable;
+        ordinal = commands[i].dispatch.kernel_ordinal;
+      }
+    }
+  }
+  weft_status_t status = WEFT_STATUS(
+      INTERNAL,
+      "kernel '%s' (library '%s') failed in workgroup (%u, %u, %u) with "
+      "code %d",
+      executable ? weft_executable_kernel_info(executable, ordinal)->name
+                 : "?",
+      executable ? weft_executable_name(executable) : "?",
+      slots[failed].block[0], slots[failed].block[1], slots[failed].block[2],
+      (int)slots[failed].code);
+  if (command_index != UINT32_MAX) {
+    status = weft_command_buffer_annotate_command(
+        op->base.execute.command_buffer, command_index, status);
+  }
+  return weft_queue_op_annotate_error(&op->base, status);
+}
+
 // What |op| ended with once its event fired: what issue met, the event's
 // own error, a kernel's status word, or a wait met in-stream whose
 // semaphore failed upstream (the op ran on what it did not get).
@@ -787,25 +890,8 @@ static weft_status_t weft_cuda_op_result(weft_cuda_device_t* device,
     event_status = WEFT_OK;
   }
   weft_status_free(event_status);
-  if (weft_status_is_ok(status) &&
-      op->status_word != WEFT_CUDA_NO_STATUS_WORD) {
-    // Volatile: the GPU wrote it behind the compiler's back.
-    const uint32_t word =
-        ((volatile uint32_t*)device->status_words)[op->status_word];
-    if (word != 0) {
-      const char* kernel = "a kernel";
-      char label[160];
-      if (op->base.kind == WEFT_QUEUE_OP_DISPATCH) {
-        snprintf(label, sizeof(label), "kernel '%s'",
-                 weft_executable_kernel_info(op->base.dispatch.executable,
-                                             op->base.dispatch.kernel_ordinal)
-                     ->name);
-        kernel = label;
-      }
-      status = weft_queue_op_annotate_error(
-          &op->base, WEFT_STATUS(INTERNAL, "%s reported failure %u", kernel,
-                                 word));
-    }
+  if (weft_status_is_ok(status) && op->status_slot_count) {
+    status = weft_cuda_op_kernel_failure(device, op);
   }
   if (weft_status_is_ok(status) && op->waited_in_stream) {
     const weft_semaphore_list_t waits = op->base.wait_list;
@@ -840,8 +926,9 @@ static int weft_cuda_completion_main(void* user_data) {
     if (!device->issued.head) pthread_cond_broadcast(&device->idle);
     pthread_mutex_unlock(&device->mutex);
     weft_status_t status = weft_cuda_op_result(device, op, event_status);
-    weft_cuda_status_word_release(device, op->status_word);
-    op->status_word = WEFT_CUDA_NO_STATUS_WORD;
+    pthread_mutex_lock(&device->mutex);
+    weft_cuda_status_release(device, op);
+    pthread_mutex_unlock(&device->mutex);
     weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
     weft_queue_op_signal_or_fail(&op->base, status);
     weft_cuda_op_release(op);
