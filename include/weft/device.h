@@ -4,6 +4,10 @@
 // list. Nothing starts before every wait is reached; signals are published
 // only after the work and its memory effects are complete; when the work
 // fails (or a wait fails) every signal semaphore fails with the error.
+// Whether an operation whose wait failed did its work is not part of the
+// contract: CPU drivers skip it, while a GPU driver may already have queued
+// it behind the failing work on the GPU (an in-stream wait). Either way its
+// signals fail, so nothing that waits on them sees what it wrote.
 // Semaphores are the only ordering: two submissions with no semaphore
 // between them may run in any order or concurrently.
 //
@@ -180,7 +184,11 @@ weft_status_t weft_device_queue_dispatch(
     const weft_buffer_ref_t* bindings);
 
 // Executes a recorded command buffer with |binding_table| resolving its
-// indirect references (may be empty when it has none).
+// indirect references (may be empty when it has none). When a command
+// fails, the execute fails with that command's error (naming it) and the
+// commands after it may or may not have run: a GPU cannot stop a launched
+// graph halfway. What they would have written is undefined, as nothing
+// waiting on the execute's signals runs.
 weft_status_t weft_device_queue_execute(
     weft_device_t* device, weft_queue_affinity_t affinity,
     weft_semaphore_list_t wait_list, weft_semaphore_list_t signal_list,

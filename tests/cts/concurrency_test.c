@@ -805,7 +805,9 @@ static void dispatch_failure_propagates_across_queues(void** state) {
                                  message);
   weft_cts_assert_status_message(weft_cts_wait(last, 1), WEFT_STATUS_INTERNAL,
                                  message);
-  weft_cts_assert_words(cts, target, 0, 16, 0);
+  if (weft_cts_supports(cts, WEFT_CTS_FEATURE_FAILED_WAIT_SKIPS_WORK)) {
+    weft_cts_assert_words(cts, target, 0, 16, 0);
+  }
   weft_semaphore_t* all[4] = {gate, dispatched, copied, last};
   release_semaphores(4, all);
   weft_buffer_release(source);

@@ -529,6 +529,12 @@ static const weft_cts_unsupported_t kUnsupported[] = {
      "cannot run"},
     {"cuda", WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES,
      "a GPU runs CUDA modules (cuda-ptx, cuda-image), not CPU functions"},
+    {"cuda", WEFT_CTS_FEATURE_HOST_DOMAIN,
+     "a GPU is a domain of its own: it reaches its own memory and pinned "
+     "host memory it mapped, not another device's"},
+    {"cuda", WEFT_CTS_FEATURE_FAILED_WAIT_SKIPS_WORK,
+     "an op waiting in-stream on a failing op is already queued on the GPU; "
+     "its signals still fail"},
 };
 
 static const char* const kFeatureNames[WEFT_CTS_FEATURE_COUNT] = {
@@ -537,6 +543,8 @@ static const char* const kFeatureNames[WEFT_CTS_FEATURE_COUNT] = {
     "HOST_MAPPING",
     "CPU_COMMAND_BUFFERS",
     "CPU_KERNEL_LIBRARIES",
+    "HOST_DOMAIN",
+    "FAILED_WAIT_SKIPS_WORK",
 };
 
 const char* weft_cts_feature_name(weft_cts_feature_t feature) {

@@ -257,6 +257,12 @@ typedef enum weft_cts_feature_e {
   // The device makes executables of CPU kernel libraries (cpu-static,
   // cpu-shared-object): the cases about those formats' own checks.
   WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES,
+  // The device is in the host domain (hal/domain.h): it reaches
+  // host-visible memory of any domain.
+  WEFT_CTS_FEATURE_HOST_DOMAIN,
+  // An op whose wait failed does no work (weft/device.h leaves it open:
+  // a GPU may have queued it in-stream already).
+  WEFT_CTS_FEATURE_FAILED_WAIT_SKIPS_WORK,
   WEFT_CTS_FEATURE_COUNT,
 } weft_cts_feature_t;
 

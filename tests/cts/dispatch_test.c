@@ -347,7 +347,7 @@ static void failing_kernel_in_command_buffer(void** state) {
       weft_cts_kernel_ordinal(cts->kernels, "fail"), workgroups, 1, constants,
       0, NULL));
   WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
-  // Never runs: the command before it failed.
+  // May or may not run: the command before it failed (weft/device.h).
   WEFT_ASSERT_OK(weft_command_buffer_fill(
       command_buffer, weft_make_buffer_ref(buffer, 0, 16), &(uint8_t){2}, 1));
   WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
@@ -363,9 +363,10 @@ static void failing_kernel_in_command_buffer(void** state) {
     fail_msg("expected the command named in: %s", text);
   }
   weft_status_free(status);
+  // The command before the failure ran; the one after may have.
   uint8_t bytes[16];
   weft_cts_read_buffer(cts, buffer, 0, bytes, sizeof(bytes));
-  for (int i = 0; i < 16; ++i) assert_int_equal(bytes[i], 1);
+  for (int i = 0; i < 16; ++i) assert_true(bytes[i] == 1 || bytes[i] == 2);
   weft_command_buffer_release(command_buffer);
   weft_buffer_release(buffer);
 }
@@ -524,6 +525,8 @@ static void dispatch_waits_for_its_wait_list(void** state) {
 
 static void many_bindings_dispatch(void** state) {
   weft_cts_t* cts = *state;
+  // A CPU kernel library of its own.
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES);
   weft_executable_t* executable = NULL;
   WEFT_ASSERT_OK(weft_device_create_executable(
       cts->device, weft_executable_source_cpu_static(local_query),
@@ -576,6 +579,8 @@ static void many_bindings_dispatch(void** state) {
 
 static void scratch_memory(void** state) {
   weft_cts_t* cts = *state;
+  // A CPU kernel library of its own.
+  weft_cts_require(cts, WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES);
   weft_executable_t* executable = NULL;
   WEFT_ASSERT_OK(weft_device_create_executable(
       cts->device, weft_executable_source_cpu_static(local_query),

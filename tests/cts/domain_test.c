@@ -179,6 +179,7 @@ static void unreachable_buffer_rejected_at_record_and_execute(void** state) {
 // memory's own mapping.
 static void host_visible_foreign_buffer_used_through_its_mapping(void** state) {
   weft_cts_t* cts = *state;
+  weft_cts_require(cts, WEFT_CTS_FEATURE_HOST_DOMAIN);
   foreign_buffer_t* foreign = create_foreign_buffer(/*host_visible=*/true);
   weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
   uint64_t one = 1;

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/atomics.h"
 
@@ -86,7 +87,7 @@ static weft_status_t weft_cuda_buffer_new(weft_cuda_event_pool_t* pool,
 }
 
 weft_status_t weft_cuda_buffer_allocate(weft_cuda_event_pool_t* pool,
-                                        weft_domain_t domain,
+                                        CUstream stream, weft_domain_t domain,
                                         weft_buffer_params_t params,
                                         weft_device_size_t byte_length,
                                         weft_allocator_t allocator,
@@ -126,11 +127,25 @@ weft_status_t weft_cuda_buffer_allocate(weft_cuda_event_pool_t* pool,
           call);
     }
   }
+  // New buffers read as zeros on every driver. Device memory is cleared on
+  // the dispatch stream, ahead of any op that can use the buffer.
+  if (weft_status_is_ok(status) && byte_length > 0) {
+    if (pinned) {
+      memset(buffer->host_pointer, 0, (size_t)byte_length);
+    } else {
+      status = WEFT_CUDA_CALL(
+          symbols, cuMemsetD8Async(buffer->device_pointer, 0,
+                                   (size_t)byte_length, stream));
+    }
+  }
   if (weft_status_is_ok(status)) {
     weft_atomic_fetch_add(&pool->ref_count, 1u, memory_order_relaxed);
     *out_buffer = &buffer->base;
   } else if (buffer) {
     if (buffer->host_pointer) symbols->cuMemFreeHost(buffer->host_pointer);
+    if (buffer->device_pointer && !pinned) {
+      symbols->cuMemFree(buffer->device_pointer);
+    }
     weft_allocator_free(allocator, buffer);
   }
   return status;
@@ -252,6 +267,13 @@ weft_status_t weft_cuda_buffer_commit(weft_buffer_t* base,
                                          (size_t)base->byte_length,
                                          memory_pool, stream),
         call);
+  }
+  if (weft_status_is_ok(status) && base->byte_length > 0) {
+    // Zeros, as every driver's alloca gives.
+    status = WEFT_CUDA_CALL(
+        buffer->pool->symbols,
+        cuMemsetD8Async(buffer->device_pointer, 0, (size_t)base->byte_length,
+                        stream));
   }
   if (weft_status_is_ok(status)) {
     weft_atomic_store(&buffer->state, WEFT_CUDA_BUFFER_COMMITTED,

@@ -30,9 +30,10 @@ typedef enum weft_cuda_buffer_kind_e {
 
 // Allocates a buffer of |byte_length| bytes in |domain| for |params|:
 // pinned host memory when params.type asks for HOST_VISIBLE, device memory
-// otherwise. The context must be current. |pool| is retained.
+// otherwise, zeroed (device memory on |stream|, ahead of any op). The
+// context must be current. |pool| is retained.
 weft_status_t weft_cuda_buffer_allocate(weft_cuda_event_pool_t* pool,
-                                        weft_domain_t domain,
+                                        CUstream stream, weft_domain_t domain,
                                         weft_buffer_params_t params,
                                         weft_device_size_t byte_length,
                                         weft_allocator_t allocator,

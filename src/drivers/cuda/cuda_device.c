@@ -126,7 +126,9 @@ static weft_status_t weft_cuda_device_allocate_buffer(
   weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
   weft_status_t status = weft_cuda_device_push_context(device);
   if (weft_status_is_ok(status)) {
-    status = weft_cuda_buffer_allocate(device->event_pool, base_device->domain,
+    status = weft_cuda_buffer_allocate(device->event_pool,
+                                       device->dispatch_stream,
+                                       base_device->domain,
                                        params, byte_length,
                                        base_device->host_allocator, out_buffer);
     weft_cuda_device_pop_context(device);

@@ -276,11 +276,11 @@ static void weft_cuda_graph_release_built(weft_cuda_graph_t* graph) {
 }
 
 // Builds and instantiates the graph of |commands| under |table|.
-static weft_status_t weft_cuda_graph_build(weft_cuda_device_t* device,
-                                           weft_cuda_graph_t* graph,
-                                           const weft_command_t* commands,
-                                           uint32_t command_count,
-                                           weft_binding_table_t table) {
+static weft_status_t weft_cuda_graph_build(
+    weft_cuda_device_t* device, weft_cuda_graph_t* graph,
+    const weft_command_buffer_t* command_buffer,
+    const weft_command_t* commands, uint32_t command_count,
+    weft_binding_table_t table) {
   const weft_cuda_symbols_t* symbols = device->symbols;
   uint32_t value_count = 0;
   for (uint32_t i = 0; i < command_count; ++i) {
@@ -335,6 +335,10 @@ static weft_status_t weft_cuda_graph_build(weft_cuda_device_t* device,
         graph->status + dispatch_index * sizeof(weft_cuda_status_t),
         graph->values + next_value, node);
     dispatch_index += commands[i].type == WEFT_COMMAND_TYPE_DISPATCH;
+    if (!weft_status_is_ok(status)) {
+      // As on every driver: the command that met it is named.
+      status = weft_command_buffer_annotate_command(command_buffer, i, status);
+    }
     if (weft_status_is_ok(status)) next_value += node->value_count;
     const size_t dependency_count = last ? 1 : 0;
     if (weft_status_is_ok(status)) {
@@ -404,11 +408,11 @@ static weft_status_t weft_cuda_graph_build(weft_cuda_device_t* device,
 // Recomputes every node under |table| and updates the ones that changed.
 // Sets |*out_rebuild| when a node changed kind or an update was refused
 // (the caller rebuilds the graph).
-static weft_status_t weft_cuda_graph_update(weft_cuda_device_t* device,
-                                            weft_cuda_graph_t* graph,
-                                            const weft_command_t* commands,
-                                            weft_binding_table_t table,
-                                            bool* out_rebuild) {
+static weft_status_t weft_cuda_graph_update(
+    weft_cuda_device_t* device, weft_cuda_graph_t* graph,
+    const weft_command_buffer_t* command_buffer,
+    const weft_command_t* commands, weft_binding_table_t table,
+    bool* out_rebuild) {
   *out_rebuild = false;
   const weft_cuda_symbols_t* symbols = device->symbols;
   uint64_t* scratch = graph->values + graph->value_count;
@@ -424,7 +428,10 @@ static weft_status_t weft_cuda_graph_update(weft_cuda_device_t* device,
         graph->status + dispatch_index * sizeof(weft_cuda_status_t), scratch,
         &fresh);
     dispatch_index += commands[i].type == WEFT_COMMAND_TYPE_DISPATCH;
-    if (!weft_status_is_ok(status)) break;
+    if (!weft_status_is_ok(status)) {
+      status = weft_command_buffer_annotate_command(command_buffer, i, status);
+      break;
+    }
     if (fresh.kind != node->kind) {
       *out_rebuild = true;
       break;
@@ -480,15 +487,15 @@ weft_status_t weft_cuda_graph_launch(weft_cuda_device_t* device,
   weft_status_t status = WEFT_OK;
   if (graph->exec) {
     bool rebuild = false;
-    status = weft_cuda_graph_update(device, graph, commands, binding_table,
-                                    &rebuild);
+    status = weft_cuda_graph_update(device, graph, command_buffer, commands,
+                                    binding_table, &rebuild);
     if (weft_status_is_ok(status) && rebuild) {
       weft_cuda_graph_release_built(graph);
     }
   }
   if (weft_status_is_ok(status) && !graph->exec) {
-    status = weft_cuda_graph_build(device, graph, commands, command_count,
-                                   binding_table);
+    status = weft_cuda_graph_build(device, graph, command_buffer, commands,
+                                   command_count, binding_table);
   }
   const weft_cuda_symbols_t* symbols = device->symbols;
   if (weft_status_is_ok(status) &&

@@ -918,9 +918,14 @@ static int weft_cuda_completion_main(void* user_data) {
     weft_cuda_op_t* op = device->issued.head;
     if (!op) break;  // shutting down with nothing in flight
     pthread_mutex_unlock(&device->mutex);
+    // Without its event (recording failed) the op's work may still be
+    // queued: wait for the whole stream rather than free what it uses.
     weft_status_t event_status =
-        op->event && pushed ? weft_cuda_wait_event(device, op->event)
-                            : WEFT_OK;
+        !pushed ? WEFT_OK
+        : op->event
+            ? weft_cuda_wait_event(device, op->event)
+            : WEFT_CUDA_CALL(device->symbols,
+                             cuStreamSynchronize(device->dispatch_stream));
     pthread_mutex_lock(&device->mutex);
     weft_cuda_fifo_unlink(&device->issued, NULL, op);
     if (!device->issued.head) pthread_cond_broadcast(&device->idle);

@@ -69,6 +69,7 @@ static void weft_cuda_semaphore_drop_front(weft_cuda_semaphore_t* semaphore,
   for (uint32_t i = 0; i < count; ++i) {
     out_events[i] = semaphore->timepoints[i].event;
   }
+  if (count == 0) return;  // |timepoints| may still be NULL
   memmove(semaphore->timepoints, semaphore->timepoints + count,
           (semaphore->timepoint_count - count) *
               sizeof(*semaphore->timepoints));

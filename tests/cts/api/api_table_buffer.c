@@ -503,8 +503,11 @@ static void executable_format_name(api_call_t* call) {
 static void executable_format(api_call_t* call) {
   weft_executable_format_t format =
       weft_executable_format(api_ptr(call, 0, "executable", call->kernels));
-  if (call->broken_index < 0 && format != WEFT_EXECUTABLE_FORMAT_CPU_STATIC) {
-    api_problem(call, "the test kernels' format is %d", (int)format);
+  const weft_executable_format_t expected =
+      weft_cts_kernel_source(weft_device_driver_name(call->device)).format;
+  if (call->broken_index < 0 && format != expected) {
+    api_problem(call, "the test kernels' format is %d, expected %d",
+                (int)format, (int)expected);
   }
   api_expect_neutral(call, format == WEFT_EXECUTABLE_FORMAT_NONE,
                      "%d, expected WEFT_EXECUTABLE_FORMAT_NONE", (int)format);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api_table.h"
+#include "cts.h"
 
 #define BUFFER_LENGTH 256
 
@@ -102,7 +103,13 @@ static void device_create_executable(api_call_t* call) {
       call,
       weft_device_create_executable(
           api_ptr(call, 0, "device", call->device),
-          weft_executable_source_cpu_shared_object(call->kernel_module_path),
+          // The CPU drivers load the kernels' shared object (the dlopen
+          // path); other drivers take their own copy of the kernels.
+          weft_cts_kernel_source(weft_device_driver_name(call->device))
+                      .format == WEFT_EXECUTABLE_FORMAT_CPU_STATIC
+              ? weft_executable_source_cpu_shared_object(
+                    call->kernel_module_path)
+              : weft_cts_kernel_source(weft_device_driver_name(call->device)),
           api_out(call, 2, "out_executable", &executable, sizeof(executable))));
   api_check_out(call, 2, &executable, sizeof(executable));
   if (api_ok(call)) weft_executable_release(executable);
