@@ -16,7 +16,9 @@
 // every event of an op is in category "queue" and carries the op's id;
 // instants "submit", "ready" and "signal" (value 1 signalled, 0 failed) and
 // a zone named after the op. Phases: wait = ready - submit, queue = zone
-// begin - ready, execute = the zone's length, signal = signal - zone end.
+// begin - ready, execute = the zone's length, signal = signal - zone end;
+// device = the length of the op's "X" zone on a device track (a GPU's time,
+// measured by the device), where the driver records one.
 // An op is asynchronous when its signal comes from another thread than the
 // one that ran its zone (or from that thread after it started another op's
 // zone): its execute phase then runs to the signal (or the zone's end, if
@@ -185,7 +187,7 @@ static int run_check(const char* path) {
       }
       size_t zones = 0;
       for (size_t i = 0; i < trace.event_count; ++i) {
-        zones += trace.events[i].phase == 'B';
+        zones += trace.events[i].phase == 'B' || trace.events[i].phase == 'X';
       }
       printf(
           "weft-trace: '%s': OK: %zu events, %zu zones, %zu flows, %u "
@@ -207,10 +209,11 @@ enum {
   PHASE_QUEUE,
   PHASE_EXECUTE,
   PHASE_SIGNAL,
+  PHASE_DEVICE,
   PHASE_COUNT,
 };
-static const char* const kPhaseNames[PHASE_COUNT] = {"wait", "queue", "execute",
-                                                     "signal"};
+static const char* const kPhaseNames[PHASE_COUNT] = {
+    "wait", "queue", "execute", "signal", "device"};
 
 typedef struct samples_t {
   int64_t* values;
@@ -250,7 +253,7 @@ typedef struct op_type_t {
 
 static bool is_queue_op_event(const trace_event_t* event) {
   return event->has_id && strcmp(event->category, "queue") == 0 &&
-         (event->phase == 'B' || event->phase == 'i');
+         (event->phase == 'B' || event->phase == 'i' || event->phase == 'X');
 }
 
 static bool is_protocol_instant(const char* name) {
@@ -300,9 +303,12 @@ static void summarize_op(const trace_t* trace, const uint32_t* events,
   const trace_event_t* signal = NULL;
   const trace_event_t* first_zone = NULL;
   const trace_event_t* last_zone = NULL;  // the zone that ends last
+  const trace_event_t* device = NULL;     // its time on a device track
   for (size_t i = 0; i < count; ++i) {
     const trace_event_t* event = &trace->events[events[i]];
-    if (event->phase == 'i') {
+    if (event->phase == 'X') {
+      device = event;
+    } else if (event->phase == 'i') {
       if (strcmp(event->name, "submit") == 0 && !submit) submit = event;
       if (strcmp(event->name, "ready") == 0 && !ready) ready = event;
       if (strcmp(event->name, "signal") == 0) signal = event;
@@ -311,17 +317,20 @@ static void summarize_op(const trace_t* trace, const uint32_t* events,
       if (!last_zone || event->end_ns > last_zone->end_ns) last_zone = event;
     }
   }
-  // Neither a zone nor a submit: not an op (a stray queue instant).
-  op_type_t* type =
-      first_zone || submit
-          ? find_op_type(types, type_count,
-                         first_zone ? first_zone->name : "(no zone)")
-          : NULL;
+  // Neither a zone nor a submit: not an op (a stray queue instant). An op
+  // that ran only on a device is named by its device zone.
+  const char* name = first_zone ? first_zone->name
+                     : device   ? device->name
+                                : "(no zone)";
+  op_type_t* type = first_zone || submit || device
+                        ? find_op_type(types, type_count, name)
+                        : NULL;
   if (!type) {
     first_zone = NULL;
     submit = NULL;
     ready = NULL;
     signal = NULL;
+    device = NULL;
   } else {
     ++type->count;
   }
@@ -330,6 +339,9 @@ static void summarize_op(const trace_t* trace, const uint32_t* events,
   }
   if (submit && ready) {
     samples_add(&type->phases[PHASE_WAIT], ready->ts_ns - submit->ts_ns);
+  }
+  if (type && device) {
+    samples_add(&type->phases[PHASE_DEVICE], device->end_ns - device->ts_ns);
   }
   if (ready && first_zone) {
     samples_add(&type->phases[PHASE_QUEUE], first_zone->ts_ns - ready->ts_ns);
@@ -529,7 +541,7 @@ static int run_summary(const char* path) {
     size_t zones = 0, instants = 0, flows = 0;
     for (size_t i = 0; i < trace.event_count; ++i) {
       char phase = trace.events[i].phase;
-      zones += phase == 'B';
+      zones += phase == 'B' || phase == 'X';
       instants += phase == 'i';
       flows += phase == 's' || phase == 't' || phase == 'f';
     }

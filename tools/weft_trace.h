@@ -12,7 +12,7 @@
 
 // One trace event (metadata events are folded into the threads).
 typedef struct trace_event_t {
-  char phase;            // 'B', 'E', 'i', 's', 't', 'f' (or another letter)
+  char phase;  // 'B', 'E', 'X', 'i', 's', 't', 'f' (or another letter)
   int64_t ts_ns;         // "ts" (microseconds) in nanoseconds
   uint32_t thread;       // index into trace_t.threads
   uint32_t position;     // index into its thread's event list
@@ -25,6 +25,7 @@ typedef struct trace_event_t {
   // Zones (B): the matching E's time and position in the thread (the
   // thread's last time and UINT32_MAX when it never ends); the number of
   // zones open around it. Instants: the number of zones open around them.
+  // Complete zones (X): "ts" + "dur", no position.
   int64_t end_ns;
   uint32_t end_position;
   uint32_t depth;

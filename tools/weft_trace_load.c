@@ -233,7 +233,10 @@ static void trace_match_zones(trace_t* trace) {
         }
       }
       event->depth = depth;
-      if (event->phase == 'B') {
+      if (event->phase == 'X') {
+        // Drawn one row below the zones open around it.
+        if (depth + 1 > thread->max_depth) thread->max_depth = depth + 1;
+      } else if (event->phase == 'B') {
         if (depth == stack_capacity) {
           stack_capacity = stack_capacity ? stack_capacity * 2 : 64;
           stack = (uint32_t*)trace_realloc(stack,
@@ -521,6 +524,15 @@ static bool trace_add_event(trace_loader_t* loader, const cJSON* item) {
         event->phase == 's' || event->phase == 't' || event->phase == 'f';
     event->has_id = json_u64(is_flow ? item : args, "id", &event->id);
     event->has_value = json_u64(args, "value", &event->value);
+    if (event->phase == 'X') {
+      // A zone given whole (a device's time on a track): its end is known.
+      const cJSON* dur = cJSON_GetObjectItemCaseSensitive(item, "dur");
+      const int64_t duration_ns =
+          cJSON_IsNumber(dur) && dur->valuedouble > 0.0
+              ? llround(dur->valuedouble * 1000.0)
+              : 0;
+      event->end_ns = event->ts_ns + duration_ns;
+    }
     uint32_t t =
         trace_find_thread(trace, &loader->map, pid_value, tid->valuedouble);
     trace_thread_t* thread = &trace->threads[t];
@@ -536,8 +548,9 @@ static bool trace_add_event(trace_loader_t* loader, const cJSON* item) {
     if (trace->event_count == 0 || event->ts_ns < trace->min_ns) {
       trace->min_ns = event->ts_ns;
     }
-    if (trace->event_count == 0 || event->ts_ns > trace->max_ns) {
-      trace->max_ns = event->ts_ns;
+    const int64_t last_ns = event->phase == 'X' ? event->end_ns : event->ts_ns;
+    if (trace->event_count == 0 || last_ns > trace->max_ns) {
+      trace->max_ns = last_ns;
     }
     ++trace->event_count;
   }

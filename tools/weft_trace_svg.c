@@ -210,7 +210,7 @@ static void svg_write_lane(FILE* file, const svg_layout_t* layout,
   size_t mark_more = 0;
   for (uint32_t p = 0; p < thread->event_count; ++p) {
     const trace_event_t* event = &trace->events[thread->events[p]];
-    if (event->phase == 'B') {
+    if (event->phase == 'B' || event->phase == 'X') {
       double x0 = svg_x(layout, event->ts_ns);
       double x1 = svg_x(layout, event->end_ns);
       double y = top + SVG_MARK_ROW_HEIGHT + event->depth * SVG_ROW_HEIGHT;
@@ -308,7 +308,9 @@ static void svg_write_legend(FILE* file, const svg_layout_t* layout) {
   size_t seen_count = 0;
   for (size_t i = 0; i < trace->event_count && seen_count < 16; ++i) {
     const trace_event_t* event = &trace->events[i];
-    if (event->phase != 'B' && event->phase != 'i') continue;
+    if (event->phase != 'B' && event->phase != 'X' && event->phase != 'i') {
+      continue;
+    }
     bool known = false;
     for (size_t s = 0; s < seen_count && !known; ++s) {
       known = strcmp(seen[s], event->category) == 0;

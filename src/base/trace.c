@@ -84,6 +84,8 @@ typedef enum weft_trace_phase_e {
   WEFT_TRACE_PHASE_FLOW_START = 's',
   WEFT_TRACE_PHASE_FLOW_STEP = 't',
   WEFT_TRACE_PHASE_FLOW_END = 'f',
+  // A zone given by its start and duration ("X"), on a track.
+  WEFT_TRACE_PHASE_COMPLETE = 'X',
 } weft_trace_phase_t;
 
 enum {
@@ -95,7 +97,7 @@ typedef struct weft_trace_event_t {
   const char* category;
   const char* name;
   uint64_t id;  // 0: none
-  uint64_t value;
+  uint64_t value;  // COMPLETE: the duration in nanoseconds
   uint8_t phase;  // weft_trace_phase_t
   uint8_t flags;  // WEFT_TRACE_EVENT_*
 } weft_trace_event_t;
@@ -192,24 +194,17 @@ static void weft_trace_create_key(void) {
       pthread_key_create(&weft_trace_key, weft_trace_thread_exited) == 0;
 }
 
-// Registers the calling thread's record; NULL when it cannot be allocated
-// (the event is then lost).
-static weft_trace_thread_t* weft_trace_register_thread(void) {
-  pthread_once(&weft_trace_key_once, weft_trace_create_key);
+// Makes a record named |name| and puts it on the list; NULL when it cannot
+// be allocated (the events meant for it are then lost).
+static weft_trace_thread_t* weft_trace_record_create(const char* name) {
   weft_trace_thread_t* thread =
       (weft_trace_thread_t*)calloc(1, sizeof(*thread));
   if (thread) {
     thread->cursor_chunk = UINT32_MAX;
-    char name[WEFT_TRACE_NAME_CAPACITY] = "";
-    if (weft_trace_thread_name[0]) {
-      memcpy(name, weft_trace_thread_name, sizeof(name));
-    } else if (pthread_getname_np(pthread_self(), name, sizeof(name)) != 0) {
-      name[0] = '\0';
-    }
     weft_slim_mutex_lock(&weft_trace_list_mutex);
     thread->index = ++weft_trace_next_index;
     if (name[0]) {
-      memcpy(thread->name, name, sizeof(thread->name));
+      snprintf(thread->name, sizeof(thread->name), "%s", name);
     } else {
       snprintf(thread->name, sizeof(thread->name), "thread-%u",
                (unsigned)thread->index);
@@ -217,6 +212,22 @@ static weft_trace_thread_t* weft_trace_register_thread(void) {
     thread->next = weft_trace_threads;
     weft_trace_threads = thread;
     weft_slim_mutex_unlock(&weft_trace_list_mutex);
+  }
+  return thread;
+}
+
+// Registers the calling thread's record; NULL when it cannot be allocated
+// (the event is then lost).
+static weft_trace_thread_t* weft_trace_register_thread(void) {
+  pthread_once(&weft_trace_key_once, weft_trace_create_key);
+  char name[WEFT_TRACE_NAME_CAPACITY] = "";
+  if (weft_trace_thread_name[0]) {
+    memcpy(name, weft_trace_thread_name, sizeof(name));
+  } else if (pthread_getname_np(pthread_self(), name, sizeof(name)) != 0) {
+    name[0] = '\0';
+  }
+  weft_trace_thread_t* thread = weft_trace_record_create(name);
+  if (thread) {
     if (weft_trace_key_valid) {
       pthread_setspecific(weft_trace_key, thread);
     }
@@ -263,12 +274,12 @@ static bool weft_trace_thread_reserve(weft_trace_thread_t* thread) {
   return ok;
 }
 
-static void weft_trace_append(weft_trace_phase_t phase, uint8_t flags,
-                              const char* category, const char* name,
-                              uint64_t id, uint64_t value) {
-  weft_time_t now = weft_time_now();
-  weft_trace_thread_t* thread = weft_trace_current_thread;
-  if (!thread) thread = weft_trace_register_thread();
+// Appends an event at |now| to |thread| (NULL: lost), which only the caller
+// writes to.
+static void weft_trace_append_to(weft_trace_thread_t* thread, weft_time_t now,
+                                 weft_trace_phase_t phase, uint8_t flags,
+                                 const char* category, const char* name,
+                                 uint64_t id, uint64_t value) {
   bool record = thread != NULL;
   uint32_t generation =
       weft_atomic_load(&weft_trace_generation, memory_order_relaxed);
@@ -323,6 +334,16 @@ static void weft_trace_append(weft_trace_phase_t phase, uint8_t flags,
   }
 }
 
+// Appends an event at the current time to the calling thread's record.
+static void weft_trace_append(weft_trace_phase_t phase, uint8_t flags,
+                              const char* category, const char* name,
+                              uint64_t id, uint64_t value) {
+  weft_time_t now = weft_time_now();
+  weft_trace_thread_t* thread = weft_trace_current_thread;
+  if (!thread) thread = weft_trace_register_thread();
+  weft_trace_append_to(thread, now, phase, flags, category, name, id, value);
+}
+
 void weft_trace_begin_(const char* category, const char* name, uint64_t id,
                        uint64_t value, bool has_value) {
   weft_trace_append(WEFT_TRACE_PHASE_BEGIN,
@@ -349,6 +370,26 @@ void weft_trace_flow_(const char* category, const char* name, uint64_t id,
     trace_phase = WEFT_TRACE_PHASE_FLOW_END;
   }
   weft_trace_append(trace_phase, 0, category, name, id, 0);
+}
+
+weft_trace_track_t* weft_trace_track_create(const char* name) {
+  return weft_trace_record_create(name ? name : "");
+}
+
+void weft_trace_track_release(weft_trace_track_t* track) {
+  if (!track) return;
+  // Release: the recorder's writes happen-before the reaper's free (as a
+  // thread's at its exit).
+  weft_atomic_store(&track->exited, 1, memory_order_release);
+}
+
+void weft_trace_track_complete_(weft_trace_track_t* track,
+                                const char* category, const char* name,
+                                uint64_t id, weft_time_t start_ns,
+                                weft_duration_t duration_ns) {
+  weft_trace_append_to(track, start_ns, WEFT_TRACE_PHASE_COMPLETE, 0,
+                       category, name, id,
+                       duration_ns > 0 ? (uint64_t)duration_ns : 0);
 }
 
 uint64_t weft_trace_next_id(void) {
@@ -432,6 +473,10 @@ static void weft_trace_write_event(FILE* file, const weft_trace_event_t* event,
     case WEFT_TRACE_PHASE_FLOW_STEP:
     case WEFT_TRACE_PHASE_FLOW_END:
       fprintf(file, ",\"id\":%" PRIu64 ",\"bp\":\"e\"", event->id);
+      break;
+    case WEFT_TRACE_PHASE_COMPLETE:
+      fprintf(file, ",\"dur\":%" PRIu64 ".%03d", event->value / 1000,
+              (int)(event->value % 1000));
       break;
     default:
       break;

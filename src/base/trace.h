@@ -22,6 +22,9 @@
 //             threads that belong to one queue op ("ph":"s"/"t"/"f", bound
 //             to the enclosing zone). Ids come from weft_trace_next_id.
 //   threads   weft_trace_set_thread_name names the calling thread's track.
+//   tracks    weft_trace_track_create: a lane that is not a thread, whose
+//             zones ("ph":"X") have explicit start times and durations
+//             (a GPU's work, from its events).
 //
 // Queue ops follow one protocol, so weft-trace can rebuild each op's phases
 // (category "queue", every event carrying the op's id from
@@ -33,6 +36,9 @@
 //                      every worker; for async file I/O: the issue)
 //   instant "signal"   its signals published (value 1) or failed (0)
 //                                                         + flow END
+//   "X" zone (the op's name) on a device track: its time on the device
+//                      (a GPU's, measured by events), where the driver can
+//                      tell it
 // Phases: wait = ready - submit, queue = zone begin - ready, execute = the
 // zone's length (to "signal" for async work), signal = signal - zone end.
 //
@@ -49,6 +55,7 @@
 
 #include "base/atomics.h"
 #include "weft/status.h"
+#include "weft/time.h"
 #include "weft/trace.h"
 
 // Event categories (Chrome's "cat"), so a viewer can filter.
@@ -84,6 +91,23 @@ uint64_t weft_trace_next_id(void);
 // Names the calling thread's track ("weft-worker-0"). Cheap; may be called
 // before tracing starts (the name is kept per thread).
 void weft_trace_set_thread_name(const char* name);
+
+// A track: a lane of its own in the trace, for events recorded on behalf of
+// something that is not a thread (a GPU stream's work, timed by its events)
+// with explicit times. One thread at a time records to a track, and its
+// events must not go back in time. Made when needed (NULL when memory runs
+// out: its events are lost); released by its owner, and freed once the
+// trace that saw it has been written.
+typedef struct weft_trace_thread_t weft_trace_track_t;
+weft_trace_track_t* weft_trace_track_create(const char* name);
+void weft_trace_track_release(weft_trace_track_t* track);  // NULL: no-op
+
+// Records a zone of |duration_ns| from |start_ns| (weft_time_now's clock)
+// on |track| ("ph":"X"; |id| in its args). Call only when enabled.
+void weft_trace_track_complete_(weft_trace_track_t* track,
+                                const char* category, const char* name,
+                                uint64_t id, weft_time_t start_ns,
+                                weft_duration_t duration_ns);
 
 // The recording functions behind the macros (call only when enabled).
 void weft_trace_begin_(const char* category, const char* name, uint64_t id,

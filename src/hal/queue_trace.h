@@ -6,6 +6,7 @@
 //   weft_queue_trace_begin(id, name)     its work starts on this thread
 //   weft_queue_trace_end(id)             ... and ends
 //   weft_queue_trace_signal(id, ok)      its signals are published/failed
+//   weft_queue_trace_device_time(...)    its time on the device (GPUs)
 //
 // An op submitted while tracing was off has id 0 and records nothing later,
 // so its events are all or none. Cost when off: one relaxed load at submit,
@@ -65,6 +66,23 @@ static inline void weft_queue_trace_signal(uint64_t id, bool ok) {
     WEFT_TRACE_FLOW(WEFT_TRACE_CATEGORY_QUEUE, WEFT_QUEUE_TRACE_FLOW_NAME, id,
                     WEFT_TRACE_FLOW_END);
   }
+}
+
+// The op's time on a device (from the device's own clock, mapped onto
+// weft_time_now's) as a zone on the device's |track|.
+static inline void weft_queue_trace_device_time(weft_trace_track_t* track,
+                                                uint64_t id,
+                                                const char* op_name,
+                                                weft_time_t start_ns,
+                                                weft_duration_t duration_ns) {
+#if !defined(WEFT_TRACE_COMPILED_OUT)
+  if (id && track && weft_trace_is_enabled()) {
+    weft_trace_track_complete_(track, WEFT_TRACE_CATEGORY_QUEUE, op_name, id,
+                               start_ns, duration_ns);
+  }
+#else
+  (void)track, (void)id, (void)op_name, (void)start_ns, (void)duration_ns;
+#endif
 }
 
 #endif  // WEFT_HAL_QUEUE_TRACE_H_

@@ -44,12 +44,15 @@ static void weft_cuda_device_free(weft_cuda_device_t* device) {
         symbols->cuStreamSynchronize(device->dispatch_stream);
         symbols->cuStreamDestroy(device->dispatch_stream);
       }
+      if (device->clock_stream) symbols->cuStreamDestroy(device->clock_stream);
       if (device->status_slots) symbols->cuMemFreeHost(device->status_slots);
       CUcontext popped = NULL;
       symbols->cuCtxPopCurrent(&popped);
     }
+    weft_cuda_event_release(device->trace_epoch);
     weft_cuda_event_pool_release(device->event_pool);
   }
+  weft_trace_track_release(device->trace_track);
   pthread_cond_destroy(&device->idle);
   pthread_cond_destroy(&device->transfer_wake);
   pthread_cond_destroy(&device->completion_wake);
@@ -89,6 +92,10 @@ static weft_status_t weft_cuda_device_query_i64(weft_device_t* base_device,
       {"cuda.total_memory", (int64_t)device->total_memory},
       {"cuda.driver_version", device->driver_version},
       {"cuda.memory_pools", device->memory_pool != NULL},
+      {"cuda.completion_polling",
+       device->completion_mode == WEFT_CUDA_COMPLETION_POLLING},
+      {"cuda.staging_piece", (int64_t)device->staging_piece_size},
+      {"cuda.staging_pieces", device->staging_piece_count},
   };
   for (size_t i = 0; i < sizeof(properties) / sizeof(properties[0]); ++i) {
     if (strcmp(properties[i].key, key) == 0) {
@@ -101,7 +108,8 @@ static weft_status_t weft_cuda_device_query_i64(weft_device_t* base_device,
                      "worker.count, dispatch.concurrent, semaphore.host_wait, "
                      "cuda.device, cuda.compute_capability, "
                      "cuda.total_memory, cuda.driver_version, "
-                     "cuda.memory_pools",
+                     "cuda.memory_pools, cuda.completion_polling, "
+                     "cuda.staging_piece, cuda.staging_pieces",
                      weft_device_id(base_device), key);
 }
 

@@ -28,6 +28,7 @@
 
 #include "base/atomics.h"
 #include "base/thread.h"
+#include "base/trace.h"
 #include "drivers/cuda/cuda_event_pool.h"
 #include "drivers/cuda/cuda_symbols.h"
 #include "hal/device_impl.h"
@@ -123,6 +124,23 @@ typedef struct weft_cuda_device_t {
   uint8_t* staging;  // pinned, device-mapped
   CUdeviceptr staging_device;
   weft_cuda_event_t** staging_events;  // the last copy of each piece
+
+  // Tracing: an op issued while tracing is on records a timed event before
+  // its work and a timed one after; the completion thread turns the two
+  // into a zone on |trace_track| (the GPU's lane). GPU times map onto the
+  // host clock through an epoch: a timed event recorded on |clock_stream|,
+  // which nothing else uses, and polled at once; its host time is the
+  // middle of that wait; each zone is then kept within what the host saw
+  // (after its issue and the zone before it, before its completion was
+  // seen). Renewed after a second, so the float milliseconds
+  // cuEventElapsedTime returns stay precise. The epoch fields
+  // are guarded by |mutex|; the track and |trace_last_end_ns| belong to the
+  // completion thread.
+  CUstream clock_stream;
+  weft_cuda_event_t* trace_epoch;
+  weft_time_t trace_epoch_ns;
+  weft_trace_track_t* trace_track;
+  weft_time_t trace_last_end_ns;
 
   char name[128];
   size_t total_memory;

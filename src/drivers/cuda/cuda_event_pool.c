@@ -15,9 +15,9 @@ weft_status_t weft_cuda_event_pool_create(const weft_cuda_symbols_t* symbols,
     pool->cu_device = cu_device;
     pool->context = NULL;
     pool->allocator = allocator;
-    pool->flags = flags | CU_EVENT_DISABLE_TIMING;
+    pool->flags = flags & ~(unsigned int)CU_EVENT_DISABLE_TIMING;
     weft_slim_mutex_initialize(&pool->mutex);
-    pool->free_head = NULL;
+    pool->free_heads[0] = pool->free_heads[1] = NULL;
     atomic_init(&pool->ref_count, 1u);
     status = WEFT_CUDA_CALL(
         symbols, cuDevicePrimaryCtxRetain(&pool->context, cu_device));
@@ -40,12 +40,14 @@ void weft_cuda_event_pool_release(weft_cuda_event_pool_t* pool) {
   }
   const weft_cuda_symbols_t* symbols = pool->symbols;
   const bool pushed = symbols->cuCtxPushCurrent(pool->context) == CUDA_SUCCESS;
-  weft_cuda_event_t* event = pool->free_head;
-  while (event) {
-    weft_cuda_event_t* next = event->next_free;
-    if (pushed) symbols->cuEventDestroy(event->handle);
-    weft_allocator_free(pool->allocator, event);
-    event = next;
+  for (int timed = 0; timed < 2; ++timed) {
+    weft_cuda_event_t* event = pool->free_heads[timed];
+    while (event) {
+      weft_cuda_event_t* next = event->next_free;
+      if (pushed) symbols->cuEventDestroy(event->handle);
+      weft_allocator_free(pool->allocator, event);
+      event = next;
+    }
   }
   if (pushed) {
     CUcontext popped = NULL;
@@ -57,11 +59,12 @@ void weft_cuda_event_pool_release(weft_cuda_event_pool_t* pool) {
 }
 
 weft_status_t weft_cuda_event_pool_acquire(weft_cuda_event_pool_t* pool,
+                                           bool timed,
                                            weft_cuda_event_t** out_event) {
   *out_event = NULL;
   weft_slim_mutex_lock(&pool->mutex);
-  weft_cuda_event_t* event = pool->free_head;
-  if (event) pool->free_head = event->next_free;
+  weft_cuda_event_t* event = pool->free_heads[timed];
+  if (event) pool->free_heads[timed] = event->next_free;
   weft_slim_mutex_unlock(&pool->mutex);
   weft_status_t status = WEFT_OK;
   if (!event) {
@@ -70,8 +73,12 @@ weft_status_t weft_cuda_event_pool_acquire(weft_cuda_event_pool_t* pool,
     if (weft_status_is_ok(status)) {
       event->pool = pool;
       event->handle = NULL;
-      status = WEFT_CUDA_CALL(pool->symbols,
-                              cuEventCreate(&event->handle, pool->flags));
+      event->timed = timed;
+      status = WEFT_CUDA_CALL(
+          pool->symbols,
+          cuEventCreate(&event->handle,
+                        timed ? pool->flags
+                              : pool->flags | CU_EVENT_DISABLE_TIMING));
       if (!weft_status_is_ok(status)) {
         weft_allocator_free(pool->allocator, event);
         event = NULL;
@@ -97,8 +104,8 @@ void weft_cuda_event_release(weft_cuda_event_t* event) {
   }
   weft_cuda_event_pool_t* pool = event->pool;
   weft_slim_mutex_lock(&pool->mutex);
-  event->next_free = pool->free_head;
-  pool->free_head = event;
+  event->next_free = pool->free_heads[event->timed];
+  pool->free_heads[event->timed] = event;
   weft_slim_mutex_unlock(&pool->mutex);
   weft_cuda_event_pool_release(pool);
 }

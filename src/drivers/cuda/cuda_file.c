@@ -9,7 +9,9 @@
 // event is recorded and it goes to the completion thread like any issued
 // op (so later ops of the device wait for it in-stream). A WRITE queues
 // copies of up to every staging piece ahead, and writes each piece to the
-// file as its copy lands; the thread then signals it itself. The disk and
+// file as its copy lands, then goes to the completion thread the same
+// way (its signals must not overtake those of the ops whose values it
+// waited for in-stream, which that thread signals in order). The disk and
 // the copy engine so work at the same time, and weft_parameter_stream_load
 // fills GPU buffers as fast as the disk allows.
 #include <inttypes.h>
@@ -106,7 +108,8 @@ static weft_status_t weft_cuda_staging_copy(weft_cuda_device_t* device,
                              device->dispatch_stream));
   weft_cuda_event_t* event = NULL;
   if (weft_status_is_ok(status)) {
-    status = weft_cuda_event_pool_acquire(device->event_pool, &event);
+    status = weft_cuda_event_pool_acquire(device->event_pool, /*timed=*/false,
+                                          &event);
   }
   if (weft_status_is_ok(status)) {
     status = WEFT_CUDA_CALL(
@@ -193,23 +196,6 @@ static weft_status_t weft_cuda_transfer_write(weft_cuda_device_t* device,
   return status;
 }
 
-// A WRITE that met a wait in-stream ran after whatever its waits' ops did:
-// if one of them failed, so does the write.
-static weft_status_t weft_cuda_transfer_check_waits(const weft_cuda_op_t* op,
-                                                    weft_status_t status) {
-  const weft_semaphore_list_t waits = op->base.wait_list;
-  for (uint32_t i = 0; weft_status_is_ok(status) && op->waited_in_stream &&
-                       i < waits.count;
-       ++i) {
-    uint64_t value = 0;
-    weft_status_t failure = weft_semaphore_query(waits.semaphores[i], &value);
-    if (!weft_status_is_ok(failure)) {
-      status = weft_queue_op_not_run_status(&op->base, failure, false);
-    }
-  }
-  return status;
-}
-
 int weft_cuda_transfer_main(void* user_data) {
   weft_cuda_device_t* device = (weft_cuda_device_t*)user_data;
   const bool pushed = weft_status_is_ok(weft_cuda_device_push_context(device));
@@ -232,19 +218,13 @@ int weft_cuda_transfer_main(void* user_data) {
                        : weft_cuda_transfer_write(device, &op->base);
     }
     weft_queue_trace_end(op->trace_id);
-    if (is_read) {
-      // Its event after the last copy; the completion thread ends it.
-      pthread_mutex_lock(&device->mutex);
-      weft_cuda_op_finish_issue(device, op, status);
-      pthread_mutex_unlock(&device->mutex);
-    } else {
-      status = weft_cuda_transfer_check_waits(
-          op, weft_queue_op_annotate_error(&op->base, status));
-      weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
-      weft_queue_op_signal_or_fail(&op->base, status);
-      weft_cuda_op_release(op);
-    }
+    // Its event after the last copy (a WRITE's pieces are all in the file
+    // by now); the completion thread ends it like any issued op. Never
+    // signalled from here: the ops whose values it waited for in-stream
+    // are signalled by the completion thread, in issue order, and a
+    // signal must not overtake theirs.
     pthread_mutex_lock(&device->mutex);
+    weft_cuda_op_finish_issue(device, op, status);
   }
   pthread_mutex_unlock(&device->mutex);
   if (pushed) weft_cuda_device_pop_context(device);

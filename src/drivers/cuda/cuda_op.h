@@ -48,6 +48,12 @@ struct weft_cuda_op_t {
   uint32_t status_slot_count;
   bool waited_in_stream;
   weft_status_t issue_status;
+  // Traced ops: the timed event before the work, and the epoch its time is
+  // measured from (cuda_device.h), both retained.
+  weft_cuda_event_t* trace_start;
+  weft_cuda_event_t* trace_epoch;
+  weft_time_t trace_epoch_ns;
+  weft_time_t trace_issue_ns;  // when the start event was recorded
   weft_wait_set_t* wait_set;  // in this record
   weft_queue_op_t base;       // captured: copies in this record, retained
 };

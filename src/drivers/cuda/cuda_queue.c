@@ -69,6 +69,8 @@ void weft_cuda_op_release(weft_cuda_op_t* op) {
     return;
   }
   weft_cuda_event_release(op->event);
+  weft_cuda_event_release(op->trace_start);
+  weft_cuda_event_release(op->trace_epoch);
   weft_status_free(op->wait_status);
   weft_status_free(op->issue_status);
   weft_queue_op_release(&op->base);
@@ -521,8 +523,8 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
   const weft_cuda_symbols_t* symbols = device->symbols;
   CUstream stream = device->dispatch_stream;
   op->issue_status = weft_queue_op_annotate_error(&op->base, status);
-  weft_status_t record = weft_cuda_event_pool_acquire(device->event_pool,
-                                                      &op->event);
+  weft_status_t record = weft_cuda_event_pool_acquire(
+      device->event_pool, /*timed=*/op->trace_start != NULL, &op->event);
   if (weft_status_is_ok(record)) {
     record = WEFT_CUDA_CALL(symbols, cuEventRecord(op->event->handle, stream));
     op->event->stream = stream;
@@ -556,6 +558,133 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
   }
 }
 
+//===----------------------------------------------------------------------===//
+// GPU time in the trace
+//===----------------------------------------------------------------------===//
+
+// Renews the device's clock epoch when it has none or it is older than a
+// second (cuda_device.h); false when it cannot. Called with the device
+// mutex held and the context current.
+static bool weft_cuda_trace_calibrate(weft_cuda_device_t* device) {
+  const weft_time_t now = weft_time_now();
+  if (device->trace_epoch && now - device->trace_epoch_ns < 1000000000) {
+    return true;
+  }
+  const weft_cuda_symbols_t* symbols = device->symbols;
+  if (!device->clock_stream &&
+      symbols->cuStreamCreate(&device->clock_stream,
+                              CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+    device->clock_stream = NULL;
+    return false;
+  }
+  weft_cuda_event_t* epoch = NULL;
+  weft_status_t status =
+      weft_cuda_event_pool_acquire(device->event_pool, /*timed=*/true, &epoch);
+  if (!weft_status_is_ok(status)) {
+    weft_status_free(status);
+    return false;
+  }
+  // Polled rather than synchronised: a blocking-sync event would add the
+  // driver's wake-up to the uncertainty. The event's host time lies within
+  // the window around the poll; a stream thread late to run widens it, so
+  // a wide window is tried again (the event keeps the last try's time).
+  weft_time_t epoch_ns = 0;
+  bool recorded = false;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const weft_time_t before = weft_time_now();
+    CUresult result =
+        symbols->cuEventRecord(epoch->handle, device->clock_stream);
+    while (result == CUDA_SUCCESS) {
+      result = symbols->cuEventQuery(epoch->handle);
+      if (result != CUDA_ERROR_NOT_READY) break;
+      result = CUDA_SUCCESS;
+    }
+    const weft_time_t after = weft_time_now();
+    recorded = result == CUDA_SUCCESS;
+    if (!recorded) break;
+    epoch_ns = before + (after - before) / 2;
+    if (after - before <= 20000) break;
+  }
+  if (!recorded) {
+    weft_cuda_event_release(epoch);
+    return false;
+  }
+  weft_cuda_event_release(device->trace_epoch);
+  device->trace_epoch = epoch;
+  device->trace_epoch_ns = epoch_ns;
+  return true;
+}
+
+// Records |op|'s timed start event on the dispatch stream (after its
+// in-stream waits, before its work). Tracing is best effort: without an
+// epoch or an event the op is traced without its GPU time. Called with the
+// device mutex held and the context current.
+static void weft_cuda_trace_mark_start(weft_cuda_device_t* device,
+                                       weft_cuda_op_t* op) {
+  if (!weft_cuda_trace_calibrate(device)) return;
+  weft_cuda_event_t* start = NULL;
+  weft_status_t status =
+      weft_cuda_event_pool_acquire(device->event_pool, /*timed=*/true, &start);
+  if (weft_status_is_ok(status) &&
+      device->symbols->cuEventRecord(start->handle, device->dispatch_stream) !=
+          CUDA_SUCCESS) {
+    status = weft_status_from_code(WEFT_STATUS_INTERNAL);
+  }
+  if (!weft_status_is_ok(status)) {
+    weft_status_free(status);
+    weft_cuda_event_release(start);
+    return;
+  }
+  start->stream = device->dispatch_stream;
+  op->trace_start = start;
+  op->trace_issue_ns = weft_time_now();
+  weft_cuda_event_retain(device->trace_epoch);
+  op->trace_epoch = device->trace_epoch;
+  op->trace_epoch_ns = device->trace_epoch_ns;
+}
+
+// Puts |op|'s GPU time (its start event to its end event, both fired) on
+// the device's track. On the completion thread, context current.
+static void weft_cuda_trace_device_time(weft_cuda_device_t* device,
+                                        weft_cuda_op_t* op) {
+  if (!op->trace_start || !op->event || !op->event->timed ||
+      !weft_trace_is_enabled()) {
+    return;
+  }
+  const weft_cuda_symbols_t* symbols = device->symbols;
+  float since_epoch_ms = 0.0f;
+  float duration_ms = 0.0f;
+  if (symbols->cuEventElapsedTime(&since_epoch_ms, op->trace_epoch->handle,
+                                  op->trace_start->handle) != CUDA_SUCCESS ||
+      symbols->cuEventElapsedTime(&duration_ms, op->trace_start->handle,
+                                  op->event->handle) != CUDA_SUCCESS) {
+    return;
+  }
+  if (!device->trace_track) {
+    char name[64];
+    snprintf(name, sizeof(name), "%s: GPU %d stream", device->base.id,
+             device->ordinal);
+    device->trace_track = weft_trace_track_create(name);
+  }
+  // The epoch's error is at most half its window; what the host saw bounds
+  // it better: the work started after the issue and after the zone before
+  // it (one stream runs one op at a time), and ended before the completion
+  // thread saw its event fire (now).
+  const weft_time_t observed_ns = weft_time_now();
+  weft_time_t start_ns =
+      op->trace_epoch_ns + (weft_time_t)((double)since_epoch_ms * 1e6);
+  if (start_ns < op->trace_issue_ns) start_ns = op->trace_issue_ns;
+  if (start_ns < device->trace_last_end_ns) start_ns = device->trace_last_end_ns;
+  if (start_ns > observed_ns) start_ns = observed_ns;
+  weft_duration_t duration_ns =
+      duration_ms > 0.0f ? (weft_duration_t)((double)duration_ms * 1e6) : 0;
+  if (duration_ns > observed_ns - start_ns) duration_ns = observed_ns - start_ns;
+  device->trace_last_end_ns = start_ns + duration_ns;
+  weft_queue_trace_device_time(device->trace_track, op->trace_id,
+                               weft_queue_op_kind_name(op->base.kind),
+                               start_ns, duration_ns);
+}
+
 // Issues |op| (ready: |waits| are its in-stream waits, consumed): its work
 // behind the waits, then its event (weft_cuda_op_finish_issue). File ops go
 // to the transfer thread instead, behind the same waits. Called with the
@@ -582,6 +711,9 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
                                     op->base.kind == WEFT_QUEUE_OP_WRITE)) {
     weft_cuda_device_enqueue_transfer(device, op);
     return;
+  }
+  if (weft_status_is_ok(status) && op->trace_id) {
+    weft_cuda_trace_mark_start(device, op);
   }
   if (weft_status_is_ok(status)) {
     status = weft_cuda_op_enqueue_work(device, op);
@@ -930,6 +1062,7 @@ static int weft_cuda_completion_main(void* user_data) {
     weft_cuda_fifo_unlink(&device->issued, NULL, op);
     if (!device->issued.head) pthread_cond_broadcast(&device->idle);
     pthread_mutex_unlock(&device->mutex);
+    if (weft_status_is_ok(event_status)) weft_cuda_trace_device_time(device, op);
     weft_status_t status = weft_cuda_op_result(device, op, event_status);
     pthread_mutex_lock(&device->mutex);
     weft_cuda_status_release(device, op);

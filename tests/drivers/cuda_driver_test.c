@@ -1,0 +1,508 @@
+// cuda driver tests on the CUDA test double (tests/cuda_double): what the
+// CTS cannot say driver-neutrally.
+//  - the device's memory running out is RESOURCE_EXHAUSTED naming the
+//    CUDA call and CUDA's own error (a child process with a small double);
+//  - a CUDA error met while queuing an op fails its signals with the call
+//    and the error named, and the device goes on working;
+//  - completion=polling runs a chain of ops as the blocking mode does;
+//  - a reusable command buffer is a graph: instantiated once, rebinding
+//    its binding table updates the instance in place (no second
+//    instantiation), and an update CUDA refuses rebuilds the graph;
+//  - file reads and writes larger than all the staging pieces together go
+//    through them in turns and arrive whole;
+//  - with tracing on, each op's GPU time is a zone on the GPU's own track,
+//    inside the op's submit..signal interval.
+// The ctest entry sets WEFT_CUDA_DRIVER_LIBRARY to the double.
+// setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
+// clang-format off
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+// clang-format on
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(WEFT_TEST_HAVE_CJSON)
+#include <cjson/cJSON.h>
+#endif
+
+#include "cts.h"
+#include "weft/weft.h"
+
+#define TEN_SECONDS (10ll * 1000 * 1000 * 1000)
+
+//===----------------------------------------------------------------------===//
+// The double's controls
+//===----------------------------------------------------------------------===//
+
+typedef void (*fail_next_fn_t)(const char* entry_point, CUresult result);
+
+// A symbol of the double the driver loaded (same path: same handle).
+static void* double_symbol(const char* name) {
+  const char* path = getenv("WEFT_CUDA_DRIVER_LIBRARY");
+  assert_non_null(path);
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  assert_non_null(library);
+  void* symbol = dlsym(library, name);
+  assert_non_null(symbol);
+  // The driver holds the library open: the symbol stays valid.
+  dlclose(library);
+  return symbol;
+}
+
+static void fail_next(const char* entry_point, CUresult result) {
+  ((fail_next_fn_t)double_symbol("weft_cuda_double_fail_next"))(entry_point,
+                                                               result);
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static weft_device_t* create_device(const char* device_string) {
+  weft_device_t* device = NULL;
+  WEFT_ASSERT_OK(
+      weft_device_create(device_string, weft_allocator_system(), &device));
+  return device;
+}
+
+static weft_cts_t cts_for(weft_device_t* device, const char* device_string) {
+  weft_cts_t cts = {
+      .device_string = device_string,
+      .allocator = weft_allocator_system(),
+      .device = device,
+      .queue_count = 1,
+  };
+  return cts;
+}
+
+static weft_buffer_t* allocate(weft_device_t* device,
+                               weft_device_size_t length) {
+  weft_buffer_params_t params = {0};
+  weft_buffer_t* buffer = NULL;
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(device, params, length, &buffer));
+  return buffer;
+}
+
+// Fills |length| bytes of |buffer| with |byte| through the queue, signalling
+// a fresh semaphore, and returns the wait's result.
+static weft_status_t fill_and_wait(weft_device_t* device,
+                                   weft_buffer_t* buffer,
+                                   weft_device_size_t length, uint8_t byte) {
+  weft_semaphore_t* semaphore = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
+  const uint64_t one = 1;
+  weft_status_t status = weft_device_queue_fill(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &one), buffer, 0, length, &byte, 1);
+  return weft_cts_wait_submitted(semaphore, status);
+}
+
+static void expect_bytes(weft_cts_t* cts, weft_buffer_t* buffer,
+                         weft_device_size_t length, uint8_t byte) {
+  uint8_t* data = malloc(length);
+  assert_non_null(data);
+  weft_cts_read_buffer(cts, buffer, 0, data, length);
+  for (weft_device_size_t i = 0; i < length; ++i) {
+    if (data[i] != byte) {
+      fail_msg("byte %zu is 0x%02x, expected 0x%02x", (size_t)i, data[i],
+               byte);
+    }
+  }
+  free(data);
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+static int allocate_past_memory(void) {
+  weft_device_t* device = NULL;
+  weft_status_t status =
+      weft_device_create("cuda", weft_allocator_system(), &device);
+  if (!weft_status_is_ok(status)) {
+    weft_status_fprint(stderr, status);
+    weft_status_free(status);
+    return 1;
+  }
+  weft_buffer_params_t params = {.type = WEFT_MEMORY_TYPE_DEVICE_LOCAL};
+  weft_buffer_t* buffer = NULL;
+  status = weft_device_allocate_buffer(device, params, 8u << 20, &buffer);
+  char text[512];
+  weft_status_format(status, text, sizeof(text));
+  const int result =
+      weft_status_code(status) == WEFT_STATUS_RESOURCE_EXHAUSTED &&
+              strstr(text, "cuMemAlloc") &&
+              strstr(text, "CUDA_ERROR_OUT_OF_MEMORY") && buffer == NULL
+          ? 0
+          : 1;
+  if (result) fprintf(stderr, "allocating past memory: %s\n", text);
+  weft_status_free(status);
+  // Smaller allocations still work.
+  if (result == 0) {
+    status = weft_device_allocate_buffer(device, params, 4096, &buffer);
+    if (!weft_status_is_ok(status)) {
+      weft_status_fprint(stderr, status);
+      weft_status_free(status);
+      weft_device_release(device);
+      return 1;
+    }
+    weft_buffer_release(buffer);
+  }
+  weft_device_release(device);
+  return result;
+}
+
+// The double reads its memory size at the first cuInit of the process: a
+// child of its own, before this process initialises the double.
+static void out_of_memory_names_call(void** state) {
+  (void)state;
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    setenv("WEFT_CUDA_DOUBLE_MEMORY", "1048576", 1);
+    _exit(allocate_past_memory());
+  }
+  int wstatus = 0;
+  assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+  assert_true(WIFEXITED(wstatus));
+  assert_int_equal(WEXITSTATUS(wstatus), 0);
+}
+
+static void queue_error_names_call(void** state) {
+  (void)state;
+  weft_device_t* device = create_device("cuda");
+  weft_cts_t cts = cts_for(device, "cuda");
+  weft_buffer_t* buffer = allocate(device, 4096);
+  // A one-byte pattern is a cuMemsetD8Async on the dispatch stream.
+  fail_next("cuMemsetD8Async", CUDA_ERROR_LAUNCH_FAILED);
+  weft_cts_assert_status_contains_both(fill_and_wait(device, buffer, 4096, 7),
+                                       WEFT_STATUS_INTERNAL,
+                                       "cuMemsetD8Async",
+                                       "CUDA_ERROR_LAUNCH_FAILED");
+  // The error was the op's alone: the next fill works.
+  WEFT_ASSERT_OK(fill_and_wait(device, buffer, 4096, 9));
+  expect_bytes(&cts, buffer, 4096, 9);
+  weft_buffer_release(buffer);
+  weft_device_release(device);
+}
+
+//===----------------------------------------------------------------------===//
+// Completion by polling
+//===----------------------------------------------------------------------===//
+
+// 64 fills, each waiting for the one before, then a copy; the semaphore
+// reaches every value and the last fill's byte is what arrives.
+static void polling_completion_runs_chain(void** state) {
+  (void)state;
+  const char* device_string = "cuda?completion=polling";
+  weft_device_t* device = create_device(device_string);
+  weft_cts_t cts = cts_for(device, device_string);
+  int64_t mode = -1;
+  WEFT_ASSERT_OK(
+      weft_device_query_i64(device, "cuda.completion_polling", &mode));
+  assert_int_equal(mode, 1);
+  weft_buffer_t* source = allocate(device, 65536);
+  weft_buffer_t* target = allocate(device, 65536);
+  weft_semaphore_t* semaphore = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
+  for (uint64_t i = 0; i < 64; ++i) {
+    const uint8_t byte = (uint8_t)(i + 1);
+    const uint64_t next = i + 1;
+    WEFT_ASSERT_OK(weft_device_queue_fill(
+        device, WEFT_QUEUE_AFFINITY_ANY,
+        i ? weft_cts_list1(&semaphore, &i) : weft_semaphore_list_empty(),
+        weft_cts_list1(&semaphore, &next), source, 0, 65536, &byte, 1));
+  }
+  const uint64_t after_fills = 64;
+  const uint64_t done = 65;
+  WEFT_ASSERT_OK(weft_device_queue_copy(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&semaphore, &after_fills),
+      weft_cts_list1(&semaphore, &done), source, 0, target, 0, 65536));
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, done));
+  expect_bytes(&cts, target, 65536, 64);
+  weft_semaphore_release(semaphore);
+  weft_buffer_release(target);
+  weft_buffer_release(source);
+  weft_device_release(device);
+}
+
+//===----------------------------------------------------------------------===//
+// Command buffers as graphs
+//===----------------------------------------------------------------------===//
+
+// A reusable command buffer filling binding slot 0 with 0x5A, then copying
+// slot 0 to slot 1.
+static weft_command_buffer_t* record_fill_copy(weft_device_t* device,
+                                               weft_device_size_t length) {
+  weft_command_buffer_t* command_buffer = NULL;
+  WEFT_ASSERT_OK(weft_command_buffer_create(
+      device, WEFT_COMMAND_BUFFER_MODE_REUSABLE, WEFT_COMMAND_CATEGORY_ANY, 2,
+      &command_buffer));
+  WEFT_ASSERT_OK(weft_command_buffer_begin(command_buffer));
+  const uint8_t byte = 0x5A;
+  WEFT_ASSERT_OK(weft_command_buffer_fill(
+      command_buffer, weft_make_indirect_buffer_ref(0, 0, length), &byte, 1));
+  WEFT_ASSERT_OK(weft_command_buffer_barrier(command_buffer));
+  WEFT_ASSERT_OK(weft_command_buffer_copy(
+      command_buffer, weft_make_indirect_buffer_ref(0, 0, length),
+      weft_make_indirect_buffer_ref(1, 0, length)));
+  WEFT_ASSERT_OK(weft_command_buffer_end(command_buffer));
+  return command_buffer;
+}
+
+static weft_status_t execute_and_wait(weft_device_t* device,
+                                      weft_command_buffer_t* command_buffer,
+                                      weft_buffer_t* a, weft_buffer_t* b,
+                                      weft_device_size_t length) {
+  const weft_buffer_binding_t bindings[2] = {{a, 0, length}, {b, 0, length}};
+  const weft_binding_table_t table = {2, bindings};
+  weft_semaphore_t* semaphore = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
+  const uint64_t one = 1;
+  weft_status_t status = weft_device_queue_execute(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &one), command_buffer, table);
+  return weft_cts_wait_submitted(semaphore, status);
+}
+
+// Calls |entry_point| of the double with arguments it refuses, returning
+// what it said: an armed failure still pending comes back instead of the
+// double's own error.
+static CUresult call_with_bad_arguments(const char* entry_point) {
+  if (strcmp(entry_point, "cuGraphInstantiateWithFlags") == 0) {
+    CUresult (*fn)(CUgraphExec*, CUgraph, unsigned long long) =
+        (CUresult(*)(CUgraphExec*, CUgraph, unsigned long long))double_symbol(
+            entry_point);
+    return fn(NULL, NULL, 0);
+  }
+  CUresult (*fn)(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*,
+                 CUcontext) =
+      (CUresult(*)(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*,
+                   CUcontext))double_symbol(entry_point);
+  return fn(NULL, NULL, NULL, NULL);
+}
+
+static void graph_rebinding_updates_in_place(void** state) {
+  (void)state;
+  weft_device_t* device = create_device("cuda");
+  weft_cts_t cts = cts_for(device, "cuda");
+  const weft_device_size_t length = 8192;
+  weft_buffer_t* buffers[4];
+  for (int i = 0; i < 4; ++i) buffers[i] = allocate(device, length);
+  weft_command_buffer_t* command_buffer = record_fill_copy(device, length);
+  WEFT_ASSERT_OK(
+      execute_and_wait(device, command_buffer, buffers[0], buffers[1], length));
+  expect_bytes(&cts, buffers[1], length, 0x5A);
+
+  // A second instantiation would meet this failure: rebinding must not
+  // instantiate.
+  fail_next("cuGraphInstantiateWithFlags", CUDA_ERROR_NOT_PERMITTED);
+  WEFT_ASSERT_OK(
+      execute_and_wait(device, command_buffer, buffers[2], buffers[3], length));
+  expect_bytes(&cts, buffers[3], length, 0x5A);
+  assert_int_equal(call_with_bad_arguments("cuGraphInstantiateWithFlags"),
+                   CUDA_ERROR_NOT_PERMITTED);
+
+  // An update CUDA refuses: the graph is built and instantiated again.
+  WEFT_ASSERT_OK(fill_and_wait(device, buffers[1], length, 0));
+  fail_next("cuGraphExecMemsetNodeSetParams", CUDA_ERROR_NOT_SUPPORTED);
+  WEFT_ASSERT_OK(
+      execute_and_wait(device, command_buffer, buffers[0], buffers[1], length));
+  expect_bytes(&cts, buffers[1], length, 0x5A);
+  // The armed refusal was used up by the driver (this call, from a thread
+  // with no context, gets the double's own answer instead).
+  assert_int_not_equal(
+      call_with_bad_arguments("cuGraphExecMemsetNodeSetParams"),
+      CUDA_ERROR_NOT_SUPPORTED);
+
+  weft_command_buffer_release(command_buffer);
+  for (int i = 0; i < 4; ++i) weft_buffer_release(buffers[i]);
+  weft_device_release(device);
+}
+
+//===----------------------------------------------------------------------===//
+// Files through staging pieces
+//===----------------------------------------------------------------------===//
+
+static void file_through_small_staging_pieces(void** state) {
+  (void)state;
+  // Two pieces of 4 KiB: a 100 KiB transfer takes 25 turns.
+  const char* device_string = "cuda?staging_piece=4096&staging_pieces=2";
+  weft_device_t* device = create_device(device_string);
+  int64_t piece = 0;
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "cuda.staging_piece", &piece));
+  assert_int_equal(piece, 4096);
+  const size_t length = 100 * 1024 + 123;
+  uint8_t* contents = malloc(length);
+  uint8_t* back = calloc(1, length);
+  assert_non_null(contents);
+  assert_non_null(back);
+  for (size_t i = 0; i < length; ++i) {
+    contents[i] = (uint8_t)(i * 131 + (i >> 9));
+  }
+  weft_file_t* source = NULL;
+  WEFT_ASSERT_OK(weft_file_wrap_memory(WEFT_FILE_ACCESS_READ, contents, length,
+                                       NULL, NULL, weft_allocator_system(),
+                                       &source));
+  weft_file_t* target = NULL;
+  WEFT_ASSERT_OK(weft_file_wrap_memory(WEFT_FILE_ACCESS_WRITE, back, length,
+                                       NULL, NULL, weft_allocator_system(),
+                                       &target));
+  weft_buffer_t* buffer = allocate(device, length);
+  weft_semaphore_t* semaphore = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
+  const uint64_t one = 1;
+  const uint64_t two = 2;
+  WEFT_ASSERT_OK(weft_device_queue_read(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &one), source, 0, buffer, 0, length));
+  WEFT_ASSERT_OK(weft_device_queue_write(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&semaphore, &one),
+      weft_cts_list1(&semaphore, &two), buffer, 0, target, 0, length));
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, two));
+  assert_memory_equal(contents, back, length);
+  weft_semaphore_release(semaphore);
+  weft_buffer_release(buffer);
+  weft_file_release(target);
+  weft_file_release(source);
+  weft_device_release(device);
+  free(back);
+  free(contents);
+}
+
+//===----------------------------------------------------------------------===//
+// GPU time in the trace
+//===----------------------------------------------------------------------===//
+
+#if defined(WEFT_TEST_HAVE_CJSON)
+
+static cJSON* read_json(const char* path) {
+  FILE* file = fopen(path, "rb");
+  assert_non_null(file);
+  fseek(file, 0, SEEK_END);
+  long size = ftell(file);
+  fseek(file, 0, SEEK_SET);
+  char* text = malloc((size_t)size + 1);
+  assert_non_null(text);
+  assert_int_equal(fread(text, 1, (size_t)size, file), (size_t)size);
+  text[size] = '\0';
+  fclose(file);
+  cJSON* root = cJSON_Parse(text);
+  free(text);
+  assert_non_null(root);
+  return root;
+}
+
+static double number(const cJSON* object, const char* key) {
+  const cJSON* item = cJSON_GetObjectItemCaseSensitive(object, key);
+  assert_true(cJSON_IsNumber(item));
+  return item->valuedouble;
+}
+
+static const char* string(const cJSON* object, const char* key) {
+  const cJSON* item = cJSON_GetObjectItemCaseSensitive(object, key);
+  return cJSON_IsString(item) ? item->valuestring : "";
+}
+
+// The "ts" of the queue instant |name| of op |id| (-1 when absent).
+static double instant_time(const cJSON* events, const char* name, double id) {
+  const cJSON* event = NULL;
+  cJSON_ArrayForEach(event, events) {
+    const cJSON* args = cJSON_GetObjectItemCaseSensitive(event, "args");
+    if (strcmp(string(event, "ph"), "i") == 0 &&
+        strcmp(string(event, "name"), name) == 0 && args &&
+        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(args, "id")) &&
+        number(args, "id") == id) {
+      return number(event, "ts");
+    }
+  }
+  return -1.0;
+}
+
+static void gpu_time_on_own_track(void** state) {
+  (void)state;
+  char path[] = "/tmp/weft-cuda-trace-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  weft_device_t* device = create_device("cuda");
+  WEFT_ASSERT_OK(weft_trace_start(path));
+  weft_buffer_t* buffer = allocate(device, 1u << 20);
+  for (int i = 0; i < 3; ++i) {
+    WEFT_ASSERT_OK(fill_and_wait(device, buffer, 1u << 20, (uint8_t)i));
+  }
+  WEFT_ASSERT_OK(weft_trace_stop());
+  weft_buffer_release(buffer);
+  weft_device_release(device);
+
+  cJSON* root = read_json(path);
+  unlink(path);
+  const cJSON* events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+  // The GPU's track, by its name.
+  double track = -1.0;
+  const cJSON* event = NULL;
+  cJSON_ArrayForEach(event, events) {
+    const cJSON* args = cJSON_GetObjectItemCaseSensitive(event, "args");
+    if (strcmp(string(event, "ph"), "M") == 0 &&
+        strcmp(string(event, "name"), "thread_name") == 0 &&
+        strcmp(string(args, "name"), "cuda: GPU 0 stream") == 0) {
+      track = number(event, "tid");
+    }
+  }
+  assert_true(track >= 0.0);
+  int zones = 0;
+  double previous_end = -1.0;
+  cJSON_ArrayForEach(event, events) {
+    if (strcmp(string(event, "ph"), "X") != 0) continue;
+    assert_true(number(event, "tid") == track);
+    assert_string_equal(string(event, "cat"), "queue");
+    assert_string_equal(string(event, "name"), "queue_fill");
+    const double ts = number(event, "ts");
+    const double dur = number(event, "dur");
+    assert_true(dur >= 0.0);
+    // The stream runs the fills one after the other.
+    assert_true(ts >= previous_end);
+    previous_end = ts + dur;
+    // Inside the op's life: after its submit, done before its signal
+    // (1 us for the rounding of the clocks' mapping).
+    const double id =
+        number(cJSON_GetObjectItemCaseSensitive(event, "args"), "id");
+    const double submit = instant_time(events, "submit", id);
+    const double signal = instant_time(events, "signal", id);
+    assert_true(submit >= 0.0);
+    assert_true(signal >= 0.0);
+    if (ts + 1.0 < submit || ts + dur > signal + 1.0) {
+      fail_msg("GPU zone [%.3f, %.3f] us is outside submit %.3f .. signal "
+               "%.3f",
+               ts, ts + dur, submit, signal);
+    }
+    ++zones;
+  }
+  assert_int_equal(zones, 3);
+  cJSON_Delete(root);
+}
+
+#endif  // WEFT_TEST_HAVE_CJSON
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      // First: it forks before this process initialises the double.
+      cmocka_unit_test(out_of_memory_names_call),
+      cmocka_unit_test(queue_error_names_call),
+      cmocka_unit_test(polling_completion_runs_chain),
+      cmocka_unit_test(graph_rebinding_updates_in_place),
+      cmocka_unit_test(file_through_small_staging_pieces),
+#if defined(WEFT_TEST_HAVE_CJSON)
+      cmocka_unit_test(gpu_time_on_own_track),
+#endif
+  };
+  return cmocka_run_group_tests_name("cuda.driver", tests, NULL, NULL);
+}
