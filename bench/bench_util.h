@@ -119,6 +119,8 @@ void RegisterMatmulBenchmarks();
 void RegisterFileBenchmarks();
 void RegisterTraceBenchmarks();
 void RegisterVmBenchmarks();
+// Built where the CUDA toolkit's headers are (WEFT_HAVE_CUDA).
+void RegisterCudaBenchmarks();
 
 }  // namespace weft_bench
 

@@ -1,6 +1,8 @@
 # bench.smoke: runs weft_bench briefly and fails if it crashes, exits
 # non-zero or any benchmark reports an error, except a driver that is not
 # built in ("<driver> unavailable: NOT_FOUND: no driver named ..."), the
+# cuda rows where there is neither a GPU nor the test double ("cuda
+# unavailable: ..."), the
 # spinning ping-pong on a single CPU, the io_uring file rows where the build
 # or the kernel has no io_uring ("io_uring unavailable: ...") and the cold
 # file rows where the file system keeps its pages cached ("page cache
@@ -23,6 +25,7 @@ set(failures 0)
 foreach(error IN LISTS errors)
   if(error MATCHES "unavailable: NOT_FOUND: no driver named" OR
      error MATCHES "needs 2 CPUs" OR
+     error MATCHES "cuda unavailable: " OR
      error MATCHES "io_uring unavailable: " OR
      error MATCHES "page cache eviction unavailable: ")
     continue()
