@@ -18,6 +18,10 @@
 #                  the VM's libFuzzer targets (tests/vm/fuzz_*.c), which
 #                  .ci/run builds in build/fuzz; without them they are not
 #                  built
+# The cuda driver needs the CUDA toolkit's headers (cuda.h, and nvcc for the
+# CTS's CUDA kernels), which are not Debian packages: it is built when
+# /usr/local/cuda (or CUDA_PATH) has them and left out otherwise; nothing
+# here installs them.
 # Only missing packages are installed (checked with dpkg -s, so this takes
 # well under a second when everything is present); apt-get update runs only
 # when something is missing. A missing optional package that cannot be
