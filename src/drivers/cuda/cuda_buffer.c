@@ -20,6 +20,10 @@ typedef struct weft_cuda_buffer_t {
   weft_cuda_buffer_kind_t kind;
   CUdeviceptr device_pointer;
   void* host_pointer;  // HOST_PINNED only
+  // DEVICE only: recorded after the zeroing memset, waited for before the
+  // memory is freed (a buffer released at once must not have the memset
+  // land in freed memory).
+  weft_cuda_event_t* zeroed;
   // QUEUE_ORDERED only; published with release/acquire so an op ordered
   // after the ALLOCA by a semaphore sees the pointer.
   weft_atomic_uint32_t state;
@@ -80,6 +84,7 @@ static weft_status_t weft_cuda_buffer_new(weft_cuda_event_pool_t* pool,
     buffer->kind = kind;
     buffer->device_pointer = 0;
     buffer->host_pointer = NULL;
+    buffer->zeroed = NULL;
     atomic_init(&buffer->state, WEFT_CUDA_BUFFER_RESERVED);
     *out_buffer = buffer;
   }
@@ -136,6 +141,15 @@ weft_status_t weft_cuda_buffer_allocate(weft_cuda_event_pool_t* pool,
       status = WEFT_CUDA_CALL(
           symbols, cuMemsetD8Async(buffer->device_pointer, 0,
                                    (size_t)byte_length, stream));
+      if (weft_status_is_ok(status)) {
+        status = weft_cuda_event_pool_acquire(pool, /*timed=*/false,
+                                              &buffer->zeroed);
+      }
+      if (weft_status_is_ok(status)) {
+        status = WEFT_CUDA_CALL(
+            symbols, cuEventRecord(buffer->zeroed->handle, stream));
+        buffer->zeroed->stream = stream;
+      }
     }
   }
   if (weft_status_is_ok(status)) {
@@ -144,8 +158,11 @@ weft_status_t weft_cuda_buffer_allocate(weft_cuda_event_pool_t* pool,
   } else if (buffer) {
     if (buffer->host_pointer) symbols->cuMemFreeHost(buffer->host_pointer);
     if (buffer->device_pointer && !pinned) {
+      // A memset queued before the failure must land first.
+      symbols->cuStreamSynchronize(stream);
       symbols->cuMemFree(buffer->device_pointer);
     }
+    weft_cuda_event_release(buffer->zeroed);
     weft_allocator_free(allocator, buffer);
   }
   return status;
@@ -183,11 +200,14 @@ static void weft_cuda_buffer_destroy(weft_buffer_t* base) {
     if (buffer->kind == WEFT_CUDA_BUFFER_HOST_PINNED) {
       symbols->cuMemFreeHost(buffer->host_pointer);
     } else {
+      // Usually long done: ops using the buffer retained it until theirs.
+      if (buffer->zeroed) symbols->cuEventSynchronize(buffer->zeroed->handle);
       symbols->cuMemFree(buffer->device_pointer);
     }
     CUcontext popped = NULL;
     symbols->cuCtxPopCurrent(&popped);
   }
+  weft_cuda_event_release(buffer->zeroed);
   weft_allocator_free(base->allocator, buffer);
   weft_cuda_event_pool_release(pool);
 }
