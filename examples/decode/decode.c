@@ -1,0 +1,585 @@
+// weft decode example: the decoder (see decode.h).
+#include "decode.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+//===----------------------------------------------------------------------===//
+// Models
+//===----------------------------------------------------------------------===//
+
+struct decode_model_t {
+  weft_allocator_t allocator;
+  weft_device_t* device;
+  decode_layout_t layout;
+  // One per kind; a shared classifier is the embedding's (retained twice).
+  weft_buffer_t* buffers[DECODE_TENSOR_COUNT];
+};
+
+static uint32_t decode_tensor_layers(const decode_config_t* config,
+                                     decode_tensor_t tensor) {
+  return decode_tensor_is_per_layer(tensor) ? config->n_layers : 1;
+}
+
+// Bytes of one layer's |tensor| as stored.
+static uint64_t decode_layer_bytes(const decode_layout_t* layout,
+                                   decode_tensor_t tensor) {
+  return decode_tensor_elements(&layout->config, tensor) *
+         decode_dtype_size(layout->tensors[tensor].dtype);
+}
+
+weft_status_t decode_model_load(weft_device_t* device, const char* path,
+                                const decode_load_options_t* options,
+                                weft_allocator_t allocator,
+                                decode_model_t** out_model) {
+  *out_model = NULL;
+  decode_model_t* model = NULL;
+  weft_status_t status =
+      weft_allocator_malloc(allocator, sizeof(*model), (void**)&model);
+  if (!weft_status_is_ok(status)) return status;
+  memset(model, 0, sizeof(*model));
+  model->allocator = allocator;
+  model->device = device;
+  weft_device_retain(device);
+  status = decode_layout_read(path, &model->layout);
+  const decode_layout_t* layout = &model->layout;
+  const decode_config_t* config = &layout->config;
+
+  // One buffer per kind, and one span per (kind, layer).
+  uint32_t span_count = 0;
+  for (int t = 0; weft_status_is_ok(status) && t < DECODE_TENSOR_COUNT; ++t) {
+    const decode_tensor_t tensor = (decode_tensor_t)t;
+    if (!layout->tensors[t].present) continue;
+    const uint32_t layers = decode_tensor_layers(config, tensor);
+    const weft_buffer_params_t params = {0};
+    status = weft_device_allocate_buffer(
+        device, params, decode_layer_bytes(layout, tensor) * layers,
+        &model->buffers[t]);
+    span_count += layers;
+  }
+  weft_parameter_span_t* spans = NULL;
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc_array(allocator, span_count, sizeof(*spans),
+                                         (void**)&spans);
+  }
+  weft_file_t* file = NULL;
+  if (weft_status_is_ok(status)) {
+    status = weft_file_open(path, WEFT_FILE_ACCESS_READ, 0, allocator, &file);
+  }
+  if (weft_status_is_ok(status)) {
+    uint32_t next = 0;
+    for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
+      const decode_tensor_t tensor = (decode_tensor_t)t;
+      if (!layout->tensors[t].present) continue;
+      const uint64_t bytes = decode_layer_bytes(layout, tensor);
+      for (uint32_t layer = 0; layer < decode_tensor_layers(config, tensor);
+           ++layer) {
+        spans[next++] = (weft_parameter_span_t){
+            file, layout->tensors[t].offsets[layer], model->buffers[t],
+            layer * bytes, bytes};
+      }
+    }
+    status = weft_parameter_stream_load(
+        device, spans, span_count, options ? options->stream_options : NULL,
+        allocator);
+  }
+  weft_file_release(file);
+  weft_allocator_free(allocator, spans);
+  if (weft_status_is_ok(status) && config->shared_classifier) {
+    model->buffers[DECODE_TENSOR_CLASSIFIER] =
+        model->buffers[DECODE_TENSOR_TOKEN_EMBEDDING];
+    weft_buffer_retain(model->buffers[DECODE_TENSOR_CLASSIFIER]);
+  }
+  if (!weft_status_is_ok(status)) {
+    decode_model_release(model);
+    return weft_status_annotate(status, "loading model '%s'", path);
+  }
+  *out_model = model;
+  return WEFT_OK;
+}
+
+void decode_model_release(decode_model_t* model) {
+  if (!model) return;
+  for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
+    weft_buffer_release(model->buffers[t]);
+  }
+  weft_device_release(model->device);
+  weft_allocator_free(model->allocator, model);
+}
+
+const decode_layout_t* decode_model_layout(const decode_model_t* model) {
+  return &model->layout;
+}
+
+weft_buffer_t* decode_model_buffer(const decode_model_t* model,
+                                   decode_tensor_t tensor) {
+  return model->buffers[tensor];
+}
+
+uint64_t decode_model_bytes_per_token(const decode_model_t* model) {
+  const decode_layout_t* layout = &model->layout;
+  const decode_config_t* config = &layout->config;
+  uint64_t bytes = 0;
+  for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
+    const decode_tensor_t tensor = (decode_tensor_t)t;
+    if (tensor == DECODE_TENSOR_TOKEN_EMBEDDING) {
+      bytes += (uint64_t)config->dim *
+               decode_dtype_size(layout->tensors[t].dtype);
+    } else if (tensor == DECODE_TENSOR_CLASSIFIER) {
+      const decode_tensor_t source = config->shared_classifier
+                                         ? DECODE_TENSOR_TOKEN_EMBEDDING
+                                         : DECODE_TENSOR_CLASSIFIER;
+      bytes += decode_layer_bytes(layout, source);
+    } else {
+      bytes += decode_layer_bytes(layout, tensor) *
+               decode_tensor_layers(config, tensor);
+    }
+  }
+  return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Sessions
+//===----------------------------------------------------------------------===//
+
+// Binding-table slots: three per token, four per layer.
+enum {
+  DECODE_SLOT_TOKEN_IN = 0,   // tokens[position]
+  DECODE_SLOT_TOKEN_OUT = 1,  // tokens[position + 1], or the discard word
+  DECODE_SLOT_ROPE = 2,       // the rotary row of the position
+  DECODE_SLOT_LAYERS = 3,     // then per layer: k row, v row, k and v prefix
+};
+#define DECODE_SLOT_K_ROW(l) (DECODE_SLOT_LAYERS + 4 * (l))
+#define DECODE_SLOT_V_ROW(l) (DECODE_SLOT_LAYERS + 4 * (l) + 1)
+#define DECODE_SLOT_K_PREFIX(l) (DECODE_SLOT_LAYERS + 4 * (l) + 2)
+#define DECODE_SLOT_V_PREFIX(l) (DECODE_SLOT_LAYERS + 4 * (l) + 3)
+
+enum {
+  DECODE_BUFFER_X = 0,   // the residual stream [dim]
+  DECODE_BUFFER_Q,       // [dim]
+  DECODE_BUFFER_ATT,     // attention output [dim]
+  DECODE_BUFFER_H,       // feed-forward hidden [hidden]
+  DECODE_BUFFER_LOGITS,  // [vocab]
+  DECODE_BUFFER_K_CACHE, // [layers][seq_len][kv_dim]
+  DECODE_BUFFER_V_CACHE,
+  DECODE_BUFFER_TOKENS,  // u32 [seq_len + 1]
+  DECODE_BUFFER_DISCARD, // u32: argmax outputs of prompt positions
+  DECODE_BUFFER_ROPE,    // [seq_len][head_size / 2][cos, sin]
+  DECODE_BUFFER_COUNT,
+};
+
+struct decode_session_t {
+  weft_allocator_t allocator;
+  decode_model_t* model;
+  weft_device_t* device;
+  weft_executable_t* kernels;
+  weft_buffer_t* buffers[DECODE_BUFFER_COUNT];
+  decode_step_t* steps;
+  uint32_t step_count;
+  uint32_t slot_count;
+  weft_buffer_binding_t* table;  // scratch for one token's table
+  weft_command_buffer_t* command_buffer;
+  weft_semaphore_t* timeline;
+  uint64_t base;  // the timeline's value at position 0
+  uint32_t prompt_length;
+  uint32_t queued;
+};
+
+static uint32_t decode_float_bits(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+// Appends a step; |refs| are its bindings in kernel order.
+static void decode_add_step(decode_session_t* session, decode_kernel_t kernel,
+                            uint32_t workgroups, uint32_t constant_count,
+                            const uint32_t* constants, uint32_t binding_count,
+                            const weft_buffer_ref_t* refs) {
+  decode_step_t* step = &session->steps[session->step_count++];
+  memset(step, 0, sizeof(*step));
+  step->kernel = kernel;
+  step->workgroups = workgroups;
+  step->constant_count = constant_count;
+  memcpy(step->constants, constants, constant_count * sizeof(uint32_t));
+  step->binding_count = binding_count;
+  memcpy(step->bindings, refs, binding_count * sizeof(weft_buffer_ref_t));
+}
+
+// Fills in the token's steps (decode.h's order).
+static void decode_plan(decode_session_t* session) {
+  const decode_model_t* model = session->model;
+  const decode_layout_t* layout = &model->layout;
+  const decode_config_t* c = &layout->config;
+  const uint32_t dim = c->dim;
+  const uint32_t kv_dim = decode_kv_dim(c);
+  const uint32_t head_size = decode_head_size(c);
+  const uint32_t eps = decode_float_bits(c->norm_eps);
+  weft_buffer_t* const* w = model->buffers;
+  weft_buffer_t* const* b = session->buffers;
+  const uint32_t matrix_dtype = layout->tensors[DECODE_TENSOR_WQ].dtype;
+  const uint32_t embedding_dtype =
+      layout->tensors[DECODE_TENSOR_TOKEN_EMBEDDING].dtype;
+  const uint32_t classifier_dtype =
+      c->shared_classifier ? embedding_dtype
+                           : layout->tensors[DECODE_TENSOR_CLASSIFIER].dtype;
+#define REF(buffer) weft_make_buffer_ref((buffer), 0, WEFT_WHOLE_BUFFER)
+#define LAYER(tensor, l)                                       \
+  weft_make_buffer_ref(w[tensor], (l) * decode_layer_bytes(layout, tensor), \
+                       decode_layer_bytes(layout, tensor))
+#define SLOT(slot) weft_make_indirect_buffer_ref((slot), 0, WEFT_WHOLE_BUFFER)
+  {
+    const uint32_t constants[] = {dim, c->vocab_size, embedding_dtype};
+    const weft_buffer_ref_t refs[] = {REF(w[DECODE_TENSOR_TOKEN_EMBEDDING]),
+                                      SLOT(DECODE_SLOT_TOKEN_IN),
+                                      REF(b[DECODE_BUFFER_X])};
+    decode_add_step(session, DECODE_KERNEL_EMBED, 1, 3, constants, 3, refs);
+  }
+  for (uint32_t l = 0; l < c->n_layers; ++l) {
+    {
+      const uint32_t constants[] = {dim, kv_dim, head_size, matrix_dtype, eps};
+      const weft_buffer_ref_t refs[] = {
+          REF(b[DECODE_BUFFER_X]),     LAYER(DECODE_TENSOR_ATTN_NORM, l),
+          LAYER(DECODE_TENSOR_WQ, l),  LAYER(DECODE_TENSOR_WK, l),
+          LAYER(DECODE_TENSOR_WV, l),  REF(b[DECODE_BUFFER_Q]),
+          SLOT(DECODE_SLOT_K_ROW(l)),  SLOT(DECODE_SLOT_V_ROW(l)),
+          SLOT(DECODE_SLOT_ROPE)};
+      decode_add_step(session, DECODE_KERNEL_QKV,
+                      (dim + 2 * kv_dim) / DECODE_ROWS_PER_WORKGROUP, 5,
+                      constants, 9, refs);
+    }
+    {
+      const uint32_t constants[] = {c->n_heads, c->n_kv_heads, head_size};
+      const weft_buffer_ref_t refs[] = {
+          REF(b[DECODE_BUFFER_Q]), SLOT(DECODE_SLOT_K_PREFIX(l)),
+          SLOT(DECODE_SLOT_V_PREFIX(l)), REF(b[DECODE_BUFFER_ATT])};
+      decode_add_step(session, DECODE_KERNEL_ATTENTION, c->n_heads, 3,
+                      constants, 4, refs);
+    }
+    {
+      const uint32_t constants[] = {dim, dim, matrix_dtype};
+      const weft_buffer_ref_t refs[] = {REF(b[DECODE_BUFFER_ATT]),
+                                        LAYER(DECODE_TENSOR_WO, l),
+                                        REF(b[DECODE_BUFFER_X])};
+      decode_add_step(session, DECODE_KERNEL_MATVEC_ADD,
+                      dim / DECODE_ROWS_PER_WORKGROUP, 3, constants, 3, refs);
+    }
+    {
+      const uint32_t constants[] = {dim, c->hidden_dim, matrix_dtype, eps};
+      const weft_buffer_ref_t refs[] = {
+          REF(b[DECODE_BUFFER_X]), LAYER(DECODE_TENSOR_FFN_NORM, l),
+          LAYER(DECODE_TENSOR_W1, l), LAYER(DECODE_TENSOR_W3, l),
+          REF(b[DECODE_BUFFER_H])};
+      decode_add_step(session, DECODE_KERNEL_FFN,
+                      c->hidden_dim / DECODE_ROWS_PER_WORKGROUP, 4, constants,
+                      5, refs);
+    }
+    {
+      const uint32_t constants[] = {dim, c->hidden_dim, matrix_dtype};
+      const weft_buffer_ref_t refs[] = {REF(b[DECODE_BUFFER_H]),
+                                        LAYER(DECODE_TENSOR_W2, l),
+                                        REF(b[DECODE_BUFFER_X])};
+      decode_add_step(session, DECODE_KERNEL_MATVEC_ADD,
+                      dim / DECODE_ROWS_PER_WORKGROUP, 3, constants, 3, refs);
+    }
+  }
+  {
+    const uint32_t constants[] = {dim, c->vocab_size, classifier_dtype, eps};
+    const weft_buffer_ref_t refs[] = {
+        REF(b[DECODE_BUFFER_X]), REF(w[DECODE_TENSOR_FINAL_NORM]),
+        REF(w[DECODE_TENSOR_CLASSIFIER]), REF(b[DECODE_BUFFER_LOGITS])};
+    decode_add_step(session, DECODE_KERNEL_CLASSIFIER,
+                    (c->vocab_size + DECODE_CLASSIFIER_ROWS - 1) /
+                        DECODE_CLASSIFIER_ROWS,
+                    4, constants, 4, refs);
+  }
+  {
+    const uint32_t constants[] = {c->vocab_size};
+    const weft_buffer_ref_t refs[] = {REF(b[DECODE_BUFFER_LOGITS]),
+                                      SLOT(DECODE_SLOT_TOKEN_OUT)};
+    decode_add_step(session, DECODE_KERNEL_ARGMAX, 1, 1, constants, 2, refs);
+  }
+#undef REF
+#undef LAYER
+#undef SLOT
+}
+
+// Records the steps into the session's reusable command buffer.
+static weft_status_t decode_record(decode_session_t* session) {
+  weft_status_t status = weft_command_buffer_create(
+      session->device, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
+      WEFT_COMMAND_CATEGORY_DISPATCH, session->slot_count,
+      &session->command_buffer);
+  if (weft_status_is_ok(status)) {
+    status = weft_command_buffer_begin(session->command_buffer);
+  }
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < session->step_count;
+       ++i) {
+    const decode_step_t* step = &session->steps[i];
+    const uint32_t workgroups[3] = {step->workgroups, 1, 1};
+    status = weft_command_buffer_dispatch(
+        session->command_buffer, session->kernels, step->kernel, workgroups,
+        step->constant_count, step->constants, step->binding_count,
+        step->bindings);
+    if (weft_status_is_ok(status) && i + 1 < session->step_count) {
+      status = weft_command_buffer_barrier(session->command_buffer);
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_command_buffer_end(session->command_buffer);
+  }
+  return status;
+}
+
+// The rotary table: angle of pair i at position p = p * theta^(-2i/head).
+static weft_status_t decode_write_rope(decode_session_t* session) {
+  const decode_config_t* c = &session->model->layout.config;
+  const uint32_t half = decode_head_size(c) / 2;
+  const size_t count = (size_t)c->seq_len * half * 2;
+  float* table = NULL;
+  weft_status_t status = weft_allocator_malloc_array(
+      session->allocator, count, sizeof(float), (void**)&table);
+  if (!weft_status_is_ok(status)) return status;
+  for (uint32_t p = 0; p < c->seq_len; ++p) {
+    for (uint32_t i = 0; i < half; ++i) {
+      const double frequency =
+          pow((double)c->rope_theta, -(2.0 * i) / (2.0 * half));
+      const double angle = (double)p * frequency;
+      table[((size_t)p * half + i) * 2] = (float)cos(angle);
+      table[((size_t)p * half + i) * 2 + 1] = (float)sin(angle);
+    }
+  }
+  status = weft_buffer_map_write(session->buffers[DECODE_BUFFER_ROPE], 0,
+                                 table, count * sizeof(float));
+  weft_allocator_free(session->allocator, table);
+  return status;
+}
+
+weft_status_t decode_session_create(decode_model_t* model,
+                                    weft_allocator_t allocator,
+                                    decode_session_t** out_session) {
+  *out_session = NULL;
+  const decode_config_t* c = &model->layout.config;
+  if (c->seq_len > DECODE_MAX_CONTEXT || c->dim > DECODE_MAX_DIM) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "the decoder's kernels take a context of at most %u "
+                       "and a width of at most %u (the model has %u and %u)",
+                       DECODE_MAX_CONTEXT, DECODE_MAX_DIM, c->seq_len, c->dim);
+  }
+  decode_session_t* session = NULL;
+  weft_status_t status =
+      weft_allocator_malloc(allocator, sizeof(*session), (void**)&session);
+  if (!weft_status_is_ok(status)) return status;
+  memset(session, 0, sizeof(*session));
+  session->allocator = allocator;
+  session->model = model;
+  session->device = model->device;
+  session->slot_count = DECODE_SLOT_LAYERS + 4 * c->n_layers;
+  const uint64_t kv_cache_bytes =
+      (uint64_t)c->n_layers * c->seq_len * decode_kv_dim(c) * 4;
+  const uint64_t sizes[DECODE_BUFFER_COUNT] = {
+      [DECODE_BUFFER_X] = c->dim * 4ull,
+      [DECODE_BUFFER_Q] = c->dim * 4ull,
+      [DECODE_BUFFER_ATT] = c->dim * 4ull,
+      [DECODE_BUFFER_H] = c->hidden_dim * 4ull,
+      [DECODE_BUFFER_LOGITS] = c->vocab_size * 4ull,
+      [DECODE_BUFFER_K_CACHE] = kv_cache_bytes,
+      [DECODE_BUFFER_V_CACHE] = kv_cache_bytes,
+      [DECODE_BUFFER_TOKENS] = (c->seq_len + 1ull) * 4,
+      [DECODE_BUFFER_DISCARD] = 4,
+      [DECODE_BUFFER_ROPE] = (uint64_t)c->seq_len * decode_head_size(c) * 4,
+  };
+  const weft_buffer_params_t params = {0};
+  for (int i = 0; weft_status_is_ok(status) && i < DECODE_BUFFER_COUNT; ++i) {
+    status = weft_device_allocate_buffer(session->device, params, sizes[i],
+                                         &session->buffers[i]);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_create_executable(
+        session->device, weft_executable_source_cpu_static(decode_kernels_query),
+        &session->kernels);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc_array(allocator, 3 + 5 * c->n_layers,
+                                         sizeof(decode_step_t),
+                                         (void**)&session->steps);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc_array(allocator, session->slot_count,
+                                         sizeof(weft_buffer_binding_t),
+                                         (void**)&session->table);
+  }
+  if (weft_status_is_ok(status)) {
+    decode_plan(session);
+    status = decode_record(session);
+  }
+  if (weft_status_is_ok(status)) status = decode_write_rope(session);
+  if (weft_status_is_ok(status)) {
+    status = weft_device_create_semaphore(session->device, 0,
+                                          &session->timeline);
+  }
+  if (!weft_status_is_ok(status)) {
+    decode_session_release(session);
+    return weft_status_annotate(status, "creating a decode session");
+  }
+  *out_session = session;
+  return WEFT_OK;
+}
+
+void decode_session_release(decode_session_t* session) {
+  if (!session) return;
+  if (session->timeline && session->queued > 0) {
+    // Steps still in flight use the buffers: let them finish.
+    weft_status_ignore(weft_semaphore_wait(
+        session->timeline, session->base + session->queued,
+        weft_timeout_infinite()));
+  }
+  weft_semaphore_release(session->timeline);
+  weft_command_buffer_release(session->command_buffer);
+  weft_allocator_free(session->allocator, session->table);
+  weft_allocator_free(session->allocator, session->steps);
+  weft_executable_release(session->kernels);
+  for (int i = 0; i < DECODE_BUFFER_COUNT; ++i) {
+    weft_buffer_release(session->buffers[i]);
+  }
+  weft_allocator_free(session->allocator, session);
+}
+
+weft_status_t decode_session_start(decode_session_t* session,
+                                   const uint32_t* prompt,
+                                   uint32_t prompt_length) {
+  const decode_config_t* c = &session->model->layout.config;
+  if (prompt_length == 0 || prompt_length > c->seq_len) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "a prompt of %u tokens (1 to the context of %u)",
+                       prompt_length, c->seq_len);
+  }
+  for (uint32_t i = 0; i < prompt_length; ++i) {
+    if (prompt[i] >= c->vocab_size) {
+      return WEFT_STATUS(INVALID_ARGUMENT,
+                         "prompt token %u is %u, outside the vocabulary of %u",
+                         i, prompt[i], c->vocab_size);
+    }
+  }
+  // Everything queued before must be done (the buffers are rewritten).
+  weft_status_t status = WEFT_OK;
+  if (session->queued > 0) {
+    status = weft_semaphore_wait(session->timeline,
+                                 session->base + session->queued,
+                                 weft_timeout_infinite());
+    session->base += session->queued;
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_buffer_map_write(session->buffers[DECODE_BUFFER_TOKENS], 0,
+                                   prompt, prompt_length * sizeof(uint32_t));
+  }
+  if (weft_status_is_ok(status)) {
+    session->prompt_length = prompt_length;
+    session->queued = 0;
+  }
+  return status;
+}
+
+uint32_t decode_session_slot_count(const decode_session_t* session) {
+  return session->slot_count;
+}
+
+void decode_session_bindings(const decode_session_t* session,
+                             uint32_t position,
+                             weft_buffer_binding_t* out_bindings) {
+  const decode_config_t* c = &session->model->layout.config;
+  weft_buffer_t* const* b = session->buffers;
+  const uint64_t kv_row = decode_kv_dim(c) * 4ull;
+  const uint64_t rope_row = decode_head_size(c) * 4ull;
+  out_bindings[DECODE_SLOT_TOKEN_IN] =
+      (weft_buffer_binding_t){b[DECODE_BUFFER_TOKENS], position * 4ull, 4};
+  out_bindings[DECODE_SLOT_TOKEN_OUT] =
+      position + 1 >= session->prompt_length
+          ? (weft_buffer_binding_t){b[DECODE_BUFFER_TOKENS],
+                                    (position + 1) * 4ull, 4}
+          : (weft_buffer_binding_t){b[DECODE_BUFFER_DISCARD], 0, 4};
+  out_bindings[DECODE_SLOT_ROPE] = (weft_buffer_binding_t){
+      b[DECODE_BUFFER_ROPE], position * rope_row, rope_row};
+  for (uint32_t l = 0; l < c->n_layers; ++l) {
+    const uint64_t layer = (uint64_t)l * c->seq_len * kv_row;
+    out_bindings[DECODE_SLOT_K_ROW(l)] = (weft_buffer_binding_t){
+        b[DECODE_BUFFER_K_CACHE], layer + position * kv_row, kv_row};
+    out_bindings[DECODE_SLOT_V_ROW(l)] = (weft_buffer_binding_t){
+        b[DECODE_BUFFER_V_CACHE], layer + position * kv_row, kv_row};
+    out_bindings[DECODE_SLOT_K_PREFIX(l)] = (weft_buffer_binding_t){
+        b[DECODE_BUFFER_K_CACHE], layer, (position + 1) * kv_row};
+    out_bindings[DECODE_SLOT_V_PREFIX(l)] = (weft_buffer_binding_t){
+        b[DECODE_BUFFER_V_CACHE], layer, (position + 1) * kv_row};
+  }
+}
+
+weft_status_t decode_session_enqueue(decode_session_t* session,
+                                     uint32_t count) {
+  const decode_config_t* c = &session->model->layout.config;
+  if (session->prompt_length == 0) {
+    return WEFT_STATUS(FAILED_PRECONDITION,
+                       "decode_session_enqueue before decode_session_start");
+  }
+  if (count > c->seq_len - session->queued) {
+    return WEFT_STATUS(OUT_OF_RANGE,
+                       "%u more steps after %u would pass the context of %u",
+                       count, session->queued, c->seq_len);
+  }
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
+    const uint32_t position = session->queued;
+    decode_session_bindings(session, position, session->table);
+    const uint64_t wait_value = session->base + position;
+    const uint64_t signal_value = wait_value + 1;
+    const weft_semaphore_list_t waits = {1, &session->timeline, &wait_value};
+    const weft_semaphore_list_t signals = {1, &session->timeline,
+                                           &signal_value};
+    const weft_binding_table_t table = {session->slot_count, session->table};
+    status = weft_device_queue_execute(session->device,
+                                       WEFT_QUEUE_AFFINITY_ANY, waits, signals,
+                                       session->command_buffer, table);
+    if (weft_status_is_ok(status)) ++session->queued;
+  }
+  return status;
+}
+
+uint32_t decode_session_queued(const decode_session_t* session) {
+  return session->queued;
+}
+
+weft_status_t decode_session_wait(decode_session_t* session,
+                                  uint32_t position, weft_timeout_t timeout) {
+  if (position >= session->queued) {
+    return WEFT_STATUS(FAILED_PRECONDITION,
+                       "waiting for step %u, but only %u are queued", position,
+                       session->queued);
+  }
+  return weft_semaphore_wait(session->timeline, session->base + position + 1,
+                             timeout);
+}
+
+weft_status_t decode_session_read_logits(decode_session_t* session,
+                                         float* out_logits) {
+  const decode_config_t* c = &session->model->layout.config;
+  return weft_buffer_map_read(session->buffers[DECODE_BUFFER_LOGITS], 0,
+                              out_logits, c->vocab_size * 4ull);
+}
+
+weft_status_t decode_session_read_tokens(decode_session_t* session,
+                                         uint32_t first, uint32_t count,
+                                         uint32_t* out_tokens) {
+  const decode_config_t* c = &session->model->layout.config;
+  if ((uint64_t)first + count > c->seq_len + 1ull) {
+    return WEFT_STATUS(OUT_OF_RANGE, "tokens %u..%u of a sequence of %u",
+                       first, first + count, c->seq_len + 1);
+  }
+  return weft_buffer_map_read(session->buffers[DECODE_BUFFER_TOKENS],
+                              first * 4ull, out_tokens, count * 4ull);
+}
+
+const decode_step_t* decode_session_steps(const decode_session_t* session,
+                                          uint32_t* out_count) {
+  *out_count = session->step_count;
+  return session->steps;
+}

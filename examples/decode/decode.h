@@ -1,0 +1,129 @@
+// weft decode example: a llama-architecture decoder on weft.
+//
+// A model is its weights in device buffers, one buffer per tensor kind
+// (decode_model.h), loaded from a checkpoint with one parameter stream. A
+// session decodes with it: a KV cache, the activations, and one reusable
+// command buffer that is one token, recorded once:
+//
+//   embed; per layer: qkv (RMSNorm, projections, rotary, k and v written
+//   straight into the cache row), attention, x += Wo att, ffn (RMSNorm,
+//   SwiGLU), x += W2 h; classifier (RMSNorm, logits); argmax
+//
+// with a barrier after each dispatch. What changes from token to token is
+// only where things are, so it goes through the binding table: the token's
+// id (tokens[position]), where the argmax writes the next one, the rotary
+// row of the position, and per layer the cache row written and the cache
+// prefix attended over (whose length tells attention the position). Each
+// token is one execute that waits for the token before on the session's
+// timeline semaphore and signals the next value: the host queues every
+// step at once and never waits inside a token. Greedy decoding happens on
+// the device: argmax writes the next token where the next step's embed
+// reads it (prompt positions keep the prompt's tokens).
+#ifndef WEFT_EXAMPLES_DECODE_DECODE_H_
+#define WEFT_EXAMPLES_DECODE_DECODE_H_
+
+#include "decode_kernels.h"
+#include "decode_model.h"
+#include "weft/weft.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//===----------------------------------------------------------------------===//
+// Models
+//===----------------------------------------------------------------------===//
+
+typedef struct decode_model_t decode_model_t;
+
+typedef struct decode_load_options_t {
+  // Passed to weft_parameter_stream_load (NULL: its defaults).
+  const weft_parameter_stream_options_t* stream_options;
+} decode_load_options_t;
+
+// Reads |path|'s layout (decode_layout_read) and loads every tensor into
+// buffers of |device|. |options| may be NULL.
+weft_status_t decode_model_load(weft_device_t* device, const char* path,
+                                const decode_load_options_t* options,
+                                weft_allocator_t allocator,
+                                decode_model_t** out_model);
+void decode_model_release(decode_model_t* model);
+
+const decode_layout_t* decode_model_layout(const decode_model_t* model);
+// The buffer of |tensor| (the embedding's for a shared classifier).
+weft_buffer_t* decode_model_buffer(const decode_model_t* model,
+                                   decode_tensor_t tensor);
+// Bytes of weights one token reads (every tensor once; the embedding
+// only one row).
+uint64_t decode_model_bytes_per_token(const decode_model_t* model);
+
+//===----------------------------------------------------------------------===//
+// Sessions
+//===----------------------------------------------------------------------===//
+
+typedef struct decode_session_t decode_session_t;
+
+weft_status_t decode_session_create(decode_model_t* model,
+                                    weft_allocator_t allocator,
+                                    decode_session_t** out_session);
+void decode_session_release(decode_session_t* session);
+
+// Starts over at position 0 with |prompt| (1 to seq_len tokens, each below
+// the vocabulary size). No step may be in flight.
+weft_status_t decode_session_start(decode_session_t* session,
+                                   const uint32_t* prompt,
+                                   uint32_t prompt_length);
+
+// Queues the next |count| steps (positions next .. next + count - 1, at
+// most up to seq_len) and returns at once.
+weft_status_t decode_session_enqueue(decode_session_t* session,
+                                     uint32_t count);
+
+// The positions queued so far (the next step's position).
+uint32_t decode_session_queued(const decode_session_t* session);
+
+// Waits until the step at |position| is done: its logits computed and its
+// next token written.
+weft_status_t decode_session_wait(decode_session_t* session,
+                                  uint32_t position, weft_timeout_t timeout);
+
+// The last done step's logits (vocab floats): call after waiting for the
+// last queued step.
+weft_status_t decode_session_read_logits(decode_session_t* session,
+                                         float* out_logits);
+
+// Tokens [first, first + count) of the sequence: the prompt, then the
+// generated ones (token p + 1 is step p's argmax). Read after waiting.
+weft_status_t decode_session_read_tokens(decode_session_t* session,
+                                         uint32_t first, uint32_t count,
+                                         uint32_t* out_tokens);
+
+//===----------------------------------------------------------------------===//
+// The token's dispatches, for other drivers of the same kernels
+//===----------------------------------------------------------------------===//
+
+// One dispatch of a token (a barrier follows each). Indirect references
+// are resolved by the token's binding table.
+typedef struct decode_step_t {
+  decode_kernel_t kernel;
+  uint32_t workgroups;
+  uint32_t constant_count;
+  uint32_t constants[5];
+  uint32_t binding_count;
+  weft_buffer_ref_t bindings[9];
+} decode_step_t;
+
+const decode_step_t* decode_session_steps(const decode_session_t* session,
+                                          uint32_t* out_count);
+// The binding table of the token at |position|: decode_session_slot_count
+// entries into |out_bindings|.
+uint32_t decode_session_slot_count(const decode_session_t* session);
+void decode_session_bindings(const decode_session_t* session,
+                             uint32_t position,
+                             weft_buffer_binding_t* out_bindings);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // WEFT_EXAMPLES_DECODE_DECODE_H_

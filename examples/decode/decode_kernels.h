@@ -1,0 +1,75 @@
+// weft decode example: the decoder's CPU kernels (weft/kernel_abi.h).
+//
+// Every kernel works on workgroups over output rows, and checks that each
+// binding holds what its constants say (a short binding returns 1, a token
+// out of the vocabulary 2, a context longer than the scratch 3). Weights
+// are f32 or f16 (constant |dtype|: 0 or 1, decode_dtype_t), converted in
+// the kernel; activations are f32. Epsilons travel as float bits.
+//
+// Ordinals (the order of decode_kernels_library()'s table):
+//   EMBED       x = table[token]
+//     bindings: table [vocab][dim], token u32, x [dim]
+//     constants: dim, vocab, dtype                   workgroups: 1
+//   QKV         xn = rmsnorm(x) * norm; q = Wq xn, k = Wk xn, v = Wv xn, then
+//               q and k rotated (pairs (2i, 2i+1) of each head by the
+//               angle of pair i: the rope row's cos and sin)
+//     bindings: x, norm, wq, wk, wv, q [dim], k [kv_dim], v [kv_dim],
+//               rope [head_size / 2][2] (cos, sin at this position)
+//     constants: dim, kv_dim, head_size, dtype, eps   workgroups: rows / 16
+//               (rows = dim + 2 kv_dim: q's, then k's, then v's)
+//   ATTENTION   per query head h: softmax over positions t of
+//               q_h . k_t / sqrt(head_size), then out_h = sum p_t v_t, with
+//               k and v of kv head h / (n_heads / n_kv_heads)
+//     bindings: q [dim], keys [(pos + 1)][kv_dim], values (same), out [dim]
+//               (the position is the keys binding's length)
+//     constants: n_heads, n_kv_heads, head_size       workgroups: n_heads
+//   MATVEC_ADD  out += W x
+//     bindings: x [cols], W [rows][cols], out [rows]
+//     constants: rows, cols, dtype                    workgroups: rows / 16
+//   FFN         xn = rmsnorm(x) * norm; h = silu(W1 xn) * (W3 xn)
+//     bindings: x, norm, w1, w3, h [hidden]
+//     constants: dim, hidden, dtype, eps              workgroups: hidden / 16
+//   CLASSIFIER  logits = W (rmsnorm(x) * norm)
+//     bindings: x, norm, W [vocab][dim], logits [vocab]
+//     constants: dim, vocab, dtype, eps               workgroups:
+//               ceil(vocab / DECODE_CLASSIFIER_ROWS)
+//   ARGMAX      token = the first index of the largest logit
+//     bindings: logits [vocab], token u32
+//     constants: vocab                                workgroups: 1
+#ifndef WEFT_EXAMPLES_DECODE_DECODE_KERNELS_H_
+#define WEFT_EXAMPLES_DECODE_DECODE_KERNELS_H_
+
+#include "weft/kernel_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum decode_kernel_e {
+  DECODE_KERNEL_EMBED = 0,
+  DECODE_KERNEL_QKV,
+  DECODE_KERNEL_ATTENTION,
+  DECODE_KERNEL_MATVEC_ADD,
+  DECODE_KERNEL_FFN,
+  DECODE_KERNEL_CLASSIFIER,
+  DECODE_KERNEL_ARGMAX,
+  DECODE_KERNEL_COUNT,
+} decode_kernel_t;
+
+// Rows of the classifier one workgroup computes.
+#define DECODE_CLASSIFIER_ROWS 64u
+// The longest context ATTENTION's scratch holds, and the widest model the
+// normalised-input scratch of QKV, FFN and CLASSIFIER holds.
+#define DECODE_MAX_CONTEXT 8192u
+#define DECODE_MAX_DIM 16384u
+
+// The library: for weft_executable_source_cpu_static, and for baselines
+// that call the kernels directly.
+const weft_kernel_library_t* decode_kernels_query(uint32_t abi_version);
+const weft_kernel_library_t* decode_kernels_library(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // WEFT_EXAMPLES_DECODE_DECODE_KERNELS_H_

@@ -1,0 +1,180 @@
+// weft decode example: llama2.c's checkpoint format.
+//
+// A header of seven int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads,
+// vocab_size, seq_len; a negative vocab_size means the classifier is a
+// tensor of its own, a positive one that it is the token embedding), then
+// f32 tensors in this order, each per-layer kind holding every layer:
+// token_embedding, attn_norm, wq, wk, wv, wo, ffn_norm, w1, w2, w3,
+// final_norm, the two rotary tables llama2.c once precomputed (seq_len x
+// head_size / 2 each, skipped: the decoder computes its own), and the
+// classifier when it is not shared. RMSNorm epsilon 1e-5, rotary base
+// 10000 (the format has no field for either).
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "decode_checkpoint.h"
+#include "decode_model.h"
+
+#define LLAMA2C_HEADER_BYTES (7 * sizeof(int32_t))
+
+// The file order of the tensors before the rotary tables.
+static const decode_tensor_t kLlama2cOrder[] = {
+    DECODE_TENSOR_TOKEN_EMBEDDING, DECODE_TENSOR_ATTN_NORM,
+    DECODE_TENSOR_WQ,              DECODE_TENSOR_WK,
+    DECODE_TENSOR_WV,              DECODE_TENSOR_WO,
+    DECODE_TENSOR_FFN_NORM,        DECODE_TENSOR_W1,
+    DECODE_TENSOR_W2,              DECODE_TENSOR_W3,
+    DECODE_TENSOR_FINAL_NORM,
+};
+
+weft_status_t decode_llama2c_read(FILE* file, const char* path,
+                                  uint64_t file_size,
+                                  decode_layout_t* out_layout) {
+  memset(out_layout, 0, sizeof(*out_layout));
+  snprintf(out_layout->format, sizeof(out_layout->format), "llama2.c");
+  int32_t header[7];
+  if (file_size < LLAMA2C_HEADER_BYTES ||
+      fread(header, 1, LLAMA2C_HEADER_BYTES, file) != LLAMA2C_HEADER_BYTES) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "'%s' is neither GGUF nor a llama2.c checkpoint: %llu "
+                       "bytes, shorter than the 28-byte header",
+                       path, (unsigned long long)file_size);
+  }
+  for (int i = 0; i < 7; ++i) {
+    if (header[i] == 0 || (header[i] < 0 && i != 5)) {
+      return WEFT_STATUS(INVALID_ARGUMENT,
+                         "'%s' is neither GGUF nor a llama2.c checkpoint: "
+                         "header field %d is %d",
+                         path, i, header[i]);
+    }
+  }
+  decode_config_t* config = &out_layout->config;
+  config->dim = (uint32_t)header[0];
+  config->hidden_dim = (uint32_t)header[1];
+  config->n_layers = (uint32_t)header[2];
+  config->n_heads = (uint32_t)header[3];
+  config->n_kv_heads = (uint32_t)header[4];
+  config->shared_classifier = header[5] > 0;
+  config->vocab_size =
+      header[5] > 0 ? (uint32_t)header[5] : (uint32_t)(-(int64_t)header[5]);
+  config->seq_len = (uint32_t)header[6];
+  config->rope_theta = 10000.0f;
+  config->norm_eps = 1e-5f;
+  weft_status_t status = decode_config_validate(config, path);
+  if (!weft_status_is_ok(status)) return status;
+
+  uint64_t offset = LLAMA2C_HEADER_BYTES;
+  for (size_t i = 0; i < sizeof(kLlama2cOrder) / sizeof(kLlama2cOrder[0]);
+       ++i) {
+    const decode_tensor_t tensor = kLlama2cOrder[i];
+    decode_tensor_location_t* location = &out_layout->tensors[tensor];
+    location->present = true;
+    location->dtype = DECODE_DTYPE_F32;
+    const uint32_t layers =
+        decode_tensor_is_per_layer(tensor) ? config->n_layers : 1;
+    const uint64_t bytes = decode_tensor_elements(config, tensor) * 4;
+    for (uint32_t layer = 0; layer < layers; ++layer) {
+      location->offsets[layer] = offset;
+      offset += bytes;
+    }
+    if (offset > file_size) {
+      return WEFT_STATUS(OUT_OF_RANGE,
+                         "'%s' (llama2.c) is truncated: tensor '%s' ends at "
+                         "byte %llu of a %llu-byte file",
+                         path, decode_tensor_name(tensor),
+                         (unsigned long long)offset,
+                         (unsigned long long)file_size);
+    }
+  }
+  // The rotary tables.
+  offset += 2ull * config->seq_len * (decode_head_size(config) / 2) * 4;
+  if (!config->shared_classifier) {
+    decode_tensor_location_t* location =
+        &out_layout->tensors[DECODE_TENSOR_CLASSIFIER];
+    location->present = true;
+    location->dtype = DECODE_DTYPE_F32;
+    location->offsets[0] = offset;
+    offset += decode_tensor_elements(config, DECODE_TENSOR_CLASSIFIER) * 4;
+    if (offset > file_size) {
+      return WEFT_STATUS(OUT_OF_RANGE,
+                         "'%s' (llama2.c) is truncated: tensor 'classifier' "
+                         "ends at byte %llu of a %llu-byte file",
+                         path, (unsigned long long)offset,
+                         (unsigned long long)file_size);
+    }
+  }
+  return WEFT_OK;
+}
+
+// Writes |count| floats from |values|; false on a short write.
+static bool write_floats(FILE* file, const float* values, size_t count) {
+  return fwrite(values, sizeof(float), count, file) == count;
+}
+
+weft_status_t decode_llama2c_write(FILE* file, const char* path,
+                                   const decode_config_t* config,
+                                   uint64_t seed) {
+  int32_t header[7] = {
+      (int32_t)config->dim,        (int32_t)config->hidden_dim,
+      (int32_t)config->n_layers,   (int32_t)config->n_heads,
+      (int32_t)config->n_kv_heads,
+      config->shared_classifier ? (int32_t)config->vocab_size
+                                : -(int32_t)config->vocab_size,
+      (int32_t)config->seq_len,
+  };
+  bool ok = fwrite(header, sizeof(header), 1, file) == 1;
+  enum { kChunk = 4096 };
+  float chunk[kChunk];
+  for (size_t i = 0;
+       ok && i < sizeof(kLlama2cOrder) / sizeof(kLlama2cOrder[0]); ++i) {
+    const decode_tensor_t tensor = kLlama2cOrder[i];
+    const uint32_t layers =
+        decode_tensor_is_per_layer(tensor) ? config->n_layers : 1;
+    const uint64_t elements = decode_tensor_elements(config, tensor);
+    for (uint32_t layer = 0; ok && layer < layers; ++layer) {
+      for (uint64_t first = 0; ok && first < elements; first += kChunk) {
+        size_t count = elements - first < kChunk ? (size_t)(elements - first)
+                                                 : kChunk;
+        for (size_t e = 0; e < count; ++e) {
+          chunk[e] = decode_random_weight(seed, tensor, layer, first + e);
+        }
+        ok = write_floats(file, chunk, count);
+      }
+    }
+  }
+  // The rotary tables llama2.c's export wrote (cos, then sin), for readers
+  // that still use them.
+  const uint32_t half = decode_head_size(config) / 2;
+  if (half > kChunk) {
+    return WEFT_STATUS(INVALID_ARGUMENT, "%s: head size %u is over %d", path,
+                       2 * half, 2 * kChunk);
+  }
+  for (int table = 0; ok && table < 2; ++table) {
+    for (uint32_t pos = 0; ok && pos < config->seq_len; ++pos) {
+      for (uint32_t j = 0; j < half; ++j) {
+        const double frequency =
+            1.0 / pow(config->rope_theta, (2.0 * j) / (2.0 * half));
+        const double angle = pos * frequency;
+        chunk[j] = (float)(table == 0 ? cos(angle) : sin(angle));
+      }
+      ok = write_floats(file, chunk, half);
+    }
+  }
+  if (ok && !config->shared_classifier) {
+    const uint64_t elements =
+        decode_tensor_elements(config, DECODE_TENSOR_CLASSIFIER);
+    for (uint64_t first = 0; ok && first < elements; first += kChunk) {
+      size_t count =
+          elements - first < kChunk ? (size_t)(elements - first) : kChunk;
+      for (size_t e = 0; e < count; ++e) {
+        chunk[e] = decode_random_weight(seed, DECODE_TENSOR_CLASSIFIER, 0,
+                                        first + e);
+      }
+      ok = write_floats(file, chunk, count);
+    }
+  }
+  return ok ? WEFT_OK
+            : WEFT_STATUS(UNAVAILABLE, "writing '%s' failed: %s", path,
+                          strerror(errno));
+}

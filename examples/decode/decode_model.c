@@ -1,0 +1,139 @@
+// weft decode example: model shapes and tensor kinds (see decode_model.h).
+#include "decode_model.h"
+
+#include <errno.h>
+#include <string.h>
+
+const char* decode_dtype_name(decode_dtype_t dtype) {
+  return dtype == DECODE_DTYPE_F16 ? "f16" : "f32";
+}
+
+static const char* const kTensorNames[DECODE_TENSOR_COUNT] = {
+    "token_embedding", "attn_norm", "wq",         "wk",
+    "wv",              "wo",        "ffn_norm",   "w1",
+    "w2",              "w3",        "final_norm", "classifier",
+};
+
+const char* decode_tensor_name(decode_tensor_t tensor) {
+  return (unsigned)tensor < DECODE_TENSOR_COUNT ? kTensorNames[tensor] : "?";
+}
+
+bool decode_tensor_is_per_layer(decode_tensor_t tensor) {
+  return tensor >= DECODE_TENSOR_ATTN_NORM && tensor <= DECODE_TENSOR_W3;
+}
+
+uint64_t decode_tensor_elements(const decode_config_t* config,
+                                decode_tensor_t tensor) {
+  const uint64_t dim = config->dim;
+  const uint64_t kv_dim = decode_kv_dim(config);
+  const uint64_t hidden = config->hidden_dim;
+  switch (tensor) {
+    case DECODE_TENSOR_TOKEN_EMBEDDING:
+    case DECODE_TENSOR_CLASSIFIER:
+      return (uint64_t)config->vocab_size * dim;
+    case DECODE_TENSOR_ATTN_NORM:
+    case DECODE_TENSOR_FFN_NORM:
+    case DECODE_TENSOR_FINAL_NORM:
+      return dim;
+    case DECODE_TENSOR_WQ:
+    case DECODE_TENSOR_WO:
+      return dim * dim;
+    case DECODE_TENSOR_WK:
+    case DECODE_TENSOR_WV:
+      return kv_dim * dim;
+    case DECODE_TENSOR_W1:
+    case DECODE_TENSOR_W2:
+    case DECODE_TENSOR_W3:
+      return hidden * dim;
+    default:
+      return 0;
+  }
+}
+
+weft_status_t decode_config_validate(const decode_config_t* config,
+                                     const char* source) {
+  const struct {
+    const char* name;
+    uint32_t value;
+  } sizes[] = {
+      {"dim", config->dim},           {"hidden_dim", config->hidden_dim},
+      {"n_layers", config->n_layers}, {"n_heads", config->n_heads},
+      {"n_kv_heads", config->n_kv_heads},
+      {"vocab_size", config->vocab_size},
+      {"seq_len", config->seq_len},
+  };
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
+    if (sizes[i].value == 0) {
+      return WEFT_STATUS(INVALID_ARGUMENT, "%s: %s is 0", source,
+                         sizes[i].name);
+    }
+  }
+  if (config->n_layers > DECODE_MAX_LAYERS) {
+    return WEFT_STATUS(INVALID_ARGUMENT, "%s: %u layers (at most %u)", source,
+                       config->n_layers, DECODE_MAX_LAYERS);
+  }
+  if (config->dim % config->n_heads != 0 ||
+      decode_head_size(config) % 2 != 0) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "%s: dim %u is not an even head size times n_heads %u",
+                       source, config->dim, config->n_heads);
+  }
+  if (config->n_kv_heads > config->n_heads ||
+      config->n_heads % config->n_kv_heads != 0) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "%s: n_kv_heads %u does not divide n_heads %u", source,
+                       config->n_kv_heads, config->n_heads);
+  }
+  if (config->dim % DECODE_ROWS_PER_WORKGROUP != 0 ||
+      decode_kv_dim(config) % DECODE_ROWS_PER_WORKGROUP != 0 ||
+      config->hidden_dim % DECODE_ROWS_PER_WORKGROUP != 0) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "%s: dim %u, kv_dim %u and hidden_dim %u must be "
+                       "multiples of %u",
+                       source, config->dim, decode_kv_dim(config),
+                       config->hidden_dim, DECODE_ROWS_PER_WORKGROUP);
+  }
+  if (!(config->norm_eps > 0.0f) || !(config->rope_theta > 0.0f)) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "%s: norm epsilon %g and rope base %g must be positive",
+                       source, (double)config->norm_eps,
+                       (double)config->rope_theta);
+  }
+  return WEFT_OK;
+}
+
+weft_status_t decode_layout_read(const char* path,
+                                 decode_layout_t* out_layout) {
+  memset(out_layout, 0, sizeof(*out_layout));
+  FILE* file = fopen(path, "rb");
+  if (!file) {
+    int error = errno;
+    return weft_status_make_(
+        __FILE__, __LINE__,
+        error == ENOENT ? WEFT_STATUS_NOT_FOUND : WEFT_STATUS_UNAVAILABLE,
+        "cannot open model '%s': %s", path, strerror(error));
+  }
+  weft_status_t status = WEFT_OK;
+  uint64_t file_size = 0;
+  if (fseeko(file, 0, SEEK_END) != 0 || (file_size = (uint64_t)ftello(file),
+                                         fseeko(file, 0, SEEK_SET) != 0)) {
+    status = WEFT_STATUS(UNAVAILABLE, "cannot seek in model '%s': %s", path,
+                         strerror(errno));
+  }
+  char magic[4] = {0};
+  if (weft_status_is_ok(status)) {
+    size_t got = fread(magic, 1, sizeof(magic), file);
+    fseeko(file, 0, SEEK_SET);
+    if (got == sizeof(magic) && memcmp(magic, "GGUF", 4) == 0) {
+      status = decode_gguf_read(file, path, file_size, out_layout);
+    } else {
+      status = decode_llama2c_read(file, path, file_size, out_layout);
+    }
+  }
+  fclose(file);
+  if (weft_status_is_ok(status)) {
+    out_layout->file_size = file_size;
+    status = decode_config_validate(&out_layout->config, path);
+  }
+  return status;
+}

@@ -1,0 +1,269 @@
+// weft-decode: greedy decoding of a llama-architecture checkpoint on weft.
+//
+//   weft-decode --model=FILE [--steps=N] [--prompt-ids=1,2,3]
+//               [--device=STRING | --workers=N] [--trace=FILE]
+//
+// Loads the checkpoint (llama2.c or GGUF; progress on a terminal), queues
+// one step per position (the prompt's, then --steps generated ones) and
+// prints the generated token ids, tokens per second and milliseconds per
+// token (mean, p50, p99). Exit codes: 0 done, 1 an error, 2 bad usage.
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "weft/weft.h"
+
+#define EXIT_ERROR 1
+#define EXIT_USAGE 2
+#define MAX_PROMPT 4096
+
+typedef struct options_t {
+  const char* model;
+  uint32_t steps;
+  uint32_t prompt[MAX_PROMPT];
+  uint32_t prompt_length;
+  char device[256];
+  const char* trace;
+} options_t;
+
+static void print_usage(FILE* stream) {
+  fprintf(stream,
+          "Usage: weft-decode --model=FILE [--steps=N] [--prompt-ids=1,2,3]\n"
+          "                   [--device=STRING | --workers=N] "
+          "[--trace=FILE]\n"
+          "\n"
+          "Greedy decoding of a llama2.c or GGUF (F32/F16) checkpoint:\n"
+          "prints the generated token ids, tokens per second and ms per\n"
+          "token. Defaults: 64 steps, prompt 1, device local-task.\n"
+          "weft-decode-gen writes checkpoints of random weights.\n");
+}
+
+static bool parse_u32(const char* text, uint32_t* out_value) {
+  char* end = NULL;
+  errno = 0;
+  unsigned long long value = strtoull(text, &end, 10);
+  if (errno || end == text || *end || value > UINT32_MAX || text[0] == '-') {
+    return false;
+  }
+  *out_value = (uint32_t)value;
+  return true;
+}
+
+static bool parse_prompt(const char* text, options_t* options) {
+  options->prompt_length = 0;
+  while (*text) {
+    char number[16];
+    size_t length = strcspn(text, ",");
+    if (length == 0 || length >= sizeof(number) ||
+        options->prompt_length == MAX_PROMPT) {
+      return false;
+    }
+    memcpy(number, text, length);
+    number[length] = '\0';
+    if (!parse_u32(number, &options->prompt[options->prompt_length++])) {
+      return false;
+    }
+    text += length;
+    if (*text == ',') ++text;
+  }
+  return options->prompt_length > 0;
+}
+
+static int parse_options(int argc, char** argv, options_t* options) {
+  memset(options, 0, sizeof(*options));
+  options->steps = 64;
+  options->prompt[0] = 1;
+  options->prompt_length = 1;
+  snprintf(options->device, sizeof(options->device), "local-task");
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    uint32_t workers = 0;
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      print_usage(stdout);
+      exit(0);
+    } else if (strncmp(arg, "--model=", 8) == 0) {
+      options->model = arg + 8;
+    } else if (strncmp(arg, "--steps=", 8) == 0) {
+      if (!parse_u32(arg + 8, &options->steps)) {
+        fprintf(stderr, "weft-decode: --steps takes a count, not '%s'\n",
+                arg + 8);
+        return EXIT_USAGE;
+      }
+    } else if (strncmp(arg, "--prompt-ids=", 13) == 0) {
+      if (!parse_prompt(arg + 13, options)) {
+        fprintf(stderr,
+                "weft-decode: --prompt-ids takes token ids separated by "
+                "commas, not '%s'\n",
+                arg + 13);
+        return EXIT_USAGE;
+      }
+    } else if (strncmp(arg, "--device=", 9) == 0) {
+      snprintf(options->device, sizeof(options->device), "%s", arg + 9);
+    } else if (strncmp(arg, "--workers=", 10) == 0 ||
+               strncmp(arg, "--threads=", 10) == 0) {
+      if (!parse_u32(arg + 10, &workers) || workers == 0) {
+        fprintf(stderr, "weft-decode: %.9s takes a count of at least 1\n",
+                arg);
+        return EXIT_USAGE;
+      }
+      snprintf(options->device, sizeof(options->device),
+               "local-task?workers=%u", workers);
+    } else if (strncmp(arg, "--trace=", 8) == 0) {
+      options->trace = arg + 8;
+    } else {
+      fprintf(stderr, "weft-decode: unknown argument '%s'\n", arg);
+      print_usage(stderr);
+      return EXIT_USAGE;
+    }
+  }
+  if (!options->model) {
+    fprintf(stderr, "weft-decode: --model=FILE is required\n");
+    print_usage(stderr);
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static void print_progress(void* user_data,
+                           const weft_parameter_progress_t* progress) {
+  (void)user_data;
+  fprintf(stderr, "\rloading: %" PRIu64 " / %" PRIu64 " MiB",
+          progress->bytes_loaded >> 20, progress->bytes_total >> 20);
+  if (progress->bytes_loaded == progress->bytes_total) fputc('\n', stderr);
+}
+
+static int compare_i64(const void* a, const void* b) {
+  int64_t x = *(const int64_t*)a;
+  int64_t y = *(const int64_t*)b;
+  return (x > y) - (x < y);
+}
+
+static int fail(weft_status_t status) {
+  fprintf(stderr, "weft-decode: ");
+  weft_status_fprint(stderr, status);
+  weft_status_free(status);
+  return EXIT_ERROR;
+}
+
+int main(int argc, char** argv) {
+  options_t options;
+  int code = parse_options(argc, argv, &options);
+  if (code) return code;
+  weft_allocator_t allocator = weft_allocator_system();
+  if (options.trace) {
+    weft_status_t status = weft_trace_start(options.trace);
+    if (!weft_status_is_ok(status)) return fail(status);
+  }
+  weft_device_t* device = NULL;
+  weft_status_t status =
+      weft_device_create(options.device, allocator, &device);
+  if (!weft_status_is_ok(status)) return fail(status);
+
+  weft_parameter_stream_options_t stream_options;
+  weft_parameter_stream_options_initialize(&stream_options);
+  if (isatty(STDERR_FILENO)) stream_options.progress_fn = print_progress;
+  decode_load_options_t load_options = {&stream_options};
+  decode_model_t* model = NULL;
+  status = decode_model_load(device, options.model, &load_options, allocator,
+                             &model);
+  decode_session_t* session = NULL;
+  if (weft_status_is_ok(status)) {
+    status = decode_session_create(model, allocator, &session);
+  }
+  const decode_config_t* config =
+      model ? &decode_model_layout(model)->config : NULL;
+  uint32_t total = 0;
+  if (weft_status_is_ok(status)) {
+    total = options.prompt_length - 1 + options.steps;
+    if (total > config->seq_len) {
+      status = WEFT_STATUS(OUT_OF_RANGE,
+                           "%u prompt tokens and %u steps pass the model's "
+                           "context of %u",
+                           options.prompt_length, options.steps,
+                           config->seq_len);
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    status = decode_session_start(session, options.prompt,
+                                  options.prompt_length);
+  }
+  int64_t* times = NULL;
+  if (weft_status_is_ok(status) && total > 0) {
+    times = (int64_t*)calloc(total, sizeof(int64_t));
+    if (!times) status = weft_status_from_code(WEFT_STATUS_RESOURCE_EXHAUSTED);
+  }
+  // Each step's end as the host sees it. The steps are queued one after
+  // another without waiting (an inline device such as local-sync runs each
+  // inside its enqueue: its end is when that returns), then waited for in
+  // order (the others' ends), so no step is ever delayed by the host.
+  const weft_time_t start = weft_time_now();
+  for (uint32_t p = 0; weft_status_is_ok(status) && p < total; ++p) {
+    status = decode_session_enqueue(session, 1);
+    if (weft_status_is_ok(status)) {
+      weft_status_t done =
+          decode_session_wait(session, p, weft_timeout_immediate());
+      if (weft_status_is_ok(done)) times[p] = weft_time_now();
+      weft_status_free(done);
+    }
+  }
+  for (uint32_t p = 0; weft_status_is_ok(status) && p < total; ++p) {
+    if (times[p]) continue;
+    status = decode_session_wait(session, p, weft_timeout_infinite());
+    times[p] = weft_time_now();
+  }
+  const weft_time_t end = weft_time_now();
+  // Ends -> durations.
+  for (uint32_t p = total; weft_status_is_ok(status) && p-- > 0;) {
+    times[p] -= p > 0 ? times[p - 1] : start;
+  }
+  uint32_t* tokens = NULL;
+  if (weft_status_is_ok(status)) {
+    tokens = (uint32_t*)calloc(total + 1, sizeof(uint32_t));
+    if (!tokens) status = weft_status_from_code(WEFT_STATUS_RESOURCE_EXHAUSTED);
+  }
+  if (weft_status_is_ok(status)) {
+    status = decode_session_read_tokens(session, 0, total + 1, tokens);
+  }
+  if (weft_status_is_ok(status)) {
+    printf("model: %s (%s, %s weights): dim %u, %u layers, %u heads (%u kv), "
+           "vocab %u\n",
+           options.model, decode_model_layout(model)->format,
+           decode_dtype_name(
+               decode_model_layout(model)->tensors[DECODE_TENSOR_WQ].dtype),
+           config->dim, config->n_layers, config->n_heads, config->n_kv_heads,
+           config->vocab_size);
+    printf("device: %s\n", options.device);
+    printf("generated:");
+    for (uint32_t i = options.prompt_length; i <= total; ++i) {
+      printf(" %u", tokens[i]);
+    }
+    printf("\n");
+    const double seconds = (double)(end - start) / 1e9;
+    double mean_ms = 0.0;
+    for (uint32_t p = 0; p < total; ++p) mean_ms += (double)times[p] / 1e6;
+    mean_ms = total ? mean_ms / total : 0.0;
+    if (total > 0) qsort(times, total, sizeof(int64_t), compare_i64);
+    const double p50 = total ? (double)times[(total - 1) / 2] / 1e6 : 0.0;
+    const double p99 =
+        total ? (double)times[(uint32_t)((total - 1) * 0.99)] / 1e6 : 0.0;
+    printf("%u tokens in %.3f s: %.1f tokens/s; ms per token: mean %.3f, "
+           "p50 %.3f, p99 %.3f\n",
+           total, seconds, seconds > 0 ? total / seconds : 0.0, mean_ms, p50,
+           p99);
+  }
+  free(tokens);
+  free(times);
+  decode_session_release(session);
+  decode_model_release(model);
+  weft_device_release(device);
+  if (options.trace) {
+    weft_status_t trace_status = weft_trace_stop();
+    if (weft_status_is_ok(status)) status = trace_status;
+    else weft_status_free(trace_status);
+  }
+  return weft_status_is_ok(status) ? 0 : fail(status);
+}
