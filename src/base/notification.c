@@ -13,6 +13,8 @@
 
 #include "base/notification.h"
 
+#include <sched.h>
+
 #include "base/futex.h"
 
 void weft_notification_initialize(weft_notification_t* notification) {
@@ -72,8 +74,13 @@ static bool weft_notification_spin(weft_notification_t* notification,
         weft_atomic_load(&notification->epoch, memory_order_acquire) != token;
     if (!notified) {
       weft_cpu_relax();
-      // Reading the clock costs ~20ns; check it every 16 spins.
-      if ((i & 15) == 0 && weft_time_now() >= spin_deadline) break;
+      // Reading the clock costs ~20ns; check it every 16 spins. Yield
+      // then too: where the threads being waited for outnumber the free
+      // CPUs, a spinner that never yields runs in their place.
+      if ((i & 15) == 0) {
+        if (weft_time_now() >= spin_deadline) break;
+        sched_yield();
+      }
     }
   }
   return notified;

@@ -30,6 +30,8 @@
 
 #include "task/executor.h"
 
+#include <sched.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -667,8 +669,12 @@ static bool weft_executor_worker_spin(weft_executor_t* executor,
       break;
     }
     weft_cpu_relax();
-    // Reading the clock costs ~20ns; check it every 32 spins.
-    if ((i & 31) == 0 && weft_time_now() >= deadline) break;
+    // Reading the clock costs ~20ns; check it every 32 spins, and yield
+    // then (a spinner must not keep a thread with work off the CPU).
+    if ((i & 31) == 0) {
+      if (weft_time_now() >= deadline) break;
+      sched_yield();
+    }
   }
   weft_atomic_fetch_and(spinning_word, ~idle_bit, memory_order_relaxed);
   weft_atomic_fetch_sub(&executor->spinner_count, 1, memory_order_relaxed);
