@@ -13,6 +13,9 @@ int RegisterAll() {
   RegisterFileBenchmarks();
   RegisterTraceBenchmarks();
   RegisterVmBenchmarks();
+#if defined(WEFT_BENCH_HAVE_DECODE)
+  RegisterDecodeBenchmarks();
+#endif
 #if defined(WEFT_BENCH_HAVE_CUDA)
   RegisterCudaBenchmarks();
 #endif

@@ -119,6 +119,8 @@ void RegisterMatmulBenchmarks();
 void RegisterFileBenchmarks();
 void RegisterTraceBenchmarks();
 void RegisterVmBenchmarks();
+// Built with the examples (the decode example's decoder).
+void RegisterDecodeBenchmarks();
 // Built where the CUDA toolkit's headers are (WEFT_HAVE_CUDA).
 void RegisterCudaBenchmarks();
 

@@ -1,0 +1,825 @@
+// weft decode example: GGUF v3 checkpoints of llama architecture.
+//
+// Little-endian: "GGUF", version 3, the tensor and metadata counts (u64),
+// the metadata (key string, u32 type, value), the tensor infos (name,
+// dimension count, dimensions with the fastest first, GGML type, offset
+// into the data section), then the data section at the next multiple of
+// general.alignment (32 by default). A string is a u64 length and bytes.
+// Matrices are [ne0 = inputs][ne1 = outputs]: row-major [outputs][inputs],
+// the layout llama2.c uses too. Only F32 and F16 tensors are taken.
+//
+// Every count, length and offset is checked against the file before it is
+// used, so a malformed file is an error, never a crash or a huge
+// allocation.
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_checkpoint.h"
+#include "decode_model.h"
+
+enum {
+  GGUF_TYPE_UINT8 = 0,
+  GGUF_TYPE_INT8 = 1,
+  GGUF_TYPE_UINT16 = 2,
+  GGUF_TYPE_INT16 = 3,
+  GGUF_TYPE_UINT32 = 4,
+  GGUF_TYPE_INT32 = 5,
+  GGUF_TYPE_FLOAT32 = 6,
+  GGUF_TYPE_BOOL = 7,
+  GGUF_TYPE_STRING = 8,
+  GGUF_TYPE_ARRAY = 9,
+  GGUF_TYPE_UINT64 = 10,
+  GGUF_TYPE_INT64 = 11,
+  GGUF_TYPE_FLOAT64 = 12,
+  GGUF_TYPE_COUNT,
+};
+
+#define GGUF_MAX_KEY 256
+#define GGUF_MAX_DIMS 4
+#define GGUF_DEFAULT_ALIGNMENT 32
+
+// Names of GGML tensor types, for the message about an unsupported one.
+static const char* gguf_ggml_type_name(uint32_t type) {
+  static const char* const kNames[] = {
+      "F32",  "F16",  "Q4_0", "Q4_1", "Q4_2", "Q4_3", "Q5_0", "Q5_1",
+      "Q8_0", "Q8_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K",
+  };
+  if (type < sizeof(kNames) / sizeof(kNames[0])) return kNames[type];
+  return type == 30 ? "BF16" : "a quantized type";
+}
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+typedef struct gguf_reader_t {
+  FILE* file;
+  const char* path;
+  uint64_t size;
+  uint64_t offset;  // of the next byte read
+  weft_status_t status;
+} gguf_reader_t;
+
+// Reads |length| bytes; on a short file records OUT_OF_RANGE naming |what|.
+static bool gguf_read(gguf_reader_t* reader, void* out, uint64_t length,
+                      const char* what) {
+  if (!weft_status_is_ok(reader->status)) return false;
+  if (length > reader->size - reader->offset ||
+      fread(out, 1, (size_t)length, reader->file) != length) {
+    reader->status = WEFT_STATUS(OUT_OF_RANGE,
+                                 "'%s' (gguf) is truncated: %s at byte %" PRIu64
+                                 " runs past the end of the %" PRIu64
+                                 "-byte file",
+                                 reader->path, what, reader->offset,
+                                 reader->size);
+    return false;
+  }
+  reader->offset += length;
+  return true;
+}
+
+static bool gguf_skip(gguf_reader_t* reader, uint64_t length,
+                      const char* what) {
+  if (!weft_status_is_ok(reader->status)) return false;
+  if (length > reader->size - reader->offset ||
+      fseeko(reader->file, (off_t)(reader->offset + length), SEEK_SET) != 0) {
+    reader->status = WEFT_STATUS(OUT_OF_RANGE,
+                                 "'%s' (gguf) is truncated: %s at byte %" PRIu64
+                                 " runs past the end of the %" PRIu64
+                                 "-byte file",
+                                 reader->path, what, reader->offset,
+                                 reader->size);
+    return false;
+  }
+  reader->offset += length;
+  return true;
+}
+
+static bool gguf_u32(gguf_reader_t* reader, uint32_t* out, const char* what) {
+  return gguf_read(reader, out, 4, what);
+}
+static bool gguf_u64(gguf_reader_t* reader, uint64_t* out, const char* what) {
+  return gguf_read(reader, out, 8, what);
+}
+
+// A string into |out| (at most |capacity| - 1 bytes kept, NUL-terminated;
+// longer strings are read and cut).
+static bool gguf_string(gguf_reader_t* reader, char* out, size_t capacity,
+                        const char* what) {
+  uint64_t length = 0;
+  if (!gguf_u64(reader, &length, what)) return false;
+  const uint64_t kept = length < capacity - 1 ? length : capacity - 1;
+  if (!gguf_read(reader, out, kept, what)) return false;
+  out[kept] = '\0';
+  return gguf_skip(reader, length - kept, what);
+}
+
+static uint64_t gguf_scalar_size(uint32_t type) {
+  switch (type) {
+    case GGUF_TYPE_UINT8:
+    case GGUF_TYPE_INT8:
+    case GGUF_TYPE_BOOL:
+      return 1;
+    case GGUF_TYPE_UINT16:
+    case GGUF_TYPE_INT16:
+      return 2;
+    case GGUF_TYPE_UINT32:
+    case GGUF_TYPE_INT32:
+    case GGUF_TYPE_FLOAT32:
+      return 4;
+    case GGUF_TYPE_UINT64:
+    case GGUF_TYPE_INT64:
+    case GGUF_TYPE_FLOAT64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+// A metadata value: integers and floats read into |out_*| (for the keys
+// the decoder uses), strings into |text|, arrays skipped (tokenizer
+// vocabularies: strings, element by element). |depth| bounds nested arrays.
+typedef struct gguf_value_t {
+  uint32_t type;
+  bool is_integer;
+  bool is_negative;
+  uint64_t integer;
+  double real;
+  char text[64];
+} gguf_value_t;
+
+static bool gguf_value(gguf_reader_t* reader, uint32_t type, const char* key,
+                       int depth, gguf_value_t* out) {
+  memset(out, 0, sizeof(*out));
+  out->type = type;
+  char what[GGUF_MAX_KEY + 32];
+  snprintf(what, sizeof(what), "the value of '%s'", key);
+  if (type == GGUF_TYPE_STRING) {
+    return gguf_string(reader, out->text, sizeof(out->text), what);
+  }
+  if (type == GGUF_TYPE_ARRAY) {
+    uint32_t element_type = 0;
+    uint64_t count = 0;
+    if (!gguf_u32(reader, &element_type, what) ||
+        !gguf_u64(reader, &count, what)) {
+      return false;
+    }
+    if (element_type >= GGUF_TYPE_COUNT || depth > 2) {
+      reader->status = WEFT_STATUS(
+          INVALID_ARGUMENT, "'%s' (gguf): key '%s' is an array of type %u",
+          reader->path, key, element_type);
+      return false;
+    }
+    const uint64_t element_size = gguf_scalar_size(element_type);
+    if (element_size) {
+      if (count > (reader->size - reader->offset) / element_size) {
+        return gguf_skip(reader, UINT64_MAX, what);  // reports truncation
+      }
+      return gguf_skip(reader, count * element_size, what);
+    }
+    // Strings or arrays: one by one (each takes at least 8 bytes, so the
+    // count is bounded by the file).
+    if (count > (reader->size - reader->offset) / 8) {
+      return gguf_skip(reader, UINT64_MAX, what);
+    }
+    for (uint64_t i = 0; i < count; ++i) {
+      gguf_value_t element;
+      if (!gguf_value(reader, element_type, key, depth + 1, &element)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  const uint64_t size = gguf_scalar_size(type);
+  if (size == 0) {
+    reader->status = WEFT_STATUS(INVALID_ARGUMENT,
+                                 "'%s' (gguf): key '%s' has unknown type %u",
+                                 reader->path, key, type);
+    return false;
+  }
+  uint8_t bytes[8] = {0};
+  if (!gguf_read(reader, bytes, size, what)) return false;
+  switch (type) {
+    case GGUF_TYPE_UINT8:
+    case GGUF_TYPE_BOOL:
+      out->integer = bytes[0];
+      out->is_integer = true;
+      break;
+    case GGUF_TYPE_INT8:
+      out->is_negative = (int8_t)bytes[0] < 0;
+      out->integer = (uint64_t)(int64_t)(int8_t)bytes[0];
+      out->is_integer = true;
+      break;
+    case GGUF_TYPE_UINT16: {
+      uint16_t v;
+      memcpy(&v, bytes, 2);
+      out->integer = v;
+      out->is_integer = true;
+      break;
+    }
+    case GGUF_TYPE_INT16: {
+      int16_t v;
+      memcpy(&v, bytes, 2);
+      out->is_negative = v < 0;
+      out->integer = (uint64_t)(int64_t)v;
+      out->is_integer = true;
+      break;
+    }
+    case GGUF_TYPE_UINT32: {
+      uint32_t v;
+      memcpy(&v, bytes, 4);
+      out->integer = v;
+      out->is_integer = true;
+      break;
+    }
+    case GGUF_TYPE_INT32: {
+      int32_t v;
+      memcpy(&v, bytes, 4);
+      out->is_negative = v < 0;
+      out->integer = (uint64_t)(int64_t)v;
+      out->is_integer = true;
+      break;
+    }
+    case GGUF_TYPE_UINT64:
+      memcpy(&out->integer, bytes, 8);
+      out->is_integer = true;
+      break;
+    case GGUF_TYPE_INT64: {
+      int64_t v;
+      memcpy(&v, bytes, 8);
+      out->is_negative = v < 0;
+      out->integer = (uint64_t)v;
+      out->is_integer = true;
+      break;
+    }
+    case GGUF_TYPE_FLOAT32: {
+      float v;
+      memcpy(&v, bytes, 4);
+      out->real = v;
+      break;
+    }
+    case GGUF_TYPE_FLOAT64:
+      memcpy(&out->real, bytes, 8);
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+// The metadata the decoder reads.
+typedef struct gguf_metadata_t {
+  char architecture[64];
+  uint64_t alignment;
+  // Found flags and values of the llama.* integer keys.
+  bool has[7];
+  uint32_t values[7];
+  bool has_rope_base;
+  double rope_base;
+  bool has_epsilon;
+  double epsilon;
+} gguf_metadata_t;
+
+enum {
+  GGUF_KEY_DIM = 0,
+  GGUF_KEY_HIDDEN,
+  GGUF_KEY_LAYERS,
+  GGUF_KEY_HEADS,
+  GGUF_KEY_KV_HEADS,
+  GGUF_KEY_CONTEXT,
+  GGUF_KEY_VOCAB,
+};
+static const char* const kGgufIntegerKeys[7] = {
+    "llama.embedding_length",        "llama.feed_forward_length",
+    "llama.block_count",             "llama.attention.head_count",
+    "llama.attention.head_count_kv", "llama.context_length",
+    "llama.vocab_size",
+};
+
+static bool gguf_read_metadata(gguf_reader_t* reader, uint64_t count,
+                               gguf_metadata_t* out) {
+  memset(out, 0, sizeof(*out));
+  out->alignment = GGUF_DEFAULT_ALIGNMENT;
+  for (uint64_t i = 0; i < count; ++i) {
+    char key[GGUF_MAX_KEY];
+    uint32_t type = 0;
+    gguf_value_t value;
+    if (!gguf_string(reader, key, sizeof(key), "a metadata key") ||
+        !gguf_u32(reader, &type, "a metadata type") ||
+        !gguf_value(reader, type, key, 0, &value)) {
+      return false;
+    }
+    bool bad_integer = false;
+    if (strcmp(key, "general.architecture") == 0 &&
+        type == GGUF_TYPE_STRING) {
+      snprintf(out->architecture, sizeof(out->architecture), "%s",
+               value.text);
+    } else if (strcmp(key, "general.alignment") == 0) {
+      bad_integer = !value.is_integer || value.is_negative ||
+                    value.integer == 0 || value.integer > 65536 ||
+                    (value.integer & (value.integer - 1)) != 0;
+      out->alignment = value.integer;
+    } else if (strcmp(key, "llama.rope.freq_base") == 0) {
+      out->has_rope_base = true;
+      out->rope_base = value.is_integer ? (double)value.integer : value.real;
+    } else if (strcmp(key, "llama.attention.layer_norm_rms_epsilon") == 0) {
+      out->has_epsilon = true;
+      out->epsilon = value.is_integer ? (double)value.integer : value.real;
+    } else {
+      for (int k = 0; k < 7; ++k) {
+        if (strcmp(key, kGgufIntegerKeys[k]) == 0) {
+          bad_integer = !value.is_integer || value.is_negative ||
+                        value.integer > UINT32_MAX;
+          out->has[k] = true;
+          out->values[k] = (uint32_t)value.integer;
+        }
+      }
+    }
+    if (bad_integer) {
+      reader->status = WEFT_STATUS(
+          INVALID_ARGUMENT,
+          "'%s' (gguf): key '%s' must be a positive integer that fits 32 "
+          "bits%s",
+          reader->path, key,
+          strcmp(key, "general.alignment") == 0 ? " and a power of two" : "");
+      return false;
+    }
+  }
+  return true;
+}
+
+// The GGUF name of (|tensor|, |layer|).
+static void gguf_tensor_name(decode_tensor_t tensor, uint32_t layer,
+                             char* out, size_t capacity) {
+  static const char* const kBlockNames[DECODE_TENSOR_COUNT] = {
+      [DECODE_TENSOR_ATTN_NORM] = "attn_norm",
+      [DECODE_TENSOR_WQ] = "attn_q",
+      [DECODE_TENSOR_WK] = "attn_k",
+      [DECODE_TENSOR_WV] = "attn_v",
+      [DECODE_TENSOR_WO] = "attn_output",
+      [DECODE_TENSOR_FFN_NORM] = "ffn_norm",
+      [DECODE_TENSOR_W1] = "ffn_gate",
+      [DECODE_TENSOR_W2] = "ffn_down",
+      [DECODE_TENSOR_W3] = "ffn_up",
+  };
+  switch (tensor) {
+    case DECODE_TENSOR_TOKEN_EMBEDDING:
+      snprintf(out, capacity, "token_embd.weight");
+      break;
+    case DECODE_TENSOR_FINAL_NORM:
+      snprintf(out, capacity, "output_norm.weight");
+      break;
+    case DECODE_TENSOR_CLASSIFIER:
+      snprintf(out, capacity, "output.weight");
+      break;
+    default:
+      snprintf(out, capacity, "blk.%u.%s.weight", layer, kBlockNames[tensor]);
+      break;
+  }
+}
+
+// Finds (tensor, layer) for a GGUF tensor name; false for names the
+// decoder does not use (they are ignored).
+static bool gguf_tensor_lookup(const char* name, const decode_config_t* config,
+                               decode_tensor_t* out_tensor,
+                               uint32_t* out_layer) {
+  char expected[96];
+  for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
+    const decode_tensor_t tensor = (decode_tensor_t)t;
+    if (!decode_tensor_is_per_layer(tensor)) {
+      gguf_tensor_name(tensor, 0, expected, sizeof(expected));
+      if (strcmp(name, expected) == 0) {
+        *out_tensor = tensor;
+        *out_layer = 0;
+        return true;
+      }
+      continue;
+    }
+    unsigned layer = 0;
+    int consumed = 0;
+    if (sscanf(name, "blk.%u.%n", &layer, &consumed) == 1 && consumed > 0 &&
+        layer < config->n_layers) {
+      gguf_tensor_name(tensor, layer, expected, sizeof(expected));
+      if (strcmp(name, expected) == 0) {
+        *out_tensor = tensor;
+        *out_layer = layer;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// The expected [ne0, ne1] of |tensor| (ne1 = 1 for vectors).
+static void gguf_expected_shape(const decode_config_t* config,
+                                decode_tensor_t tensor, uint64_t shape[2]) {
+  const uint64_t dim = config->dim;
+  switch (tensor) {
+    case DECODE_TENSOR_TOKEN_EMBEDDING:
+    case DECODE_TENSOR_CLASSIFIER:
+      shape[0] = dim, shape[1] = config->vocab_size;
+      break;
+    case DECODE_TENSOR_ATTN_NORM:
+    case DECODE_TENSOR_FFN_NORM:
+    case DECODE_TENSOR_FINAL_NORM:
+      shape[0] = dim, shape[1] = 1;
+      break;
+    case DECODE_TENSOR_WQ:
+    case DECODE_TENSOR_WO:
+      shape[0] = dim, shape[1] = dim;
+      break;
+    case DECODE_TENSOR_WK:
+    case DECODE_TENSOR_WV:
+      shape[0] = dim, shape[1] = decode_kv_dim(config);
+      break;
+    case DECODE_TENSOR_W1:
+    case DECODE_TENSOR_W3:
+      shape[0] = dim, shape[1] = config->hidden_dim;
+      break;
+    case DECODE_TENSOR_W2:
+      shape[0] = config->hidden_dim, shape[1] = dim;
+      break;
+    default:
+      shape[0] = shape[1] = 0;
+      break;
+  }
+}
+
+static bool gguf_tensor_is_norm(decode_tensor_t tensor) {
+  return tensor == DECODE_TENSOR_ATTN_NORM ||
+         tensor == DECODE_TENSOR_FFN_NORM ||
+         tensor == DECODE_TENSOR_FINAL_NORM;
+}
+
+// One tensor info as read.
+typedef struct gguf_tensor_info_t {
+  char name[96];
+  uint32_t n_dims;
+  uint64_t dims[GGUF_MAX_DIMS];
+  uint32_t type;
+  uint64_t offset;
+} gguf_tensor_info_t;
+
+weft_status_t decode_gguf_read(FILE* file, const char* path,
+                               uint64_t file_size,
+                               decode_layout_t* out_layout) {
+  memset(out_layout, 0, sizeof(*out_layout));
+  snprintf(out_layout->format, sizeof(out_layout->format), "gguf");
+  gguf_reader_t reader = {file, path, file_size, 0, WEFT_OK};
+  char magic[4];
+  uint32_t version = 0;
+  uint64_t tensor_count = 0;
+  uint64_t metadata_count = 0;
+  gguf_read(&reader, magic, 4, "the magic");
+  gguf_u32(&reader, &version, "the version");
+  if (weft_status_is_ok(reader.status) && version != 3) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "'%s' is GGUF version %u; weft reads version 3", path,
+                       version);
+  }
+  gguf_u64(&reader, &tensor_count, "the tensor count");
+  gguf_u64(&reader, &metadata_count, "the metadata count");
+  gguf_metadata_t metadata;
+  if (weft_status_is_ok(reader.status)) {
+    gguf_read_metadata(&reader, metadata_count, &metadata);
+  }
+  if (!weft_status_is_ok(reader.status)) return reader.status;
+  if (strcmp(metadata.architecture, "llama") != 0) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "'%s' (gguf): general.architecture is '%s'; the "
+                       "decoder takes 'llama'",
+                       path,
+                       metadata.architecture[0] ? metadata.architecture
+                                                : "(missing)");
+  }
+  const int required[] = {GGUF_KEY_DIM, GGUF_KEY_HIDDEN, GGUF_KEY_LAYERS,
+                          GGUF_KEY_HEADS, GGUF_KEY_CONTEXT};
+  for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); ++i) {
+    if (!metadata.has[required[i]]) {
+      return WEFT_STATUS(INVALID_ARGUMENT, "'%s' (gguf): no key '%s'", path,
+                         kGgufIntegerKeys[required[i]]);
+    }
+  }
+  decode_config_t* config = &out_layout->config;
+  config->dim = metadata.values[GGUF_KEY_DIM];
+  config->hidden_dim = metadata.values[GGUF_KEY_HIDDEN];
+  config->n_layers = metadata.values[GGUF_KEY_LAYERS];
+  config->n_heads = metadata.values[GGUF_KEY_HEADS];
+  config->n_kv_heads = metadata.has[GGUF_KEY_KV_HEADS]
+                           ? metadata.values[GGUF_KEY_KV_HEADS]
+                           : config->n_heads;
+  config->seq_len = metadata.values[GGUF_KEY_CONTEXT];
+  config->rope_theta =
+      metadata.has_rope_base ? (float)metadata.rope_base : 10000.0f;
+  config->norm_eps = metadata.has_epsilon ? (float)metadata.epsilon : 1e-5f;
+  // The vocabulary comes from the embedding's shape (checked against
+  // llama.vocab_size when that is there); validated once it is known.
+  config->vocab_size = 1;
+  weft_status_t status = decode_config_validate(config, path);
+  if (!weft_status_is_ok(status)) return status;
+
+  // Tensor infos: each takes at least 24 bytes, which bounds the count.
+  if (tensor_count > (file_size - reader.offset) / 24) {
+    return WEFT_STATUS(OUT_OF_RANGE,
+                       "'%s' (gguf) is truncated: %" PRIu64
+                       " tensor infos do not fit the file",
+                       path, tensor_count);
+  }
+  gguf_tensor_info_t* infos = NULL;
+  if (tensor_count > 0) {
+    infos = (gguf_tensor_info_t*)calloc((size_t)tensor_count, sizeof(*infos));
+    if (!infos) {
+      return WEFT_STATUS(RESOURCE_EXHAUSTED,
+                         "'%s' (gguf): %" PRIu64 " tensor infos", path,
+                         tensor_count);
+    }
+  }
+  for (uint64_t i = 0; weft_status_is_ok(reader.status) && i < tensor_count;
+       ++i) {
+    gguf_tensor_info_t* info = &infos[i];
+    gguf_string(&reader, info->name, sizeof(info->name), "a tensor name");
+    gguf_u32(&reader, &info->n_dims, "a tensor's dimension count");
+    if (weft_status_is_ok(reader.status) &&
+        (info->n_dims == 0 || info->n_dims > GGUF_MAX_DIMS)) {
+      reader.status = WEFT_STATUS(INVALID_ARGUMENT,
+                                  "'%s' (gguf): tensor '%s' has %u dimensions",
+                                  path, info->name, info->n_dims);
+    }
+    for (uint32_t d = 0; weft_status_is_ok(reader.status) && d < info->n_dims;
+         ++d) {
+      gguf_u64(&reader, &info->dims[d], "a tensor's dimensions");
+    }
+    gguf_u32(&reader, &info->type, "a tensor's type");
+    gguf_u64(&reader, &info->offset, "a tensor's offset");
+  }
+  const uint64_t alignment = metadata.alignment;
+  const uint64_t data_start =
+      (reader.offset + alignment - 1) / alignment * alignment;
+  status = reader.status;
+
+  // The embedding's shape gives the vocabulary.
+  for (uint64_t i = 0; weft_status_is_ok(status) && i < tensor_count; ++i) {
+    if (strcmp(infos[i].name, "token_embd.weight") == 0) {
+      if (infos[i].n_dims != 2 || infos[i].dims[1] == 0 ||
+          infos[i].dims[1] > UINT32_MAX) {
+        status = WEFT_STATUS(INVALID_ARGUMENT,
+                             "'%s' (gguf): tensor 'token_embd.weight' is not "
+                             "a [dim, vocab] matrix",
+                             path);
+      } else {
+        config->vocab_size = (uint32_t)infos[i].dims[1];
+      }
+    }
+  }
+  if (weft_status_is_ok(status) && metadata.has[GGUF_KEY_VOCAB] &&
+      metadata.values[GGUF_KEY_VOCAB] != config->vocab_size) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "'%s' (gguf): llama.vocab_size %u but tensor "
+                         "'token_embd.weight' has %u rows",
+                         path, metadata.values[GGUF_KEY_VOCAB],
+                         config->vocab_size);
+  }
+
+  // Place every tensor the decoder uses.
+  bool seen[DECODE_TENSOR_COUNT][DECODE_MAX_LAYERS];
+  memset(seen, 0, sizeof(seen));
+  bool matrix_dtype_known = false;
+  decode_dtype_t matrix_dtype = DECODE_DTYPE_F32;
+  for (uint64_t i = 0; weft_status_is_ok(status) && i < tensor_count; ++i) {
+    const gguf_tensor_info_t* info = &infos[i];
+    decode_tensor_t tensor;
+    uint32_t layer = 0;
+    if (!gguf_tensor_lookup(info->name, config, &tensor, &layer)) continue;
+    if (info->type != DECODE_DTYPE_F32 && info->type != DECODE_DTYPE_F16) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "'%s' (gguf): tensor '%s' has type %u (%s); the "
+                           "decoder takes F32 and F16",
+                           path, info->name, info->type,
+                           gguf_ggml_type_name(info->type));
+      break;
+    }
+    const decode_dtype_t dtype = (decode_dtype_t)info->type;
+    uint64_t expected[2];
+    gguf_expected_shape(config, tensor, expected);
+    const uint64_t got1 = info->n_dims > 1 ? info->dims[1] : 1;
+    bool extra = false;
+    for (uint32_t d = 2; d < info->n_dims; ++d) extra |= info->dims[d] != 1;
+    if (info->dims[0] != expected[0] || got1 != expected[1] || extra) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "'%s' (gguf): tensor '%s' has shape [%" PRIu64
+                           ", %" PRIu64 "], expected [%" PRIu64 ", %" PRIu64
+                           "]",
+                           path, info->name, info->dims[0], got1, expected[0],
+                           expected[1]);
+      break;
+    }
+    if (gguf_tensor_is_norm(tensor)) {
+      if (dtype != DECODE_DTYPE_F32) {
+        status = WEFT_STATUS(INVALID_ARGUMENT,
+                             "'%s' (gguf): tensor '%s' is F16; norm weights "
+                             "must be F32",
+                             path, info->name);
+        break;
+      }
+    } else if (!matrix_dtype_known) {
+      matrix_dtype_known = true;
+      matrix_dtype = dtype;
+    } else if (dtype != matrix_dtype) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "'%s' (gguf): tensor '%s' is %s but the other "
+                           "matrices are %s",
+                           path, info->name, dtype ? "F16" : "F32",
+                           matrix_dtype ? "F16" : "F32");
+      break;
+    }
+    const uint64_t bytes =
+        decode_tensor_elements(config, tensor) * decode_dtype_size(dtype);
+    if (info->offset % alignment != 0 ||
+        info->offset > file_size - data_start ||
+        bytes > file_size - data_start - info->offset) {
+      status = WEFT_STATUS(
+          OUT_OF_RANGE,
+          "'%s' (gguf) is truncated: tensor '%s' (%" PRIu64
+          " bytes at data offset %" PRIu64 ") ends past the %" PRIu64
+          "-byte file",
+          path, info->name, bytes, info->offset, file_size);
+      break;
+    }
+    decode_tensor_location_t* location = &out_layout->tensors[tensor];
+    location->present = true;
+    location->dtype = dtype;
+    location->offsets[layer] = data_start + info->offset;
+    seen[tensor][layer] = true;
+  }
+  free(infos);
+  // Every tensor there, but the classifier (absent: shared).
+  config->shared_classifier = !seen[DECODE_TENSOR_CLASSIFIER][0];
+  for (int t = 0; weft_status_is_ok(status) && t < DECODE_TENSOR_COUNT; ++t) {
+    const decode_tensor_t tensor = (decode_tensor_t)t;
+    if (tensor == DECODE_TENSOR_CLASSIFIER) continue;
+    const uint32_t layers =
+        decode_tensor_is_per_layer(tensor) ? config->n_layers : 1;
+    for (uint32_t l = 0; l < layers; ++l) {
+      if (!seen[t][l]) {
+        char name[96];
+        gguf_tensor_name(tensor, l, name, sizeof(name));
+        status = WEFT_STATUS(NOT_FOUND, "'%s' (gguf): no tensor '%s'", path,
+                             name);
+        break;
+      }
+    }
+  }
+  if (weft_status_is_ok(status)) status = decode_config_validate(config, path);
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+typedef struct gguf_writer_t {
+  FILE* file;
+  bool ok;
+  uint64_t offset;
+} gguf_writer_t;
+
+static void gguf_put(gguf_writer_t* writer, const void* data, size_t length) {
+  if (writer->ok) writer->ok = fwrite(data, 1, length, writer->file) == length;
+  writer->offset += length;
+}
+static void gguf_put_u32(gguf_writer_t* writer, uint32_t value) {
+  gguf_put(writer, &value, 4);
+}
+static void gguf_put_u64(gguf_writer_t* writer, uint64_t value) {
+  gguf_put(writer, &value, 8);
+}
+static void gguf_put_string(gguf_writer_t* writer, const char* text) {
+  gguf_put_u64(writer, strlen(text));
+  gguf_put(writer, text, strlen(text));
+}
+static void gguf_put_key_u32(gguf_writer_t* writer, const char* key,
+                             uint32_t value) {
+  gguf_put_string(writer, key);
+  gguf_put_u32(writer, GGUF_TYPE_UINT32);
+  gguf_put_u32(writer, value);
+}
+static void gguf_put_key_f32(gguf_writer_t* writer, const char* key,
+                             float value) {
+  gguf_put_string(writer, key);
+  gguf_put_u32(writer, GGUF_TYPE_FLOAT32);
+  gguf_put(writer, &value, 4);
+}
+
+// The tensors in file order: (kind, layer) pairs.
+static uint32_t gguf_write_order(const decode_config_t* config,
+                                 decode_tensor_t* tensors, uint32_t* layers) {
+  uint32_t count = 0;
+  tensors[count] = DECODE_TENSOR_TOKEN_EMBEDDING, layers[count++] = 0;
+  for (uint32_t l = 0; l < config->n_layers; ++l) {
+    const decode_tensor_t block[] = {
+        DECODE_TENSOR_ATTN_NORM, DECODE_TENSOR_WQ, DECODE_TENSOR_WK,
+        DECODE_TENSOR_WV,        DECODE_TENSOR_WO, DECODE_TENSOR_FFN_NORM,
+        DECODE_TENSOR_W1,        DECODE_TENSOR_W2, DECODE_TENSOR_W3};
+    for (size_t i = 0; i < sizeof(block) / sizeof(block[0]); ++i) {
+      tensors[count] = block[i], layers[count++] = l;
+    }
+  }
+  tensors[count] = DECODE_TENSOR_FINAL_NORM, layers[count++] = 0;
+  if (!config->shared_classifier) {
+    tensors[count] = DECODE_TENSOR_CLASSIFIER, layers[count++] = 0;
+  }
+  return count;
+}
+
+weft_status_t decode_gguf_write(FILE* file, const char* path,
+                                const decode_config_t* config,
+                                decode_dtype_t dtype, uint64_t seed) {
+  const uint32_t most = 2 + 9 * config->n_layers + 1;
+  decode_tensor_t* tensors = (decode_tensor_t*)calloc(most, sizeof(*tensors));
+  uint32_t* layers = (uint32_t*)calloc(most, sizeof(*layers));
+  if (!tensors || !layers) {
+    free(tensors);
+    free(layers);
+    return WEFT_STATUS(RESOURCE_EXHAUSTED, "%s: the tensor list", path);
+  }
+  const uint32_t count = gguf_write_order(config, tensors, layers);
+  gguf_writer_t writer = {file, true, 0};
+  gguf_put(&writer, "GGUF", 4);
+  gguf_put_u32(&writer, 3);
+  gguf_put_u64(&writer, count);
+  gguf_put_u64(&writer, 11);  // metadata keys, below
+  gguf_put_string(&writer, "general.architecture");
+  gguf_put_u32(&writer, GGUF_TYPE_STRING);
+  gguf_put_string(&writer, "llama");
+  gguf_put_key_u32(&writer, "general.alignment", GGUF_DEFAULT_ALIGNMENT);
+  gguf_put_key_u32(&writer, "llama.context_length", config->seq_len);
+  gguf_put_key_u32(&writer, "llama.embedding_length", config->dim);
+  gguf_put_key_u32(&writer, "llama.block_count", config->n_layers);
+  gguf_put_key_u32(&writer, "llama.feed_forward_length", config->hidden_dim);
+  gguf_put_key_u32(&writer, "llama.attention.head_count", config->n_heads);
+  gguf_put_key_u32(&writer, "llama.attention.head_count_kv",
+                   config->n_kv_heads);
+  gguf_put_key_f32(&writer, "llama.rope.freq_base", config->rope_theta);
+  gguf_put_key_f32(&writer, "llama.attention.layer_norm_rms_epsilon",
+                   config->norm_eps);
+  gguf_put_key_u32(&writer, "llama.vocab_size", config->vocab_size);
+  // Tensor infos, with offsets in the data section (each aligned).
+  uint64_t data_offset = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    char name[96];
+    gguf_tensor_name(tensors[i], layers[i], name, sizeof(name));
+    uint64_t shape[2];
+    gguf_expected_shape(config, tensors[i], shape);
+    const decode_dtype_t type =
+        gguf_tensor_is_norm(tensors[i]) ? DECODE_DTYPE_F32 : dtype;
+    gguf_put_string(&writer, name);
+    gguf_put_u32(&writer, shape[1] == 1 ? 1 : 2);
+    gguf_put_u64(&writer, shape[0]);
+    if (shape[1] != 1) gguf_put_u64(&writer, shape[1]);
+    gguf_put_u32(&writer, type);
+    gguf_put_u64(&writer, data_offset);
+    const uint64_t bytes =
+        decode_tensor_elements(config, tensors[i]) * decode_dtype_size(type);
+    data_offset += (bytes + GGUF_DEFAULT_ALIGNMENT - 1) /
+                   GGUF_DEFAULT_ALIGNMENT * GGUF_DEFAULT_ALIGNMENT;
+  }
+  static const uint8_t kZeros[GGUF_DEFAULT_ALIGNMENT] = {0};
+  gguf_put(&writer, kZeros,
+           (size_t)((GGUF_DEFAULT_ALIGNMENT -
+                     writer.offset % GGUF_DEFAULT_ALIGNMENT) %
+                    GGUF_DEFAULT_ALIGNMENT));
+  // The data, streamed in chunks.
+  enum { kChunk = 4096 };
+  float values[kChunk];
+  uint16_t halves[kChunk];
+  for (uint32_t i = 0; writer.ok && i < count; ++i) {
+    const decode_tensor_t tensor = tensors[i];
+    const decode_dtype_t type =
+        gguf_tensor_is_norm(tensor) ? DECODE_DTYPE_F32 : dtype;
+    const uint64_t elements = decode_tensor_elements(config, tensor);
+    for (uint64_t first = 0; writer.ok && first < elements; first += kChunk) {
+      const size_t n =
+          elements - first < kChunk ? (size_t)(elements - first) : kChunk;
+      for (size_t e = 0; e < n; ++e) {
+        values[e] = decode_random_weight(seed, tensor, layers[i], first + e);
+      }
+      if (type == DECODE_DTYPE_F16) {
+        for (size_t e = 0; e < n; ++e) halves[e] = decode_f32_to_f16(values[e]);
+        gguf_put(&writer, halves, n * 2);
+      } else {
+        gguf_put(&writer, values, n * 4);
+      }
+    }
+    gguf_put(&writer, kZeros,
+             (size_t)((GGUF_DEFAULT_ALIGNMENT -
+                       writer.offset % GGUF_DEFAULT_ALIGNMENT) %
+                      GGUF_DEFAULT_ALIGNMENT));
+  }
+  free(tensors);
+  free(layers);
+  return writer.ok ? WEFT_OK
+                   : WEFT_STATUS(UNAVAILABLE, "writing '%s' failed: %s", path,
+                                 strerror(errno));
+}
