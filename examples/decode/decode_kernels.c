@@ -1,37 +1,31 @@
 // weft decode example: the decoder's CPU kernels (see decode_kernels.h).
 //
-// The inner loops are dot products over a row of weights. They keep 16
-// partial sums so the compiler can vectorise them without reassociating
-// (no -ffast-math), and are built for three targets (AVX-512, AVX2 with
-// FMA and F16C, and the baseline) with the best chosen when the program
-// loads: f16 weights become f32 with the CPU's own conversion where it has
-// one.
+// The inner loops are dot products over a row of weights. Each has a
+// portable version (16 partial sums, which the compiler vectorises without
+// reassociating) and, on x86-64, AVX2 (with FMA and F16C) and AVX-512
+// versions written with intrinsics; the best the CPU has is chosen once,
+// when the library is first asked for (WEFT_DECODE_PORTABLE=1 keeps the
+// portable ones). f16 weights become f32 with the CPU's own conversion
+// where it has one.
 #include "decode_kernels.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ROWS 16u  // DECODE_ROWS_PER_WORKGROUP (decode_model.h)
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define DECODE_TARGETS \
-  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", \
-                               "default")))
-#else
-#define DECODE_TARGETS
+#if defined(__x86_64__) && defined(__GNUC__)
+#define DECODE_X86 1
+#include <immintrin.h>
+#include <pthread.h>
 #endif
 
-#if defined(__FLT16_MAX__)
-typedef _Float16 decode_half_t;
-#define DECODE_HALF_TO_FLOAT(h) ((float)(h))
-#else
-// No _Float16: the bits, converted by hand.
-typedef uint16_t decode_half_t;
-static float decode_half_bits_to_float(uint16_t value) {
+// Half-precision bits to float, by hand (the portable path).
+static inline float decode_half_to_float(uint16_t value) {
   const uint32_t sign = (uint32_t)(value & 0x8000u) << 16;
   const uint32_t exponent = (value >> 10) & 0x1Fu;
   const uint32_t mantissa = value & 0x3FFu;
@@ -49,16 +43,16 @@ static float decode_half_bits_to_float(uint16_t value) {
   memcpy(&result, &bits, sizeof(result));
   return result;
 }
-#define DECODE_HALF_TO_FLOAT(h) decode_half_bits_to_float(h)
-#endif
 
 //===----------------------------------------------------------------------===//
 // Dot products
 //===----------------------------------------------------------------------===//
 
-DECODE_TARGETS
-static float decode_dot_f32(const float* restrict w, const float* restrict x,
-                            uint32_t n) {
+typedef float (*decode_dot_fn_t)(const void* w, const float* x, uint32_t n);
+
+static float decode_dot_f32_portable(const void* weights, const float* x,
+                                     uint32_t n) {
+  const float* w = (const float*)weights;
   float sums[16] = {0};
   uint32_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -70,28 +64,148 @@ static float decode_dot_f32(const float* restrict w, const float* restrict x,
   return sum;
 }
 
-DECODE_TARGETS
-static float decode_dot_f16(const decode_half_t* restrict w,
-                            const float* restrict x, uint32_t n) {
+static float decode_dot_f16_portable(const void* weights, const float* x,
+                                     uint32_t n) {
+  const uint16_t* w = (const uint16_t*)weights;
   float sums[16] = {0};
   uint32_t i = 0;
   for (; i + 16 <= n; i += 16) {
     for (uint32_t j = 0; j < 16; ++j) {
-      sums[j] += DECODE_HALF_TO_FLOAT(w[i + j]) * x[i + j];
+      sums[j] += decode_half_to_float(w[i + j]) * x[i + j];
     }
   }
   float sum = 0.0f;
   for (uint32_t j = 0; j < 16; ++j) sum += sums[j];
-  for (; i < n; ++i) sum += DECODE_HALF_TO_FLOAT(w[i]) * x[i];
+  for (; i < n; ++i) sum += decode_half_to_float(w[i]) * x[i];
   return sum;
+}
+
+#if defined(DECODE_X86)
+
+__attribute__((target("avx2,fma"))) static float decode_hsum256(__m256 v) {
+  __m128 low = _mm256_castps256_ps128(v);
+  __m128 high = _mm256_extractf128_ps(v, 1);
+  low = _mm_add_ps(low, high);
+  low = _mm_add_ps(low, _mm_movehl_ps(low, low));
+  low = _mm_add_ss(low, _mm_movehdup_ps(low));
+  return _mm_cvtss_f32(low);
+}
+
+__attribute__((target("avx2,fma"))) static float decode_dot_f32_avx2(
+    const void* weights, const float* x, uint32_t n) {
+  const float* w = (const float*)weights;
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8),
+                         a1);
+  }
+  float sum = decode_hsum256(_mm256_add_ps(a0, a1));
+  for (; i < n; ++i) sum += w[i] * x[i];
+  return sum;
+}
+
+__attribute__((target("avx2,fma,f16c"))) static float decode_dot_f16_avx2(
+    const void* weights, const float* x, uint32_t n) {
+  const uint16_t* w = (const uint16_t*)weights;
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(w + i)));
+    __m256 w1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(w + i + 8)));
+    a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + i), a0);
+    a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + i + 8), a1);
+  }
+  float sum = decode_hsum256(_mm256_add_ps(a0, a1));
+  for (; i < n; ++i) sum += decode_half_to_float(w[i]) * x[i];
+  return sum;
+}
+
+__attribute__((target("avx512f"))) static float decode_dot_f32_avx512(
+    const void* weights, const float* x, uint32_t n) {
+  const float* w = (const float*)weights;
+  __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+  uint32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), _mm512_loadu_ps(x + i), a0);
+    a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 16),
+                         _mm512_loadu_ps(x + i + 16), a1);
+  }
+  if (i + 16 <= n) {
+    a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), _mm512_loadu_ps(x + i), a0);
+    i += 16;
+  }
+  float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+  for (; i < n; ++i) sum += w[i] * x[i];
+  return sum;
+}
+
+__attribute__((target("avx512f"))) static float decode_dot_f16_avx512(
+    const void* weights, const float* x, uint32_t n) {
+  const uint16_t* w = (const uint16_t*)weights;
+  __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+  uint32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m512 w0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(w + i)));
+    __m512 w1 =
+        _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(w + i + 16)));
+    a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x + i), a0);
+    a1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x + i + 16), a1);
+  }
+  if (i + 16 <= n) {
+    __m512 w0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(w + i)));
+    a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x + i), a0);
+    i += 16;
+  }
+  float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+  for (; i < n; ++i) sum += decode_half_to_float(w[i]) * x[i];
+  return sum;
+}
+
+#endif  // DECODE_X86
+
+// The chosen versions ([0] f32, [1] f16), set once by decode_dot_select.
+static decode_dot_fn_t decode_dot_fns[2] = {decode_dot_f32_portable,
+                                            decode_dot_f16_portable};
+
+static void decode_dot_select(void) {
+  // WEFT_DECODE_PORTABLE=1 keeps the portable versions (tests run both).
+  const char* portable = getenv("WEFT_DECODE_PORTABLE");
+  if (portable && portable[0] == '1') return;
+#if defined(DECODE_X86)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) {
+    decode_dot_fns[0] = decode_dot_f32_avx512;
+    decode_dot_fns[1] = decode_dot_f16_avx512;
+  } else if (__builtin_cpu_supports("avx2") &&
+             __builtin_cpu_supports("fma")) {
+    decode_dot_fns[0] = decode_dot_f32_avx2;
+    // F16C has no __builtin_cpu_supports name; every AVX2 CPU has it.
+    decode_dot_fns[1] = decode_dot_f16_avx2;
+  }
+#endif
+}
+
+#if defined(DECODE_X86)
+static pthread_once_t decode_dot_once = PTHREAD_ONCE_INIT;
+#define DECODE_DOT_INITIALIZE() pthread_once(&decode_dot_once, decode_dot_select)
+#else
+#define DECODE_DOT_INITIALIZE() decode_dot_select()
+#endif
+
+static inline float decode_dot_f32(const float* w, const float* x,
+                                   uint32_t n) {
+  return decode_dot_fns[0](w, x, n);
 }
 
 // Row |row| of the [rows][cols] matrix |w| (of |dtype|) dotted with |x|.
 static inline float decode_row_dot(const void* w, uint32_t dtype,
                                    uint64_t row, uint32_t cols,
                                    const float* x) {
-  return dtype ? decode_dot_f16((const decode_half_t*)w + row * cols, x, cols)
-               : decode_dot_f32((const float*)w + row * cols, x, cols);
+  const size_t size = dtype ? 2 : 4;
+  return decode_dot_fns[dtype ? 1 : 0]((const uint8_t*)w + row * cols * size,
+                                       x, cols);
 }
 
 static inline float decode_bits_to_float(uint32_t bits) {
@@ -138,9 +252,9 @@ static int decode_embed(const weft_dispatch_state_t* dispatch,
   if (token >= vocab) return 2;
   float* x = (float*)dispatch->binding_ptrs[2];
   if (dtype) {
-    const decode_half_t* row =
-        (const decode_half_t*)dispatch->binding_ptrs[0] + (uint64_t)token * dim;
-    for (uint32_t i = 0; i < dim; ++i) x[i] = DECODE_HALF_TO_FLOAT(row[i]);
+    const uint16_t* row =
+        (const uint16_t*)dispatch->binding_ptrs[0] + (uint64_t)token * dim;
+    for (uint32_t i = 0; i < dim; ++i) x[i] = decode_half_to_float(row[i]);
   } else {
     memcpy(x, (const float*)dispatch->binding_ptrs[0] + (uint64_t)token * dim,
            dim * sizeof(float));
@@ -371,9 +485,11 @@ static const weft_kernel_library_t kDecodeLibrary = {
     kDecodeKernels};
 
 const weft_kernel_library_t* decode_kernels_query(uint32_t abi_version) {
+  DECODE_DOT_INITIALIZE();
   return abi_version == WEFT_KERNEL_ABI_VERSION ? &kDecodeLibrary : NULL;
 }
 
 const weft_kernel_library_t* decode_kernels_library(void) {
+  DECODE_DOT_INITIALIZE();
   return &kDecodeLibrary;
 }
