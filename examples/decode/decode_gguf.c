@@ -12,6 +12,7 @@
 // used, so a malformed file is an error, never a crash or a huge
 // allocation.
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,15 +40,22 @@ enum {
 #define GGUF_MAX_KEY 256
 #define GGUF_MAX_DIMS 4
 #define GGUF_DEFAULT_ALIGNMENT 32
+// Far above any llama checkpoint (the 1.1B shape has 201 tensors), low
+// enough that a corrupt count cannot make the infos a huge allocation.
+#define GGUF_MAX_TENSORS 65536
 
 // Names of GGML tensor types, for the message about an unsupported one.
 static const char* gguf_ggml_type_name(uint32_t type) {
   static const char* const kNames[] = {
-      "F32",  "F16",  "Q4_0", "Q4_1", "Q4_2", "Q4_3", "Q5_0", "Q5_1",
-      "Q8_0", "Q8_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K",
+      "F32",     "F16",    "Q4_0",    "Q4_1",   "Q4_2",   "Q4_3",
+      "Q5_0",    "Q5_1",   "Q8_0",    "Q8_1",   "Q2_K",   "Q3_K",
+      "Q4_K",    "Q5_K",   "Q6_K",    "Q8_K",   "IQ2_XXS", "IQ2_XS",
+      "IQ3_XXS", "IQ1_S",  "IQ4_NL",  "IQ3_S",  "IQ2_S",  "IQ4_XS",
+      "I8",      "I16",    "I32",     "I64",    "F64",    "IQ1_M",
+      "BF16",
   };
   if (type < sizeof(kNames) / sizeof(kNames[0])) return kNames[type];
-  return type == 30 ? "BF16" : "a quantized type";
+  return "an unknown type";
 }
 
 //===----------------------------------------------------------------------===//
@@ -312,6 +320,7 @@ static bool gguf_read_metadata(gguf_reader_t* reader, uint64_t count,
       return false;
     }
     bool bad_integer = false;
+    bool is_rope = false;
     if (strcmp(key, "general.architecture") == 0 &&
         type == GGUF_TYPE_STRING) {
       snprintf(out->architecture, sizeof(out->architecture), "%s",
@@ -321,12 +330,27 @@ static bool gguf_read_metadata(gguf_reader_t* reader, uint64_t count,
                     value.integer == 0 || value.integer > 65536 ||
                     (value.integer & (value.integer - 1)) != 0;
       out->alignment = value.integer;
-    } else if (strcmp(key, "llama.rope.freq_base") == 0) {
-      out->has_rope_base = true;
-      out->rope_base = value.is_integer ? (double)value.integer : value.real;
-    } else if (strcmp(key, "llama.attention.layer_norm_rms_epsilon") == 0) {
-      out->has_epsilon = true;
-      out->epsilon = value.is_integer ? (double)value.integer : value.real;
+    } else if ((is_rope = strcmp(key, "llama.rope.freq_base") == 0) ||
+               strcmp(key, "llama.attention.layer_norm_rms_epsilon") == 0) {
+      const double real =
+          !value.is_integer   ? value.real
+          : value.is_negative ? (double)(int64_t)value.integer
+                              : (double)value.integer;
+      // Checked here: a double beyond float's range does not convert.
+      if (!(real > 0.0) || !(real <= FLT_MAX)) {
+        reader->status = WEFT_STATUS(
+            INVALID_ARGUMENT,
+            "'%s' (gguf): key '%s' must be a positive number (got %g)",
+            reader->path, key, real);
+        return false;
+      }
+      if (is_rope) {
+        out->has_rope_base = true;
+        out->rope_base = real;
+      } else {
+        out->has_epsilon = true;
+        out->epsilon = real;
+      }
     } else {
       for (int k = 0; k < 7; ++k) {
         if (strcmp(key, kGgufIntegerKeys[k]) == 0) {
@@ -453,6 +477,17 @@ static bool gguf_tensor_is_norm(decode_tensor_t tensor) {
          tensor == DECODE_TENSOR_FINAL_NORM;
 }
 
+// "[ne0, ne1, ...]" of the first |n_dims| of |dims|.
+static void gguf_format_shape(const uint64_t* dims, uint32_t n_dims,
+                              char* out, size_t capacity) {
+  size_t used = (size_t)snprintf(out, capacity, "[");
+  for (uint32_t d = 0; d < n_dims && used < capacity; ++d) {
+    used += (size_t)snprintf(out + used, capacity - used, "%s%" PRIu64,
+                             d ? ", " : "", dims[d]);
+  }
+  if (used < capacity) snprintf(out + used, capacity - used, "]");
+}
+
 // One tensor info as read.
 typedef struct gguf_tensor_info_t {
   char name[96];
@@ -473,6 +508,10 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
   uint64_t tensor_count = 0;
   uint64_t metadata_count = 0;
   gguf_read(&reader, magic, 4, "the magic");
+  if (weft_status_is_ok(reader.status) && memcmp(magic, "GGUF", 4) != 0) {
+    return WEFT_STATUS(INVALID_ARGUMENT, "'%s' does not start with \"GGUF\"",
+                       path);
+  }
   gguf_u32(&reader, &version, "the version");
   if (weft_status_is_ok(reader.status) && version != 3) {
     return WEFT_STATUS(INVALID_ARGUMENT,
@@ -527,6 +566,11 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
                        " tensor infos do not fit the file",
                        path, tensor_count);
   }
+  if (tensor_count > GGUF_MAX_TENSORS) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "'%s' (gguf): %" PRIu64 " tensors (at most %d)", path,
+                       tensor_count, GGUF_MAX_TENSORS);
+  }
   gguf_tensor_info_t* infos = NULL;
   if (tensor_count > 0) {
     infos = (gguf_tensor_info_t*)calloc((size_t)tensor_count, sizeof(*infos));
@@ -559,10 +603,22 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
       (reader.offset + alignment - 1) / alignment * alignment;
   status = reader.status;
 
+  // The data section lies within the file (a cut in the padding after the
+  // infos would otherwise make the bounds below wrap).
+  if (weft_status_is_ok(status) && data_start > file_size) {
+    status = WEFT_STATUS(OUT_OF_RANGE,
+                         "'%s' (gguf) is truncated: the data section starts "
+                         "at byte %" PRIu64 " of a %" PRIu64 "-byte file",
+                         path, data_start, file_size);
+  }
+
   // The embedding's shape gives the vocabulary.
+  bool has_embedding = false;
   for (uint64_t i = 0; weft_status_is_ok(status) && i < tensor_count; ++i) {
     if (strcmp(infos[i].name, "token_embd.weight") == 0) {
-      if (infos[i].n_dims != 2 || infos[i].dims[1] == 0 ||
+      has_embedding = true;
+      // Trailing dimensions of 1 are checked with the shape below.
+      if (infos[i].n_dims < 2 || infos[i].dims[1] == 0 ||
           infos[i].dims[1] > UINT32_MAX) {
         status = WEFT_STATUS(INVALID_ARGUMENT,
                              "'%s' (gguf): tensor 'token_embd.weight' is not "
@@ -572,6 +628,10 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
         config->vocab_size = (uint32_t)infos[i].dims[1];
       }
     }
+  }
+  if (weft_status_is_ok(status) && !has_embedding) {
+    status = WEFT_STATUS(NOT_FOUND,
+                         "'%s' (gguf): no tensor 'token_embd.weight'", path);
   }
   if (weft_status_is_ok(status) && metadata.has[GGUF_KEY_VOCAB] &&
       metadata.values[GGUF_KEY_VOCAB] != config->vocab_size) {
@@ -607,12 +667,14 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
     bool extra = false;
     for (uint32_t d = 2; d < info->n_dims; ++d) extra |= info->dims[d] != 1;
     if (info->dims[0] != expected[0] || got1 != expected[1] || extra) {
+      char got_text[128];
+      char expected_text[64];
+      gguf_format_shape(info->dims, info->n_dims, got_text, sizeof(got_text));
+      gguf_format_shape(expected, gguf_tensor_is_norm(tensor) ? 1 : 2,
+                        expected_text, sizeof(expected_text));
       status = WEFT_STATUS(INVALID_ARGUMENT,
-                           "'%s' (gguf): tensor '%s' has shape [%" PRIu64
-                           ", %" PRIu64 "], expected [%" PRIu64 ", %" PRIu64
-                           "]",
-                           path, info->name, info->dims[0], got1, expected[0],
-                           expected[1]);
+                           "'%s' (gguf): tensor '%s' has shape %s, expected %s",
+                           path, info->name, got_text, expected_text);
       break;
     }
     if (gguf_tensor_is_norm(tensor)) {
@@ -634,17 +696,26 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
                            matrix_dtype ? "F16" : "F32");
       break;
     }
-    const uint64_t bytes =
-        decode_tensor_elements(config, tensor) * decode_dtype_size(dtype);
-    if (info->offset % alignment != 0 ||
-        info->offset > file_size - data_start ||
-        bytes > file_size - data_start - info->offset) {
-      status = WEFT_STATUS(
-          OUT_OF_RANGE,
-          "'%s' (gguf) is truncated: tensor '%s' (%" PRIu64
-          " bytes at data offset %" PRIu64 ") ends past the %" PRIu64
-          "-byte file",
-          path, info->name, bytes, info->offset, file_size);
+    if (info->offset % alignment != 0) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "'%s' (gguf): tensor '%s' is at data offset %" PRIu64
+                           ", not a multiple of the alignment %" PRIu64,
+                           path, info->name, info->offset, alignment);
+      break;
+    }
+    // In that order, so no sum or product can wrap: the shape alone may be
+    // 2^64 elements.
+    const uint64_t elements = decode_tensor_elements(config, tensor);
+    const uint64_t room = file_size - data_start;
+    if (info->offset > room ||
+        elements > (room - info->offset) / decode_dtype_size(dtype)) {
+      const long double end = (long double)data_start +
+                              (long double)info->offset +
+                              (long double)elements * decode_dtype_size(dtype);
+      status = WEFT_STATUS(OUT_OF_RANGE,
+                           "'%s' (gguf) is truncated: tensor '%s' ends at "
+                           "byte %.0Lf of a %" PRIu64 "-byte file",
+                           path, info->name, end, file_size);
       break;
     }
     decode_tensor_location_t* location = &out_layout->tensors[tensor];
@@ -736,6 +807,15 @@ static uint32_t gguf_write_order(const decode_config_t* config,
 weft_status_t decode_gguf_write(FILE* file, const char* path,
                                 const decode_config_t* config,
                                 decode_dtype_t dtype, uint64_t seed) {
+  // Bounds n_layers (the list below) and makes the shapes meaningful.
+  weft_status_t status = decode_config_validate(config, path);
+  if (weft_status_is_ok(status) && dtype != DECODE_DTYPE_F32 &&
+      dtype != DECODE_DTYPE_F16) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "%s: dtype %d is neither f32 nor f16", path,
+                         (int)dtype);
+  }
+  if (!weft_status_is_ok(status)) return status;
   const uint32_t most = 2 + 9 * config->n_layers + 1;
   decode_tensor_t* tensors = (decode_tensor_t*)calloc(most, sizeof(*tensors));
   uint32_t* layers = (uint32_t*)calloc(most, sizeof(*layers));
@@ -772,12 +852,13 @@ weft_status_t decode_gguf_write(FILE* file, const char* path,
     gguf_tensor_name(tensors[i], layers[i], name, sizeof(name));
     uint64_t shape[2];
     gguf_expected_shape(config, tensors[i], shape);
-    const decode_dtype_t type =
-        gguf_tensor_is_norm(tensors[i]) ? DECODE_DTYPE_F32 : dtype;
+    const bool is_norm = gguf_tensor_is_norm(tensors[i]);
+    const decode_dtype_t type = is_norm ? DECODE_DTYPE_F32 : dtype;
     gguf_put_string(&writer, name);
-    gguf_put_u32(&writer, shape[1] == 1 ? 1 : 2);
+    // Matrices stay 2-D even with one row (a vocabulary of 1).
+    gguf_put_u32(&writer, is_norm ? 1 : 2);
     gguf_put_u64(&writer, shape[0]);
-    if (shape[1] != 1) gguf_put_u64(&writer, shape[1]);
+    if (!is_norm) gguf_put_u64(&writer, shape[1]);
     gguf_put_u32(&writer, type);
     gguf_put_u64(&writer, data_offset);
     const uint64_t bytes =
