@@ -651,7 +651,25 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
     const gguf_tensor_info_t* info = &infos[i];
     decode_tensor_t tensor;
     uint32_t layer = 0;
-    if (!gguf_tensor_lookup(info->name, config, &tensor, &layer)) continue;
+    if (!gguf_tensor_lookup(info->name, config, &tensor, &layer)) {
+      // A block past llama.block_count is a file that disagrees with
+      // itself, not a tensor the decoder may ignore.
+      unsigned block = 0;
+      if (sscanf(info->name, "blk.%u.", &block) == 1 &&
+          block >= config->n_layers) {
+        status = WEFT_STATUS(INVALID_ARGUMENT,
+                             "'%s' (gguf): tensor '%s' is in block %u, but "
+                             "llama.block_count is %u",
+                             path, info->name, block, config->n_layers);
+      }
+      continue;
+    }
+    if (seen[tensor][layer]) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "'%s' (gguf): tensor '%s' appears twice", path,
+                           info->name);
+      break;
+    }
     if (info->type != DECODE_DTYPE_F32 && info->type != DECODE_DTYPE_F16) {
       status = WEFT_STATUS(INVALID_ARGUMENT,
                            "'%s' (gguf): tensor '%s' has type %u (%s); the "

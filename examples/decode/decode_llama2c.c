@@ -87,8 +87,15 @@ weft_status_t decode_llama2c_read(FILE* file, const char* path,
                          (unsigned long long)file_size);
     }
   }
-  // The rotary tables.
+  // The rotary tables: unused, but a checkpoint without them is cut short.
   offset += 2ull * config->seq_len * (decode_head_size(config) / 2) * 4;
+  if (offset > file_size) {
+    return WEFT_STATUS(OUT_OF_RANGE,
+                       "'%s' (llama2.c) is truncated: the rotary tables end "
+                       "at byte %llu of a %llu-byte file",
+                       path, (unsigned long long)offset,
+                       (unsigned long long)file_size);
+  }
   if (!config->shared_classifier) {
     decode_tensor_location_t* location =
         &out_layout->tensors[DECODE_TENSOR_CLASSIFIER];

@@ -115,10 +115,13 @@ weft_status_t decode_layout_read(const char* path,
   }
   weft_status_t status = WEFT_OK;
   uint64_t file_size = 0;
-  if (fseeko(file, 0, SEEK_END) != 0 || (file_size = (uint64_t)ftello(file),
-                                         fseeko(file, 0, SEEK_SET) != 0)) {
+  off_t end = -1;
+  if (fseeko(file, 0, SEEK_END) != 0 || (end = ftello(file)) < 0 ||
+      fseeko(file, 0, SEEK_SET) != 0) {
     status = WEFT_STATUS(UNAVAILABLE, "cannot seek in model '%s': %s", path,
                          strerror(errno));
+  } else {
+    file_size = (uint64_t)end;
   }
   char magic[4] = {0};
   if (weft_status_is_ok(status)) {

@@ -323,6 +323,11 @@ static void truncated_llama2c(void** state) {
              sizeof(path), &layout);
   assert_int_equal(truncate(path, (off_t)layout.file_size - 4), 0);
   assert_read_error(path, OUT_OF_RANGE, "truncated", "'classifier'");
+  // A shared classifier: cut in the rotary tables that end the file.
+  write_tiny("cut.bin", DECODE_FORMAT_LLAMA2C, DECODE_DTYPE_F32, true, path,
+             sizeof(path), &layout);
+  assert_int_equal(truncate(path, (off_t)layout.file_size - 4), 0);
+  assert_read_error(path, OUT_OF_RANGE, "truncated", "rotary tables");
   unlink(path);
 }
 
@@ -1178,6 +1183,19 @@ static void gguf_bad_tensors(void** state) {
   const decode_config_t config = tiny_config(true, false);
   test_gguf_t g;
 
+  // A tensor twice (the second in place of blk.1's).
+  test_gguf_init(&g, &config);
+  snprintf(test_gguf_tensor(&g, "blk.1.attn_v.weight")->name,
+           sizeof(g.tensors[0].name), "blk.0.attn_v.weight");
+  test_gguf_write(&g, path);
+  assert_read_error(path, INVALID_ARGUMENT, "'blk.0.attn_v.weight'",
+                    "appears twice");
+  // A block past llama.block_count.
+  test_gguf_init(&g, &config);
+  add_tensor(&g, DECODE_TENSOR_WQ, 7);
+  test_gguf_write(&g, path);
+  assert_read_error(path, INVALID_ARGUMENT, "'blk.7.attn_q.weight'",
+                    "block_count is 2");
   // One matrix F16 among F32 ones.
   test_gguf_init(&g, &config);
   test_gguf_tensor(&g, "blk.1.attn_v.weight")->type = GGML_F16;
