@@ -9,6 +9,7 @@
 #ifndef WEFT_DRIVER_H_
 #define WEFT_DRIVER_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "weft/allocator.h"
@@ -54,12 +55,16 @@ struct weft_driver_t {
   const char* description;
   // NULL-terminated list of the option keys this driver accepts.
   const char* const* option_names;
-  // Creates a device from |options| (already checked against option_names).
+  // Creates a device from |options| (already checked against option_names,
+  // and to have no path unless |accepts_path|).
   weft_status_t (*create_device)(const weft_driver_t* driver,
                                  const char* device_string,
                                  const weft_device_options_t* options,
                                  weft_allocator_t allocator,
                                  weft_device_t** out_device);
+  // Whether a device string may have a path ("driver://path"); when false
+  // (the default) one with a path is INVALID_ARGUMENT before create_device.
+  bool accepts_path;
 };
 
 typedef struct weft_driver_registry_t weft_driver_registry_t;

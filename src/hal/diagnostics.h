@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hal/queue_op.h"
 #include "weft/device.h"
 #include "weft/diagnostics.h"
 
@@ -31,6 +32,23 @@ typedef struct weft_pending_op_t {
   weft_semaphore_list_t wait_list;
   weft_semaphore_list_t signal_list;
 } weft_pending_op_t;
+
+// The report of queue op |op| in |state|, submitted at |submit_time|, with
+// no detail: what every driver fills in before adding its own.
+static inline weft_pending_op_t weft_pending_op_for(const weft_queue_op_t* op,
+                                                    const char* state,
+                                                    weft_time_t submit_time) {
+  weft_pending_op_t pending = {
+      .type_name = weft_queue_op_kind_name(op->kind),
+      .queue_index = op->queue_index,
+      .state = state,
+      .detail = NULL,
+      .submit_time = submit_time,
+      .wait_list = op->wait_list,
+      .signal_list = op->signal_list,
+  };
+  return pending;
+}
 
 // Called once per pending op. Runs under the driver's locks: it may query
 // semaphores (lock order: driver, then semaphore) but must not call into

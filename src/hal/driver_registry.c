@@ -245,10 +245,18 @@ static size_t weft_driver_near_miss(const char* typed, const char* name) {
   return distance <= 2 && distance * 2 < longer ? distance : SIZE_MAX;
 }
 
-// Checks every option of |options| against |driver|'s accepted keys.
+// Checks the path and every option of |options| against what |driver|
+// accepts.
 static weft_status_t weft_driver_check_options(
-    const weft_driver_t* driver, const weft_device_options_t* options) {
+    const weft_driver_t* driver, const char* device_string,
+    const weft_device_options_t* options) {
   weft_status_t status = WEFT_OK;
+  if (!driver->accepts_path && options->path[0] != '\0') {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': driver '%s' takes no path "
+                         "(got '%s')",
+                         device_string, driver->name, options->path);
+  }
   for (uint32_t i = 0; i < options->count && weft_status_is_ok(status); ++i) {
     int accepted = 0;
     for (const char* const* name = driver->option_names; name && *name;
@@ -326,7 +334,7 @@ static weft_status_t weft_driver_list_create_device(
                          suggestion ? "'?" : "");
   }
   if (weft_status_is_ok(status)) {
-    status = weft_driver_check_options(driver, &options);
+    status = weft_driver_check_options(driver, device_string, &options);
   }
   if (weft_status_is_ok(status)) {
     weft_diagnostics_initialize_from_environment();

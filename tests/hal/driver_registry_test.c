@@ -199,6 +199,21 @@ static void registry_default_and_custom(void** state) {
                                          weft_allocator_system(), &device),
       WEFT_STATUS_INVALID_ARGUMENT,
       "driver 'custom' does not accept option 'speed'; accepted: level, mode");
+  // A path: refused by the registry for a driver that takes none, handed
+  // over to one that does.
+  assert_status_contains(
+      weft_driver_registry_create_device(registry, "custom://0",
+                                         weft_allocator_system(), &device),
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "device string 'custom://0': driver 'custom' takes no path (got '0')");
+  weft_driver_t with_path = kCustomDriver;
+  with_path.name = "custom-path";
+  with_path.accepts_path = true;
+  ASSERT_OK(weft_driver_registry_register(registry, &with_path));
+  ASSERT_OK(weft_driver_registry_create_device(
+      registry, "custom-path://0?level=1", weft_allocator_system(), &device));
+  weft_device_release(device);
+  device = NULL;
   assert_status_contains(
       weft_driver_registry_create_device(registry, "nope",
                                          weft_allocator_system(), &device),

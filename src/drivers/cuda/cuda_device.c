@@ -352,16 +352,8 @@ static weft_status_t weft_cuda_driver_create_device(
       .staging_piece_size = WEFT_CUDA_DEFAULT_STAGING_PIECE_SIZE,
       .staging_pieces = WEFT_CUDA_DEFAULT_STAGING_PIECES,
   };
-  weft_status_t status = WEFT_OK;
-  if (options->path[0] != '\0') {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "device string '%s': driver 'cuda' takes no path "
-                         "(got '%s'); choose a GPU with ?device=N",
-                         device_string, options->path);
-  }
-  if (weft_status_is_ok(status)) {
-    status = weft_cuda_parse_options(device_string, options, &parsed);
-  }
+  weft_status_t status =
+      weft_cuda_parse_options(device_string, options, &parsed);
   const weft_cuda_symbols_t* symbols = NULL;
   if (weft_status_is_ok(status)) status = weft_cuda_symbols_get(&symbols);
   const uint32_t ordinal = parsed.ordinal;

@@ -1170,15 +1170,8 @@ uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
                            "running on the GPU"};
   for (int f = 0; f < 3; ++f) {
     for (const weft_cuda_op_t* op = fifos[f]->head; op; op = op->next) {
-      const weft_pending_op_t pending = {
-          .type_name = weft_queue_op_kind_name(op->base.kind),
-          .queue_index = op->base.queue_index,
-          .state = states[f],
-          .detail = NULL,
-          .submit_time = op->submit_time,
-          .wait_list = op->base.wait_list,
-          .signal_list = op->base.signal_list,
-      };
+      const weft_pending_op_t pending =
+          weft_pending_op_for(&op->base, states[f], op->submit_time);
       visit(user_data, &pending);
     }
   }

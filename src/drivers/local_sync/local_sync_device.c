@@ -73,17 +73,9 @@ static weft_status_t weft_local_sync_driver_create_device(
     const weft_driver_t* driver, const char* device_string,
     const weft_device_options_t* options, weft_allocator_t allocator,
     weft_device_t** out_device) {
-  weft_status_t status = WEFT_OK;
   weft_local_sync_device_t* device = NULL;
-  if (options->path[0] != '\0') {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "device string '%s': driver '%s' takes no path "
-                         "(got '%s')",
-                         device_string, driver->name, options->path);
-  }
-  if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc(allocator, sizeof(*device), (void**)&device);
-  }
+  weft_status_t status =
+      weft_allocator_malloc(allocator, sizeof(*device), (void**)&device);
   if (weft_status_is_ok(status)) {
     weft_slim_mutex_initialize(&device->pending_mutex);
     atomic_init(&device->hold_count, 1u);

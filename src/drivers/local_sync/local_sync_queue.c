@@ -310,15 +310,8 @@ uint64_t weft_local_sync_device_for_each_pending(
   weft_slim_mutex_lock(&device->pending_mutex);
   for (weft_local_sync_op_t* op = device->pending_head; op;
        op = op->pending_next) {
-    weft_pending_op_t pending = {
-        .type_name = weft_queue_op_kind_name(op->base.kind),
-        .queue_index = 0,
-        .state = "waiting",
-        .detail = NULL,
-        .submit_time = op->park_time,
-        .wait_list = op->base.wait_list,
-        .signal_list = op->base.signal_list,
-    };
+    const weft_pending_op_t pending =
+        weft_pending_op_for(&op->base, "waiting", op->park_time);
     visit(user_data, &pending);
   }
   weft_slim_mutex_unlock(&device->pending_mutex);

@@ -281,17 +281,8 @@ static weft_status_t weft_local_task_parse_params(
   out_params->file_io_sync = false;
   weft_proactor_options_initialize(&out_params->proactor);
   out_params->proactor.thread_name = "weft-io";
-  weft_status_t status = WEFT_OK;
-  if (options->path[0] != '\0') {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "device string '%s': driver 'local-task' takes no "
-                         "path (got '%s')",
-                         device_string, options->path);
-  }
-  if (weft_status_is_ok(status)) {
-    status = weft_topology_options_parse_device(options, &out_params->topology,
-                                                &out_params->spin_us);
-  }
+  weft_status_t status = weft_topology_options_parse_device(
+      options, &out_params->topology, &out_params->spin_us);
   if (weft_status_is_ok(status)) {
     status = weft_device_options_get_u32(options, "queues",
                                          &out_params->queue_count);

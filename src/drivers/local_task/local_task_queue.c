@@ -366,18 +366,13 @@ static void weft_local_task_describe_op(weft_local_task_op_t* op,
                     WEFT_LOCAL_TASK_OP_IN_FILE_IO;
   char detail[160];
   if (in_file_io) weft_local_task_file_describe(op, detail, sizeof(detail));
-  weft_pending_op_t pending = {
-      .type_name = weft_queue_op_kind_name(op->base.kind),
-      .queue_index = op->queue->index,
-      .state = in_file_io ? "in file I/O" : "waiting",
-      .detail = in_file_io ? detail : NULL,
-      .submit_time = op->submit_time,
-      // An op in file I/O has no waits left (it kept none, or they are
-      // all reached).
-      .wait_list =
-          in_file_io ? weft_semaphore_list_empty() : op->base.wait_list,
-      .signal_list = op->base.signal_list,
-  };
+  weft_pending_op_t pending = weft_pending_op_for(
+      &op->base, in_file_io ? "in file I/O" : "waiting", op->submit_time);
+  if (in_file_io) {
+    pending.detail = detail;
+    // No waits left (it kept none, or they are all reached).
+    pending.wait_list = weft_semaphore_list_empty();
+  }
   state->visit(state->user_data, &pending);
   ++state->count;
 }

@@ -507,7 +507,8 @@ static weft_status_t never_create_device(const weft_driver_t* driver,
 static void driver_registry_register(api_call_t* call) {
   static const char* const kOptionNames[] = {NULL};
   static const weft_driver_t kDriver = {"api-null", "a driver never used",
-                                        kOptionNames, never_create_device};
+                                        kOptionNames, never_create_device,
+                                        false};
   weft_driver_registry_t* registry = make_registry(call);
   if (!registry) return;
   uint32_t count = weft_driver_registry_count(registry);
