@@ -209,70 +209,26 @@ static bool gguf_value(gguf_reader_t* reader, uint32_t type, const char* key,
   }
   uint8_t bytes[8] = {0};
   if (!gguf_read(reader, bytes, size, what)) return false;
-  switch (type) {
-    case GGUF_TYPE_UINT8:
-    case GGUF_TYPE_BOOL:
-      out->integer = bytes[0];
-      out->is_integer = true;
-      break;
-    case GGUF_TYPE_INT8:
-      out->is_negative = (int8_t)bytes[0] < 0;
-      out->integer = (uint64_t)(int64_t)(int8_t)bytes[0];
-      out->is_integer = true;
-      break;
-    case GGUF_TYPE_UINT16: {
-      uint16_t v;
-      memcpy(&v, bytes, 2);
-      out->integer = v;
-      out->is_integer = true;
-      break;
+  if (type == GGUF_TYPE_FLOAT32) {
+    float v;
+    memcpy(&v, bytes, 4);
+    out->real = v;
+  } else if (type == GGUF_TYPE_FLOAT64) {
+    memcpy(&out->real, bytes, 8);
+  } else {
+    // An integer of |size| bytes (little-endian, as the whole file is read),
+    // sign-extended for the signed types.
+    uint64_t raw = 0;
+    memcpy(&raw, bytes, size);
+    const bool is_signed = type == GGUF_TYPE_INT8 || type == GGUF_TYPE_INT16 ||
+                           type == GGUF_TYPE_INT32 || type == GGUF_TYPE_INT64;
+    const unsigned bits = (unsigned)size * 8;
+    if (is_signed && bits < 64 && ((raw >> (bits - 1)) & 1)) {
+      raw |= ~0ull << bits;
     }
-    case GGUF_TYPE_INT16: {
-      int16_t v;
-      memcpy(&v, bytes, 2);
-      out->is_negative = v < 0;
-      out->integer = (uint64_t)(int64_t)v;
-      out->is_integer = true;
-      break;
-    }
-    case GGUF_TYPE_UINT32: {
-      uint32_t v;
-      memcpy(&v, bytes, 4);
-      out->integer = v;
-      out->is_integer = true;
-      break;
-    }
-    case GGUF_TYPE_INT32: {
-      int32_t v;
-      memcpy(&v, bytes, 4);
-      out->is_negative = v < 0;
-      out->integer = (uint64_t)(int64_t)v;
-      out->is_integer = true;
-      break;
-    }
-    case GGUF_TYPE_UINT64:
-      memcpy(&out->integer, bytes, 8);
-      out->is_integer = true;
-      break;
-    case GGUF_TYPE_INT64: {
-      int64_t v;
-      memcpy(&v, bytes, 8);
-      out->is_negative = v < 0;
-      out->integer = (uint64_t)v;
-      out->is_integer = true;
-      break;
-    }
-    case GGUF_TYPE_FLOAT32: {
-      float v;
-      memcpy(&v, bytes, 4);
-      out->real = v;
-      break;
-    }
-    case GGUF_TYPE_FLOAT64:
-      memcpy(&out->real, bytes, 8);
-      break;
-    default:
-      break;
+    out->integer = raw;
+    out->is_negative = is_signed && (int64_t)raw < 0;
+    out->is_integer = true;
   }
   return true;
 }

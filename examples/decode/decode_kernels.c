@@ -9,6 +9,8 @@
 // where it has one.
 #include "decode_kernels.h"
 
+#include "decode_checkpoint.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,26 +25,6 @@
 #include <immintrin.h>
 #include <pthread.h>
 #endif
-
-// Half-precision bits to float, by hand (the portable path).
-static inline float decode_half_to_float(uint16_t value) {
-  const uint32_t sign = (uint32_t)(value & 0x8000u) << 16;
-  const uint32_t exponent = (value >> 10) & 0x1Fu;
-  const uint32_t mantissa = value & 0x3FFu;
-  uint32_t bits;
-  if (exponent == 0) {
-    float magnitude = (float)mantissa * (1.0f / 16777216.0f);
-    memcpy(&bits, &magnitude, sizeof(bits));
-    bits |= sign;
-  } else if (exponent == 31) {
-    bits = sign | 0x7F800000u | (mantissa << 13);
-  } else {
-    bits = sign | ((exponent + 112u) << 23) | (mantissa << 13);
-  }
-  float result;
-  memcpy(&result, &bits, sizeof(result));
-  return result;
-}
 
 //===----------------------------------------------------------------------===//
 // Dot products
@@ -71,12 +53,12 @@ static float decode_dot_f16_portable(const void* weights, const float* x,
   uint32_t i = 0;
   for (; i + 16 <= n; i += 16) {
     for (uint32_t j = 0; j < 16; ++j) {
-      sums[j] += decode_half_to_float(w[i + j]) * x[i + j];
+      sums[j] += decode_f16_to_f32(w[i + j]) * x[i + j];
     }
   }
   float sum = 0.0f;
   for (uint32_t j = 0; j < 16; ++j) sum += sums[j];
-  for (; i < n; ++i) sum += decode_half_to_float(w[i]) * x[i];
+  for (; i < n; ++i) sum += decode_f16_to_f32(w[i]) * x[i];
   return sum;
 }
 
@@ -118,7 +100,7 @@ __attribute__((target("avx2,fma,f16c"))) static float decode_dot_f16_avx2(
     a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + i + 8), a1);
   }
   float sum = decode_hsum256(_mm256_add_ps(a0, a1));
-  for (; i < n; ++i) sum += decode_half_to_float(w[i]) * x[i];
+  for (; i < n; ++i) sum += decode_f16_to_f32(w[i]) * x[i];
   return sum;
 }
 
@@ -159,7 +141,7 @@ __attribute__((target("avx512f"))) static float decode_dot_f16_avx512(
     i += 16;
   }
   float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-  for (; i < n; ++i) sum += decode_half_to_float(w[i]) * x[i];
+  for (; i < n; ++i) sum += decode_f16_to_f32(w[i]) * x[i];
   return sum;
 }
 
@@ -254,7 +236,7 @@ static int decode_embed(const weft_dispatch_state_t* dispatch,
   if (dtype) {
     const uint16_t* row =
         (const uint16_t*)dispatch->binding_ptrs[0] + (uint64_t)token * dim;
-    for (uint32_t i = 0; i < dim; ++i) x[i] = decode_half_to_float(row[i]);
+    for (uint32_t i = 0; i < dim; ++i) x[i] = decode_f16_to_f32(row[i]);
   } else {
     memcpy(x, (const float*)dispatch->binding_ptrs[0] + (uint64_t)token * dim,
            dim * sizeof(float));

@@ -119,6 +119,27 @@ static bool write_floats(FILE* file, const float* values, size_t count) {
   return fwrite(values, sizeof(float), count, file) == count;
 }
 
+enum { kLlama2cChunk = 4096 };
+
+// Writes |layer|'s |tensor| of |config| in chunks; false on a short write.
+static bool write_tensor(FILE* file, const decode_config_t* config,
+                         uint64_t seed, decode_tensor_t tensor,
+                         uint32_t layer) {
+  float chunk[kLlama2cChunk];
+  const uint64_t elements = decode_tensor_elements(config, tensor);
+  bool ok = true;
+  for (uint64_t first = 0; ok && first < elements; first += kLlama2cChunk) {
+    const size_t count = elements - first < kLlama2cChunk
+                             ? (size_t)(elements - first)
+                             : kLlama2cChunk;
+    for (size_t e = 0; e < count; ++e) {
+      chunk[e] = decode_random_weight(seed, tensor, layer, first + e);
+    }
+    ok = write_floats(file, chunk, count);
+  }
+  return ok;
+}
+
 weft_status_t decode_llama2c_write(FILE* file, const char* path,
                                    const decode_config_t* config,
                                    uint64_t seed) {
@@ -131,55 +152,36 @@ weft_status_t decode_llama2c_write(FILE* file, const char* path,
       (int32_t)config->seq_len,
   };
   bool ok = fwrite(header, sizeof(header), 1, file) == 1;
-  enum { kChunk = 4096 };
-  float chunk[kChunk];
   for (size_t i = 0;
        ok && i < sizeof(kLlama2cOrder) / sizeof(kLlama2cOrder[0]); ++i) {
     const decode_tensor_t tensor = kLlama2cOrder[i];
     const uint32_t layers =
         decode_tensor_is_per_layer(tensor) ? config->n_layers : 1;
-    const uint64_t elements = decode_tensor_elements(config, tensor);
     for (uint32_t layer = 0; ok && layer < layers; ++layer) {
-      for (uint64_t first = 0; ok && first < elements; first += kChunk) {
-        size_t count = elements - first < kChunk ? (size_t)(elements - first)
-                                                 : kChunk;
-        for (size_t e = 0; e < count; ++e) {
-          chunk[e] = decode_random_weight(seed, tensor, layer, first + e);
-        }
-        ok = write_floats(file, chunk, count);
-      }
+      ok = write_tensor(file, config, seed, tensor, layer);
     }
   }
   // The rotary tables llama2.c's export wrote (cos, then sin), for readers
   // that still use them.
   const uint32_t half = decode_head_size(config) / 2;
-  if (half > kChunk) {
+  if (half > kLlama2cChunk) {
     return WEFT_STATUS(INVALID_ARGUMENT, "%s: head size %u is over %d", path,
-                       2 * half, 2 * kChunk);
+                       2 * half, 2 * kLlama2cChunk);
   }
+  float row[kLlama2cChunk];
   for (int table = 0; ok && table < 2; ++table) {
     for (uint32_t pos = 0; ok && pos < config->seq_len; ++pos) {
       for (uint32_t j = 0; j < half; ++j) {
         const double frequency =
             1.0 / pow(config->rope_theta, (2.0 * j) / (2.0 * half));
         const double angle = pos * frequency;
-        chunk[j] = (float)(table == 0 ? cos(angle) : sin(angle));
+        row[j] = (float)(table == 0 ? cos(angle) : sin(angle));
       }
-      ok = write_floats(file, chunk, half);
+      ok = write_floats(file, row, half);
     }
   }
   if (ok && !config->shared_classifier) {
-    const uint64_t elements =
-        decode_tensor_elements(config, DECODE_TENSOR_CLASSIFIER);
-    for (uint64_t first = 0; ok && first < elements; first += kChunk) {
-      size_t count =
-          elements - first < kChunk ? (size_t)(elements - first) : kChunk;
-      for (size_t e = 0; e < count; ++e) {
-        chunk[e] = decode_random_weight(seed, DECODE_TENSOR_CLASSIFIER, 0,
-                                        first + e);
-      }
-      ok = write_floats(file, chunk, count);
-    }
+    ok = write_tensor(file, config, seed, DECODE_TENSOR_CLASSIFIER, 0);
   }
   return ok ? WEFT_OK
             : WEFT_STATUS(UNAVAILABLE, "writing '%s' failed: %s", path,
