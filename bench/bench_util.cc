@@ -27,7 +27,8 @@ Session::~Session() {
   weft_device_release(device);
 }
 
-bool Session::Open(benchmark::State& state, const char* device_string) {
+bool Session::Open(benchmark::State& state, const char* device_string,
+                   bool with_kernels) {
   weft_allocator_t allocator = weft_allocator_system();
   weft_status_t status = weft_device_create(device_string, allocator, &device);
   if (!weft_status_is_ok(status)) {
@@ -36,12 +37,13 @@ bool Session::Open(benchmark::State& state, const char* device_string) {
     state.SkipWithError(message.c_str());
     return false;
   }
-  return Ok(state,
-            weft_device_create_executable(
-                device,
-                weft_executable_source_cpu_static(weft_bench_kernels_query),
-                &kernels),
-            "weft_device_create_executable") &&
+  return (!with_kernels ||
+          Ok(state,
+             weft_device_create_executable(
+                 device,
+                 weft_executable_source_cpu_static(weft_bench_kernels_query),
+                 &kernels),
+             "weft_device_create_executable")) &&
          Ok(state, weft_device_create_semaphore(device, 0, &semaphore),
             "create_semaphore");
 }

@@ -51,10 +51,13 @@ class Session {
   Session& operator=(const Session&) = delete;
   ~Session();
 
-  // Creates the device from |device_string|, the kernel executable and the
-  // semaphore. On failure skips |state| with "<device> unavailable: <why>"
-  // and returns false.
-  bool Open(benchmark::State& state, const char* device_string);
+  // Creates the device from |device_string|, the kernel executable (unless
+  // |with_kernels| is false: a device that takes no CPU kernels, e.g. a
+  // GPU's, can then run the benchmarks that need none) and the semaphore.
+  // On failure skips |state| with "<device> unavailable: <why>" and
+  // returns false.
+  bool Open(benchmark::State& state, const char* device_string,
+            bool with_kernels = true);
 
   // Allocates a buffer of |length| bytes filled with |fill_pattern| (4
   // bytes). Skips |state| and returns NULL on failure; the session owns it.
@@ -113,6 +116,12 @@ void RunWorkgroup(Launch* launch, size_t flat_index, uint32_t processor_id);
 
 // Registers every benchmark of a file, in table order (called once from
 // bench_registry.cc so the order does not depend on the link order).
+// The queue rows any device runs (queue_bench.cc), for other files to
+// register on their devices: a 64-byte fill round trip, and 16 fills
+// chained by the session's semaphore (ns_per_op).
+void QueueRoundTrip(benchmark::State& state, const char* device_string);
+void QueueChain(benchmark::State& state, const char* device_string);
+
 void RegisterQueueBenchmarks();
 void RegisterDispatchBenchmarks();
 void RegisterMatmulBenchmarks();

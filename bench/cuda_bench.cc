@@ -341,26 +341,6 @@ class CudaSession {
   std::vector<weft_buffer_t*> buffers_;
 };
 
-void QueueRoundTripCuda(benchmark::State& state, const char* device_string) {
-  CudaSession session;
-  if (!session.Open(state, device_string, false)) return;
-  weft_buffer_t* buffer = session.Allocate(state, kFillBytes);
-  if (!buffer) return;
-  const uint32_t pattern = 0x5A5A5A5Au;
-  for (auto _ : state) {
-    uint64_t value = ++session.value;
-    if (!Ok(state,
-            weft_device_queue_fill(session.device, WEFT_QUEUE_AFFINITY_ANY,
-                                   weft_semaphore_list_empty(),
-                                   List1(&session.semaphore, &value), buffer, 0,
-                                   kFillBytes, &pattern, sizeof(pattern)),
-            "queue_fill") ||
-        !session.Wait(state, value)) {
-      break;
-    }
-  }
-}
-
 void QueueRoundTripRaw(benchmark::State& state) {
   Raw raw;
   if (!raw.Open(state)) return;
@@ -376,33 +356,6 @@ void QueueRoundTripRaw(benchmark::State& state) {
       break;
     }
   }
-}
-
-void QueueChainCuda(benchmark::State& state, const char* device_string) {
-  CudaSession session;
-  if (!session.Open(state, device_string, false)) return;
-  weft_buffer_t* buffer = session.Allocate(state, kFillBytes);
-  if (!buffer) return;
-  LoopTimer timer;
-  timer.Start();
-  for (auto _ : state) {
-    bool ok = true;
-    for (int i = 0; ok && i < kChain; ++i) {
-      uint64_t wait_value = session.value;
-      uint64_t signal_value = ++session.value;
-      uint32_t pattern = static_cast<uint32_t>(i);
-      ok = Ok(state,
-              weft_device_queue_fill(session.device, WEFT_QUEUE_AFFINITY_ANY,
-                                     List1(&session.semaphore, &wait_value),
-                                     List1(&session.semaphore, &signal_value),
-                                     buffer, 0, kFillBytes, &pattern,
-                                     sizeof(pattern)),
-              "queue_fill");
-    }
-    if (!ok || !session.Wait(state, session.value)) break;
-  }
-  timer.Stop();
-  SetNsPerItem(state, timer, "ns_per_op", kChain);
 }
 
 // 16 memsets on one stream, each after the last, ordered by events as the
@@ -767,11 +720,12 @@ void RegisterCudaBenchmarks() {
                          {"cuda-polling", "cuda?completion=polling"}};
   for (const auto& row : weft_rows) {
     std::string suffix = std::string("/") + row.label;
+    // The queue rows are queue_bench.cc's, on this device.
     benchmark::RegisterBenchmark(("QueueRoundTrip" + suffix).c_str(),
-                                 QueueRoundTripCuda, row.device_string)
+                                 QueueRoundTrip, row.device_string)
         ->UseRealTime();
-    benchmark::RegisterBenchmark(("QueueChain" + suffix).c_str(),
-                                 QueueChainCuda, row.device_string)
+    benchmark::RegisterBenchmark(("QueueChain" + suffix).c_str(), QueueChain,
+                                 row.device_string)
         ->UseRealTime();
     benchmark::RegisterBenchmark(("DispatchRoundTrip" + suffix).c_str(),
                                  DispatchRoundTripCuda, row.device_string)

@@ -36,10 +36,32 @@ void PingPong(benchmark::State& state, weft_bench_pingpong_mode_t mode) {
   weft_bench_pingpong_destroy(pingpong);
 }
 
+// One workgroup of the empty kernel, submit to host-observed completion.
+void DispatchRoundTrip(benchmark::State& state, const char* driver) {
+  Session session;
+  if (!session.Open(state, driver)) return;
+  const uint32_t workgroups[3] = {1, 1, 1};
+  for (auto _ : state) {
+    uint64_t value = ++session.value;
+    if (!Ok(state,
+            weft_device_queue_dispatch(session.device, WEFT_QUEUE_AFFINITY_ANY,
+                                       weft_semaphore_list_empty(),
+                                       List1(&session.semaphore, &value),
+                                       session.kernels, WEFT_BENCH_KERNEL_EMPTY,
+                                       workgroups, 0, nullptr, 0, nullptr),
+            "queue_dispatch") ||
+        !session.Wait(state, value)) {
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 // A 64-byte fill signalling the semaphore; the host waits for it.
 void QueueRoundTrip(benchmark::State& state, const char* driver) {
   Session session;
-  if (!session.Open(state, driver)) return;
+  if (!session.Open(state, driver, /*with_kernels=*/false)) return;
   weft_buffer_t* buffer = session.AllocateBuffer(state, kFillBytes, 0);
   if (!buffer) return;
   const uint32_t pattern = 0x5A5A5A5Au;
@@ -60,7 +82,7 @@ void QueueRoundTrip(benchmark::State& state, const char* driver) {
 // 16 fills, each waiting for the previous one's signal; one host wait.
 void QueueChain(benchmark::State& state, const char* driver) {
   Session session;
-  if (!session.Open(state, driver)) return;
+  if (!session.Open(state, driver, /*with_kernels=*/false)) return;
   weft_buffer_t* buffer = session.AllocateBuffer(state, kFillBytes, 0);
   if (!buffer) return;
   LoopTimer timer;
@@ -84,28 +106,6 @@ void QueueChain(benchmark::State& state, const char* driver) {
   timer.Stop();
   SetNsPerItem(state, timer, "ns_per_op", kChainLength);
 }
-
-// One workgroup of the empty kernel, submit to host-observed completion.
-void DispatchRoundTrip(benchmark::State& state, const char* driver) {
-  Session session;
-  if (!session.Open(state, driver)) return;
-  const uint32_t workgroups[3] = {1, 1, 1};
-  for (auto _ : state) {
-    uint64_t value = ++session.value;
-    if (!Ok(state,
-            weft_device_queue_dispatch(session.device, WEFT_QUEUE_AFFINITY_ANY,
-                                       weft_semaphore_list_empty(),
-                                       List1(&session.semaphore, &value),
-                                       session.kernels, WEFT_BENCH_KERNEL_EMPTY,
-                                       workgroups, 0, nullptr, 0, nullptr),
-            "queue_dispatch") ||
-        !session.Wait(state, value)) {
-      break;
-    }
-  }
-}
-
-}  // namespace
 
 void RegisterQueueBenchmarks() {
   benchmark::RegisterBenchmark("FutexPingPong", PingPong,
