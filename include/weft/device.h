@@ -207,6 +207,11 @@ typedef struct weft_host_call_context_t {
   // return DEFERRED takes them over: it makes a fence of them first
   // (weft_fence_create_from_list) and later signals or fails that fence.
   weft_semaphore_list_t signal_list;
+  // OK when the call runs. Only with WEFT_HOST_CALL_FLAG_TOLD_IF_NOT_RUN:
+  // the reason it will not run (a wait failed, or the device was released
+  // first), borrowed for the call; the call then only lets go of what it
+  // owns, and the queue fails the signals with this status.
+  weft_status_t not_run_status;
 } weft_host_call_context_t;
 
 // A host function run by a queue. Returns OK (the queue signals), an error
@@ -221,6 +226,11 @@ typedef enum weft_host_call_flag_bits_e {
   // The queue signals as soon as the waits are reached, before the call
   // runs; the call's result is then dropped (and must not be DEFERRED).
   WEFT_HOST_CALL_FLAG_NON_BLOCKING = 1u << 0,
+  // The function is also called, once, when the op will not run, with
+  // context->not_run_status saying why (its result is then ignored): for a
+  // call whose |user_data| owns memory or references that would otherwise
+  // leak.
+  WEFT_HOST_CALL_FLAG_TOLD_IF_NOT_RUN = 1u << 1,
 } weft_host_call_flag_bits_t;
 typedef uint32_t weft_host_call_flags_t;
 

@@ -88,6 +88,23 @@ weft_status_t weft_queue_op_not_run_status(const weft_queue_op_t* op,
   return status;
 }
 
+weft_status_t weft_queue_op_not_run(const weft_queue_op_t* op,
+                                    weft_status_t wait_status, bool swept) {
+  weft_status_t status = weft_queue_op_not_run_status(op, wait_status, swept);
+  if (op->kind == WEFT_QUEUE_OP_HOST_CALL &&
+      (op->host_call.flags & WEFT_HOST_CALL_FLAG_TOLD_IF_NOT_RUN)) {
+    const weft_host_call_context_t context = {
+        .device = op->device,
+        .affinity = op->affinity,
+        .signal_list = op->signal_list,
+        .not_run_status = status,
+    };
+    weft_status_ignore(
+        op->host_call.fn(op->host_call.user_data, op->host_call.args, &context));
+  }
+  return status;
+}
+
 weft_status_t weft_queue_op_run_host_call(const weft_queue_op_t* op,
                                           bool* out_ended) {
   const weft_host_call_context_t context = {

@@ -53,6 +53,13 @@ weft_status_t weft_queue_op_not_run_status(const weft_queue_op_t* op,
                                            weft_status_t wait_status,
                                            bool swept);
 
+// Ends an op that will not run: returns what its signals fail with
+// (weft_queue_op_not_run_status) after telling a host call that asked
+// (WEFT_HOST_CALL_FLAG_TOLD_IF_NOT_RUN). Call once per op, from the path
+// that decided it will not run.
+weft_status_t weft_queue_op_not_run(const weft_queue_op_t* op,
+                                    weft_status_t wait_status, bool swept);
+
 // Runs the host call |op| (kind HOST_CALL) whose waits are reached, on the
 // calling thread. Sets |*out_ended| when the signals were already
 // published (NON_BLOCKING) or taken over by the call (DEFERRED); otherwise

@@ -331,13 +331,15 @@ weft_status_t weft_queue_validate_host_call(weft_host_call_fn_t fn,
   weft_status_t status = WEFT_OK;
   if (!fn) {
     status = WEFT_STATUS(INVALID_ARGUMENT, "weft_device_queue_host_call: fn is NULL");
-  } else if (flags &
-             ~(weft_host_call_flags_t)WEFT_HOST_CALL_FLAG_NON_BLOCKING) {
+  } else if (flags & ~(weft_host_call_flags_t)(
+                          WEFT_HOST_CALL_FLAG_NON_BLOCKING |
+                          WEFT_HOST_CALL_FLAG_TOLD_IF_NOT_RUN)) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "weft_device_queue_host_call: unknown flags 0x%x (known: "
-                         "NON_BLOCKING 0x%x)",
+                         "NON_BLOCKING 0x%x, TOLD_IF_NOT_RUN 0x%x)",
                          (unsigned)flags,
-                         (unsigned)WEFT_HOST_CALL_FLAG_NON_BLOCKING);
+                         (unsigned)WEFT_HOST_CALL_FLAG_NON_BLOCKING,
+                         (unsigned)WEFT_HOST_CALL_FLAG_TOLD_IF_NOT_RUN);
   }
   return status;
 }

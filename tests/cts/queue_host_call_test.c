@@ -2,7 +2,8 @@
 // reached and its result signals (OK) or fails (an error) its semaphores; a
 // non-blocking one signals before it runs and its result is dropped; a call
 // returning DEFERRED signals later through the fence it took over; a call
-// whose wait failed never runs.
+// whose wait failed never runs, and one that asked is told why.
+#include <stdio.h>
 #include <string.h>
 
 #include "base/atomics.h"
@@ -229,6 +230,92 @@ static void host_call_not_run_after_failed_wait(void** state) {
   weft_semaphore_release(gate);
 }
 
+// WEFT_HOST_CALL_FLAG_TOLD_IF_NOT_RUN: the call learns why it will not run.
+typedef struct told_probe_t {
+  weft_atomic_int32_t runs;
+  weft_atomic_int32_t tells;
+  weft_status_code_t code;
+  char message[256];
+} told_probe_t;
+
+static weft_status_t told_host_call(void* user_data, const uint64_t args[4],
+                                    const weft_host_call_context_t* context) {
+  (void)args;
+  told_probe_t* probe = (told_probe_t*)user_data;
+  if (weft_status_is_ok(context->not_run_status)) {
+    weft_atomic_fetch_add(&probe->runs, 1, memory_order_relaxed);
+    return WEFT_OK;
+  }
+  probe->code = weft_status_code(context->not_run_status);
+  snprintf(probe->message, sizeof(probe->message), "%s",
+           weft_status_message(context->not_run_status));
+  weft_atomic_fetch_add(&probe->tells, 1, memory_order_release);
+  // Ignored: the queue fails the signals with the not-run status.
+  return WEFT_STATUS(INTERNAL, "a told call's result must be ignored");
+}
+
+static void host_call_told_when_its_wait_fails(void** state) {
+  weft_cts_t* cts = *state;
+  told_probe_t probe;
+  memset(&probe, 0, sizeof(probe));
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
+  uint64_t one = 1;
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      cts->device, ANY, weft_cts_list1(&gate, &one),
+      weft_cts_list1(&signal, &one), told_host_call, &probe, NULL,
+      WEFT_HOST_CALL_FLAG_TOLD_IF_NOT_RUN));
+  weft_semaphore_fail(gate, WEFT_STATUS(ABORTED, "the upload was aborted"));
+  // The signal fails with the wait's failure, not the call's result.
+  weft_cts_assert_status_message(weft_cts_wait(signal, 1),
+                                 WEFT_STATUS_ABORTED, "the upload was aborted");
+  assert_int_equal(
+      weft_atomic_load(&probe.tells, memory_order_acquire), 1);
+  assert_int_equal(weft_atomic_load(&probe.runs, memory_order_relaxed), 0);
+  assert_int_equal(probe.code, WEFT_STATUS_ABORTED);
+  assert_non_null(strstr(probe.message, "the upload was aborted"));
+  weft_semaphore_release(gate);
+  weft_semaphore_release(signal);
+}
+
+static void host_call_told_when_the_device_goes_first(void** state) {
+  weft_cts_t* cts = *state;
+  told_probe_t probe;
+  memset(&probe, 0, sizeof(probe));
+  weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
+  uint64_t one = 1;
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      cts->device, ANY, weft_cts_list1(&gate, &one),
+      weft_cts_list1(&signal, &one), told_host_call, &probe, NULL,
+      WEFT_HOST_CALL_FLAG_TOLD_IF_NOT_RUN));
+  // Releasing the device cancels the waiting op before it returns.
+  weft_device_release(cts->device);
+  cts->device = NULL;
+  assert_int_equal(weft_atomic_load(&probe.tells, memory_order_acquire), 1);
+  assert_int_equal(weft_atomic_load(&probe.runs, memory_order_relaxed), 0);
+  assert_int_equal(probe.code, WEFT_STATUS_CANCELLED);
+  WEFT_ASSERT_STATUS(CANCELLED, weft_cts_wait(signal, 1));
+  weft_semaphore_release(gate);
+  weft_semaphore_release(signal);
+}
+
+static void host_call_told_flag_runs_normally(void** state) {
+  weft_cts_t* cts = *state;
+  told_probe_t probe;
+  memset(&probe, 0, sizeof(probe));
+  weft_semaphore_t* signal = weft_cts_create_semaphore(cts, 0);
+  uint64_t one = 1;
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&signal, &one), told_host_call, &probe, NULL,
+      WEFT_HOST_CALL_FLAG_TOLD_IF_NOT_RUN));
+  WEFT_ASSERT_OK(weft_cts_wait(signal, 1));
+  assert_int_equal(weft_atomic_load(&probe.runs, memory_order_relaxed), 1);
+  assert_int_equal(weft_atomic_load(&probe.tells, memory_order_acquire), 0);
+  weft_semaphore_release(signal);
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(host_call_blocking_signals_after),
@@ -236,6 +323,9 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(host_call_deferred_signals_later),
       WEFT_CTS_CASE(host_call_error_fails_signals),
       WEFT_CTS_CASE(host_call_not_run_after_failed_wait),
+      WEFT_CTS_CASE(host_call_told_when_its_wait_fails),
+      WEFT_CTS_CASE(host_call_told_when_the_device_goes_first),
+      WEFT_CTS_CASE(host_call_told_flag_runs_normally),
   };
   return weft_cts_run("queue_host_call", tests, WEFT_CTS_COUNT(tests), argc,
                       argv);

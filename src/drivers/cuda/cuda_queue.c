@@ -746,7 +746,7 @@ static void weft_cuda_op_fail_not_run(weft_cuda_op_t* op,
                                       weft_status_t wait_status, bool swept) {
   weft_queue_trace_signal(op->trace_id, false);
   weft_queue_op_signal_or_fail(
-      &op->base, weft_queue_op_not_run_status(&op->base, wait_status, swept));
+      &op->base, weft_queue_op_not_run(&op->base, wait_status, swept));
 }
 
 //===----------------------------------------------------------------------===//

@@ -30,7 +30,7 @@
 // The one begin/do/end path of every op. |wait_status| (consumed) is OK
 // when every wait was reached, or the failure of a wait: then nothing runs
 // and the signals fail with it. With |shutting_down| (a parked op of a
-// released device) nothing runs either (weft_queue_op_not_run_status).
+// released device) nothing runs either (weft_queue_op_not_run).
 static void weft_local_sync_op_run(const weft_queue_op_t* op,
                                    weft_status_t wait_status,
                                    bool shutting_down, bool swept,
@@ -40,7 +40,7 @@ static void weft_local_sync_op_run(const weft_queue_op_t* op,
   bool ended = false;
   weft_queue_trace_begin(trace_id, weft_queue_op_kind_name(op->kind));
   if (shutting_down || !weft_status_is_ok(status)) {
-    status = weft_queue_op_not_run_status(op, status, swept);
+    status = weft_queue_op_not_run(op, status, swept);
   } else {
     status =
         weft_queue_op_annotate_error(op, weft_local_queue_op_do(op, &ended));

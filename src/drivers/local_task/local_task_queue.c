@@ -63,10 +63,10 @@ void weft_local_task_op_release(weft_local_task_op_t* op) {
   }
 }
 
-weft_status_t weft_local_task_op_not_run_status(weft_local_task_op_t* op) {
+weft_status_t weft_local_task_op_not_run(weft_local_task_op_t* op) {
   weft_status_t status = op->wait_status;
   op->wait_status = WEFT_OK;
-  return weft_queue_op_not_run_status(&op->base, status, op->cancelled);
+  return weft_queue_op_not_run(&op->base, status, op->cancelled);
 }
 
 // Runs one ready op on the control process (on worker |worker_index|):
@@ -86,7 +86,7 @@ static void weft_local_task_run(weft_local_task_queue_t* queue,
   }
   if (!weft_status_is_ok(op->wait_status) || op->cancelled ||
       weft_local_task_device_is_shutting_down(queue->device)) {
-    status = weft_local_task_op_not_run_status(op);
+    status = weft_local_task_op_not_run(op);
   } else if (op->base.kind == WEFT_QUEUE_OP_DISPATCH ||
              op->base.kind == WEFT_QUEUE_OP_EXECUTE) {
     // Finishes and releases the op itself (now or on the compute process).
