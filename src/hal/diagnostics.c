@@ -59,6 +59,30 @@ void weft_diagnostics_unregister_device(weft_device_t* device) {
   weft_slim_mutex_unlock(&weft_diagnostics_mutex);
 }
 
+// Guarded by weft_diagnostics_mutex.
+static weft_diagnostics_source_t* weft_diagnostics_sources = NULL;
+
+void weft_diagnostics_register_source(weft_diagnostics_source_t* source) {
+  weft_slim_mutex_lock(&weft_diagnostics_mutex);
+  source->prev = NULL;
+  source->next = weft_diagnostics_sources;
+  if (weft_diagnostics_sources) weft_diagnostics_sources->prev = source;
+  weft_diagnostics_sources = source;
+  weft_slim_mutex_unlock(&weft_diagnostics_mutex);
+}
+
+void weft_diagnostics_unregister_source(weft_diagnostics_source_t* source) {
+  weft_slim_mutex_lock(&weft_diagnostics_mutex);
+  if (source->prev) {
+    source->prev->next = source->next;
+  } else {
+    weft_diagnostics_sources = source->next;
+  }
+  if (source->next) source->next->prev = source->prev;
+  source->prev = source->next = NULL;
+  weft_slim_mutex_unlock(&weft_diagnostics_mutex);
+}
+
 //===----------------------------------------------------------------------===//
 // Watchdog setting
 //===----------------------------------------------------------------------===//
@@ -290,6 +314,12 @@ static void weft_snapshot_add_device(weft_snapshot_t* snapshot,
   snapshot->device_descriptions[index] = description;
   snapshot->device_undescribed[index] =
       vtable->for_each_pending(device, weft_snapshot_visit, snapshot);
+  // Called with weft_diagnostics_mutex held (weft_snapshot_all_devices).
+  for (weft_diagnostics_source_t* source = weft_diagnostics_sources; source;
+       source = source->next) {
+    source->for_each_pending(source->user_data, device, weft_snapshot_visit,
+                             snapshot);
+  }
 }
 
 static void weft_snapshot_initialize(weft_snapshot_t* out_snapshot) {

@@ -62,6 +62,26 @@ typedef void (*weft_pending_op_visit_fn_t)(void* user_data,
 void weft_diagnostics_register_device(weft_device_t* device);
 void weft_diagnostics_unregister_device(weft_device_t* device);
 
+// Work that holds a device's signals outside its driver (a channel's
+// transfers in flight: their host call returned DEFERRED), listed under
+// that device in reports like the driver's own pending ops. The owner
+// keeps the struct alive between register and unregister.
+typedef struct weft_diagnostics_source_t {
+  // Visits what the source holds for |device|, under the source's own
+  // lock (lock order: the device list, the source, then a semaphore).
+  void (*for_each_pending)(void* user_data, weft_device_t* device,
+                           weft_pending_op_visit_fn_t visit,
+                           void* visit_user_data);
+  void* user_data;
+  // Guarded by the diagnostics lock.
+  struct weft_diagnostics_source_t* prev;
+  struct weft_diagnostics_source_t* next;
+} weft_diagnostics_source_t;
+
+void weft_diagnostics_register_source(weft_diagnostics_source_t* source);
+// After it returns no report is visiting |source|.
+void weft_diagnostics_unregister_source(weft_diagnostics_source_t* source);
+
 // Reads WEFT_WATCHDOG_MS / WEFT_WATCHDOG_ACTION once (first device create).
 void weft_diagnostics_initialize_from_environment(void);
 

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hal/diagnostics.h"
 #include "weft/diagnostics.h"
 #include "weft/weft.h"
 
@@ -299,6 +300,73 @@ static void waits_only_the_host_can_satisfy_are_marked(void** state) {
   }
 }
 
+// Work held outside a driver (a registered source, as a channel's
+// transfers in flight are) is listed under its device with its age, and
+// counts as the signaller of what it will signal.
+typedef struct held_work_t {
+  weft_device_t* device;
+  weft_semaphore_t* semaphore;
+  uint64_t value;
+} held_work_t;
+
+static void held_work_for_each(void* user_data, weft_device_t* device,
+                               weft_pending_op_visit_fn_t visit,
+                               void* visit_user_data) {
+  held_work_t* work = (held_work_t*)user_data;
+  if (device != work->device) return;
+  weft_pending_op_t op = {
+      .type_name = "channel_allreduce",
+      .queue_index = 0,
+      .state = "in flight on channel 'world' (rank 0 of 2)",
+      .detail = "4096 bytes of f32, sum",
+      .submit_time = weft_time_now() - 2000000,
+      .wait_list = weft_semaphore_list_empty(),
+      .signal_list = list1(&work->semaphore, &work->value),
+  };
+  visit(visit_user_data, &op);
+}
+
+static void a_registered_source_is_listed(void** state) {
+  (void)state;
+  for (size_t d = 0; d < DEVICE_COUNT; ++d) {
+    weft_device_t* device = NULL;
+    assert_ok(weft_device_create(kDevices[d], weft_allocator_system(),
+                                 &device));
+    weft_semaphore_t* reduced = make_semaphore("reduced");
+    weft_semaphore_t* done = make_semaphore("done");
+    uint64_t one = 1;
+    assert_ok(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        list1(&reduced, &one),
+                                        list1(&done, &one)));
+    char* text = capture_device_dump(device);
+    assert_report_contains(text, "nothing pending signals 'reduced'");
+    free(text);
+
+    held_work_t work = {device, reduced, 1};
+    weft_diagnostics_source_t source = {
+        .for_each_pending = held_work_for_each, .user_data = &work};
+    weft_diagnostics_register_source(&source);
+    text = capture_device_dump(device);
+    assert_report_contains(
+        text, "  channel_allreduce on queue 0: in flight on channel 'world' "
+              "(rank 0 of 2), submitted ");
+    assert_report_contains(text, "    4096 bytes of f32, sum\n");
+    assert_report_contains(text, "    then signals semaphore 'reduced' to 1\n");
+    assert_report_lacks(text, "nothing pending signals 'reduced'");
+    free(text);
+    weft_diagnostics_unregister_source(&source);
+    text = capture_device_dump(device);
+    assert_report_lacks(text, "channel_allreduce");
+    free(text);
+
+    assert_ok(weft_semaphore_signal(reduced, 1));
+    assert_ok(weft_semaphore_wait(done, 1, weft_timeout_infinite()));
+    weft_semaphore_t* all[] = {reduced, done};
+    release_all(all, 2);
+    weft_device_release(device);
+  }
+}
+
 // The signaller may be on another live device: a device's own report
 // looks at every device's pending ops before marking a wait.
 static void a_signaller_on_another_device_counts(void** state) {
@@ -515,6 +583,7 @@ int main(void) {
       cmocka_unit_test(chains_and_host_waits_are_not_cycles),
       cmocka_unit_test(waits_only_the_host_can_satisfy_are_marked),
       cmocka_unit_test(a_signaller_on_another_device_counts),
+      cmocka_unit_test(a_registered_source_is_listed),
       cmocka_unit_test(marks_are_hedged_when_ops_are_not_listed),
       cmocka_unit_test(watchdog_fails_a_stuck_wait),
       cmocka_unit_test(watchdog_report_keeps_waiting),
