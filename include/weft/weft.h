@@ -4,6 +4,7 @@
 
 #include "weft/allocator.h"
 #include "weft/buffer.h"
+#include "weft/channel.h"
 #include "weft/command_buffer.h"
 #include "weft/device.h"
 #include "weft/diagnostics.h"

@@ -74,6 +74,7 @@ static const api_table_part_t kTableParts[] = {
     {api_table_semaphore, &api_table_semaphore_count},
     {api_table_file, &api_table_file_count},
     {api_table_device, &api_table_device_count},
+    {api_table_channel, &api_table_channel_count},
     {api_table_vm, &api_table_vm_count},
 };
 

@@ -94,6 +94,8 @@ extern const api_entry_t api_table_file[];
 extern const size_t api_table_file_count;
 extern const api_entry_t api_table_device[];
 extern const size_t api_table_device_count;
+extern const api_entry_t api_table_channel[];
+extern const size_t api_table_channel_count;
 extern const api_entry_t api_table_vm[];
 extern const size_t api_table_vm_count;
 
