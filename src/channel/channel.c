@@ -67,8 +67,8 @@ void weft_channel_op_label(const weft_channel_op_t* op, char* buffer,
   (void)length;
 }
 
-// What |op| moves, for reports: "4096 bytes of f32, sum, with every rank,
-// in flight for 1.250 s".
+// What |op| moves, for reports: "channel 'world' (rank 0 of 2): 4096 bytes
+// of f32, sum, with every rank, in flight for 1.250 s".
 static void weft_channel_op_describe(const weft_channel_op_t* op, char* buffer,
                                      size_t capacity) {
   char with[64];
@@ -94,8 +94,12 @@ static void weft_channel_op_describe(const weft_channel_op_t* op, char* buffer,
   const uint64_t bytes =
       op->source_length > op->target_length ? op->source_length
                                             : op->target_length;
-  snprintf(buffer, capacity, "%" PRIu64 " bytes%s, %s, in flight for %.3f s",
-           bytes, what, with, (double)(weft_time_now() - op->start_time) / 1e9);
+  const weft_channel_t* channel = op->channel;
+  snprintf(buffer, capacity,
+           "channel '%s' (rank %d of %d): %" PRIu64
+           " bytes%s, %s, in flight for %.3f s",
+           channel->name, channel->rank, channel->size, bytes, what, with,
+           (double)(weft_time_now() - op->start_time) / 1e9);
 }
 
 //===----------------------------------------------------------------------===//
@@ -111,16 +115,13 @@ static void weft_channel_for_each_pending(void* user_data,
   pthread_mutex_lock(&channel->mutex);
   for (weft_channel_op_t* op = channel->in_flight; op; op = op->next) {
     if (op->device != device) continue;
-    char state[192];
-    snprintf(state, sizeof(state), "in flight on channel '%s' (rank %d of %d)",
-             channel->name, channel->rank, channel->size);
     char detail[320];
     weft_channel_op_describe(op, detail, sizeof(detail));
     weft_semaphore_list_t signals = weft_fence_as_list(op->fence);
     weft_pending_op_t pending = {
         .type_name = weft_channel_op_kind_name(op->kind),
         .queue_index = 0,
-        .state = state,
+        .state = "in flight on a channel",
         .detail = detail,
         .submit_time = op->submit_time,
         .wait_list = weft_semaphore_list_empty(),

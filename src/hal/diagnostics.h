@@ -14,8 +14,9 @@
 #include "weft/device.h"
 #include "weft/diagnostics.h"
 
-// One pending operation as a driver sees it. Everything is borrowed for the
-// visit only.
+// One pending operation as a driver sees it. The lists and |detail| are
+// borrowed for the visit only; |type_name| and |state| must be static
+// strings (reports keep the pointers).
 typedef struct weft_pending_op_t {
   // "queue_fill" and so on.
   const char* type_name;

@@ -317,8 +317,8 @@ static void held_work_for_each(void* user_data, weft_device_t* device,
   weft_pending_op_t op = {
       .type_name = "channel_allreduce",
       .queue_index = 0,
-      .state = "in flight on channel 'world' (rank 0 of 2)",
-      .detail = "4096 bytes of f32, sum",
+      .state = "in flight on a channel",
+      .detail = "channel 'world' (rank 0 of 2): 4096 bytes of f32, sum",
       .submit_time = weft_time_now() - 2000000,
       .wait_list = weft_semaphore_list_empty(),
       .signal_list = list1(&work->semaphore, &work->value),
@@ -348,9 +348,10 @@ static void a_registered_source_is_listed(void** state) {
     weft_diagnostics_register_source(&source);
     text = capture_device_dump(device);
     assert_report_contains(
-        text, "  channel_allreduce on queue 0: in flight on channel 'world' "
-              "(rank 0 of 2), submitted ");
-    assert_report_contains(text, "    4096 bytes of f32, sum\n");
+        text, "  channel_allreduce on queue 0: in flight on a channel, "
+              "submitted ");
+    assert_report_contains(
+        text, "    channel 'world' (rank 0 of 2): 4096 bytes of f32, sum\n");
     assert_report_contains(text, "    then signals semaphore 'reduced' to 1\n");
     assert_report_lacks(text, "nothing pending signals 'reduced'");
     free(text);
