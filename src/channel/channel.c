@@ -246,6 +246,13 @@ void weft_channel_op_end(weft_channel_op_t* op, weft_status_t status) {
                                           : op->target_mapping.contents,
                              op->target_length / 2);
   }
+  if (op->poisoned) {
+    // Its signals were failed by the queue; the transfer only kept the
+    // ranks in step.
+    weft_status_ignore(status);
+    weft_channel_op_free(op);
+    return;
+  }
   if (op->listed) {
     pthread_mutex_lock(&channel->mutex);
     if (op->prev) {
@@ -316,14 +323,46 @@ static weft_status_t weft_channel_op_prepare(weft_channel_op_t* op) {
   return WEFT_OK;
 }
 
+// Turns |op| into one that only keeps the ranks in step (channel_impl.h):
+// zeroed scratch in place of its data, nothing to send.
+static weft_status_t weft_channel_op_poison(weft_channel_op_t* op) {
+  op->poisoned = true;
+  if (op->kind == WEFT_CHANNEL_OP_SEND) {
+    op->send_bytes = 0;
+    return WEFT_OK;
+  }
+  const bool half = weft_element_type_is_half(op->user_element_type);
+  const uint64_t send = op->kind == WEFT_CHANNEL_OP_RECV
+                            ? 0
+                            : (half ? op->send_bytes * 2 : op->send_bytes);
+  const uint64_t recv = half ? op->recv_bytes * 2 : op->recv_bytes;
+  op->send_bytes = send;
+  op->recv_bytes = recv;
+  if (send + recv == 0) return WEFT_OK;
+  weft_status_t status = weft_allocator_malloc(op->channel->allocator,
+                                               send + recv, &op->converted);
+  if (!weft_status_is_ok(status)) return status;
+  memset(op->converted, 0, send + recv);
+  op->send_data = op->converted;
+  op->recv_data = op->in_place ? op->converted : (uint8_t*)op->converted + send;
+  return WEFT_OK;
+}
+
 static weft_status_t weft_channel_op_host_call(
     void* user_data, const uint64_t args[4],
     const weft_host_call_context_t* context) {
   (void)args;
   weft_channel_op_t* op = (weft_channel_op_t*)user_data;
   if (!weft_status_is_ok(context->not_run_status)) {
-    // Never started: the queue fails the signals.
-    weft_channel_op_free(op);
+    // Never started: the queue fails the signals. The op still takes part
+    // where another rank (or a send's recv) would wait for it.
+    const bool alone = op->channel->size == 1 &&
+                       weft_channel_op_kind_is_collective(op->kind);
+    if (alone || !weft_status_is_ok(weft_channel_op_poison(op))) {
+      weft_channel_op_free(op);
+    } else {
+      op->channel->vtable->start(op->channel, op);
+    }
     return WEFT_OK;
   }
   weft_status_t status = weft_channel_op_prepare(op);

@@ -65,6 +65,12 @@ typedef struct weft_channel_op_t {
   bool in_place;
   // The size the ranks must agree on (WEFT_CHANNEL_FLAG_CHECK_SIZES).
   uint64_t agreed_bytes;
+  // Set: the op never started here (a wait failed, or its device went),
+  // and the queue failed its signals; it still takes part so no other rank
+  // waits forever for it: a send sends nothing, a recv receives into
+  // scratch, a collective tells the others in its size agreement (or,
+  // without one, contributes zeros). It ends with no signals to publish.
+  bool poisoned;
 
   // --- channel.c's own.
   weft_element_type_t user_element_type;

@@ -55,7 +55,14 @@ static void weft_self_append(weft_channel_op_t** list, weft_channel_op_t* op) {
 // Delivers |send| into |recv| and ends both.
 static void weft_self_deliver(weft_channel_op_t* send, weft_channel_op_t* recv) {
   weft_status_t status = WEFT_OK;
-  if (send->send_bytes != recv->recv_bytes) {
+  if (send->poisoned) {
+    char label[256];
+    weft_channel_op_label(recv, label, sizeof(label));
+    status = WEFT_STATUS(ABORTED,
+                         "%s: rank 0 sent nothing: its send failed before it "
+                         "started",
+                         label);
+  } else if (send->send_bytes != recv->recv_bytes) {
     char label[256];
     weft_channel_op_label(recv, label, sizeof(label));
     status = WEFT_STATUS(OUT_OF_RANGE,

@@ -277,6 +277,36 @@ static void a_failed_wait_fails_downstream(void** state) {
   weft_channel_release(channel);
 }
 
+// A send that never starts still meets its recv, which fails instead of
+// waiting forever.
+static void a_send_that_never_started_fails_its_recv(void** state) {
+  weft_cts_t* cts = *state;
+  weft_channel_t* channel = make_channel(cts);
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 32);
+  weft_semaphore_t* upstream = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* sent = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* received = weft_cts_create_semaphore(cts, 0);
+  uint64_t one = 1;
+  WEFT_ASSERT_OK(weft_channel_queue_recv(
+      channel, cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&received, &one), whole(buffer, 32), 0, 4));
+  WEFT_ASSERT_OK(weft_channel_queue_send(
+      channel, cts->device, ANY, weft_cts_list1(&upstream, &one),
+      weft_cts_list1(&sent, &one), whole(buffer, 32), 0, 4));
+  weft_semaphore_fail(upstream, WEFT_STATUS(UNAVAILABLE, "the sensor died"));
+  weft_cts_assert_status_contains(weft_cts_wait(sent, 1),
+                                  WEFT_STATUS_UNAVAILABLE, "the sensor died");
+  weft_cts_assert_status_contains_both(
+      weft_cts_wait(received, 1), WEFT_STATUS_ABORTED,
+      "recv from rank 0 (tag 4) on channel 'self'",
+      "rank 0 sent nothing: its send failed before it started");
+  weft_semaphore_release(upstream);
+  weft_semaphore_release(sent);
+  weft_semaphore_release(received);
+  weft_buffer_release(buffer);
+  weft_channel_release(channel);
+}
+
 static void unmappable_memory_is_staged(void** state) {
   weft_cts_t* cts = *state;
   weft_channel_t* channel = make_channel(cts);
@@ -416,6 +446,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(send_meets_the_recv_of_its_tag),
       WEFT_CTS_CASE(ordered_against_other_queue_work),
       WEFT_CTS_CASE(a_failed_wait_fails_downstream),
+      WEFT_CTS_CASE(a_send_that_never_started_fails_its_recv),
       WEFT_CTS_CASE(unmappable_memory_is_staged),
       WEFT_CTS_CASE(bad_arguments_are_refused_before_anything_runs),
       WEFT_CTS_CASE(split_gives_a_channel_or_none),

@@ -43,9 +43,11 @@ typedef enum weft_mpi_phase_e {
 typedef struct weft_mpi_op_t {
   weft_channel_op_t* op;
   weft_mpi_phase_t phase;
-  // (size, -size) and their maxima over the ranks.
-  int64_t sizes[2];
-  int64_t agreed[2];
+  // (size, -size, rank + 1 if the op never started here else 0), and
+  // their maxima over the ranks; the agreement's own failure, if any.
+  int64_t sizes[3];
+  int64_t agreed[3];
+  int check_error;
   // The MPI call in flight, for messages.
   const char* call;
   struct weft_mpi_op_t* next;
@@ -216,15 +218,15 @@ static void weft_mpi_start_check(weft_mpi_channel_t* channel,
   }
   mpi_op->sizes[0] = (int64_t)op->agreed_bytes;
   mpi_op->sizes[1] = -(int64_t)op->agreed_bytes;
+  mpi_op->sizes[2] = op->poisoned ? channel->base.rank + 1 : 0;
   MPI_Request request = MPI_REQUEST_NULL;
   mpi_op->call = "MPI_Iallreduce (size check)";
-  int error = MPI_Iallreduce(mpi_op->sizes, mpi_op->agreed, 2, MPI_INT64_T,
+  int error = MPI_Iallreduce(mpi_op->sizes, mpi_op->agreed, 3, MPI_INT64_T,
                              MPI_MAX, channel->check_comm, &request);
   if (error != MPI_SUCCESS) {
     // The op fails at its data turn (which this rank must still take).
     mpi_op->phase = WEFT_MPI_PHASE_CHECKED;
-    mpi_op->agreed[0] = -1;
-    mpi_op->agreed[1] = error;
+    mpi_op->check_error = error;
     return;
   }
   mpi_op->phase = WEFT_MPI_PHASE_CHECKING;
@@ -341,10 +343,20 @@ static void weft_mpi_advance_collectives(weft_mpi_channel_t* channel) {
       const bool checked = (channel->base.flags &
                             WEFT_CHANNEL_FLAG_CHECK_SIZES) &&
                            op->kind != WEFT_CHANNEL_OP_BARRIER;
-      if (checked && head->agreed[0] == -1) {
+      if (checked && head->check_error != MPI_SUCCESS) {
         weft_mpi_end(channel, head,
                      weft_mpi_op_error(op, "MPI_Iallreduce (size check)",
-                                       (int)head->agreed[1]));
+                                       head->check_error));
+      } else if (checked && head->agreed[2] != 0) {
+        // A rank's op never started: it fails on every rank.
+        char label[256];
+        weft_channel_op_label(op, label, sizeof(label));
+        weft_mpi_end(channel, head,
+                     WEFT_STATUS(ABORTED,
+                                 "%s did not run: rank %" PRId64
+                                 "'s op failed before it started (see that "
+                                 "rank's error)",
+                                 label, head->agreed[2] - 1));
       } else if (checked && (head->agreed[0] != (int64_t)op->agreed_bytes ||
                              -head->agreed[1] != (int64_t)op->agreed_bytes)) {
         // Every rank sees the same extremes, so every rank fails it.
@@ -382,10 +394,7 @@ static void weft_mpi_complete(weft_mpi_channel_t* channel,
                               const MPI_Status* status) {
   weft_channel_op_t* op = mpi_op->op;
   if (mpi_op->phase == WEFT_MPI_PHASE_CHECKING) {
-    if (error != MPI_SUCCESS) {
-      mpi_op->agreed[0] = -1;
-      mpi_op->agreed[1] = error;
-    }
+    mpi_op->check_error = error;
     mpi_op->phase = WEFT_MPI_PHASE_CHECKED;
     return;
   }
@@ -398,10 +407,16 @@ static void weft_mpi_complete(weft_mpi_channel_t* channel,
     if ((uint64_t)count != op->recv_bytes) {
       char label[256];
       weft_channel_op_label(op, label, sizeof(label));
-      result = WEFT_STATUS(OUT_OF_RANGE,
-                           "%s: received %d bytes, but the target has %" PRIu64
-                           " (a recv takes exactly its range)",
-                           label, count, op->recv_bytes);
+      result = count == 0
+                   ? WEFT_STATUS(ABORTED,
+                                 "%s: rank %d sent nothing: its send failed "
+                                 "before it started (see that rank's error), "
+                                 "or it sent an empty range",
+                                 label, op->peer)
+                   : WEFT_STATUS(OUT_OF_RANGE,
+                                 "%s: received %d bytes, but the target has %"
+                                 PRIu64 " (a recv takes exactly its range)",
+                                 label, count, op->recv_bytes);
     }
   }
   weft_mpi_end(channel, mpi_op, result);
