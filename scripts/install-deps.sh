@@ -14,6 +14,9 @@
 #   python3-numpy  the .npy interop test; without it the test is skipped
 #   liblua5.4-dev  the VmLoop benchmark's Lua baseline; without it that
 #                  row is not built
+#   openmpi-bin, libopenmpi-dev
+#                  libweft_mpi (channels over MPI) and its tests, run
+#                  through mpiexec; without them they are not built
 #   clang-14, libclang-rt-14-dev
 #                  the VM's libFuzzer targets (tests/vm/fuzz_*.c), which
 #                  .ci/run builds in build/fuzz; without them they are not
@@ -32,7 +35,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
 optional_packages=(libhwloc-dev liburing-dev libcjson-dev libbenchmark-dev
                    libpthreadpool-dev python3-numpy liblua5.4-dev
-                   clang-14 libclang-rt-14-dev)
+                   openmpi-bin libopenmpi-dev clang-14 libclang-rt-14-dev)
 
 missing=()
 for package in "${packages[@]}"; do

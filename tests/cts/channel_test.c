@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cts.h"
 
@@ -158,8 +159,16 @@ static void send_meets_the_recv_of_its_tag(void** state) {
   WEFT_ASSERT_OK(weft_channel_queue_recv(
       channel, cts->device, ANY, weft_semaphore_list_empty(),
       weft_cts_list1(&s[1], &values[0]), whole(target_a, 8), 0, 1));
-  // Pending recvs are listed as in flight on the channel.
+  // Pending recvs are listed as in flight on the channel (once a queue
+  // thread handed them over: local-task's run a moment after submit).
   char* report = weft_cts_dump_pending(cts->device);
+  for (int attempt = 0; attempt < 1000 && !strstr(report, "tag 1, in flight");
+       ++attempt) {
+    free(report);
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    report = weft_cts_dump_pending(cts->device);
+  }
   assert_non_null(strstr(report, "channel_recv"));
   assert_non_null(strstr(report, "channel_recv on queue 0: in flight on a channel"));
   assert_non_null(strstr(
