@@ -534,6 +534,127 @@ static void print_semaphores(const trace_t* trace) {
   free(names);
 }
 
+//===----------------------------------------------------------------------===//
+// Summary: channel transfers and their overlap with compute
+//===----------------------------------------------------------------------===//
+
+typedef struct interval_t {
+  int64_t begin;
+  int64_t end;
+} interval_t;
+
+static int compare_intervals(const void* a, const void* b) {
+  const interval_t* x = (const interval_t*)a;
+  const interval_t* y = (const interval_t*)b;
+  return (x->begin > y->begin) - (x->begin < y->begin);
+}
+
+// Compute: dispatch regions (block zones) on any thread, and the queue
+// dispatch and execute zones of drivers that run them inline.
+static bool is_compute_zone(const trace_event_t* event) {
+  return event->phase == 'B' &&
+         (strcmp(event->category, "block") == 0 ||
+          (strcmp(event->category, "queue") == 0 &&
+           (strcmp(event->name, "queue_dispatch") == 0 ||
+            strcmp(event->name, "queue_execute") == 0)));
+}
+
+// The union of every compute zone, sorted and merged; |*out_count| long.
+static interval_t* compute_union(const trace_t* trace, size_t* out_count) {
+  interval_t* intervals = NULL;
+  size_t count = 0;
+  for (size_t i = 0; i < trace->event_count; ++i) {
+    const trace_event_t* event = &trace->events[i];
+    if (!is_compute_zone(event) || event->end_ns <= event->ts_ns) continue;
+    intervals = trace_realloc(intervals, (count + 1) * sizeof(*intervals));
+    intervals[count].begin = event->ts_ns;
+    intervals[count].end = event->end_ns;
+    ++count;
+  }
+  if (count) qsort(intervals, count, sizeof(*intervals), compare_intervals);
+  size_t merged = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (merged && intervals[i].begin <= intervals[merged - 1].end) {
+      if (intervals[i].end > intervals[merged - 1].end) {
+        intervals[merged - 1].end = intervals[i].end;
+      }
+    } else {
+      intervals[merged++] = intervals[i];
+    }
+  }
+  *out_count = merged;
+  return intervals;
+}
+
+// Time of [begin, end) covered by |intervals| (sorted, disjoint).
+static int64_t covered(const interval_t* intervals, size_t count,
+                       int64_t begin, int64_t end) {
+  int64_t total = 0;
+  for (size_t i = 0; i < count && intervals[i].begin < end; ++i) {
+    const int64_t b = intervals[i].begin > begin ? intervals[i].begin : begin;
+    const int64_t e = intervals[i].end < end ? intervals[i].end : end;
+    if (e > b) total += e - b;
+  }
+  return total;
+}
+
+typedef struct transfer_kind_t {
+  const char* name;
+  size_t count;
+  uint64_t bytes;
+  int64_t busy_ns;
+  int64_t overlap_ns;
+} transfer_kind_t;
+
+static void print_channels(const trace_t* trace) {
+  transfer_kind_t kinds[16];
+  size_t kind_count = 0;
+  size_t compute_count = 0;
+  interval_t* compute = NULL;
+  bool any = false;
+  for (size_t i = 0; i < trace->event_count; ++i) {
+    const trace_event_t* event = &trace->events[i];
+    if (event->phase != 'X' || strcmp(event->category, "channel") != 0) {
+      continue;
+    }
+    if (!any) {
+      compute = compute_union(trace, &compute_count);
+      any = true;
+    }
+    size_t k = 0;
+    while (k < kind_count && strcmp(kinds[k].name, event->name) != 0) ++k;
+    if (k == kind_count) {
+      if (kind_count == 16) continue;
+      memset(&kinds[k], 0, sizeof(kinds[k]));
+      kinds[k].name = event->name;
+      ++kind_count;
+    }
+    kinds[k].count += 1;
+    kinds[k].bytes += event->has_bytes ? event->bytes : 0;
+    kinds[k].busy_ns += event->end_ns - event->ts_ns;
+    kinds[k].overlap_ns +=
+        covered(compute, compute_count, event->ts_ns, event->end_ns);
+  }
+  if (!any) return;
+  printf(
+      "\nchannel transfers: bytes/s = bytes / time in flight; overlap = the "
+      "part of that time some thread computed (dispatch regions)\n");
+  printf("  %-24s %7s %14s %12s %12s %9s\n", "op", "count", "bytes",
+         "in flight ms", "MB/s", "overlap %");
+  for (size_t k = 0; k < kind_count; ++k) {
+    const transfer_kind_t* kind = &kinds[k];
+    printf("  %-24s %7zu %14" PRIu64 " %12.3f %12.1f %9.1f\n", kind->name,
+           kind->count, kind->bytes, (double)kind->busy_ns / 1e6,
+           kind->busy_ns > 0 ? (double)kind->bytes / 1e6 /
+                                   ((double)kind->busy_ns / 1e9)
+                             : 0.0,
+           kind->busy_ns > 0
+               ? 100.0 * (double)kind->overlap_ns / (double)kind->busy_ns
+               : 0.0);
+  }
+  free(compute);
+}
+
 static int run_summary(const char* path) {
   trace_t trace;
   int code = EXIT_PROBLEM;
@@ -558,6 +679,7 @@ static int run_summary(const char* path) {
     print_threads(&trace);
     print_file_io(&trace);
     print_semaphores(&trace);
+    print_channels(&trace);
     code = 0;
   }
   trace_free(&trace);

@@ -22,6 +22,10 @@ typedef struct trace_event_t {
   uint64_t value;        // args.value
   bool has_id;
   bool has_value;
+  // Transfers (channel ops): args.bytes and args.peer (-1 when absent).
+  uint64_t bytes;
+  int64_t peer;
+  bool has_bytes;
   // Zones (B): the matching E's time and position in the thread (the
   // thread's last time and UINT32_MAX when it never ends); the number of
   // zones open around it. Instants: the number of zones open around them.

@@ -524,6 +524,9 @@ static bool trace_add_event(trace_loader_t* loader, const cJSON* item) {
         event->phase == 's' || event->phase == 't' || event->phase == 'f';
     event->has_id = json_u64(is_flow ? item : args, "id", &event->id);
     event->has_value = json_u64(args, "value", &event->value);
+    event->has_bytes = json_u64(args, "bytes", &event->bytes);
+    uint64_t peer = 0;
+    event->peer = json_u64(args, "peer", &peer) ? (int64_t)peer : -1;
     if (event->phase == 'X') {
       // A zone given whole (a device's time on a track): its end is known.
       const cJSON* dur = cJSON_GetObjectItemCaseSensitive(item, "dur");

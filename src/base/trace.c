@@ -86,6 +86,9 @@ typedef enum weft_trace_phase_e {
   WEFT_TRACE_PHASE_FLOW_END = 'f',
   // A zone given by its start and duration ("X"), on a track.
   WEFT_TRACE_PHASE_COMPLETE = 'X',
+  // Not written itself: the args (|value| bytes, |id| peer + 1) of the
+  // COMPLETE event recorded right after it on the same track.
+  WEFT_TRACE_PHASE_TRANSFER_ARGS = 'a',
 } weft_trace_phase_t;
 
 enum {
@@ -392,6 +395,18 @@ void weft_trace_track_complete_(weft_trace_track_t* track,
                        duration_ns > 0 ? (uint64_t)duration_ns : 0);
 }
 
+void weft_trace_track_transfer_(weft_trace_track_t* track,
+                                const char* category, const char* name,
+                                uint64_t id, weft_time_t start_ns,
+                                weft_duration_t duration_ns, uint64_t bytes,
+                                int32_t peer) {
+  weft_trace_append_to(track, start_ns, WEFT_TRACE_PHASE_TRANSFER_ARGS, 0,
+                       category, name, peer >= 0 ? (uint64_t)peer + 1 : 0,
+                       bytes);
+  weft_trace_track_complete_(track, category, name, id, start_ns,
+                             duration_ns);
+}
+
 uint64_t weft_trace_next_id(void) {
   return weft_atomic_fetch_add(&weft_trace_id_counter, 1,
                                memory_order_relaxed) +
@@ -452,6 +467,7 @@ static void weft_trace_write_time(FILE* file, weft_time_t time_ns,
 }
 
 static void weft_trace_write_event(FILE* file, const weft_trace_event_t* event,
+                                   const weft_trace_event_t* transfer,
                                    int pid, uint32_t tid, weft_time_t start_ns,
                                    bool* first) {
   fputs(*first ? "\n" : ",\n", file);
@@ -486,11 +502,18 @@ static void weft_trace_write_event(FILE* file, const weft_trace_event_t* event,
                  event->phase == WEFT_TRACE_PHASE_FLOW_END;
   bool has_id = event->id != 0 && !is_flow;
   bool has_value = (event->flags & WEFT_TRACE_EVENT_HAS_VALUE) != 0;
-  if (has_id || has_value) {
+  if (has_id || has_value || transfer) {
     fputs(",\"args\":{", file);
     if (has_id) fprintf(file, "\"id\":%" PRIu64, event->id);
     if (has_value) {
       fprintf(file, "%s\"value\":%" PRIu64, has_id ? "," : "", event->value);
+    }
+    if (transfer) {
+      fprintf(file, "%s\"bytes\":%" PRIu64, has_id || has_value ? "," : "",
+              transfer->value);
+      if (transfer->id) {
+        fprintf(file, ",\"peer\":%" PRId64, (int64_t)transfer->id - 1);
+      }
     }
     fputc('}', file);
   }
@@ -520,6 +543,8 @@ static void weft_trace_write_thread(FILE* file,
           pid, (unsigned)snapshot->index, (unsigned)snapshot->index);
   uint32_t depth = 0;
   uint32_t written = 0;
+  weft_trace_event_t transfer;
+  bool has_transfer = false;
   for (uint32_t chunk = 0; written < snapshot->count; ++chunk) {
     const weft_trace_event_t* events = snapshot->thread->chunks[chunk];
     uint32_t in_chunk = weft_trace_chunk_capacity(chunk);
@@ -528,20 +553,30 @@ static void weft_trace_write_thread(FILE* file,
     }
     for (uint32_t i = 0; i < in_chunk; ++i) {
       const weft_trace_event_t* event = &events[i];
+      if (event->phase == WEFT_TRACE_PHASE_TRANSFER_ARGS) {
+        transfer = *event;
+        has_transfer = true;
+        continue;
+      }
       if (event->phase == WEFT_TRACE_PHASE_END) {
         if (depth == 0) continue;
         --depth;
       } else if (event->phase == WEFT_TRACE_PHASE_BEGIN) {
         ++depth;
       }
-      weft_trace_write_event(file, event, pid, snapshot->index, start_ns,
-                             first);
+      weft_trace_write_event(
+          file, event,
+          has_transfer && event->phase == WEFT_TRACE_PHASE_COMPLETE ? &transfer
+                                                                    : NULL,
+          pid, snapshot->index, start_ns, first);
+      has_transfer = false;
     }
     written += in_chunk;
   }
   for (; depth > 0; --depth) {
     weft_trace_event_t end = {.time_ns = now, .phase = WEFT_TRACE_PHASE_END};
-    weft_trace_write_event(file, &end, pid, snapshot->index, start_ns, first);
+    weft_trace_write_event(file, &end, NULL, pid, snapshot->index, start_ns,
+                           first);
   }
 }
 

@@ -39,6 +39,11 @@
 //   "X" zone (the op's name) on a device track: its time on the device
 //                      (a GPU's, measured by events), where the driver can
 //                      tell it
+//   "X" zone (category "channel", the op's name) on the channel's track
+//                      ("channel 'world' rank 0"): a channel op from its
+//                      start (waits reached, data mapped) to its end, with
+//                      args "bytes" and "peer" (the peer or root; none for
+//                      collectives)
 // Phases: wait = ready - submit, queue = zone begin - ready, execute = the
 // zone's length (to "signal" for async work), signal = signal - zone end.
 //
@@ -65,6 +70,7 @@
 #define WEFT_TRACE_CATEGORY_FILE "file"      // file I/O
 #define WEFT_TRACE_CATEGORY_SEMAPHORE "semaphore"
 #define WEFT_TRACE_CATEGORY_HOST "host"      // host calls, host waits
+#define WEFT_TRACE_CATEGORY_CHANNEL "channel"  // channel transfers
 
 typedef enum weft_trace_flow_phase_e {
   WEFT_TRACE_FLOW_START = 0,  // "s": the op's first zone (submit)
@@ -108,6 +114,14 @@ void weft_trace_track_complete_(weft_trace_track_t* track,
                                 const char* category, const char* name,
                                 uint64_t id, weft_time_t start_ns,
                                 weft_duration_t duration_ns);
+
+// As weft_trace_track_complete_, for a transfer: the zone's args also
+// carry "bytes" and, when |peer| >= 0, "peer" (a channel op).
+void weft_trace_track_transfer_(weft_trace_track_t* track,
+                                const char* category, const char* name,
+                                uint64_t id, weft_time_t start_ns,
+                                weft_duration_t duration_ns, uint64_t bytes,
+                                int32_t peer);
 
 // The recording functions behind the macros (call only when enabled).
 void weft_trace_begin_(const char* category, const char* name, uint64_t id,

@@ -161,6 +161,9 @@ weft_status_t weft_channel_initialize(const weft_channel_backend_vtable_t* vtabl
 
 void weft_channel_deinitialize(weft_channel_t* channel) {
   weft_diagnostics_unregister_source(&channel->diagnostics);
+  for (uint32_t i = 0; i < channel->trace_lane_count; ++i) {
+    weft_trace_track_release(channel->trace_lanes[i]);
+  }
   pthread_cond_destroy(&channel->idle);
   pthread_mutex_destroy(&channel->mutex);
   weft_allocator_free(channel->allocator, channel->name);
@@ -238,6 +241,37 @@ static void weft_channel_op_free(weft_channel_op_t* op) {
   pthread_mutex_unlock(&channel->mutex);
 }
 
+// The lane |op| (ending now) is shown on: the first whose last op ended
+// before |op| started, else a new one, else the one free soonest. Called
+// under channel->mutex.
+static weft_trace_track_t* weft_channel_trace_lane(weft_channel_t* channel,
+                                                   const weft_channel_op_t* op) {
+  uint32_t lane = 0;
+  while (lane < channel->trace_lane_count &&
+         channel->trace_lane_end[lane] > op->start_time) {
+    ++lane;
+  }
+  if (lane == channel->trace_lane_count) {
+    if (lane < WEFT_CHANNEL_TRACE_LANES) {
+      char name[96];
+      snprintf(name, sizeof(name), lane ? "channel '%s' rank %d (%u)"
+                                        : "channel '%s' rank %d",
+               channel->name, channel->rank, lane + 1);
+      channel->trace_lanes[lane] = weft_trace_track_create(name);
+      ++channel->trace_lane_count;
+    } else {
+      lane = 0;
+      for (uint32_t i = 1; i < WEFT_CHANNEL_TRACE_LANES; ++i) {
+        if (channel->trace_lane_end[i] < channel->trace_lane_end[lane]) {
+          lane = i;
+        }
+      }
+    }
+  }
+  channel->trace_lane_end[lane] = weft_time_now();
+  return channel->trace_lanes[lane];
+}
+
 void weft_channel_op_end(weft_channel_op_t* op, weft_status_t status) {
   weft_channel_t* channel = op->channel;
   if (weft_status_is_ok(status) && op->converted && op->target_length) {
@@ -253,8 +287,22 @@ void weft_channel_op_end(weft_channel_op_t* op, weft_status_t status) {
     weft_channel_op_free(op);
     return;
   }
+  const weft_time_t end_time = weft_time_now();
   if (op->listed) {
     pthread_mutex_lock(&channel->mutex);
+    if (op->trace_id && weft_trace_is_enabled()) {
+      weft_trace_track_t* lane = weft_channel_trace_lane(channel, op);
+      const bool has_peer = op->kind == WEFT_CHANNEL_OP_SEND ||
+                            op->kind == WEFT_CHANNEL_OP_RECV ||
+                            op->kind == WEFT_CHANNEL_OP_BROADCAST;
+      weft_trace_track_transfer_(
+          lane, WEFT_TRACE_CATEGORY_CHANNEL,
+          weft_channel_op_kind_name(op->kind), op->trace_id, op->start_time,
+          end_time - op->start_time,
+          op->source_length > op->target_length ? op->source_length
+                                                : op->target_length,
+          has_peer ? op->peer : -1);
+    }
     if (op->prev) {
       op->prev->next = op->next;
     } else {
@@ -378,6 +426,7 @@ static weft_status_t weft_channel_op_host_call(
   }
   weft_channel_t* channel = op->channel;
   op->start_time = weft_time_now();
+  if (weft_trace_is_enabled()) op->trace_id = weft_trace_next_id();
   pthread_mutex_lock(&channel->mutex);
   op->prev = NULL;
   op->next = channel->in_flight;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "base/atomics.h"
+#include "base/trace.h"
 #include "hal/diagnostics.h"
 #include "weft/channel.h"
 #include "weft/fence.h"
@@ -36,6 +37,9 @@ const char* weft_channel_op_kind_name(weft_channel_op_kind_t kind);
 bool weft_channel_op_kind_is_collective(weft_channel_op_kind_t kind);
 
 typedef struct weft_channel_t weft_channel_t;
+
+// Trace lanes a channel makes at most (ops in flight at once, as shown).
+#define WEFT_CHANNEL_TRACE_LANES 16
 
 // One op, from submit to its end. The backend reads the fields marked
 // "set" and owns |backend| while the op is in its hands.
@@ -127,6 +131,13 @@ struct weft_channel_t {
   pthread_cond_t idle;
   // Lists the in-flight ops under their devices in hang reports.
   weft_diagnostics_source_t diagnostics;
+  // The channel's lanes in a trace, written under |mutex| (ops end on any
+  // thread, one at a time here). An op goes on the first lane whose last
+  // op ended before it started, so a lane's zones never overlap nor go
+  // back in time; made as needed, up to WEFT_CHANNEL_TRACE_LANES.
+  weft_trace_track_t* trace_lanes[WEFT_CHANNEL_TRACE_LANES];
+  weft_time_t trace_lane_end[WEFT_CHANNEL_TRACE_LANES];
+  uint32_t trace_lane_count;
 };
 
 // Initialises the neutral part (copies |name|); the backend fills in the

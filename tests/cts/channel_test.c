@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cts.h"
 
@@ -434,6 +435,54 @@ static void bad_arguments_are_refused_before_anything_runs(void** state) {
   weft_channel_release(channel);
 }
 
+// Channel ops are zones of the channel's lane, with their bytes and peer.
+static void ops_are_traced_with_bytes_and_peer(void** state) {
+  weft_cts_t* cts = *state;
+  char path[] = "/tmp/weft_cts_channel_trace_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  WEFT_ASSERT_OK(weft_trace_start(path));
+  weft_channel_t* channel = make_channel(cts);
+  weft_buffer_t* a = weft_cts_allocate_buffer(cts, 96);
+  weft_buffer_t* b = weft_cts_allocate_buffer(cts, 96);
+  weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
+  uint64_t one = 1, two = 2;
+  WEFT_ASSERT_OK(weft_channel_queue_recv(
+      channel, cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&done, &one), whole(b, 96), 0, 6));
+  WEFT_ASSERT_OK(weft_channel_queue_send(
+      channel, cts->device, ANY, weft_semaphore_list_empty(),
+      weft_semaphore_list_empty(), whole(a, 96), 0, 6));
+  WEFT_ASSERT_OK(weft_channel_queue_allreduce(
+      channel, cts->device, ANY, weft_cts_list1(&done, &one),
+      weft_cts_list1(&done, &two), whole(a, 96), whole(b, 96),
+      WEFT_ELEMENT_TYPE_F32, WEFT_REDUCTION_SUM));
+  WEFT_ASSERT_OK(weft_cts_wait(done, 2));
+  weft_semaphore_release(done);
+  weft_buffer_release(a);
+  weft_buffer_release(b);
+  weft_channel_release(channel);
+  WEFT_ASSERT_OK(weft_trace_stop());
+  FILE* file = fopen(path, "r");
+  assert_non_null(file);
+  static char text[1 << 20];
+  size_t length = fread(text, 1, sizeof(text) - 1, file);
+  text[length] = '\0';
+  fclose(file);
+  unlink(path);
+  assert_non_null(strstr(text, "\"name\":\"channel 'self' rank 0\""));
+  const char* recv = strstr(text, "\"cat\":\"channel\",\"name\":\"channel_recv\"");
+  assert_non_null(recv);
+  assert_non_null(strstr(recv, "\"bytes\":96,\"peer\":0}"));
+  const char* reduce =
+      strstr(text, "\"cat\":\"channel\",\"name\":\"channel_allreduce\"");
+  assert_non_null(reduce);
+  const char* args = strstr(reduce, "\"args\":{");
+  assert_non_null(args);
+  assert_non_null(strstr(args, "\"bytes\":96}"));
+}
+
 static void split_gives_a_channel_or_none(void** state) {
   weft_cts_t* cts = *state;
   weft_channel_t* channel = make_channel(cts);
@@ -458,6 +507,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(a_send_that_never_started_fails_its_recv),
       WEFT_CTS_CASE(unmappable_memory_is_staged),
       WEFT_CTS_CASE(bad_arguments_are_refused_before_anything_runs),
+      WEFT_CTS_CASE(ops_are_traced_with_bytes_and_peer),
       WEFT_CTS_CASE(split_gives_a_channel_or_none),
   };
   return weft_cts_run("channel", tests, WEFT_CTS_COUNT(tests), argc, argv);
