@@ -452,51 +452,6 @@ bool weft_semaphore_cancel_timepoint(weft_semaphore_t* semaphore,
 // Host waits
 //===----------------------------------------------------------------------===//
 
-// A single-semaphore host wait until |deadline|, without the watchdog.
-static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
-                                               uint64_t value,
-                                               weft_time_t deadline) {
-  // The deadline is fixed once, so spurious wakes never extend the wait.
-  const weft_wait_policy_t policy = semaphore->wait_policy;
-  weft_status_t status = WEFT_OK;
-  bool done = false;
-  while (!done) {
-    if (weft_semaphore_has_failed(semaphore)) {
-      status = weft_semaphore_wait_failure(semaphore, value);
-      break;
-    }
-    if (weft_semaphore_load_value(semaphore) >= value) break;
-    if (deadline == WEFT_TIME_INFINITE_PAST || weft_time_now() >= deadline) {
-      done = true;
-      continue;
-    }
-    weft_wait_token_t token =
-        weft_notification_prepare_wait(&semaphore->notification);
-    if (weft_semaphore_has_failed(semaphore) ||
-        weft_semaphore_load_value(semaphore) >= value) {
-      weft_notification_cancel_wait(&semaphore->notification);
-      continue;  // the loop head returns the result
-    }
-    if (!weft_notification_commit_wait(&semaphore->notification, token, policy,
-                                       deadline)) {
-      // Timed out; the loop head checks one last time then gives up.
-      if (!weft_semaphore_has_failed(semaphore) &&
-          weft_semaphore_load_value(semaphore) < value) {
-        done = true;
-      }
-    }
-  }
-  if (done) {
-    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-    weft_semaphore_label(semaphore, label, sizeof(label));
-    status = WEFT_STATUS(DEADLINE_EXCEEDED,
-                         "semaphore %s: wait for %" PRIu64
-                         " timed out at %" PRIu64,
-                         label, value, weft_semaphore_load_value(semaphore));
-  }
-  return status;
-}
-
 // A blocking wait on several semaphores: a wait set (wait_set.h) whose ready
 // function wakes the waiting thread. Lives on the waiting thread's stack.
 typedef struct weft_list_waiter_t {
@@ -563,6 +518,11 @@ static weft_status_t weft_semaphore_list_timed_out(weft_wait_mode_t mode,
   }
   char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
   weft_semaphore_label(list.semaphores[index], label, sizeof(label));
+  if (list.count == 1) {
+    return WEFT_STATUS(DEADLINE_EXCEEDED,
+                       "semaphore %s: wait for %" PRIu64 " timed out at %" PRIu64,
+                       label, list.values[0], current_value);
+  }
   return WEFT_STATUS(DEADLINE_EXCEEDED,
                      "semaphore list wait (%s of %" PRIu32
                      ") timed out: semaphore %s is at %" PRIu64
@@ -578,6 +538,7 @@ static weft_status_t weft_semaphore_list_timed_out(weft_wait_mode_t mode,
 static weft_status_t weft_semaphore_list_wait_slow(weft_wait_mode_t mode,
                                                    weft_semaphore_list_t list,
                                                    weft_time_t deadline,
+                                                   bool spin,
                                                    weft_wait_set_t* set) {
   weft_list_waiter_t waiter;
   weft_notification_initialize(&waiter.notification);
@@ -587,7 +548,8 @@ static weft_status_t weft_semaphore_list_wait_slow(weft_wait_mode_t mode,
   weft_wait_set_start(set, mode, list, deadline, weft_list_waiter_ready,
                       &waiter);
   // Every semaphore of a process has the same policy: take the first's.
-  const weft_wait_policy_t policy = list.semaphores[0]->wait_policy;
+  weft_wait_policy_t policy = list.semaphores[0]->wait_policy;
+  if (!spin) policy.spin_ns = 0;
   while (!weft_list_waiter_is_ready(&waiter)) {
     weft_wait_token_t token =
         weft_notification_prepare_wait(&waiter.notification);
@@ -616,6 +578,58 @@ static weft_status_t weft_semaphore_list_wait_slow(weft_wait_mode_t mode,
   return status;
 }
 
+// A single-semaphore host wait until |deadline|, without the watchdog.
+// Spins on the semaphore's shared notification, which every signal bumps,
+// then sleeps on a waiter of its own that a timepoint at |value| wakes: a
+// thread waiting for the end of a long chain is not woken (a futex wake for
+// the signaller, a context switch for it) by every step of the chain.
+static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
+                                               uint64_t value,
+                                               weft_time_t deadline) {
+  const weft_wait_policy_t policy = semaphore->wait_policy;
+  weft_time_t spin_end = WEFT_TIME_INFINITE_PAST;
+  if (policy.spin_ns > 0 && deadline != WEFT_TIME_INFINITE_PAST) {
+    spin_end = weft_time_now() + policy.spin_ns;
+    if (spin_end > deadline) spin_end = deadline;
+  }
+  for (;;) {
+    if (weft_semaphore_has_failed(semaphore)) {
+      return weft_semaphore_wait_failure(semaphore, value);
+    }
+    if (weft_semaphore_load_value(semaphore) >= value) return WEFT_OK;
+    if (spin_end == WEFT_TIME_INFINITE_PAST || weft_time_now() >= spin_end) {
+      break;
+    }
+    weft_wait_token_t token =
+        weft_notification_prepare_wait(&semaphore->notification);
+    if (weft_semaphore_has_failed(semaphore) ||
+        weft_semaphore_load_value(semaphore) >= value) {
+      weft_notification_cancel_wait(&semaphore->notification);
+      continue;  // the loop head returns the result
+    }
+    // Spins (up to the policy's budget, bounded by |spin_end|); a sleep it
+    // falls into ends at |spin_end|.
+    weft_notification_commit_wait(&semaphore->notification, token, policy,
+                                   spin_end);
+  }
+  if (deadline == WEFT_TIME_INFINITE_PAST || weft_time_now() >= deadline) {
+    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+    weft_semaphore_label(semaphore, label, sizeof(label));
+    return WEFT_STATUS(DEADLINE_EXCEEDED,
+                       "semaphore %s: wait for %" PRIu64 " timed out at %" PRIu64,
+                       label, value, weft_semaphore_load_value(semaphore));
+  }
+  weft_semaphore_t* semaphores[1] = {semaphore};
+  uint64_t values[1] = {value};
+  const weft_semaphore_list_t list = {1, semaphores, values};
+  union {
+    weft_wait_set_t set;
+    uint8_t bytes[sizeof(weft_wait_set_t) + sizeof(weft_wait_set_entry_t)];
+  } storage;
+  return weft_semaphore_list_wait_slow(WEFT_WAIT_MODE_ALL, list, deadline,
+                                       /*spin=*/false, &storage.set);
+}
+
 // A list host wait until |deadline|, without the watchdog.
 static weft_status_t weft_semaphore_list_wait_until(weft_wait_mode_t mode,
                                                     weft_semaphore_list_t list,
@@ -638,15 +652,16 @@ static weft_status_t weft_semaphore_list_wait_until(weft_wait_mode_t mode,
                         WEFT_SEMAPHORE_LIST_WAIT_INLINE_COUNT *
                             sizeof(weft_wait_set_entry_t)];
         } storage;
-        status =
-            weft_semaphore_list_wait_slow(mode, list, deadline, &storage.set);
+        status = weft_semaphore_list_wait_slow(mode, list, deadline,
+                                               /*spin=*/true, &storage.set);
       } else {
         weft_allocator_t allocator = list.semaphores[0]->allocator;
         weft_wait_set_t* set = NULL;
         status = weft_allocator_malloc(
             allocator, weft_wait_set_storage_size(list.count), (void**)&set);
         if (weft_status_is_ok(status)) {
-          status = weft_semaphore_list_wait_slow(mode, list, deadline, set);
+          status = weft_semaphore_list_wait_slow(mode, list, deadline,
+                                                 /*spin=*/true, set);
           weft_allocator_free(allocator, set);
         }
       }
