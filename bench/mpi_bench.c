@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
   for (int s = 0; s < size_count; ++s) {
     const uint64_t bytes = sizes[s];
     const int elements = (int)(bytes / 4);
-    int count = (int)((64ull << 20) / bytes);
+    int count = (int)((256ull << 20) / bytes);
     if (count < 2) count = 2;
     if (count > 2000) count = 2000;
     double mpi[MAX_REPS], nb[MAX_REPS], sync[MAX_REPS], task[MAX_REPS],

@@ -383,6 +383,34 @@ static void chained_with_compute(context_t* c) {
   weft_buffer_release(output);
 }
 
+// A large allreduce goes in pieces (an uneven split here): every element
+// still reduced once.
+static void a_large_allreduce_in_pieces(context_t* c) {
+  const uint64_t count = (6ull << 20) / 4 + 3;
+  weft_buffer_t* buffer = make_buffer(c, count * 4);
+  int32_t* data = malloc(count * 4);
+  CHECK(data != NULL);
+  for (uint64_t i = 0; i < count; ++i) data[i] = (int32_t)(i % 1000) + c->rank;
+  CHECK_OK(weft_buffer_map_write(buffer, 0, data, count * 4));
+  weft_semaphore_t* done = make_semaphore();
+  uint64_t one = 1;
+  CHECK_OK(weft_channel_queue_allreduce(
+      c->channel, c->device, ANY, weft_semaphore_list_empty(),
+      list1(&done, &one), whole(buffer), whole(buffer), WEFT_ELEMENT_TYPE_I32,
+      WEFT_REDUCTION_SUM));
+  CHECK_OK(wait_for(done, 1));
+  CHECK_OK(weft_buffer_map_read(buffer, 0, data, count * 4));
+  const int rank_sum = c->size * (c->size - 1) / 2;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (data[i] != (int32_t)(i % 1000) * c->size + rank_sum) {
+      fail_at(__LINE__, "element %" PRIu64 " is %d", i, data[i]);
+    }
+  }
+  free(data);
+  weft_semaphore_release(done);
+  weft_buffer_release(buffer);
+}
+
 // 32 allreduces submitted at once over the device's queues, then waited.
 static void many_in_flight_on_several_queues(context_t* c) {
   enum { kOps = 32, kCount = 1024 };
@@ -640,6 +668,7 @@ int main(int argc, char** argv) {
       {"data_movement_matches_the_host", data_movement_matches_the_host},
       {"chained_with_compute", chained_with_compute},
       {"many_in_flight_on_several_queues", many_in_flight_on_several_queues},
+      {"a_large_allreduce_in_pieces", a_large_allreduce_in_pieces},
       {"a_failure_on_one_rank_fails_every_rank",
        a_failure_on_one_rank_fails_every_rank},
       {"mismatched_sizes_fail_on_every_rank",
