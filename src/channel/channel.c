@@ -274,18 +274,19 @@ static weft_trace_track_t* weft_channel_trace_lane(weft_channel_t* channel,
 
 void weft_channel_op_end(weft_channel_op_t* op, weft_status_t status) {
   weft_channel_t* channel = op->channel;
-  if (weft_status_is_ok(status) && op->converted && op->target_length) {
-    weft_element_f32_to_half(op->user_element_type, (const float*)op->recv_data,
-                             op->in_place ? op->source_mapping.contents
-                                          : op->target_mapping.contents,
-                             op->target_length / 2);
-  }
   if (op->poisoned) {
     // Its signals were failed by the queue; the transfer only kept the
     // ranks in step.
     weft_status_ignore(status);
     weft_channel_op_free(op);
     return;
+  }
+  if (weft_status_is_ok(status) &&
+      weft_element_type_is_half(op->user_element_type) && op->target_length) {
+    weft_element_f32_to_half(op->user_element_type, (const float*)op->recv_data,
+                             op->in_place ? op->source_mapping.contents
+                                          : op->target_mapping.contents,
+                             op->target_length / 2);
   }
   const weft_time_t end_time = weft_time_now();
   if (op->listed) {
@@ -364,6 +365,7 @@ static weft_status_t weft_channel_op_prepare(weft_channel_op_t* op) {
     op->recv_data = op->in_place ? converted : converted + source_count;
     op->send_bytes = source_count * 4;
     op->recv_bytes = (op->in_place ? source_count : target_count) * 4;
+    op->widened = true;
   } else {
     op->send_data = source;
     op->recv_data = target;
@@ -379,11 +381,19 @@ static weft_status_t weft_channel_op_poison(weft_channel_op_t* op) {
     op->send_bytes = 0;
     return WEFT_OK;
   }
-  const bool half = weft_element_type_is_half(op->user_element_type);
-  const uint64_t send = op->kind == WEFT_CHANNEL_OP_RECV
-                            ? 0
-                            : (half ? op->send_bytes * 2 : op->send_bytes);
-  const uint64_t recv = half ? op->recv_bytes * 2 : op->recv_bytes;
+  // What a failed prepare left behind goes first.
+  weft_buffer_unmap_range(&op->source_mapping);
+  weft_buffer_unmap_range(&op->target_mapping);
+  weft_allocator_free(op->channel->allocator, op->converted);
+  op->converted = NULL;
+  // Half data travels as f32: twice its bytes (unless prepare widened
+  // the counts already).
+  const uint64_t widen =
+      weft_element_type_is_half(op->user_element_type) && !op->widened ? 2 : 1;
+  op->widened = true;
+  const uint64_t send =
+      op->kind == WEFT_CHANNEL_OP_RECV ? 0 : op->send_bytes * widen;
+  const uint64_t recv = op->recv_bytes * widen;
   op->send_bytes = send;
   op->recv_bytes = recv;
   if (send + recv == 0) return WEFT_OK;
@@ -396,21 +406,30 @@ static weft_status_t weft_channel_op_poison(weft_channel_op_t* op) {
   return WEFT_OK;
 }
 
+// For an op that failed before it started: it still takes part where
+// another rank (or a send's recv) would wait for it, else it is freed.
+static void weft_channel_op_take_part_or_free(weft_channel_op_t* op) {
+  const bool alone = op->channel->size == 1 &&
+                     weft_channel_op_kind_is_collective(op->kind);
+  weft_status_t status = alone ? WEFT_OK : weft_channel_op_poison(op);
+  if (alone || !weft_status_is_ok(status)) {
+    // Out of memory for its scratch: the others are left waiting for it
+    // (their reports show the op in flight).
+    weft_status_free(status);
+    weft_channel_op_free(op);
+  } else {
+    op->channel->vtable->start(op->channel, op);
+  }
+}
+
 static weft_status_t weft_channel_op_host_call(
     void* user_data, const uint64_t args[4],
     const weft_host_call_context_t* context) {
   (void)args;
   weft_channel_op_t* op = (weft_channel_op_t*)user_data;
   if (!weft_status_is_ok(context->not_run_status)) {
-    // Never started: the queue fails the signals. The op still takes part
-    // where another rank (or a send's recv) would wait for it.
-    const bool alone = op->channel->size == 1 &&
-                       weft_channel_op_kind_is_collective(op->kind);
-    if (alone || !weft_status_is_ok(weft_channel_op_poison(op))) {
-      weft_channel_op_free(op);
-    } else {
-      op->channel->vtable->start(op->channel, op);
-    }
+    // Never started: the queue fails the signals.
+    weft_channel_op_take_part_or_free(op);
     return WEFT_OK;
   }
   weft_status_t status = weft_channel_op_prepare(op);
@@ -419,10 +438,13 @@ static weft_status_t weft_channel_op_host_call(
                                          op->channel->allocator, &op->fence);
   }
   if (!weft_status_is_ok(status)) {
+    // The queue fails the signals with this; the op still takes part, as
+    // one that never started does.
     char label[256];
     weft_channel_op_label(op, label, sizeof(label));
-    weft_channel_op_free(op);
-    return weft_status_annotate(status, "in %s", label);
+    status = weft_status_annotate(status, "in %s", label);
+    weft_channel_op_take_part_or_free(op);
+    return status;
   }
   weft_channel_t* channel = op->channel;
   op->start_time = weft_time_now();

@@ -78,6 +78,8 @@ typedef struct weft_channel_op_t {
 
   // --- channel.c's own.
   weft_element_type_t user_element_type;
+  // send_bytes and recv_bytes count f32 copies of half data already.
+  bool widened;
   weft_buffer_t* source;  // retained; the staging buffer when staged
   uint64_t source_offset;
   uint64_t source_length;

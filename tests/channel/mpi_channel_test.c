@@ -501,6 +501,42 @@ static void a_failure_on_one_rank_fails_every_rank(context_t* c) {
   weft_buffer_release(buffer);
 }
 
+// Without the agreement, a rank whose op failed upstream contributes
+// zeros: the others succeed with their own sum, it fails with its error.
+static void without_agreement_a_failed_rank_contributes_zeros(context_t* c) {
+  weft_channel_t* unchecked = NULL;
+  CHECK_OK(weft_mpi_channel_create(MPI_COMM_WORLD, "unchecked",
+                                   WEFT_CHANNEL_FLAG_NONE,
+                                   weft_allocator_system(), &unchecked));
+  weft_buffer_t* buffer = make_buffer(c, 16);
+  const float mine[4] = {1.0f, 2.0f, 3.0f, (float)c->rank};
+  CHECK_OK(weft_buffer_map_write(buffer, 0, mine, sizeof(mine)));
+  weft_semaphore_t* upstream = make_semaphore();
+  weft_semaphore_t* done = make_semaphore();
+  uint64_t one = 1;
+  CHECK_OK(weft_channel_queue_allreduce(
+      unchecked, c->device, ANY,
+      c->rank == 0 ? list1(&upstream, &one) : weft_semaphore_list_empty(),
+      list1(&done, &one), whole(buffer), whole(buffer), WEFT_ELEMENT_TYPE_F32,
+      WEFT_REDUCTION_SUM));
+  if (c->rank == 0) {
+    weft_semaphore_fail(upstream, WEFT_STATUS(DATA_LOSS, "no input on rank 0"));
+    CHECK_STATUS(wait_for(done, 1), DATA_LOSS, "no input on rank 0", NULL);
+  } else {
+    CHECK_OK(wait_for(done, 1));
+    float out[4];
+    CHECK_OK(weft_buffer_map_read(buffer, 0, out, sizeof(out)));
+    float rank_sum = 0;
+    for (int r = 1; r < c->size; ++r) rank_sum += (float)r;
+    CHECK(out[0] == (float)(c->size - 1) && out[1] == 2.0f * (c->size - 1) &&
+          out[3] == rank_sum);
+  }
+  weft_semaphore_release(upstream);
+  weft_semaphore_release(done);
+  weft_buffer_release(buffer);
+  weft_channel_release(unchecked);
+}
+
 static void mismatched_sizes_fail_on_every_rank(context_t* c) {
   weft_buffer_t* buffer = make_buffer(c, 64);
   weft_semaphore_t* done = make_semaphore();
@@ -671,6 +707,8 @@ int main(int argc, char** argv) {
       {"a_large_allreduce_in_pieces", a_large_allreduce_in_pieces},
       {"a_failure_on_one_rank_fails_every_rank",
        a_failure_on_one_rank_fails_every_rank},
+      {"without_agreement_a_failed_rank_contributes_zeros",
+       without_agreement_a_failed_rank_contributes_zeros},
       {"mismatched_sizes_fail_on_every_rank",
        mismatched_sizes_fail_on_every_rank},
       {"bad_arguments_never_reach_mpi", bad_arguments_never_reach_mpi},
