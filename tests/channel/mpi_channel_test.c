@@ -537,6 +537,31 @@ static void without_agreement_a_failed_rank_contributes_zeros(context_t* c) {
   weft_channel_release(unchecked);
 }
 
+// MPI's own errors come back named: a message longer than the recv's
+// range is MPI_ERR_TRUNCATE on the receiving rank.
+static void an_mpi_error_names_the_call_and_peer(context_t* c) {
+  if (c->rank > 1) return;
+  weft_buffer_t* buffer = make_buffer(c, 64);
+  weft_semaphore_t* done = make_semaphore();
+  uint64_t one = 1;
+  if (c->rank == 0) {
+    CHECK_OK(weft_channel_queue_recv(
+        c->channel, c->device, ANY, weft_semaphore_list_empty(),
+        list1(&done, &one), weft_make_buffer_ref(buffer, 0, 16), 1, 12));
+    CHECK_STATUS(wait_for(done, 1), OUT_OF_RANGE,
+                 "MPI_Irecv failed in recv from rank 1 (tag 12) on channel "
+                 "'world' (rank 0 of ",
+                 "MPI_ERR_TRUNCATE");
+  } else {
+    CHECK_OK(weft_channel_queue_send(c->channel, c->device, ANY,
+                                     weft_semaphore_list_empty(),
+                                     list1(&done, &one), whole(buffer), 0, 12));
+    CHECK_OK(wait_for(done, 1));
+  }
+  weft_semaphore_release(done);
+  weft_buffer_release(buffer);
+}
+
 static void mismatched_sizes_fail_on_every_rank(context_t* c) {
   weft_buffer_t* buffer = make_buffer(c, 64);
   weft_semaphore_t* done = make_semaphore();
@@ -709,6 +734,8 @@ int main(int argc, char** argv) {
        a_failure_on_one_rank_fails_every_rank},
       {"without_agreement_a_failed_rank_contributes_zeros",
        without_agreement_a_failed_rank_contributes_zeros},
+      {"an_mpi_error_names_the_call_and_peer",
+       an_mpi_error_names_the_call_and_peer},
       {"mismatched_sizes_fail_on_every_rank",
        mismatched_sizes_fail_on_every_rank},
       {"bad_arguments_never_reach_mpi", bad_arguments_never_reach_mpi},
