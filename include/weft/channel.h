@@ -29,6 +29,10 @@
 //     agree on their size across ranks first (one small extra collective):
 //     a mismatch fails the op on every rank with INVALID_ARGUMENT naming
 //     both sizes instead of corrupting memory or hanging;
+//   - an op that fails before it starts on one rank (a failed wait) does
+//     not leave the others waiting: with the agreement, the collective
+//     fails on every rank (ABORTED, naming the rank); without it, that
+//     rank contributes zeros; a send that never started fails its recv;
 //   - a recv receives exactly its range: a message of another size fails
 //     it;
 //   - an op in flight is listed by weft_device_dump_pending under its

@@ -3,9 +3,10 @@
 // Three duplicates of the application's communicator, so no two streams
 // of collectives can interleave differently on two ranks:
 //   data     the transfers, started by the engine in submission order;
-//   check    the size agreement of WEFT_CHANNEL_FLAG_CHECK_SIZES (one
-//            MPI_Iallreduce of (size, -size) with MAX per collective),
-//            also in submission order;
+//   check    the agreement of WEFT_CHANNEL_FLAG_CHECK_SIZES (one
+//            MPI_Iallreduce with MAX per collective of (size, -size, the
+//            rank + 1 whose op failed before it started)), also in
+//            submission order;
 //   control  weft_channel_split, called by the application's thread.
 //
 // The engine is one thread per channel. Ops arrive from host calls (their
@@ -21,10 +22,10 @@
 // until an op arrives.
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 
 #include "channel/channel_impl.h"
 #include "weft/mpi.h"
@@ -214,8 +215,7 @@ static void weft_mpi_end(weft_mpi_channel_t* channel, weft_mpi_op_t* mpi_op,
 static void weft_mpi_start_check(weft_mpi_channel_t* channel,
                                  weft_mpi_op_t* mpi_op) {
   weft_channel_op_t* op = mpi_op->op;
-  if (!(channel->base.flags & WEFT_CHANNEL_FLAG_CHECK_SIZES) ||
-      op->kind == WEFT_CHANNEL_OP_BARRIER) {
+  if (!(channel->base.flags & WEFT_CHANNEL_FLAG_CHECK_SIZES)) {
     mpi_op->phase = WEFT_MPI_PHASE_CHECKED;
     return;
   }
@@ -394,9 +394,8 @@ static void weft_mpi_advance_collectives(weft_mpi_channel_t* channel) {
       head->next = NULL;
       ++channel->next_data_sequence;
       weft_channel_op_t* op = head->op;
-      const bool checked = (channel->base.flags &
-                            WEFT_CHANNEL_FLAG_CHECK_SIZES) &&
-                           op->kind != WEFT_CHANNEL_OP_BARRIER;
+      const bool checked =
+          (channel->base.flags & WEFT_CHANNEL_FLAG_CHECK_SIZES) != 0;
       if (checked && head->check_error != MPI_SUCCESS) {
         weft_mpi_end(channel, head,
                      weft_mpi_op_error(op, "MPI_Iallreduce (size check)",
