@@ -469,20 +469,20 @@ static void a_failure_on_one_rank_fails_every_rank(context_t* c) {
                  "rank 0's op failed before it started", "allreduce on channel 'world'");
   }
   // A barrier too: it does not let the other ranks through.
-  weft_semaphore_t* gate = make_semaphore();
+  weft_semaphore_t* barrier_gate = make_semaphore();
   weft_semaphore_t* passed = make_semaphore();
   CHECK_OK(weft_channel_queue_barrier(
       c->channel, c->device, ANY,
-      c->rank == 0 ? list1(&gate, &one) : weft_semaphore_list_empty(),
+      c->rank == 0 ? list1(&barrier_gate, &one) : weft_semaphore_list_empty(),
       list1(&passed, &one)));
   if (c->rank == 0) {
-    weft_semaphore_fail(gate, WEFT_STATUS(CANCELLED, "rank 0 gave up"));
+    weft_semaphore_fail(barrier_gate, WEFT_STATUS(CANCELLED, "rank 0 gave up"));
     CHECK_STATUS(wait_for(passed, 1), CANCELLED, "rank 0 gave up", NULL);
   } else {
     CHECK_STATUS(wait_for(passed, 1), ABORTED,
                  "rank 0's op failed before it started", "barrier on channel");
   }
-  weft_semaphore_release(gate);
+  weft_semaphore_release(barrier_gate);
   weft_semaphore_release(passed);
   // In step: the next collective works everywhere.
   weft_semaphore_t* next = make_semaphore();
