@@ -18,6 +18,12 @@ install(TARGETS weft weft_static
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# libweft_mpi (channels over MPI) where it was built: weft::weft_mpi, whose
+# users find MPI through the package (weftConfig.cmake).
+if(TARGET weft_mpi)
+  install(TARGETS weft_mpi EXPORT weftTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/weft
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
@@ -91,6 +97,9 @@ install(FILES ${PROJECT_BINARY_DIR}/weft.pc
 # README's install step works straight after the quick start.
 add_custom_target(weft_installable)
 add_dependencies(weft_installable weft weft_static)
+if(TARGET weft_mpi)
+  add_dependencies(weft_installable weft_mpi)
+endif()
 foreach(tool weft-info weft-asm weft-run weft-trace)
   if(TARGET ${tool})
     add_dependencies(weft_installable ${tool})

@@ -1,7 +1,8 @@
 # Run by ctest as install.consumer (cmake -P): installs weft into a private
 # prefix (one the dynamic loader does not search, like /opt/weft), then
 # builds and runs tests/install/consumer against it:
-#   2. find_package(weft): weft::weft and weft::weft_static;
+#   2. find_package(weft): weft::weft and weft::weft_static (and
+#      weft::weft_mpi where weft was built with MPI);
 #   3. pkg-config weft: without an rpath the binary does not start
 #      (libweft.so.0 not found), with LD_LIBRARY_PATH or the README's
 #      -Wl,-rpath,$(pkg-config --variable=libdir weft) it runs;
@@ -62,6 +63,18 @@ run_step("configure consumer" ${CMAKE_COMMAND}
 run_step("build consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run_step("run consumer (weft::weft)" "${WORK_DIR}/build/consumer_shared")
 run_step("run consumer (weft::weft_static)" "${WORK_DIR}/build/consumer_static")
+if(EXISTS "${WORK_DIR}/build/consumer_mpi")
+  # A singleton MPI job; Open MPI refuses root without these.
+  set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
+  set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
+  set(ENV{OMPI_MCA_btl} "self,vader")
+  # Under a sanitizer, Open MPI's own findings are suppressed as in the
+  # channel tests (cmake/WeftMpiTesting.cmake); harmless otherwise.
+  set(ENV{ASAN_OPTIONS} "detect_leaks=1:fast_unwind_on_malloc=0")
+  set(ENV{LSAN_OPTIONS} "suppressions=${SUPPRESSIONS_DIR}/openmpi.lsan.supp:print_suppressions=0")
+  set(ENV{TSAN_OPTIONS} "halt_on_error=1:suppressions=${SUPPRESSIONS_DIR}/openmpi.tsan.supp")
+  run_step("run consumer (weft::weft_mpi)" "${WORK_DIR}/build/consumer_mpi")
+endif()
 
 # 3. pkg-config weft (libweft.so): compile the same source with plain cc.
 find_program(PKG_CONFIG pkg-config REQUIRED)
