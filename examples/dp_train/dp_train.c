@@ -318,16 +318,23 @@ static void queue_sgd(trainer_t* tr, weft_semaphore_list_t waits,
            2, c, 2, b);
 }
 
+// Starts step |tr->step| + 1: its forward pass and layer 2's gradients,
+// after the previous step's updates of both layers. Returns the step.
+static uint64_t begin_step(trainer_t* tr) {
+  const uint64_t step = ++tr->step;
+  uint64_t previous = step - 1;
+  weft_semaphore_t* updates[2] = {tr->updated1, tr->updated2};
+  uint64_t update_values[2] = {previous, previous};
+  queue_forward_and_layer2(tr, (step - 1) * 6,
+                           (weft_semaphore_list_t){2, updates, update_values});
+  return step;
+}
+
 // One step with everything on the queue; returns the value of
 // |tr->updated1| and |tr->updated2| the step ends at.
 static uint64_t queue_step(trainer_t* tr) {
-  const uint64_t step = ++tr->step;
+  const uint64_t step = begin_step(tr);
   const uint64_t base = (step - 1) * 6;
-  uint64_t previous = step - 1;
-  // The forward pass needs the previous step's updates of both layers.
-  weft_semaphore_t* updates[2] = {tr->updated1, tr->updated2};
-  uint64_t update_values[2] = {previous, previous};
-  queue_forward_and_layer2(tr, base, (weft_semaphore_list_t){2, updates, update_values});
   // Layer 2's gradients are reduced while layer 1's backward pass runs.
   uint64_t layer2_done = base + 4, layer1_done = base + 6;
   uint64_t this_step = step;
@@ -372,12 +379,8 @@ static void wait_value(weft_semaphore_t* semaphore, uint64_t value) {
 // The baseline: the same kernels, with the host waiting for each layer's
 // gradients and reducing them with a blocking MPI_Allreduce.
 static void blocking_step(trainer_t* tr) {
-  const uint64_t step = ++tr->step;
+  const uint64_t step = begin_step(tr);
   const uint64_t base = (step - 1) * 6;
-  uint64_t previous = step - 1;
-  weft_semaphore_t* updates[2] = {tr->updated1, tr->updated2};
-  uint64_t update_values[2] = {previous, previous};
-  queue_forward_and_layer2(tr, base, (weft_semaphore_list_t){2, updates, update_values});
   wait_value(tr->compute, base + 4);
   host_allreduce(tr, tr->g2, params2_count(&tr->shape));
   queue_layer1(tr, base);

@@ -102,6 +102,24 @@ static void weft_channel_op_describe(const weft_channel_op_t* op, char* buffer,
            (double)(weft_time_now() - op->start_time) / 1e9);
 }
 
+weft_status_t weft_channel_recv_status(const weft_channel_op_t* op,
+                                       uint64_t received) {
+  if (received == op->recv_bytes) return WEFT_OK;
+  char label[256];
+  weft_channel_op_label(op, label, sizeof(label));
+  if (received == 0) {
+    return WEFT_STATUS(ABORTED,
+                       "%s: rank %d sent nothing: its send failed before it "
+                       "started (see that rank's error), or it sent an empty "
+                       "range",
+                       label, op->peer);
+  }
+  return WEFT_STATUS(OUT_OF_RANGE,
+                     "%s: received %" PRIu64 " bytes, but the target has %"
+                     PRIu64 " (a recv takes exactly its range)",
+                     label, received, op->recv_bytes);
+}
+
 //===----------------------------------------------------------------------===//
 // The channel
 //===----------------------------------------------------------------------===//
@@ -288,10 +306,10 @@ void weft_channel_op_end(weft_channel_op_t* op, weft_status_t status) {
                                           : op->target_mapping.contents,
                              op->target_length / 2);
   }
-  const weft_time_t end_time = weft_time_now();
   if (op->listed) {
     pthread_mutex_lock(&channel->mutex);
     if (op->trace_id && weft_trace_is_enabled()) {
+      const weft_time_t end_time = weft_time_now();
       weft_trace_track_t* lane = weft_channel_trace_lane(channel, op);
       const bool has_peer = op->kind == WEFT_CHANNEL_OP_SEND ||
                             op->kind == WEFT_CHANNEL_OP_RECV ||
@@ -679,7 +697,6 @@ static weft_status_t weft_channel_submit(
   op->target_length = in_place ? source_length : target_length;
   op->send_bytes = source_length;
   op->recv_bytes = op->target_length;
-  op->agreed_bytes = source_length;
   if (args->kind == WEFT_CHANNEL_OP_RECV) op->recv_bytes = target_length;
   if (args->kind == WEFT_CHANNEL_OP_BROADCAST) {
     // One buffer, sent by the root and received by the others.

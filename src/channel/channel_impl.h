@@ -67,8 +67,6 @@ typedef struct weft_channel_op_t {
   int32_t tag;
   // Set: true when send_data and recv_data are one range (in place).
   bool in_place;
-  // The size the ranks must agree on (WEFT_CHANNEL_FLAG_CHECK_SIZES).
-  uint64_t agreed_bytes;
   // Set: the op never started here (a wait failed, or its device went),
   // and the queue failed its signals; it still takes part so no other rank
   // waits forever for it: a send sends nothing, a recv receives into
@@ -157,6 +155,13 @@ void weft_channel_deinitialize(weft_channel_t* channel);
 // Ends |op| with |status| (consumed): copies converted results back,
 // unmaps, signals or fails its signals, and frees it. Any thread.
 void weft_channel_op_end(weft_channel_op_t* op, weft_status_t status);
+
+// How a recv that got |received| bytes ends: OK when that is its range,
+// else ABORTED when nothing came (the sender's op failed before it
+// started) or OUT_OF_RANGE naming both sizes. Every backend's recv ends
+// through it.
+weft_status_t weft_channel_recv_status(const weft_channel_op_t* op,
+                                       uint64_t received);
 
 // "allreduce on channel 'world' (rank 0 of 2)": the prefix of the op's
 // error messages.

@@ -4,7 +4,6 @@
 // nothing), ended as soon as it starts; a send waits for the recv of its
 // tag and the other way round, matched in the order they started, as MPI
 // matches messages from one peer.
-#include <inttypes.h>
 #include <string.h>
 
 #include "channel/channel_impl.h"
@@ -54,23 +53,11 @@ static void weft_self_append(weft_channel_op_t** list, weft_channel_op_t* op) {
 
 // Delivers |send| into |recv| and ends both.
 static void weft_self_deliver(weft_channel_op_t* send, weft_channel_op_t* recv) {
-  weft_status_t status = WEFT_OK;
-  if (send->poisoned) {
-    char label[256];
-    weft_channel_op_label(recv, label, sizeof(label));
-    status = WEFT_STATUS(ABORTED,
-                         "%s: rank 0 sent nothing: its send failed before it "
-                         "started",
-                         label);
-  } else if (send->send_bytes != recv->recv_bytes) {
-    char label[256];
-    weft_channel_op_label(recv, label, sizeof(label));
-    status = WEFT_STATUS(OUT_OF_RANGE,
-                         "%s: received %" PRIu64 " bytes, but the target has %"
-                         PRIu64 " (a recv takes exactly its range)",
-                         label, send->send_bytes, recv->recv_bytes);
-  } else if (send->send_bytes) {
-    memcpy(recv->recv_data, send->send_data, send->send_bytes);
+  // A send that never started (poisoned) sends nothing.
+  const uint64_t sent = send->poisoned ? 0 : send->send_bytes;
+  weft_status_t status = weft_channel_recv_status(recv, sent);
+  if (weft_status_is_ok(status) && sent) {
+    memcpy(recv->recv_data, send->send_data, sent);
   }
   weft_channel_op_end(send, WEFT_OK);
   weft_channel_op_end(recv, status);

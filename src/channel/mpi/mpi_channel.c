@@ -118,15 +118,20 @@ static weft_status_code_t weft_mpi_error_code(int error) {
   }
 }
 
+// MPI's own text for |error|.
+static void weft_mpi_error_string(int error, char* text) {
+  int length = 0;
+  if (MPI_Error_string(error, text, &length) != MPI_SUCCESS) {
+    snprintf(text, MPI_MAX_ERROR_STRING, "MPI error %d", error);
+  }
+}
+
 // "MPI_Irecv failed in recv from rank 1 (tag 3) on channel 'world' (rank 0
 // of 2): MPI_ERR_TRUNCATE: message truncated".
 static weft_status_t weft_mpi_op_error(const weft_channel_op_t* op,
                                        const char* call, int error) {
-  char message[MPI_MAX_ERROR_STRING] = "";
-  int length = 0;
-  if (MPI_Error_string(error, message, &length) != MPI_SUCCESS) {
-    snprintf(message, sizeof(message), "MPI error %d", error);
-  }
+  char message[MPI_MAX_ERROR_STRING];
+  weft_mpi_error_string(error, message);
   char label[256];
   weft_channel_op_label(op, label, sizeof(label));
   return weft_status_make_(__FILE__, __LINE__, weft_mpi_error_code(error),
@@ -135,11 +140,8 @@ static weft_status_t weft_mpi_op_error(const weft_channel_op_t* op,
 
 static weft_status_t weft_mpi_comm_error(const char* call, const char* name,
                                          int error) {
-  char message[MPI_MAX_ERROR_STRING] = "";
-  int length = 0;
-  if (MPI_Error_string(error, message, &length) != MPI_SUCCESS) {
-    snprintf(message, sizeof(message), "MPI error %d", error);
-  }
+  char message[MPI_MAX_ERROR_STRING];
+  weft_mpi_error_string(error, message);
   return weft_status_make_(__FILE__, __LINE__, weft_mpi_error_code(error),
                            "%s failed for channel '%s': %s", call, name,
                            message);
@@ -219,8 +221,10 @@ static void weft_mpi_start_check(weft_mpi_channel_t* channel,
     mpi_op->phase = WEFT_MPI_PHASE_CHECKED;
     return;
   }
-  mpi_op->sizes[0] = (int64_t)op->agreed_bytes;
-  mpi_op->sizes[1] = -(int64_t)op->agreed_bytes;
+  // What the ranks agree on: the source's size (every collective's shape
+  // rule follows from it).
+  mpi_op->sizes[0] = (int64_t)op->source_length;
+  mpi_op->sizes[1] = -(int64_t)op->source_length;
   mpi_op->sizes[2] = op->poisoned ? channel->base.rank + 1 : 0;
   MPI_Request request = MPI_REQUEST_NULL;
   mpi_op->call = "MPI_Iallreduce (size check)";
@@ -410,8 +414,9 @@ static void weft_mpi_advance_collectives(weft_mpi_channel_t* channel) {
                                  "'s op failed before it started (see that "
                                  "rank's error)",
                                  label, head->agreed[2] - 1));
-      } else if (checked && (head->agreed[0] != (int64_t)op->agreed_bytes ||
-                             -head->agreed[1] != (int64_t)op->agreed_bytes)) {
+      } else if (checked &&
+                 (head->agreed[0] != (int64_t)op->source_length ||
+                  -head->agreed[1] != (int64_t)op->source_length)) {
         // Every rank sees the same extremes, so every rank fails it.
         char label[256];
         weft_channel_op_label(op, label, sizeof(label));
@@ -421,7 +426,7 @@ static void weft_mpi_advance_collectives(weft_mpi_channel_t* channel) {
                                  "rank has %" PRIu64
                                  " bytes, the ranks have from %" PRId64
                                  " to %" PRId64 " bytes",
-                                 label, op->agreed_bytes, -head->agreed[1],
+                                 label, op->source_length, -head->agreed[1],
                                  head->agreed[0]));
       } else {
         weft_mpi_start_transfer(channel, head);
@@ -462,20 +467,7 @@ static void weft_mpi_complete(weft_mpi_channel_t* channel,
   } else if (op->kind == WEFT_CHANNEL_OP_RECV) {
     int count = 0;
     MPI_Get_count(status, MPI_BYTE, &count);
-    if ((uint64_t)count != op->recv_bytes) {
-      char label[256];
-      weft_channel_op_label(op, label, sizeof(label));
-      result = count == 0
-                   ? WEFT_STATUS(ABORTED,
-                                 "%s: rank %d sent nothing: its send failed "
-                                 "before it started (see that rank's error), "
-                                 "or it sent an empty range",
-                                 label, op->peer)
-                   : WEFT_STATUS(OUT_OF_RANGE,
-                                 "%s: received %d bytes, but the target has %"
-                                 PRIu64 " (a recv takes exactly its range)",
-                                 label, count, op->recv_bytes);
-    }
+    result = weft_channel_recv_status(op, (uint64_t)count);
   }
   weft_mpi_end(channel, mpi_op, result);
 }
