@@ -150,6 +150,21 @@ static void weft_channel_for_each_pending(void* user_data,
   pthread_mutex_unlock(&channel->mutex);
 }
 
+// The last release: the ops still submitted end on their own (or are
+// cancelled with their device), so wait for them, then let the backend go.
+static void weft_channel_destroy(weft_channel_t* channel) {
+  pthread_mutex_lock(&channel->mutex);
+  while (channel->outstanding) {
+    pthread_cond_wait(&channel->idle, &channel->mutex);
+  }
+  pthread_mutex_unlock(&channel->mutex);
+  channel->vtable->destroy(channel);
+}
+
+static const struct {
+  void (*destroy)(weft_channel_t* channel);
+} kWeftChannelResourceVtable = {weft_channel_destroy};
+
 weft_status_t weft_channel_initialize(const weft_channel_backend_vtable_t* vtable,
                                       const char* name, int32_t rank,
                                       int32_t size, int32_t tag_limit,
@@ -162,7 +177,8 @@ weft_status_t weft_channel_initialize(const weft_channel_backend_vtable_t* vtabl
                                                (void**)&channel->name);
   if (!weft_status_is_ok(status)) return status;
   memcpy(channel->name, name, name_length + 1);
-  atomic_init(&channel->ref_count, 1);
+  weft_resource_initialize(WEFT_RESOURCE_TYPE_CHANNEL,
+                           &kWeftChannelResourceVtable, &channel->resource);
   channel->vtable = vtable;
   channel->allocator = allocator;
   channel->rank = rank;
@@ -189,24 +205,11 @@ void weft_channel_deinitialize(weft_channel_t* channel) {
 }
 
 void weft_channel_retain(weft_channel_t* channel) {
-  if (channel) {
-    weft_atomic_fetch_add(&channel->ref_count, 1, memory_order_relaxed);
-  }
+  weft_resource_retain(channel);
 }
 
 void weft_channel_release(weft_channel_t* channel) {
-  // Acq_rel: the last release sees every other holder's writes.
-  if (channel && weft_atomic_fetch_sub(&channel->ref_count, 1,
-                                       memory_order_acq_rel) == 1) {
-    // The ops still submitted end on their own (or are cancelled with
-    // their device): wait for them.
-    pthread_mutex_lock(&channel->mutex);
-    while (channel->outstanding) {
-      pthread_cond_wait(&channel->idle, &channel->mutex);
-    }
-    pthread_mutex_unlock(&channel->mutex);
-    channel->vtable->destroy(channel);
-  }
+  weft_resource_release(channel);
 }
 
 int32_t weft_channel_rank(const weft_channel_t* channel) {

@@ -16,6 +16,7 @@
 #include "base/atomics.h"
 #include "base/trace.h"
 #include "hal/diagnostics.h"
+#include "hal/resource.h"
 #include "weft/channel.h"
 #include "weft/fence.h"
 
@@ -113,7 +114,9 @@ typedef struct weft_channel_backend_vtable_t {
 } weft_channel_backend_vtable_t;
 
 struct weft_channel_t {
-  weft_atomic_int32_t ref_count;
+  // Ref-counted like every HAL object (type CHANNEL); its last release
+  // waits for the outstanding ops, then runs the backend's destroy.
+  weft_resource_t resource;
   const weft_channel_backend_vtable_t* vtable;
   weft_allocator_t allocator;
   char* name;

@@ -6,7 +6,7 @@
 const char* weft_resource_type_name(weft_resource_type_t type) {
   static const char* const kNames[] = {
       "none",  "device",     "buffer",         "semaphore",
-      "fence", "executable", "command buffer", "file",
+      "fence", "executable", "command buffer", "file",  "channel",
   };
   _Static_assert(
       sizeof(kNames) / sizeof(kNames[0]) == WEFT_RESOURCE_TYPE_COUNT_,

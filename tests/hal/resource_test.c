@@ -89,6 +89,10 @@ static void every_object_has_its_type(void** state) {
                                   NULL, NULL, allocator, &file));
   check_type(file, WEFT_RESOURCE_TYPE_FILE, "file");
 
+  weft_channel_t* channel = NULL;
+  ASSERT_OK(weft_channel_create_self(allocator, &channel));
+  check_type(channel, WEFT_RESOURCE_TYPE_CHANNEL, "channel");
+
   // NULL and out-of-range types are "none".
   assert_int_equal(weft_resource_type(NULL), WEFT_RESOURCE_TYPE_NONE);
   assert_false(weft_resource_is(NULL, WEFT_RESOURCE_TYPE_BUFFER));
@@ -96,6 +100,7 @@ static void every_object_has_its_type(void** state) {
                       "none");
 
   weft_file_release(file);
+  weft_channel_release(channel);
   weft_command_buffer_release(command_buffer);
   weft_executable_release(executable);
   weft_fence_release(fence);

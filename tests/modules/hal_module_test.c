@@ -898,6 +898,12 @@ static void wrap(void** state) {
   fake_resource_t fake = {{0}};
   expect_error(weft_hal_module_wrap(&fake, &ref), WEFT_STATUS_INVALID_ARGUMENT,
                "has resource type 0");
+  // Nor for channels (the module has no channel ops).
+  weft_channel_t* channel = NULL;
+  expect_ok(weft_channel_create_self(weft_allocator_system(), &channel));
+  expect_error(weft_hal_module_wrap(channel, &ref),
+               WEFT_STATUS_INVALID_ARGUMENT, "which the hal module has no ref");
+  weft_channel_release(channel);
   // Unwrapping as another type gives NULL.
   expect_ok(weft_hal_module_wrap(buffer, &ref));
   assert_null(weft_hal_module_unwrap(ref, &kWeftHalFenceType));

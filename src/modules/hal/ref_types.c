@@ -100,6 +100,8 @@ static const weft_vm_ref_type_t* const
         [WEFT_RESOURCE_TYPE_EXECUTABLE] = &kWeftHalExecutableType,
         [WEFT_RESOURCE_TYPE_COMMAND_BUFFER] = &kWeftHalCommandBufferType,
         [WEFT_RESOURCE_TYPE_FILE] = &kWeftHalFileType,
+        // The hal module has no channel ops: wrapping one is refused.
+        [WEFT_RESOURCE_TYPE_CHANNEL] = NULL,
 };
 
 const weft_vm_ref_type_t* weft_hal_ref_type(weft_resource_type_t type) {
