@@ -636,10 +636,18 @@ static weft_status_t weft_channel_submit(
     weft_channel_t* channel, weft_device_t* device,
     weft_queue_affinity_t affinity, weft_semaphore_list_t wait_list,
     weft_semaphore_list_t signal_list, const weft_channel_op_args_t* args) {
-  const char* op_name = weft_channel_op_kind_name(args->kind);
-  char function[64];
-  // "weft_channel_queue_send" from "channel_send".
-  snprintf(function, sizeof(function), "weft_channel_queue_%s", op_name + 8);
+  // The public function, for messages (a table: no formatting per submit).
+  static const char* const kFunctions[WEFT_CHANNEL_OP_KIND_COUNT] = {
+      [WEFT_CHANNEL_OP_SEND] = "weft_channel_queue_send",
+      [WEFT_CHANNEL_OP_RECV] = "weft_channel_queue_recv",
+      [WEFT_CHANNEL_OP_ALLREDUCE] = "weft_channel_queue_allreduce",
+      [WEFT_CHANNEL_OP_ALLGATHER] = "weft_channel_queue_allgather",
+      [WEFT_CHANNEL_OP_REDUCE_SCATTER] = "weft_channel_queue_reduce_scatter",
+      [WEFT_CHANNEL_OP_BROADCAST] = "weft_channel_queue_broadcast",
+      [WEFT_CHANNEL_OP_ALLTOALL] = "weft_channel_queue_alltoall",
+      [WEFT_CHANNEL_OP_BARRIER] = "weft_channel_queue_barrier",
+  };
+  const char* function = kFunctions[args->kind];
   if (!channel) {
     return WEFT_STATUS(INVALID_ARGUMENT, "%s: channel is NULL", function);
   }
