@@ -124,6 +124,8 @@ struct weft_timepoint_t {
   uint64_t value;
   weft_timepoint_t* next;
   weft_timepoint_t* prev;
+  // Which of the semaphore's lists holds it (internal).
+  uint32_t list;
 };
 
 // Registers |timepoint| (fn and user_data set) to fire when |semaphore|

@@ -7,9 +7,12 @@
 // changes afterwards, so readers that saw |failed| may clone it without the
 // lock.
 //
-// Timepoints are kept in a doubly linked list sorted by value (ties in
-// registration order). A signal detaches the reached prefix under the lock and
-// fires it outside; a failure detaches everything. A timepoint is "registered"
+// Timepoints are kept in two doubly linked lists sorted by value (ties in
+// registration order): plain ones, and issued ones (which also fire when a
+// native waiter may go, weft_semaphore_advance_issued). A signal detaches
+// the reached prefix of both under the lock and fires them outside; an
+// advance of the issued value detaches a prefix of the second; a failure
+// detaches everything. A timepoint is "registered"
 // exactly while its |semaphore| field points at the semaphore, and that field
 // is only written under the lock, which is how cancel tells a registered
 // timepoint from one that fired or is firing.
@@ -59,8 +62,11 @@ void weft_semaphore_initialize(const weft_semaphore_vtable_t* vtable,
   atomic_init(&out_semaphore->current_value, initial_value);
   atomic_init(&out_semaphore->failed, 0u);
   out_semaphore->failure_status = WEFT_OK;
-  out_semaphore->timepoint_head = NULL;
-  out_semaphore->timepoint_tail = NULL;
+  for (int list = 0; list < 2; ++list) {
+    out_semaphore->timepoint_head[list] = NULL;
+    out_semaphore->timepoint_tail[list] = NULL;
+  }
+  out_semaphore->issued_value = initial_value;
   weft_notification_initialize(&out_semaphore->notification);
   out_semaphore->wait_policy = weft_wait_policy_default();
   out_semaphore->name_inline[0] = '\0';
@@ -97,9 +103,10 @@ static void weft_semaphore_free_name(weft_semaphore_t* semaphore) {
 void weft_semaphore_deinitialize(weft_semaphore_t* semaphore) {
   // The last reference is gone, so no other thread can touch the semaphore:
   // no lock is needed. Timepoints still registered fire with CANCELLED.
-  weft_timepoint_t* timepoint = semaphore->timepoint_head;
-  semaphore->timepoint_head = NULL;
-  semaphore->timepoint_tail = NULL;
+  for (int list = 0; list < 2; ++list) {
+  weft_timepoint_t* timepoint = semaphore->timepoint_head[list];
+  semaphore->timepoint_head[list] = NULL;
+  semaphore->timepoint_tail[list] = NULL;
   while (timepoint) {
     weft_timepoint_t* next = timepoint->next;
     uint64_t value = timepoint->value;
@@ -112,6 +119,7 @@ void weft_semaphore_deinitialize(weft_semaphore_t* semaphore) {
                               "%" PRIu64 " (a timepoint was still registered)",
                               semaphore->name, value));
     timepoint = next;
+  }
   }
   weft_status_free(semaphore->failure_status);
   weft_notification_deinitialize(&semaphore->notification);
@@ -252,6 +260,42 @@ static void weft_semaphore_fire_reached(weft_timepoint_t* timepoint) {
   }
 }
 
+// Detaches the prefix of list |list| at or below |value| and returns it
+// (linked through |next|), each marked firing. Called with the lock held.
+static weft_timepoint_t* weft_semaphore_detach_prefix_locked(
+    weft_semaphore_t* semaphore, int list, uint64_t value) {
+  weft_timepoint_t* timepoint = semaphore->timepoint_head[list];
+  weft_timepoint_t* last_reached = NULL;
+  while (timepoint && timepoint->value <= value) {
+    timepoint->semaphore = NULL;  // now firing: cancel returns false
+    last_reached = timepoint;
+    timepoint = timepoint->next;
+  }
+  if (!last_reached) return NULL;
+  weft_timepoint_t* reached = semaphore->timepoint_head[list];
+  last_reached->next = NULL;
+  semaphore->timepoint_head[list] = timepoint;
+  if (timepoint) {
+    timepoint->prev = NULL;
+  } else {
+    semaphore->timepoint_tail[list] = NULL;
+  }
+  return reached;
+}
+
+void weft_semaphore_advance_issued(weft_semaphore_t* semaphore,
+                                   uint64_t value) {
+  weft_timepoint_t* issued = NULL;
+  weft_slim_mutex_lock(&semaphore->mutex);
+  if (value > semaphore->issued_value &&
+      !weft_atomic_load(&semaphore->failed, memory_order_relaxed)) {
+    semaphore->issued_value = value;
+    issued = weft_semaphore_detach_prefix_locked(semaphore, 1, value);
+  }
+  weft_slim_mutex_unlock(&semaphore->mutex);
+  weft_semaphore_fire_reached(issued);
+}
+
 // Signals a semaphore known to be non-NULL.
 static weft_status_t weft_semaphore_signal_unchecked(
     weft_semaphore_t* semaphore, uint64_t value) {
@@ -278,22 +322,18 @@ static weft_status_t weft_semaphore_signal_unchecked(
     // Release: publishes everything the signaller wrote before the signal to
     // lock-free readers of the value (queries and host waits).
     weft_atomic_store(&semaphore->current_value, value, memory_order_release);
-    // Detach the reached prefix of the sorted list.
-    weft_timepoint_t* timepoint = semaphore->timepoint_head;
-    weft_timepoint_t* last_reached = NULL;
-    while (timepoint && timepoint->value <= value) {
-      timepoint->semaphore = NULL;  // now firing: cancel returns false
-      last_reached = timepoint;
-      timepoint = timepoint->next;
-    }
-    if (last_reached) {
-      reached = semaphore->timepoint_head;
-      last_reached->next = NULL;
-      semaphore->timepoint_head = timepoint;
-      if (timepoint) {
-        timepoint->prev = NULL;
+    if (semaphore->issued_value < value) semaphore->issued_value = value;
+    reached = weft_semaphore_detach_prefix_locked(semaphore, 0, value);
+    weft_timepoint_t* issued =
+        weft_semaphore_detach_prefix_locked(semaphore, 1, value);
+    if (issued) {
+      // One chain: the issued ones after the plain ones.
+      weft_timepoint_t* last = reached;
+      while (last && last->next) last = last->next;
+      if (last) {
+        last->next = issued;
       } else {
-        semaphore->timepoint_tail = NULL;
+        reached = issued;
       }
     }
   }
@@ -338,12 +378,17 @@ void weft_semaphore_fail(weft_semaphore_t* semaphore, weft_status_t status) {
     semaphore->failure_status = status;
     // Release: |failure_status| must be visible to whoever sees the flag.
     weft_atomic_store(&semaphore->failed, 1u, memory_order_release);
-    pending = semaphore->timepoint_head;
-    semaphore->timepoint_head = NULL;
-    semaphore->timepoint_tail = NULL;
-    for (weft_timepoint_t* timepoint = pending; timepoint;
-         timepoint = timepoint->next) {
-      timepoint->semaphore = NULL;  // now firing: cancel returns false
+    pending = weft_semaphore_detach_prefix_locked(semaphore, 0, UINT64_MAX);
+    weft_timepoint_t* issued =
+        weft_semaphore_detach_prefix_locked(semaphore, 1, UINT64_MAX);
+    if (issued) {
+      weft_timepoint_t* last = pending;
+      while (last && last->next) last = last->next;
+      if (last) {
+        last->next = issued;
+      } else {
+        pending = issued;
+      }
     }
   }
   weft_slim_mutex_unlock(&semaphore->mutex);
@@ -371,25 +416,44 @@ void weft_semaphore_fail(weft_semaphore_t* semaphore, weft_status_t status) {
 // tail makes the common case (increasing values) O(1).
 static void weft_semaphore_insert_timepoint_locked(
     weft_semaphore_t* semaphore, weft_timepoint_t* timepoint) {
-  weft_timepoint_t* after = semaphore->timepoint_tail;
+  const uint32_t list = timepoint->list;
+  weft_timepoint_t* after = semaphore->timepoint_tail[list];
   while (after && after->value > timepoint->value) after = after->prev;
   timepoint->prev = after;
-  timepoint->next = after ? after->next : semaphore->timepoint_head;
+  timepoint->next = after ? after->next : semaphore->timepoint_head[list];
   if (timepoint->next) {
     timepoint->next->prev = timepoint;
   } else {
-    semaphore->timepoint_tail = timepoint;
+    semaphore->timepoint_tail[list] = timepoint;
   }
   if (after) {
     after->next = timepoint;
   } else {
-    semaphore->timepoint_head = timepoint;
+    semaphore->timepoint_head[list] = timepoint;
   }
 }
+
+static void weft_semaphore_register_timepoint_in(weft_semaphore_t* semaphore,
+                                                 uint64_t value,
+                                                 uint32_t list,
+                                                 weft_timepoint_t* timepoint);
 
 void weft_semaphore_register_timepoint(weft_semaphore_t* semaphore,
                                        uint64_t value,
                                        weft_timepoint_t* timepoint) {
+  weft_semaphore_register_timepoint_in(semaphore, value, 0, timepoint);
+}
+
+void weft_semaphore_register_issued_timepoint(weft_semaphore_t* semaphore,
+                                              uint64_t value,
+                                              weft_timepoint_t* timepoint) {
+  weft_semaphore_register_timepoint_in(semaphore, value, 1, timepoint);
+}
+
+static void weft_semaphore_register_timepoint_in(weft_semaphore_t* semaphore,
+                                                 uint64_t value,
+                                                 uint32_t list,
+                                                 weft_timepoint_t* timepoint) {
   if (!timepoint || !timepoint->fn) return;
   if (!semaphore) {
     // The callback still fires exactly once, with the caller's mistake.
@@ -406,13 +470,15 @@ void weft_semaphore_register_timepoint(weft_semaphore_t* semaphore,
   timepoint->value = value;
   timepoint->next = NULL;
   timepoint->prev = NULL;
+  timepoint->list = list;
   weft_slim_mutex_lock(&semaphore->mutex);
   if (weft_atomic_load(&semaphore->failed, memory_order_relaxed)) {
     fire_now = true;
     fire_status = weft_status_clone(semaphore->failure_status);
     timepoint->semaphore = NULL;
   } else if (weft_atomic_load(&semaphore->current_value,
-                              memory_order_relaxed) >= value) {
+                              memory_order_relaxed) >= value ||
+             (list == 1 && semaphore->issued_value >= value)) {
     fire_now = true;
     timepoint->semaphore = NULL;
   } else {
@@ -429,15 +495,16 @@ bool weft_semaphore_cancel_timepoint(weft_semaphore_t* semaphore,
   bool removed = false;
   weft_slim_mutex_lock(&semaphore->mutex);
   if (timepoint->semaphore == semaphore) {
+    const uint32_t list = timepoint->list;
     if (timepoint->prev) {
       timepoint->prev->next = timepoint->next;
     } else {
-      semaphore->timepoint_head = timepoint->next;
+      semaphore->timepoint_head[list] = timepoint->next;
     }
     if (timepoint->next) {
       timepoint->next->prev = timepoint->prev;
     } else {
-      semaphore->timepoint_tail = timepoint->prev;
+      semaphore->timepoint_tail[list] = timepoint->prev;
     }
     timepoint->semaphore = NULL;
     timepoint->next = NULL;

@@ -38,9 +38,14 @@ struct weft_semaphore_t {
   weft_atomic_uint32_t failed;
   // The first failure; immutable once |failed| is 1.
   weft_status_t failure_status;
-  // Registered timepoints sorted by value; guarded by |mutex|.
-  weft_timepoint_t* timepoint_head;
-  weft_timepoint_t* timepoint_tail;
+  // Registered timepoints sorted by value (ties in registration order),
+  // guarded by |mutex|: [0] fire when the value is reached, [1] (issued
+  // timepoints) also when |issued_value| reaches theirs.
+  weft_timepoint_t* timepoint_head[2];
+  weft_timepoint_t* timepoint_tail[2];
+  // The highest value an op already issued to the device that owns the
+  // payload will signal (weft_semaphore_advance_issued); guarded by |mutex|.
+  uint64_t issued_value;
   // Host waiters sleep here; notified on every signal and on failure.
   weft_notification_t notification;
   // How host waits spin before sleeping; read once at create because the
@@ -67,6 +72,26 @@ static inline const weft_semaphore_vtable_t* weft_semaphore_vtable(
     const weft_semaphore_t* semaphore) {
   return (const weft_semaphore_vtable_t*)semaphore->resource.vtable;
 }
+
+// Registers |timepoint| like weft_semaphore_register_timepoint, to fire
+// with OK when |semaphore| reaches |value| or, sooner, when
+// weft_semaphore_advance_issued says an op that will signal it to |value|
+// or beyond was issued to the device that owns the payload: a device that
+// waits natively on that payload may then issue its waiter behind it
+// instead of waiting for the host to see the value. A failure fires it as
+// usual. Only a device that can wait on the payload natively registers
+// these; a failure upstream of a native wait reaches the waiter through
+// that device (the op checks its waits when it completes).
+void weft_semaphore_register_issued_timepoint(weft_semaphore_t* semaphore,
+                                              uint64_t value,
+                                              weft_timepoint_t* timepoint);
+
+// Records that ops signalling |semaphore| up to |value| are issued to the
+// device that owns its payload, in that device's order, and fires the issued
+// timepoints at or below |value| (outside the lock, on this thread). Values
+// at or below the current issued value change nothing.
+void weft_semaphore_advance_issued(weft_semaphore_t* semaphore,
+                                   uint64_t value);
 
 // Room for a semaphore's label in messages; longer names are truncated.
 #define WEFT_SEMAPHORE_LABEL_CAPACITY 96

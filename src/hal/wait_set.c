@@ -111,6 +111,14 @@ static void weft_wait_set_timepoint_fired(void* user_data,
 void weft_wait_set_start(weft_wait_set_t* set, weft_wait_mode_t mode,
                          weft_semaphore_list_t waits, weft_time_t deadline,
                          weft_wait_set_ready_fn_t fn, void* user_data) {
+  weft_wait_set_start_issued(set, mode, waits, /*issued_entries=*/0, deadline,
+                             fn, user_data);
+}
+
+void weft_wait_set_start_issued(weft_wait_set_t* set, weft_wait_mode_t mode,
+                                weft_semaphore_list_t waits,
+                                uint64_t issued_entries, weft_time_t deadline,
+                                weft_wait_set_ready_fn_t fn, void* user_data) {
   set->fn = fn;
   set->user_data = user_data;
   set->mode = mode;
@@ -139,8 +147,13 @@ void weft_wait_set_start(weft_wait_set_t* set, weft_wait_mode_t mode,
       ++skipped_count;
       continue;
     }
-    weft_semaphore_register_timepoint(entry->semaphore, entry->value,
-                                      &entry->timepoint);
+    if (i < 64 && (issued_entries >> i) & 1u) {
+      weft_semaphore_register_issued_timepoint(entry->semaphore, entry->value,
+                                               &entry->timepoint);
+    } else {
+      weft_semaphore_register_timepoint(entry->semaphore, entry->value,
+                                        &entry->timepoint);
+    }
     // A decision published before this registration may have swept past
     // this entry while it was unregistered: cancel it here instead.
     if (weft_wait_set_is_decided(set) &&

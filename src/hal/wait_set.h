@@ -98,6 +98,17 @@ void weft_wait_set_start(weft_wait_set_t* set, weft_wait_mode_t mode,
                          weft_semaphore_list_t waits, weft_time_t deadline,
                          weft_wait_set_ready_fn_t fn, void* user_data);
 
+// weft_wait_set_start for a device that waits on some semaphores natively:
+// entry i with bit i of |issued_entries| set (i < 64) counts as reached as
+// soon as an op that signals its value is issued to the device that owns
+// the semaphore's payload (weft_semaphore_register_issued_timepoint). The
+// ready function then means "every wait is reached or can be waited on
+// natively"; the owner tells which by the values.
+void weft_wait_set_start_issued(weft_wait_set_t* set, weft_wait_mode_t mode,
+                                weft_semaphore_list_t waits,
+                                uint64_t issued_entries, weft_time_t deadline,
+                                weft_wait_set_ready_fn_t fn, void* user_data);
+
 // Cancels a started set: every entry still registered is taken off its
 // semaphore. When that finishes the set, |fn| runs (inside this call or on
 // the thread of an entry firing at the same time) with |reason| (consumed),

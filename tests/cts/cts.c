@@ -110,6 +110,9 @@ int weft_cts_run(const char* suite_name, const struct CMUnitTest* tests,
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--driver") == 0 && i + 1 < argc) {
       g_device_string = argv[++i];
+    } else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
+      // Runs only the cases whose name matches (cmocka's pattern: * and ?).
+      cmocka_set_test_filter(argv[++i]);
     }
   }
   // A device this machine cannot have (a backend the kernel refuses, say)

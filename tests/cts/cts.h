@@ -4,6 +4,7 @@
 // driver: a suite binary takes "--driver DEVICE" (a device string with any
 // options, e.g. "local-task?file_io=threads"; default local-sync, or the
 // WEFT_CTS_DRIVER environment variable) and each case gets a fresh device.
+// "--case PATTERN" runs only the cases whose name matches (* and ?).
 //
 // A suite file looks like:
 //   static void fill_whole(void** state) {

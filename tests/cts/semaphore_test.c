@@ -716,7 +716,7 @@ static void timepoint_callback_may_signal(void** state) {
   weft_semaphore_t* first = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* second = weft_cts_create_semaphore(cts, 0);
   chain_link_t link = {
-      {chain_link_fn, NULL, NULL, 0, NULL, NULL}, second, 3, WEFT_OK};
+      {.fn = chain_link_fn}, second, 3, WEFT_OK};
   link.timepoint.user_data = &link;
   weft_semaphore_register_timepoint(first, 1, &link.timepoint);
   // The callback runs outside the lock, so it may even touch |first|.

@@ -14,6 +14,7 @@
 
 #include "base/atomics.h"
 #include "base/thread.h"
+#include "hal/semaphore_impl.h"
 #include "hal/wait_set.h"
 #include "weft/semaphore.h"
 
@@ -618,6 +619,116 @@ static void deadline_after_finish_keeps_result(void** state) {
   weft_semaphore_release(a);
 }
 
+//===----------------------------------------------------------------------===//
+// Issued entries (weft_wait_set_start_issued): met when the value is issued
+// to the device that owns the payload, or reached, or failed.
+//===----------------------------------------------------------------------===//
+
+static void issued_entry_fires_on_advance_not_plain_one(void** state) {
+  (void)state;
+  weft_semaphore_t* a = make_semaphore(0, "a");
+  weft_semaphore_t* b = make_semaphore(0, "b");
+  weft_semaphore_t* semaphores[2] = {a, b};
+  uint64_t values[2] = {5, 5};
+  weft_semaphore_list_t list = {2, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(2);
+  // Entry 0 (a) counts once issued; entry 1 (b) only once reached.
+  weft_wait_set_start_issued(set, WEFT_WAIT_MODE_ALL, list, /*entries=*/1u,
+                             WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_semaphore_advance_issued(a, 4);  // short of 5
+  weft_semaphore_advance_issued(b, 9);  // b's entry is a plain one
+  assert_int_equal(ready_calls(&record), 0);
+  weft_semaphore_advance_issued(a, 5);
+  assert_int_equal(ready_calls(&record), 0);
+  ASSERT_OK(weft_semaphore_signal(b, 5));
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_OK);
+  // Issuing moves no value: a is still at 0 for everyone else.
+  uint64_t value = 99;
+  ASSERT_OK(weft_semaphore_query(a, &value));
+  assert_int_equal(value, 0);
+  free(set);
+  weft_semaphore_release(a);
+  weft_semaphore_release(b);
+}
+
+static void issued_entry_already_issued_or_reached_at_start(void** state) {
+  (void)state;
+  weft_semaphore_t* a = make_semaphore(0, "a");
+  weft_semaphore_t* b = make_semaphore(0, "b");
+  weft_semaphore_advance_issued(a, 3);
+  ASSERT_OK(weft_semaphore_signal(b, 3));
+  weft_semaphore_t* semaphores[2] = {a, b};
+  uint64_t values[2] = {3, 2};
+  weft_semaphore_list_t list = {2, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(2);
+  weft_wait_set_start_issued(set, WEFT_WAIT_MODE_ALL, list, /*entries=*/3u,
+                             WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_OK);
+  free(set);
+  weft_semaphore_release(a);
+  weft_semaphore_release(b);
+}
+
+static void issued_entry_fails_and_cancels(void** state) {
+  (void)state;
+  weft_semaphore_t* a = make_semaphore(0, "a");
+  weft_semaphore_t* semaphores[1] = {a};
+  uint64_t values[1] = {7};
+  weft_semaphore_list_t list = {1, semaphores, values};
+  // A failure fires an issued entry with the original message.
+  ready_record_t failed;
+  init_record(&failed);
+  weft_wait_set_t* set = allocate_set(1);
+  weft_wait_set_start_issued(set, WEFT_WAIT_MODE_ALL, list, 1u,
+                             WEFT_TIME_INFINITE_FUTURE, record_ready, &failed);
+  // A second set on the same value, cancelled: it is taken off the issued
+  // list (a later advance must not touch it).
+  ready_record_t cancelled;
+  init_record(&cancelled);
+  weft_wait_set_t* other = allocate_set(1);
+  weft_wait_set_start_issued(other, WEFT_WAIT_MODE_ALL, list, 1u,
+                             WEFT_TIME_INFINITE_FUTURE, record_ready,
+                             &cancelled);
+  assert_int_equal(weft_wait_set_cancel(
+                       other, weft_status_from_code(WEFT_STATUS_CANCELLED)),
+                   1);
+  assert_int_equal(ready_calls(&cancelled), 1);
+  assert_int_equal(cancelled.code, WEFT_STATUS_CANCELLED);
+  free(other);
+  weft_semaphore_fail(a, WEFT_STATUS(DATA_LOSS, "the upstream op broke"));
+  assert_int_equal(ready_calls(&failed), 1);
+  assert_int_equal(failed.code, WEFT_STATUS_DATA_LOSS);
+  assert_non_null(strstr(failed.message, "the upstream op broke"));
+  // Issuing a failed semaphore fires nothing and changes nothing.
+  weft_semaphore_advance_issued(a, 100);
+  assert_int_equal(ready_calls(&failed), 1);
+  free(set);
+  weft_semaphore_release(a);
+}
+
+static void issued_entry_cancelled_when_semaphore_destroyed(void** state) {
+  (void)state;
+  weft_semaphore_t* a = make_semaphore(0, "a");
+  weft_semaphore_t* semaphores[1] = {a};
+  uint64_t values[1] = {1};
+  weft_semaphore_list_t list = {1, semaphores, values};
+  ready_record_t record;
+  init_record(&record);
+  weft_wait_set_t* set = allocate_set(1);
+  weft_wait_set_start_issued(set, WEFT_WAIT_MODE_ALL, list, 1u,
+                             WEFT_TIME_INFINITE_FUTURE, record_ready, &record);
+  weft_semaphore_release(a);
+  assert_int_equal(ready_calls(&record), 1);
+  assert_int_equal(record.code, WEFT_STATUS_CANCELLED);
+  free(set);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(empty_list_is_ready_at_once),
@@ -640,6 +751,10 @@ int main(void) {
       cmocka_unit_test(any_reached_or_failed_at_start),
       cmocka_unit_test(deadline_expires_with_bare_code),
       cmocka_unit_test(deadline_after_finish_keeps_result),
+      cmocka_unit_test(issued_entry_fires_on_advance_not_plain_one),
+      cmocka_unit_test(issued_entry_already_issued_or_reached_at_start),
+      cmocka_unit_test(issued_entry_fails_and_cancels),
+      cmocka_unit_test(issued_entry_cancelled_when_semaphore_destroyed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

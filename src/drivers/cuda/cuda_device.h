@@ -7,10 +7,12 @@
 //    timepoint of one of its semaphores, cuda_semaphore.h), is issued at
 //    once on the submitting thread: its work goes on the dispatch stream
 //    behind in-stream waits, then an event from the pool. Otherwise it is
-//    held in the pending queue, and a wait set over its unreached waits
-//    wakes the submission thread, which issues held ops in order of
-//    readiness whenever a wait is reached or an issue records new device
-//    timepoints;
+//    held in the pending queue with a wait set over its waits; a wait on a
+//    semaphore of this device counts as met as soon as the op that signals
+//    it is issued (weft_semaphore_advance_issued). The set's callback
+//    queues the op for the submission thread, which issues ready ops in
+//    the order they became ready: no op is looked at before something it
+//    waits on moved;
 //  - the completion thread takes issued ops in issue order, waits for each
 //    op's event (blocking-sync event, or polling with backoff: the
 //    "completion" option), checks what the GPU reported (a kernel's status
@@ -89,12 +91,22 @@ typedef struct weft_cuda_device_t {
   // Guards everything below, and the order of issue: the stream's work,
   // the completion FIFO and the device timepoints agree.
   pthread_mutex_t mutex;
-  // Held ops (waits not yet reached nor recorded), oldest first.
-  weft_cuda_op_fifo_t pending;
+  // Held ops (waits neither reached nor issued on this device), oldest
+  // first, linked through pending_prev/pending_next; each has a wait set
+  // running.
+  weft_cuda_op_t* pending_head;
+  weft_cuda_op_t* pending_tail;
+  // Held ops whose wait set called back, for the submission thread, in the
+  // order they became ready.
+  weft_cuda_op_fifo_t ready;
   // Issued ops not yet completed, in issue order.
   weft_cuda_op_fifo_t issued;
-  // Wakes the submission thread (a held op's wait set fired, or an issue
-  // recorded device timepoints) and the completion thread (an op issued).
+  // Issued ops (each retained) whose signals are still to be announced to
+  // their semaphores once the mutex is let go (weft_semaphore_advance_issued
+  // may call a wait set back, which takes the mutex).
+  weft_cuda_op_t* advance_head;
+  // Wakes the submission thread (a held op's wait set called back) and the
+  // completion thread (an op issued).
   pthread_cond_t submission_wake;
   pthread_cond_t completion_wake;
   bool submission_requested;
@@ -167,6 +179,10 @@ int weft_cuda_transfer_main(void* user_data);
 // device mutex held.
 void weft_cuda_device_enqueue_transfer(weft_cuda_device_t* device,
                                        weft_cuda_op_t* op);
+// Announces to their semaphores the signals of ops issued since the last
+// call (weft_semaphore_advance_issued), so held ops of this device waiting
+// for them may go. Called without the mutex, after issuing.
+void weft_cuda_device_announce_issued(weft_cuda_device_t* device);
 // Frees the staging pieces (context current, no transfer running).
 void weft_cuda_device_free_staging(weft_cuda_device_t* device);
 

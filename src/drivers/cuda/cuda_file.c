@@ -225,6 +225,11 @@ int weft_cuda_transfer_main(void* user_data) {
     // signal must not overtake theirs.
     pthread_mutex_lock(&device->mutex);
     weft_cuda_op_finish_issue(device, op, status);
+    if (device->advance_head) {
+      pthread_mutex_unlock(&device->mutex);
+      weft_cuda_device_announce_issued(device);
+      pthread_mutex_lock(&device->mutex);
+    }
   }
   pthread_mutex_unlock(&device->mutex);
   if (pushed) weft_cuda_device_pop_context(device);

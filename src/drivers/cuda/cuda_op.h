@@ -11,11 +11,17 @@
 #include "hal/wait_set.h"
 
 struct weft_cuda_op_t {
-  // Link in the device's pending or issued FIFO (guarded by its mutex).
+  // Link in the device's ready, issued or transfer FIFO (guarded by its
+  // mutex).
   weft_cuda_op_t* next;
-  // Link in the submission thread's list of ops issued while their wait
-  // set was still registered (their sets are cancelled after the round).
-  weft_cuda_op_t* promoted_next;
+  // Links in the device's list of held ops (guarded by its mutex).
+  weft_cuda_op_t* pending_prev;
+  weft_cuda_op_t* pending_next;
+  // Link in the device's list of issued ops whose signals are still to be
+  // announced to their semaphores (weft_semaphore_advance_issued), and in
+  // the release sweep's list.
+  weft_cuda_op_t* advance_next;
+  weft_cuda_op_t* sweep_next;
   weft_cuda_device_t* device;
   // The device's allocator, kept here: the last reference may be dropped
   // by a wait set's callback after the device is gone.
@@ -23,19 +29,10 @@ struct weft_cuda_op_t {
   weft_time_t submit_time;
   uint64_t trace_id;
   // Two owners: the op's own path (issue -> completion, or the failure
-  // that ends it) and, once started, its wait set until the set calls
+  // that ends it) and, while it is held, its wait set until the set calls
   // back. The last to let go frees the record.
   weft_atomic_uint32_t ref_count;
-  // Guarded by the device mutex. The submission thread leaves a held op
-  // alone until its set is registered (start returned): a promoted op's
-  // set is cancelled, which needs it started.
-  bool wait_set_started;
-  bool wait_set_registered;
-  bool wait_set_done;
-  // Issued (or ended) already: a late wait-set result is only dropped.
-  bool taken;
-  // The wait set's result (owned), read once the op is taken from the
-  // pending queue.
+  // The wait set's result (owned), read once the set called back.
   weft_status_t wait_status;
   // Issued ops: the event recorded after the work, the status word its
   // dispatches write, an error met while issuing (failing the op once the

@@ -539,6 +539,7 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
   } else if (weft_status_is_ok(op->issue_status)) {
     // Later ops of this device may now wait for these values in-stream.
     const weft_semaphore_list_t signals = op->base.signal_list;
+    bool announce = false;
     for (uint32_t i = 0; i < signals.count; ++i) {
       weft_cuda_semaphore_t* semaphore =
           weft_cuda_semaphore_cast(signals.semaphores[i], device->base.domain);
@@ -546,15 +547,38 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
         // Without the timepoint, waiters fall back to the host value.
         weft_status_ignore(weft_cuda_semaphore_add_device_timepoint(
             semaphore, signals.values[i], op->event));
+        announce = true;
       }
+    }
+    if (announce) {
+      // Held ops waiting for these values learn of it once the mutex is
+      // let go (weft_cuda_device_announce_issued).
+      weft_atomic_fetch_add(&op->ref_count, 1u, memory_order_relaxed);
+      op->advance_next = device->advance_head;
+      device->advance_head = op;
     }
   }
   weft_cuda_fifo_push(&device->issued, op);
   pthread_cond_signal(&device->completion_wake);
-  if (device->pending.count) {
-    // Held ops may wait for what this op signals.
-    device->submission_requested = true;
-    pthread_cond_signal(&device->submission_wake);
+}
+
+void weft_cuda_device_announce_issued(weft_cuda_device_t* device) {
+  pthread_mutex_lock(&device->mutex);
+  weft_cuda_op_t* op = device->advance_head;
+  device->advance_head = NULL;
+  pthread_mutex_unlock(&device->mutex);
+  while (op) {
+    weft_cuda_op_t* next = op->advance_next;
+    const weft_semaphore_list_t signals = op->base.signal_list;
+    for (uint32_t i = 0; i < signals.count; ++i) {
+      if (weft_cuda_semaphore_cast(signals.semaphores[i],
+                                   device->base.domain)) {
+        weft_semaphore_advance_issued(signals.semaphores[i],
+                                      signals.values[i]);
+      }
+    }
+    weft_cuda_op_release(op);
+    op = next;
   }
 }
 
@@ -695,7 +719,6 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
                                weft_cuda_stream_waits_t* waits) {
   const weft_cuda_symbols_t* symbols = device->symbols;
   CUstream stream = device->dispatch_stream;
-  op->taken = true;
   op->waited_in_stream = waits->count > 0;
   weft_queue_trace_ready(op->trace_id);
   weft_status_t status = WEFT_OK;
@@ -753,20 +776,48 @@ static void weft_cuda_op_fail_not_run(weft_cuda_op_t* op,
 // Submit and the submission thread
 //===----------------------------------------------------------------------===//
 
-// The wait set's callback (any thread): records the result and wakes the
-// submission thread, which decides.
+// Links |op| at the end of the held ops. Called with the mutex held.
+static void weft_cuda_pending_push(weft_cuda_device_t* device,
+                                   weft_cuda_op_t* op) {
+  op->pending_next = NULL;
+  op->pending_prev = device->pending_tail;
+  if (device->pending_tail) {
+    device->pending_tail->pending_next = op;
+  } else {
+    device->pending_head = op;
+  }
+  device->pending_tail = op;
+}
+
+// Unlinks |op| from the held ops. Called with the mutex held.
+static void weft_cuda_pending_unlink(weft_cuda_device_t* device,
+                                     weft_cuda_op_t* op) {
+  if (op->pending_prev) {
+    op->pending_prev->pending_next = op->pending_next;
+  } else {
+    device->pending_head = op->pending_next;
+  }
+  if (op->pending_next) {
+    op->pending_next->pending_prev = op->pending_prev;
+  } else {
+    device->pending_tail = op->pending_prev;
+  }
+  op->pending_prev = NULL;
+  op->pending_next = NULL;
+}
+
+// The wait set's callback (any thread, never with the device mutex held):
+// records the result and hands the op to the submission thread, which
+// decides.
 static void weft_cuda_op_wait_ready(void* user_data, weft_status_t status) {
   weft_cuda_op_t* op = (weft_cuda_op_t*)user_data;
   weft_cuda_device_t* device = op->device;
   pthread_mutex_lock(&device->mutex);
-  op->wait_set_done = true;
-  if (op->taken) {
-    weft_status_free(status);  // issued in-stream already
-  } else {
-    op->wait_status = status;
-    device->submission_requested = true;
-    pthread_cond_signal(&device->submission_wake);
-  }
+  op->wait_status = status;
+  weft_cuda_pending_unlink(device, op);
+  weft_cuda_fifo_push(&device->ready, op);
+  device->submission_requested = true;
+  pthread_cond_signal(&device->submission_wake);
   if (--device->wait_sets_outstanding == 0) {
     pthread_cond_broadcast(&device->idle);
   }
@@ -776,60 +827,78 @@ static void weft_cuda_op_wait_ready(void* user_data, weft_status_t status) {
   weft_cuda_op_release(op);
 }
 
-// Ops the submission thread takes out of the pending queue in one round
-// and ends after letting go of the mutex.
+// Which waits of |op| its wait set may count as met once they are issued
+// on this device (bit i: wait i): those on this device's semaphores, up to
+// the in-stream waits one issue takes. None for a host call (it runs on
+// the host) or when |host_only|.
+static uint64_t weft_cuda_op_issued_entries(weft_cuda_device_t* device,
+                                            const weft_cuda_op_t* op,
+                                            bool host_only) {
+  uint64_t entries = 0;
+  if (host_only || op->base.kind == WEFT_QUEUE_OP_HOST_CALL) return 0;
+  const weft_semaphore_list_t list = op->base.wait_list;
+  uint32_t count = 0;
+  for (uint32_t i = 0;
+       i < list.count && i < 64 && count < WEFT_CUDA_MAX_STREAM_WAITS; ++i) {
+    if (weft_cuda_semaphore_cast(list.semaphores[i], device->base.domain)) {
+      entries |= (uint64_t)1 << i;
+      ++count;
+    }
+  }
+  return entries;
+}
+
+// Holds |op|: links it with the held ops and counts its wait set, which
+// the caller starts (weft_cuda_op_start_wait) once the mutex is let go.
+// Called with the mutex held.
+static void weft_cuda_op_hold(weft_cuda_device_t* device, weft_cuda_op_t* op) {
+  // The set's reference, dropped by its callback.
+  weft_atomic_fetch_add(&op->ref_count, 1u, memory_order_relaxed);
+  ++device->wait_sets_outstanding;
+  weft_cuda_pending_push(device, op);
+}
+
+// Starts the wait set of an op weft_cuda_op_hold held. It may call back at
+// once (a wait reached or failed meanwhile).
+static void weft_cuda_op_start_wait(weft_cuda_device_t* device,
+                                    weft_cuda_op_t* op, bool host_only) {
+  weft_wait_set_start_issued(op->wait_set, WEFT_WAIT_MODE_ALL,
+                             op->base.wait_list,
+                             weft_cuda_op_issued_entries(device, op, host_only),
+                             WEFT_TIME_INFINITE_FUTURE, weft_cuda_op_wait_ready,
+                             op);
+}
+
+// Ops the submission thread takes from the ready FIFO in one round and
+// ends after letting go of the mutex.
 typedef struct weft_cuda_round_t {
   weft_cuda_op_fifo_t host_calls;  // reached: run them
   weft_cuda_op_fifo_t failed;      // a wait failed: fail them
-  // Issued in-stream before their wait set called back: cancel the sets
-  // (each holds a reference taken for the cancel).
-  weft_cuda_op_t* promoted;
+  // Ready by their sets but not issuable (a device timepoint could not be
+  // kept): held again, waiting on the host values only.
+  weft_cuda_op_fifo_t rewait;
 } weft_cuda_round_t;
 
-// Moves every pending op that can go now. Called with the mutex held and
-// the context current.
-static void weft_cuda_queue_scan(weft_cuda_device_t* device,
-                                 weft_cuda_round_t* round) {
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    weft_cuda_op_t* previous = NULL;
-    weft_cuda_op_t* op = device->pending.head;
-    while (op) {
-      weft_cuda_op_t* next = op->next;
-      if (!op->wait_set_registered) {
-        previous = op;
-        op = next;
-        continue;
-      }
-      weft_cuda_stream_waits_t waits;
-      const bool wait_failed =
-          op->wait_set_done && !weft_status_is_ok(op->wait_status);
-      if (wait_failed) {
-        weft_cuda_fifo_unlink(&device->pending, previous, op);
-        op->taken = true;
-        weft_cuda_fifo_push(&round->failed, op);
-      } else if (weft_cuda_op_is_ready(device, op, &waits)) {
-        weft_cuda_fifo_unlink(&device->pending, previous, op);
-        if (op->base.kind == WEFT_QUEUE_OP_HOST_CALL) {
-          op->taken = true;
-          weft_cuda_fifo_push(&round->host_calls, op);
-        } else {
-          if (!op->wait_set_done) {
-            // Kept valid through the cancel even if the set calls back
-            // and the op completes meanwhile.
-            weft_atomic_fetch_add(&op->ref_count, 1u, memory_order_relaxed);
-            op->promoted_next = round->promoted;
-            round->promoted = op;
-          }
-          weft_cuda_op_issue(device, op, &waits);
-          progress = true;
-        }
-      } else {
-        previous = op;
-      }
-      op = next;
+// Issues (or sorts into |round|) every op whose wait set called back.
+// Called with the mutex held and the context current.
+static void weft_cuda_queue_take_ready(weft_cuda_device_t* device,
+                                       weft_cuda_round_t* round) {
+  weft_cuda_op_t* op = device->ready.head;
+  device->ready = (weft_cuda_op_fifo_t){0};
+  while (op) {
+    weft_cuda_op_t* next = op->next;
+    weft_cuda_stream_waits_t waits;
+    if (!weft_status_is_ok(op->wait_status)) {
+      weft_cuda_fifo_push(&round->failed, op);
+    } else if (!weft_cuda_op_is_ready(device, op, &waits)) {
+      weft_cuda_op_hold(device, op);
+      weft_cuda_fifo_push(&round->rewait, op);
+    } else if (op->base.kind == WEFT_QUEUE_OP_HOST_CALL) {
+      weft_cuda_fifo_push(&round->host_calls, op);
+    } else {
+      weft_cuda_op_issue(device, op, &waits);
     }
+    op = next;
   }
 }
 
@@ -847,16 +916,14 @@ static int weft_cuda_submission_main(void* user_data) {
     const bool pushed =
         weft_status_is_ok(weft_cuda_device_push_context(device));
     if (pushed) {
-      weft_cuda_queue_scan(device, &round);
+      weft_cuda_queue_take_ready(device, &round);
       weft_cuda_device_pop_context(device);
     }
     pthread_mutex_unlock(&device->mutex);
-    for (weft_cuda_op_t* op = round.promoted; op;) {
-      weft_cuda_op_t* next = op->promoted_next;
-      // The set's callback drops the result: the op is taken.
-      weft_wait_set_cancel(op->wait_set,
-                           weft_status_from_code(WEFT_STATUS_CANCELLED));
-      weft_cuda_op_release(op);
+    weft_cuda_device_announce_issued(device);
+    for (weft_cuda_op_t* op = round.rewait.head; op;) {
+      weft_cuda_op_t* next = op->next;
+      weft_cuda_op_start_wait(device, op, /*host_only=*/true);
       op = next;
     }
     for (weft_cuda_op_t* op = round.host_calls.head; op;) {
@@ -896,38 +963,29 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
   weft_cuda_stream_waits_t waits;
   bool run_host_call = false;
   bool hold = false;
+  bool issued = false;
   if (weft_cuda_op_is_ready(device, op, &waits)) {
     if (op->base.kind == WEFT_QUEUE_OP_HOST_CALL) {
-      op->taken = true;
       run_host_call = true;
     } else {
       weft_cuda_op_issue(device, op, &waits);
+      issued = true;
     }
   } else {
     hold = true;
-    op->wait_set_started = true;
-    // The set's reference, dropped by its callback.
-    weft_atomic_fetch_add(&op->ref_count, 1u, memory_order_relaxed);
-    ++device->wait_sets_outstanding;
-    weft_cuda_fifo_push(&device->pending, op);
+    weft_cuda_op_hold(device, op);
   }
   pthread_mutex_unlock(&device->mutex);
   weft_cuda_device_pop_context(device);
-  if (run_host_call) {
+  if (issued) {
+    weft_cuda_device_announce_issued(device);
+  } else if (run_host_call) {
     weft_cuda_op_run_host_call(op);
     weft_cuda_op_release(op);
   } else if (hold) {
-    // May call back at once (a wait reached or failed meanwhile).
-    weft_wait_set_start(op->wait_set, WEFT_WAIT_MODE_ALL, op->base.wait_list,
-                        WEFT_TIME_INFINITE_FUTURE, weft_cuda_op_wait_ready,
-                        op);
     // The op's own reference keeps it alive here: nothing issues or ends
-    // it before this.
-    pthread_mutex_lock(&device->mutex);
-    op->wait_set_registered = true;
-    device->submission_requested = true;
-    pthread_cond_signal(&device->submission_wake);
-    pthread_mutex_unlock(&device->mutex);
+    // it before its set calls back.
+    weft_cuda_op_start_wait(device, op, /*host_only=*/false);
   }
   return WEFT_OK;
 }
@@ -1113,32 +1171,38 @@ void weft_cuda_device_stop_queue(weft_cuda_device_t* device) {
 
   // Held ops fail with CANCELLED naming them: cancel their sets (each op
   // kept valid by a reference through the cancel), wait for every set to
-  // call back, then end them.
+  // call back (each moves its op to the ready FIFO, which nobody takes any
+  // more), then end them.
   pthread_mutex_lock(&device->mutex);
-  weft_cuda_op_fifo_t swept = device->pending;
-  device->pending = (weft_cuda_op_fifo_t){0};
-  for (weft_cuda_op_t* op = swept.head; op; op = op->next) {
-    op->taken = true;  // a late result is dropped
+  weft_cuda_op_t* swept = NULL;
+  for (weft_cuda_op_t* op = device->pending_head; op; op = op->pending_next) {
     weft_atomic_fetch_add(&op->ref_count, 1u, memory_order_relaxed);
+    op->sweep_next = swept;
+    swept = op;
   }
   pthread_mutex_unlock(&device->mutex);
-  for (weft_cuda_op_t* op = swept.head; op; op = op->next) {
-    if (op->wait_set_started) {
-      weft_wait_set_cancel(op->wait_set, weft_status_from_code(
-                                             WEFT_STATUS_CANCELLED));
-    }
+  while (swept) {
+    weft_cuda_op_t* next = swept->sweep_next;
+    weft_wait_set_cancel(swept->wait_set,
+                         weft_queue_op_cancelled(&swept->base,
+                                                 /*while_waiting=*/true));
+    weft_cuda_op_release(swept);  // the sweep's
+    swept = next;
   }
   pthread_mutex_lock(&device->mutex);
   while (device->wait_sets_outstanding > 0) {
     pthread_cond_wait(&device->idle, &device->mutex);
   }
+  weft_cuda_op_fifo_t ready = device->ready;
+  device->ready = (weft_cuda_op_fifo_t){0};
   pthread_mutex_unlock(&device->mutex);
-  for (weft_cuda_op_t* op = swept.head; op;) {
+  for (weft_cuda_op_t* op = ready.head; op;) {
     weft_cuda_op_t* next = op->next;
-    weft_cuda_op_fail_not_run(
-        op, weft_queue_op_cancelled(&op->base, /*while_waiting=*/true),
-        /*swept=*/true);
-    weft_cuda_op_release(op);  // the sweep's
+    // Its wait's failure, the sweep's CANCELLED, or (its waits were
+    // reached but it was not issued) CANCELLED "before it ran".
+    weft_status_t wait_status = op->wait_status;
+    op->wait_status = WEFT_OK;
+    weft_cuda_op_fail_not_run(op, wait_status, /*swept=*/true);
     weft_cuda_op_release(op);  // the op's own
     op = next;
   }
@@ -1157,6 +1221,9 @@ void weft_cuda_device_stop_queue(weft_cuda_device_t* device) {
   pthread_mutex_unlock(&device->mutex);
   weft_thread_join(device->completion_thread);
   device->completion_thread = NULL;
+  // Every issuer announced what it issued; this only drops what a path
+  // cut short by the shutdown may have left.
+  weft_cuda_device_announce_issued(device);
 }
 
 uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
@@ -1164,9 +1231,16 @@ uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
                                            void* user_data) {
   weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
   pthread_mutex_lock(&device->mutex);
-  const weft_cuda_op_fifo_t* fifos[3] = {&device->pending, &device->transfers,
+  for (const weft_cuda_op_t* op = device->pending_head; op;
+       op = op->pending_next) {
+    const weft_pending_op_t pending =
+        weft_pending_op_for(&op->base, "waiting", op->submit_time);
+    visit(user_data, &pending);
+  }
+  const weft_cuda_op_fifo_t* fifos[3] = {&device->ready, &device->transfers,
                                          &device->issued};
-  const char* states[3] = {"waiting", "ready, for the file transfer thread",
+  const char* states[3] = {"ready, for the submission thread",
+                           "ready, for the file transfer thread",
                            "running on the GPU"};
   for (int f = 0; f < 3; ++f) {
     for (const weft_cuda_op_t* op = fifos[f]->head; op; op = op->next) {

@@ -23,6 +23,7 @@ weft_status_t weft_cuda_semaphore_create(weft_domain_t domain,
     semaphore->domain = domain;
     weft_slim_mutex_initialize(&semaphore->timepoint_mutex);
     semaphore->timepoints = NULL;
+    semaphore->timepoint_first = 0;
     semaphore->timepoint_count = 0;
     semaphore->timepoint_capacity = 0;
     *out_semaphore = &semaphore->base;
@@ -33,7 +34,8 @@ weft_status_t weft_cuda_semaphore_create(weft_domain_t domain,
 static void weft_cuda_semaphore_destroy(weft_semaphore_t* base) {
   weft_cuda_semaphore_t* semaphore = (weft_cuda_semaphore_t*)base;
   for (uint32_t i = 0; i < semaphore->timepoint_count; ++i) {
-    weft_cuda_event_release(semaphore->timepoints[i].event);
+    weft_cuda_event_release(
+        semaphore->timepoints[semaphore->timepoint_first + i].event);
   }
   weft_allocator_free(base->allocator, semaphore->timepoints);
   weft_slim_mutex_deinitialize(&semaphore->timepoint_mutex);
@@ -50,30 +52,53 @@ weft_cuda_semaphore_t* weft_cuda_semaphore_cast(weft_semaphore_t* semaphore,
   return cuda_semaphore->domain == domain ? cuda_semaphore : NULL;
 }
 
-// How many leading timepoints the host value |current| has passed. Called
-// with the mutex held.
-static uint32_t weft_cuda_semaphore_prune(weft_cuda_semaphore_t* semaphore,
-                                          uint64_t current) {
-  uint32_t passed = 0;
-  while (passed < semaphore->timepoint_count &&
-         semaphore->timepoints[passed].value <= current) {
-    ++passed;
+// The index (from |timepoint_first|) of the first live timepoint whose
+// value is at least |value|, or |timepoint_count|. Called with the mutex
+// held.
+static uint32_t weft_cuda_semaphore_lower_bound(
+    const weft_cuda_semaphore_t* semaphore, uint64_t value) {
+  const weft_cuda_device_timepoint_t* live =
+      semaphore->timepoints + semaphore->timepoint_first;
+  uint32_t low = 0;
+  uint32_t high = semaphore->timepoint_count;
+  while (low < high) {
+    const uint32_t middle = low + (high - low) / 2;
+    if (live[middle].value < value) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
   }
-  return passed;
+  return low;
 }
 
-// Removes the first |count| timepoints, releasing their events.
-static void weft_cuda_semaphore_drop_front(weft_cuda_semaphore_t* semaphore,
-                                           uint32_t count,
-                                           weft_cuda_event_t** out_events) {
-  for (uint32_t i = 0; i < count; ++i) {
-    out_events[i] = semaphore->timepoints[i].event;
+// Makes room for one more live timepoint: compacts the array when its
+// front is mostly passed ones, otherwise grows it. Called with the mutex
+// held.
+static weft_status_t weft_cuda_semaphore_reserve(
+    weft_cuda_semaphore_t* semaphore) {
+  const uint32_t end = semaphore->timepoint_first + semaphore->timepoint_count;
+  if (end < semaphore->timepoint_capacity) return WEFT_OK;
+  if (semaphore->timepoint_first >= semaphore->timepoint_capacity / 2 &&
+      semaphore->timepoint_first > 0) {
+    memmove(semaphore->timepoints,
+            semaphore->timepoints + semaphore->timepoint_first,
+            semaphore->timepoint_count * sizeof(*semaphore->timepoints));
+    semaphore->timepoint_first = 0;
+    return WEFT_OK;
   }
-  if (count == 0) return;  // |timepoints| may still be NULL
-  memmove(semaphore->timepoints, semaphore->timepoints + count,
-          (semaphore->timepoint_count - count) *
-              sizeof(*semaphore->timepoints));
-  semaphore->timepoint_count -= count;
+  uint32_t capacity =
+      semaphore->timepoint_capacity ? semaphore->timepoint_capacity * 2 : 8;
+  weft_cuda_device_timepoint_t* timepoints = semaphore->timepoints;
+  weft_status_t status =
+      weft_allocator_realloc(semaphore->base.allocator,
+                             capacity * sizeof(*timepoints),
+                             (void**)&timepoints);
+  if (weft_status_is_ok(status)) {
+    semaphore->timepoints = timepoints;
+    semaphore->timepoint_capacity = capacity;
+  }
+  return status;
 }
 
 weft_status_t weft_cuda_semaphore_add_device_timepoint(
@@ -82,34 +107,32 @@ weft_status_t weft_cuda_semaphore_add_device_timepoint(
   uint64_t current = 0;
   weft_semaphore_peek(&semaphore->base, &current);
   if (value <= current) return WEFT_OK;  // the host value already answers
-  weft_status_t status = WEFT_OK;
   weft_slim_mutex_lock(&semaphore->timepoint_mutex);
-  // Reuse the slots of passed timepoints before growing.
+  // Drop (a bounded number of) the timepoints the host value has passed:
+  // their events are released outside the lock.
   weft_cuda_event_t* dropped[8];
-  uint32_t passed = weft_cuda_semaphore_prune(semaphore, current);
+  uint32_t passed = weft_cuda_semaphore_lower_bound(semaphore, current + 1);
   if (passed > 8) passed = 8;
-  weft_cuda_semaphore_drop_front(semaphore, passed, dropped);
-  if (semaphore->timepoint_count == semaphore->timepoint_capacity) {
-    uint32_t capacity =
-        semaphore->timepoint_capacity ? semaphore->timepoint_capacity * 2 : 4;
-    weft_cuda_device_timepoint_t* timepoints = semaphore->timepoints;
-    status = weft_allocator_realloc(semaphore->base.allocator,
-                                    capacity * sizeof(*timepoints),
-                                    (void**)&timepoints);
-    if (weft_status_is_ok(status)) {
-      semaphore->timepoints = timepoints;
-      semaphore->timepoint_capacity = capacity;
-    }
+  for (uint32_t i = 0; i < passed; ++i) {
+    dropped[i] = semaphore->timepoints[semaphore->timepoint_first + i].event;
   }
+  semaphore->timepoint_first += passed;
+  semaphore->timepoint_count -= passed;
+  if (semaphore->timepoint_count == 0) semaphore->timepoint_first = 0;
+  weft_status_t status = weft_cuda_semaphore_reserve(semaphore);
   if (weft_status_is_ok(status)) {
-    // Ops are usually issued in value order: insert from the back.
+    // Ops are usually issued in value order: then this appends.
+    weft_cuda_device_timepoint_t* live =
+        semaphore->timepoints + semaphore->timepoint_first;
     uint32_t at = semaphore->timepoint_count;
-    while (at > 0 && semaphore->timepoints[at - 1].value > value) --at;
-    memmove(semaphore->timepoints + at + 1, semaphore->timepoints + at,
-            (semaphore->timepoint_count - at) * sizeof(*semaphore->timepoints));
+    if (at > 0 && live[at - 1].value > value) {
+      at = weft_cuda_semaphore_lower_bound(semaphore, value);
+    }
+    memmove(live + at + 1, live + at,
+            (semaphore->timepoint_count - at) * sizeof(*live));
     weft_cuda_event_retain(event);
-    semaphore->timepoints[at].value = value;
-    semaphore->timepoints[at].event = event;
+    live[at].value = value;
+    live[at].event = event;
     ++semaphore->timepoint_count;
   }
   weft_slim_mutex_unlock(&semaphore->timepoint_mutex);
@@ -121,12 +144,10 @@ weft_cuda_event_t* weft_cuda_semaphore_find_device_timepoint(
     weft_cuda_semaphore_t* semaphore, uint64_t value) {
   weft_cuda_event_t* found = NULL;
   weft_slim_mutex_lock(&semaphore->timepoint_mutex);
-  for (uint32_t i = 0; i < semaphore->timepoint_count; ++i) {
-    if (semaphore->timepoints[i].value >= value) {
-      found = semaphore->timepoints[i].event;
-      weft_cuda_event_retain(found);
-      break;
-    }
+  const uint32_t at = weft_cuda_semaphore_lower_bound(semaphore, value);
+  if (at < semaphore->timepoint_count) {
+    found = semaphore->timepoints[semaphore->timepoint_first + at].event;
+    weft_cuda_event_retain(found);
   }
   weft_slim_mutex_unlock(&semaphore->timepoint_mutex);
   return found;

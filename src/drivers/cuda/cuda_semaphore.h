@@ -29,8 +29,13 @@ typedef struct weft_cuda_semaphore_t {
   weft_domain_t domain;
   // Guards the device timepoints.
   weft_slim_mutex_t timepoint_mutex;
-  // Sorted by value, ascending.
+  // Sorted by value, ascending: the live ones are
+  // [timepoint_first, timepoint_first + timepoint_count). Passed ones are
+  // dropped from the front by moving |timepoint_first| (a chain issued far
+  // ahead of the GPU keeps one per op in flight: no memmove per drop, and
+  // lookups are binary searches).
   weft_cuda_device_timepoint_t* timepoints;
+  uint32_t timepoint_first;
   uint32_t timepoint_count;
   uint32_t timepoint_capacity;
 } weft_cuda_semaphore_t;
