@@ -104,22 +104,23 @@ void weft_semaphore_deinitialize(weft_semaphore_t* semaphore) {
   // The last reference is gone, so no other thread can touch the semaphore:
   // no lock is needed. Timepoints still registered fire with CANCELLED.
   for (int list = 0; list < 2; ++list) {
-  weft_timepoint_t* timepoint = semaphore->timepoint_head[list];
-  semaphore->timepoint_head[list] = NULL;
-  semaphore->timepoint_tail[list] = NULL;
-  while (timepoint) {
-    weft_timepoint_t* next = timepoint->next;
-    uint64_t value = timepoint->value;
-    timepoint->semaphore = NULL;
-    timepoint->next = NULL;
-    timepoint->prev = NULL;
-    timepoint->fn(timepoint->user_data, timepoint,
-                  WEFT_STATUS(CANCELLED,
-                              "semaphore '%s' was destroyed before it reached "
-                              "%" PRIu64 " (a timepoint was still registered)",
-                              semaphore->name, value));
-    timepoint = next;
-  }
+    weft_timepoint_t* timepoint = semaphore->timepoint_head[list];
+    semaphore->timepoint_head[list] = NULL;
+    semaphore->timepoint_tail[list] = NULL;
+    while (timepoint) {
+      weft_timepoint_t* next = timepoint->next;
+      uint64_t value = timepoint->value;
+      timepoint->semaphore = NULL;
+      timepoint->next = NULL;
+      timepoint->prev = NULL;
+      timepoint->fn(
+          timepoint->user_data, timepoint,
+          WEFT_STATUS(CANCELLED,
+                      "semaphore '%s' was destroyed before it reached "
+                      "%" PRIu64 " (a timepoint was still registered)",
+                      semaphore->name, value));
+      timepoint = next;
+    }
   }
   weft_status_free(semaphore->failure_status);
   weft_notification_deinitialize(&semaphore->notification);
