@@ -8,6 +8,10 @@
 // contract: CPU drivers skip it, while a GPU driver may already have queued
 // it behind the failing work on the GPU (an in-stream wait). Either way its
 // signals fail, so nothing that waits on them sees what it wrote.
+// Failures travel only down a timeline (weft/semaphore.h, "Failure
+// order"): an operation that will not run fails a semaphore it also waits
+// on only once that wait is reached, so the operations upstream of it on
+// that timeline still run and signal.
 // Semaphores are the only ordering: two submissions with no semaphore
 // between them may run in any order or concurrently.
 //
@@ -62,7 +66,8 @@ void weft_device_retain(weft_device_t* device);
 //    fail their signals with CANCELLED naming the operation and the device:
 //    "queue_fill (waiting for 'gate' >= 1, signalling 'filled' = 1) on queue
 //    0 of device 'local-task' was cancelled: the device was released while
-//    it waited"; operations waiting on those fail in turn;
+//    it waited"; operations waiting on those fail in turn (in the failure
+//    order of weft/semaphore.h);
 //  - operations already running (a kernel, a host call, a file transfer)
 //    finish and signal as usual;
 //  - once the last of them is done, everything the device allocated is

@@ -5,6 +5,18 @@
 // wait after it returns a clone of that original status (annotated with the
 // semaphore and the value waited for).
 //
+// Failure order: a failure travels only down a timeline, never up it. A
+// queue operation that will not run (a wait failed, its device was
+// released, its work failed) publishes its failure on each semaphore it
+// signals no earlier than it would have published its success there: a
+// semaphore it also waits on fails only once that wait is reached (or the
+// semaphore fails by itself), the others at once. So on a chain where op i
+// waits (step >= i - 1) and signals (step = i), an op k whose other wait
+// fails lets ops 1..k-1 run; step reaches k - 1, then fails with the
+// original message, and ops k+1.. do not run. When an op waits on several
+// failed semaphores, the failure that happened first is the one it
+// reports, whatever the order of its wait list.
+//
 // Semaphores work across devices: any device's queue may wait on or signal
 // any semaphore, and the host may signal and wait on all of them. Drivers
 // build their waiting on timepoints (see below).

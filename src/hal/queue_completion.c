@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/trace.h"
+#include "hal/device_impl.h"
 #include "hal/semaphore_impl.h"
 
 // Fails |semaphore| because |op| could not signal it to |value|: it had
@@ -29,6 +30,87 @@ static void weft_queue_op_fail_passed_signal(const weft_queue_op_t* op,
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Failures that wait for their turn (the failure order of weft/semaphore.h)
+//===----------------------------------------------------------------------===//
+
+// A failure an op that will not run owes a semaphore it also waits on:
+// published once that wait is reached. Owned by its timepoint, not by the
+// op or its device (either may be gone by then): it frees itself when the
+// timepoint fires, whichever way.
+typedef struct weft_deferred_failure_t {
+  weft_timepoint_t timepoint;
+  weft_allocator_t allocator;
+  weft_semaphore_t* semaphore;  // not retained: valid while registered
+  weft_status_t status;         // owned
+} weft_deferred_failure_t;
+
+static void weft_deferred_failure_fired(void* user_data,
+                                        weft_timepoint_t* timepoint,
+                                        weft_status_t status) {
+  (void)timepoint;
+  weft_deferred_failure_t* deferred = (weft_deferred_failure_t*)user_data;
+  if (weft_status_is_ok(status)) {
+    // Reached: fired inside a signal of |semaphore|, whose caller holds a
+    // reference. Now the failure may travel on.
+    weft_semaphore_fail(deferred->semaphore, deferred->status);
+  } else {
+    // The semaphore failed upstream first (that failure stands) or was
+    // destroyed (nobody is left to tell).
+    weft_status_free(deferred->status);
+    weft_status_free(status);
+  }
+  weft_allocator_free(deferred->allocator, deferred);
+}
+
+// The highest value |op| waits for on |semaphore| (0 when it does not wait
+// on it).
+static uint64_t weft_queue_op_own_wait(const weft_queue_op_t* op,
+                                       const weft_semaphore_t* semaphore) {
+  uint64_t value = 0;
+  const weft_semaphore_list_t waits = op->wait_list;
+  for (uint32_t i = 0; i < waits.count; ++i) {
+    if (waits.semaphores[i] == semaphore && waits.values[i] > value) {
+      value = waits.values[i];
+    }
+  }
+  return value;
+}
+
+// Fails |semaphore| with |status| (consumed) for |op|, which will not run:
+// at once, unless |op| also waits on |semaphore| for a value it has not
+// reached; then once it does (the ops upstream on that timeline still
+// run and signal it).
+static void weft_queue_op_fail_in_order(const weft_queue_op_t* op,
+                                        weft_semaphore_t* semaphore,
+                                        weft_status_t status) {
+  const uint64_t own_wait = weft_queue_op_own_wait(op, semaphore);
+  uint64_t current_value = 0;
+  const bool failed = weft_semaphore_peek(semaphore, &current_value);
+  if (own_wait == 0 || failed || current_value >= own_wait) {
+    weft_semaphore_fail(semaphore, status);
+    return;
+  }
+  weft_allocator_t allocator = op->device->host_allocator;
+  weft_deferred_failure_t* deferred = NULL;
+  weft_status_t allocate_status = weft_allocator_malloc(
+      allocator, sizeof(*deferred), (void**)&deferred);
+  if (!weft_status_is_ok(allocate_status)) {
+    // Out of memory: failing early beats never failing.
+    weft_status_free(allocate_status);
+    weft_semaphore_fail(semaphore, status);
+    return;
+  }
+  memset(deferred, 0, sizeof(*deferred));
+  deferred->timepoint.fn = weft_deferred_failure_fired;
+  deferred->timepoint.user_data = deferred;
+  deferred->allocator = allocator;
+  deferred->semaphore = semaphore;
+  deferred->status = status;
+  // May fire at once (reached or failed meanwhile).
+  weft_semaphore_register_timepoint(semaphore, own_wait, &deferred->timepoint);
+}
+
 void weft_queue_op_signal_or_fail(const weft_queue_op_t* op,
                                   weft_status_t status) {
   const weft_semaphore_list_t signal_list = op->signal_list;
@@ -46,7 +128,14 @@ void weft_queue_op_signal_or_fail(const weft_queue_op_t* op,
       }
     }
   } else {
-    weft_semaphore_list_fail(signal_list, status);
+    for (uint32_t i = 0; i < signal_list.count; ++i) {
+      // The last one takes |status| itself rather than a clone.
+      weft_queue_op_fail_in_order(op, signal_list.semaphores[i],
+                                  i + 1 == signal_list.count
+                                      ? status
+                                      : weft_status_clone(status));
+    }
+    if (signal_list.count == 0) weft_status_free(status);
   }
 }
 

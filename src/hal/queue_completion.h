@@ -12,7 +12,10 @@
 #include "hal/queue_op.h"
 
 // Ends |op|: signals every entry of its signal list when |status| is OK,
-// otherwise fails them all with |status| (consumed). A signal the semaphore
+// otherwise fails them all with |status| (consumed) in the failure order of
+// weft/semaphore.h: a semaphore the op also waits on fails only once that
+// wait is reached (or fails by itself), the others at once. A signal the
+// semaphore
 // has already passed (another op or the host moved it past the value since
 // submit) fails that semaphore with INVALID_ARGUMENT naming the op, the
 // semaphore and both values, so its waiters learn of it; one that already

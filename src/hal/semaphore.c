@@ -39,6 +39,9 @@
 
 static void weft_semaphore_destroy(weft_semaphore_t* semaphore);
 
+// Orders every failure of the process (failure_sequence).
+static weft_atomic_uint64_t weft_semaphore_failure_counter;
+
 // The host timeline semaphore's own vtable.
 static const weft_semaphore_vtable_t kWeftHostSemaphoreVtable = {
     .destroy = weft_semaphore_destroy,
@@ -377,6 +380,8 @@ void weft_semaphore_fail(weft_semaphore_t* semaphore, weft_status_t status) {
                        (uint64_t)weft_status_code(status));
     first_failure = true;
     semaphore->failure_status = status;
+    semaphore->failure_sequence = weft_atomic_fetch_add(
+        &weft_semaphore_failure_counter, 1, memory_order_relaxed);
     // Release: |failure_status| must be visible to whoever sees the flag.
     weft_atomic_store(&semaphore->failed, 1u, memory_order_release);
     pending = weft_semaphore_detach_prefix_locked(semaphore, 0, UINT64_MAX);
@@ -548,21 +553,37 @@ static bool weft_list_waiter_is_ready(weft_list_waiter_t* waiter) {
   return weft_atomic_load(&waiter->ready, memory_order_acquire) != 0;
 }
 
+uint32_t weft_semaphore_list_earliest_failure(weft_semaphore_list_t list) {
+  uint32_t earliest = UINT32_MAX;
+  uint64_t earliest_sequence = UINT64_MAX;
+  for (uint32_t i = 0; i < list.count; ++i) {
+    weft_semaphore_t* semaphore = list.semaphores[i];
+    // Acquire (has_failed): |failure_sequence| is written before the flag.
+    if (weft_semaphore_has_failed(semaphore) &&
+        semaphore->failure_sequence < earliest_sequence) {
+      earliest = i;
+      earliest_sequence = semaphore->failure_sequence;
+    }
+  }
+  return earliest;
+}
+
 // Checks every entry without blocking. Sets *out_done and returns the
-// result when the wait can be answered now (any failure wins; otherwise all
-// or any reached per |mode|).
+// result when the wait can be answered now (the earliest failure wins;
+// otherwise all or any reached per |mode|).
 static weft_status_t weft_semaphore_list_poll(weft_wait_mode_t mode,
                                               weft_semaphore_list_t list,
                                               bool* out_done) {
   uint32_t reached_count = 0;
   weft_status_t status = WEFT_OK;
-  bool failed = false;
+  const uint32_t failed_index = weft_semaphore_list_earliest_failure(list);
+  const bool failed = failed_index != UINT32_MAX;
+  if (failed) {
+    status = weft_semaphore_wait_failure(list.semaphores[failed_index],
+                                         list.values[failed_index]);
+  }
   for (uint32_t i = 0; i < list.count && !failed; ++i) {
-    weft_semaphore_t* semaphore = list.semaphores[i];
-    if (weft_semaphore_has_failed(semaphore)) {
-      status = weft_semaphore_wait_failure(semaphore, list.values[i]);
-      failed = true;
-    } else if (weft_semaphore_load_value(semaphore) >= list.values[i]) {
+    if (weft_semaphore_load_value(list.semaphores[i]) >= list.values[i]) {
       ++reached_count;
     }
   }

@@ -38,6 +38,10 @@ struct weft_semaphore_t {
   weft_atomic_uint32_t failed;
   // The first failure; immutable once |failed| is 1.
   weft_status_t failure_status;
+  // When it failed, in the order of every failure of the process (set with
+  // |failure_status|): among several failed waits, the earliest is the one
+  // reported, whatever the order of the list.
+  uint64_t failure_sequence;
   // Registered timepoints sorted by value (ties in registration order),
   // guarded by |mutex|: [0] fire when the value is reached, [1] (issued
   // timepoints) also when |issued_value| reaches theirs.
@@ -104,6 +108,10 @@ void weft_semaphore_label(weft_semaphore_t* semaphore, char* buffer,
 // Reads the current value into |out_value| and returns whether the
 // semaphore has failed: what a submit-time check needs, without a status.
 bool weft_semaphore_peek(weft_semaphore_t* semaphore, uint64_t* out_value);
+
+// The index of the entry of |list| whose semaphore failed first (the
+// earliest failure_sequence), or UINT32_MAX when none has failed.
+uint32_t weft_semaphore_list_earliest_failure(weft_semaphore_list_t list);
 
 // The INVALID_ARGUMENT of a list weft_semaphore_list_check rejects. Out of
 // line: the error path.

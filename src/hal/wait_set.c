@@ -139,6 +139,18 @@ void weft_wait_set_start_issued(weft_wait_set_t* set, weft_wait_mode_t mode,
     entry->value = waits.values[i];
     entry->failure = WEFT_OK;
   }
+  // Waits that failed already: the earliest failure decides, whatever the
+  // order of the list, and nothing is registered.
+  const uint32_t failed_index = weft_semaphore_list_earliest_failure(waits);
+  if (failed_index != UINT32_MAX) {
+    weft_wait_set_entry_t* entry = &set->entries[failed_index];
+    uint64_t value = 0;
+    // A clone of the semaphore's failure, as its timepoint would carry.
+    entry->failure = weft_semaphore_query(entry->semaphore, &value);
+    weft_atomic_store(&set->decided_entry, entry, memory_order_relaxed);
+    weft_wait_set_count_down(set, waits.count + 1);
+    return;
+  }
   uint32_t skipped_count = 0;
   for (uint32_t i = 0; i < waits.count; ++i) {
     weft_wait_set_entry_t* entry = &set->entries[i];

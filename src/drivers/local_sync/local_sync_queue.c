@@ -249,27 +249,23 @@ static weft_status_t weft_local_sync_park(weft_local_sync_device_t* device,
 }
 
 // Checks the waits at submit: sets |*out_ready| when every one is reached,
-// and returns the (annotated) failure of a failed one, which makes the op
-// run now and fail.
+// and returns the (annotated) failure of the wait that failed first, which
+// makes the op run now and fail.
 static weft_status_t weft_local_sync_check_waits(
     weft_semaphore_list_t wait_list, bool* out_ready) {
-  weft_status_t status = WEFT_OK;
-  bool ready = true;
-  for (uint32_t i = 0; weft_status_is_ok(status) && i < wait_list.count; ++i) {
+  const uint32_t failed = weft_semaphore_list_earliest_failure(wait_list);
+  if (failed != UINT32_MAX) {
+    *out_ready = true;
     uint64_t value = 0;
-    status = weft_semaphore_query(wait_list.semaphores[i], &value);
-    if (!weft_status_is_ok(status)) {
-      char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-      weft_semaphore_label(wait_list.semaphores[i], label, sizeof(label));
-      status = weft_status_annotate(
-          status, "while waiting for semaphore %s to reach %" PRIu64, label,
-          wait_list.values[i]);
-    } else if (value < wait_list.values[i]) {
-      ready = false;
-    }
+    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+    weft_semaphore_label(wait_list.semaphores[failed], label, sizeof(label));
+    return weft_status_annotate(
+        weft_semaphore_query(wait_list.semaphores[failed], &value),
+        "while waiting for semaphore %s to reach %" PRIu64, label,
+        wait_list.values[failed]);
   }
-  *out_ready = ready;
-  return status;
+  *out_ready = weft_semaphore_list_is_reached(wait_list);
+  return WEFT_OK;
 }
 
 // Runs |op| now if its waits allow, otherwise parks it.
