@@ -10,7 +10,9 @@
 //     reflects taskset and a cgroup cpuset;
 //   - the cgroup CPU quota (v2 cpu.max, v1 cpu.cfs_quota_us), which limits
 //     how many CPUs' worth of time the process gets, not which CPUs;
-//   - the options: cpus=LIST, nodes=current|all, workers=N.
+//   - the options (weft_topology_options_t): a CPU list, which NUMA nodes,
+//     how many workers. The caller fills them; the local-task driver reads
+//     them from its device string (drivers/local_task/local_task_options.h).
 // The result holds one group per physical core (its allowed CPUs, core and
 // package id, NUMA node, L2/L3 sizes where known), the worker count, whether
 // that oversubscribes the CPUs (then nobody should spin), and a readable
@@ -26,13 +28,10 @@
 
 #include "task/affinity_set.h"
 #include "weft/allocator.h"
-#include "weft/driver.h"
 #include "weft/status.h"
 
-// The largest workers=N accepted.
+// The largest worker count accepted.
 #define WEFT_TOPOLOGY_MAX_WORKER_COUNT 65536u
-// The largest spin_us=N accepted (10 s, as for WEFT_SPIN_US).
-#define WEFT_TOPOLOGY_MAX_SPIN_US 10000000u
 
 typedef enum weft_topology_nodes_e {
   // Use the CPUs of every NUMA node the process may run on.
@@ -83,18 +82,6 @@ typedef struct weft_topology_options_t {
 // Sets |out_options| to the defaults: auto workers, all CPUs, all nodes,
 // auto backend, no hooks.
 void weft_topology_options_initialize(weft_topology_options_t* out_options);
-
-// Reads the scheduler options of a device string into |inout_options| and
-// |inout_spin_us|: workers=N (0 = auto, at most
-// WEFT_TOPOLOGY_MAX_WORKER_COUNT), cpus=LIST (checked here; the option then
-// points into |device_options|, which must outlive the query), nodes=
-// current|all and spin_us=N (at most WEFT_TOPOLOGY_MAX_SPIN_US). Options
-// that are absent leave their output unchanged; other keys are ignored.
-// INVALID_ARGUMENT naming the option and its value when one is malformed;
-// the outputs are unchanged on error.
-weft_status_t weft_topology_options_parse_device(
-    const weft_device_options_t* device_options,
-    weft_topology_options_t* inout_options, uint32_t* inout_spin_us);
 
 // True when weft was built with hwloc.
 bool weft_topology_hwloc_available(void);

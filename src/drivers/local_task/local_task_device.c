@@ -26,6 +26,7 @@
 #include "base/thread.h"
 #include "drivers/local_task/block_builder.h"
 #include "drivers/local_task/local_task_driver.h"
+#include "drivers/local_task/local_task_options.h"
 #include "hal/local/cpu_device.h"
 #include "task/topology.h"
 
@@ -281,7 +282,7 @@ static weft_status_t weft_local_task_parse_params(
   out_params->file_io_sync = false;
   weft_proactor_options_initialize(&out_params->proactor);
   out_params->proactor.thread_name = "weft-io";
-  weft_status_t status = weft_topology_options_parse_device(
+  weft_status_t status = weft_local_task_parse_topology_options(
       options, &out_params->topology, &out_params->spin_us);
   if (weft_status_is_ok(status)) {
     status = weft_device_options_get_u32(options, "queues",
