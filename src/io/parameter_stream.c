@@ -1,6 +1,8 @@
 // weft: parameter streaming (see include/weft/parameter_stream.h).
 //
-// Built only on the public queue API, so it works on every driver.
+// Built only on the public queue API, so it works on every driver: a client
+// of the HAL, not part of it (src/io sits above src/hal; it borrows only the
+// HAL's buffer checks and file display names, for identical messages).
 //
 // Slots. A stream owns min(max_reads_in_flight, chunks) slots; each has its
 // own timeline semaphore and a timepoint. A chunk read on a slot signals
