@@ -133,6 +133,37 @@ weft_status_t weft_buffer_map_range_unchecked(weft_buffer_t* buffer,
                                               const char* what,
                                               weft_buffer_mapping_t* out_mapping);
 
+// Host copies for a driver that reaches the memory whatever the buffer's
+// mapping usage or memory type, like weft_buffer_map_range_unchecked: the
+// unchecked forms of weft_buffer_map_read, _write, _fill and _copy. They
+// check the range (OUT_OF_RANGE), the fill pattern and its alignment, copy
+// overlap (INVALID_ARGUMENT) and that memory is present
+// (FAILED_PRECONDITION); |what| names the caller in messages ("queue_fill").
+// Zero length is a no-op. The CPU drivers reach them through
+// hal/local/host_transfer.h.
+weft_status_t weft_buffer_map_read_unchecked(weft_buffer_t* source,
+                                             weft_device_size_t offset,
+                                             void* target,
+                                             weft_device_size_t length,
+                                             const char* what);
+weft_status_t weft_buffer_map_write_unchecked(weft_buffer_t* target,
+                                              weft_device_size_t offset,
+                                              const void* source,
+                                              weft_device_size_t length,
+                                              const char* what);
+weft_status_t weft_buffer_map_fill_unchecked(weft_buffer_t* target,
+                                             weft_device_size_t offset,
+                                             weft_device_size_t length,
+                                             const void* pattern,
+                                             uint32_t pattern_length,
+                                             const char* what);
+weft_status_t weft_buffer_map_copy_unchecked(weft_buffer_t* source,
+                                             weft_device_size_t source_offset,
+                                             weft_buffer_t* target,
+                                             weft_device_size_t target_offset,
+                                             weft_device_size_t length,
+                                             const char* what);
+
 // Maps a validated, resolved range of |buffer| through its allocated
 // buffer. Takes no reference.
 static inline weft_status_t weft_buffer_map_resolved(weft_buffer_t* buffer,

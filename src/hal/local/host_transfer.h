@@ -1,16 +1,16 @@
-// weft: copies through host mappings.
+// weft: the CPU drivers' queue transfers, through host mappings.
 //
-// Two users, one mechanism: the public host helpers (weft_buffer_map_read,
-// _write, _fill, _copy in weft/buffer.h), which check that the host may map
-// the buffer (host-visible, a mapping usage, the access), and the CPU
-// drivers' queue transfers (weft_buffer_transfer_*), which reach any of
-// their buffers this way whatever its mapping usage or memory type, since
-// a CPU driver's device-local memory is host memory: the queue layer has
-// checked the transfer usage and the range, so these check only the range
-// (OUT_OF_RANGE) and that memory is present (a transient buffer before
-// alloca or after dealloca: FAILED_PRECONDITION). |what| names the caller
-// in messages ("queue_fill"). A driver with memory of its own moves bytes
-// its own way and needs none of this.
+// A CPU driver's device-local memory is host memory, so its queue
+// transfers (weft_buffer_transfer_*) reach any of its buffers through a
+// host mapping whatever the buffer's mapping usage or memory type: the
+// queue layer has checked the transfer usage and the range, so these check
+// only the range (OUT_OF_RANGE) and that memory is present (a transient
+// buffer before alloca or after dealloca: FAILED_PRECONDITION). |what|
+// names the caller in messages ("queue_fill"). One mechanism with the
+// public host helpers (weft_buffer_map_read, _write, _fill, _copy), which
+// also check that the host may map the buffer: both live in the HAL core
+// (src/hal/buffer.c; these are its unchecked forms). A driver with memory
+// of its own moves bytes its own way and needs none of this.
 #ifndef WEFT_HAL_LOCAL_HOST_TRANSFER_H_
 #define WEFT_HAL_LOCAL_HOST_TRANSFER_H_
 
