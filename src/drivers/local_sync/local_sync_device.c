@@ -11,7 +11,7 @@ void weft_local_sync_device_unhold(weft_local_sync_device_t* device) {
   if (weft_atomic_fetch_sub(&device->hold_count, 1u, memory_order_acq_rel) ==
       1u) {
     weft_allocator_t allocator = device->base.host_allocator;
-    weft_slim_mutex_deinitialize(&device->pending_mutex);
+    weft_queue_scheduler_deinitialize(&device->scheduler);
     weft_device_deinitialize(&device->base);
     weft_allocator_free(allocator, device);
   }
@@ -22,8 +22,7 @@ void weft_local_sync_device_unhold(weft_local_sync_device_t* device) {
 // last of them.
 static void weft_local_sync_device_destroy(weft_device_t* base_device) {
   weft_local_sync_device_t* device = weft_local_sync_device_cast(base_device);
-  weft_atomic_store(&device->shutting_down, 1u, memory_order_seq_cst);
-  weft_local_sync_device_cancel_pending(device);
+  weft_queue_scheduler_cancel_parked(&device->scheduler);
   weft_local_sync_device_unhold(device);
 }
 
@@ -77,14 +76,13 @@ static weft_status_t weft_local_sync_driver_create_device(
   weft_status_t status =
       weft_allocator_malloc(allocator, sizeof(*device), (void**)&device);
   if (weft_status_is_ok(status)) {
-    weft_slim_mutex_initialize(&device->pending_mutex);
+    weft_local_sync_scheduler_initialize(allocator, device);
     atomic_init(&device->hold_count, 1u);
-    atomic_init(&device->shutting_down, 0u);
     status = weft_device_initialize(&kWeftLocalSyncDeviceVtable, device_string,
                                     driver->name, WEFT_DOMAIN_HOST, allocator,
                                     &device->base);
     if (!weft_status_is_ok(status)) {
-      weft_slim_mutex_deinitialize(&device->pending_mutex);
+      weft_queue_scheduler_deinitialize(&device->scheduler);
       weft_allocator_free(allocator, device);
       device = NULL;
     }

@@ -4,14 +4,15 @@
 // failed wait becomes the operation's error), do runs the work on the
 // calling thread, end signals every signal semaphore or fails them all with
 // the error. When the waits are not all reached at submit the operation is
-// parked: an op record (device allocator) holds copies of its lists and
-// arguments and retains everything it names, and a wait set on its wait
-// list hands it to the thread that reaches the last wait. That thread runs
+// parked on the device's queue scheduler (hal/queue_scheduler.h: a pooled
+// record holds copies of its lists and arguments and retains everything it
+// names, and a wait set on its wait list hands it to the thread that
+// reaches the last wait). That thread runs
 // ready ops from a thread-local queue in a loop, so a chain of parked ops
 // released by one signal runs in constant stack depth.
 //
-// Parked ops sit on a mutex-guarded intrusive list in the device until they
-// start, for weft_device_dump_pending. Every parked op retains the device.
+// Parked ops sit on the scheduler's parked list until they start, for
+// weft_device_dump_pending. Every parked op holds the device's memory.
 //
 // Consequence of the loop: ops released while a thread is already running
 // ready ops (for example by a host call that signals a semaphore) run after
@@ -21,7 +22,8 @@
 //
 // Threading: any thread may submit, signal or dump at any time. The op
 // record is published to the thread that runs it through the semaphore's
-// timepoint machinery; the pending list is the only shared mutable state.
+// timepoint machinery; the scheduler's parked list is the only shared
+// mutable state.
 #ifndef WEFT_DRIVERS_LOCAL_SYNC_LOCAL_SYNC_DEVICE_H_
 #define WEFT_DRIVERS_LOCAL_SYNC_LOCAL_SYNC_DEVICE_H_
 
@@ -30,32 +32,22 @@
 #include "base/atomics.h"
 #include "base/mutex.h"
 #include "hal/device_impl.h"
-
-typedef struct weft_local_sync_op_t weft_local_sync_op_t;
+#include "hal/queue_scheduler.h"
 
 typedef struct weft_local_sync_device_t {
   weft_device_t base;
-  // Guards |pending_head|, |pending_tail|, |pending_count| and the pending
-  // links of every parked op.
-  weft_slim_mutex_t pending_mutex;
-  // Parked ops not yet started, oldest first.
-  weft_local_sync_op_t* pending_head;
-  weft_local_sync_op_t* pending_tail;
-  uint32_t pending_count;
+  // Parked ops: records, the parked list, the release sweep.
+  weft_queue_scheduler_t scheduler;
   // What keeps the device's memory: one for all the public references
   // (dropped by destroy, at the last release) plus one per parked op.
   weft_atomic_uint32_t hold_count;
-  // 1 once the last public reference is gone (seq_cst store in destroy).
-  weft_atomic_uint32_t shutting_down;
 } weft_local_sync_device_t;
 
 WEFT_DEVICE_DEFINE_CAST(weft_local_sync_device_t, weft_local_sync_device_cast)
 
 static inline bool weft_local_sync_device_is_shutting_down(
     weft_local_sync_device_t* device) {
-  // Seq_cst: pairs with destroy's store, before its sweep of the pending
-  // list; an op that runs after the sweep sees it.
-  return weft_atomic_load(&device->shutting_down, memory_order_seq_cst) != 0;
+  return weft_queue_scheduler_is_shutting_down(&device->scheduler);
 }
 
 // Keeps |device|'s memory alive for a parked op.
@@ -68,10 +60,10 @@ static inline void weft_local_sync_device_hold(
 // Drops a hold; the last one frees the device (local_sync_device.c).
 void weft_local_sync_device_unhold(weft_local_sync_device_t* device);
 
-// At the last release: cancels the waits of every parked op, so each fails
-// its signals with CANCELLED naming it (on this thread, or on the thread
-// that was just making it ready).
-void weft_local_sync_device_cancel_pending(weft_local_sync_device_t* device);
+// Initialises |device->scheduler| with the driver's ready function
+// (local_sync_queue.c).
+void weft_local_sync_scheduler_initialize(weft_allocator_t allocator,
+                                          weft_local_sync_device_t* device);
 
 // Describes every parked op (all of local-sync's pending ops are parked:
 // the others run inline) for the HAL's reports.

@@ -3,11 +3,11 @@
 // Every operation comes through weft_local_sync_device_queue_submit as a
 // descriptor (hal/queue_op.h):
 //  - waits all reached (or one failed) at submit: run now, on this thread;
-//  - otherwise park it: copy the lists and arguments into an op record,
-//    retain what they name (weft_queue_op_capture) and start a wait set; the
-//    wait set's ready function queues the op on the thread-local ready queue of
-//    the thread that reached the last wait, which runs it (or is already
-//    running ops and will reach it in its loop).
+//  - otherwise park it on the device's scheduler (hal/queue_scheduler.h:
+//    a pooled record with the op captured, a wait set); its ready function
+//    queues the op on the thread-local ready queue of the thread that
+//    reached the last wait, which runs it (or is already running ops and
+//    will reach it in its loop).
 // Running an op is weft_local_sync_op_run: begin (a failed wait becomes the
 // error), do the work, end (signal everything, or fail everything).
 #include <inttypes.h>
@@ -59,91 +59,59 @@ static void weft_local_sync_op_run(const weft_queue_op_t* op,
 // Parked ops and the thread-local ready queue
 //===----------------------------------------------------------------------===//
 
-struct weft_local_sync_op_t {
-  // Links in the device's pending list (guarded by its pending_mutex).
-  weft_local_sync_op_t* pending_prev;
-  weft_local_sync_op_t* pending_next;
-  // Link in the ready queue of the thread that runs the op.
-  weft_local_sync_op_t* ready_next;
-  weft_local_sync_device_t* device;  // held (weft_local_sync_device_hold)
-  weft_time_t park_time;
-  // The op's trace id (hal/queue_trace.h); 0 when not traced.
-  uint64_t trace_id;
-  // The wait set's result, set by the ready function (owned).
-  weft_status_t wait_status;
-  weft_queue_op_t base;       // captured: copies in this record, retained
-  weft_wait_set_t* wait_set;  // in this record
-  // Set by the release sweep (under the pending mutex) when it cancelled
-  // the op's waits.
-  bool cancelled;
-};
-
-// Ops made ready on this thread and not yet run. Thread-local so that the
-// op a signal releases runs on the signalling thread from the loop in
-// weft_local_sync_op_ready, never by recursion (see local_sync_device.h).
+// Ops made ready on this thread and not yet run, linked through their
+// |entry|. Thread-local so that the op a signal releases runs on the
+// signalling thread from the loop in weft_local_sync_op_ready, never by
+// recursion (see local_sync_device.h).
 typedef struct weft_local_sync_ready_queue_t {
-  weft_local_sync_op_t* head;
-  weft_local_sync_op_t* tail;
+  weft_scheduled_op_t* head;
+  weft_scheduled_op_t* tail;
   bool draining;
 } weft_local_sync_ready_queue_t;
 
 static _Thread_local weft_local_sync_ready_queue_t weft_local_sync_ready_queue;
 
-static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op);
+// Runs a parked op whose waits resolved and retires it.
+static void weft_local_sync_op_run_parked(weft_scheduled_op_t* op) {
+  weft_local_sync_device_t* device =
+      weft_container_of(op->scheduler, weft_local_sync_device_t, scheduler);
+  // Released while it waited (or with its waits just reached but not yet
+  // run): it fails with CANCELLED instead of running, as on every driver.
+  weft_local_sync_op_run(&op->base, op->wait_status,
+                         weft_local_sync_device_is_shutting_down(device),
+                         op->swept, op->trace_id);
+  op->wait_status = WEFT_OK;  // consumed
+  weft_queue_scheduler_retire(op);
+  // Last: this may free the device.
+  weft_local_sync_device_unhold(device);
+}
 
 // Runs the ops of |queue| (this thread's) until it is empty.
 static void weft_local_sync_ready_queue_drain(
     weft_local_sync_ready_queue_t* queue) {
   queue->draining = true;
   while (queue->head) {
-    weft_local_sync_op_t* next = queue->head;
-    queue->head = next->ready_next;
+    weft_scheduled_op_t* op = queue->head;
+    queue->head = op->entry.next
+                      ? weft_container_of(op->entry.next, weft_scheduled_op_t,
+                                          entry)
+                      : NULL;
     if (!queue->head) queue->tail = NULL;
-    weft_local_sync_op_run_parked(next);
+    weft_local_sync_op_run_parked(op);
   }
   queue->draining = false;
 }
 
-// Runs a parked op whose wait set finished and frees it.
-static void weft_local_sync_op_run_parked(weft_local_sync_op_t* op) {
-  weft_local_sync_device_t* device = op->device;
-  weft_slim_mutex_lock(&device->pending_mutex);
-  if (op->pending_prev) {
-    op->pending_prev->pending_next = op->pending_next;
-  } else {
-    device->pending_head = op->pending_next;
-  }
-  if (op->pending_next) {
-    op->pending_next->pending_prev = op->pending_prev;
-  } else {
-    device->pending_tail = op->pending_prev;
-  }
-  --device->pending_count;
-  weft_slim_mutex_unlock(&device->pending_mutex);
-
-  // Released while it waited (or with its waits just reached but not yet
-  // run): it fails with CANCELLED instead of running, as on every driver.
-  weft_local_sync_op_run(&op->base, op->wait_status,
-                         weft_local_sync_device_is_shutting_down(device),
-                         op->cancelled, op->trace_id);
-
-  weft_queue_op_release(&op->base);
-  weft_allocator_free(device->base.host_allocator, op);
-  // Last: this may free the device.
-  weft_local_sync_device_unhold(device);
-}
-
-// The wait set's ready function: queues |user_data| (an op) on this thread
-// and, unless this thread is already running ready ops further up its
-// stack, runs the queue until it is empty.
-static void weft_local_sync_op_ready(void* user_data, weft_status_t status) {
-  weft_local_sync_op_t* op = (weft_local_sync_op_t*)user_data;
-  op->wait_status = status;
+// The scheduler's ready function: queues |op| on this thread and, unless
+// this thread is already running ready ops further up its stack, runs the
+// queue until it is empty.
+static void weft_local_sync_op_ready(void* user_data, weft_scheduled_op_t* op) {
+  (void)user_data;
   weft_queue_trace_ready(op->trace_id);
-  op->ready_next = NULL;
+  op->entry.next = NULL;
   weft_local_sync_ready_queue_t* queue = &weft_local_sync_ready_queue;
   if (queue->tail) {
-    queue->tail->ready_next = op;
+    queue->tail->entry.next = &op->entry;
   } else {
     queue->head = op;
   }
@@ -153,71 +121,11 @@ static void weft_local_sync_op_ready(void* user_data, weft_status_t status) {
   if (!queue->draining) weft_local_sync_ready_queue_drain(queue);
 }
 
-void weft_local_sync_device_cancel_pending(weft_local_sync_device_t* device) {
-  // Ops the sweep makes ready queue up here and run after the pending
-  // mutex is let go (running one takes it).
-  weft_local_sync_ready_queue_t* queue = &weft_local_sync_ready_queue;
-  const bool was_draining = queue->draining;
-  queue->draining = true;
-  weft_slim_mutex_lock(&device->pending_mutex);
-  for (weft_local_sync_op_t* op = device->pending_head; op;
-       op = op->pending_next) {
-    op->cancelled = true;
-    weft_wait_set_cancel(op->wait_set,
-                         weft_queue_op_cancelled(&op->base,
-                                                 /*while_waiting=*/true));
-  }
-  weft_slim_mutex_unlock(&device->pending_mutex);
-  queue->draining = was_draining;
-  // A thread already draining further up its stack runs them in its loop.
-  if (!was_draining) weft_local_sync_ready_queue_drain(queue);
-}
-
-// Rounds |value| up to a multiple of 16.
-static size_t weft_local_sync_align16(size_t value) {
-  return (value + 15) & ~(size_t)15;
-}
-
-// Allocates a parked op record for |source| and fills it: a capture of the
-// op (copies of its lists, arrays and bytes; references on every semaphore
-// and object) and a hold on the device. On failure nothing is retained.
-static weft_status_t weft_local_sync_op_allocate(
-    weft_local_sync_device_t* device, const weft_queue_op_t* source,
-    weft_local_sync_op_t** out_op) {
-  size_t capture_size = 0;
-  weft_status_t status = weft_queue_op_capture_size(
-      source, WEFT_QUEUE_OP_CAPTURE_ALL, &capture_size);
-  // Layout: record | wait set | capture. Counts are uint32, so only the
-  // capture (an update's bytes) can overflow.
-  size_t record_size = weft_local_sync_align16(sizeof(weft_local_sync_op_t));
-  size_t wait_set_size = weft_local_sync_align16(
-      weft_wait_set_storage_size(source->wait_list.count));
-  size_t fixed_size = record_size + wait_set_size;
-  if (weft_status_is_ok(status) && capture_size > SIZE_MAX - fixed_size) {
-    status = WEFT_STATUS(RESOURCE_EXHAUSTED,
-                         "%s: the parked operation needs more than SIZE_MAX "
-                         "bytes",
-                         weft_queue_op_kind_name(source->kind));
-  }
-  uint8_t* storage = NULL;
-  if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc_uninitialized(device->base.host_allocator,
-                                                 fixed_size + capture_size,
-                                                 (void**)&storage);
-  }
-  if (weft_status_is_ok(status)) {
-    weft_local_sync_op_t* op = (weft_local_sync_op_t*)storage;
-    memset(op, 0, sizeof(*op));
-    op->wait_set = (weft_wait_set_t*)(storage + record_size);
-    weft_queue_op_capture(source, WEFT_QUEUE_OP_CAPTURE_ALL,
-                          storage + fixed_size, &op->base);
-    weft_local_sync_device_hold(device);
-    op->device = device;
-    op->park_time = weft_time_now();
-    *out_op = op;
-  }
-  return weft_status_annotate(status, "while parking %s",
-                              weft_queue_op_kind_name(source->kind));
+void weft_local_sync_scheduler_initialize(weft_allocator_t allocator,
+                                          weft_local_sync_device_t* device) {
+  weft_queue_scheduler_initialize(allocator,
+                                  /*driver_size=*/0, weft_local_sync_op_ready,
+                                  device, &device->scheduler);
 }
 
 // Parks an op whose waits are not yet reached. On failure nothing was
@@ -225,27 +133,19 @@ static weft_status_t weft_local_sync_op_allocate(
 static weft_status_t weft_local_sync_park(weft_local_sync_device_t* device,
                                           const weft_queue_op_t* source,
                                           uint64_t trace_id) {
-  weft_local_sync_op_t* op = NULL;
-  weft_status_t status = weft_local_sync_op_allocate(device, source, &op);
+  weft_scheduled_op_t* op = NULL;
+  weft_status_t status = weft_queue_scheduler_acquire(
+      &device->scheduler, source, WEFT_QUEUE_OP_CAPTURE_ALL, /*park=*/true,
+      &op);
   if (weft_status_is_ok(status)) {
     op->trace_id = trace_id;
-    weft_slim_mutex_lock(&device->pending_mutex);
-    op->pending_prev = device->pending_tail;
-    if (device->pending_tail) {
-      device->pending_tail->pending_next = op;
-    } else {
-      device->pending_head = op;
-    }
-    device->pending_tail = op;
-    ++device->pending_count;
-    weft_slim_mutex_unlock(&device->pending_mutex);
-    // From here on |op| belongs to the wait set: it may already have run
-    // (and been freed) when this returns.
-    weft_wait_set_start(op->wait_set, WEFT_WAIT_MODE_ALL, op->base.wait_list,
-                        WEFT_TIME_INFINITE_FUTURE, weft_local_sync_op_ready,
-                        op);
+    weft_local_sync_device_hold(device);
+    // From here on |op| belongs to the scheduler: it may already have run
+    // (and retired) when this returns.
+    weft_queue_scheduler_park(op, /*native_waits=*/0);
   }
-  return status;
+  return weft_status_annotate(status, "while parking %s",
+                              weft_queue_op_kind_name(source->kind));
 }
 
 // Checks the waits at submit: sets |*out_ready| when every one is reached,
@@ -300,16 +200,6 @@ uint64_t weft_local_sync_device_for_each_pending(
     weft_device_t* base_device, weft_pending_op_visit_fn_t visit,
     void* user_data) {
   weft_local_sync_device_t* device = weft_local_sync_device_cast(base_device);
-  // Lock order: the pending mutex, then each semaphore's (the visitor
-  // queries them); no path takes them the other way round (timepoints fire
-  // outside semaphore locks).
-  weft_slim_mutex_lock(&device->pending_mutex);
-  for (weft_local_sync_op_t* op = device->pending_head; op;
-       op = op->pending_next) {
-    const weft_pending_op_t pending =
-        weft_pending_op_for(&op->base, "waiting", op->park_time);
-    visit(user_data, &pending);
-  }
-  weft_slim_mutex_unlock(&device->pending_mutex);
+  weft_queue_scheduler_for_each_parked(&device->scheduler, visit, user_data);
   return 0;
 }

@@ -1,0 +1,206 @@
+// weft: the queue-op scheduler, the one home of an op's life on every
+// driver.
+//
+// What every driver's queue does the same way lives here:
+//  - op records: pooled (a record is one block of a block pool, with what
+//    does not fit spilling into an arena of larger blocks; retired records
+//    are recycled whole, so a warm queue allocates nothing, and a burst
+//    leaves the pools at their high-water mark, never above it), each
+//    holding the op captured (queue_op.h) and the driver's own bytes;
+//  - parking: an op whose waits are not met sits on the scheduler's parked
+//    list with a wait set over its wait list; when the set resolves (every
+//    wait met, one failed, or the release sweep cancelled it) the op leaves
+//    the list and goes to the driver's ready function;
+//  - the registry behind weft_device_dump_pending (the parked ops; a
+//    driver adds the ones it has taken, if it keeps any);
+//  - cancellation at device release: the sweep cancels every parked op's
+//    waits, so each goes to the ready function with CANCELLED naming it,
+//    and the driver ends it as an op that will not run (the failure order
+//    of weft/semaphore.h is kept by weft_queue_op_signal_or_fail);
+//  - the retire/idle handshake: a device's teardown waits until every op
+//    retired and no callback still touches the scheduler.
+// A driver supplies what really differs: where a ready op runs (the ready
+// function), which waits its device can meet itself (the |native_waits|
+// of weft_queue_scheduler_park: a wait on a semaphore whose payload the
+// device waits on natively counts as met once the op that signals it is
+// issued, weft_semaphore_advance_issued), and when the work is done
+// (weft_queue_op_signal_or_fail, then weft_queue_scheduler_retire).
+//
+// Threads: any thread may acquire, park and retire; the ready function runs
+// on whichever thread resolved the op's waits, never with a scheduler lock
+// held.
+#ifndef WEFT_HAL_QUEUE_SCHEDULER_H_
+#define WEFT_HAL_QUEUE_SCHEDULER_H_
+
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/atomics.h"
+#include "base/mpsc_list.h"
+#include "base/mutex.h"
+#include "base/notification.h"
+#include "hal/diagnostics.h"
+#include "hal/queue_op.h"
+#include "hal/wait_set.h"
+
+typedef struct weft_queue_scheduler_t weft_queue_scheduler_t;
+typedef struct weft_scheduled_op_t weft_scheduled_op_t;
+
+// A parked op's waits resolved: |op->wait_status| is OK (every wait met, or
+// met natively), a wait's failure (the earliest, annotated), or the release
+// sweep's CANCELLED (|op->swept|). The driver runs, issues or ends it. Any
+// thread, never with a scheduler lock held (the ops the sweep cancels go to
+// it on the sweeping thread once the sweep let go of its lock).
+typedef void (*weft_queue_scheduler_ready_fn_t)(void* user_data,
+                                                weft_scheduled_op_t* op);
+
+struct weft_scheduled_op_t {
+  // The op, captured: copies in this record, everything retained.
+  weft_queue_op_t base;
+  // The wait set's result (owned; see the ready function). OK for an op
+  // that was never parked.
+  weft_status_t wait_status;
+  // Cancelled by the release sweep (its CANCELLED names the op already).
+  bool swept;
+  // The op's trace id (hal/queue_trace.h); 0 when not traced.
+  uint64_t trace_id;
+  // When it was parked (0 for ops ready at submit).
+  weft_time_t submit_time;
+  // The driver's bytes: |driver_size| of them (initialize), 16-byte
+  // aligned, zeroed at acquire.
+  void* driver;
+  // The driver's link while the op is live (a ready list); the pool's
+  // while it is recycled.
+  weft_mpsc_entry_t entry;
+
+  // The scheduler's own.
+  weft_queue_scheduler_t* scheduler;
+  weft_arena_block_t* block;
+  weft_scheduled_op_t* all_next;  // every record of the pool
+  weft_arena_t arena;             // what did not fit in the block
+  size_t inline_used;             // bytes of the block's storage used
+  weft_scheduled_op_t* parked_prev;
+  weft_scheduled_op_t* parked_next;
+  weft_scheduled_op_t* swept_next;
+  bool parked;
+  weft_wait_set_t* wait_set;  // in this record, when parked
+};
+
+struct weft_queue_scheduler_t {
+  weft_queue_scheduler_ready_fn_t ready_fn;
+  void* ready_user_data;
+  size_t driver_size;
+  weft_block_pool_t block_pool;
+  weft_block_pool_t spill_pool;
+  // Every record ever made (for destroy), and the cache submitters take
+  // records from; guarded by |cache_mutex|.
+  weft_scheduled_op_t* all_head;
+  weft_slim_mutex_t cache_mutex;
+  weft_mpsc_entry_t* cache;
+  // Parked ops, oldest first; guarded by |park_mutex|. Lock order:
+  // park_mutex, then a semaphore's (the sweep cancels timepoints and
+  // dump_pending names semaphores under it); nothing takes them the other
+  // way round (timepoints fire outside semaphore locks).
+  weft_slim_mutex_t park_mutex;
+  weft_scheduled_op_t* parked_head;
+  weft_scheduled_op_t* parked_tail;
+  uint32_t parked_count;
+  // Set (seq_cst) when the release sweep starts: no op parks after it.
+  weft_atomic_uint32_t shutting_down;
+  alignas(64) weft_mpsc_list_t recycled;
+  // Ops live = taken - retired, each counted on a line of its own.
+  alignas(64) weft_atomic_uint64_t taken_count;
+  alignas(64) weft_atomic_uint64_t retired_count;
+  // The most records the pool ever held (its high-water mark).
+  weft_atomic_uint64_t record_count;
+  // Notified on every retire (and callback end) once shutting down.
+  weft_notification_t idle_notification;
+};
+
+// Initialises |out_scheduler|: ready parked ops go to |ready_fn(user_data,
+// op)|; each record carries |driver_size| bytes for the driver.
+void weft_queue_scheduler_initialize(weft_allocator_t allocator,
+                                     size_t driver_size,
+                                     weft_queue_scheduler_ready_fn_t ready_fn,
+                                     void* user_data,
+                                     weft_queue_scheduler_t* out_scheduler);
+
+// Frees every record. Every op must have retired.
+void weft_queue_scheduler_deinitialize(weft_queue_scheduler_t* scheduler);
+
+// Takes a record and captures |source| into it (weft_queue_op_capture with
+// |flags|), with room for a wait set when |park| may follow. On failure
+// nothing is retained, no record is taken, and the status names the op.
+weft_status_t weft_queue_scheduler_acquire(weft_queue_scheduler_t* scheduler,
+                                           const weft_queue_op_t* source,
+                                           weft_queue_op_capture_flags_t flags,
+                                           bool park,
+                                           weft_scheduled_op_t** out_op);
+
+// Takes an empty record (no capture): for a driver that builds what goes
+// in it (a compiled dispatch) before weft_scheduled_op_capture.
+weft_status_t weft_queue_scheduler_acquire_empty(
+    weft_queue_scheduler_t* scheduler, weft_scheduled_op_t** out_op);
+
+// Captures |source| into |op| (an empty record) as acquire does. On failure
+// nothing is retained; the record is still the caller's (discard it).
+weft_status_t weft_scheduled_op_capture(weft_scheduled_op_t* op,
+                                        const weft_queue_op_t* source,
+                                        weft_queue_op_capture_flags_t flags,
+                                        bool park);
+
+// Returns a record whose capture failed or never happened to the pool.
+void weft_queue_scheduler_discard(weft_scheduled_op_t* op);
+
+// Returns |byte_length| bytes (16-byte aligned, zeroed) of |op|'s storage:
+// its block first, then its arena. Freed when it retires.
+weft_status_t weft_scheduled_op_allocate(weft_scheduled_op_t* op,
+                                         size_t byte_length, void** out_ptr);
+
+// Parks |op| (acquired with |park|) until its waits resolve, then hands it
+// to the ready function. Bit i of |native_waits| (i < 64): wait i counts as
+// met once an op that signals it is issued to the device owning the
+// semaphore's payload. From this call on the op belongs to the scheduler:
+// it may have gone to the ready function (and retired) when this returns.
+void weft_queue_scheduler_park(weft_scheduled_op_t* op, uint64_t native_waits);
+
+// Releases what the capture retained, frees the spilled storage and
+// recycles the record. |op| must not be touched afterwards.
+void weft_queue_scheduler_retire(weft_scheduled_op_t* op);
+
+// Ends |op|, which will not run, with |wait_status| (consumed): tells a
+// host call that asked, fails its signals (weft_queue_op_not_run, in the
+// failure order) and retires it.
+void weft_scheduled_op_end_not_run(weft_scheduled_op_t* op,
+                                   weft_status_t wait_status, bool swept);
+
+// The release sweep: marks the scheduler shutting down and cancels the
+// waits of every parked op, which goes to the ready function with the
+// sweep's CANCELLED (on this thread, or on a thread that was resolving its
+// waits at that moment). Ops the driver already took are the driver's to
+// end.
+void weft_queue_scheduler_cancel_parked(weft_queue_scheduler_t* scheduler);
+
+// True once the release sweep started (seq_cst).
+bool weft_queue_scheduler_is_shutting_down(weft_queue_scheduler_t* scheduler);
+
+// True when no op is live.
+bool weft_queue_scheduler_is_idle(weft_queue_scheduler_t* scheduler);
+
+// Ops taken and not yet retired (a snapshot).
+int64_t weft_queue_scheduler_live_count(weft_queue_scheduler_t* scheduler);
+
+// Blocks until every op retired. A wait-set callback touches the scheduler
+// only while its op is live (it hands the op on last), so nothing touches
+// it afterwards. Call after weft_queue_scheduler_cancel_parked.
+void weft_queue_scheduler_wait_idle(weft_queue_scheduler_t* scheduler);
+
+// Describes every parked op ("waiting") through |visit|; returns how many.
+uint64_t weft_queue_scheduler_for_each_parked(
+    weft_queue_scheduler_t* scheduler, weft_pending_op_visit_fn_t visit,
+    void* user_data);
+
+#endif  // WEFT_HAL_QUEUE_SCHEDULER_H_
