@@ -58,6 +58,7 @@ static void weft_cuda_device_free(weft_cuda_device_t* device) {
   pthread_cond_destroy(&device->completion_wake);
   pthread_cond_destroy(&device->submission_wake);
   pthread_mutex_destroy(&device->mutex);
+  weft_queue_scheduler_deinitialize(&device->scheduler);
   weft_device_deinitialize(&device->base);
   weft_allocator_free(allocator, device);
 }
@@ -402,6 +403,7 @@ static weft_status_t weft_cuda_driver_create_device(
     weft_allocator_free(allocator, device);
     return status;
   }
+  weft_cuda_device_initialize_scheduler(device);
   status = WEFT_CUDA_CALL(symbols, cuDeviceGet(&device->cu_device, (int)ordinal));
   if (weft_status_is_ok(status)) status = weft_cuda_device_query_gpu(device);
   if (weft_status_is_ok(status)) {

@@ -7,12 +7,12 @@
 //    timepoint of one of its semaphores, cuda_semaphore.h), is issued at
 //    once on the submitting thread: its work goes on the dispatch stream
 //    behind in-stream waits, then an event from the pool. Otherwise it is
-//    held in the pending queue with a wait set over its waits; a wait on a
-//    semaphore of this device counts as met as soon as the op that signals
-//    it is issued (weft_semaphore_advance_issued). The set's callback
-//    queues the op for the submission thread, which issues ready ops in
-//    the order they became ready: no op is looked at before something it
-//    waits on moved;
+//    parked on the device's queue scheduler (hal/queue_scheduler.h); a
+//    wait on a semaphore of this device counts as met as soon as the op
+//    that signals it is issued (weft_semaphore_advance_issued). The
+//    scheduler hands the op back to the submission thread, which issues
+//    ready ops in the order they became ready: no op is looked at before
+//    something it waits on moved;
 //  - the completion thread takes issued ops in issue order, waits for each
 //    op's event (blocking-sync event, or polling with backoff: the
 //    "completion" option), checks what the GPU reported (a kernel's status
@@ -34,6 +34,7 @@
 #include "drivers/cuda/cuda_event_pool.h"
 #include "drivers/cuda/cuda_symbols.h"
 #include "hal/device_impl.h"
+#include "hal/queue_scheduler.h"
 
 typedef struct weft_cuda_op_t weft_cuda_op_t;
 
@@ -64,6 +65,9 @@ typedef struct weft_cuda_op_fifo_t {
 
 typedef struct weft_cuda_device_t {
   weft_device_t base;
+  // Op records, parking (waits neither reached nor issued on this device),
+  // the parked registry and the release sweep (hal/queue_scheduler.h).
+  weft_queue_scheduler_t scheduler;
   const weft_cuda_symbols_t* symbols;
   int ordinal;
   CUdevice cu_device;
@@ -91,12 +95,7 @@ typedef struct weft_cuda_device_t {
   // Guards everything below, and the order of issue: the stream's work,
   // the completion FIFO and the device timepoints agree.
   pthread_mutex_t mutex;
-  // Held ops (waits neither reached nor issued on this device), oldest
-  // first, linked through pending_prev/pending_next; each has a wait set
-  // running.
-  weft_cuda_op_t* pending_head;
-  weft_cuda_op_t* pending_tail;
-  // Held ops whose wait set called back, for the submission thread, in the
+  // Held ops whose waits resolved, for the submission thread, in the
   // order they became ready.
   weft_cuda_op_fifo_t ready;
   // Issued ops not yet completed, in issue order.
@@ -105,8 +104,8 @@ typedef struct weft_cuda_device_t {
   // their semaphores once the mutex is let go (weft_semaphore_advance_issued
   // may call a wait set back, which takes the mutex).
   weft_cuda_op_t* advance_head;
-  // Wakes the submission thread (a held op's wait set called back) and the
-  // completion thread (an op issued).
+  // Wakes the submission thread (the scheduler handed a held op back) and
+  // the completion thread (an op issued).
   pthread_cond_t submission_wake;
   pthread_cond_t completion_wake;
   bool submission_requested;
@@ -119,9 +118,9 @@ typedef struct weft_cuda_device_t {
   bool completions_closing;
   weft_thread_t* submission_thread;
   weft_thread_t* completion_thread;
-  // Held ops whose wait set has not yet called back (they cannot be freed
-  // before it does), for the teardown.
-  uint32_t wait_sets_outstanding;
+  // Held ops the scheduler has not yet handed back (parked, or on their
+  // way to the ready FIFO), for the teardown.
+  uint32_t held_count;
   pthread_cond_t idle;
 
   // File reads and writes (cuda_file.c): ready READ/WRITE ops wait here
@@ -185,6 +184,10 @@ void weft_cuda_device_enqueue_transfer(weft_cuda_device_t* device,
 void weft_cuda_device_announce_issued(weft_cuda_device_t* device);
 // Frees the staging pieces (context current, no transfer running).
 void weft_cuda_device_free_staging(weft_cuda_device_t* device);
+
+// Initialises |device->scheduler| with the queue's ready function
+// (cuda_queue.c).
+void weft_cuda_device_initialize_scheduler(weft_cuda_device_t* device);
 
 // Starts the submission and completion threads.
 weft_status_t weft_cuda_device_start_queue(weft_cuda_device_t* device);

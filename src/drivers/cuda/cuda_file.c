@@ -208,14 +208,14 @@ int weft_cuda_transfer_main(void* user_data) {
     if (!op) break;  // shutting down with nothing left
     weft_cuda_fifo_unlink(&device->transfers, NULL, op);
     pthread_mutex_unlock(&device->mutex);
-    const bool is_read = op->base.kind == WEFT_QUEUE_OP_READ;
-    weft_queue_trace_begin(op->trace_id, weft_queue_op_kind_name(op->base.kind));
+    const bool is_read = op->base->kind == WEFT_QUEUE_OP_READ;
+    weft_queue_trace_begin(op->trace_id, weft_queue_op_kind_name(op->base->kind));
     weft_status_t status =
         pushed ? weft_cuda_staging_ensure(device)
                : WEFT_STATUS(INTERNAL, "the transfer thread has no context");
     if (weft_status_is_ok(status)) {
-      status = is_read ? weft_cuda_transfer_read(device, &op->base)
-                       : weft_cuda_transfer_write(device, &op->base);
+      status = is_read ? weft_cuda_transfer_read(device, op->base)
+                       : weft_cuda_transfer_write(device, op->base);
     }
     weft_queue_trace_end(op->trace_id);
     // Its event after the last copy (a WRITE's pieces are all in the file

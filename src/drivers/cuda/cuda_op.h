@@ -8,32 +8,29 @@
 #include "base/atomics.h"
 #include "drivers/cuda/cuda_device.h"
 #include "hal/queue_op.h"
+#include "hal/queue_scheduler.h"
 #include "hal/wait_set.h"
 
+// The driver's part of a queue op record (hal/queue_scheduler.h): the
+// scheduler owns the record, the captured op, its parking and its
+// registry; this is what issue and completion add.
 struct weft_cuda_op_t {
+  // The scheduler's record holding this (and the captured op, |base|).
+  weft_scheduled_op_t* record;
+  weft_queue_op_t* base;
   // Link in the device's ready, issued or transfer FIFO (guarded by its
   // mutex).
   weft_cuda_op_t* next;
-  // Links in the device's list of held ops (guarded by its mutex).
-  weft_cuda_op_t* pending_prev;
-  weft_cuda_op_t* pending_next;
   // Link in the device's list of issued ops whose signals are still to be
-  // announced to their semaphores (weft_semaphore_advance_issued), and in
-  // the release sweep's list.
+  // announced to their semaphores (weft_semaphore_advance_issued).
   weft_cuda_op_t* advance_next;
-  weft_cuda_op_t* sweep_next;
   weft_cuda_device_t* device;
-  // The device's allocator, kept here: the last reference may be dropped
-  // by a wait set's callback after the device is gone.
-  weft_allocator_t allocator;
   weft_time_t submit_time;
   uint64_t trace_id;
-  // Two owners: the op's own path (issue -> completion, or the failure
-  // that ends it) and, while it is held, its wait set until the set calls
-  // back. The last to let go frees the record.
+  // The op's own path (issue -> completion, or the failure that ends it)
+  // and, while it waits to be announced, the announcement. The last to let
+  // go retires the record.
   weft_atomic_uint32_t ref_count;
-  // The wait set's result (owned), read once the set called back.
-  weft_status_t wait_status;
   // Issued ops: the event recorded after the work, the status word its
   // dispatches write, an error met while issuing (failing the op once the
   // stream reaches it), and whether a wait was met in-stream (then a
@@ -51,11 +48,9 @@ struct weft_cuda_op_t {
   weft_cuda_event_t* trace_epoch;
   weft_time_t trace_epoch_ns;
   weft_time_t trace_issue_ns;  // when the start event was recorded
-  weft_wait_set_t* wait_set;  // in this record
-  weft_queue_op_t base;       // captured: copies in this record, retained
 };
 
-// Drops a reference; the last frees the record (touching no device).
+// Drops a reference; the last retires the record.
 void weft_cuda_op_release(weft_cuda_op_t* op);
 
 // Ends the issue of |op| whose work is on the dispatch stream (|status|,

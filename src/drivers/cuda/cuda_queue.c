@@ -22,43 +22,23 @@
 // Records
 //===----------------------------------------------------------------------===//
 
-static size_t weft_cuda_align16(size_t value) {
-  return (value + 15) & ~(size_t)15;
-}
-
+// Takes a record from the device's scheduler for |source| (captured, with
+// room for a wait set) and sets up its driver part.
 static weft_status_t weft_cuda_op_allocate(weft_cuda_device_t* device,
                                            const weft_queue_op_t* source,
                                            weft_cuda_op_t** out_op) {
   *out_op = NULL;
-  size_t capture_size = 0;
-  weft_status_t status = weft_queue_op_capture_size(
-      source, WEFT_QUEUE_OP_CAPTURE_ALL, &capture_size);
-  const size_t record_size = weft_cuda_align16(sizeof(weft_cuda_op_t));
-  const size_t wait_set_size = weft_cuda_align16(
-      weft_wait_set_storage_size(source->wait_list.count));
-  if (weft_status_is_ok(status) &&
-      capture_size > SIZE_MAX - record_size - wait_set_size) {
-    status = WEFT_STATUS(RESOURCE_EXHAUSTED,
-                         "%s: the operation's record needs more than SIZE_MAX "
-                         "bytes",
-                         weft_queue_op_kind_name(source->kind));
-  }
-  weft_cuda_op_t* op = NULL;
+  weft_scheduled_op_t* record = NULL;
+  weft_status_t status = weft_queue_scheduler_acquire(
+      &device->scheduler, source, WEFT_QUEUE_OP_CAPTURE_ALL, /*park=*/true,
+      &record);
   if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc(device->base.host_allocator,
-                                   record_size + wait_set_size + capture_size,
-                                   (void**)&op);
-  }
-  if (weft_status_is_ok(status)) {
-    memset(op, 0, sizeof(*op));
+    weft_cuda_op_t* op = (weft_cuda_op_t*)record->driver;
+    op->record = record;
+    op->base = &record->base;
     op->device = device;
-    op->allocator = device->base.host_allocator;
     op->submit_time = weft_time_now();
     atomic_init(&op->ref_count, 1u);
-    op->wait_set = (weft_wait_set_t*)((uint8_t*)op + record_size);
-    weft_queue_op_capture(source, WEFT_QUEUE_OP_CAPTURE_ALL,
-                          (uint8_t*)op + record_size + wait_set_size,
-                          &op->base);
     *out_op = op;
   }
   return status;
@@ -71,10 +51,8 @@ void weft_cuda_op_release(weft_cuda_op_t* op) {
   weft_cuda_event_release(op->event);
   weft_cuda_event_release(op->trace_start);
   weft_cuda_event_release(op->trace_epoch);
-  weft_status_free(op->wait_status);
   weft_status_free(op->issue_status);
-  weft_queue_op_release(&op->base);
-  weft_allocator_free(op->allocator, op);
+  weft_queue_scheduler_retire(op->record);
 }
 
 //===----------------------------------------------------------------------===//
@@ -105,8 +83,8 @@ static bool weft_cuda_op_is_ready(weft_cuda_device_t* device,
                                   const weft_cuda_op_t* op,
                                   weft_cuda_stream_waits_t* waits) {
   waits->count = 0;
-  const weft_semaphore_list_t list = op->base.wait_list;
-  const bool host_only = op->base.kind == WEFT_QUEUE_OP_HOST_CALL;
+  const weft_semaphore_list_t list = op->base->wait_list;
+  const bool host_only = op->base->kind == WEFT_QUEUE_OP_HOST_CALL;
   for (uint32_t i = 0; i < list.count; ++i) {
     uint64_t value = 0;
     if (weft_semaphore_peek(list.semaphores[i], &value)) {
@@ -423,7 +401,7 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
 // Queues |op|'s work on the dispatch stream.
 static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
                                                weft_cuda_op_t* record) {
-  const weft_queue_op_t* op = &record->base;
+  const weft_queue_op_t* op = record->base;
   const weft_cuda_symbols_t* symbols = device->symbols;
   CUstream stream = device->dispatch_stream;
   CUdeviceptr status_word = 0;
@@ -522,7 +500,7 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
                                weft_status_t status) {
   const weft_cuda_symbols_t* symbols = device->symbols;
   CUstream stream = device->dispatch_stream;
-  op->issue_status = weft_queue_op_annotate_error(&op->base, status);
+  op->issue_status = weft_queue_op_annotate_error(op->base, status);
   weft_status_t record = weft_cuda_event_pool_acquire(
       device->event_pool, /*timed=*/op->trace_start != NULL, &op->event);
   if (weft_status_is_ok(record)) {
@@ -535,10 +513,10 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
     op->event = NULL;
     op->issue_status = weft_status_join(op->issue_status,
                                         weft_queue_op_annotate_error(
-                                            &op->base, record));
+                                            op->base, record));
   } else if (weft_status_is_ok(op->issue_status)) {
     // Later ops of this device may now wait for these values in-stream.
-    const weft_semaphore_list_t signals = op->base.signal_list;
+    const weft_semaphore_list_t signals = op->base->signal_list;
     bool announce = false;
     for (uint32_t i = 0; i < signals.count; ++i) {
       weft_cuda_semaphore_t* semaphore =
@@ -569,7 +547,7 @@ void weft_cuda_device_announce_issued(weft_cuda_device_t* device) {
   pthread_mutex_unlock(&device->mutex);
   while (op) {
     weft_cuda_op_t* next = op->advance_next;
-    const weft_semaphore_list_t signals = op->base.signal_list;
+    const weft_semaphore_list_t signals = op->base->signal_list;
     for (uint32_t i = 0; i < signals.count; ++i) {
       if (weft_cuda_semaphore_cast(signals.semaphores[i],
                                    device->base.domain)) {
@@ -705,7 +683,7 @@ static void weft_cuda_trace_device_time(weft_cuda_device_t* device,
   if (duration_ns > observed_ns - start_ns) duration_ns = observed_ns - start_ns;
   device->trace_last_end_ns = start_ns + duration_ns;
   weft_queue_trace_device_time(device->trace_track, op->trace_id,
-                               weft_queue_op_kind_name(op->base.kind),
+                               weft_queue_op_kind_name(op->base->kind),
                                start_ns, duration_ns);
 }
 
@@ -730,8 +708,8 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
     }
   }
   weft_cuda_stream_waits_release(waits);
-  if (weft_status_is_ok(status) && (op->base.kind == WEFT_QUEUE_OP_READ ||
-                                    op->base.kind == WEFT_QUEUE_OP_WRITE)) {
+  if (weft_status_is_ok(status) && (op->base->kind == WEFT_QUEUE_OP_READ ||
+                                    op->base->kind == WEFT_QUEUE_OP_WRITE)) {
     weft_cuda_device_enqueue_transfer(device, op);
     return;
   }
@@ -754,12 +732,12 @@ static void weft_cuda_op_run_host_call(weft_cuda_op_t* op) {
   weft_queue_trace_begin(op->trace_id, "queue_host_call");
   bool ended = false;
   weft_status_t status = weft_queue_op_annotate_error(
-      &op->base, weft_queue_op_run_host_call(&op->base, &ended));
+      op->base, weft_queue_op_run_host_call(op->base, &ended));
   weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
   if (ended) {
     weft_status_ignore(status);
   } else {
-    weft_queue_op_signal_or_fail(&op->base, status);
+    weft_queue_op_signal_or_fail(op->base, status);
   }
   weft_queue_trace_end(op->trace_id);
 }
@@ -769,65 +747,36 @@ static void weft_cuda_op_fail_not_run(weft_cuda_op_t* op,
                                       weft_status_t wait_status, bool swept) {
   weft_queue_trace_signal(op->trace_id, false);
   weft_queue_op_signal_or_fail(
-      &op->base, weft_queue_op_not_run(&op->base, wait_status, swept));
+      op->base, weft_queue_op_not_run(op->base, wait_status, swept));
 }
 
 //===----------------------------------------------------------------------===//
 // Submit and the submission thread
 //===----------------------------------------------------------------------===//
 
-// Links |op| at the end of the held ops. Called with the mutex held.
-static void weft_cuda_pending_push(weft_cuda_device_t* device,
-                                   weft_cuda_op_t* op) {
-  op->pending_next = NULL;
-  op->pending_prev = device->pending_tail;
-  if (device->pending_tail) {
-    device->pending_tail->pending_next = op;
-  } else {
-    device->pending_head = op;
-  }
-  device->pending_tail = op;
-}
-
-// Unlinks |op| from the held ops. Called with the mutex held.
-static void weft_cuda_pending_unlink(weft_cuda_device_t* device,
-                                     weft_cuda_op_t* op) {
-  if (op->pending_prev) {
-    op->pending_prev->pending_next = op->pending_next;
-  } else {
-    device->pending_head = op->pending_next;
-  }
-  if (op->pending_next) {
-    op->pending_next->pending_prev = op->pending_prev;
-  } else {
-    device->pending_tail = op->pending_prev;
-  }
-  op->pending_prev = NULL;
-  op->pending_next = NULL;
-}
-
-// The wait set's callback (any thread, never with the device mutex held):
-// records the result and hands the op to the submission thread, which
-// decides.
-static void weft_cuda_op_wait_ready(void* user_data, weft_status_t status) {
-  weft_cuda_op_t* op = (weft_cuda_op_t*)user_data;
-  weft_cuda_device_t* device = op->device;
+// The scheduler's ready function (any thread, never with the device mutex
+// held): hands the op to the submission thread, which decides.
+static void weft_cuda_op_wait_ready(void* user_data,
+                                    weft_scheduled_op_t* record) {
+  weft_cuda_device_t* device = (weft_cuda_device_t*)user_data;
+  weft_cuda_op_t* op = (weft_cuda_op_t*)record->driver;
   pthread_mutex_lock(&device->mutex);
-  op->wait_status = status;
-  weft_cuda_pending_unlink(device, op);
   weft_cuda_fifo_push(&device->ready, op);
   device->submission_requested = true;
   pthread_cond_signal(&device->submission_wake);
-  if (--device->wait_sets_outstanding == 0) {
-    pthread_cond_broadcast(&device->idle);
-  }
+  // Last: the teardown goes on once every held op is in the ready FIFO.
+  if (--device->held_count == 0) pthread_cond_broadcast(&device->idle);
   pthread_mutex_unlock(&device->mutex);
-  // Last: may free the op (never the device: its teardown waits for
-  // |wait_sets_outstanding| to reach 0 before going on).
-  weft_cuda_op_release(op);
 }
 
-// Which waits of |op| its wait set may count as met once they are issued
+void weft_cuda_device_initialize_scheduler(weft_cuda_device_t* device) {
+  weft_queue_scheduler_initialize(device->base.host_allocator,
+                                  sizeof(weft_cuda_op_t),
+                                  weft_cuda_op_wait_ready, device,
+                                  &device->scheduler);
+}
+
+// Which waits of |op| the scheduler may count as met once they are issued
 // on this device (bit i: wait i): those on this device's semaphores, up to
 // the in-stream waits one issue takes. None for a host call (it runs on
 // the host) or when |host_only|.
@@ -835,8 +784,8 @@ static uint64_t weft_cuda_op_issued_entries(weft_cuda_device_t* device,
                                             const weft_cuda_op_t* op,
                                             bool host_only) {
   uint64_t entries = 0;
-  if (host_only || op->base.kind == WEFT_QUEUE_OP_HOST_CALL) return 0;
-  const weft_semaphore_list_t list = op->base.wait_list;
+  if (host_only || op->base->kind == WEFT_QUEUE_OP_HOST_CALL) return 0;
+  const weft_semaphore_list_t list = op->base->wait_list;
   uint32_t count = 0;
   for (uint32_t i = 0;
        i < list.count && i < 64 && count < WEFT_CUDA_MAX_STREAM_WAITS; ++i) {
@@ -848,25 +797,19 @@ static uint64_t weft_cuda_op_issued_entries(weft_cuda_device_t* device,
   return entries;
 }
 
-// Holds |op|: links it with the held ops and counts its wait set, which
-// the caller starts (weft_cuda_op_start_wait) once the mutex is let go.
-// Called with the mutex held.
+// Counts |op| held: the caller parks it (weft_cuda_op_start_wait) once
+// the mutex is let go. Called with the mutex held.
 static void weft_cuda_op_hold(weft_cuda_device_t* device, weft_cuda_op_t* op) {
-  // The set's reference, dropped by its callback.
-  weft_atomic_fetch_add(&op->ref_count, 1u, memory_order_relaxed);
-  ++device->wait_sets_outstanding;
-  weft_cuda_pending_push(device, op);
+  (void)op;
+  ++device->held_count;
 }
 
-// Starts the wait set of an op weft_cuda_op_hold held. It may call back at
-// once (a wait reached or failed meanwhile).
+// Parks an op weft_cuda_op_hold counted on the scheduler. It may come back
+// at once (a wait reached or failed meanwhile).
 static void weft_cuda_op_start_wait(weft_cuda_device_t* device,
                                     weft_cuda_op_t* op, bool host_only) {
-  weft_wait_set_start_issued(op->wait_set, WEFT_WAIT_MODE_ALL,
-                             op->base.wait_list,
-                             weft_cuda_op_issued_entries(device, op, host_only),
-                             WEFT_TIME_INFINITE_FUTURE, weft_cuda_op_wait_ready,
-                             op);
+  weft_queue_scheduler_park(op->record,
+                            weft_cuda_op_issued_entries(device, op, host_only));
 }
 
 // Ops the submission thread takes from the ready FIFO in one round and
@@ -879,7 +822,7 @@ typedef struct weft_cuda_round_t {
   weft_cuda_op_fifo_t rewait;
 } weft_cuda_round_t;
 
-// Issues (or sorts into |round|) every op whose wait set called back.
+// Issues (or sorts into |round|) every op the scheduler handed back.
 // Called with the mutex held and the context current.
 static void weft_cuda_queue_take_ready(weft_cuda_device_t* device,
                                        weft_cuda_round_t* round) {
@@ -888,12 +831,12 @@ static void weft_cuda_queue_take_ready(weft_cuda_device_t* device,
   while (op) {
     weft_cuda_op_t* next = op->next;
     weft_cuda_stream_waits_t waits;
-    if (!weft_status_is_ok(op->wait_status)) {
+    if (!weft_status_is_ok(op->record->wait_status)) {
       weft_cuda_fifo_push(&round->failed, op);
     } else if (!weft_cuda_op_is_ready(device, op, &waits)) {
       weft_cuda_op_hold(device, op);
       weft_cuda_fifo_push(&round->rewait, op);
-    } else if (op->base.kind == WEFT_QUEUE_OP_HOST_CALL) {
+    } else if (op->base->kind == WEFT_QUEUE_OP_HOST_CALL) {
       weft_cuda_fifo_push(&round->host_calls, op);
     } else {
       weft_cuda_op_issue(device, op, &waits);
@@ -934,8 +877,8 @@ static int weft_cuda_submission_main(void* user_data) {
     }
     for (weft_cuda_op_t* op = round.failed.head; op;) {
       weft_cuda_op_t* next = op->next;
-      weft_status_t wait_status = op->wait_status;
-      op->wait_status = WEFT_OK;
+      weft_status_t wait_status = op->record->wait_status;
+      op->record->wait_status = WEFT_OK;
       weft_cuda_op_fail_not_run(op, wait_status, false);
       weft_cuda_op_release(op);
       op = next;
@@ -955,8 +898,7 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
   op->trace_id = weft_queue_trace_submit();
   status = weft_cuda_device_push_context(device);
   if (!weft_status_is_ok(status)) {
-    weft_queue_op_release(&op->base);
-    weft_allocator_free(device->base.host_allocator, op);
+    weft_queue_scheduler_retire(op->record);
     return status;
   }
   pthread_mutex_lock(&device->mutex);
@@ -965,7 +907,7 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
   bool hold = false;
   bool issued = false;
   if (weft_cuda_op_is_ready(device, op, &waits)) {
-    if (op->base.kind == WEFT_QUEUE_OP_HOST_CALL) {
+    if (op->base->kind == WEFT_QUEUE_OP_HOST_CALL) {
       run_host_call = true;
     } else {
       weft_cuda_op_issue(device, op, &waits);
@@ -983,8 +925,7 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
     weft_cuda_op_run_host_call(op);
     weft_cuda_op_release(op);
   } else if (hold) {
-    // The op's own reference keeps it alive here: nothing issues or ends
-    // it before its set calls back.
+    // From here on the op is the scheduler's until it comes back ready.
     weft_cuda_op_start_wait(device, op, /*host_only=*/false);
   }
   return WEFT_OK;
@@ -1034,13 +975,13 @@ static weft_status_t weft_cuda_op_kernel_failure(weft_cuda_device_t* device,
   const weft_executable_t* executable = NULL;
   uint32_t ordinal = 0;
   uint32_t command_index = UINT32_MAX;
-  if (op->base.kind == WEFT_QUEUE_OP_DISPATCH) {
-    executable = op->base.dispatch.executable;
-    ordinal = op->base.dispatch.kernel_ordinal;
+  if (op->base->kind == WEFT_QUEUE_OP_DISPATCH) {
+    executable = op->base->dispatch.executable;
+    ordinal = op->base->dispatch.kernel_ordinal;
   } else {
     uint32_t count = 0;
     const weft_command_t* commands =
-        weft_command_buffer_commands(op->base.execute.command_buffer, &count);
+        weft_command_buffer_commands(op->base->execute.command_buffer, &count);
     uint32_t dispatch_index = 0;
     for (uint32_t i = 0; i < count && command_index == UINT32_MAX; ++i) {
       if (commands[i].type != WEFT_COMMAND_TYPE_DISPATCH) continue;
@@ -1062,9 +1003,9 @@ static weft_status_t weft_cuda_op_kernel_failure(weft_cuda_device_t* device,
       (int)slots[failed].code);
   if (command_index != UINT32_MAX) {
     status = weft_command_buffer_annotate_command(
-        op->base.execute.command_buffer, command_index, status);
+        op->base->execute.command_buffer, command_index, status);
   }
-  return weft_queue_op_annotate_error(&op->base, status);
+  return weft_queue_op_annotate_error(op->base, status);
 }
 
 // What |op| ended with once its event fired: what issue met, the event's
@@ -1076,7 +1017,7 @@ static weft_status_t weft_cuda_op_result(weft_cuda_device_t* device,
   weft_status_t status = op->issue_status;
   op->issue_status = WEFT_OK;
   if (weft_status_is_ok(status) && !weft_status_is_ok(event_status)) {
-    status = weft_queue_op_annotate_error(&op->base, event_status);
+    status = weft_queue_op_annotate_error(op->base, event_status);
     event_status = WEFT_OK;
   }
   weft_status_free(event_status);
@@ -1084,12 +1025,12 @@ static weft_status_t weft_cuda_op_result(weft_cuda_device_t* device,
     status = weft_cuda_op_kernel_failure(device, op);
   }
   if (weft_status_is_ok(status) && op->waited_in_stream) {
-    const weft_semaphore_list_t waits = op->base.wait_list;
+    const weft_semaphore_list_t waits = op->base->wait_list;
     for (uint32_t i = 0; weft_status_is_ok(status) && i < waits.count; ++i) {
       uint64_t value = 0;
       weft_status_t failure = weft_semaphore_query(waits.semaphores[i], &value);
       if (!weft_status_is_ok(failure)) {
-        status = weft_queue_op_not_run_status(&op->base, failure, false);
+        status = weft_queue_op_not_run_status(op->base, failure, false);
       }
     }
   }
@@ -1126,7 +1067,7 @@ static int weft_cuda_completion_main(void* user_data) {
     weft_cuda_status_release(device, op);
     pthread_mutex_unlock(&device->mutex);
     weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
-    weft_queue_op_signal_or_fail(&op->base, status);
+    weft_queue_op_signal_or_fail(op->base, status);
     weft_cuda_op_release(op);
     pthread_mutex_lock(&device->mutex);
   }
@@ -1169,28 +1110,12 @@ void weft_cuda_device_stop_queue(weft_cuda_device_t* device) {
   weft_thread_join(device->submission_thread);
   device->submission_thread = NULL;
 
-  // Held ops fail with CANCELLED naming them: cancel their sets (each op
-  // kept valid by a reference through the cancel), wait for every set to
-  // call back (each moves its op to the ready FIFO, which nobody takes any
-  // more), then end them.
+  // Held ops fail with CANCELLED naming them: the scheduler's sweep sends
+  // each to the ready FIFO (which nobody takes any more); once every held
+  // op is there, end them.
+  weft_queue_scheduler_cancel_parked(&device->scheduler);
   pthread_mutex_lock(&device->mutex);
-  weft_cuda_op_t* swept = NULL;
-  for (weft_cuda_op_t* op = device->pending_head; op; op = op->pending_next) {
-    weft_atomic_fetch_add(&op->ref_count, 1u, memory_order_relaxed);
-    op->sweep_next = swept;
-    swept = op;
-  }
-  pthread_mutex_unlock(&device->mutex);
-  while (swept) {
-    weft_cuda_op_t* next = swept->sweep_next;
-    weft_wait_set_cancel(swept->wait_set,
-                         weft_queue_op_cancelled(&swept->base,
-                                                 /*while_waiting=*/true));
-    weft_cuda_op_release(swept);  // the sweep's
-    swept = next;
-  }
-  pthread_mutex_lock(&device->mutex);
-  while (device->wait_sets_outstanding > 0) {
+  while (device->held_count > 0) {
     pthread_cond_wait(&device->idle, &device->mutex);
   }
   weft_cuda_op_fifo_t ready = device->ready;
@@ -1200,8 +1125,8 @@ void weft_cuda_device_stop_queue(weft_cuda_device_t* device) {
     weft_cuda_op_t* next = op->next;
     // Its wait's failure, the sweep's CANCELLED, or (its waits were
     // reached but it was not issued) CANCELLED "before it ran".
-    weft_status_t wait_status = op->wait_status;
-    op->wait_status = WEFT_OK;
+    weft_status_t wait_status = op->record->wait_status;
+    op->record->wait_status = WEFT_OK;
     weft_cuda_op_fail_not_run(op, wait_status, /*swept=*/true);
     weft_cuda_op_release(op);  // the op's own
     op = next;
@@ -1231,12 +1156,7 @@ uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
                                            void* user_data) {
   weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
   pthread_mutex_lock(&device->mutex);
-  for (const weft_cuda_op_t* op = device->pending_head; op;
-       op = op->pending_next) {
-    const weft_pending_op_t pending =
-        weft_pending_op_for(&op->base, "waiting", op->submit_time);
-    visit(user_data, &pending);
-  }
+  weft_queue_scheduler_for_each_parked(&device->scheduler, visit, user_data);
   const weft_cuda_op_fifo_t* fifos[3] = {&device->ready, &device->transfers,
                                          &device->issued};
   const char* states[3] = {"ready, for the submission thread",
@@ -1245,7 +1165,7 @@ uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
   for (int f = 0; f < 3; ++f) {
     for (const weft_cuda_op_t* op = fifos[f]->head; op; op = op->next) {
       const weft_pending_op_t pending =
-          weft_pending_op_for(&op->base, states[f], op->submit_time);
+          weft_pending_op_for(op->base, states[f], op->submit_time);
       visit(user_data, &pending);
     }
   }
