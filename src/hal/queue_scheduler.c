@@ -112,6 +112,7 @@ weft_status_t weft_queue_scheduler_acquire_empty(
     memset(op, 0, reset_size);
     op->inline_used = 0;
     op->parked = false;
+    op->tracked = false;
     op->wait_set = NULL;
     op->parked_prev = op->parked_next = op->swept_next = NULL;
     op->driver = (uint8_t*)op + WEFT_QUEUE_SCHEDULER_HEADER_SIZE;
@@ -380,15 +381,67 @@ void weft_queue_scheduler_wait_idle(weft_queue_scheduler_t* scheduler) {
   }
 }
 
-uint64_t weft_queue_scheduler_for_each_parked(
+void weft_queue_scheduler_track(weft_scheduled_op_t* op, const char* state,
+                                weft_scheduled_op_describe_fn_t describe) {
+  weft_queue_scheduler_t* scheduler = op->scheduler;
+  op->submit_time = weft_time_now();
+  weft_slim_mutex_lock(&scheduler->park_mutex);
+  op->tracked = true;
+  op->tracked_state = state;
+  op->tracked_describe = describe;
+  op->parked_next = NULL;
+  op->parked_prev = scheduler->tracked_tail;
+  if (scheduler->tracked_tail) {
+    scheduler->tracked_tail->parked_next = op;
+  } else {
+    scheduler->tracked_head = op;
+  }
+  scheduler->tracked_tail = op;
+  weft_slim_mutex_unlock(&scheduler->park_mutex);
+}
+
+void weft_queue_scheduler_untrack(weft_scheduled_op_t* op) {
+  weft_queue_scheduler_t* scheduler = op->scheduler;
+  weft_slim_mutex_lock(&scheduler->park_mutex);
+  if (op->parked_prev) {
+    op->parked_prev->parked_next = op->parked_next;
+  } else {
+    scheduler->tracked_head = op->parked_next;
+  }
+  if (op->parked_next) {
+    op->parked_next->parked_prev = op->parked_prev;
+  } else {
+    scheduler->tracked_tail = op->parked_prev;
+  }
+  op->parked_prev = op->parked_next = NULL;
+  op->tracked = false;
+  weft_slim_mutex_unlock(&scheduler->park_mutex);
+}
+
+uint64_t weft_queue_scheduler_for_each_pending(
     weft_queue_scheduler_t* scheduler, weft_pending_op_visit_fn_t visit,
     void* user_data) {
+  // Lock order: the park mutex, then each semaphore's (the visitor names
+  // them).
   uint64_t count = 0;
   weft_slim_mutex_lock(&scheduler->park_mutex);
   for (weft_scheduled_op_t* op = scheduler->parked_head; op;
        op = op->parked_next) {
     const weft_pending_op_t pending =
         weft_pending_op_for(&op->base, "waiting", op->submit_time);
+    visit(user_data, &pending);
+    ++count;
+  }
+  for (weft_scheduled_op_t* op = scheduler->tracked_head; op;
+       op = op->parked_next) {
+    weft_pending_op_t pending =
+        weft_pending_op_for(&op->base, op->tracked_state, op->submit_time);
+    char detail[160];
+    if (op->tracked_describe) {
+      op->tracked_describe(op, detail, sizeof(detail));
+      pending.detail = detail;
+    }
+    pending.wait_list = weft_semaphore_list_empty();
     visit(user_data, &pending);
     ++count;
   }

@@ -49,6 +49,12 @@
 typedef struct weft_queue_scheduler_t weft_queue_scheduler_t;
 typedef struct weft_scheduled_op_t weft_scheduled_op_t;
 
+// Writes what a tracked op is doing (weft_queue_scheduler_track) into
+// |buffer|, e.g. "4096 bytes of 'data.bin' at offset 0".
+typedef void (*weft_scheduled_op_describe_fn_t)(const weft_scheduled_op_t* op,
+                                                char* buffer,
+                                                size_t capacity);
+
 // A parked op's waits resolved: |op->wait_status| is OK (every wait met, or
 // met natively), a wait's failure (the earliest, annotated), or the release
 // sweep's CANCELLED (|op->swept|). The driver runs, issues or ends it. Any
@@ -86,6 +92,10 @@ struct weft_scheduled_op_t {
   weft_scheduled_op_t* parked_next;
   weft_scheduled_op_t* swept_next;
   bool parked;
+  bool tracked;
+  // While tracked: what dump_pending says it is doing.
+  const char* tracked_state;
+  weft_scheduled_op_describe_fn_t tracked_describe;
   weft_wait_set_t* wait_set;  // in this record, when parked
 };
 
@@ -108,6 +118,10 @@ struct weft_queue_scheduler_t {
   weft_scheduled_op_t* parked_head;
   weft_scheduled_op_t* parked_tail;
   uint32_t parked_count;
+  // Ops the driver took and tracks (weft_queue_scheduler_track), guarded
+  // by |park_mutex| too.
+  weft_scheduled_op_t* tracked_head;
+  weft_scheduled_op_t* tracked_tail;
   // Set (seq_cst) when the release sweep starts: no op parks after it.
   weft_atomic_uint32_t shutting_down;
   alignas(64) weft_mpsc_list_t recycled;
@@ -198,8 +212,17 @@ int64_t weft_queue_scheduler_live_count(weft_queue_scheduler_t* scheduler);
 // it afterwards. Call after weft_queue_scheduler_cancel_parked.
 void weft_queue_scheduler_wait_idle(weft_queue_scheduler_t* scheduler);
 
-// Describes every parked op ("waiting") through |visit|; returns how many.
-uint64_t weft_queue_scheduler_for_each_parked(
+// Lists |op|, which the driver took (not parked), in the registry as
+// |state| ("in file I/O"), with |describe| (may be NULL) for the detail,
+// until weft_queue_scheduler_untrack. Its waits are all met by then, so
+// reports show none.
+void weft_queue_scheduler_track(weft_scheduled_op_t* op, const char* state,
+                                weft_scheduled_op_describe_fn_t describe);
+void weft_queue_scheduler_untrack(weft_scheduled_op_t* op);
+
+// Describes every parked op ("waiting") and every tracked one through
+// |visit|; returns how many.
+uint64_t weft_queue_scheduler_for_each_pending(
     weft_queue_scheduler_t* scheduler, weft_pending_op_visit_fn_t visit,
     void* user_data);
 

@@ -1156,7 +1156,7 @@ uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
                                            void* user_data) {
   weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
   pthread_mutex_lock(&device->mutex);
-  weft_queue_scheduler_for_each_parked(&device->scheduler, visit, user_data);
+  weft_queue_scheduler_for_each_pending(&device->scheduler, visit, user_data);
   const weft_cuda_op_fifo_t* fifos[3] = {&device->ready, &device->transfers,
                                          &device->issued};
   const char* states[3] = {"ready, for the submission thread",

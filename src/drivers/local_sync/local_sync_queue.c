@@ -200,6 +200,6 @@ uint64_t weft_local_sync_device_for_each_pending(
     weft_device_t* base_device, weft_pending_op_visit_fn_t visit,
     void* user_data) {
   weft_local_sync_device_t* device = weft_local_sync_device_cast(base_device);
-  weft_queue_scheduler_for_each_parked(&device->scheduler, visit, user_data);
+  weft_queue_scheduler_for_each_pending(&device->scheduler, visit, user_data);
   return 0;
 }

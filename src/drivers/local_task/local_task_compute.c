@@ -92,19 +92,15 @@ static weft_local_task_op_t* weft_local_task_compute_pop(
   if (!compute->queued_head) {
     weft_mpsc_entry_t* chain = weft_mpsc_list_pop_all(&compute->incoming);
     if (chain) {
-      compute->queued_head =
-          weft_container_of(chain, weft_local_task_op_t, entry);
+      compute->queued_head = weft_local_task_op_from_entry(chain);
       weft_mpsc_entry_t* last = chain;
       while (last->next) last = last->next;
-      compute->queued_tail =
-          weft_container_of(last, weft_local_task_op_t, entry);
+      compute->queued_tail = weft_local_task_op_from_entry(last);
     }
   }
   weft_local_task_op_t* op = compute->queued_head;
   if (op) {
-    weft_mpsc_entry_t* next = op->entry.next;
-    compute->queued_head =
-        next ? weft_container_of(next, weft_local_task_op_t, entry) : NULL;
+    compute->queued_head = weft_local_task_op_from_entry(op->record->entry.next);
     if (!compute->queued_head) compute->queued_tail = NULL;
   }
   return op;
@@ -121,7 +117,7 @@ static weft_process_drain_result_t weft_local_task_compute_release_and_install(
       weft_atomic_load(&compute->current, memory_order_relaxed);
   if (op) {
     weft_atomic_store(&compute->current, NULL, memory_order_relaxed);
-    if (op->base.kind == WEFT_QUEUE_OP_EXECUTE) {
+    if (op->base->kind == WEFT_QUEUE_OP_EXECUTE) {
       // Deferred to here, where no worker is inside (see
       // weft_local_task_op_finish).
       weft_status_t status = op->compute.status;
@@ -193,7 +189,7 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
       // Still inside: the context stays alive while its result is taken.
       weft_status_t status =
           weft_block_processor_consume_status(op->compute.context);
-      if (op->base.kind == WEFT_QUEUE_OP_EXECUTE) {
+      if (op->base->kind == WEFT_QUEUE_OP_EXECUTE) {
         // Published by the lane's owner once every worker left: finishing
         // an execution ends its context and drops its command buffer.
         op->compute.status = status;
@@ -224,15 +220,15 @@ static weft_status_t weft_local_task_compute_prepare(
     weft_local_task_queue_t* queue, weft_local_task_op_t* op,
     uint32_t worker_index, bool* out_replayed) {
   weft_local_task_device_t* device = queue->device;
-  const char* what = weft_queue_op_kind_name(op->base.kind);
+  const char* what = weft_queue_op_kind_name(op->base->kind);
   weft_status_t status = WEFT_OK;
-  if (op->base.kind == WEFT_QUEUE_OP_EXECUTE) {
+  if (op->base->kind == WEFT_QUEUE_OP_EXECUTE) {
     op->compute.recording =
-        weft_block_command_buffer_recording(op->base.execute.command_buffer);
+        weft_block_command_buffer_recording(op->base->execute.command_buffer);
     if (!op->compute.recording) {
       *out_replayed = true;
       status = weft_command_buffer_replay_inline(
-          op->base.execute.command_buffer, op->base.execute.binding_table,
+          op->base->execute.command_buffer, op->base->execute.binding_table,
           device->base.host_allocator);
     }
   }
@@ -264,8 +260,8 @@ static weft_status_t weft_local_task_compute_prepare(
     params.region_ready = weft_local_task_compute_region_ready;
     params.region_ready_user_data = &queue->compute;
     weft_binding_table_t binding_table = {0, NULL};
-    if (op->base.kind == WEFT_QUEUE_OP_EXECUTE) {
-      binding_table = op->base.execute.binding_table;
+    if (op->base->kind == WEFT_QUEUE_OP_EXECUTE) {
+      binding_table = op->base->execute.binding_table;
     }
     status = weft_block_processor_context_initialize(
         recording, binding_table, &params, storage, storage_size,
@@ -299,7 +295,7 @@ void weft_local_task_compute_start(weft_local_task_queue_t* queue,
     weft_local_task_compute_finish_and_release(
         op, weft_block_processor_consume_status(context));
   } else {
-    weft_mpsc_list_push(&queue->compute.incoming, &op->entry);
+    weft_mpsc_list_push(&queue->compute.incoming, &op->record->entry);
     weft_process_wake(&queue->compute.process);
   }
 }

@@ -41,10 +41,6 @@ weft_local_task_queue_t* weft_local_task_device_select_queue(
   return &device->queues[bit % device->queue_count];
 }
 
-void weft_local_task_device_notify_idle(weft_local_task_device_t* device) {
-  weft_notification_notify(&device->idle_notification, INT32_MAX);
-}
-
 // The device whose drain this thread is running, if any. Thread-local by
 // necessity: only the thread itself can say whether it is one of the
 // workers a destroy would have to join.
@@ -64,23 +60,13 @@ weft_local_task_device_t* weft_local_task_device_swap_draining(
 // Blocks until every op of |device| retired and no ready callback still
 // touches the device.
 static void weft_local_task_device_wait_idle(weft_local_task_device_t* device) {
-  weft_wait_policy_t policy = weft_wait_policy_default();
-  for (;;) {
-    if (weft_local_task_op_pool_is_idle(&device->op_pool)) break;
-    weft_wait_token_t token =
-        weft_notification_prepare_wait(&device->idle_notification);
-    if (weft_local_task_op_pool_is_idle(&device->op_pool)) {
-      weft_notification_cancel_wait(&device->idle_notification);
-      break;
-    }
-    weft_notification_commit_wait(&device->idle_notification, token, policy,
-                                  WEFT_TIME_INFINITE_FUTURE);
-  }
-  // A ready callback on a host thread may have pushed an op that has since
-  // retired and still be on its way out (a few instructions: the wake and
-  // the idle notify). Its op retired, so nothing will notify again: yield
-  // until it has left instead of sleeping.
-  while (weft_local_task_op_pool_is_readying(&device->op_pool)) {
+  weft_queue_scheduler_wait_idle(&device->scheduler);
+  // A ready function on a host thread may have pushed an op that has since
+  // retired and still be on its way out (a few instructions: the wake).
+  // Its op retired, so nothing will notify again: yield until it has left
+  // instead of sleeping. Seq_cst: pairs with the ready function's
+  // decrement, its last access.
+  while (weft_atomic_load(&device->readying_count, memory_order_seq_cst)) {
     weft_thread_yield();
   }
 }
@@ -93,6 +79,8 @@ static void weft_local_task_device_free(weft_local_task_device_t* device,
   if (queue_started_count) {
     // Seq_cst: pairs with the retirers' decrement-then-load.
     weft_atomic_store(&device->shutting_down, 1u, memory_order_seq_cst);
+    // Parked ops go to their queues' ready lists with CANCELLED.
+    weft_queue_scheduler_cancel_parked(&device->scheduler);
     for (uint32_t i = 0; i < queue_started_count; ++i) {
       weft_local_task_queue_cancel_pending(&device->queues[i]);
     }
@@ -113,8 +101,7 @@ static void weft_local_task_device_free(weft_local_task_device_t* device,
     weft_local_task_queue_deinitialize(&device->queues[i]);
   }
   weft_allocator_free(allocator, device->queues);
-  weft_local_task_op_pool_deinitialize(&device->op_pool);
-  weft_notification_deinitialize(&device->idle_notification);
+  weft_queue_scheduler_deinitialize(&device->scheduler);
   weft_allocator_free(allocator, device->topology_explanation);
   weft_device_deinitialize(&device->base);
   weft_allocator_free(allocator, device);
@@ -210,12 +197,9 @@ static uint64_t weft_local_task_device_for_each_pending(
   weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
   // Read first: an op counted here and retired before the walk only makes
   // the "not listed" figure an overestimate, never negative below.
-  int64_t live = weft_local_task_op_pool_live_count(&device->op_pool);
-  uint64_t described = 0;
-  for (uint32_t i = 0; i < device->queue_count; ++i) {
-    described += weft_local_task_queue_for_each_pending(&device->queues[i],
-                                                        visit, user_data);
-  }
+  int64_t live = weft_queue_scheduler_live_count(&device->scheduler);
+  uint64_t described = weft_queue_scheduler_for_each_pending(
+      &device->scheduler, visit, user_data);
   // Ready and running ops are counted, not described: their records may
   // retire and be reused while a report looks at them.
   return live > (int64_t)described ? (uint64_t)live - described : 0;
@@ -456,8 +440,8 @@ static weft_status_t weft_local_task_driver_create_device(
   if (weft_status_is_ok(status)) {
     device->topology_explanation = NULL;
     atomic_init(&device->shutting_down, 0);
-    weft_notification_initialize(&device->idle_notification);
-    weft_local_task_op_pool_initialize(allocator, &device->op_pool);
+    atomic_init(&device->readying_count, 0u);
+    weft_local_task_device_initialize_scheduler(device, allocator);
     status = weft_device_initialize(&kWeftLocalTaskDeviceVtable, device_string,
                                     driver->name, WEFT_DOMAIN_HOST, allocator,
                                     &device->base);

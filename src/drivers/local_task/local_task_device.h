@@ -87,12 +87,15 @@ typedef struct weft_local_task_device_t {
   // that submits right after its wait then needs no trip through the
   // executor's scheduling.
   weft_duration_t control_linger_ns;
-  // Operation records shared by every queue of the device.
-  weft_local_task_op_pool_t op_pool;
+  // Operation records, parking and the registry, shared by every queue of
+  // the device (hal/queue_scheduler.h).
+  weft_queue_scheduler_t scheduler;
+  // Ready functions between their push and their last touch of the device
+  // (they still touch it after the op may have retired): destroy waits for
+  // this to drop to 0 before it frees anything.
+  weft_atomic_uint32_t readying_count;
   // 1 once the device is shutting down (set by destroy, seq_cst).
   weft_atomic_uint32_t shutting_down;
-  // Notified on every retire (and ready callback) during shutdown.
-  weft_notification_t idle_notification;
   uint32_t queue_count;
   weft_local_task_queue_t* queues;  // |queue_count|, 64-byte aligned
   // Reads and writes of fd files (local_task_file.c); NULL with
@@ -111,10 +114,6 @@ WEFT_DEVICE_DEFINE_CAST(weft_local_task_device_t, weft_local_task_device_cast)
 // lowest set bit modulo the queue count.
 weft_local_task_queue_t* weft_local_task_device_select_queue(
     weft_local_task_device_t* device, weft_queue_affinity_t affinity);
-
-// Called by a queue when an operation retires (or a ready callback ends)
-// during shutdown: wakes the thread waiting in destroy to look again.
-void weft_local_task_device_notify_idle(weft_local_task_device_t* device);
 
 // Marks the calling thread as running a drain of |device| (NULL: none) and
 // returns the previous mark, which the drain restores when it returns. A

@@ -1,72 +1,34 @@
 // weft: local-task operation records (internal to the driver).
 //
-// An op record holds everything a queue operation needs after its submit
-// call returned: the op's descriptor captured (hal/queue_op.h: copies of its
-// lists, arrays and bytes; every semaphore and object retained) and the
-// wait set that parks it. Records come from the device's
-// op pool (local_task_queue.h): one pool block each, with what does not fit
-// in the block spilling into an arena over the pool's larger spill blocks;
-// retired records are recycled whole, so the submit path allocates nothing
-// once warm.
+// A queue op's record comes from the device's queue scheduler
+// (hal/queue_scheduler.h): the op captured (copies of its lists, arrays and
+// bytes; every semaphore and object retained), its parking and the
+// registry are the scheduler's; this is the driver's part of the record:
+// the queue it runs on and what the compute path and file transfers add.
+// Records are recycled whole, so the submit path allocates nothing once
+// warm.
 #ifndef WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_OP_H_
 #define WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_OP_H_
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "base/arena.h"
 #include "base/mpsc_list.h"
 #include "drivers/local_task/block_builder.h"
 #include "drivers/local_task/block_processor.h"
 #include "drivers/local_task/local_task_queue.h"
 #include "hal/queue_op.h"
-#include "hal/wait_set.h"
+#include "hal/queue_scheduler.h"
 #include "weft/device.h"
-
-// weft_local_task_op_t::park_state.
-#define WEFT_LOCAL_TASK_OP_PARKED 1u
-// A READ or WRITE whose transfer is on the device's proactor.
-#define WEFT_LOCAL_TASK_OP_IN_FILE_IO 2u
 
 typedef struct weft_local_task_file_transfer_t weft_local_task_file_transfer_t;
 
 struct weft_local_task_op_t {
-  // The record itself (kept when the record is reused):
-  // WEFT_LOCAL_TASK_OP_PARKED from park until the control process pops the
-  // op, WEFT_LOCAL_TASK_OP_IN_FILE_IO while its transfer is on the
-  // proactor, else 0. Park (and the file start) store it with release after
-  // every field dump_pending and the shutdown sweep read; the control
-  // process (the file completion) clears it under the pool's |park_mutex|,
-  // and those two read it (acquire) under that mutex, so a marked op's
-  // fields stay put while they look.
-  weft_atomic_uint32_t park_state;
-  // The pool block holding this record, and the next record of the pool.
-  weft_arena_block_t* block;
-  weft_local_task_op_t* all_next;
-
-  // ---- reset for every op (from here on) ----
-  // Link in the queue's ready list, the compute list, or the pool's
-  // recycled list / cache (one at a time).
-  weft_mpsc_entry_t entry;
-  // Storage that did not fit in the block (reset when the op retires).
-  weft_arena_t arena;
-  // Bytes of the block's inline storage used so far.
-  size_t inline_used;
-
+  // The scheduler's record holding this, and the op captured in it. Its
+  // |entry| links the op in the queue's ready list or the compute list.
+  weft_scheduled_op_t* record;
+  weft_queue_op_t* base;
   weft_local_task_queue_t* queue;
-  // The op's trace id (hal/queue_trace.h); 0 when not traced.
-  uint64_t trace_id;
-  // When a parked op was parked (0 for ops ready at submit).
-  weft_time_t submit_time;
-  // Set by the shutdown sweep when it cancelled the op's waits.
-  bool cancelled;
-  // The wait set's result (owned): OK or the first wait failure.
-  weft_status_t wait_status;
-
-  // The op, captured (its queue_index is this queue's). A DISPATCH keeps
-  // only its lists: its arguments live on in |compute.dispatch_recording|.
-  weft_queue_op_t base;
-  weft_wait_set_t* wait_set;  // parked ops only
   // READ and WRITE on the proactor: the transfer (in the record), or NULL.
   weft_local_task_file_transfer_t* file_transfer;
 
@@ -90,34 +52,35 @@ struct weft_local_task_op_t {
   } compute;
 };
 
-// Takes a record from |pool| (allocating a block only when none is cached)
-// and counts it live. The record is zeroed up to its inline storage.
-weft_status_t weft_local_task_op_acquire(weft_local_task_op_pool_t* pool,
+// The op whose record's |entry| is |entry|.
+static inline weft_local_task_op_t* weft_local_task_op_from_entry(
+    weft_mpsc_entry_t* entry) {
+  return entry ? (weft_local_task_op_t*)weft_container_of(
+                     entry, weft_scheduled_op_t, entry)
+                     ->driver
+               : NULL;
+}
+
+// Takes a record for |queue| from the device's scheduler (allocating only
+// when none is cached) and captures |source| (borrowed pointers) into it
+// (the waits are kept even when reached, as errors name them), compiling a
+// DISPATCH into its one-dispatch recording and making room for a wait set
+// when the op will |park|. On failure nothing is retained or taken.
+weft_status_t weft_local_task_op_acquire(weft_local_task_queue_t* queue,
+                                         const weft_queue_op_t* source,
+                                         bool park,
                                          weft_local_task_op_t** out_op);
 
-// Returns an op that was never captured (a failed submit) to |pool|.
-void weft_local_task_op_discard(weft_local_task_op_pool_t* pool,
-                                weft_local_task_op_t* op);
+// Returns |byte_length| bytes (16-byte aligned, zeroed) of |op|'s storage.
+// Freed when it retires.
+static inline weft_status_t weft_local_task_op_allocate(
+    weft_local_task_op_t* op, size_t byte_length, void** out_ptr) {
+  return weft_scheduled_op_allocate(op->record, byte_length, out_ptr);
+}
 
-// Captures |source| (borrowed pointers) into |op|'s storage
-// (weft_queue_op_capture: the waits are kept even when reached, as errors
-// name them), compiles a DISPATCH into its one-dispatch recording, and
-// makes room for a wait set when the op will |park|. On failure nothing is
-// retained and |op| can be discarded.
-weft_status_t weft_local_task_op_capture(weft_local_task_op_t* op,
-                                         const weft_queue_op_t* source,
-                                         bool park);
-
-// Returns |byte_length| bytes (16-byte aligned, zeroed) of |op|'s storage:
-// its block's inline bytes first, then its arena. Freed when it retires.
-weft_status_t weft_local_task_op_allocate(weft_local_task_op_t* op,
-                                          size_t byte_length, void** out_ptr);
-
-// Releases what weft_local_task_op_capture retained, frees the spilled
-// storage, returns the record to |pool| and counts it retired. |op| must
-// not be touched afterwards.
-void weft_local_task_op_retire(weft_local_task_op_pool_t* pool,
-                               weft_local_task_op_t* op);
+// Releases what the compute path and the capture hold and recycles the
+// record. |op| must not be touched afterwards.
+void weft_local_task_op_retire(weft_local_task_op_t* op);
 
 //===----------------------------------------------------------------------===//
 // Between the queue and its compute process (driver-internal)
@@ -160,9 +123,9 @@ bool weft_local_task_file_is_async(const weft_local_task_op_t* op);
 // ends in finish + release.
 void weft_local_task_file_start(weft_local_task_op_t* op);
 
-// Describes an op marked WEFT_LOCAL_TASK_OP_IN_FILE_IO (pool's park mutex
-// held) into |buffer|: what it transfers and where.
-void weft_local_task_file_describe(const weft_local_task_op_t* op,
+// Describes an op in file I/O (tracked by the scheduler, whose lock keeps
+// it put) into |buffer|: what it transfers and where.
+void weft_local_task_file_describe(const weft_scheduled_op_t* record,
                                    char* buffer, size_t capacity);
 
 // Initialises |queue|'s compute process and schedules it

@@ -1,15 +1,16 @@
 // weft: the local-task queue.
 //
 // An operation's path:
-//   submit (any thread): take an op record from the device's pool (no
-//     allocation once warm), copy the arguments, retain what they name;
+//   submit (any thread): take an op record from the device's queue
+//     scheduler (hal/queue_scheduler.h; no allocation once warm), copy the
+//     arguments, retain what they name;
 //     - every wait already reached: push the op on the queue's ready list
 //       and wake the control process (no wait set, no lock);
-//     - otherwise park it: mark the record parked (for dump_pending and
-//       shutdown, which walk the device's records) and start a wait set on
-//       its wait list; the last wait reached (or the first failed) pushes it
-//       on the ready list and wakes the control process, on whichever
-//       thread did that.
+//     - otherwise park it on the scheduler (its parked list is what
+//       dump_pending and shutdown see); the last wait reached (or the first
+//       failed) hands it back, and the ready function pushes it on the
+//       ready list and wakes the control process, on whichever thread did
+//       that.
 //   control process (budget 1, one worker at a time): pops ready ops in
 //     FIFO order and runs each: transfers, alloca/dealloca, barriers and
 //     host calls inline; dispatches and command buffers go to the compute
@@ -43,65 +44,12 @@
 #include "base/mutex.h"
 #include "hal/diagnostics.h"
 #include "hal/queue_op.h"
+#include "hal/queue_scheduler.h"
 #include "task/process.h"
 #include "weft/device.h"
 
 typedef struct weft_local_task_device_t weft_local_task_device_t;
 typedef struct weft_local_task_op_t weft_local_task_op_t;
-
-//===----------------------------------------------------------------------===//
-// Op records
-//===----------------------------------------------------------------------===//
-
-// The op records of a device. Each record is one block of |block_pool|;
-// storage that does not fit (a long update, a dispatch's recording, a
-// command buffer's processor context) spills into an arena over the larger
-// blocks of |spill_pool|. Records are recycled, never freed, until the
-// device is destroyed: retiring pushes one on |recycled| (lock-free, any
-// thread); submitters take records from |cache| under |cache_mutex|,
-// refilling it from |recycled| with one exchange.
-typedef struct weft_local_task_op_pool_t {
-  weft_block_pool_t block_pool;
-  weft_block_pool_t spill_pool;
-  // Every record ever made, for dump_pending, the shutdown sweep and
-  // destroy (guarded by |cache_mutex|).
-  weft_local_task_op_t* all_head;
-  weft_slim_mutex_t cache_mutex;
-  weft_mpsc_entry_t* cache;  // guarded by |cache_mutex|
-  // Orders clearing a record's park_state (control processes, once per
-  // batch) against dump_pending and the shutdown sweep reading parked ops.
-  // Parking itself takes no lock. Lock order: park_mutex, cache_mutex, a
-  // semaphore's.
-  weft_slim_mutex_t park_mutex;
-  alignas(64) weft_mpsc_list_t recycled;
-  // Ops live = taken - retired. Submitters count |taken_count| and
-  // retirers |retired_count|, each on a line of its own, so neither side
-  // pulls the other's line on the hot path; only shutdown and dump_pending
-  // read both.
-  alignas(64) weft_atomic_uint64_t taken_count;
-  alignas(64) weft_atomic_uint64_t retired_count;
-  // Wait-set ready callbacks between their push and their last touch of the
-  // device (they still touch it after the op may have retired): destroy
-  // waits for this to drop to 0 before it frees anything.
-  alignas(64) weft_atomic_uint32_t readying_count;
-} weft_local_task_op_pool_t;
-
-void weft_local_task_op_pool_initialize(weft_allocator_t allocator,
-                                        weft_local_task_op_pool_t* out_pool);
-// Frees every record. Every op must have retired.
-void weft_local_task_op_pool_deinitialize(weft_local_task_op_pool_t* pool);
-
-// Ops taken and not yet retired (a snapshot; exact once nothing is
-// submitted any more).
-int64_t weft_local_task_op_pool_live_count(weft_local_task_op_pool_t* pool);
-
-// True when no op is live. Seq_cst loads: the shutdown handshake (see
-// weft_local_task_op_retire).
-bool weft_local_task_op_pool_is_idle(weft_local_task_op_pool_t* pool);
-
-// True while a ready callback is between its count and its last touch of
-// the device.
-bool weft_local_task_op_pool_is_readying(weft_local_task_op_pool_t* pool);
 
 //===----------------------------------------------------------------------===//
 // Queues
@@ -158,10 +106,10 @@ weft_status_t weft_local_task_queue_initialize(
     weft_local_task_device_t* device, uint32_t index,
     weft_local_task_queue_t* out_queue);
 
-// First step of shutdown (device->shutting_down already set): cancels every
-// parked op's waits so that it becomes ready with CANCELLED, wakes the
-// control process, which fails every ready op with CANCELLED, and aborts
-// the dispatch or command buffer the compute process is running.
+// First step of shutdown (device->shutting_down already set, parked ops
+// already cancelled by the scheduler's sweep): wakes the control process,
+// which fails every ready op with CANCELLED, and aborts the dispatch or
+// command buffer the compute process is running.
 void weft_local_task_queue_cancel_pending(weft_local_task_queue_t* queue);
 
 // Last step of shutdown, once every op retired: cancels the queue's
@@ -171,11 +119,9 @@ void weft_local_task_queue_stop(weft_local_task_queue_t* queue);
 // Frees what the queue holds. The executor must be gone.
 void weft_local_task_queue_deinitialize(weft_local_task_queue_t* queue);
 
-// Describes the queue's parked ops and those in file I/O (the ones whose
-// records stay put while looked at) to |visit|; returns how many.
-uint64_t weft_local_task_queue_for_each_pending(
-    weft_local_task_queue_t* queue, weft_pending_op_visit_fn_t visit,
-    void* user_data);
+// Initialises the device's scheduler with the queues' ready function.
+void weft_local_task_device_initialize_scheduler(
+    weft_local_task_device_t* device, weft_allocator_t allocator);
 
 // Queues an op (the device's queue_submit; validated by device.c) on the
 // queue its affinity selects: ready at once when every wait is reached,
