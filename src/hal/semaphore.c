@@ -42,7 +42,8 @@ static void weft_semaphore_destroy(weft_semaphore_t* semaphore);
 // Orders every failure of the process (failure_sequence).
 static weft_atomic_uint64_t weft_semaphore_failure_counter;
 
-// The host timeline semaphore's own vtable.
+// The host timeline semaphore's own vtable: its payload is the base's
+// value, so every payload entry is NULL (semaphore_impl.h).
 static const weft_semaphore_vtable_t kWeftHostSemaphoreVtable = {
     .destroy = weft_semaphore_destroy,
 };
@@ -245,7 +246,9 @@ weft_status_t weft_semaphore_query(weft_semaphore_t* semaphore,
       weft_arguments_require(__func__, "semaphore,out_value",
                              (const void* const[]){semaphore, out_value}, 2);
   if (weft_status_is_ok(status)) {
-    *out_value = weft_semaphore_load_value(semaphore);
+    const weft_semaphore_vtable_t* vtable = weft_semaphore_vtable(semaphore);
+    *out_value = vtable->query ? vtable->query(semaphore)
+                               : weft_semaphore_load_value(semaphore);
     if (weft_semaphore_has_failed(semaphore)) {
       status = weft_status_clone(semaphore->failure_status);
     }
@@ -300,9 +303,64 @@ void weft_semaphore_advance_issued(weft_semaphore_t* semaphore,
   weft_semaphore_fire_reached(issued);
 }
 
-// Signals a semaphore known to be non-NULL.
+// Moves the value to |value| (ahead of it; lock held) and detaches the
+// timepoints that reaches, returned as one chain for
+// weft_semaphore_fire_moved.
+static weft_timepoint_t* weft_semaphore_advance_locked(
+    weft_semaphore_t* semaphore, uint64_t value) {
+  // Release: publishes everything the signaller wrote before the signal to
+  // lock-free readers of the value (queries and host waits).
+  weft_atomic_store(&semaphore->current_value, value, memory_order_release);
+  if (semaphore->issued_value < value) semaphore->issued_value = value;
+  weft_timepoint_t* reached =
+      weft_semaphore_detach_prefix_locked(semaphore, 0, value);
+  weft_timepoint_t* issued =
+      weft_semaphore_detach_prefix_locked(semaphore, 1, value);
+  if (issued) {
+    // One chain: the issued ones after the plain ones.
+    weft_timepoint_t* last = reached;
+    while (last && last->next) last = last->next;
+    if (last) {
+      last->next = issued;
+    } else {
+      reached = issued;
+    }
+  }
+  return reached;
+}
+
+// Tells everyone about a move to |value|: the trace, host waiters, and the
+// timepoints it reached (outside the lock).
+static void weft_semaphore_fire_moved(weft_semaphore_t* semaphore,
+                                      uint64_t value,
+                                      weft_timepoint_t* reached) {
+  WEFT_TRACE_INSTANT(WEFT_TRACE_CATEGORY_SEMAPHORE, "semaphore signal",
+                     (uint64_t)(uintptr_t)semaphore, value);
+  weft_notification_notify(&semaphore->notification, INT32_MAX);
+  weft_semaphore_fire_reached(reached);
+}
+
+void weft_semaphore_publish_value(weft_semaphore_t* semaphore,
+                                  uint64_t value) {
+  weft_timepoint_t* reached = NULL;
+  bool moved = false;
+  weft_slim_mutex_lock(&semaphore->mutex);
+  if (!weft_atomic_load(&semaphore->failed, memory_order_relaxed) &&
+      value > weft_atomic_load(&semaphore->current_value,
+                               memory_order_relaxed)) {
+    reached = weft_semaphore_advance_locked(semaphore, value);
+    moved = true;
+  }
+  weft_slim_mutex_unlock(&semaphore->mutex);
+  if (moved) weft_semaphore_fire_moved(semaphore, value, reached);
+}
+
+// Signals a semaphore known to be non-NULL: the base checks (not failed,
+// ahead of the value), then the payload moves (the host payload: the base
+// value itself, in the same critical section).
 static weft_status_t weft_semaphore_signal_unchecked(
     weft_semaphore_t* semaphore, uint64_t value) {
+  const weft_semaphore_vtable_t* vtable = weft_semaphore_vtable(semaphore);
   weft_status_t status = WEFT_OK;
   weft_timepoint_t* reached = NULL;
   weft_slim_mutex_lock(&semaphore->mutex);
@@ -322,31 +380,17 @@ static weft_status_t weft_semaphore_signal_unchecked(
                          "semaphore %s: signal to %" PRIu64
                          " but already at %" PRIu64,
                          label, value, current_value);
-  } else {
-    // Release: publishes everything the signaller wrote before the signal to
-    // lock-free readers of the value (queries and host waits).
-    weft_atomic_store(&semaphore->current_value, value, memory_order_release);
-    if (semaphore->issued_value < value) semaphore->issued_value = value;
-    reached = weft_semaphore_detach_prefix_locked(semaphore, 0, value);
-    weft_timepoint_t* issued =
-        weft_semaphore_detach_prefix_locked(semaphore, 1, value);
-    if (issued) {
-      // One chain: the issued ones after the plain ones.
-      weft_timepoint_t* last = reached;
-      while (last && last->next) last = last->next;
-      if (last) {
-        last->next = issued;
-      } else {
-        reached = issued;
-      }
-    }
+  } else if (!vtable->signal) {
+    reached = weft_semaphore_advance_locked(semaphore, value);
   }
   weft_slim_mutex_unlock(&semaphore->mutex);
   if (weft_status_is_ok(status)) {
-    WEFT_TRACE_INSTANT(WEFT_TRACE_CATEGORY_SEMAPHORE, "semaphore signal",
-                       (uint64_t)(uintptr_t)semaphore, value);
-    weft_notification_notify(&semaphore->notification, INT32_MAX);
-    weft_semaphore_fire_reached(reached);
+    if (vtable->signal) {
+      // The payload moves, then publishes to the base.
+      status = vtable->signal(semaphore, value);
+    } else {
+      weft_semaphore_fire_moved(semaphore, value, reached);
+    }
   }
   return status;
 }
@@ -408,6 +452,9 @@ void weft_semaphore_fail(weft_semaphore_t* semaphore, weft_status_t status) {
                   weft_status_clone(semaphore->failure_status));
       pending = next;
     }
+    // Then whatever waits on the payload where the host cannot reach it.
+    const weft_semaphore_vtable_t* vtable = weft_semaphore_vtable(semaphore);
+    if (vtable->fail) vtable->fail(semaphore);
   } else {
     // The first failure wins; this one is dropped.
     weft_status_free(status);
@@ -719,12 +766,31 @@ static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
                                        /*spin=*/false, &storage.set);
 }
 
+// The payload's own host wait when every semaphore of |list| shares a
+// vtable that has one, else NULL (the base's wait).
+static weft_status_t (*weft_semaphore_list_payload_wait(
+    weft_semaphore_list_t list))(weft_wait_mode_t, weft_semaphore_list_t,
+                                 weft_time_t) {
+  if (list.count == 0) return NULL;
+  const weft_semaphore_vtable_t* vtable =
+      weft_semaphore_vtable(list.semaphores[0]);
+  for (uint32_t i = 1; vtable->wait && i < list.count; ++i) {
+    if (weft_semaphore_vtable(list.semaphores[i]) != vtable) return NULL;
+  }
+  return vtable->wait;
+}
+
 // A list host wait until |deadline|, without the watchdog.
 static weft_status_t weft_semaphore_list_wait_until(weft_wait_mode_t mode,
                                                     weft_semaphore_list_t list,
                                                     weft_time_t deadline) {
   weft_status_t status = WEFT_OK;
-  if (list.count == 1) {
+  weft_status_t (*payload_wait)(weft_wait_mode_t, weft_semaphore_list_t,
+                                weft_time_t) =
+      weft_semaphore_list_payload_wait(list);
+  if (payload_wait) {
+    status = payload_wait(mode, list, deadline);
+  } else if (list.count == 1) {
     status = weft_semaphore_wait_until(list.semaphores[0], list.values[0],
                                        deadline);
   } else if (list.count > 1) {

@@ -1,11 +1,36 @@
 // weft: the timeline semaphore's insides, for the HAL and its drivers.
 //
-// Every semaphore is a host timeline semaphore (semaphore.c): strictly
-// monotonic, sticky first failure, timepoints, host waits. A driver that
-// waits on its own semaphores natively (a GPU's events) makes them from
-// its device's create_semaphore by embedding weft_semaphore_t at offset 0
-// with a vtable of its own: it recognises them by that vtable, and every
-// other device still works with them through timepoints.
+// A semaphore is a shared base and a payload.
+//
+// The base (semaphore.c) is the same for every semaphore: the value as the
+// host knows it (strictly monotonic), the sticky first failure with its
+// message, timepoints (what every device and the VM's loop wait through),
+// the notification host waiters sleep on, and the debug name.
+//
+// The payload is where the value really lives, and the vtable says what it
+// does: query it, signal it from the host, tell it of a failure, wait on
+// it from the host, and whether a device can wait on it and signal it
+// natively. The host timeline semaphore's payload is the base's own value
+// (every payload entry NULL). A driver makes its own semaphores from its
+// device's create_semaphore by embedding weft_semaphore_t at offset 0 with
+// a vtable of its own: the cuda driver's event-backed semaphores keep the
+// events of issued signals beside the base value; a Vulkan timeline
+// semaphore or a 64-bit word the GPU writes would be the value itself.
+//
+// Who moves the base's value when the payload lives on a device: whoever
+// observes the device, calling weft_semaphore_publish_value: the driver's
+// completion thread (cuda events) or a listener that waits on the device's
+// payloads and publishes what moved; |query| also refreshes it when asked.
+// Every timepoint, host wait and other device then sees the move through
+// the base, exactly as for a host semaphore.
+//
+// How a failure reaches a payload the host does not own: the base records
+// the first failure (its status, sticky) and fires every timepoint, then
+// calls the payload's |fail|, which releases whatever waits on the device
+// (writes a failure value past any wait, or drops the events it keeps).
+// Device work that waited natively learns of the failure from the base
+// when its op completes (weft_queue_op_signal_or_fail keeps the failure
+// order of weft/semaphore.h).
 #ifndef WEFT_HAL_SEMAPHORE_IMPL_H_
 #define WEFT_HAL_SEMAPHORE_IMPL_H_
 
@@ -17,6 +42,7 @@
 #include "base/mutex.h"
 #include "base/notification.h"
 #include "base/wait_policy.h"
+#include "hal/domain.h"
 #include "hal/resource.h"
 #include "weft/semaphore.h"
 
@@ -26,6 +52,27 @@
 typedef struct weft_semaphore_vtable_t {
   // Must be first (see resource.h).
   void (*destroy)(weft_semaphore_t* semaphore);
+  // The payload's value, published to the base first when the payload
+  // moved without the base knowing. NULL: the base's value is the payload.
+  uint64_t (*query)(weft_semaphore_t* semaphore);
+  // Moves the payload to |value| from the host, then publishes it
+  // (weft_semaphore_publish_value). Called after the base checked that the
+  // semaphore has not failed and |value| is ahead. NULL: the base's value
+  // is the payload (publish only).
+  weft_status_t (*signal)(weft_semaphore_t* semaphore, uint64_t value);
+  // The semaphore just failed (the base holds the status and has fired its
+  // timepoints): releases what waits on the payload where the host cannot
+  // reach it. NULL: nothing waits anywhere but on the base.
+  void (*fail)(weft_semaphore_t* semaphore);
+  // A host wait for |list| (every semaphore of it with this vtable) per
+  // |mode| until |deadline|, on the payload. NULL: the base's wait (its
+  // notification and timepoints).
+  weft_status_t (*wait)(weft_wait_mode_t mode, weft_semaphore_list_t list,
+                        weft_time_t deadline);
+  // True when a device of |domain| waits on and signals this payload
+  // natively (its queue then counts a wait as met once the signalling op
+  // is issued, weft_semaphore_advance_issued). NULL: no device does.
+  bool (*is_native)(const weft_semaphore_t* semaphore, weft_domain_t domain);
 } weft_semaphore_vtable_t;
 
 struct weft_semaphore_t {
@@ -96,6 +143,22 @@ void weft_semaphore_register_issued_timepoint(weft_semaphore_t* semaphore,
 // at or below the current issued value change nothing.
 void weft_semaphore_advance_issued(weft_semaphore_t* semaphore,
                                    uint64_t value);
+
+// True when a device of |domain| waits on and signals |semaphore|'s payload
+// natively (the vtable's is_native).
+static inline bool weft_semaphore_is_native(const weft_semaphore_t* semaphore,
+                                            weft_domain_t domain) {
+  const weft_semaphore_vtable_t* vtable =
+      (const weft_semaphore_vtable_t*)semaphore->resource.vtable;
+  return vtable->is_native && vtable->is_native(semaphore, domain);
+}
+
+// Publishes |value| observed on the payload to the base: moves the base's
+// value there and fires the timepoints it reaches, like a signal, but
+// quietly does nothing when the base is already there or past it or the
+// semaphore failed (an observer may see a value twice). For payload
+// implementations (a signal, a listener, a completion thread).
+void weft_semaphore_publish_value(weft_semaphore_t* semaphore, uint64_t value);
 
 // Room for a semaphore's label in messages; longer names are truncated.
 #define WEFT_SEMAPHORE_LABEL_CAPACITY 96

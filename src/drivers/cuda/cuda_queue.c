@@ -549,7 +549,7 @@ void weft_cuda_device_announce_issued(weft_cuda_device_t* device) {
     weft_cuda_op_t* next = op->advance_next;
     const weft_semaphore_list_t signals = op->base->signal_list;
     for (uint32_t i = 0; i < signals.count; ++i) {
-      if (weft_cuda_semaphore_cast(signals.semaphores[i],
+      if (weft_semaphore_is_native(signals.semaphores[i],
                                    device->base.domain)) {
         weft_semaphore_advance_issued(signals.semaphores[i],
                                       signals.values[i]);
@@ -789,7 +789,7 @@ static uint64_t weft_cuda_op_issued_entries(weft_cuda_device_t* device,
   uint32_t count = 0;
   for (uint32_t i = 0;
        i < list.count && i < 64 && count < WEFT_CUDA_MAX_STREAM_WAITS; ++i) {
-    if (weft_cuda_semaphore_cast(list.semaphores[i], device->base.domain)) {
+    if (weft_semaphore_is_native(list.semaphores[i], device->base.domain)) {
       entries |= (uint64_t)1 << i;
       ++count;
     }

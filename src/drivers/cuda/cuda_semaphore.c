@@ -4,9 +4,17 @@
 #include <string.h>
 
 static void weft_cuda_semaphore_destroy(weft_semaphore_t* base);
+static void weft_cuda_semaphore_fail(weft_semaphore_t* base);
+static bool weft_cuda_semaphore_is_native(const weft_semaphore_t* base,
+                                          weft_domain_t domain);
 
+// The payload is the base's host value plus the device timepoints: query,
+// signal and host waits are the base's; a failure drops the events (no
+// later op may wait on them in-stream: it sees the failure instead).
 static const weft_semaphore_vtable_t kWeftCudaSemaphoreVtable = {
     .destroy = weft_cuda_semaphore_destroy,
+    .fail = weft_cuda_semaphore_fail,
+    .is_native = weft_cuda_semaphore_is_native,
 };
 
 weft_status_t weft_cuda_semaphore_create(weft_domain_t domain,
@@ -43,13 +51,36 @@ static void weft_cuda_semaphore_destroy(weft_semaphore_t* base) {
   weft_allocator_free(base->allocator, semaphore);
 }
 
+static void weft_cuda_semaphore_fail(weft_semaphore_t* base) {
+  weft_cuda_semaphore_t* semaphore = (weft_cuda_semaphore_t*)base;
+  weft_slim_mutex_lock(&semaphore->timepoint_mutex);
+  weft_cuda_device_timepoint_t* timepoints = semaphore->timepoints;
+  const uint32_t first = semaphore->timepoint_first;
+  const uint32_t count = semaphore->timepoint_count;
+  semaphore->timepoints = NULL;
+  semaphore->timepoint_first = 0;
+  semaphore->timepoint_count = 0;
+  semaphore->timepoint_capacity = 0;
+  weft_slim_mutex_unlock(&semaphore->timepoint_mutex);
+  for (uint32_t i = 0; i < count; ++i) {
+    weft_cuda_event_release(timepoints[first + i].event);
+  }
+  weft_allocator_free(base->allocator, timepoints);
+}
+
+static bool weft_cuda_semaphore_is_native(const weft_semaphore_t* base,
+                                          weft_domain_t domain) {
+  return ((const weft_cuda_semaphore_t*)base)->domain == domain;
+}
+
 weft_cuda_semaphore_t* weft_cuda_semaphore_cast(weft_semaphore_t* semaphore,
                                                 weft_domain_t domain) {
   if (weft_semaphore_vtable(semaphore) != &kWeftCudaSemaphoreVtable) {
     return NULL;
   }
-  weft_cuda_semaphore_t* cuda_semaphore = (weft_cuda_semaphore_t*)semaphore;
-  return cuda_semaphore->domain == domain ? cuda_semaphore : NULL;
+  return weft_semaphore_is_native(semaphore, domain)
+             ? (weft_cuda_semaphore_t*)semaphore
+             : NULL;
 }
 
 // The index (from |timepoint_first|) of the first live timepoint whose
@@ -105,7 +136,9 @@ weft_status_t weft_cuda_semaphore_add_device_timepoint(
     weft_cuda_semaphore_t* semaphore, uint64_t value,
     weft_cuda_event_t* event) {
   uint64_t current = 0;
-  weft_semaphore_peek(&semaphore->base, &current);
+  if (weft_semaphore_peek(&semaphore->base, &current)) {
+    return WEFT_OK;  // failed: waiters see the failure, not an event
+  }
   if (value <= current) return WEFT_OK;  // the host value already answers
   weft_slim_mutex_lock(&semaphore->timepoint_mutex);
   // Drop (a bounded number of) the timepoints the host value has passed:
