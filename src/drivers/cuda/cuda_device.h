@@ -56,6 +56,14 @@ typedef enum weft_cuda_completion_mode_e {
   WEFT_CUDA_COMPLETION_POLLING = 1,
 } weft_cuda_completion_mode_t;
 
+// The most ops a device keeps issued and not yet completed (on the stream,
+// or with the file transfer thread). More wait in the ready FIFO until
+// completions make room: a real stream makes the host thread block once
+// about a thousand operations sit behind an unmet wait, and a bound on
+// what is in flight also bounds the pools that follow it (events, status
+// slots), so a burst of any size leaves them at one high-water mark.
+#define WEFT_CUDA_MAX_IN_FLIGHT 1024u
+
 // A FIFO of ops with its own lock and condition.
 typedef struct weft_cuda_op_fifo_t {
   weft_cuda_op_t* head;
@@ -160,6 +168,13 @@ typedef struct weft_cuda_device_t {
 } weft_cuda_device_t;
 
 WEFT_DEVICE_DEFINE_CAST(weft_cuda_device_t, weft_cuda_device_cast)
+
+// True when the device has WEFT_CUDA_MAX_IN_FLIGHT ops issued and not yet
+// completed. Called with the mutex held.
+static inline bool weft_cuda_device_is_full(const weft_cuda_device_t* device) {
+  return device->issued.count + device->transfers.count >=
+         WEFT_CUDA_MAX_IN_FLIGHT;
+}
 
 // Pushes the device's context on this thread (pop with
 // weft_cuda_device_pop_context).

@@ -826,10 +826,9 @@ typedef struct weft_cuda_round_t {
 // Called with the mutex held and the context current.
 static void weft_cuda_queue_take_ready(weft_cuda_device_t* device,
                                        weft_cuda_round_t* round) {
-  weft_cuda_op_t* op = device->ready.head;
-  device->ready = (weft_cuda_op_fifo_t){0};
-  while (op) {
-    weft_cuda_op_t* next = op->next;
+  while (device->ready.head && !weft_cuda_device_is_full(device)) {
+    weft_cuda_op_t* op = device->ready.head;
+    weft_cuda_fifo_unlink(&device->ready, NULL, op);
     weft_cuda_stream_waits_t waits;
     if (!weft_status_is_ok(op->record->wait_status)) {
       weft_cuda_fifo_push(&round->failed, op);
@@ -841,7 +840,6 @@ static void weft_cuda_queue_take_ready(weft_cuda_device_t* device,
     } else {
       weft_cuda_op_issue(device, op, &waits);
     }
-    op = next;
   }
 }
 
@@ -906,7 +904,13 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
   bool run_host_call = false;
   bool hold = false;
   bool issued = false;
-  if (weft_cuda_op_is_ready(device, op, &waits)) {
+  if (device->ready.head || weft_cuda_device_is_full(device)) {
+    // Behind the ops already waiting for room on the GPU: the submission
+    // thread takes it in turn (its waits are checked then).
+    weft_cuda_fifo_push(&device->ready, op);
+    device->submission_requested = true;
+    pthread_cond_signal(&device->submission_wake);
+  } else if (weft_cuda_op_is_ready(device, op, &waits)) {
     if (op->base->kind == WEFT_QUEUE_OP_HOST_CALL) {
       run_host_call = true;
     } else {
@@ -1060,6 +1064,11 @@ static int weft_cuda_completion_main(void* user_data) {
     pthread_mutex_lock(&device->mutex);
     weft_cuda_fifo_unlink(&device->issued, NULL, op);
     if (!device->issued.head) pthread_cond_broadcast(&device->idle);
+    if (device->ready.head) {
+      // Room on the GPU for ops held back (weft_cuda_device_is_full).
+      device->submission_requested = true;
+      pthread_cond_signal(&device->submission_wake);
+    }
     pthread_mutex_unlock(&device->mutex);
     if (weft_status_is_ok(event_status)) weft_cuda_trace_device_time(device, op);
     weft_status_t status = weft_cuda_op_result(device, op, event_status);
