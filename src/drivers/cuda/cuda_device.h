@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "async/proactor.h"
 #include "base/atomics.h"
 #include "base/thread.h"
 #include "base/trace.h"
@@ -143,6 +144,9 @@ typedef struct weft_cuda_device_t {
   uint8_t* staging;  // pinned, device-mapped
   CUdeviceptr staging_device;
   weft_cuda_event_t** staging_events;  // the last copy of each piece
+  // The file side of transfers (src/async), made with the staging; NULL
+  // before the first transfer or when none could be made (synchronous).
+  weft_proactor_t* proactor;
 
   // Tracing: an op issued while tracing is on records a timed event before
   // its work and a timed one after; the completion thread turns the two

@@ -1,25 +1,24 @@
 // weft cuda driver: file reads and writes through pinned staging pieces.
 //
 // A ready READ or WRITE goes to the device's transfer thread (in the order
-// it became ready) instead of the stream. A READ moves the file in pieces:
-// the thread reads a piece from the file into a pinned staging piece and
-// queues its copy to the device on the dispatch stream, then reads the
-// next piece into the next staging piece while the GPU copies, reusing a
-// piece once its last copy's event fired; after the last copy the op's
-// event is recorded and it goes to the completion thread like any issued
-// op (so later ops of the device wait for it in-stream). A WRITE queues
-// copies of up to every staging piece ahead, and writes each piece to the
-// file as its copy lands, then goes to the completion thread the same
-// way (its signals must not overtake those of the ops whose values it
-// waited for in-stream, which that thread signals in order). The disk and
-// the copy engine so work at the same time, and weft_parameter_stream_load
-// fills GPU buffers as fast as the disk allows.
+// it became ready) instead of the stream, which runs it through the HAL's
+// staged transfer (hal/gpu/staged_transfer.h: the pipeline and the file
+// side, several pieces in flight on a proactor); this file supplies the
+// device side: pinned, device-mapped staging pieces, copies on the
+// dispatch stream and an event per piece. After a READ's last copy, or a
+// WRITE's last piece written, the op's event is recorded and it goes to
+// the completion thread like any issued op (so later ops of the device wait
+// for it in-stream, and its signals never overtake those of the ops whose
+// values it waited for in-stream, which that thread signals in order). The
+// disk and the copy engine so work at the same time, and
+// weft_parameter_stream_load fills GPU buffers as fast as the disk allows.
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "drivers/cuda/cuda_buffer.h"
 #include "drivers/cuda/cuda_op.h"
+#include "hal/gpu/staged_transfer.h"
 #include "hal/queue_completion.h"
 #include "hal/queue_trace.h"
 #include "hal/semaphore_impl.h"
@@ -64,6 +63,18 @@ static weft_status_t weft_cuda_staging_ensure(weft_cuda_device_t* device) {
     device->staging = (uint8_t*)staging;
     device->staging_device = staging_device;
     device->staging_events = events;
+    // The file side: a proactor with a transfer per piece in flight. Without
+    // one (the kernel refused a ring and threads failed too) transfers are
+    // synchronous on this thread, still overlapping the copies.
+    weft_proactor_options_t options;
+    weft_proactor_options_initialize(&options);
+    options.queue_depth = device->staging_piece_count;
+    options.thread_count = device->staging_piece_count < 4
+                               ? device->staging_piece_count
+                               : 4;
+    options.thread_name = "weft-cuda-io";
+    weft_status_ignore(weft_proactor_create(
+        &options, device->base.host_allocator, &device->proactor));
   } else if (staging) {
     symbols->cuMemFreeHost(staging);
   }
@@ -71,6 +82,8 @@ static weft_status_t weft_cuda_staging_ensure(weft_cuda_device_t* device) {
 }
 
 void weft_cuda_device_free_staging(weft_cuda_device_t* device) {
+  if (device->proactor) weft_proactor_destroy(device->proactor);
+  device->proactor = NULL;
   if (!device->staging) return;
   for (uint32_t i = 0; i < device->staging_piece_count; ++i) {
     if (device->staging_events[i]) {
@@ -84,9 +97,15 @@ void weft_cuda_device_free_staging(weft_cuda_device_t* device) {
   device->staging_events = NULL;
 }
 
+// The device side of one staged transfer (hal/gpu/staged_transfer.h).
+typedef struct weft_cuda_transfer_t {
+  weft_cuda_device_t* device;
+  CUdeviceptr buffer;  // the op's buffer at its offset
+} weft_cuda_transfer_t;
+
 // Waits until staging piece |piece| is free (its last copy landed).
-static weft_status_t weft_cuda_staging_wait(weft_cuda_device_t* device,
-                                            uint32_t piece) {
+static weft_status_t weft_cuda_staging_wait(void* self, uint32_t piece) {
+  weft_cuda_device_t* device = ((weft_cuda_transfer_t*)self)->device;
   weft_cuda_event_t* event = device->staging_events[piece];
   if (!event) return WEFT_OK;
   device->staging_events[piece] = NULL;
@@ -96,15 +115,21 @@ static weft_status_t weft_cuda_staging_wait(weft_cuda_device_t* device,
   return status;
 }
 
-// Queues a copy of |length| bytes from |source| to |target| on the
-// dispatch stream and records the event of staging piece |piece| after it.
-static weft_status_t weft_cuda_staging_copy(weft_cuda_device_t* device,
-                                            uint32_t piece, CUdeviceptr target,
-                                            CUdeviceptr source,
+// Queues a copy between staging piece |piece| and the buffer on the
+// dispatch stream and records the piece's event after it.
+static weft_status_t weft_cuda_staging_copy(void* self, uint32_t piece,
+                                            bool to_buffer,
+                                            uint64_t buffer_offset,
                                             uint64_t length) {
+  weft_cuda_transfer_t* transfer = (weft_cuda_transfer_t*)self;
+  weft_cuda_device_t* device = transfer->device;
   const weft_cuda_symbols_t* symbols = device->symbols;
+  const CUdeviceptr staging =
+      device->staging_device + piece * device->staging_piece_size;
+  const CUdeviceptr buffer = transfer->buffer + buffer_offset;
   weft_status_t status = WEFT_CUDA_CALL(
-      symbols, cuMemcpyAsync(target, source, (size_t)length,
+      symbols, cuMemcpyAsync(to_buffer ? buffer : staging,
+                             to_buffer ? staging : buffer, (size_t)length,
                              device->dispatch_stream));
   weft_cuda_event_t* event = NULL;
   if (weft_status_is_ok(status)) {
@@ -124,76 +149,20 @@ static weft_status_t weft_cuda_staging_copy(weft_cuda_device_t* device,
   return status;
 }
 
-// File -> device memory, piece by piece; the copies are queued, not done.
-static weft_status_t weft_cuda_transfer_read(weft_cuda_device_t* device,
-                                             const weft_queue_op_t* op) {
-  CUdeviceptr target = 0;
+// Moves |op|'s bytes between its file and its buffer through the staging
+// ring; a READ's last copies are queued, not done.
+static weft_status_t weft_cuda_transfer(weft_cuda_device_t* device,
+                                        const weft_queue_op_t* op) {
+  weft_cuda_transfer_t transfer = {device, 0};
   weft_status_t status = weft_cuda_buffer_device_pointer(
-      op->file.buffer, op->file.buffer_offset, &target);
-  const uint64_t piece_size = device->staging_piece_size;
-  uint32_t piece = 0;
-  for (uint64_t done = 0; weft_status_is_ok(status) && done < op->file.length;
-       piece = (piece + 1) % device->staging_piece_count) {
-    const uint64_t length = op->file.length - done < piece_size
-                                ? op->file.length - done
-                                : piece_size;
-    status = weft_cuda_staging_wait(device, piece);
-    uint8_t* staging = device->staging + piece * piece_size;
-    if (weft_status_is_ok(status)) {
-      status = weft_file_read(op->file.file, op->file.file_offset + done,
-                              staging, length);
-    }
-    if (weft_status_is_ok(status)) {
-      status = weft_cuda_staging_copy(device, piece, target + done,
-                                      device->staging_device +
-                                          piece * piece_size,
-                                      length);
-    }
-    done += length;
-  }
-  return status;
-}
-
-// Device memory -> file: copies queued up to every piece ahead, each piece
-// written to the file once its copy landed.
-static weft_status_t weft_cuda_transfer_write(weft_cuda_device_t* device,
-                                              const weft_queue_op_t* op) {
-  CUdeviceptr source = 0;
-  weft_status_t status = weft_cuda_buffer_device_pointer(
-      op->file.buffer, op->file.buffer_offset, &source);
-  const uint64_t piece_size = device->staging_piece_size;
-  const uint32_t count = device->staging_piece_count;
-  const uint64_t pieces = (op->file.length + piece_size - 1) / piece_size;
-  uint64_t queued = 0;
-  for (uint64_t written = 0; weft_status_is_ok(status) && written < pieces;
-       ++written) {
-    while (weft_status_is_ok(status) && queued < pieces &&
-           queued - written < count) {
-      const uint32_t piece = (uint32_t)(queued % count);
-      const uint64_t offset = queued * piece_size;
-      const uint64_t length = op->file.length - offset < piece_size
-                                  ? op->file.length - offset
-                                  : piece_size;
-      status = weft_cuda_staging_wait(device, piece);
-      if (weft_status_is_ok(status)) {
-        status = weft_cuda_staging_copy(
-            device, piece, device->staging_device + piece * piece_size,
-            source + offset, length);
-      }
-      ++queued;
-    }
-    const uint32_t piece = (uint32_t)(written % count);
-    const uint64_t offset = written * piece_size;
-    const uint64_t length = op->file.length - offset < piece_size
-                                ? op->file.length - offset
-                                : piece_size;
-    if (weft_status_is_ok(status)) status = weft_cuda_staging_wait(device, piece);
-    if (weft_status_is_ok(status)) {
-      status = weft_file_write(op->file.file, op->file.file_offset + offset,
-                               device->staging + piece * piece_size, length);
-    }
-  }
-  return status;
+      op->file.buffer, op->file.buffer_offset, &transfer.buffer);
+  if (!weft_status_is_ok(status)) return status;
+  const weft_staging_ring_t ring = {device->staging,
+                                    device->staging_piece_size,
+                                    device->staging_piece_count};
+  const weft_staged_transfer_device_t hooks = {
+      &transfer, weft_cuda_staging_copy, weft_cuda_staging_wait};
+  return weft_staged_transfer_run(&ring, &hooks, device->proactor, op);
 }
 
 int weft_cuda_transfer_main(void* user_data) {
@@ -208,15 +177,11 @@ int weft_cuda_transfer_main(void* user_data) {
     if (!op) break;  // shutting down with nothing left
     weft_cuda_fifo_unlink(&device->transfers, NULL, op);
     pthread_mutex_unlock(&device->mutex);
-    const bool is_read = op->base->kind == WEFT_QUEUE_OP_READ;
     weft_queue_trace_begin(op->trace_id, weft_queue_op_kind_name(op->base->kind));
     weft_status_t status =
         pushed ? weft_cuda_staging_ensure(device)
                : WEFT_STATUS(INTERNAL, "the transfer thread has no context");
-    if (weft_status_is_ok(status)) {
-      status = is_read ? weft_cuda_transfer_read(device, op->base)
-                       : weft_cuda_transfer_write(device, op->base);
-    }
+    if (weft_status_is_ok(status)) status = weft_cuda_transfer(device, op->base);
     weft_queue_trace_end(op->trace_id);
     // Its event after the last copy (a WRITE's pieces are all in the file
     // by now); the completion thread ends it like any issued op. Never
