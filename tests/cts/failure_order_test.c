@@ -122,8 +122,8 @@ static const char kGateMessage[] = "the gated step was cancelled";
 
 // Fails the gate before anything upstream can run (hold is signalled
 // after).
-static void run_gate_failed_before_upstream(weft_cts_t* cts,
-                                            const chain_placement_t* placement) {
+static void run_gate_failed_before_upstream(
+    weft_cts_t* cts, const chain_placement_t* placement) {
   chain_t chain;
   chain_create(cts, placement, &chain);
   chain_submit(cts, &chain);
@@ -180,7 +180,8 @@ static void gate_failed_after_upstream_two_queues(void** state) {
 
 static weft_device_t* create_second_device(weft_cts_t* cts) {
   weft_device_t* other = NULL;
-  WEFT_ASSERT_OK(weft_device_create(cts->device_string, cts->allocator, &other));
+  WEFT_ASSERT_OK(
+      weft_device_create(cts->device_string, cts->allocator, &other));
   return other;
 }
 

@@ -1,9 +1,9 @@
 // CTS: a queue's memory holds steady under bursts. Four rounds of 10,000
 // ops in flight on one queue (a chain parked behind a gate), then one host
 // wait: memory after the fourth round is no higher than after the second
-// (within what a pool's high-water mark may still rise, see below). Op records are pooled (hal/queue_scheduler.h): a burst leaves
-// the pools at their high-water mark and the next one of the same size
-// reuses them.
+// (within what a pool's high-water mark may still rise, see below). Op
+// records are pooled (hal/queue_scheduler.h): a burst leaves the pools at
+// their high-water mark and the next one of the same size reuses them.
 //
 // Two figures after each round: the heap in use (glibc's mallinfo2, every
 // arena: what weft and the driver hold) and resident memory
@@ -114,7 +114,8 @@ static void bursts_hold_memory_steady(void** state) {
   }
   fprintf(stderr,
           "cts.%s.queue_memory: after each round of %d ops: resident "
-          "%.2f, %.2f, %.2f, %.2f MB; heap in use %.3f, %.3f, %.3f, %.3f MB%s\n",
+          "%.2f, %.2f, %.2f, %.2f MB; heap in use %.3f, %.3f, %.3f, %.3f "
+          "MB%s\n",
           weft_cts_device_string(), kRoundOps, resident[0] / 1e6,
           resident[1] / 1e6, resident[2] / 1e6, resident[3] / 1e6,
           in_use[0] / 1e6, in_use[1] / 1e6, in_use[2] / 1e6, in_use[3] / 1e6,

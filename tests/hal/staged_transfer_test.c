@@ -71,7 +71,9 @@ static weft_status_t fake_copy(void* self, uint32_t piece, bool to_buffer,
       (pending_copy_t){true, to_buffer, buffer_offset, length};
   ++device->copies;
   uint32_t queued = 0;
-  for (uint32_t i = 0; i < kPieceCount; ++i) queued += device->pending[i].queued;
+  for (uint32_t i = 0; i < kPieceCount; ++i) {
+    queued += device->pending[i].queued;
+  }
   if (queued > device->max_queued) device->max_queued = queued;
   return WEFT_OK;
 }
@@ -165,7 +167,8 @@ static void round_trip(uint64_t offset, uint64_t length, bool use_proactor) {
 
 static void sizes_without_proactor(void** state) {
   (void)state;
-  const uint64_t lengths[] = {0, 1, kPieceSize - 1, kPieceSize, 3500, 20 * kPieceSize + 17};
+  const uint64_t lengths[] = {0,    1, kPieceSize - 1, kPieceSize,
+                             3500, 20 * kPieceSize + 17};
   for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); ++i) {
     round_trip(5, lengths[i], false);
   }
@@ -173,7 +176,8 @@ static void sizes_without_proactor(void** state) {
 
 static void sizes_with_proactor(void** state) {
   (void)state;
-  const uint64_t lengths[] = {0, 1, kPieceSize - 1, kPieceSize, 3500, 20 * kPieceSize + 17};
+  const uint64_t lengths[] = {0,    1, kPieceSize - 1, kPieceSize,
+                             3500, 20 * kPieceSize + 17};
   for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); ++i) {
     round_trip(5, lengths[i], true);
   }

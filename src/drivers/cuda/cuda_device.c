@@ -53,11 +53,11 @@ static void weft_cuda_device_free(weft_cuda_device_t* device) {
     weft_cuda_event_pool_release(device->event_pool);
   }
   weft_trace_track_release(device->trace_track);
-  pthread_cond_destroy(&device->idle);
-  pthread_cond_destroy(&device->transfer_wake);
-  pthread_cond_destroy(&device->completion_wake);
-  pthread_cond_destroy(&device->submission_wake);
-  pthread_mutex_destroy(&device->mutex);
+  weft_condition_deinitialize(&device->idle);
+  weft_condition_deinitialize(&device->transfer_wake);
+  weft_condition_deinitialize(&device->completion_wake);
+  weft_condition_deinitialize(&device->submission_wake);
+  weft_slim_mutex_deinitialize(&device->mutex);
   weft_queue_scheduler_deinitialize(&device->scheduler);
   weft_device_deinitialize(&device->base);
   weft_allocator_free(allocator, device);
@@ -380,11 +380,11 @@ static weft_status_t weft_cuda_driver_create_device(
   }
   if (!weft_status_is_ok(status)) return status;
   memset(device, 0, sizeof(*device));
-  pthread_mutex_init(&device->mutex, NULL);
-  pthread_cond_init(&device->submission_wake, NULL);
-  pthread_cond_init(&device->completion_wake, NULL);
-  pthread_cond_init(&device->idle, NULL);
-  pthread_cond_init(&device->transfer_wake, NULL);
+  weft_slim_mutex_initialize(&device->mutex);
+  weft_condition_initialize(&device->submission_wake);
+  weft_condition_initialize(&device->completion_wake);
+  weft_condition_initialize(&device->idle);
+  weft_condition_initialize(&device->transfer_wake);
   device->symbols = symbols;
   device->ordinal = (int)ordinal;
   device->completion_mode = mode;
@@ -395,11 +395,11 @@ static weft_status_t weft_cuda_driver_create_device(
                                   driver->name, weft_domain_next(), allocator,
                                   &device->base);
   if (!weft_status_is_ok(status)) {
-    pthread_cond_destroy(&device->idle);
-    pthread_cond_destroy(&device->transfer_wake);
-    pthread_cond_destroy(&device->completion_wake);
-    pthread_cond_destroy(&device->submission_wake);
-    pthread_mutex_destroy(&device->mutex);
+    weft_condition_deinitialize(&device->idle);
+    weft_condition_deinitialize(&device->transfer_wake);
+    weft_condition_deinitialize(&device->completion_wake);
+    weft_condition_deinitialize(&device->submission_wake);
+    weft_slim_mutex_deinitialize(&device->mutex);
     weft_allocator_free(allocator, device);
     return status;
   }

@@ -25,11 +25,12 @@
 #ifndef WEFT_DRIVERS_CUDA_CUDA_DEVICE_H_
 #define WEFT_DRIVERS_CUDA_CUDA_DEVICE_H_
 
-#include <pthread.h>
 #include <stdbool.h>
 
 #include "async/proactor.h"
 #include "base/atomics.h"
+#include "base/condition.h"
+#include "base/mutex.h"
 #include "base/thread.h"
 #include "base/trace.h"
 #include "drivers/cuda/cuda_event_pool.h"
@@ -103,7 +104,7 @@ typedef struct weft_cuda_device_t {
 
   // Guards everything below, and the order of issue: the stream's work,
   // the completion FIFO and the device timepoints agree.
-  pthread_mutex_t mutex;
+  weft_slim_mutex_t mutex;
   // Held ops whose waits resolved, for the submission thread, in the
   // order they became ready.
   weft_cuda_op_fifo_t ready;
@@ -115,8 +116,8 @@ typedef struct weft_cuda_device_t {
   weft_cuda_op_t* advance_head;
   // Wakes the submission thread (the scheduler handed a held op back) and
   // the completion thread (an op issued).
-  pthread_cond_t submission_wake;
-  pthread_cond_t completion_wake;
+  weft_condition_t submission_wake;
+  weft_condition_t completion_wake;
   bool submission_requested;
   // Teardown, in stages so no thread leaves while another can still hand
   // it work: the submission thread stops first, then the transfer thread
@@ -130,14 +131,14 @@ typedef struct weft_cuda_device_t {
   // Held ops the scheduler has not yet handed back (parked, or on their
   // way to the ready FIFO), for the teardown.
   uint32_t held_count;
-  pthread_cond_t idle;
+  weft_condition_t idle;
 
   // File reads and writes (cuda_file.c): ready READ/WRITE ops wait here
   // for the transfer thread, which moves them through pinned staging
   // pieces (|staging_piece_size| bytes each, |staging_piece_count| of them,
   // allocated at the first transfer).
   weft_cuda_op_fifo_t transfers;
-  pthread_cond_t transfer_wake;
+  weft_condition_t transfer_wake;
   weft_thread_t* transfer_thread;
   uint64_t staging_piece_size;
   uint32_t staging_piece_count;

@@ -27,7 +27,7 @@
 void weft_cuda_device_enqueue_transfer(weft_cuda_device_t* device,
                                        weft_cuda_op_t* op) {
   weft_cuda_fifo_push(&device->transfers, op);
-  pthread_cond_signal(&device->transfer_wake);
+  weft_condition_signal(&device->transfer_wake);
 }
 
 // Allocates the staging pieces at the first transfer (context current).
@@ -168,35 +168,39 @@ static weft_status_t weft_cuda_transfer(weft_cuda_device_t* device,
 int weft_cuda_transfer_main(void* user_data) {
   weft_cuda_device_t* device = (weft_cuda_device_t*)user_data;
   const bool pushed = weft_status_is_ok(weft_cuda_device_push_context(device));
-  pthread_mutex_lock(&device->mutex);
+  weft_slim_mutex_lock(&device->mutex);
   for (;;) {
     while (!device->transfers.head && !device->transfers_closing) {
-      pthread_cond_wait(&device->transfer_wake, &device->mutex);
+      weft_condition_wait(&device->transfer_wake, &device->mutex,
+                          WEFT_TIME_INFINITE_FUTURE);
     }
     weft_cuda_op_t* op = device->transfers.head;
     if (!op) break;  // shutting down with nothing left
     weft_cuda_fifo_unlink(&device->transfers, NULL, op);
-    pthread_mutex_unlock(&device->mutex);
-    weft_queue_trace_begin(op->trace_id, weft_queue_op_kind_name(op->base->kind));
+    weft_slim_mutex_unlock(&device->mutex);
+    weft_queue_trace_begin(op->trace_id,
+                           weft_queue_op_kind_name(op->base->kind));
     weft_status_t status =
         pushed ? weft_cuda_staging_ensure(device)
                : WEFT_STATUS(INTERNAL, "the transfer thread has no context");
-    if (weft_status_is_ok(status)) status = weft_cuda_transfer(device, op->base);
+    if (weft_status_is_ok(status)) {
+      status = weft_cuda_transfer(device, op->base);
+    }
     weft_queue_trace_end(op->trace_id);
     // Its event after the last copy (a WRITE's pieces are all in the file
     // by now); the completion thread ends it like any issued op. Never
     // signalled from here: the ops whose values it waited for in-stream
     // are signalled by the completion thread, in issue order, and a
     // signal must not overtake theirs.
-    pthread_mutex_lock(&device->mutex);
+    weft_slim_mutex_lock(&device->mutex);
     weft_cuda_op_finish_issue(device, op, status);
     if (device->advance_head) {
-      pthread_mutex_unlock(&device->mutex);
+      weft_slim_mutex_unlock(&device->mutex);
       weft_cuda_device_announce_issued(device);
-      pthread_mutex_lock(&device->mutex);
+      weft_slim_mutex_lock(&device->mutex);
     }
   }
-  pthread_mutex_unlock(&device->mutex);
+  weft_slim_mutex_unlock(&device->mutex);
   if (pushed) weft_cuda_device_pop_context(device);
   return 0;
 }

@@ -537,14 +537,14 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
     }
   }
   weft_cuda_fifo_push(&device->issued, op);
-  pthread_cond_signal(&device->completion_wake);
+  weft_condition_signal(&device->completion_wake);
 }
 
 void weft_cuda_device_announce_issued(weft_cuda_device_t* device) {
-  pthread_mutex_lock(&device->mutex);
+  weft_slim_mutex_lock(&device->mutex);
   weft_cuda_op_t* op = device->advance_head;
   device->advance_head = NULL;
-  pthread_mutex_unlock(&device->mutex);
+  weft_slim_mutex_unlock(&device->mutex);
   while (op) {
     weft_cuda_op_t* next = op->advance_next;
     const weft_semaphore_list_t signals = op->base->signal_list;
@@ -760,13 +760,13 @@ static void weft_cuda_op_wait_ready(void* user_data,
                                     weft_scheduled_op_t* record) {
   weft_cuda_device_t* device = (weft_cuda_device_t*)user_data;
   weft_cuda_op_t* op = (weft_cuda_op_t*)record->driver;
-  pthread_mutex_lock(&device->mutex);
+  weft_slim_mutex_lock(&device->mutex);
   weft_cuda_fifo_push(&device->ready, op);
   device->submission_requested = true;
-  pthread_cond_signal(&device->submission_wake);
+  weft_condition_signal(&device->submission_wake);
   // Last: the teardown goes on once every held op is in the ready FIFO.
-  if (--device->held_count == 0) pthread_cond_broadcast(&device->idle);
-  pthread_mutex_unlock(&device->mutex);
+  if (--device->held_count == 0) weft_condition_broadcast(&device->idle);
+  weft_slim_mutex_unlock(&device->mutex);
 }
 
 void weft_cuda_device_initialize_scheduler(weft_cuda_device_t* device) {
@@ -845,10 +845,11 @@ static void weft_cuda_queue_take_ready(weft_cuda_device_t* device,
 
 static int weft_cuda_submission_main(void* user_data) {
   weft_cuda_device_t* device = (weft_cuda_device_t*)user_data;
-  pthread_mutex_lock(&device->mutex);
+  weft_slim_mutex_lock(&device->mutex);
   while (!device->shutting_down) {
     while (!device->submission_requested && !device->shutting_down) {
-      pthread_cond_wait(&device->submission_wake, &device->mutex);
+      weft_condition_wait(&device->submission_wake, &device->mutex,
+                          WEFT_TIME_INFINITE_FUTURE);
     }
     if (device->shutting_down) break;
     device->submission_requested = false;
@@ -860,7 +861,7 @@ static int weft_cuda_submission_main(void* user_data) {
       weft_cuda_queue_take_ready(device, &round);
       weft_cuda_device_pop_context(device);
     }
-    pthread_mutex_unlock(&device->mutex);
+    weft_slim_mutex_unlock(&device->mutex);
     weft_cuda_device_announce_issued(device);
     for (weft_cuda_op_t* op = round.rewait.head; op;) {
       weft_cuda_op_t* next = op->next;
@@ -881,9 +882,9 @@ static int weft_cuda_submission_main(void* user_data) {
       weft_cuda_op_release(op);
       op = next;
     }
-    pthread_mutex_lock(&device->mutex);
+    weft_slim_mutex_lock(&device->mutex);
   }
-  pthread_mutex_unlock(&device->mutex);
+  weft_slim_mutex_unlock(&device->mutex);
   return 0;
 }
 
@@ -899,7 +900,7 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
     weft_queue_scheduler_retire(op->record);
     return status;
   }
-  pthread_mutex_lock(&device->mutex);
+  weft_slim_mutex_lock(&device->mutex);
   weft_cuda_stream_waits_t waits;
   bool run_host_call = false;
   bool hold = false;
@@ -909,7 +910,7 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
     // thread takes it in turn (its waits are checked then).
     weft_cuda_fifo_push(&device->ready, op);
     device->submission_requested = true;
-    pthread_cond_signal(&device->submission_wake);
+    weft_condition_signal(&device->submission_wake);
   } else if (weft_cuda_op_is_ready(device, op, &waits)) {
     if (op->base->kind == WEFT_QUEUE_OP_HOST_CALL) {
       run_host_call = true;
@@ -921,7 +922,7 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
     hold = true;
     weft_cuda_op_hold(device, op);
   }
-  pthread_mutex_unlock(&device->mutex);
+  weft_slim_mutex_unlock(&device->mutex);
   weft_cuda_device_pop_context(device);
   if (issued) {
     weft_cuda_device_announce_issued(device);
@@ -1045,14 +1046,15 @@ static int weft_cuda_completion_main(void* user_data) {
   weft_cuda_device_t* device = (weft_cuda_device_t*)user_data;
   // The device's own thread: its context stays current.
   const bool pushed = weft_status_is_ok(weft_cuda_device_push_context(device));
-  pthread_mutex_lock(&device->mutex);
+  weft_slim_mutex_lock(&device->mutex);
   for (;;) {
     while (!device->issued.head && !device->completions_closing) {
-      pthread_cond_wait(&device->completion_wake, &device->mutex);
+      weft_condition_wait(&device->completion_wake, &device->mutex,
+                          WEFT_TIME_INFINITE_FUTURE);
     }
     weft_cuda_op_t* op = device->issued.head;
     if (!op) break;  // shutting down with nothing in flight
-    pthread_mutex_unlock(&device->mutex);
+    weft_slim_mutex_unlock(&device->mutex);
     // Without its event (recording failed) the op's work may still be
     // queued: wait for the whole stream rather than free what it uses.
     weft_status_t event_status =
@@ -1061,26 +1063,26 @@ static int weft_cuda_completion_main(void* user_data) {
             ? weft_cuda_wait_event(device, op->event)
             : WEFT_CUDA_CALL(device->symbols,
                              cuStreamSynchronize(device->dispatch_stream));
-    pthread_mutex_lock(&device->mutex);
+    weft_slim_mutex_lock(&device->mutex);
     weft_cuda_fifo_unlink(&device->issued, NULL, op);
-    if (!device->issued.head) pthread_cond_broadcast(&device->idle);
+    if (!device->issued.head) weft_condition_broadcast(&device->idle);
     if (device->ready.head) {
       // Room on the GPU for ops held back (weft_cuda_device_is_full).
       device->submission_requested = true;
-      pthread_cond_signal(&device->submission_wake);
+      weft_condition_signal(&device->submission_wake);
     }
-    pthread_mutex_unlock(&device->mutex);
+    weft_slim_mutex_unlock(&device->mutex);
     if (weft_status_is_ok(event_status)) weft_cuda_trace_device_time(device, op);
     weft_status_t status = weft_cuda_op_result(device, op, event_status);
-    pthread_mutex_lock(&device->mutex);
+    weft_slim_mutex_lock(&device->mutex);
     weft_cuda_status_release(device, op);
-    pthread_mutex_unlock(&device->mutex);
+    weft_slim_mutex_unlock(&device->mutex);
     weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
     weft_queue_op_signal_or_fail(op->base, status);
     weft_cuda_op_release(op);
-    pthread_mutex_lock(&device->mutex);
+    weft_slim_mutex_lock(&device->mutex);
   }
-  pthread_mutex_unlock(&device->mutex);
+  weft_slim_mutex_unlock(&device->mutex);
   if (pushed) weft_cuda_device_pop_context(device);
   return 0;
 }
@@ -1112,10 +1114,10 @@ weft_status_t weft_cuda_device_start_queue(weft_cuda_device_t* device) {
 
 void weft_cuda_device_stop_queue(weft_cuda_device_t* device) {
   // The submission thread finishes its round and leaves.
-  pthread_mutex_lock(&device->mutex);
+  weft_slim_mutex_lock(&device->mutex);
   device->shutting_down = true;
-  pthread_cond_broadcast(&device->submission_wake);
-  pthread_mutex_unlock(&device->mutex);
+  weft_condition_broadcast(&device->submission_wake);
+  weft_slim_mutex_unlock(&device->mutex);
   weft_thread_join(device->submission_thread);
   device->submission_thread = NULL;
 
@@ -1123,13 +1125,14 @@ void weft_cuda_device_stop_queue(weft_cuda_device_t* device) {
   // each to the ready FIFO (which nobody takes any more); once every held
   // op is there, end them.
   weft_queue_scheduler_cancel_parked(&device->scheduler);
-  pthread_mutex_lock(&device->mutex);
+  weft_slim_mutex_lock(&device->mutex);
   while (device->held_count > 0) {
-    pthread_cond_wait(&device->idle, &device->mutex);
+    weft_condition_wait(&device->idle, &device->mutex,
+                        WEFT_TIME_INFINITE_FUTURE);
   }
   weft_cuda_op_fifo_t ready = device->ready;
   device->ready = (weft_cuda_op_fifo_t){0};
-  pthread_mutex_unlock(&device->mutex);
+  weft_slim_mutex_unlock(&device->mutex);
   for (weft_cuda_op_t* op = ready.head; op;) {
     weft_cuda_op_t* next = op->next;
     // Its wait's failure, the sweep's CANCELLED, or (its waits were
@@ -1143,16 +1146,16 @@ void weft_cuda_device_stop_queue(weft_cuda_device_t* device) {
 
   // File transfers handed over finish (a READ's last step is an issue),
   // then issued ops: the completion thread drains them and leaves.
-  pthread_mutex_lock(&device->mutex);
+  weft_slim_mutex_lock(&device->mutex);
   device->transfers_closing = true;
-  pthread_cond_broadcast(&device->transfer_wake);
-  pthread_mutex_unlock(&device->mutex);
+  weft_condition_broadcast(&device->transfer_wake);
+  weft_slim_mutex_unlock(&device->mutex);
   weft_thread_join(device->transfer_thread);
   device->transfer_thread = NULL;
-  pthread_mutex_lock(&device->mutex);
+  weft_slim_mutex_lock(&device->mutex);
   device->completions_closing = true;
-  pthread_cond_broadcast(&device->completion_wake);
-  pthread_mutex_unlock(&device->mutex);
+  weft_condition_broadcast(&device->completion_wake);
+  weft_slim_mutex_unlock(&device->mutex);
   weft_thread_join(device->completion_thread);
   device->completion_thread = NULL;
   // Every issuer announced what it issued; this only drops what a path
@@ -1164,7 +1167,7 @@ uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
                                            weft_pending_op_visit_fn_t visit,
                                            void* user_data) {
   weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
-  pthread_mutex_lock(&device->mutex);
+  weft_slim_mutex_lock(&device->mutex);
   weft_queue_scheduler_for_each_pending(&device->scheduler, visit, user_data);
   const weft_cuda_op_fifo_t* fifos[3] = {&device->ready, &device->transfers,
                                          &device->issued};
@@ -1178,6 +1181,6 @@ uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
       visit(user_data, &pending);
     }
   }
-  pthread_mutex_unlock(&device->mutex);
+  weft_slim_mutex_unlock(&device->mutex);
   return 0;
 }

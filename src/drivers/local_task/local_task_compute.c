@@ -100,7 +100,8 @@ static weft_local_task_op_t* weft_local_task_compute_pop(
   }
   weft_local_task_op_t* op = compute->queued_head;
   if (op) {
-    compute->queued_head = weft_local_task_op_from_entry(op->record->entry.next);
+    compute->queued_head =
+        weft_local_task_op_from_entry(op->record->entry.next);
     if (!compute->queued_head) compute->queued_tail = NULL;
   }
   return op;
