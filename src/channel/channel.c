@@ -130,7 +130,7 @@ static void weft_channel_for_each_pending(void* user_data,
                                           weft_pending_op_visit_fn_t visit,
                                           void* visit_user_data) {
   weft_channel_t* channel = (weft_channel_t*)user_data;
-  pthread_mutex_lock(&channel->mutex);
+  weft_slim_mutex_lock(&channel->mutex);
   for (weft_channel_op_t* op = channel->in_flight; op; op = op->next) {
     if (op->device != device) continue;
     char detail[320];
@@ -147,17 +147,18 @@ static void weft_channel_for_each_pending(void* user_data,
     };
     visit(visit_user_data, &pending);
   }
-  pthread_mutex_unlock(&channel->mutex);
+  weft_slim_mutex_unlock(&channel->mutex);
 }
 
 // The last release: the ops still submitted end on their own (or are
 // cancelled with their device), so wait for them, then let the backend go.
 static void weft_channel_destroy(weft_channel_t* channel) {
-  pthread_mutex_lock(&channel->mutex);
+  weft_slim_mutex_lock(&channel->mutex);
   while (channel->outstanding) {
-    pthread_cond_wait(&channel->idle, &channel->mutex);
+    weft_condition_wait(&channel->idle, &channel->mutex,
+                        WEFT_TIME_INFINITE_FUTURE);
   }
-  pthread_mutex_unlock(&channel->mutex);
+  weft_slim_mutex_unlock(&channel->mutex);
   channel->vtable->destroy(channel);
 }
 
@@ -185,8 +186,8 @@ weft_status_t weft_channel_initialize(const weft_channel_backend_vtable_t* vtabl
   channel->size = size;
   channel->tag_limit = tag_limit;
   channel->flags = flags;
-  pthread_mutex_init(&channel->mutex, NULL);
-  pthread_cond_init(&channel->idle, NULL);
+  weft_slim_mutex_initialize(&channel->mutex);
+  weft_condition_initialize(&channel->idle);
   channel->diagnostics.for_each_pending = weft_channel_for_each_pending;
   channel->diagnostics.user_data = channel;
   weft_diagnostics_register_source(&channel->diagnostics);
@@ -198,8 +199,8 @@ void weft_channel_deinitialize(weft_channel_t* channel) {
   for (uint32_t i = 0; i < channel->trace_lane_count; ++i) {
     weft_trace_track_release(channel->trace_lanes[i]);
   }
-  pthread_cond_destroy(&channel->idle);
-  pthread_mutex_destroy(&channel->mutex);
+  weft_condition_deinitialize(&channel->idle);
+  weft_slim_mutex_deinitialize(&channel->mutex);
   weft_allocator_free(channel->allocator, channel->name);
   channel->name = NULL;
 }
@@ -256,10 +257,12 @@ static void weft_channel_op_free(weft_channel_op_t* op) {
   weft_allocator_free(channel->allocator, op->converted);
   weft_device_release(op->device);
   weft_allocator_free(channel->allocator, op);
-  // Last: once the count reaches 0 the channel may go.
-  pthread_mutex_lock(&channel->mutex);
-  if (--channel->outstanding == 0) pthread_cond_broadcast(&channel->idle);
-  pthread_mutex_unlock(&channel->mutex);
+  // Last: once the count reaches 0 the channel may go. Broadcast under the
+  // mutex: the last release cannot return from its wait (and free the
+  // channel) before this thread lets go of it.
+  weft_slim_mutex_lock(&channel->mutex);
+  if (--channel->outstanding == 0) weft_condition_broadcast(&channel->idle);
+  weft_slim_mutex_unlock(&channel->mutex);
 }
 
 // The lane |op| (ending now) is shown on: the first whose last op ended
@@ -310,7 +313,7 @@ void weft_channel_op_end(weft_channel_op_t* op, weft_status_t status) {
                              op->target_length / 2);
   }
   if (op->listed) {
-    pthread_mutex_lock(&channel->mutex);
+    weft_slim_mutex_lock(&channel->mutex);
     if (op->trace_id && weft_trace_is_enabled()) {
       const weft_time_t end_time = weft_time_now();
       weft_trace_track_t* lane = weft_channel_trace_lane(channel, op);
@@ -331,7 +334,7 @@ void weft_channel_op_end(weft_channel_op_t* op, weft_status_t status) {
       channel->in_flight = op->next;
     }
     if (op->next) op->next->prev = op->prev;
-    pthread_mutex_unlock(&channel->mutex);
+    weft_slim_mutex_unlock(&channel->mutex);
     op->listed = false;
   }
   // Unmapped before the signals: what waits on them may reuse the memory.
@@ -470,13 +473,13 @@ static weft_status_t weft_channel_op_host_call(
   weft_channel_t* channel = op->channel;
   op->start_time = weft_time_now();
   if (weft_trace_is_enabled()) op->trace_id = weft_trace_next_id();
-  pthread_mutex_lock(&channel->mutex);
+  weft_slim_mutex_lock(&channel->mutex);
   op->prev = NULL;
   op->next = channel->in_flight;
   if (channel->in_flight) channel->in_flight->prev = op;
   channel->in_flight = op;
   op->listed = true;
-  pthread_mutex_unlock(&channel->mutex);
+  weft_slim_mutex_unlock(&channel->mutex);
   channel->vtable->start(channel, op);
   return WEFT_STATUS(DEFERRED, "a channel transfer in flight");
 }
@@ -761,12 +764,12 @@ static weft_status_t weft_channel_submit(
   op->channel = channel;
   op->device = device;
   weft_device_retain(device);
-  pthread_mutex_lock(&channel->mutex);
+  weft_slim_mutex_lock(&channel->mutex);
   ++channel->outstanding;
   if (weft_channel_op_kind_is_collective(args->kind)) {
     op->sequence = channel->next_sequence++;
   }
-  pthread_mutex_unlock(&channel->mutex);
+  weft_slim_mutex_unlock(&channel->mutex);
 
   uint64_t one = 1;
   weft_semaphore_list_t call_waits = wait_list;

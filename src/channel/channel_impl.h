@@ -9,11 +9,12 @@
 #ifndef WEFT_CHANNEL_CHANNEL_IMPL_H_
 #define WEFT_CHANNEL_CHANNEL_IMPL_H_
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "base/atomics.h"
+#include "base/condition.h"
+#include "base/mutex.h"
 #include "base/trace.h"
 #include "hal/diagnostics.h"
 #include "hal/resource.h"
@@ -125,13 +126,13 @@ struct weft_channel_t {
   int32_t tag_limit;
   weft_channel_flags_t flags;
   // Guards the sequence counter, the in-flight list and |outstanding|.
-  pthread_mutex_t mutex;
+  weft_slim_mutex_t mutex;
   uint64_t next_sequence;
   weft_channel_op_t* in_flight;
   // Ops submitted and not yet freed; the last release waits on |idle| for
   // it to reach 0 (an op touches the channel until it is freed).
   uint64_t outstanding;
-  pthread_cond_t idle;
+  weft_condition_t idle;
   // Lists the in-flight ops under their devices in hang reports.
   weft_diagnostics_source_t diagnostics;
   // The channel's lanes in a trace, written under |mutex| (ops end on any

@@ -70,11 +70,11 @@ static void weft_self_channel_start(weft_channel_t* channel,
     case WEFT_CHANNEL_OP_SEND:
     case WEFT_CHANNEL_OP_RECV: {
       const bool sending = op->kind == WEFT_CHANNEL_OP_SEND;
-      pthread_mutex_lock(&channel->mutex);
+      weft_slim_mutex_lock(&channel->mutex);
       weft_channel_op_t* partner =
           weft_self_take(sending ? &self->recvs : &self->sends, op->tag);
       if (!partner) weft_self_append(sending ? &self->sends : &self->recvs, op);
-      pthread_mutex_unlock(&channel->mutex);
+      weft_slim_mutex_unlock(&channel->mutex);
       if (partner) {
         weft_self_deliver(sending ? op : partner, sending ? partner : op);
       }

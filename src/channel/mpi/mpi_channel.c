@@ -18,15 +18,17 @@
 // polls. It never sleeps with a transfer in flight: Open MPI moves data
 // only inside MPI calls, and a first version that backed off to sleeps
 // (10 us doubling to 1 ms) made a 256 KiB allreduce 6x slower than the
-// direct call. With nothing in flight it sleeps on its condition variable
-// until an op arrives.
+// direct call. With nothing in flight it sleeps on its condition
+// (base/condition.h) until an op arrives.
 #include <inttypes.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/condition.h"
+#include "base/mutex.h"
+#include "base/thread.h"
 #include "channel/channel_impl.h"
 #include "weft/mpi.h"
 
@@ -64,9 +66,11 @@ typedef struct weft_mpi_channel_t {
   MPI_Comm control_comm;
   bool from_environment;
 
-  pthread_t thread;
-  pthread_mutex_t mutex;
-  pthread_cond_t cond;
+  weft_thread_t* thread;
+  weft_slim_mutex_t mutex;
+  // The engine sleeps on it while it has nothing to do; an arriving op and
+  // the last release signal it.
+  weft_condition_t wake;
   // Guarded by |mutex|.
   weft_mpi_op_t* incoming_head;
   weft_mpi_op_t* incoming_tail;
@@ -502,14 +506,15 @@ static bool weft_mpi_poll(weft_mpi_channel_t* channel) {
   return true;
 }
 
-static void* weft_mpi_engine_main(void* user_data) {
+static int weft_mpi_engine_main(void* user_data) {
   weft_mpi_channel_t* channel = (weft_mpi_channel_t*)user_data;
   weft_time_t idle_since = weft_time_now();
   for (;;) {
-    pthread_mutex_lock(&channel->mutex);
+    weft_slim_mutex_lock(&channel->mutex);
     while (!channel->incoming_head && channel->active_count == 0 &&
            !channel->stopping) {
-      pthread_cond_wait(&channel->cond, &channel->mutex);
+      weft_condition_wait(&channel->wake, &channel->mutex,
+                          WEFT_TIME_INFINITE_FUTURE);
       idle_since = weft_time_now();
     }
     weft_mpi_op_t* incoming = channel->incoming_head;
@@ -517,7 +522,7 @@ static void* weft_mpi_engine_main(void* user_data) {
     // Stopping comes after every op ended (weft_channel_release).
     const bool stop = channel->stopping && !incoming &&
                       channel->active_count == 0;
-    pthread_mutex_unlock(&channel->mutex);
+    weft_slim_mutex_unlock(&channel->mutex);
     if (stop) break;
     bool progressed = incoming != NULL;
     while (incoming) {
@@ -536,10 +541,10 @@ static void* weft_mpi_engine_main(void* user_data) {
       // Not a sleep: MPI moves data only inside MPI calls (Open MPI has no
       // progress thread of its own), so a sleeping engine stalls the
       // transfer on every rank.
-      sched_yield();
+      weft_thread_yield();
     }
   }
-  return NULL;
+  return 0;
 }
 
 //===----------------------------------------------------------------------===//
@@ -561,15 +566,15 @@ static void weft_mpi_channel_start(weft_channel_t* base_channel,
   memset(mpi_op, 0, sizeof(*mpi_op));
   mpi_op->op = op;
   op->backend = mpi_op;
-  pthread_mutex_lock(&channel->mutex);
+  weft_slim_mutex_lock(&channel->mutex);
   if (channel->incoming_tail) {
     channel->incoming_tail->next = mpi_op;
   } else {
     channel->incoming_head = mpi_op;
   }
   channel->incoming_tail = mpi_op;
-  pthread_cond_signal(&channel->cond);
-  pthread_mutex_unlock(&channel->mutex);
+  weft_condition_signal(&channel->wake);
+  weft_slim_mutex_unlock(&channel->mutex);
 }
 
 static void weft_mpi_channel_free(weft_mpi_channel_t* channel) {
@@ -580,8 +585,8 @@ static void weft_mpi_channel_free(weft_mpi_channel_t* channel) {
   free(channel->owners);
   free(channel->indices);
   free(channel->statuses);
-  pthread_cond_destroy(&channel->cond);
-  pthread_mutex_destroy(&channel->mutex);
+  weft_condition_deinitialize(&channel->wake);
+  weft_slim_mutex_deinitialize(&channel->mutex);
   weft_allocator_t allocator = channel->base.allocator;
   weft_channel_deinitialize(&channel->base);
   weft_allocator_free(allocator, channel);
@@ -589,11 +594,11 @@ static void weft_mpi_channel_free(weft_mpi_channel_t* channel) {
 
 static void weft_mpi_channel_destroy(weft_channel_t* base_channel) {
   weft_mpi_channel_t* channel = weft_mpi_channel_cast(base_channel);
-  pthread_mutex_lock(&channel->mutex);
+  weft_slim_mutex_lock(&channel->mutex);
   channel->stopping = true;
-  pthread_cond_signal(&channel->cond);
-  pthread_mutex_unlock(&channel->mutex);
-  pthread_join(channel->thread, NULL);
+  weft_condition_signal(&channel->wake);
+  weft_slim_mutex_unlock(&channel->mutex);
+  weft_thread_join(channel->thread);
   weft_mpi_channel_free(channel);
 }
 
@@ -734,27 +739,29 @@ static weft_status_t weft_mpi_channel_create_from_comms(
   channel->data_comm = comms[0];
   channel->check_comm = comms[1];
   channel->control_comm = comms[2];
-  pthread_mutex_init(&channel->mutex, NULL);
-  pthread_cond_init(&channel->cond, NULL);
-  int error = pthread_create(&channel->thread, NULL, weft_mpi_engine_main,
-                             channel);
-  if (error != 0) {
-    pthread_cond_destroy(&channel->cond);
-    pthread_mutex_destroy(&channel->mutex);
+  weft_slim_mutex_initialize(&channel->mutex);
+  weft_condition_initialize(&channel->wake);
+  const weft_thread_params_t params = {.name = "weft-mpi", .cpu = -1};
+  status = weft_thread_create(weft_mpi_engine_main, channel, &params,
+                              allocator, &channel->thread);
+  if (!weft_status_is_ok(status)) {
+    weft_condition_deinitialize(&channel->wake);
+    weft_slim_mutex_deinitialize(&channel->mutex);
     for (int i = 0; i < 3; ++i) MPI_Comm_free(&comms[i]);
     weft_channel_deinitialize(&channel->base);
     weft_allocator_free(allocator, channel);
-    return WEFT_STATUS(RESOURCE_EXHAUSTED,
-                       "weft_mpi_channel_create: no thread for channel '%s''s "
-                       "progress engine: %s",
-                       name, strerror(error));
+    return weft_status_annotate(status,
+                                "weft_mpi_channel_create: no thread for "
+                                "channel '%s''s progress engine",
+                                name);
   }
   *out_channel = &channel->base;
   return WEFT_OK;
 }
 
 // MPI initialised by weft is finalised at exit.
-static pthread_mutex_t weft_mpi_environment_mutex = PTHREAD_MUTEX_INITIALIZER;
+static weft_slim_mutex_t weft_mpi_environment_mutex =
+    WEFT_SLIM_MUTEX_INITIALIZER;
 
 static void weft_mpi_finalize_at_exit(void) {
   int finalized = 0;
@@ -772,7 +779,7 @@ weft_status_t weft_mpi_channel_create_from_environment(
   }
   *out_channel = NULL;
   weft_status_t status = WEFT_OK;
-  pthread_mutex_lock(&weft_mpi_environment_mutex);
+  weft_slim_mutex_lock(&weft_mpi_environment_mutex);
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -784,7 +791,7 @@ weft_status_t weft_mpi_channel_create_from_environment(
       atexit(weft_mpi_finalize_at_exit);
     }
   }
-  pthread_mutex_unlock(&weft_mpi_environment_mutex);
+  weft_slim_mutex_unlock(&weft_mpi_environment_mutex);
   if (weft_status_is_ok(status)) {
     status = weft_mpi_channel_create(MPI_COMM_WORLD, "world", flags, allocator,
                                      out_channel);
