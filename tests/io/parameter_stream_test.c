@@ -751,5 +751,5 @@ int main(int argc, char** argv) {
       WEFT_PS_TESTS("local-sync", "local-sync"),
       WEFT_PS_TESTS(local_task, "local-task"),
   };
-  return cmocka_run_group_tests_name("hal.parameter_stream", tests, NULL, NULL);
+  return cmocka_run_group_tests_name("io.parameter_stream", tests, NULL, NULL);
 }
