@@ -208,11 +208,6 @@ static inline bool weft_semaphore_has_failed(weft_semaphore_t* semaphore) {
   return weft_atomic_load(&semaphore->failed, memory_order_acquire) != 0;
 }
 
-bool weft_semaphore_peek(weft_semaphore_t* semaphore, uint64_t* out_value) {
-  *out_value = weft_semaphore_load_value(semaphore);
-  return weft_semaphore_has_failed(semaphore);
-}
-
 void weft_semaphore_snapshot(weft_semaphore_t* semaphore, char* label,
                              size_t label_capacity, uint64_t* out_value,
                              bool* out_failed) {
@@ -313,9 +308,13 @@ static weft_timepoint_t* weft_semaphore_advance_locked(
   weft_atomic_store(&semaphore->current_value, value, memory_order_release);
   if (semaphore->issued_value < value) semaphore->issued_value = value;
   weft_timepoint_t* reached =
-      weft_semaphore_detach_prefix_locked(semaphore, 0, value);
+      semaphore->timepoint_head[0]
+          ? weft_semaphore_detach_prefix_locked(semaphore, 0, value)
+          : NULL;
   weft_timepoint_t* issued =
-      weft_semaphore_detach_prefix_locked(semaphore, 1, value);
+      semaphore->timepoint_head[1]
+          ? weft_semaphore_detach_prefix_locked(semaphore, 1, value)
+          : NULL;
   if (issued) {
     // One chain: the issued ones after the plain ones.
     weft_timepoint_t* last = reached;
@@ -355,6 +354,25 @@ void weft_semaphore_publish_value(weft_semaphore_t* semaphore,
   if (moved) weft_semaphore_fire_moved(semaphore, value, reached);
 }
 
+// The error of a signal the base refuses (the semaphore failed, or |value|
+// is not ahead of it). Out of line: the error path. Called with the lock
+// held.
+static weft_status_t weft_semaphore_signal_refused_locked(
+    weft_semaphore_t* semaphore, uint64_t value, uint64_t current_value) {
+  char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+  weft_semaphore_format_label_locked(semaphore, label, sizeof(label));
+  if (weft_atomic_load(&semaphore->failed, memory_order_relaxed)) {
+    return weft_status_annotate(
+        weft_status_clone(semaphore->failure_status),
+        "while signalling semaphore %s to %" PRIu64 " (it has failed)", label,
+        value);
+  }
+  return WEFT_STATUS(INVALID_ARGUMENT,
+                     "semaphore %s: signal to %" PRIu64
+                     " but already at %" PRIu64,
+                     label, value, current_value);
+}
+
 // Signals a semaphore known to be non-NULL: the base checks (not failed,
 // ahead of the value), then the payload moves (the host payload: the base
 // value itself, in the same critical section).
@@ -364,35 +382,23 @@ static weft_status_t weft_semaphore_signal_unchecked(
   weft_status_t status = WEFT_OK;
   weft_timepoint_t* reached = NULL;
   weft_slim_mutex_lock(&semaphore->mutex);
-  uint64_t current_value =
+  const uint64_t current_value =
       weft_atomic_load(&semaphore->current_value, memory_order_relaxed);
-  if (weft_atomic_load(&semaphore->failed, memory_order_relaxed)) {
-    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-    weft_semaphore_format_label_locked(semaphore, label, sizeof(label));
-    status = weft_status_annotate(
-        weft_status_clone(semaphore->failure_status),
-        "while signalling semaphore %s to %" PRIu64 " (it has failed)", label,
-        value);
-  } else if (value <= current_value) {
-    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-    weft_semaphore_format_label_locked(semaphore, label, sizeof(label));
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "semaphore %s: signal to %" PRIu64
-                         " but already at %" PRIu64,
-                         label, value, current_value);
+  if (weft_atomic_load(&semaphore->failed, memory_order_relaxed) ||
+      value <= current_value) {
+    status =
+        weft_semaphore_signal_refused_locked(semaphore, value, current_value);
   } else if (!vtable->signal) {
     reached = weft_semaphore_advance_locked(semaphore, value);
   }
   weft_slim_mutex_unlock(&semaphore->mutex);
-  if (weft_status_is_ok(status)) {
-    if (vtable->signal) {
-      // The payload moves, then publishes to the base.
-      status = vtable->signal(semaphore, value);
-    } else {
-      weft_semaphore_fire_moved(semaphore, value, reached);
-    }
+  if (!weft_status_is_ok(status)) return status;
+  if (vtable->signal) {
+    // The payload moves, then publishes to the base.
+    return vtable->signal(semaphore, value);
   }
-  return status;
+  weft_semaphore_fire_moved(semaphore, value, reached);
+  return WEFT_OK;
 }
 
 weft_status_t weft_semaphore_signal(weft_semaphore_t* semaphore,

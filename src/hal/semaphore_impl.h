@@ -170,7 +170,15 @@ void weft_semaphore_label(weft_semaphore_t* semaphore, char* buffer,
 
 // Reads the current value into |out_value| and returns whether the
 // semaphore has failed: what a submit-time check needs, without a status.
-bool weft_semaphore_peek(weft_semaphore_t* semaphore, uint64_t* out_value);
+// Inline: every queue op peeks at its waits.
+static inline bool weft_semaphore_peek(weft_semaphore_t* semaphore,
+                                       uint64_t* out_value) {
+  // Acquire: pairs with the signaller's release, so whatever was written
+  // before the signal is visible; and with fail's, so |failure_status| is.
+  *out_value =
+      weft_atomic_load(&semaphore->current_value, memory_order_acquire);
+  return weft_atomic_load(&semaphore->failed, memory_order_acquire) != 0;
+}
 
 // The index of the entry of |list| whose semaphore failed first (the
 // earliest failure_sequence), or UINT32_MAX when none has failed.

@@ -148,24 +148,37 @@ static weft_status_t weft_local_sync_park(weft_local_sync_device_t* device,
                               weft_queue_op_kind_name(source->kind));
 }
 
+// The annotated failure of the wait of |wait_list| that failed first. Out
+// of line: the error path.
+static weft_status_t weft_local_sync_wait_failure(
+    weft_semaphore_list_t wait_list) {
+  const uint32_t failed = weft_semaphore_list_earliest_failure(wait_list);
+  uint64_t value = 0;
+  char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+  weft_semaphore_label(wait_list.semaphores[failed], label, sizeof(label));
+  return weft_status_annotate(
+      weft_semaphore_query(wait_list.semaphores[failed], &value),
+      "while waiting for semaphore %s to reach %" PRIu64, label,
+      wait_list.values[failed]);
+}
+
 // Checks the waits at submit: sets |*out_ready| when every one is reached,
 // and returns the (annotated) failure of the wait that failed first, which
-// makes the op run now and fail.
+// makes the op run now and fail. One pass of lock-free peeks; the list is
+// read through its fields (a by-value copy of a descriptor just written
+// stalls on store forwarding).
 static weft_status_t weft_local_sync_check_waits(
-    weft_semaphore_list_t wait_list, bool* out_ready) {
-  const uint32_t failed = weft_semaphore_list_earliest_failure(wait_list);
-  if (failed != UINT32_MAX) {
-    *out_ready = true;
+    const weft_semaphore_list_t* wait_list, bool* out_ready) {
+  bool ready = true;
+  bool failed = false;
+  const uint32_t count = wait_list->count;
+  for (uint32_t i = 0; i < count; ++i) {
     uint64_t value = 0;
-    char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
-    weft_semaphore_label(wait_list.semaphores[failed], label, sizeof(label));
-    return weft_status_annotate(
-        weft_semaphore_query(wait_list.semaphores[failed], &value),
-        "while waiting for semaphore %s to reach %" PRIu64, label,
-        wait_list.values[failed]);
+    failed |= weft_semaphore_peek(wait_list->semaphores[i], &value);
+    ready &= value >= wait_list->values[i];
   }
-  *out_ready = weft_semaphore_list_is_reached(wait_list);
-  return WEFT_OK;
+  *out_ready = ready || failed;
+  return failed ? weft_local_sync_wait_failure(*wait_list) : WEFT_OK;
 }
 
 // Runs |op| now if its waits allow, otherwise parks it.
@@ -174,7 +187,7 @@ weft_status_t weft_local_sync_device_queue_submit(weft_device_t* base_device,
   weft_local_sync_device_t* device = weft_local_sync_device_cast(base_device);
   bool ready = false;
   weft_status_t wait_status =
-      weft_local_sync_check_waits(op->wait_list, &ready);
+      weft_local_sync_check_waits(&op->wait_list, &ready);
   weft_status_t status = WEFT_OK;
   const uint64_t trace_id = weft_queue_trace_submit();
   if (ready || !weft_status_is_ok(wait_status)) {
