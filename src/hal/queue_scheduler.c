@@ -46,7 +46,6 @@ void weft_queue_scheduler_initialize(weft_allocator_t allocator,
   atomic_init(&out_scheduler->shutting_down, 0u);
   atomic_init(&out_scheduler->taken_count, 0);
   atomic_init(&out_scheduler->retired_count, 0);
-  atomic_init(&out_scheduler->record_count, 0);
   weft_notification_initialize(&out_scheduler->idle_notification);
 }
 
@@ -88,7 +87,6 @@ weft_status_t weft_queue_scheduler_acquire_empty(
   weft_arena_block_t* block = NULL;
   if (entry) {
     op = weft_container_of(entry, weft_scheduled_op_t, entry);
-    block = op->block;
   } else {
     status = weft_block_pool_acquire(&scheduler->block_pool, &block);
     if (weft_status_is_ok(status)) {
@@ -101,7 +99,6 @@ weft_status_t weft_queue_scheduler_acquire_empty(
       op->all_next = scheduler->all_head;
       scheduler->all_head = op;
       weft_slim_mutex_unlock(&scheduler->cache_mutex);
-      weft_atomic_fetch_add(&scheduler->record_count, 1, memory_order_relaxed);
     } else {
       status = weft_status_annotate(status, "allocating an operation record");
     }
@@ -111,8 +108,6 @@ weft_status_t weft_queue_scheduler_acquire_empty(
     const size_t reset_size = offsetof(weft_scheduled_op_t, scheduler);
     memset(op, 0, reset_size);
     op->inline_used = 0;
-    op->parked = false;
-    op->tracked = false;
     op->wait_set = NULL;
     op->parked_prev = op->parked_next = op->swept_next = NULL;
     op->driver = (uint8_t*)op + WEFT_QUEUE_SCHEDULER_HEADER_SIZE;
@@ -222,13 +217,6 @@ void weft_queue_scheduler_retire(weft_scheduled_op_t* op) {
   weft_queue_scheduler_recycle(op);
 }
 
-void weft_scheduled_op_end_not_run(weft_scheduled_op_t* op,
-                                   weft_status_t wait_status, bool swept) {
-  weft_queue_op_signal_or_fail(
-      &op->base, weft_queue_op_not_run(&op->base, wait_status, swept));
-  weft_queue_scheduler_retire(op);
-}
-
 //===----------------------------------------------------------------------===//
 // Parking
 //===----------------------------------------------------------------------===//
@@ -253,7 +241,6 @@ static void weft_queue_scheduler_unlink_locked(
     scheduler->parked_tail = op->parked_prev;
   }
   op->parked_prev = op->parked_next = NULL;
-  op->parked = false;
   --scheduler->parked_count;
 }
 
@@ -286,7 +273,6 @@ void weft_queue_scheduler_park(weft_scheduled_op_t* op,
   weft_queue_scheduler_t* scheduler = op->scheduler;
   op->submit_time = weft_time_now();
   weft_slim_mutex_lock(&scheduler->park_mutex);
-  op->parked = true;
   op->parked_next = NULL;
   op->parked_prev = scheduler->parked_tail;
   if (scheduler->parked_tail) {
@@ -386,7 +372,6 @@ void weft_queue_scheduler_track(weft_scheduled_op_t* op, const char* state,
   weft_queue_scheduler_t* scheduler = op->scheduler;
   op->submit_time = weft_time_now();
   weft_slim_mutex_lock(&scheduler->park_mutex);
-  op->tracked = true;
   op->tracked_state = state;
   op->tracked_describe = describe;
   op->parked_next = NULL;
@@ -414,7 +399,6 @@ void weft_queue_scheduler_untrack(weft_scheduled_op_t* op) {
     scheduler->tracked_tail = op->parked_prev;
   }
   op->parked_prev = op->parked_next = NULL;
-  op->tracked = false;
   weft_slim_mutex_unlock(&scheduler->park_mutex);
 }
 

@@ -88,11 +88,10 @@ struct weft_scheduled_op_t {
   weft_scheduled_op_t* all_next;  // every record of the pool
   weft_arena_t arena;             // what did not fit in the block
   size_t inline_used;             // bytes of the block's storage used
+  // Links in the parked list, or in the tracked list while tracked.
   weft_scheduled_op_t* parked_prev;
   weft_scheduled_op_t* parked_next;
   weft_scheduled_op_t* swept_next;
-  bool parked;
-  bool tracked;
   // While tracked: what dump_pending says it is doing.
   const char* tracked_state;
   weft_scheduled_op_describe_fn_t tracked_describe;
@@ -128,8 +127,6 @@ struct weft_queue_scheduler_t {
   // Ops live = taken - retired, each counted on a line of its own.
   alignas(64) weft_atomic_uint64_t taken_count;
   alignas(64) weft_atomic_uint64_t retired_count;
-  // The most records the pool ever held (its high-water mark).
-  weft_atomic_uint64_t record_count;
   // Notified on every retire (and callback end) once shutting down.
   weft_notification_t idle_notification;
 };
@@ -184,12 +181,6 @@ void weft_queue_scheduler_park(weft_scheduled_op_t* op, uint64_t native_waits);
 // Releases what the capture retained, frees the spilled storage and
 // recycles the record. |op| must not be touched afterwards.
 void weft_queue_scheduler_retire(weft_scheduled_op_t* op);
-
-// Ends |op|, which will not run, with |wait_status| (consumed): tells a
-// host call that asked, fails its signals (weft_queue_op_not_run, in the
-// failure order) and retires it.
-void weft_scheduled_op_end_not_run(weft_scheduled_op_t* op,
-                                   weft_status_t wait_status, bool swept);
 
 // The release sweep: marks the scheduler shutting down and cancels the
 // waits of every parked op, which goes to the ready function with the
