@@ -141,16 +141,18 @@ static void round_trip(uint64_t offset, uint64_t length, bool use_proactor) {
   weft_queue_op_t read = file_op(WEFT_QUEUE_OP_READ, file, offset, length);
   ASSERT_OK(weft_staged_transfer_run(&ring, &hooks, proactor, &read));
   // The last copies are queued, not done: the driver orders what follows.
+  // Write it after the end of what was there, with the read's last copies
+  // still queued on their pieces (the write must wait for them before it
+  // queues its own: fake_copy checks).
+  const uint64_t pieces = (length + kPieceSize - 1) / kPieceSize;
+  assert_int_equal(device.copies, pieces);
+  weft_queue_op_t write =
+      file_op(WEFT_QUEUE_OP_WRITE, file, file_length, length);
+  ASSERT_OK(weft_staged_transfer_run(&ring, &hooks, proactor, &write));
   fake_drain(&device);
   for (uint64_t i = 0; i < length; ++i) {
     assert_int_equal(device.memory[i], (uint8_t)((offset + i) * 7 + 3));
   }
-  const uint64_t pieces = (length + kPieceSize - 1) / kPieceSize;
-  assert_int_equal(device.copies, pieces);
-  // Write it after the end of what was there.
-  weft_queue_op_t write =
-      file_op(WEFT_QUEUE_OP_WRITE, file, file_length, length);
-  ASSERT_OK(weft_staged_transfer_run(&ring, &hooks, proactor, &write));
   assert_int_equal(device.copies, 2 * pieces);
   if (pieces >= kPieceCount) assert_int_equal(device.max_queued, kPieceCount);
   assert_int_equal(weft_file_length(file), file_length + length);

@@ -162,14 +162,18 @@ static weft_status_t weft_staged_write(weft_staged_run_t* run,
   uint64_t submitted = 0;
   uint64_t written = 0;
   while (weft_status_is_ok(status) && written < run->pieces) {
-    // Queue copies into every slot whose write completed.
+    // Queue copies into every slot whose write completed (and whose last
+    // copy, maybe an earlier transfer's, finished).
     while (weft_status_is_ok(status) && copied < run->pieces &&
            copied - written < count) {
-      status = run->device->copy(run->device->self,
-                                 (uint32_t)(copied % count),
-                                 /*to_buffer=*/false,
-                                 copied * run->ring->piece_size,
-                                 weft_staged_piece_length(run, copied));
+      const uint32_t slot = (uint32_t)(copied % count);
+      status = run->device->wait_piece(run->device->self, slot);
+      if (weft_status_is_ok(status)) {
+        status = run->device->copy(run->device->self, slot,
+                                   /*to_buffer=*/false,
+                                   copied * run->ring->piece_size,
+                                   weft_staged_piece_length(run, copied));
+      }
       ++copied;
     }
     // Hand every landed piece to the file, in order.

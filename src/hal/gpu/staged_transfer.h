@@ -9,7 +9,8 @@
 //          each, as it lands and in order, is handed to the device (|copy|
 //          staging -> buffer); a piece is read into again only once the
 //          device says its last copy finished (|wait_piece|).
-//   WRITE  copies buffer -> staging are queued ahead into every free piece;
+//   WRITE  copies buffer -> staging are queued ahead into every free piece
+//          (its last copy, maybe an earlier transfer's, waited for first);
 //          each piece, once its copy landed and in order, is written to the
 //          file (again several writes in flight); a piece takes a copy again
 //          once its write completed.
@@ -32,7 +33,8 @@ typedef struct weft_staged_transfer_device_t {
   // Queues a copy of |length| bytes between staging piece |piece| and the
   // op's buffer at |buffer_offset| (from its start): staging -> buffer when
   // |to_buffer|, else buffer -> staging. The copy is the piece's last use
-  // until the next one.
+  // until the next one; it is only asked for once |wait_piece| said the
+  // piece's previous copy finished.
   weft_status_t (*copy)(void* self, uint32_t piece, bool to_buffer,
                         uint64_t buffer_offset, uint64_t length);
   // Blocks until the last copy queued on |piece| finished (OK at once when
