@@ -99,21 +99,26 @@ struct weft_scheduled_op_t {
 };
 
 struct weft_queue_scheduler_t {
+  // Read-mostly, on lines no hot path writes: a retirer reads
+  // |shutting_down| for every op, so it does not sit beside the
+  // submitters' cache mutex.
   weft_queue_scheduler_ready_fn_t ready_fn;
   void* ready_user_data;
   size_t driver_size;
+  // Set (seq_cst) when the release sweep starts: no op parks after it.
+  weft_atomic_uint32_t shutting_down;
   weft_block_pool_t block_pool;
   weft_block_pool_t spill_pool;
   // Every record ever made (for destroy), and the cache submitters take
-  // records from; guarded by |cache_mutex|.
-  weft_scheduled_op_t* all_head;
-  weft_slim_mutex_t cache_mutex;
+  // records from; guarded by |cache_mutex|. Written by submitters.
+  alignas(64) weft_slim_mutex_t cache_mutex;
   weft_mpsc_entry_t* cache;
+  weft_scheduled_op_t* all_head;
   // Parked ops, oldest first; guarded by |park_mutex|. Lock order:
   // park_mutex, then a semaphore's (the sweep cancels timepoints and
   // dump_pending names semaphores under it); nothing takes them the other
   // way round (timepoints fire outside semaphore locks).
-  weft_slim_mutex_t park_mutex;
+  alignas(64) weft_slim_mutex_t park_mutex;
   weft_scheduled_op_t* parked_head;
   weft_scheduled_op_t* parked_tail;
   uint32_t parked_count;
@@ -121,14 +126,12 @@ struct weft_queue_scheduler_t {
   // by |park_mutex| too.
   weft_scheduled_op_t* tracked_head;
   weft_scheduled_op_t* tracked_tail;
-  // Set (seq_cst) when the release sweep starts: no op parks after it.
-  weft_atomic_uint32_t shutting_down;
   alignas(64) weft_mpsc_list_t recycled;
   // Ops live = taken - retired, each counted on a line of its own.
   alignas(64) weft_atomic_uint64_t taken_count;
   alignas(64) weft_atomic_uint64_t retired_count;
   // Notified on every retire (and callback end) once shutting down.
-  weft_notification_t idle_notification;
+  alignas(64) weft_notification_t idle_notification;
 };
 
 // Initialises |out_scheduler|: ready parked ops go to |ready_fn(user_data,
