@@ -41,7 +41,17 @@ void weft_slim_mutex_lock(weft_slim_mutex_t* mutex) {
     // mutex are a few dozen instructions and never block, so a holder is
     // about to leave. This is contention backoff (bounded, ~1-3 us), not a
     // wait for an event; event waits go through the wait policy.
-    for (int i = 0; i < 64 && state != WEFT_SLIM_MUTEX_UNLOCKED; ++i) {
+    // A lock freed while we spin is taken as plain LOCKED: marking it
+    // contended (as the sleeping path must) would make its unlock enter the
+    // kernel to wake nobody, a syscall on every handover between two busy
+    // threads (a worker's signal and a host waiter's, say).
+    for (int i = 0; i < 64; ++i) {
+      if (state == WEFT_SLIM_MUTEX_UNLOCKED &&
+          weft_atomic_compare_exchange_weak(
+              &mutex->state, &state, WEFT_SLIM_MUTEX_LOCKED,
+              memory_order_acquire, memory_order_relaxed)) {
+        return;
+      }
       weft_cpu_relax();
       state = weft_atomic_load(&mutex->state, memory_order_relaxed);
     }
