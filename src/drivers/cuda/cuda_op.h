@@ -9,7 +9,6 @@
 #include "drivers/cuda/cuda_device.h"
 #include "hal/queue_op.h"
 #include "hal/queue_scheduler.h"
-#include "hal/wait_set.h"
 
 // The driver's part of a queue op record (hal/queue_scheduler.h): the
 // scheduler owns the record, the captured op, its parking and its

@@ -16,7 +16,6 @@
 #include "hal/queue_completion.h"
 #include "hal/queue_trace.h"
 #include "hal/semaphore_impl.h"
-#include "hal/wait_set.h"
 
 //===----------------------------------------------------------------------===//
 // Records
@@ -797,10 +796,9 @@ static uint64_t weft_cuda_op_issued_entries(weft_cuda_device_t* device,
   return entries;
 }
 
-// Counts |op| held: the caller parks it (weft_cuda_op_start_wait) once
+// Counts an op held: the caller parks it (weft_cuda_op_start_wait) once
 // the mutex is let go. Called with the mutex held.
-static void weft_cuda_op_hold(weft_cuda_device_t* device, weft_cuda_op_t* op) {
-  (void)op;
+static void weft_cuda_op_hold(weft_cuda_device_t* device) {
   ++device->held_count;
 }
 
@@ -833,7 +831,7 @@ static void weft_cuda_queue_take_ready(weft_cuda_device_t* device,
     if (!weft_status_is_ok(op->record->wait_status)) {
       weft_cuda_fifo_push(&round->failed, op);
     } else if (!weft_cuda_op_is_ready(device, op, &waits)) {
-      weft_cuda_op_hold(device, op);
+      weft_cuda_op_hold(device);
       weft_cuda_fifo_push(&round->rewait, op);
     } else if (op->base->kind == WEFT_QUEUE_OP_HOST_CALL) {
       weft_cuda_fifo_push(&round->host_calls, op);
@@ -920,7 +918,7 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
     }
   } else {
     hold = true;
-    weft_cuda_op_hold(device, op);
+    weft_cuda_op_hold(device);
   }
   weft_slim_mutex_unlock(&device->mutex);
   weft_cuda_device_pop_context(device);

@@ -21,7 +21,6 @@
 #include "hal/queue_completion.h"
 #include "hal/queue_trace.h"
 #include "hal/semaphore_impl.h"
-#include "hal/wait_set.h"
 
 //===----------------------------------------------------------------------===//
 // Running an op
