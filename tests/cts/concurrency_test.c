@@ -632,7 +632,13 @@ typedef struct deferred_call_t {
 
 static int deferred_call_thread_main(void* user_data) {
   deferred_call_t* call = (deferred_call_t*)user_data;
-  weft_sleep_until(weft_time_now() + 2 * MS);
+  // Signals only after the call published |thread| and |called| (a sleep
+  // here once stood for that, and a worker preempted for longer than it,
+  // under ASan with a second test beside it, saw the signal go first).
+  // Acquire: pairs with the call's release.
+  while (weft_atomic_load(&call->called, memory_order_acquire) == 0) {
+    weft_thread_yield();
+  }
   call->payload = 0xD0D0CAFEu;
   weft_status_ignore(weft_fence_signal(call->fence));
   weft_fence_release(call->fence);
