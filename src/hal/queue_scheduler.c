@@ -17,7 +17,8 @@
 
 static size_t weft_align16(size_t value) { return (value + 15) & ~(size_t)15; }
 
-// Offset of the inline storage within a record's block.
+// The record's size, rounded: a block is [driver bytes | record | inline
+// storage].
 #define WEFT_QUEUE_SCHEDULER_HEADER_SIZE \
   ((sizeof(weft_scheduled_op_t) + 15) & ~(size_t)15)
 
@@ -90,7 +91,8 @@ weft_status_t weft_queue_scheduler_acquire_empty(
   } else {
     status = weft_block_pool_acquire(&scheduler->block_pool, &block);
     if (weft_status_is_ok(status)) {
-      op = (weft_scheduled_op_t*)weft_arena_block_data(block);
+      uint8_t* data = (uint8_t*)weft_arena_block_data(block);
+      op = (weft_scheduled_op_t*)(data + scheduler->driver_size);
       memset(op, 0, sizeof(*op));
       op->block = block;
       op->scheduler = scheduler;
@@ -110,7 +112,7 @@ weft_status_t weft_queue_scheduler_acquire_empty(
     op->inline_used = 0;
     op->wait_set = NULL;
     op->parked_prev = op->parked_next = op->swept_next = NULL;
-    op->driver = (uint8_t*)op + WEFT_QUEUE_SCHEDULER_HEADER_SIZE;
+    op->driver = (uint8_t*)op - scheduler->driver_size;
     memset(op->driver, 0, scheduler->driver_size);
     // Relaxed: no op is taken once shutdown started, so shutdown reads a
     // settled count.
@@ -147,8 +149,8 @@ weft_status_t weft_scheduled_op_allocate(weft_scheduled_op_t* op,
   }
   if (aligned_length >= byte_length &&
       aligned_length <= WEFT_QUEUE_SCHEDULER_INLINE_STORAGE - op->inline_used) {
-    uint8_t* ptr = (uint8_t*)op->driver + op->scheduler->driver_size +
-                   op->inline_used;
+    uint8_t* ptr =
+        (uint8_t*)op + WEFT_QUEUE_SCHEDULER_HEADER_SIZE + op->inline_used;
     op->inline_used += aligned_length;
     memset(ptr, 0, byte_length);
     *out_ptr = ptr;

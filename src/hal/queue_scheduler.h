@@ -76,7 +76,9 @@ struct weft_scheduled_op_t {
   // When it was parked (0 for ops ready at submit).
   weft_time_t submit_time;
   // The driver's bytes: |driver_size| of them (initialize), 16-byte
-  // aligned, zeroed at acquire.
+  // aligned, zeroed at acquire. They sit right before the record, so a
+  // driver that knows its size finds one from the other without a load
+  // (weft_scheduled_op_from_driver).
   void* driver;
   // The driver's link while the op is live (a ready list); the pool's
   // while it is recycled.
@@ -133,6 +135,13 @@ struct weft_queue_scheduler_t {
   // Notified on every retire (and callback end) once shutting down.
   alignas(64) weft_notification_t idle_notification;
 };
+
+// The record whose driver bytes, |driver_size| of them (as given to
+// initialize, a multiple of 16), are at |driver|.
+static inline weft_scheduled_op_t* weft_scheduled_op_from_driver(
+    void* driver, size_t driver_size) {
+  return (weft_scheduled_op_t*)((uint8_t*)driver + driver_size);
+}
 
 // Initialises |out_scheduler|: ready parked ops go to |ready_fn(user_data,
 // op)|; each record carries |driver_size| bytes for the driver.

@@ -101,7 +101,7 @@ static weft_local_task_op_t* weft_local_task_compute_pop(
   weft_local_task_op_t* op = compute->queued_head;
   if (op) {
     compute->queued_head =
-        weft_local_task_op_from_entry(op->record->entry.next);
+        weft_local_task_op_from_entry(weft_local_task_op_record(op)->entry.next);
     if (!compute->queued_head) compute->queued_tail = NULL;
   }
   return op;
@@ -118,7 +118,7 @@ static weft_process_drain_result_t weft_local_task_compute_release_and_install(
       weft_atomic_load(&compute->current, memory_order_relaxed);
   if (op) {
     weft_atomic_store(&compute->current, NULL, memory_order_relaxed);
-    if (op->base->kind == WEFT_QUEUE_OP_EXECUTE) {
+    if (weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_EXECUTE) {
       // Deferred to here, where no worker is inside (see
       // weft_local_task_op_finish).
       weft_status_t status = op->compute.status;
@@ -190,7 +190,7 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
       // Still inside: the context stays alive while its result is taken.
       weft_status_t status =
           weft_block_processor_consume_status(op->compute.context);
-      if (op->base->kind == WEFT_QUEUE_OP_EXECUTE) {
+      if (weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_EXECUTE) {
         // Published by the lane's owner once every worker left: finishing
         // an execution ends its context and drops its command buffer.
         op->compute.status = status;
@@ -221,15 +221,15 @@ static weft_status_t weft_local_task_compute_prepare(
     weft_local_task_queue_t* queue, weft_local_task_op_t* op,
     uint32_t worker_index, bool* out_replayed) {
   weft_local_task_device_t* device = queue->device;
-  const char* what = weft_queue_op_kind_name(op->base->kind);
+  const char* what = weft_queue_op_kind_name(weft_local_task_op_base(op)->kind);
   weft_status_t status = WEFT_OK;
-  if (op->base->kind == WEFT_QUEUE_OP_EXECUTE) {
+  if (weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_EXECUTE) {
     op->compute.recording =
-        weft_block_command_buffer_recording(op->base->execute.command_buffer);
+        weft_block_command_buffer_recording(weft_local_task_op_base(op)->execute.command_buffer);
     if (!op->compute.recording) {
       *out_replayed = true;
       status = weft_command_buffer_replay_inline(
-          op->base->execute.command_buffer, op->base->execute.binding_table,
+          weft_local_task_op_base(op)->execute.command_buffer, weft_local_task_op_base(op)->execute.binding_table,
           device->base.host_allocator);
     }
   }
@@ -261,8 +261,8 @@ static weft_status_t weft_local_task_compute_prepare(
     params.region_ready = weft_local_task_compute_region_ready;
     params.region_ready_user_data = &queue->compute;
     weft_binding_table_t binding_table = {0, NULL};
-    if (op->base->kind == WEFT_QUEUE_OP_EXECUTE) {
-      binding_table = op->base->execute.binding_table;
+    if (weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_EXECUTE) {
+      binding_table = weft_local_task_op_base(op)->execute.binding_table;
     }
     status = weft_block_processor_context_initialize(
         recording, binding_table, &params, storage, storage_size,
@@ -296,7 +296,7 @@ void weft_local_task_compute_start(weft_local_task_queue_t* queue,
     weft_local_task_compute_finish_and_release(
         op, weft_block_processor_consume_status(context));
   } else {
-    weft_mpsc_list_push(&queue->compute.incoming, &op->record->entry);
+    weft_mpsc_list_push(&queue->compute.incoming, &weft_local_task_op_record(op)->entry);
     weft_process_wake(&queue->compute.process);
   }
 }

@@ -26,8 +26,8 @@ struct weft_local_task_file_transfer_t {
 };
 
 bool weft_local_task_file_is_async(const weft_local_task_op_t* op) {
-  weft_file_t* file = op->base->file.file;
-  return op->queue->device->proactor != NULL && op->base->file.length != 0 &&
+  weft_file_t* file = weft_local_task_op_base(op)->file.file;
+  return op->queue->device->proactor != NULL && weft_local_task_op_base(op)->file.length != 0 &&
          weft_file_memory(file) == NULL && !weft_file_is_stream(file);
 }
 
@@ -52,7 +52,7 @@ static void weft_local_task_file_complete(weft_proactor_op_t* proactor_op,
   // since destroy joins this one (see local_task_device.h).
   weft_local_task_device_t* previous =
       weft_local_task_device_swap_draining(device);
-  bool is_read = op->base->kind == WEFT_QUEUE_OP_READ;
+  bool is_read = weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_READ;
   if (weft_status_is_ok(status) && is_read) {
     // The bytes the kernel wrote become visible to the device (a no-op on
     // coherent memory, which is all a CPU device has today).
@@ -61,20 +61,20 @@ static void weft_local_task_file_complete(weft_proactor_op_t* proactor_op,
   }
   weft_buffer_unmap_range(&transfer->mapping);
   if (weft_status_is_ok(status) && !is_read) {
-    weft_file_note_written(op->base->file.file,
-                           op->base->file.file_offset + op->base->file.length);
+    weft_file_note_written(weft_local_task_op_base(op)->file.file,
+                           weft_local_task_op_base(op)->file.file_offset + weft_local_task_op_base(op)->file.length);
   }
   // Out of the registry before it can be recycled.
-  weft_queue_scheduler_untrack(op->record);
+  weft_queue_scheduler_untrack(weft_local_task_op_record(op));
   weft_local_task_file_end(op, status);
   weft_local_task_device_swap_draining(previous);
 }
 
 void weft_local_task_file_start(weft_local_task_op_t* op) {
   weft_local_task_device_t* device = op->queue->device;
-  weft_file_t* file = op->base->file.file;
-  bool is_read = op->base->kind == WEFT_QUEUE_OP_READ;
-  const char* op_name = weft_queue_op_kind_name(op->base->kind);
+  weft_file_t* file = weft_local_task_op_base(op)->file.file;
+  bool is_read = weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_READ;
+  const char* op_name = weft_queue_op_kind_name(weft_local_task_op_base(op)->kind);
   // The display name is the name, quoted when it is a path.
   size_t name_capacity = strlen(weft_file_name(file)) + 3;
   weft_local_task_file_transfer_t* transfer = NULL;
@@ -85,9 +85,9 @@ void weft_local_task_file_start(weft_local_task_op_t* op) {
     weft_file_display_name(file, transfer->name, name_capacity);
     // A read writes the buffer and a write reads it.
     status = weft_buffer_map_range_unchecked(
-        op->base->file.buffer,
+        weft_local_task_op_base(op)->file.buffer,
         is_read ? WEFT_MEMORY_ACCESS_WRITE : WEFT_MEMORY_ACCESS_READ,
-        op->base->file.buffer_offset, op->base->file.length, op_name,
+        weft_local_task_op_base(op)->file.buffer_offset, weft_local_task_op_base(op)->file.length, op_name,
         &transfer->mapping);
   }
   if (weft_status_is_ok(status) && !is_read) {
@@ -101,15 +101,15 @@ void weft_local_task_file_start(weft_local_task_op_t* op) {
     proactor_op->type =
         is_read ? WEFT_PROACTOR_OP_READ : WEFT_PROACTOR_OP_WRITE;
     proactor_op->fd = weft_file_fd(file);
-    proactor_op->offset = op->base->file.file_offset;
+    proactor_op->offset = weft_local_task_op_base(op)->file.file_offset;
     proactor_op->buffer = transfer->mapping.contents;
-    proactor_op->length = op->base->file.length;
+    proactor_op->length = weft_local_task_op_base(op)->file.length;
     proactor_op->name = transfer->name;
     proactor_op->callback = weft_local_task_file_complete;
     proactor_op->user_data = transfer;
     op->file_transfer = transfer;
     // In dump_pending while the proactor has it.
-    weft_queue_scheduler_track(op->record, "in file I/O",
+    weft_queue_scheduler_track(weft_local_task_op_record(op), "in file I/O",
                                weft_local_task_file_describe);
     // From here on the op belongs to the completion: it may already have
     // been released when this returns.
@@ -123,7 +123,7 @@ void weft_local_task_file_describe(const weft_scheduled_op_t* record,
                                    char* buffer, size_t capacity) {
   const weft_local_task_op_t* op = (const weft_local_task_op_t*)record->driver;
   const weft_proactor_op_t* proactor_op = &op->file_transfer->proactor_op;
-  bool is_read = op->base->kind == WEFT_QUEUE_OP_READ;
+  bool is_read = weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_READ;
   snprintf(buffer, capacity, "%" PRIu64 " bytes %s %s at offset %" PRIu64,
            proactor_op->length, is_read ? "of" : "to",
            op->file_transfer->name, proactor_op->offset);

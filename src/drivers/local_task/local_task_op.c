@@ -15,8 +15,6 @@ weft_status_t weft_local_task_op_acquire(weft_local_task_queue_t* queue,
       &queue->device->scheduler, &record);
   if (!weft_status_is_ok(status)) return status;
   weft_local_task_op_t* op = (weft_local_task_op_t*)record->driver;
-  op->record = record;
-  op->base = &record->base;
   op->queue = queue;
   // A dispatch is compiled now, on the submitting thread, into a recording
   // that holds its own references; the bindings become late fixups mapped
@@ -63,5 +61,5 @@ void weft_local_task_op_retire(weft_local_task_op_t* op) {
   weft_block_processor_context_deinitialize(op->compute.context);
   weft_block_recording_deinitialize(op->compute.dispatch_recording);
   weft_status_free(op->compute.status);
-  weft_queue_scheduler_retire(op->record);
+  weft_queue_scheduler_retire(weft_local_task_op_record(op));
 }

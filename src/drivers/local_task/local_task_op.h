@@ -24,10 +24,6 @@
 typedef struct weft_local_task_file_transfer_t weft_local_task_file_transfer_t;
 
 struct weft_local_task_op_t {
-  // The scheduler's record holding this, and the op captured in it. Its
-  // |entry| links the op in the queue's ready list or the compute list.
-  weft_scheduled_op_t* record;
-  weft_queue_op_t* base;
   weft_local_task_queue_t* queue;
   // READ and WRITE on the proactor: the transfer (in the record), or NULL.
   weft_local_task_file_transfer_t* file_transfer;
@@ -52,12 +48,32 @@ struct weft_local_task_op_t {
   } compute;
 };
 
+// The driver bytes of a record: this struct, rounded to 16.
+#define WEFT_LOCAL_TASK_OP_SIZE \
+  ((sizeof(weft_local_task_op_t) + 15) & ~(size_t)15)
+
+// The scheduler's record holding |op| (right after it: no load, so the
+// thread running an op does not chase a pointer before it can fetch the
+// op's lines). Its |entry| links the op in the queue's ready list or the
+// compute list.
+static inline weft_scheduled_op_t* weft_local_task_op_record(
+    const weft_local_task_op_t* op) {
+  return weft_scheduled_op_from_driver((void*)op, WEFT_LOCAL_TASK_OP_SIZE);
+}
+
+// The op captured in |op|'s record.
+static inline weft_queue_op_t* weft_local_task_op_base(
+    const weft_local_task_op_t* op) {
+  return &weft_local_task_op_record(op)->base;
+}
+
 // The op whose record's |entry| is |entry|.
 static inline weft_local_task_op_t* weft_local_task_op_from_entry(
     weft_mpsc_entry_t* entry) {
-  return entry ? (weft_local_task_op_t*)weft_container_of(
-                     entry, weft_scheduled_op_t, entry)
-                     ->driver
+  return entry ? (weft_local_task_op_t*)((uint8_t*)weft_container_of(
+                                             entry, weft_scheduled_op_t,
+                                             entry) -
+                                         WEFT_LOCAL_TASK_OP_SIZE)
                : NULL;
 }
 
@@ -75,7 +91,8 @@ weft_status_t weft_local_task_op_acquire(weft_local_task_queue_t* queue,
 // Freed when it retires.
 static inline weft_status_t weft_local_task_op_allocate(
     weft_local_task_op_t* op, size_t byte_length, void** out_ptr) {
-  return weft_scheduled_op_allocate(op->record, byte_length, out_ptr);
+  return weft_scheduled_op_allocate(weft_local_task_op_record(op), byte_length,
+                                    out_ptr);
 }
 
 // Releases what the compute path and the capture hold and recycles the

@@ -30,29 +30,29 @@ static bool weft_local_task_device_is_shutting_down(
 
 weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
                                              weft_status_t status) {
-  if (!weft_status_is_ok(status) && op->base->kind == WEFT_QUEUE_OP_EXECUTE &&
-      op->base->execute.command_buffer &&
+  if (!weft_status_is_ok(status) && weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_EXECUTE &&
+      weft_local_task_op_base(op)->execute.command_buffer &&
       op->compute.failed_command != UINT32_MAX) {
     // Which command, in the words of every driver (command_buffer_impl.h).
     status = weft_command_buffer_annotate_command(
-        op->base->execute.command_buffer, op->compute.failed_command, status);
+        weft_local_task_op_base(op)->execute.command_buffer, op->compute.failed_command, status);
   }
-  return weft_queue_op_annotate_error(op->base, status);
+  return weft_queue_op_annotate_error(weft_local_task_op_base(op), status);
 }
 
 void weft_local_task_op_finish(weft_local_task_op_t* op, weft_status_t status) {
-  if (op->base->kind == WEFT_QUEUE_OP_EXECUTE) {
+  if (weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_EXECUTE) {
     // A command buffer holds its device, and the host may release both as
     // soon as it sees the signal: drop it first, so that the device's last
     // reference is not left to a worker (see local_task_device.h).
     weft_block_processor_context_deinitialize(op->compute.context);
     op->compute.context = NULL;
     op->compute.recording = NULL;
-    weft_command_buffer_release(op->base->execute.command_buffer);
-    op->base->execute.command_buffer = NULL;
+    weft_command_buffer_release(weft_local_task_op_base(op)->execute.command_buffer);
+    weft_local_task_op_base(op)->execute.command_buffer = NULL;
   }
-  weft_queue_trace_signal(op->record->trace_id, weft_status_is_ok(status));
-  weft_queue_op_signal_or_fail(op->base, status);
+  weft_queue_trace_signal(weft_local_task_op_record(op)->trace_id, weft_status_is_ok(status));
+  weft_queue_op_signal_or_fail(weft_local_task_op_base(op), status);
 }
 
 void weft_local_task_op_release(weft_local_task_op_t* op) {
@@ -61,9 +61,9 @@ void weft_local_task_op_release(weft_local_task_op_t* op) {
 }
 
 weft_status_t weft_local_task_op_not_run(weft_local_task_op_t* op) {
-  weft_status_t status = op->record->wait_status;
-  op->record->wait_status = WEFT_OK;
-  return weft_queue_op_not_run(op->base, status, op->record->swept);
+  weft_status_t status = weft_local_task_op_record(op)->wait_status;
+  weft_local_task_op_record(op)->wait_status = WEFT_OK;
+  return weft_queue_op_not_run(weft_local_task_op_base(op), status, weft_local_task_op_record(op)->swept);
 }
 
 // Runs one ready op on the control process (on worker |worker_index|):
@@ -75,29 +75,29 @@ static void weft_local_task_run(weft_local_task_queue_t* queue,
   bool ended = false;
   weft_status_t status = WEFT_OK;
   // Read before the op may retire below.
-  const uint64_t trace_id = op->record->trace_id;
+  const uint64_t trace_id = weft_local_task_op_record(op)->trace_id;
   if (trace_id) {
     // Guarded here: the name lookup is a call, not worth making per op
     // when tracing is off.
-    weft_queue_trace_begin(trace_id, weft_queue_op_kind_name(op->base->kind));
+    weft_queue_trace_begin(trace_id, weft_queue_op_kind_name(weft_local_task_op_base(op)->kind));
   }
-  if (!weft_status_is_ok(op->record->wait_status) || op->record->swept ||
+  if (!weft_status_is_ok(weft_local_task_op_record(op)->wait_status) || weft_local_task_op_record(op)->swept ||
       weft_local_task_device_is_shutting_down(queue->device)) {
     status = weft_local_task_op_not_run(op);
-  } else if (op->base->kind == WEFT_QUEUE_OP_DISPATCH ||
-             op->base->kind == WEFT_QUEUE_OP_EXECUTE) {
+  } else if (weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_DISPATCH ||
+             weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_EXECUTE) {
     // Finishes and releases the op itself (now or on the compute process).
     weft_local_task_compute_start(queue, op, worker_index);
     op = NULL;
-  } else if ((op->base->kind == WEFT_QUEUE_OP_READ ||
-              op->base->kind == WEFT_QUEUE_OP_WRITE) &&
+  } else if ((weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_READ ||
+              weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_WRITE) &&
              weft_local_task_file_is_async(op)) {
     // Finishes and releases the op itself (on the proactor's completion).
     weft_local_task_file_start(op);
     op = NULL;
   } else {
     status = weft_local_task_annotate_error(
-        op, weft_local_queue_op_do(op->base, &ended));
+        op, weft_local_queue_op_do(weft_local_task_op_base(op), &ended));
   }
   if (op && ended) {
     // The host call published (or took over) the signals itself.
@@ -126,7 +126,7 @@ static void weft_local_task_take_ready(weft_local_task_queue_t* queue) {
     weft_mpsc_entry_t* last = chain;
     while (last->next) last = last->next;
     if (queue->run_tail) {
-      queue->run_tail->record->entry.next = chain;
+      weft_local_task_op_record(queue->run_tail)->entry.next = chain;
     } else {
       queue->run_head = first;
     }
@@ -146,7 +146,7 @@ static weft_process_drain_result_t weft_local_task_control_drain(
     if (!queue->run_head) weft_local_task_take_ready(queue);
     if (!queue->run_head) break;
     weft_local_task_op_t* op = queue->run_head;
-    queue->run_head = weft_local_task_op_from_entry(op->record->entry.next);
+    queue->run_head = weft_local_task_op_from_entry(weft_local_task_op_record(op)->entry.next);
     if (!queue->run_head) queue->run_tail = NULL;
     weft_local_task_run(queue, op, worker_index);
     result = WEFT_PROCESS_DRAIN_DID_WORK;
@@ -171,7 +171,7 @@ static weft_process_drain_result_t weft_local_task_control_drain(
 // Pushes a ready op and wakes the control process.
 static void weft_local_task_push_ready(weft_local_task_queue_t* queue,
                                        weft_local_task_op_t* op) {
-  weft_mpsc_list_push(&queue->ready, &op->record->entry);
+  weft_mpsc_list_push(&queue->ready, &weft_local_task_op_record(op)->entry);
   weft_process_wake(&queue->control);
 }
 
@@ -199,7 +199,7 @@ static void weft_local_task_op_ready(void* user_data,
 
 void weft_local_task_device_initialize_scheduler(
     weft_local_task_device_t* device, weft_allocator_t allocator) {
-  weft_queue_scheduler_initialize(allocator, sizeof(weft_local_task_op_t),
+  weft_queue_scheduler_initialize(allocator, WEFT_LOCAL_TASK_OP_SIZE,
                                   weft_local_task_op_ready, device,
                                   &device->scheduler);
 }
@@ -253,14 +253,14 @@ weft_status_t weft_local_task_device_queue_submit(
   weft_status_t status =
       weft_local_task_op_acquire(queue, source, /*park=*/!ready, &op);
   if (!weft_status_is_ok(status)) return status;
-  op->record->trace_id = weft_queue_trace_submit();
+  weft_local_task_op_record(op)->trace_id = weft_queue_trace_submit();
   if (ready) {
-    weft_queue_trace_ready(op->record->trace_id);
+    weft_queue_trace_ready(weft_local_task_op_record(op)->trace_id);
     weft_local_task_push_ready(queue, op);
   } else {
     // From here on the op belongs to the scheduler: it may already have
     // run (and retired) when this returns.
-    weft_queue_scheduler_park(op->record, /*native_waits=*/0);
+    weft_queue_scheduler_park(weft_local_task_op_record(op), /*native_waits=*/0);
   }
   return WEFT_OK;
 }
