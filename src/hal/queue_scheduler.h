@@ -11,8 +11,9 @@
 //    list with a wait set over its wait list; when the set resolves (every
 //    wait met, one failed, or the release sweep cancelled it) the op leaves
 //    the list and goes to the driver's ready function;
-//  - the registry behind weft_device_dump_pending (the parked ops; a
-//    driver adds the ones it has taken, if it keeps any);
+//  - the registry behind weft_device_dump_pending: the parked ops, and the
+//    ones a driver took and tracks (weft_queue_scheduler_track: local-task's
+//    file transfers); a driver lists what else it holds itself;
 //  - cancellation at device release: the sweep cancels every parked op's
 //    waits, so each goes to the ready function with CANCELLED naming it,
 //    and the driver ends it as an op that will not run (the failure order
