@@ -611,8 +611,7 @@ weft_status_t weft_buffer_mapping_invalidate(weft_buffer_mapping_t* mapping,
 // Copies through a scoped host mapping. Each has a checked form (the public
 // weft_buffer_map_* helpers: host-visible memory, scoped mapping usage,
 // access) and an unchecked one for the CPU drivers' queue transfers
-// (hal/local/host_transfer.h), which check queue usage themselves. Both
-// check ranges.
+// (buffer_impl.h), which check queue usage themselves. Both check ranges.
 
 static weft_status_t weft_buffer_read_impl(weft_buffer_t* source,
                                            weft_device_size_t offset,

@@ -139,8 +139,8 @@ weft_status_t weft_buffer_map_range_unchecked(weft_buffer_t* buffer,
 // check the range (OUT_OF_RANGE), the fill pattern and its alignment, copy
 // overlap (INVALID_ARGUMENT) and that memory is present
 // (FAILED_PRECONDITION); |what| names the caller in messages ("queue_fill").
-// Zero length is a no-op. The CPU drivers reach them through
-// hal/local/host_transfer.h.
+// Zero length is a no-op. The CPU drivers' queue transfers and inline
+// command buffers call them (hal/local/queue_ops.c).
 weft_status_t weft_buffer_map_read_unchecked(weft_buffer_t* source,
                                              weft_device_size_t offset,
                                              void* target,

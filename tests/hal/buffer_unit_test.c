@@ -13,7 +13,6 @@
 #include "base/atomics.h"
 #include "base/thread.h"
 #include "hal/buffer_impl.h"
-#include "hal/local/host_transfer.h"
 #include "hal/buffer_validation.h"
 #include "hal/local/heap_buffer.h"
 #include "hal/local/transient_buffer.h"
@@ -249,27 +248,28 @@ static void transfer_entry_points_skip_mapping_checks(void** state) {
   uint8_t bytes[64];
   assert_status_text(weft_buffer_map_fill(a, 0, 64, &pattern, 2),
                      WEFT_STATUS_PERMISSION_DENIED, NULL);
-  assert_ok(weft_buffer_transfer_fill(a, 0, 64, &pattern, 2, "queue_fill"));
-  assert_ok(weft_buffer_transfer_copy(a, 0, b, 0, 64, "queue_copy"));
-  assert_ok(weft_buffer_transfer_read(b, 0, bytes, 64, "queue_read"));
+  assert_ok(
+      weft_buffer_map_fill_unchecked(a, 0, 64, &pattern, 2, "queue_fill"));
+  assert_ok(weft_buffer_map_copy_unchecked(a, 0, b, 0, 64, "queue_copy"));
+  assert_ok(weft_buffer_map_read_unchecked(b, 0, bytes, 64, "queue_read"));
   for (int i = 0; i < 64; i += 2) {
     uint16_t value = 0;
     memcpy(&value, bytes + i, 2);
     assert_int_equal(value, 0x1234);
   }
-  assert_ok(weft_buffer_transfer_write(b, 60, bytes, 4, "queue_update"));
+  assert_ok(weft_buffer_map_write_unchecked(b, 60, bytes, 4, "queue_update"));
   assert_status_text(
-      weft_buffer_transfer_write(b, 61, bytes, 4, "queue_update"),
+      weft_buffer_map_write_unchecked(b, 61, bytes, 4, "queue_update"),
       WEFT_STATUS_OUT_OF_RANGE, "queue_update: range [61, 65)");
   assert_status_text(
-      weft_buffer_transfer_fill(a, 1, 4, &pattern, 2, "queue_fill"),
+      weft_buffer_map_fill_unchecked(a, 1, 4, &pattern, 2, "queue_fill"),
       WEFT_STATUS_INVALID_ARGUMENT, "queue_fill: offset 1");
-  assert_status_text(weft_buffer_transfer_copy(a, 0, a, 8, 16, "queue_copy"),
-                     WEFT_STATUS_INVALID_ARGUMENT, "queue_copy");
+  assert_status_text(
+      weft_buffer_map_copy_unchecked(a, 0, a, 8, 16, "queue_copy"),
+      WEFT_STATUS_INVALID_ARGUMENT, "queue_copy");
   weft_buffer_mapping_t mapping;
-  assert_ok(weft_buffer_map_range_unchecked(b, WEFT_MEMORY_ACCESS_WRITE, 8,
-                                            WEFT_WHOLE_BUFFER, "dispatch",
-                                            &mapping));
+  assert_ok(weft_buffer_map_range_unchecked(
+      b, WEFT_MEMORY_ACCESS_WRITE, 8, WEFT_WHOLE_BUFFER, "dispatch", &mapping));
   assert_int_equal(mapping.byte_length, 56);
   weft_buffer_unmap_range(&mapping);
   weft_buffer_release(a);

@@ -2,7 +2,6 @@
 #include "hal/local/inline_command_buffer.h"
 
 #include "hal/buffer_impl.h"
-#include "hal/local/host_transfer.h"
 #include "hal/command_buffer_impl.h"
 #include "hal/local/inline_dispatch.h"
 
@@ -17,9 +16,9 @@ static weft_status_t weft_inline_replay_fill(const weft_command_fill_t* fill,
   weft_status_t status =
       weft_command_buffer_resolve_fill(fill, table, kWhat, &target);
   if (weft_status_is_ok(status)) {
-    status =
-        weft_buffer_transfer_fill(target.buffer, target.offset, target.length,
-                                  &fill->pattern, fill->pattern_length, kWhat);
+    status = weft_buffer_map_fill_unchecked(target.buffer, target.offset,
+                                            target.length, &fill->pattern,
+                                            fill->pattern_length, kWhat);
   }
   return status;
 }
@@ -30,8 +29,8 @@ static weft_status_t weft_inline_replay_update(
   weft_status_t status =
       weft_command_buffer_resolve_ref(update->target, table, kWhat, &target);
   if (weft_status_is_ok(status) && target.length > 0) {
-    status = weft_buffer_transfer_write(target.buffer, target.offset,
-                                        update->source, target.length, kWhat);
+    status = weft_buffer_map_write_unchecked(
+        target.buffer, target.offset, update->source, target.length, kWhat);
   }
   return status;
 }
@@ -43,9 +42,9 @@ static weft_status_t weft_inline_replay_copy(const weft_command_copy_t* copy,
   weft_status_t status =
       weft_command_buffer_resolve_copy(copy, table, kWhat, &source, &target);
   if (weft_status_is_ok(status)) {
-    status =
-        weft_buffer_transfer_copy(source.buffer, source.offset, target.buffer,
-                                  target.offset, source.length, kWhat);
+    status = weft_buffer_map_copy_unchecked(source.buffer, source.offset,
+                                            target.buffer, target.offset,
+                                            source.length, kWhat);
   }
   return status;
 }

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "hal/buffer_impl.h"
-#include "hal/local/host_transfer.h"
 #include "hal/device_impl.h"
 #include "hal/local/inline_command_buffer.h"
 #include "hal/local/inline_dispatch.h"
@@ -21,7 +20,7 @@ weft_status_t weft_local_queue_read(weft_file_t* file, uint64_t file_offset,
   if (length == 0) {
     // Nothing to move.
   } else if (memory) {
-    status = weft_buffer_transfer_write(
+    status = weft_buffer_map_write_unchecked(
         buffer, buffer_offset, memory + file_offset, length, "queue_read");
   } else {
     weft_buffer_mapping_t mapping;
@@ -46,7 +45,7 @@ weft_status_t weft_local_queue_write(weft_buffer_t* buffer,
   if (length == 0) {
     // Nothing to move.
   } else if (memory) {
-    status = weft_buffer_transfer_read(
+    status = weft_buffer_map_read_unchecked(
         buffer, buffer_offset, memory + file_offset, length, "queue_write");
   } else {
     weft_buffer_mapping_t mapping;
@@ -106,17 +105,17 @@ weft_status_t weft_local_queue_op_do(const weft_queue_op_t* op,
       status = weft_transient_buffer_decommit(op->transient.buffer);
       break;
     case WEFT_QUEUE_OP_FILL:
-      status = weft_buffer_transfer_fill(op->fill.target, op->fill.offset,
-                                         op->fill.length, &op->fill.pattern,
-                                         op->fill.pattern_length, "queue_fill");
+      status = weft_buffer_map_fill_unchecked(
+          op->fill.target, op->fill.offset, op->fill.length, &op->fill.pattern,
+          op->fill.pattern_length, "queue_fill");
       break;
     case WEFT_QUEUE_OP_UPDATE:
-      status = weft_buffer_transfer_write(op->update.target, op->update.offset,
-                                          op->update.source, op->update.length,
-                                          "queue_update");
+      status = weft_buffer_map_write_unchecked(
+          op->update.target, op->update.offset, op->update.source,
+          op->update.length, "queue_update");
       break;
     case WEFT_QUEUE_OP_COPY:
-      status = weft_buffer_transfer_copy(
+      status = weft_buffer_map_copy_unchecked(
           op->copy.source, op->copy.source_offset, op->copy.target,
           op->copy.target_offset, op->copy.length, "queue_copy");
       break;
