@@ -35,7 +35,7 @@
 enum { kRoundOps = 10000, kRounds = 4, kWords = 256 };
 
 // How far the fourth round may be above the second (see the checks).
-#define kHeapSlack ((uint64_t)64 * 1024)
+#define kHeapSlack ((uint64_t)256 * 1024)
 #define kResidentSlack ((uint64_t)1024 * 1024)
 
 // Bytes the heap has handed out and not had back (every arena), or 0 where
@@ -121,10 +121,12 @@ static void bursts_hold_memory_steady(void** state) {
           in_use[0] / 1e6, in_use[1] / 1e6, in_use[2] / 1e6, in_use[3] / 1e6,
           WEFT_CTS_SANITIZED ? " (sanitizer: not checked)" : "");
   if (!WEFT_CTS_SANITIZED && in_use[1] != 0) {
-    // What weft holds: its pools keep their high-water mark. A record per
-    // op not recycled would add 1 MB a round; a pool whose high-water mark
-    // rose because more was in flight this round (a GPU's events) adds a
-    // few KiB.
+    // What weft holds: its pools keep their high-water mark. Anything kept
+    // per op (26 bytes or more) would add more than the slack in a round
+    // (a record per op: about 10 MB); a pool that follows what is in
+    // flight may still rise when a later round has more in flight than
+    // the first two (cuda: at most 1024 ops, so its events, about 150 KB
+    // at most; a few KiB seen).
     assert_true(in_use[3] <= in_use[1] + kHeapSlack);
   }
   if (!WEFT_CTS_SANITIZED && resident[1] != 0) {
