@@ -178,7 +178,7 @@ int weft_cuda_transfer_main(void* user_data) {
     if (!op) break;  // shutting down with nothing left
     weft_cuda_fifo_unlink(&device->transfers, NULL, op);
     weft_slim_mutex_unlock(&device->mutex);
-    weft_queue_trace_begin(op->trace_id,
+    weft_queue_trace_begin(op->record->trace_id,
                            weft_queue_op_kind_name(op->base->kind));
     weft_status_t status =
         pushed ? weft_cuda_staging_ensure(device)
@@ -186,7 +186,7 @@ int weft_cuda_transfer_main(void* user_data) {
     if (weft_status_is_ok(status)) {
       status = weft_cuda_transfer(device, op->base);
     }
-    weft_queue_trace_end(op->trace_id);
+    weft_queue_trace_end(op->record->trace_id);
     // Its event after the last copy (a WRITE's pieces are all in the file
     // by now); the completion thread ends it like any issued op. Never
     // signalled from here: the ops whose values it waited for in-stream

@@ -24,8 +24,6 @@ struct weft_cuda_op_t {
   // announced to their semaphores (weft_semaphore_advance_issued).
   weft_cuda_op_t* advance_next;
   weft_cuda_device_t* device;
-  weft_time_t submit_time;
-  uint64_t trace_id;
   // The op's own path (issue -> completion, or the failure that ends it)
   // and, while it waits to be announced, the announcement. The last to let
   // go retires the record.

@@ -36,7 +36,7 @@ static weft_status_t weft_cuda_op_allocate(weft_cuda_device_t* device,
     op->record = record;
     op->base = &record->base;
     op->device = device;
-    op->submit_time = weft_time_now();
+    record->submit_time = weft_time_now();
     atomic_init(&op->ref_count, 1u);
     *out_op = op;
   }
@@ -681,7 +681,7 @@ static void weft_cuda_trace_device_time(weft_cuda_device_t* device,
       duration_ms > 0.0f ? (weft_duration_t)((double)duration_ms * 1e6) : 0;
   if (duration_ns > observed_ns - start_ns) duration_ns = observed_ns - start_ns;
   device->trace_last_end_ns = start_ns + duration_ns;
-  weft_queue_trace_device_time(device->trace_track, op->trace_id,
+  weft_queue_trace_device_time(device->trace_track, op->record->trace_id,
                                weft_queue_op_kind_name(op->base->kind),
                                start_ns, duration_ns);
 }
@@ -697,7 +697,7 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
   const weft_cuda_symbols_t* symbols = device->symbols;
   CUstream stream = device->dispatch_stream;
   op->waited_in_stream = waits->count > 0;
-  weft_queue_trace_ready(op->trace_id);
+  weft_queue_trace_ready(op->record->trace_id);
   weft_status_t status = WEFT_OK;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < waits->count; ++i) {
     // An event of this stream is already behind us in order.
@@ -712,7 +712,7 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
     weft_cuda_device_enqueue_transfer(device, op);
     return;
   }
-  if (weft_status_is_ok(status) && op->trace_id) {
+  if (weft_status_is_ok(status) && op->record->trace_id) {
     weft_cuda_trace_mark_start(device, op);
   }
   if (weft_status_is_ok(status)) {
@@ -727,24 +727,24 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
 
 // Runs a host call whose waits are reached, on this thread.
 static void weft_cuda_op_run_host_call(weft_cuda_op_t* op) {
-  weft_queue_trace_ready(op->trace_id);
-  weft_queue_trace_begin(op->trace_id, "queue_host_call");
+  weft_queue_trace_ready(op->record->trace_id);
+  weft_queue_trace_begin(op->record->trace_id, "queue_host_call");
   bool ended = false;
   weft_status_t status = weft_queue_op_annotate_error(
       op->base, weft_queue_op_run_host_call(op->base, &ended));
-  weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
+  weft_queue_trace_signal(op->record->trace_id, weft_status_is_ok(status));
   if (ended) {
     weft_status_ignore(status);
   } else {
     weft_queue_op_signal_or_fail(op->base, status);
   }
-  weft_queue_trace_end(op->trace_id);
+  weft_queue_trace_end(op->record->trace_id);
 }
 
 // Fails |op|, which will not run, with |wait_status| (consumed).
 static void weft_cuda_op_fail_not_run(weft_cuda_op_t* op,
                                       weft_status_t wait_status, bool swept) {
-  weft_queue_trace_signal(op->trace_id, false);
+  weft_queue_trace_signal(op->record->trace_id, false);
   weft_queue_op_signal_or_fail(
       op->base, weft_queue_op_not_run(op->base, wait_status, swept));
 }
@@ -892,7 +892,7 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
   weft_cuda_op_t* op = NULL;
   weft_status_t status = weft_cuda_op_allocate(device, source, &op);
   if (!weft_status_is_ok(status)) return status;
-  op->trace_id = weft_queue_trace_submit();
+  op->record->trace_id = weft_queue_trace_submit();
   status = weft_cuda_device_push_context(device);
   if (!weft_status_is_ok(status)) {
     weft_queue_scheduler_retire(op->record);
@@ -1075,7 +1075,7 @@ static int weft_cuda_completion_main(void* user_data) {
     weft_slim_mutex_lock(&device->mutex);
     weft_cuda_status_release(device, op);
     weft_slim_mutex_unlock(&device->mutex);
-    weft_queue_trace_signal(op->trace_id, weft_status_is_ok(status));
+    weft_queue_trace_signal(op->record->trace_id, weft_status_is_ok(status));
     weft_queue_op_signal_or_fail(op->base, status);
     weft_cuda_op_release(op);
     weft_slim_mutex_lock(&device->mutex);
@@ -1175,7 +1175,7 @@ uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
   for (int f = 0; f < 3; ++f) {
     for (const weft_cuda_op_t* op = fifos[f]->head; op; op = op->next) {
       const weft_pending_op_t pending =
-          weft_pending_op_for(op->base, states[f], op->submit_time);
+          weft_pending_op_for(op->base, states[f], op->record->submit_time);
       visit(user_data, &pending);
     }
   }
