@@ -51,8 +51,9 @@ void weft_queue_scheduler_initialize(weft_allocator_t allocator,
 }
 
 void weft_queue_scheduler_deinitialize(weft_queue_scheduler_t* scheduler) {
-  weft_scheduled_op_t* op = scheduler->all_head;
-  scheduler->all_head = NULL;
+  weft_scheduled_op_t* op =
+      weft_atomic_load(&scheduler->all_head, memory_order_acquire);
+  weft_atomic_store(&scheduler->all_head, NULL, memory_order_relaxed);
   while (op) {
     weft_scheduled_op_t* next = op->all_next;
     weft_arena_deinitialize(&op->arena);
@@ -97,9 +98,12 @@ weft_status_t weft_queue_scheduler_acquire_empty(
       op->block = block;
       op->scheduler = scheduler;
       weft_arena_initialize(&scheduler->spill_pool, &op->arena);
+      atomic_init(&op->park_state, WEFT_SCHEDULED_OP_IDLE);
+      // Release: a walker that loads the new head sees the record whole.
       weft_slim_mutex_lock(&scheduler->cache_mutex);
-      op->all_next = scheduler->all_head;
-      scheduler->all_head = op;
+      op->all_next =
+          weft_atomic_load(&scheduler->all_head, memory_order_relaxed);
+      weft_atomic_store(&scheduler->all_head, op, memory_order_release);
       weft_slim_mutex_unlock(&scheduler->cache_mutex);
     } else {
       status = weft_status_annotate(status, "allocating an operation record");
@@ -111,7 +115,7 @@ weft_status_t weft_queue_scheduler_acquire_empty(
     memset(op, 0, reset_size);
     op->inline_used = 0;
     op->wait_set = NULL;
-    op->parked_prev = op->parked_next = op->swept_next = NULL;
+    op->tracked_prev = op->tracked_next = op->swept_next = NULL;
     op->driver = (uint8_t*)op - scheduler->driver_size;
     memset(op->driver, 0, scheduler->driver_size);
     // Relaxed: no op is taken once shutdown started, so shutdown reads a
@@ -213,6 +217,17 @@ weft_status_t weft_queue_scheduler_acquire(weft_queue_scheduler_t* scheduler,
 }
 
 void weft_queue_scheduler_retire(weft_scheduled_op_t* op) {
+  if (weft_atomic_load(&op->park_state, memory_order_relaxed) !=
+      WEFT_SCHEDULED_OP_IDLE) {
+    // A walker that saw it parked reads its capture under the park mutex:
+    // it leaves the state under the mutex, before the capture is released.
+    // Only retirers of parked ops take it here; submitters never do.
+    weft_queue_scheduler_t* scheduler = op->scheduler;
+    weft_slim_mutex_lock(&scheduler->park_mutex);
+    weft_atomic_store(&op->park_state, WEFT_SCHEDULED_OP_IDLE,
+                      memory_order_relaxed);
+    weft_slim_mutex_unlock(&scheduler->park_mutex);
+  }
   weft_status_free(op->wait_status);
   op->wait_status = WEFT_OK;
   weft_queue_op_release(&op->base);
@@ -225,26 +240,9 @@ void weft_queue_scheduler_retire(weft_scheduled_op_t* op) {
 
 // The scheduler whose release sweep this thread is running: a callback it
 // causes (inside a cancel, under the park mutex) queues the op for the
-// sweep instead of taking the mutex.
+// sweep instead of handing it on there.
 static _Thread_local weft_queue_scheduler_t* weft_queue_scheduler_sweeping;
 static _Thread_local weft_scheduled_op_t* weft_queue_scheduler_swept_head;
-
-// Unlinks |op| from the parked list. Called with the park mutex held.
-static void weft_queue_scheduler_unlink_locked(
-    weft_queue_scheduler_t* scheduler, weft_scheduled_op_t* op) {
-  if (op->parked_prev) {
-    op->parked_prev->parked_next = op->parked_next;
-  } else {
-    scheduler->parked_head = op->parked_next;
-  }
-  if (op->parked_next) {
-    op->parked_next->parked_prev = op->parked_prev;
-  } else {
-    scheduler->parked_tail = op->parked_prev;
-  }
-  op->parked_prev = op->parked_next = NULL;
-  --scheduler->parked_count;
-}
 
 // The wait set's ready function.
 static void weft_queue_scheduler_op_ready(void* user_data,
@@ -252,9 +250,14 @@ static void weft_queue_scheduler_op_ready(void* user_data,
   weft_scheduled_op_t* op = (weft_scheduled_op_t*)user_data;
   weft_queue_scheduler_t* scheduler = op->scheduler;
   op->wait_status = status;
+  // Walkers skip it from now on; it stays out of IDLE until its retire
+  // (which synchronises with them through the park mutex).
+  weft_atomic_store(&op->park_state, WEFT_SCHEDULED_OP_READIED,
+                    memory_order_relaxed);
   if (weft_queue_scheduler_sweeping == scheduler) {
-    // Inside the sweep's cancel, which holds the park mutex: the sweep
-    // unlinks it and hands it on once it lets go.
+    // The sweep's own cancel, on this thread under the park mutex: the
+    // sweep hands it on once it lets go. Its CANCELLED names the op.
+    op->swept = true;
     op->swept_next = weft_queue_scheduler_swept_head;
     weft_queue_scheduler_swept_head = op;
     return;
@@ -262,9 +265,6 @@ static void weft_queue_scheduler_op_ready(void* user_data,
   // The op is live until the driver retires it, which keeps a device's
   // idle wait from passing: nothing here touches the scheduler after the
   // op is handed on.
-  weft_slim_mutex_lock(&scheduler->park_mutex);
-  weft_queue_scheduler_unlink_locked(scheduler, op);
-  weft_slim_mutex_unlock(&scheduler->park_mutex);
   weft_queue_scheduler_ready_fn_t ready_fn = scheduler->ready_fn;
   void* ready_user_data = scheduler->ready_user_data;
   ready_fn(ready_user_data, op);
@@ -272,19 +272,11 @@ static void weft_queue_scheduler_op_ready(void* user_data,
 
 void weft_queue_scheduler_park(weft_scheduled_op_t* op,
                                uint64_t native_waits) {
-  weft_queue_scheduler_t* scheduler = op->scheduler;
   op->submit_time = weft_time_now();
-  weft_slim_mutex_lock(&scheduler->park_mutex);
-  op->parked_next = NULL;
-  op->parked_prev = scheduler->parked_tail;
-  if (scheduler->parked_tail) {
-    scheduler->parked_tail->parked_next = op;
-  } else {
-    scheduler->parked_head = op;
-  }
-  scheduler->parked_tail = op;
-  ++scheduler->parked_count;
-  weft_slim_mutex_unlock(&scheduler->park_mutex);
+  // Release: a walker that sees PARKED (under the park mutex) reads the
+  // capture written before it.
+  weft_atomic_store(&op->park_state, WEFT_SCHEDULED_OP_PARKED,
+                    memory_order_release);
   // From here on |op| belongs to the wait set: it may already have gone to
   // the ready function (and retired) when this returns.
   weft_wait_set_start_issued(op->wait_set, WEFT_WAIT_MODE_ALL,
@@ -308,21 +300,25 @@ void weft_queue_scheduler_cancel_parked(weft_queue_scheduler_t* scheduler) {
   weft_scheduled_op_t* previous_swept = weft_queue_scheduler_swept_head;
   weft_queue_scheduler_sweeping = scheduler;
   weft_queue_scheduler_swept_head = NULL;
+  // No op is taken any more (the device's last reference is gone), so the
+  // walk sees every record; none retires while the mutex is held if it
+  // is parked, so its wait set stays valid through the cancel.
   weft_slim_mutex_lock(&scheduler->park_mutex);
-  for (weft_scheduled_op_t* op = scheduler->parked_head; op;
-       op = op->parked_next) {
-    op->swept = true;
+  for (weft_scheduled_op_t* op =
+           weft_atomic_load(&scheduler->all_head, memory_order_acquire);
+       op; op = op->all_next) {
+    if (weft_atomic_load(&op->park_state, memory_order_acquire) !=
+        WEFT_SCHEDULED_OP_PARKED) {
+      continue;
+    }
     // Finishes the set here (its callback queues the op on this thread)
     // unless a wait is resolving it right now on another thread, which
-    // then waits for the mutex and hands the op on itself.
+    // then hands the op on itself.
     weft_wait_set_cancel(op->wait_set,
                          weft_queue_op_cancelled(&op->base,
                                                  /*while_waiting=*/true));
   }
   weft_scheduled_op_t* swept = weft_queue_scheduler_swept_head;
-  for (weft_scheduled_op_t* op = swept; op; op = op->swept_next) {
-    weft_queue_scheduler_unlink_locked(scheduler, op);
-  }
   weft_slim_mutex_unlock(&scheduler->park_mutex);
   weft_queue_scheduler_sweeping = previous_sweeping;
   weft_queue_scheduler_swept_head = previous_swept;
@@ -376,10 +372,10 @@ void weft_queue_scheduler_track(weft_scheduled_op_t* op, const char* state,
   weft_slim_mutex_lock(&scheduler->park_mutex);
   op->tracked_state = state;
   op->tracked_describe = describe;
-  op->parked_next = NULL;
-  op->parked_prev = scheduler->tracked_tail;
+  op->tracked_next = NULL;
+  op->tracked_prev = scheduler->tracked_tail;
   if (scheduler->tracked_tail) {
-    scheduler->tracked_tail->parked_next = op;
+    scheduler->tracked_tail->tracked_next = op;
   } else {
     scheduler->tracked_head = op;
   }
@@ -390,17 +386,17 @@ void weft_queue_scheduler_track(weft_scheduled_op_t* op, const char* state,
 void weft_queue_scheduler_untrack(weft_scheduled_op_t* op) {
   weft_queue_scheduler_t* scheduler = op->scheduler;
   weft_slim_mutex_lock(&scheduler->park_mutex);
-  if (op->parked_prev) {
-    op->parked_prev->parked_next = op->parked_next;
+  if (op->tracked_prev) {
+    op->tracked_prev->tracked_next = op->tracked_next;
   } else {
-    scheduler->tracked_head = op->parked_next;
+    scheduler->tracked_head = op->tracked_next;
   }
-  if (op->parked_next) {
-    op->parked_next->parked_prev = op->parked_prev;
+  if (op->tracked_next) {
+    op->tracked_next->tracked_prev = op->tracked_prev;
   } else {
-    scheduler->tracked_tail = op->parked_prev;
+    scheduler->tracked_tail = op->tracked_prev;
   }
-  op->parked_prev = op->parked_next = NULL;
+  op->tracked_prev = op->tracked_next = NULL;
   weft_slim_mutex_unlock(&scheduler->park_mutex);
 }
 
@@ -411,15 +407,20 @@ uint64_t weft_queue_scheduler_for_each_pending(
   // them).
   uint64_t count = 0;
   weft_slim_mutex_lock(&scheduler->park_mutex);
-  for (weft_scheduled_op_t* op = scheduler->parked_head; op;
-       op = op->parked_next) {
+  for (weft_scheduled_op_t* op =
+           weft_atomic_load(&scheduler->all_head, memory_order_acquire);
+       op; op = op->all_next) {
+    if (weft_atomic_load(&op->park_state, memory_order_acquire) !=
+        WEFT_SCHEDULED_OP_PARKED) {
+      continue;
+    }
     const weft_pending_op_t pending =
         weft_pending_op_for(&op->base, "waiting", op->submit_time);
     visit(user_data, &pending);
     ++count;
   }
   for (weft_scheduled_op_t* op = scheduler->tracked_head; op;
-       op = op->parked_next) {
+       op = op->tracked_next) {
     weft_pending_op_t pending =
         weft_pending_op_for(&op->base, op->tracked_state, op->submit_time);
     char detail[160];

@@ -7,10 +7,14 @@
 //    are recycled whole, so a warm queue allocates nothing, and a burst
 //    leaves the pools at their high-water mark, never above it), each
 //    holding the op captured (queue_op.h) and the driver's own bytes;
-//  - parking: an op whose waits are not met sits on the scheduler's parked
-//    list with a wait set over its wait list; when the set resolves (every
-//    wait met, one failed, or the release sweep cancelled it) the op leaves
-//    the list and goes to the driver's ready function;
+//  - parking: an op whose waits are not met is marked parked (one atomic
+//    store: no lock on the submit path) with a wait set over its wait
+//    list; when the set resolves (every wait met, one failed, or the
+//    release sweep cancelled it) the op goes to the driver's ready
+//    function. The registry and the sweep find parked ops by walking every
+//    record (the pool's high-water mark); a record leaves the parked state
+//    for good only under the park mutex, at retire, so a walker holding it
+//    never sees a record's capture released under it;
 //  - the registry behind weft_device_dump_pending: the parked ops, and the
 //    ones a driver took and tracks (weft_queue_scheduler_track: local-task's
 //    file transfers); a driver lists what else it holds itself;
@@ -64,6 +68,17 @@ typedef void (*weft_scheduled_op_describe_fn_t)(const weft_scheduled_op_t* op,
 typedef void (*weft_queue_scheduler_ready_fn_t)(void* user_data,
                                                 weft_scheduled_op_t* op);
 
+// Where a record is in parking (weft_scheduled_op_t.park_state).
+enum {
+  // Not parked, or retired.
+  WEFT_SCHEDULED_OP_IDLE = 0,
+  // Waiting on its wait set: the registry reports it, the sweep cancels it.
+  WEFT_SCHEDULED_OP_PARKED = 1,
+  // Handed to the ready function, not yet retired: walkers skip it, and
+  // its retire takes the park mutex once to leave the state.
+  WEFT_SCHEDULED_OP_READIED = 2,
+};
+
 struct weft_scheduled_op_t {
   // The op, captured: copies in this record, everything retained.
   weft_queue_op_t base;
@@ -91,9 +106,12 @@ struct weft_scheduled_op_t {
   weft_scheduled_op_t* all_next;  // every record of the pool
   weft_arena_t arena;             // what did not fit in the block
   size_t inline_used;             // bytes of the block's storage used
-  // Links in the parked list, or in the tracked list while tracked.
-  weft_scheduled_op_t* parked_prev;
-  weft_scheduled_op_t* parked_next;
+  // WEFT_SCHEDULED_OP_{IDLE,PARKED,READIED}: set by park, by the wait
+  // set's callback, and back to IDLE by retire under the park mutex.
+  weft_atomic_uint32_t park_state;
+  // Links in the tracked list while tracked.
+  weft_scheduled_op_t* tracked_prev;
+  weft_scheduled_op_t* tracked_next;
   weft_scheduled_op_t* swept_next;
   // While tracked: what dump_pending says it is doing.
   const char* tracked_state;
@@ -112,21 +130,22 @@ struct weft_queue_scheduler_t {
   weft_atomic_uint32_t shutting_down;
   weft_block_pool_t block_pool;
   weft_block_pool_t spill_pool;
-  // Every record ever made (for destroy), and the cache submitters take
-  // records from; guarded by |cache_mutex|. Written by submitters.
+  // The cache submitters take records from; guarded by |cache_mutex|.
+  // Written by submitters.
   alignas(64) weft_slim_mutex_t cache_mutex;
   weft_mpsc_entry_t* cache;
-  weft_scheduled_op_t* all_head;
-  // Parked ops, oldest first; guarded by |park_mutex|. Lock order:
-  // park_mutex, then a semaphore's (the sweep cancels timepoints and
-  // dump_pending names semaphores under it); nothing takes them the other
-  // way round (timepoints fire outside semaphore locks).
+  // Every record ever made, newest first: pushed under |cache_mutex|
+  // (release), walked without it (records are freed only by deinitialize).
+  _Atomic(weft_scheduled_op_t*) all_head;
+  // Orders a record's leaving the parked state (retire) against the
+  // walkers of parked records (the sweep, dump_pending), and guards the
+  // tracked list. Taken by retirers of parked ops and by walkers, never on
+  // the submit path. Lock order: park_mutex, then a semaphore's (the sweep
+  // cancels timepoints and dump_pending names semaphores under it);
+  // nothing takes them the other way round (timepoints fire outside
+  // semaphore locks).
   alignas(64) weft_slim_mutex_t park_mutex;
-  weft_scheduled_op_t* parked_head;
-  weft_scheduled_op_t* parked_tail;
-  uint32_t parked_count;
-  // Ops the driver took and tracks (weft_queue_scheduler_track), guarded
-  // by |park_mutex| too.
+  // Ops the driver took and tracks (weft_queue_scheduler_track).
   weft_scheduled_op_t* tracked_head;
   weft_scheduled_op_t* tracked_tail;
   alignas(64) weft_mpsc_list_t recycled;
@@ -224,8 +243,8 @@ void weft_queue_scheduler_track(weft_scheduled_op_t* op, const char* state,
                                 weft_scheduled_op_describe_fn_t describe);
 void weft_queue_scheduler_untrack(weft_scheduled_op_t* op);
 
-// Describes every parked op ("waiting") and every tracked one through
-// |visit|; returns how many.
+// Describes every parked op ("waiting", newest first) and every tracked one
+// through |visit|; returns how many.
 uint64_t weft_queue_scheduler_for_each_pending(
     weft_queue_scheduler_t* scheduler, weft_pending_op_visit_fn_t visit,
     void* user_data);
