@@ -64,6 +64,20 @@ weft_status_t weft_allocator_malloc_array(weft_allocator_t allocator,
 // Frees |ptr|. |ptr| may be NULL (a no-op).
 void weft_allocator_free(weft_allocator_t allocator, void* ptr);
 
+// Allocates |byte_length| zeroed bytes at an address that is a multiple of
+// |alignment| (a power of two, at most 4096): for objects that keep fields
+// on cache lines of their own (alignas(64)), which the allocator's own
+// 16-byte alignment would shift across lines. Built on the allocator's
+// ordinary commands (it takes up to |alignment| + 8 bytes more), so any
+// allocator works. Free with weft_allocator_free_aligned, never with
+// weft_allocator_free.
+weft_status_t weft_allocator_malloc_aligned(weft_allocator_t allocator,
+                                            size_t byte_length,
+                                            size_t alignment, void** out_ptr);
+
+// Frees what weft_allocator_malloc_aligned returned. |ptr| may be NULL.
+void weft_allocator_free_aligned(weft_allocator_t allocator, void* ptr);
+
 // An allocator that forwards to |base| and fails allocation number
 // |fail_at| (0-based, counting CALLOC/MALLOC/REALLOC calls) and every one
 // after it while |fail_at| >= 0. Used by fault-injection tests.

@@ -147,6 +147,46 @@ void weft_allocator_free(weft_allocator_t allocator, void* ptr) {
   }
 }
 
+weft_status_t weft_allocator_malloc_aligned(weft_allocator_t allocator,
+                                            size_t byte_length,
+                                            size_t alignment, void** out_ptr) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "out_ptr", (const void* const[]){out_ptr}, 1);
+  if (!weft_status_is_ok(status)) return status;
+  *out_ptr = NULL;
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 ||
+      alignment > 4096) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "%s: alignment %zu is not a power of two up to 4096",
+                       __func__, alignment);
+  }
+  if (byte_length == 0) return WEFT_OK;
+  // Room to move up to the boundary, and for the allocation's own address
+  // in the word before the aligned one (what free_aligned hands back).
+  size_t total = 0;
+  if (__builtin_add_overflow(byte_length, alignment + sizeof(void*),
+                             &total)) {
+    return WEFT_STATUS(RESOURCE_EXHAUSTED,
+                       "%s: %zu bytes aligned to %zu overflow size_t",
+                       __func__, byte_length, alignment);
+  }
+  void* base = NULL;
+  status = weft_allocator_allocate(__func__, allocator,
+                                   WEFT_ALLOCATOR_COMMAND_CALLOC, total,
+                                   &base);
+  if (weft_status_is_ok(status)) {
+    uintptr_t aligned = ((uintptr_t)base + sizeof(void*) + alignment - 1) &
+                        ~(uintptr_t)(alignment - 1);
+    ((void**)aligned)[-1] = base;
+    *out_ptr = (void*)aligned;
+  }
+  return status;
+}
+
+void weft_allocator_free_aligned(weft_allocator_t allocator, void* ptr) {
+  if (ptr) weft_allocator_free(allocator, ((void**)ptr)[-1]);
+}
+
 //===----------------------------------------------------------------------===//
 // Failing allocator
 //===----------------------------------------------------------------------===//

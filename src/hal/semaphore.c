@@ -16,6 +16,7 @@
 // exactly while its |semaphore| field points at the semaphore, and that field
 // is only written under the lock, which is how cancel tells a registered
 // timepoint from one that fired or is firing.
+#include <stdalign.h>
 #include "weft/semaphore.h"
 
 #include <inttypes.h>
@@ -85,8 +86,9 @@ weft_status_t weft_semaphore_create(weft_allocator_t allocator,
       __func__, "out_semaphore", (const void* const[]){out_semaphore}, 1);
   if (weft_status_is_ok(status)) {
     *out_semaphore = NULL;
-    status = weft_allocator_malloc(allocator, sizeof(*semaphore),
-                                   (void**)&semaphore);
+    status = weft_allocator_malloc_aligned(allocator, sizeof(*semaphore),
+                                           alignof(weft_semaphore_t),
+                                           (void**)&semaphore);
   }
   if (weft_status_is_ok(status)) {
     weft_semaphore_initialize(&kWeftHostSemaphoreVtable, allocator,
@@ -134,7 +136,7 @@ void weft_semaphore_deinitialize(weft_semaphore_t* semaphore) {
 
 static void weft_semaphore_destroy(weft_semaphore_t* semaphore) {
   weft_semaphore_deinitialize(semaphore);
-  weft_allocator_free(semaphore->allocator, semaphore);
+  weft_allocator_free_aligned(semaphore->allocator, semaphore);
 }
 
 void weft_semaphore_retain(weft_semaphore_t* semaphore) {

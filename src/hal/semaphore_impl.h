@@ -34,6 +34,7 @@
 #ifndef WEFT_HAL_SEMAPHORE_IMPL_H_
 #define WEFT_HAL_SEMAPHORE_IMPL_H_
 
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,20 +76,32 @@ typedef struct weft_semaphore_vtable_t {
   bool (*is_native)(const weft_semaphore_t* semaphore, weft_domain_t domain);
 } weft_semaphore_vtable_t;
 
+// Fields are grouped by who writes them, each group on cache lines of its
+// own (the semaphore is allocated 64-byte aligned), so that a host waiting
+// on a value and the worker signalling it pass as few lines back and forth
+// as the handoff needs: the worker's lock and timepoint scan do not pull a
+// line the waiter reads, and the waiter's spin does not pull the lock's.
 struct weft_semaphore_t {
+  // Written by retain/release (submitters and retirers); the vtable is
+  // read by every call.
   weft_resource_t resource;
-  weft_allocator_t allocator;
-  weft_slim_mutex_t mutex;
-  // The payload; written under |mutex|, read without it.
-  weft_atomic_uint64_t current_value;
-  // 1 once |failure_status| is set; written under |mutex|.
-  weft_atomic_uint32_t failed;
+
+  // Read-mostly: set at create, at the first failure and by set_name.
+  alignas(64) weft_allocator_t allocator;
   // The first failure; immutable once |failed| is 1.
   weft_status_t failure_status;
   // When it failed, in the order of every failure of the process (set with
   // |failure_status|): among several failed waits, the earliest is the one
   // reported, whatever the order of the list.
   uint64_t failure_sequence;
+  // How host waits spin before sleeping; read once at create because the
+  // default policy costs a getenv and a sched_getaffinity call.
+  weft_wait_policy_t wait_policy;
+  // Points at |name_inline| or at an allocation; guarded by |mutex|.
+  char* name;
+
+  // The signaller's: the lock and what it guards.
+  alignas(64) weft_slim_mutex_t mutex;
   // Registered timepoints sorted by value (ties in registration order),
   // guarded by |mutex|: [0] fire when the value is reached, [1] (issued
   // timepoints) also when |issued_value| reaches theirs.
@@ -97,13 +110,16 @@ struct weft_semaphore_t {
   // The highest value an op already issued to the device that owns the
   // payload will signal (weft_semaphore_advance_issued); guarded by |mutex|.
   uint64_t issued_value;
+
+  // What waiters read: written under |mutex|, read without it.
+  // The payload (for the host semaphore; a mirror of it otherwise).
+  alignas(64) weft_atomic_uint64_t current_value;
+  // 1 once |failure_status| is set; written under |mutex|.
+  weft_atomic_uint32_t failed;
+
   // Host waiters sleep here; notified on every signal and on failure.
-  weft_notification_t notification;
-  // How host waits spin before sleeping; read once at create because the
-  // default policy costs a getenv and a sched_getaffinity call.
-  weft_wait_policy_t wait_policy;
-  // Points at |name_inline| or at an allocation; guarded by |mutex|.
-  char* name;
+  alignas(64) weft_notification_t notification;
+
   char name_inline[WEFT_SEMAPHORE_INLINE_NAME_CAPACITY];
 };
 

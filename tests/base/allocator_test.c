@@ -80,6 +80,58 @@ static void test_malloc_array_overflow(void** state) {
   weft_allocator_free(allocator, values);
 }
 
+static void test_malloc_aligned(void** state) {
+  (void)state;
+  weft_allocator_t allocator = weft_allocator_system();
+  // Every alignment, several sizes each: the address is a multiple, the
+  // bytes are zeroed and all writable (ASan catches an overrun).
+  for (size_t alignment = 1; alignment <= 4096; alignment *= 2) {
+    for (size_t length = 1; length <= 300; length += 97) {
+      unsigned char* ptr = NULL;
+      assert_null(weft_allocator_malloc_aligned(allocator, length, alignment,
+                                                (void**)&ptr));
+      assert_non_null(ptr);
+      assert_int_equal((uintptr_t)ptr % alignment, 0);
+      for (size_t i = 0; i < length; ++i) assert_int_equal(ptr[i], 0);
+      memset(ptr, 0xAB, length);
+      weft_allocator_free_aligned(allocator, ptr);
+    }
+  }
+  weft_allocator_free_aligned(allocator, NULL);
+  void* ptr = (void*)1;
+  assert_null(weft_allocator_malloc_aligned(allocator, 0, 64, &ptr));
+  assert_null(ptr);
+}
+
+static void test_malloc_aligned_refuses_bad_input(void** state) {
+  (void)state;
+  weft_allocator_t allocator = weft_allocator_system();
+  const size_t bad_alignments[] = {0, 3, 48, 8192};
+  for (size_t i = 0; i < 4; ++i) {
+    void* ptr = (void*)1;
+    weft_status_t status = weft_allocator_malloc_aligned(
+        allocator, 64, bad_alignments[i], &ptr);
+    assert_true(weft_status_is(status, WEFT_STATUS_INVALID_ARGUMENT));
+    assert_non_null(strstr(weft_status_message(status), "power of two"));
+    assert_null(ptr);
+    weft_status_free(status);
+  }
+  void* ptr = (void*)1;
+  weft_status_t status =
+      weft_allocator_malloc_aligned(allocator, SIZE_MAX - 8, 64, &ptr);
+  assert_true(weft_status_is(status, WEFT_STATUS_RESOURCE_EXHAUSTED));
+  assert_null(ptr);
+  weft_status_free(status);
+  // A failed allocation comes back as the allocator's own failure.
+  weft_failing_allocator_t storage;
+  weft_allocator_t failing =
+      weft_failing_allocator_initialize(allocator, 0, &storage);
+  status = weft_allocator_malloc_aligned(failing, 64, 64, &ptr);
+  assert_true(weft_status_is(status, WEFT_STATUS_RESOURCE_EXHAUSTED));
+  assert_null(ptr);
+  weft_status_free(status);
+}
+
 static void test_failing_allocator_fails_at_n(void** state) {
   (void)state;
   for (int64_t fail_at = 0; fail_at < 5; ++fail_at) {
@@ -192,6 +244,8 @@ int main(void) {
       cmocka_unit_test(test_zero_length),
       cmocka_unit_test(test_out_of_memory_names_size),
       cmocka_unit_test(test_malloc_array_overflow),
+      cmocka_unit_test(test_malloc_aligned),
+      cmocka_unit_test(test_malloc_aligned_refuses_bad_input),
       cmocka_unit_test(test_failing_allocator_fails_at_n),
       cmocka_unit_test(test_failing_allocator_never),
       cmocka_unit_test(test_failing_realloc_keeps_pointer),

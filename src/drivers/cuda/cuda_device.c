@@ -1,5 +1,6 @@
 // weft cuda driver: the device object and the driver entry (see
 // cuda_device.h and cuda_driver.h).
+#include <stdalign.h>
 #include "drivers/cuda/cuda_device.h"
 
 #include <inttypes.h>
@@ -60,7 +61,7 @@ static void weft_cuda_device_free(weft_cuda_device_t* device) {
   weft_slim_mutex_deinitialize(&device->mutex);
   weft_queue_scheduler_deinitialize(&device->scheduler);
   weft_device_deinitialize(&device->base);
-  weft_allocator_free(allocator, device);
+  weft_allocator_free_aligned(allocator, device);
 }
 
 // The last public reference is gone: held ops fail with CANCELLED, issued
@@ -376,7 +377,9 @@ static weft_status_t weft_cuda_driver_create_device(
   }
   weft_cuda_device_t* device = NULL;
   if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc(allocator, sizeof(*device), (void**)&device);
+    status = weft_allocator_malloc_aligned(allocator, sizeof(*device),
+                                           alignof(weft_cuda_device_t),
+                                           (void**)&device);
   }
   if (!weft_status_is_ok(status)) return status;
   memset(device, 0, sizeof(*device));
@@ -400,7 +403,7 @@ static weft_status_t weft_cuda_driver_create_device(
     weft_condition_deinitialize(&device->completion_wake);
     weft_condition_deinitialize(&device->submission_wake);
     weft_slim_mutex_deinitialize(&device->mutex);
-    weft_allocator_free(allocator, device);
+    weft_allocator_free_aligned(allocator, device);
     return status;
   }
   weft_cuda_device_initialize_scheduler(device);

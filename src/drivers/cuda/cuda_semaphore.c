@@ -1,4 +1,5 @@
 // weft cuda driver: event-backed semaphores (see cuda_semaphore.h).
+#include <stdalign.h>
 #include "drivers/cuda/cuda_semaphore.h"
 
 #include <string.h>
@@ -23,8 +24,9 @@ weft_status_t weft_cuda_semaphore_create(weft_domain_t domain,
                                          weft_semaphore_t** out_semaphore) {
   *out_semaphore = NULL;
   weft_cuda_semaphore_t* semaphore = NULL;
-  weft_status_t status =
-      weft_allocator_malloc(allocator, sizeof(*semaphore), (void**)&semaphore);
+  weft_status_t status = weft_allocator_malloc_aligned(
+      allocator, sizeof(*semaphore), alignof(weft_cuda_semaphore_t),
+      (void**)&semaphore);
   if (weft_status_is_ok(status)) {
     weft_semaphore_initialize(&kWeftCudaSemaphoreVtable, allocator,
                               initial_value, &semaphore->base);
@@ -48,7 +50,7 @@ static void weft_cuda_semaphore_destroy(weft_semaphore_t* base) {
   weft_allocator_free(base->allocator, semaphore->timepoints);
   weft_slim_mutex_deinitialize(&semaphore->timepoint_mutex);
   weft_semaphore_deinitialize(base);
-  weft_allocator_free(base->allocator, semaphore);
+  weft_allocator_free_aligned(base->allocator, semaphore);
 }
 
 static void weft_cuda_semaphore_fail(weft_semaphore_t* base) {

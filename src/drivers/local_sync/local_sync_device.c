@@ -1,4 +1,5 @@
 // weft: the local-sync device object and driver entry.
+#include <stdalign.h>
 #include "drivers/local_sync/local_sync_device.h"
 
 #include <string.h>
@@ -13,7 +14,7 @@ void weft_local_sync_device_unhold(weft_local_sync_device_t* device) {
     weft_allocator_t allocator = device->base.host_allocator;
     weft_queue_scheduler_deinitialize(&device->scheduler);
     weft_device_deinitialize(&device->base);
-    weft_allocator_free(allocator, device);
+    weft_allocator_free_aligned(allocator, device);
   }
 }
 
@@ -73,8 +74,9 @@ static weft_status_t weft_local_sync_driver_create_device(
     const weft_device_options_t* options, weft_allocator_t allocator,
     weft_device_t** out_device) {
   weft_local_sync_device_t* device = NULL;
-  weft_status_t status =
-      weft_allocator_malloc(allocator, sizeof(*device), (void**)&device);
+  weft_status_t status = weft_allocator_malloc_aligned(
+      allocator, sizeof(*device), alignof(weft_local_sync_device_t),
+      (void**)&device);
   if (weft_status_is_ok(status)) {
     weft_local_sync_scheduler_initialize(allocator, device);
     atomic_init(&device->hold_count, 1u);
@@ -83,7 +85,7 @@ static weft_status_t weft_local_sync_driver_create_device(
                                     &device->base);
     if (!weft_status_is_ok(status)) {
       weft_queue_scheduler_deinitialize(&device->scheduler);
-      weft_allocator_free(allocator, device);
+      weft_allocator_free_aligned(allocator, device);
       device = NULL;
     }
   }

@@ -16,6 +16,7 @@
 // When the last release happens on one of the device's workers or inside a
 // file completion on a proactor thread, steps 1-6 run on a detached thread
 // instead (neither can join itself).
+#include <stdalign.h>
 #include "drivers/local_task/local_task_device.h"
 
 #include <inttypes.h>
@@ -100,11 +101,11 @@ static void weft_local_task_device_free(weft_local_task_device_t* device,
   for (uint32_t i = 0; i < queue_started_count; ++i) {
     weft_local_task_queue_deinitialize(&device->queues[i]);
   }
-  weft_allocator_free(allocator, device->queues);
+  weft_allocator_free_aligned(allocator, device->queues);
   weft_queue_scheduler_deinitialize(&device->scheduler);
   weft_allocator_free(allocator, device->topology_explanation);
   weft_device_deinitialize(&device->base);
-  weft_allocator_free(allocator, device);
+  weft_allocator_free_aligned(allocator, device);
 }
 
 static void* weft_local_task_device_reaper_main(void* user_data) {
@@ -434,7 +435,9 @@ static weft_status_t weft_local_task_driver_create_device(
   }
   weft_local_task_device_t* device = NULL;
   if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc(allocator, sizeof(*device), (void**)&device);
+    status = weft_allocator_malloc_aligned(allocator, sizeof(*device),
+                                           alignof(weft_local_task_device_t),
+                                           (void**)&device);
   }
   bool base_initialized = false;
   if (weft_status_is_ok(status)) {
@@ -464,9 +467,11 @@ static weft_status_t weft_local_task_driver_create_device(
     if (device->control_linger_ns > WEFT_LOCAL_TASK_MAX_CONTROL_LINGER_NS) {
       device->control_linger_ns = WEFT_LOCAL_TASK_MAX_CONTROL_LINGER_NS;
     }
-    status = weft_allocator_malloc_array(allocator, params.queue_count,
-                                         sizeof(device->queues[0]),
-                                         (void**)&device->queues);
+    // Aligned: each queue keeps its submit and run sides on lines of their
+    // own. At most WEFT_LOCAL_TASK_MAX_QUEUE_COUNT: the product fits.
+    status = weft_allocator_malloc_aligned(
+        allocator, (size_t)params.queue_count * sizeof(device->queues[0]),
+        alignof(weft_local_task_queue_t), (void**)&device->queues);
   }
   uint32_t queue_started_count = 0;
   if (weft_status_is_ok(status)) {
@@ -483,7 +488,7 @@ static weft_status_t weft_local_task_driver_create_device(
   } else if (base_initialized) {
     weft_local_task_device_free(device, queue_started_count);
   } else {
-    weft_allocator_free(allocator, device);
+    weft_allocator_free_aligned(allocator, device);
   }
   return status;
 }

@@ -217,6 +217,41 @@ static void allocator_free(api_call_t* call) {
   }
 }
 
+static void allocator_malloc_aligned(api_call_t* call) {
+  api_value(call, 1, "byte_length");
+  api_value(call, 2, "alignment");
+  void* ptr = NULL;
+  weft_status_t status = weft_allocator_malloc_aligned(
+      api_allocator(call, 0, "allocator"), 64, 64,
+      api_out(call, 3, "out_ptr", &ptr, sizeof(ptr)));
+  api_status(call, status);
+  api_check_out(call, 3, &ptr, sizeof(ptr));
+  if (api_ok(call)) weft_allocator_free_aligned(call->allocator, ptr);
+}
+
+static void allocator_free_aligned(api_call_t* call) {
+  void* ptr = NULL;
+  if (!api_setup(call,
+                 weft_allocator_malloc_aligned(call->allocator, 16, 64, &ptr),
+                 "weft_allocator_malloc_aligned")) {
+    return;
+  }
+  weft_allocator_t allocator = api_allocator(call, 0, "allocator");
+  if (api_is_broken(call, 0)) {
+    // An allocator without ctl cannot free: give it memory no one frees
+    // (aligned, with the word before it pointing at itself).
+    void* unowned[4] = {NULL, NULL, NULL, NULL};
+    unowned[0] = &unowned[1];
+    weft_allocator_free_aligned(allocator, api_ptr(call, 1, "ptr", &unowned[1]));
+    weft_allocator_free_aligned(call->allocator, ptr);
+  } else {
+    weft_allocator_free_aligned(allocator, api_ptr(call, 1, "ptr", ptr));
+    if (api_is_broken(call, 1)) {
+      weft_allocator_free_aligned(call->allocator, ptr);
+    }
+  }
+}
+
 static void failing_allocator_initialize(api_call_t* call) {
   api_value(call, 1, "fail_at");
   weft_failing_allocator_t storage;
@@ -352,6 +387,9 @@ const api_entry_t api_table_base[] = {
     {"weft_allocator_realloc", allocator_realloc, WEFT_STATUS_OK},
     {"weft_allocator_malloc_array", allocator_malloc_array, WEFT_STATUS_OK},
     {"weft_allocator_free", allocator_free, WEFT_STATUS_OK},
+    {"weft_allocator_malloc_aligned", allocator_malloc_aligned,
+     WEFT_STATUS_OK},
+    {"weft_allocator_free_aligned", allocator_free_aligned, WEFT_STATUS_OK},
     {"weft_failing_allocator_initialize", failing_allocator_initialize,
      WEFT_STATUS_OK},
     {"weft_time_now", time_now, WEFT_STATUS_OK},
