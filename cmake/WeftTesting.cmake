@@ -16,6 +16,24 @@ endfunction()
 set(WEFT_CTS_DRIVERS "local-sync;local-task" CACHE STRING
     "Drivers the CTS runs on")
 
+# The vulkan driver's CTS runs on Mesa's software device (Debian
+# mesa-vulkan-drivers), chosen by pointing the loader at its ICD file rather
+# than taking whatever device is first, with the Khronos validation layer on
+# and fatal (any message fails the test). The suites below are those the
+# driver runs so far: the ones that dispatch kernels, run command buffers or
+# read and write files wait for its SPIR-V executables and file transfers.
+find_file(WEFT_VULKAN_SOFTWARE_ICD NAMES lvp_icd.x86_64.json lvp_icd.aarch64.json
+          lvp_icd.json PATHS /usr/share/vulkan/icd.d NO_DEFAULT_PATH NO_CACHE)
+set(WEFT_CTS_VULKAN_SUITES
+    semaphore fence queue_ordering failure_order queue_errors queue_host_call
+    queue_alloca buffer buffer_mapping domain channel)
+# Suites whose stress cases run at full length without validation too (the
+# layer tracks every pending timeline value of a queue, so its own cost
+# grows with the square of a chain: 10,000 chained ops take it minutes).
+# Not yet: queue_memory (the heap grows about 1 MB a round of 10,000 ops on
+# Mesa's device; whose memory that is is still to find).
+set(WEFT_CTS_VULKAN_NOVALIDATION_SUITES queue_ordering)
+
 # weft_add_cts_suite(SUITE s SOURCES src... [LABELS l...])
 # Builds cts_<s> and registers cts.<driver>.<s> for every driver in
 # WEFT_CTS_DRIVERS, labelled "cts".
@@ -35,6 +53,28 @@ function(weft_add_cts_suite)
   # (cts.cuda.<suite>, skipped where there is none) and on the CPU test
   # double of the driver API (cts.cuda-double.<suite>, tests/cuda_double),
   # which runs the driver's own logic everywhere.
+  if(WEFT_HAVE_VULKAN AND T_SUITE IN_LIST WEFT_CTS_VULKAN_SUITES)
+    set(vulkan_environment
+        "WEFT_CTS_KERNEL_LIBRARY=$<TARGET_FILE:weft_cts_test_kernels_module>"
+        "WEFT_VULKAN_VALIDATION_FATAL=1")
+    if(WEFT_VULKAN_SOFTWARE_ICD)
+      list(APPEND vulkan_environment
+           "VK_ICD_FILENAMES=${WEFT_VULKAN_SOFTWARE_ICD}")
+    endif()
+    # Skipped (77) where there is no loader, device or validation layer.
+    add_test(NAME cts.vulkan.${T_SUITE}
+             COMMAND ${target} --driver "vulkan?validation=on")
+    set_tests_properties(cts.vulkan.${T_SUITE} PROPERTIES
+      LABELS "cts;vulkan;${T_LABELS}" TIMEOUT 300 SKIP_RETURN_CODE 77
+      ENVIRONMENT "${vulkan_environment}")
+    if(T_SUITE IN_LIST WEFT_CTS_VULKAN_NOVALIDATION_SUITES)
+      add_test(NAME cts.vulkan-novalidation.${T_SUITE}
+               COMMAND ${target} --driver vulkan)
+      set_tests_properties(cts.vulkan-novalidation.${T_SUITE} PROPERTIES
+        LABELS "cts;vulkan;${T_LABELS}" TIMEOUT 300 SKIP_RETURN_CODE 77
+        ENVIRONMENT "${vulkan_environment}")
+    endif()
+  endif()
   if(TARGET weft_cuda_double AND TARGET weft_cts_cuda_kernels)
     add_test(NAME cts.cuda.${T_SUITE} COMMAND ${target} --driver cuda)
     set_tests_properties(cts.cuda.${T_SUITE} PROPERTIES

@@ -17,6 +17,11 @@
 #   openmpi-bin, libopenmpi-dev
 #                  libweft_mpi (channels over MPI) and its tests, run
 #                  through mpiexec; without them they are not built
+#   libvulkan-dev, mesa-vulkan-drivers, vulkan-validationlayers, glslang-tools
+#                  the vulkan driver (built against Vulkan's headers, the
+#                  loader dlopened at run time) and its CTS on Mesa's
+#                  software device with validation on; without them the
+#                  driver is not built and its tests are not registered
 #   clang-14, libclang-rt-14-dev
 #                  the VM's libFuzzer targets (tests/vm/fuzz_*.c), which
 #                  .ci/run builds in build/fuzz; without them they are not
@@ -35,7 +40,9 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
 optional_packages=(libhwloc-dev liburing-dev libcjson-dev libbenchmark-dev
                    libpthreadpool-dev python3-numpy liblua5.4-dev
-                   openmpi-bin libopenmpi-dev clang-14 libclang-rt-14-dev)
+                   openmpi-bin libopenmpi-dev libvulkan-dev
+                   mesa-vulkan-drivers vulkan-validationlayers glslang-tools
+                   clang-14 libclang-rt-14-dev)
 
 missing=()
 for package in "${packages[@]}"; do

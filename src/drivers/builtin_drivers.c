@@ -6,12 +6,18 @@
 #if defined(WEFT_HAVE_CUDA)
 #include "drivers/cuda/cuda_driver.h"
 #endif
+#if defined(WEFT_HAVE_VULKAN)
+#include "drivers/vulkan/vulkan_driver.h"
+#endif
 
 static const weft_driver_t* const kWeftBuiltinDrivers[] = {
     &weft_local_sync_driver,
     &weft_local_task_driver,
 #if defined(WEFT_HAVE_CUDA)
     &weft_cuda_driver,
+#endif
+#if defined(WEFT_HAVE_VULKAN)
+    &weft_vulkan_driver,
 #endif
 };
 

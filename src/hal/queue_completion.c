@@ -113,9 +113,20 @@ static void weft_queue_op_fail_in_order(const weft_queue_op_t* op,
 
 void weft_queue_op_signal_or_fail(const weft_queue_op_t* op,
                                   weft_status_t status) {
+  weft_queue_op_signal_or_fail_published(op, status, 0);
+}
+
+void weft_queue_op_signal_or_fail_published(const weft_queue_op_t* op,
+                                            weft_status_t status,
+                                            uint64_t published) {
   const weft_semaphore_list_t signal_list = op->signal_list;
   if (weft_status_is_ok(status)) {
     for (uint32_t i = 0; i < signal_list.count; ++i) {
+      if (i < 64 && (published & (1ull << i))) {
+        weft_semaphore_publish_value(signal_list.semaphores[i],
+                                     signal_list.values[i]);
+        continue;
+      }
       // A signal fails only when the semaphore failed (the failure stays)
       // or passed the value; the others are signalled regardless, so
       // nothing waits forever.

@@ -23,6 +23,16 @@
 void weft_queue_op_signal_or_fail(const weft_queue_op_t* op,
                                   weft_status_t status);
 
+// weft_queue_op_signal_or_fail for a device whose work already moved some
+// signals' payloads itself (a GPU signalling a timeline semaphore it owns):
+// bit i of |published| (i < 64) says signal i's payload is there, so on
+// success its value is published to the base
+// (weft_semaphore_publish_value) rather than signalled again. On failure
+// every signal fails as signal_or_fail says.
+void weft_queue_op_signal_or_fail_published(const weft_queue_op_t* op,
+                                            weft_status_t status,
+                                            uint64_t published);
+
 // Annotates |status| (consumed, returned), an error of |op|'s work, with
 // where it happened: "while running queue_fill (waiting for 'a' >= 1,
 // signalling 'b' = 2) on queue 0 of device 'local-task'", or "in ..." when

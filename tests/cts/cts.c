@@ -53,16 +53,39 @@ static const weft_cts_kernel_source_t kKernelSources[] = {
 #if defined(WEFT_CTS_HAVE_CUDA_KERNELS)
     {"cuda", weft_cts_cuda_kernels},
 #endif
+    // No SPIR-V test kernels yet: cases run without cts->kernels (the
+    // suites that dispatch are not registered for vulkan).
+    {"vulkan", NULL},
 };
+
+// True when the CTS has test kernels for |driver_name|.
+static bool weft_cts_has_kernels(const char* driver_name) {
+  for (size_t i = 0; i < sizeof(kKernelSources) / sizeof(kKernelSources[0]);
+       ++i) {
+    if (strcmp(kKernelSources[i].driver_name, driver_name) == 0) {
+      return kKernelSources[i].source != NULL;
+    }
+  }
+  return true;
+}
 
 weft_executable_source_t weft_cts_kernel_source(const char* driver_name) {
   for (size_t i = 0; i < sizeof(kKernelSources) / sizeof(kKernelSources[0]);
        ++i) {
-    if (strcmp(kKernelSources[i].driver_name, driver_name) == 0) {
+    if (strcmp(kKernelSources[i].driver_name, driver_name) == 0 &&
+        kKernelSources[i].source) {
       return kKernelSources[i].source();
     }
   }
   return weft_cts_c_kernels();
+}
+
+uint32_t weft_cts_stress_count(const weft_cts_t* cts, uint32_t count) {
+  int64_t validation = 0;
+  weft_status_t status =
+      weft_device_query_i64(cts->device, "vulkan.validation", &validation);
+  weft_status_ignore(status);
+  return validation == 1 ? count / 50 : count;
 }
 
 int weft_cts_setup(void** state) {
@@ -77,7 +100,8 @@ int weft_cts_setup(void** state) {
     status = weft_device_query_i64(cts->device, "queue.count", &queue_count);
   }
   cts->queue_count = weft_cts_clamp_queue_count(queue_count);
-  if (weft_status_is_ok(status)) {
+  if (weft_status_is_ok(status) &&
+      weft_cts_has_kernels(weft_device_driver_name(cts->device))) {
     status = weft_device_create_executable(
         cts->device,
         weft_cts_kernel_source(weft_device_driver_name(cts->device)),
@@ -569,6 +593,22 @@ static const weft_cts_unsupported_t kUnsupported[] = {
     {"cuda", WEFT_CTS_FEATURE_FAILED_WAIT_SKIPS_WORK,
      "an op waiting in-stream on a failing op is already queued on the GPU; "
      "its signals still fail"},
+    {"vulkan", WEFT_CTS_FEATURE_QUEUES_OPTION,
+     "it has one VkQueue per device"},
+    {"vulkan", WEFT_CTS_FEATURE_HOST_MAPPING,
+     "buffers of the default parameters are device memory (HOST_VISIBLE "
+     "ones are mapped host-visible memory)"},
+    {"vulkan", WEFT_CTS_FEATURE_CPU_COMMAND_BUFFERS,
+     "command buffers recorded on a CPU device name CPU kernels, which a GPU "
+     "cannot run"},
+    {"vulkan", WEFT_CTS_FEATURE_CPU_KERNEL_LIBRARIES,
+     "a GPU runs SPIR-V, not CPU functions"},
+    {"vulkan", WEFT_CTS_FEATURE_HOST_DOMAIN,
+     "a GPU is a domain of its own: it reaches its own memory, not another "
+     "device's"},
+    {"vulkan", WEFT_CTS_FEATURE_FAILED_WAIT_SKIPS_WORK,
+     "an op waiting on the GPU on a failing op is already submitted; its "
+     "signals still fail"},
 };
 
 static const char* const kFeatureNames[WEFT_CTS_FEATURE_COUNT] = {

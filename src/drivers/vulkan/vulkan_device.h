@@ -1,0 +1,98 @@
+// weft vulkan driver: the device.
+//
+// One device is one Vulkan logical device (vulkan_context.h) with one
+// queue, a command pool, two private timeline semaphores and a completion
+// thread:
+//  - ops come through one submit entry (hal/queue_op.h). A transfer or
+//    barrier whose waits are all reached on the host, or are on semaphores
+//    of this device whose signalling op is already submitted, is recorded
+//    into a command buffer and submitted at once: its native waits and
+//    signals go into the submission (the GPU waits on and moves the
+//    timelines itself), plus the private |completion| timeline at the op's
+//    sequence number. Otherwise it is parked on the device's queue
+//    scheduler (hal/queue_scheduler.h) and submitted on whichever thread
+//    resolves its waits. No GPU queue ever holds a wait whose signal has
+//    not been submitted: a wait on a host semaphore, another device's, or
+//    a value of this device's not yet submitted is held in the scheduler.
+//  - host ops (host calls, alloca, dealloca) run on the completion thread
+//    once their waits are reached on the host.
+//  - the completion thread is the seed's listener: it waits (vkWaitSemaphores,
+//    ANY) for the oldest op's completion value or the private |wake|
+//    timeline the submitters move, then publishes every signal the
+//    completed ops moved on the GPU to the semaphores' bases, fails the
+//    signals of an op whose native wait failed upstream, and retires them.
+// vkQueueSubmit and the command pool are used under the device mutex (the
+// spec's external synchronisation of a VkQueue and a VkCommandPool).
+#ifndef WEFT_DRIVERS_VULKAN_VULKAN_DEVICE_H_
+#define WEFT_DRIVERS_VULKAN_VULKAN_DEVICE_H_
+
+#include <stdbool.h>
+
+#include "base/mutex.h"
+#include "base/thread.h"
+#include "drivers/vulkan/vulkan_context.h"
+#include "hal/device_impl.h"
+#include "hal/queue_scheduler.h"
+
+typedef struct weft_vulkan_op_t weft_vulkan_op_t;
+
+// A FIFO of ops linked through their |next|.
+typedef struct weft_vulkan_op_fifo_t {
+  weft_vulkan_op_t* head;
+  weft_vulkan_op_t* tail;
+} weft_vulkan_op_fifo_t;
+
+typedef struct weft_vulkan_device_t {
+  weft_device_t base;
+  weft_vulkan_context_t* context;  // retained
+  VkQueue queue;
+
+  // Guards everything below: the queue, the pool, the FIFOs and the wake
+  // protocol.
+  weft_slim_mutex_t mutex;
+  VkCommandPool command_pool;
+  // Command buffers of completed ops, reset and ready to record again.
+  VkCommandBuffer* free_command_buffers;
+  uint32_t free_command_buffer_count;
+  uint32_t free_command_buffer_capacity;
+  // Ops submitted to the GPU, in sequence order.
+  weft_vulkan_op_fifo_t in_flight;
+  // Host ops whose waits are reached, for the completion thread.
+  weft_vulkan_op_fifo_t host_ready;
+  // The last sequence number given to a submission (|completion| reaches
+  // it when that submission is done).
+  uint64_t submitted_sequence;
+  VkSemaphore completion;
+  // Moved by the host to wake the completion thread; |wake_value| is its
+  // last value. |completion_waiting|: the thread is (about to be) inside
+  // vkWaitSemaphores and has not been woken since.
+  VkSemaphore wake;
+  uint64_t wake_value;
+  bool completion_waiting;
+  // Zero fills of new buffers the host cannot map, waited for at once.
+  VkSemaphore immediate;
+  uint64_t immediate_value;
+  bool stopping;
+  weft_thread_t* completion_thread;
+
+  weft_queue_scheduler_t scheduler;
+} weft_vulkan_device_t;
+
+WEFT_DEVICE_DEFINE_CAST(weft_vulkan_device_t, weft_vulkan_device_cast)
+
+// The queue (vulkan_queue.c).
+void weft_vulkan_device_initialize_scheduler(weft_vulkan_device_t* device);
+weft_status_t weft_vulkan_device_start_queue(weft_vulkan_device_t* device);
+// Cancels held ops, lets every submitted op complete, joins the thread.
+void weft_vulkan_device_stop_queue(weft_vulkan_device_t* device);
+void weft_vulkan_device_free_queue(weft_vulkan_device_t* device);
+weft_status_t weft_vulkan_device_queue_submit(weft_device_t* device,
+                                              const weft_queue_op_t* op);
+uint64_t weft_vulkan_device_for_each_pending(weft_device_t* device,
+                                             weft_pending_op_visit_fn_t visit,
+                                             void* user_data);
+// Zeroes |size| bytes of |buffer| and waits (weft_vulkan_zero_fn_t).
+weft_status_t weft_vulkan_device_zero_buffer(void* device, VkBuffer buffer,
+                                             VkDeviceSize size);
+
+#endif  // WEFT_DRIVERS_VULKAN_VULKAN_DEVICE_H_

@@ -1,0 +1,838 @@
+// weft vulkan driver: the queue (see vulkan_device.h).
+#include <inttypes.h>
+#include <string.h>
+
+#include "drivers/vulkan/vulkan_buffer.h"
+#include "drivers/vulkan/vulkan_device.h"
+#include "drivers/vulkan/vulkan_semaphore.h"
+#include "hal/queue_completion.h"
+#include "hal/queue_trace.h"
+
+// An op's driver bytes in its scheduler record.
+struct weft_vulkan_op_t {
+  weft_vulkan_device_t* device;
+  weft_vulkan_op_t* next;  // in a FIFO
+  VkCommandBuffer command_buffer;
+  // The |completion| value its submission signals.
+  uint64_t sequence;
+  // Bit i: signal i (< 64) was submitted to the GPU, which moves it.
+  uint64_t published;
+  // Host-visible bytes an UPDATE or an unaligned FILL copies from.
+  VkBuffer staging;
+  VkDeviceMemory staging_memory;
+};
+
+#define WEFT_VULKAN_OP_SIZE ((sizeof(weft_vulkan_op_t) + 15) & ~(size_t)15)
+
+static weft_scheduled_op_t* weft_vulkan_op_record(weft_vulkan_op_t* op) {
+  return weft_scheduled_op_from_driver(op, WEFT_VULKAN_OP_SIZE);
+}
+
+static weft_queue_op_t* weft_vulkan_op_base(weft_vulkan_op_t* op) {
+  return &weft_vulkan_op_record(op)->base;
+}
+
+static void weft_vulkan_fifo_push(weft_vulkan_op_fifo_t* fifo,
+                                  weft_vulkan_op_t* op) {
+  op->next = NULL;
+  if (fifo->tail) {
+    fifo->tail->next = op;
+  } else {
+    fifo->head = op;
+  }
+  fifo->tail = op;
+}
+
+// True for the ops the host runs (on the completion thread).
+static bool weft_vulkan_op_is_host(weft_queue_op_kind_t kind) {
+  return kind == WEFT_QUEUE_OP_HOST_CALL || kind == WEFT_QUEUE_OP_ALLOCA ||
+         kind == WEFT_QUEUE_OP_DEALLOCA;
+}
+
+//===----------------------------------------------------------------------===//
+// Waking the completion thread
+//===----------------------------------------------------------------------===//
+
+// Moves |wake| if the completion thread is waiting. Called with the mutex
+// held.
+static void weft_vulkan_device_wake_locked(weft_vulkan_device_t* device) {
+  if (!device->completion_waiting) return;
+  device->completion_waiting = false;
+  weft_vulkan_context_t* context = device->context;
+  const VkSemaphoreSignalInfo signal_info = {
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+      .semaphore = device->wake,
+      .value = ++device->wake_value,
+  };
+  weft_status_ignore(WEFT_VK_CALL(
+      &context->vk, vkSignalSemaphore(context->device, &signal_info)));
+}
+
+//===----------------------------------------------------------------------===//
+// Retiring
+//===----------------------------------------------------------------------===//
+
+// Frees what the op holds of the device and retires its record.
+static void weft_vulkan_op_retire(weft_vulkan_op_t* op) {
+  weft_vulkan_device_t* device = op->device;
+  weft_vulkan_context_t* context = device->context;
+  if (op->staging) {
+    context->vk.vkDestroyBuffer(context->device, op->staging, NULL);
+    context->vk.vkFreeMemory(context->device, op->staging_memory, NULL);
+    op->staging = VK_NULL_HANDLE;
+    op->staging_memory = VK_NULL_HANDLE;
+  }
+  if (op->command_buffer) {
+    // Kept for the next op: the pool stays at its high-water mark, and a
+    // burst's worth of command buffers is recorded again, not remade.
+    weft_slim_mutex_lock(&device->mutex);
+    context->vk.vkResetCommandBuffer(op->command_buffer, 0);
+    if (device->free_command_buffer_count ==
+        device->free_command_buffer_capacity) {
+      const uint32_t capacity = device->free_command_buffer_capacity * 2;
+      VkCommandBuffer* grown = device->free_command_buffers;
+      if (weft_status_is_ok(weft_allocator_realloc(
+              device->base.host_allocator, capacity * sizeof(*grown),
+              (void**)&grown))) {
+        device->free_command_buffers = grown;
+        device->free_command_buffer_capacity = capacity;
+      }
+    }
+    if (device->free_command_buffer_count <
+        device->free_command_buffer_capacity) {
+      device->free_command_buffers[device->free_command_buffer_count++] =
+          op->command_buffer;
+    } else {
+      context->vk.vkFreeCommandBuffers(context->device, device->command_pool,
+                                       1, &op->command_buffer);
+    }
+    weft_slim_mutex_unlock(&device->mutex);
+    op->command_buffer = VK_NULL_HANDLE;
+  }
+  weft_queue_scheduler_retire(weft_vulkan_op_record(op));
+}
+
+// Ends an op that will not run (a failed or cancelled wait).
+static void weft_vulkan_op_end_not_run(weft_vulkan_op_t* op,
+                                       weft_status_t wait_status,
+                                       bool swept) {
+  weft_queue_op_t* base = weft_vulkan_op_base(op);
+  weft_queue_trace_signal(weft_vulkan_op_record(op)->trace_id, false);
+  weft_queue_op_signal_or_fail(base,
+                               weft_queue_op_not_run(base, wait_status, swept));
+  weft_vulkan_op_retire(op);
+}
+
+//===----------------------------------------------------------------------===//
+// Recording and submitting
+//===----------------------------------------------------------------------===//
+
+// Makes host-visible staging of |length| bytes for |op| and returns its
+// mapping.
+static weft_status_t weft_vulkan_op_make_staging(weft_vulkan_op_t* op,
+                                                 VkDeviceSize length,
+                                                 void** out_mapping) {
+  weft_vulkan_context_t* context = op->device->context;
+  weft_status_t status = weft_vulkan_context_allocate_buffer(
+      context, length, context->host_visible_type, &op->staging,
+      &op->staging_memory);
+  if (weft_status_is_ok(status)) {
+    status = WEFT_VK_CALL(&context->vk,
+                          vkMapMemory(context->device, op->staging_memory, 0,
+                                      VK_WHOLE_SIZE, 0, out_mapping));
+  }
+  return status;
+}
+
+// Records |op|'s commands into its command buffer (begun).
+static weft_status_t weft_vulkan_op_record_commands(weft_vulkan_op_t* op) {
+  weft_vulkan_context_t* context = op->device->context;
+  weft_vulkan_symbols_t* vk = &context->vk;
+  const weft_queue_op_t* base = weft_vulkan_op_base(op);
+  VkCommandBuffer command_buffer = op->command_buffer;
+  weft_status_t status = WEFT_OK;
+  bool writes = true;
+  switch (base->kind) {
+    case WEFT_QUEUE_OP_FILL: {
+      if (base->fill.length == 0) break;
+      VkBuffer target = VK_NULL_HANDLE;
+      VkDeviceSize offset = 0;
+      status = weft_vulkan_buffer_resolve(base->fill.target, base->fill.offset,
+                                          &target, &offset);
+      if (!weft_status_is_ok(status)) break;
+      // The pattern repeated to four bytes (what vkCmdFillBuffer takes).
+      uint8_t bytes[4];
+      for (uint32_t i = 0; i < 4; ++i) {
+        bytes[i] = ((const uint8_t*)&base->fill.pattern)
+            [i % base->fill.pattern_length];
+      }
+      uint32_t word = 0;
+      memcpy(&word, bytes, 4);
+      if (offset % 4 == 0 && base->fill.length % 4 == 0) {
+        vk->vkCmdFillBuffer(command_buffer, target, offset, base->fill.length,
+                            word);
+      } else {
+        // vkCmdFillBuffer needs 4-byte offsets and sizes: copy the pattern
+        // from staging instead (copies take any alignment).
+        uint8_t* mapping = NULL;
+        status = weft_vulkan_op_make_staging(op, base->fill.length,
+                                             (void**)&mapping);
+        if (!weft_status_is_ok(status)) break;
+        for (weft_device_size_t i = 0; i < base->fill.length; ++i) {
+          mapping[i] = bytes[i % base->fill.pattern_length];
+        }
+        const VkBufferCopy region = {0, offset, base->fill.length};
+        vk->vkCmdCopyBuffer(command_buffer, op->staging, target, 1, &region);
+      }
+      break;
+    }
+    case WEFT_QUEUE_OP_UPDATE: {
+      if (base->update.length == 0) break;
+      VkBuffer target = VK_NULL_HANDLE;
+      VkDeviceSize offset = 0;
+      status = weft_vulkan_buffer_resolve(
+          base->update.target, base->update.offset, &target, &offset);
+      void* mapping = NULL;
+      if (weft_status_is_ok(status)) {
+        status = weft_vulkan_op_make_staging(op, base->update.length,
+                                             &mapping);
+      }
+      if (!weft_status_is_ok(status)) break;
+      memcpy(mapping, base->update.source, (size_t)base->update.length);
+      const VkBufferCopy region = {0, offset, base->update.length};
+      vk->vkCmdCopyBuffer(command_buffer, op->staging, target, 1, &region);
+      break;
+    }
+    case WEFT_QUEUE_OP_COPY: {
+      if (base->copy.length == 0) break;
+      VkBuffer source = VK_NULL_HANDLE;
+      VkBuffer target = VK_NULL_HANDLE;
+      VkDeviceSize source_offset = 0;
+      VkDeviceSize target_offset = 0;
+      status = weft_vulkan_buffer_resolve(base->copy.source,
+                                          base->copy.source_offset, &source,
+                                          &source_offset);
+      if (weft_status_is_ok(status)) {
+        status = weft_vulkan_buffer_resolve(base->copy.target,
+                                            base->copy.target_offset, &target,
+                                            &target_offset);
+      }
+      if (!weft_status_is_ok(status)) break;
+      const VkBufferCopy region = {source_offset, target_offset,
+                                   base->copy.length};
+      vk->vkCmdCopyBuffer(command_buffer, source, target, 1, &region);
+      break;
+    }
+    default:
+      writes = false;
+      break;
+  }
+  if (weft_status_is_ok(status) && writes) {
+    // The op's writes become visible to the host (mapped buffers) before
+    // its signal; later GPU ops see them through the semaphores.
+    const VkMemoryBarrier barrier = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
+    };
+    vk->vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                             VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
+                             NULL, 0, NULL);
+  }
+  return status;
+}
+
+// Takes a command buffer and begins it. Called with the mutex held.
+static weft_status_t weft_vulkan_op_begin_locked(weft_vulkan_op_t* op) {
+  weft_vulkan_device_t* device = op->device;
+  weft_vulkan_context_t* context = device->context;
+  weft_status_t status = WEFT_OK;
+  if (device->free_command_buffer_count > 0) {
+    op->command_buffer =
+        device->free_command_buffers[--device->free_command_buffer_count];
+  } else {
+    const VkCommandBufferAllocateInfo allocate_info = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = device->command_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    status = WEFT_VK_CALL(&context->vk,
+                          vkAllocateCommandBuffers(context->device,
+                                                   &allocate_info,
+                                                   &op->command_buffer));
+  }
+  if (weft_status_is_ok(status)) {
+    const VkCommandBufferBeginInfo begin_info = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    status = WEFT_VK_CALL(&context->vk,
+                          vkBeginCommandBuffer(op->command_buffer,
+                                               &begin_info));
+  }
+  return status;
+}
+
+// Records and submits |op|, whose waits are reached on the host or are on
+// this device's semaphores with their signals submitted. On failure the
+// op is ended with it.
+static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
+  weft_vulkan_device_t* device = op->device;
+  weft_vulkan_context_t* context = device->context;
+  weft_queue_op_t* base = weft_vulkan_op_base(op);
+  const weft_domain_t domain = device->base.domain;
+  const weft_semaphore_list_t waits = base->wait_list;
+  const weft_semaphore_list_t signals = base->signal_list;
+
+  // Submission arrays, in the op's own storage.
+  VkSemaphore* semaphores = NULL;
+  uint64_t* values = NULL;
+  VkPipelineStageFlags* stages = NULL;
+  const uint32_t capacity = waits.count + signals.count + 1;
+  weft_scheduled_op_t* record = weft_vulkan_op_record(op);
+  weft_status_t status = weft_scheduled_op_allocate(
+      record, capacity * sizeof(*semaphores), (void**)&semaphores);
+  if (weft_status_is_ok(status)) {
+    status = weft_scheduled_op_allocate(record, capacity * sizeof(*values),
+                                        (void**)&values);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_scheduled_op_allocate(record, waits.count * sizeof(*stages),
+                                        (void**)&stages);
+  }
+  // Native waits the host has not seen reached go to the GPU.
+  uint32_t wait_count = 0;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < waits.count; ++i) {
+    weft_vulkan_semaphore_t* semaphore =
+        weft_vulkan_semaphore_cast(waits.semaphores[i], domain);
+    uint64_t current = 0;
+    const bool failed = weft_semaphore_peek(waits.semaphores[i], &current);
+    if (semaphore && !failed && current < waits.values[i]) {
+      semaphores[wait_count] = semaphore->timeline;
+      values[wait_count] = waits.values[i];
+      stages[wait_count] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+      ++wait_count;
+    }
+  }
+
+  // A barrier is only its waits and signals: no command buffer.
+  const bool has_commands = base->kind != WEFT_QUEUE_OP_BARRIER;
+  weft_slim_mutex_lock(&device->mutex);
+  if (weft_status_is_ok(status) && has_commands) {
+    status = weft_vulkan_op_begin_locked(op);
+    if (weft_status_is_ok(status)) status = weft_vulkan_op_record_commands(op);
+    if (weft_status_is_ok(status)) {
+      status =
+          WEFT_VK_CALL(&context->vk, vkEndCommandBuffer(op->command_buffer));
+    }
+  }
+  // Native signals (unless failed already), then the completion value.
+  uint32_t signal_count = 0;
+  VkSemaphore* signal_semaphores = semaphores ? semaphores + wait_count : NULL;
+  uint64_t* signal_values = values ? values + wait_count : NULL;
+  op->published = 0;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < signals.count && i < 64;
+       ++i) {
+    weft_vulkan_semaphore_t* semaphore =
+        weft_vulkan_semaphore_cast(signals.semaphores[i], domain);
+    if (semaphore &&
+        weft_vulkan_semaphore_begin_signal(semaphore, signals.values[i])) {
+      signal_semaphores[signal_count] = semaphore->timeline;
+      signal_values[signal_count] = signals.values[i];
+      ++signal_count;
+      op->published |= 1ull << i;
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    op->sequence = device->submitted_sequence + 1;
+    signal_semaphores[signal_count] = device->completion;
+    signal_values[signal_count] = op->sequence;
+    const VkTimelineSemaphoreSubmitInfo timeline_info = {
+        .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+        .waitSemaphoreValueCount = wait_count,
+        .pWaitSemaphoreValues = values,
+        .signalSemaphoreValueCount = signal_count + 1,
+        .pSignalSemaphoreValues = signal_values,
+    };
+    const VkSubmitInfo submit_info = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .pNext = &timeline_info,
+        .waitSemaphoreCount = wait_count,
+        .pWaitSemaphores = semaphores,
+        .pWaitDstStageMask = stages,
+        .commandBufferCount = has_commands ? 1u : 0u,
+        .pCommandBuffers = &op->command_buffer,
+        .signalSemaphoreCount = signal_count + 1,
+        .pSignalSemaphores = signal_semaphores,
+    };
+    status = WEFT_VK_CALL(&context->vk,
+                          vkQueueSubmit(device->queue, 1, &submit_info,
+                                        VK_NULL_HANDLE));
+  }
+  if (weft_status_is_ok(status)) {
+    device->submitted_sequence = op->sequence;
+    const bool was_empty = device->in_flight.head == NULL;
+    weft_vulkan_fifo_push(&device->in_flight, op);
+    if (was_empty) weft_vulkan_device_wake_locked(device);
+  }
+  weft_slim_mutex_unlock(&device->mutex);
+
+  if (!weft_status_is_ok(status)) {
+    // Nothing reached the GPU: the counted signals are not pending.
+    for (uint32_t i = 0; i < signals.count && i < 64; ++i) {
+      if (op->published & (1ull << i)) {
+        weft_vulkan_semaphore_end_signal(
+            weft_vulkan_semaphore_cast(signals.semaphores[i], domain));
+      }
+    }
+    op->published = 0;
+    weft_queue_trace_signal(record->trace_id, false);
+    weft_queue_op_signal_or_fail(base,
+                                 weft_queue_op_annotate_error(base, status));
+    weft_vulkan_op_retire(op);
+    return;
+  }
+  // Ops waiting natively on these values may be submitted behind it now
+  // (outside the mutex: that submits them on this thread).
+  for (uint32_t i = 0; i < signals.count && i < 64; ++i) {
+    if (op->published & (1ull << i)) {
+      weft_semaphore_advance_issued(signals.semaphores[i], signals.values[i]);
+    }
+  }
+}
+
+// Sends a ready op on: host ops to the completion thread, the others to
+// the GPU.
+static void weft_vulkan_op_dispatch_one(weft_vulkan_op_t* op) {
+  weft_scheduled_op_t* record = weft_vulkan_op_record(op);
+  weft_vulkan_device_t* device = op->device;
+  if (!weft_status_is_ok(record->wait_status) || record->swept) {
+    weft_status_t wait_status = record->wait_status;
+    record->wait_status = WEFT_OK;
+    weft_vulkan_op_end_not_run(op, wait_status, record->swept);
+    return;
+  }
+  weft_queue_trace_ready(record->trace_id);
+  if (weft_vulkan_op_is_host(record->base.kind)) {
+    weft_slim_mutex_lock(&device->mutex);
+    weft_vulkan_fifo_push(&device->host_ready, op);
+    weft_vulkan_device_wake_locked(device);
+    weft_slim_mutex_unlock(&device->mutex);
+  } else {
+    weft_vulkan_op_issue(op);
+  }
+}
+
+// Ops made ready while this thread dispatches another (submitting one op
+// readies those waiting natively on it, inside the submit): queued here
+// and dispatched by the outermost call, so a chain of any length takes a
+// loop, not a recursion as deep as the chain.
+static _Thread_local bool weft_vulkan_dispatching;
+static _Thread_local weft_vulkan_op_t* weft_vulkan_deferred_head;
+static _Thread_local weft_vulkan_op_t* weft_vulkan_deferred_tail;
+
+// Dispatches |op| and whatever it readies on this thread. Any thread.
+static void weft_vulkan_op_dispatch(weft_vulkan_op_t* op) {
+  if (weft_vulkan_dispatching) {
+    op->next = NULL;
+    if (weft_vulkan_deferred_tail) {
+      weft_vulkan_deferred_tail->next = op;
+    } else {
+      weft_vulkan_deferred_head = op;
+    }
+    weft_vulkan_deferred_tail = op;
+    return;
+  }
+  weft_vulkan_dispatching = true;
+  weft_vulkan_op_dispatch_one(op);
+  while (weft_vulkan_deferred_head) {
+    weft_vulkan_op_t* next = weft_vulkan_deferred_head;
+    weft_vulkan_deferred_head = next->next;
+    if (!weft_vulkan_deferred_head) weft_vulkan_deferred_tail = NULL;
+    next->next = NULL;
+    weft_vulkan_op_dispatch_one(next);
+  }
+  weft_vulkan_dispatching = false;
+}
+
+// The scheduler's ready function.
+static void weft_vulkan_op_ready(void* user_data, weft_scheduled_op_t* record) {
+  (void)user_data;
+  weft_vulkan_op_dispatch((weft_vulkan_op_t*)record->driver);
+}
+
+void weft_vulkan_device_initialize_scheduler(weft_vulkan_device_t* device) {
+  weft_queue_scheduler_initialize(device->base.host_allocator,
+                                  WEFT_VULKAN_OP_SIZE, weft_vulkan_op_ready,
+                                  device, &device->scheduler);
+}
+
+weft_status_t weft_vulkan_device_queue_submit(weft_device_t* base_device,
+                                              const weft_queue_op_t* source) {
+  weft_vulkan_device_t* device = weft_vulkan_device_cast(base_device);
+  switch (source->kind) {
+    case WEFT_QUEUE_OP_READ:
+    case WEFT_QUEUE_OP_WRITE:
+    case WEFT_QUEUE_OP_DISPATCH:
+    case WEFT_QUEUE_OP_EXECUTE:
+      return WEFT_STATUS(UNIMPLEMENTED,
+                         "%s on device '%s': the vulkan driver does not run "
+                         "it yet",
+                         weft_queue_op_kind_name(source->kind),
+                         weft_device_id(base_device));
+    default:
+      break;
+  }
+  const bool ready = weft_semaphore_list_is_reached(source->wait_list);
+  weft_scheduled_op_t* record = NULL;
+  weft_status_t status = weft_queue_scheduler_acquire(
+      &device->scheduler, source, WEFT_QUEUE_OP_CAPTURE_ALL, /*park=*/!ready,
+      &record);
+  if (!weft_status_is_ok(status)) return status;
+  weft_vulkan_op_t* op = (weft_vulkan_op_t*)record->driver;
+  op->device = device;
+  record->trace_id = weft_queue_trace_submit();
+  if (ready) {
+    weft_vulkan_op_dispatch(op);
+    return WEFT_OK;
+  }
+  // Waits on this device's semaphores are met once their signal is
+  // submitted (the GPU then waits itself); host ops wait on the host.
+  uint64_t native_waits = 0;
+  if (!weft_vulkan_op_is_host(source->kind)) {
+    for (uint32_t i = 0; i < source->wait_list.count && i < 64; ++i) {
+      if (weft_vulkan_semaphore_cast(source->wait_list.semaphores[i],
+                                     base_device->domain)) {
+        native_waits |= 1ull << i;
+      }
+    }
+  }
+  weft_queue_scheduler_park(record, native_waits);
+  return WEFT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Completion
+//===----------------------------------------------------------------------===//
+
+// What a GPU op ended with: a native wait whose semaphore failed upstream
+// (the op ran on what it did not get) fails it.
+static weft_status_t weft_vulkan_op_result(weft_vulkan_op_t* op) {
+  const weft_queue_op_t* base = weft_vulkan_op_base(op);
+  const uint32_t failed =
+      weft_semaphore_list_earliest_failure(base->wait_list);
+  if (failed == UINT32_MAX) return WEFT_OK;
+  uint64_t value = 0;
+  weft_status_t failure =
+      weft_semaphore_query(base->wait_list.semaphores[failed], &value);
+  return weft_queue_op_not_run_status(base, failure, false);
+}
+
+static void weft_vulkan_op_complete(weft_vulkan_op_t* op) {
+  weft_queue_op_t* base = weft_vulkan_op_base(op);
+  const weft_domain_t domain = op->device->base.domain;
+  weft_status_t status = weft_vulkan_op_result(op);
+  weft_queue_trace_signal(weft_vulkan_op_record(op)->trace_id,
+                          weft_status_is_ok(status));
+  weft_queue_op_signal_or_fail_published(base, status, op->published);
+  for (uint32_t i = 0; i < base->signal_list.count && i < 64; ++i) {
+    if (op->published & (1ull << i)) {
+      weft_vulkan_semaphore_end_signal(
+          weft_vulkan_semaphore_cast(base->signal_list.semaphores[i], domain));
+    }
+  }
+  weft_vulkan_op_retire(op);
+}
+
+// Runs a host op whose waits are reached (on the completion thread).
+static void weft_vulkan_op_run_host(weft_vulkan_op_t* op, bool cancelled) {
+  weft_vulkan_device_t* device = op->device;
+  weft_queue_op_t* base = weft_vulkan_op_base(op);
+  if (cancelled) {
+    weft_vulkan_op_end_not_run(op, WEFT_OK, false);
+    return;
+  }
+  weft_status_t status = WEFT_OK;
+  bool ended = false;
+  switch (base->kind) {
+    case WEFT_QUEUE_OP_HOST_CALL:
+      status = weft_queue_op_run_host_call(base, &ended);
+      break;
+    case WEFT_QUEUE_OP_ALLOCA:
+      status = weft_vulkan_buffer_commit(base->transient.buffer,
+                                         weft_vulkan_device_zero_buffer,
+                                         device);
+      break;
+    case WEFT_QUEUE_OP_DEALLOCA:
+      status = weft_vulkan_buffer_decommit(base->transient.buffer);
+      break;
+    default:
+      break;
+  }
+  const uint64_t trace_id = weft_vulkan_op_record(op)->trace_id;
+  if (ended) {
+    // The host call published (or took over) the signals itself.
+    weft_queue_trace_signal(trace_id, weft_status_is_ok(status));
+    weft_status_ignore(status);
+  } else {
+    weft_queue_trace_signal(trace_id, weft_status_is_ok(status));
+    weft_queue_op_signal_or_fail(base,
+                                 weft_queue_op_annotate_error(base, status));
+  }
+  weft_vulkan_op_retire(op);
+}
+
+static int weft_vulkan_completion_main(void* user_data) {
+  weft_vulkan_device_t* device = (weft_vulkan_device_t*)user_data;
+  weft_vulkan_context_t* context = device->context;
+  for (;;) {
+    weft_slim_mutex_lock(&device->mutex);
+    weft_vulkan_op_t* host = device->host_ready.head;
+    device->host_ready.head = device->host_ready.tail = NULL;
+    const bool stopping = device->stopping;
+    const weft_vulkan_op_t* oldest = device->in_flight.head;
+    if (!host && !oldest && stopping) {
+      weft_slim_mutex_unlock(&device->mutex);
+      break;
+    }
+    const uint64_t oldest_sequence = oldest ? oldest->sequence : 0;
+    // From here a submitter that adds work moves |wake| past this target,
+    // so the wait below cannot miss it.
+    const uint64_t wake_target = device->wake_value + 1;
+    if (!host) device->completion_waiting = true;
+    weft_slim_mutex_unlock(&device->mutex);
+
+    if (host) {
+      // Host ops whose waits are reached; at shutdown, cancelled.
+      while (host) {
+        weft_vulkan_op_t* next = host->next;
+        weft_vulkan_op_run_host(host, stopping);
+        host = next;
+      }
+      continue;
+    }
+
+    VkSemaphore semaphores[2];
+    uint64_t values[2];
+    uint32_t count = 0;
+    if (oldest) {
+      semaphores[count] = device->completion;
+      values[count] = oldest_sequence;
+      ++count;
+    }
+    semaphores[count] = device->wake;
+    values[count] = wake_target;
+    ++count;
+    const VkSemaphoreWaitInfo wait_info = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+        .flags = VK_SEMAPHORE_WAIT_ANY_BIT,
+        .semaphoreCount = count,
+        .pSemaphores = semaphores,
+        .pValues = values,
+    };
+    weft_status_t status = WEFT_VK_CALL(
+        &context->vk,
+        vkWaitSemaphores(context->device, &wait_info, UINT64_MAX));
+    uint64_t completed = 0;
+    if (weft_status_is_ok(status)) {
+      status = WEFT_VK_CALL(&context->vk,
+                            vkGetSemaphoreCounterValue(
+                                context->device, device->completion,
+                                &completed));
+    }
+    if (!weft_status_is_ok(status)) {
+      // A lost device: nothing will complete any more. Report it and end
+      // every op in flight as if it had (their results are lost).
+      weft_status_fprint(stderr, status);
+      weft_status_free(status);
+      completed = UINT64_MAX;
+    }
+    weft_slim_mutex_lock(&device->mutex);
+    device->completion_waiting = false;
+    weft_vulkan_op_t* done = NULL;
+    weft_vulkan_op_t** done_tail = &done;
+    while (device->in_flight.head &&
+           device->in_flight.head->sequence <= completed) {
+      weft_vulkan_op_t* op = device->in_flight.head;
+      device->in_flight.head = op->next;
+      if (!device->in_flight.head) device->in_flight.tail = NULL;
+      op->next = NULL;
+      *done_tail = op;
+      done_tail = &op->next;
+    }
+    weft_slim_mutex_unlock(&device->mutex);
+    while (done) {
+      weft_vulkan_op_t* next = done->next;
+      weft_vulkan_op_complete(done);
+      done = next;
+    }
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Start, stop, and the pending report
+//===----------------------------------------------------------------------===//
+
+static weft_status_t weft_vulkan_create_timeline(weft_vulkan_context_t* context,
+                                                 VkSemaphore* out_semaphore) {
+  const VkSemaphoreTypeCreateInfo type_info = {
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+      .initialValue = 0,
+  };
+  const VkSemaphoreCreateInfo create_info = {
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
+      .pNext = &type_info,
+  };
+  return WEFT_VK_CALL(&context->vk, vkCreateSemaphore(context->device,
+                                                      &create_info, NULL,
+                                                      out_semaphore));
+}
+
+weft_status_t weft_vulkan_device_start_queue(weft_vulkan_device_t* device) {
+  weft_vulkan_context_t* context = device->context;
+  const VkCommandPoolCreateInfo pool_info = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+      .queueFamilyIndex = context->queue_family_index,
+  };
+  weft_status_t status = WEFT_VK_CALL(
+      &context->vk, vkCreateCommandPool(context->device, &pool_info, NULL,
+                                        &device->command_pool));
+  if (weft_status_is_ok(status)) {
+    device->free_command_buffer_capacity = 256;
+    status = weft_allocator_malloc_array(
+        device->base.host_allocator, device->free_command_buffer_capacity,
+        sizeof(VkCommandBuffer), (void**)&device->free_command_buffers);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_vulkan_create_timeline(context, &device->completion);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_vulkan_create_timeline(context, &device->wake);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_vulkan_create_timeline(context, &device->immediate);
+  }
+  if (weft_status_is_ok(status)) {
+    const weft_thread_params_t params = {.name = "weft-vulkan-completion",
+                                         .cpu = -1};
+    status = weft_thread_create(weft_vulkan_completion_main, device, &params,
+                                device->base.host_allocator,
+                                &device->completion_thread);
+  }
+  return status;
+}
+
+void weft_vulkan_device_stop_queue(weft_vulkan_device_t* device) {
+  // Held ops fail with CANCELLED naming them (on this thread).
+  weft_queue_scheduler_cancel_parked(&device->scheduler);
+  if (device->completion_thread) {
+    weft_slim_mutex_lock(&device->mutex);
+    device->stopping = true;
+    weft_vulkan_device_wake_locked(device);
+    weft_slim_mutex_unlock(&device->mutex);
+    weft_thread_join(device->completion_thread);
+    device->completion_thread = NULL;
+  }
+  weft_queue_scheduler_wait_idle(&device->scheduler);
+}
+
+void weft_vulkan_device_free_queue(weft_vulkan_device_t* device) {
+  weft_vulkan_context_t* context = device->context;
+  weft_vulkan_symbols_t* vk = &context->vk;
+  if (context->device) vk->vkDeviceWaitIdle(context->device);
+  if (device->command_pool) {
+    vk->vkDestroyCommandPool(context->device, device->command_pool, NULL);
+  }
+  weft_allocator_free(device->base.host_allocator,
+                      device->free_command_buffers);
+  if (device->completion) {
+    vk->vkDestroySemaphore(context->device, device->completion, NULL);
+  }
+  if (device->wake) vk->vkDestroySemaphore(context->device, device->wake, NULL);
+  if (device->immediate) {
+    vk->vkDestroySemaphore(context->device, device->immediate, NULL);
+  }
+}
+
+uint64_t weft_vulkan_device_for_each_pending(weft_device_t* base_device,
+                                             weft_pending_op_visit_fn_t visit,
+                                             void* user_data) {
+  weft_vulkan_device_t* device = weft_vulkan_device_cast(base_device);
+  const uint64_t described = weft_queue_scheduler_for_each_pending(
+      &device->scheduler, visit, user_data);
+  const int64_t live = weft_queue_scheduler_live_count(&device->scheduler);
+  return live > (int64_t)described ? (uint64_t)live - described : 0;
+}
+
+weft_status_t weft_vulkan_device_zero_buffer(void* user_data, VkBuffer buffer,
+                                             VkDeviceSize size) {
+  weft_vulkan_device_t* device = (weft_vulkan_device_t*)user_data;
+  weft_vulkan_context_t* context = device->context;
+  weft_vulkan_symbols_t* vk = &context->vk;
+  VkCommandBuffer command_buffer = VK_NULL_HANDLE;
+  weft_slim_mutex_lock(&device->mutex);
+  const VkCommandBufferAllocateInfo allocate_info = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = device->command_pool,
+      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1,
+  };
+  weft_status_t status = WEFT_VK_CALL(
+      vk, vkAllocateCommandBuffers(context->device, &allocate_info,
+                                   &command_buffer));
+  const VkCommandBufferBeginInfo begin_info = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+  };
+  if (weft_status_is_ok(status)) {
+    status = WEFT_VK_CALL(vk, vkBeginCommandBuffer(command_buffer,
+                                                   &begin_info));
+  }
+  const uint64_t value = device->immediate_value + 1;
+  if (weft_status_is_ok(status)) {
+    // Whole 4-byte words (the memory's size is a multiple of them).
+    vk->vkCmdFillBuffer(command_buffer, buffer, 0, VK_WHOLE_SIZE, 0);
+    status = WEFT_VK_CALL(vk, vkEndCommandBuffer(command_buffer));
+  }
+  if (weft_status_is_ok(status)) {
+    const VkTimelineSemaphoreSubmitInfo timeline_info = {
+        .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+        .signalSemaphoreValueCount = 1,
+        .pSignalSemaphoreValues = &value,
+    };
+    const VkSubmitInfo submit_info = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .pNext = &timeline_info,
+        .commandBufferCount = 1,
+        .pCommandBuffers = &command_buffer,
+        .signalSemaphoreCount = 1,
+        .pSignalSemaphores = &device->immediate,
+    };
+    status = WEFT_VK_CALL(vk, vkQueueSubmit(device->queue, 1, &submit_info,
+                                            VK_NULL_HANDLE));
+    if (weft_status_is_ok(status)) device->immediate_value = value;
+  }
+  weft_slim_mutex_unlock(&device->mutex);
+  if (weft_status_is_ok(status)) {
+    const VkSemaphoreWaitInfo wait_info = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+        .semaphoreCount = 1,
+        .pSemaphores = &device->immediate,
+        .pValues = &value,
+    };
+    status = WEFT_VK_CALL(vk, vkWaitSemaphores(context->device, &wait_info,
+                                               UINT64_MAX));
+  }
+  if (command_buffer) {
+    weft_slim_mutex_lock(&device->mutex);
+    vk->vkFreeCommandBuffers(context->device, device->command_pool, 1,
+                             &command_buffer);
+    weft_slim_mutex_unlock(&device->mutex);
+  }
+  (void)size;
+  return status;
+}
