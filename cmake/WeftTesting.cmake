@@ -61,6 +61,11 @@ function(weft_add_cts_suite)
       list(APPEND vulkan_environment
            "VK_ICD_FILENAMES=${WEFT_VULKAN_SOFTWARE_ICD}")
     endif()
+    if(WEFT_SANITIZER STREQUAL "thread")
+      # The layer's and Mesa's own threads (the file says which and why).
+      list(APPEND vulkan_environment
+           "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/cts/vulkan/vulkan.tsan.supp")
+    endif()
     # Skipped (77) where there is no loader, device or validation layer.
     add_test(NAME cts.vulkan.${T_SUITE}
              COMMAND ${target} --driver "vulkan?validation=on")

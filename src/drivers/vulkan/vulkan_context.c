@@ -2,20 +2,37 @@
 #include "drivers/vulkan/vulkan_context.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define WEFT_VULKAN_VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
 
+// One instance per process for each validation setting, made at first use
+// and kept until exit, like the loader itself: an instance is heavy, every
+// device of the process can share it, and the loader unloads the drivers
+// when the last instance goes, which would strand what a driver keeps for
+// the process (Mesa's software device keeps some: sanitizers then see it
+// as lost).
+typedef struct weft_vulkan_shared_instance_t {
+  VkInstance instance;
+  VkDebugUtilsMessengerEXT messenger;
+  weft_vulkan_symbols_t symbols;  // the instance-level entry points
+  weft_atomic_uint32_t message_count;
+} weft_vulkan_shared_instance_t;
+
+static pthread_mutex_t weft_vulkan_instance_mutex = PTHREAD_MUTEX_INITIALIZER;
+static weft_vulkan_shared_instance_t weft_vulkan_instances[2];
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL weft_vulkan_debug_callback(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity,
     VkDebugUtilsMessageTypeFlagsEXT types,
     const VkDebugUtilsMessengerCallbackDataEXT* data, void* user_data) {
   (void)types;
-  weft_vulkan_context_t* context = (weft_vulkan_context_t*)user_data;
-  weft_atomic_fetch_add(&context->validation_message_count, 1u,
-                        memory_order_relaxed);
+  weft_vulkan_shared_instance_t* shared =
+      (weft_vulkan_shared_instance_t*)user_data;
+  weft_atomic_fetch_add(&shared->message_count, 1u, memory_order_relaxed);
   fprintf(stderr, "weft vulkan validation %s: %s\n",
           (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
               ? "error"
@@ -45,11 +62,11 @@ static bool weft_vulkan_name_contains(const char* name, const char* part) {
   return length == 0;
 }
 
-static weft_status_t weft_vulkan_context_create_instance(
-    weft_vulkan_context_t* context) {
-  const weft_vulkan_loader_t* loader = context->loader;
+static weft_status_t weft_vulkan_shared_instance_create(
+    const weft_vulkan_loader_t* loader, bool validation,
+    weft_vulkan_shared_instance_t* shared) {
   weft_status_t status = WEFT_OK;
-  if (context->validation) {
+  if (validation) {
     uint32_t count = 0;
     status = WEFT_VK_CALL(loader,
                           vkEnumerateInstanceLayerProperties(&count, NULL));
@@ -89,32 +106,56 @@ static weft_status_t weft_vulkan_context_create_instance(
   const VkInstanceCreateInfo create_info = {
       .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
       .pApplicationInfo = &application,
-      .enabledLayerCount = context->validation ? 1u : 0u,
+      .enabledLayerCount = validation ? 1u : 0u,
       .ppEnabledLayerNames = layers,
-      .enabledExtensionCount = context->validation ? 1u : 0u,
+      .enabledExtensionCount = validation ? 1u : 0u,
       .ppEnabledExtensionNames = extensions,
   };
   status = WEFT_VK_CALL(loader, vkCreateInstance(&create_info, NULL,
-                                                 &context->instance));
+                                                 &shared->instance));
   if (weft_status_is_ok(status)) {
-    status = weft_vulkan_symbols_load_instance(loader, context->instance,
-                                               &context->vk);
+    status = weft_vulkan_symbols_load_instance(loader, shared->instance,
+                                               &shared->symbols);
   }
-  if (weft_status_is_ok(status) && context->validation &&
-      context->vk.vkCreateDebugUtilsMessengerEXT) {
+  if (weft_status_is_ok(status) && validation &&
+      shared->symbols.vkCreateDebugUtilsMessengerEXT) {
     const VkDebugUtilsMessengerCreateInfoEXT messenger_info = {
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
         .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
                            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
         .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
         .pfnUserCallback = weft_vulkan_debug_callback,
-        .pUserData = context,
+        .pUserData = shared,
     };
     status = WEFT_VK_CALL(
-        &context->vk,
-        vkCreateDebugUtilsMessengerEXT(context->instance, &messenger_info,
-                                       NULL, &context->messenger));
+        &shared->symbols,
+        vkCreateDebugUtilsMessengerEXT(shared->instance, &messenger_info,
+                                       NULL, &shared->messenger));
   }
+  if (!weft_status_is_ok(status) && shared->instance) {
+    shared->symbols.vkDestroyInstance(shared->instance, NULL);
+    shared->instance = VK_NULL_HANDLE;
+  }
+  return status;
+}
+
+// The process's instance for |context->validation|, made at first use.
+static weft_status_t weft_vulkan_context_create_instance(
+    weft_vulkan_context_t* context) {
+  weft_vulkan_shared_instance_t* shared =
+      &weft_vulkan_instances[context->validation ? 1 : 0];
+  weft_status_t status = WEFT_OK;
+  pthread_mutex_lock(&weft_vulkan_instance_mutex);
+  if (!shared->instance) {
+    status = weft_vulkan_shared_instance_create(context->loader,
+                                                context->validation, shared);
+  }
+  if (weft_status_is_ok(status)) {
+    context->instance = shared->instance;
+    context->vk = shared->symbols;
+    context->validation_message_count = &shared->message_count;
+  }
+  pthread_mutex_unlock(&weft_vulkan_instance_mutex);
   return status;
 }
 
@@ -289,12 +330,8 @@ static weft_status_t weft_vulkan_context_create_device(
 
 static void weft_vulkan_context_destroy(weft_vulkan_context_t* context) {
   weft_vulkan_symbols_t* vk = &context->vk;
+  // The instance is the process's (weft_vulkan_instances).
   if (context->device) vk->vkDestroyDevice(context->device, NULL);
-  if (context->messenger) {
-    vk->vkDestroyDebugUtilsMessengerEXT(context->instance, context->messenger,
-                                        NULL);
-  }
-  if (context->instance) vk->vkDestroyInstance(context->instance, NULL);
   weft_allocator_free(context->allocator, context);
 }
 
@@ -314,7 +351,6 @@ weft_status_t weft_vulkan_context_create(
   context->allocator = allocator;
   context->loader = loader;
   context->validation = options->validation;
-  atomic_init(&context->validation_message_count, 0u);
   status = weft_vulkan_context_create_instance(context);
   if (weft_status_is_ok(status)) {
     status = weft_vulkan_context_pick_device(context, options);

@@ -3,7 +3,8 @@
 //
 // A weft device, its buffers and its semaphores each hold a reference: a
 // buffer or semaphore may outlive the device that made it, and the
-// VkDevice (and the VkInstance under it) go with the last reference.
+// VkDevice goes with the last reference. The VkInstance is the process's
+// (one per validation setting, kept until exit, like the loader).
 //
 // The context picks the physical device (by index or by a piece of its
 // name), one queue family with compute (and so transfer) support, the
@@ -40,8 +41,8 @@ typedef struct weft_vulkan_context_t {
   weft_allocator_t allocator;
   const weft_vulkan_loader_t* loader;
   weft_vulkan_symbols_t vk;
+  // The process's instance for this validation setting (never destroyed).
   VkInstance instance;
-  VkDebugUtilsMessengerEXT messenger;
   VkPhysicalDevice physical_device;
   VkDevice device;
   // The physical device's properties and limits that matter to weft.
@@ -58,8 +59,8 @@ typedef struct weft_vulkan_context_t {
   uint32_t device_local_type;
   uint32_t host_visible_type;
   bool validation;
-  // Validation messages seen (warnings and errors).
-  weft_atomic_uint32_t validation_message_count;
+  // Validation messages seen by the instance (warnings and errors).
+  weft_atomic_uint32_t* validation_message_count;
 } weft_vulkan_context_t;
 
 // Creates the instance and device; UNAVAILABLE (with the reason) when

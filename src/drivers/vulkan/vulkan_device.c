@@ -49,7 +49,7 @@ static weft_status_t weft_vulkan_device_query_i64(weft_device_t* base_device,
            : (int64_t)context->max_timeline_difference},
       {"vulkan.validation", context->validation},
       {"vulkan.validation_messages",
-       weft_atomic_load(&device->context->validation_message_count,
+       weft_atomic_load(device->context->validation_message_count,
                         memory_order_relaxed)},
   };
   for (size_t i = 0; i < sizeof(properties) / sizeof(properties[0]); ++i) {
