@@ -4,6 +4,7 @@
 // (queue_validation.h) and only then calls the driver, so a request the
 // driver sees is well formed and a validation failure leaves the signal
 // semaphores untouched.
+#include <stdio.h>
 #include <string.h>
 
 #include "base/arguments.h"
@@ -431,4 +432,28 @@ weft_status_t weft_device_queue_host_call(
     status = weft_device_submit(&op);
   }
   return status;
+}
+
+weft_status_t weft_device_query_property(
+    const weft_device_t* device, const char* key,
+    const weft_device_property_t* properties, size_t count,
+    int64_t* out_value) {
+  for (size_t i = 0; i < count; ++i) {
+    if (strcmp(properties[i].key, key) == 0) {
+      *out_value = properties[i].value;
+      return WEFT_OK;
+    }
+  }
+  // The error path: the known keys, joined.
+  char known[512];
+  size_t length = 0;
+  known[0] = '\0';
+  for (size_t i = 0; i < count && length < sizeof(known); ++i) {
+    int written = snprintf(known + length, sizeof(known) - length, "%s%s",
+                           i ? ", " : "", properties[i].key);
+    if (written < 0) break;
+    length += (size_t)written;
+  }
+  return WEFT_STATUS(NOT_FOUND, "device '%s' has no property '%s'; known: %s",
+                     weft_device_id((weft_device_t*)device), key, known);
 }

@@ -85,6 +85,20 @@ struct weft_device_t {
   bool diagnostics_registered;
 };
 
+// One property a device answers through weft_device_query_i64.
+typedef struct weft_device_property_t {
+  const char* key;
+  int64_t value;
+} weft_device_property_t;
+
+// What a driver's query_i64 does with its table: the value of |key| among
+// |properties| (|count| of them), or NOT_FOUND naming the device, the key
+// and every key of the table, in the table's order.
+weft_status_t weft_device_query_property(
+    const weft_device_t* device, const char* key,
+    const weft_device_property_t* properties, size_t count,
+    int64_t* out_value);
+
 // Initialises the base fields; copies |id|.
 weft_status_t weft_device_initialize(const weft_device_vtable_t* vtable,
                                      const char* id, const char* driver_name,

@@ -156,6 +156,12 @@ static void query_unknown_key_not_found(void** state) {
   weft_cts_assert_status_contains(
       weft_device_query_i64(cts->device, "no.such.key", &value),
       WEFT_STATUS_NOT_FOUND, "'no.such.key'");
+  // The message lists what the device does answer; the value reads 0.
+  value = 1234;
+  weft_cts_assert_status_contains(
+      weft_device_query_i64(cts->device, "no.such.key", &value),
+      WEFT_STATUS_NOT_FOUND, "known: queue.count, worker.count");
+  assert_int_equal(value, 0);
   WEFT_ASSERT_STATUS(INVALID_ARGUMENT,
                      weft_device_query_i64(cts->device, NULL, &value));
 }

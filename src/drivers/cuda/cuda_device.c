@@ -80,10 +80,7 @@ static weft_status_t weft_cuda_device_query_i64(weft_device_t* base_device,
                                                 const char* key,
                                                 int64_t* out_value) {
   weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
-  const struct {
-    const char* key;
-    int64_t value;
-  } properties[] = {
+  const weft_device_property_t properties[] = {
       {"queue.count", 1},
       {"worker.count", 1},
       {"dispatch.concurrent", 1},
@@ -99,20 +96,9 @@ static weft_status_t weft_cuda_device_query_i64(weft_device_t* base_device,
       {"cuda.staging_piece", (int64_t)device->staging_piece_size},
       {"cuda.staging_pieces", device->staging_piece_count},
   };
-  for (size_t i = 0; i < sizeof(properties) / sizeof(properties[0]); ++i) {
-    if (strcmp(properties[i].key, key) == 0) {
-      *out_value = properties[i].value;
-      return WEFT_OK;
-    }
-  }
-  return WEFT_STATUS(NOT_FOUND,
-                     "device '%s' has no property '%s'; known: queue.count, "
-                     "worker.count, dispatch.concurrent, semaphore.host_wait, "
-                     "cuda.device, cuda.compute_capability, "
-                     "cuda.total_memory, cuda.driver_version, "
-                     "cuda.memory_pools, cuda.completion_polling, "
-                     "cuda.staging_piece, cuda.staging_pieces",
-                     weft_device_id(base_device), key);
+  return weft_device_query_property(
+      base_device, key, properties, sizeof(properties) / sizeof(properties[0]),
+      out_value);
 }
 
 static void weft_cuda_device_describe(weft_device_t* base_device,

@@ -28,37 +28,20 @@ static void weft_local_sync_device_destroy(weft_device_t* base_device) {
 }
 
 // The properties this device answers, in the order messages list them.
-typedef struct weft_local_sync_property_t {
-  const char* key;
-  int64_t value;
-} weft_local_sync_property_t;
-
-static const weft_local_sync_property_t kWeftLocalSyncProperties[] = {
+static const weft_device_property_t kWeftLocalSyncProperties[] = {
     {"queue.count", 1},
     {"worker.count", 1},
     {"dispatch.concurrent", 0},
     {"semaphore.host_wait", 1},
 };
-#define WEFT_LOCAL_SYNC_PROPERTY_COUNT \
-  (sizeof(kWeftLocalSyncProperties) / sizeof(kWeftLocalSyncProperties[0]))
 
 static weft_status_t weft_local_sync_device_query_i64(weft_device_t* device,
                                                       const char* key,
                                                       int64_t* out_value) {
-  weft_status_t status = WEFT_STATUS(
-      NOT_FOUND,
-      "device '%s' has no property '%s'; known: queue.count, worker.count, "
-      "dispatch.concurrent, semaphore.host_wait",
-      weft_device_id(device), key);
-  for (size_t i = 0; i < WEFT_LOCAL_SYNC_PROPERTY_COUNT; ++i) {
-    if (strcmp(kWeftLocalSyncProperties[i].key, key) == 0) {
-      *out_value = kWeftLocalSyncProperties[i].value;
-      weft_status_free(status);
-      status = WEFT_OK;
-      break;
-    }
-  }
-  return status;
+  return weft_device_query_property(
+      device, key, kWeftLocalSyncProperties,
+      sizeof(kWeftLocalSyncProperties) / sizeof(kWeftLocalSyncProperties[0]),
+      out_value);
 }
 
 static const weft_device_vtable_t kWeftLocalSyncDeviceVtable = {

@@ -152,28 +152,17 @@ static void weft_local_task_device_destroy(weft_device_t* base_device) {
 static weft_status_t weft_local_task_device_query_i64(
     weft_device_t* base_device, const char* key, int64_t* out_value) {
   weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
-  weft_status_t status = WEFT_OK;
-  if (strcmp(key, "queue.count") == 0) {
-    *out_value = device->queue_count;
-  } else if (strcmp(key, "worker.count") == 0) {
-    *out_value = device->worker_count;
-  } else if (strcmp(key, "dispatch.concurrent") == 0) {
-    *out_value = 1;
-  } else if (strcmp(key, "semaphore.host_wait") == 0) {
-    *out_value = 1;
-  } else if (strcmp(key, "file_io.async") == 0) {
-    *out_value = device->proactor != NULL;
-  } else if (strcmp(key, "file_io.backend") == 0) {
-    *out_value = device->file_io;
-  } else {
-    status = WEFT_STATUS(
-        NOT_FOUND,
-        "device '%s' has no property '%s'; known: queue.count, worker.count, "
-        "dispatch.concurrent, semaphore.host_wait, file_io.async, "
-        "file_io.backend",
-        weft_device_id(base_device), key);
-  }
-  return status;
+  const weft_device_property_t properties[] = {
+      {"queue.count", device->queue_count},
+      {"worker.count", device->worker_count},
+      {"dispatch.concurrent", 1},
+      {"semaphore.host_wait", 1},
+      {"file_io.async", device->proactor != NULL},
+      {"file_io.backend", device->file_io},
+  };
+  return weft_device_query_property(
+      base_device, key, properties, sizeof(properties) / sizeof(properties[0]),
+      out_value);
 }
 
 static void weft_local_task_device_describe(weft_device_t* base_device,

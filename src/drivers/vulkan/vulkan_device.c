@@ -32,10 +32,7 @@ static weft_status_t weft_vulkan_device_query_i64(weft_device_t* base_device,
                                                   int64_t* out_value) {
   weft_vulkan_device_t* device = weft_vulkan_device_cast(base_device);
   const weft_vulkan_context_t* context = device->context;
-  const struct {
-    const char* key;
-    int64_t value;
-  } properties[] = {
+  const weft_device_property_t properties[] = {
       {"queue.count", 1},
       {"worker.count", 1},
       {"dispatch.concurrent", 1},
@@ -52,19 +49,9 @@ static weft_status_t weft_vulkan_device_query_i64(weft_device_t* base_device,
        weft_atomic_load(device->context->validation_message_count,
                         memory_order_relaxed)},
   };
-  for (size_t i = 0; i < sizeof(properties) / sizeof(properties[0]); ++i) {
-    if (strcmp(properties[i].key, key) == 0) {
-      *out_value = properties[i].value;
-      return WEFT_OK;
-    }
-  }
-  return WEFT_STATUS(NOT_FOUND,
-                     "device '%s' has no property '%s'; known: queue.count, "
-                     "worker.count, dispatch.concurrent, semaphore.host_wait, "
-                     "vulkan.device, vulkan.api_version, vulkan.subgroup_size, "
-                     "vulkan.max_timeline_difference, vulkan.validation, "
-                     "vulkan.validation_messages",
-                     weft_device_id(base_device), key);
+  return weft_device_query_property(
+      base_device, key, properties, sizeof(properties) / sizeof(properties[0]),
+      out_value);
 }
 
 static void weft_vulkan_device_describe(weft_device_t* base_device,
