@@ -6,13 +6,7 @@
 #include <string.h>
 
 #include "base/atomics.h"
-
-// Queue-ordered buffers go RESERVED -> COMMITTED -> DECOMMITTED.
-enum {
-  WEFT_CUDA_BUFFER_RESERVED = 0,
-  WEFT_CUDA_BUFFER_COMMITTED = 1,
-  WEFT_CUDA_BUFFER_DECOMMITTED = 2,
-};
+#include "hal/queue_ordered_state.h"
 
 typedef struct weft_cuda_buffer_t {
   weft_buffer_t base;
@@ -24,9 +18,9 @@ typedef struct weft_cuda_buffer_t {
   // memory is freed (a buffer released at once must not have the memset
   // land in freed memory).
   weft_cuda_event_t* zeroed;
-  // QUEUE_ORDERED only; published with release/acquire so an op ordered
-  // after the ALLOCA by a semaphore sees the pointer.
-  weft_atomic_uint32_t state;
+  // QUEUE_ORDERED only; COMMITTED is published after |device_pointer|, so
+  // an op ordered after the ALLOCA by a semaphore sees the pointer.
+  weft_queue_ordered_state_t state;
 } weft_cuda_buffer_t;
 
 static void weft_cuda_buffer_destroy(weft_buffer_t* base);
@@ -85,7 +79,7 @@ static weft_status_t weft_cuda_buffer_new(weft_cuda_event_pool_t* pool,
     buffer->device_pointer = 0;
     buffer->host_pointer = NULL;
     buffer->zeroed = NULL;
-    atomic_init(&buffer->state, WEFT_CUDA_BUFFER_RESERVED);
+    weft_queue_ordered_state_initialize(&buffer->state);
     *out_buffer = buffer;
   }
   return status;
@@ -190,8 +184,7 @@ static void weft_cuda_buffer_destroy(weft_buffer_t* base) {
   const weft_cuda_symbols_t* symbols = pool->symbols;
   const bool owns_memory =
       buffer->kind == WEFT_CUDA_BUFFER_QUEUE_ORDERED
-          ? weft_atomic_load(&buffer->state, memory_order_acquire) ==
-                WEFT_CUDA_BUFFER_COMMITTED
+          ? weft_queue_ordered_state_is_committed(&buffer->state)
           : (buffer->device_pointer != 0 || buffer->host_pointer != NULL);
   if (owns_memory &&
       symbols->cuCtxPushCurrent(pool->context) == CUDA_SUCCESS) {
@@ -250,16 +243,9 @@ weft_status_t weft_cuda_buffer_device_pointer(const weft_buffer_t* buffer,
                        buffer->byte_length);
   }
   if (root->kind == WEFT_CUDA_BUFFER_QUEUE_ORDERED) {
-    uint32_t state = weft_atomic_load(&((weft_cuda_buffer_t*)root)->state,
-                                      memory_order_acquire);
-    if (state != WEFT_CUDA_BUFFER_COMMITTED) {
-      return WEFT_STATUS(FAILED_PRECONDITION,
-                         "transient buffer (%" PRIu64 " bytes) used %s",
-                         root->base.byte_length,
-                         state == WEFT_CUDA_BUFFER_RESERVED
-                             ? "before its alloca ran"
-                             : "after its dealloca ran");
-    }
+    weft_status_t status =
+        weft_queue_ordered_state_check(&root->state, root->base.byte_length);
+    if (!weft_status_is_ok(status)) return status;
   }
   *out_pointer = root->device_pointer + buffer->byte_offset + offset;
   return WEFT_OK;
@@ -269,13 +255,9 @@ weft_status_t weft_cuda_buffer_commit(weft_buffer_t* base,
                                       CUmemoryPool memory_pool,
                                       CUstream stream) {
   weft_cuda_buffer_t* buffer = (weft_cuda_buffer_t*)base;
-  if (weft_atomic_load(&buffer->state, memory_order_relaxed) !=
-      WEFT_CUDA_BUFFER_RESERVED) {
-    return WEFT_STATUS(FAILED_PRECONDITION,
-                       "transient buffer (%" PRIu64 " bytes) committed twice",
-                       base->byte_length);
-  }
-  weft_status_t status = WEFT_OK;
+  weft_status_t status =
+      weft_queue_ordered_state_begin_commit(&buffer->state, base->byte_length);
+  if (!weft_status_is_ok(status)) return status;
   if (base->byte_length > 0) {
     char call[96];
     snprintf(call, sizeof(call),
@@ -295,33 +277,19 @@ weft_status_t weft_cuda_buffer_commit(weft_buffer_t* base,
         cuMemsetD8Async(buffer->device_pointer, 0, (size_t)base->byte_length,
                         stream));
   }
-  if (weft_status_is_ok(status)) {
-    weft_atomic_store(&buffer->state, WEFT_CUDA_BUFFER_COMMITTED,
-                      memory_order_release);
-  }
+  weft_queue_ordered_state_end_commit(&buffer->state,
+                                      weft_status_is_ok(status));
   return status;
 }
 
 weft_status_t weft_cuda_buffer_decommit(weft_buffer_t* base,
                                         CUstream stream) {
   weft_cuda_buffer_t* buffer = (weft_cuda_buffer_t*)base;
-  uint32_t state = weft_atomic_load(&buffer->state, memory_order_acquire);
-  if (state != WEFT_CUDA_BUFFER_COMMITTED) {
-    return WEFT_STATUS(FAILED_PRECONDITION,
-                       "transient buffer (%" PRIu64 " bytes) %s",
-                       base->byte_length,
-                       state == WEFT_CUDA_BUFFER_RESERVED
-                           ? "deallocated before its alloca ran"
-                           : "deallocated twice");
-  }
-  weft_status_t status = WEFT_OK;
-  if (buffer->device_pointer) {
+  weft_status_t status =
+      weft_queue_ordered_state_decommit(&buffer->state, base->byte_length);
+  if (weft_status_is_ok(status) && buffer->device_pointer) {
     status = WEFT_CUDA_CALL(buffer->pool->symbols,
                             cuMemFreeAsync(buffer->device_pointer, stream));
-  }
-  if (weft_status_is_ok(status)) {
-    weft_atomic_store(&buffer->state, WEFT_CUDA_BUFFER_DECOMMITTED,
-                      memory_order_release);
   }
   return status;
 }

@@ -4,14 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "base/atomics.h"
-
-// Queue-ordered buffers go RESERVED -> COMMITTED -> DECOMMITTED.
-enum {
-  WEFT_VULKAN_BUFFER_RESERVED = 0,
-  WEFT_VULKAN_BUFFER_COMMITTED = 1,
-  WEFT_VULKAN_BUFFER_DECOMMITTED = 2,
-};
+#include "hal/queue_ordered_state.h"
 
 typedef struct weft_vulkan_buffer_t {
   weft_buffer_t base;
@@ -20,9 +13,9 @@ typedef struct weft_vulkan_buffer_t {
   VkBuffer buffer;
   VkDeviceMemory memory;
   void* host_pointer;  // mapped memory, or NULL
-  // Queue-ordered only; published with release/acquire so an op ordered
-  // after the ALLOCA by a semaphore sees the memory.
-  weft_atomic_uint32_t state;
+  // Queue-ordered only; COMMITTED is published after the memory, so an op
+  // ordered after the ALLOCA by a semaphore sees it.
+  weft_queue_ordered_state_t state;
 } weft_vulkan_buffer_t;
 
 static void weft_vulkan_buffer_destroy(weft_buffer_t* base);
@@ -124,7 +117,7 @@ static weft_status_t weft_vulkan_buffer_new(weft_vulkan_context_t* context,
   weft_vulkan_context_retain(context);
   buffer->context = context;
   buffer->queue_ordered = queue_ordered;
-  atomic_init(&buffer->state, WEFT_VULKAN_BUFFER_RESERVED);
+  weft_queue_ordered_state_initialize(&buffer->state);
   *out_buffer = buffer;
   return WEFT_OK;
 }
@@ -212,16 +205,9 @@ weft_status_t weft_vulkan_buffer_resolve(const weft_buffer_t* buffer,
   }
   weft_vulkan_buffer_t* root = (weft_vulkan_buffer_t*)root_base;
   if (root->queue_ordered) {
-    const uint32_t state =
-        weft_atomic_load(&root->state, memory_order_acquire);
-    if (state != WEFT_VULKAN_BUFFER_COMMITTED) {
-      return WEFT_STATUS(FAILED_PRECONDITION,
-                         "transient buffer (%" PRIu64 " bytes) used %s",
-                         root->base.byte_length,
-                         state == WEFT_VULKAN_BUFFER_RESERVED
-                             ? "before its alloca ran"
-                             : "after its dealloca ran");
-    }
+    weft_status_t status =
+        weft_queue_ordered_state_check(&root->state, root->base.byte_length);
+    if (!weft_status_is_ok(status)) return status;
   }
   *out_buffer = root->buffer;
   *out_offset = buffer->byte_offset + offset;
@@ -232,35 +218,20 @@ weft_status_t weft_vulkan_buffer_commit(weft_buffer_t* base,
                                         weft_vulkan_zero_fn_t zero_fn,
                                         void* zero_user_data) {
   weft_vulkan_buffer_t* buffer = (weft_vulkan_buffer_t*)base;
-  if (weft_atomic_load(&buffer->state, memory_order_relaxed) !=
-      WEFT_VULKAN_BUFFER_RESERVED) {
-    return WEFT_STATUS(FAILED_PRECONDITION,
-                       "transient buffer (%" PRIu64
-                       " bytes) was already allocated",
-                       base->byte_length);
-  }
-  weft_status_t status = weft_vulkan_buffer_take_memory(
+  weft_status_t status =
+      weft_queue_ordered_state_begin_commit(&buffer->state, base->byte_length);
+  if (!weft_status_is_ok(status)) return status;
+  status = weft_vulkan_buffer_take_memory(
       buffer, buffer->context->device_local_type, zero_fn, zero_user_data);
-  if (weft_status_is_ok(status)) {
-    weft_atomic_store(&buffer->state, WEFT_VULKAN_BUFFER_COMMITTED,
-                      memory_order_release);
-  }
+  weft_queue_ordered_state_end_commit(&buffer->state,
+                                      weft_status_is_ok(status));
   return status;
 }
 
 weft_status_t weft_vulkan_buffer_decommit(weft_buffer_t* base) {
   weft_vulkan_buffer_t* buffer = (weft_vulkan_buffer_t*)base;
-  const uint32_t state = weft_atomic_load(&buffer->state, memory_order_acquire);
-  if (state != WEFT_VULKAN_BUFFER_COMMITTED) {
-    return WEFT_STATUS(FAILED_PRECONDITION,
-                       "transient buffer (%" PRIu64 " bytes) deallocated %s",
-                       base->byte_length,
-                       state == WEFT_VULKAN_BUFFER_RESERVED
-                           ? "before its alloca ran"
-                           : "twice");
-  }
-  weft_vulkan_buffer_free_memory(buffer);
-  weft_atomic_store(&buffer->state, WEFT_VULKAN_BUFFER_DECOMMITTED,
-                    memory_order_release);
-  return WEFT_OK;
+  weft_status_t status =
+      weft_queue_ordered_state_decommit(&buffer->state, base->byte_length);
+  if (weft_status_is_ok(status)) weft_vulkan_buffer_free_memory(buffer);
+  return status;
 }

@@ -7,6 +7,7 @@
 #include "base/atomics.h"
 #include "hal/buffer_impl.h"
 #include "hal/local/heap_buffer.h"
+#include "hal/queue_ordered_state.h"
 
 // Host memory: every CPU driver reaches it and the host maps it.
 static const weft_buffer_placement_t kWeftHostPlacement = {
@@ -15,21 +16,10 @@ static const weft_buffer_placement_t kWeftHostPlacement = {
              WEFT_BUFFER_PLACEMENT_QUEUE_ORDERED,
 };
 
-typedef enum weft_transient_state_e {
-  // Created; the alloca has not run.
-  WEFT_TRANSIENT_STATE_RESERVED = 0,
-  // A commit is allocating (still "before its alloca ran" to readers).
-  WEFT_TRANSIENT_STATE_COMMITTING = 1,
-  WEFT_TRANSIENT_STATE_COMMITTED = 2,
-  // The dealloca ran; the memory is gone for good.
-  WEFT_TRANSIENT_STATE_DECOMMITTED = 3,
-} weft_transient_state_t;
-
 typedef struct weft_transient_buffer_t {
   weft_buffer_t base;
-  // weft_transient_state_t. Written with release after |allocation| so a
-  // reader that acquires COMMITTED sees the memory.
-  weft_atomic_uint32_t state;
+  // Published COMMITTED after |allocation| is stored.
+  weft_queue_ordered_state_t state;
   // The pointer the allocator returned (0 when none); the memory starts at
   // the next WEFT_HEAP_BUFFER_ALIGNMENT boundary.
   weft_atomic_intptr_t allocation;
@@ -52,28 +42,15 @@ static void weft_transient_buffer_destroy(weft_buffer_t* base) {
   weft_allocator_free(base->allocator, buffer);
 }
 
-// Why a buffer in |state| has no memory, for messages.
-static weft_status_t weft_transient_buffer_missing_memory(
-    const weft_transient_buffer_t* buffer, uint32_t state) {
-  const char* when = state == WEFT_TRANSIENT_STATE_DECOMMITTED
-                         ? "after its dealloca ran"
-                         : "before its alloca ran";
-  return WEFT_STATUS(FAILED_PRECONDITION,
-                     "transient buffer (%" PRIu64 " bytes) used %s",
-                     buffer->base.byte_length, when);
-}
-
 static weft_status_t weft_transient_buffer_map_range(
     weft_buffer_t* base, weft_mapping_mode_t mode, weft_memory_access_t access,
     weft_device_size_t offset, weft_device_size_t length,
     void** out_host_ptr) {
   weft_transient_buffer_t* buffer = (weft_transient_buffer_t*)base;
   *out_host_ptr = NULL;
-  // Acquire: pairs with the release in commit so the allocation is visible.
-  uint32_t state = weft_atomic_load(&buffer->state, memory_order_acquire);
-  if (state != WEFT_TRANSIENT_STATE_COMMITTED) {
-    return weft_transient_buffer_missing_memory(buffer, state);
-  }
+  weft_status_t status =
+      weft_queue_ordered_state_check(&buffer->state, base->byte_length);
+  if (!weft_status_is_ok(status)) return status;
   intptr_t allocation =
       weft_atomic_load(&buffer->allocation, memory_order_relaxed);
   if (allocation != 0) {
@@ -122,7 +99,7 @@ weft_status_t weft_transient_buffer_create(weft_allocator_t allocator,
   if (weft_status_is_ok(status)) {
     weft_buffer_initialize(&kWeftTransientBufferVtable, allocator, params,
                            kWeftHostPlacement, byte_length, &buffer->base);
-    atomic_init(&buffer->state, WEFT_TRANSIENT_STATE_RESERVED);
+    weft_queue_ordered_state_initialize(&buffer->state);
     atomic_init(&buffer->allocation, 0);
     *out_buffer = &buffer->base;
   }
@@ -141,10 +118,7 @@ bool weft_transient_buffer_is_committed(const weft_buffer_t* buffer) {
   if (!weft_buffer_is_transient(buffer)) return false;
   const weft_transient_buffer_t* transient =
       (const weft_transient_buffer_t*)buffer->allocated_buffer;
-  // Acquire: a caller seeing COMMITTED may go on to use the memory.
-  return weft_atomic_load(&((weft_transient_buffer_t*)transient)->state,
-                          memory_order_acquire) ==
-         WEFT_TRANSIENT_STATE_COMMITTED;
+  return weft_queue_ordered_state_is_committed(&transient->state);
 }
 
 weft_status_t weft_transient_buffer_commit(weft_buffer_t* base) {
@@ -156,23 +130,13 @@ weft_status_t weft_transient_buffer_commit(weft_buffer_t* base) {
   } else {
     buffer = (weft_transient_buffer_t*)base;
   }
-  // Claim the commit so a second (misused) commit cannot race this one.
-  // Relaxed: nothing is published by RESERVED or COMMITTING.
-  uint32_t expected = WEFT_TRANSIENT_STATE_RESERVED;
   bool claimed = false;
   if (weft_status_is_ok(status)) {
-    claimed = weft_atomic_compare_exchange_strong(
-        &buffer->state, &expected, WEFT_TRANSIENT_STATE_COMMITTING,
-        memory_order_relaxed, memory_order_relaxed);
-    if (!claimed) {
-      status = WEFT_STATUS(FAILED_PRECONDITION,
-                           "transient_buffer_commit: transient buffer (%" PRIu64
-                           " bytes) is already %s",
-                           base->byte_length,
-                           expected == WEFT_TRANSIENT_STATE_DECOMMITTED
-                               ? "decommitted"
-                               : "committed");
-    }
+    status = weft_status_annotate(
+        weft_queue_ordered_state_begin_commit(&buffer->state,
+                                              base->byte_length),
+        "in transient_buffer_commit");
+    claimed = weft_status_is_ok(status);
   }
   void* allocation = NULL;
   if (claimed && base->byte_length != 0) {
@@ -184,13 +148,9 @@ weft_status_t weft_transient_buffer_commit(weft_buffer_t* base) {
   if (claimed && weft_status_is_ok(status)) {
     weft_atomic_store(&buffer->allocation, (intptr_t)allocation,
                       memory_order_relaxed);
-    // Release: publishes the allocation to threads that acquire the state.
-    weft_atomic_store(&buffer->state, WEFT_TRANSIENT_STATE_COMMITTED,
-                      memory_order_release);
+    weft_queue_ordered_state_end_commit(&buffer->state, /*committed=*/true);
   } else if (claimed) {
-    // Relaxed: back to RESERVED publishes nothing; commit may be retried.
-    weft_atomic_store(&buffer->state, WEFT_TRANSIENT_STATE_RESERVED,
-                      memory_order_relaxed);
+    weft_queue_ordered_state_end_commit(&buffer->state, /*committed=*/false);
     status = weft_status_annotate(
         status, "committing a transient buffer of %" PRIu64 " bytes",
         base->byte_length);
@@ -207,14 +167,9 @@ weft_status_t weft_transient_buffer_decommit(weft_buffer_t* base) {
   } else {
     buffer = (weft_transient_buffer_t*)base;
   }
-  uint32_t expected = WEFT_TRANSIENT_STATE_COMMITTED;
-  // Acquire: see the allocation published by commit before freeing it.
-  if (weft_status_is_ok(status) &&
-      !weft_atomic_compare_exchange_strong(
-          &buffer->state, &expected, WEFT_TRANSIENT_STATE_DECOMMITTED,
-          memory_order_acquire, memory_order_relaxed)) {
+  if (weft_status_is_ok(status)) {
     status = weft_status_annotate(
-        weft_transient_buffer_missing_memory(buffer, expected),
+        weft_queue_ordered_state_decommit(&buffer->state, base->byte_length),
         "in transient_buffer_decommit");
   }
   if (weft_status_is_ok(status)) {
