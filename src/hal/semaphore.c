@@ -608,10 +608,12 @@ static bool weft_list_waiter_is_ready(weft_list_waiter_t* waiter) {
   return weft_atomic_load(&waiter->ready, memory_order_acquire) != 0;
 }
 
-uint32_t weft_semaphore_list_earliest_failure(weft_semaphore_list_t list) {
+static uint32_t weft_semaphore_list_earliest_failure_where(
+    weft_semaphore_list_t list, bool masked, uint64_t mask) {
   uint32_t earliest = UINT32_MAX;
   uint64_t earliest_sequence = UINT64_MAX;
   for (uint32_t i = 0; i < list.count; ++i) {
+    if (masked && (i >= 64 || !(mask & (1ull << i)))) continue;
     weft_semaphore_t* semaphore = list.semaphores[i];
     // Acquire (has_failed): |failure_sequence| is written before the flag.
     if (weft_semaphore_has_failed(semaphore) &&
@@ -621,6 +623,15 @@ uint32_t weft_semaphore_list_earliest_failure(weft_semaphore_list_t list) {
     }
   }
   return earliest;
+}
+
+uint32_t weft_semaphore_list_earliest_failure(weft_semaphore_list_t list) {
+  return weft_semaphore_list_earliest_failure_where(list, false, 0);
+}
+
+uint32_t weft_semaphore_list_earliest_failure_masked(weft_semaphore_list_t list,
+                                                     uint64_t mask) {
+  return weft_semaphore_list_earliest_failure_where(list, true, mask);
 }
 
 // Checks every entry without blocking. Sets *out_done and returns the

@@ -200,6 +200,11 @@ static inline bool weft_semaphore_peek(weft_semaphore_t* semaphore,
 // earliest failure_sequence), or UINT32_MAX when none has failed.
 uint32_t weft_semaphore_list_earliest_failure(weft_semaphore_list_t list);
 
+// The same among the entries whose bit is set in |mask| (bit i for entry
+// i < 64; entries past 63 are never counted).
+uint32_t weft_semaphore_list_earliest_failure_masked(weft_semaphore_list_t list,
+                                                     uint64_t mask);
+
 // The INVALID_ARGUMENT of a list weft_semaphore_list_check rejects. Out of
 // line: the error path.
 weft_status_t weft_semaphore_list_error(const char* function, const char* name,

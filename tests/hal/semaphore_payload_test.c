@@ -240,6 +240,29 @@ static void native_is_per_domain(void** state) {
   weft_semaphore_release(&semaphore->base);
 }
 
+static void earliest_failure_in_failure_order_and_by_mask(void** state) {
+  (void)state;
+  weft_semaphore_t* semaphores[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0,
+                                    &semaphores[i]));
+  }
+  uint64_t values[3] = {1, 1, 1};
+  const weft_semaphore_list_t list = {3, semaphores, values};
+  assert_int_equal(weft_semaphore_list_earliest_failure(list), UINT32_MAX);
+  // Entry 2 fails first, then entry 0: the earliest failure, not the
+  // first entry, is the one reported.
+  weft_semaphore_fail(semaphores[2], WEFT_STATUS(ABORTED, "first"));
+  weft_semaphore_fail(semaphores[0], WEFT_STATUS(ABORTED, "second"));
+  assert_int_equal(weft_semaphore_list_earliest_failure(list), 2);
+  // Among entries 0 and 1 only: entry 0.
+  assert_int_equal(weft_semaphore_list_earliest_failure_masked(list, 0x3), 0);
+  // Among entry 1 only: none failed.
+  assert_int_equal(weft_semaphore_list_earliest_failure_masked(list, 0x2),
+                   UINT32_MAX);
+  for (int i = 0; i < 3; ++i) weft_semaphore_release(semaphores[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(query_refreshes_the_base_from_the_payload),
@@ -247,6 +270,7 @@ int main(void) {
       cmocka_unit_test(failure_fires_timepoints_then_reaches_the_payload),
       cmocka_unit_test(host_waits_use_the_payload_wait),
       cmocka_unit_test(native_is_per_domain),
+      cmocka_unit_test(earliest_failure_in_failure_order_and_by_mask),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,7 +65,7 @@ static weft_status_t weft_vulkan_buffer_take_memory(
                                       VK_WHOLE_SIZE, 0, &buffer->host_pointer));
     if (weft_status_is_ok(status)) memset(buffer->host_pointer, 0, size);
   } else if (weft_status_is_ok(status)) {
-    status = zero_fn(zero_user_data, buffer->buffer, size);
+    status = zero_fn(zero_user_data, buffer->buffer);
   }
   if (!weft_status_is_ok(status)) {
     status = weft_status_annotate(

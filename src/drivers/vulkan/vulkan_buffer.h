@@ -18,11 +18,10 @@
 #include "hal/buffer_impl.h"
 #include "hal/domain.h"
 
-// Zeroes |size| bytes of |buffer| on the device and waits for it: what a
-// new buffer in memory the host cannot map needs (the device's queue).
+// Zeroes the whole of |buffer| on the device and waits for it: what a new
+// buffer in memory the host cannot map needs (the device's queue).
 typedef weft_status_t (*weft_vulkan_zero_fn_t)(void* user_data,
-                                               VkBuffer buffer,
-                                               VkDeviceSize size);
+                                               VkBuffer buffer);
 
 // Allocates a buffer of |byte_length| bytes for |params| in |domain|:
 // host-visible memory when params.type asks for HOST_VISIBLE, device

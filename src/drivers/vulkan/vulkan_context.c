@@ -434,9 +434,11 @@ weft_status_t weft_vulkan_context_allocate_buffer(
   *out_buffer = VK_NULL_HANDLE;
   *out_memory = VK_NULL_HANDLE;
   weft_vulkan_symbols_t* vk = &context->vk;
+  // Whole 4-byte words, so that vkCmdFillBuffer(VK_WHOLE_SIZE) reaches
+  // every byte (it rounds down), and so does zeroing a new buffer.
   const VkBufferCreateInfo buffer_info = {
       .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-      .size = size,
+      .size = (size + 3) & ~(VkDeviceSize)3,
       .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,

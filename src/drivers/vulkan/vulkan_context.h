@@ -78,8 +78,9 @@ void weft_vulkan_context_release(weft_vulkan_context_t* context);
 void weft_vulkan_context_describe(const weft_vulkan_context_t* context,
                                   FILE* stream);
 
-// Allocates |size| bytes of memory of type |type_index| for |buffer| and
-// binds it; on failure nothing is left allocated.
+// Makes a buffer of |size| bytes rounded up to a multiple of 4, with memory
+// of type |type_index| (or one with the same flags the buffer takes) bound
+// to it; on failure nothing is left allocated.
 weft_status_t weft_vulkan_context_allocate_buffer(
     weft_vulkan_context_t* context, VkDeviceSize size, uint32_t type_index,
     VkBuffer* out_buffer, VkDeviceMemory* out_memory);

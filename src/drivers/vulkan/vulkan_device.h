@@ -91,8 +91,7 @@ weft_status_t weft_vulkan_device_queue_submit(weft_device_t* device,
 uint64_t weft_vulkan_device_for_each_pending(weft_device_t* device,
                                              weft_pending_op_visit_fn_t visit,
                                              void* user_data);
-// Zeroes |size| bytes of |buffer| and waits (weft_vulkan_zero_fn_t).
-weft_status_t weft_vulkan_device_zero_buffer(void* device, VkBuffer buffer,
-                                             VkDeviceSize size);
+// Zeroes |buffer| and waits (weft_vulkan_zero_fn_t).
+weft_status_t weft_vulkan_device_zero_buffer(void* device, VkBuffer buffer);
 
 #endif  // WEFT_DRIVERS_VULKAN_VULKAN_DEVICE_H_

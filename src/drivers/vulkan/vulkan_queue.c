@@ -17,6 +17,9 @@ struct weft_vulkan_op_t {
   uint64_t sequence;
   // Bit i: signal i (< 64) was submitted to the GPU, which moves it.
   uint64_t published;
+  // Bit i: wait i (< 64) went to the GPU unreached: the op ran behind it,
+  // and learns at completion whether it failed upstream.
+  uint64_t gpu_waits;
   // Host-visible bytes an UPDATE or an unaligned FILL copies from.
   VkBuffer staging;
   VkDeviceMemory staging_memory;
@@ -303,6 +306,7 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
   }
   // Native waits the host has not seen reached go to the GPU.
   uint32_t wait_count = 0;
+  op->gpu_waits = 0;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < waits.count; ++i) {
     weft_vulkan_semaphore_t* semaphore =
         weft_vulkan_semaphore_cast(waits.semaphores[i], domain);
@@ -313,6 +317,7 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
       values[wait_count] = waits.values[i];
       stages[wait_count] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
       ++wait_count;
+      if (i < 64) op->gpu_waits |= 1ull << i;
     }
   }
 
@@ -516,12 +521,13 @@ weft_status_t weft_vulkan_device_queue_submit(weft_device_t* base_device,
 // Completion
 //===----------------------------------------------------------------------===//
 
-// What a GPU op ended with: a native wait whose semaphore failed upstream
-// (the op ran on what it did not get) fails it.
+// What a GPU op ended with: a wait it left to the GPU whose semaphore
+// failed upstream (the op ran on what it did not get) fails it. Waits the
+// host saw reached before submit were met, whatever came after.
 static weft_status_t weft_vulkan_op_result(weft_vulkan_op_t* op) {
   const weft_queue_op_t* base = weft_vulkan_op_base(op);
-  const uint32_t failed =
-      weft_semaphore_list_earliest_failure(base->wait_list);
+  const uint32_t failed = weft_semaphore_list_earliest_failure_masked(
+      base->wait_list, op->gpu_waits);
   if (failed == UINT32_MAX) return WEFT_OK;
   uint64_t value = 0;
   weft_status_t failure =
@@ -768,8 +774,8 @@ uint64_t weft_vulkan_device_for_each_pending(weft_device_t* base_device,
   return live > (int64_t)described ? (uint64_t)live - described : 0;
 }
 
-weft_status_t weft_vulkan_device_zero_buffer(void* user_data, VkBuffer buffer,
-                                             VkDeviceSize size) {
+weft_status_t weft_vulkan_device_zero_buffer(void* user_data,
+                                             VkBuffer buffer) {
   weft_vulkan_device_t* device = (weft_vulkan_device_t*)user_data;
   weft_vulkan_context_t* context = device->context;
   weft_vulkan_symbols_t* vk = &context->vk;
@@ -794,7 +800,8 @@ weft_status_t weft_vulkan_device_zero_buffer(void* user_data, VkBuffer buffer,
   }
   const uint64_t value = device->immediate_value + 1;
   if (weft_status_is_ok(status)) {
-    // Whole 4-byte words (the memory's size is a multiple of them).
+    // The whole buffer (VK_WHOLE_SIZE rounds down to 4-byte words; buffers
+    // are made a multiple of them, weft_vulkan_context_allocate_buffer).
     vk->vkCmdFillBuffer(command_buffer, buffer, 0, VK_WHOLE_SIZE, 0);
     status = WEFT_VK_CALL(vk, vkEndCommandBuffer(command_buffer));
   }
@@ -833,6 +840,5 @@ weft_status_t weft_vulkan_device_zero_buffer(void* user_data, VkBuffer buffer,
                              &command_buffer);
     weft_slim_mutex_unlock(&device->mutex);
   }
-  (void)size;
   return status;
 }
