@@ -80,14 +80,6 @@ weft_executable_source_t weft_cts_kernel_source(const char* driver_name) {
   return weft_cts_c_kernels();
 }
 
-uint32_t weft_cts_stress_count(const weft_cts_t* cts, uint32_t count) {
-  int64_t validation = 0;
-  weft_status_t status =
-      weft_device_query_i64(cts->device, "vulkan.validation", &validation);
-  weft_status_ignore(status);
-  return validation == 1 ? count / 50 : count;
-}
-
 int weft_cts_setup(void** state) {
   weft_cts_t* cts = calloc(1, sizeof(*cts));
   if (!cts) return -1;

@@ -115,13 +115,6 @@ weft_semaphore_list_t weft_cts_list(uint32_t count,
                                     const uint64_t* values);
 // The current value of |semaphore| (asserting the query is OK: not failed).
 uint64_t weft_cts_query_value(weft_semaphore_t* semaphore);
-
-// |count| for a stress case, divided by 50 on a device whose Vulkan
-// validation layer is on: the layer tracks every pending timeline value
-// of a queue, so its own cost grows with the square of a chain's length
-// (100,000 chained ops take it minutes). The unvalidated run of the same
-// suite keeps the full count (cts.vulkan-novalidation.*).
-uint32_t weft_cts_stress_count(const weft_cts_t* cts, uint32_t count);
 // Asserts that (|semaphore|, |value|) is not reached, without blocking.
 void weft_cts_assert_not_reached(weft_semaphore_t* semaphore, uint64_t value);
 // Waits for (semaphore, value) with a 10 s timeout and returns the status.

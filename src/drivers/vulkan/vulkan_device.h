@@ -42,6 +42,14 @@ typedef struct weft_vulkan_op_fifo_t {
   weft_vulkan_op_t* tail;
 } weft_vulkan_op_fifo_t;
 
+// The most ops a device keeps submitted and not yet completed. More wait
+// in the device's waiting room, in the order they became ready, until
+// completions make room: what is in flight (command buffers, the driver's
+// own per-submission state) then stays at one high-water mark whatever
+// the burst, and a queue never holds an unbounded run of pending timeline
+// operations.
+#define WEFT_VULKAN_MAX_IN_FLIGHT 1024u
+
 typedef struct weft_vulkan_device_t {
   weft_device_t base;
   weft_vulkan_context_t* context;  // retained
@@ -55,8 +63,12 @@ typedef struct weft_vulkan_device_t {
   VkCommandBuffer* free_command_buffers;
   uint32_t free_command_buffer_count;
   uint32_t free_command_buffer_capacity;
-  // Ops submitted to the GPU, in sequence order.
+  // Ops submitted to the GPU, in sequence order, and their number with
+  // the ops about to be submitted (at most WEFT_VULKAN_MAX_IN_FLIGHT).
   weft_vulkan_op_fifo_t in_flight;
+  uint32_t in_flight_count;
+  // GPU ops ready to submit while WEFT_VULKAN_MAX_IN_FLIGHT are in flight.
+  weft_vulkan_op_fifo_t waiting_room;
   // Host ops whose waits are reached, for the completion thread.
   weft_vulkan_op_fifo_t host_ready;
   // The last sequence number given to a submission (|completion| reaches

@@ -195,11 +195,17 @@ static weft_status_t weft_vulkan_op_record_commands(weft_vulkan_op_t* op) {
       VkDeviceSize offset = 0;
       status = weft_vulkan_buffer_resolve(
           base->update.target, base->update.offset, &target, &offset);
-      void* mapping = NULL;
-      if (weft_status_is_ok(status)) {
-        status = weft_vulkan_op_make_staging(op, base->update.length,
-                                             &mapping);
+      if (!weft_status_is_ok(status)) break;
+      if (offset % 4 == 0 && base->update.length % 4 == 0 &&
+          base->update.length <= 65536) {
+        // Small and aligned: the bytes travel in the command buffer, no
+        // staging buffer to make and free.
+        vk->vkCmdUpdateBuffer(command_buffer, target, offset,
+                              base->update.length, base->update.source);
+        break;
       }
+      void* mapping = NULL;
+      status = weft_vulkan_op_make_staging(op, base->update.length, &mapping);
       if (!weft_status_is_ok(status)) break;
       memcpy(mapping, base->update.source, (size_t)base->update.length);
       const VkBufferCopy region = {0, offset, base->update.length};
@@ -275,6 +281,27 @@ static weft_status_t weft_vulkan_op_begin_locked(weft_vulkan_op_t* op) {
                                                &begin_info));
   }
   return status;
+}
+
+// Gives back |count| places in flight and takes the waiting ops that now
+// fit (their places counted), oldest first, as a list the caller issues.
+// Called with the mutex held.
+static weft_vulkan_op_t* weft_vulkan_device_release_room_locked(
+    weft_vulkan_device_t* device, uint32_t count) {
+  device->in_flight_count -= count;
+  weft_vulkan_op_t* taken = NULL;
+  weft_vulkan_op_t** taken_tail = &taken;
+  while (device->waiting_room.head &&
+         device->in_flight_count < WEFT_VULKAN_MAX_IN_FLIGHT) {
+    weft_vulkan_op_t* op = device->waiting_room.head;
+    device->waiting_room.head = op->next;
+    if (!device->waiting_room.head) device->waiting_room.tail = NULL;
+    op->next = NULL;
+    *taken_tail = op;
+    taken_tail = &op->next;
+    ++device->in_flight_count;
+  }
+  return taken;
 }
 
 // Records and submits |op|, whose waits are reached on the host or are on
@@ -396,6 +423,13 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
     weft_queue_op_signal_or_fail(base,
                                  weft_queue_op_annotate_error(base, status));
     weft_vulkan_op_retire(op);
+    // Its place in flight goes to the next waiting op, which the
+    // completion thread issues (not this call: a run of failures would
+    // recurse).
+    weft_slim_mutex_lock(&device->mutex);
+    --device->in_flight_count;
+    if (device->waiting_room.head) weft_vulkan_device_wake_locked(device);
+    weft_slim_mutex_unlock(&device->mutex);
     return;
   }
   // Ops waiting natively on these values may be submitted behind it now
@@ -407,8 +441,18 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
   }
 }
 
+// Issues each op of a list weft_vulkan_device_release_room_locked took.
+static void weft_vulkan_op_issue_list(weft_vulkan_op_t* list) {
+  while (list) {
+    weft_vulkan_op_t* next = list->next;
+    list->next = NULL;
+    weft_vulkan_op_issue(list);
+    list = next;
+  }
+}
+
 // Sends a ready op on: host ops to the completion thread, the others to
-// the GPU.
+// the GPU, or to the waiting room while the GPU has its fill.
 static void weft_vulkan_op_dispatch_one(weft_vulkan_op_t* op) {
   weft_scheduled_op_t* record = weft_vulkan_op_record(op);
   weft_vulkan_device_t* device = op->device;
@@ -425,7 +469,15 @@ static void weft_vulkan_op_dispatch_one(weft_vulkan_op_t* op) {
     weft_vulkan_device_wake_locked(device);
     weft_slim_mutex_unlock(&device->mutex);
   } else {
-    weft_vulkan_op_issue(op);
+    weft_slim_mutex_lock(&device->mutex);
+    const bool room = device->in_flight_count < WEFT_VULKAN_MAX_IN_FLIGHT;
+    if (room) {
+      ++device->in_flight_count;
+    } else {
+      weft_vulkan_fifo_push(&device->waiting_room, op);
+    }
+    weft_slim_mutex_unlock(&device->mutex);
+    if (room) weft_vulkan_op_issue(op);
   }
 }
 
@@ -596,9 +648,12 @@ static int weft_vulkan_completion_main(void* user_data) {
     weft_slim_mutex_lock(&device->mutex);
     weft_vulkan_op_t* host = device->host_ready.head;
     device->host_ready.head = device->host_ready.tail = NULL;
+    // Waiting ops that fit now (a failed submit gave back its place).
+    weft_vulkan_op_t* taken = weft_vulkan_device_release_room_locked(device, 0);
     const bool stopping = device->stopping;
     const weft_vulkan_op_t* oldest = device->in_flight.head;
-    if (!host && !oldest && stopping) {
+    if (!host && !taken && !oldest && !device->waiting_room.head &&
+        stopping) {
       weft_slim_mutex_unlock(&device->mutex);
       break;
     }
@@ -606,16 +661,18 @@ static int weft_vulkan_completion_main(void* user_data) {
     // From here a submitter that adds work moves |wake| past this target,
     // so the wait below cannot miss it.
     const uint64_t wake_target = device->wake_value + 1;
-    if (!host) device->completion_waiting = true;
+    if (!host && !taken) device->completion_waiting = true;
     weft_slim_mutex_unlock(&device->mutex);
 
-    if (host) {
-      // Host ops whose waits are reached; at shutdown, cancelled.
+    if (host || taken) {
+      // Host ops whose waits are reached (at shutdown, cancelled), then
+      // waiting GPU ops that fit.
       while (host) {
         weft_vulkan_op_t* next = host->next;
         weft_vulkan_op_run_host(host, stopping);
         host = next;
       }
+      weft_vulkan_op_issue_list(taken);
       continue;
     }
 
@@ -658,6 +715,7 @@ static int weft_vulkan_completion_main(void* user_data) {
     device->completion_waiting = false;
     weft_vulkan_op_t* done = NULL;
     weft_vulkan_op_t** done_tail = &done;
+    uint32_t done_count = 0;
     while (device->in_flight.head &&
            device->in_flight.head->sequence <= completed) {
       weft_vulkan_op_t* op = device->in_flight.head;
@@ -666,13 +724,17 @@ static int weft_vulkan_completion_main(void* user_data) {
       op->next = NULL;
       *done_tail = op;
       done_tail = &op->next;
+      ++done_count;
     }
+    weft_vulkan_op_t* freed_room =
+        weft_vulkan_device_release_room_locked(device, done_count);
     weft_slim_mutex_unlock(&device->mutex);
     while (done) {
       weft_vulkan_op_t* next = done->next;
       weft_vulkan_op_complete(done);
       done = next;
     }
+    weft_vulkan_op_issue_list(freed_room);
   }
   return 0;
 }

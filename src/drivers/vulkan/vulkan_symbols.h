@@ -72,6 +72,7 @@
   X(vkBeginCommandBuffer)                 \
   X(vkEndCommandBuffer)                   \
   X(vkCmdFillBuffer)                      \
+  X(vkCmdUpdateBuffer)                    \
   X(vkCmdCopyBuffer)                      \
   X(vkCmdPipelineBarrier)                 \
   X(vkCmdBindPipeline)                    \
