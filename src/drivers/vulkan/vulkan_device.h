@@ -14,6 +14,9 @@
 //    resolves its waits. No GPU queue ever holds a wait whose signal has
 //    not been submitted: a wait on a host semaphore, another device's, or
 //    a value of this device's not yet submitted is held in the scheduler.
+//    With WEFT_VULKAN_MAX_IN_FLIGHT ops in flight, a ready op waits in the
+//    waiting room instead, and the completion thread submits it when a
+//    completion makes room.
 //  - host ops (host calls, alloca, dealloca) run on the completion thread
 //    once their waits are reached on the host.
 //  - the completion thread is the seed's listener: it waits (vkWaitSemaphores,
