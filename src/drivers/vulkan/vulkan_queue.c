@@ -75,6 +75,37 @@ static void weft_vulkan_device_wake_locked(weft_vulkan_device_t* device) {
 // Retiring
 //===----------------------------------------------------------------------===//
 
+// Gives |op|'s command buffer back to the device's free list. Kept for
+// the next op: the pool stays at its high-water mark, and a burst's worth
+// of command buffers is recorded again, not remade. Called with the mutex
+// held.
+static void weft_vulkan_op_return_command_buffer_locked(weft_vulkan_op_t* op) {
+  if (!op->command_buffer) return;
+  weft_vulkan_device_t* device = op->device;
+  weft_vulkan_context_t* context = device->context;
+  context->vk.vkResetCommandBuffer(op->command_buffer, 0);
+  if (device->free_command_buffer_count ==
+      device->free_command_buffer_capacity) {
+    const uint32_t capacity = device->free_command_buffer_capacity * 2;
+    VkCommandBuffer* grown = device->free_command_buffers;
+    if (weft_status_is_ok(weft_allocator_realloc(
+            device->base.host_allocator, capacity * sizeof(*grown),
+            (void**)&grown))) {
+      device->free_command_buffers = grown;
+      device->free_command_buffer_capacity = capacity;
+    }
+  }
+  if (device->free_command_buffer_count <
+      device->free_command_buffer_capacity) {
+    device->free_command_buffers[device->free_command_buffer_count++] =
+        op->command_buffer;
+  } else {
+    context->vk.vkFreeCommandBuffers(context->device, device->command_pool, 1,
+                                     &op->command_buffer);
+  }
+  op->command_buffer = VK_NULL_HANDLE;
+}
+
 // Frees what the op holds of the device and retires its record.
 static void weft_vulkan_op_retire(weft_vulkan_op_t* op) {
   weft_vulkan_device_t* device = op->device;
@@ -86,31 +117,9 @@ static void weft_vulkan_op_retire(weft_vulkan_op_t* op) {
     op->staging_memory = VK_NULL_HANDLE;
   }
   if (op->command_buffer) {
-    // Kept for the next op: the pool stays at its high-water mark, and a
-    // burst's worth of command buffers is recorded again, not remade.
     weft_slim_mutex_lock(&device->mutex);
-    context->vk.vkResetCommandBuffer(op->command_buffer, 0);
-    if (device->free_command_buffer_count ==
-        device->free_command_buffer_capacity) {
-      const uint32_t capacity = device->free_command_buffer_capacity * 2;
-      VkCommandBuffer* grown = device->free_command_buffers;
-      if (weft_status_is_ok(weft_allocator_realloc(
-              device->base.host_allocator, capacity * sizeof(*grown),
-              (void**)&grown))) {
-        device->free_command_buffers = grown;
-        device->free_command_buffer_capacity = capacity;
-      }
-    }
-    if (device->free_command_buffer_count <
-        device->free_command_buffer_capacity) {
-      device->free_command_buffers[device->free_command_buffer_count++] =
-          op->command_buffer;
-    } else {
-      context->vk.vkFreeCommandBuffers(context->device, device->command_pool,
-                                       1, &op->command_buffer);
-    }
+    weft_vulkan_op_return_command_buffer_locked(op);
     weft_slim_mutex_unlock(&device->mutex);
-    op->command_buffer = VK_NULL_HANDLE;
   }
   weft_queue_scheduler_retire(weft_vulkan_op_record(op));
 }
@@ -725,6 +734,11 @@ static int weft_vulkan_completion_main(void* user_data) {
       *done_tail = op;
       done_tail = &op->next;
       ++done_count;
+      // Its command buffer goes back before its place in flight does, so
+      // an op that takes the place finds it (otherwise every submitter
+      // racing this thread makes a new one and the pool outgrows the
+      // in-flight bound: the queue_memory CTS saw 1,600 for 1,024).
+      weft_vulkan_op_return_command_buffer_locked(op);
     }
     weft_vulkan_op_t* freed_room =
         weft_vulkan_device_release_room_locked(device, done_count);
