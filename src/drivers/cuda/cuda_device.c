@@ -378,6 +378,8 @@ static weft_status_t weft_cuda_driver_create_device(
   device->ordinal = (int)ordinal;
   device->completion_mode = mode;
   device->status_slot_count = parsed.status_slots;
+  weft_gpu_status_ring_initialize(device->status_slot_count,
+                                  &device->status_ring);
   device->staging_piece_size = parsed.staging_piece_size;
   device->staging_piece_count = parsed.staging_pieces;
   status = weft_device_initialize(&kWeftCudaDeviceVtable, device_string,

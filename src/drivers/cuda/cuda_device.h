@@ -36,17 +36,14 @@
 #include "drivers/cuda/cuda_event_pool.h"
 #include "drivers/cuda/cuda_symbols.h"
 #include "hal/device_impl.h"
+#include "hal/gpu/kernel_status.h"
 #include "hal/queue_scheduler.h"
 
 typedef struct weft_cuda_op_t weft_cuda_op_t;
 
-// What a kernel reports through its status parameter (weft/executable.h):
-// the first failing block stores its code with a compare-and-swap from 0,
-// then its block index.
-typedef struct weft_cuda_status_t {
-  uint32_t code;
-  uint32_t block[3];
-} weft_cuda_status_t;
+// What a kernel reports through its status parameter (weft/executable.h,
+// hal/gpu/kernel_status.h).
+typedef weft_gpu_kernel_status_t weft_cuda_status_t;
 
 // How the completion thread learns that an op's event fired.
 typedef enum weft_cuda_completion_mode_e {
@@ -91,16 +88,12 @@ typedef struct weft_cuda_device_t {
   weft_cuda_event_pool_t* event_pool;
   weft_cuda_completion_mode_t completion_mode;
   // Pinned, device-mapped status slots (weft_cuda_status_t) where kernels
-  // report failure: a ring, |status_slot_count| long, from which each
-  // dispatch or execute takes one slot per dispatch at issue and gives them
-  // back at completion. Ops complete in issue order, so the ring frees in
-  // the order it allocates. Guarded by |mutex|.
+  // report failure: |status_slot_count| of them, handed out by
+  // |status_ring| (hal/gpu/kernel_status.h), guarded by |mutex|.
   weft_cuda_status_t* status_slots;
   CUdeviceptr status_slots_device;
   uint32_t status_slot_count;
-  uint32_t status_head;  // first slot in use
-  uint32_t status_tail;  // next free slot
-  uint32_t status_ops;   // ops holding slots
+  weft_gpu_status_ring_t status_ring;
 
   // Guards everything below, and the order of issue: the stream's work,
   // the completion FIFO and the device timepoints agree.

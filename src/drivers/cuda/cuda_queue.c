@@ -119,34 +119,11 @@ static bool weft_cuda_op_is_ready(weft_cuda_device_t* device,
 // device mutex held.
 static bool weft_cuda_status_acquire(weft_cuda_device_t* device,
                                      uint32_t count, uint32_t* out_first) {
-  const uint32_t capacity = device->status_slot_count;
-  if (device->status_ops == 0) {
-    device->status_head = device->status_tail = 0;
-  }
-  const uint32_t head = device->status_head;
-  const uint32_t tail = device->status_tail;
-  uint32_t first = 0;
-  if (device->status_ops == 0 || tail > head) {
-    // In use: [head, tail). Room at the end, or from the start up to one
-    // before |head| (a full ring must never look empty).
-    if (capacity - tail >= count) {
-      first = tail;
-    } else if (head > count) {
-      first = 0;  // wrap: the slots past |tail| stay unused this round
-    } else {
-      return false;
-    }
-  } else if (head - tail > count) {
-    // Wrapped: in use [head, capacity) and [0, tail).
-    first = tail;
-  } else {
+  if (!weft_gpu_status_ring_acquire(&device->status_ring, count, out_first)) {
     return false;
   }
-  device->status_tail = first + count;
-  ++device->status_ops;
-  memset(&device->status_slots[first], 0,
+  memset(&device->status_slots[*out_first], 0,
          count * sizeof(weft_cuda_status_t));
-  *out_first = first;
   return true;
 }
 
@@ -155,11 +132,9 @@ static bool weft_cuda_status_acquire(weft_cuda_device_t* device,
 static void weft_cuda_status_release(weft_cuda_device_t* device,
                                      weft_cuda_op_t* op) {
   if (!op->status_slot_count) return;
-  device->status_head = op->status_slot + op->status_slot_count;
+  weft_gpu_status_ring_release(&device->status_ring, op->status_slot,
+                               op->status_slot_count);
   op->status_slot_count = 0;
-  if (--device->status_ops == 0) {
-    device->status_head = device->status_tail = 0;
-  }
 }
 
 // The number of dispatches of |command_buffer| (at least 1: the slots an
@@ -959,58 +934,6 @@ static weft_status_t weft_cuda_wait_event(weft_cuda_device_t* device,
   }
 }
 
-// The failure a kernel of |op| reported in its status slots, or OK: the
-// first dispatch (in recording order) whose slot holds a code, worded as a
-// CPU kernel's failure is, with the command named for an execute.
-static weft_status_t weft_cuda_op_kernel_failure(weft_cuda_device_t* device,
-                                                 const weft_cuda_op_t* op) {
-  // Volatile: the GPU wrote them behind the compiler's back.
-  const volatile weft_cuda_status_t* slots =
-      &device->status_slots[op->status_slot];
-  uint32_t failed = UINT32_MAX;
-  for (uint32_t i = 0; i < op->status_slot_count; ++i) {
-    if (slots[i].code != 0) {
-      failed = i;
-      break;
-    }
-  }
-  if (failed == UINT32_MAX) return WEFT_OK;
-  const weft_executable_t* executable = NULL;
-  uint32_t ordinal = 0;
-  uint32_t command_index = UINT32_MAX;
-  if (op->base->kind == WEFT_QUEUE_OP_DISPATCH) {
-    executable = op->base->dispatch.executable;
-    ordinal = op->base->dispatch.kernel_ordinal;
-  } else {
-    uint32_t count = 0;
-    const weft_command_t* commands =
-        weft_command_buffer_commands(op->base->execute.command_buffer, &count);
-    uint32_t dispatch_index = 0;
-    for (uint32_t i = 0; i < count && command_index == UINT32_MAX; ++i) {
-      if (commands[i].type != WEFT_COMMAND_TYPE_DISPATCH) continue;
-      if (dispatch_index++ == failed) {
-        command_index = i;
-        executable = commands[i].dispatch.executable;
-        ordinal = commands[i].dispatch.kernel_ordinal;
-      }
-    }
-  }
-  weft_status_t status = WEFT_STATUS(
-      INTERNAL,
-      "kernel '%s' (library '%s') failed in workgroup (%u, %u, %u) with "
-      "code %d",
-      executable ? weft_executable_kernel_info(executable, ordinal)->name
-                 : "?",
-      executable ? weft_executable_name(executable) : "?",
-      slots[failed].block[0], slots[failed].block[1], slots[failed].block[2],
-      (int)slots[failed].code);
-  if (command_index != UINT32_MAX) {
-    status = weft_command_buffer_annotate_command(
-        op->base->execute.command_buffer, command_index, status);
-  }
-  return weft_queue_op_annotate_error(op->base, status);
-}
-
 // What |op| ended with once its event fired: what issue met, the event's
 // own error, a kernel's status word, or a wait met in-stream whose
 // semaphore failed upstream (the op ran on what it did not get).
@@ -1025,7 +948,9 @@ static weft_status_t weft_cuda_op_result(weft_cuda_device_t* device,
   }
   weft_status_free(event_status);
   if (weft_status_is_ok(status) && op->status_slot_count) {
-    status = weft_cuda_op_kernel_failure(device, op);
+    status = weft_gpu_kernel_failure(
+        op->base, &device->status_slots[op->status_slot],
+        sizeof(weft_cuda_status_t), op->status_slot_count);
   }
   if (weft_status_is_ok(status) && op->waited_in_stream) {
     const weft_semaphore_list_t waits = op->base->wait_list;
