@@ -303,8 +303,8 @@ class CudaSession {
                   device,
                   weft_executable_source_cuda(
                       WEFT_EXECUTABLE_FORMAT_CUDA_PTX, "cts", weft_cts_cuda_ptx,
-                      weft_cts_cuda_ptx_size, weft_cts_cuda_kernel_count,
-                      weft_cts_cuda_kernel_table),
+                      weft_cts_cuda_ptx_size, weft_cts_gpu_kernel_count,
+                      weft_cts_gpu_kernel_table),
                   &kernels),
               "create_executable");
 #else

@@ -1,22 +1,35 @@
 # The vulkan driver (src/drivers/vulkan) needs Vulkan's headers only (Debian
 # libvulkan-dev): it dlopens the loader (libvulkan.so.1) at run time, so a
 # machine without a GPU or without the loader still runs everything else.
-# glslangValidator (Debian glslang-tools), when found, compiles the CTS's
-# GLSL test kernels to SPIR-V at build time.
+# glslangValidator (Debian glslang-tools), when found with spirv-opt,
+# spirv-link and spirv-val (Debian spirv-tools, which glslang-tools depends
+# on), compiles
+# the CTS's GLSL test kernels to one SPIR-V module at build time.
 #
-# Sets WEFT_HAVE_VULKAN, WEFT_VULKAN_INCLUDE_DIR and WEFT_GLSLANG (empty when
-# not found).
+# Sets WEFT_HAVE_VULKAN, WEFT_VULKAN_INCLUDE_DIR, and WEFT_GLSLANG,
+# WEFT_SPIRV_OPT, WEFT_SPIRV_LINK and WEFT_SPIRV_VAL (empty when not
+# found).
 option(WEFT_ENABLE_VULKAN
        "Build the vulkan driver when Vulkan's headers are found" ON)
 set(WEFT_HAVE_VULKAN OFF)
 set(WEFT_GLSLANG "")
+set(WEFT_SPIRV_OPT "")
+set(WEFT_SPIRV_LINK "")
+set(WEFT_SPIRV_VAL "")
 if(WEFT_ENABLE_VULKAN)
   find_path(WEFT_VULKAN_INCLUDE_DIR vulkan/vulkan_core.h NO_CACHE)
   if(WEFT_VULKAN_INCLUDE_DIR)
     set(WEFT_HAVE_VULKAN ON)
     find_program(WEFT_GLSLANG_PROGRAM glslangValidator NO_CACHE)
-    if(WEFT_GLSLANG_PROGRAM)
+    find_program(WEFT_SPIRV_OPT_PROGRAM spirv-opt NO_CACHE)
+    find_program(WEFT_SPIRV_LINK_PROGRAM spirv-link NO_CACHE)
+    find_program(WEFT_SPIRV_VAL_PROGRAM spirv-val NO_CACHE)
+    if(WEFT_GLSLANG_PROGRAM AND WEFT_SPIRV_OPT_PROGRAM AND
+       WEFT_SPIRV_LINK_PROGRAM AND WEFT_SPIRV_VAL_PROGRAM)
       set(WEFT_GLSLANG ${WEFT_GLSLANG_PROGRAM})
+      set(WEFT_SPIRV_OPT ${WEFT_SPIRV_OPT_PROGRAM})
+      set(WEFT_SPIRV_LINK ${WEFT_SPIRV_LINK_PROGRAM})
+      set(WEFT_SPIRV_VAL ${WEFT_SPIRV_VAL_PROGRAM})
     endif()
     message(STATUS "weft: Vulkan headers in ${WEFT_VULKAN_INCLUDE_DIR}: "
                    "building the vulkan driver (glslangValidator: "

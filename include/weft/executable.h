@@ -36,6 +36,9 @@ typedef enum weft_executable_format_e {
   WEFT_EXECUTABLE_FORMAT_CUDA_PTX = 3,
   // A CUDA cubin or fatbin image in |data|, for the device's architecture.
   WEFT_EXECUTABLE_FORMAT_CUDA_IMAGE = 4,
+  // A SPIR-V module in |data| (the vulkan driver), one GLCompute entry
+  // point per kernel, as described below.
+  WEFT_EXECUTABLE_FORMAT_SPIRV = 5,
 } weft_executable_format_t;
 
 // CUDA executables (the cuda driver's formats). A GPU module does not say
@@ -55,6 +58,23 @@ typedef enum weft_executable_format_e {
 //     returning non-zero does.
 // The same table can describe a CPU library's kernels and a GPU module's,
 // so one kernel set runs on every driver under the same names.
+//
+// SPIR-V executables (the vulkan driver's format) carry a kernel table
+// too: each entry names a GLCompute entry point of the module, whose
+// LocalSize must equal the entry's workgroup_size (local_memory_size must
+// be 0: shared memory is declared in the shader). A dispatch runs
+// workgroup_count workgroups with this interface:
+//   - descriptor set 0, binding i (i < binding_count): a storage buffer
+//     holding binding i. The range bound starts at or before the binding's
+//     first byte (storage buffer offsets have a device alignment), so:
+//   - push constants (from offset 0, 4 bytes each): for each binding, the
+//     byte offset of its first byte from the start of the bound range (a
+//     multiple of 4: a binding's offset must be); for each binding, its
+//     length in bytes; then each constant;
+//   - descriptor set 0, binding binding_count: the status, a storage
+//     buffer of four uint words used as the CUDA kernels' status is (a
+//     workgroup that fails stores its code with atomicCompSwap from 0 and,
+//     if it was first, its workgroup index in words 1-3).
 
 // What to make an executable from: a format and the data it reads.
 typedef struct weft_executable_source_t {
@@ -63,14 +83,14 @@ typedef struct weft_executable_source_t {
   weft_kernel_library_query_fn_t query;
   // Formats read from a file (WEFT_EXECUTABLE_FORMAT_CPU_SHARED_OBJECT).
   const char* path;
-  // Formats given as bytes (WEFT_EXECUTABLE_FORMAT_CUDA_*).
+  // Formats given as bytes (WEFT_EXECUTABLE_FORMAT_CUDA_*, _SPIRV).
   const void* data;
   size_t data_size;
-  // Formats whose code does not describe its kernels (CUDA_*): the kernel
-  // table, read while the executable is made (copied).
+  // Formats whose code does not describe its kernels (CUDA_*, SPIRV): the
+  // kernel table, read while the executable is made (copied).
   uint32_t kernel_count;
   const weft_kernel_def_t* kernels;
-  // A name for the library in messages (CUDA_*; may be NULL).
+  // A name for the library in messages (CUDA_*, SPIRV; may be NULL).
   const char* name;
 } weft_executable_source_t;
 
@@ -98,8 +118,24 @@ static inline weft_executable_source_t weft_executable_source_cuda(
   return source;
 }
 
-// "cpu-static", "cpu-shared-object", "cuda-ptx", "cuda-image" ("unknown"
-// for other values).
+// A SPIR-V module of |data_size| bytes at |data| (4-byte words) whose
+// kernels |kernels| describes (see above), named |name|.
+static inline weft_executable_source_t weft_executable_source_spirv(
+    const char* name, const void* data, size_t data_size,
+    uint32_t kernel_count, const weft_kernel_def_t* kernels) {
+  weft_executable_source_t source = {WEFT_EXECUTABLE_FORMAT_SPIRV,
+                                     NULL,
+                                     NULL,
+                                     data,
+                                     data_size,
+                                     kernel_count,
+                                     kernels,
+                                     name};
+  return source;
+}
+
+// "cpu-static", "cpu-shared-object", "cuda-ptx", "cuda-image", "spirv"
+// ("unknown" for other values).
 const char* weft_executable_format_name(weft_executable_format_t format);
 
 // What any device's kernel says about itself: what a dispatch must pass.

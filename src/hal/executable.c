@@ -18,6 +18,8 @@ const char* weft_executable_format_name(weft_executable_format_t format) {
       return "cuda-ptx";
     case WEFT_EXECUTABLE_FORMAT_CUDA_IMAGE:
       return "cuda-image";
+    case WEFT_EXECUTABLE_FORMAT_SPIRV:
+      return "spirv";
     default:
       return "unknown";
   }

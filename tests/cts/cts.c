@@ -6,6 +6,9 @@
 #if defined(WEFT_CTS_HAVE_CUDA_KERNELS)
 #include "cuda/cts_cuda_kernels.h"
 #endif
+#if defined(WEFT_CTS_HAVE_VULKAN_KERNELS)
+#include "vulkan/cts_vulkan_kernels.h"
+#endif
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -42,8 +45,18 @@ static weft_executable_source_t weft_cts_c_kernels(void) {
 static weft_executable_source_t weft_cts_cuda_kernels(void) {
   return weft_executable_source_cuda(
       WEFT_EXECUTABLE_FORMAT_CUDA_PTX, "cts_test_kernels", weft_cts_cuda_ptx,
-      weft_cts_cuda_ptx_size, weft_cts_cuda_kernel_count,
-      weft_cts_cuda_kernel_table);
+      weft_cts_cuda_ptx_size, weft_cts_gpu_kernel_count,
+      weft_cts_gpu_kernel_table);
+}
+#endif
+
+#if defined(WEFT_CTS_HAVE_VULKAN_KERNELS)
+// The same kernels in GLSL (tests/cts/vulkan), compiled to one SPIR-V
+// module at build time and described by the same table.
+static weft_executable_source_t weft_cts_vulkan_kernels(void) {
+  return weft_executable_source_spirv(
+      "cts_test_kernels", weft_cts_vulkan_spirv, weft_cts_vulkan_spirv_size,
+      weft_cts_gpu_kernel_count, weft_cts_gpu_kernel_table);
 }
 #endif
 
@@ -53,9 +66,13 @@ static const weft_cts_kernel_source_t kKernelSources[] = {
 #if defined(WEFT_CTS_HAVE_CUDA_KERNELS)
     {"cuda", weft_cts_cuda_kernels},
 #endif
-    // No SPIR-V test kernels yet: cases run without cts->kernels (the
-    // suites that dispatch are not registered for vulkan).
+#if defined(WEFT_CTS_HAVE_VULKAN_KERNELS)
+    {"vulkan", weft_cts_vulkan_kernels},
+#else
+    // No glslang here: cases run without cts->kernels (the suites that
+    // dispatch are not registered for vulkan).
     {"vulkan", NULL},
+#endif
 };
 
 // True when the CTS has test kernels for |driver_name|.

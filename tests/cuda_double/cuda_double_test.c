@@ -775,12 +775,12 @@ static void test_cts_module(void** state) {
   (void)state;
   assert_int_equal(weft_cts_cuda_ptx_size,
                    strlen((const char*)weft_cts_cuda_ptx));
-  assert_int_equal(weft_cts_cuda_kernel_count, 4);
+  assert_int_equal(weft_cts_gpu_kernel_count, 4);
   CUmodule module = NULL;
   ASSERT_CU_OK(cu.cuModuleLoadData(&module, weft_cts_cuda_ptx));
-  for (uint32_t i = 0; i < weft_cts_cuda_kernel_count; ++i) {
-    assert_null(weft_cts_cuda_kernel_table[i].fn);
-    get_function(module, weft_cts_cuda_kernel_table[i].name);
+  for (uint32_t i = 0; i < weft_cts_gpu_kernel_count; ++i) {
+    assert_null(weft_cts_gpu_kernel_table[i].fn);
+    get_function(module, weft_cts_gpu_kernel_table[i].name);
   }
   CUfunction function = NULL;
   EXPECT_CU(CUDA_ERROR_NOT_FOUND,

@@ -313,11 +313,44 @@ static weft_status_t weft_vulkan_context_create_device(
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
       .timelineSemaphore = VK_TRUE,
   };
+  // VK_KHR_push_descriptor when the device has it: a dispatch's buffers
+  // are pushed into its command buffer, no descriptor pool to manage.
+  // Without it the device runs everything but dispatches.
+  const char* extensions[1];
+  uint32_t extension_count = 0;
+  VkExtensionProperties available[256];
+  uint32_t available_count = 256;
+  const VkResult result = context->vk.vkEnumerateDeviceExtensionProperties(
+      context->physical_device, NULL, &available_count, available);
+  if (result == VK_SUCCESS || result == VK_INCOMPLETE) {
+    for (uint32_t i = 0; i < available_count; ++i) {
+      if (strcmp(available[i].extensionName,
+                 VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) == 0) {
+        extensions[extension_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+        context->has_push_descriptor = true;
+      }
+    }
+  }
+  if (context->has_push_descriptor) {
+    VkPhysicalDevicePushDescriptorPropertiesKHR push = {
+        .sType =
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR,
+    };
+    VkPhysicalDeviceProperties2 properties2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+        .pNext = &push,
+    };
+    context->vk.vkGetPhysicalDeviceProperties2(context->physical_device,
+                                               &properties2);
+    context->max_push_descriptors = push.maxPushDescriptors;
+  }
   const VkDeviceCreateInfo create_info = {
       .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
       .pNext = &timeline_features,
       .queueCreateInfoCount = 1,
       .pQueueCreateInfos = &queue_info,
+      .enabledExtensionCount = extension_count,
+      .ppEnabledExtensionNames = extensions,
   };
   weft_status_t status = WEFT_VK_CALL(
       &context->vk, vkCreateDevice(context->physical_device, &create_info,

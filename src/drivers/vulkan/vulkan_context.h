@@ -59,6 +59,10 @@ typedef struct weft_vulkan_context_t {
   uint32_t device_local_type;
   uint32_t host_visible_type;
   bool validation;
+  // VK_KHR_push_descriptor is enabled (dispatches need it), and how many
+  // descriptors one push may set (a kernel's bindings and its status).
+  bool has_push_descriptor;
+  uint32_t max_push_descriptors;
   // Validation messages seen by the instance (warnings and errors).
   weft_atomic_uint32_t* validation_message_count;
 } weft_vulkan_context_t;

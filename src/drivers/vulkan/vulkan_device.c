@@ -6,6 +6,7 @@
 
 #include "drivers/vulkan/vulkan_buffer.h"
 #include "drivers/vulkan/vulkan_driver.h"
+#include "drivers/vulkan/vulkan_executable.h"
 #include "drivers/vulkan/vulkan_semaphore.h"
 #include "hal/executable_impl.h"
 
@@ -82,14 +83,19 @@ static weft_status_t weft_vulkan_device_create_transient_buffer(
 static weft_status_t weft_vulkan_device_create_executable(
     weft_device_t* base_device, weft_executable_source_t source,
     weft_executable_t** out_executable) {
-  (void)out_executable;
-  return WEFT_STATUS(INVALID_ARGUMENT,
-                     "weft_device_create_executable: device '%s' does not "
-                     "accept executables of format %s (%d); the vulkan "
-                     "driver takes no executables yet (SPIR-V is next)",
-                     weft_device_id(base_device),
-                     weft_executable_format_name(source.format),
-                     (int)source.format);
+  weft_vulkan_device_t* device = weft_vulkan_device_cast(base_device);
+  if (source.format != WEFT_EXECUTABLE_FORMAT_SPIRV) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "weft_device_create_executable: device '%s' does not "
+                       "accept executables of format %s (%d); the vulkan "
+                       "driver takes spirv",
+                       weft_device_id(base_device),
+                       weft_executable_format_name(source.format),
+                       (int)source.format);
+  }
+  return weft_vulkan_executable_create(device->context, base_device->domain,
+                                       source, base_device->host_allocator,
+                                       out_executable);
 }
 
 static weft_status_t weft_vulkan_device_create_semaphore(

@@ -35,6 +35,7 @@
 #include "base/thread.h"
 #include "drivers/vulkan/vulkan_context.h"
 #include "hal/device_impl.h"
+#include "hal/gpu/kernel_status.h"
 #include "hal/queue_scheduler.h"
 
 typedef struct weft_vulkan_op_t weft_vulkan_op_t;
@@ -52,6 +53,10 @@ typedef struct weft_vulkan_op_fifo_t {
 // the burst, and a queue never holds an unbounded run of pending timeline
 // operations.
 #define WEFT_VULKAN_MAX_IN_FLIGHT 1024u
+
+// Status slots per device: a dispatch takes one, an execute one per
+// dispatch it records, until it completes.
+#define WEFT_VULKAN_STATUS_SLOTS 4096u
 
 typedef struct weft_vulkan_device_t {
   weft_device_t base;
@@ -84,6 +89,14 @@ typedef struct weft_vulkan_device_t {
   VkSemaphore wake;
   uint64_t wake_value;
   bool completion_waiting;
+  // Host-visible, mapped status slots (hal/gpu/kernel_status.h) where
+  // kernels report failure, |status_stride| bytes apart (a storage buffer
+  // offset's alignment), handed out by |status_ring|.
+  VkBuffer status_buffer;
+  VkDeviceMemory status_memory;
+  uint8_t* status_mapping;
+  VkDeviceSize status_stride;
+  weft_gpu_status_ring_t status_ring;
   // Zero fills of new buffers the host cannot map, waited for at once.
   VkSemaphore immediate;
   uint64_t immediate_value;

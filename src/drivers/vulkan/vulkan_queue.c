@@ -4,6 +4,7 @@
 
 #include "drivers/vulkan/vulkan_buffer.h"
 #include "drivers/vulkan/vulkan_device.h"
+#include "drivers/vulkan/vulkan_dispatch.h"
 #include "drivers/vulkan/vulkan_semaphore.h"
 #include "hal/queue_completion.h"
 #include "hal/queue_trace.h"
@@ -23,6 +24,9 @@ struct weft_vulkan_op_t {
   // Host-visible bytes an UPDATE or an unaligned FILL copies from.
   VkBuffer staging;
   VkDeviceMemory staging_memory;
+  // The status slots its dispatches report in (the device's ring).
+  uint32_t status_slot;
+  uint32_t status_slot_count;
 };
 
 #define WEFT_VULKAN_OP_SIZE ((sizeof(weft_vulkan_op_t) + 15) & ~(size_t)15)
@@ -164,6 +168,8 @@ static weft_status_t weft_vulkan_op_record_commands(weft_vulkan_op_t* op) {
   VkCommandBuffer command_buffer = op->command_buffer;
   weft_status_t status = WEFT_OK;
   bool writes = true;
+  VkPipelineStageFlags stages = VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkAccessFlags accesses = VK_ACCESS_TRANSFER_WRITE_BIT;
   switch (base->kind) {
     case WEFT_QUEUE_OP_FILL: {
       if (base->fill.length == 0) break;
@@ -241,23 +247,70 @@ static weft_status_t weft_vulkan_op_record_commands(weft_vulkan_op_t* op) {
       vk->vkCmdCopyBuffer(command_buffer, source, target, 1, &region);
       break;
     }
+    case WEFT_QUEUE_OP_DISPATCH: {
+      weft_buffer_binding_t bindings[64];
+      const uint32_t count = base->dispatch.binding_count;
+      if (count > 64) {
+        status = WEFT_STATUS(INVALID_ARGUMENT, "too many bindings (%u)",
+                             count);
+      }
+      for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
+        const weft_buffer_ref_t* ref = &base->dispatch.bindings[i];
+        bindings[i].buffer = ref->buffer;
+        bindings[i].offset = ref->offset;
+        status = weft_buffer_calculate_range(ref->buffer, ref->offset,
+                                             ref->length, "queue_dispatch",
+                                             &bindings[i].length);
+      }
+      if (!weft_status_is_ok(status)) break;
+      const weft_vulkan_status_slot_t slot = {
+          .buffer = op->device->status_buffer,
+          .offset = op->status_slot * op->device->status_stride,
+      };
+      status = weft_vulkan_record_dispatch(
+          context, command_buffer, base->dispatch.executable,
+          base->dispatch.kernel_ordinal, base->dispatch.workgroup_count,
+          base->dispatch.constants, count, bindings, slot);
+      stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+      accesses = VK_ACCESS_SHADER_WRITE_BIT;
+      break;
+    }
     default:
       writes = false;
       break;
   }
   if (weft_status_is_ok(status) && writes) {
-    // The op's writes become visible to the host (mapped buffers) before
-    // its signal; later GPU ops see them through the semaphores.
+    // The op's writes become visible to the host (mapped buffers and
+    // status slots) before its signal; later GPU ops see them through the
+    // semaphores.
     const VkMemoryBarrier barrier = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .srcAccessMask = accesses,
         .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
     };
-    vk->vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT,
+    vk->vkCmdPipelineBarrier(command_buffer, stages,
                              VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
                              NULL, 0, NULL);
   }
   return status;
+}
+
+// Takes |count| zeroed status slots for |op|'s dispatches. Called with the
+// mutex held.
+static weft_status_t weft_vulkan_op_acquire_status_locked(weft_vulkan_op_t* op,
+                                                          uint32_t count) {
+  weft_vulkan_device_t* device = op->device;
+  if (!weft_gpu_status_ring_acquire(&device->status_ring, count,
+                                    &op->status_slot)) {
+    return WEFT_STATUS(RESOURCE_EXHAUSTED,
+                       "%u dispatches do not fit in the %u status slots of "
+                       "device '%s' beside those in flight",
+                       count, WEFT_VULKAN_STATUS_SLOTS, device->base.id);
+  }
+  op->status_slot_count = count;
+  memset(device->status_mapping + op->status_slot * device->status_stride, 0,
+         count * device->status_stride);
+  return WEFT_OK;
 }
 
 // Takes a command buffer and begins it. Called with the mutex held.
@@ -360,6 +413,10 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
   // A barrier is only its waits and signals: no command buffer.
   const bool has_commands = base->kind != WEFT_QUEUE_OP_BARRIER;
   weft_slim_mutex_lock(&device->mutex);
+  op->status_slot_count = 0;
+  if (weft_status_is_ok(status) && base->kind == WEFT_QUEUE_OP_DISPATCH) {
+    status = weft_vulkan_op_acquire_status_locked(op, 1);
+  }
   if (weft_status_is_ok(status) && has_commands) {
     status = weft_vulkan_op_begin_locked(op);
     if (weft_status_is_ok(status)) status = weft_vulkan_op_record_commands(op);
@@ -416,6 +473,10 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
     const bool was_empty = device->in_flight.head == NULL;
     weft_vulkan_fifo_push(&device->in_flight, op);
     if (was_empty) weft_vulkan_device_wake_locked(device);
+  } else if (op->status_slot_count) {
+    // Nothing reached the GPU: its slots are the ring's newest.
+    weft_gpu_status_ring_unacquire(&device->status_ring, op->status_slot);
+    op->status_slot_count = 0;
   }
   weft_slim_mutex_unlock(&device->mutex);
 
@@ -540,7 +601,6 @@ weft_status_t weft_vulkan_device_queue_submit(weft_device_t* base_device,
   switch (source->kind) {
     case WEFT_QUEUE_OP_READ:
     case WEFT_QUEUE_OP_WRITE:
-    case WEFT_QUEUE_OP_DISPATCH:
     case WEFT_QUEUE_OP_EXECUTE:
       return WEFT_STATUS(UNIMPLEMENTED,
                          "%s on device '%s': the vulkan driver does not run "
@@ -584,12 +644,19 @@ weft_status_t weft_vulkan_device_queue_submit(weft_device_t* base_device,
 
 // What a GPU op ended with: a wait it left to the GPU whose semaphore
 // failed upstream (the op ran on what it did not get) fails it. Waits the
-// host saw reached before submit were met, whatever came after.
+// host saw reached before submit were met, whatever came after. Then a
+// kernel that reported failure in its status slot does.
 static weft_status_t weft_vulkan_op_result(weft_vulkan_op_t* op) {
   const weft_queue_op_t* base = weft_vulkan_op_base(op);
   const uint32_t failed = weft_semaphore_list_earliest_failure_masked(
       base->wait_list, op->gpu_waits);
-  if (failed == UINT32_MAX) return WEFT_OK;
+  if (failed == UINT32_MAX) {
+    if (!op->status_slot_count) return WEFT_OK;
+    weft_vulkan_device_t* device = op->device;
+    return weft_gpu_kernel_failure(
+        base, device->status_mapping + op->status_slot * device->status_stride,
+        device->status_stride, op->status_slot_count);
+  }
   uint64_t value = 0;
   weft_status_t failure =
       weft_semaphore_query(base->wait_list.semaphores[failed], &value);
@@ -600,6 +667,16 @@ static void weft_vulkan_op_complete(weft_vulkan_op_t* op) {
   weft_queue_op_t* base = weft_vulkan_op_base(op);
   const weft_domain_t domain = op->device->base.domain;
   weft_status_t status = weft_vulkan_op_result(op);
+  if (op->status_slot_count) {
+    // Read: the slots go back, oldest first (ops complete in the order
+    // they took them).
+    weft_vulkan_device_t* device = op->device;
+    weft_slim_mutex_lock(&device->mutex);
+    weft_gpu_status_ring_release(&device->status_ring, op->status_slot,
+                                 op->status_slot_count);
+    weft_slim_mutex_unlock(&device->mutex);
+    op->status_slot_count = 0;
+  }
   weft_queue_trace_signal(weft_vulkan_op_record(op)->trace_id,
                           weft_status_is_ok(status));
   weft_queue_op_signal_or_fail_published(base, status, op->published);
@@ -799,6 +876,25 @@ weft_status_t weft_vulkan_device_start_queue(weft_vulkan_device_t* device) {
     status = weft_vulkan_create_timeline(context, &device->immediate);
   }
   if (weft_status_is_ok(status)) {
+    const VkDeviceSize alignment =
+        context->properties.limits.minStorageBufferOffsetAlignment;
+    device->status_stride = alignment > sizeof(weft_gpu_kernel_status_t)
+                                ? alignment
+                                : sizeof(weft_gpu_kernel_status_t);
+    weft_gpu_status_ring_initialize(WEFT_VULKAN_STATUS_SLOTS,
+                                    &device->status_ring);
+    status = weft_vulkan_context_allocate_buffer(
+        context, WEFT_VULKAN_STATUS_SLOTS * device->status_stride,
+        context->host_visible_type, &device->status_buffer,
+        &device->status_memory);
+  }
+  if (weft_status_is_ok(status)) {
+    status = WEFT_VK_CALL(
+        &context->vk,
+        vkMapMemory(context->device, device->status_memory, 0, VK_WHOLE_SIZE,
+                    0, (void**)&device->status_mapping));
+  }
+  if (weft_status_is_ok(status)) {
     const weft_thread_params_t params = {.name = "weft-vulkan-completion",
                                          .cpu = -1};
     status = weft_thread_create(weft_vulkan_completion_main, device, &params,
@@ -837,6 +933,12 @@ void weft_vulkan_device_free_queue(weft_vulkan_device_t* device) {
   if (device->wake) vk->vkDestroySemaphore(context->device, device->wake, NULL);
   if (device->immediate) {
     vk->vkDestroySemaphore(context->device, device->immediate, NULL);
+  }
+  if (device->status_buffer) {
+    vk->vkDestroyBuffer(context->device, device->status_buffer, NULL);
+  }
+  if (device->status_memory) {
+    vk->vkFreeMemory(context->device, device->status_memory, NULL);
   }
 }
 

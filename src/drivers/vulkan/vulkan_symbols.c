@@ -111,6 +111,10 @@ weft_status_t weft_vulkan_symbols_load_device(VkDevice device,
   }
   WEFT_VULKAN_DEVICE_SYMBOLS(WEFT_VULKAN_DEVICE_RESOLVE)
 #undef WEFT_VULKAN_DEVICE_RESOLVE
+#define WEFT_VULKAN_OPTIONAL_DEVICE_RESOLVE(name) \
+  symbols->name = (PFN_##name)symbols->vkGetDeviceProcAddr(device, #name);
+  WEFT_VULKAN_OPTIONAL_DEVICE_SYMBOLS(WEFT_VULKAN_OPTIONAL_DEVICE_RESOLVE)
+#undef WEFT_VULKAN_OPTIONAL_DEVICE_RESOLVE
   return status;
 }
 

@@ -93,6 +93,10 @@
   X(vkResetDescriptorPool)                \
   X(vkUpdateDescriptorSets)
 
+// X(name): device entry points of extensions, NULL when the extension is
+// not enabled (VK_KHR_push_descriptor: dispatches).
+#define WEFT_VULKAN_OPTIONAL_DEVICE_SYMBOLS(X) X(vkCmdPushDescriptorSetKHR)
+
 #define WEFT_VULKAN_SYMBOL_MEMBER_(name) PFN_##name name;
 
 // The loader's global entry points (process-wide, loaded once).
@@ -109,6 +113,7 @@ typedef struct weft_vulkan_symbols_t {
   WEFT_VULKAN_INSTANCE_SYMBOLS(WEFT_VULKAN_SYMBOL_MEMBER_)
   WEFT_VULKAN_OPTIONAL_INSTANCE_SYMBOLS(WEFT_VULKAN_SYMBOL_MEMBER_)
   WEFT_VULKAN_DEVICE_SYMBOLS(WEFT_VULKAN_SYMBOL_MEMBER_)
+  WEFT_VULKAN_OPTIONAL_DEVICE_SYMBOLS(WEFT_VULKAN_SYMBOL_MEMBER_)
 } weft_vulkan_symbols_t;
 
 // Loads the loader once per process: UNAVAILABLE naming the library and

@@ -40,6 +40,12 @@ void weft_gpu_status_ring_release(weft_gpu_status_ring_t* ring, uint32_t first,
   if (--ring->ops == 0) ring->head = ring->tail = 0;
 }
 
+void weft_gpu_status_ring_unacquire(weft_gpu_status_ring_t* ring,
+                                    uint32_t first) {
+  ring->tail = first;
+  if (--ring->ops == 0) ring->head = ring->tail = 0;
+}
+
 weft_status_t weft_gpu_kernel_failure(const weft_queue_op_t* op,
                                       const volatile void* slots,
                                       size_t stride, uint32_t count) {

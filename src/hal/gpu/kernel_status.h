@@ -51,6 +51,11 @@ bool weft_gpu_status_ring_acquire(weft_gpu_status_ring_t* ring, uint32_t count,
 void weft_gpu_status_ring_release(weft_gpu_status_ring_t* ring, uint32_t first,
                                   uint32_t count);
 
+// Gives back the slots from |first| taken by the last acquire, before any
+// other (an op that failed to issue).
+void weft_gpu_status_ring_unacquire(weft_gpu_status_ring_t* ring,
+                                    uint32_t first);
+
 // The failure the kernels of |op| (a DISPATCH, or an EXECUTE with one slot
 // per dispatch in recording order) reported in the |count| slots at
 // |slots|, |stride| bytes apart, or OK: the first slot holding a code,

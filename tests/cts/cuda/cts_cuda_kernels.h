@@ -1,15 +1,14 @@
 // The CTS's kernels for CUDA (cts_kernels.cu), compiled by nvcc at build
-// time and embedded: PTX for compute_90 and a fatbin for sm_90, with the
-// kernel table that describes them (the CPU library's names, binding
-// counts, constant counts and workgroup sizes; fn NULL). Built only where
-// nvcc is (WEFT_NVCC): the weft_cts_cuda_kernels static library.
+// time and embedded: PTX for compute_90 and a fatbin for sm_90, described
+// by the CTS's GPU kernel table (gpu_kernel_table.h). Built only where nvcc
+// is (WEFT_NVCC): the weft_cts_cuda_kernels static library.
 #ifndef WEFT_TESTS_CTS_CUDA_CTS_CUDA_KERNELS_H_
 #define WEFT_TESTS_CTS_CUDA_CTS_CUDA_KERNELS_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "weft/kernel_abi.h"
+#include "gpu_kernel_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,9 +22,6 @@ extern const size_t weft_cts_cuda_ptx_size;
 extern const unsigned char weft_cts_cuda_fatbin[];
 extern const size_t weft_cts_cuda_fatbin_size;
 
-// scale_offset, abs_range, write_ids and fail, in the CPU library's order.
-extern const weft_kernel_def_t weft_cts_cuda_kernel_table[];
-extern const uint32_t weft_cts_cuda_kernel_count;
 
 #ifdef __cplusplus
 }  // extern "C"
