@@ -67,8 +67,12 @@ typedef enum weft_executable_format_e {
 //   - descriptor set 0, binding i (i < binding_count): a storage buffer
 //     holding binding i. The range bound starts at or before the binding's
 //     first byte (storage buffer offsets have a device alignment), so:
-//   - push constants (from offset 0, 4 bytes each): for each binding, the
-//     byte offset of its first byte from the start of the bound range (a
+//   - push constants (from offset 0, 4 bytes each): the dispatch's
+//     workgroup count (x, y, z: use these, not gl_NumWorkGroups, which
+//     counts only the piece of the grid running when the driver splits one
+//     larger than the device's maxComputeWorkGroupCount; gl_WorkGroupID is
+//     the workgroup's index in the whole grid); for each binding, the byte
+//     offset of its first byte from the start of the bound range (a
 //     multiple of 4: a binding's offset must be); for each binding, its
 //     length in bytes; then each constant;
 //   - descriptor set 0, binding binding_count: the status, a storage

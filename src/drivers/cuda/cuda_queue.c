@@ -137,20 +137,6 @@ static void weft_cuda_status_release(weft_cuda_device_t* device,
   op->status_slot_count = 0;
 }
 
-// The number of dispatches of |command_buffer| (at least 1: the slots an
-// execute takes).
-static uint32_t weft_cuda_dispatch_count(
-    const weft_command_buffer_t* command_buffer) {
-  uint32_t count = 0;
-  const weft_command_t* commands =
-      weft_command_buffer_commands(command_buffer, &count);
-  uint32_t dispatches = 0;
-  for (uint32_t i = 0; i < count; ++i) {
-    dispatches += commands[i].type == WEFT_COMMAND_TYPE_DISPATCH;
-  }
-  return dispatches ? dispatches : 1;
-}
-
 // Kernel parameters of one launch: values and the pointers to them.
 #define WEFT_CUDA_MAX_KERNEL_PARAMS 256
 
@@ -381,10 +367,7 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
   CUdeviceptr status_word = 0;
   if (op->kind == WEFT_QUEUE_OP_DISPATCH ||
       op->kind == WEFT_QUEUE_OP_EXECUTE) {
-    const uint32_t count =
-        op->kind == WEFT_QUEUE_OP_DISPATCH
-            ? 1
-            : weft_cuda_dispatch_count(op->execute.command_buffer);
+    const uint32_t count = weft_gpu_kernel_status_slot_count(op);
     if (!weft_cuda_status_acquire(device, count, &record->status_slot)) {
       return WEFT_STATUS(RESOURCE_EXHAUSTED,
                          "more than %u dispatches in flight on device '%s' "

@@ -2,9 +2,14 @@
 #include "drivers/vulkan/vulkan_dispatch.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "drivers/vulkan/vulkan_buffer.h"
 #include "drivers/vulkan/vulkan_executable.h"
+
+static uint32_t weft_vulkan_min_u32(uint32_t a, uint32_t b) {
+  return a < b ? a : b;
+}
 
 // At most this many bindings (the layout's limit, vulkan_executable.c).
 #define WEFT_VULKAN_MAX_BINDINGS 63u
@@ -30,22 +35,11 @@ weft_status_t weft_vulkan_record_dispatch(
     return WEFT_OK;
   }
   const VkPhysicalDeviceLimits* limits = &context->properties.limits;
-  for (uint32_t d = 0; d < 3; ++d) {
-    if (workgroup_count[d] > limits->maxComputeWorkGroupCount[d]) {
-      return WEFT_STATUS(INVALID_ARGUMENT,
-                         "dispatch of kernel '%s': %ux%ux%u workgroups; "
-                         "Vulkan device '%s' runs at most %ux%ux%u",
-                         kernel_name, workgroup_count[0], workgroup_count[1],
-                         workgroup_count[2], context->properties.deviceName,
-                         limits->maxComputeWorkGroupCount[0],
-                         limits->maxComputeWorkGroupCount[1],
-                         limits->maxComputeWorkGroupCount[2]);
-    }
-  }
   VkDescriptorBufferInfo infos[WEFT_VULKAN_MAX_BINDINGS + 1];
   VkWriteDescriptorSet writes[WEFT_VULKAN_MAX_BINDINGS + 1];
-  // Offsets within the bound ranges, lengths, then constants.
-  uint32_t push[2 * WEFT_VULKAN_MAX_BINDINGS + 64];
+  // The workgroup count, offsets within the bound ranges, lengths, then
+  // constants.
+  uint32_t push[3 + 2 * WEFT_VULKAN_MAX_BINDINGS + 64];
   if (binding_count > WEFT_VULKAN_MAX_BINDINGS ||
       kernel->push_constant_size > sizeof(push)) {
     return WEFT_STATUS(INVALID_ARGUMENT,
@@ -87,8 +81,8 @@ weft_status_t weft_vulkan_record_dispatch(
         .offset = bound,
         .range = range ? range : VK_WHOLE_SIZE,
     };
-    push[i] = (uint32_t)(offset - bound);
-    push[binding_count + i] = (uint32_t)bindings[i].length;
+    push[3 + i] = (uint32_t)(offset - bound);
+    push[3 + binding_count + i] = (uint32_t)bindings[i].length;
   }
   infos[binding_count] = (VkDescriptorBufferInfo){
       .buffer = status_slot.buffer,
@@ -104,8 +98,9 @@ weft_status_t weft_vulkan_record_dispatch(
         .pBufferInfo = &infos[i],
     };
   }
+  memcpy(push, workgroup_count, 3 * sizeof(uint32_t));
   for (uint32_t i = 0; i < kernel->constant_count; ++i) {
-    push[2 * binding_count + i] = constants[i];
+    push[3 + 2 * binding_count + i] = constants[i];
   }
   weft_vulkan_symbols_t* vk = &context->vk;
   vk->vkCmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE,
@@ -113,12 +108,33 @@ weft_status_t weft_vulkan_record_dispatch(
   vk->vkCmdPushDescriptorSetKHR(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE,
                                 kernel->pipeline_layout, 0, binding_count + 1,
                                 writes);
-  if (kernel->push_constant_size) {
-    vk->vkCmdPushConstants(command_buffer, kernel->pipeline_layout,
-                           VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                           kernel->push_constant_size, push);
+  vk->vkCmdPushConstants(command_buffer, kernel->pipeline_layout,
+                         VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                         kernel->push_constant_size, push);
+  // A grid larger than the device dispatches at once runs in pieces, each
+  // with its base workgroup: the kernel sees its index in the whole grid
+  // (and the whole count in the push constants).
+  const uint32_t* most = limits->maxComputeWorkGroupCount;
+  const uint32_t* total = workgroup_count;
+  // Pieces stop when what is left fits (no index passes the total, so
+  // none wraps).
+  for (uint32_t z = 0;; z += most[2]) {
+    const uint32_t count_z = weft_vulkan_min_u32(total[2] - z, most[2]);
+    for (uint32_t y = 0;; y += most[1]) {
+      const uint32_t count_y = weft_vulkan_min_u32(total[1] - y, most[1]);
+      for (uint32_t x = 0;; x += most[0]) {
+        const uint32_t count_x = weft_vulkan_min_u32(total[0] - x, most[0]);
+        if (x == 0 && y == 0 && z == 0) {
+          vk->vkCmdDispatch(command_buffer, count_x, count_y, count_z);
+        } else {
+          vk->vkCmdDispatchBase(command_buffer, x, y, z, count_x, count_y,
+                                count_z);
+        }
+        if (total[0] - x <= most[0]) break;
+      }
+      if (total[1] - y <= most[1]) break;
+    }
+    if (total[2] - z <= most[2]) break;
   }
-  vk->vkCmdDispatch(command_buffer, workgroup_count[0], workgroup_count[1],
-                    workgroup_count[2]);
   return WEFT_OK;
 }

@@ -23,10 +23,10 @@ typedef struct weft_vulkan_status_slot_t {
 // Records a dispatch of kernel |ordinal| of |executable| (a vulkan
 // executable, validated by the HAL) over |workgroup_count| workgroups with
 // |constants| and |bindings| (resolved: no WEFT_WHOLE_BUFFER) into
-// |command_buffer|. Nothing is recorded for a zero workgroup count.
-// INVALID_ARGUMENT for a workgroup count past the device's limit, a binding
-// at an offset that is not a multiple of 4 or longer than a storage buffer
-// range may be; what weft_vulkan_buffer_resolve says of a binding whose
+// |command_buffer|. Nothing is recorded for a zero workgroup count; a
+// grid past the device's maxComputeWorkGroupCount runs in pieces.
+// INVALID_ARGUMENT for a binding at an offset that is not a multiple of 4
+// or longer than a storage buffer range may be; what weft_vulkan_buffer_resolve says of a binding whose
 // memory is not there. Nothing is recorded on failure.
 weft_status_t weft_vulkan_record_dispatch(
     weft_vulkan_context_t* context, VkCommandBuffer command_buffer,

@@ -76,7 +76,7 @@ static weft_status_t weft_vulkan_executable_check(
                          name, def->name, def->local_memory_size);
     }
     const uint64_t push_size =
-        4ull * (2ull * def->binding_count + def->constant_count);
+        4ull * (3ull + 2ull * def->binding_count + def->constant_count);
     if (push_size > limits->maxPushConstantsSize) {
       return WEFT_STATUS(INVALID_ARGUMENT,
                          "vulkan executable '%s': kernel '%s' takes %u "
@@ -108,7 +108,7 @@ static weft_status_t weft_vulkan_kernel_create(weft_vulkan_context_t* context,
   kernel->binding_count = def->binding_count;
   kernel->constant_count = def->constant_count;
   kernel->push_constant_size =
-      4u * (2u * def->binding_count + def->constant_count);
+      4u * (3u + 2u * def->binding_count + def->constant_count);
   VkDescriptorSetLayoutBinding bindings[64];
   const uint32_t descriptor_count = def->binding_count + 1;
   if (descriptor_count > sizeof(bindings) / sizeof(bindings[0])) {
@@ -149,7 +149,7 @@ static weft_status_t weft_vulkan_kernel_create(weft_vulkan_context_t* context,
       .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
       .setLayoutCount = 1,
       .pSetLayouts = &kernel->set_layout,
-      .pushConstantRangeCount = kernel->push_constant_size ? 1u : 0u,
+      .pushConstantRangeCount = 1,
       .pPushConstantRanges = &range,
   };
   snprintf(call, sizeof(call), "vkCreatePipelineLayout(kernel '%s' of '%s')",
@@ -161,6 +161,9 @@ static weft_status_t weft_vulkan_kernel_create(weft_vulkan_context_t* context,
   if (!weft_status_is_ok(status)) return status;
   const VkComputePipelineCreateInfo pipeline_info = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      // Grids past the device's limit run as several dispatches with a
+      // base workgroup (vulkan_dispatch.c).
+      .flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT,
       .stage =
           {
               .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,

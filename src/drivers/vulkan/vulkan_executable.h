@@ -3,8 +3,8 @@
 //
 // Each kernel is a compute pipeline of the module's entry point of its
 // name, with a descriptor set layout for push descriptors (its bindings,
-// then the status) and one push-constant range (binding offsets, binding
-// lengths, constants). The executable holds its context, so it may
+// then the status) and one push-constant range (the workgroup count,
+// binding offsets, binding lengths, constants). The executable holds its context, so it may
 // outlive the device that made it.
 #ifndef WEFT_DRIVERS_VULKAN_VULKAN_EXECUTABLE_H_
 #define WEFT_DRIVERS_VULKAN_VULKAN_EXECUTABLE_H_
@@ -19,7 +19,7 @@ typedef struct weft_vulkan_kernel_t {
   VkPipeline pipeline;
   uint32_t binding_count;
   uint32_t constant_count;
-  // Bytes of push constants: 4 * (2 * binding_count + constant_count).
+  // Bytes of push constants: 4 * (3 + 2 * binding_count + constant_count).
   uint32_t push_constant_size;
 } weft_vulkan_kernel_t;
 

@@ -6,10 +6,18 @@
 #include "drivers/vulkan/vulkan_device.h"
 #include "drivers/vulkan/vulkan_dispatch.h"
 #include "drivers/vulkan/vulkan_semaphore.h"
+#include "hal/command_buffer_impl.h"
 #include "hal/queue_completion.h"
 #include "hal/queue_trace.h"
 
 // An op's driver bytes in its scheduler record.
+// A host-visible buffer an op copies from, in a list.
+typedef struct weft_vulkan_staging_t {
+  struct weft_vulkan_staging_t* next;
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+} weft_vulkan_staging_t;
+
 struct weft_vulkan_op_t {
   weft_vulkan_device_t* device;
   weft_vulkan_op_t* next;  // in a FIFO
@@ -21,9 +29,9 @@ struct weft_vulkan_op_t {
   // Bit i: wait i (< 64) went to the GPU unreached: the op ran behind it,
   // and learns at completion whether it failed upstream.
   uint64_t gpu_waits;
-  // Host-visible bytes an UPDATE or an unaligned FILL copies from.
-  VkBuffer staging;
-  VkDeviceMemory staging_memory;
+  // Host-visible buffers unaligned fills and large or unaligned updates
+  // copy from, freed when it retires.
+  weft_vulkan_staging_t* staging;
   // The status slots its dispatches report in (the device's ring).
   uint32_t status_slot;
   uint32_t status_slot_count;
@@ -114,11 +122,12 @@ static void weft_vulkan_op_return_command_buffer_locked(weft_vulkan_op_t* op) {
 static void weft_vulkan_op_retire(weft_vulkan_op_t* op) {
   weft_vulkan_device_t* device = op->device;
   weft_vulkan_context_t* context = device->context;
-  if (op->staging) {
-    context->vk.vkDestroyBuffer(context->device, op->staging, NULL);
-    context->vk.vkFreeMemory(context->device, op->staging_memory, NULL);
-    op->staging = VK_NULL_HANDLE;
-    op->staging_memory = VK_NULL_HANDLE;
+  while (op->staging) {
+    weft_vulkan_staging_t* staging = op->staging;
+    op->staging = staging->next;
+    context->vk.vkDestroyBuffer(context->device, staging->buffer, NULL);
+    context->vk.vkFreeMemory(context->device, staging->memory, NULL);
+    weft_allocator_free(device->base.host_allocator, staging);
   }
   if (op->command_buffer) {
     weft_slim_mutex_lock(&device->mutex);
@@ -143,154 +152,299 @@ static void weft_vulkan_op_end_not_run(weft_vulkan_op_t* op,
 // Recording and submitting
 //===----------------------------------------------------------------------===//
 
-// Makes host-visible staging of |length| bytes for |op| and returns its
-// mapping.
+// Makes host-visible staging of |length| bytes for |op| (freed when it
+// retires) and returns it and its mapping.
 static weft_status_t weft_vulkan_op_make_staging(weft_vulkan_op_t* op,
                                                  VkDeviceSize length,
+                                                 VkBuffer* out_buffer,
                                                  void** out_mapping) {
   weft_vulkan_context_t* context = op->device->context;
-  weft_status_t status = weft_vulkan_context_allocate_buffer(
-      context, length, context->host_visible_type, &op->staging,
-      &op->staging_memory);
-  if (weft_status_is_ok(status)) {
-    status = WEFT_VK_CALL(&context->vk,
-                          vkMapMemory(context->device, op->staging_memory, 0,
-                                      VK_WHOLE_SIZE, 0, out_mapping));
+  weft_vulkan_staging_t* staging = NULL;
+  weft_status_t status = weft_allocator_malloc(
+      op->device->base.host_allocator, sizeof(*staging), (void**)&staging);
+  if (!weft_status_is_ok(status)) return status;
+  status = weft_vulkan_context_allocate_buffer(
+      context, length, context->host_visible_type, &staging->buffer,
+      &staging->memory);
+  if (!weft_status_is_ok(status)) {
+    weft_allocator_free(op->device->base.host_allocator, staging);
+    return status;
   }
-  return status;
+  staging->next = op->staging;
+  op->staging = staging;
+  *out_buffer = staging->buffer;
+  return WEFT_VK_CALL(&context->vk,
+                      vkMapMemory(context->device, staging->memory, 0,
+                                  VK_WHOLE_SIZE, 0, out_mapping));
 }
 
-// Records |op|'s commands into its command buffer (begun).
-static weft_status_t weft_vulkan_op_record_commands(weft_vulkan_op_t* op) {
-  weft_vulkan_context_t* context = op->device->context;
-  weft_vulkan_symbols_t* vk = &context->vk;
+// Records a fill of |target| (resolved) with a 1, 2 or 4-byte |pattern|.
+static weft_status_t weft_vulkan_op_record_fill(weft_vulkan_op_t* op,
+                                                weft_buffer_binding_t target,
+                                                uint32_t pattern,
+                                                uint32_t pattern_length) {
+  if (target.length == 0) return WEFT_OK;
+  weft_vulkan_symbols_t* vk = &op->device->context->vk;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+  weft_status_t status =
+      weft_vulkan_buffer_resolve(target.buffer, target.offset, &buffer, &offset);
+  if (!weft_status_is_ok(status)) return status;
+  // The pattern repeated to four bytes (what vkCmdFillBuffer takes).
+  uint8_t bytes[4];
+  for (uint32_t i = 0; i < 4; ++i) {
+    bytes[i] = ((const uint8_t*)&pattern)[i % pattern_length];
+  }
+  if (offset % 4 == 0 && target.length % 4 == 0) {
+    uint32_t word = 0;
+    memcpy(&word, bytes, 4);
+    vk->vkCmdFillBuffer(op->command_buffer, buffer, offset, target.length,
+                        word);
+    return WEFT_OK;
+  }
+  // vkCmdFillBuffer needs 4-byte offsets and sizes: copy the pattern from
+  // staging instead (copies take any alignment).
+  VkBuffer staging = VK_NULL_HANDLE;
+  uint8_t* mapping = NULL;
+  status = weft_vulkan_op_make_staging(op, target.length, &staging,
+                                       (void**)&mapping);
+  if (!weft_status_is_ok(status)) return status;
+  for (weft_device_size_t i = 0; i < target.length; ++i) {
+    mapping[i] = bytes[i % pattern_length];
+  }
+  const VkBufferCopy region = {0, offset, target.length};
+  vk->vkCmdCopyBuffer(op->command_buffer, staging, buffer, 1, &region);
+  return WEFT_OK;
+}
+
+// Records a write of |target.length| bytes from |source| into |target|.
+static weft_status_t weft_vulkan_op_record_update(weft_vulkan_op_t* op,
+                                                  const void* source,
+                                                  weft_buffer_binding_t target) {
+  if (target.length == 0) return WEFT_OK;
+  weft_vulkan_symbols_t* vk = &op->device->context->vk;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+  weft_status_t status =
+      weft_vulkan_buffer_resolve(target.buffer, target.offset, &buffer, &offset);
+  if (!weft_status_is_ok(status)) return status;
+  if (offset % 4 == 0 && target.length % 4 == 0 && target.length <= 65536) {
+    // Small and aligned: the bytes travel in the command buffer, no
+    // staging buffer to make and free.
+    vk->vkCmdUpdateBuffer(op->command_buffer, buffer, offset, target.length,
+                          source);
+    return WEFT_OK;
+  }
+  VkBuffer staging = VK_NULL_HANDLE;
+  void* mapping = NULL;
+  status = weft_vulkan_op_make_staging(op, target.length, &staging, &mapping);
+  if (!weft_status_is_ok(status)) return status;
+  memcpy(mapping, source, (size_t)target.length);
+  const VkBufferCopy region = {0, offset, target.length};
+  vk->vkCmdCopyBuffer(op->command_buffer, staging, buffer, 1, &region);
+  return WEFT_OK;
+}
+
+// Records a copy between two resolved ranges of the same length.
+static weft_status_t weft_vulkan_op_record_copy(weft_vulkan_op_t* op,
+                                                weft_buffer_binding_t source,
+                                                weft_buffer_binding_t target) {
+  if (target.length == 0) return WEFT_OK;
+  VkBuffer source_buffer = VK_NULL_HANDLE;
+  VkBuffer target_buffer = VK_NULL_HANDLE;
+  VkDeviceSize source_offset = 0;
+  VkDeviceSize target_offset = 0;
+  weft_status_t status = weft_vulkan_buffer_resolve(
+      source.buffer, source.offset, &source_buffer, &source_offset);
+  if (weft_status_is_ok(status)) {
+    status = weft_vulkan_buffer_resolve(target.buffer, target.offset,
+                                        &target_buffer, &target_offset);
+  }
+  if (!weft_status_is_ok(status)) return status;
+  const VkBufferCopy region = {source_offset, target_offset, target.length};
+  op->device->context->vk.vkCmdCopyBuffer(op->command_buffer, source_buffer,
+                                          target_buffer, 1, &region);
+  return WEFT_OK;
+}
+
+// Records a dispatch reporting in status slot |slot_index| of |op|'s.
+static weft_status_t weft_vulkan_op_record_dispatch(
+    weft_vulkan_op_t* op, uint32_t slot_index, const weft_executable_t* executable,
+    uint32_t ordinal, const uint32_t workgroup_count[3],
+    const uint32_t* constants, uint32_t binding_count,
+    const weft_buffer_binding_t* bindings) {
+  weft_vulkan_device_t* device = op->device;
+  const weft_vulkan_status_slot_t slot = {
+      .buffer = device->status_buffer,
+      .offset = (op->status_slot + slot_index) * device->status_stride,
+  };
+  return weft_vulkan_record_dispatch(device->context, op->command_buffer,
+                                     executable, ordinal, workgroup_count,
+                                     constants, binding_count, bindings, slot);
+}
+
+// Every earlier command's writes reach every later command (a command
+// buffer's barrier command).
+static void weft_vulkan_op_record_barrier(weft_vulkan_op_t* op) {
+  const VkMemoryBarrier barrier = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+      .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT |
+                       VK_ACCESS_TRANSFER_WRITE_BIT |
+                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+  };
+  const VkPipelineStageFlags stages =
+      VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  op->device->context->vk.vkCmdPipelineBarrier(
+      op->command_buffer, stages, stages, 0, 1, &barrier, 0, NULL, 0, NULL);
+}
+
+// Resolves a dispatch's bindings (direct or through |table|) into
+// |out_bindings| (room for 64).
+static weft_status_t weft_vulkan_resolve_bindings(
+    uint32_t count, const weft_buffer_ref_t* refs, weft_binding_table_t table,
+    const char* what, weft_buffer_binding_t* out_bindings) {
+  if (count > 64) {
+    return WEFT_STATUS(INVALID_ARGUMENT, "%s: %u bindings; weft binds at most 63",
+                       what, count);
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    weft_status_t status =
+        weft_command_buffer_resolve_ref(refs[i], table, what, &out_bindings[i]);
+    if (!weft_status_is_ok(status)) return status;
+  }
+  return WEFT_OK;
+}
+
+// Records the commands of an EXECUTE's command buffer, its indirect
+// references resolved against the op's binding table. A failure is
+// annotated with the command it happened in.
+static weft_status_t weft_vulkan_op_record_execute(weft_vulkan_op_t* op) {
   const weft_queue_op_t* base = weft_vulkan_op_base(op);
-  VkCommandBuffer command_buffer = op->command_buffer;
-  weft_status_t status = WEFT_OK;
-  bool writes = true;
-  VkPipelineStageFlags stages = VK_PIPELINE_STAGE_TRANSFER_BIT;
-  VkAccessFlags accesses = VK_ACCESS_TRANSFER_WRITE_BIT;
-  switch (base->kind) {
-    case WEFT_QUEUE_OP_FILL: {
-      if (base->fill.length == 0) break;
-      VkBuffer target = VK_NULL_HANDLE;
-      VkDeviceSize offset = 0;
-      status = weft_vulkan_buffer_resolve(base->fill.target, base->fill.offset,
-                                          &target, &offset);
-      if (!weft_status_is_ok(status)) break;
-      // The pattern repeated to four bytes (what vkCmdFillBuffer takes).
-      uint8_t bytes[4];
-      for (uint32_t i = 0; i < 4; ++i) {
-        bytes[i] = ((const uint8_t*)&base->fill.pattern)
-            [i % base->fill.pattern_length];
-      }
-      uint32_t word = 0;
-      memcpy(&word, bytes, 4);
-      if (offset % 4 == 0 && base->fill.length % 4 == 0) {
-        vk->vkCmdFillBuffer(command_buffer, target, offset, base->fill.length,
-                            word);
-      } else {
-        // vkCmdFillBuffer needs 4-byte offsets and sizes: copy the pattern
-        // from staging instead (copies take any alignment).
-        uint8_t* mapping = NULL;
-        status = weft_vulkan_op_make_staging(op, base->fill.length,
-                                             (void**)&mapping);
-        if (!weft_status_is_ok(status)) break;
-        for (weft_device_size_t i = 0; i < base->fill.length; ++i) {
-          mapping[i] = bytes[i % base->fill.pattern_length];
+  const weft_command_buffer_t* command_buffer = base->execute.command_buffer;
+  const weft_binding_table_t table = base->execute.binding_table;
+  uint32_t count = 0;
+  const weft_command_t* commands =
+      weft_command_buffer_commands(command_buffer, &count);
+  uint32_t dispatch_index = 0;
+  static const char kWhat[] = "queue_execute";
+  for (uint32_t i = 0; i < count; ++i) {
+    const weft_command_t* command = &commands[i];
+    weft_status_t status = WEFT_OK;
+    weft_buffer_binding_t target = {0};
+    switch (command->type) {
+      case WEFT_COMMAND_TYPE_BARRIER:
+        weft_vulkan_op_record_barrier(op);
+        break;
+      case WEFT_COMMAND_TYPE_FILL:
+        status =
+            weft_command_buffer_resolve_fill(&command->fill, table, kWhat,
+                                             &target);
+        if (weft_status_is_ok(status)) {
+          status = weft_vulkan_op_record_fill(op, target,
+                                              command->fill.pattern,
+                                              command->fill.pattern_length);
         }
-        const VkBufferCopy region = {0, offset, base->fill.length};
-        vk->vkCmdCopyBuffer(command_buffer, op->staging, target, 1, &region);
-      }
-      break;
-    }
-    case WEFT_QUEUE_OP_UPDATE: {
-      if (base->update.length == 0) break;
-      VkBuffer target = VK_NULL_HANDLE;
-      VkDeviceSize offset = 0;
-      status = weft_vulkan_buffer_resolve(
-          base->update.target, base->update.offset, &target, &offset);
-      if (!weft_status_is_ok(status)) break;
-      if (offset % 4 == 0 && base->update.length % 4 == 0 &&
-          base->update.length <= 65536) {
-        // Small and aligned: the bytes travel in the command buffer, no
-        // staging buffer to make and free.
-        vk->vkCmdUpdateBuffer(command_buffer, target, offset,
-                              base->update.length, base->update.source);
+        break;
+      case WEFT_COMMAND_TYPE_UPDATE:
+        status = weft_command_buffer_resolve_ref(command->update.target, table,
+                                                 kWhat, &target);
+        if (weft_status_is_ok(status)) {
+          status =
+              weft_vulkan_op_record_update(op, command->update.source, target);
+        }
+        break;
+      case WEFT_COMMAND_TYPE_COPY: {
+        weft_buffer_binding_t source = {0};
+        status = weft_command_buffer_resolve_copy(&command->copy, table, kWhat,
+                                                  &source, &target);
+        if (weft_status_is_ok(status)) {
+          status = weft_vulkan_op_record_copy(op, source, target);
+        }
         break;
       }
-      void* mapping = NULL;
-      status = weft_vulkan_op_make_staging(op, base->update.length, &mapping);
-      if (!weft_status_is_ok(status)) break;
-      memcpy(mapping, base->update.source, (size_t)base->update.length);
-      const VkBufferCopy region = {0, offset, base->update.length};
-      vk->vkCmdCopyBuffer(command_buffer, op->staging, target, 1, &region);
-      break;
-    }
-    case WEFT_QUEUE_OP_COPY: {
-      if (base->copy.length == 0) break;
-      VkBuffer source = VK_NULL_HANDLE;
-      VkBuffer target = VK_NULL_HANDLE;
-      VkDeviceSize source_offset = 0;
-      VkDeviceSize target_offset = 0;
-      status = weft_vulkan_buffer_resolve(base->copy.source,
-                                          base->copy.source_offset, &source,
-                                          &source_offset);
-      if (weft_status_is_ok(status)) {
-        status = weft_vulkan_buffer_resolve(base->copy.target,
-                                            base->copy.target_offset, &target,
-                                            &target_offset);
+      case WEFT_COMMAND_TYPE_DISPATCH: {
+        const weft_command_dispatch_t* dispatch = &command->dispatch;
+        weft_buffer_binding_t bindings[64];
+        status = weft_vulkan_resolve_bindings(dispatch->binding_count,
+                                              dispatch->bindings, table, kWhat,
+                                              bindings);
+        if (weft_status_is_ok(status)) {
+          status = weft_vulkan_op_record_dispatch(
+              op, dispatch_index, dispatch->executable,
+              dispatch->kernel_ordinal, dispatch->workgroup_count,
+              dispatch->constants, dispatch->binding_count, bindings);
+        }
+        ++dispatch_index;
+        break;
       }
-      if (!weft_status_is_ok(status)) break;
-      const VkBufferCopy region = {source_offset, target_offset,
-                                   base->copy.length};
-      vk->vkCmdCopyBuffer(command_buffer, source, target, 1, &region);
-      break;
     }
+    if (!weft_status_is_ok(status)) {
+      return weft_command_buffer_annotate_command(command_buffer, i, status);
+    }
+  }
+  return WEFT_OK;
+}
+
+// Records |op|'s commands into its command buffer (begun), then the
+// barrier that makes their writes visible to the host (mapped buffers and
+// status slots) before its signal; later GPU ops see them through the
+// semaphores.
+static weft_status_t weft_vulkan_op_record_commands(weft_vulkan_op_t* op) {
+  const weft_queue_op_t* base = weft_vulkan_op_base(op);
+  weft_status_t status = WEFT_OK;
+  switch (base->kind) {
+    case WEFT_QUEUE_OP_FILL:
+      status = weft_vulkan_op_record_fill(
+          op,
+          (weft_buffer_binding_t){base->fill.target, base->fill.offset,
+                                  base->fill.length},
+          base->fill.pattern, base->fill.pattern_length);
+      break;
+    case WEFT_QUEUE_OP_UPDATE:
+      status = weft_vulkan_op_record_update(
+          op, base->update.source,
+          (weft_buffer_binding_t){base->update.target, base->update.offset,
+                                  base->update.length});
+      break;
+    case WEFT_QUEUE_OP_COPY:
+      status = weft_vulkan_op_record_copy(
+          op,
+          (weft_buffer_binding_t){base->copy.source, base->copy.source_offset,
+                                  base->copy.length},
+          (weft_buffer_binding_t){base->copy.target, base->copy.target_offset,
+                                  base->copy.length});
+      break;
     case WEFT_QUEUE_OP_DISPATCH: {
       weft_buffer_binding_t bindings[64];
-      const uint32_t count = base->dispatch.binding_count;
-      if (count > 64) {
-        status = WEFT_STATUS(INVALID_ARGUMENT, "too many bindings (%u)",
-                             count);
+      status = weft_vulkan_resolve_bindings(
+          base->dispatch.binding_count, base->dispatch.bindings,
+          weft_binding_table_empty(), "queue_dispatch", bindings);
+      if (weft_status_is_ok(status)) {
+        status = weft_vulkan_op_record_dispatch(
+            op, 0, base->dispatch.executable, base->dispatch.kernel_ordinal,
+            base->dispatch.workgroup_count, base->dispatch.constants,
+            base->dispatch.binding_count, bindings);
       }
-      for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
-        const weft_buffer_ref_t* ref = &base->dispatch.bindings[i];
-        bindings[i].buffer = ref->buffer;
-        bindings[i].offset = ref->offset;
-        status = weft_buffer_calculate_range(ref->buffer, ref->offset,
-                                             ref->length, "queue_dispatch",
-                                             &bindings[i].length);
-      }
-      if (!weft_status_is_ok(status)) break;
-      const weft_vulkan_status_slot_t slot = {
-          .buffer = op->device->status_buffer,
-          .offset = op->status_slot * op->device->status_stride,
-      };
-      status = weft_vulkan_record_dispatch(
-          context, command_buffer, base->dispatch.executable,
-          base->dispatch.kernel_ordinal, base->dispatch.workgroup_count,
-          base->dispatch.constants, count, bindings, slot);
-      stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-      accesses = VK_ACCESS_SHADER_WRITE_BIT;
       break;
     }
-    default:
-      writes = false;
+    case WEFT_QUEUE_OP_EXECUTE:
+      status = weft_vulkan_op_record_execute(op);
       break;
+    default:
+      return WEFT_OK;
   }
-  if (weft_status_is_ok(status) && writes) {
-    // The op's writes become visible to the host (mapped buffers and
-    // status slots) before its signal; later GPU ops see them through the
-    // semaphores.
+  if (weft_status_is_ok(status)) {
     const VkMemoryBarrier barrier = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = accesses,
+        .srcAccessMask =
+            VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
         .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
     };
-    vk->vkCmdPipelineBarrier(command_buffer, stages,
-                             VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
-                             NULL, 0, NULL);
+    op->device->context->vk.vkCmdPipelineBarrier(
+        op->command_buffer,
+        VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
   }
   return status;
 }
@@ -414,8 +568,9 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
   const bool has_commands = base->kind != WEFT_QUEUE_OP_BARRIER;
   weft_slim_mutex_lock(&device->mutex);
   op->status_slot_count = 0;
-  if (weft_status_is_ok(status) && base->kind == WEFT_QUEUE_OP_DISPATCH) {
-    status = weft_vulkan_op_acquire_status_locked(op, 1);
+  const uint32_t slot_count = weft_gpu_kernel_status_slot_count(base);
+  if (weft_status_is_ok(status) && slot_count) {
+    status = weft_vulkan_op_acquire_status_locked(op, slot_count);
   }
   if (weft_status_is_ok(status) && has_commands) {
     status = weft_vulkan_op_begin_locked(op);
@@ -601,7 +756,6 @@ weft_status_t weft_vulkan_device_queue_submit(weft_device_t* base_device,
   switch (source->kind) {
     case WEFT_QUEUE_OP_READ:
     case WEFT_QUEUE_OP_WRITE:
-    case WEFT_QUEUE_OP_EXECUTE:
       return WEFT_STATUS(UNIMPLEMENTED,
                          "%s on device '%s': the vulkan driver does not run "
                          "it yet",

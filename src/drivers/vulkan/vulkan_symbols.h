@@ -79,6 +79,7 @@
   X(vkCmdBindDescriptorSets)              \
   X(vkCmdPushConstants)                   \
   X(vkCmdDispatch)                        \
+  X(vkCmdDispatchBase)                    \
   X(vkCreateShaderModule)                 \
   X(vkDestroyShaderModule)                \
   X(vkCreateDescriptorSetLayout)          \

@@ -46,6 +46,19 @@ void weft_gpu_status_ring_unacquire(weft_gpu_status_ring_t* ring,
   if (--ring->ops == 0) ring->head = ring->tail = 0;
 }
 
+uint32_t weft_gpu_kernel_status_slot_count(const weft_queue_op_t* op) {
+  if (op->kind == WEFT_QUEUE_OP_DISPATCH) return 1;
+  if (op->kind != WEFT_QUEUE_OP_EXECUTE) return 0;
+  uint32_t count = 0;
+  const weft_command_t* commands =
+      weft_command_buffer_commands(op->execute.command_buffer, &count);
+  uint32_t dispatches = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    dispatches += commands[i].type == WEFT_COMMAND_TYPE_DISPATCH;
+  }
+  return dispatches ? dispatches : 1;
+}
+
 weft_status_t weft_gpu_kernel_failure(const weft_queue_op_t* op,
                                       const volatile void* slots,
                                       size_t stride, uint32_t count) {

@@ -56,6 +56,10 @@ void weft_gpu_status_ring_release(weft_gpu_status_ring_t* ring, uint32_t first,
 void weft_gpu_status_ring_unacquire(weft_gpu_status_ring_t* ring,
                                     uint32_t first);
 
+// The status slots |op| takes: 1 for a DISPATCH, one per dispatch of an
+// EXECUTE's command buffer (at least 1), 0 for other ops.
+uint32_t weft_gpu_kernel_status_slot_count(const weft_queue_op_t* op);
+
 // The failure the kernels of |op| (a DISPATCH, or an EXECUTE with one slot
 // per dispatch in recording order) reported in the |count| slots at
 // |slots|, |stride| bytes apart, or OK: the first slot holding a code,

@@ -7,6 +7,7 @@ layout(set = 0, binding = 0) buffer Data { int data[]; };
 #define WEFT_STATUS_BINDING 1
 #include "weft_status.glsl"
 layout(push_constant) uniform Push {
+  uvec3 workgroup_count;  // the whole grid's (see weft/executable.h)
   uint data_offset;
   uint data_length;
   uint first;

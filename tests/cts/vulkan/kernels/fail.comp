@@ -6,6 +6,7 @@ layout(local_size_x = 1) in;
 #define WEFT_STATUS_BINDING 0
 #include "weft_status.glsl"
 layout(push_constant) uniform Push {
+  uvec3 workgroup_count;  // the whole grid's (see weft/executable.h)
   uint fail_x;
 };
 

@@ -9,6 +9,7 @@ layout(set = 0, binding = 1) writeonly buffer Out { float out_data[]; };
 #define WEFT_STATUS_BINDING 2
 #include "weft_status.glsl"
 layout(push_constant) uniform Push {
+  uvec3 workgroup_count;  // the whole grid's (see weft/executable.h)
   uint in_offset;
   uint out_offset;
   uint in_length;

@@ -8,13 +8,14 @@ layout(set = 0, binding = 0) writeonly buffer Out { uint out_data[]; };
 #define WEFT_STATUS_BINDING 1
 #include "weft_status.glsl"
 layout(push_constant) uniform Push {
+  uvec3 workgroup_count;  // the whole grid's (see weft/executable.h)
   uint out_offset;
   uint out_length;
 };
 
 void main() {
   uvec3 id = gl_WorkGroupID;
-  uvec3 n = gl_NumWorkGroups;
+  uvec3 n = workgroup_count;
   uint flat_index = (id.z * n.y + id.y) * n.x + id.x;
   if (flat_index + 1u > out_length / 16u) {
     weft_fail(2u);
