@@ -29,6 +29,10 @@ struct weft_vulkan_op_t {
   // Bit i: wait i (< 64) went to the GPU unreached: the op ran behind it,
   // and learns at completion whether it failed upstream.
   uint64_t gpu_waits;
+  // Some wait was on a semaphore the GPU cannot wait on (met on the host):
+  // the op's commands start behind a full memory barrier, as nothing in
+  // the submission orders them after that producer's writes.
+  bool host_waits;
   // Host-visible buffers unaligned fills and large or unaligned updates
   // copy from, freed when it retires.
   weft_vulkan_staging_t* staging;
@@ -393,6 +397,16 @@ static weft_status_t weft_vulkan_op_record_execute(weft_vulkan_op_t* op) {
 static weft_status_t weft_vulkan_op_record_commands(weft_vulkan_op_t* op) {
   const weft_queue_op_t* base = weft_vulkan_op_base(op);
   weft_status_t status = WEFT_OK;
+  if (op->host_waits) {
+    const VkMemoryBarrier barrier = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT,
+    };
+    op->device->context->vk.vkCmdPipelineBarrier(
+        op->command_buffer, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+        VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
+  }
   switch (base->kind) {
     case WEFT_QUEUE_OP_FILL:
       status = weft_vulkan_op_record_fill(
@@ -547,20 +561,26 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
     status = weft_scheduled_op_allocate(record, waits.count * sizeof(*stages),
                                         (void**)&stages);
   }
-  // Native waits the host has not seen reached go to the GPU.
+  // Native waits go into the submission: one the host has not seen
+  // reached makes the GPU wait; one already reached costs nothing and
+  // still carries the memory dependency on its producer's writes. Waits
+  // on other semaphores were met on the host (|host_waits|).
   uint32_t wait_count = 0;
   op->gpu_waits = 0;
+  op->host_waits = false;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < waits.count; ++i) {
     weft_vulkan_semaphore_t* semaphore =
         weft_vulkan_semaphore_cast(waits.semaphores[i], domain);
     uint64_t current = 0;
     const bool failed = weft_semaphore_peek(waits.semaphores[i], &current);
-    if (semaphore && !failed && current < waits.values[i]) {
+    if (!semaphore) {
+      op->host_waits = true;
+    } else if (!failed) {
       semaphores[wait_count] = semaphore->timeline;
       values[wait_count] = waits.values[i];
       stages[wait_count] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
       ++wait_count;
-      if (i < 64) op->gpu_waits |= 1ull << i;
+      if (current < waits.values[i] && i < 64) op->gpu_waits |= 1ull << i;
     }
   }
 
