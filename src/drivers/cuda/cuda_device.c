@@ -12,12 +12,11 @@
 #include "drivers/cuda/cuda_executable.h"
 #include "drivers/cuda/cuda_graph.h"
 #include "drivers/cuda/cuda_semaphore.h"
+#include "hal/gpu/staged_transfer.h"
 
 #define WEFT_CUDA_DEFAULT_STATUS_SLOTS 65536u
 // File transfers: 8 pinned pieces of 4 MiB (32 MiB, allocated at the first
 // read or write).
-#define WEFT_CUDA_DEFAULT_STAGING_PIECE_SIZE (4u << 20)
-#define WEFT_CUDA_DEFAULT_STAGING_PIECES 8u
 
 weft_status_t weft_cuda_device_push_context(weft_cuda_device_t* device) {
   return WEFT_CUDA_CALL(device->symbols, cuCtxPushCurrent(device->context));
@@ -287,21 +286,9 @@ static weft_status_t weft_cuda_parse_options(
   weft_status_t status =
       weft_device_options_get_u32(options, "device", out_ordinal);
   if (weft_status_is_ok(status)) {
-    status = weft_device_options_get_u32(options, "staging_piece",
-                                         &out->staging_piece_size);
-  }
-  if (weft_status_is_ok(status)) {
-    status = weft_device_options_get_u32(options, "staging_pieces",
-                                         &out->staging_pieces);
-  }
-  if (weft_status_is_ok(status) &&
-      (out->staging_piece_size < 4096 || out->staging_pieces == 0)) {
-    status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "device string '%s': staging_piece must be at least "
-                         "4096 bytes and staging_pieces at least 1 (got %u "
-                         "and %u)",
-                         device_string, out->staging_piece_size,
-                         out->staging_pieces);
+    status = weft_staging_options_parse(device_string, options,
+                                        &out->staging_piece_size,
+                                        &out->staging_pieces);
   }
   if (weft_status_is_ok(status)) {
     status = weft_device_options_get_u32(options, "status_slots",
@@ -337,8 +324,8 @@ static weft_status_t weft_cuda_driver_create_device(
       .ordinal = 0,
       .mode = WEFT_CUDA_COMPLETION_BLOCKING,
       .status_slots = WEFT_CUDA_DEFAULT_STATUS_SLOTS,
-      .staging_piece_size = WEFT_CUDA_DEFAULT_STAGING_PIECE_SIZE,
-      .staging_pieces = WEFT_CUDA_DEFAULT_STAGING_PIECES,
+      .staging_piece_size = WEFT_STAGING_DEFAULT_PIECE_SIZE,
+      .staging_pieces = WEFT_STAGING_DEFAULT_PIECES,
   };
   weft_status_t status =
       weft_cuda_parse_options(device_string, options, &parsed);

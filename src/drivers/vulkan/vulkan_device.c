@@ -9,6 +9,7 @@
 #include "drivers/vulkan/vulkan_executable.h"
 #include "drivers/vulkan/vulkan_semaphore.h"
 #include "hal/executable_impl.h"
+#include "hal/gpu/staged_transfer.h"
 
 static void weft_vulkan_device_free(weft_vulkan_device_t* device) {
   weft_allocator_t allocator = device->base.host_allocator;
@@ -46,6 +47,8 @@ static weft_status_t weft_vulkan_device_query_i64(weft_device_t* base_device,
            ? INT64_MAX
            : (int64_t)context->max_timeline_difference},
       {"vulkan.validation", context->validation},
+      {"vulkan.staging_piece", device->staging.piece_size},
+      {"vulkan.staging_pieces", device->staging.piece_count},
       {"vulkan.validation_messages",
        weft_atomic_load(device->context->validation_message_count,
                         memory_order_relaxed)},
@@ -156,8 +159,14 @@ static weft_status_t weft_vulkan_driver_create_device(
   *out_device = NULL;
   weft_vulkan_context_options_t parsed = {
       .device_index = 0, .device_name = NULL, .validation = false};
+  uint32_t piece_size = WEFT_STAGING_DEFAULT_PIECE_SIZE;
+  uint32_t pieces = WEFT_STAGING_DEFAULT_PIECES;
   weft_status_t status =
       weft_vulkan_parse_options(device_string, options, &parsed);
+  if (weft_status_is_ok(status)) {
+    status = weft_staging_options_parse(device_string, options, &piece_size,
+                                        &pieces);
+  }
   weft_vulkan_context_t* context = NULL;
   if (weft_status_is_ok(status)) {
     status = weft_vulkan_context_create(&parsed, allocator, &context);
@@ -178,11 +187,15 @@ static weft_status_t weft_vulkan_driver_create_device(
   }
   memset(device, 0, sizeof(*device));
   device->context = context;
+  device->staging.piece_size = piece_size;
+  device->staging.piece_count = pieces;
   weft_slim_mutex_initialize(&device->mutex);
+  weft_condition_initialize(&device->transfer_wake);
   status = weft_device_initialize(&kWeftVulkanDeviceVtable, device_string,
                                   driver->name, weft_domain_next(), allocator,
                                   &device->base);
   if (!weft_status_is_ok(status)) {
+    weft_condition_deinitialize(&device->transfer_wake);
     weft_slim_mutex_deinitialize(&device->mutex);
     weft_vulkan_context_release(context);
     weft_allocator_free_aligned(allocator, device);
@@ -201,8 +214,8 @@ static weft_status_t weft_vulkan_driver_create_device(
   return WEFT_OK;
 }
 
-static const char* const kWeftVulkanOptionNames[] = {"device", "name",
-                                                     "validation", NULL};
+static const char* const kWeftVulkanOptionNames[] = {
+    "device", "name", "validation", "staging_piece", "staging_pieces", NULL};
 
 const weft_driver_t weft_vulkan_driver = {
     .name = "vulkan",

@@ -18,7 +18,9 @@
 //    waiting room instead, and the completion thread submits it when a
 //    completion makes room.
 //  - host ops (host calls, alloca, dealloca) run on the completion thread
-//    once their waits are reached on the host.
+//    once their waits are reached on the host; file reads and writes on
+//    the transfer thread (vulkan_file.h), also once their waits are
+//    reached on the host.
 //  - the completion thread is the seed's listener: it waits (vkWaitSemaphores,
 //    ANY) for the oldest op's completion value or the private |wake|
 //    timeline the submitters move, then publishes every signal the
@@ -31,9 +33,11 @@
 
 #include <stdbool.h>
 
+#include "base/condition.h"
 #include "base/mutex.h"
 #include "base/thread.h"
 #include "drivers/vulkan/vulkan_context.h"
+#include "drivers/vulkan/vulkan_file.h"
 #include "hal/device_impl.h"
 #include "hal/gpu/kernel_status.h"
 #include "hal/queue_scheduler.h"
@@ -102,6 +106,17 @@ typedef struct weft_vulkan_device_t {
   uint64_t immediate_value;
   bool stopping;
   weft_thread_t* completion_thread;
+
+  // File transfers (vulkan_file.h): READ and WRITE ops whose waits are
+  // reached, in that order, for |transfer_thread|, which |transfer_wake|
+  // wakes; |transfers_closing| tells it to end once the FIFO is empty.
+  // Guarded by |mutex|.
+  weft_vulkan_op_fifo_t transfers;
+  weft_condition_t transfer_wake;
+  bool transfers_closing;
+  weft_thread_t* transfer_thread;
+  // The transfer thread's own (sized by the device string).
+  weft_vulkan_staging_ring_t staging;
 
   weft_queue_scheduler_t scheduler;
 } weft_vulkan_device_t;

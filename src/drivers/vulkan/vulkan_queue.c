@@ -62,10 +62,17 @@ static void weft_vulkan_fifo_push(weft_vulkan_op_fifo_t* fifo,
   fifo->tail = op;
 }
 
-// True for the ops the host runs (on the completion thread).
+// True for the file transfers (run on the transfer thread).
+static bool weft_vulkan_op_is_transfer(weft_queue_op_kind_t kind) {
+  return kind == WEFT_QUEUE_OP_READ || kind == WEFT_QUEUE_OP_WRITE;
+}
+
+// True for the ops the host runs once their waits are reached on the host:
+// host calls, alloca and dealloca (on the completion thread) and file
+// transfers (on the transfer thread).
 static bool weft_vulkan_op_is_host(weft_queue_op_kind_t kind) {
   return kind == WEFT_QUEUE_OP_HOST_CALL || kind == WEFT_QUEUE_OP_ALLOCA ||
-         kind == WEFT_QUEUE_OP_DEALLOCA;
+         kind == WEFT_QUEUE_OP_DEALLOCA || weft_vulkan_op_is_transfer(kind);
 }
 
 //===----------------------------------------------------------------------===//
@@ -708,7 +715,12 @@ static void weft_vulkan_op_dispatch_one(weft_vulkan_op_t* op) {
     return;
   }
   weft_queue_trace_ready(record->trace_id);
-  if (weft_vulkan_op_is_host(record->base.kind)) {
+  if (weft_vulkan_op_is_transfer(record->base.kind)) {
+    weft_slim_mutex_lock(&device->mutex);
+    weft_vulkan_fifo_push(&device->transfers, op);
+    weft_condition_signal(&device->transfer_wake);
+    weft_slim_mutex_unlock(&device->mutex);
+  } else if (weft_vulkan_op_is_host(record->base.kind)) {
     weft_slim_mutex_lock(&device->mutex);
     weft_vulkan_fifo_push(&device->host_ready, op);
     weft_vulkan_device_wake_locked(device);
@@ -773,17 +785,6 @@ void weft_vulkan_device_initialize_scheduler(weft_vulkan_device_t* device) {
 weft_status_t weft_vulkan_device_queue_submit(weft_device_t* base_device,
                                               const weft_queue_op_t* source) {
   weft_vulkan_device_t* device = weft_vulkan_device_cast(base_device);
-  switch (source->kind) {
-    case WEFT_QUEUE_OP_READ:
-    case WEFT_QUEUE_OP_WRITE:
-      return WEFT_STATUS(UNIMPLEMENTED,
-                         "%s on device '%s': the vulkan driver does not run "
-                         "it yet",
-                         weft_queue_op_kind_name(source->kind),
-                         weft_device_id(base_device));
-    default:
-      break;
-  }
   const bool ready = weft_semaphore_list_is_reached(source->wait_list);
   weft_scheduled_op_t* record = NULL;
   weft_status_t status = weft_queue_scheduler_acquire(
@@ -899,6 +900,37 @@ static void weft_vulkan_op_run_host(weft_vulkan_op_t* op, bool cancelled) {
                                  weft_queue_op_annotate_error(base, status));
   }
   weft_vulkan_op_retire(op);
+}
+
+// The transfer thread: runs ready file transfers in the order they became
+// ready, until the device stops and none is left.
+static int weft_vulkan_transfer_main(void* user_data) {
+  weft_vulkan_device_t* device = (weft_vulkan_device_t*)user_data;
+  weft_slim_mutex_lock(&device->mutex);
+  for (;;) {
+    while (!device->transfers.head && !device->transfers_closing) {
+      weft_condition_wait(&device->transfer_wake, &device->mutex,
+                          WEFT_TIME_INFINITE_FUTURE);
+    }
+    weft_vulkan_op_t* op = device->transfers.head;
+    if (!op) break;
+    device->transfers.head = op->next;
+    if (!device->transfers.head) device->transfers.tail = NULL;
+    op->next = NULL;
+    weft_slim_mutex_unlock(&device->mutex);
+    weft_queue_op_t* base = weft_vulkan_op_base(op);
+    const uint64_t trace_id = weft_vulkan_op_record(op)->trace_id;
+    weft_queue_trace_begin(trace_id, weft_queue_op_kind_name(base->kind));
+    weft_status_t status = weft_vulkan_file_transfer(device, base);
+    weft_queue_trace_end(trace_id);
+    weft_queue_trace_signal(trace_id, weft_status_is_ok(status));
+    weft_queue_op_signal_or_fail(base,
+                                 weft_queue_op_annotate_error(base, status));
+    weft_vulkan_op_retire(op);
+    weft_slim_mutex_lock(&device->mutex);
+  }
+  weft_slim_mutex_unlock(&device->mutex);
+  return 0;
 }
 
 static int weft_vulkan_completion_main(void* user_data) {
@@ -1075,12 +1107,29 @@ weft_status_t weft_vulkan_device_start_queue(weft_vulkan_device_t* device) {
                                 device->base.host_allocator,
                                 &device->completion_thread);
   }
+  if (weft_status_is_ok(status)) {
+    const weft_thread_params_t params = {.name = "weft-vulkan-files",
+                                         .cpu = -1};
+    status = weft_thread_create(weft_vulkan_transfer_main, device, &params,
+                                device->base.host_allocator,
+                                &device->transfer_thread);
+  }
   return status;
 }
 
 void weft_vulkan_device_stop_queue(weft_vulkan_device_t* device) {
   // Held ops fail with CANCELLED naming them (on this thread).
   weft_queue_scheduler_cancel_parked(&device->scheduler);
+  // Transfers already ready run to their end first: their signals may
+  // ready GPU ops, which the completion thread then still sees through.
+  if (device->transfer_thread) {
+    weft_slim_mutex_lock(&device->mutex);
+    device->transfers_closing = true;
+    weft_condition_signal(&device->transfer_wake);
+    weft_slim_mutex_unlock(&device->mutex);
+    weft_thread_join(device->transfer_thread);
+    device->transfer_thread = NULL;
+  }
   if (device->completion_thread) {
     weft_slim_mutex_lock(&device->mutex);
     device->stopping = true;
@@ -1096,6 +1145,8 @@ void weft_vulkan_device_free_queue(weft_vulkan_device_t* device) {
   weft_vulkan_context_t* context = device->context;
   weft_vulkan_symbols_t* vk = &context->vk;
   if (context->device) vk->vkDeviceWaitIdle(context->device);
+  weft_vulkan_staging_ring_free(device);
+  weft_condition_deinitialize(&device->transfer_wake);
   if (device->command_pool) {
     vk->vkDestroyCommandPool(context->device, device->command_pool, NULL);
   }

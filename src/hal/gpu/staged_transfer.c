@@ -252,3 +252,22 @@ weft_status_t weft_staged_transfer_run(
   if (slots != inline_slots) weft_allocator_free(allocator, slots);
   return status;
 }
+
+weft_status_t weft_staging_options_parse(const char* device_string,
+                                         const weft_device_options_t* options,
+                                         uint32_t* piece_size,
+                                         uint32_t* pieces) {
+  weft_status_t status =
+      weft_device_options_get_u32(options, "staging_piece", piece_size);
+  if (weft_status_is_ok(status)) {
+    status = weft_device_options_get_u32(options, "staging_pieces", pieces);
+  }
+  if (weft_status_is_ok(status) && (*piece_size < 4096 || *pieces == 0)) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': staging_piece must be at least "
+                         "4096 bytes and staging_pieces at least 1 (got %u "
+                         "and %u)",
+                         device_string, *piece_size, *pieces);
+  }
+  return status;
+}

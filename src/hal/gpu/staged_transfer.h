@@ -26,6 +26,7 @@
 
 #include "async/proactor.h"
 #include "hal/queue_op.h"
+#include "weft/driver.h"
 
 // The device side of a staged transfer.
 typedef struct weft_staged_transfer_device_t {
@@ -41,6 +42,20 @@ typedef struct weft_staged_transfer_device_t {
   // there is none).
   weft_status_t (*wait_piece)(void* self, uint32_t piece);
 } weft_staged_transfer_device_t;
+
+// A GPU driver's staging ring unless its device string says otherwise:
+// 8 pieces of 4 MiB.
+#define WEFT_STAGING_DEFAULT_PIECE_SIZE (4u << 20)
+#define WEFT_STAGING_DEFAULT_PIECES 8u
+
+// Reads the device-string options every GPU driver takes for its staging
+// ring, "staging_piece=BYTES" (at least 4096) and "staging_pieces=N" (at
+// least 1), into |*piece_size| and |*pieces| (left as they are when
+// absent). INVALID_ARGUMENT naming |device_string| otherwise.
+weft_status_t weft_staging_options_parse(const char* device_string,
+                                         const weft_device_options_t* options,
+                                         uint32_t* piece_size,
+                                         uint32_t* pieces);
 
 // The staging ring: |piece_count| pieces of |piece_size| bytes at |host|.
 typedef struct weft_staging_ring_t {
