@@ -1,0 +1,323 @@
+// vulkan with the other drivers and the VM: what issue 21 asks of
+// semaphores the GPU waits on and signals, beyond one device.
+//  - a chain local-task -> vulkan -> local-task through semaphores, the
+//    last step reading the GPU's bytes through a mapping;
+//  - a kernel's failure on the GPU reaching a host waiter, a CPU driver's
+//    op and a VM await, each with the kernel's own message;
+//  - ALL and ANY waits over a host semaphore and a Vulkan one;
+//  - 10,000 chained dispatches with one host wait;
+//  - releasing a device with ops held and ops on the GPU.
+// Runs on the CTS's device (--driver "vulkan?validation=on"; skipped
+// without one).
+// setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
+// clang-format off
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+// clang-format on
+
+#include <string.h>
+
+#include "cts.h"
+#include "hal_module_test_util.h"
+#include "weft/weft.h"
+
+#define ANY WEFT_QUEUE_AFFINITY_ANY
+
+static const uint64_t kOne = 1;
+
+//===----------------------------------------------------------------------===//
+// local-task -> vulkan -> local-task
+//===----------------------------------------------------------------------===//
+
+typedef struct relay_t {
+  uint32_t steps;
+  // What the last step saw in the GPU's buffer.
+  weft_buffer_t* buffer;
+  uint32_t words_seen[16];
+  weft_status_t map_status;
+} relay_t;
+
+static weft_status_t first_step(void* user_data, const uint64_t args[4],
+                                const weft_host_call_context_t* context) {
+  relay_t* relay = (relay_t*)user_data;
+  relay->steps = relay->steps * 10 + 1;
+  return WEFT_OK;
+}
+
+static weft_status_t last_step(void* user_data, const uint64_t args[4],
+                               const weft_host_call_context_t* context) {
+  relay_t* relay = (relay_t*)user_data;
+  relay->steps = relay->steps * 10 + 2;
+  weft_buffer_mapping_t mapping;
+  relay->map_status =
+      weft_buffer_map_range(relay->buffer, WEFT_MAPPING_MODE_SCOPED,
+                            WEFT_MEMORY_ACCESS_READ, 0, WEFT_WHOLE_BUFFER,
+                            &mapping);
+  if (weft_status_is_ok(relay->map_status)) {
+    memcpy(relay->words_seen, mapping.contents, sizeof(relay->words_seen));
+    weft_buffer_unmap_range(&mapping);
+  }
+  return WEFT_OK;
+}
+
+static void local_task_to_vulkan_to_local_task(void** state) {
+  weft_cts_t* cts = *state;
+  weft_device_t* cpu = NULL;
+  WEFT_ASSERT_OK(weft_device_create("local-task?workers=2", cts->allocator,
+                                    &cpu));
+  const weft_buffer_params_t params = {
+      .type = WEFT_MEMORY_TYPE_HOST_VISIBLE | WEFT_MEMORY_TYPE_HOST_COHERENT,
+      .usage = WEFT_BUFFER_USAGE_DEFAULT,
+  };
+  relay_t relay = {0};
+  relay.buffer = weft_cts_allocate_buffer_with_params(cts, params, 64);
+  weft_semaphore_t* gate = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(cts->allocator, 0, &gate));
+  weft_semaphore_t* from_cpu = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(cpu, 0, &from_cpu));
+  weft_semaphore_t* from_gpu = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* done = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(cpu, 0, &done));
+  // Submitted last step first: each waits on a value not yet signalled.
+  const uint64_t args[4] = {0};
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      cpu, ANY, weft_cts_list1(&from_gpu, &kOne), weft_cts_list1(&done, &kOne),
+      last_step, &relay, args, WEFT_HOST_CALL_FLAG_NONE));
+  const uint32_t pattern = 0x5EEDF00Du;
+  WEFT_ASSERT_OK(weft_device_queue_fill(
+      cts->device, ANY, weft_cts_list1(&from_cpu, &kOne),
+      weft_cts_list1(&from_gpu, &kOne), relay.buffer, 0, 64, &pattern, 4));
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      cpu, ANY, weft_cts_list1(&gate, &kOne), weft_cts_list1(&from_cpu, &kOne),
+      first_step, &relay, args, WEFT_HOST_CALL_FLAG_NONE));
+  weft_cts_assert_not_reached(from_gpu, 1);
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+  WEFT_ASSERT_OK(weft_cts_wait(done, 1));
+  assert_int_equal(relay.steps, 12);
+  WEFT_ASSERT_OK(relay.map_status);
+  for (uint32_t i = 0; i < 16; ++i) {
+    assert_int_equal(relay.words_seen[i], pattern);
+  }
+  weft_semaphore_release(gate);
+  weft_semaphore_release(from_cpu);
+  weft_semaphore_release(from_gpu);
+  weft_semaphore_release(done);
+  weft_buffer_release(relay.buffer);
+  weft_device_release(cpu);
+}
+
+//===----------------------------------------------------------------------===//
+// A GPU failure, everywhere downstream
+//===----------------------------------------------------------------------===//
+
+static weft_status_t never_runs(void* user_data, const uint64_t args[4],
+                                const weft_host_call_context_t* context) {
+  *(int*)user_data = 1;
+  return WEFT_OK;
+}
+
+static void gpu_failure_reaches_host_cpu_and_vm(void** state) {
+  weft_cts_t* cts = *state;
+  static const char kMessage[] =
+      "kernel 'fail' (library 'cts_test_kernels') failed in workgroup (2, 0, "
+      "0) with code 1";
+  weft_semaphore_t* gate = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(cts->allocator, 0, &gate));
+  weft_semaphore_t* failed = weft_cts_create_semaphore(cts, 0);
+  // The VM's context and its local-task device, a CPU op downstream.
+  hal_test_t vm;
+  hal_test_setup("local-task", &vm);
+  weft_semaphore_t* downstream = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(vm.device, 0, &downstream));
+  int ran = 0;
+  const uint64_t args[4] = {0};
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      vm.device, ANY, weft_cts_list1(&failed, &kOne),
+      weft_cts_list1(&downstream, &kOne), never_runs, &ran, args,
+      WEFT_HOST_CALL_FLAG_NONE));
+  const uint32_t constants[1] = {2};
+  const uint32_t workgroups[3] = {4, 1, 1};
+  WEFT_ASSERT_OK(weft_device_queue_dispatch(
+      cts->device, ANY, weft_cts_list1(&gate, &kOne),
+      weft_cts_list1(&failed, &kOne), cts->kernels,
+      weft_cts_kernel_ordinal(cts->kernels, "fail"), workgroups, 1, constants,
+      0, NULL));
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+  // The host waiter.
+  weft_cts_assert_status_contains(weft_cts_wait(failed, 1),
+                                  WEFT_STATUS_INTERNAL, kMessage);
+  // The CPU driver's op did not run, and its signal carries the message.
+  weft_cts_assert_status_contains(weft_cts_wait(downstream, 1),
+                                  WEFT_STATUS_INTERNAL, kMessage);
+  assert_int_equal(ran, 0);
+  // The VM await.
+  weft_fence_t* fence = NULL;
+  WEFT_ASSERT_OK(weft_fence_create_at(failed, 1, cts->allocator, &fence));
+  weft_vm_value_t code = {0};
+  vm_test_expect_error(hal_test_call(&vm, "fence.await",
+                                     HAL_ARGS(hal_test_ref(fence),
+                                              hal_test_i64(-1)),
+                                     &code, 1),
+                       WEFT_STATUS_INTERNAL, kMessage);
+  weft_fence_release(fence);
+  weft_semaphore_release(downstream);
+  hal_test_teardown(&vm);
+  weft_semaphore_release(failed);
+  weft_semaphore_release(gate);
+}
+
+//===----------------------------------------------------------------------===//
+// ALL and ANY over host and Vulkan semaphores
+//===----------------------------------------------------------------------===//
+
+static void all_and_any_over_mixed_semaphores(void** state) {
+  weft_cts_t* cts = *state;
+  weft_semaphore_t* host = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(cts->allocator, 0, &host));
+  weft_semaphore_t* gpu = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* both[2] = {host, gpu};
+  const uint64_t ones[2] = {1, 1};
+  const weft_semaphore_list_t list = weft_cts_list(2, both, ones);
+  // Neither reached: both modes time out.
+  assert_int_equal(
+      weft_status_consume_code(weft_semaphore_list_wait(
+          WEFT_WAIT_MODE_ANY, list, weft_timeout_relative(10 * 1000000))),
+      WEFT_STATUS_DEADLINE_EXCEEDED);
+  // The GPU moves its semaphore: ANY is met, ALL is not.
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
+  const uint32_t pattern = 7;
+  WEFT_ASSERT_OK(weft_device_queue_fill(cts->device, ANY,
+                                        weft_semaphore_list_empty(),
+                                        weft_cts_list1(&gpu, &kOne), buffer, 0,
+                                        64, &pattern, 4));
+  WEFT_ASSERT_OK(weft_semaphore_list_wait(WEFT_WAIT_MODE_ANY, list,
+                                          weft_timeout_relative(60000000000)));
+  assert_int_equal(
+      weft_status_consume_code(weft_semaphore_list_wait(
+          WEFT_WAIT_MODE_ALL, list, weft_timeout_relative(10 * 1000000))),
+      WEFT_STATUS_DEADLINE_EXCEEDED);
+  // The host's too: ALL is met.
+  WEFT_ASSERT_OK(weft_semaphore_signal(host, 1));
+  WEFT_ASSERT_OK(weft_semaphore_list_wait(WEFT_WAIT_MODE_ALL, list,
+                                          weft_timeout_relative(60000000000)));
+  // A failed Vulkan semaphore ends an ANY wait with its failure, though
+  // the host semaphore's value is far off.
+  weft_semaphore_t* failing = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* pair[2] = {host, failing};
+  const uint64_t far[2] = {100, 1};
+  weft_semaphore_fail(failing, WEFT_STATUS(DATA_LOSS, "the checkpoint is gone"));
+  weft_cts_assert_status_contains(
+      weft_semaphore_list_wait(WEFT_WAIT_MODE_ANY, weft_cts_list(2, pair, far),
+                               weft_timeout_relative(60000000000)),
+      WEFT_STATUS_DATA_LOSS, "the checkpoint is gone");
+  weft_semaphore_release(failing);
+  weft_buffer_release(buffer);
+  weft_semaphore_release(gpu);
+  weft_semaphore_release(host);
+}
+
+//===----------------------------------------------------------------------===//
+// 10,000 chained dispatches, one host wait
+//===----------------------------------------------------------------------===//
+
+static void ten_thousand_chained_dispatches(void** state) {
+  weft_cts_t* cts = *state;
+  enum { kOps = 10000, kCount = 64 };
+  float initial[kCount];
+  for (uint32_t i = 0; i < kCount; ++i) initial[i] = (float)i;
+  weft_buffer_t* buffers[2] = {
+      weft_cts_allocate_buffer(cts, sizeof(initial)),
+      weft_cts_allocate_buffer(cts, sizeof(initial)),
+  };
+  weft_cts_write_buffer(cts, buffers[0], 0, initial, sizeof(initial));
+  weft_semaphore_t* gate = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(cts->allocator, 0, &gate));
+  weft_semaphore_t* step = weft_cts_create_semaphore(cts, 0);
+  // Each dispatch adds 1 to every element, from one buffer into the other.
+  const uint32_t constants[3] = {weft_cts_f32_bits(1.0f),
+                                 weft_cts_f32_bits(1.0f), kCount};
+  const uint32_t workgroups[3] = {1, 1, 1};
+  const uint32_t kernel = weft_cts_kernel_ordinal(cts->kernels, "scale_offset");
+  for (uint64_t i = 1; i <= kOps; ++i) {
+    weft_semaphore_t* waits[2] = {step, gate};
+    const uint64_t wait_values[2] = {i - 1, 1};
+    const weft_buffer_ref_t bindings[2] = {
+        weft_make_buffer_ref(buffers[(i - 1) % 2], 0, WEFT_WHOLE_BUFFER),
+        weft_make_buffer_ref(buffers[i % 2], 0, WEFT_WHOLE_BUFFER),
+    };
+    WEFT_ASSERT_OK(weft_device_queue_dispatch(
+        cts->device, ANY, weft_cts_list(i == 1 ? 2 : 1, waits, wait_values),
+        weft_cts_list1(&step, &i), cts->kernels, kernel, workgroups, 3,
+        constants, 2, bindings));
+  }
+  weft_cts_assert_not_reached(step, 1);
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+  WEFT_ASSERT_OK(weft_cts_wait(step, kOps));
+  float result[kCount];
+  weft_cts_read_buffer(cts, buffers[kOps % 2], 0, result, sizeof(result));
+  for (uint32_t i = 0; i < kCount; ++i) {
+    assert_true(result[i] == initial[i] + (float)kOps);
+  }
+  weft_semaphore_release(step);
+  weft_semaphore_release(gate);
+  weft_buffer_release(buffers[0]);
+  weft_buffer_release(buffers[1]);
+}
+
+//===----------------------------------------------------------------------===//
+// Release with ops held and ops on the GPU
+//===----------------------------------------------------------------------===//
+
+static void release_with_held_and_gpu_ops(void** state) {
+  weft_cts_t* cts = *state;
+  enum { kChain = 200 };
+  weft_device_t* device = NULL;
+  WEFT_ASSERT_OK(weft_device_create(cts->device_string, cts->allocator,
+                                    &device));
+  weft_buffer_t* buffer = NULL;
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(
+      device, (weft_buffer_params_t){0}, 4 * kChain, &buffer));
+  weft_semaphore_t* chain = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &chain));
+  weft_semaphore_t* never = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(cts->allocator, 0, &never));
+  weft_semaphore_t* held = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &held));
+  // Held: waits on a host semaphore nobody signals.
+  const uint32_t pattern = 1;
+  WEFT_ASSERT_OK(weft_device_queue_fill(device, ANY,
+                                        weft_cts_list1(&never, &kOne),
+                                        weft_cts_list1(&held, &kOne), buffer,
+                                        0, 4, &pattern, 4));
+  // On the GPU: a chain submitted at once, each op behind the one before.
+  for (uint64_t i = 1; i <= kChain; ++i) {
+    const uint64_t previous = i - 1;
+    const uint32_t value = (uint32_t)i;
+    WEFT_ASSERT_OK(weft_device_queue_fill(
+        device, ANY, weft_cts_list1(&chain, &previous),
+        weft_cts_list1(&chain, &i), buffer, 4 * (i - 1), 4, &value, 4));
+  }
+  weft_device_release(device);
+  // The submitted chain completed; the held op was cancelled, named.
+  WEFT_ASSERT_OK(weft_cts_wait(chain, kChain));
+  weft_cts_assert_status_contains(weft_cts_wait(held, 1),
+                                  WEFT_STATUS_CANCELLED, "queue_fill");
+  weft_semaphore_release(held);
+  weft_semaphore_release(never);
+  weft_semaphore_release(chain);
+  weft_buffer_release(buffer);
+}
+
+int main(int argc, char** argv) {
+  const struct CMUnitTest tests[] = {
+      WEFT_CTS_CASE(local_task_to_vulkan_to_local_task),
+      WEFT_CTS_CASE(gpu_failure_reaches_host_cpu_and_vm),
+      WEFT_CTS_CASE(all_and_any_over_mixed_semaphores),
+      WEFT_CTS_CASE(ten_thousand_chained_dispatches),
+      WEFT_CTS_CASE(release_with_held_and_gpu_ops),
+  };
+  return weft_cts_run("vulkan_cross_driver", tests,
+                      sizeof(tests) / sizeof(tests[0]), argc, argv);
+}
