@@ -6,7 +6,8 @@
 //    op and a VM await, each with the kernel's own message;
 //  - ALL and ANY waits over a host semaphore and a Vulkan one;
 //  - 10,000 chained dispatches with one host wait;
-//  - releasing a device with ops held and ops on the GPU.
+//  - releasing a device with ops held and ops on the GPU;
+//  - the "gpu_waits=off" device, which meets every wait on the host.
 // Runs on the CTS's device (--driver "vulkan?validation=on"; skipped
 // without one).
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 // clang-format on
 
+#include <stdio.h>
 #include <string.h>
 
 #include "cts.h"
@@ -310,6 +312,52 @@ static void release_with_held_and_gpu_ops(void** state) {
   weft_buffer_release(buffer);
 }
 
+//===----------------------------------------------------------------------===//
+// gpu_waits=off: the host round trip
+//===----------------------------------------------------------------------===//
+
+static void host_round_trip_option(void** state) {
+  weft_cts_t* cts = *state;
+  char device_string[256];
+  snprintf(device_string, sizeof(device_string), "%s%sgpu_waits=off",
+           cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
+  weft_device_t* device = NULL;
+  WEFT_ASSERT_OK(weft_device_create(device_string, cts->allocator, &device));
+  int64_t gpu_waits = -1;
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "vulkan.gpu_waits", &gpu_waits));
+  assert_int_equal(gpu_waits, 0);
+  // A chain submitted ahead of its values still runs in order: each op is
+  // held until the host sees the one before it complete.
+  enum { kChain = 64 };
+  weft_buffer_t* buffer = NULL;
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(
+      device, (weft_buffer_params_t){0}, 4 * kChain, &buffer));
+  weft_semaphore_t* chain = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &chain));
+  for (uint64_t i = 1; i <= kChain; ++i) {
+    const uint64_t previous = i - 1;
+    const uint32_t value = (uint32_t)i * 3;
+    WEFT_ASSERT_OK(weft_device_queue_fill(
+        device, ANY, weft_cts_list1(&chain, &previous),
+        weft_cts_list1(&chain, &i), buffer, 4 * (i - 1), 4, &value, 4));
+  }
+  WEFT_ASSERT_OK(weft_cts_wait(chain, kChain));
+  uint32_t words[kChain];
+  weft_cts_device_read_buffer(device, buffer, 0, words, sizeof(words));
+  for (uint32_t i = 0; i < kChain; ++i) assert_int_equal(words[i], (i + 1) * 3);
+  weft_semaphore_release(chain);
+  weft_buffer_release(buffer);
+  weft_device_release(device);
+  // Anything but on or off is refused, naming the option.
+  snprintf(device_string, sizeof(device_string), "%s%sgpu_waits=maybe",
+           cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
+  weft_status_t status =
+      weft_device_create(device_string, cts->allocator, &device);
+  assert_null(device);
+  weft_cts_assert_status_contains(status, WEFT_STATUS_INVALID_ARGUMENT,
+                                  "gpu_waits must be 'on' or 'off'");
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(local_task_to_vulkan_to_local_task),
@@ -317,6 +365,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(all_and_any_over_mixed_semaphores),
       WEFT_CTS_CASE(ten_thousand_chained_dispatches),
       WEFT_CTS_CASE(release_with_held_and_gpu_ops),
+      WEFT_CTS_CASE(host_round_trip_option),
   };
   return weft_cts_run("vulkan_cross_driver", tests,
                       sizeof(tests) / sizeof(tests[0]), argc, argv);

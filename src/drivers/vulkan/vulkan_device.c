@@ -47,6 +47,7 @@ static weft_status_t weft_vulkan_device_query_i64(weft_device_t* base_device,
            ? INT64_MAX
            : (int64_t)context->max_timeline_difference},
       {"vulkan.validation", context->validation},
+      {"vulkan.gpu_waits", device->gpu_waits},
       {"vulkan.staging_piece", device->staging.piece_size},
       {"vulkan.staging_pieces", device->staging.piece_count},
       {"vulkan.validation_messages",
@@ -159,6 +160,7 @@ static weft_status_t weft_vulkan_driver_create_device(
   *out_device = NULL;
   weft_vulkan_context_options_t parsed = {
       .device_index = 0, .device_name = NULL, .validation = false};
+  bool gpu_waits = true;
   uint32_t piece_size = WEFT_STAGING_DEFAULT_PIECE_SIZE;
   uint32_t pieces = WEFT_STAGING_DEFAULT_PIECES;
   weft_status_t status =
@@ -166,6 +168,17 @@ static weft_status_t weft_vulkan_driver_create_device(
   if (weft_status_is_ok(status)) {
     status = weft_staging_options_parse(device_string, options, &piece_size,
                                         &pieces);
+  }
+  const char* waits = weft_device_options_find(options, "gpu_waits");
+  if (weft_status_is_ok(status) && waits) {
+    if (strcmp(waits, "on") == 0 || strcmp(waits, "off") == 0) {
+      gpu_waits = strcmp(waits, "on") == 0;
+    } else {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "device string '%s': gpu_waits must be 'on' or "
+                           "'off' (got '%s')",
+                           device_string, waits);
+    }
   }
   weft_vulkan_context_t* context = NULL;
   if (weft_status_is_ok(status)) {
@@ -187,6 +200,7 @@ static weft_status_t weft_vulkan_driver_create_device(
   }
   memset(device, 0, sizeof(*device));
   device->context = context;
+  device->gpu_waits = gpu_waits;
   device->staging.piece_size = piece_size;
   device->staging.piece_count = pieces;
   weft_slim_mutex_initialize(&device->mutex);
@@ -215,7 +229,8 @@ static weft_status_t weft_vulkan_driver_create_device(
 }
 
 static const char* const kWeftVulkanOptionNames[] = {
-    "device", "name", "validation", "staging_piece", "staging_pieces", NULL};
+    "device",         "name",           "validation", "gpu_waits",
+    "staging_piece",  "staging_pieces", NULL};
 
 const weft_driver_t weft_vulkan_driver = {
     .name = "vulkan",

@@ -66,6 +66,10 @@ typedef struct weft_vulkan_device_t {
   weft_device_t base;
   weft_vulkan_context_t* context;  // retained
   VkQueue queue;
+  // Ops wait on the GPU for values of this device's semaphores whose
+  // signal is submitted ("gpu_waits=on", the default); off, every wait is
+  // met on the host before the op is submitted.
+  bool gpu_waits;
 
   // Guards everything below: the queue, the pool, the FIFOs and the wake
   // protocol.

@@ -3,7 +3,10 @@
 //
 // Device strings: "vulkan" (physical device 0), "vulkan?device=N",
 // "vulkan?name=llvmpipe" (the first whose name contains it), and
-// "validation=on|off" (the Khronos validation layer; off by default).
+// "validation=on|off" (the Khronos validation layer; off by default),
+// "gpu_waits=on|off" (off: every wait is met on the host before its op is
+// submitted, the host round trip the GPU's own waits are measured
+// against), "staging_piece=BYTES" and "staging_pieces=N" (file transfers).
 // Where there is no loader or no suitable device, creating a device is
 // UNAVAILABLE with the reason.
 #ifndef WEFT_DRIVERS_VULKAN_VULKAN_DRIVER_H_

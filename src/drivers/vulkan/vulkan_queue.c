@@ -799,9 +799,11 @@ weft_status_t weft_vulkan_device_queue_submit(weft_device_t* base_device,
     return WEFT_OK;
   }
   // Waits on this device's semaphores are met once their signal is
-  // submitted (the GPU then waits itself); host ops wait on the host.
+  // submitted (the GPU then waits itself); host ops wait on the host, and
+  // every op does with "gpu_waits=off" (the host round trip, for
+  // comparison).
   uint64_t native_waits = 0;
-  if (!weft_vulkan_op_is_host(source->kind)) {
+  if (!weft_vulkan_op_is_host(source->kind) && device->gpu_waits) {
     for (uint32_t i = 0; i < source->wait_list.count && i < 64; ++i) {
       if (weft_vulkan_semaphore_cast(source->wait_list.semaphores[i],
                                      base_device->domain)) {
