@@ -19,6 +19,9 @@ int RegisterAll() {
 #if defined(WEFT_BENCH_HAVE_CUDA)
   RegisterCudaBenchmarks();
 #endif
+#if defined(WEFT_BENCH_HAVE_VULKAN)
+  RegisterVulkanBenchmarks();
+#endif
   return 0;
 }
 

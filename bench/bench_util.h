@@ -132,6 +132,8 @@ void RegisterVmBenchmarks();
 void RegisterDecodeBenchmarks();
 // Built where the CUDA toolkit's headers are (WEFT_HAVE_CUDA).
 void RegisterCudaBenchmarks();
+// Built where Vulkan's headers are (WEFT_HAVE_VULKAN).
+void RegisterVulkanBenchmarks();
 
 }  // namespace weft_bench
 

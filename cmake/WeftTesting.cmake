@@ -22,6 +22,22 @@ set(WEFT_CTS_DRIVERS "local-sync;local-task" CACHE STRING
 # and fatal (any message fails the test): every suite of the CTS.
 find_file(WEFT_VULKAN_SOFTWARE_ICD NAMES lvp_icd.x86_64.json lvp_icd.aarch64.json
           lvp_icd.json PATHS /usr/share/vulkan/icd.d NO_DEFAULT_PATH NO_CACHE)
+# The environment of every test on the vulkan driver: the validation layer's
+# first message aborts, the loader sees Mesa's software device, and under
+# TSan the layer's and Mesa's own threads are suppressed (the file says
+# which and why) and the 1 s TSan sleeps at exit while other threads live
+# is skipped: Mesa's threads outlive the tests (the instance is the
+# process's), so api_null's forked children, one per call, slept 1 s each
+# (its suite took over 5 minutes).
+set(WEFT_VULKAN_TEST_ENVIRONMENT "WEFT_VULKAN_VALIDATION_FATAL=1")
+if(WEFT_VULKAN_SOFTWARE_ICD)
+  list(APPEND WEFT_VULKAN_TEST_ENVIRONMENT
+       "VK_ICD_FILENAMES=${WEFT_VULKAN_SOFTWARE_ICD}")
+endif()
+if(WEFT_SANITIZER STREQUAL "thread")
+  list(APPEND WEFT_VULKAN_TEST_ENVIRONMENT
+       "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:atexit_sleep_ms=0:suppressions=${PROJECT_SOURCE_DIR}/tests/cts/vulkan/vulkan.tsan.supp")
+endif()
 set(WEFT_CTS_VULKAN_SUITES
     semaphore fence queue_ordering failure_order queue_errors queue_host_call
     queue_alloca buffer buffer_mapping domain channel queue_memory device
@@ -59,16 +75,7 @@ function(weft_add_cts_suite)
   if(WEFT_HAVE_VULKAN AND T_SUITE IN_LIST WEFT_CTS_VULKAN_SUITES)
     set(vulkan_environment
         "WEFT_CTS_KERNEL_LIBRARY=$<TARGET_FILE:weft_cts_test_kernels_module>"
-        "WEFT_VULKAN_VALIDATION_FATAL=1")
-    if(WEFT_VULKAN_SOFTWARE_ICD)
-      list(APPEND vulkan_environment
-           "VK_ICD_FILENAMES=${WEFT_VULKAN_SOFTWARE_ICD}")
-    endif()
-    if(WEFT_SANITIZER STREQUAL "thread")
-      # The layer's and Mesa's own threads (the file says which and why).
-      list(APPEND vulkan_environment
-           "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tests/cts/vulkan/vulkan.tsan.supp")
-    endif()
+        ${WEFT_VULKAN_TEST_ENVIRONMENT})
     # Skipped (77) where there is no loader, device or validation layer.
     add_test(NAME cts.vulkan.${T_SUITE}
              COMMAND ${target} --driver "vulkan?validation=on")
