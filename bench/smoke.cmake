@@ -2,7 +2,9 @@
 # non-zero or any benchmark reports an error, except a driver that is not
 # built in ("<driver> unavailable: NOT_FOUND: no driver named ..."), the
 # cuda rows where there is neither a GPU nor the test double ("cuda
-# unavailable: ..."), the
+# unavailable: ..."), the vulkan rows where there is no loader or device
+# ("vulkan unavailable: ...") or no glslang to compile its kernels ("no
+# SPIR-V kernels"), the
 # spinning ping-pong on a single CPU, the io_uring file rows where the build
 # or the kernel has no io_uring ("io_uring unavailable: ...") and the cold
 # file rows where the file system keeps its pages cached ("page cache
@@ -26,6 +28,8 @@ foreach(error IN LISTS errors)
   if(error MATCHES "unavailable: NOT_FOUND: no driver named" OR
      error MATCHES "needs 2 CPUs" OR
      error MATCHES "cuda[^ ]* unavailable: " OR
+     error MATCHES "vulkan[^ ]* unavailable: " OR
+     error MATCHES "no SPIR-V kernels" OR
      error MATCHES "io_uring unavailable: " OR
      error MATCHES "page cache eviction unavailable: ")
     continue()
