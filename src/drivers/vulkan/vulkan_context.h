@@ -26,6 +26,10 @@
 
 // Aborts at the first validation message when set to 1.
 #define WEFT_VULKAN_VALIDATION_FATAL_ENV "WEFT_VULKAN_VALIDATION_FATAL"
+// A maxTimelineSemaphoreValueDifference below the device's, for testing
+// what weft does on devices that allow less (some guarantee 2^31 - 1).
+#define WEFT_VULKAN_MAX_TIMELINE_DIFFERENCE_ENV \
+  "WEFT_VULKAN_MAX_TIMELINE_DIFFERENCE"
 
 typedef struct weft_vulkan_context_options_t {
   // Physical device by index (when |device_name| is NULL).

@@ -21,11 +21,13 @@
 //    once their waits are reached on the host; file reads and writes on
 //    the transfer thread (vulkan_file.h), also once their waits are
 //    reached on the host.
-//  - the completion thread is the seed's listener: it waits (vkWaitSemaphores,
-//    ANY) for the oldest op's completion value or the private |wake|
-//    timeline the submitters move, then publishes every signal the
-//    completed ops moved on the GPU to the semaphores' bases, fails the
-//    signals of an op whose native wait failed upstream, and retires them.
+//  - the completion thread is the seed's listener: it waits
+//    (vkWaitSemaphores, ANY) for the completion value of the oldest op in
+//    flight (or of the next op to be submitted, so a submission needs no
+//    wake) or the private |wake| timeline that host ops and shutdown move,
+//    then publishes every signal the completed ops moved on the GPU to the
+//    semaphores' bases, fails the signals of an op whose native wait
+//    failed upstream, and retires them.
 // vkQueueSubmit and the command pool are used under the device mutex (the
 // spec's external synchronisation of a VkQueue and a VkCommandPool).
 #ifndef WEFT_DRIVERS_VULKAN_VULKAN_DEVICE_H_

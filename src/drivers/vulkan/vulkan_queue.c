@@ -616,8 +616,12 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
        ++i) {
     weft_vulkan_semaphore_t* semaphore =
         weft_vulkan_semaphore_cast(signals.semaphores[i], domain);
-    if (semaphore &&
-        weft_vulkan_semaphore_begin_signal(semaphore, signals.values[i])) {
+    bool counted = false;
+    if (semaphore) {
+      status = weft_vulkan_semaphore_begin_signal(semaphore, signals.values[i],
+                                                  &counted);
+    }
+    if (counted) {
       signal_semaphores[signal_count] = semaphore->timeline;
       signal_values[signal_count] = signals.values[i];
       ++signal_count;
@@ -651,10 +655,11 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
                                         VK_NULL_HANDLE));
   }
   if (weft_status_is_ok(status)) {
+    // The completion thread already waits for this sequence when nothing
+    // older is in flight (it waits for the next one to be submitted):
+    // submitting needs no wake, and no host signal of |wake| per op.
     device->submitted_sequence = op->sequence;
-    const bool was_empty = device->in_flight.head == NULL;
     weft_vulkan_fifo_push(&device->in_flight, op);
-    if (was_empty) weft_vulkan_device_wake_locked(device);
   } else if (op->status_slot_count) {
     // Nothing reached the GPU: its slots are the ring's newest.
     weft_gpu_status_ring_unacquire(&device->status_ring, op->status_slot);
@@ -951,7 +956,11 @@ static int weft_vulkan_completion_main(void* user_data) {
       weft_slim_mutex_unlock(&device->mutex);
       break;
     }
-    const uint64_t oldest_sequence = oldest ? oldest->sequence : 0;
+    // The oldest op in flight, or the next to be submitted: a host wait
+    // may wait for a value no submission signals yet, so a submission
+    // needs no wake.
+    const uint64_t next_sequence =
+        oldest ? oldest->sequence : device->submitted_sequence + 1;
     // From here a submitter that adds work moves |wake| past this target,
     // so the wait below cannot miss it.
     const uint64_t wake_target = device->wake_value + 1;
@@ -970,17 +979,9 @@ static int weft_vulkan_completion_main(void* user_data) {
       continue;
     }
 
-    VkSemaphore semaphores[2];
-    uint64_t values[2];
-    uint32_t count = 0;
-    if (oldest) {
-      semaphores[count] = device->completion;
-      values[count] = oldest_sequence;
-      ++count;
-    }
-    semaphores[count] = device->wake;
-    values[count] = wake_target;
-    ++count;
+    VkSemaphore semaphores[2] = {device->completion, device->wake};
+    const uint64_t values[2] = {next_sequence, wake_target};
+    const uint32_t count = 2;
     const VkSemaphoreWaitInfo wait_info = {
         .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
         .flags = VK_SEMAPHORE_WAIT_ANY_BIT,

@@ -103,14 +103,37 @@ static uint64_t weft_vulkan_semaphore_query(weft_semaphore_t* base) {
   return current;
 }
 
+// INVALID_ARGUMENT when a signal to |value| is further above |current|
+// than the device allows a timeline to move at once.
+static weft_status_t weft_vulkan_semaphore_check_difference(
+    weft_vulkan_semaphore_t* semaphore, uint64_t current,
+    uint64_t value) {
+  const uint64_t limit = semaphore->context->max_timeline_difference;
+  if (value <= current || value - current <= limit) return WEFT_OK;
+  char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
+  weft_semaphore_label(&semaphore->base, label, sizeof(label));
+  return WEFT_STATUS(INVALID_ARGUMENT,
+                     "signal of vulkan semaphore %s to %" PRIu64
+                     ": %" PRIu64 " above its value %" PRIu64
+                     ", more than the device's "
+                     "maxTimelineSemaphoreValueDifference (%" PRIu64 ")",
+                     label, value, value - current, current, limit);
+}
+
 static weft_status_t weft_vulkan_semaphore_signal(weft_semaphore_t* base,
                                                   uint64_t value) {
   weft_vulkan_semaphore_t* semaphore = (weft_vulkan_semaphore_t*)base;
   weft_vulkan_context_t* context = semaphore->context;
   weft_status_t status = WEFT_OK;
   weft_slim_mutex_lock(&semaphore->payload_mutex);
+  uint64_t current = 0;
+  weft_semaphore_peek(base, &current);
   if (semaphore->failure_written) {
     // Failed meanwhile: the base reports it to the caller's next look.
+  } else if (!weft_status_is_ok(
+                 status = weft_vulkan_semaphore_check_difference(
+                     semaphore, current, value))) {
+    // Too far ahead for the device.
   } else if (value <= semaphore->signalled_value) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "vulkan semaphore: host signal to %" PRIu64
@@ -164,8 +187,9 @@ static void weft_vulkan_semaphore_fail(weft_semaphore_t* base) {
   weft_slim_mutex_unlock(&semaphore->payload_mutex);
 }
 
-bool weft_vulkan_semaphore_begin_signal(weft_vulkan_semaphore_t* semaphore,
-                                        uint64_t value) {
+weft_status_t weft_vulkan_semaphore_begin_signal(
+    weft_vulkan_semaphore_t* semaphore, uint64_t value, bool* out_counted) {
+  *out_counted = false;
   uint64_t current = 0;
   weft_slim_mutex_lock(&semaphore->payload_mutex);
   // The base's flag is set before its fail hook takes this mutex: a
@@ -174,12 +198,18 @@ bool weft_vulkan_semaphore_begin_signal(weft_vulkan_semaphore_t* semaphore,
                       semaphore->failure_written;
   const bool native =
       !failed && value > current && value > semaphore->signalled_value;
-  if (native) {
+  // The base's value is at or below the payload's, so the difference
+  // checked is at least the real one.
+  weft_status_t status =
+      native ? weft_vulkan_semaphore_check_difference(semaphore, current, value)
+             : WEFT_OK;
+  if (native && weft_status_is_ok(status)) {
     ++semaphore->pending_signals;
     semaphore->signalled_value = value;
+    *out_counted = true;
   }
   weft_slim_mutex_unlock(&semaphore->payload_mutex);
-  return native;
+  return status;
 }
 
 void weft_vulkan_semaphore_end_signal(weft_vulkan_semaphore_t* semaphore) {

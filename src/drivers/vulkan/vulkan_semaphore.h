@@ -54,12 +54,16 @@ weft_status_t weft_vulkan_semaphore_create(weft_vulkan_context_t* context,
 weft_vulkan_semaphore_t* weft_vulkan_semaphore_cast(
     weft_semaphore_t* semaphore, weft_domain_t domain);
 
-// Counts a GPU signal to |value| about to be submitted; false when the
-// semaphore has failed or is already at or past |value| (leave it out of
-// the submission: the op signals it from the host when it completes,
-// which fails it as a passed signal).
-bool weft_vulkan_semaphore_begin_signal(weft_vulkan_semaphore_t* semaphore,
-                                        uint64_t value);
+// Counts a GPU signal to |value| about to be submitted (*out_counted).
+// Not counted when the semaphore has failed or is already at or past
+// |value| (leave it out of the submission: the op signals it from the host
+// when it completes, which fails it as a passed signal).
+// INVALID_ARGUMENT, naming the semaphore and the limit, when |value| is
+// further above the semaphore's value than the device's
+// maxTimelineSemaphoreValueDifference (Vulkan forbids that signal; the op
+// must not be submitted). Host signals are checked the same way.
+weft_status_t weft_vulkan_semaphore_begin_signal(
+    weft_vulkan_semaphore_t* semaphore, uint64_t value, bool* out_counted);
 // The GPU signal counted by begin_signal completed (or was never
 // submitted): writes the failure value if the semaphore failed meanwhile
 // and this was the last.
