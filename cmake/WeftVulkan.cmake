@@ -41,3 +41,25 @@ if(WEFT_ENABLE_VULKAN)
 else()
   message(STATUS "weft: WEFT_ENABLE_VULKAN=OFF: the vulkan driver is left out")
 endif()
+
+# What tests and the benchmarks' smoke test run the driver on: Mesa's
+# software device, chosen by pointing the loader at its ICD file rather
+# than taking whatever device is first.
+find_file(WEFT_VULKAN_SOFTWARE_ICD NAMES lvp_icd.x86_64.json lvp_icd.aarch64.json
+          lvp_icd.json PATHS /usr/share/vulkan/icd.d NO_DEFAULT_PATH NO_CACHE)
+# The environment of every test on the vulkan driver: the validation layer's
+# first message aborts, the loader sees Mesa's software device, and under
+# TSan the layer's and Mesa's own threads are suppressed (the file says
+# which and why) and the 1 s TSan sleeps at exit while other threads live
+# is skipped: Mesa's threads outlive the tests (the instance is the
+# process's), so api_null's forked children, one per call, slept 1 s each
+# (its suite took over 5 minutes).
+set(WEFT_VULKAN_TEST_ENVIRONMENT "WEFT_VULKAN_VALIDATION_FATAL=1")
+if(WEFT_VULKAN_SOFTWARE_ICD)
+  list(APPEND WEFT_VULKAN_TEST_ENVIRONMENT
+       "VK_ICD_FILENAMES=${WEFT_VULKAN_SOFTWARE_ICD}")
+endif()
+if(WEFT_SANITIZER STREQUAL "thread")
+  list(APPEND WEFT_VULKAN_TEST_ENVIRONMENT
+       "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:atexit_sleep_ms=0:suppressions=${PROJECT_SOURCE_DIR}/tests/cts/vulkan/vulkan.tsan.supp")
+endif()

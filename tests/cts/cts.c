@@ -602,8 +602,6 @@ static const weft_cts_unsupported_t kUnsupported[] = {
     {"cuda", WEFT_CTS_FEATURE_FAILED_WAIT_SKIPS_WORK,
      "an op waiting in-stream on a failing op is already queued on the GPU; "
      "its signals still fail"},
-    {"vulkan", WEFT_CTS_FEATURE_QUEUES_OPTION,
-     "it has one VkQueue per device"},
     {"vulkan", WEFT_CTS_FEATURE_HOST_MAPPING,
      "buffers of the default parameters are device memory (HOST_VISIBLE "
      "ones are mapped host-visible memory)"},
@@ -677,6 +675,15 @@ uint32_t weft_cts_ensure_queues(weft_cts_t* cts) {
   WEFT_ASSERT_OK(weft_device_create(device_string, cts->allocator, &device));
   int64_t count = 1;
   WEFT_ASSERT_OK(weft_device_query_i64(device, "queue.count", &count));
+  if (cts->kernels) {
+    // The kernels again, for the new device: a GPU's executables run only
+    // on the device that made them.
+    weft_executable_release(cts->kernels);
+    cts->kernels = NULL;
+    WEFT_ASSERT_OK(weft_device_create_executable(
+        device, weft_cts_kernel_source(weft_device_driver_name(device)),
+        &cts->kernels));
+  }
   weft_device_release(cts->device);
   cts->device = device;
   cts->queue_count = weft_cts_clamp_queue_count(count);

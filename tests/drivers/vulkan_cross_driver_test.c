@@ -7,7 +7,8 @@
 //  - ALL and ANY waits over a host semaphore and a Vulkan one;
 //  - 10,000 chained dispatches with one host wait;
 //  - releasing a device with ops held and ops on the GPU;
-//  - the "gpu_waits=off" device, which meets every wait on the host.
+//  - the "gpu_waits=off" device, which meets every wait on the host;
+//  - a chain hopping across a device's queues.
 // Runs on the CTS's device (--driver "vulkan?validation=on"; skipped
 // without one).
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
@@ -358,6 +359,63 @@ static void host_round_trip_option(void** state) {
                                   "gpu_waits must be 'on' or 'off'");
 }
 
+//===----------------------------------------------------------------------===//
+// Several queues
+//===----------------------------------------------------------------------===//
+
+// "queues=N" gives a device N weft queues over the Vulkan queues its family
+// has (Mesa's device has one: all four share it, each with its own
+// completion timeline); a chain that hops between them runs in order.
+static void chain_across_queues(void** state) {
+  weft_cts_t* cts = *state;
+  char device_string[256];
+  snprintf(device_string, sizeof(device_string), "%s%squeues=4",
+           cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
+  weft_device_t* device = NULL;
+  WEFT_ASSERT_OK(weft_device_create(device_string, cts->allocator, &device));
+  int64_t queues = 0;
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "queue.count", &queues));
+  assert_int_equal(queues, 4);
+  int64_t vk_queues = 0;
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "vulkan.queues", &vk_queues));
+  assert_true(vk_queues >= 1 && vk_queues <= 4);
+  enum { kChain = 64 };
+  weft_buffer_t* buffer = NULL;
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(
+      device, (weft_buffer_params_t){0}, 4 * kChain, &buffer));
+  weft_semaphore_t* chain = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &chain));
+  weft_semaphore_t* gate = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(cts->allocator, 0, &gate));
+  for (uint64_t i = 1; i <= kChain; ++i) {
+    weft_semaphore_t* waits[2] = {chain, gate};
+    const uint64_t wait_values[2] = {i - 1, 1};
+    const uint32_t value = (uint32_t)i * 7;
+    // Each op on the next queue, after the op before it on another.
+    const weft_queue_affinity_t queue = (weft_queue_affinity_t)1 << (i % 4);
+    WEFT_ASSERT_OK(weft_device_queue_fill(
+        device, queue, weft_cts_list(i == 1 ? 2 : 1, waits, wait_values),
+        weft_cts_list1(&chain, &i), buffer, 4 * (i - 1), 4, &value, 4));
+  }
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+  WEFT_ASSERT_OK(weft_cts_wait(chain, kChain));
+  uint32_t words[kChain];
+  weft_cts_device_read_buffer(device, buffer, 0, words, sizeof(words));
+  for (uint32_t i = 0; i < kChain; ++i) assert_int_equal(words[i], (i + 1) * 7);
+  weft_semaphore_release(gate);
+  weft_semaphore_release(chain);
+  weft_buffer_release(buffer);
+  weft_device_release(device);
+  // More than the driver keeps is refused, naming the limit.
+  snprintf(device_string, sizeof(device_string), "%s%squeues=9",
+           cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
+  weft_status_t status =
+      weft_device_create(device_string, cts->allocator, &device);
+  assert_null(device);
+  weft_cts_assert_status_contains(status, WEFT_STATUS_INVALID_ARGUMENT,
+                                  "queues must be 1 to 8");
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(local_task_to_vulkan_to_local_task),
@@ -366,6 +424,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(ten_thousand_chained_dispatches),
       WEFT_CTS_CASE(release_with_held_and_gpu_ops),
       WEFT_CTS_CASE(host_round_trip_option),
+      WEFT_CTS_CASE(chain_across_queues),
   };
   return weft_cts_run("vulkan_cross_driver", tests,
                       sizeof(tests) / sizeof(tests[0]), argc, argv);

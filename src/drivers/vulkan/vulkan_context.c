@@ -312,12 +312,14 @@ static weft_status_t weft_vulkan_context_pick_device(
 
 static weft_status_t weft_vulkan_context_create_device(
     weft_vulkan_context_t* context) {
-  const float priority = 1.0f;
+  const float priorities[16] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+                                 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+                                 1.0f, 1.0f, 1.0f, 1.0f};
   const VkDeviceQueueCreateInfo queue_info = {
       .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
       .queueFamilyIndex = context->queue_family_index,
-      .queueCount = 1,
-      .pQueuePriorities = &priority,
+      .queueCount = context->queue_count,
+      .pQueuePriorities = priorities,
   };
   VkPhysicalDeviceTimelineSemaphoreFeatures timeline_features = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
@@ -399,6 +401,12 @@ weft_status_t weft_vulkan_context_create(
     status = weft_vulkan_context_pick_device(context, options);
   }
   if (weft_status_is_ok(status)) {
+    // As many Vulkan queues as asked for and the family has (at most 16).
+    uint32_t queue_count =
+        context->queue_families[context->queue_family_index].queueCount;
+    if (queue_count > options->queue_count) queue_count = options->queue_count;
+    if (queue_count > 16) queue_count = 16;
+    context->queue_count = queue_count ? queue_count : 1;
     status = weft_vulkan_context_create_device(context);
   }
   if (!weft_status_is_ok(status)) {

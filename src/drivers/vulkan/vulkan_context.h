@@ -38,6 +38,8 @@ typedef struct weft_vulkan_context_options_t {
   const char* device_name;
   // Enables VK_LAYER_KHRONOS_validation (UNAVAILABLE when not installed).
   bool validation;
+  // Vulkan queues wanted from the family (as many as it has, at most).
+  uint32_t queue_count;
 } weft_vulkan_context_options_t;
 
 typedef struct weft_vulkan_context_t {
@@ -56,6 +58,8 @@ typedef struct weft_vulkan_context_t {
   uint32_t subgroup_size;
   uint32_t physical_device_index;
   uint32_t queue_family_index;
+  // Vulkan queues made of that family (0 .. queue_count - 1).
+  uint32_t queue_count;
   uint32_t queue_family_count;
   VkQueueFamilyProperties queue_families[16];
   // Memory type indices: device-local (for buffers the host does not map)

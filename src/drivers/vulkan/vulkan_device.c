@@ -35,11 +35,12 @@ static weft_status_t weft_vulkan_device_query_i64(weft_device_t* base_device,
   weft_vulkan_device_t* device = weft_vulkan_device_cast(base_device);
   const weft_vulkan_context_t* context = device->context;
   const weft_device_property_t properties[] = {
-      {"queue.count", 1},
+      {"queue.count", device->queue_count},
       {"worker.count", 1},
       {"dispatch.concurrent", 1},
       {"semaphore.host_wait", 1},
       {"vulkan.device", context->physical_device_index},
+      {"vulkan.queues", context->queue_count},
       {"vulkan.api_version", context->properties.apiVersion},
       {"vulkan.subgroup_size", context->subgroup_size},
       {"vulkan.max_timeline_difference",
@@ -158,8 +159,10 @@ static weft_status_t weft_vulkan_driver_create_device(
     const weft_device_options_t* options, weft_allocator_t allocator,
     weft_device_t** out_device) {
   *out_device = NULL;
-  weft_vulkan_context_options_t parsed = {
-      .device_index = 0, .device_name = NULL, .validation = false};
+  weft_vulkan_context_options_t parsed = {.device_index = 0,
+                                          .device_name = NULL,
+                                          .validation = false,
+                                          .queue_count = 1};
   bool gpu_waits = true;
   uint32_t piece_size = WEFT_STAGING_DEFAULT_PIECE_SIZE;
   uint32_t pieces = WEFT_STAGING_DEFAULT_PIECES;
@@ -168,6 +171,19 @@ static weft_status_t weft_vulkan_driver_create_device(
   if (weft_status_is_ok(status)) {
     status = weft_staging_options_parse(device_string, options, &piece_size,
                                         &pieces);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_options_get_u32(options, "queues",
+                                         &parsed.queue_count);
+  }
+  if (weft_status_is_ok(status) &&
+      (parsed.queue_count == 0 ||
+       parsed.queue_count > WEFT_VULKAN_MAX_QUEUES)) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': queues must be 1 to %u (got "
+                         "%u)",
+                         device_string, WEFT_VULKAN_MAX_QUEUES,
+                         parsed.queue_count);
   }
   const char* waits = weft_device_options_find(options, "gpu_waits");
   if (weft_status_is_ok(status) && waits) {
@@ -216,8 +232,13 @@ static weft_status_t weft_vulkan_driver_create_device(
     return status;
   }
   weft_vulkan_device_initialize_scheduler(device);
-  context->vk.vkGetDeviceQueue(context->device, context->queue_family_index, 0,
-                               &device->queue);
+  // Weft queue i runs on Vulkan queue i % (the Vulkan queues made).
+  device->queue_count = parsed.queue_count;
+  for (uint32_t i = 0; i < device->queue_count; ++i) {
+    context->vk.vkGetDeviceQueue(context->device, context->queue_family_index,
+                                 i % context->queue_count,
+                                 &device->queues[i].queue);
+  }
   status = weft_vulkan_device_start_queue(device);
   if (!weft_status_is_ok(status)) {
     weft_vulkan_device_stop_queue(device);
@@ -229,8 +250,8 @@ static weft_status_t weft_vulkan_driver_create_device(
 }
 
 static const char* const kWeftVulkanOptionNames[] = {
-    "device",         "name",           "validation", "gpu_waits",
-    "staging_piece",  "staging_pieces", NULL};
+    "device",        "name",           "validation", "gpu_waits", "queues",
+    "staging_piece", "staging_pieces", NULL};
 
 const weft_driver_t weft_vulkan_driver = {
     .name = "vulkan",

@@ -60,39 +60,57 @@ typedef struct weft_vulkan_op_fifo_t {
 // operations.
 #define WEFT_VULKAN_MAX_IN_FLIGHT 1024u
 
-// Status slots per device: a dispatch takes one, an execute one per
-// dispatch it records, until it completes.
+// Status slots per device, shared out between its queues: a dispatch
+// takes one, an execute one per dispatch it records, until it completes.
 #define WEFT_VULKAN_STATUS_SLOTS 4096u
+
+// The most queues a device has ("queues=N").
+#define WEFT_VULKAN_MAX_QUEUES 8u
+
+// One weft queue: a Vulkan queue (shared with other weft queues when the
+// family has fewer than the device has weft queues), the completion
+// timeline its submissions signal at their sequence numbers, its ops in
+// flight in that order, and its share of the status slots. Ops of one
+// queue complete in sequence order, so its status ring frees in the order
+// it allocates. Guarded by the device mutex.
+typedef struct weft_vulkan_queue_t {
+  VkQueue queue;
+  VkSemaphore completion;
+  // The last sequence number given to a submission (|completion| reaches
+  // it when that submission is done).
+  uint64_t submitted_sequence;
+  weft_vulkan_op_fifo_t in_flight;
+  // Slots [status_first, status_first + status_ring.capacity).
+  uint32_t status_first;
+  weft_gpu_status_ring_t status_ring;
+} weft_vulkan_queue_t;
 
 typedef struct weft_vulkan_device_t {
   weft_device_t base;
   weft_vulkan_context_t* context;  // retained
-  VkQueue queue;
+  // An op runs on queue (lowest set bit of its affinity) % queue_count.
+  uint32_t queue_count;
+  weft_vulkan_queue_t queues[WEFT_VULKAN_MAX_QUEUES];
   // Ops wait on the GPU for values of this device's semaphores whose
   // signal is submitted ("gpu_waits=on", the default); off, every wait is
   // met on the host before the op is submitted.
   bool gpu_waits;
 
-  // Guards everything below: the queue, the pool, the FIFOs and the wake
-  // protocol.
+  // Guards everything below and the queues: the Vulkan queues, the pool,
+  // the FIFOs and the wake protocol.
   weft_slim_mutex_t mutex;
   VkCommandPool command_pool;
   // Command buffers of completed ops, reset and ready to record again.
   VkCommandBuffer* free_command_buffers;
   uint32_t free_command_buffer_count;
   uint32_t free_command_buffer_capacity;
-  // Ops submitted to the GPU, in sequence order, and their number with
-  // the ops about to be submitted (at most WEFT_VULKAN_MAX_IN_FLIGHT).
-  weft_vulkan_op_fifo_t in_flight;
+  // Ops submitted to the GPU (every queue's) and about to be (at most
+  // WEFT_VULKAN_MAX_IN_FLIGHT).
   uint32_t in_flight_count;
   // GPU ops ready to submit while WEFT_VULKAN_MAX_IN_FLIGHT are in flight.
   weft_vulkan_op_fifo_t waiting_room;
   // Host ops whose waits are reached, for the completion thread.
   weft_vulkan_op_fifo_t host_ready;
-  // The last sequence number given to a submission (|completion| reaches
-  // it when that submission is done).
-  uint64_t submitted_sequence;
-  VkSemaphore completion;
   // Moved by the host to wake the completion thread; |wake_value| is its
   // last value. |completion_waiting|: the thread is (about to be) inside
   // vkWaitSemaphores and has not been woken since.
@@ -101,12 +119,11 @@ typedef struct weft_vulkan_device_t {
   bool completion_waiting;
   // Host-visible, mapped status slots (hal/gpu/kernel_status.h) where
   // kernels report failure, |status_stride| bytes apart (a storage buffer
-  // offset's alignment), handed out by |status_ring|.
+  // offset's alignment), each queue's from its own ring.
   VkBuffer status_buffer;
   VkDeviceMemory status_memory;
   uint8_t* status_mapping;
   VkDeviceSize status_stride;
-  weft_gpu_status_ring_t status_ring;
   // Zero fills of new buffers the host cannot map, waited for at once.
   VkSemaphore immediate;
   uint64_t immediate_value;

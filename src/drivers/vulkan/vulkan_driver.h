@@ -4,6 +4,8 @@
 // Device strings: "vulkan" (physical device 0), "vulkan?device=N",
 // "vulkan?name=llvmpipe" (the first whose name contains it), and
 // "validation=on|off" (the Khronos validation layer; off by default),
+// "queues=N" (1 to 8 weft queues over the Vulkan queues of the family, as
+// many as it has; weft queue i on Vulkan queue i % that count),
 // "gpu_waits=on|off" (off: every wait is met on the host before its op is
 // submitted, the host round trip the GPU's own waits are measured
 // against), "staging_piece=BYTES" and "staging_pieces=N" (file transfers).

@@ -206,8 +206,8 @@ static weft_status_t weft_vulkan_staging_copy(void* self, uint32_t piece,
       .pSignalSemaphores = &ring->timeline,
   };
   weft_slim_mutex_lock(&device->mutex);
-  status = WEFT_VK_CALL(vk, vkQueueSubmit(device->queue, 1, &submit_info,
-                                          VK_NULL_HANDLE));
+  status = WEFT_VK_CALL(vk, vkQueueSubmit(device->queues[0].queue, 1,
+                                          &submit_info, VK_NULL_HANDLE));
   weft_slim_mutex_unlock(&device->mutex);
   if (weft_status_is_ok(status)) {
     ring->timeline_value = value;

@@ -51,6 +51,11 @@ static weft_queue_op_t* weft_vulkan_op_base(weft_vulkan_op_t* op) {
   return &weft_vulkan_op_record(op)->base;
 }
 
+// The queue |op| runs on (chosen at issue).
+static weft_vulkan_queue_t* weft_vulkan_op_queue(weft_vulkan_op_t* op) {
+  return &op->device->queues[weft_vulkan_op_base(op)->queue_index];
+}
+
 static void weft_vulkan_fifo_push(weft_vulkan_op_fifo_t* fifo,
                                   weft_vulkan_op_t* op) {
   op->next = NULL;
@@ -475,13 +480,16 @@ static weft_status_t weft_vulkan_op_record_commands(weft_vulkan_op_t* op) {
 static weft_status_t weft_vulkan_op_acquire_status_locked(weft_vulkan_op_t* op,
                                                           uint32_t count) {
   weft_vulkan_device_t* device = op->device;
-  if (!weft_gpu_status_ring_acquire(&device->status_ring, count,
-                                    &op->status_slot)) {
+  weft_vulkan_queue_t* queue = weft_vulkan_op_queue(op);
+  uint32_t first = 0;
+  if (!weft_gpu_status_ring_acquire(&queue->status_ring, count, &first)) {
     return WEFT_STATUS(RESOURCE_EXHAUSTED,
                        "%u dispatches do not fit in the %u status slots of "
-                       "device '%s' beside those in flight",
-                       count, WEFT_VULKAN_STATUS_SLOTS, device->base.id);
+                       "queue %u of device '%s' beside those in flight",
+                       count, queue->status_ring.capacity,
+                       weft_vulkan_op_base(op)->queue_index, device->base.id);
   }
+  op->status_slot = queue->status_first + first;
   op->status_slot_count = count;
   memset(device->status_mapping + op->status_slot * device->status_stride, 0,
          count * device->status_stride);
@@ -593,6 +601,10 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
 
   // A barrier is only its waits and signals: no command buffer.
   const bool has_commands = base->kind != WEFT_QUEUE_OP_BARRIER;
+  // Validation rejected affinity 0, so there is a lowest set bit.
+  base->queue_index =
+      (uint32_t)__builtin_ctzll(base->affinity) % device->queue_count;
+  weft_vulkan_queue_t* queue = weft_vulkan_op_queue(op);
   weft_slim_mutex_lock(&device->mutex);
   op->status_slot_count = 0;
   const uint32_t slot_count = weft_gpu_kernel_status_slot_count(base);
@@ -629,8 +641,8 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
     }
   }
   if (weft_status_is_ok(status)) {
-    op->sequence = device->submitted_sequence + 1;
-    signal_semaphores[signal_count] = device->completion;
+    op->sequence = queue->submitted_sequence + 1;
+    signal_semaphores[signal_count] = queue->completion;
     signal_values[signal_count] = op->sequence;
     const VkTimelineSemaphoreSubmitInfo timeline_info = {
         .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
@@ -651,18 +663,19 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
         .pSignalSemaphores = signal_semaphores,
     };
     status = WEFT_VK_CALL(&context->vk,
-                          vkQueueSubmit(device->queue, 1, &submit_info,
+                          vkQueueSubmit(queue->queue, 1, &submit_info,
                                         VK_NULL_HANDLE));
   }
   if (weft_status_is_ok(status)) {
     // The completion thread already waits for this sequence when nothing
     // older is in flight (it waits for the next one to be submitted):
     // submitting needs no wake, and no host signal of |wake| per op.
-    device->submitted_sequence = op->sequence;
-    weft_vulkan_fifo_push(&device->in_flight, op);
+    queue->submitted_sequence = op->sequence;
+    weft_vulkan_fifo_push(&queue->in_flight, op);
   } else if (op->status_slot_count) {
     // Nothing reached the GPU: its slots are the ring's newest.
-    weft_gpu_status_ring_unacquire(&device->status_ring, op->status_slot);
+    weft_gpu_status_ring_unacquire(&queue->status_ring,
+                                   op->status_slot - queue->status_first);
     op->status_slot_count = 0;
   }
   weft_slim_mutex_unlock(&device->mutex);
@@ -854,7 +867,9 @@ static void weft_vulkan_op_complete(weft_vulkan_op_t* op) {
     // they took them).
     weft_vulkan_device_t* device = op->device;
     weft_slim_mutex_lock(&device->mutex);
-    weft_gpu_status_ring_release(&device->status_ring, op->status_slot,
+    weft_vulkan_queue_t* queue = weft_vulkan_op_queue(op);
+    weft_gpu_status_ring_release(&queue->status_ring,
+                                 op->status_slot - queue->status_first,
                                  op->status_slot_count);
     weft_slim_mutex_unlock(&device->mutex);
     op->status_slot_count = 0;
@@ -950,17 +965,24 @@ static int weft_vulkan_completion_main(void* user_data) {
     // Waiting ops that fit now (a failed submit gave back its place).
     weft_vulkan_op_t* taken = weft_vulkan_device_release_room_locked(device, 0);
     const bool stopping = device->stopping;
-    const weft_vulkan_op_t* oldest = device->in_flight.head;
-    if (!host && !taken && !oldest && !device->waiting_room.head &&
+    // Per queue, the oldest op in flight, or the next to be submitted: a
+    // host wait may wait for a value no submission signals yet, so a
+    // submission needs no wake.
+    VkSemaphore semaphores[WEFT_VULKAN_MAX_QUEUES + 1];
+    uint64_t values[WEFT_VULKAN_MAX_QUEUES + 1];
+    bool in_flight = false;
+    for (uint32_t i = 0; i < device->queue_count; ++i) {
+      const weft_vulkan_queue_t* queue = &device->queues[i];
+      const weft_vulkan_op_t* oldest = queue->in_flight.head;
+      in_flight |= oldest != NULL;
+      semaphores[i] = queue->completion;
+      values[i] = oldest ? oldest->sequence : queue->submitted_sequence + 1;
+    }
+    if (!host && !taken && !in_flight && !device->waiting_room.head &&
         stopping) {
       weft_slim_mutex_unlock(&device->mutex);
       break;
     }
-    // The oldest op in flight, or the next to be submitted: a host wait
-    // may wait for a value no submission signals yet, so a submission
-    // needs no wake.
-    const uint64_t next_sequence =
-        oldest ? oldest->sequence : device->submitted_sequence + 1;
     // From here a submitter that adds work moves |wake| past this target,
     // so the wait below cannot miss it.
     const uint64_t wake_target = device->wake_value + 1;
@@ -979,9 +1001,9 @@ static int weft_vulkan_completion_main(void* user_data) {
       continue;
     }
 
-    VkSemaphore semaphores[2] = {device->completion, device->wake};
-    const uint64_t values[2] = {next_sequence, wake_target};
-    const uint32_t count = 2;
+    semaphores[device->queue_count] = device->wake;
+    values[device->queue_count] = wake_target;
+    const uint32_t count = device->queue_count + 1;
     const VkSemaphoreWaitInfo wait_info = {
         .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
         .flags = VK_SEMAPHORE_WAIT_ANY_BIT,
@@ -992,39 +1014,47 @@ static int weft_vulkan_completion_main(void* user_data) {
     weft_status_t status = WEFT_VK_CALL(
         &context->vk,
         vkWaitSemaphores(context->device, &wait_info, UINT64_MAX));
-    uint64_t completed = 0;
-    if (weft_status_is_ok(status)) {
-      status = WEFT_VK_CALL(&context->vk,
-                            vkGetSemaphoreCounterValue(
-                                context->device, device->completion,
-                                &completed));
+    uint64_t completed[WEFT_VULKAN_MAX_QUEUES];
+    for (uint32_t i = 0; i < device->queue_count; ++i) {
+      completed[i] = 0;
+      if (weft_status_is_ok(status)) {
+        status = WEFT_VK_CALL(&context->vk,
+                              vkGetSemaphoreCounterValue(
+                                  context->device, semaphores[i],
+                                  &completed[i]));
+      }
     }
     if (!weft_status_is_ok(status)) {
       // A lost device: nothing will complete any more. Report it and end
       // every op in flight as if it had (their results are lost).
       weft_status_fprint(stderr, status);
       weft_status_free(status);
-      completed = UINT64_MAX;
+      for (uint32_t i = 0; i < device->queue_count; ++i) {
+        completed[i] = UINT64_MAX;
+      }
     }
     weft_slim_mutex_lock(&device->mutex);
     device->completion_waiting = false;
     weft_vulkan_op_t* done = NULL;
     weft_vulkan_op_t** done_tail = &done;
     uint32_t done_count = 0;
-    while (device->in_flight.head &&
-           device->in_flight.head->sequence <= completed) {
-      weft_vulkan_op_t* op = device->in_flight.head;
-      device->in_flight.head = op->next;
-      if (!device->in_flight.head) device->in_flight.tail = NULL;
-      op->next = NULL;
-      *done_tail = op;
-      done_tail = &op->next;
-      ++done_count;
-      // Its command buffer goes back before its place in flight does, so
-      // an op that takes the place finds it (otherwise every submitter
-      // racing this thread makes a new one and the pool outgrows the
-      // in-flight bound: the queue_memory CTS saw 1,600 for 1,024).
-      weft_vulkan_op_return_command_buffer_locked(op);
+    for (uint32_t i = 0; i < device->queue_count; ++i) {
+      weft_vulkan_op_fifo_t* fifo = &device->queues[i].in_flight;
+      while (fifo->head && fifo->head->sequence <= completed[i]) {
+        weft_vulkan_op_t* op = fifo->head;
+        fifo->head = op->next;
+        if (!fifo->head) fifo->tail = NULL;
+        op->next = NULL;
+        *done_tail = op;
+        done_tail = &op->next;
+        ++done_count;
+        // Its command buffer goes back before its place in flight does,
+        // so an op that takes the place finds it (otherwise every
+        // submitter racing this thread makes a new one and the pool
+        // outgrows the in-flight bound: the queue_memory CTS saw 1,600
+        // for 1,024).
+        weft_vulkan_op_return_command_buffer_locked(op);
+      }
     }
     weft_vulkan_op_t* freed_room =
         weft_vulkan_device_release_room_locked(device, done_count);
@@ -1075,8 +1105,9 @@ weft_status_t weft_vulkan_device_start_queue(weft_vulkan_device_t* device) {
         device->base.host_allocator, device->free_command_buffer_capacity,
         sizeof(VkCommandBuffer), (void**)&device->free_command_buffers);
   }
-  if (weft_status_is_ok(status)) {
-    status = weft_vulkan_create_timeline(context, &device->completion);
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < device->queue_count;
+       ++i) {
+    status = weft_vulkan_create_timeline(context, &device->queues[i].completion);
   }
   if (weft_status_is_ok(status)) {
     status = weft_vulkan_create_timeline(context, &device->wake);
@@ -1090,8 +1121,12 @@ weft_status_t weft_vulkan_device_start_queue(weft_vulkan_device_t* device) {
     device->status_stride = alignment > sizeof(weft_gpu_kernel_status_t)
                                 ? alignment
                                 : sizeof(weft_gpu_kernel_status_t);
-    weft_gpu_status_ring_initialize(WEFT_VULKAN_STATUS_SLOTS,
-                                    &device->status_ring);
+    // An equal share of the slots for each queue.
+    const uint32_t share = WEFT_VULKAN_STATUS_SLOTS / device->queue_count;
+    for (uint32_t i = 0; i < device->queue_count; ++i) {
+      device->queues[i].status_first = i * share;
+      weft_gpu_status_ring_initialize(share, &device->queues[i].status_ring);
+    }
     status = weft_vulkan_context_allocate_buffer(
         context, WEFT_VULKAN_STATUS_SLOTS * device->status_stride,
         context->host_visible_type, &device->status_buffer,
@@ -1155,8 +1190,11 @@ void weft_vulkan_device_free_queue(weft_vulkan_device_t* device) {
   }
   weft_allocator_free(device->base.host_allocator,
                       device->free_command_buffers);
-  if (device->completion) {
-    vk->vkDestroySemaphore(context->device, device->completion, NULL);
+  for (uint32_t i = 0; i < device->queue_count; ++i) {
+    if (device->queues[i].completion) {
+      vk->vkDestroySemaphore(context->device, device->queues[i].completion,
+                             NULL);
+    }
   }
   if (device->wake) vk->vkDestroySemaphore(context->device, device->wake, NULL);
   if (device->immediate) {
@@ -1225,7 +1263,8 @@ weft_status_t weft_vulkan_device_zero_buffer(void* user_data,
         .signalSemaphoreCount = 1,
         .pSignalSemaphores = &device->immediate,
     };
-    status = WEFT_VK_CALL(vk, vkQueueSubmit(device->queue, 1, &submit_info,
+    status = WEFT_VK_CALL(vk, vkQueueSubmit(device->queues[0].queue, 1,
+                                            &submit_info,
                                             VK_NULL_HANDLE));
     if (weft_status_is_ok(status)) device->immediate_value = value;
   }
