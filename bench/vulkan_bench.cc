@@ -22,8 +22,9 @@
 //       host-gpu-hostsem   B waits on a host semaphore instead
 //       gpu-local-task     B is a local-task barrier waiting on A's Vulkan
 //                          semaphore
-//   (The edge across two queues of one device waits for the driver's
-//   second queue.)
+//       gpu-gpu-two-queues A on queue 0, B on queue 1 of "queues=2" (two
+//                          Vulkan queues where the family has them; on
+//                          Mesa's device both are its one queue)
 #include <string>
 #include <vector>
 
@@ -164,6 +165,7 @@ void SmallDispatchChainVulkan(benchmark::State& state) {
 enum class Edge {
   kGpuGpu,
   kGpuGpuHost,
+  kGpuGpuTwoQueues,
   kHostGpu,
   kHostGpuHostSemaphore,
   kGpuLocalTask,
@@ -172,7 +174,11 @@ enum class Edge {
 void SemaphoreEdge(benchmark::State& state, Edge edge) {
   VulkanSession session;
   const char* device_string =
-      edge == Edge::kGpuGpuHost ? "vulkan?gpu_waits=off" : "vulkan";
+      edge == Edge::kGpuGpuHost        ? "vulkan?gpu_waits=off"
+      : edge == Edge::kGpuGpuTwoQueues ? "vulkan?queues=2"
+                                       : "vulkan";
+  const weft_queue_affinity_t queue_b =
+      edge == Edge::kGpuGpuTwoQueues ? 2 : WEFT_QUEUE_AFFINITY_ANY;
   if (!session.Open(state, device_string, false)) return;
   weft_buffer_t* buffer = session.Allocate(state, 2 * kFillBytes);
   if (!buffer) return;
@@ -203,6 +209,7 @@ void SemaphoreEdge(benchmark::State& state, Edge edge) {
     if (!ok) break;
     uint64_t value = ++session.value;
     const bool gpu_a = edge == Edge::kGpuGpu || edge == Edge::kGpuGpuHost ||
+                       edge == Edge::kGpuGpuTwoQueues ||
                        edge == Edge::kGpuLocalTask;
     if (gpu_a) {
       ok = Ok(state,
@@ -220,7 +227,7 @@ void SemaphoreEdge(benchmark::State& state, Edge edge) {
               "queue_barrier B");
     } else if (ok) {
       ok = Ok(state,
-              weft_device_queue_fill(session.device, WEFT_QUEUE_AFFINITY_ANY,
+              weft_device_queue_fill(session.device, queue_b,
                                      List1(&upstream, &value),
                                      List1(&done, &value), buffer, kFillBytes,
                                      kFillBytes, &pattern, sizeof(pattern)),
@@ -260,6 +267,7 @@ void RegisterVulkanBenchmarks() {
   } edges[] = {
       {"SemaphoreEdge/gpu-gpu", Edge::kGpuGpu},
       {"SemaphoreEdge/gpu-gpu-host", Edge::kGpuGpuHost},
+      {"SemaphoreEdge/gpu-gpu-two-queues", Edge::kGpuGpuTwoQueues},
       {"SemaphoreEdge/host-gpu", Edge::kHostGpu},
       {"SemaphoreEdge/host-gpu-hostsem", Edge::kHostGpuHostSemaphore},
       {"SemaphoreEdge/gpu-local-task", Edge::kGpuLocalTask},
