@@ -23,8 +23,8 @@
 //    reached on the host.
 //  - the completion thread is the seed's listener: it waits
 //    (vkWaitSemaphores, ANY) for the completion value of the oldest op in
-//    flight (or of the next op to be submitted, so a submission needs no
-//    wake) or the private |wake| timeline that host ops and shutdown move,
+//    flight on each queue that has one, or the private |wake| timeline
+//    that the first op of an idle queue, host ops and shutdown move,
 //    then publishes every signal the completed ops moved on the GPU to the
 //    semaphores' bases, fails the signals of an op whose native wait
 //    failed upstream, and retires them.
