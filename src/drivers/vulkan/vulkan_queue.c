@@ -669,9 +669,8 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
   if (weft_status_is_ok(status)) {
     // The completion thread waits only on queues with ops in flight: the
     // first op of an idle queue wakes it. (Waiting on every queue for its
-    // next sequence instead, a value not yet submitted, saves that wake
-    // but NVIDIA's driver wakes such a wait far later: a round trip went
-    // from 32 to 73 us on an H100.)
+    // next sequence instead, a value not yet submitted, saves that wake;
+    // on an H100 it measured slower, see ARCHITECTURE.md.)
     const bool was_idle = queue->in_flight.head == NULL;
     queue->submitted_sequence = op->sequence;
     weft_vulkan_fifo_push(&queue->in_flight, op);
