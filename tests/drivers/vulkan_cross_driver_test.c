@@ -210,7 +210,8 @@ static void all_and_any_over_mixed_semaphores(void** state) {
   weft_semaphore_t* failing = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* pair[2] = {host, failing};
   const uint64_t far[2] = {100, 1};
-  weft_semaphore_fail(failing, WEFT_STATUS(DATA_LOSS, "the checkpoint is gone"));
+  weft_semaphore_fail(failing,
+                      WEFT_STATUS(DATA_LOSS, "the checkpoint is gone"));
   weft_cts_assert_status_contains(
       weft_semaphore_list_wait(WEFT_WAIT_MODE_ANY, weft_cts_list(2, pair, far),
                                weft_timeout_relative(60000000000)),

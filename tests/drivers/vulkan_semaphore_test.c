@@ -3,8 +3,8 @@
 // environment: Mesa's and NVIDIA's devices allow any step, some drivers
 // only 2^31 - 1). A host signal or an op's signal further ahead is refused
 // with INVALID_ARGUMENT naming the limit, never handed to Vulkan (which
-// forbids it); a failure still reaches what waits. Runs on the CTS's device (--driver
-// "vulkan?validation=on"; skipped without one).
+// forbids it); a failure still reaches what waits. Runs on the CTS's
+// device (--driver "vulkan?validation=on"; skipped without one).
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
 // clang-format off
 #include <setjmp.h>

@@ -30,7 +30,8 @@ weft_status_t weft_vulkan_record_dispatch(
                        weft_executable_format_name(
                            weft_executable_format(executable)));
   }
-  const char* kernel_name = weft_executable_kernel_info(executable, ordinal)->name;
+  const char* kernel_name =
+      weft_executable_kernel_info(executable, ordinal)->name;
   if (!workgroup_count[0] || !workgroup_count[1] || !workgroup_count[2]) {
     return WEFT_OK;
   }

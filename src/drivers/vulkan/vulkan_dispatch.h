@@ -26,8 +26,9 @@ typedef struct weft_vulkan_status_slot_t {
 // |command_buffer|. Nothing is recorded for a zero workgroup count; a
 // grid past the device's maxComputeWorkGroupCount runs in pieces.
 // INVALID_ARGUMENT for a binding at an offset that is not a multiple of 4
-// or longer than a storage buffer range may be; what weft_vulkan_buffer_resolve says of a binding whose
-// memory is not there. Nothing is recorded on failure.
+// or longer than a storage buffer range may be; what
+// weft_vulkan_buffer_resolve says of a binding whose memory is not there.
+// Nothing is recorded on failure.
 weft_status_t weft_vulkan_record_dispatch(
     weft_vulkan_context_t* context, VkCommandBuffer command_buffer,
     const weft_executable_t* executable, uint32_t ordinal,

@@ -4,8 +4,8 @@
 // Each kernel is a compute pipeline of the module's entry point of its
 // name, with a descriptor set layout for push descriptors (its bindings,
 // then the status) and one push-constant range (the workgroup count,
-// binding offsets, binding lengths, constants). The executable holds its context, so it may
-// outlive the device that made it.
+// binding offsets, binding lengths, constants). The executable holds its
+// context, so it may outlive the device that made it.
 #ifndef WEFT_DRIVERS_VULKAN_VULKAN_EXECUTABLE_H_
 #define WEFT_DRIVERS_VULKAN_VULKAN_EXECUTABLE_H_
 

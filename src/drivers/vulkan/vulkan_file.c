@@ -104,7 +104,9 @@ void weft_vulkan_staging_ring_free(weft_vulkan_device_t* device) {
     };
     vk->vkWaitSemaphores(context->device, &wait_info, UINT64_MAX);
   }
-  if (ring->timeline) vk->vkDestroySemaphore(context->device, ring->timeline, NULL);
+  if (ring->timeline) {
+    vk->vkDestroySemaphore(context->device, ring->timeline, NULL);
+  }
   if (ring->pool) vk->vkDestroyCommandPool(context->device, ring->pool, NULL);
   if (ring->buffer) vk->vkDestroyBuffer(context->device, ring->buffer, NULL);
   if (ring->memory) vk->vkFreeMemory(context->device, ring->memory, NULL);
@@ -175,7 +177,8 @@ static weft_status_t weft_vulkan_staging_copy(void* self, uint32_t piece,
       .dstOffset = to_buffer ? target_offset : staging_offset,
       .size = length,
   };
-  vk->vkCmdCopyBuffer(command_buffer, to_buffer ? ring->buffer : transfer->buffer,
+  vk->vkCmdCopyBuffer(command_buffer,
+                      to_buffer ? ring->buffer : transfer->buffer,
                       to_buffer ? transfer->buffer : ring->buffer, 1, &region);
   // The bytes reach the host (a WRITE's piece) and every later command on
   // the queue (a READ's buffer; the op then signals from the host).

@@ -203,8 +203,8 @@ static weft_status_t weft_vulkan_op_record_fill(weft_vulkan_op_t* op,
   weft_vulkan_symbols_t* vk = &op->device->context->vk;
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;
-  weft_status_t status =
-      weft_vulkan_buffer_resolve(target.buffer, target.offset, &buffer, &offset);
+  weft_status_t status = weft_vulkan_buffer_resolve(
+      target.buffer, target.offset, &buffer, &offset);
   if (!weft_status_is_ok(status)) return status;
   // The pattern repeated to four bytes (what vkCmdFillBuffer takes).
   uint8_t bytes[4];
@@ -234,15 +234,14 @@ static weft_status_t weft_vulkan_op_record_fill(weft_vulkan_op_t* op,
 }
 
 // Records a write of |target.length| bytes from |source| into |target|.
-static weft_status_t weft_vulkan_op_record_update(weft_vulkan_op_t* op,
-                                                  const void* source,
-                                                  weft_buffer_binding_t target) {
+static weft_status_t weft_vulkan_op_record_update(
+    weft_vulkan_op_t* op, const void* source, weft_buffer_binding_t target) {
   if (target.length == 0) return WEFT_OK;
   weft_vulkan_symbols_t* vk = &op->device->context->vk;
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;
-  weft_status_t status =
-      weft_vulkan_buffer_resolve(target.buffer, target.offset, &buffer, &offset);
+  weft_status_t status = weft_vulkan_buffer_resolve(
+      target.buffer, target.offset, &buffer, &offset);
   if (!weft_status_is_ok(status)) return status;
   if (offset % 4 == 0 && target.length % 4 == 0 && target.length <= 65536) {
     // Small and aligned: the bytes travel in the command buffer, no
@@ -285,9 +284,10 @@ static weft_status_t weft_vulkan_op_record_copy(weft_vulkan_op_t* op,
 
 // Records a dispatch reporting in status slot |slot_index| of |op|'s.
 static weft_status_t weft_vulkan_op_record_dispatch(
-    weft_vulkan_op_t* op, uint32_t slot_index, const weft_executable_t* executable,
-    uint32_t ordinal, const uint32_t workgroup_count[3],
-    const uint32_t* constants, uint32_t binding_count,
+    weft_vulkan_op_t* op, uint32_t slot_index,
+    const weft_executable_t* executable, uint32_t ordinal,
+    const uint32_t workgroup_count[3], const uint32_t* constants,
+    uint32_t binding_count,
     const weft_buffer_binding_t* bindings) {
   weft_vulkan_device_t* device = op->device;
   const weft_vulkan_status_slot_t slot = {
@@ -304,7 +304,8 @@ static weft_status_t weft_vulkan_op_record_dispatch(
 static void weft_vulkan_op_record_barrier(weft_vulkan_op_t* op) {
   const VkMemoryBarrier barrier = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+      .srcAccessMask =
+          VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
       .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT |
                        VK_ACCESS_TRANSFER_WRITE_BIT |
                        VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
@@ -320,9 +321,9 @@ static void weft_vulkan_op_record_barrier(weft_vulkan_op_t* op) {
 static weft_status_t weft_vulkan_resolve_bindings(
     uint32_t count, const weft_buffer_ref_t* refs, weft_binding_table_t table,
     const char* what, weft_buffer_binding_t* out_bindings) {
-  if (count > 64) {
-    return WEFT_STATUS(INVALID_ARGUMENT, "%s: %u bindings; weft binds at most 63",
-                       what, count);
+  if (count > 63) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "%s: %u bindings; weft binds at most 63", what, count);
   }
   for (uint32_t i = 0; i < count; ++i) {
     weft_status_t status =
@@ -1113,7 +1114,8 @@ weft_status_t weft_vulkan_device_start_queue(weft_vulkan_device_t* device) {
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < device->queue_count;
        ++i) {
-    status = weft_vulkan_create_timeline(context, &device->queues[i].completion);
+    status =
+        weft_vulkan_create_timeline(context, &device->queues[i].completion);
   }
   if (weft_status_is_ok(status)) {
     status = weft_vulkan_create_timeline(context, &device->wake);
