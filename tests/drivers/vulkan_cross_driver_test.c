@@ -8,7 +8,8 @@
 //  - 10,000 chained dispatches with one host wait;
 //  - releasing a device with ops held and ops on the GPU;
 //  - the "gpu_waits=off" device, which meets every wait on the host;
-//  - a chain hopping across a device's queues.
+//  - a chain hopping across a device's queues;
+//  - reusable command buffers recorded once.
 // Runs on the CTS's device (--driver "vulkan?validation=on"; skipped
 // without one).
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
@@ -417,6 +418,121 @@ static void chain_across_queues(void** state) {
                                   "queues must be 1 to 8");
 }
 
+//===----------------------------------------------------------------------===//
+// Reusable command buffers recorded once
+//===----------------------------------------------------------------------===//
+
+static int64_t recorded_executes(weft_device_t* device) {
+  int64_t count = -1;
+  WEFT_ASSERT_OK(
+      weft_device_query_i64(device, "vulkan.recorded_executes", &count));
+  return count;
+}
+
+// Executes |command_buffer| with |table| and waits; returns the status.
+static weft_status_t execute_and_wait(weft_cts_t* cts,
+                                      weft_command_buffer_t* command_buffer,
+                                      weft_binding_table_t table) {
+  weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
+  weft_status_t status = weft_device_queue_execute(
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&done, &kOne), command_buffer, table);
+  if (weft_status_is_ok(status)) status = weft_cts_wait(done, 1);
+  weft_semaphore_release(done);
+  return status;
+}
+
+// A reusable command buffer of direct references runs its recording on
+// every execute (its results right each time, a kernel failure reported
+// from its own status slots); one that takes a binding table, or a
+// one-shot one, is recorded into each execute's op.
+static void reusable_command_buffers_recorded_once(void** state) {
+  weft_cts_t* cts = *state;
+  enum { kCount = 128 };
+  float input[kCount];
+  for (uint32_t i = 0; i < kCount; ++i) input[i] = (float)i;
+  weft_buffer_t* in = weft_cts_allocate_buffer(cts, sizeof(input));
+  weft_buffer_t* out = weft_cts_allocate_buffer(cts, sizeof(input));
+  weft_cts_write_buffer(cts, in, 0, input, sizeof(input));
+  const uint32_t kernel = weft_cts_kernel_ordinal(cts->kernels, "scale_offset");
+  const uint32_t constants[3] = {weft_cts_f32_bits(3.0f),
+                                 weft_cts_f32_bits(1.0f), kCount};
+  const uint32_t workgroups[3] = {kCount / 64, 1, 1};
+  const weft_buffer_ref_t bindings[2] = {
+      weft_make_buffer_ref(in, 0, WEFT_WHOLE_BUFFER),
+      weft_make_buffer_ref(out, 0, WEFT_WHOLE_BUFFER),
+  };
+  weft_command_buffer_t* direct = NULL;
+  WEFT_ASSERT_OK(weft_command_buffer_create(
+      cts->device, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
+      WEFT_COMMAND_CATEGORY_ANY, 0, &direct));
+  WEFT_ASSERT_OK(weft_command_buffer_begin(direct));
+  WEFT_ASSERT_OK(weft_command_buffer_dispatch(direct, cts->kernels, kernel,
+                                              workgroups, 3, constants, 2,
+                                              bindings));
+  WEFT_ASSERT_OK(weft_command_buffer_end(direct));
+  const int64_t before = recorded_executes(cts->device);
+  for (int run = 0; run < 3; ++run) {
+    weft_cts_fill_buffer(cts, out, 0, sizeof(input), &(uint8_t){0}, 1);
+    WEFT_ASSERT_OK(
+        execute_and_wait(cts, direct, weft_binding_table_empty()));
+    float output[kCount];
+    weft_cts_read_buffer(cts, out, 0, output, sizeof(output));
+    for (uint32_t i = 0; i < kCount; ++i) {
+      assert_true(output[i] == input[i] * 3.0f + 1.0f);
+    }
+  }
+  assert_int_equal(recorded_executes(cts->device), before + 3);
+
+  // A kernel failure from the recording's slots, twice (the slots are
+  // cleared for each execute: the second failure is its own).
+  weft_command_buffer_t* failing = NULL;
+  WEFT_ASSERT_OK(weft_command_buffer_create(
+      cts->device, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
+      WEFT_COMMAND_CATEGORY_ANY, 0, &failing));
+  WEFT_ASSERT_OK(weft_command_buffer_begin(failing));
+  const uint32_t fail_at[1] = {1};
+  const uint32_t two[3] = {2, 1, 1};
+  WEFT_ASSERT_OK(weft_command_buffer_dispatch(
+      failing, cts->kernels, weft_cts_kernel_ordinal(cts->kernels, "fail"),
+      two, 1, fail_at, 0, NULL));
+  WEFT_ASSERT_OK(weft_command_buffer_end(failing));
+  for (int run = 0; run < 2; ++run) {
+    weft_cts_assert_status_contains(
+        execute_and_wait(cts, failing, weft_binding_table_empty()),
+        WEFT_STATUS_INTERNAL, "failed in workgroup (1, 0, 0) with code 1");
+  }
+  assert_int_equal(recorded_executes(cts->device), before + 5);
+
+  // Through a binding table: recorded into each op.
+  weft_command_buffer_t* indirect = NULL;
+  WEFT_ASSERT_OK(weft_command_buffer_create(
+      cts->device, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
+      WEFT_COMMAND_CATEGORY_ANY, 2, &indirect));
+  WEFT_ASSERT_OK(weft_command_buffer_begin(indirect));
+  const weft_buffer_ref_t slots[2] = {
+      weft_make_indirect_buffer_ref(0, 0, WEFT_WHOLE_BUFFER),
+      weft_make_indirect_buffer_ref(1, 0, WEFT_WHOLE_BUFFER),
+  };
+  WEFT_ASSERT_OK(weft_command_buffer_dispatch(indirect, cts->kernels, kernel,
+                                              workgroups, 3, constants, 2,
+                                              slots));
+  WEFT_ASSERT_OK(weft_command_buffer_end(indirect));
+  const weft_buffer_binding_t entries[2] = {
+      {in, 0, WEFT_WHOLE_BUFFER},
+      {out, 0, WEFT_WHOLE_BUFFER},
+  };
+  const weft_binding_table_t table = {2, entries};
+  WEFT_ASSERT_OK(execute_and_wait(cts, indirect, table));
+  assert_int_equal(recorded_executes(cts->device), before + 5);
+
+  weft_command_buffer_release(indirect);
+  weft_command_buffer_release(failing);
+  weft_command_buffer_release(direct);
+  weft_buffer_release(out);
+  weft_buffer_release(in);
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(local_task_to_vulkan_to_local_task),
@@ -426,6 +542,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(release_with_held_and_gpu_ops),
       WEFT_CTS_CASE(host_round_trip_option),
       WEFT_CTS_CASE(chain_across_queues),
+      WEFT_CTS_CASE(reusable_command_buffers_recorded_once),
   };
   return weft_cts_run("vulkan_cross_driver", tests,
                       sizeof(tests) / sizeof(tests[0]), argc, argv);

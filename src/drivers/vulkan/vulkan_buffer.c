@@ -214,6 +214,12 @@ weft_status_t weft_vulkan_buffer_resolve(const weft_buffer_t* buffer,
   return WEFT_OK;
 }
 
+bool weft_vulkan_buffer_is_queue_ordered(const weft_buffer_t* buffer) {
+  const weft_buffer_t* root = buffer->allocated_buffer;
+  return weft_buffer_vtable(root) == &kWeftVulkanBufferVtable &&
+         ((const weft_vulkan_buffer_t*)root)->queue_ordered;
+}
+
 weft_status_t weft_vulkan_buffer_commit(weft_buffer_t* base,
                                         weft_vulkan_zero_fn_t zero_fn,
                                         void* zero_user_data) {

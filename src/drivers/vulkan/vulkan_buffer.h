@@ -50,6 +50,10 @@ weft_status_t weft_vulkan_buffer_resolve(const weft_buffer_t* buffer,
                                          VkBuffer* out_buffer,
                                          VkDeviceSize* out_offset);
 
+// True when |buffer| (or the buffer it is a subspan of) is a vulkan
+// buffer of queue-ordered memory.
+bool weft_vulkan_buffer_is_queue_ordered(const weft_buffer_t* buffer);
+
 // ALLOCA: takes zeroed device memory for the queue-ordered |buffer|.
 weft_status_t weft_vulkan_buffer_commit(weft_buffer_t* buffer,
                                         weft_vulkan_zero_fn_t zero_fn,

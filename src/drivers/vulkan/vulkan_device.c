@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "drivers/vulkan/vulkan_buffer.h"
+#include "drivers/vulkan/vulkan_command_buffer.h"
 #include "drivers/vulkan/vulkan_driver.h"
 #include "drivers/vulkan/vulkan_executable.h"
 #include "drivers/vulkan/vulkan_semaphore.h"
@@ -49,6 +50,7 @@ static weft_status_t weft_vulkan_device_query_i64(weft_device_t* base_device,
            : (int64_t)context->max_timeline_difference},
       {"vulkan.validation", context->validation},
       {"vulkan.gpu_waits", device->gpu_waits},
+      {"vulkan.recorded_executes", (int64_t)device->recorded_executes},
       {"vulkan.staging_piece", device->staging.piece_size},
       {"vulkan.staging_pieces", device->staging.piece_count},
       {"vulkan.validation_messages",
@@ -123,6 +125,7 @@ static const weft_device_vtable_t kWeftVulkanDeviceVtable = {
     .create_semaphore = weft_vulkan_device_create_semaphore,
     .create_transient_buffer = weft_vulkan_device_create_transient_buffer,
     .queue_submit = weft_vulkan_device_queue_submit,
+    .command_buffer_finalize = weft_vulkan_command_buffer_finalize,
 };
 
 static weft_status_t weft_vulkan_parse_options(

@@ -91,6 +91,10 @@ typedef struct weft_vulkan_device_t {
   // An op runs on queue (lowest set bit of its affinity) % queue_count.
   uint32_t queue_count;
   weft_vulkan_queue_t queues[WEFT_VULKAN_MAX_QUEUES];
+  // Executes that ran their command buffer's recording
+  // (vulkan_command_buffer.h), for the "vulkan.recorded_executes"
+  // property. Guarded by |mutex|.
+  uint64_t recorded_executes;
   // Ops wait on the GPU for values of this device's semaphores whose
   // signal is submitted ("gpu_waits=on", the default); off, every wait is
   // met on the host before the op is submitted.

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "drivers/vulkan/vulkan_buffer.h"
+#include "drivers/vulkan/vulkan_command_buffer.h"
 #include "drivers/vulkan/vulkan_device.h"
 #include "drivers/vulkan/vulkan_dispatch.h"
 #include "drivers/vulkan/vulkan_semaphore.h"
@@ -39,6 +40,13 @@ struct weft_vulkan_op_t {
   // The status slots its dispatches report in (the device's ring).
   uint32_t status_slot;
   uint32_t status_slot_count;
+  // Where the commands being recorded report: the buffer and the offset
+  // of their first slot (the device's ring, or a recording's own).
+  VkBuffer status_buffer;
+  VkDeviceSize status_offset;
+  // An EXECUTE that runs its command buffer's recording (claimed; its
+  // dispatches report in the recording's slots), or NULL.
+  weft_vulkan_recording_t* recording;
 };
 
 #define WEFT_VULKAN_OP_SIZE ((sizeof(weft_vulkan_op_t) + 15) & ~(size_t)15)
@@ -291,8 +299,8 @@ static weft_status_t weft_vulkan_op_record_dispatch(
     const weft_buffer_binding_t* bindings) {
   weft_vulkan_device_t* device = op->device;
   const weft_vulkan_status_slot_t slot = {
-      .buffer = device->status_buffer,
-      .offset = (op->status_slot + slot_index) * device->status_stride,
+      .buffer = op->status_buffer,
+      .offset = op->status_offset + slot_index * device->status_stride,
   };
   return weft_vulkan_record_dispatch(device->context, op->command_buffer,
                                      executable, ordinal, workgroup_count,
@@ -456,7 +464,12 @@ static weft_status_t weft_vulkan_op_record_commands(weft_vulkan_op_t* op) {
       break;
     }
     case WEFT_QUEUE_OP_EXECUTE:
-      status = weft_vulkan_op_record_execute(op);
+      if (op->recording) {
+        op->device->context->vk.vkCmdExecuteCommands(
+            op->command_buffer, 1, &op->recording->secondary);
+      } else {
+        status = weft_vulkan_op_record_execute(op);
+      }
       break;
     default:
       return WEFT_OK;
@@ -495,6 +508,70 @@ static weft_status_t weft_vulkan_op_acquire_status_locked(weft_vulkan_op_t* op,
   memset(device->status_mapping + op->status_slot * device->status_stride, 0,
          count * device->status_stride);
   return WEFT_OK;
+}
+
+// Claims the recording of |op|'s command buffer, recording it at the first
+// execute (with |op| as the recorder: its command buffer and status
+// target swapped for the recording's), and zeroes its status slots; NULL
+// when the command buffer has none to use now (the commands are then
+// recorded into the op's own command buffer). Called with the mutex held.
+static weft_vulkan_recording_t* weft_vulkan_op_claim_recording_locked(
+    weft_vulkan_op_t* op) {
+  weft_vulkan_device_t* device = op->device;
+  weft_vulkan_recording_t* recording = weft_vulkan_recording_claim(
+      weft_vulkan_op_base(op)->execute.command_buffer, device->base.domain);
+  if (!recording) return NULL;
+  if (!recording->recorded) {
+    weft_vulkan_symbols_t* vk = &device->context->vk;
+    const VkCommandBufferAllocateInfo allocate_info = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = recording->pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_SECONDARY,
+        .commandBufferCount = 1,
+    };
+    weft_status_t status = WEFT_VK_CALL(
+        vk, vkAllocateCommandBuffers(device->context->device, &allocate_info,
+                                     &recording->secondary));
+    const VkCommandBufferInheritanceInfo inheritance = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO,
+    };
+    const VkCommandBufferBeginInfo begin_info = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
+        .pInheritanceInfo = &inheritance,
+    };
+    if (weft_status_is_ok(status)) {
+      status = WEFT_VK_CALL(
+          vk, vkBeginCommandBuffer(recording->secondary, &begin_info));
+    }
+    if (weft_status_is_ok(status)) {
+      const VkCommandBuffer own = op->command_buffer;
+      op->command_buffer = recording->secondary;
+      op->status_buffer = recording->status_buffer;
+      op->status_offset = 0;
+      status = weft_vulkan_op_record_execute(op);
+      op->command_buffer = own;
+      weft_status_t ended =
+          WEFT_VK_CALL(vk, vkEndCommandBuffer(recording->secondary));
+      if (weft_status_is_ok(status)) {
+        status = ended;
+      } else {
+        weft_status_free(ended);
+      }
+    }
+    if (!weft_status_is_ok(status)) {
+      // Recorded into the op instead, where the failure is reported.
+      weft_status_free(status);
+      recording->broken = true;
+      weft_vulkan_recording_release(recording);
+      return NULL;
+    }
+    recording->recorded = true;
+  }
+  memset(recording->status_mapping, 0,
+         recording->status_slot_count * recording->status_stride);
+  ++device->recorded_executes;
+  return recording;
 }
 
 // Takes a command buffer and begins it. Called with the mutex held.
@@ -608,10 +685,17 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
   weft_vulkan_queue_t* queue = weft_vulkan_op_queue(op);
   weft_slim_mutex_lock(&device->mutex);
   op->status_slot_count = 0;
-  const uint32_t slot_count = weft_gpu_kernel_status_slot_count(base);
+  op->recording = NULL;
+  if (weft_status_is_ok(status) && base->kind == WEFT_QUEUE_OP_EXECUTE) {
+    op->recording = weft_vulkan_op_claim_recording_locked(op);
+  }
+  const uint32_t slot_count =
+      op->recording ? 0 : weft_gpu_kernel_status_slot_count(base);
   if (weft_status_is_ok(status) && slot_count) {
     status = weft_vulkan_op_acquire_status_locked(op, slot_count);
   }
+  op->status_buffer = device->status_buffer;
+  op->status_offset = (VkDeviceSize)op->status_slot * device->status_stride;
   if (weft_status_is_ok(status) && has_commands) {
     status = weft_vulkan_op_begin_locked(op);
     if (weft_status_is_ok(status)) status = weft_vulkan_op_record_commands(op);
@@ -676,11 +760,17 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
     queue->submitted_sequence = op->sequence;
     weft_vulkan_fifo_push(&queue->in_flight, op);
     if (was_idle) weft_vulkan_device_wake_locked(device);
-  } else if (op->status_slot_count) {
-    // Nothing reached the GPU: its slots are the ring's newest.
-    weft_gpu_status_ring_unacquire(&queue->status_ring,
-                                   op->status_slot - queue->status_first);
-    op->status_slot_count = 0;
+  } else {
+    if (op->status_slot_count) {
+      // Nothing reached the GPU: its slots are the ring's newest.
+      weft_gpu_status_ring_unacquire(&queue->status_ring,
+                                     op->status_slot - queue->status_first);
+      op->status_slot_count = 0;
+    }
+    if (op->recording) {
+      weft_vulkan_recording_release(op->recording);
+      op->recording = NULL;
+    }
   }
   weft_slim_mutex_unlock(&device->mutex);
 
@@ -850,6 +940,11 @@ static weft_status_t weft_vulkan_op_result(weft_vulkan_op_t* op) {
   const uint32_t failed = weft_semaphore_list_earliest_failure_masked(
       base->wait_list, op->gpu_waits);
   if (failed == UINT32_MAX) {
+    if (op->recording) {
+      return weft_gpu_kernel_failure(base, op->recording->status_mapping,
+                                     op->recording->status_stride,
+                                     op->recording->status_slot_count);
+    }
     if (!op->status_slot_count) return WEFT_OK;
     weft_vulkan_device_t* device = op->device;
     return weft_gpu_kernel_failure(
@@ -866,6 +961,11 @@ static void weft_vulkan_op_complete(weft_vulkan_op_t* op) {
   weft_queue_op_t* base = weft_vulkan_op_base(op);
   const weft_domain_t domain = op->device->base.domain;
   weft_status_t status = weft_vulkan_op_result(op);
+  if (op->recording) {
+    // Read: another execute may take it.
+    weft_vulkan_recording_release(op->recording);
+    op->recording = NULL;
+  }
   if (op->status_slot_count) {
     // Read: the slots go back, oldest first (ops complete in the order
     // they took them).

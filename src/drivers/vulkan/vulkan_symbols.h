@@ -80,6 +80,7 @@
   X(vkCmdPushConstants)                   \
   X(vkCmdDispatch)                        \
   X(vkCmdDispatchBase)                    \
+  X(vkCmdExecuteCommands)                 \
   X(vkCreateShaderModule)                 \
   X(vkDestroyShaderModule)                \
   X(vkCreateDescriptorSetLayout)          \
