@@ -677,6 +677,10 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
     }
   }
 
+  // The signals submitted to the GPU, advanced once the mutex is let go.
+  weft_semaphore_t* advanced[64];
+  uint64_t advanced_values[64];
+  uint32_t advanced_count = 0;
   // A barrier is only its waits and signals: no command buffer.
   const bool has_commands = base->kind != WEFT_QUEUE_OP_BARRIER;
   // Validation rejected affinity 0, so there is a lowest set bit.
@@ -760,6 +764,17 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
     queue->submitted_sequence = op->sequence;
     weft_vulkan_fifo_push(&queue->in_flight, op);
     if (was_idle) weft_vulkan_device_wake_locked(device);
+    // What the loop below advances, taken now: once the mutex is let go
+    // the op may complete and retire (its lists go back to the pool)
+    // before this thread gets there. Each semaphore retained for it.
+    for (uint32_t i = 0; i < signals.count && i < 64; ++i) {
+      if (op->published & (1ull << i)) {
+        weft_semaphore_retain(signals.semaphores[i]);
+        advanced[advanced_count] = signals.semaphores[i];
+        advanced_values[advanced_count] = signals.values[i];
+        ++advanced_count;
+      }
+    }
   } else {
     if (op->status_slot_count) {
       // Nothing reached the GPU: its slots are the ring's newest.
@@ -797,11 +812,11 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
     return;
   }
   // Ops waiting natively on these values may be submitted behind it now
-  // (outside the mutex: that submits them on this thread).
-  for (uint32_t i = 0; i < signals.count && i < 64; ++i) {
-    if (op->published & (1ull << i)) {
-      weft_semaphore_advance_issued(signals.semaphores[i], signals.values[i]);
-    }
+  // (outside the mutex: that submits them on this thread). |op| is not
+  // touched again: it may have completed already.
+  for (uint32_t i = 0; i < advanced_count; ++i) {
+    weft_semaphore_advance_issued(advanced[i], advanced_values[i]);
+    weft_semaphore_release(advanced[i]);
   }
 }
 
