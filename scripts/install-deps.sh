@@ -20,8 +20,12 @@
 #   libvulkan-dev, mesa-vulkan-drivers, vulkan-validationlayers, glslang-tools
 #                  the vulkan driver (built against Vulkan's headers, the
 #                  loader dlopened at run time) and its CTS on Mesa's
-#                  software device with validation on; without them the
-#                  driver is not built and its tests are not registered
+#                  software device with validation on, the test kernels
+#                  compiled from GLSL (glslang-tools brings spirv-tools,
+#                  whose spirv-opt, spirv-link and spirv-val the build
+#                  uses too); without them the driver is not built and
+#                  its tests are not registered, and without glslang the
+#                  suites that dispatch are left out for vulkan
 #   clang-14, libclang-rt-14-dev
 #                  the VM's libFuzzer targets (tests/vm/fuzz_*.c), which
 #                  .ci/run builds in build/fuzz; without them they are not
