@@ -551,3 +551,55 @@ weft_status_t weft_vulkan_context_allocate_buffer(
   *out_memory = memory;
   return WEFT_OK;
 }
+
+weft_status_t weft_vulkan_context_create_timeline(
+    weft_vulkan_context_t* context, uint64_t initial_value,
+    VkSemaphore* out_timeline) {
+  const VkSemaphoreTypeCreateInfo type_info = {
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+      .initialValue = initial_value,
+  };
+  const VkSemaphoreCreateInfo create_info = {
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
+      .pNext = &type_info,
+  };
+  return WEFT_VK_CALL(&context->vk, vkCreateSemaphore(context->device,
+                                                      &create_info, NULL,
+                                                      out_timeline));
+}
+
+weft_status_t weft_vulkan_context_submit_signal(weft_vulkan_context_t* context,
+                                                VkQueue queue,
+                                                VkCommandBuffer command_buffer,
+                                                VkSemaphore timeline,
+                                                uint64_t value) {
+  const VkTimelineSemaphoreSubmitInfo timeline_info = {
+      .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+      .signalSemaphoreValueCount = 1,
+      .pSignalSemaphoreValues = &value,
+  };
+  const VkSubmitInfo submit_info = {
+      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+      .pNext = &timeline_info,
+      .commandBufferCount = 1,
+      .pCommandBuffers = &command_buffer,
+      .signalSemaphoreCount = 1,
+      .pSignalSemaphores = &timeline,
+  };
+  return WEFT_VK_CALL(&context->vk,
+                      vkQueueSubmit(queue, 1, &submit_info, VK_NULL_HANDLE));
+}
+
+weft_status_t weft_vulkan_context_wait_timeline(weft_vulkan_context_t* context,
+                                                VkSemaphore timeline,
+                                                uint64_t value) {
+  const VkSemaphoreWaitInfo wait_info = {
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+      .semaphoreCount = 1,
+      .pSemaphores = &timeline,
+      .pValues = &value,
+  };
+  return WEFT_VK_CALL(&context->vk, vkWaitSemaphores(context->device,
+                                                     &wait_info, UINT64_MAX));
+}

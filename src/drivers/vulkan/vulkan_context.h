@@ -97,4 +97,22 @@ weft_status_t weft_vulkan_context_allocate_buffer(
     weft_vulkan_context_t* context, VkDeviceSize size, uint32_t type_index,
     VkBuffer* out_buffer, VkDeviceMemory* out_memory);
 
+// Makes a timeline semaphore at |initial_value|.
+weft_status_t weft_vulkan_context_create_timeline(
+    weft_vulkan_context_t* context, uint64_t initial_value,
+    VkSemaphore* out_timeline);
+
+// Submits |command_buffer| to |queue|, its completion moving |timeline| to
+// |value|. The caller holds what guards |queue|.
+weft_status_t weft_vulkan_context_submit_signal(weft_vulkan_context_t* context,
+                                                VkQueue queue,
+                                                VkCommandBuffer command_buffer,
+                                                VkSemaphore timeline,
+                                                uint64_t value);
+
+// Blocks until |timeline| reaches |value|.
+weft_status_t weft_vulkan_context_wait_timeline(weft_vulkan_context_t* context,
+                                                VkSemaphore timeline,
+                                                uint64_t value);
+
 #endif  // WEFT_DRIVERS_VULKAN_VULKAN_CONTEXT_H_

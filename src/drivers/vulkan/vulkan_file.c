@@ -60,16 +60,7 @@ static weft_status_t weft_vulkan_staging_ring_ensure(
                                   ring->commands));
   }
   if (weft_status_is_ok(status)) {
-    const VkSemaphoreTypeCreateInfo type_info = {
-        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-        .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
-    };
-    const VkSemaphoreCreateInfo create_info = {
-        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
-        .pNext = &type_info,
-    };
-    status = WEFT_VK_CALL(vk, vkCreateSemaphore(context->device, &create_info,
-                                                NULL, &ring->timeline));
+    status = weft_vulkan_context_create_timeline(context, 0, &ring->timeline);
   }
   if (weft_status_is_ok(status)) {
     ring->mapping = (uint8_t*)mapping;
@@ -96,13 +87,8 @@ void weft_vulkan_staging_ring_free(weft_vulkan_device_t* device) {
   if (ring->proactor) weft_proactor_destroy(ring->proactor);
   ring->proactor = NULL;
   if (ring->timeline && ring->timeline_value) {
-    const VkSemaphoreWaitInfo wait_info = {
-        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-        .semaphoreCount = 1,
-        .pSemaphores = &ring->timeline,
-        .pValues = &ring->timeline_value,
-    };
-    vk->vkWaitSemaphores(context->device, &wait_info, UINT64_MAX);
+    weft_status_ignore(weft_vulkan_context_wait_timeline(
+        context, ring->timeline, ring->timeline_value));
   }
   if (ring->timeline) {
     vk->vkDestroySemaphore(context->device, ring->timeline, NULL);
@@ -130,16 +116,8 @@ typedef struct weft_vulkan_transfer_t {
 static weft_status_t weft_vulkan_staging_wait_value(
     weft_vulkan_device_t* device, uint64_t value) {
   if (value == 0) return WEFT_OK;
-  weft_vulkan_staging_ring_t* ring = &device->staging;
-  const VkSemaphoreWaitInfo wait_info = {
-      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-      .semaphoreCount = 1,
-      .pSemaphores = &ring->timeline,
-      .pValues = &value,
-  };
-  return WEFT_VK_CALL(&device->context->vk,
-                      vkWaitSemaphores(device->context->device, &wait_info,
-                                       UINT64_MAX));
+  return weft_vulkan_context_wait_timeline(device->context,
+                                           device->staging.timeline, value);
 }
 
 static weft_status_t weft_vulkan_staging_wait(void* self, uint32_t piece) {
@@ -195,22 +173,9 @@ static weft_status_t weft_vulkan_staging_copy(void* self, uint32_t piece,
   status = WEFT_VK_CALL(vk, vkEndCommandBuffer(command_buffer));
   if (!weft_status_is_ok(status)) return status;
   const uint64_t value = ring->timeline_value + 1;
-  const VkTimelineSemaphoreSubmitInfo timeline_info = {
-      .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-      .signalSemaphoreValueCount = 1,
-      .pSignalSemaphoreValues = &value,
-  };
-  const VkSubmitInfo submit_info = {
-      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-      .pNext = &timeline_info,
-      .commandBufferCount = 1,
-      .pCommandBuffers = &command_buffer,
-      .signalSemaphoreCount = 1,
-      .pSignalSemaphores = &ring->timeline,
-  };
   weft_slim_mutex_lock(&device->mutex);
-  status = WEFT_VK_CALL(vk, vkQueueSubmit(device->queues[0].queue, 1,
-                                          &submit_info, VK_NULL_HANDLE));
+  status = weft_vulkan_context_submit_signal(
+      context, device->queues[0].queue, command_buffer, ring->timeline, value);
   weft_slim_mutex_unlock(&device->mutex);
   if (weft_status_is_ok(status)) {
     ring->timeline_value = value;

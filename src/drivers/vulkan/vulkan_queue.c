@@ -1195,22 +1195,6 @@ static int weft_vulkan_completion_main(void* user_data) {
 // Start, stop, and the pending report
 //===----------------------------------------------------------------------===//
 
-static weft_status_t weft_vulkan_create_timeline(weft_vulkan_context_t* context,
-                                                 VkSemaphore* out_semaphore) {
-  const VkSemaphoreTypeCreateInfo type_info = {
-      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
-      .initialValue = 0,
-  };
-  const VkSemaphoreCreateInfo create_info = {
-      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
-      .pNext = &type_info,
-  };
-  return WEFT_VK_CALL(&context->vk, vkCreateSemaphore(context->device,
-                                                      &create_info, NULL,
-                                                      out_semaphore));
-}
-
 weft_status_t weft_vulkan_device_start_queue(weft_vulkan_device_t* device) {
   weft_vulkan_context_t* context = device->context;
   const VkCommandPoolCreateInfo pool_info = {
@@ -1229,14 +1213,15 @@ weft_status_t weft_vulkan_device_start_queue(weft_vulkan_device_t* device) {
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < device->queue_count;
        ++i) {
+    status = weft_vulkan_context_create_timeline(
+        context, 0, &device->queues[i].completion);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_vulkan_context_create_timeline(context, 0, &device->wake);
+  }
+  if (weft_status_is_ok(status)) {
     status =
-        weft_vulkan_create_timeline(context, &device->queues[i].completion);
-  }
-  if (weft_status_is_ok(status)) {
-    status = weft_vulkan_create_timeline(context, &device->wake);
-  }
-  if (weft_status_is_ok(status)) {
-    status = weft_vulkan_create_timeline(context, &device->immediate);
+        weft_vulkan_context_create_timeline(context, 0, &device->immediate);
   }
   if (weft_status_is_ok(status)) {
     const VkDeviceSize alignment =
@@ -1373,34 +1358,15 @@ weft_status_t weft_vulkan_device_zero_buffer(void* user_data,
     status = WEFT_VK_CALL(vk, vkEndCommandBuffer(command_buffer));
   }
   if (weft_status_is_ok(status)) {
-    const VkTimelineSemaphoreSubmitInfo timeline_info = {
-        .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-        .signalSemaphoreValueCount = 1,
-        .pSignalSemaphoreValues = &value,
-    };
-    const VkSubmitInfo submit_info = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-        .pNext = &timeline_info,
-        .commandBufferCount = 1,
-        .pCommandBuffers = &command_buffer,
-        .signalSemaphoreCount = 1,
-        .pSignalSemaphores = &device->immediate,
-    };
-    status = WEFT_VK_CALL(vk, vkQueueSubmit(device->queues[0].queue, 1,
-                                            &submit_info,
-                                            VK_NULL_HANDLE));
+    status = weft_vulkan_context_submit_signal(
+        context, device->queues[0].queue, command_buffer, device->immediate,
+        value);
     if (weft_status_is_ok(status)) device->immediate_value = value;
   }
   weft_slim_mutex_unlock(&device->mutex);
   if (weft_status_is_ok(status)) {
-    const VkSemaphoreWaitInfo wait_info = {
-        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-        .semaphoreCount = 1,
-        .pSemaphores = &device->immediate,
-        .pValues = &value,
-    };
-    status = WEFT_VK_CALL(vk, vkWaitSemaphores(context->device, &wait_info,
-                                               UINT64_MAX));
+    status = weft_vulkan_context_wait_timeline(context, device->immediate,
+                                               value);
   }
   if (command_buffer) {
     weft_slim_mutex_lock(&device->mutex);

@@ -27,19 +27,9 @@ weft_status_t weft_vulkan_semaphore_create(weft_vulkan_context_t* context,
                                            weft_allocator_t allocator,
                                            weft_semaphore_t** out_semaphore) {
   *out_semaphore = NULL;
-  const VkSemaphoreTypeCreateInfo type_info = {
-      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
-      .initialValue = initial_value,
-  };
-  const VkSemaphoreCreateInfo create_info = {
-      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
-      .pNext = &type_info,
-  };
   VkSemaphore timeline = VK_NULL_HANDLE;
-  weft_status_t status = WEFT_VK_CALL(
-      &context->vk,
-      vkCreateSemaphore(context->device, &create_info, NULL, &timeline));
+  weft_status_t status =
+      weft_vulkan_context_create_timeline(context, initial_value, &timeline);
   weft_vulkan_semaphore_t* semaphore = NULL;
   if (weft_status_is_ok(status)) {
     status = weft_allocator_malloc_aligned(
