@@ -107,6 +107,56 @@ weft_status_t weft_executable_lookup_kernel(const weft_executable_t* executable,
   return status;
 }
 
+weft_status_t weft_executable_check_kernel_table(
+    const weft_executable_source_t* source, const char* driver,
+    const char* name) {
+  if (!source->kernels || source->kernel_count == 0) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "%s executable '%s': the source has no kernel table "
+                       "(a GPU module does not say what weft needs of its "
+                       "kernels; see weft/executable.h)",
+                       driver, name);
+  }
+  for (uint32_t i = 0; i < source->kernel_count; ++i) {
+    if (!source->kernels[i].name || !source->kernels[i].name[0]) {
+      return WEFT_STATUS(INVALID_ARGUMENT,
+                         "%s executable '%s': kernel %u has no name", driver,
+                         name, i);
+    }
+  }
+  return WEFT_OK;
+}
+
+size_t weft_executable_kernel_table_strings_size(
+    const weft_executable_source_t* source, const char* name) {
+  size_t size = strlen(name) + 1;
+  for (uint32_t i = 0; source->kernels && i < source->kernel_count; ++i) {
+    size += (source->kernels[i].name ? strlen(source->kernels[i].name) : 0) + 1;
+  }
+  return size;
+}
+
+const char* weft_executable_copy_kernel_table(
+    const weft_executable_source_t* source, const char* name, char* strings,
+    weft_kernel_info_t* infos) {
+  const char* library_name = strings;
+  const size_t name_size = strlen(name) + 1;
+  memcpy(strings, name, name_size);
+  strings += name_size;
+  for (uint32_t i = 0; i < source->kernel_count; ++i) {
+    const weft_kernel_def_t* def = &source->kernels[i];
+    const size_t kernel_name_size = strlen(def->name) + 1;
+    memcpy(strings, def->name, kernel_name_size);
+    infos[i] = (weft_kernel_info_t){
+        .name = strings,
+        .binding_count = def->binding_count,
+        .constant_count = def->constant_count,
+    };
+    strings += kernel_name_size;
+  }
+  return library_name;
+}
+
 weft_status_t weft_dispatch_validate(const weft_executable_t* executable,
                                      uint32_t kernel_ordinal,
                                      const uint32_t workgroup_count[3],

@@ -41,6 +41,25 @@ static inline const weft_executable_vtable_t* weft_executable_vtable(
   return (const weft_executable_vtable_t*)executable->resource.vtable;
 }
 
+// The kernel table of a GPU format's source (weft/executable.h: CUDA_*,
+// SPIRV), shared by the drivers that read one.
+//
+// INVALID_ARGUMENT, naming "<driver> executable '<name>'", unless |source|
+// has a kernel table whose every kernel has a name.
+weft_status_t weft_executable_check_kernel_table(
+    const weft_executable_source_t* source, const char* driver,
+    const char* name);
+// Bytes weft_executable_copy_kernel_table writes: |name| and each kernel's
+// name, NUL-terminated.
+size_t weft_executable_kernel_table_strings_size(
+    const weft_executable_source_t* source, const char* name);
+// Copies |name| and the table's names into |strings| and describes each
+// kernel in |infos| (source->kernel_count of them, naming the copies);
+// returns the copy of |name|. The table must have passed the check.
+const char* weft_executable_copy_kernel_table(
+    const weft_executable_source_t* source, const char* name, char* strings,
+    weft_kernel_info_t* infos);
+
 // Checks a dispatch of kernel |kernel_ordinal| of |executable| against its
 // signature: the ordinal in range and |constant_count| and |binding_count|
 // equal to the kernel's. A |workgroup_count| with a zero dimension is

@@ -27,20 +27,11 @@ static weft_status_t weft_cuda_executable_check_source(
                        "cuda executable '%s': the %s source has no data",
                        name, weft_executable_format_name(source->format));
   }
-  if (!source->kernels || source->kernel_count == 0) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "cuda executable '%s': the source has no kernel table "
-                       "(a CUDA module does not say what weft needs of its "
-                       "kernels; see weft/executable.h)",
-                       name);
-  }
+  weft_status_t status =
+      weft_executable_check_kernel_table(source, "cuda", name);
+  if (!weft_status_is_ok(status)) return status;
   for (uint32_t i = 0; i < source->kernel_count; ++i) {
     const weft_kernel_def_t* def = &source->kernels[i];
-    if (!def->name || !def->name[0]) {
-      return WEFT_STATUS(INVALID_ARGUMENT,
-                         "cuda executable '%s': kernel %u has no name", name,
-                         i);
-    }
     if (!def->workgroup_size[0] || !def->workgroup_size[1] ||
         !def->workgroup_size[2]) {
       return WEFT_STATUS(INVALID_ARGUMENT,
@@ -66,11 +57,8 @@ weft_status_t weft_cuda_executable_create(weft_cuda_event_pool_t* pool,
       source.format == WEFT_EXECUTABLE_FORMAT_CUDA_PTX &&
       source.data_size > 0 &&
       ((const char*)source.data)[source.data_size - 1] != '\0';
-  size_t strings_size = strlen(name) + 1;
-  for (uint32_t i = 0; weft_status_is_ok(status) && i < source.kernel_count;
-       ++i) {
-    strings_size += strlen(source.kernels[i].name) + 1;
-  }
+  const size_t strings_size =
+      weft_executable_kernel_table_strings_size(&source, name);
   const size_t infos_size = source.kernel_count * sizeof(weft_kernel_info_t);
   const size_t kernels_size = source.kernel_count * sizeof(weft_cuda_kernel_t);
   const size_t ptx_size = copy_ptx ? source.data_size + 1 : 0;
@@ -88,13 +76,11 @@ weft_status_t weft_cuda_executable_create(weft_cuda_event_pool_t* pool,
   cursor += infos_size;
   executable->kernels = (weft_cuda_kernel_t*)cursor;
   cursor += kernels_size;
-  char* strings = (char*)cursor;
-  char* library_name = strings;
-  strcpy(library_name, name);
-  strings += strlen(name) + 1;
+  const char* library_name = weft_executable_copy_kernel_table(
+      &source, name, (char*)cursor, executable->infos);
   const void* image = source.data;
   if (copy_ptx) {
-    char* ptx = strings + (strings_size - (strlen(name) + 1));
+    char* ptx = (char*)cursor + strings_size;
     memcpy(ptx, source.data, source.data_size);
     ptx[source.data_size] = '\0';
     image = ptx;
@@ -111,14 +97,7 @@ weft_status_t weft_cuda_executable_create(weft_cuda_event_pool_t* pool,
   for (uint32_t i = 0; weft_status_is_ok(status) && i < source.kernel_count;
        ++i) {
     const weft_kernel_def_t* def = &source.kernels[i];
-    char* kernel_name = strings;
-    strcpy(kernel_name, def->name);
-    strings += strlen(def->name) + 1;
-    executable->infos[i] = (weft_kernel_info_t){
-        .name = kernel_name,
-        .binding_count = def->binding_count,
-        .constant_count = def->constant_count,
-    };
+    const char* kernel_name = executable->infos[i].name;
     weft_cuda_kernel_t* kernel = &executable->kernels[i];
     memcpy(kernel->block_size, def->workgroup_size,
            sizeof(kernel->block_size));

@@ -28,22 +28,14 @@ static weft_status_t weft_vulkan_executable_check(
     const weft_vulkan_context_t* context,
     const weft_executable_source_t* source, const uint32_t* words,
     size_t word_count, const char* name) {
-  if (!source->kernels || source->kernel_count == 0) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "vulkan executable '%s': the source has no kernel "
-                       "table (see weft/executable.h)",
-                       name);
-  }
-  weft_status_t status = weft_spirv_module_check(words, word_count, name);
+  weft_status_t status =
+      weft_executable_check_kernel_table(source, "vulkan", name);
+  if (!weft_status_is_ok(status)) return status;
+  status = weft_spirv_module_check(words, word_count, name);
   const VkPhysicalDeviceLimits* limits = &context->properties.limits;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < source->kernel_count;
        ++i) {
     const weft_kernel_def_t* def = &source->kernels[i];
-    if (!def->name || !def->name[0]) {
-      return WEFT_STATUS(INVALID_ARGUMENT,
-                         "vulkan executable '%s': kernel %u has no name", name,
-                         i);
-    }
     weft_spirv_entry_point_t entry;
     weft_spirv_module_find_entry_point(words, word_count, def->name, &entry);
     if (!entry.found ||
@@ -217,11 +209,8 @@ weft_status_t weft_vulkan_executable_create(
                        name, source.data ? source.data_size : 0,
                        source.data ? "" : " (no data)");
   }
-  size_t strings_size = strlen(name) + 1;
-  for (uint32_t i = 0; source.kernels && i < source.kernel_count; ++i) {
-    strings_size += source.kernels[i].name ? strlen(source.kernels[i].name) + 1
-                                           : 1;
-  }
+  const size_t strings_size =
+      weft_executable_kernel_table_strings_size(&source, name);
   const size_t infos_size = source.kernel_count * sizeof(weft_kernel_info_t);
   const size_t kernels_size =
       source.kernel_count * sizeof(weft_vulkan_kernel_t);
@@ -250,10 +239,8 @@ weft_status_t weft_vulkan_executable_create(
   cursor += infos_size;
   executable->kernels = (weft_vulkan_kernel_t*)cursor;
   cursor += kernels_size;
-  char* strings = (char*)cursor;
-  char* library_name = strings;
-  strcpy(library_name, name);
-  strings += strlen(name) + 1;
+  const char* library_name = weft_executable_copy_kernel_table(
+      &source, name, (char*)cursor, executable->infos);
   executable->context = context;
 
   const VkShaderModuleCreateInfo module_info = {
@@ -271,14 +258,6 @@ weft_status_t weft_vulkan_executable_create(
   for (uint32_t i = 0; weft_status_is_ok(status) && i < source.kernel_count;
        ++i) {
     const weft_kernel_def_t* def = &source.kernels[i];
-    char* kernel_name = strings;
-    strcpy(kernel_name, def->name);
-    strings += strlen(def->name) + 1;
-    executable->infos[i] = (weft_kernel_info_t){
-        .name = kernel_name,
-        .binding_count = def->binding_count,
-        .constant_count = def->constant_count,
-    };
     status = weft_vulkan_kernel_create(context, executable->module, def,
                                        library_name, &executable->kernels[i]);
   }
