@@ -118,4 +118,52 @@ void RunWorkgroup(Launch* launch, size_t flat_index, uint32_t processor_id) {
   }
 }
 
+void RunGpuSmallDispatchChain(benchmark::State& state, weft_device_t* device,
+                              weft_executable_t* kernels, uint32_t ordinal,
+                              weft_buffer_t* a, weft_buffer_t* b,
+                              weft_semaphore_t* semaphore, uint64_t* value) {
+  const size_t bytes = kGpuSmallElements * sizeof(float);
+  weft_command_buffer_t* command_buffer = nullptr;
+  if (!Ok(state,
+          weft_command_buffer_create(device, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
+                                     WEFT_COMMAND_CATEGORY_ANY, 0,
+                                     &command_buffer),
+          "command_buffer_create")) {
+    return;
+  }
+  bool ok = Ok(state, weft_command_buffer_begin(command_buffer), "begin");
+  const uint32_t constants[3] = {0x3f800000u, 0x3f800000u, kGpuSmallElements};
+  const uint32_t workgroups[3] = {kGpuSmallElements / 64, 1, 1};
+  for (int i = 0; ok && i < kGpuSmallChain; ++i) {
+    weft_buffer_t* from = i % 2 ? b : a;
+    weft_buffer_t* to = i % 2 ? a : b;
+    const weft_buffer_ref_t bindings[2] = {
+        weft_make_buffer_ref(from, 0, bytes),
+        weft_make_buffer_ref(to, 0, bytes)};
+    ok = Ok(state,
+            weft_command_buffer_dispatch(command_buffer, kernels, ordinal,
+                                         workgroups, 3, constants, 2,
+                                         bindings),
+            "dispatch") &&
+         Ok(state, weft_command_buffer_barrier(command_buffer), "barrier");
+  }
+  ok = ok && Ok(state, weft_command_buffer_end(command_buffer), "end");
+  for (auto _ : state) {
+    if (!ok) break;
+    uint64_t target = ++*value;
+    ok = Ok(state,
+            weft_device_queue_execute(device, WEFT_QUEUE_AFFINITY_ANY,
+                                      weft_semaphore_list_empty(),
+                                      List1(&semaphore, &target),
+                                      command_buffer,
+                                      weft_binding_table_empty()),
+            "queue_execute") &&
+         Ok(state,
+            weft_semaphore_wait(semaphore, target,
+                                weft_timeout_relative(kWaitTimeoutNs)),
+            "semaphore_wait");
+  }
+  weft_command_buffer_release(command_buffer);
+}
+
 }  // namespace weft_bench

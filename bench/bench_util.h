@@ -114,6 +114,19 @@ struct Launch {
 // scratch memory, as weft hands it to the kernel.
 void RunWorkgroup(Launch* launch, size_t flat_index, uint32_t processor_id);
 
+// SmallDispatchChain on a GPU device (cuda_bench.cc, vulkan_bench.cc):
+// kGpuSmallChain dependent scale_offset dispatches (kernel |ordinal| of the
+// CTS's GPU kernels, x = x * 1 + 1) over kGpuSmallElements floats,
+// ping-ponging between |a| and |b| with a barrier between them, recorded
+// once in a reusable command buffer; each iteration executes it and waits
+// on |semaphore| for ++*|value|.
+inline constexpr int kGpuSmallChain = 100;
+inline constexpr uint32_t kGpuSmallElements = 256 * 1024 / sizeof(float);
+void RunGpuSmallDispatchChain(benchmark::State& state, weft_device_t* device,
+                              weft_executable_t* kernels, uint32_t ordinal,
+                              weft_buffer_t* a, weft_buffer_t* b,
+                              weft_semaphore_t* semaphore, uint64_t* value);
+
 // Registers every benchmark of a file, in table order (called once from
 // bench_registry.cc so the order does not depend on the link order).
 // The queue rows any device runs (queue_bench.cc), for other files to

@@ -47,8 +47,6 @@ namespace weft_bench {
 namespace {
 
 constexpr int kChain = 16;
-constexpr int kSmallChain = 100;
-constexpr uint32_t kSmallElements = 256 * 1024 / sizeof(float);
 constexpr size_t kFillBytes = 64;
 
 // The driver API table, or a skip saying why there is none.
@@ -449,49 +447,12 @@ void SmallDispatchChainCuda(benchmark::State& state,
                             const char* device_string) {
   CudaSession session;
   if (!session.Open(state, device_string, true)) return;
-  const size_t bytes = kSmallElements * sizeof(float);
+  const size_t bytes = kGpuSmallElements * sizeof(float);
   weft_buffer_t* a = session.Allocate(state, bytes);
   weft_buffer_t* b = session.Allocate(state, bytes);
   if (!a || !b) return;
-  weft_command_buffer_t* command_buffer = nullptr;
-  if (!Ok(state,
-          weft_command_buffer_create(session.device,
-                                     WEFT_COMMAND_BUFFER_MODE_REUSABLE,
-                                     WEFT_COMMAND_CATEGORY_ANY, 0,
-                                     &command_buffer),
-          "command_buffer_create")) {
-    return;
-  }
-  bool ok = Ok(state, weft_command_buffer_begin(command_buffer), "begin");
-  const uint32_t constants[3] = {0x3f800000u, 0x3f800000u, kSmallElements};
-  const uint32_t workgroups[3] = {kSmallElements / 64, 1, 1};
-  for (int i = 0; ok && i < kSmallChain; ++i) {
-    weft_buffer_t* from = i % 2 ? b : a;
-    weft_buffer_t* to = i % 2 ? a : b;
-    const weft_buffer_ref_t bindings[2] = {
-        weft_make_buffer_ref(from, 0, bytes),
-        weft_make_buffer_ref(to, 0, bytes)};
-    ok = Ok(state,
-            weft_command_buffer_dispatch(command_buffer, session.kernels, 0,
-                                         workgroups, 3, constants, 2,
-                                         bindings),
-            "dispatch") &&
-         Ok(state, weft_command_buffer_barrier(command_buffer), "barrier");
-  }
-  ok = ok && Ok(state, weft_command_buffer_end(command_buffer), "end");
-  for (auto _ : state) {
-    if (!ok) break;
-    uint64_t value = ++session.value;
-    ok = Ok(state,
-            weft_device_queue_execute(session.device, WEFT_QUEUE_AFFINITY_ANY,
-                                      weft_semaphore_list_empty(),
-                                      List1(&session.semaphore, &value),
-                                      command_buffer,
-                                      weft_binding_table_empty()),
-            "queue_execute") &&
-         session.Wait(state, value);
-  }
-  weft_command_buffer_release(command_buffer);
+  RunGpuSmallDispatchChain(state, session.device, session.kernels, 0, a, b,
+                           session.semaphore, &session.value);
 }
 
 // The same 100 kernels: launched one by one (|as_graph| false), or as an
@@ -499,15 +460,16 @@ void SmallDispatchChainCuda(benchmark::State& state,
 void SmallDispatchChainRaw(benchmark::State& state, bool as_graph) {
   Raw raw;
   if (!raw.Open(state) || !raw.LoadKernel(state)) return;
-  const size_t bytes = kSmallElements * sizeof(float);
+  const size_t bytes = kGpuSmallElements * sizeof(float);
   CUdeviceptr a = raw.Allocate(state, bytes);
   CUdeviceptr b = raw.Allocate(state, bytes);
   CUdeviceptr status = raw.Allocate(state, 16);
   if (!a || !b || !status) return;
   std::vector<ScaleOffsetParams> params;
-  params.reserve(kSmallChain);
-  for (int i = 0; i < kSmallChain; ++i) {
-    params.emplace_back(i % 2 ? b : a, i % 2 ? a : b, kSmallElements, status);
+  params.reserve(kGpuSmallChain);
+  for (int i = 0; i < kGpuSmallChain; ++i) {
+    params.emplace_back(i % 2 ? b : a, i % 2 ? a : b, kGpuSmallElements,
+                        status);
   }
   const weft_cuda_symbols_t* cu = raw.cu;
   CUgraph graph = nullptr;
@@ -517,10 +479,10 @@ void SmallDispatchChainRaw(benchmark::State& state, bool as_graph) {
       return;
     }
     CUgraphNode last = nullptr;
-    for (int i = 0; i < kSmallChain; ++i) {
+    for (int i = 0; i < kGpuSmallChain; ++i) {
       CUDA_KERNEL_NODE_PARAMS node = {};
       node.func = raw.function;
-      node.gridDimX = kSmallElements / 64;
+      node.gridDimX = kGpuSmallElements / 64;
       node.gridDimY = node.gridDimZ = 1;
       node.blockDimX = 64;
       node.blockDimY = node.blockDimZ = 1;
@@ -547,7 +509,7 @@ void SmallDispatchChainRaw(benchmark::State& state, bool as_graph) {
       ok = CuOk(state, cu, cu->cuGraphLaunch(exec, raw.stream),
                 "cuGraphLaunch");
     } else {
-      for (int i = 0; ok && i < kSmallChain; ++i) {
+      for (int i = 0; ok && i < kGpuSmallChain; ++i) {
         ok = CuOk(state, cu, LaunchScaleOffset(raw, params[i]),
                   "cuLaunchKernel");
       }

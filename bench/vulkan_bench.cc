@@ -39,8 +39,6 @@ extern "C" {
 namespace weft_bench {
 namespace {
 
-constexpr int kSmallChain = 100;
-constexpr uint32_t kSmallElements = 256 * 1024 / sizeof(float);
 constexpr size_t kFillBytes = 64;
 
 // A vulkan device, the CTS's SPIR-V kernels (when asked for) and the
@@ -117,49 +115,12 @@ class VulkanSession {
 void SmallDispatchChainVulkan(benchmark::State& state) {
   VulkanSession session;
   if (!session.Open(state, "vulkan", true)) return;
-  const size_t bytes = kSmallElements * sizeof(float);
+  const size_t bytes = kGpuSmallElements * sizeof(float);
   weft_buffer_t* a = session.Allocate(state, bytes);
   weft_buffer_t* b = session.Allocate(state, bytes);
   if (!a || !b) return;
-  weft_command_buffer_t* command_buffer = nullptr;
-  if (!Ok(state,
-          weft_command_buffer_create(session.device,
-                                     WEFT_COMMAND_BUFFER_MODE_REUSABLE,
-                                     WEFT_COMMAND_CATEGORY_ANY, 0,
-                                     &command_buffer),
-          "command_buffer_create")) {
-    return;
-  }
-  bool ok = Ok(state, weft_command_buffer_begin(command_buffer), "begin");
-  const uint32_t constants[3] = {0x3f800000u, 0x3f800000u, kSmallElements};
-  const uint32_t workgroups[3] = {kSmallElements / 64, 1, 1};
-  for (int i = 0; ok && i < kSmallChain; ++i) {
-    weft_buffer_t* from = i % 2 ? b : a;
-    weft_buffer_t* to = i % 2 ? a : b;
-    const weft_buffer_ref_t bindings[2] = {
-        weft_make_buffer_ref(from, 0, bytes),
-        weft_make_buffer_ref(to, 0, bytes)};
-    ok = Ok(state,
-            weft_command_buffer_dispatch(command_buffer, session.kernels, 0,
-                                         workgroups, 3, constants, 2,
-                                         bindings),
-            "dispatch") &&
-         Ok(state, weft_command_buffer_barrier(command_buffer), "barrier");
-  }
-  ok = ok && Ok(state, weft_command_buffer_end(command_buffer), "end");
-  for (auto _ : state) {
-    if (!ok) break;
-    uint64_t value = ++session.value;
-    ok = Ok(state,
-            weft_device_queue_execute(session.device, WEFT_QUEUE_AFFINITY_ANY,
-                                      weft_semaphore_list_empty(),
-                                      List1(&session.semaphore, &value),
-                                      command_buffer,
-                                      weft_binding_table_empty()),
-            "queue_execute") &&
-         session.Wait(state, session.semaphore, value);
-  }
-  weft_command_buffer_release(command_buffer);
+  RunGpuSmallDispatchChain(state, session.device, session.kernels, 0, a, b,
+                           session.semaphore, &session.value);
 }
 
 enum class Edge {
