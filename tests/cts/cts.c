@@ -663,14 +663,20 @@ void weft_cts_require(const weft_cts_t* cts, weft_cts_feature_t feature) {
   skip();
 }
 
+void weft_cts_device_string_with(const weft_cts_t* cts, const char* option,
+                                 char* buffer, size_t capacity) {
+  snprintf(buffer, capacity, "%s%s%s", cts->device_string,
+           strchr(cts->device_string, '?') ? "&" : "?", option);
+}
+
 uint32_t weft_cts_ensure_queues(weft_cts_t* cts) {
   if (weft_cts_supports(cts, WEFT_CTS_FEATURE_SEVERAL_QUEUES) ||
       !weft_cts_supports(cts, WEFT_CTS_FEATURE_QUEUES_OPTION)) {
     return cts->queue_count;
   }
   char device_string[512];
-  snprintf(device_string, sizeof(device_string), "%s%squeues=4",
-           cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
+  weft_cts_device_string_with(cts, "queues=4", device_string,
+                              sizeof(device_string));
   weft_device_t* device = NULL;
   WEFT_ASSERT_OK(weft_device_create(device_string, cts->allocator, &device));
   int64_t count = 1;

@@ -66,6 +66,11 @@ int weft_cts_run(const char* suite_name, const struct CMUnitTest* tests,
 // The device string chosen by --driver.
 const char* weft_cts_device_string(void);
 
+// Writes the case's device string with |option| ("queues=4") added into
+// |buffer| (always NUL-terminated).
+void weft_cts_device_string_with(const weft_cts_t* cts, const char* option,
+                                 char* buffer, size_t capacity);
+
 // Fails the current case, printing the status, unless it is OK.
 void weft_cts_assert_ok_(weft_status_t status, const char* expr,
                          const char* file, int line);

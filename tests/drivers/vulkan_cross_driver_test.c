@@ -319,11 +319,47 @@ static void release_with_held_and_gpu_ops(void** state) {
 // gpu_waits=off: the host round trip
 //===----------------------------------------------------------------------===//
 
+// Submits a chain of 64 fills on |device|, each after the one before it
+// (op i on queue i % |queue_count|; the first behind a host gate, so the
+// whole chain is submitted ahead of its values), opens the gate and checks
+// that fill i wrote i * |multiplier|.
+static void check_fill_chain(weft_cts_t* cts, weft_device_t* device,
+                             uint32_t queue_count, uint32_t multiplier) {
+  enum { kChain = 64 };
+  weft_buffer_t* buffer = NULL;
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(
+      device, (weft_buffer_params_t){0}, 4 * kChain, &buffer));
+  weft_semaphore_t* chain = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &chain));
+  weft_semaphore_t* gate = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(cts->allocator, 0, &gate));
+  for (uint64_t i = 1; i <= kChain; ++i) {
+    weft_semaphore_t* waits[2] = {chain, gate};
+    const uint64_t wait_values[2] = {i - 1, 1};
+    const uint32_t value = (uint32_t)i * multiplier;
+    const weft_queue_affinity_t queue = (weft_queue_affinity_t)1
+                                        << (i % queue_count);
+    WEFT_ASSERT_OK(weft_device_queue_fill(
+        device, queue, weft_cts_list(i == 1 ? 2 : 1, waits, wait_values),
+        weft_cts_list1(&chain, &i), buffer, 4 * (i - 1), 4, &value, 4));
+  }
+  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+  WEFT_ASSERT_OK(weft_cts_wait(chain, kChain));
+  uint32_t words[kChain];
+  weft_cts_device_read_buffer(device, buffer, 0, words, sizeof(words));
+  for (uint32_t i = 0; i < kChain; ++i) {
+    assert_int_equal(words[i], (i + 1) * multiplier);
+  }
+  weft_semaphore_release(gate);
+  weft_semaphore_release(chain);
+  weft_buffer_release(buffer);
+}
+
 static void host_round_trip_option(void** state) {
   weft_cts_t* cts = *state;
   char device_string[256];
-  snprintf(device_string, sizeof(device_string), "%s%sgpu_waits=off",
-           cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
+  weft_cts_device_string_with(cts, "gpu_waits=off", device_string,
+                              sizeof(device_string));
   weft_device_t* device = NULL;
   WEFT_ASSERT_OK(weft_device_create(device_string, cts->allocator, &device));
   int64_t gpu_waits = -1;
@@ -331,29 +367,11 @@ static void host_round_trip_option(void** state) {
   assert_int_equal(gpu_waits, 0);
   // A chain submitted ahead of its values still runs in order: each op is
   // held until the host sees the one before it complete.
-  enum { kChain = 64 };
-  weft_buffer_t* buffer = NULL;
-  WEFT_ASSERT_OK(weft_device_allocate_buffer(
-      device, (weft_buffer_params_t){0}, 4 * kChain, &buffer));
-  weft_semaphore_t* chain = NULL;
-  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &chain));
-  for (uint64_t i = 1; i <= kChain; ++i) {
-    const uint64_t previous = i - 1;
-    const uint32_t value = (uint32_t)i * 3;
-    WEFT_ASSERT_OK(weft_device_queue_fill(
-        device, ANY, weft_cts_list1(&chain, &previous),
-        weft_cts_list1(&chain, &i), buffer, 4 * (i - 1), 4, &value, 4));
-  }
-  WEFT_ASSERT_OK(weft_cts_wait(chain, kChain));
-  uint32_t words[kChain];
-  weft_cts_device_read_buffer(device, buffer, 0, words, sizeof(words));
-  for (uint32_t i = 0; i < kChain; ++i) assert_int_equal(words[i], (i + 1) * 3);
-  weft_semaphore_release(chain);
-  weft_buffer_release(buffer);
+  check_fill_chain(cts, device, 1, 3);
   weft_device_release(device);
   // Anything but on or off is refused, naming the option.
-  snprintf(device_string, sizeof(device_string), "%s%sgpu_waits=maybe",
-           cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
+  weft_cts_device_string_with(cts, "gpu_waits=maybe", device_string,
+                              sizeof(device_string));
   weft_status_t status =
       weft_device_create(device_string, cts->allocator, &device);
   assert_null(device);
@@ -371,8 +389,8 @@ static void host_round_trip_option(void** state) {
 static void chain_across_queues(void** state) {
   weft_cts_t* cts = *state;
   char device_string[256];
-  snprintf(device_string, sizeof(device_string), "%s%squeues=4",
-           cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
+  weft_cts_device_string_with(cts, "queues=4", device_string,
+                              sizeof(device_string));
   weft_device_t* device = NULL;
   WEFT_ASSERT_OK(weft_device_create(device_string, cts->allocator, &device));
   int64_t queues = 0;
@@ -381,36 +399,12 @@ static void chain_across_queues(void** state) {
   int64_t vk_queues = 0;
   WEFT_ASSERT_OK(weft_device_query_i64(device, "vulkan.queues", &vk_queues));
   assert_true(vk_queues >= 1 && vk_queues <= 4);
-  enum { kChain = 64 };
-  weft_buffer_t* buffer = NULL;
-  WEFT_ASSERT_OK(weft_device_allocate_buffer(
-      device, (weft_buffer_params_t){0}, 4 * kChain, &buffer));
-  weft_semaphore_t* chain = NULL;
-  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &chain));
-  weft_semaphore_t* gate = NULL;
-  WEFT_ASSERT_OK(weft_semaphore_create(cts->allocator, 0, &gate));
-  for (uint64_t i = 1; i <= kChain; ++i) {
-    weft_semaphore_t* waits[2] = {chain, gate};
-    const uint64_t wait_values[2] = {i - 1, 1};
-    const uint32_t value = (uint32_t)i * 7;
-    // Each op on the next queue, after the op before it on another.
-    const weft_queue_affinity_t queue = (weft_queue_affinity_t)1 << (i % 4);
-    WEFT_ASSERT_OK(weft_device_queue_fill(
-        device, queue, weft_cts_list(i == 1 ? 2 : 1, waits, wait_values),
-        weft_cts_list1(&chain, &i), buffer, 4 * (i - 1), 4, &value, 4));
-  }
-  WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
-  WEFT_ASSERT_OK(weft_cts_wait(chain, kChain));
-  uint32_t words[kChain];
-  weft_cts_device_read_buffer(device, buffer, 0, words, sizeof(words));
-  for (uint32_t i = 0; i < kChain; ++i) assert_int_equal(words[i], (i + 1) * 7);
-  weft_semaphore_release(gate);
-  weft_semaphore_release(chain);
-  weft_buffer_release(buffer);
+  // Each op on the next queue, after the op before it on another.
+  check_fill_chain(cts, device, 4, 7);
   weft_device_release(device);
   // More than the driver keeps is refused, naming the limit.
-  snprintf(device_string, sizeof(device_string), "%s%squeues=9",
-           cts->device_string, strchr(cts->device_string, '?') ? "&" : "?");
+  weft_cts_device_string_with(cts, "queues=9", device_string,
+                              sizeof(device_string));
   weft_status_t status =
       weft_device_create(device_string, cts->allocator, &device);
   assert_null(device);
