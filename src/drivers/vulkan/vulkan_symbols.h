@@ -62,8 +62,6 @@
   X(vkBindBufferMemory)                   \
   X(vkMapMemory)                          \
   X(vkUnmapMemory)                        \
-  X(vkFlushMappedMemoryRanges)            \
-  X(vkInvalidateMappedMemoryRanges)       \
   X(vkCreateCommandPool)                  \
   X(vkDestroyCommandPool)                 \
   X(vkAllocateCommandBuffers)             \
@@ -76,7 +74,6 @@
   X(vkCmdCopyBuffer)                      \
   X(vkCmdPipelineBarrier)                 \
   X(vkCmdBindPipeline)                    \
-  X(vkCmdBindDescriptorSets)              \
   X(vkCmdPushConstants)                   \
   X(vkCmdDispatch)                        \
   X(vkCmdDispatchBase)                    \
@@ -88,12 +85,7 @@
   X(vkCreatePipelineLayout)               \
   X(vkDestroyPipelineLayout)              \
   X(vkCreateComputePipelines)             \
-  X(vkDestroyPipeline)                    \
-  X(vkCreateDescriptorPool)               \
-  X(vkDestroyDescriptorPool)              \
-  X(vkAllocateDescriptorSets)             \
-  X(vkResetDescriptorPool)                \
-  X(vkUpdateDescriptorSets)
+  X(vkDestroyPipeline)
 
 // X(name): device entry points of extensions, NULL when the extension is
 // not enabled (VK_KHR_push_descriptor: dispatches).
