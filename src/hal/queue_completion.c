@@ -122,7 +122,7 @@ void weft_queue_op_signal_or_fail_published(const weft_queue_op_t* op,
   const weft_semaphore_list_t signal_list = op->signal_list;
   if (weft_status_is_ok(status)) {
     for (uint32_t i = 0; i < signal_list.count; ++i) {
-      if (i < 64 && (published & (1ull << i))) {
+      if (published && i < 64 && (published & (1ull << i))) {
         weft_semaphore_publish_value(signal_list.semaphores[i],
                                      signal_list.values[i]);
         continue;
@@ -130,7 +130,7 @@ void weft_queue_op_signal_or_fail_published(const weft_queue_op_t* op,
       // A signal fails only when the semaphore failed (the failure stays)
       // or passed the value; the others are signalled regardless, so
       // nothing waits forever.
-      weft_status_t signal_status = weft_semaphore_signal(
+      weft_status_t signal_status = weft_semaphore_signal_unchecked(
           signal_list.semaphores[i], signal_list.values[i]);
       if (!weft_status_is_ok(signal_status)) {
         weft_status_free(signal_status);

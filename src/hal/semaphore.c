@@ -300,15 +300,10 @@ void weft_semaphore_advance_issued(weft_semaphore_t* semaphore,
   weft_semaphore_fire_reached(issued);
 }
 
-// Moves the value to |value| (ahead of it; lock held) and detaches the
-// timepoints that reaches, returned as one chain for
-// weft_semaphore_fire_moved.
-static weft_timepoint_t* weft_semaphore_advance_locked(
+// Detaches the timepoints a move to |value| reaches, plain ones first, as
+// one chain (lock held). Out of line: most signals reach none.
+static weft_timepoint_t* weft_semaphore_detach_reached_locked(
     weft_semaphore_t* semaphore, uint64_t value) {
-  // Release: publishes everything the signaller wrote before the signal to
-  // lock-free readers of the value (queries and host waits).
-  weft_atomic_store(&semaphore->current_value, value, memory_order_release);
-  if (semaphore->issued_value < value) semaphore->issued_value = value;
   weft_timepoint_t* reached =
       semaphore->timepoint_head[0]
           ? weft_semaphore_detach_prefix_locked(semaphore, 0, value)
@@ -328,6 +323,21 @@ static weft_timepoint_t* weft_semaphore_advance_locked(
     }
   }
   return reached;
+}
+
+// Moves the value to |value| (ahead of it; lock held) and detaches the
+// timepoints that reaches, returned as one chain for
+// weft_semaphore_fire_moved.
+static inline weft_timepoint_t* weft_semaphore_advance_locked(
+    weft_semaphore_t* semaphore, uint64_t value) {
+  // Release: publishes everything the signaller wrote before the signal to
+  // lock-free readers of the value (queries and host waits).
+  weft_atomic_store(&semaphore->current_value, value, memory_order_release);
+  if (semaphore->issued_value < value) semaphore->issued_value = value;
+  if (!semaphore->timepoint_head[0] && !semaphore->timepoint_head[1]) {
+    return NULL;
+  }
+  return weft_semaphore_detach_reached_locked(semaphore, value);
 }
 
 // Tells everyone about a move to |value|: the trace, host waiters, and the
@@ -375,10 +385,7 @@ static weft_status_t weft_semaphore_signal_refused_locked(
                      label, value, current_value);
 }
 
-// Signals a semaphore known to be non-NULL: the base checks (not failed,
-// ahead of the value), then the payload moves (the host payload: the base
-// value itself, in the same critical section).
-static weft_status_t weft_semaphore_signal_unchecked(
+weft_status_t weft_semaphore_signal_unchecked(
     weft_semaphore_t* semaphore, uint64_t value) {
   const weft_semaphore_vtable_t* vtable = weft_semaphore_vtable(semaphore);
   weft_status_t status = WEFT_OK;

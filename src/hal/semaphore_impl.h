@@ -100,25 +100,25 @@ struct weft_semaphore_t {
   // Points at |name_inline| or at an allocation; guarded by |mutex|.
   char* name;
 
-  // The signaller's: the lock and what it guards.
+  // The signaller's lock, the value and the notification waiters read, on
+  // one line: a signal takes the line once and a spinning waiter reads it
+  // once.
   alignas(64) weft_slim_mutex_t mutex;
+  // 1 once |failure_status| is set; written under |mutex|.
+  weft_atomic_uint32_t failed;
+  // The payload (for the host semaphore; a mirror of it otherwise); written
+  // under |mutex|, read without it.
+  weft_atomic_uint64_t current_value;
+  // Host waiters sleep here; notified on every signal and on failure.
+  weft_notification_t notification;
+  // The highest value an op already issued to the device that owns the
+  // payload will signal (weft_semaphore_advance_issued); guarded by |mutex|.
+  uint64_t issued_value;
   // Registered timepoints sorted by value (ties in registration order),
   // guarded by |mutex|: [0] fire when the value is reached, [1] (issued
   // timepoints) also when |issued_value| reaches theirs.
   weft_timepoint_t* timepoint_head[2];
   weft_timepoint_t* timepoint_tail[2];
-  // The highest value an op already issued to the device that owns the
-  // payload will signal (weft_semaphore_advance_issued); guarded by |mutex|.
-  uint64_t issued_value;
-
-  // What waiters read: written under |mutex|, read without it.
-  // The payload (for the host semaphore; a mirror of it otherwise).
-  alignas(64) weft_atomic_uint64_t current_value;
-  // 1 once |failure_status| is set; written under |mutex|.
-  weft_atomic_uint32_t failed;
-
-  // Host waiters sleep here; notified on every signal and on failure.
-  alignas(64) weft_notification_t notification;
 
   char name_inline[WEFT_SEMAPHORE_INLINE_NAME_CAPACITY];
 };
@@ -168,6 +168,13 @@ static inline bool weft_semaphore_is_native(const weft_semaphore_t* semaphore,
       (const weft_semaphore_vtable_t*)semaphore->resource.vtable;
   return vtable->is_native && vtable->is_native(semaphore, domain);
 }
+
+// Signals a semaphore known to be non-NULL (weft_semaphore_signal without
+// the argument check, for the HAL's own callers): the base checks (not
+// failed, ahead of the value), then the payload moves (the host payload:
+// the base value itself, in the same critical section).
+weft_status_t weft_semaphore_signal_unchecked(weft_semaphore_t* semaphore,
+                                              uint64_t value);
 
 // Publishes |value| observed on the payload to the base: moves the base's
 // value there and fires the timepoints it reaches, like a signal, but
