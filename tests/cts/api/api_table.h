@@ -55,7 +55,8 @@ typedef struct api_call_t {
   const char* device_string;
   weft_allocator_t allocator;
   weft_device_t* device;
-  // The CTS test kernels (see cts.h) and the path of their loadable module.
+  // The CTS test kernels (see cts.h), made at the first api_kernels, and
+  // the path of their loadable module.
   weft_executable_t* kernels;
   const char* kernel_module_path;
 
@@ -156,6 +157,9 @@ bool api_setup(api_call_t* call, weft_status_t status, const char* what);
 
 // --- Objects thunks commonly need (all checked with api_setup) ---
 
+// The CTS test kernels on the case's device (made at the first call), or
+// NULL.
+weft_executable_t* api_kernels(api_call_t* call);
 // A host-visible buffer of |length| bytes on the case's device, or NULL.
 weft_buffer_t* api_make_buffer(api_call_t* call, weft_device_size_t length);
 // A device semaphore at |value|, or NULL.

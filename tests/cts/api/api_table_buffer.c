@@ -420,10 +420,11 @@ static void command_buffer_dispatch(api_call_t* call) {
   weft_command_buffer_t* command_buffer = make_command_buffer(call, true);
   weft_buffer_t* in = api_make_buffer(call, BUFFER_LENGTH);
   weft_buffer_t* out = api_make_buffer(call, BUFFER_LENGTH);
+  weft_executable_t* kernels = api_kernels(call);
   uint32_t ordinal = 0;
-  if (command_buffer && in && out &&
+  if (command_buffer && in && out && kernels &&
       api_setup(call,
-                weft_executable_lookup_kernel(call->kernels, "scale_offset",
+                weft_executable_lookup_kernel(kernels, "scale_offset",
                                               &ordinal),
                 "weft_executable_lookup_kernel")) {
     const uint32_t workgroup_count[3] = {1, 1, 1};
@@ -434,7 +435,7 @@ static void command_buffer_dispatch(api_call_t* call) {
     };
     api_status(call, weft_command_buffer_dispatch(
                          api_ptr(call, 0, "command_buffer", command_buffer),
-                         api_ptr(call, 1, "executable", call->kernels), ordinal,
+                         api_ptr(call, 1, "executable", kernels), ordinal,
                          api_ptr(call, 3, "workgroup_count", workgroup_count),
                          3, api_ptr(call, 5, "constants", constants), 2,
                          api_ptr(call, 7, "bindings", bindings)));
@@ -476,7 +477,7 @@ static void executable_release(api_call_t* call) {
 
 static void executable_name(api_call_t* call) {
   const char* name =
-      weft_executable_name(api_ptr(call, 0, "executable", call->kernels));
+      weft_executable_name(api_ptr(call, 0, "executable", api_kernels(call)));
   if (call->broken_index < 0 && (!name || !name[0])) {
     api_problem(call, "the test kernels have no name");
   }
@@ -486,7 +487,7 @@ static void executable_name(api_call_t* call) {
 
 static void executable_kernel_count(api_call_t* call) {
   uint32_t count = weft_executable_kernel_count(
-      api_ptr(call, 0, "executable", call->kernels));
+      api_ptr(call, 0, "executable", api_kernels(call)));
   if (call->broken_index < 0 && count == 0) api_problem(call, "no kernels");
   api_expect_neutral(call, count == 0, "%u, expected 0", count);
 }
@@ -502,7 +503,7 @@ static void executable_format_name(api_call_t* call) {
 
 static void executable_format(api_call_t* call) {
   weft_executable_format_t format =
-      weft_executable_format(api_ptr(call, 0, "executable", call->kernels));
+      weft_executable_format(api_ptr(call, 0, "executable", api_kernels(call)));
   const weft_executable_format_t expected =
       weft_cts_kernel_source(weft_device_driver_name(call->device)).format;
   if (call->broken_index < 0 && format != expected) {
@@ -516,7 +517,7 @@ static void executable_format(api_call_t* call) {
 static void executable_kernel_info(api_call_t* call) {
   api_value(call, 1, "ordinal");
   const weft_kernel_info_t* kernel = weft_executable_kernel_info(
-      api_ptr(call, 0, "executable", call->kernels), 0);
+      api_ptr(call, 0, "executable", api_kernels(call)), 0);
   if (call->broken_index < 0 && !kernel) api_problem(call, "no kernel 0");
   api_expect_neutral(call, kernel == NULL, "%p, expected NULL",
                      (const void*)kernel);
@@ -528,7 +529,7 @@ static void executable_lookup_kernel(api_call_t* call) {
   uint32_t ordinal = 0;
   api_status(call,
              weft_executable_lookup_kernel(
-                 api_ptr(call, 0, "executable", call->kernels),
+                 api_ptr(call, 0, "executable", api_kernels(call)),
                  api_ptr(call, 1, "name", "scale_offset"),
                  api_out(call, 2, "out_ordinal", &ordinal, sizeof(ordinal))));
   if (!api_ok(call) && !api_is_broken(call, 2) && ordinal != UINT32_MAX) {

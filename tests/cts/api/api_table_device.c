@@ -301,11 +301,12 @@ static void device_queue_dispatch(api_call_t* call) {
   api_value(call, 9, "binding_count");
   weft_buffer_t* in = api_make_buffer(call, BUFFER_LENGTH);
   weft_buffer_t* out = api_make_buffer(call, BUFFER_LENGTH);
+  weft_executable_t* kernels = api_kernels(call);
   uint32_t ordinal = 0;
   api_queue_t queue;
-  if (in && out &&
+  if (in && out && kernels &&
       api_setup(call,
-                weft_executable_lookup_kernel(call->kernels, "scale_offset",
+                weft_executable_lookup_kernel(kernels, "scale_offset",
                                               &ordinal),
                 "weft_executable_lookup_kernel") &&
       api_queue_initialize(call, &queue)) {
@@ -319,7 +320,7 @@ static void device_queue_dispatch(api_call_t* call) {
                          queue_device(call), WEFT_QUEUE_AFFINITY_ANY,
                          api_queue_wait_list(call, &queue, 2),
                          api_queue_signal_list(call, &queue, 3),
-                         api_ptr(call, 4, "executable", call->kernels), ordinal,
+                         api_ptr(call, 4, "executable", kernels), ordinal,
                          api_ptr(call, 6, "workgroup_count", workgroup_count),
                          3, api_ptr(call, 8, "constants", constants), 2,
                          api_ptr(call, 10, "bindings", bindings)));

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "api_table.h"
+#include "cts.h"
 
 #define API_WAIT_NS (5ll * 1000 * 1000 * 1000)
 
@@ -205,6 +206,18 @@ bool api_setup(api_call_t* call, weft_status_t status, const char* what) {
   weft_status_free(status);
   api_problem(call, "setup: %s failed: %s", what, text);
   return false;
+}
+
+weft_executable_t* api_kernels(api_call_t* call) {
+  if (!call->kernels) {
+    api_setup(call,
+              weft_device_create_executable(
+                  call->device,
+                  weft_cts_kernel_source(weft_device_driver_name(call->device)),
+                  &call->kernels),
+              "weft_device_create_executable");
+  }
+  return call->kernels;
 }
 
 weft_buffer_t* api_make_buffer(api_call_t* call, weft_device_size_t length) {
