@@ -228,6 +228,58 @@ static void fence_await_sync(void** state) {
   hal_test_for_each_device(fence_await_sync_body);
 }
 
+// Names a program gives its semaphores reach the messages of waits that
+// fail, in place of the semaphore's address.
+static void names_body(hal_test_t* t) {
+  weft_vm_bytes_t* layer = hal_test_make_bytes("layer1");
+  weft_vm_value_t named = hal_test_call_ok(
+      t, "fence.create_named", HAL_ARGS(REF(t->device), hal_test_bytes(layer)));
+  weft_fence_t* fence = (weft_fence_t*)named.ref.object;
+  assert_string_equal(
+      weft_semaphore_name(weft_fence_as_list(fence).semaphores[0]), "layer1");
+  expect_ok(hal_test_call(t, "fence.signal", HAL_ARGS(REF(fence)), NULL, 0));
+  expect_error(hal_test_call(t, "fence.signal", HAL_ARGS(REF(fence)), NULL, 0),
+               WEFT_STATUS_INVALID_ARGUMENT,
+               "semaphore 'layer1': signal to 1 but already at 1");
+
+  weft_semaphore_t* semaphore = new_semaphore(t, 0);
+  weft_vm_bytes_t* step = hal_test_make_bytes("step");
+  expect_ok(hal_test_call(t, "semaphore.set_name",
+                          HAL_ARGS(REF(semaphore), hal_test_bytes(step)), NULL,
+                          0));
+  assert_string_equal(weft_semaphore_name(semaphore), "step");
+  expect_ok(hal_test_call(t, "semaphore.fail",
+                          HAL_ARGS(REF(semaphore), I32(WEFT_STATUS_ABORTED)),
+                          NULL, 0));
+  expect_error(hal_test_call(t, "semaphore.signal",
+                             HAL_ARGS(REF(semaphore), I64(1)), NULL, 0),
+               WEFT_STATUS_ABORTED,
+               "while signalling semaphore 'step' to 1 (it has failed)");
+
+  // A name with a NUL in it is refused, naming the argument.
+  weft_vm_bytes_t* bad = NULL;
+  expect_ok(weft_vm_bytes_create(weft_allocator_system(), "a\0b", 3, &bad));
+  expect_error(hal_test_call(t, "semaphore.set_name",
+                             HAL_ARGS(REF(semaphore), hal_test_bytes(bad)),
+                             NULL, 0),
+               WEFT_STATUS_INVALID_ARGUMENT, "name");
+  assert_string_equal(weft_semaphore_name(semaphore), "step");
+  weft_vm_value_t none = {0};
+  expect_error(hal_test_call(t, "fence.create_named",
+                             HAL_ARGS(REF(t->device), hal_test_bytes(bad)),
+                             &none, 1),
+               WEFT_STATUS_INVALID_ARGUMENT, "name");
+  assert_null(none.ref.object);
+
+  hal_test_release_bytes(bad);
+  hal_test_release_bytes(step);
+  hal_test_release_bytes(layer);
+  weft_semaphore_release(semaphore);
+  weft_vm_ref_release(named.ref);
+}
+
+static void names(void** state) { hal_test_for_each_device(names_body); }
+
 // Calls native function "fence.await_list" of the module directly, to see
 // the wait frame it describes: the sources already reached are dropped,
 // two fences on one semaphore become one source with the larger value.
@@ -559,6 +611,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(semaphore_await_sync),
       cmocka_unit_test(fence_await_sync),
+      cmocka_unit_test(names),
       cmocka_unit_test(await_list_dedups),
       cmocka_unit_test(loop_ping_pong),
       cmocka_unit_test(loop_awaits),

@@ -6,19 +6,44 @@
 #include "modules/hal/module_impl.h"
 #include "weft/fence.h"
 
-// fence.create(device) -> (fence): a new semaphore of |device| at 0 and
-// the fence at 1, ready to be a signal fence.
-static weft_status_t weft_hal_fence_create(weft_vm_native_call_t* call) {
+// A new semaphore of |device| at 0, named |name| when not NULL, and the
+// fence at 1, ready to be a signal fence.
+static weft_status_t weft_hal_fence_create_on(weft_vm_native_call_t* call,
+                                              const char* name) {
   weft_semaphore_t* semaphore = NULL;
   weft_fence_t* fence = NULL;
   weft_status_t status = weft_device_create_semaphore(
       (weft_device_t*)call->args[0].ref.object, 0, &semaphore);
   if (weft_status_is_ok(status)) {
+    if (name) weft_semaphore_set_name(semaphore, name);
     status = weft_fence_create_at(semaphore, 1, weft_hal_state(call)->allocator,
                                   &fence);
   }
   weft_semaphore_release(semaphore);
   weft_hal_set_result(call, 0, fence);
+  return status;
+}
+
+// fence.create(device) -> (fence)
+static weft_status_t weft_hal_fence_create(weft_vm_native_call_t* call) {
+  return weft_hal_fence_create_on(call, NULL);
+}
+
+// fence.create_named(device, name) -> (fence): its semaphore named, so
+// failure chains and dumps say "semaphore 'layer1'", not an address.
+static weft_status_t weft_hal_fence_create_named(
+    weft_vm_native_call_t* call) {
+  static const char kFunction[] = "hal.fence.create_named";
+  weft_hal_string_t name;
+  weft_status_t status = weft_hal_arg_string(kFunction, "name",
+                                             call->args[1].ref,
+                                             call->allocator, &name);
+  if (weft_status_is_ok(status)) {
+    status = weft_hal_fence_create_on(call, name.text);
+  } else {
+    weft_hal_set_result(call, 0, NULL);
+  }
+  weft_hal_string_deinitialize(&name);
   return status;
 }
 
@@ -116,6 +141,8 @@ static weft_status_t weft_hal_fence_await_list(weft_vm_native_call_t* call) {
 static const weft_vm_native_function_t kFunctions[] = {
     {"fence.create", "(r<hal.device>) -> (r<hal.fence>)",
      weft_hal_fence_create},
+    {"fence.create_named", "(r<hal.device>, r<bytes>) -> (r<hal.fence>)",
+     weft_hal_fence_create_named},
     {"fence.at", "(r<hal.semaphore>, i64) -> (r<hal.fence>)",
      weft_hal_fence_at},
     {"fence.join", "(r<hal.fence>?, r<hal.fence>?) -> (r<hal.fence>?)",

@@ -73,6 +73,22 @@ static weft_status_t weft_hal_semaphore_await(weft_vm_native_call_t* call) {
   return weft_hal_await_yield(call, status, 0);
 }
 
+// semaphore.set_name(semaphore, name) -> (): the name messages use for it
+// ("semaphore 'step'") instead of its address.
+static weft_status_t weft_hal_semaphore_set_name(weft_vm_native_call_t* call) {
+  static const char kFunction[] = "hal.semaphore.set_name";
+  weft_hal_string_t name;
+  weft_status_t status = weft_hal_arg_string(kFunction, "name",
+                                             call->args[1].ref,
+                                             call->allocator, &name);
+  if (weft_status_is_ok(status)) {
+    weft_semaphore_set_name((weft_semaphore_t*)call->args[0].ref.object,
+                            name.text);
+  }
+  weft_hal_string_deinitialize(&name);
+  return status;
+}
+
 static const weft_vm_native_function_t kFunctions[] = {
     {"semaphore.create", "(r<hal.device>, i64) -> (r<hal.semaphore>)",
      weft_hal_semaphore_create},
@@ -84,6 +100,8 @@ static const weft_vm_native_function_t kFunctions[] = {
      weft_hal_semaphore_fail},
     {"semaphore.await", "(r<hal.semaphore>, i64, i64) -> (i32)",
      weft_hal_semaphore_await},
+    {"semaphore.set_name", "(r<hal.semaphore>, r<bytes>) -> ()",
+     weft_hal_semaphore_set_name},
 };
 
 const weft_hal_function_table_t kWeftHalSemaphoreFunctions = {
