@@ -79,17 +79,29 @@ if(WEFT_LIBURING_PC_LIBS)  # set by src/CMakeLists.txt when built with liburing
   list(JOIN WEFT_LIBURING_PC_LIBS " " weft_pc_liburing)
   string(APPEND WEFT_PC_LIBS_PRIVATE " ${weft_pc_liburing}")
 endif()
-configure_file(${PROJECT_SOURCE_DIR}/cmake/weft.pc.in
-               ${PROJECT_BINARY_DIR}/weft.pc @ONLY)
+# The installed modules are written apart from the build tree's own.
 # weft-static.pc: the same paths; Libs names libweft.a by its path (a plain
 # -lweft would pick libweft.so) followed by weft.pc's Libs.private, so
 # `pkg-config --libs weft-static` is a complete static link line with or
 # without --static.
-configure_file(${PROJECT_SOURCE_DIR}/cmake/weft-static.pc.in
-               ${PROJECT_BINARY_DIR}/weft-static.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/weft.pc
-              ${PROJECT_BINARY_DIR}/weft-static.pc
+foreach(weft_pc weft weft-static)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/${weft_pc}.pc.in
+                 ${PROJECT_BINARY_DIR}/pkgconfig-install/${weft_pc}.pc @ONLY)
+endforeach()
+install(FILES ${PROJECT_BINARY_DIR}/pkgconfig-install/weft.pc
+              ${PROJECT_BINARY_DIR}/pkgconfig-install/weft-static.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The build tree's modules, for compiling against a build without
+# installing it (PKG_CONFIG_PATH=BUILD/pkgconfig): the source tree's headers
+# and the libraries where the build leaves them.
+set(WEFT_PC_PREFIX "${PROJECT_BINARY_DIR}")
+set(WEFT_PC_LIBDIR "${PROJECT_BINARY_DIR}/src")
+set(WEFT_PC_INCLUDEDIR "${PROJECT_SOURCE_DIR}/include")
+foreach(weft_pc weft weft-static)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/${weft_pc}.pc.in
+                 ${PROJECT_BINARY_DIR}/pkgconfig/${weft_pc}.pc @ONLY)
+endforeach()
 
 # `cmake --build B --target weft_installable` builds exactly what
 # `cmake --install B` installs (the libraries and the installed tools), not

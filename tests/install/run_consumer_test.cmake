@@ -8,7 +8,9 @@
 #      -Wl,-rpath,$(pkg-config --variable=libdir weft) it runs;
 #   4. pkg-config weft-static: no NEEDED libweft.so (readelf -d);
 #   5. with libweft.so* deleted from the prefix the static consumers still
-#      run and the shared one does not start.
+#      run and the shared one does not start;
+#   6. the build tree's own modules (BUILD/pkgconfig) compile and link the
+#      consumer without an install.
 # Inputs (-D):
 #   WEFT_BINARY_DIR      the weft build to install
 #   CONSUMER_SOURCE_DIR  tests/install/consumer
@@ -177,4 +179,29 @@ run_step("run consumer (weft::weft_static, no libweft.so)"
          "${WORK_DIR}/build/consumer_static")
 expect_libweft_not_found("consumer (weft::weft, no libweft.so)"
                          "${WORK_DIR}/build/consumer_shared")
+# 6. The build tree's own pkg-config modules (BUILD/pkgconfig): compiling
+# against a build without installing it, headers from the source tree and
+# libraries where the build leaves them.
+set(ENV{PKG_CONFIG_PATH} "${WEFT_BINARY_DIR}/pkgconfig")
+pkg_config(tree_flags --cflags --libs weft)
+pkg_config(tree_libdir --variable=libdir weft)
+if(NOT EXISTS "${tree_libdir}/libweft.so")
+  message(FATAL_ERROR "install.consumer: the build tree's weft.pc names "
+                      "libdir ${tree_libdir}, which holds no libweft.so")
+endif()
+separate_arguments(tree_flags UNIX_COMMAND "${tree_flags}")
+run_step("cc with the build tree's pkg-config weft" "${C_COMPILER}" -std=c11
+         ${extra_flags} "${CONSUMER_SOURCE_DIR}/main.c"
+         -o "${WORK_DIR}/consumer_tree" ${tree_flags}
+         "-Wl,-rpath,${tree_libdir}")
+run_step("run consumer (build tree, pkg-config weft)"
+         "${WORK_DIR}/consumer_tree")
+pkg_config(tree_static_flags --cflags --libs weft-static)
+separate_arguments(tree_static_flags UNIX_COMMAND "${tree_static_flags}")
+run_step("cc with the build tree's pkg-config weft-static" "${C_COMPILER}"
+         -std=c11 ${extra_flags} "${CONSUMER_SOURCE_DIR}/main.c"
+         -o "${WORK_DIR}/consumer_tree_static" ${tree_static_flags})
+check_needs_libweft("${WORK_DIR}/consumer_tree_static" FALSE)
+run_step("run consumer (build tree, pkg-config weft-static)"
+         "${WORK_DIR}/consumer_tree_static")
 message(STATUS "install.consumer: all consumers ran")
