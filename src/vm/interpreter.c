@@ -348,6 +348,29 @@ static weft_status_t weft_vm_call_native(weft_vm_stack_t* stack,
   return status;
 }
 
+// Checks the results `ret` hands back (registers |value_registers| of
+// |frame|, function |index| of |module|) against the ref types its
+// signature names.
+static weft_status_t weft_vm_check_ret(const weft_vm_stack_t* stack,
+                                       const weft_vm_frame_t* frame,
+                                       const weft_vm_module_t* module,
+                                       uint32_t index,
+                                       const uint16_t* value_registers) {
+  const weft_vm_signature_t signature = frame->function->signature;
+  const uint8_t* types = signature.types + signature.arg_count;
+  weft_vm_value_t values[WEFT_VM_SIGNATURE_MAX_VALUES];
+  for (uint32_t i = 0; i < signature.ret_count; ++i) {
+    values[i].type = (weft_vm_value_type_t)types[i];
+    if (values[i].type == WEFT_VM_TYPE_REF) {
+      values[i].ref = stack->refs[frame->ref_base + value_registers[i]];
+    } else {
+      values[i].bits = 0;
+    }
+  }
+  return weft_vm_module_check_refs(module, index, /*results=*/true, values,
+                                   signature.ret_count);
+}
+
 // Hands the top frame's results to its caller's result registers (or to
 // |results| for the outermost frame) and pops it. |values| are the results
 // as registers of the frame: |value_registers| indices into its files
@@ -500,6 +523,12 @@ weft_status_t weft_vm_interpreter_begin(weft_vm_stack_t* stack,
       status = weft_vm_check_native_args(frame, values);
     }
     return status;
+  }
+  // The host's arguments against the ref types the signature names.
+  if (module) {
+    status = weft_vm_module_check_refs(module, function_index,
+                                       /*results=*/false, args, arg_count);
+    if (!weft_status_is_ok(status)) return status;
   }
   status = weft_vm_stack_push(stack, instance, bytecode,
                               &bytecode->functions[function_index],
@@ -960,6 +989,21 @@ weft_status_t weft_vm_interpreter_run(weft_vm_stack_t* stack, uint64_t budget,
   }
   WEFT_VM_CASE(RET) : {
     const bool outermost = stack->depth == 1;
+    // The results against the ref types the signature names (the module's
+    // precomputed checks; most functions have none).
+    const weft_vm_module_t* module =
+        frame->instance ? frame->instance->module : NULL;
+    if (module && module->function_checks) {
+      const uint32_t index =
+          (uint32_t)(frame->function - frame->bytecode->functions);
+      if (module->function_checks[index].check_results) {
+        status = weft_vm_annotate_at(
+            frame, (uint32_t)(ip - code),
+            weft_vm_check_ret(stack, frame, module, index,
+                              frame->bytecode->operands + ip->imm));
+        if (!weft_status_is_ok(status)) WEFT_VM_FAIL(status);
+      }
+    }
     weft_vm_return(stack, frame->bytecode->operands + ip->imm, NULL, results,
                    result_count);
     if (outermost) {

@@ -9,6 +9,123 @@
 #include "vm/signature.h"
 #include "vm/signature_text.h"
 
+// Builds |module|'s function_checks and ref_checks from its bytecode
+// functions' signatures (left NULL when no signature names a ref type or
+// forbids a null).
+static weft_status_t weft_vm_module_build_ref_checks(
+    weft_vm_module_t* module) {
+  const weft_vm_bytecode_t* bytecode = module->bytecode;
+  size_t value_count = 0;
+  size_t text_bytes = 0;
+  bool any = false;
+  for (uint32_t f = 0; f < bytecode->function_count; ++f) {
+    const weft_vm_signature_t signature = bytecode->functions[f].signature;
+    value_count += (size_t)signature.arg_count + signature.ret_count;
+    if (signature.text) {
+      text_bytes += strlen(signature.text) + 1;
+      any = true;
+    }
+  }
+  if (!any) return WEFT_OK;
+  const size_t functions_size =
+      bytecode->function_count * sizeof(weft_vm_function_checks_t);
+  const size_t checks_offset =
+      (functions_size + _Alignof(weft_vm_ref_check_t) - 1) &
+      ~(_Alignof(weft_vm_ref_check_t) - 1);
+  const size_t texts_offset =
+      checks_offset + value_count * sizeof(weft_vm_ref_check_t);
+  uint8_t* storage = NULL;
+  weft_status_t status = weft_allocator_malloc(
+      module->allocator, texts_offset + text_bytes, (void**)&storage);
+  if (!weft_status_is_ok(status)) return status;
+  weft_vm_function_checks_t* functions = (weft_vm_function_checks_t*)storage;
+  weft_vm_ref_check_t* checks = (weft_vm_ref_check_t*)(storage + checks_offset);
+  char* texts = (char*)storage + texts_offset;
+  uint32_t next = 0;
+  for (uint32_t f = 0; f < bytecode->function_count; ++f) {
+    const weft_vm_signature_t signature = bytecode->functions[f].signature;
+    const uint32_t count = (uint32_t)signature.arg_count + signature.ret_count;
+    functions[f] = (weft_vm_function_checks_t){next, 0, 0};
+    for (uint32_t i = 0; i < count; ++i) {
+      // No text: every ref is "r?", nothing to check.
+      checks[next + i] = (weft_vm_ref_check_t){NULL, 0, 1};
+    }
+    if (signature.text) {
+      // Validation parsed this text already; it parses again here.
+      weft_vm_parsed_signature_t parsed;
+      status = weft_vm_signature_parse(signature.text, strlen(signature.text),
+                                       &parsed);
+      if (!weft_status_is_ok(status)) break;
+      const size_t length = strlen(parsed.canonical);
+      memcpy(texts, parsed.canonical, length + 1);
+      for (uint32_t i = 0; i < count; ++i) {
+        if (parsed.types[i] != WEFT_VM_TYPE_REF) continue;
+        weft_vm_ref_check_t* check = &checks[next + i];
+        check->name = texts + parsed.ref_name_offset[i];
+        check->name_length = parsed.ref_name_length[i];
+        check->nullable = parsed.nullable[i];
+        if (check->name_length || !check->nullable) {
+          if (i < signature.arg_count) {
+            functions[f].check_args = 1;
+          } else {
+            functions[f].check_results = 1;
+          }
+        }
+      }
+      texts += length + 1;
+    }
+    next += count;
+  }
+  if (!weft_status_is_ok(status)) {
+    weft_allocator_free(module->allocator, storage);
+    return status;
+  }
+  module->function_checks = functions;
+  module->ref_checks = checks;
+  return WEFT_OK;
+}
+
+weft_status_t weft_vm_module_check_refs(const weft_vm_module_t* module,
+                                        uint32_t index, bool results,
+                                        const weft_vm_value_t* values,
+                                        uint32_t count) {
+  if (!module->function_checks) return WEFT_OK;
+  const weft_vm_function_checks_t function = module->function_checks[index];
+  if (!(results ? function.check_results : function.check_args)) {
+    return WEFT_OK;
+  }
+  const weft_vm_signature_t signature =
+      module->bytecode->functions[index].signature;
+  const weft_vm_ref_check_t* checks =
+      module->ref_checks + function.first +
+      (results ? signature.arg_count : 0);
+  const char* what = results ? "result" : "argument";
+  for (uint32_t i = 0; i < count; ++i) {
+    if (values[i].type != WEFT_VM_TYPE_REF) continue;
+    const weft_vm_ref_t ref = values[i].ref;
+    const weft_vm_ref_check_t check = checks[i];
+    if (!ref.object) {
+      if (!check.nullable) {
+        return WEFT_STATUS(
+            INVALID_ARGUMENT,
+            "%s.%s: %s %" PRIu32
+            " is null but the signature %s does not allow it",
+            module->name, module->bytecode->functions[index].name, what, i,
+            signature.text);
+      }
+    } else if (check.name_length &&
+               (strlen(ref.type->name) != check.name_length ||
+                memcmp(ref.type->name, check.name, check.name_length) != 0)) {
+      return WEFT_STATUS(INVALID_ARGUMENT,
+                         "%s.%s: %s %" PRIu32 " is a '%s', not a '%.*s'",
+                         module->name, module->bytecode->functions[index].name,
+                         what, i, ref.type->name, (int)check.name_length,
+                         check.name);
+    }
+  }
+  return WEFT_OK;
+}
+
 weft_status_t weft_vm_module_create_bytecode(weft_allocator_t allocator,
                                              weft_vm_bytecode_t* bytecode,
                                              weft_vm_module_t** out_module) {
@@ -24,10 +141,20 @@ weft_status_t weft_vm_module_create_bytecode(weft_allocator_t allocator,
     module->kind = WEFT_VM_MODULE_BYTECODE;
     module->name = bytecode->name ? bytecode->name : "";
     module->bytecode = bytecode;
-    *out_module = module;
-  } else {
-    weft_vm_bytecode_free(allocator, bytecode);
+    module->native = NULL;
+    module->native_signatures = NULL;
+    module->native_parsed = NULL;
+    module->function_checks = NULL;
+    module->ref_checks = NULL;
+    status = weft_vm_module_build_ref_checks(module);
+    if (weft_status_is_ok(status)) {
+      *out_module = module;
+    } else {
+      weft_allocator_free(allocator, module);
+      module = NULL;
+    }
   }
+  if (!weft_status_is_ok(status)) weft_vm_bytecode_free(allocator, bytecode);
   return status;
 }
 
@@ -119,6 +246,9 @@ weft_status_t weft_vm_module_create_native(
     module->native = def;
     module->native_signatures = signatures;
     module->native_parsed = parsed;
+    module->bytecode = NULL;
+    module->function_checks = NULL;
+    module->ref_checks = NULL;
     *out_module = module;
   } else {
     weft_allocator_free(allocator, signatures);
@@ -133,6 +263,8 @@ void weft_vm_module_retain(weft_vm_module_t* module) {
 void weft_vm_module_release(weft_vm_module_t* module) {
   if (module && weft_ref_count_dec(&module->ref_count)) {
     weft_vm_bytecode_free(module->allocator, module->bytecode);
+    // One allocation, starting with the function entries.
+    weft_allocator_free(module->allocator, module->function_checks);
     // One allocation, starting with the signatures.
     weft_allocator_free(module->allocator, module->native_signatures);
     const weft_vm_native_module_def_t* native = module->native;

@@ -7,6 +7,7 @@
 #ifndef WEFT_VM_MODULE_IMPL_H_
 #define WEFT_VM_MODULE_IMPL_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/atomics.h"
@@ -24,6 +25,25 @@ typedef enum weft_vm_module_kind_e {
   WEFT_VM_MODULE_NATIVE = 1,
 } weft_vm_module_kind_t;
 
+// What a ref value of a bytecode function's signature must be: of the ref
+// type |name| (|name_length| bytes; 0: any type), and non-null unless
+// |nullable|.
+typedef struct weft_vm_ref_check_t {
+  const char* name;
+  uint16_t name_length;
+  uint8_t nullable;
+} weft_vm_ref_check_t;
+
+// Per bytecode function: where its values' checks start in the module's
+// |ref_checks| (arguments then results, one per value, scalars included so
+// value i is entry |first| + i), and whether any argument or result has
+// something to check (a named type or no '?').
+typedef struct weft_vm_function_checks_t {
+  uint32_t first;
+  uint8_t check_args;
+  uint8_t check_results;
+} weft_vm_function_checks_t;
+
 struct weft_vm_module_t {
   weft_ref_count_t ref_count;
   weft_allocator_t allocator;
@@ -37,7 +57,23 @@ struct weft_vm_module_t {
   const weft_vm_native_module_def_t* native;
   weft_vm_signature_t* native_signatures;
   weft_vm_parsed_signature_t* native_parsed;
+  // BYTECODE: the ref checks of its functions' signatures, what a call from
+  // the host checks the arguments against and `ret` the results (one
+  // allocation: the function entries, then the checks, then the canonical
+  // texts their names point into; owned). NULL when no function has one.
+  weft_vm_function_checks_t* function_checks;
+  const weft_vm_ref_check_t* ref_checks;
 };
+
+// Checks |values| (|count| of them, the arguments or the results of
+// function |index| of a bytecode |module|) against the function's
+// signature: each ref of the declared type and non-null unless the
+// signature allows it. |what| is "argument" or "result". INVALID_ARGUMENT
+// naming the module, function, position and both types.
+weft_status_t weft_vm_module_check_refs(const weft_vm_module_t* module,
+                                        uint32_t index, bool results,
+                                        const weft_vm_value_t* values,
+                                        uint32_t count);
 
 // Takes |bytecode| (one allocation from |allocator|, see bytecode.h) after
 // validating it; on failure frees it. One reference.

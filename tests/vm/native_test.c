@@ -141,6 +141,74 @@ static void native_arguments_checked(void** state) {
   weft_vm_module_release(m);
 }
 
+// A bytecode function's signature is checked where values cross it: the
+// host's arguments at the call, every `ret`'s results (from the host or
+// from another bytecode function).
+static void bytecode_refs_checked(void** state) {
+  static const char kText[] =
+      "module typed\n"
+      "func @pass (r<semaphore>) -> (r<semaphore>) export\n"
+      "  ret (r0)\n"
+      "end\n"
+      "func @wrong (r<list>) -> (r<semaphore>) export\n"
+      "  ret (r0)\n"
+      "end\n"
+      "func @maybe (r<semaphore>?) -> (r<semaphore>?) export\n"
+      "  ret (r0)\n"
+      "end\n"
+      "func @outer (r<list>) -> (r<semaphore>) export\n"
+      "  call @wrong(r0) -> (r1)\n"
+      "  ret (r1)\n"
+      "end\n";
+  weft_vm_module_t* typed = NULL;
+  expect_ok(weft_vm_module_load_bytes("typed.wvm", kText, sizeof(kText) - 1,
+                                      weft_allocator_system(), &typed));
+  weft_vm_context_t* context = vm_test_make_context(typed);
+  weft_semaphore_t* semaphore = NULL;
+  expect_ok(weft_semaphore_create(weft_allocator_system(), 0, &semaphore));
+  weft_vm_list_t* list = NULL;
+  expect_ok(weft_vm_list_create(weft_allocator_system(), 0, &list));
+  const weft_vm_value_t sem_arg = vm_test_semaphore_value(semaphore);
+  const weft_vm_value_t list_arg = {.type = WEFT_VM_TYPE_REF,
+                                    .ref = weft_vm_list_as_ref(list)};
+  const weft_vm_value_t null_arg = {.type = WEFT_VM_TYPE_REF};
+  weft_vm_value_t result = {0};
+
+  expect_ok(weft_vm_invoke_sync(context, "typed.pass", &sem_arg, 1, &result, 1,
+                                0, weft_allocator_system()));
+  assert_ptr_equal(result.ref.object, semaphore);
+  weft_vm_ref_release(result.ref);
+  // The host's arguments.
+  expect_error(weft_vm_invoke_sync(context, "typed.pass", &list_arg, 1,
+                                   &result, 1, 0, weft_allocator_system()),
+               WEFT_STATUS_INVALID_ARGUMENT,
+               "typed.pass: argument 0 is a 'list', not a 'semaphore'");
+  expect_error(weft_vm_invoke_sync(context, "typed.pass", &null_arg, 1,
+                                   &result, 1, 0, weft_allocator_system()),
+               WEFT_STATUS_INVALID_ARGUMENT,
+               "typed.pass: argument 0 is null but the signature");
+  // `ret` of a value of another type, to the host and to a caller.
+  expect_error(weft_vm_invoke_sync(context, "typed.wrong", &list_arg, 1,
+                                   &result, 1, 0, weft_allocator_system()),
+               WEFT_STATUS_INVALID_ARGUMENT,
+               "typed.wrong: result 0 is a 'list', not a 'semaphore'; in ret "
+               "at typed.wrong");
+  expect_error(weft_vm_invoke_sync(context, "typed.outer", &list_arg, 1,
+                                   &result, 1, 0, weft_allocator_system()),
+               WEFT_STATUS_INVALID_ARGUMENT,
+               "typed.wrong: result 0 is a 'list', not a 'semaphore'");
+  assert_null(result.ref.object);
+  // '?' lets null through both ways.
+  expect_ok(weft_vm_invoke_sync(context, "typed.maybe", &null_arg, 1, &result,
+                                1, 0, weft_allocator_system()));
+  assert_null(result.ref.object);
+
+  weft_vm_list_release(list);
+  weft_semaphore_release(semaphore);
+  weft_vm_context_release(context);
+  weft_vm_module_release(typed);
+}
+
 typedef struct signal_later_t {
   weft_semaphore_t* semaphore;
   uint64_t value;
@@ -205,6 +273,7 @@ int main(void) {
       cmocka_unit_test(calls_a_native_without_values),
       cmocka_unit_test(link_errors_name_both_sides),
       cmocka_unit_test(native_arguments_checked),
+      cmocka_unit_test(bytecode_refs_checked),
       cmocka_unit_test(waits_block_in_place),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
