@@ -45,6 +45,15 @@
 #include "hal/queue_scheduler.h"
 
 typedef struct weft_vulkan_op_t weft_vulkan_op_t;
+// A host-visible buffer an op copies from (vulkan_queue.c).
+typedef struct weft_vulkan_staging_t weft_vulkan_staging_t;
+
+// Staging buffers are kept by size class, powers of two from 4 KiB to
+// 64 MiB (larger ones are made for their op and freed after it), with at
+// most WEFT_VULKAN_STAGING_IDLE_LIMIT bytes idle in all.
+#define WEFT_VULKAN_STAGING_MIN_SHIFT 12
+#define WEFT_VULKAN_STAGING_CLASSES 15
+#define WEFT_VULKAN_STAGING_IDLE_LIMIT ((VkDeviceSize)64 << 20)
 
 // A FIFO of ops linked through their |next|.
 typedef struct weft_vulkan_op_fifo_t {
@@ -104,6 +113,13 @@ typedef struct weft_vulkan_device_t {
   // the FIFOs and the wake protocol.
   weft_slim_mutex_t mutex;
   VkCommandPool command_pool;
+  // Staging buffers of retired ops (unaligned fills, large or unaligned
+  // updates), mapped, one free list per size class; |staging_idle_bytes|
+  // is their total, |staging_made| how many were ever made (the
+  // "vulkan.staging_buffers_made" property).
+  weft_vulkan_staging_t* staging_free[WEFT_VULKAN_STAGING_CLASSES];
+  VkDeviceSize staging_idle_bytes;
+  uint64_t staging_made;
   // Command buffers of completed ops, reset and ready to record again.
   VkCommandBuffer* free_command_buffers;
   uint32_t free_command_buffer_count;

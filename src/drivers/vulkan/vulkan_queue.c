@@ -11,13 +11,19 @@
 #include "hal/queue_completion.h"
 #include "hal/queue_trace.h"
 
-// An op's driver bytes in its scheduler record.
-// A host-visible buffer an op copies from, in a list.
-typedef struct weft_vulkan_staging_t {
-  struct weft_vulkan_staging_t* next;
+// A host-visible buffer an op copies from, mapped for its life, in an
+// op's list or a free list of the device's.
+struct weft_vulkan_staging_t {
+  weft_vulkan_staging_t* next;
   VkBuffer buffer;
   VkDeviceMemory memory;
-} weft_vulkan_staging_t;
+  void* mapping;
+  VkDeviceSize size;
+  // Its size class, or -1 for one larger than every class.
+  int size_class;
+};
+
+// An op's driver bytes in its scheduler record.
 
 struct weft_vulkan_op_t {
   weft_vulkan_device_t* device;
@@ -142,21 +148,57 @@ static void weft_vulkan_op_return_command_buffer_locked(weft_vulkan_op_t* op) {
   op->command_buffer = VK_NULL_HANDLE;
 }
 
+// Frees a staging buffer (its memory unmaps with it).
+static void weft_vulkan_staging_destroy(weft_vulkan_device_t* device,
+                                        weft_vulkan_staging_t* staging) {
+  weft_vulkan_context_t* context = device->context;
+  if (staging->buffer) {
+    context->vk.vkDestroyBuffer(context->device, staging->buffer, NULL);
+  }
+  if (staging->memory) {
+    context->vk.vkFreeMemory(context->device, staging->memory, NULL);
+  }
+  weft_allocator_free(device->base.host_allocator, staging);
+}
+
+// Keeps |list|'s staging buffers for later ops while the idle ones stay
+// within the limit; returns those that do not fit, for the caller to
+// destroy outside the lock.
+static weft_vulkan_staging_t* weft_vulkan_staging_keep_locked(
+    weft_vulkan_device_t* device, weft_vulkan_staging_t* list) {
+  weft_vulkan_staging_t* excess = NULL;
+  while (list) {
+    weft_vulkan_staging_t* staging = list;
+    list = staging->next;
+    if (staging->size_class >= 0 &&
+        device->staging_idle_bytes + staging->size <=
+            WEFT_VULKAN_STAGING_IDLE_LIMIT) {
+      staging->next = device->staging_free[staging->size_class];
+      device->staging_free[staging->size_class] = staging;
+      device->staging_idle_bytes += staging->size;
+    } else {
+      staging->next = excess;
+      excess = staging;
+    }
+  }
+  return excess;
+}
+
 // Frees what the op holds of the device and retires its record.
 static void weft_vulkan_op_retire(weft_vulkan_op_t* op) {
   weft_vulkan_device_t* device = op->device;
-  weft_vulkan_context_t* context = device->context;
-  while (op->staging) {
-    weft_vulkan_staging_t* staging = op->staging;
-    op->staging = staging->next;
-    context->vk.vkDestroyBuffer(context->device, staging->buffer, NULL);
-    context->vk.vkFreeMemory(context->device, staging->memory, NULL);
-    weft_allocator_free(device->base.host_allocator, staging);
-  }
-  if (op->command_buffer) {
+  weft_vulkan_staging_t* excess = NULL;
+  if (op->command_buffer || op->staging) {
     weft_slim_mutex_lock(&device->mutex);
-    weft_vulkan_op_return_command_buffer_locked(op);
+    excess = weft_vulkan_staging_keep_locked(device, op->staging);
+    op->staging = NULL;
+    if (op->command_buffer) weft_vulkan_op_return_command_buffer_locked(op);
     weft_slim_mutex_unlock(&device->mutex);
+  }
+  while (excess) {
+    weft_vulkan_staging_t* staging = excess;
+    excess = staging->next;
+    weft_vulkan_staging_destroy(device, staging);
   }
   weft_queue_scheduler_retire(weft_vulkan_op_record(op));
 }
@@ -176,30 +218,58 @@ static void weft_vulkan_op_end_not_run(weft_vulkan_op_t* op,
 // Recording and submitting
 //===----------------------------------------------------------------------===//
 
-// Makes host-visible staging of |length| bytes for |op| (freed when it
-// retires) and returns it and its mapping.
-static weft_status_t weft_vulkan_op_make_staging(weft_vulkan_op_t* op,
-                                                 VkDeviceSize length,
-                                                 VkBuffer* out_buffer,
-                                                 void** out_mapping) {
-  weft_vulkan_context_t* context = op->device->context;
-  weft_vulkan_staging_t* staging = NULL;
-  weft_status_t status = weft_allocator_malloc(
-      op->device->base.host_allocator, sizeof(*staging), (void**)&staging);
-  if (!weft_status_is_ok(status)) return status;
-  status = weft_vulkan_context_allocate_buffer(
-      context, length, context->host_visible_type, &staging->buffer,
-      &staging->memory);
-  if (!weft_status_is_ok(status)) {
-    weft_allocator_free(op->device->base.host_allocator, staging);
-    return status;
+// Host-visible staging of at least |length| bytes for |op| (given back
+// when it retires), from the device's free list of its size class or new;
+// returns the buffer and its mapping. Called while recording, with the
+// device mutex held.
+static weft_status_t weft_vulkan_op_make_staging_locked(weft_vulkan_op_t* op,
+                                                        VkDeviceSize length,
+                                                        VkBuffer* out_buffer,
+                                                        void** out_mapping) {
+  weft_vulkan_device_t* device = op->device;
+  weft_vulkan_context_t* context = device->context;
+  int size_class = 0;
+  VkDeviceSize size = (VkDeviceSize)1 << WEFT_VULKAN_STAGING_MIN_SHIFT;
+  while (size < length && size_class < WEFT_VULKAN_STAGING_CLASSES) {
+    size <<= 1;
+    ++size_class;
+  }
+  if (size_class == WEFT_VULKAN_STAGING_CLASSES) {
+    size_class = -1;
+    size = length;
+  }
+  weft_vulkan_staging_t* staging =
+      size_class >= 0 ? device->staging_free[size_class] : NULL;
+  weft_status_t status = WEFT_OK;
+  if (staging) {
+    device->staging_free[size_class] = staging->next;
+    device->staging_idle_bytes -= staging->size;
+  } else {
+    status = weft_allocator_malloc(device->base.host_allocator,
+                                   sizeof(*staging), (void**)&staging);
+    if (!weft_status_is_ok(status)) return status;
+    memset(staging, 0, sizeof(*staging));
+    staging->size = size;
+    staging->size_class = size_class;
+    status = weft_vulkan_context_allocate_buffer(
+        context, size, context->host_visible_type, &staging->buffer,
+        &staging->memory);
+    if (weft_status_is_ok(status)) {
+      status = WEFT_VK_CALL(&context->vk,
+                            vkMapMemory(context->device, staging->memory, 0,
+                                        VK_WHOLE_SIZE, 0, &staging->mapping));
+    }
+    if (!weft_status_is_ok(status)) {
+      weft_vulkan_staging_destroy(device, staging);
+      return status;
+    }
+    ++device->staging_made;
   }
   staging->next = op->staging;
   op->staging = staging;
   *out_buffer = staging->buffer;
-  return WEFT_VK_CALL(&context->vk,
-                      vkMapMemory(context->device, staging->memory, 0,
-                                  VK_WHOLE_SIZE, 0, out_mapping));
+  *out_mapping = staging->mapping;
+  return WEFT_OK;
 }
 
 // Records a fill of |target| (resolved) with a 1, 2 or 4-byte |pattern|.
@@ -230,7 +300,7 @@ static weft_status_t weft_vulkan_op_record_fill(weft_vulkan_op_t* op,
   // staging instead (copies take any alignment).
   VkBuffer staging = VK_NULL_HANDLE;
   uint8_t* mapping = NULL;
-  status = weft_vulkan_op_make_staging(op, target.length, &staging,
+  status = weft_vulkan_op_make_staging_locked(op, target.length, &staging,
                                        (void**)&mapping);
   if (!weft_status_is_ok(status)) return status;
   for (weft_device_size_t i = 0; i < target.length; ++i) {
@@ -260,7 +330,8 @@ static weft_status_t weft_vulkan_op_record_update(
   }
   VkBuffer staging = VK_NULL_HANDLE;
   void* mapping = NULL;
-  status = weft_vulkan_op_make_staging(op, target.length, &staging, &mapping);
+  status = weft_vulkan_op_make_staging_locked(op, target.length, &staging,
+                                              &mapping);
   if (!weft_status_is_ok(status)) return status;
   memcpy(mapping, source, (size_t)target.length);
   const VkBufferCopy region = {0, offset, target.length};
@@ -1292,6 +1363,14 @@ void weft_vulkan_device_free_queue(weft_vulkan_device_t* device) {
   weft_vulkan_symbols_t* vk = &context->vk;
   if (context->device) vk->vkDeviceWaitIdle(context->device);
   weft_vulkan_staging_ring_free(device);
+  for (int i = 0; i < WEFT_VULKAN_STAGING_CLASSES; ++i) {
+    while (device->staging_free[i]) {
+      weft_vulkan_staging_t* staging = device->staging_free[i];
+      device->staging_free[i] = staging->next;
+      weft_vulkan_staging_destroy(device, staging);
+    }
+  }
+  device->staging_idle_bytes = 0;
   weft_condition_deinitialize(&device->transfer_wake);
   if (device->command_pool) {
     vk->vkDestroyCommandPool(context->device, device->command_pool, NULL);
