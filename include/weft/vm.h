@@ -8,7 +8,10 @@
 //   weft/vm/context.h     contexts, modules linked together
 //   weft/vm/invocation.h  calling a function on the calling thread
 //   weft/vm/loop.h        the loop, many invocations on one thread
-//   weft/vm/hal.h         the hal module, HAL objects as refs, buffer views
+//   weft/vm/tensor_type.h declared names and tensor types of functions'
+//                         values
+//   weft/vm/hal.h         the hal module, HAL objects as refs, buffer views,
+//                         the check of buffer views against declarations
 #ifndef WEFT_VM_H_
 #define WEFT_VM_H_
 
@@ -18,6 +21,7 @@
 #include "weft/vm/list.h"
 #include "weft/vm/loop.h"
 #include "weft/vm/module.h"
+#include "weft/vm/tensor_type.h"
 #include "weft/vm/value.h"
 
 #endif  // WEFT_VM_H_

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vm/assembler_decls.h"
 #include "vm/bytecode_builder.h"
 #include "vm/name_table.h"
 #include "vm/signature.h"
@@ -110,6 +111,8 @@ typedef struct weft_vm_assembler_t {
   uint32_t ref_count;
   uint32_t last_column;  // of the last instruction's opcode
   weft_vm_asm_span_t last_opcode;
+  // Its 'arg' and 'result' lines (assembler_decls.h).
+  weft_vm_asm_decls_t decls;
 
   WEFT_VM_ASM_ARRAY(weft_vm_asm_label_fixup_t) label_fixups;
   WEFT_VM_ASM_ARRAY(weft_vm_asm_call_fixup_t) call_fixups;
@@ -184,45 +187,11 @@ static void weft_vm_asm_skip_spaces(weft_vm_assembler_t* assembler) {
   }
 }
 
-// Describes what is at the cursor for "found ...": "end of line", or the
-// word or character there in quotes (unprintable bytes as '?').
+// Describes what is at the cursor for "found ..." (text_syntax.h).
 static void weft_vm_asm_describe(const weft_vm_assembler_t* assembler,
                                  char* buffer, size_t capacity) {
-  if (weft_vm_asm_at_end(assembler)) {
-    snprintf(buffer, capacity, "end of line");
-    return;
-  }
-  const char* at = assembler->line + assembler->position;
-  const size_t left = assembler->line_length - assembler->position;
-  size_t length = 0;
-  if (*at == '"') {
-    // A string: up to its closing quote.
-    length = 1;
-    while (length < left && at[length] != '"') {
-      length += at[length] == '\\' && length + 1 < left ? 2 : 1;
-    }
-    if (length < left) ++length;
-  } else {
-    while (length < left &&
-           (weft_vm_asm_is_word_char(at[length]) || at[length] == '@' ||
-            at[length] == '-' || at[length] == '+' || at[length] == ':')) {
-      ++length;
-    }
-    if (length == 0) length = 1;
-  }
-  const size_t shown = length > 48 ? 48 : length;
-  size_t used = 0;
-  buffer[used++] = '\'';
-  for (size_t i = 0; i < shown && used + 6 < capacity; ++i) {
-    const unsigned char c = (unsigned char)at[i];
-    buffer[used++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-  }
-  if (shown < length && used + 6 < capacity) {
-    memcpy(buffer + used, "...", 3);
-    used += 3;
-  }
-  buffer[used++] = '\'';
-  buffer[used] = '\0';
+  weft_vm_text_describe(assembler->line, assembler->line_length,
+                        assembler->position, buffer, capacity);
 }
 
 // "expected |expected|, found <what is at the cursor>" at the cursor.
@@ -1130,6 +1099,8 @@ static weft_status_t weft_vm_asm_func(weft_vm_assembler_t* assembler) {
     assembler->label_fixups.count = 0;
     weft_vm_name_table_deinitialize(&assembler->labels);
     weft_vm_name_table_initialize(assembler->allocator, &assembler->labels);
+    weft_vm_asm_decls_begin(&assembler->decls, &assembler->builder,
+                            &assembler->signature, name.text, name.length);
   }
   return status;
 }
@@ -1222,6 +1193,25 @@ static weft_status_t weft_vm_asm_line(weft_vm_assembler_t* assembler) {
   const bool is_label = assembler->position < assembler->line_length &&
                         assembler->line[assembler->position] == ':';
   if (assembler->in_function) {
+    const bool is_decl = !is_label && (weft_vm_asm_span_is(&word, "arg") ||
+                                       weft_vm_asm_span_is(&word, "result"));
+    const weft_vm_asm_source_line_t line = {
+        assembler->line, assembler->line_length, assembler->line_number};
+    const size_t word_offset = word.column - 1;
+    if (is_decl && assembler->decls.open) {
+      return weft_vm_asm_decls_line(&assembler->decls, &assembler->builder,
+                                    &line, word_offset, assembler->position,
+                                    weft_vm_asm_span_is(&word, "result"));
+    }
+    if (is_decl) {
+      return weft_vm_asm_expected_span(
+          assembler, &word,
+          "an instruction, a label or 'end' ('arg' and 'result' lines go "
+          "before the function's first instruction)");
+    }
+    weft_status_t ended = weft_vm_asm_decls_end(
+        &assembler->decls, &line, word_offset, &assembler->function);
+    if (!weft_status_is_ok(ended)) return ended;
     if (is_label) {
       ++assembler->position;
       weft_status_t status = weft_vm_asm_label(assembler, &word);
@@ -1358,6 +1348,8 @@ static weft_status_t weft_vm_asm_resolve(weft_vm_assembler_t* assembler) {
 static weft_status_t weft_vm_asm_initialize(weft_vm_assembler_t* assembler) {
   weft_vm_bytecode_builder_initialize(assembler->allocator,
                                       &assembler->builder);
+  weft_vm_asm_decls_initialize(assembler->allocator, assembler->source_name,
+                               &assembler->decls);
   weft_vm_name_table_t* tables[] = {&assembler->opcodes, &assembler->functions,
                                     &assembler->imports, &assembler->rodata,
                                     &assembler->labels};
@@ -1379,6 +1371,7 @@ static weft_status_t weft_vm_asm_initialize(weft_vm_assembler_t* assembler) {
 
 static void weft_vm_asm_deinitialize(weft_vm_assembler_t* assembler) {
   weft_vm_bytecode_builder_deinitialize(&assembler->builder);
+  weft_vm_asm_decls_deinitialize(&assembler->decls);
   weft_vm_name_table_t* tables[] = {&assembler->opcodes, &assembler->functions,
                                     &assembler->imports, &assembler->rodata,
                                     &assembler->labels};

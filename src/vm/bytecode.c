@@ -5,6 +5,11 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "vm/bytecode_builder.h"
+#include "vm/decl_text.h"
+#include "vm/signature.h"
 
 const char* weft_vm_value_type_name(weft_vm_value_type_t type) {
   static const char* const kNames[WEFT_VM_TYPE_COUNT_] = {"i32", "i64", "f32",
@@ -16,8 +21,12 @@ const char* weft_vm_value_type_name(weft_vm_value_type_t type) {
 typedef struct weft_vm_validation_t {
   const weft_vm_bytecode_t* bytecode;
   const weft_vm_function_t* function;  // NULL outside functions
-  uint32_t index;                      // instruction index in the function
+  // Instruction index in the function; WEFT_VM_VALIDATION_NO_INSTRUCTION
+  // while checking its declarations.
+  uint32_t index;
 } weft_vm_validation_t;
+
+#define WEFT_VM_VALIDATION_NO_INSTRUCTION UINT32_MAX
 
 // Formats "module 'm': function 'f' instruction 3 (t.wvm:12) (add.i32): "
 // into |buffer|.
@@ -26,7 +35,11 @@ static void weft_vm_validation_where(const weft_vm_validation_t* at,
   const weft_vm_bytecode_t* bytecode = at->bytecode;
   int used = snprintf(buffer, capacity, "module '%s'",
                       bytecode->name ? bytecode->name : "?");
-  if (at->function && used >= 0 && (size_t)used < capacity) {
+  if (at->function && at->index == WEFT_VM_VALIDATION_NO_INSTRUCTION &&
+      used >= 0 && (size_t)used < capacity) {
+    snprintf(buffer + used, capacity - (size_t)used, ": function '%s'",
+             at->function->name ? at->function->name : "?");
+  } else if (at->function && used >= 0 && (size_t)used < capacity) {
     used += snprintf(buffer + used, capacity - (size_t)used,
                      ": function '%s' instruction %" PRIu32,
                      at->function->name ? at->function->name : "?", at->index);
@@ -313,6 +326,196 @@ static weft_status_t weft_vm_validate_function(weft_vm_validation_t* at) {
   return status;
 }
 
+// Checks the names of |decls|' symbols: present, [A-Z][A-Z0-9_]*, unique,
+// at most WEFT_VM_TENSOR_MAX_SYMBOLS.
+static weft_status_t weft_vm_validate_symbols(
+    const weft_vm_validation_t* at, const weft_vm_function_decls_t* decls) {
+  if (decls->symbol_count > WEFT_VM_TENSOR_MAX_SYMBOLS) {
+    return WEFT_VM_INVALID(at, "%" PRIu32 " symbols, at most %d",
+                           decls->symbol_count, WEFT_VM_TENSOR_MAX_SYMBOLS);
+  }
+  if (decls->symbol_count && !decls->symbols) {
+    return WEFT_VM_INVALID(at, "%" PRIu32 " symbols but no symbol array",
+                           decls->symbol_count);
+  }
+  for (uint32_t i = 0; i < decls->symbol_count; ++i) {
+    const char* name = decls->symbols[i];
+    if (!name || !weft_vm_symbol_name_is_valid(name, strlen(name))) {
+      return WEFT_VM_INVALID(at,
+                             "symbol %" PRIu32
+                             " is named '%.64s', not [A-Z][A-Z0-9_]*",
+                             i, name ? name : "");
+    }
+    for (uint32_t j = 0; j < i; ++j) {
+      if (strcmp(decls->symbols[j], name) == 0) {
+        return WEFT_VM_INVALID(at, "symbols %" PRIu32 " and %" PRIu32
+                                   " are both named '%s'",
+                               j, i, name);
+      }
+    }
+  }
+  return WEFT_OK;
+}
+
+// What checking a function's declared values carries from one to the
+// next.
+typedef struct weft_vm_decl_walk_t {
+  const weft_vm_function_decls_t* decls;
+  // The function's signature, parsed when a value has a tensor type and
+  // the signature has text (ref type names).
+  bool parsed_ready;
+  weft_vm_parsed_signature_t parsed;
+  uint32_t next_symbol;  // symbols are numbered in order of first use
+} weft_vm_decl_walk_t;
+
+// Checks declared value |index| of the arguments (|is_result| false) or
+// results: name, element type, rank, dimensions, and that its signature
+// type takes a tensor type.
+static weft_status_t weft_vm_validate_decl(const weft_vm_validation_t* at,
+                                           weft_vm_decl_walk_t* walk,
+                                           bool is_result, uint32_t index) {
+  const weft_vm_signature_t signature = at->function->signature;
+  const weft_vm_decl_t* values =
+      is_result ? walk->decls->results : walk->decls->args;
+  const weft_vm_decl_t* decl = &values[index];
+  const char* role = is_result ? "result" : "argument";
+  if (!decl->name ||
+      !weft_vm_name_is_identifier(decl->name, strlen(decl->name), false)) {
+    return WEFT_VM_INVALID(at,
+                           "%s %" PRIu32
+                           " is named '%.64s', not an identifier "
+                           "([A-Za-z_][A-Za-z0-9_]*)",
+                           role, index + 1, decl->name ? decl->name : "");
+  }
+  // Unique among the arguments and the results before it.
+  for (uint32_t list = 0; list <= (uint32_t)is_result; ++list) {
+    const weft_vm_decl_t* others = list ? walk->decls->results : walk->decls->args;
+    const uint32_t count =
+        list == (uint32_t)is_result ? index : signature.arg_count;
+    for (uint32_t i = 0; others && i < count; ++i) {
+      if (strcmp(others[i].name, decl->name) == 0) {
+        return WEFT_VM_INVALID(at, "%s %" PRIu32 " and %s %" PRIu32
+                                   " are both named '%s'",
+                               list ? "result" : "argument", i + 1, role,
+                               index + 1, decl->name);
+      }
+    }
+  }
+  if (decl->element_type >= WEFT_VM_ELEMENT_TYPE_COUNT_ ||
+      decl->rank > WEFT_VM_TENSOR_MAX_RANK ||
+      (decl->element_type == WEFT_VM_ELEMENT_TYPE_NONE && decl->rank) ||
+      (decl->rank && !decl->dims)) {
+    return WEFT_VM_INVALID(at,
+                           "%s %" PRIu32 " '%s': element type %u and rank %u "
+                           "are not a tensor type (element types 1 to %d, "
+                           "rank at most %d, 0 without an element type)",
+                           role, index + 1, decl->name, decl->element_type,
+                           decl->rank, WEFT_VM_ELEMENT_TYPE_COUNT_ - 1,
+                           WEFT_VM_TENSOR_MAX_RANK);
+  }
+  if (decl->element_type == WEFT_VM_ELEMENT_TYPE_NONE) return WEFT_OK;
+  const uint32_t position = (is_result ? signature.arg_count : 0) + index;
+  const char* ref_name = NULL;
+  size_t ref_name_length = 0;
+  if (signature.text && signature.types[position] == WEFT_VM_TYPE_REF) {
+    if (!walk->parsed_ready) {
+      weft_status_t status = weft_vm_signature_parse(
+          signature.text, strlen(signature.text), &walk->parsed);
+      if (!weft_status_is_ok(status)) {
+        weft_status_free(status);
+        return WEFT_VM_INVALID(at, "signature '%s' does not parse",
+                               signature.text);
+      }
+      walk->parsed_ready = true;
+    }
+    ref_name = walk->parsed.canonical + walk->parsed.ref_name_offset[position];
+    ref_name_length = walk->parsed.ref_name_length[position];
+  }
+  if (!weft_vm_decl_allows_tensor(signature.types[position], ref_name,
+                                  ref_name_length)) {
+    return WEFT_VM_INVALID(at,
+                           "%s %" PRIu32 " '%s' is %s%.*s%s: only "
+                           "r<hal.buffer_view> and r values take a tensor "
+                           "type",
+                           role, index + 1, decl->name,
+                           weft_vm_value_type_name(
+                               (weft_vm_value_type_t)signature.types[position]),
+                           (int)ref_name_length, ref_name ? ref_name : "",
+                           ref_name_length ? ">" : "");
+  }
+  for (uint32_t i = 0; i < decl->rank; ++i) {
+    const weft_vm_decl_dim_t* dim = &decl->dims[i];
+    bool ok = false;
+    switch (dim->kind) {
+      case WEFT_VM_DIM_STATIC: ok = dim->size >= 0 && dim->symbol == 0; break;
+      case WEFT_VM_DIM_DYNAMIC: ok = dim->size == 0 && dim->symbol == 0; break;
+      case WEFT_VM_DIM_SYMBOL:
+        ok = dim->size == 0 && dim->symbol < walk->decls->symbol_count &&
+             dim->symbol <= walk->next_symbol;
+        if (ok && dim->symbol == walk->next_symbol) ++walk->next_symbol;
+        break;
+      default: break;
+    }
+    if (!ok) {
+      return WEFT_VM_INVALID(at,
+                             "%s %" PRIu32 " '%s': dimension %" PRIu32
+                             " (kind %" PRIu32 ", size %" PRId64
+                             ", symbol %" PRIu32
+                             ") is not a size >= 0, '?' or a symbol of the "
+                             "function numbered in order of first use (next "
+                             "new symbol %" PRIu32 " of %" PRIu32 ")",
+                             role, index + 1, decl->name, i, dim->kind,
+                             dim->size, dim->symbol, walk->next_symbol,
+                             walk->decls->symbol_count);
+    }
+  }
+  return WEFT_OK;
+}
+
+// Checks |at->function|'s declarations (docs/VM.md, "Declarations").
+static weft_status_t weft_vm_validate_decls(const weft_vm_validation_t* at,
+                                            uint32_t function) {
+  const weft_vm_function_decls_t* decls =
+      at->bytecode->function_decls ? &at->bytecode->function_decls[function]
+                                   : NULL;
+  if (!decls || (!decls->args && !decls->results && !decls->symbol_count)) {
+    return WEFT_OK;
+  }
+  const weft_vm_signature_t signature = at->function->signature;
+  if ((!decls->args && !decls->results) ||
+      (decls->args && signature.arg_count == 0) ||
+      (decls->results && signature.ret_count == 0)) {
+    return WEFT_VM_INVALID(at,
+                           "declarations for %s%s (%u arguments, %u "
+                           "results): each list is declared when it has "
+                           "values, and at least one is",
+                           decls->args ? "its arguments" : "no arguments",
+                           decls->results ? " and its results"
+                                          : " and no results",
+                           signature.arg_count, signature.ret_count);
+  }
+  weft_status_t status = weft_vm_validate_symbols(at, decls);
+  weft_vm_decl_walk_t walk;
+  walk.decls = decls;
+  walk.parsed_ready = false;
+  walk.next_symbol = 0;
+  for (uint32_t i = 0;
+       weft_status_is_ok(status) && decls->args && i < signature.arg_count;
+       ++i) {
+    status = weft_vm_validate_decl(at, &walk, false, i);
+  }
+  for (uint32_t i = 0;
+       weft_status_is_ok(status) && decls->results && i < signature.ret_count;
+       ++i) {
+    status = weft_vm_validate_decl(at, &walk, true, i);
+  }
+  if (weft_status_is_ok(status) && walk.next_symbol != decls->symbol_count) {
+    status = WEFT_VM_INVALID(at, "symbol %" PRIu32 " '%s' is never used",
+                             walk.next_symbol, decls->symbols[walk.next_symbol]);
+  }
+  return status;
+}
+
 weft_status_t weft_vm_bytecode_validate(const weft_vm_bytecode_t* bytecode) {
   weft_vm_validation_t at = {bytecode, NULL, 0};
   weft_status_t status = WEFT_OK;
@@ -351,6 +554,10 @@ weft_status_t weft_vm_bytecode_validate(const weft_vm_bytecode_t* bytecode) {
     at.index = 0;
     status = weft_vm_validate_signature(&at, "signature",
                                         at.function->signature);
+    if (weft_status_is_ok(status)) {
+      at.index = WEFT_VM_VALIDATION_NO_INSTRUCTION;
+      status = weft_vm_validate_decls(&at, i);
+    }
   }
   for (uint32_t i = 0;
        weft_status_is_ok(status) && i < bytecode->function_count; ++i) {

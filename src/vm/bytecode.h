@@ -15,6 +15,7 @@
 #include "vm/isa.h"
 #include "weft/allocator.h"
 #include "weft/status.h"
+#include "weft/vm/tensor_type.h"
 #include "weft/vm/value.h"
 
 // A function type: |arg_count| argument types then |ret_count| result
@@ -36,6 +37,36 @@ enum weft_vm_function_flag_bits_e {
   WEFT_VM_FUNCTION_FLAG_EXPORT = 1u << 0,
 };
 typedef uint32_t weft_vm_function_flags_t;
+
+// A declared dimension (weft/vm/tensor_type.h): |kind| a
+// weft_vm_dim_kind_t; |size| for STATIC, |symbol| (an index into the
+// function's symbols) for SYMBOL, the other field 0.
+typedef struct weft_vm_decl_dim_t {
+  uint32_t kind;
+  uint32_t symbol;
+  int64_t size;
+} weft_vm_decl_dim_t;
+
+// One argument's or result's declaration: a name and, when |element_type|
+// (a weft_vm_element_type_t) is not NONE, a tensor type of |rank| |dims|.
+typedef struct weft_vm_decl_t {
+  const char* name;
+  uint8_t element_type;
+  uint8_t rank;
+  const weft_vm_decl_dim_t* dims;  // |rank| entries (NULL when 0)
+} weft_vm_decl_t;
+
+// A function's declarations (docs/VM.md, "Declarations"); it declares
+// nothing when both |args| and |results| are NULL.
+typedef struct weft_vm_function_decls_t {
+  // signature.arg_count entries, or NULL when the arguments are not
+  // declared; |results| likewise with ret_count.
+  const weft_vm_decl_t* args;
+  const weft_vm_decl_t* results;
+  // The symbols' names, in order of first use (arguments, then results).
+  uint32_t symbol_count;
+  const char* const* symbols;
+} weft_vm_function_decls_t;
 
 typedef struct weft_vm_function_t {
   const char* name;
@@ -90,7 +121,20 @@ typedef struct weft_vm_bytecode_t {
   // anonymous segment such as a `fail` message), or NULL when none has one.
   // Only the disassembler reads them.
   const char* const* rodata_names;
+  // function_count entries, the declared names and tensor types of each
+  // function, or NULL when no function declares any. Only the
+  // disassembler, the binary writer and the public reading functions
+  // (weft/vm/tensor_type.h) read them.
+  const weft_vm_function_decls_t* function_decls;
 } weft_vm_bytecode_t;
+
+// Function |index|'s declarations, or NULL when it declares nothing.
+static inline const weft_vm_function_decls_t* weft_vm_bytecode_function_decls(
+    const weft_vm_bytecode_t* bytecode, uint32_t index) {
+  const weft_vm_function_decls_t* decls =
+      bytecode->function_decls ? &bytecode->function_decls[index] : NULL;
+  return decls && (decls->args || decls->results) ? decls : NULL;
+}
 
 // Checks everything the interpreter trusts (docs/VM.md, "Validation"):
 // opcodes and reserved bytes, register indices against the function's
@@ -98,8 +142,13 @@ typedef struct weft_vm_bytecode_t {
 // rodata and operand-list indices, call operand lists against the callee's
 // signature (register class of each argument and result), a last
 // instruction that cannot fall through, parameters that fit the register
-// counts. INVALID_ARGUMENT naming the module, the function, the
-// instruction index (and source line when known) and what is wrong.
+// counts; and declarations (names that are identifiers, unique in their
+// function; tensor types only on r<hal.buffer_view> and r values, with
+// known element types, at most WEFT_VM_TENSOR_MAX_RANK dimensions, sizes
+// >= 0, symbol names [A-Z][A-Z0-9_]*, unique, in order of first use and
+// each used). INVALID_ARGUMENT naming the module, the function, the
+// instruction index (and source line when known) or the declared value,
+// and what is wrong.
 weft_status_t weft_vm_bytecode_validate(const weft_vm_bytecode_t* bytecode);
 
 // Frees a module made by the assembler or the binary loader (one

@@ -27,7 +27,8 @@ void weft_vm_bytecode_builder_deinitialize(
       builder->strings,  builder->types,       builder->functions,
       builder->imports,  builder->code,        builder->lines,
       builder->operands, builder->constants,   builder->constant_slots,
-      builder->rodata,   builder->rodata_bytes};
+      builder->rodata,   builder->rodata_bytes, builder->decls,
+      builder->dims,     builder->symbols};
   for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); ++i) {
     weft_allocator_free(allocator, arrays[i]);
   }
@@ -272,6 +273,37 @@ weft_status_t weft_vm_bytecode_builder_add_rodata(
   return status;
 }
 
+weft_status_t weft_vm_bytecode_builder_add_decl(
+    weft_vm_bytecode_builder_t* builder, const weft_vm_builder_decl_t* decl,
+    uint32_t* out_index) {
+  weft_status_t status = WEFT_VM_BUILDER_RESERVE(
+      builder, decls, decl_count, decl_capacity, 1, "declared values");
+  if (weft_status_is_ok(status)) {
+    if (out_index) *out_index = builder->decl_count;
+    builder->decls[builder->decl_count++] = *decl;
+  }
+  return status;
+}
+
+weft_status_t weft_vm_bytecode_builder_add_dim(
+    weft_vm_bytecode_builder_t* builder, weft_vm_decl_dim_t dim) {
+  weft_status_t status = WEFT_VM_BUILDER_RESERVE(
+      builder, dims, dim_count, dim_capacity, 1, "declared dimensions");
+  if (weft_status_is_ok(status)) builder->dims[builder->dim_count++] = dim;
+  return status;
+}
+
+weft_status_t weft_vm_bytecode_builder_add_symbol(
+    weft_vm_bytecode_builder_t* builder, uint32_t name, uint32_t* out_index) {
+  weft_status_t status = WEFT_VM_BUILDER_RESERVE(
+      builder, symbols, symbol_count, symbol_capacity, 1, "symbols");
+  if (weft_status_is_ok(status)) {
+    if (out_index) *out_index = builder->symbol_count;
+    builder->symbols[builder->symbol_count++] = name;
+  }
+  return status;
+}
+
 bool weft_vm_name_is_identifier(const char* name, size_t length,
                                 bool allow_dots) {
   if (length == 0) return false;
@@ -381,7 +413,8 @@ static weft_status_t weft_vm_builder_check_names(
 // Offsets of each array in the one allocation.
 typedef struct weft_vm_builder_layout_t {
   size_t functions, imports, code, constants, rodata, lines, rodata_names,
-      operands, types, rodata_bytes, strings, total;
+      function_decls, decls, dims, symbols, operands, types, rodata_bytes,
+      strings, total;
 } weft_vm_builder_layout_t;
 
 // Reserves |count| * |size| bytes at 8-byte alignment; returns the offset.
@@ -393,7 +426,8 @@ static size_t weft_vm_builder_layout_add(size_t* total, uint64_t count,
 }
 
 static weft_vm_builder_layout_t weft_vm_builder_layout(
-    const weft_vm_bytecode_builder_t* builder, bool has_names) {
+    const weft_vm_bytecode_builder_t* builder, bool has_names,
+    uint32_t declaring_functions) {
   weft_vm_builder_layout_t layout;
   size_t total = sizeof(weft_vm_bytecode_t);
   layout.functions = weft_vm_builder_layout_add(&total, builder->function_count,
@@ -410,6 +444,15 @@ static weft_vm_builder_layout_t weft_vm_builder_layout(
       &total, builder->has_lines ? builder->code_count : 0, sizeof(uint32_t));
   layout.rodata_names = weft_vm_builder_layout_add(
       &total, has_names ? builder->rodata_count : 0, sizeof(const char*));
+  layout.function_decls = weft_vm_builder_layout_add(
+      &total, declaring_functions ? builder->function_count : 0,
+      sizeof(weft_vm_function_decls_t));
+  layout.decls = weft_vm_builder_layout_add(&total, builder->decl_count,
+                                            sizeof(weft_vm_decl_t));
+  layout.dims = weft_vm_builder_layout_add(&total, builder->dim_count,
+                                           sizeof(weft_vm_decl_dim_t));
+  layout.symbols = weft_vm_builder_layout_add(&total, builder->symbol_count,
+                                              sizeof(const char*));
   layout.operands = weft_vm_builder_layout_add(&total, builder->operand_count,
                                                sizeof(uint16_t));
   layout.types = weft_vm_builder_layout_add(&total, builder->type_count, 1);
@@ -444,18 +487,132 @@ static void* weft_vm_builder_place(uint8_t* base, size_t offset,
   return base + offset;
 }
 
+// How many values function |function| declares.
+static uint64_t weft_vm_builder_declared_count(
+    const weft_vm_builder_function_t* function) {
+  uint64_t count = 0;
+  if (function->declared & WEFT_VM_BUILDER_DECLARED_ARGS) {
+    count += function->signature.arg_count;
+  }
+  if (function->declared & WEFT_VM_BUILDER_DECLARED_RESULTS) {
+    count += function->signature.ret_count;
+  }
+  return count;
+}
+
+// Checks that the declarations' ranges lie inside their tables (what the
+// module's pointers are made from; the validator checks the rest) and
+// counts the functions that declare something.
+static weft_status_t weft_vm_builder_check_decls(
+    const weft_vm_bytecode_builder_t* builder,
+    uint32_t* out_declaring_functions) {
+  *out_declaring_functions = 0;
+  for (uint32_t i = 0; i < builder->function_count; ++i) {
+    const weft_vm_builder_function_t* function = &builder->functions[i];
+    if (function->declared & ~(uint32_t)(WEFT_VM_BUILDER_DECLARED_ARGS |
+                                         WEFT_VM_BUILDER_DECLARED_RESULTS)) {
+      return WEFT_STATUS(INVALID_ARGUMENT,
+                         "function %" PRIu32 " declares unknown values (0x%" PRIx32
+                         ")",
+                         i, function->declared);
+    }
+    if (!function->declared) {
+      if (function->symbol_count) {
+        return WEFT_STATUS(INVALID_ARGUMENT,
+                           "function %" PRIu32
+                           " has symbols but declares no values",
+                           i);
+      }
+      continue;
+    }
+    ++*out_declaring_functions;
+    const uint64_t decl_end =
+        (uint64_t)function->decl_first + weft_vm_builder_declared_count(function);
+    const uint64_t symbol_end =
+        (uint64_t)function->symbol_first + function->symbol_count;
+    if (decl_end > builder->decl_count || symbol_end > builder->symbol_count) {
+      return WEFT_STATUS(INVALID_ARGUMENT,
+                         "function %" PRIu32 ": declarations [%" PRIu32
+                         ", %" PRIu64 ") or symbols [%" PRIu32 ", %" PRIu64
+                         ") are past the module's %" PRIu32 " and %" PRIu32,
+                         i, function->decl_first, decl_end,
+                         function->symbol_first, symbol_end,
+                         builder->decl_count, builder->symbol_count);
+    }
+  }
+  for (uint32_t i = 0; i < builder->decl_count; ++i) {
+    const weft_vm_builder_decl_t* decl = &builder->decls[i];
+    const uint64_t dim_end = (uint64_t)decl->dim_first + decl->rank;
+    if (dim_end > builder->dim_count || decl->name >= builder->string_size) {
+      return WEFT_STATUS(INVALID_ARGUMENT,
+                         "declared value %" PRIu32 ": dimensions [%" PRIu32
+                         ", %" PRIu64 ") past the module's %" PRIu32
+                         ", or no name",
+                         i, decl->dim_first, dim_end, builder->dim_count);
+    }
+  }
+  for (uint32_t i = 0; i < builder->symbol_count; ++i) {
+    if (builder->symbols[i] >= builder->string_size) {
+      return WEFT_STATUS(INVALID_ARGUMENT, "symbol %" PRIu32 " has no name",
+                         i);
+    }
+  }
+  return WEFT_OK;
+}
+
+// Makes the module's declarations: |function_decls| (one per function),
+// |decls|, |dims| and |symbols| are the allocation's arrays.
+static void weft_vm_builder_place_decls(
+    const weft_vm_bytecode_builder_t* builder, const char* strings,
+    weft_vm_function_decls_t* function_decls, weft_vm_decl_t* decls,
+    weft_vm_decl_dim_t* dims, const char** symbols) {
+  for (uint32_t i = 0; i < builder->dim_count; ++i) dims[i] = builder->dims[i];
+  for (uint32_t i = 0; i < builder->symbol_count; ++i) {
+    symbols[i] = strings + builder->symbols[i];
+  }
+  for (uint32_t i = 0; i < builder->decl_count; ++i) {
+    const weft_vm_builder_decl_t* source = &builder->decls[i];
+    decls[i] = (weft_vm_decl_t){
+        .name = strings + source->name,
+        .element_type = source->element_type,
+        .rank = source->rank,
+        .dims = source->rank ? dims + source->dim_first : NULL,
+    };
+  }
+  for (uint32_t i = 0; i < builder->function_count; ++i) {
+    const weft_vm_builder_function_t* source = &builder->functions[i];
+    weft_vm_function_decls_t* out = &function_decls[i];
+    memset(out, 0, sizeof(*out));
+    if (!source->declared) continue;
+    uint32_t first = source->decl_first;
+    if (source->declared & WEFT_VM_BUILDER_DECLARED_ARGS) {
+      out->args = decls + first;
+      first += source->signature.arg_count;
+    }
+    if (source->declared & WEFT_VM_BUILDER_DECLARED_RESULTS) {
+      out->results = decls + first;
+    }
+    out->symbol_count = source->symbol_count;
+    out->symbols = source->symbol_count ? symbols + source->symbol_first : NULL;
+  }
+}
+
 weft_status_t weft_vm_bytecode_builder_finish(
     const weft_vm_bytecode_builder_t* builder,
     weft_vm_bytecode_t** out_bytecode) {
   *out_bytecode = NULL;
   weft_status_t status = weft_vm_builder_check_names(builder);
+  uint32_t declaring_functions = 0;
+  if (weft_status_is_ok(status)) {
+    status = weft_vm_builder_check_decls(builder, &declaring_functions);
+  }
   if (!weft_status_is_ok(status)) return status;
   bool has_names = false;
   for (uint32_t i = 0; i < builder->rodata_count; ++i) {
     has_names |= builder->rodata[i].name != WEFT_VM_BUILDER_NO_STRING;
   }
   const weft_vm_builder_layout_t layout =
-      weft_vm_builder_layout(builder, has_names);
+      weft_vm_builder_layout(builder, has_names, declaring_functions);
   uint8_t* base = NULL;
   status =
       weft_allocator_malloc(builder->allocator, layout.total, (void**)&base);
@@ -510,6 +667,15 @@ weft_status_t weft_vm_bytecode_builder_finish(
   }
   bytecode->function_count = builder->function_count;
   bytecode->functions = functions;
+  if (declaring_functions) {
+    weft_vm_function_decls_t* function_decls =
+        (weft_vm_function_decls_t*)(base + layout.function_decls);
+    weft_vm_builder_place_decls(builder, strings, function_decls,
+                                (weft_vm_decl_t*)(base + layout.decls),
+                                (weft_vm_decl_dim_t*)(base + layout.dims),
+                                (const char**)(base + layout.symbols));
+    bytecode->function_decls = function_decls;
+  }
 
   weft_vm_import_t* imports =
       weft_vm_builder_place(base, layout.imports, NULL, builder->import_count,

@@ -32,6 +32,13 @@ typedef struct weft_vm_builder_signature_t {
   uint32_t text;
 } weft_vm_builder_signature_t;
 
+// Which of a function's values are declared
+// (weft_vm_builder_function_t.declared).
+enum weft_vm_builder_declared_bits_e {
+  WEFT_VM_BUILDER_DECLARED_ARGS = 1u << 0,
+  WEFT_VM_BUILDER_DECLARED_RESULTS = 1u << 1,
+};
+
 typedef struct weft_vm_builder_function_t {
   uint32_t name;  // string offset
   weft_vm_builder_signature_t signature;
@@ -40,7 +47,24 @@ typedef struct weft_vm_builder_function_t {
   uint16_t ref_count;
   uint32_t code_offset;
   uint32_t code_count;
+  // Declarations (0: none): with DECLARED_ARGS the arguments' are
+  // decls[decl_first, + arg_count), then with DECLARED_RESULTS the
+  // results'; the function's symbols are symbols[symbol_first, +
+  // symbol_count).
+  uint32_t declared;
+  uint32_t decl_first;
+  uint32_t symbol_first;
+  uint32_t symbol_count;
 } weft_vm_builder_function_t;
+
+// One declared value: a name and a tensor type of |rank| dimensions
+// dims[dim_first, + rank) (element_type NONE: none).
+typedef struct weft_vm_builder_decl_t {
+  uint32_t name;  // string offset
+  uint8_t element_type;
+  uint8_t rank;
+  uint32_t dim_first;
+} weft_vm_builder_decl_t;
 
 typedef struct weft_vm_builder_import_t {
   uint32_t module_name;    // string offset
@@ -86,6 +110,14 @@ typedef struct weft_vm_bytecode_builder_t {
   uint32_t rodata_count, rodata_capacity;
   uint8_t* rodata_bytes;
   uint32_t rodata_byte_count, rodata_byte_capacity;
+  // Declarations: values, their dimensions and the functions' symbols
+  // (string offsets).
+  weft_vm_builder_decl_t* decls;
+  uint32_t decl_count, decl_capacity;
+  weft_vm_decl_dim_t* dims;
+  uint32_t dim_count, dim_capacity;
+  uint32_t* symbols;
+  uint32_t symbol_count, symbol_capacity;
 } weft_vm_bytecode_builder_t;
 
 // Makes room in a growable array for |add| more entries of |element_size|
@@ -168,13 +200,28 @@ weft_status_t weft_vm_bytecode_builder_add_rodata_range(
 weft_status_t weft_vm_bytecode_builder_add_rodata_bytes(
     weft_vm_bytecode_builder_t* builder, const uint8_t* bytes, size_t length);
 
+// Appends a declared value and sets |*out_index| (may be NULL).
+weft_status_t weft_vm_bytecode_builder_add_decl(
+    weft_vm_bytecode_builder_t* builder, const weft_vm_builder_decl_t* decl,
+    uint32_t* out_index);
+
+// Appends a declared dimension.
+weft_status_t weft_vm_bytecode_builder_add_dim(
+    weft_vm_bytecode_builder_t* builder, weft_vm_decl_dim_t dim);
+
+// Appends a symbol named by string offset |name| and sets |*out_index|
+// (may be NULL).
+weft_status_t weft_vm_bytecode_builder_add_symbol(
+    weft_vm_bytecode_builder_t* builder, uint32_t name, uint32_t* out_index);
+
 // True when |length| bytes of |name| form an identifier as the text format
 // writes names: [A-Za-z_][A-Za-z0-9_.]*; with |allow_dots| false, no '.'.
 bool weft_vm_name_is_identifier(const char* name, size_t length,
                                 bool allow_dots);
 
 // Checks the names (a module name; identifiers; no two functions, imports
-// or rodata segments with the same name), packs the module into one
+// or rodata segments with the same name) and that declarations' ranges
+// are inside their tables, packs the module into one
 // allocation from the builder's allocator and validates it
 // (weft_vm_bytecode_validate). On success |*out_bytecode| is the module
 // (free it with weft_vm_bytecode_free); on failure it is NULL and the

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "vm/bytecode_builder.h"
+#include "vm/decl_text.h"
 #include "vm/name_table.h"
 #include "vm/signature_text.h"
 #include "vm/text_syntax.h"
@@ -329,8 +330,53 @@ static void weft_vm_disassemble_operands(
   }
 }
 
+// Appends |decl|'s tensor type ("KxN f32"), however long its symbols.
+static void weft_vm_text_decl_type(weft_vm_text_t* text,
+                                   const weft_vm_function_decls_t* decls,
+                                   const weft_vm_decl_t* decl) {
+  char inline_buffer[256];
+  const size_t length = weft_vm_decl_type_text(
+      decl, decls->symbols, decls->symbol_count, inline_buffer,
+      sizeof(inline_buffer));
+  if (length < sizeof(inline_buffer)) {
+    weft_vm_text_append(text, inline_buffer, length);
+    return;
+  }
+  char* buffer = NULL;
+  if (weft_status_is_ok(text->status)) {
+    text->status =
+        weft_allocator_malloc(text->allocator, length + 1, (void**)&buffer);
+  }
+  if (!buffer) return;
+  weft_vm_decl_type_text(decl, decls->symbols, decls->symbol_count, buffer,
+                         length + 1);
+  weft_vm_text_append(text, buffer, length);
+  weft_allocator_free(text->allocator, buffer);
+}
+
+// "  arg NAME[: TYPE]" lines for |count| |values| (|keyword| arg or
+// result).
+static void weft_vm_disassemble_decls(weft_vm_text_t* text,
+                                      const weft_vm_function_decls_t* decls,
+                                      const weft_vm_decl_t* values,
+                                      uint32_t count, const char* keyword) {
+  for (uint32_t i = 0; values && i < count; ++i) {
+    weft_vm_text_puts(text, "  ");
+    weft_vm_text_puts(text, keyword);
+    weft_vm_text_puts(text, " ");
+    weft_vm_text_puts(text, values[i].name);
+    if (values[i].element_type != WEFT_VM_ELEMENT_TYPE_NONE) {
+      weft_vm_text_puts(text, ": ");
+      weft_vm_text_decl_type(text, decls, &values[i]);
+    }
+    weft_vm_text_puts(text, "\n");
+  }
+}
+
 static void weft_vm_disassemble_function(weft_vm_disassembler_t* disassembler,
-                                         const weft_vm_function_t* function) {
+                                         uint32_t index) {
+  const weft_vm_function_t* function =
+      &disassembler->bytecode->functions[index];
   weft_vm_text_t* text = &disassembler->text;
   weft_vm_text_puts(text, "\nfunc @");
   weft_vm_text_puts(text, function->name);
@@ -339,6 +385,14 @@ static void weft_vm_disassemble_function(weft_vm_disassembler_t* disassembler,
   weft_vm_text_puts(text, (function->flags & WEFT_VM_FUNCTION_FLAG_EXPORT)
                               ? " export\n"
                               : "\n");
+  const weft_vm_function_decls_t* decls =
+      weft_vm_bytecode_function_decls(disassembler->bytecode, index);
+  if (decls) {
+    weft_vm_disassemble_decls(text, decls, decls->args,
+                              function->signature.arg_count, "arg");
+    weft_vm_disassemble_decls(text, decls, decls->results,
+                              function->signature.ret_count, "result");
+  }
   const weft_vm_instruction_t* code =
       disassembler->bytecode->code + function->code_offset;
   // Branch targets of this function only: functions' code may overlap.
@@ -388,7 +442,7 @@ static void weft_vm_disassemble_module(weft_vm_disassembler_t* disassembler) {
     weft_vm_text_puts(text, "\n");
   }
   for (uint32_t f = 0; f < bytecode->function_count; ++f) {
-    weft_vm_disassemble_function(disassembler, &bytecode->functions[f]);
+    weft_vm_disassemble_function(disassembler, f);
   }
 }
 

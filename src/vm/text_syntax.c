@@ -228,3 +228,46 @@ size_t weft_vm_text_escape_byte(uint8_t byte, char* buffer) {
   snprintf(buffer, 5, "\\x%02x", byte);
   return 4;
 }
+
+void weft_vm_text_describe(const char* line, size_t length, size_t position,
+                           char* buffer, size_t capacity) {
+  if (position >= length || line[position] == ';') {
+    snprintf(buffer, capacity, "end of line");
+    return;
+  }
+  const char* at = line + position;
+  const size_t left = length - position;
+  size_t token = 0;
+  if (*at == '"') {
+    // A string: up to its closing quote.
+    token = 1;
+    while (token < left && at[token] != '"') {
+      token += at[token] == '\\' && token + 1 < left ? 2 : 1;
+    }
+    if (token < left) ++token;
+  } else {
+    while (token < left) {
+      const char c = at[token];
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '@' ||
+            c == '-' || c == '+' || c == ':')) {
+        break;
+      }
+      ++token;
+    }
+    if (token == 0) token = 1;
+  }
+  const size_t shown = token > 48 ? 48 : token;
+  size_t used = 0;
+  buffer[used++] = '\'';
+  for (size_t i = 0; i < shown && used + 6 < capacity; ++i) {
+    const unsigned char c = (unsigned char)at[i];
+    buffer[used++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+  }
+  if (shown < token && used + 6 < capacity) {
+    memcpy(buffer + used, "...", 3);
+    used += 3;
+  }
+  buffer[used++] = '\'';
+  buffer[used] = '\0';
+}

@@ -62,6 +62,14 @@ void weft_vm_text_format_float(uint64_t bits, uint32_t width, char* buffer,
 bool weft_vm_text_parse_status_code(const char* text, size_t length,
                                     uint32_t* out_code);
 
+// Describes what is at |position| of |line| (|length| bytes) for an
+// error's "found ...": "end of line" at its end or at a ';' comment, else
+// the string literal or the word there (letters, digits, "_.@-+:"; one
+// character when none is) in quotes, unprintable bytes as '?' and past 48
+// characters cut with "...".
+void weft_vm_text_describe(const char* line, size_t length, size_t position,
+                           char* buffer, size_t capacity);
+
 // Writes |byte| as it appears inside a string literal ("\n", "\x01", "a")
 // into |buffer| (at least 5 bytes) and returns the length written.
 size_t weft_vm_text_escape_byte(uint8_t byte, char* buffer);

@@ -321,7 +321,71 @@ typedef struct malformed_t {
 #define M "module m\n"
 #define F "module m\nfunc @f() -> ()\n"
 
+// Declarations: a function of a view, a scalar and a buffer.
+#define D "module m\nfunc @f(r<hal.buffer_view>, i32, r<hal.buffer>) -> (r)\n"
+#define DE "  ret (r0)\nend\n"
+
 static const malformed_t kMalformed[] = {
+    {D "  arg x: k f32\n" DE, 3, 10,
+     "expected a dimension (a size, '?' or a symbol [A-Z][A-Z0-9_]*), found "
+     "'k'"},
+    {D "  arg x: 8xk f32\n" DE, 3, 12, "expected a dimension"},
+    {D "  arg x: K f33\n" DE, 3, 12,
+     "expected an element type (f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64), "
+     "found 'f33'"},
+    {D "  arg x: Kxf32\n" DE, 3, 12,
+     "expected a space between the dimensions and the element type (KxN "
+     "f32), found 'f32'"},
+    {D "  arg x: K\n" DE, 3, 11,
+     "expected a space and an element type after the dimensions (KxN f32), "
+     "found end of line"},
+    {D "  arg x: Kx f32\n" DE, 3, 12, "expected a dimension"},
+    {D "  arg x:\n" DE, 3, 9, "expected a tensor type"},
+    {D "  arg x K f32\n" DE, 3, 9,
+     "expected ':' and a tensor type, or end of line, found 'K'"},
+    {D "  arg x: f32 i8\n" DE, 3, 14,
+     "expected end of line after the tensor type, found 'i8'"},
+    {D "  arg x: 1x2x3x4x5x6x7x8x9 f32\n" DE, 3, 26,
+     "expected at most 8 dimensions (a buffer view's rank), found '9'"},
+    {D "  arg x: 08x4 f32\n" DE, 3, 10,
+     "expected a size (decimal, no leading zeros, at most "
+     "9223372036854775807), found '08'"},
+    {D "  arg x: 9223372036854775808 f32\n" DE, 3, 10, "expected a size"},
+    {D "  arg 2x\n" DE, 3, 7,
+     "expected a value name ([A-Za-z_][A-Za-z0-9_]*), found '2x'"},
+    {D "  arg a.b\n" DE, 3, 7, "expected a value name"},
+    {D "  arg x\n  arg n: f32\n" DE, 4, 8,
+     "expected end of line after 'arg n' (argument 2 of '@f' is i32: only "
+     "r<hal.buffer_view> and r values take a tensor type), found ':'"},
+    {D "  arg x\n  arg n\n  arg b: 4 u8\n" DE, 5, 8,
+     "(argument 3 of '@f' is r<hal.buffer>: only r<hal.buffer_view> and r "
+     "values take a tensor type), found ':'"},
+    {D "  arg x\n  arg x\n" DE, 4, 7,
+     "expected a new value name (argument 1 of '@f' has this one), found 'x'"},
+    {D "  arg x\n  arg n\n  arg b\n  result x\n" DE, 6, 10,
+     "expected a new value name (argument 1 of '@f' has this one)"},
+    {D "  arg x\n" DE, 4, 3,
+     "expected 'arg' for argument 2 of '@f' "
+     "(r<hal.buffer_view>,i32,r<hal.buffer>)->(r) (declare every argument or "
+     "none), found 'ret'"},
+    {D "  arg x\n  result y\n" DE, 4, 3,
+     "expected 'arg' for argument 2 of '@f'"},
+    {D "  arg x\nl: " DE, 4, 1, "expected 'arg' for argument 2 of '@f'"},
+    {D "  arg x\n  arg n\n  arg b\n  arg c\n" DE, 6, 3,
+     "expected 'result' or an instruction ('@f' has 3 arguments, each "
+     "declared), found 'arg'"},
+    {D "  result y\n  result z\n" DE, 4, 3,
+     "expected an instruction ('@f' has 1 results, each declared), found "
+     "'result'"},
+    {D "  result y\n  arg x\n" DE, 4, 3,
+     "expected 'result' or an instruction ('arg' lines come before 'result' "
+     "lines), found 'arg'"},
+    {D "  nop\n  arg x\n" DE, 4, 3,
+     "expected an instruction, a label or 'end' ('arg' and 'result' lines go "
+     "before the function's first instruction), found 'arg'"},
+    {M "func @f(i32) -> ()\n  arg n: f32\n  ret ()\nend\n", 3, 8,
+     "(argument 1 of '@f' is i32: only r<hal.buffer_view> and r values take "
+     "a tensor type)"},
     {F "  addd.i32 s0, s0, s0\n  ret ()\nend\n", 3, 3,
      "expected an opcode (did you mean 'add.i32'?), found unknown opcode "
      "'addd.i32'"},
@@ -437,6 +501,74 @@ static void malformed_sources_fail_where_they_are_wrong(void** state) {
   assert_true(sizeof(kMalformed) / sizeof(kMalformed[0]) >= 25);
 }
 
+// Declarations: every kind of dimension, symbols shared between
+// arguments and results, rank 0, names only, results only; kept as
+// written and printed back the same.
+static void declarations_round_trip(void** state) {
+  static const char kText[] =
+      "module decl\n"
+      "func @f(r<hal.buffer_view>, r, i32, r<hal.buffer_view>?) -> "
+      "(r<hal.buffer_view>, i64) export\n"
+      "  arg x: K f32  ; a comment\n"
+      "  arg w:KxN_2  f32\n"
+      "  arg n\n"
+      "  arg z: ?x8x0 i8\n"
+      "  result y: N_2 f32\n"
+      "  result count\n"
+      "  ret (r0, s1)\n"
+      "end\n"
+      "func @g() -> (r)\n"
+      "  result s: u64\n"
+      "  ret (r0)\n"
+      "end\n"
+      "func @h(i32) -> ()\n"
+      "  ret ()\n"
+      "end\n";
+  weft_vm_bytecode_t* bytecode = assemble(kText);
+  const weft_vm_function_decls_t* f =
+      weft_vm_bytecode_function_decls(bytecode, 0);
+  assert_non_null(f);
+  assert_int_equal(f->symbol_count, 2);
+  assert_string_equal(f->symbols[0], "K");
+  assert_string_equal(f->symbols[1], "N_2");
+  assert_string_equal(f->args[0].name, "x");
+  assert_int_equal(f->args[0].element_type, WEFT_VM_ELEMENT_TYPE_F32);
+  assert_int_equal(f->args[0].rank, 1);
+  assert_int_equal(f->args[0].dims[0].kind, WEFT_VM_DIM_SYMBOL);
+  assert_int_equal(f->args[0].dims[0].symbol, 0);
+  assert_int_equal(f->args[1].rank, 2);
+  assert_int_equal(f->args[1].dims[1].symbol, 1);
+  assert_string_equal(f->args[2].name, "n");
+  assert_int_equal(f->args[2].element_type, WEFT_VM_ELEMENT_TYPE_NONE);
+  assert_int_equal(f->args[3].element_type, WEFT_VM_ELEMENT_TYPE_I8);
+  assert_int_equal(f->args[3].rank, 3);
+  assert_int_equal(f->args[3].dims[0].kind, WEFT_VM_DIM_DYNAMIC);
+  assert_int_equal(f->args[3].dims[1].kind, WEFT_VM_DIM_STATIC);
+  assert_int_equal(f->args[3].dims[1].size, 8);
+  assert_int_equal(f->args[3].dims[2].size, 0);
+  assert_string_equal(f->results[0].name, "y");
+  assert_int_equal(f->results[0].dims[0].kind, WEFT_VM_DIM_SYMBOL);
+  assert_int_equal(f->results[0].dims[0].symbol, 1);
+  assert_string_equal(f->results[1].name, "count");
+  const weft_vm_function_decls_t* g =
+      weft_vm_bytecode_function_decls(bytecode, 1);
+  assert_non_null(g);
+  assert_null(g->args);
+  assert_int_equal(g->results[0].element_type, WEFT_VM_ELEMENT_TYPE_U64);
+  assert_int_equal(g->results[0].rank, 0);
+  assert_null(weft_vm_bytecode_function_decls(bytecode, 2));
+  assert_non_null(bytecode->function_decls);
+  char* text = disassemble(bytecode);
+  assert_non_null(strstr(text,
+                         "export\n  arg x: K f32\n  arg w: KxN_2 f32\n"
+                         "  arg n\n  arg z: ?x8x0 i8\n  result y: N_2 f32\n"
+                         "  result count\n  ret (r0, s1)\n"));
+  assert_non_null(strstr(text, "->(r)\n  result s: u64\n  ret (r0)\n"));
+  free(text);
+  weft_vm_bytecode_free(weft_allocator_system(), bytecode);
+  expect_round_trip(kText);
+}
+
 // Bytes that are not text (NUL, high bytes, CRLF line ends) are errors or
 // plain text, never a crash.
 static void odd_bytes(void** state) {
@@ -510,6 +642,7 @@ int main(void) {
       cmocka_unit_test(encodings),
       cmocka_unit_test(float_bits_round_trip),
       cmocka_unit_test(items_round_trip),
+      cmocka_unit_test(declarations_round_trip),
       cmocka_unit_test(malformed_sources_fail_where_they_are_wrong),
       cmocka_unit_test(odd_bytes),
       cmocka_unit_test(allocation_failures),

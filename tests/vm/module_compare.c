@@ -16,6 +16,41 @@ static bool signatures_equal(weft_vm_signature_t a, weft_vm_signature_t b) {
          strings_equal(a.text, b.text);
 }
 
+// Compares one list of declared values (|count| of them, NULL: none).
+static bool decl_lists_equal(const weft_vm_decl_t* a, const weft_vm_decl_t* b,
+                             uint32_t count) {
+  if ((a == NULL) != (b == NULL)) return false;
+  for (uint32_t i = 0; a && i < count; ++i) {
+    if (!strings_equal(a[i].name, b[i].name) ||
+        a[i].element_type != b[i].element_type || a[i].rank != b[i].rank) {
+      return false;
+    }
+    for (uint32_t d = 0; d < a[i].rank; ++d) {
+      const weft_vm_decl_dim_t x = a[i].dims[d];
+      const weft_vm_decl_dim_t y = b[i].dims[d];
+      if (x.kind != y.kind || x.size != y.size || x.symbol != y.symbol) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Compares two functions' declarations (names, tensor types, symbols).
+static bool decls_equal(const weft_vm_bytecode_t* m, const weft_vm_bytecode_t* n,
+                        uint32_t index) {
+  const weft_vm_function_t* x = &m->functions[index];
+  const weft_vm_function_decls_t* a = weft_vm_bytecode_function_decls(m, index);
+  const weft_vm_function_decls_t* b = weft_vm_bytecode_function_decls(n, index);
+  if (!a || !b) return a == b;
+  if (a->symbol_count != b->symbol_count) return false;
+  for (uint32_t i = 0; i < a->symbol_count; ++i) {
+    if (!strings_equal(a->symbols[i], b->symbols[i])) return false;
+  }
+  return decl_lists_equal(a->args, b->args, x->signature.arg_count) &&
+         decl_lists_equal(a->results, b->results, x->signature.ret_count);
+}
+
 // Compares |count| elements of |size| bytes; NULL arrays are fine when
 // |count| is 0.
 static bool arrays_equal(const void* a, const void* b, uint64_t count,
@@ -49,6 +84,10 @@ bool weft_vm_test_modules_equal(const weft_vm_bytecode_t* a,
         x->flags != y->flags) {
       DIFFERENT("function %" PRIu32 " ('%s' and '%s') differs", i, x->name,
                 y->name);
+    }
+    if (!decls_equal(a, b, i)) {
+      DIFFERENT("function %" PRIu32 " ('%s') declares different values", i,
+                x->name);
     }
   }
   if (a->import_count != b->import_count) {

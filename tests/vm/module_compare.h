@@ -9,7 +9,8 @@
 #include "vm/bytecode.h"
 
 // True when |a| and |b| have the same name, functions (names, signatures
-// with their canonical text, register counts, code ranges, flags), imports,
+// with their canonical text, register counts, code ranges, flags, declared
+// names, tensor types and symbols), imports,
 // code, operand lists, constants and rodata (segments, bytes and names).
 // With |compare_lines|, the line tables and source names too. Otherwise
 // writes the first difference into |why| (|capacity| bytes).
