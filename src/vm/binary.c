@@ -30,6 +30,11 @@ typedef enum weft_vm_binary_section_id_e {
   WEFT_VM_BINARY_SECTION_RODATA,
   WEFT_VM_BINARY_SECTION_RODATA_BYTES,
   WEFT_VM_BINARY_SECTION_LINES,
+  // Declarations (optional: a module without them has none of these).
+  WEFT_VM_BINARY_SECTION_DECLARED_FUNCTIONS,
+  WEFT_VM_BINARY_SECTION_DECLARED_VALUES,
+  WEFT_VM_BINARY_SECTION_DECLARED_DIMS,
+  WEFT_VM_BINARY_SECTION_DECLARED_SYMBOLS,
   WEFT_VM_BINARY_SECTION_COUNT_,
 } weft_vm_binary_section_id_t;
 
@@ -50,7 +55,15 @@ static const struct {
     [WEFT_VM_BINARY_SECTION_RODATA] = {"rodata", 12},
     [WEFT_VM_BINARY_SECTION_RODATA_BYTES] = {"rodata_bytes", 1},
     [WEFT_VM_BINARY_SECTION_LINES] = {"lines", 4},
+    [WEFT_VM_BINARY_SECTION_DECLARED_FUNCTIONS] = {"declared_functions", 12},
+    [WEFT_VM_BINARY_SECTION_DECLARED_VALUES] = {"declared_values", 8},
+    [WEFT_VM_BINARY_SECTION_DECLARED_DIMS] = {"declared_dims", 12},
+    [WEFT_VM_BINARY_SECTION_DECLARED_SYMBOLS] = {"declared_symbols", 4},
 };
+
+// Bits of a declared_functions entry's |declared| field.
+#define WEFT_VM_BINARY_DECLARED_ARGS 1u
+#define WEFT_VM_BINARY_DECLARED_RESULTS 2u
 
 static uint16_t weft_vm_binary_get_u16(const uint8_t* p) {
   return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
@@ -123,7 +136,52 @@ typedef struct weft_vm_binary_string_offsets_t {
   uint32_t* imports;    // 3 per import: module, function, signature text
   uint32_t* functions;  // 2 per function: name, signature text
   uint32_t* rodata;     // 1 per segment
+  uint32_t* values;     // 1 per declared value, in the file's order
+  uint32_t* symbols;    // 1 per symbol, in the file's order
 } weft_vm_binary_string_offsets_t;
+
+// How many entries each declaration section has.
+typedef struct weft_vm_binary_decl_counts_t {
+  uint64_t functions, values, dims, symbols;
+} weft_vm_binary_decl_counts_t;
+
+// How many values |decls| (of a function of |signature|) declares: its
+// arguments (when declared), then its results.
+static uint32_t weft_vm_binary_declared_value_count(
+    const weft_vm_function_decls_t* decls, weft_vm_signature_t signature) {
+  return (decls->args ? signature.arg_count : 0u) +
+         (decls->results ? signature.ret_count : 0u);
+}
+
+// Declared value |index| of |decls| (arguments first).
+static const weft_vm_decl_t* weft_vm_binary_declared_value(
+    const weft_vm_function_decls_t* decls, weft_vm_signature_t signature,
+    uint32_t index) {
+  if (decls->args) {
+    if (index < signature.arg_count) return &decls->args[index];
+    index -= signature.arg_count;
+  }
+  return &decls->results[index];
+}
+
+static weft_vm_binary_decl_counts_t weft_vm_binary_count_decls(
+    const weft_vm_bytecode_t* bytecode) {
+  weft_vm_binary_decl_counts_t counts = {0, 0, 0, 0};
+  for (uint32_t f = 0; f < bytecode->function_count; ++f) {
+    const weft_vm_function_decls_t* decls =
+        weft_vm_bytecode_function_decls(bytecode, f);
+    if (!decls) continue;
+    const weft_vm_signature_t signature = bytecode->functions[f].signature;
+    ++counts.functions;
+    counts.symbols += decls->symbol_count;
+    const uint32_t values = weft_vm_binary_declared_value_count(decls, signature);
+    counts.values += values;
+    for (uint32_t i = 0; i < values; ++i) {
+      counts.dims += weft_vm_binary_declared_value(decls, signature, i)->rank;
+    }
+  }
+  return counts;
+}
 
 static weft_status_t weft_vm_binary_collect_strings(
     const weft_vm_bytecode_t* bytecode, weft_vm_binary_strings_t* strings,
@@ -180,7 +238,96 @@ static weft_status_t weft_vm_binary_collect_strings(
         strings, bytecode->rodata_names ? bytecode->rodata_names[i] : NULL,
         &offsets->rodata[i]);
   }
+  // Declarations: each declaring function's symbols, then its values.
+  const weft_vm_binary_decl_counts_t counts =
+      weft_vm_binary_count_decls(bytecode);
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc_array(allocator, counts.values + 1,
+                                         sizeof(uint32_t),
+                                         (void**)&offsets->values);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc_array(allocator, counts.symbols + 1,
+                                         sizeof(uint32_t),
+                                         (void**)&offsets->symbols);
+  }
+  uint32_t value_cursor = 0;
+  uint32_t symbol_cursor = 0;
+  for (uint32_t f = 0;
+       weft_status_is_ok(status) && f < bytecode->function_count; ++f) {
+    const weft_vm_function_decls_t* decls =
+        weft_vm_bytecode_function_decls(bytecode, f);
+    if (!decls) continue;
+    const weft_vm_signature_t signature = bytecode->functions[f].signature;
+    for (uint32_t i = 0;
+         weft_status_is_ok(status) && i < decls->symbol_count; ++i) {
+      status = weft_vm_binary_strings_add(strings, decls->symbols[i],
+                                          &offsets->symbols[symbol_cursor++]);
+    }
+    const uint32_t values =
+        weft_vm_binary_declared_value_count(decls, signature);
+    for (uint32_t i = 0; weft_status_is_ok(status) && i < values; ++i) {
+      status = weft_vm_binary_strings_add(
+          strings, weft_vm_binary_declared_value(decls, signature, i)->name,
+          &offsets->values[value_cursor++]);
+    }
+  }
   return status;
+}
+
+// Writes the declaration sections (13 to 16) at |data| as |sections| lay
+// them out.
+static void weft_vm_binary_put_decls(
+    const weft_vm_bytecode_t* bytecode, uint8_t* data,
+    const weft_vm_binary_out_section_t* sections,
+    const weft_vm_binary_string_offsets_t* offsets) {
+  uint8_t* function_entry =
+      data + sections[WEFT_VM_BINARY_SECTION_DECLARED_FUNCTIONS].offset;
+  uint8_t* value_entry =
+      data + sections[WEFT_VM_BINARY_SECTION_DECLARED_VALUES].offset;
+  uint8_t* dim_entry =
+      data + sections[WEFT_VM_BINARY_SECTION_DECLARED_DIMS].offset;
+  uint8_t* symbol_entry =
+      data + sections[WEFT_VM_BINARY_SECTION_DECLARED_SYMBOLS].offset;
+  uint32_t value_cursor = 0;
+  uint32_t symbol_cursor = 0;
+  for (uint32_t f = 0; f < bytecode->function_count; ++f) {
+    const weft_vm_function_decls_t* decls =
+        weft_vm_bytecode_function_decls(bytecode, f);
+    if (!decls) continue;
+    const weft_vm_signature_t signature = bytecode->functions[f].signature;
+    weft_vm_binary_put_u32(function_entry, f);
+    weft_vm_binary_put_u32(
+        function_entry + 4,
+        (decls->args ? WEFT_VM_BINARY_DECLARED_ARGS : 0u) |
+            (decls->results ? WEFT_VM_BINARY_DECLARED_RESULTS : 0u));
+    weft_vm_binary_put_u32(function_entry + 8, decls->symbol_count);
+    function_entry += 12;
+    for (uint32_t i = 0; i < decls->symbol_count; ++i) {
+      weft_vm_binary_put_u32(symbol_entry, offsets->symbols[symbol_cursor++]);
+      symbol_entry += 4;
+    }
+    const uint32_t values =
+        weft_vm_binary_declared_value_count(decls, signature);
+    for (uint32_t i = 0; i < values; ++i) {
+      const weft_vm_decl_t* decl =
+          weft_vm_binary_declared_value(decls, signature, i);
+      weft_vm_binary_put_u32(value_entry, offsets->values[value_cursor++]);
+      value_entry[4] = decl->element_type;
+      value_entry[5] = decl->rank;
+      weft_vm_binary_put_u16(value_entry + 6, 0);
+      value_entry += 8;
+      for (uint32_t d = 0; d < decl->rank; ++d) {
+        const weft_vm_decl_dim_t* dim = &decl->dims[d];
+        weft_vm_binary_put_u32(dim_entry, dim->kind);
+        weft_vm_binary_put_u64(dim_entry + 4,
+                               dim->kind == WEFT_VM_DIM_SYMBOL
+                                   ? dim->symbol
+                                   : (uint64_t)dim->size);
+        dim_entry += 12;
+      }
+    }
+  }
 }
 
 // Writes one signature entry and its types; |*type_cursor| counts types.
@@ -227,6 +374,8 @@ weft_status_t weft_vm_binary_write(const weft_vm_bytecode_t* bytecode,
     type_count += (uint64_t)bytecode->functions[i].signature.arg_count +
                   bytecode->functions[i].signature.ret_count;
   }
+  const weft_vm_binary_decl_counts_t decl_counts =
+      weft_vm_binary_count_decls(bytecode);
   uint64_t counts[WEFT_VM_BINARY_SECTION_COUNT_] = {
       [WEFT_VM_BINARY_SECTION_MODULE] = 1,
       [WEFT_VM_BINARY_SECTION_STRINGS] = strings.size,
@@ -242,6 +391,10 @@ weft_status_t weft_vm_binary_write(const weft_vm_bytecode_t* bytecode,
       [WEFT_VM_BINARY_SECTION_RODATA_BYTES] = bytecode->rodata_byte_count,
       [WEFT_VM_BINARY_SECTION_LINES] =
           bytecode->lines ? bytecode->code_count : 0,
+      [WEFT_VM_BINARY_SECTION_DECLARED_FUNCTIONS] = decl_counts.functions,
+      [WEFT_VM_BINARY_SECTION_DECLARED_VALUES] = decl_counts.values,
+      [WEFT_VM_BINARY_SECTION_DECLARED_DIMS] = decl_counts.dims,
+      [WEFT_VM_BINARY_SECTION_DECLARED_SYMBOLS] = decl_counts.symbols,
   };
   uint32_t section_count = 0;
   for (uint32_t id = 1; id < WEFT_VM_BINARY_SECTION_COUNT_; ++id) {
@@ -346,6 +499,7 @@ weft_status_t weft_vm_binary_write(const weft_vm_bytecode_t* bytecode,
              bytecode->rodata_byte_count);
     }
 #undef WEFT_VM_BINARY_AT
+    weft_vm_binary_put_decls(bytecode, data, sections, &offsets);
     *out_data = data;
     *out_length = (size_t)end;
   }
@@ -353,6 +507,8 @@ weft_status_t weft_vm_binary_write(const weft_vm_bytecode_t* bytecode,
   weft_allocator_free(allocator, offsets.imports);
   weft_allocator_free(allocator, offsets.functions);
   weft_allocator_free(allocator, offsets.rodata);
+  weft_allocator_free(allocator, offsets.values);
+  weft_allocator_free(allocator, offsets.symbols);
   return status;
 }
 
@@ -855,6 +1011,162 @@ static weft_status_t weft_vm_binary_read_tables(
   return status;
 }
 
+// Reads the declaration sections into the builder's functions (read
+// first): per declared_functions entry, in increasing function order, its
+// symbols, its values (arguments, then results) and their dimensions, each
+// section read in order to its end.
+static weft_status_t weft_vm_binary_read_decls(
+    weft_vm_binary_loader_t* loader) {
+  weft_vm_bytecode_builder_t* builder = &loader->builder;
+  const weft_vm_binary_section_t* values =
+      &loader->sections[WEFT_VM_BINARY_SECTION_DECLARED_VALUES];
+  const weft_vm_binary_section_t* dims =
+      &loader->sections[WEFT_VM_BINARY_SECTION_DECLARED_DIMS];
+  const weft_vm_binary_section_t* symbols =
+      &loader->sections[WEFT_VM_BINARY_SECTION_DECLARED_SYMBOLS];
+  const uint32_t id = WEFT_VM_BINARY_SECTION_DECLARED_FUNCTIONS;
+  uint32_t value_cursor = 0;
+  uint32_t dim_cursor = 0;
+  uint32_t symbol_cursor = 0;
+  uint64_t next_function = 0;  // functions come in increasing order
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0;
+       weft_status_is_ok(status) && i < loader->sections[id].count; ++i) {
+    weft_vm_binary_entry_t entry;
+    weft_vm_binary_entry_at(loader, id, i, &entry);
+    const uint32_t index = weft_vm_binary_get_u32(entry.bytes);
+    const uint32_t declared = weft_vm_binary_get_u32(entry.bytes + 4);
+    const uint32_t symbol_count = weft_vm_binary_get_u32(entry.bytes + 8);
+    if (index < next_function || index >= builder->function_count) {
+      return weft_vm_binary_invalid(
+          entry.field, entry.at,
+          "function %" PRIu32 " is not in [%" PRIu64 ", %" PRIu32
+          ") (declared functions come in increasing order)",
+          index, next_function, builder->function_count);
+    }
+    next_function = (uint64_t)index + 1;
+    if (declared == 0 || (declared & ~(WEFT_VM_BINARY_DECLARED_ARGS |
+                                       WEFT_VM_BINARY_DECLARED_RESULTS))) {
+      return weft_vm_binary_invalid(entry.field, entry.at + 4,
+                                    "declared 0x%" PRIx32
+                                    " is not 1 (arguments), 2 (results) or 3",
+                                    declared);
+    }
+    if (symbol_count > WEFT_VM_TENSOR_MAX_SYMBOLS ||
+        (uint64_t)symbol_cursor + symbol_count > symbols->count) {
+      return weft_vm_binary_invalid(
+          entry.field, entry.at + 8,
+          "%" PRIu32 " symbols (at most %d) from %" PRIu32
+          " are past the %" PRIu32 " declared symbols",
+          symbol_count, WEFT_VM_TENSOR_MAX_SYMBOLS, symbol_cursor,
+          symbols->count);
+    }
+    weft_vm_builder_function_t* function = &builder->functions[index];
+    function->declared = declared;
+    function->decl_first = builder->decl_count;
+    function->symbol_first = builder->symbol_count;
+    function->symbol_count = symbol_count;
+    for (uint32_t s = 0; weft_status_is_ok(status) && s < symbol_count; ++s) {
+      weft_vm_binary_entry_t symbol;
+      weft_vm_binary_entry_at(loader, WEFT_VM_BINARY_SECTION_DECLARED_SYMBOLS,
+                              symbol_cursor++, &symbol);
+      uint32_t name = 0;
+      status = weft_vm_binary_entry_string(loader, &symbol, 0, false, &name);
+      if (weft_status_is_ok(status)) {
+        status = weft_vm_bytecode_builder_add_symbol(builder, name, NULL);
+      }
+    }
+    const uint32_t value_count =
+        ((declared & WEFT_VM_BINARY_DECLARED_ARGS)
+             ? function->signature.arg_count
+             : 0u) +
+        ((declared & WEFT_VM_BINARY_DECLARED_RESULTS)
+             ? function->signature.ret_count
+             : 0u);
+    if (weft_status_is_ok(status) &&
+        (uint64_t)value_cursor + value_count > values->count) {
+      return weft_vm_binary_invalid(
+          entry.field, entry.at,
+          "its %" PRIu32 " values from %" PRIu32 " are past the %" PRIu32
+          " declared values",
+          value_count, value_cursor, values->count);
+    }
+    for (uint32_t v = 0; weft_status_is_ok(status) && v < value_count; ++v) {
+      weft_vm_binary_entry_t value;
+      weft_vm_binary_entry_at(loader, WEFT_VM_BINARY_SECTION_DECLARED_VALUES,
+                              value_cursor++, &value);
+      weft_vm_builder_decl_t decl = {
+          .element_type = value.bytes[4],
+          .rank = value.bytes[5],
+          .dim_first = builder->dim_count,
+      };
+      status = weft_vm_binary_entry_string(loader, &value, 0, false, &decl.name);
+      if (weft_status_is_ok(status) &&
+          (decl.element_type >= WEFT_VM_ELEMENT_TYPE_COUNT_ ||
+           decl.rank > WEFT_VM_TENSOR_MAX_RANK ||
+           weft_vm_binary_get_u16(value.bytes + 6) != 0)) {
+        return weft_vm_binary_invalid(
+            value.field, value.at + 4,
+            "element type %u, rank %u, reserved %u: element types are 0 to "
+            "%d, ranks at most %d, reserved 0",
+            decl.element_type, decl.rank,
+            weft_vm_binary_get_u16(value.bytes + 6),
+            WEFT_VM_ELEMENT_TYPE_COUNT_ - 1, WEFT_VM_TENSOR_MAX_RANK);
+      }
+      if (weft_status_is_ok(status) &&
+          (uint64_t)dim_cursor + decl.rank > dims->count) {
+        return weft_vm_binary_invalid(
+            value.field, value.at + 5,
+            "%u dimensions from %" PRIu32 " are past the %" PRIu32
+            " declared dimensions",
+            decl.rank, dim_cursor, dims->count);
+      }
+      for (uint32_t d = 0; weft_status_is_ok(status) && d < decl.rank; ++d) {
+        weft_vm_binary_entry_t dim_entry;
+        weft_vm_binary_entry_at(loader, WEFT_VM_BINARY_SECTION_DECLARED_DIMS,
+                                dim_cursor++, &dim_entry);
+        const uint32_t kind = weft_vm_binary_get_u32(dim_entry.bytes);
+        const uint64_t number = weft_vm_binary_get_u64(dim_entry.bytes + 4);
+        const bool ok =
+            (kind == WEFT_VM_DIM_STATIC && number <= (uint64_t)INT64_MAX) ||
+            (kind == WEFT_VM_DIM_DYNAMIC && number == 0) ||
+            (kind == WEFT_VM_DIM_SYMBOL && number < symbol_count);
+        if (!ok) {
+          return weft_vm_binary_invalid(
+              dim_entry.field, dim_entry.at,
+              "kind %" PRIu32 " with value %" PRIu64
+              " is not a size (0, at most 2^63-1), dynamic (1, 0) or a "
+              "symbol of the function's %" PRIu32 " (2, index)",
+              kind, number, symbol_count);
+        }
+        weft_vm_decl_dim_t dim = {.kind = kind};
+        if (kind == WEFT_VM_DIM_STATIC) dim.size = (int64_t)number;
+        if (kind == WEFT_VM_DIM_SYMBOL) dim.symbol = (uint32_t)number;
+        status = weft_vm_bytecode_builder_add_dim(builder, dim);
+      }
+      if (weft_status_is_ok(status)) {
+        status = weft_vm_bytecode_builder_add_decl(builder, &decl, NULL);
+      }
+    }
+  }
+  const struct {
+    const char* name;
+    uint32_t read;
+    uint32_t count;
+  } kLeft[] = {{"declared_values", value_cursor, values->count},
+               {"declared_dims", dim_cursor, dims->count},
+               {"declared_symbols", symbol_cursor, symbols->count}};
+  for (size_t i = 0; weft_status_is_ok(status) && i < 3; ++i) {
+    if (kLeft[i].read != kLeft[i].count) {
+      status = weft_vm_binary_invalid(
+          "sections", WEFT_VM_BINARY_HEADER_SIZE,
+          "%s has %" PRIu32 " entries, the declared functions use %" PRIu32,
+          kLeft[i].name, kLeft[i].count, kLeft[i].read);
+    }
+  }
+  return status;
+}
+
 weft_status_t weft_vm_binary_load(const uint8_t* data, size_t length,
                                   weft_allocator_t allocator,
                                   weft_vm_bytecode_t** out_bytecode) {
@@ -880,6 +1192,7 @@ weft_status_t weft_vm_binary_load(const uint8_t* data, size_t length,
   }
   if (weft_status_is_ok(status)) status = weft_vm_binary_read_imports(loader);
   if (weft_status_is_ok(status)) status = weft_vm_binary_read_functions(loader);
+  if (weft_status_is_ok(status)) status = weft_vm_binary_read_decls(loader);
   if (weft_status_is_ok(status)) status = weft_vm_binary_read_tables(loader);
   if (weft_status_is_ok(status)) {
     status = weft_vm_bytecode_builder_finish(&loader->builder, out_bytecode);

@@ -4,7 +4,9 @@
 // version, file size, section count), a table of sections (id, offset,
 // size, count) and the sections: module, strings, signatures, signature
 // types, imports, functions, code, operands, constants, rodata segments,
-// rodata bytes, lines. docs/VM.md ("Binary format") has every field. The
+// rodata bytes, lines, and the optional declarations (declared functions,
+// values, dimensions, symbols), absent from a module without any.
+// docs/VM.md ("Binary format") has every field. The
 // loader parses no text: it checks every count, offset and string against
 // the bytes it was given before it reads them, then builds the module with
 // the bytecode builder and validates it (weft_vm_bytecode_validate).

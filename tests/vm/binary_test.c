@@ -79,6 +79,16 @@ static void round_trip(void** state) {
   }
   assert_string_equal(loaded->source_name, "example.wvm");
   assert_int_equal(loaded->functions[0].flags, WEFT_VM_FUNCTION_FLAG_EXPORT);
+  // @matvec's declarations came back (module_compare compares them all).
+  const weft_vm_function_decls_t* decls =
+      weft_vm_bytecode_function_decls(loaded, 3);
+  assert_non_null(decls);
+  assert_null(weft_vm_bytecode_function_decls(loaded, 0));
+  assert_int_equal(decls->symbol_count, 2);
+  assert_string_equal(decls->symbols[1], "K");
+  assert_string_equal(decls->args[1].name, "x");
+  assert_int_equal(decls->args[1].dims[0].symbol, 1);
+  assert_int_equal(decls->results[1].dims[1].size, 4);
   // Writing is deterministic: the loaded module gives the same bytes.
   uint8_t* again = NULL;
   size_t again_length = 0;
@@ -91,8 +101,12 @@ static void round_trip(void** state) {
   weft_vm_bytecode_free(weft_allocator_system(), original);
 }
 
-// A module without imports, rodata, constants or lines still round trips
-// (absent sections).
+// The ids of the sections a binary holds, as a bit set.
+static uint32_t section_ids(const uint8_t* data);
+
+// A module without imports, rodata, constants, lines or declarations
+// still round trips (absent sections); without declarations the file has
+// none of their sections, so it is what the format wrote before them.
 static void minimal_module(void** state) {
   static const char kText[] = "module tiny\nfunc @f() -> ()\n  ret ()\nend\n";
   weft_vm_bytecode_t* original = NULL;
@@ -101,8 +115,12 @@ static void minimal_module(void** state) {
   uint8_t* data = NULL;
   size_t length = 0;
   write_binary(original, &data, &length);
+  assert_int_equal(section_ids(data),
+                   (1u << 1) | (1u << 2) | (1u << 3) | (1u << 6) | (1u << 7) |
+                       (1u << 12));
   weft_vm_bytecode_t* loaded = NULL;
   assert_true(weft_status_is_ok(load_exact(data, length, &loaded)));
+  assert_null(loaded->function_decls);
   char why[256];
   assert_true(
       weft_vm_test_modules_equal(original, loaded, true, why, sizeof(why)));
@@ -141,6 +159,36 @@ static uint64_t next_random(uint64_t* state) {
   return x * 2685821657736338717ull;
 }
 
+// A loaded module validates, writes, and its disassembly assembles to a
+// module whose disassembly is the same text (what the fuzz target checks).
+static void expect_sound(const weft_vm_bytecode_t* loaded, int iteration) {
+  assert_true(weft_status_is_ok(weft_vm_bytecode_validate(loaded)));
+  char* text = NULL;
+  size_t text_length = 0;
+  weft_status_t status =
+      weft_vm_disassemble(loaded, weft_allocator_system(), &text, &text_length);
+  assert_true(weft_status_is_ok(status));
+  weft_vm_bytecode_t* assembled = NULL;
+  status = weft_vm_assemble("flip.wvm", text, text_length,
+                            weft_allocator_system(), &assembled);
+  if (!weft_status_is_ok(status)) {
+    fail_msg("iteration %d: the disassembly does not assemble: %s\n%s",
+             iteration, weft_status_message(status), text);
+  }
+  char* again = NULL;
+  size_t again_length = 0;
+  assert_true(weft_status_is_ok(weft_vm_disassemble(
+      assembled, weft_allocator_system(), &again, &again_length)));
+  assert_string_equal(again, text);
+  free(again);
+  weft_vm_bytecode_free(weft_allocator_system(), assembled);
+  free(text);
+  uint8_t* rewritten = NULL;
+  size_t rewritten_length = 0;
+  write_binary(loaded, &rewritten, &rewritten_length);
+  free(rewritten);
+}
+
 // Flips 1 to 4 bytes at a time, thousands of times: each result loads a
 // module that validates, disassembles and writes, or fails with
 // INVALID_ARGUMENT.
@@ -167,17 +215,7 @@ static void byte_flips_never_crash(void** state) {
     weft_status_t status = load_exact(mutated, length, &loaded);
     if (weft_status_is_ok(status)) {
       ++loaded_count;
-      assert_true(weft_status_is_ok(weft_vm_bytecode_validate(loaded)));
-      char* text = NULL;
-      size_t text_length = 0;
-      status = weft_vm_disassemble(loaded, weft_allocator_system(), &text,
-                                   &text_length);
-      assert_true(weft_status_is_ok(status));
-      free(text);
-      uint8_t* rewritten = NULL;
-      size_t rewritten_length = 0;
-      write_binary(loaded, &rewritten, &rewritten_length);
-      free(rewritten);
+      expect_sound(loaded, iteration);
       weft_vm_bytecode_free(weft_allocator_system(), loaded);
     } else {
       if (!weft_status_is(status, WEFT_STATUS_INVALID_ARGUMENT)) {
@@ -194,6 +232,58 @@ static void byte_flips_never_crash(void** state) {
   weft_vm_bytecode_free(weft_allocator_system(), original);
 }
 
+static uint32_t get_u32(const uint8_t* p);
+static uint32_t section_offset(const uint8_t* data, uint32_t id);
+
+// Every byte of the declaration sections (13 to 16) and of the string
+// table, each changed to a few values: the loader refuses the result with
+// INVALID_ARGUMENT or loads a sound module (names and symbols the text
+// format can write back).
+static void declaration_flips_never_crash(void** state) {
+  weft_vm_bytecode_t* original = assemble_example();
+  uint8_t* data = NULL;
+  size_t length = 0;
+  write_binary(original, &data, &length);
+  uint8_t* mutated = malloc(length);
+  assert_non_null(mutated);
+  // The declaration sections are written last and back to back; the
+  // string table holds their names.
+  const uint32_t first = section_offset(data, 13);
+  const uint32_t strings = section_offset(data, 2);
+  const uint32_t strings_end = section_offset(data, 3);
+  int loaded_count = 0;
+  int iteration = 0;
+  for (size_t at = strings; at < length; ++at) {
+    if (at == strings_end) at = first;
+    static const uint8_t kValues[] = {0x00, 0x01, 0x02, 0x30, 0x41,
+                                      0x61, 0x78, 0x7f, 0xff};
+    for (size_t v = 0; v < sizeof(kValues); ++v, ++iteration) {
+      if (data[at] == kValues[v]) continue;
+      memcpy(mutated, data, length);
+      mutated[at] = kValues[v];
+      weft_vm_bytecode_t* loaded = NULL;
+      weft_status_t status = load_exact(mutated, length, &loaded);
+      if (weft_status_is_ok(status)) {
+        ++loaded_count;
+        expect_sound(loaded, iteration);
+        weft_vm_bytecode_free(weft_allocator_system(), loaded);
+      } else {
+        if (!weft_status_is(status, WEFT_STATUS_INVALID_ARGUMENT)) {
+          fail_msg("byte %zu = 0x%02x: %s", at, kValues[v],
+                   weft_status_message(status));
+        }
+        assert_null(loaded);
+        weft_status_free(status);
+      }
+    }
+  }
+  // Some changes leave a valid module (a size, an element type).
+  assert_true(loaded_count > 0);
+  free(mutated);
+  free(data);
+  weft_vm_bytecode_free(weft_allocator_system(), original);
+}
+
 static uint32_t get_u32(const uint8_t* p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
          (uint32_t)p[3] << 24;
@@ -201,6 +291,13 @@ static uint32_t get_u32(const uint8_t* p) {
 
 static void put_u32(uint8_t* p, uint32_t value) {
   for (int i = 0; i < 4; ++i) p[i] = (uint8_t)(value >> (8 * i));
+}
+
+static uint32_t section_ids(const uint8_t* data) {
+  uint32_t ids = 0;
+  const uint32_t count = get_u32(data + 16);
+  for (uint32_t i = 0; i < count; ++i) ids |= 1u << get_u32(data + 24 + 16 * i);
+  return ids;
 }
 
 // The offset of section |id| (docs/VM.md: 24-byte header, then 16-byte
@@ -273,6 +370,60 @@ static void edit_signature_text(uint8_t* data, size_t length) {
   put_u32(data + section_offset(data, 3) + 8, 0);
 }
 
+// Declarations (sections 13 to 16; example.wvm's @matvec, function 3,
+// declares 4 arguments and 2 results, symbols M and K).
+static void edit_declared_function(uint8_t* data, size_t length) {
+  put_u32(data + section_offset(data, 13), 9);
+}
+static void edit_declared_bits(uint8_t* data, size_t length) {
+  put_u32(data + section_offset(data, 13) + 4, 4);
+}
+static void edit_declared_symbol_count(uint8_t* data, size_t length) {
+  put_u32(data + section_offset(data, 13) + 8, 3);
+}
+static void edit_declared_element_type(uint8_t* data, size_t length) {
+  data[section_offset(data, 14) + 4] = 12;
+}
+static void edit_declared_rank(uint8_t* data, size_t length) {
+  data[section_offset(data, 14) + 5] = 9;
+}
+static void edit_declared_reserved(uint8_t* data, size_t length) {
+  data[section_offset(data, 14) + 7] = 1;
+}
+static void edit_declared_name(uint8_t* data, size_t length) {
+  put_u32(data + section_offset(data, 14), 0x7fffffff);
+}
+static void edit_declared_dim_kind(uint8_t* data, size_t length) {
+  put_u32(data + section_offset(data, 15), 3);
+}
+static void edit_declared_dim_symbol(uint8_t* data, size_t length) {
+  // w's first dimension, M (symbol 0), becomes symbol 2 of 2.
+  data[section_offset(data, 15) + 4] = 2;
+}
+static void edit_declared_dim_size(uint8_t* data, size_t length) {
+  // tail's 4 (the last dimension) becomes -1.
+  const uint32_t dims = section_offset(data, 15);
+  for (int i = 4; i < 12; ++i) data[dims + 12 * 5 + i] = 0xff;
+}
+static void edit_declared_symbol_order(uint8_t* data, size_t length) {
+  // w: KxK (symbol 1 before symbol 0 is used).
+  data[section_offset(data, 15) + 4] = 1;
+}
+static void edit_declared_value_name(uint8_t* data, size_t length) {
+  // Value 1 ('x') takes value 0's name, 'w'.
+  const uint32_t values = section_offset(data, 14);
+  put_u32(data + values + 8, get_u32(data + values));
+}
+static void edit_declared_symbol_name(uint8_t* data, size_t length) {
+  // Symbol 0 takes the name of value 0, 'w': not a symbol name.
+  put_u32(data + section_offset(data, 16),
+          get_u32(data + section_offset(data, 14)));
+}
+static void edit_declared_tensor_on_scalar(uint8_t* data, size_t length) {
+  // 'count' (i32, value 3) gets an element type.
+  data[section_offset(data, 14) + 8 * 3 + 4] = 2;
+}
+
 static void corrupt_fields_are_named(void** state) {
   expect_refused(edit_magic, "header.magic at offset 0");
   expect_refused(edit_version, "header.version at offset 8: version 7");
@@ -281,11 +432,41 @@ static void corrupt_fields_are_named(void** state) {
   expect_refused(edit_section_offset, "sections[0] at offset 28");
   expect_refused(edit_function_name, "functions[0] at offset");
   expect_refused(edit_function_signature,
-                 "signature 1000 is past the 5 signatures");
+                 "signature 1000 is past the 6 signatures");
   expect_refused(edit_string_table_end, "runs off the end of the string table");
   expect_refused(edit_opcode, "opcode 250 is unknown");
   expect_refused(edit_signature_type, "signature_types at offset");
   expect_refused(edit_signature_text, "signatures[0] at offset");
+  expect_refused(edit_declared_function,
+                 "declared_functions[0] at offset");
+  expect_refused(edit_declared_function, "function 9 is not in [0, 4)");
+  expect_refused(edit_declared_bits, "declared 0x4 is not 1 (arguments)");
+  expect_refused(edit_declared_symbol_count,
+                 "3 symbols (at most 64) from 0 are past the 2 declared "
+                 "symbols");
+  expect_refused(edit_declared_element_type,
+                 "declared_values[0] at offset");
+  expect_refused(edit_declared_element_type, "element type 12, rank 2");
+  expect_refused(edit_declared_rank, "element type 2, rank 9");
+  expect_refused(edit_declared_reserved, "reserved 256");
+  expect_refused(edit_declared_name, "string 2147483647 is past");
+  expect_refused(edit_declared_dim_kind, "declared_dims[0] at offset");
+  expect_refused(edit_declared_dim_kind, "kind 3 with value 0");
+  expect_refused(edit_declared_dim_symbol,
+                 "kind 2 with value 2 is not a size");
+  expect_refused(edit_declared_dim_size,
+                 "kind 0 with value 18446744073709551615");
+  expect_refused(edit_declared_symbol_order,
+                 "function 'matvec': argument 1 'w': dimension 0 (kind 2, "
+                 "size 0, symbol 1)");
+  expect_refused(edit_declared_value_name,
+                 "function 'matvec': argument 1 and argument 2 are both "
+                 "named 'w'");
+  expect_refused(edit_declared_symbol_name,
+                 "symbol 0 is named 'w', not [A-Z][A-Z0-9_]*");
+  expect_refused(edit_declared_tensor_on_scalar,
+                 "argument 4 'count' is i32: only r<hal.buffer_view> and r "
+                 "values take a tensor type");
 }
 
 // Every allocation of the writer and the loader may fail, cleanly.
@@ -331,6 +512,7 @@ int main(void) {
       cmocka_unit_test(minimal_module),
       cmocka_unit_test(every_truncated_prefix_is_refused),
       cmocka_unit_test(byte_flips_never_crash),
+      cmocka_unit_test(declaration_flips_never_crash),
       cmocka_unit_test(corrupt_fields_are_named),
       cmocka_unit_test(allocation_failures),
   };
