@@ -11,7 +11,9 @@
 //
 // C code hands HAL objects to programs as refs (weft_hal_module_wrap) and
 // reads them back from results (weft_hal_module_unwrap). Tensors travel as
-// buffer views: a buffer, a byte offset, an element type and a shape.
+// buffer views: a buffer, a byte offset, an element type and a shape; a
+// caller checks them against the tensor types a function declares with
+// weft_hal_check_arguments and weft_hal_check_results.
 //
 // NULL: pointer arguments are required unless the function's comment says
 // "|x| may be NULL" (see "NULL arguments" in weft/status.h).
@@ -27,6 +29,7 @@
 #include "weft/kernel_abi.h"
 #include "weft/status.h"
 #include "weft/vm/module.h"
+#include "weft/vm/tensor_type.h"
 #include "weft/vm/value.h"
 
 #ifdef __cplusplus
@@ -180,6 +183,56 @@ uint32_t weft_hal_buffer_view_rank(const weft_hal_buffer_view_t* view);
 // Dimension |index| (-1 past the rank, and for a NULL view).
 int64_t weft_hal_buffer_view_dim(const weft_hal_buffer_view_t* view,
                                  uint32_t index);
+
+//===----------------------------------------------------------------------===//
+// Checking buffer views against declared tensor types
+//===----------------------------------------------------------------------===//
+
+// What checking a call's arguments learned, for checking its results: the
+// size each of the function's symbols took and which value bound it (the
+// first that used it). Read-only for the caller; filled by
+// weft_hal_check_arguments, extended by weft_hal_check_results.
+typedef struct weft_hal_tensor_check_t {
+  const weft_vm_module_t* module;  // borrowed: keep it alive meanwhile
+  uint32_t function;
+  uint32_t symbol_count;
+  // Per symbol: its size, or -1 while no value has used it.
+  int64_t symbol_sizes[WEFT_VM_TENSOR_MAX_SYMBOLS];
+  // Per bound symbol: the position (0-based) of the value that bound it
+  // among the arguments, or among the results when |symbol_from_result|.
+  uint32_t symbol_values[WEFT_VM_TENSOR_MAX_SYMBOLS];
+  bool symbol_from_result[WEFT_VM_TENSOR_MAX_SYMBOLS];
+} weft_hal_tensor_check_t;
+
+// Checks |arg_count| |args| (borrowed; buffer views as refs,
+// weft_hal_module_wrap_buffer_view) against the declarations of function
+// |function| of |module| (weft/vm/tensor_type.h) and starts |*out_check|
+// for weft_hal_check_results. Every argument declared with a tensor type
+// must be a buffer view of its element type and rank, each dimension its
+// static size, any size for '?', and for a symbol the size the first value
+// using it gave (that value binds it). A function without declarations (a
+// native one too) passes any values of the right count. INVALID_ARGUMENT
+// naming the function, the argument (position and name), what was
+// expected and what was given, with hints: "forward: argument 2 'w1' must
+// be 64xN f32, got 128x64 f32 (transposed?; K is 64 from argument 1 'x')";
+// also for a count other than the signature's, a function index past the
+// module's, a scalar, null or another ref where a tensor goes. |args| may
+// be NULL when |arg_count| is 0. Thread-safe: reads only.
+weft_status_t weft_hal_check_arguments(const weft_vm_module_t* module,
+                                       uint32_t function,
+                                       const weft_vm_value_t* args,
+                                       uint32_t arg_count,
+                                       weft_hal_tensor_check_t* out_check);
+
+// Checks |result_count| |results| of the call |check| began (after
+// weft_hal_check_arguments succeeded) the same way: symbols the arguments
+// bound keep their sizes, new ones are bound by the first result using
+// them. INVALID_ARGUMENT as weft_hal_check_arguments's, naming the result
+// ("forward: result 1 'y' must be 10 f32, got 9 f32 (N2 is 10 from
+// argument 4 'w2')"). |results| may be NULL when |result_count| is 0.
+weft_status_t weft_hal_check_results(weft_hal_tensor_check_t* check,
+                                     const weft_vm_value_t* results,
+                                     uint32_t result_count);
 
 #ifdef __cplusplus
 }  // extern "C"
