@@ -11,7 +11,12 @@
 #   libbenchmark-dev, libpthreadpool-dev
 #                  weft_bench (Google Benchmark) and its pthreadpool baseline;
 #                  without them the benchmarks are not built
-#   python3-numpy  the .npy interop test; without it the test is skipped
+#   python3-numpy  the .npy interop test and the Python package's tests;
+#                  without it they are skipped
+#   python3-dev, python3-pytest
+#                  the Python package (python/: the weft._weft extension
+#                  needs Python's headers) and its pytest suite; without
+#                  them the package, or its tests, are not built
 #   liblua5.4-dev  the VmLoop benchmark's Lua baseline; without it that
 #                  row is not built
 #   openmpi-bin, libopenmpi-dev
@@ -43,7 +48,8 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
 optional_packages=(libhwloc-dev liburing-dev libcjson-dev libbenchmark-dev
-                   libpthreadpool-dev python3-numpy liblua5.4-dev
+                   libpthreadpool-dev python3-numpy python3-dev python3-pytest
+                   liblua5.4-dev
                    openmpi-bin libopenmpi-dev libvulkan-dev
                    mesa-vulkan-drivers vulkan-validationlayers glslang-tools
                    clang-14 libclang-rt-14-dev)

@@ -1,0 +1,387 @@
+// weft._weft.Device: a device and its queue (weft_python.h).
+#include <string.h>
+
+#include "weft_python.h"
+
+weft_device_t* weft_py_device_handle(PyObject* object, const char* what) {
+  if (!PyObject_TypeCheck(object, &weft_py_device_type)) {
+    PyErr_Format(PyExc_TypeError, "%s must be a weft.Device, got %.100s",
+                 what, Py_TYPE(object)->tp_name);
+    return NULL;
+  }
+  weft_device_t* device = ((weft_py_device_t*)object)->device;
+  if (!device) PyErr_Format(PyExc_ValueError, "%s: the device is closed", what);
+  return device;
+}
+
+static int weft_py_device_init(weft_py_device_t* self, PyObject* args,
+                               PyObject* kwargs) {
+  static char* keywords[] = {"device_string", NULL};
+  const char* device_string = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s:Device", keywords,
+                                   &device_string)) {
+    return -1;
+  }
+  if (self->device) {
+    PyErr_SetString(PyExc_RuntimeError, "Device.__init__ called twice");
+    return -1;
+  }
+  weft_device_t* device = NULL;
+  weft_status_t status =
+      weft_device_create(device_string, weft_py_allocator(), &device);
+  if (!weft_py_ok(status)) return -1;
+  self->device = device;
+  return 0;
+}
+
+static PyObject* weft_py_device_close(weft_py_device_t* self,
+                                      PyObject* unused) {
+  weft_device_t* device = self->device;
+  self->device = NULL;
+  if (device) {
+    // Releasing may wait for the device's threads: without the GIL, so a
+    // host call on another thread that needs it can finish.
+    Py_BEGIN_ALLOW_THREADS
+    weft_device_release(device);
+    Py_END_ALLOW_THREADS
+  }
+  Py_RETURN_NONE;
+}
+
+static void weft_py_device_dealloc(weft_py_device_t* self) {
+  if (self->device) {
+    weft_device_t* device = self->device;
+    self->device = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    weft_device_release(device);
+    Py_END_ALLOW_THREADS
+  }
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+static PyObject* weft_py_device_enter(weft_py_device_t* self,
+                                      PyObject* unused) {
+  if (!weft_py_device_handle((PyObject*)self, "Device")) return NULL;
+  return Py_NewRef(self);
+}
+
+static PyObject* weft_py_device_exit(weft_py_device_t* self, PyObject* args) {
+  return weft_py_device_close(self, NULL);
+}
+
+static PyObject* weft_py_device_query(weft_py_device_t* self, PyObject* key) {
+  weft_device_t* device = weft_py_device_handle((PyObject*)self, "Device");
+  if (!device) return NULL;
+  const char* text = PyUnicode_AsUTF8(key);
+  if (!text) return NULL;
+  int64_t value = 0;
+  if (!weft_py_ok(weft_device_query_i64(device, text, &value))) return NULL;
+  return PyLong_FromLongLong(value);
+}
+
+static PyObject* weft_py_device_semaphore(weft_py_device_t* self,
+                                          PyObject* args, PyObject* kwargs) {
+  static char* keywords[] = {"initial_value", NULL};
+  unsigned long long initial_value = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|K:semaphore", keywords,
+                                   &initial_value)) {
+    return NULL;
+  }
+  weft_device_t* device = weft_py_device_handle((PyObject*)self, "Device");
+  if (!device) return NULL;
+  weft_semaphore_t* semaphore = NULL;
+  if (!weft_py_ok(weft_device_create_semaphore(device, initial_value,
+                                               &semaphore))) {
+    return NULL;
+  }
+  return weft_py_semaphore_wrap(semaphore);
+}
+
+static PyObject* weft_py_device_allocate(weft_py_device_t* self,
+                                         PyObject* args, PyObject* kwargs) {
+  static char* keywords[] = {"nbytes", NULL};
+  unsigned long long nbytes = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "K:allocate", keywords,
+                                   &nbytes)) {
+    return NULL;
+  }
+  weft_device_t* device = weft_py_device_handle((PyObject*)self, "Device");
+  if (!device) return NULL;
+  weft_buffer_params_t params = {0};
+  weft_buffer_t* buffer = NULL;
+  if (!weft_py_ok(
+          weft_device_allocate_buffer(device, params, nbytes, &buffer))) {
+    return NULL;
+  }
+  return weft_py_buffer_wrap(buffer);
+}
+
+//===----------------------------------------------------------------------===//
+// Queue operations: every one takes wait= and signal= lists of
+// (Semaphore, value) pairs and returns None once submitted.
+//===----------------------------------------------------------------------===//
+
+// The parts every queue operation shares.
+typedef struct weft_py_queue_args_t {
+  weft_device_t* device;
+  weft_py_semaphore_list_t wait;
+  weft_py_semaphore_list_t signal;
+} weft_py_queue_args_t;
+
+static bool weft_py_queue_args_parse(weft_py_device_t* self, PyObject* wait,
+                                     PyObject* signal,
+                                     weft_py_queue_args_t* out) {
+  memset(out, 0, sizeof(*out));
+  out->device = weft_py_device_handle((PyObject*)self, "Device");
+  if (!out->device) return false;
+  if (!weft_py_semaphore_list_parse(wait, "wait", &out->wait)) return false;
+  if (!weft_py_semaphore_list_parse(signal, "signal", &out->signal)) {
+    weft_py_semaphore_list_deinitialize(&out->wait);
+    return false;
+  }
+  return true;
+}
+
+static PyObject* weft_py_queue_args_finish(weft_py_queue_args_t* args,
+                                           weft_status_t status) {
+  weft_py_semaphore_list_deinitialize(&args->wait);
+  weft_py_semaphore_list_deinitialize(&args->signal);
+  if (!weft_py_ok(status)) return NULL;
+  Py_RETURN_NONE;
+}
+
+// A length argument: None means "to the end" (WEFT_WHOLE_BUFFER).
+static bool weft_py_length(PyObject* object, weft_device_size_t* out) {
+  if (!object || object == Py_None) {
+    *out = WEFT_WHOLE_BUFFER;
+    return true;
+  }
+  *out = PyLong_AsUnsignedLongLong(object);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError,
+                 "length must be None or an int >= 0, got %R", object);
+    return false;
+  }
+  return true;
+}
+
+static PyObject* weft_py_device_fill(weft_py_device_t* self, PyObject* args,
+                                     PyObject* kwargs) {
+  static char* keywords[] = {"target", "pattern", "offset", "length",
+                             "wait",   "signal",  NULL};
+  PyObject* target = NULL;
+  Py_buffer pattern;
+  unsigned long long offset = 0;
+  PyObject* length_object = NULL;
+  PyObject* wait = NULL;
+  PyObject* signal = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oy*|KO$OO:fill", keywords,
+                                   &target, &pattern, &offset, &length_object,
+                                   &wait, &signal)) {
+    return NULL;
+  }
+  weft_py_queue_args_t queue;
+  weft_device_size_t length = 0;
+  weft_buffer_t* buffer = weft_py_buffer_handle(target, "target");
+  PyObject* result = NULL;
+  if (buffer && weft_py_length(length_object, &length) &&
+      weft_py_queue_args_parse(self, wait, signal, &queue)) {
+    result = weft_py_queue_args_finish(
+        &queue, weft_device_queue_fill(queue.device, WEFT_QUEUE_AFFINITY_ANY,
+                                       queue.wait.list, queue.signal.list,
+                                       buffer, offset, length, pattern.buf,
+                                       (uint32_t)pattern.len));
+  }
+  PyBuffer_Release(&pattern);
+  return result;
+}
+
+static PyObject* weft_py_device_update(weft_py_device_t* self, PyObject* args,
+                                       PyObject* kwargs) {
+  static char* keywords[] = {"source", "target", "offset", "wait", "signal",
+                             NULL};
+  Py_buffer source;
+  PyObject* target = NULL;
+  unsigned long long offset = 0;
+  PyObject* wait = NULL;
+  PyObject* signal = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*O|K$OO:update", keywords,
+                                   &source, &target, &offset, &wait,
+                                   &signal)) {
+    return NULL;
+  }
+  weft_py_queue_args_t queue;
+  weft_buffer_t* buffer = weft_py_buffer_handle(target, "target");
+  PyObject* result = NULL;
+  if (buffer && weft_py_queue_args_parse(self, wait, signal, &queue)) {
+    // The bytes are copied during the call.
+    result = weft_py_queue_args_finish(
+        &queue, weft_device_queue_update(
+                    queue.device, WEFT_QUEUE_AFFINITY_ANY, queue.wait.list,
+                    queue.signal.list, source.buf, buffer, offset,
+                    (weft_device_size_t)source.len));
+  }
+  PyBuffer_Release(&source);
+  return result;
+}
+
+static PyObject* weft_py_device_copy(weft_py_device_t* self, PyObject* args,
+                                     PyObject* kwargs) {
+  static char* keywords[] = {"source",        "target", "source_offset",
+                             "target_offset", "length", "wait",
+                             "signal",        NULL};
+  PyObject* source = NULL;
+  PyObject* target = NULL;
+  unsigned long long source_offset = 0;
+  unsigned long long target_offset = 0;
+  PyObject* length_object = NULL;
+  PyObject* wait = NULL;
+  PyObject* signal = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|KKO$OO:copy", keywords,
+                                   &source, &target, &source_offset,
+                                   &target_offset, &length_object, &wait,
+                                   &signal)) {
+    return NULL;
+  }
+  weft_py_queue_args_t queue;
+  weft_device_size_t length = 0;
+  weft_buffer_t* source_buffer = weft_py_buffer_handle(source, "source");
+  weft_buffer_t* target_buffer =
+      source_buffer ? weft_py_buffer_handle(target, "target") : NULL;
+  if (!target_buffer || !weft_py_length(length_object, &length) ||
+      !weft_py_queue_args_parse(self, wait, signal, &queue)) {
+    return NULL;
+  }
+  if (length == WEFT_WHOLE_BUFFER) {
+    // To the end of the source.
+    const weft_device_size_t source_length =
+        weft_buffer_byte_length(source_buffer);
+    length = source_offset < source_length ? source_length - source_offset : 0;
+  }
+  return weft_py_queue_args_finish(
+      &queue, weft_device_queue_copy(queue.device, WEFT_QUEUE_AFFINITY_ANY,
+                                     queue.wait.list, queue.signal.list,
+                                     source_buffer, source_offset,
+                                     target_buffer, target_offset, length));
+}
+
+static PyObject* weft_py_device_barrier(weft_py_device_t* self,
+                                        PyObject* args, PyObject* kwargs) {
+  static char* keywords[] = {"wait", "signal", NULL};
+  PyObject* wait = NULL;
+  PyObject* signal = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OO:barrier", keywords,
+                                   &wait, &signal)) {
+    return NULL;
+  }
+  weft_py_queue_args_t queue;
+  if (!weft_py_queue_args_parse(self, wait, signal, &queue)) return NULL;
+  return weft_py_queue_args_finish(
+      &queue,
+      weft_device_queue_barrier(queue.device, WEFT_QUEUE_AFFINITY_ANY,
+                                queue.wait.list, queue.signal.list));
+}
+
+//===----------------------------------------------------------------------===//
+// The type
+//===----------------------------------------------------------------------===//
+
+static PyObject* weft_py_device_get_driver(weft_py_device_t* self,
+                                           void* unused) {
+  weft_device_t* device = weft_py_device_handle((PyObject*)self, "Device");
+  if (!device) return NULL;
+  return PyUnicode_FromString(weft_device_driver_name(device));
+}
+
+static PyObject* weft_py_device_get_id(weft_py_device_t* self, void* unused) {
+  weft_device_t* device = weft_py_device_handle((PyObject*)self, "Device");
+  if (!device) return NULL;
+  return PyUnicode_FromString(weft_device_id(device));
+}
+
+static PyObject* weft_py_device_get_closed(weft_py_device_t* self,
+                                           void* unused) {
+  return PyBool_FromLong(self->device == NULL);
+}
+
+static PyObject* weft_py_device_repr(weft_py_device_t* self) {
+  if (!self->device) return PyUnicode_FromString("<weft.Device (closed)>");
+  return PyUnicode_FromFormat("<weft.Device '%s'>",
+                              weft_device_id(self->device));
+}
+
+static PyMethodDef weft_py_device_methods[] = {
+    {"close", (PyCFunction)weft_py_device_close, METH_NOARGS,
+     "close()\n\nDrops the device (operations already queued still run to "
+     "their end; the device goes when they and every object made from it "
+     "are gone). Idempotent."},
+    {"__enter__", (PyCFunction)weft_py_device_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)weft_py_device_exit, METH_VARARGS, NULL},
+    {"query", (PyCFunction)weft_py_device_query, METH_O,
+     "query(key: str) -> int\n\nA device property (\"queue.count\", "
+     "\"worker.count\", ...); NotFoundError lists the known keys."},
+    {"semaphore", (PyCFunction)(void (*)(void))weft_py_device_semaphore,
+     METH_VARARGS | METH_KEYWORDS,
+     "semaphore(initial_value=0) -> Semaphore\n\nA timeline semaphore made "
+     "by the device (the GPU drivers' live on the device)."},
+    {"allocate", (PyCFunction)(void (*)(void))weft_py_device_allocate,
+     METH_VARARGS | METH_KEYWORDS,
+     "allocate(nbytes) -> Buffer\n\nA buffer of |nbytes| bytes, host-"
+     "visible where the device allows (then it shares memory with NumPy)."},
+    {"fill", (PyCFunction)(void (*)(void))weft_py_device_fill,
+     METH_VARARGS | METH_KEYWORDS,
+     "fill(target, pattern, offset=0, length=None, *, wait=None, "
+     "signal=None)\n\nQueues a fill of [offset, offset + length) of "
+     "|target| (None: to its end) with |pattern|, 1, 2 or 4 bytes (bytes, "
+     "or a NumPy scalar). Runs once every (semaphore, value) of |wait| is "
+     "reached, then signals |signal|."},
+    {"update", (PyCFunction)(void (*)(void))weft_py_device_update,
+     METH_VARARGS | METH_KEYWORDS,
+     "update(source, target, offset=0, *, wait=None, signal=None)\n\n"
+     "Queues a write of |source|'s bytes (anything with the buffer "
+     "protocol: bytes, a NumPy array; copied now) into |target| at "
+     "|offset|."},
+    {"copy", (PyCFunction)(void (*)(void))weft_py_device_copy,
+     METH_VARARGS | METH_KEYWORDS,
+     "copy(source, target, source_offset=0, target_offset=0, length=None, "
+     "*, wait=None, signal=None)\n\nQueues a copy between two buffers "
+     "(length None: to the end of |source|)."},
+    {"barrier", (PyCFunction)(void (*)(void))weft_py_device_barrier,
+     METH_VARARGS | METH_KEYWORDS,
+     "barrier(*, wait=None, signal=None)\n\nSignals |signal| once |wait| "
+     "is reached; orders nothing else."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef weft_py_device_getset[] = {
+    {"driver", (getter)weft_py_device_get_driver, NULL,
+     "The driver's name (\"local-task\").", NULL},
+    {"id", (getter)weft_py_device_get_id, NULL,
+     "The device's id, as messages name it.", NULL},
+    {"closed", (getter)weft_py_device_get_closed, NULL,
+     "True once close() was called.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject weft_py_device_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft.Device",
+    .tp_doc = "Device(device_string)\n\nA weft device from the same strings "
+              "as C (\"local-task?workers=2\", \"local-sync\", \"vulkan\"). "
+              "NotFoundError for an unknown driver and InvalidArgumentError "
+              "for an unknown option, both listing the known names.",
+    .tp_basicsize = sizeof(weft_py_device_t),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)weft_py_device_init,
+    .tp_dealloc = (destructor)weft_py_device_dealloc,
+    .tp_repr = (reprfunc)weft_py_device_repr,
+    .tp_methods = weft_py_device_methods,
+    .tp_getset = weft_py_device_getset,
+};
+
+int weft_py_device_setup(PyObject* module) {
+  if (PyType_Ready(&weft_py_device_type) < 0) return -1;
+  return PyModule_AddObjectRef(module, "Device",
+                               (PyObject*)&weft_py_device_type);
+}

@@ -1,0 +1,339 @@
+// weft._weft: module init, errors, lists and timeouts (weft_python.h).
+#include <stdatomic.h>
+#include <string.h>
+
+#include "weft_python.h"
+
+//===----------------------------------------------------------------------===//
+// The counting allocator
+//===----------------------------------------------------------------------===//
+
+static atomic_llong weft_py_live_allocations;
+
+static weft_status_t weft_py_allocator_ctl(void* self,
+                                           weft_allocator_command_t command,
+                                           size_t byte_length,
+                                           void** inout_ptr) {
+  const weft_allocator_t system = weft_allocator_system();
+  void* before = *inout_ptr;
+  weft_status_t status =
+      system.ctl(system.self, command, byte_length, inout_ptr);
+  long long delta = 0;
+  if (weft_status_is_ok(status)) {
+    if (command == WEFT_ALLOCATOR_COMMAND_FREE) {
+      delta = before ? -1 : 0;
+    } else if (command == WEFT_ALLOCATOR_COMMAND_REALLOC) {
+      delta = (before ? -1 : 0) + (*inout_ptr ? 1 : 0);
+    } else {
+      delta = *inout_ptr ? 1 : 0;
+    }
+  }
+  atomic_fetch_add(&weft_py_live_allocations, delta);
+  return status;
+}
+
+weft_allocator_t weft_py_allocator(void) {
+  const weft_allocator_t allocator = {NULL, weft_py_allocator_ctl};
+  return allocator;
+}
+
+static PyObject* weft_py_live_allocations_get(PyObject* module,
+                                              PyObject* unused) {
+  return PyLong_FromLongLong(atomic_load(&weft_py_live_allocations));
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+// One class per status code: weft.Error's subclasses, named after the code
+// ("INVALID_ARGUMENT" -> InvalidArgumentError), some also deriving from the
+// built-in a Python user would catch for it.
+static PyObject* weft_py_errors[WEFT_STATUS_CODE_COUNT_];
+static PyObject* weft_py_error_base;
+
+PyObject* weft_py_error_class(weft_status_code_t code) {
+  if ((int)code <= 0 || code >= WEFT_STATUS_CODE_COUNT_ ||
+      !weft_py_errors[code]) {
+    return weft_py_error_base;
+  }
+  return weft_py_errors[code];
+}
+
+PyObject* weft_py_raise(weft_status_t status) {
+  const weft_status_code_t code = weft_status_code(status);
+  char stack_text[1024];
+  size_t length = weft_status_format(status, stack_text, sizeof(stack_text));
+  char* text = stack_text;
+  if (length >= sizeof(stack_text)) {
+    // A long chain: format it whole.
+    text = PyMem_Malloc(length + 1);
+    if (text) {
+      weft_status_format(status, text, length + 1);
+    } else {
+      text = stack_text;
+    }
+  }
+  weft_status_free(status);
+  PyObject* message = PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text),
+                                           "replace");
+  if (text != stack_text) PyMem_Free(text);
+  if (!message) return NULL;
+  PyObject* error = PyObject_CallOneArg(weft_py_error_class(code), message);
+  Py_DECREF(message);
+  if (!error) return NULL;
+  PyObject* code_object = PyLong_FromLong((long)code);
+  if (code_object) {
+    PyObject_SetAttrString(error, "code", code_object);
+    Py_DECREF(code_object);
+  }
+  PyErr_SetObject((PyObject*)Py_TYPE(error), error);
+  Py_DECREF(error);
+  return NULL;
+}
+
+bool weft_py_ok(weft_status_t status) {
+  if (weft_status_is_ok(status)) return true;
+  weft_py_raise(status);
+  return false;
+}
+
+// "INVALID_ARGUMENT" -> "InvalidArgumentError" into |buffer|.
+static void weft_py_error_name(weft_status_code_t code, char* buffer,
+                               size_t capacity) {
+  const char* name = weft_status_code_string(code);
+  size_t used = 0;
+  bool upper = true;
+  for (const char* c = name; *c && used + 6 < capacity; ++c) {
+    if (*c == '_') {
+      upper = true;
+      continue;
+    }
+    buffer[used++] = upper ? *c : (char)(*c - 'A' + 'a');
+    upper = false;
+  }
+  memcpy(buffer + used, "Error", 6);
+}
+
+// The built-in an error class also derives from, or NULL.
+static PyObject* weft_py_error_builtin(weft_status_code_t code) {
+  switch (code) {
+    case WEFT_STATUS_INVALID_ARGUMENT:
+    case WEFT_STATUS_OUT_OF_RANGE:
+      return PyExc_ValueError;
+    case WEFT_STATUS_DEADLINE_EXCEEDED:
+      return PyExc_TimeoutError;
+    case WEFT_STATUS_NOT_FOUND:
+      return PyExc_LookupError;
+    case WEFT_STATUS_PERMISSION_DENIED:
+      return PyExc_PermissionError;
+    case WEFT_STATUS_UNIMPLEMENTED:
+      return PyExc_NotImplementedError;
+    default:
+      return NULL;
+  }
+}
+
+static int weft_py_errors_setup(PyObject* module) {
+  weft_py_error_base = PyErr_NewExceptionWithDoc(
+      "weft.Error",
+      "A weft status that is not OK. str(error) is weft's whole message "
+      "(the chain of what failed, where); .code is the status code "
+      "(an int; weft.STATUS_CODES names them).",
+      PyExc_Exception, NULL);
+  if (!weft_py_error_base || PyModule_AddObjectRef(module, "Error",
+                                                   weft_py_error_base) < 0) {
+    return -1;
+  }
+  PyObject* codes = PyDict_New();
+  if (!codes) return -1;
+  for (int code = 1; code < WEFT_STATUS_CODE_COUNT_; ++code) {
+    if (code == WEFT_STATUS_DEFERRED) continue;  // not an error
+    char name[64];
+    weft_py_error_name((weft_status_code_t)code, name, sizeof(name));
+    char qualified[80];
+    snprintf(qualified, sizeof(qualified), "weft.%s", name);
+    PyObject* builtin = weft_py_error_builtin((weft_status_code_t)code);
+    PyObject* bases = builtin
+                          ? PyTuple_Pack(2, weft_py_error_base, builtin)
+                          : PyTuple_Pack(1, weft_py_error_base);
+    if (!bases) return -1;
+    weft_py_errors[code] = PyErr_NewException(qualified, bases, NULL);
+    Py_DECREF(bases);
+    if (!weft_py_errors[code] ||
+        PyModule_AddObjectRef(module, name, weft_py_errors[code]) < 0) {
+      return -1;
+    }
+    PyObject* key = PyLong_FromLong(code);
+    PyObject* value = PyUnicode_FromString(
+        weft_status_code_string((weft_status_code_t)code));
+    if (!key || !value || PyDict_SetItem(codes, key, value) < 0) {
+      Py_XDECREF(key);
+      Py_XDECREF(value);
+      Py_DECREF(codes);
+      return -1;
+    }
+    Py_DECREF(key);
+    Py_DECREF(value);
+  }
+  const int added = PyModule_AddObjectRef(module, "STATUS_CODES", codes);
+  Py_DECREF(codes);
+  return added;
+}
+
+//===----------------------------------------------------------------------===//
+// Timeouts and lists
+//===----------------------------------------------------------------------===//
+
+bool weft_py_timeout(PyObject* seconds, weft_timeout_t* out_timeout) {
+  if (!seconds || seconds == Py_None) {
+    *out_timeout = weft_timeout_infinite();
+    return true;
+  }
+  const double value = PyFloat_AsDouble(seconds);
+  if (value == -1.0 && PyErr_Occurred()) return false;
+  if (!(value >= 0.0)) {
+    PyErr_Format(PyExc_ValueError,
+                 "timeout must be None or seconds >= 0, got %R", seconds);
+    return false;
+  }
+  *out_timeout = value > 1e9 ? weft_timeout_infinite()
+                             : weft_timeout_relative((int64_t)(value * 1e9));
+  return true;
+}
+
+void weft_py_semaphore_list_deinitialize(weft_py_semaphore_list_t* list) {
+  if (list->semaphores != list->inline_semaphores) {
+    PyMem_Free(list->semaphores);
+  }
+  if (list->values != list->inline_values) PyMem_Free(list->values);
+  list->semaphores = NULL;
+  list->values = NULL;
+  list->list = weft_semaphore_list_empty();
+}
+
+bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
+                                  weft_py_semaphore_list_t* out_list) {
+  out_list->list = weft_semaphore_list_empty();
+  out_list->semaphores = out_list->inline_semaphores;
+  out_list->values = out_list->inline_values;
+  if (!object || object == Py_None) return true;
+  PyObject* sequence = PySequence_Fast(
+      object, "must be None or a sequence of (Semaphore, value) pairs");
+  if (!sequence) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s must be None or a sequence of (Semaphore, value) "
+                 "pairs, got %.100s",
+                 what, Py_TYPE(object)->tp_name);
+    return false;
+  }
+  const Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+  if (count > WEFT_PY_LIST_INLINE) {
+    out_list->semaphores = PyMem_Calloc((size_t)count, sizeof(void*));
+    out_list->values = PyMem_Calloc((size_t)count, sizeof(uint64_t));
+    if (!out_list->semaphores || !out_list->values) {
+      Py_DECREF(sequence);
+      PyErr_NoMemory();
+      return false;
+    }
+  }
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < count; ++i) {
+    PyObject* pair = PySequence_Fast_GET_ITEM(sequence, i);
+    PyObject* semaphore = NULL;
+    unsigned long long value = 0;
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+      PyErr_Format(PyExc_TypeError,
+                   "%s[%zd] must be a (Semaphore, value) pair, got %.100s",
+                   what, i, Py_TYPE(pair)->tp_name);
+      ok = false;
+      break;
+    }
+    semaphore = PyTuple_GET_ITEM(pair, 0);
+    char item[64];
+    snprintf(item, sizeof(item), "%s[%zd][0]", what, i);
+    out_list->semaphores[i] = weft_py_semaphore_handle(semaphore, item);
+    if (!out_list->semaphores[i]) {
+      ok = false;
+      break;
+    }
+    value = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(pair, 1));
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError,
+                   "%s[%zd][1] must be a timeline value (an int >= 0), got "
+                   "%R",
+                   what, i, PyTuple_GET_ITEM(pair, 1));
+      ok = false;
+      break;
+    }
+    out_list->values[i] = value;
+  }
+  Py_DECREF(sequence);
+  if (!ok) {
+    weft_py_semaphore_list_deinitialize(out_list);
+    return false;
+  }
+  out_list->list.count = (uint32_t)count;
+  out_list->list.semaphores = out_list->semaphores;
+  out_list->list.values = out_list->values;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Module
+//===----------------------------------------------------------------------===//
+
+PyDoc_STRVAR(weft_py_drivers_doc,
+             "drivers() -> list[tuple[str, str]]\n\n"
+             "The drivers built into this weft as (name, description) pairs "
+             "(\"local-sync\", \"local-task\", ...).");
+
+static PyObject* weft_py_drivers(PyObject* module, PyObject* unused) {
+  weft_driver_registry_t* registry = NULL;
+  weft_status_t status =
+      weft_driver_registry_create_default(weft_py_allocator(), &registry);
+  if (!weft_status_is_ok(status)) return weft_py_raise(status);
+  PyObject* list = PyList_New(0);
+  const uint32_t count = weft_driver_registry_count(registry);
+  for (uint32_t i = 0; list && i < count; ++i) {
+    const weft_driver_t* driver = weft_driver_registry_get(registry, i);
+    PyObject* pair = Py_BuildValue("(ss)", driver->name,
+                                   driver->description ? driver->description
+                                                       : "");
+    if (!pair || PyList_Append(list, pair) < 0) Py_CLEAR(list);
+    Py_XDECREF(pair);
+  }
+  weft_driver_registry_release(registry);
+  return list;
+}
+
+static PyMethodDef weft_py_methods[] = {
+    {"drivers", weft_py_drivers, METH_NOARGS, weft_py_drivers_doc},
+    {"_live_allocations", weft_py_live_allocations_get, METH_NOARGS,
+     "_live_allocations() -> int\n\nBlocks the extension's objects hold "
+     "(devices, semaphores and all they allocate); for tests."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef weft_py_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "weft._weft",
+    .m_doc = "weft's C API for Python (use the weft package).",
+    .m_size = -1,
+    .m_methods = weft_py_methods,
+};
+
+// The extension's entry point (CPython finds it by name).
+PyMODINIT_FUNC PyInit__weft(void);
+PyMODINIT_FUNC PyInit__weft(void) {
+  PyObject* module = PyModule_Create(&weft_py_module);
+  if (!module) return NULL;
+  if (weft_py_errors_setup(module) < 0 || weft_py_device_setup(module) < 0 ||
+      weft_py_semaphore_setup(module) < 0 ||
+      weft_py_buffer_setup(module) < 0) {
+    Py_DECREF(module);
+    return NULL;
+  }
+  return module;
+}

@@ -1,0 +1,268 @@
+// weft._weft.Semaphore: a timeline semaphore (weft_python.h).
+#include <string.h>
+
+#include "weft_python.h"
+
+// How long a wait runs without the GIL before Python checks for signals
+// (Ctrl-C): short enough to feel immediate, long enough to cost nothing.
+#define WEFT_PY_WAIT_SLICE_NS (50 * 1000 * 1000)
+
+weft_semaphore_t* weft_py_semaphore_handle(PyObject* object,
+                                           const char* what) {
+  if (!PyObject_TypeCheck(object, &weft_py_semaphore_type)) {
+    PyErr_Format(PyExc_TypeError, "%s must be a weft.Semaphore, got %.100s",
+                 what, Py_TYPE(object)->tp_name);
+    return NULL;
+  }
+  weft_semaphore_t* semaphore = ((weft_py_semaphore_t*)object)->semaphore;
+  if (!semaphore) {
+    PyErr_Format(PyExc_ValueError, "%s: the semaphore is closed", what);
+  }
+  return semaphore;
+}
+
+PyObject* weft_py_semaphore_wrap(weft_semaphore_t* semaphore) {
+  weft_py_semaphore_t* self = PyObject_New(weft_py_semaphore_t,
+                                           &weft_py_semaphore_type);
+  if (!self) {
+    weft_semaphore_release(semaphore);
+    return NULL;
+  }
+  self->semaphore = semaphore;
+  return (PyObject*)self;
+}
+
+static int weft_py_semaphore_init(weft_py_semaphore_t* self, PyObject* args,
+                                  PyObject* kwargs) {
+  static char* keywords[] = {"initial_value", "name", NULL};
+  unsigned long long initial_value = 0;
+  const char* name = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|K$z:Semaphore", keywords,
+                                   &initial_value, &name)) {
+    return -1;
+  }
+  if (self->semaphore) {
+    PyErr_SetString(PyExc_RuntimeError, "Semaphore.__init__ called twice");
+    return -1;
+  }
+  weft_semaphore_t* semaphore = NULL;
+  if (!weft_py_ok(weft_semaphore_create(weft_py_allocator(), initial_value,
+                                        &semaphore))) {
+    return -1;
+  }
+  if (name) weft_semaphore_set_name(semaphore, name);
+  self->semaphore = semaphore;
+  return 0;
+}
+
+static void weft_py_semaphore_dealloc(weft_py_semaphore_t* self) {
+  weft_semaphore_release(self->semaphore);
+  self->semaphore = NULL;
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+static PyObject* weft_py_semaphore_close(weft_py_semaphore_t* self,
+                                         PyObject* unused) {
+  weft_semaphore_t* semaphore = self->semaphore;
+  self->semaphore = NULL;
+  weft_semaphore_release(semaphore);
+  Py_RETURN_NONE;
+}
+
+static PyObject* weft_py_semaphore_enter(weft_py_semaphore_t* self,
+                                         PyObject* unused) {
+  if (!weft_py_semaphore_handle((PyObject*)self, "Semaphore")) return NULL;
+  return Py_NewRef(self);
+}
+
+static PyObject* weft_py_semaphore_exit(weft_py_semaphore_t* self,
+                                        PyObject* args) {
+  return weft_py_semaphore_close(self, NULL);
+}
+
+static PyObject* weft_py_semaphore_query(weft_py_semaphore_t* self,
+                                         PyObject* unused) {
+  weft_semaphore_t* semaphore =
+      weft_py_semaphore_handle((PyObject*)self, "Semaphore");
+  if (!semaphore) return NULL;
+  uint64_t value = 0;
+  if (!weft_py_ok(weft_semaphore_query(semaphore, &value))) return NULL;
+  return PyLong_FromUnsignedLongLong(value);
+}
+
+static PyObject* weft_py_semaphore_signal(weft_py_semaphore_t* self,
+                                          PyObject* value_object) {
+  weft_semaphore_t* semaphore =
+      weft_py_semaphore_handle((PyObject*)self, "Semaphore");
+  if (!semaphore) return NULL;
+  const unsigned long long value = PyLong_AsUnsignedLongLong(value_object);
+  if (PyErr_Occurred()) return NULL;
+  if (!weft_py_ok(weft_semaphore_signal(semaphore, value))) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject* weft_py_semaphore_fail(weft_py_semaphore_t* self,
+                                        PyObject* args, PyObject* kwargs) {
+  static char* keywords[] = {"message", "code", NULL};
+  const char* message = NULL;
+  int code = WEFT_STATUS_ABORTED;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|i:fail", keywords,
+                                   &message, &code)) {
+    return NULL;
+  }
+  weft_semaphore_t* semaphore =
+      weft_py_semaphore_handle((PyObject*)self, "Semaphore");
+  if (!semaphore) return NULL;
+  if (code <= WEFT_STATUS_OK || code >= WEFT_STATUS_CODE_COUNT_ ||
+      code == WEFT_STATUS_DEFERRED) {
+    PyErr_Format(PyExc_ValueError,
+                 "code must be a failure's status code (1 to %d, not "
+                 "DEFERRED), got %d",
+                 WEFT_STATUS_CODE_COUNT_ - 2, code);
+    return NULL;
+  }
+  weft_semaphore_fail(semaphore, weft_status_make_(NULL, 0,
+                                                   (weft_status_code_t)code,
+                                                   "%s", message));
+  Py_RETURN_NONE;
+}
+
+static PyObject* weft_py_semaphore_wait(weft_py_semaphore_t* self,
+                                        PyObject* args, PyObject* kwargs) {
+  static char* keywords[] = {"value", "timeout", NULL};
+  unsigned long long value = 0;
+  PyObject* timeout_object = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "K|O:wait", keywords, &value,
+                                   &timeout_object)) {
+    return NULL;
+  }
+  weft_semaphore_t* semaphore =
+      weft_py_semaphore_handle((PyObject*)self, "Semaphore");
+  weft_timeout_t timeout;
+  if (!semaphore || !weft_py_timeout(timeout_object, &timeout)) return NULL;
+  const weft_time_t deadline = weft_timeout_as_deadline(timeout);
+  // Its own reference while the GIL is let go (another thread may close
+  // the Python object meanwhile).
+  weft_semaphore_retain(semaphore);
+  weft_status_t status = WEFT_OK;
+  for (;;) {
+    // A slice at most, then Python looks for signals.
+    weft_time_t slice_end = weft_time_now() + WEFT_PY_WAIT_SLICE_NS;
+    const bool last = deadline <= slice_end;
+    if (last) slice_end = deadline;
+    Py_BEGIN_ALLOW_THREADS
+    status = weft_semaphore_wait(semaphore, value,
+                                 weft_timeout_deadline(slice_end));
+    Py_END_ALLOW_THREADS
+    if (last || !weft_status_is(status, WEFT_STATUS_DEADLINE_EXCEEDED)) {
+      break;
+    }
+    // The slice ended, or the semaphore failed with DEADLINE_EXCEEDED
+    // itself: then query reports that failure.
+    weft_status_free(status);
+    uint64_t current = 0;
+    status = weft_semaphore_query(semaphore, &current);
+    if (!weft_status_is_ok(status)) break;
+    if (PyErr_CheckSignals() < 0) {
+      weft_semaphore_release(semaphore);
+      return NULL;
+    }
+  }
+  weft_semaphore_release(semaphore);
+  if (!weft_py_ok(status)) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject* weft_py_semaphore_get_name(weft_py_semaphore_t* self,
+                                            void* unused) {
+  weft_semaphore_t* semaphore =
+      weft_py_semaphore_handle((PyObject*)self, "Semaphore");
+  if (!semaphore) return NULL;
+  return PyUnicode_FromString(weft_semaphore_name(semaphore));
+}
+
+static int weft_py_semaphore_set_name(weft_py_semaphore_t* self,
+                                      PyObject* name, void* unused) {
+  weft_semaphore_t* semaphore =
+      weft_py_semaphore_handle((PyObject*)self, "Semaphore");
+  if (!semaphore) return -1;
+  if (!name) {
+    PyErr_SetString(PyExc_AttributeError, "the name cannot be deleted");
+    return -1;
+  }
+  const char* text = PyUnicode_AsUTF8(name);
+  if (!text) return -1;
+  weft_semaphore_set_name(semaphore, text);
+  return 0;
+}
+
+static PyObject* weft_py_semaphore_get_closed(weft_py_semaphore_t* self,
+                                              void* unused) {
+  return PyBool_FromLong(self->semaphore == NULL);
+}
+
+static PyObject* weft_py_semaphore_repr(weft_py_semaphore_t* self) {
+  if (!self->semaphore) {
+    return PyUnicode_FromString("<weft.Semaphore (closed)>");
+  }
+  char label[128];
+  const char* name = weft_semaphore_name(self->semaphore);
+  snprintf(label, sizeof(label), "%s", name);
+  return PyUnicode_FromFormat("<weft.Semaphore '%s'>", label);
+}
+
+static PyMethodDef weft_py_semaphore_methods[] = {
+    {"close", (PyCFunction)weft_py_semaphore_close, METH_NOARGS,
+     "close()\n\nDrops this object's reference (operations that signal or "
+     "wait on it keep theirs). Idempotent."},
+    {"__enter__", (PyCFunction)weft_py_semaphore_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)weft_py_semaphore_exit, METH_VARARGS, NULL},
+    {"query", (PyCFunction)weft_py_semaphore_query, METH_NOARGS,
+     "query() -> int\n\nThe current value; raises the failure (its original "
+     "message) once the semaphore has failed."},
+    {"signal", (PyCFunction)weft_py_semaphore_signal, METH_O,
+     "signal(value)\n\nMoves the value to |value| from the host "
+     "(InvalidArgumentError unless it is ahead)."},
+    {"fail", (PyCFunction)(void (*)(void))weft_py_semaphore_fail,
+     METH_VARARGS | METH_KEYWORDS,
+     "fail(message, code=weft ABORTED)\n\nFails the semaphore: every "
+     "waiter, and every operation waiting on it, gets |message|."},
+    {"wait", (PyCFunction)(void (*)(void))weft_py_semaphore_wait,
+     METH_VARARGS | METH_KEYWORDS,
+     "wait(value, timeout=None)\n\nBlocks until the value reaches |value| "
+     "(timeout in seconds; None: forever), without holding the GIL; Ctrl-C "
+     "interrupts it. DeadlineExceededError on timeout; the failure's own "
+     "error when the semaphore failed."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef weft_py_semaphore_getset[] = {
+    {"name", (getter)weft_py_semaphore_get_name,
+     (setter)weft_py_semaphore_set_name,
+     "The name messages use for it (\"\" when none).", NULL},
+    {"closed", (getter)weft_py_semaphore_get_closed, NULL,
+     "True once close() was called.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject weft_py_semaphore_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft.Semaphore",
+    .tp_doc = "Semaphore(initial_value=0, *, name=None)\n\nA host timeline "
+              "semaphore: a 64-bit value that only moves forward, or fails "
+              "with a message. Any device's operations may wait on it and "
+              "signal it (Device.semaphore makes one on the device).",
+    .tp_basicsize = sizeof(weft_py_semaphore_t),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)weft_py_semaphore_init,
+    .tp_dealloc = (destructor)weft_py_semaphore_dealloc,
+    .tp_repr = (reprfunc)weft_py_semaphore_repr,
+    .tp_methods = weft_py_semaphore_methods,
+    .tp_getset = weft_py_semaphore_getset,
+};
+
+int weft_py_semaphore_setup(PyObject* module) {
+  if (PyType_Ready(&weft_py_semaphore_type) < 0) return -1;
+  return PyModule_AddObjectRef(module, "Semaphore",
+                               (PyObject*)&weft_py_semaphore_type);
+}

@@ -1,0 +1,103 @@
+// weft's Python extension (weft._weft): what its files share.
+//
+// A hand-written CPython extension over weft's public C API (see
+// docs/ARCHITECTURE.md, "Python"): each weft handle is a Python object that
+// holds one reference and drops it when the object dies or on close();
+// weft statuses become exceptions of weft.Error's subclass for their code,
+// carrying weft's whole message; waits run without the GIL in slices, so
+// Ctrl-C (and other signals) reach Python while one waits.
+#ifndef WEFT_PYTHON_WEFT_PYTHON_H_
+#define WEFT_PYTHON_WEFT_PYTHON_H_
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft/weft.h"
+
+// The allocator every object the extension makes is made with: the
+// system's, counting the blocks alive (weft._weft._live_allocations()), so
+// tests can see that handles released in any order free everything.
+weft_allocator_t weft_py_allocator(void);
+
+// Raises the exception for |status| (consumed; must not be OK) and returns
+// NULL, so a caller can `return weft_py_raise(status);`.
+PyObject* weft_py_raise(weft_status_t status);
+
+// Raises the exception for |status| (consumed) and returns false, or
+// returns true for OK.
+bool weft_py_ok(weft_status_t status);
+
+// The exception class for |code| (borrowed).
+PyObject* weft_py_error_class(weft_status_code_t code);
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+typedef struct weft_py_device_t {
+  PyObject_HEAD
+  weft_device_t* device;  // NULL once closed
+} weft_py_device_t;
+
+typedef struct weft_py_semaphore_t {
+  PyObject_HEAD
+  weft_semaphore_t* semaphore;  // NULL once closed
+} weft_py_semaphore_t;
+
+typedef struct weft_py_buffer_t {
+  PyObject_HEAD
+  weft_buffer_t* buffer;  // NULL once closed
+  // A persistent mapping of the whole buffer while Python holds views of
+  // it (|exports| of them), for the buffer protocol.
+  weft_buffer_mapping_t mapping;
+  Py_ssize_t exports;
+} weft_py_buffer_t;
+
+extern PyTypeObject weft_py_device_type;
+extern PyTypeObject weft_py_semaphore_type;
+extern PyTypeObject weft_py_buffer_type;
+
+// Each type's setup at module init (PyType_Ready and what it needs).
+int weft_py_device_setup(PyObject* module);
+int weft_py_semaphore_setup(PyObject* module);
+int weft_py_buffer_setup(PyObject* module);
+
+// The live handle of |object| (a Device, Semaphore or Buffer), or NULL
+// with ValueError raised when it was closed ("the device is closed") or
+// TypeError when it is of another type. |what| names the argument.
+weft_device_t* weft_py_device_handle(PyObject* object, const char* what);
+weft_semaphore_t* weft_py_semaphore_handle(PyObject* object, const char* what);
+weft_buffer_t* weft_py_buffer_handle(PyObject* object, const char* what);
+
+// A new Python object owning |semaphore|'s or |buffer|'s reference.
+PyObject* weft_py_semaphore_wrap(weft_semaphore_t* semaphore);
+PyObject* weft_py_buffer_wrap(weft_buffer_t* buffer);
+
+// Converts a timeout in seconds (None: forever; 0: poll) to weft's.
+bool weft_py_timeout(PyObject* seconds, weft_timeout_t* out_timeout);
+
+//===----------------------------------------------------------------------===//
+// Semaphore lists ([(semaphore, value), ...] or a fence-like sequence)
+//===----------------------------------------------------------------------===//
+
+// Room for lists without allocating.
+#define WEFT_PY_LIST_INLINE 8
+
+typedef struct weft_py_semaphore_list_t {
+  weft_semaphore_list_t list;
+  weft_semaphore_t* inline_semaphores[WEFT_PY_LIST_INLINE];
+  uint64_t inline_values[WEFT_PY_LIST_INLINE];
+  weft_semaphore_t** semaphores;  // allocated when longer
+  uint64_t* values;
+} weft_py_semaphore_list_t;
+
+// Reads |object| (None, or an iterable of (Semaphore, value) pairs) into
+// |out_list|. Borrowed semaphores: valid while |object| is. |what| names
+// the argument in errors ("wait"). Deinitialize after any result.
+bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
+                                  weft_py_semaphore_list_t* out_list);
+void weft_py_semaphore_list_deinitialize(weft_py_semaphore_list_t* list);
+
+#endif  // WEFT_PYTHON_WEFT_PYTHON_H_
