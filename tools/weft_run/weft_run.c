@@ -8,9 +8,12 @@
 // --device (local-task by default); --kernels registers a kernel library
 // (a shared object) the program opens with hal.executable.static(dev,
 // "kernels"). Inputs are listed in tensor_io.h; each --output says where
-// the result of the same position goes (printed by default). Exit codes:
-// 0 ok, 1 the program (or loading it) failed, message on stderr; 2 bad
-// usage.
+// the result of the same position goes (printed by default). Inputs are
+// checked against the tensor types the function declares before the call
+// (weft_hal_check_arguments), results after it. Exit codes: 0 ok, 1 the
+// program (or loading it) failed, or returned results that do not match
+// its declarations, message on stderr; 2 bad usage, inputs that do not fit
+// the function included.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +45,10 @@ static void print_usage(FILE* stream) {
           "with --output=@FILE.npy at the result's position. --kernels\n"
           "registers a kernel library the program opens with\n"
           "hal.executable.static(dev, \"kernels\").\n"
+          "Inputs must match the tensor types the function declares\n"
+          "(arg x: K f32), checked before the call; results after it.\n"
           "Exit status: 0 ok, 1 the program failed (message on stderr),\n"
-          "2 usage. weft %s\n",
+          "2 usage (inputs that do not fit the function too). weft %s\n",
           WEFT_VERSION_STRING);
 }
 
@@ -134,6 +139,11 @@ typedef struct weft_run_t {
   uint32_t arg_count;
   weft_vm_value_t results[WEFT_RUN_MAX_VALUES];
   uint32_t result_count;
+  // The function's module (borrowed from the context) and index, and what
+  // checking its arguments bound, for checking its results.
+  weft_vm_module_t* function_module;
+  uint32_t function_index;
+  weft_hal_tensor_check_t check;
 } weft_run_t;
 
 static void weft_run_release_values(weft_vm_value_t* values, uint32_t count) {
@@ -167,6 +177,48 @@ static weft_status_t open_kernels(const char* path, void** out_handle,
   // dlsym returns an object pointer; POSIX guarantees the conversion.
   memcpy(out_query, &symbol, sizeof(*out_query));
   return WEFT_OK;
+}
+
+// Writes the function's arguments as it declares them ("x: K f32, w1:
+// KxN f32, relu"), or its signature |text| when it declares none.
+static void describe_arguments(const weft_vm_module_t* module,
+                               uint32_t function, uint32_t arg_count,
+                               const char* text, char* buffer,
+                               size_t capacity) {
+  size_t used = 0;
+  buffer[0] = '\0';
+  for (uint32_t i = 0; i < arg_count && used < capacity; ++i) {
+    weft_vm_value_decl_t decl;
+    if (!weft_vm_module_function_value_decl(module, function,
+                                            WEFT_VM_VALUE_ARGUMENT, i, &decl)) {
+      snprintf(buffer, capacity, "%s", text);
+      return;
+    }
+    int written = snprintf(buffer + used, capacity - used, "%s%s",
+                           i ? ", " : "(", decl.name);
+    if (written > 0) used += (size_t)written;
+    const weft_vm_tensor_type_t* type = &decl.type;
+    for (uint32_t d = 0; type->element_type && d < type->rank &&
+                         used < capacity;
+         ++d) {
+      const weft_vm_dim_t* dim = &type->dims[d];
+      char size[24];
+      snprintf(size, sizeof(size), "%lld", (long long)dim->size);
+      written = snprintf(buffer + used, capacity - used, "%s%s",
+                         d ? "x" : ": ",
+                         dim->kind == WEFT_VM_DIM_STATIC   ? size
+                         : dim->kind == WEFT_VM_DIM_SYMBOL ? dim->symbol_name
+                                                           : "?");
+      if (written > 0) used += (size_t)written;
+    }
+    if (type->element_type && used < capacity) {
+      written = snprintf(buffer + used, capacity - used, "%s%s",
+                         type->rank ? " " : ": ",
+                         weft_vm_element_type_name(type->element_type));
+      if (written > 0) used += (size_t)written;
+    }
+  }
+  if (used < capacity) snprintf(buffer + used, capacity - used, ")");
 }
 
 // Loads, links and checks the function and its inputs. Returns 2 for bad
@@ -215,10 +267,17 @@ static int weft_run_prepare(const weft_run_options_t* options, weft_run_t* run,
                                              sizeof(text));
       status = weft_vm_signature_parse(text, strlen(text), &parsed);
     }
+    if (weft_status_is_ok(status)) {
+      run->function_module = module;
+      run->function_index = function_index;
+    }
     if (weft_status_is_ok(status) &&
         (uint32_t)options->input_count != parsed.arg_count) {
+      char arguments[2048];
+      describe_arguments(module, function_index, parsed.arg_count, text,
+                         arguments, sizeof(arguments));
       fprintf(stderr, "weft-run: %s takes %u arguments %s, %d --input given\n",
-              qualified, parsed.arg_count, text, options->input_count);
+              qualified, parsed.arg_count, arguments, options->input_count);
       return 2;
     }
     if (weft_status_is_ok(status) && parsed.ret_count > WEFT_RUN_MAX_VALUES) {
@@ -243,6 +302,16 @@ static int weft_run_prepare(const weft_run_options_t* options, weft_run_t* run,
       }
     }
     if (weft_status_is_ok(status)) run->result_count = parsed.ret_count;
+    // The inputs against the tensor types the function declares: a
+    // mismatch is the user's, like a wrong count.
+    if (weft_status_is_ok(status)) {
+      status = weft_hal_check_arguments(module, function_index, run->args,
+                                        run->arg_count, &run->check);
+      if (!weft_status_is_ok(status)) {
+        report(status);
+        return 2;
+      }
+    }
   }
   if (!weft_status_is_ok(status)) {
     report(status);
@@ -279,6 +348,12 @@ int main(int argc, char** argv) {
     weft_status_t status = weft_vm_invoke_sync(
         run.context, qualified, run.args, run.arg_count, run.results,
         run.result_count, 0, weft_allocator_system());
+    // Results that break the function's declarations are the program's
+    // failure: nothing is written.
+    if (weft_status_is_ok(status)) {
+      status = weft_hal_check_results(&run.check, run.results,
+                                      run.result_count);
+    }
     for (uint32_t i = 0; weft_status_is_ok(status) && i < run.result_count;
          ++i) {
       const char* output =
