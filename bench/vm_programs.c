@@ -92,15 +92,18 @@ static const uint8_t kPingPongTypes[] = {WEFT_VM_TYPE_REF, WEFT_VM_TYPE_REF,
 static const uint8_t kSemaphoreValueTypes[] = {WEFT_VM_TYPE_REF,
                                                WEFT_VM_TYPE_I64};
 
+// All exported: the benchmarks call each from the host.
+#define EXPORTED WEFT_VM_FUNCTION_FLAG_EXPORT
 static const weft_vm_function_t kFunctions[] = {
-    {"int_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 0, 10, 0},
-    {"float_loop", {1, 1, kFloatTypes, NULL}, 7, 0, 10, 11, 0},
-    {"call_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 21, 8, 0},
-    {"add2", {2, 1, kAdd2Types, NULL}, 3, 0, 37, 2, 0},
-    {"native_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 29, 8, 0},
-    {"pingpong", {3, 1, kPingPongTypes, NULL}, 4, 2, 39, 8, 0},
-    {"wait_once", {2, 0, kSemaphoreValueTypes, NULL}, 1, 1, 47, 2, 0},
+    {"int_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 0, 10, EXPORTED},
+    {"float_loop", {1, 1, kFloatTypes, NULL}, 7, 0, 10, 11, EXPORTED},
+    {"call_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 21, 8, EXPORTED},
+    {"add2", {2, 1, kAdd2Types, NULL}, 3, 0, 37, 2, EXPORTED},
+    {"native_loop", {1, 1, kLoopTypes, NULL}, 7, 0, 29, 8, EXPORTED},
+    {"pingpong", {3, 1, kPingPongTypes, NULL}, 4, 2, 39, 8, EXPORTED},
+    {"wait_once", {2, 0, kSemaphoreValueTypes, NULL}, 1, 1, 47, 2, EXPORTED},
 };
+#undef EXPORTED
 
 static const weft_vm_import_t kImports[] = {
     {"bench", "add2", {2, 1, kAdd2Types, NULL}},

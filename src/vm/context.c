@@ -39,6 +39,9 @@ static weft_status_t weft_vm_context_link_import(
   uint32_t function_index = UINT32_MAX;
   weft_status_t status =
       weft_vm_module_lookup(target->module, function_name, &function_index);
+  if (weft_status_is_ok(status)) {
+    status = weft_vm_module_check_exported(target->module, function_index);
+  }
   if (!weft_status_is_ok(status)) {
     return weft_status_annotate(status, "for the import %s.%s of module '%s'",
                                 module_name, function_name,
@@ -182,7 +185,15 @@ weft_status_t weft_vm_context_resolve(const weft_vm_context_t* context,
   }
   weft_status_t status =
       weft_vm_module_lookup(instance->module, dot + 1, out_function_index);
-  if (weft_status_is_ok(status)) *out_instance = instance;
+  if (weft_status_is_ok(status)) {
+    status = weft_vm_module_check_exported(instance->module,
+                                           *out_function_index);
+  }
+  if (weft_status_is_ok(status)) {
+    *out_instance = instance;
+  } else {
+    *out_function_index = 0;
+  }
   return status;
 }
 

@@ -353,6 +353,34 @@ weft_status_t weft_vm_module_lookup(const weft_vm_module_t* module,
   return status;
 }
 
+weft_status_t weft_vm_module_check_exported(const weft_vm_module_t* module,
+                                            uint32_t index) {
+  if (module->kind != WEFT_VM_MODULE_BYTECODE ||
+      (module->bytecode->functions[index].flags &
+       WEFT_VM_FUNCTION_FLAG_EXPORT)) {
+    return WEFT_OK;
+  }
+  // Name the exported ones, as a lookup that finds nothing does.
+  char names[512] = "";
+  size_t used = 0;
+  uint32_t exported = 0;
+  for (uint32_t i = 0; i < module->bytecode->function_count; ++i) {
+    const weft_vm_function_t* function = &module->bytecode->functions[i];
+    if (!(function->flags & WEFT_VM_FUNCTION_FLAG_EXPORT)) continue;
+    if (used < sizeof(names)) {
+      used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+                               exported ? ", " : "", function->name);
+    }
+    ++exported;
+  }
+  return WEFT_STATUS(NOT_FOUND,
+                     "module '%s' does not export '%s' (only functions "
+                     "marked `export` are called from outside it; it "
+                     "exports %s)",
+                     module->name, module->bytecode->functions[index].name,
+                     exported ? names : "none");
+}
+
 //===----------------------------------------------------------------------===//
 // Wait frames
 //===----------------------------------------------------------------------===//

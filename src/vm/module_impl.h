@@ -65,6 +65,12 @@ struct weft_vm_module_t {
   const weft_vm_ref_check_t* ref_checks;
 };
 
+// OK when function |index| of |module| may be called from outside it: any
+// function of a native module, an `export`ed one of a bytecode module.
+// NOT_FOUND naming the module's exported functions otherwise.
+weft_status_t weft_vm_module_check_exported(const weft_vm_module_t* module,
+                                            uint32_t index);
+
 // Checks |values| (|count| of them, the arguments or the results of
 // function |index| of a bytecode |module|) against the function's
 // signature: each ref of the declared type and non-null unless the

@@ -415,10 +415,13 @@ static weft_vm_module_t* make_pp_module(void) {
   expect_ok(weft_allocator_malloc(weft_allocator_system(), sizeof(*m),
                                   (void**)&m));
   memset(m, 0, sizeof(*m));
+  // Both exported: the test calls them from the host.
   m->functions[0] = (weft_vm_function_t){"ping", {3, 1, kRelayTypes, NULL},
-                                         6, 2, 0, 9, 0};
+                                         6, 2, 0, 9,
+                                         WEFT_VM_FUNCTION_FLAG_EXPORT};
   m->functions[1] = (weft_vm_function_t){"pong", {3, 1, kRelayTypes, NULL},
-                                         6, 2, 9, 9, 0};
+                                         6, 2, 9, 9,
+                                         WEFT_VM_FUNCTION_FLAG_EXPORT};
   m->imports[0] = (weft_vm_import_t){
       "hal", "semaphore.signal",
       {2, 0, kSignalTypes, "(r<hal.semaphore>,i64)->()"}};

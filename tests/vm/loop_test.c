@@ -315,7 +315,7 @@ static void turns_keep_a_busy_invocation_from_starving_others(void** state) {
   static const uint16_t kOperands[] = {0};
   static const uint8_t kTypes[] = {WEFT_VM_TYPE_I32, WEFT_VM_TYPE_I32};
   static const weft_vm_function_t kFunction = {
-      "count", {1, 1, kTypes, NULL}, 2, 0, 0, 4, 0};
+      "count", {1, 1, kTypes, NULL}, 2, 0, 0, 4, WEFT_VM_FUNCTION_FLAG_EXPORT};
   weft_vm_bytecode_t* bytecode = NULL;
   expect_ok(weft_allocator_malloc(weft_allocator_system(), sizeof(*bytecode),
                                   (void**)&bytecode));

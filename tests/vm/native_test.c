@@ -209,6 +209,63 @@ static void bytecode_refs_checked(void** state) {
   weft_vm_module_release(typed);
 }
 
+// `export` decides what is called from outside a module: the host's
+// calls by name, and other modules' imports (a link error).
+static void only_exported_functions_are_called_from_outside(void** state) {
+  static const char kText[] =
+      "module lib\n"
+      "func @inner (i32) -> (i32)\n"
+      "  ret (s0)\n"
+      "end\n"
+      "func @outer (i32) -> (i32) export\n"
+      "  call @inner(s0) -> (s1)\n"
+      "  ret (s1)\n"
+      "end\n";
+  static const char kUser[] =
+      "module user\n"
+      "import lib.inner (i32) -> (i32)\n"
+      "func @run (i32) -> (i32) export\n"
+      "  call.import lib.inner(s0) -> (s1)\n"
+      "  ret (s1)\n"
+      "end\n";
+  weft_vm_module_t* lib = NULL;
+  expect_ok(weft_vm_module_load_bytes("lib.wvm", kText, sizeof(kText) - 1,
+                                      weft_allocator_system(), &lib));
+  weft_vm_context_t* context = vm_test_make_context(lib);
+  weft_vm_value_t arg = {.type = WEFT_VM_TYPE_I32, .i32 = 7};
+  weft_vm_value_t result = {0};
+  expect_ok(weft_vm_invoke_sync(context, "lib.outer", &arg, 1, &result, 1, 0,
+                                weft_allocator_system()));
+  assert_int_equal(result.i32, 7);
+  expect_error(weft_vm_invoke_sync(context, "lib.inner", &arg, 1, &result, 1,
+                                   0, weft_allocator_system()),
+               WEFT_STATUS_NOT_FOUND,
+               "module 'lib' does not export 'inner' (only functions marked "
+               "`export` are called from outside it; it exports outer)");
+  weft_vm_module_t* found = NULL;
+  uint32_t index = 7;
+  expect_error(weft_vm_context_lookup(context, "lib.inner", &found, &index),
+               WEFT_STATUS_NOT_FOUND, "does not export 'inner'");
+  assert_null(found);
+  assert_int_equal(index, 0);
+  weft_vm_context_release(context);
+
+  weft_vm_module_t* user = NULL;
+  expect_ok(weft_vm_module_load_bytes("user.wvm", kUser, sizeof(kUser) - 1,
+                                      weft_allocator_system(), &user));
+  weft_vm_module_t* modules[2] = {lib, user};
+  context = NULL;
+  expect_error(weft_vm_context_create(modules, 2, weft_allocator_system(),
+                                      &context),
+               WEFT_STATUS_NOT_FOUND,
+               "does not export 'inner' (only functions marked `export` are "
+               "called from outside it; it exports outer); for the import "
+               "lib.inner of module 'user'");
+  assert_null(context);
+  weft_vm_module_release(user);
+  weft_vm_module_release(lib);
+}
+
 typedef struct signal_later_t {
   weft_semaphore_t* semaphore;
   uint64_t value;
@@ -274,6 +331,7 @@ int main(void) {
       cmocka_unit_test(link_errors_name_both_sides),
       cmocka_unit_test(native_arguments_checked),
       cmocka_unit_test(bytecode_refs_checked),
+      cmocka_unit_test(only_exported_functions_are_called_from_outside),
       cmocka_unit_test(waits_block_in_place),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -173,10 +173,13 @@ weft_vm_module_t* vm_test_make_m(const char* await_signature,
   m_module_t* m = NULL;
   expect_ok(weft_allocator_malloc(weft_allocator_system(), sizeof(*m),
                                   (void**)&m));
+  // Both exported: the tests call them from the host.
   m->functions[0] = (weft_vm_function_t){"wait", {3, 1, kWaitTypes, NULL},
-                                         3, 1, 0, 2, 0};
+                                         3, 1, 0, 2,
+                                         WEFT_VM_FUNCTION_FLAG_EXPORT};
   m->functions[1] = (weft_vm_function_t){"sum", {2, 1, kSumTypes, NULL}, 3,
-                                         0, 2, 2, 0};
+                                         0, 2, 2,
+                                         WEFT_VM_FUNCTION_FLAG_EXPORT};
   m->imports[0] = (weft_vm_import_t){
       "t", "await", {3, 1, kWaitTypes, await_signature}};
   m->imports[1] = (weft_vm_import_t){"t", add_name, {2, 1, kSumTypes, NULL}};

@@ -48,8 +48,10 @@ void weft_vm_context_release(weft_vm_context_t* context);
 // the context is) and the function's index in it (for
 // weft_vm_module_function_name and weft_vm_module_function_signature_text).
 // INVALID_ARGUMENT for a name without a '.', NOT_FOUND naming the missing
-// module or function; *out_module is NULL and *out_function_index 0 on
-// failure.
+// module or function, or a bytecode function not marked `export` (only
+// exported functions are called from outside their module: by the host
+// and by other modules' imports); *out_module is NULL and
+// *out_function_index 0 on failure.
 weft_status_t weft_vm_context_lookup(const weft_vm_context_t* context,
                                      const char* qualified_name,
                                      weft_vm_module_t** out_module,
