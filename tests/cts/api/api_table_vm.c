@@ -1,5 +1,5 @@
 // api_null table: vm/value.h, vm/list.h, vm/module.h, vm/context.h,
-// vm/invocation.h, vm/loop.h, vm/hal.h.
+// vm/invocation.h, vm/loop.h, vm/hal.h, vm/tensor_type.h.
 //
 // Thunks build what they need through the public API: a small module from
 // text (kApiModule), the hal module on the case's device, a context of
@@ -25,6 +25,16 @@ static const char kApiModule[] =
     "  const.i64 s0, -1\n"
     "  call.import hal.fence.await(r0, s0) -> (s1)\n"
     "  ret (s1)\n"
+    "end\n";
+
+// Module "decl": one function with declared values (vm/tensor_type.h).
+static const char kDeclModule[] =
+    "module decl\n"
+    "func @scale(r<hal.buffer_view>, i32) -> (r<hal.buffer_view>) export\n"
+    "  arg x: Kx4 f32\n"
+    "  arg factor\n"
+    "  result y: Kx4 f32\n"
+    "  ret (r0)\n"
     "end\n";
 
 #define API_BUFFER_LENGTH 256
@@ -882,6 +892,113 @@ static void element_type_is_valid(api_call_t* call) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// vm/tensor_type.h and the declaration checks of vm/hal.h
+//===----------------------------------------------------------------------===//
+
+// Module "decl" loaded from kDeclModule, or NULL.
+static weft_vm_module_t* make_decl_module(api_call_t* call) {
+  weft_vm_module_t* module = NULL;
+  api_setup(call,
+            weft_vm_module_load_bytes("decl.wvm", kDeclModule,
+                                      sizeof(kDeclModule) - 1,
+                                      call->allocator, &module),
+            "weft_vm_module_load_bytes");
+  return module;
+}
+
+static void vm_element_type_name(api_call_t* call) {
+  api_value(call, 0, "type");
+  const char* name = weft_vm_element_type_name(WEFT_VM_ELEMENT_TYPE_I16);
+  if (strcmp(name, "i16") != 0) api_problem(call, "returned '%s'", name);
+}
+
+static void module_function_value_decl(api_call_t* call) {
+  api_value(call, 1, "function");
+  api_value(call, 2, "role");
+  api_value(call, 3, "index");
+  weft_vm_module_t* module = make_decl_module(call);
+  if (!module) return;
+  weft_vm_value_decl_t decl;
+  memset(&decl, 0x5A, sizeof(decl));
+  const bool found = weft_vm_module_function_value_decl(
+      api_ptr(call, 0, "module", module), 0, WEFT_VM_VALUE_ARGUMENT, 0,
+      api_ptr(call, 4, "out_decl", &decl));
+  if (call->broken_index < 0 &&
+      (!found || strcmp(decl.name, "x") != 0 || decl.type.rank != 2 ||
+       decl.type.element_type != WEFT_VM_ELEMENT_TYPE_F32)) {
+    api_problem(call, "did not read argument 0 as x: Kx4 f32");
+  }
+  if (api_is_broken(call, 0)) {
+    if (found) api_problem(call, "returned true for a NULL module");
+    if (decl.name == NULL || decl.name[0] || decl.type.rank != 0) {
+      api_problem(call, "left *out_decl other than empty for a NULL module");
+    }
+  }
+  api_expect_neutral(call, !found, "true, expected false");
+  weft_vm_module_release(module);
+}
+
+static void module_function_symbol_count(api_call_t* call) {
+  api_value(call, 1, "function");
+  weft_vm_module_t* module = make_decl_module(call);
+  if (!module) return;
+  const uint32_t count = weft_vm_module_function_symbol_count(
+      api_ptr(call, 0, "module", module), 0);
+  if (call->broken_index < 0 && count != 1) {
+    api_problem(call, "returned %u, expected 1 (K)", count);
+  }
+  api_expect_neutral(call, count == 0, "%u, expected 0", count);
+  weft_vm_module_release(module);
+}
+
+// A 4x4 f32 view (make_view) checked against decl.scale's x: Kx4 f32.
+static void hal_check_arguments(api_call_t* call) {
+  api_value(call, 1, "function");
+  api_value(call, 3, "arg_count");
+  weft_vm_module_t* module = make_decl_module(call);
+  weft_buffer_t* buffer = NULL;
+  weft_hal_buffer_view_t* view = module ? make_view(call, &buffer) : NULL;
+  if (view) {
+    const weft_vm_value_t args[2] = {
+        {.type = WEFT_VM_TYPE_REF,
+         .ref = weft_hal_module_wrap_buffer_view(view)},
+        weft_vm_value_i32(2)};
+    weft_hal_tensor_check_t check;
+    api_status(call, weft_hal_check_arguments(
+                         api_ptr(call, 0, "module", module), 0,
+                         api_ptr(call, 2, "args", args), 2,
+                         api_ptr(call, 4, "out_check", &check)));
+  }
+  weft_hal_buffer_view_release(view);
+  weft_buffer_release(buffer);
+  weft_vm_module_release(module);
+}
+
+static void hal_check_results(api_call_t* call) {
+  api_value(call, 2, "result_count");
+  weft_vm_module_t* module = make_decl_module(call);
+  weft_buffer_t* buffer = NULL;
+  weft_hal_buffer_view_t* view = module ? make_view(call, &buffer) : NULL;
+  weft_hal_tensor_check_t check;
+  if (view) {
+    const weft_vm_value_t values[2] = {
+        {.type = WEFT_VM_TYPE_REF,
+         .ref = weft_hal_module_wrap_buffer_view(view)},
+        weft_vm_value_i32(2)};
+    if (api_setup(call,
+                  weft_hal_check_arguments(module, 0, values, 2, &check),
+                  "weft_hal_check_arguments")) {
+      api_status(call, weft_hal_check_results(
+                           api_ptr(call, 0, "check", &check),
+                           api_ptr(call, 1, "results", values), 1));
+    }
+  }
+  weft_hal_buffer_view_release(view);
+  weft_buffer_release(buffer);
+  weft_vm_module_release(module);
+}
+
 static void element_type_size(api_call_t* call) {
   api_value(call, 0, "type");
   uint32_t size = weft_hal_element_type_size(WEFT_HAL_ELEMENT_TYPE_F64);
@@ -1088,5 +1205,13 @@ const api_entry_t api_table_vm[] = {
      WEFT_STATUS_OK},
     {"weft_hal_buffer_view_rank", buffer_view_rank, WEFT_STATUS_OK},
     {"weft_hal_buffer_view_dim", buffer_view_dim, WEFT_STATUS_OK},
+    {"weft_hal_check_arguments", hal_check_arguments, WEFT_STATUS_OK},
+    {"weft_hal_check_results", hal_check_results, WEFT_STATUS_OK},
+    // vm/tensor_type.h
+    {"weft_vm_element_type_name", vm_element_type_name, WEFT_STATUS_OK},
+    {"weft_vm_module_function_value_decl", module_function_value_decl,
+     WEFT_STATUS_OK},
+    {"weft_vm_module_function_symbol_count", module_function_symbol_count,
+     WEFT_STATUS_OK},
 };
 const size_t api_table_vm_count = sizeof(api_table_vm) / sizeof(api_table_vm[0]);
