@@ -173,6 +173,19 @@ static PyObject* weft_py_semaphore_wait(weft_py_semaphore_t* self,
   Py_RETURN_NONE;
 }
 
+// at(value): the awaitable of weft._asyncio.wait (imported on first use,
+// so the extension does not load asyncio for programs that never await).
+static PyObject* weft_py_semaphore_at(weft_py_semaphore_t* self,
+                                      PyObject* value) {
+  if (!weft_py_semaphore_handle((PyObject*)self, "Semaphore")) return NULL;
+  PyObject* module = PyImport_ImportModule("weft._asyncio");
+  if (!module) return NULL;
+  PyObject* awaitable =
+      PyObject_CallMethod(module, "wait", "OO", (PyObject*)self, value);
+  Py_DECREF(module);
+  return awaitable;
+}
+
 static PyObject* weft_py_semaphore_get_name(weft_py_semaphore_t* self,
                                             void* unused) {
   weft_semaphore_t* semaphore =
@@ -233,6 +246,11 @@ static PyMethodDef weft_py_semaphore_methods[] = {
      "(timeout in seconds; None: forever), without holding the GIL; Ctrl-C "
      "interrupts it. DeadlineExceededError on timeout; the failure's own "
      "error when the semaphore failed."},
+    {"at", (PyCFunction)weft_py_semaphore_at, METH_O,
+     "at(value) -> awaitable\n\n`await semaphore.at(value)` waits on the "
+     "running asyncio loop, without a thread: weft's timepoint wakes the "
+     "loop. Raises the failure if the semaphore fails first; cancelling "
+     "the awaiting task stops the watch."},
     {NULL, NULL, 0, NULL},
 };
 

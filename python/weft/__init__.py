@@ -33,7 +33,7 @@ globals().update(
      if isinstance(value, type) and issubclass(value, Error)})
 
 __all__ = ["Buffer", "Device", "Error", "Semaphore", "STATUS_CODES",
-           "as_array", "drivers", "info"] + sorted(
+           "as_array", "drivers", "info", "wait_all"] + sorted(
     name for name, value in vars(_weft).items()
     if isinstance(value, type) and issubclass(value, Error)
     and value is not Error)
@@ -42,6 +42,14 @@ __all__ = ["Buffer", "Device", "Error", "Semaphore", "STATUS_CODES",
 def info():
     """What this weft has: ``{"drivers": {name: description, ...}}``."""
     return {"drivers": dict(drivers())}
+
+
+async def wait_all(pairs):
+    """Awaits, on the running asyncio loop, until every ``(semaphore,
+    value)`` of ``pairs`` is reached (``await semaphore.at(value)`` for
+    one); raises the first failure."""
+    from ._asyncio import wait_all as _wait_all
+    await _wait_all(pairs)
 
 
 def as_array(buffer, dtype, shape=None):
