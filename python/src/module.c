@@ -250,10 +250,16 @@ bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
       break;
     }
     semaphore = PyTuple_GET_ITEM(pair, 0);
-    char item[64];
-    snprintf(item, sizeof(item), "%s[%zd][0]", what, i);
-    out_list->semaphores[i] = weft_py_semaphore_handle(semaphore, item);
+    // The common case inline; the name of the item is formatted only for
+    // an error (a snprintf per pair was most of a list's cost).
+    out_list->semaphores[i] =
+        PyObject_TypeCheck(semaphore, &weft_py_semaphore_type)
+            ? ((weft_py_semaphore_t*)semaphore)->semaphore
+            : NULL;
     if (!out_list->semaphores[i]) {
+      char item[64];
+      snprintf(item, sizeof(item), "%s[%zd][0]", what, i);
+      weft_py_semaphore_handle(semaphore, item);
       ok = false;
       break;
     }
