@@ -12,8 +12,8 @@
 // checked against the tensor types the function declares before the call
 // (weft_hal_check_arguments), results after it. Exit codes: 0 ok, 1 the
 // program (or loading it) failed, or returned results that do not match
-// its declarations, message on stderr; 2 bad usage, inputs that do not fit
-// the function included.
+// its declarations, message on stderr; 2 bad usage: inputs that cannot be
+// read or do not fit the function, outputs that do not fit its results.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +48,8 @@ static void print_usage(FILE* stream) {
           "Inputs must match the tensor types the function declares\n"
           "(arg x: K f32), checked before the call; results after it.\n"
           "Exit status: 0 ok, 1 the program failed (message on stderr),\n"
-          "2 usage (inputs that do not fit the function too). weft %s\n",
+          "2 usage (inputs that cannot be read or do not fit the function,\n"
+          "outputs that do not fit its results too). weft %s\n",
           WEFT_VERSION_STRING);
 }
 
@@ -296,12 +297,40 @@ static int weft_run_prepare(const weft_run_options_t* options, weft_run_t* run,
                                     is_view, run->device, &run->args[i]);
       if (weft_status_is_ok(status)) {
         ++run->arg_count;
-      } else if (weft_status_code(status) == WEFT_STATUS_INVALID_ARGUMENT) {
+      } else if (!weft_status_is(status, WEFT_STATUS_RESOURCE_EXHAUSTED) &&
+                 !weft_status_is(status, WEFT_STATUS_INTERNAL)) {
+        // An input that cannot be read (missing, unreadable, truncated,
+        // corrupt, unsupported) or does not fit is the user's: usage.
         report(status);
         return 2;
       }
     }
     if (weft_status_is_ok(status)) run->result_count = parsed.ret_count;
+    // Outputs: at most one per result, and a file (@PATH) only for a
+    // buffer view; both said before anything runs.
+    if (weft_status_is_ok(status) &&
+        (uint32_t)options->output_count > parsed.ret_count) {
+      fprintf(stderr,
+              "weft-run: %s returns %u result%s, %d --output given\n",
+              qualified, parsed.ret_count, parsed.ret_count == 1 ? "" : "s",
+              options->output_count);
+      return 2;
+    }
+    for (int i = 0; weft_status_is_ok(status) && i < options->output_count;
+         ++i) {
+      const uint32_t value = parsed.arg_count + (uint32_t)i;
+      if (options->outputs[i][0] == '@' &&
+          parsed.types[value] != WEFT_VM_TYPE_REF) {
+        fprintf(stderr,
+                "weft-run: output %d '%s': result %d of %s is %s; only a "
+                "buffer view result can be written as .npy (use - to "
+                "print it)\n",
+                i + 1, options->outputs[i], i, qualified,
+                weft_vm_value_type_name(
+                    (weft_vm_value_type_t)parsed.types[value]));
+        return 2;
+      }
+    }
     // The inputs against the tensor types the function declares: a
     // mismatch is the user's, like a wrong count.
     if (weft_status_is_ok(status)) {
