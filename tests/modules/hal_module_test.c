@@ -778,6 +778,79 @@ static void argument_errors_body(hal_test_t* t) {
   weft_buffer_release(buffer);
 }
 
+// buffer_view.assert: a program's own check of a view against the element
+// type and shape it expects, named by the caller.
+static void buffer_view_assert_body(hal_test_t* t) {
+  weft_buffer_t* buffer = hal_test_allocate(t, 256);
+  weft_vm_list_t* shape = hal_test_make_list(HAL_ARGS(I64(16), I64(2)));
+  weft_vm_value_t view = hal_test_call_ok(
+      t, "buffer_view.create",
+      HAL_ARGS(REF(buffer), I64(0), I32(WEFT_HAL_ELEMENT_TYPE_F32),
+               hal_test_list(shape)));
+  weft_vm_bytes_t* name = hal_test_make_bytes("w1");
+  static const struct {
+    int32_t element_type;
+    uint32_t rank;
+    int64_t shape[3];
+    const char* needle;  // NULL: passes
+  } kCases[] = {
+      {WEFT_HAL_ELEMENT_TYPE_F32, 2, {16, 2}, NULL},
+      {WEFT_HAL_ELEMENT_TYPE_F32, 2, {-1, 2}, NULL},
+      {WEFT_HAL_ELEMENT_TYPE_F32, 2, {-1, -1}, NULL},
+      {WEFT_HAL_ELEMENT_TYPE_F32, 2, {2, 16},
+       "hal.buffer_view.assert: 'w1' must be 2x16 f32, got 16x2 f32 "
+       "(transposed?; dimension 0 is 16, not 2)"},
+      {WEFT_HAL_ELEMENT_TYPE_F16, 2, {16, 2},
+       "'w1' must be 16x2 f16, got 16x2 f32 (element type f32, not f16)"},
+      {WEFT_HAL_ELEMENT_TYPE_F32, 1, {32},
+       "'w1' must be 32 f32, got 16x2 f32 (rank 2, not 1)"},
+      {WEFT_HAL_ELEMENT_TYPE_F32, 2, {16, 3},
+       "'w1' must be 16x3 f32, got 16x2 f32 (dimension 1 is 2, not 3)"},
+      {WEFT_HAL_ELEMENT_TYPE_F32, 2, {-1, 3},
+       "'w1' must be ?x3 f32, got 16x2 f32 (dimension 1 is 2, not 3)"},
+      {99, 2, {16, 2},
+       "hal.buffer_view.assert: argument 'element_type' is 99"},
+      {WEFT_HAL_ELEMENT_TYPE_F32, 2, {-2, 2},
+       "argument 'shape' element 0 is -2, not a size or -1 (any size)"},
+  };
+  for (size_t c = 0; c < sizeof(kCases) / sizeof(kCases[0]); ++c) {
+    weft_vm_value_t dims[3];
+    for (uint32_t i = 0; i < kCases[c].rank; ++i) {
+      dims[i] = I64(kCases[c].shape[i]);
+    }
+    weft_vm_list_t* expected = hal_test_make_list(dims, kCases[c].rank);
+    weft_status_t status = hal_test_call(
+        t, "buffer_view.assert",
+        HAL_ARGS(view, hal_test_bytes(name), I32(kCases[c].element_type),
+                 hal_test_list(expected)),
+        NULL, 0);
+    if (kCases[c].needle) {
+      expect_error(status, WEFT_STATUS_INVALID_ARGUMENT, kCases[c].needle);
+    } else {
+      expect_ok(status);
+    }
+    hal_test_release_list(expected);
+  }
+  // A null where a view is expected.
+  weft_vm_list_t* expected = hal_test_make_list(HAL_ARGS(I64(-1)));
+  expect_error(hal_test_call(t, "buffer_view.assert",
+                             HAL_ARGS(NUL(), hal_test_bytes(name),
+                                      I32(WEFT_HAL_ELEMENT_TYPE_F32),
+                                      hal_test_list(expected)),
+                             NULL, 0),
+               WEFT_STATUS_INVALID_ARGUMENT,
+               "'w1' must be a buffer view of ? f32, got null");
+  hal_test_release_list(expected);
+  hal_test_release_bytes(name);
+  release_value(view);
+  hal_test_release_list(shape);
+  weft_buffer_release(buffer);
+}
+
+static void buffer_view_assert(void** state) {
+  hal_test_for_each_device(buffer_view_assert_body);
+}
+
 static void argument_errors(void** state) {
   hal_test_for_each_device(argument_errors_body);
 }
@@ -922,6 +995,7 @@ int main(void) {
       cmocka_unit_test(dispatch),
       cmocka_unit_test(execute),
       cmocka_unit_test(buffers_and_views),
+      cmocka_unit_test(buffer_view_assert),
       cmocka_unit_test(element_types),
       cmocka_unit_test(argument_errors),
       cmocka_unit_test(module_options),

@@ -146,6 +146,66 @@ static weft_status_t weft_hal_buffer_view_dim_fn(weft_vm_native_call_t* call) {
   return WEFT_OK;
 }
 
+// buffer_view.assert(buffer_view, name, element_type, shape) -> (): fails
+// unless |buffer_view| has |element_type| and |shape| (a list of i64
+// dimensions, -1 for any size), the message naming the value by the
+// caller's |name| and saying what is wrong.
+static weft_status_t weft_hal_buffer_view_assert_fn(
+    weft_vm_native_call_t* call) {
+  static const char kFunction[] = "hal.buffer_view.assert";
+  const int32_t element_type = call->args[2].i32;
+  const weft_vm_list_t* shape_list =
+      (const weft_vm_list_t*)call->args[3].ref.object;
+  weft_status_t status = WEFT_OK;
+  if (!weft_hal_element_type_is_valid(element_type)) {
+    status = weft_hal_argument_error(kFunction, "element_type",
+                                     "is %" PRId32 ", not an element type",
+                                     element_type);
+  } else if (shape_list->size > WEFT_VM_TENSOR_MAX_RANK) {
+    status = weft_hal_argument_error(kFunction, "shape",
+                                     "has rank %" PRIu32
+                                     ", past the limit of %d",
+                                     shape_list->size, WEFT_VM_TENSOR_MAX_RANK);
+  }
+  weft_vm_tensor_type_t type;
+  memset(&type, 0, sizeof(type));
+  type.element_type = (weft_vm_element_type_t)element_type;
+  type.rank = shape_list->size;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < shape_list->size;
+       ++i) {
+    const weft_vm_value_t* value = &shape_list->values[i];
+    if (value->type != WEFT_VM_TYPE_I64) {
+      char what[96];
+      weft_hal_describe_value(value, what, sizeof(what));
+      status = weft_hal_argument_error(
+          kFunction, "shape", "element %" PRIu32 " is %s, not an i64", i,
+          what);
+    } else if (value->i64 < -1) {
+      status = weft_hal_argument_error(
+          kFunction, "shape",
+          "element %" PRIu32 " is %" PRId64 ", not a size or -1 (any size)",
+          i, value->i64);
+    } else if (value->i64 == -1) {
+      type.dims[i].kind = WEFT_VM_DIM_DYNAMIC;
+    } else {
+      type.dims[i].kind = WEFT_VM_DIM_STATIC;
+      type.dims[i].size = value->i64;
+    }
+  }
+  weft_hal_string_t name;
+  if (weft_status_is_ok(status)) {
+    status = weft_hal_arg_string(kFunction, "name", call->args[1].ref,
+                                 call->allocator, &name);
+    if (weft_status_is_ok(status)) {
+      char what[192];
+      snprintf(what, sizeof(what), "%s: '%s'", kFunction, name.text);
+      status = weft_hal_check_view(what, &type, &call->args[0]);
+    }
+    weft_hal_string_deinitialize(&name);
+  }
+  return status;
+}
+
 static const weft_vm_native_function_t kFunctions[] = {
     {"buffer.allocate", "(r<hal.device>, i64) -> (r<hal.buffer>)",
      weft_hal_buffer_allocate},
@@ -167,6 +227,9 @@ static const weft_vm_native_function_t kFunctions[] = {
      weft_hal_buffer_view_rank_fn},
     {"buffer_view.dim", "(r<hal.buffer_view>, i32) -> (i64)",
      weft_hal_buffer_view_dim_fn},
+    {"buffer_view.assert",
+     "(r<hal.buffer_view>?, r<bytes>, i32, r<list>) -> ()",
+     weft_hal_buffer_view_assert_fn},
 };
 
 const weft_hal_function_table_t kWeftHalBufferFunctions = {

@@ -63,4 +63,12 @@ static inline void weft_hal_set_result(weft_vm_native_call_t* call,
       object ? weft_hal_ref_type(weft_resource_type(object)) : NULL;
 }
 
+// Checks |value| against |type| (static and dynamic dimensions; no
+// symbols) as weft_hal_check_arguments checks a declared value, with
+// |what| naming it in the message ("hal.buffer_view.assert: 'w1' must be
+// 8x16 f32, got 16x8 f32 (transposed?)").
+weft_status_t weft_hal_check_view(const char* what,
+                                  const weft_vm_tensor_type_t* type,
+                                  const weft_vm_value_t* value);
+
 #endif  // WEFT_MODULES_HAL_MODULE_IMPL_H_

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/arguments.h"
+#include "modules/hal/module_impl.h"
 #include "vm/module_impl.h"
 #include "weft/vm/hal.h"
 
@@ -22,6 +23,8 @@ typedef struct weft_hal_check_value_t {
   bool is_result;
   uint32_t index;  // 0-based among the arguments or the results
   const weft_vm_value_decl_t* decl;
+  // What messages call the value, when not "FUNCTION: argument N 'NAME'".
+  const char* what;
 } weft_hal_check_value_t;
 
 // Appends to a fixed buffer (truncating); |*used| counts what was asked.
@@ -121,9 +124,13 @@ static weft_status_t weft_hal_check_value(weft_hal_tensor_check_t* check,
   weft_hal_check_expected_text(type, check->symbol_sizes, expected,
                                sizeof(expected));
   char what[160];
-  snprintf(what, sizeof(what), "%s: %s %" PRIu32 " '%s'", at->function,
-           at->is_result ? "result" : "argument", at->index + 1,
-           at->decl->name);
+  if (at->what) {
+    snprintf(what, sizeof(what), "%s", at->what);
+  } else {
+    snprintf(what, sizeof(what), "%s: %s %" PRIu32 " '%s'", at->function,
+             at->is_result ? "result" : "argument", at->index + 1,
+             at->decl->name);
+  }
   const weft_hal_buffer_view_t* view =
       value->type == WEFT_VM_TYPE_REF
           ? weft_hal_module_unwrap(value->ref, &kWeftHalBufferViewType)
@@ -145,7 +152,7 @@ static weft_status_t weft_hal_check_value(weft_hal_tensor_check_t* check,
                        expected, given);
   }
   const uint32_t rank = weft_hal_buffer_view_rank(view);
-  int64_t shape[WEFT_HAL_BUFFER_VIEW_MAX_RANK];
+  int64_t shape[WEFT_HAL_BUFFER_VIEW_MAX_RANK] = {0};
   for (uint32_t i = 0; i < rank && i < WEFT_HAL_BUFFER_VIEW_MAX_RANK; ++i) {
     shape[i] = weft_hal_buffer_view_dim(view, i);
   }
@@ -263,7 +270,7 @@ static weft_status_t weft_hal_check_values(weft_hal_tensor_check_t* check,
       break;  // nothing declared
     }
     if (decl.type.element_type == WEFT_VM_ELEMENT_TYPE_NONE) continue;
-    const weft_hal_check_value_t at = {function, is_result, i, &decl};
+    const weft_hal_check_value_t at = {function, is_result, i, &decl, NULL};
     status = weft_hal_check_value(check, &at, &values[i]);
   }
   return status;
@@ -318,4 +325,19 @@ weft_status_t weft_hal_check_results(weft_hal_tensor_check_t* check,
   }
   if (!weft_status_is_ok(status)) return status;
   return weft_hal_check_values(check, true, results, result_count);
+}
+
+weft_status_t weft_hal_check_view(const char* what,
+                                  const weft_vm_tensor_type_t* type,
+                                  const weft_vm_value_t* value) {
+  weft_hal_tensor_check_t check;
+  memset(&check, 0, sizeof(check));
+  for (uint32_t i = 0; i < WEFT_VM_TENSOR_MAX_SYMBOLS; ++i) {
+    check.symbol_sizes[i] = -1;
+  }
+  const weft_vm_value_decl_t decl = {"", *type};
+  const weft_hal_check_value_t at = {
+      .function = "", .is_result = false, .index = 0, .decl = &decl,
+      .what = what};
+  return weft_hal_check_value(&check, &at, value);
 }
