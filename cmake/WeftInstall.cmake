@@ -104,15 +104,16 @@ foreach(weft_pc weft weft-static)
 endforeach()
 
 # `cmake --build B --target weft_installable` builds exactly what
-# `cmake --install B` installs (the libraries and the installed tools), not
-# the tests, examples or benchmarks: scripts/run-example.sh builds it so the
-# README's install step works straight after the quick start.
+# `cmake --install B` installs (the libraries, the installed tools and the
+# Python package), not the tests, examples or benchmarks:
+# scripts/run-example.sh builds it so the README's install step works
+# straight after the quick start.
 add_custom_target(weft_installable)
 add_dependencies(weft_installable weft weft_static)
 if(TARGET weft_mpi)
   add_dependencies(weft_installable weft_mpi)
 endif()
-foreach(tool weft-info weft-asm weft-run weft-trace)
+foreach(tool weft-info weft-asm weft-run weft-trace weft_python)
   if(TARGET ${tool})
     add_dependencies(weft_installable ${tool})
   endif()

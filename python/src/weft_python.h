@@ -59,12 +59,14 @@ extern PyTypeObject weft_py_device_type;
 extern PyTypeObject weft_py_semaphore_type;
 extern PyTypeObject weft_py_buffer_type;
 extern PyTypeObject weft_py_notifier_type;
+extern PyTypeObject weft_py_program_type;
 
 // Each type's setup at module init (PyType_Ready and what it needs).
 int weft_py_device_setup(PyObject* module);
 int weft_py_semaphore_setup(PyObject* module);
 int weft_py_buffer_setup(PyObject* module);
 int weft_py_notifier_setup(PyObject* module);
+int weft_py_program_setup(PyObject* module);
 
 // The live handle of |object| (a Device, Semaphore or Buffer), or NULL
 // with ValueError raised when it was closed ("the device is closed") or

@@ -32,8 +32,8 @@ globals().update(
     {name: value for name, value in vars(_weft).items()
      if isinstance(value, type) and issubclass(value, Error)})
 
-__all__ = ["Buffer", "Device", "Error", "Semaphore", "STATUS_CODES",
-           "as_array", "drivers", "info", "wait_all"] + sorted(
+__all__ = ["Buffer", "Device", "Error", "Program", "Semaphore",
+           "STATUS_CODES", "as_array", "drivers", "info", "wait_all"] + sorted(
     name for name, value in vars(_weft).items()
     if isinstance(value, type) and issubclass(value, Error)
     and value is not Error)
@@ -59,3 +59,73 @@ def as_array(buffer, dtype, shape=None):
     import numpy as np
     array = np.frombuffer(memoryview(buffer), dtype=dtype)
     return array if shape is None else array.reshape(shape)
+
+
+class Program(_weft.Program):
+    """A VM program (.wvm text or .wvmb binary) on a device.
+
+        program = weft.Program("mlp.wvm", device,
+                               kernels={"kernels": "libmlp_kernels.so"})
+        y = program.forward(x, w1, b1, w2, b2)     # NumPy in, NumPy out
+
+    Its exported functions are attributes. Arguments are NumPy arrays (or
+    anything ``numpy.asarray`` takes) where the function takes a tensor,
+    ints and floats for its scalars; they are checked against the tensor
+    types the function declares before the call, and its results after
+    it, with errors naming the function and the argument
+    (``InvalidArgumentError: forward: argument 2 'w1' must be 64xN1 f32,
+    got 128x64 f32 (transposed?; ...)``). One result comes back as itself,
+    several as a tuple; tensors as NumPy arrays (copies), scalars as
+    Python numbers. ``kernels`` maps the names the program opens with
+    ``hal.executable.static`` to kernel library paths.
+    """
+
+    def __init__(self, path, device, kernels=None):
+        super().__init__(path, device, kernels)
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self.functions():
+            raise AttributeError(
+                f"the program has no exported function '{name}' "
+                f"(it exports {', '.join(self.functions()) or 'none'})")
+        return lambda *args: self.call(name, *args)
+
+    def call(self, name, *args):
+        """Calls exported function ``name`` with ``args``."""
+        results = self._call(name, [_to_value(a) for a in args])
+        values = tuple(_from_value(r) for r in results)
+        return values[0] if len(values) == 1 else values
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+_ELEMENT_TYPES = {
+    "float16": "f16", "float32": "f32", "float64": "f64",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+}
+
+
+def _to_value(arg):
+    import numpy as np
+    if arg is None or isinstance(arg, (bool, int, float)):
+        return arg
+    array = np.ascontiguousarray(arg)
+    name = _ELEMENT_TYPES.get(array.dtype.name)
+    if name is None:
+        raise TypeError(f"arrays of {array.dtype} have no weft element type "
+                        f"({', '.join(_ELEMENT_TYPES)})")
+    return (array, name, tuple(array.shape))
+
+
+def _from_value(value):
+    if not isinstance(value, tuple):
+        return value
+    import numpy as np
+    data, element_type, shape = value
+    dtype = {v: k for k, v in _ELEMENT_TYPES.items()}[element_type]
+    return np.frombuffer(data, dtype=dtype).reshape(shape)

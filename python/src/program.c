@@ -1,0 +1,556 @@
+// weft._weft.Program: a VM module linked with the hal module on a device,
+// whose exported functions Python calls (weft_python.h). The Python layer
+// (weft/__init__.py, weft.Program) turns NumPy arrays into
+// (bytes-like, element type name, shape) triples and back; this file makes
+// buffer views of them on the device, checks them against the function's
+// declared tensor types (weft_hal_check_arguments), invokes the function
+// without the GIL and reads the results back.
+#include <dlfcn.h>
+#include <string.h>
+
+#include "weft_python.h"
+
+#define WEFT_PY_PROGRAM_MAX_LIBRARIES 8
+#define WEFT_PY_PROGRAM_MAX_VALUES 64
+
+typedef struct weft_py_program_t {
+  PyObject_HEAD
+  PyObject* device_object;  // the weft.Device (kept alive)
+  weft_device_t* device;    // retained
+  weft_vm_module_t* hal;
+  weft_vm_module_t* module;
+  weft_vm_context_t* context;
+  void* libraries[WEFT_PY_PROGRAM_MAX_LIBRARIES];  // dlopen handles
+  uint32_t library_count;
+} weft_py_program_t;
+
+static void weft_py_program_clear(weft_py_program_t* self) {
+  weft_vm_context_release(self->context);
+  self->context = NULL;
+  weft_vm_module_release(self->module);
+  self->module = NULL;
+  weft_vm_module_release(self->hal);
+  self->hal = NULL;
+  weft_device_release(self->device);
+  self->device = NULL;
+  for (uint32_t i = 0; i < self->library_count; ++i) dlclose(self->libraries[i]);
+  self->library_count = 0;
+  Py_CLEAR(self->device_object);
+}
+
+static void weft_py_program_dealloc(weft_py_program_t* self) {
+  weft_py_program_clear(self);
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+// Opens kernel library |path| for hal.executable.static(dev, |name|).
+static bool weft_py_program_open_library(weft_py_program_t* self,
+                                         const char* name, const char* path,
+                                         weft_hal_static_library_t* out) {
+  if (self->library_count == WEFT_PY_PROGRAM_MAX_LIBRARIES) {
+    PyErr_Format(PyExc_ValueError, "at most %d kernel libraries",
+                 WEFT_PY_PROGRAM_MAX_LIBRARIES);
+    return false;
+  }
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* error = dlerror();
+    weft_py_raise(WEFT_STATUS(NOT_FOUND, "kernels '%s' (%s): %s", name, path,
+                              error ? error : "cannot load it"));
+    return false;
+  }
+  void* symbol = dlsym(handle, WEFT_KERNEL_LIBRARY_QUERY_SYMBOL);
+  if (!symbol) {
+    dlclose(handle);
+    weft_py_raise(WEFT_STATUS(NOT_FOUND, "kernels '%s' (%s) do not export %s",
+                              name, path, WEFT_KERNEL_LIBRARY_QUERY_SYMBOL));
+    return false;
+  }
+  self->libraries[self->library_count++] = handle;
+  out->name = name;
+  memcpy(&out->query, &symbol, sizeof(out->query));
+  return true;
+}
+
+// Program(path, device, kernels={name: path})
+static int weft_py_program_init(weft_py_program_t* self, PyObject* args,
+                                PyObject* kwargs) {
+  static char* keywords[] = {"path", "device", "kernels", NULL};
+  PyObject* path_object = NULL;
+  PyObject* device_object = NULL;
+  PyObject* kernels = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|O:Program", keywords,
+                                   PyUnicode_FSConverter, &path_object,
+                                   &device_object, &kernels)) {
+    return -1;
+  }
+  weft_py_program_clear(self);
+  const char* path = PyBytes_AS_STRING(path_object);
+  int result = -1;
+  weft_device_t* device = weft_py_device_handle(device_object, "device");
+  weft_hal_static_library_t libraries[WEFT_PY_PROGRAM_MAX_LIBRARIES];
+  uint32_t library_count = 0;
+  PyObject* items = NULL;
+  if (device && kernels && kernels != Py_None) {
+    if (!PyDict_Check(kernels)) {
+      PyErr_Format(PyExc_TypeError,
+                   "kernels must be a dict of name -> shared object path, "
+                   "got %.100s",
+                   Py_TYPE(kernels)->tp_name);
+      device = NULL;
+    } else {
+      items = PyDict_Items(kernels);
+      if (!items) device = NULL;
+    }
+  }
+  for (Py_ssize_t i = 0; device && items && i < PyList_GET_SIZE(items); ++i) {
+    PyObject* item = PyList_GET_ITEM(items, i);
+    const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(item, 0));
+    PyObject* library_path = NULL;
+    if (!name || !PyUnicode_FSConverter(PyTuple_GET_ITEM(item, 1),
+                                        &library_path)) {
+      device = NULL;
+      break;
+    }
+    const bool opened = weft_py_program_open_library(
+        self, name, PyBytes_AS_STRING(library_path),
+        &libraries[library_count]);
+    Py_DECREF(library_path);
+    if (!opened) {
+      device = NULL;
+      break;
+    }
+    ++library_count;
+  }
+  if (device) {
+    weft_allocator_t allocator = weft_py_allocator();
+    const weft_hal_module_options_t options = {
+        .device = device,
+        .static_library_count = library_count,
+        .static_libraries = libraries,
+    };
+    weft_status_t status = weft_hal_module_create(&options, allocator,
+                                                  &self->hal);
+    if (weft_status_is_ok(status)) {
+      status = weft_vm_module_load_file(path, allocator, &self->module);
+    }
+    if (weft_status_is_ok(status)) {
+      weft_vm_module_t* modules[2] = {self->module, self->hal};
+      status = weft_vm_context_create(modules, 2, allocator, &self->context);
+    }
+    if (weft_py_ok(status)) {
+      weft_device_retain(device);
+      self->device = device;
+      self->device_object = Py_NewRef(device_object);
+      result = 0;
+    }
+  }
+  Py_XDECREF(items);
+  Py_DECREF(path_object);
+  if (result < 0) weft_py_program_clear(self);
+  return result;
+}
+
+static bool weft_py_program_check_open(weft_py_program_t* self) {
+  if (!self->context) {
+    PyErr_SetString(PyExc_ValueError, "the program is closed");
+    return false;
+  }
+  return true;
+}
+
+// The element type named |name| ("f32"), or NONE with ValueError raised.
+static weft_hal_element_type_t weft_py_element_type(const char* name) {
+  for (int type = 1; type < WEFT_HAL_ELEMENT_TYPE_COUNT_; ++type) {
+    if (strcmp(weft_hal_element_type_name((weft_hal_element_type_t)type),
+               name) == 0) {
+      return (weft_hal_element_type_t)type;
+    }
+  }
+  PyErr_Format(PyExc_ValueError, "'%s' is not an element type", name);
+  return WEFT_HAL_ELEMENT_TYPE_NONE;
+}
+
+// Writes |length| bytes of |data| into |buffer| through the queue.
+static weft_status_t weft_py_program_upload(weft_device_t* device,
+                                            weft_buffer_t* buffer,
+                                            const void* data,
+                                            uint64_t length) {
+  weft_semaphore_t* done = NULL;
+  weft_status_t status =
+      weft_semaphore_create(weft_py_allocator(), 0, &done);
+  const uint64_t one = 1;
+  if (weft_status_is_ok(status) && length) {
+    status = weft_device_queue_update(
+        device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+        (weft_semaphore_list_t){1, &done, (uint64_t*)&one}, data, buffer, 0,
+        length);
+    if (weft_status_is_ok(status)) {
+      status = weft_semaphore_wait(done, 1, weft_timeout_infinite());
+    }
+  }
+  weft_semaphore_release(done);
+  return status;
+}
+
+// Makes the VM value for argument |object|: a (data, element type, shape)
+// triple becomes a buffer view on the device; an int or float becomes the
+// signature's scalar type.
+static bool weft_py_program_argument(weft_py_program_t* self,
+                                     PyObject* object, uint8_t type,
+                                     uint32_t index, weft_vm_value_t* out) {
+  memset(out, 0, sizeof(*out));
+  out->type = (weft_vm_value_type_t)type;
+  if (type == WEFT_VM_TYPE_REF) {
+    if (object == Py_None) return true;  // null
+    PyObject* data = NULL;
+    const char* element_name = NULL;
+    PyObject* shape = NULL;
+    if (!PyTuple_Check(object) ||
+        !PyArg_ParseTuple(object, "OsO", &data, &element_name, &shape)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "argument %u: a tensor (an array) goes here, got %.100s",
+                   index + 1, Py_TYPE(object)->tp_name);
+      return false;
+    }
+    const weft_hal_element_type_t element = weft_py_element_type(element_name);
+    if (!element) return false;
+    int64_t dims[WEFT_HAL_BUFFER_VIEW_MAX_RANK];
+    const Py_ssize_t rank = PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : -1;
+    if (rank < 0 || rank > WEFT_HAL_BUFFER_VIEW_MAX_RANK) {
+      PyErr_Format(PyExc_ValueError, "argument %u: a shape of rank 0 to %d",
+                   index + 1, WEFT_HAL_BUFFER_VIEW_MAX_RANK);
+      return false;
+    }
+    for (Py_ssize_t i = 0; i < rank; ++i) {
+      dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+      if (dims[i] == -1 && PyErr_Occurred()) return false;
+    }
+    Py_buffer bytes;
+    if (PyObject_GetBuffer(data, &bytes, PyBUF_C_CONTIGUOUS) < 0) return false;
+    weft_buffer_t* buffer = NULL;
+    weft_hal_buffer_view_t* view = NULL;
+    weft_status_t status = weft_device_allocate_buffer(
+        self->device, (weft_buffer_params_t){0}, (uint64_t)bytes.len,
+        &buffer);
+    if (weft_status_is_ok(status)) {
+      Py_BEGIN_ALLOW_THREADS
+      status = weft_py_program_upload(self->device, buffer, bytes.buf,
+                                      (uint64_t)bytes.len);
+      Py_END_ALLOW_THREADS
+    }
+    if (weft_status_is_ok(status)) {
+      status = weft_hal_buffer_view_create(buffer, 0, element,
+                                           (uint32_t)rank, dims,
+                                           weft_py_allocator(), &view);
+    }
+    weft_buffer_release(buffer);
+    PyBuffer_Release(&bytes);
+    if (!weft_py_ok(status)) return false;
+    out->ref = weft_hal_module_wrap_buffer_view(view);
+    return true;
+  }
+  if (type == WEFT_VM_TYPE_I32 || type == WEFT_VM_TYPE_I64) {
+    const long long value = PyLong_AsLongLong(object);
+    if (value == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "argument %u: an %s goes here, got %R",
+                   index + 1, type == WEFT_VM_TYPE_I32 ? "i32" : "i64",
+                   object);
+      return false;
+    }
+    if (type == WEFT_VM_TYPE_I32 && (value < INT32_MIN || value > INT32_MAX)) {
+      PyErr_Format(PyExc_OverflowError, "argument %u: %lld does not fit i32",
+                   index + 1, value);
+      return false;
+    }
+    if (type == WEFT_VM_TYPE_I32) {
+      out->i32 = (int32_t)value;
+    } else {
+      out->i64 = value;
+    }
+    return true;
+  }
+  const double value = PyFloat_AsDouble(object);
+  if (value == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "argument %u: an %s goes here, got %R",
+                 index + 1, type == WEFT_VM_TYPE_F32 ? "f32" : "f64", object);
+    return false;
+  }
+  if (type == WEFT_VM_TYPE_F32) {
+    out->f32 = (float)value;
+  } else {
+    out->f64 = value;
+  }
+  return true;
+}
+
+// Reads buffer view |view| back: (bytearray, element type name, shape).
+static PyObject* weft_py_program_view_result(weft_py_program_t* self,
+                                             weft_vm_ref_t ref) {
+  const weft_hal_buffer_view_t* view =
+      weft_hal_module_unwrap(ref, &kWeftHalBufferViewType);
+  if (!view) {
+    if (weft_vm_ref_is_null(ref)) Py_RETURN_NONE;
+    PyErr_Format(PyExc_TypeError, "a result is a %s ref, not a buffer view",
+                 ref.type && ref.type->name ? ref.type->name : "?");
+    return NULL;
+  }
+  const uint64_t length = weft_hal_buffer_view_byte_length(view);
+  PyObject* data = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)length);
+  if (!data) return NULL;
+  weft_status_t status = WEFT_OK;
+  if (length) {
+    Py_BEGIN_ALLOW_THREADS
+    // Through a host-visible copy, so any device's buffer reads back.
+    weft_buffer_t* staging = NULL;
+    weft_semaphore_t* done = NULL;
+    const uint64_t one = 1;
+    status = weft_device_allocate_buffer(self->device,
+                                         (weft_buffer_params_t){0}, length,
+                                         &staging);
+    if (weft_status_is_ok(status)) {
+      status = weft_semaphore_create(weft_py_allocator(), 0, &done);
+    }
+    if (weft_status_is_ok(status)) {
+      status = weft_device_queue_copy(
+          self->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+          (weft_semaphore_list_t){1, &done, (uint64_t*)&one},
+          weft_hal_buffer_view_buffer(view),
+          weft_hal_buffer_view_byte_offset(view), staging, 0, length);
+    }
+    if (weft_status_is_ok(status)) {
+      status = weft_semaphore_wait(done, 1, weft_timeout_infinite());
+    }
+    if (weft_status_is_ok(status)) {
+      status = weft_buffer_map_read(staging, 0, PyByteArray_AS_STRING(data),
+                                    length);
+    }
+    weft_semaphore_release(done);
+    weft_buffer_release(staging);
+    Py_END_ALLOW_THREADS
+  }
+  if (!weft_py_ok(status)) {
+    Py_DECREF(data);
+    return NULL;
+  }
+  const uint32_t rank = weft_hal_buffer_view_rank(view);
+  PyObject* shape = PyTuple_New(rank);
+  for (uint32_t i = 0; shape && i < rank; ++i) {
+    PyTuple_SET_ITEM(shape, i,
+                     PyLong_FromLongLong(weft_hal_buffer_view_dim(view, i)));
+  }
+  PyObject* result =
+      shape ? Py_BuildValue(
+                  "(NsN)", data,
+                  weft_hal_element_type_name(
+                      weft_hal_buffer_view_element_type(view)),
+                  shape)
+            : NULL;
+  if (!result) {
+    Py_XDECREF(shape);
+    Py_DECREF(data);
+  }
+  return result;
+}
+
+static PyObject* weft_py_program_scalar_result(const weft_vm_value_t* value) {
+  switch (value->type) {
+    case WEFT_VM_TYPE_I32:
+      return PyLong_FromLong(value->i32);
+    case WEFT_VM_TYPE_I64:
+      return PyLong_FromLongLong(value->i64);
+    case WEFT_VM_TYPE_F32:
+      return PyFloat_FromDouble(value->f32);
+    default:
+      return PyFloat_FromDouble(value->f64);
+  }
+}
+
+// _call(name, args) -> list: calls exported function |name| with |args|
+// (a sequence of tensors as triples, None, ints and floats).
+static PyObject* weft_py_program_call(weft_py_program_t* self,
+                                      PyObject* call_args) {
+  const char* name = NULL;
+  PyObject* sequence_object = NULL;
+  if (!PyArg_ParseTuple(call_args, "sO:_call", &name, &sequence_object) ||
+      !weft_py_program_check_open(self)) {
+    return NULL;
+  }
+  char qualified[512];
+  snprintf(qualified, sizeof(qualified), "%s.%s",
+           weft_vm_module_name(self->module), name);
+  weft_vm_module_t* module = NULL;
+  uint32_t function = 0;
+  if (!weft_py_ok(weft_vm_context_lookup(self->context, qualified, &module,
+                                         &function))) {
+    return NULL;
+  }
+  char text[1024];
+  weft_vm_module_function_signature_text(module, function, text, sizeof(text));
+  // The value types, from the canonical text ("(i32,r<hal.buffer_view>?)
+  // ->(f32)": no spaces; each type i32, i64, f32, f64 or r, a ref with an
+  // optional <NAME> and '?').
+  uint8_t types[2 * WEFT_PY_PROGRAM_MAX_VALUES];
+  uint32_t counts[2] = {0, 0};
+  {
+    uint32_t side = 0;
+    const char* c = text;
+    while (*c) {
+      if (*c == '(' || *c == ',') {
+        ++c;
+        if (*c == ')') continue;
+        uint8_t type = WEFT_VM_TYPE_REF;
+        if (strncmp(c, "i32", 3) == 0) type = WEFT_VM_TYPE_I32;
+        if (strncmp(c, "i64", 3) == 0) type = WEFT_VM_TYPE_I64;
+        if (strncmp(c, "f32", 3) == 0) type = WEFT_VM_TYPE_F32;
+        if (strncmp(c, "f64", 3) == 0) type = WEFT_VM_TYPE_F64;
+        if (counts[side] < WEFT_PY_PROGRAM_MAX_VALUES) {
+          types[side * WEFT_PY_PROGRAM_MAX_VALUES + counts[side]++] = type;
+        }
+        // Past the type (a ref's name may hold anything but '>').
+        while (*c && *c != ',' && *c != ')') {
+          if (*c == '<') {
+            while (*c && *c != '>') ++c;
+          }
+          if (*c) ++c;
+        }
+      } else if (*c == ')') {
+        ++c;
+        if (c[0] == '-' && c[1] == '>') {
+          side = 1;
+          c += 2;
+        }
+      } else {
+        ++c;
+      }
+    }
+  }
+  PyObject* sequence = PySequence_Fast(sequence_object, "args");
+  if (!sequence) return NULL;
+  const Py_ssize_t given = PySequence_Fast_GET_SIZE(sequence);
+  if ((uint32_t)given != counts[0]) {
+    Py_DECREF(sequence);
+    return weft_py_raise(WEFT_STATUS(INVALID_ARGUMENT,
+                                     "%s takes %u arguments %s, %zd given",
+                                     name, counts[0], text, given));
+  }
+  weft_vm_value_t args[WEFT_PY_PROGRAM_MAX_VALUES];
+  weft_vm_value_t results[WEFT_PY_PROGRAM_MAX_VALUES];
+  memset(results, 0, sizeof(results));
+  uint32_t made = 0;
+  bool ok = true;
+  for (uint32_t i = 0; ok && i < counts[0]; ++i) {
+    ok = weft_py_program_argument(self, PySequence_Fast_GET_ITEM(sequence, i),
+                                  types[i], i, &args[i]);
+    if (ok) made = i + 1;
+  }
+  Py_DECREF(sequence);
+  weft_hal_tensor_check_t check;
+  if (ok) {
+    ok = weft_py_ok(
+        weft_hal_check_arguments(module, function, args, made, &check));
+  }
+  weft_status_t status = WEFT_OK;
+  if (ok) {
+    weft_vm_context_t* context = self->context;
+    weft_vm_context_retain(context);
+    Py_BEGIN_ALLOW_THREADS
+    status = weft_vm_invoke_sync(context, qualified, args, made, results,
+                                 counts[1], 0, weft_py_allocator());
+    Py_END_ALLOW_THREADS
+    weft_vm_context_release(context);
+    if (weft_status_is_ok(status)) {
+      status = weft_hal_check_results(&check, results, counts[1]);
+    }
+    ok = weft_py_ok(status);
+  }
+  PyObject* list = ok ? PyList_New(counts[1]) : NULL;
+  for (uint32_t i = 0; list && i < counts[1]; ++i) {
+    PyObject* item =
+        results[i].type == WEFT_VM_TYPE_REF
+            ? weft_py_program_view_result(self, results[i].ref)
+            : weft_py_program_scalar_result(&results[i]);
+    if (!item) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, i, item);
+  }
+  for (uint32_t i = 0; i < made; ++i) {
+    if (args[i].type == WEFT_VM_TYPE_REF) weft_vm_ref_release(args[i].ref);
+  }
+  for (uint32_t i = 0; i < counts[1]; ++i) {
+    if (results[i].type == WEFT_VM_TYPE_REF) {
+      weft_vm_ref_release(results[i].ref);
+    }
+  }
+  return list;
+}
+
+// functions() -> list[str]: the exported functions.
+static PyObject* weft_py_program_functions(weft_py_program_t* self,
+                                           PyObject* unused) {
+  if (!weft_py_program_check_open(self)) return NULL;
+  PyObject* list = PyList_New(0);
+  const uint32_t count = weft_vm_module_function_count(self->module);
+  for (uint32_t i = 0; list && i < count; ++i) {
+    const char* name = weft_vm_module_function_name(self->module, i);
+    char qualified[512];
+    snprintf(qualified, sizeof(qualified), "%s.%s",
+             weft_vm_module_name(self->module), name);
+    weft_vm_module_t* found = NULL;
+    uint32_t index = 0;
+    weft_status_t status =
+        weft_vm_context_lookup(self->context, qualified, &found, &index);
+    if (!weft_status_is_ok(status)) {
+      weft_status_free(status);  // not exported
+      continue;
+    }
+    PyObject* item = PyUnicode_FromString(name);
+    if (!item || PyList_Append(list, item) < 0) Py_CLEAR(list);
+    Py_XDECREF(item);
+  }
+  return list;
+}
+
+static PyObject* weft_py_program_close(weft_py_program_t* self,
+                                       PyObject* unused) {
+  weft_py_program_clear(self);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef weft_py_program_methods[] = {
+    {"_call", (PyCFunction)weft_py_program_call, METH_VARARGS,
+     "_call(name, args) -> list\n\nCalls exported function |name|: tensors "
+     "as (data, element type, shape) triples (weft.Program converts NumPy "
+     "arrays), checked against the function's declarations."},
+    {"functions", (PyCFunction)weft_py_program_functions, METH_NOARGS,
+     "functions() -> list[str]\n\nThe functions Python may call (those "
+     "marked export)."},
+    {"close", (PyCFunction)weft_py_program_close, METH_NOARGS,
+     "close()\n\nDrops the program, its context and its kernel libraries."},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject weft_py_program_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft._weft.Program",
+    .tp_doc = "Program(path, device, kernels=None)\n\nA VM module (.wvm or "
+              ".wvmb) linked with the hal module on |device|; |kernels| maps "
+              "the names hal.executable.static opens to kernel library "
+              "paths. Use weft.Program.",
+    .tp_basicsize = sizeof(weft_py_program_t),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)weft_py_program_init,
+    .tp_dealloc = (destructor)weft_py_program_dealloc,
+    .tp_methods = weft_py_program_methods,
+};
+
+int weft_py_program_setup(PyObject* module) {
+  if (PyType_Ready(&weft_py_program_type) < 0) return -1;
+  return PyModule_AddObjectRef(module, "Program",
+                               (PyObject*)&weft_py_program_type);
+}
