@@ -21,8 +21,9 @@ extern "C" {
 #endif
 
 // Calls |qualified_name| ("module.function") of |context| with |arg_count|
-// |args| (borrowed; checked against the signature: count and types, and for
-// native functions ref type names and non-null refs) and runs it to the
+// |args| (borrowed; checked against the signature: count, types, ref type
+// names and non-null refs; a bytecode function must be marked export) and
+// runs it to the
 // end, blocking the calling thread on every wait. Its results go to the
 // |result_count| |results|, each set to i32 0 first (results past
 // |result_count| are dropped; slots past the function's stay i32 0); on
