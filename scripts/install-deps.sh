@@ -13,10 +13,12 @@
 #                  without them the benchmarks are not built
 #   python3-numpy  the .npy interop test and the Python package's tests;
 #                  without it they are skipped
-#   python3-dev, python3-pytest
+#   python3-dev, python3-pytest, libdlpack-dev
 #                  the Python package (python/: the weft._weft extension
-#                  needs Python's headers) and its pytest suite; without
-#                  them the package, or its tests, are not built
+#                  needs Python's headers; DLPack's header for tensors
+#                  handed to other frameworks) and its pytest suite;
+#                  without them the package, its DLPack export or its
+#                  tests are not built
 #   liblua5.4-dev  the VmLoop benchmark's Lua baseline; without it that
 #                  row is not built
 #   openmpi-bin, libopenmpi-dev
@@ -49,6 +51,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
 optional_packages=(libhwloc-dev liburing-dev libcjson-dev libbenchmark-dev
                    libpthreadpool-dev python3-numpy python3-dev python3-pytest
+                   libdlpack-dev
                    liblua5.4-dev
                    openmpi-bin libopenmpi-dev libvulkan-dev
                    mesa-vulkan-drivers vulkan-validationlayers glslang-tools

@@ -316,6 +316,10 @@ static PyObject* weft_py_drivers(PyObject* module, PyObject* unused) {
 
 static PyMethodDef weft_py_methods[] = {
     {"drivers", weft_py_drivers, METH_NOARGS, weft_py_drivers_doc},
+    {"dlpack_capsule", weft_py_dlpack_capsule, METH_VARARGS,
+     "dlpack_capsule(buffer, element_type, shape, byte_offset) -> capsule\n\n"
+     "A DLPack capsule over a host-visible buffer's memory (weft.Tensor's "
+     "__dlpack__)."},
     {"_live_allocations", weft_py_live_allocations_get, METH_NOARGS,
      "_live_allocations() -> int\n\nBlocks the extension's objects hold "
      "(devices, semaphores and all they allocate); for tests."},

@@ -206,8 +206,10 @@ static bool weft_py_program_argument(weft_py_program_t* self,
     PyObject* data = NULL;
     const char* element_name = NULL;
     PyObject* shape = NULL;
+    unsigned long long byte_offset = 0;
     if (!PyTuple_Check(object) ||
-        !PyArg_ParseTuple(object, "OsO", &data, &element_name, &shape)) {
+        !PyArg_ParseTuple(object, "OsO|K", &data, &element_name, &shape,
+                          &byte_offset)) {
       PyErr_Clear();
       PyErr_Format(PyExc_TypeError,
                    "argument %u: a tensor (an array) goes here, got %.100s",
@@ -227,10 +229,22 @@ static bool weft_py_program_argument(weft_py_program_t* self,
       dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
       if (dims[i] == -1 && PyErr_Occurred()) return false;
     }
+    weft_hal_buffer_view_t* view = NULL;
+    if (PyObject_TypeCheck(data, &weft_py_buffer_type)) {
+      // A weft.Tensor's buffer: viewed where it is, no copy.
+      weft_buffer_t* buffer = weft_py_buffer_handle(data, "tensor");
+      if (!buffer ||
+          !weft_py_ok(weft_hal_buffer_view_create(
+              buffer, byte_offset, element, (uint32_t)rank, dims,
+              weft_py_allocator(), &view))) {
+        return false;
+      }
+      out->ref = weft_hal_module_wrap_buffer_view(view);
+      return true;
+    }
     Py_buffer bytes;
     if (PyObject_GetBuffer(data, &bytes, PyBUF_C_CONTIGUOUS) < 0) return false;
     weft_buffer_t* buffer = NULL;
-    weft_hal_buffer_view_t* view = NULL;
     weft_status_t status = weft_device_allocate_buffer(
         self->device, (weft_buffer_params_t){0}, (uint64_t)bytes.len,
         &buffer);

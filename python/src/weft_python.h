@@ -79,6 +79,10 @@ weft_buffer_t* weft_py_buffer_handle(PyObject* object, const char* what);
 PyObject* weft_py_semaphore_wrap(weft_semaphore_t* semaphore);
 PyObject* weft_py_buffer_wrap(weft_buffer_t* buffer);
 
+// dlpack_capsule(buffer, element_type, shape, byte_offset): a "dltensor"
+// capsule over a host-visible buffer's memory (dlpack.c).
+PyObject* weft_py_dlpack_capsule(PyObject* module, PyObject* args);
+
 // Converts a timeout in seconds (None: forever; 0: poll) to weft's.
 bool weft_py_timeout(PyObject* seconds, weft_timeout_t* out_timeout);
 

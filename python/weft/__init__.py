@@ -33,7 +33,8 @@ globals().update(
      if isinstance(value, type) and issubclass(value, Error)})
 
 __all__ = ["Buffer", "Device", "Error", "Program", "Semaphore",
-           "STATUS_CODES", "as_array", "drivers", "info", "wait_all"] + sorted(
+           "STATUS_CODES", "Tensor", "as_array", "drivers", "from_dlpack",
+           "info", "wait_all"] + sorted(
     name for name, value in vars(_weft).items()
     if isinstance(value, type) and issubclass(value, Error)
     and value is not Error)
@@ -110,10 +111,92 @@ _ELEMENT_TYPES = {
 }
 
 
+class Tensor:
+    """A typed view of a weft ``Buffer``: element type, shape (C order) and
+    byte offset. Where the buffer is host-visible it shares memory with
+    NumPy (``numpy.asarray(tensor)``) and, through DLPack
+    (``__dlpack__``), with any framework that takes DLPack
+    (``numpy.from_dlpack``, ``torch.from_dlpack``): no copy either way. A
+    ``weft.Program`` takes a tensor as an argument where it is, without a
+    copy."""
+
+    def __init__(self, buffer, dtype, shape, byte_offset=0):
+        import numpy as np
+        dtype = np.dtype(dtype)
+        if dtype.name not in _ELEMENT_TYPES:
+            raise TypeError(f"{dtype} has no weft element type")
+        self.buffer = buffer
+        self.dtype = dtype
+        self.shape = tuple(int(d) for d in shape)
+        self.byte_offset = int(byte_offset)
+        if self.byte_offset + self.nbytes > buffer.nbytes:
+            raise ValueError(f"{self.nbytes} bytes at offset "
+                             f"{self.byte_offset} do not fit the buffer's "
+                             f"{buffer.nbytes}")
+
+    @property
+    def element_type(self):
+        """The weft element type name ("f32", ...)."""
+        return _ELEMENT_TYPES[self.dtype.name]
+
+    @property
+    def nbytes(self):
+        size = self.dtype.itemsize
+        for dim in self.shape:
+            size *= dim
+        return size
+
+    @classmethod
+    def from_numpy(cls, array, device):
+        """A new tensor on ``device`` holding a copy of ``array``."""
+        import numpy as np
+        array = np.ascontiguousarray(array)
+        buffer = device.allocate(max(array.nbytes, 1))
+        done = Semaphore()
+        device.update(array, buffer, signal=[(done, 1)])
+        done.wait(1)
+        return cls(buffer, array.dtype, array.shape)
+
+    def numpy(self):
+        """The tensor as a NumPy array over the buffer's memory (no copy)."""
+        import numpy as np
+        count = self.nbytes // self.dtype.itemsize
+        return np.frombuffer(memoryview(self.buffer), dtype=self.dtype,
+                             count=count,
+                             offset=self.byte_offset).reshape(self.shape)
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def __dlpack__(self, stream=None):
+        if stream is not None:
+            raise BufferError("weft tensors are CPU memory: no stream")
+        return _weft.dlpack_capsule(self.buffer, self.element_type,
+                                    self.shape, self.byte_offset)
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU: host-visible memory
+
+    def __repr__(self):
+        shape = "x".join(str(d) for d in self.shape) or "scalar"
+        return f"<weft.Tensor {shape} {self.element_type}>"
+
+
+def from_dlpack(tensor, device):
+    """A ``weft.Tensor`` on ``device`` with a copy of ``tensor``, anything
+    with ``__dlpack__`` on the CPU (a PyTorch or JAX array, a NumPy
+    array)."""
+    import numpy as np
+    return Tensor.from_numpy(np.from_dlpack(tensor), device)
+
+
 def _to_value(arg):
     import numpy as np
     if arg is None or isinstance(arg, (bool, int, float)):
         return arg
+    if isinstance(arg, Tensor):
+        return (arg.buffer, arg.element_type, arg.shape, arg.byte_offset)
     array = np.ascontiguousarray(arg)
     name = _ELEMENT_TYPES.get(array.dtype.name)
     if name is None:
