@@ -347,6 +347,25 @@ static PyMethodDef weft_py_device_methods[] = {
      "copy(source, target, source_offset=0, target_offset=0, length=None, "
      "*, wait=None, signal=None)\n\nQueues a copy between two buffers "
      "(length None: to the end of |source|)."},
+    {"executable", (PyCFunction)weft_py_device_executable, METH_O,
+     "executable(path) -> Executable\n\nA CPU kernel library from a shared "
+     "object (what the CPU drivers run)."},
+    {"command_buffer", (PyCFunction)(void (*)(void))weft_py_device_command_buffer,
+     METH_VARARGS | METH_KEYWORDS,
+     "command_buffer(*, reusable=False, binding_capacity=0) -> CommandBuffer"
+     "\n\nA command buffer, recording (end() it, then execute)."},
+    {"dispatch", (PyCFunction)(void (*)(void))weft_py_device_dispatch,
+     METH_VARARGS | METH_KEYWORDS,
+     "dispatch(executable, kernel, workgroups, constants=None, bindings=None,"
+     " *, wait=None, signal=None)\n\nQueues one kernel (a name or an "
+     "ordinal) over |workgroups| (an int or (x, y, z)) with 32-bit "
+     "|constants| (ints, or an array such as numpy.float32 values) and "
+     "|bindings| (Buffers, Tensors or (buffer, offset, length))."},
+    {"execute", (PyCFunction)(void (*)(void))weft_py_device_execute,
+     METH_VARARGS | METH_KEYWORDS,
+     "execute(command_buffer, bindings=None, *, wait=None, signal=None)\n\n"
+     "Queues a recorded command buffer; |bindings| fill its slots (its "
+     "(slot, offset, length) references)."},
     {"barrier", (PyCFunction)(void (*)(void))weft_py_device_barrier,
      METH_VARARGS | METH_KEYWORDS,
      "barrier(*, wait=None, signal=None)\n\nSignals |signal| once |wait| "

@@ -342,7 +342,7 @@ PyMODINIT_FUNC PyInit__weft(void) {
   if (weft_py_errors_setup(module) < 0 || weft_py_device_setup(module) < 0 ||
       weft_py_semaphore_setup(module) < 0 ||
       weft_py_buffer_setup(module) < 0 || weft_py_notifier_setup(module) < 0 ||
-      weft_py_program_setup(module) < 0) {
+      weft_py_program_setup(module) < 0 || weft_py_kernels_setup(module) < 0) {
     Py_DECREF(module);
     return NULL;
   }

@@ -67,6 +67,23 @@ int weft_py_semaphore_setup(PyObject* module);
 int weft_py_buffer_setup(PyObject* module);
 int weft_py_notifier_setup(PyObject* module);
 int weft_py_program_setup(PyObject* module);
+int weft_py_kernels_setup(PyObject* module);
+
+// Device methods of kernels.c: executable(path), command_buffer(...),
+// dispatch(...), execute(...).
+PyObject* weft_py_device_executable(PyObject* self, PyObject* path);
+PyObject* weft_py_device_command_buffer(PyObject* self, PyObject* args,
+                                        PyObject* kwargs);
+PyObject* weft_py_device_dispatch(PyObject* self, PyObject* args,
+                                  PyObject* kwargs);
+PyObject* weft_py_device_execute(PyObject* self, PyObject* args,
+                                 PyObject* kwargs);
+
+// Reads a buffer reference: a Buffer (whole), a Tensor (its range),
+// (buffer, offset, length) or (slot, offset, length) with length None for
+// "to the end". |what|[|index|] names it in errors.
+bool weft_py_buffer_ref_parse(PyObject* object, const char* what,
+                              uint32_t index, weft_buffer_ref_t* out);
 
 // The live handle of |object| (a Device, Semaphore or Buffer), or NULL
 // with ValueError raised when it was closed ("the device is closed") or

@@ -17,8 +17,10 @@ moves every signal. A failure travels down those timelines as a
 from ._weft import (  # noqa: F401
     STATUS_CODES,
     Buffer,
+    CommandBuffer,
     Device,
     Error,
+    Executable,
     Semaphore,
     drivers,
 )
@@ -32,9 +34,9 @@ globals().update(
     {name: value for name, value in vars(_weft).items()
      if isinstance(value, type) and issubclass(value, Error)})
 
-__all__ = ["Buffer", "Device", "Error", "Program", "Semaphore",
-           "STATUS_CODES", "Tensor", "as_array", "drivers", "from_dlpack",
-           "info", "wait_all"] + sorted(
+__all__ = ["Buffer", "CommandBuffer", "Device", "Error", "Executable",
+           "Program", "Semaphore", "STATUS_CODES", "Tensor", "as_array",
+           "drivers", "from_dlpack", "info", "wait_all"] + sorted(
     name for name, value in vars(_weft).items()
     if isinstance(value, type) and issubclass(value, Error)
     and value is not Error)
@@ -174,6 +176,12 @@ class Tensor:
             raise BufferError("weft tensors are CPU memory: no stream")
         return _weft.dlpack_capsule(self.buffer, self.element_type,
                                     self.shape, self.byte_offset)
+
+    @property
+    def __weft_ref__(self):
+        """(buffer, byte_offset, nbytes): what queue operations and
+        command buffers bind."""
+        return (self.buffer, self.byte_offset, self.nbytes)
 
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU: host-visible memory
