@@ -366,6 +366,21 @@ static PyMethodDef weft_py_device_methods[] = {
      "execute(command_buffer, bindings=None, *, wait=None, signal=None)\n\n"
      "Queues a recorded command buffer; |bindings| fill its slots (its "
      "(slot, offset, length) references)."},
+    {"read", (PyCFunction)(void (*)(void))weft_py_device_read,
+     METH_VARARGS | METH_KEYWORDS,
+     "read(file, target, file_offset=0, *, wait=None, signal=None)\n\n"
+     "Queues a read of a weft.File into |target| (a Buffer, Tensor or "
+     "(buffer, offset, length)), asynchronously where the system allows."},
+    {"write", (PyCFunction)(void (*)(void))weft_py_device_write,
+     METH_VARARGS | METH_KEYWORDS,
+     "write(source, file, file_offset=0, *, wait=None, signal=None)\n\n"
+     "Queues a write of |source| into a weft.File."},
+    {"host_call", (PyCFunction)(void (*)(void))weft_py_device_host_call,
+     METH_VARARGS | METH_KEYWORDS,
+     "host_call(fn, *, wait=None, signal=None)\n\nQueues fn() (with the "
+     "GIL, on a queue's thread) once |wait| is reached; |signal| moves "
+     "when it returns, or fails with its exception (a weft.Error keeps its "
+     "code)."},
     {"barrier", (PyCFunction)(void (*)(void))weft_py_device_barrier,
      METH_VARARGS | METH_KEYWORDS,
      "barrier(*, wait=None, signal=None)\n\nSignals |signal| once |wait| "

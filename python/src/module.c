@@ -160,10 +160,16 @@ static int weft_py_errors_setup(PyObject* module) {
     if (!bases) return -1;
     weft_py_errors[code] = PyErr_NewException(qualified, bases, NULL);
     Py_DECREF(bases);
-    if (!weft_py_errors[code] ||
+    // The class knows its code, so one a program raises itself (a host
+    // call's) carries it too.
+    PyObject* class_code = PyLong_FromLong(code);
+    if (!weft_py_errors[code] || !class_code ||
+        PyObject_SetAttrString(weft_py_errors[code], "code", class_code) < 0 ||
         PyModule_AddObjectRef(module, name, weft_py_errors[code]) < 0) {
+      Py_XDECREF(class_code);
       return -1;
     }
+    Py_DECREF(class_code);
     PyObject* key = PyLong_FromLong(code);
     PyObject* value = PyUnicode_FromString(
         weft_status_code_string((weft_status_code_t)code));
@@ -320,6 +326,12 @@ static PyMethodDef weft_py_methods[] = {
      "dlpack_capsule(buffer, element_type, shape, byte_offset) -> capsule\n\n"
      "A DLPack capsule over a host-visible buffer's memory (weft.Tensor's "
      "__dlpack__)."},
+    {"trace_start", weft_py_trace_start, METH_O,
+     "trace_start(path)\n\nRecords what weft does (queue operations, waits, "
+     "dispatches) into a Chrome trace at |path| (Perfetto opens it) until "
+     "trace_stop()."},
+    {"trace_stop", weft_py_trace_stop, METH_NOARGS,
+     "trace_stop()\n\nWrites and closes the trace."},
     {"_live_allocations", weft_py_live_allocations_get, METH_NOARGS,
      "_live_allocations() -> int\n\nBlocks the extension's objects hold "
      "(devices, semaphores and all they allocate); for tests."},
@@ -342,7 +354,8 @@ PyMODINIT_FUNC PyInit__weft(void) {
   if (weft_py_errors_setup(module) < 0 || weft_py_device_setup(module) < 0 ||
       weft_py_semaphore_setup(module) < 0 ||
       weft_py_buffer_setup(module) < 0 || weft_py_notifier_setup(module) < 0 ||
-      weft_py_program_setup(module) < 0 || weft_py_kernels_setup(module) < 0) {
+      weft_py_program_setup(module) < 0 || weft_py_kernels_setup(module) < 0 ||
+      weft_py_io_setup(module) < 0) {
     Py_DECREF(module);
     return NULL;
   }

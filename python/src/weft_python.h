@@ -68,6 +68,17 @@ int weft_py_buffer_setup(PyObject* module);
 int weft_py_notifier_setup(PyObject* module);
 int weft_py_program_setup(PyObject* module);
 int weft_py_kernels_setup(PyObject* module);
+int weft_py_io_setup(PyObject* module);
+
+// io.c: Device.read, Device.write, Device.host_call; trace_start/stop.
+PyObject* weft_py_device_read(PyObject* self, PyObject* args,
+                              PyObject* kwargs);
+PyObject* weft_py_device_write(PyObject* self, PyObject* args,
+                               PyObject* kwargs);
+PyObject* weft_py_device_host_call(PyObject* self, PyObject* args,
+                                   PyObject* kwargs);
+PyObject* weft_py_trace_start(PyObject* module, PyObject* path);
+PyObject* weft_py_trace_stop(PyObject* module, PyObject* unused);
 
 // Device methods of kernels.c: executable(path), command_buffer(...),
 // dispatch(...), execute(...).

@@ -21,8 +21,11 @@ from ._weft import (  # noqa: F401
     Device,
     Error,
     Executable,
+    File,
     Semaphore,
     drivers,
+    trace_start,
+    trace_stop,
 )
 from . import _weft
 
@@ -35,8 +38,9 @@ globals().update(
      if isinstance(value, type) and issubclass(value, Error)})
 
 __all__ = ["Buffer", "CommandBuffer", "Device", "Error", "Executable",
-           "Program", "Semaphore", "STATUS_CODES", "Tensor", "as_array",
-           "drivers", "from_dlpack", "info", "wait_all"] + sorted(
+           "File", "Program", "Semaphore", "STATUS_CODES", "Tensor",
+           "as_array", "drivers", "from_dlpack", "info", "trace_start",
+           "trace_stop", "wait_all"] + sorted(
     name for name, value in vars(_weft).items()
     if isinstance(value, type) and issubclass(value, Error)
     and value is not Error)
