@@ -38,7 +38,7 @@ globals().update(
      if isinstance(value, type) and issubclass(value, Error)})
 
 __all__ = ["Buffer", "CommandBuffer", "Device", "Error", "Executable",
-           "File", "Program", "Semaphore", "STATUS_CODES", "Tensor",
+           "Fence", "File", "Program", "Semaphore", "STATUS_CODES", "Tensor",
            "as_array", "drivers", "from_dlpack", "info", "trace_start",
            "trace_stop", "wait_all"] + sorted(
     name for name, value in vars(_weft).items()
@@ -49,6 +49,85 @@ __all__ = ["Buffer", "CommandBuffer", "Device", "Error", "Executable",
 def info():
     """What this weft has: ``{"drivers": {name: description, ...}}``."""
     return {"drivers": dict(drivers())}
+
+
+class Fence:
+    """A set of timeline points, ``(semaphore, value)`` pairs: what an
+    operation waits for or signals. A fence is itself such a sequence, so
+    it goes wherever ``wait=`` and ``signal=`` lists go; ``await fence``
+    waits on the running asyncio loop without a thread.
+
+        done = weft.Fence.at(weft.Semaphore(), 1)
+        device.fill(buffer, pattern, signal=done)
+        await done            # or done.wait(timeout=1.0)
+    """
+
+    def __init__(self, pairs=()):
+        self._pairs = {}
+        for semaphore, value in pairs:
+            self.insert(semaphore, value)
+
+    @classmethod
+    def at(cls, semaphore, value):
+        """The fence of one point."""
+        return cls([(semaphore, value)])
+
+    def insert(self, semaphore, value):
+        """Adds a point; a semaphore already there keeps the larger
+        value."""
+        if not isinstance(semaphore, Semaphore):
+            raise TypeError(f"a fence holds weft.Semaphores, got "
+                            f"{type(semaphore).__name__}")
+        key = id(semaphore)
+        held = self._pairs.get(key)
+        if held is None or value > held[1]:
+            self._pairs[key] = (semaphore, int(value))
+
+    def join(self, other):
+        """A new fence of both (the larger value per semaphore)."""
+        joined = Fence(self)
+        for semaphore, value in other:
+            joined.insert(semaphore, value)
+        return joined
+
+    def __iter__(self):
+        return iter(list(self._pairs.values()))
+
+    def __len__(self):
+        return len(self._pairs)
+
+    def query(self):
+        """True when every point is reached; raises the first failure."""
+        return all(semaphore.query() >= value for semaphore, value in self)
+
+    def wait(self, timeout=None):
+        """Blocks until every point is reached (``timeout`` seconds in all;
+        None: forever), without the GIL; raises a failure or
+        DeadlineExceededError."""
+        import time
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for semaphore, value in self:
+            left = None if deadline is None else max(0.0, deadline -
+                                                     time.monotonic())
+            semaphore.wait(value, timeout=left)
+
+    def signal(self):
+        """Signals every point from the host."""
+        for semaphore, value in self:
+            semaphore.signal(value)
+
+    def fail(self, message, code=10):
+        """Fails every semaphore of the fence with ``message``."""
+        for semaphore, _ in self:
+            semaphore.fail(message, code)
+
+    def __await__(self):
+        from ._asyncio import wait_all as _wait_all
+        return _wait_all(list(self)).__await__()
+
+    def __repr__(self):
+        points = ", ".join(f"{s.name or hex(id(s))}>={v}" for s, v in self)
+        return f"<weft.Fence {points}>"
 
 
 async def wait_all(pairs):
