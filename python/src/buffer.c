@@ -30,9 +30,10 @@ PyObject* weft_py_buffer_wrap(weft_buffer_t* buffer) {
 
 static void weft_py_buffer_dealloc(weft_py_buffer_t* self) {
   // No export can outlive the object (each holds a reference to it).
-  weft_buffer_unmap_range(&self->mapping);
-  weft_buffer_release(self->buffer);
+  weft_buffer_t* buffer = self->buffer;
   self->buffer = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_buffer_unmap_range(&self->mapping);
+                              weft_buffer_release(buffer));
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
@@ -47,7 +48,7 @@ static PyObject* weft_py_buffer_close(weft_py_buffer_t* self,
   }
   weft_buffer_t* buffer = self->buffer;
   self->buffer = NULL;
-  weft_buffer_release(buffer);
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_buffer_release(buffer));
   Py_RETURN_NONE;
 }
 

@@ -62,13 +62,16 @@ static int weft_py_file_init(weft_py_file_t* self, PyObject* args,
 }
 
 static void weft_py_file_dealloc(weft_py_file_t* self) {
-  weft_file_release(self->file);
+  weft_file_t* file = self->file;
+  self->file = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_file_release(file));
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
 static PyObject* weft_py_file_close(weft_py_file_t* self, PyObject* unused) {
-  weft_file_release(self->file);
+  weft_file_t* file = self->file;
   self->file = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_file_release(file));
   Py_RETURN_NONE;
 }
 

@@ -45,14 +45,17 @@ static PyObject* weft_py_executable_wrap(weft_executable_t* executable) {
 }
 
 static void weft_py_executable_dealloc(weft_py_executable_t* self) {
-  weft_executable_release(self->executable);
+  weft_executable_t* executable = self->executable;
+  self->executable = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_executable_release(executable));
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
 static PyObject* weft_py_executable_close(weft_py_executable_t* self,
                                           PyObject* unused) {
-  weft_executable_release(self->executable);
+  weft_executable_t* executable = self->executable;
   self->executable = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_executable_release(executable));
   Py_RETURN_NONE;
 }
 
@@ -359,14 +362,17 @@ static weft_command_buffer_t* weft_py_command_buffer_handle(PyObject* object,
 }
 
 static void weft_py_command_buffer_dealloc(weft_py_command_buffer_t* self) {
-  weft_command_buffer_release(self->command_buffer);
+  weft_command_buffer_t* command_buffer = self->command_buffer;
+  self->command_buffer = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_command_buffer_release(command_buffer));
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
 static PyObject* weft_py_command_buffer_close(weft_py_command_buffer_t* self,
                                               PyObject* unused) {
-  weft_command_buffer_release(self->command_buffer);
+  weft_command_buffer_t* command_buffer = self->command_buffer;
   self->command_buffer = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_command_buffer_release(command_buffer));
   Py_RETURN_NONE;
 }
 

@@ -77,7 +77,8 @@ static void weft_py_pending_unlink(weft_py_notifier_t* notifier,
 }
 
 static void weft_py_watch_free(weft_py_watch_t* watch) {
-  weft_semaphore_release(watch->semaphore);
+  weft_semaphore_t* semaphore = watch->semaphore;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_semaphore_release(semaphore));
   weft_status_free(watch->status);
   Py_XDECREF(watch->future);
   PyMem_RawFree(watch);

@@ -25,14 +25,18 @@ typedef struct weft_py_program_t {
 } weft_py_program_t;
 
 static void weft_py_program_clear(weft_py_program_t* self) {
-  weft_vm_context_release(self->context);
+  weft_vm_context_t* context = self->context;
+  weft_vm_module_t* module = self->module;
+  weft_vm_module_t* hal = self->hal;
+  weft_device_t* device = self->device;
   self->context = NULL;
-  weft_vm_module_release(self->module);
   self->module = NULL;
-  weft_vm_module_release(self->hal);
   self->hal = NULL;
-  weft_device_release(self->device);
   self->device = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_vm_context_release(context);
+                              weft_vm_module_release(module);
+                              weft_vm_module_release(hal);
+                              weft_device_release(device));
   for (uint32_t i = 0; i < self->library_count; ++i) dlclose(self->libraries[i]);
   self->library_count = 0;
   Py_CLEAR(self->device_object);
@@ -474,8 +478,8 @@ static PyObject* weft_py_program_call(weft_py_program_t* self,
     Py_BEGIN_ALLOW_THREADS
     status = weft_vm_invoke_sync(context, qualified, args, made, results,
                                  counts[1], 0, weft_py_allocator());
-    Py_END_ALLOW_THREADS
     weft_vm_context_release(context);
+    Py_END_ALLOW_THREADS
     if (weft_status_is_ok(status)) {
       status = weft_hal_check_results(&check, results, counts[1]);
     }

@@ -56,8 +56,9 @@ static int weft_py_semaphore_init(weft_py_semaphore_t* self, PyObject* args,
 }
 
 static void weft_py_semaphore_dealloc(weft_py_semaphore_t* self) {
-  weft_semaphore_release(self->semaphore);
+  weft_semaphore_t* semaphore = self->semaphore;
   self->semaphore = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_semaphore_release(semaphore));
   Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
@@ -65,7 +66,7 @@ static PyObject* weft_py_semaphore_close(weft_py_semaphore_t* self,
                                          PyObject* unused) {
   weft_semaphore_t* semaphore = self->semaphore;
   self->semaphore = NULL;
-  weft_semaphore_release(semaphore);
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_semaphore_release(semaphore));
   Py_RETURN_NONE;
 }
 

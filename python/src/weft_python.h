@@ -32,6 +32,15 @@ bool weft_py_ok(weft_status_t status);
 // The exception class for |code| (borrowed).
 PyObject* weft_py_error_class(weft_status_code_t code);
 
+// Runs |statement|, which drops weft references, without the GIL: the
+// last reference to a device makes it join its threads, and one of them
+// may be in a host call waiting for the GIL.
+#define WEFT_PY_RELEASE_WITHOUT_GIL(statement) \
+  do {                                         \
+    Py_BEGIN_ALLOW_THREADS statement;          \
+    Py_END_ALLOW_THREADS                       \
+  } while (0)
+
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
