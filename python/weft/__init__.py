@@ -9,9 +9,16 @@
         print(weft.as_array(buffer, np.float32))   # 16 x 1.5, no copy
 
 Every queue operation takes ``wait=`` and ``signal=`` lists of
-``(semaphore, value)`` pairs: it runs once every wait is reached, then
-moves every signal. A failure travels down those timelines as a
-``weft.Error`` subclass for its status code, with weft's whole message.
+``(semaphore, value)`` pairs (or a ``Fence``): it runs once every wait is
+reached, then moves every signal. A failure travels down those timelines
+as a ``weft.Error`` subclass for its status code, with weft's whole
+message.
+
+Also here: ``Tensor`` (a typed buffer; NumPy and DLPack without copies),
+``Program`` (VM programs called with NumPy, inputs checked against the
+tensor types their functions declare), ``Executable`` and
+``CommandBuffer`` (kernels), ``File``, ``Device.host_call``, asyncio
+(``await semaphore.at(value)``, ``await fence``) and tracing.
 """
 
 from ._weft import (  # noqa: F401
