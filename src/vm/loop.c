@@ -195,6 +195,9 @@ static void weft_vm_loop_wait_ready(void* user_data, weft_status_t status) {
   // Release (inside the push): the loop sees |wait_status|.
   weft_mpsc_list_push(&loop->ready, &invocation->ready_entry);
   weft_notification_notify(&loop->notification, 1);
+  if (loop->options.ready_fn) {
+    loop->options.ready_fn(loop->options.ready_user_data);
+  }
   // Release: the last touch of the loop.
   weft_atomic_fetch_sub(&loop->callbacks_in_flight, 1u, memory_order_release);
 }
@@ -305,19 +308,28 @@ static weft_time_t weft_vm_loop_expire(weft_vm_loop_t* loop, weft_time_t now) {
   return nearest;
 }
 
-weft_status_t weft_vm_loop_run(weft_vm_loop_t* loop, weft_time_t deadline) {
-  weft_status_t status = weft_arguments_require(
-      __func__, "loop", (const void* const[]){loop}, 1);
-  while (weft_status_is_ok(status) && loop->live_count > 0) {
+// Runs invocations in turns until none can run now (each has ended or
+// waits), expiring the deadlines that passed; returns the nearest deadline
+// of a waiting invocation (WEFT_TIME_INFINITE_FUTURE: none).
+static weft_time_t weft_vm_loop_run_until_idle(weft_vm_loop_t* loop) {
+  for (;;) {
     weft_vm_loop_take_ready(loop);
     if (loop->run_head) {
       weft_vm_loop_run_one(loop);
       continue;
     }
-    const weft_time_t now = weft_time_now();
-    weft_time_t wake = weft_vm_loop_expire(loop, now);
-    if (!weft_mpsc_list_is_empty(&loop->ready)) continue;
-    if (now >= deadline) {
+    const weft_time_t wake = weft_vm_loop_expire(loop, weft_time_now());
+    if (weft_mpsc_list_is_empty(&loop->ready)) return wake;
+  }
+}
+
+weft_status_t weft_vm_loop_run(weft_vm_loop_t* loop, weft_time_t deadline) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "loop", (const void* const[]){loop}, 1);
+  while (weft_status_is_ok(status) && loop->live_count > 0) {
+    weft_time_t wake = weft_vm_loop_run_until_idle(loop);
+    if (loop->live_count == 0) break;
+    if (weft_time_now() >= deadline) {
       status = WEFT_STATUS(DEADLINE_EXCEEDED,
                            "the VM loop's deadline passed with %u "
                            "invocations still running",
@@ -333,6 +345,19 @@ weft_status_t weft_vm_loop_run(weft_vm_loop_t* loop, weft_time_t deadline) {
     }
     weft_notification_commit_wait(&loop->notification, token,
                                   loop->wait_policy, wake);
+  }
+  return status;
+}
+
+weft_status_t weft_vm_loop_run_ready(weft_vm_loop_t* loop,
+                                     weft_time_t* out_next_deadline) {
+  if (out_next_deadline) *out_next_deadline = WEFT_TIME_INFINITE_FUTURE;
+  weft_status_t status = weft_arguments_require(
+      __func__, "loop,out_next_deadline",
+      (const void* const[]){loop, out_next_deadline}, 2);
+  if (weft_status_is_ok(status)) {
+    const weft_time_t wake = weft_vm_loop_run_until_idle(loop);
+    *out_next_deadline = loop->live_count ? wake : WEFT_TIME_INFINITE_FUTURE;
   }
   return status;
 }

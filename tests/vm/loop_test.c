@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/thread.h"
 #include "vm/bytecode.h"
@@ -152,6 +153,70 @@ static void ten_thousand_awaits(void** state) {
   weft_vm_context_release(context);
   weft_vm_module_release(m);
   assert_int_equal(atomic_load(&counting.live), 0);
+}
+
+static void count_ready(void* user_data) {
+  atomic_fetch_add((atomic_int*)user_data, 1);
+}
+
+// A host that waits on something else than weft_vm_loop_run (an event
+// loop): ready_fn says when an invocation can run again, run_ready runs
+// what can run without sleeping and says the next deadline.
+static void run_ready_for_event_loops(void** state) {
+  atomic_int readied = 0;
+  weft_vm_module_t* m = vm_test_make_m(VM_TEST_AWAIT_SIGNATURE, "add");
+  weft_vm_context_t* context = vm_test_make_context(m);
+  weft_vm_loop_options_t options = {0};
+  options.ready_fn = count_ready;
+  options.ready_user_data = &readied;
+  weft_vm_loop_t* loop = NULL;
+  expect_ok(weft_vm_loop_create(options, weft_allocator_system(), &loop));
+  weft_semaphore_t* forever = new_semaphore(weft_allocator_system());
+  weft_semaphore_t* timed = new_semaphore(weft_allocator_system());
+  outcomes_t outcomes = {0};
+  tagged_t first = {&outcomes, 1};
+  tagged_t second = {&outcomes, 2};
+  // One waits without a deadline, one for 50 ms.
+  weft_vm_value_t args[3] = {vm_test_semaphore_value(forever),
+                             {.type = WEFT_VM_TYPE_I64, .i64 = 1},
+                             {.type = WEFT_VM_TYPE_I64, .i64 = -1}};
+  expect_ok(weft_vm_loop_submit(loop, context, "m.wait", args, 3, 1,
+                                record_done, &first, NULL));
+  args[0] = vm_test_semaphore_value(timed);
+  args[2].i64 = 50 * 1000000;
+  const weft_time_t submitted = weft_time_now();
+  expect_ok(weft_vm_loop_submit(loop, context, "m.wait", args, 3, 1,
+                                record_done, &second, NULL));
+  weft_time_t next = 0;
+  expect_ok(weft_vm_loop_run_ready(loop, &next));
+  // Both wait; nothing ran to the end, and the next deadline is the timed
+  // one's.
+  assert_int_equal(outcomes.done, 0);
+  assert_int_equal(weft_vm_loop_live_count(loop), 2);
+  assert_true(next >= submitted + 50 * 1000000);
+  assert_true(next < WEFT_TIME_INFINITE_FUTURE);
+  assert_int_equal(atomic_load(&readied), 0);
+  // A signal readies the first (ready_fn), run_ready ends it.
+  expect_ok(weft_semaphore_signal(forever, 1));
+  assert_int_equal(atomic_load(&readied), 1);
+  expect_ok(weft_vm_loop_run_ready(loop, &next));
+  assert_int_equal(outcomes.done, 1);
+  assert_int_equal(outcomes.order[0], 1);
+  // Past its deadline the second ends with the deadline as its value.
+  while (weft_time_now() < next) {
+    struct timespec pause = {0, 5 * 1000000};
+    nanosleep(&pause, NULL);
+  }
+  expect_ok(weft_vm_loop_run_ready(loop, &next));
+  assert_int_equal(outcomes.done, 2);
+  assert_int_equal(outcomes.ok, 2);
+  assert_int_equal(weft_vm_loop_live_count(loop), 0);
+  assert_true(next == WEFT_TIME_INFINITE_FUTURE);
+  weft_semaphore_release(timed);
+  weft_semaphore_release(forever);
+  weft_vm_loop_destroy(loop);
+  weft_vm_context_release(context);
+  weft_vm_module_release(m);
 }
 
 // A failed semaphore fails only the invocations that await it, each with
@@ -359,6 +424,7 @@ static void turns_keep_a_busy_invocation_from_starving_others(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ten_thousand_awaits),
+      cmocka_unit_test(run_ready_for_event_loops),
       cmocka_unit_test(failures_reach_only_their_awaiters),
       cmocka_unit_test(all_and_any),
       cmocka_unit_test(deadlines_and_cancellation),

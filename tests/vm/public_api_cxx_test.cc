@@ -86,7 +86,7 @@ int main() {
   }
 
   // The same call on the loop.
-  weft_vm_loop_options_t loop_options = {0, 0};
+  weft_vm_loop_options_t loop_options = {};
   LoopResult loop_result;
   ok = ok &&
        Check(weft_vm_loop_create(loop_options, allocator, &loop),

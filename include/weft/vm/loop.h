@@ -45,11 +45,21 @@ typedef void (*weft_vm_loop_done_fn_t)(void* user_data,
                                        weft_vm_value_t* results,
                                        uint32_t result_count);
 
+// Called from any thread, without blocking and without calling into the
+// loop, when an invocation becomes ready to run again (a wait it parked on
+// ended): for a host that waits on something other than weft_vm_loop_run
+// (an event loop watching a file descriptor) and then calls
+// weft_vm_loop_run_ready.
+typedef void (*weft_vm_loop_ready_fn_t)(void* user_data);
+
 typedef struct weft_vm_loop_options_t {
   // Instructions per turn (0: 4096).
   uint64_t turn_budget;
   // Frames per invocation stack (0: the default, 1024).
   uint32_t max_depth;
+  // Optional (NULL: none), with its |ready_user_data|.
+  weft_vm_loop_ready_fn_t ready_fn;
+  void* ready_user_data;
 } weft_vm_loop_options_t;
 
 // Creates a loop with |options|; invocations' stacks come from
@@ -90,6 +100,15 @@ void weft_vm_loop_cancel(weft_vm_loop_t* loop,
 // weft_time_now's clock) passed: DEADLINE_EXCEEDED, the invocations stay
 // for the next run. Done functions run inside this call.
 weft_status_t weft_vm_loop_run(weft_vm_loop_t* loop, weft_time_t deadline);
+
+// Runs what can run now without sleeping: invocations in turns until each
+// has ended or waits, expiring the deadlines that passed. Sets
+// *out_next_deadline to the nearest deadline of a waiting invocation
+// (WEFT_TIME_INFINITE_FUTURE when none), when the host should call again
+// if nothing became ready before (ready_fn says when something does).
+// Done functions run inside this call.
+weft_status_t weft_vm_loop_run_ready(weft_vm_loop_t* loop,
+                                     weft_time_t* out_next_deadline);
 
 // The number of invocations submitted and not yet ended.
 uint32_t weft_vm_loop_live_count(const weft_vm_loop_t* loop);

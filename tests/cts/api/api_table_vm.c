@@ -115,7 +115,7 @@ static weft_vm_bytes_t* make_bytes(api_call_t* call) {
 
 // A loop, or NULL.
 static weft_vm_loop_t* make_loop(api_call_t* call) {
-  weft_vm_loop_options_t options = {0, 0};
+  weft_vm_loop_options_t options = {0};
   weft_vm_loop_t* loop = NULL;
   api_setup(call, weft_vm_loop_create(options, call->allocator, &loop),
             "weft_vm_loop_create");
@@ -665,7 +665,7 @@ static void invoke_sync(api_call_t* call) {
 
 static void loop_create(api_call_t* call) {
   api_value(call, 0, "options");
-  weft_vm_loop_options_t options = {0, 0};
+  weft_vm_loop_options_t options = {0};
   weft_vm_loop_t* loop = NULL;
   api_status(call,
              weft_vm_loop_create(options, api_allocator(call, 1, "allocator"),
@@ -791,6 +791,27 @@ static void loop_run(api_call_t* call) {
     if (api_ok(call) && (done.calls != 1 || done.result != 42)) {
       api_problem(call, "done ran %d times (result %d)", done.calls,
                   done.result);
+    }
+  }
+  weft_vm_loop_destroy(loop);
+  vm_deinitialize(&vm);
+}
+
+static void loop_run_ready(api_call_t* call) {
+  api_vm_t vm;
+  weft_vm_loop_t* loop = NULL;
+  loop_done_t done = {0, WEFT_STATUS_OK, 0};
+  weft_time_t next = 0;
+  if (vm_initialize(call, &vm) && (loop = make_loop(call)) &&
+      submit_add(call, loop, &vm, &done)) {
+    api_status(call, weft_vm_loop_run_ready(
+                         api_ptr(call, 0, "loop", loop),
+                         api_ptr(call, 1, "out_next_deadline", &next)));
+    if (api_ok(call) &&
+        (done.calls != 1 || done.result != 42 ||
+         next != WEFT_TIME_INFINITE_FUTURE)) {
+      api_problem(call, "done ran %d times (result %d), next deadline %lld",
+                  done.calls, done.result, (long long)next);
     }
   }
   weft_vm_loop_destroy(loop);
@@ -1183,6 +1204,7 @@ const api_entry_t api_table_vm[] = {
     {"weft_vm_loop_submit", loop_submit, WEFT_STATUS_OK},
     {"weft_vm_loop_cancel", loop_cancel, WEFT_STATUS_OK},
     {"weft_vm_loop_run", loop_run, WEFT_STATUS_OK},
+    {"weft_vm_loop_run_ready", loop_run_ready, WEFT_STATUS_OK},
     {"weft_vm_loop_live_count", loop_live_count, WEFT_STATUS_OK},
     // vm/hal.h
     {"weft_hal_module_create", hal_module_create, WEFT_STATUS_OK},
