@@ -6,7 +6,10 @@
 // declared tensor types (weft_hal_check_arguments), invokes the function
 // without the GIL and reads the results back.
 #include <dlfcn.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "weft_python.h"
 
@@ -22,9 +25,21 @@ typedef struct weft_py_program_t {
   weft_vm_context_t* context;
   void* libraries[WEFT_PY_PROGRAM_MAX_LIBRARIES];  // dlopen handles
   uint32_t library_count;
+  // The VM loop of call_async (made on first use) and the eventfd its
+  // ready function writes.
+  weft_vm_loop_t* loop;
+  int loop_fd;
 } weft_py_program_t;
 
 static void weft_py_program_clear(weft_py_program_t* self) {
+  // First, with the GIL: calls still on the VM loop end CANCELLED, their
+  // done functions resolving their futures.
+  if (self->loop) {
+    weft_vm_loop_destroy(self->loop);
+    self->loop = NULL;
+    close(self->loop_fd);
+  }
+  self->loop_fd = -1;
   weft_vm_context_t* context = self->context;
   weft_vm_module_t* module = self->module;
   weft_vm_module_t* hal = self->hal;
@@ -207,6 +222,21 @@ static bool weft_py_program_argument(weft_py_program_t* self,
   out->type = (weft_vm_value_type_t)type;
   if (type == WEFT_VM_TYPE_REF) {
     if (object == Py_None) return true;  // null
+    // A semaphore or a buffer as itself (the call's own reference).
+    void* handle = NULL;
+    if (PyObject_TypeCheck(object, &weft_py_semaphore_type)) {
+      handle = weft_py_semaphore_handle(object, "argument");
+    } else if (PyObject_TypeCheck(object, &weft_py_buffer_type)) {
+      handle = weft_py_buffer_handle(object, "argument");
+    } else {
+      handle = (void*)1;  // neither: a tensor below
+    }
+    if (!handle) return false;
+    if (handle != (void*)1) {
+      if (!weft_py_ok(weft_hal_module_wrap(handle, &out->ref))) return false;
+      weft_vm_ref_retain(out->ref);
+      return true;
+    }
     PyObject* data = NULL;
     const char* element_name = NULL;
     PyObject* shape = NULL;
@@ -387,125 +417,320 @@ static PyObject* weft_py_program_scalar_result(const weft_vm_value_t* value) {
   }
 }
 
-// _call(name, args) -> list: calls exported function |name| with |args|
-// (a sequence of tensors as triples, None, ints and floats).
-static PyObject* weft_py_program_call(weft_py_program_t* self,
-                                      PyObject* call_args) {
-  const char* name = NULL;
-  PyObject* sequence_object = NULL;
-  if (!PyArg_ParseTuple(call_args, "sO:_call", &name, &sequence_object) ||
-      !weft_py_program_check_open(self)) {
+// A call made ready: its function, the values made of the Python
+// arguments (each ref the call's), and the declarations' check begun.
+typedef struct weft_py_prepared_t {
+  char qualified[512];
+  weft_vm_module_t* module;
+  uint32_t function;
+  uint32_t counts[2];  // arguments, results
+  uint8_t types[2 * WEFT_PY_PROGRAM_MAX_VALUES];
+  weft_vm_value_t args[WEFT_PY_PROGRAM_MAX_VALUES];
+  uint32_t made;
+  weft_hal_tensor_check_t check;
+} weft_py_prepared_t;
+
+static void weft_py_prepared_free(weft_py_prepared_t* prepared) {
+  if (!prepared) return;
+  for (uint32_t i = 0; i < prepared->made; ++i) {
+    if (prepared->args[i].type == WEFT_VM_TYPE_REF) {
+      weft_vm_ref_release(prepared->args[i].ref);
+    }
+  }
+  PyMem_Free(prepared);
+}
+
+// Reads the value types of |text|, a canonical signature ("(i32,
+// r<hal.buffer_view>?)->(f32)": no spaces; each type i32, i64, f32, f64 or
+// r, a ref with an optional <NAME> and '?').
+static void weft_py_signature_types(const char* text, uint8_t* types,
+                                    uint32_t counts[2]) {
+  counts[0] = counts[1] = 0;
+  uint32_t side = 0;
+  const char* c = text;
+  while (*c) {
+    if (*c == '(' || *c == ',') {
+      ++c;
+      if (*c == ')') continue;
+      uint8_t type = WEFT_VM_TYPE_REF;
+      if (strncmp(c, "i32", 3) == 0) type = WEFT_VM_TYPE_I32;
+      if (strncmp(c, "i64", 3) == 0) type = WEFT_VM_TYPE_I64;
+      if (strncmp(c, "f32", 3) == 0) type = WEFT_VM_TYPE_F32;
+      if (strncmp(c, "f64", 3) == 0) type = WEFT_VM_TYPE_F64;
+      if (counts[side] < WEFT_PY_PROGRAM_MAX_VALUES) {
+        types[side * WEFT_PY_PROGRAM_MAX_VALUES + counts[side]++] = type;
+      }
+      // Past the type (a ref's name may hold anything but '>').
+      while (*c && *c != ',' && *c != ')') {
+        if (*c == '<') {
+          while (*c && *c != '>') ++c;
+        }
+        if (*c) ++c;
+      }
+    } else if (*c == ')') {
+      ++c;
+      if (c[0] == '-' && c[1] == '>') {
+        side = 1;
+        c += 2;
+      }
+    } else {
+      ++c;
+    }
+  }
+}
+
+// Makes the call of exported function |name| with |sequence_object|'s
+// arguments ready, checked against its declarations; NULL with the error
+// raised.
+static weft_py_prepared_t* weft_py_program_prepare(weft_py_program_t* self,
+                                                   const char* name,
+                                                   PyObject* sequence_object) {
+  if (!weft_py_program_check_open(self)) return NULL;
+  weft_py_prepared_t* prepared = PyMem_Calloc(1, sizeof(*prepared));
+  if (!prepared) {
+    PyErr_NoMemory();
     return NULL;
   }
-  char qualified[512];
-  snprintf(qualified, sizeof(qualified), "%s.%s",
+  snprintf(prepared->qualified, sizeof(prepared->qualified), "%s.%s",
            weft_vm_module_name(self->module), name);
-  weft_vm_module_t* module = NULL;
-  uint32_t function = 0;
-  if (!weft_py_ok(weft_vm_context_lookup(self->context, qualified, &module,
-                                         &function))) {
+  if (!weft_py_ok(weft_vm_context_lookup(self->context, prepared->qualified,
+                                         &prepared->module,
+                                         &prepared->function))) {
+    weft_py_prepared_free(prepared);
     return NULL;
   }
   char text[1024];
-  weft_vm_module_function_signature_text(module, function, text, sizeof(text));
-  // The value types, from the canonical text ("(i32,r<hal.buffer_view>?)
-  // ->(f32)": no spaces; each type i32, i64, f32, f64 or r, a ref with an
-  // optional <NAME> and '?').
-  uint8_t types[2 * WEFT_PY_PROGRAM_MAX_VALUES];
-  uint32_t counts[2] = {0, 0};
-  {
-    uint32_t side = 0;
-    const char* c = text;
-    while (*c) {
-      if (*c == '(' || *c == ',') {
-        ++c;
-        if (*c == ')') continue;
-        uint8_t type = WEFT_VM_TYPE_REF;
-        if (strncmp(c, "i32", 3) == 0) type = WEFT_VM_TYPE_I32;
-        if (strncmp(c, "i64", 3) == 0) type = WEFT_VM_TYPE_I64;
-        if (strncmp(c, "f32", 3) == 0) type = WEFT_VM_TYPE_F32;
-        if (strncmp(c, "f64", 3) == 0) type = WEFT_VM_TYPE_F64;
-        if (counts[side] < WEFT_PY_PROGRAM_MAX_VALUES) {
-          types[side * WEFT_PY_PROGRAM_MAX_VALUES + counts[side]++] = type;
-        }
-        // Past the type (a ref's name may hold anything but '>').
-        while (*c && *c != ',' && *c != ')') {
-          if (*c == '<') {
-            while (*c && *c != '>') ++c;
-          }
-          if (*c) ++c;
-        }
-      } else if (*c == ')') {
-        ++c;
-        if (c[0] == '-' && c[1] == '>') {
-          side = 1;
-          c += 2;
-        }
-      } else {
-        ++c;
-      }
-    }
-  }
+  weft_vm_module_function_signature_text(prepared->module, prepared->function,
+                                         text, sizeof(text));
+  weft_py_signature_types(text, prepared->types, prepared->counts);
   PyObject* sequence = PySequence_Fast(sequence_object, "args");
-  if (!sequence) return NULL;
-  const Py_ssize_t given = PySequence_Fast_GET_SIZE(sequence);
-  if ((uint32_t)given != counts[0]) {
-    Py_DECREF(sequence);
-    return weft_py_raise(WEFT_STATUS(INVALID_ARGUMENT,
-                                     "%s takes %u arguments %s, %zd given",
-                                     name, counts[0], text, given));
+  if (!sequence) {
+    weft_py_prepared_free(prepared);
+    return NULL;
   }
-  weft_vm_value_t args[WEFT_PY_PROGRAM_MAX_VALUES];
-  weft_vm_value_t results[WEFT_PY_PROGRAM_MAX_VALUES];
-  memset(results, 0, sizeof(results));
-  uint32_t made = 0;
-  bool ok = true;
-  for (uint32_t i = 0; ok && i < counts[0]; ++i) {
+  const Py_ssize_t given = PySequence_Fast_GET_SIZE(sequence);
+  bool ok = (uint32_t)given == prepared->counts[0];
+  if (!ok) {
+    weft_py_raise(WEFT_STATUS(INVALID_ARGUMENT,
+                              "%s takes %u arguments %s, %zd given", name,
+                              prepared->counts[0], text, given));
+  }
+  for (uint32_t i = 0; ok && i < prepared->counts[0]; ++i) {
     ok = weft_py_program_argument(self, PySequence_Fast_GET_ITEM(sequence, i),
-                                  types[i], i, &args[i]);
-    if (ok) made = i + 1;
+                                  prepared->types[i], i, &prepared->args[i]);
+    if (ok) prepared->made = i + 1;
   }
   Py_DECREF(sequence);
-  weft_hal_tensor_check_t check;
   if (ok) {
-    ok = weft_py_ok(
-        weft_hal_check_arguments(module, function, args, made, &check));
+    ok = weft_py_ok(weft_hal_check_arguments(
+        prepared->module, prepared->function, prepared->args, prepared->made,
+        &prepared->check));
   }
-  weft_status_t status = WEFT_OK;
-  if (ok) {
-    weft_vm_context_t* context = self->context;
-    weft_vm_context_retain(context);
-    Py_BEGIN_ALLOW_THREADS
-    status = weft_vm_invoke_sync(context, qualified, args, made, results,
-                                 counts[1], 0, weft_py_allocator());
-    weft_vm_context_release(context);
-    Py_END_ALLOW_THREADS
-    if (weft_status_is_ok(status)) {
-      status = weft_hal_check_results(&check, results, counts[1]);
-    }
-    ok = weft_py_ok(status);
+  if (!ok) {
+    weft_py_prepared_free(prepared);
+    return NULL;
   }
-  PyObject* list = ok ? PyList_New(counts[1]) : NULL;
-  for (uint32_t i = 0; list && i < counts[1]; ++i) {
-    PyObject* item =
-        results[i].type == WEFT_VM_TYPE_REF
-            ? weft_py_program_view_result(self, results[i].ref)
-            : weft_py_program_scalar_result(&results[i]);
+  return prepared;
+}
+
+// The Python list of |count| |results| of a call, once |status| (consumed)
+// is OK and the results pass the declarations; NULL with the error raised.
+// The results' refs are released either way.
+static PyObject* weft_py_program_finish(weft_py_program_t* self,
+                                        weft_py_prepared_t* prepared,
+                                        weft_status_t status,
+                                        weft_vm_value_t* results,
+                                        uint32_t count) {
+  if (weft_status_is_ok(status)) {
+    status = weft_hal_check_results(&prepared->check, results, count);
+  }
+  PyObject* list = weft_py_ok(status) ? PyList_New(count) : NULL;
+  for (uint32_t i = 0; list && i < count; ++i) {
+    PyObject* item = results[i].type == WEFT_VM_TYPE_REF
+                         ? weft_py_program_view_result(self, results[i].ref)
+                         : weft_py_program_scalar_result(&results[i]);
     if (!item) {
       Py_CLEAR(list);
       break;
     }
     PyList_SET_ITEM(list, i, item);
   }
-  for (uint32_t i = 0; i < made; ++i) {
-    if (args[i].type == WEFT_VM_TYPE_REF) weft_vm_ref_release(args[i].ref);
-  }
-  for (uint32_t i = 0; i < counts[1]; ++i) {
+  for (uint32_t i = 0; results && i < count; ++i) {
     if (results[i].type == WEFT_VM_TYPE_REF) {
       weft_vm_ref_release(results[i].ref);
     }
   }
   return list;
+}
+
+// _call(name, args) -> list: calls exported function |name| with |args|
+// (a sequence of tensors as triples, None, ints and floats) on this
+// thread, without the GIL while it runs.
+static PyObject* weft_py_program_call(weft_py_program_t* self,
+                                      PyObject* call_args) {
+  const char* name = NULL;
+  PyObject* sequence_object = NULL;
+  if (!PyArg_ParseTuple(call_args, "sO:_call", &name, &sequence_object)) {
+    return NULL;
+  }
+  weft_py_prepared_t* prepared =
+      weft_py_program_prepare(self, name, sequence_object);
+  if (!prepared) return NULL;
+  weft_vm_value_t results[WEFT_PY_PROGRAM_MAX_VALUES];
+  memset(results, 0, sizeof(results));
+  weft_vm_context_t* context = self->context;
+  weft_status_t status;
+  weft_vm_context_retain(context);
+  Py_BEGIN_ALLOW_THREADS
+  status = weft_vm_invoke_sync(context, prepared->qualified, prepared->args,
+                               prepared->made, results, prepared->counts[1], 0,
+                               weft_py_allocator());
+  weft_vm_context_release(context);
+  Py_END_ALLOW_THREADS
+  PyObject* list = weft_py_program_finish(self, prepared, status, results,
+                                          prepared->counts[1]);
+  weft_py_prepared_free(prepared);
+  return list;
+}
+
+//===----------------------------------------------------------------------===//
+// Calls on the VM's loop, for asyncio (weft.Program.call_async)
+//===----------------------------------------------------------------------===//
+
+// An invocation on the program's VM loop: the future its results go to.
+typedef struct weft_py_pending_call_t {
+  weft_py_program_t* program;  // strong reference
+  PyObject* future;            // strong reference
+  weft_py_prepared_t* prepared;
+} weft_py_pending_call_t;
+
+// The VM loop's ready function (any thread): wakes the event loop.
+static void weft_py_program_ready(void* user_data) {
+  weft_py_program_t* self = (weft_py_program_t*)user_data;
+  const uint64_t one = 1;
+  ssize_t written;
+  do {
+    written = write(self->loop_fd, &one, sizeof(one));
+  } while (written < 0 && errno == EINTR);
+}
+
+// The VM loop's done function: on the event loop's thread, inside _run
+// (or _close), with the GIL.
+static void weft_py_program_done(void* user_data,
+                                 weft_vm_loop_invocation_t* invocation,
+                                 weft_status_t status,
+                                 weft_vm_value_t* results,
+                                 uint32_t result_count) {
+  weft_py_pending_call_t* pending = (weft_py_pending_call_t*)user_data;
+  PyObject* list = weft_py_program_finish(pending->program, pending->prepared,
+                                          status, results, result_count);
+  // The call's error, taken before the future is asked anything.
+  PyObject *type = NULL, *value = NULL, *traceback = NULL;
+  if (!list) {
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+  }
+  PyObject* done = PyObject_CallMethod(pending->future, "done", NULL);
+  const int is_done = done ? PyObject_IsTrue(done) : 1;
+  Py_XDECREF(done);
+  PyObject* outcome = NULL;
+  if (!is_done && list) {
+    outcome = PyObject_CallMethod(pending->future, "set_result", "O", list);
+  } else if (!is_done && value) {
+    outcome =
+        PyObject_CallMethod(pending->future, "set_exception", "O", value);
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+  if (!outcome && PyErr_Occurred()) {
+    PyErr_WriteUnraisable(pending->future);
+  }
+  PyErr_Clear();
+  Py_XDECREF(outcome);
+  Py_XDECREF(list);
+  weft_py_prepared_free(pending->prepared);
+  Py_DECREF(pending->future);
+  Py_DECREF((PyObject*)pending->program);
+  PyMem_Free(pending);
+}
+
+// _loop_fd() -> int: the eventfd the event loop watches (the VM loop made
+// on first use).
+static PyObject* weft_py_program_loop_fd(weft_py_program_t* self,
+                                         PyObject* unused) {
+  if (!weft_py_program_check_open(self)) return NULL;
+  if (!self->loop) {
+    self->loop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (self->loop_fd < 0) return PyErr_SetFromErrno(PyExc_OSError);
+    weft_vm_loop_options_t options = {0};
+    options.ready_fn = weft_py_program_ready;
+    options.ready_user_data = self;
+    if (!weft_py_ok(weft_vm_loop_create(options, weft_py_allocator(),
+                                        &self->loop))) {
+      close(self->loop_fd);
+      self->loop_fd = -1;
+      return NULL;
+    }
+  }
+  return PyLong_FromLong(self->loop_fd);
+}
+
+// _submit(name, args, future): queues the call on the VM loop; its results
+// (or its error) go to |future| when _run runs it to the end.
+static PyObject* weft_py_program_submit(weft_py_program_t* self,
+                                        PyObject* call_args) {
+  const char* name = NULL;
+  PyObject* sequence_object = NULL;
+  PyObject* future = NULL;
+  if (!PyArg_ParseTuple(call_args, "sOO:_submit", &name, &sequence_object,
+                        &future)) {
+    return NULL;
+  }
+  if (!self->loop) {
+    PyErr_SetString(PyExc_RuntimeError, "_loop_fd() first");
+    return NULL;
+  }
+  weft_py_prepared_t* prepared =
+      weft_py_program_prepare(self, name, sequence_object);
+  if (!prepared) return NULL;
+  weft_py_pending_call_t* pending = PyMem_Malloc(sizeof(*pending));
+  if (!pending) {
+    weft_py_prepared_free(prepared);
+    return PyErr_NoMemory();
+  }
+  pending->program = (weft_py_program_t*)Py_NewRef((PyObject*)self);
+  pending->future = Py_NewRef(future);
+  pending->prepared = prepared;
+  weft_status_t status = weft_vm_loop_submit(
+      self->loop, self->context, prepared->qualified, prepared->args,
+      prepared->made, prepared->counts[1], weft_py_program_done, pending,
+      NULL);
+  if (!weft_status_is_ok(status)) {
+    // |done| is never called for a refused submit.
+    weft_py_prepared_free(prepared);
+    Py_DECREF(pending->future);
+    Py_DECREF((PyObject*)pending->program);
+    PyMem_Free(pending);
+    return weft_py_raise(status);
+  }
+  Py_RETURN_NONE;
+}
+
+// _run() -> float or None: runs what is ready on the VM loop (done
+// functions resolve futures); returns the seconds until the next
+// deadline of a waiting call, or None.
+static PyObject* weft_py_program_run(weft_py_program_t* self,
+                                     PyObject* unused) {
+  if (!self->loop) Py_RETURN_NONE;
+  uint64_t count = 0;
+  while (read(self->loop_fd, &count, sizeof(count)) < 0 && errno == EINTR) {
+  }
+  weft_time_t next = WEFT_TIME_INFINITE_FUTURE;
+  if (!weft_py_ok(weft_vm_loop_run_ready(self->loop, &next))) return NULL;
+  if (next == WEFT_TIME_INFINITE_FUTURE) Py_RETURN_NONE;
+  const weft_time_t now = weft_time_now();
+  return PyFloat_FromDouble(next > now ? (double)(next - now) / 1e9 : 0.0);
 }
 
 // functions() -> list[str]: the exported functions.
@@ -545,6 +770,14 @@ static PyMethodDef weft_py_program_methods[] = {
      "_call(name, args) -> list\n\nCalls exported function |name|: tensors "
      "as (data, element type, shape) triples (weft.Program converts NumPy "
      "arrays), checked against the function's declarations."},
+    {"_loop_fd", (PyCFunction)weft_py_program_loop_fd, METH_NOARGS,
+     "_loop_fd() -> int\n\nThe eventfd that becomes readable when a call on "
+     "the program's VM loop can run (weft.Program.call_async)."},
+    {"_submit", (PyCFunction)weft_py_program_submit, METH_VARARGS,
+     "_submit(name, args, future)\n\nQueues a call on the VM loop."},
+    {"_run", (PyCFunction)weft_py_program_run, METH_NOARGS,
+     "_run() -> float or None\n\nRuns what is ready on the VM loop; the "
+     "seconds to the next deadline, or None."},
     {"functions", (PyCFunction)weft_py_program_functions, METH_NOARGS,
      "functions() -> list[str]\n\nThe functions Python may call (those "
      "marked export)."},

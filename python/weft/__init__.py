@@ -184,10 +184,49 @@ class Program(_weft.Program):
         return lambda *args: self.call(name, *args)
 
     def call(self, name, *args):
-        """Calls exported function ``name`` with ``args``."""
+        """Calls exported function ``name`` with ``args``, blocking this
+        thread (not the GIL) until it ends."""
         results = self._call(name, [_to_value(a) for a in args])
         values = tuple(_from_value(r) for r in results)
         return values[0] if len(values) == 1 else values
+
+    async def call_async(self, name, *args):
+        """Calls exported function ``name`` on the running asyncio loop
+        through weft's VM loop: a call that awaits a fence parks without a
+        thread, so one event loop runs many calls at once (checked against
+        the declarations as ``call`` is)."""
+        import asyncio
+        loop = asyncio.get_running_loop()
+        if getattr(self, "_event_loop", None) is not loop:
+            self._fd = self._loop_fd()
+            loop.add_reader(self._fd, self._pump, loop)
+            self._event_loop = loop
+            self._timer = None
+        future = loop.create_future()
+        self._submit(name, [_to_value(a) for a in args], future)
+        self._pump(loop)
+        results = await future
+        values = tuple(_from_value(r) for r in results)
+        return values[0] if len(values) == 1 else values
+
+    def _pump(self, loop):
+        # Runs what is ready; a deadline a call waits for is a timer.
+        delay = self._run()
+        timer = getattr(self, "_timer", None)
+        if timer is not None:
+            timer.cancel()
+        self._timer = (None if delay is None
+                       else loop.call_later(delay, self._pump, loop))
+
+    def close(self):
+        """Drops the program (calls still running end CANCELLED)."""
+        loop = getattr(self, "_event_loop", None)
+        if loop is not None and not loop.is_closed():
+            loop.remove_reader(self._fd)
+            if self._timer is not None:
+                self._timer.cancel()
+        self._event_loop = None
+        super().close()
 
     def __enter__(self):
         return self
@@ -291,7 +330,7 @@ def from_dlpack(tensor, device):
 
 def _to_value(arg):
     import numpy as np
-    if arg is None or isinstance(arg, (bool, int, float)):
+    if arg is None or isinstance(arg, (bool, int, float, Semaphore, Buffer)):
         return arg
     if isinstance(arg, Tensor):
         return (arg.buffer, arg.element_type, arg.shape, arg.byte_offset)
