@@ -350,6 +350,14 @@ static PyMethodDef weft_py_device_methods[] = {
     {"executable", (PyCFunction)weft_py_device_executable, METH_O,
      "executable(path) -> Executable\n\nA CPU kernel library from a shared "
      "object (what the CPU drivers run)."},
+    {"executable_gpu",
+     (PyCFunction)(void (*)(void))weft_py_device_executable_gpu,
+     METH_VARARGS | METH_KEYWORDS,
+     "executable_gpu(format, data, kernels, name=None) -> Executable\n\n"
+     "A GPU driver's kernel library from bytes: format 'spirv' (vulkan), "
+     "'cuda-ptx' or 'cuda-image' (cuda); |kernels| its table, [(name, "
+     "binding_count, constant_count, (x, y, z) workgroup size), ...] "
+     "(weft/executable.h says what each format expects)."},
     {"command_buffer", (PyCFunction)(void (*)(void))weft_py_device_command_buffer,
      METH_VARARGS | METH_KEYWORDS,
      "command_buffer(*, reusable=False, binding_capacity=0) -> CommandBuffer"

@@ -543,6 +543,83 @@ PyObject* weft_py_device_executable(PyObject* self, PyObject* path_object) {
   return weft_py_executable_wrap(executable);
 }
 
+// executable_gpu(format, data, kernels, name=None): a GPU driver's kernel
+// library from bytes: "spirv" (vulkan), "cuda-ptx" or "cuda-image" (cuda),
+// with its kernel table as [(name, binding_count, constant_count,
+// (x, y, z) workgroup size), ...].
+PyObject* weft_py_device_executable_gpu(PyObject* self, PyObject* args,
+                                        PyObject* kwargs) {
+  static char* keywords[] = {"format", "data", "kernels", "name", NULL};
+  const char* format_name = NULL;
+  Py_buffer data;
+  PyObject* kernels = NULL;
+  const char* name = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sy*O|z:executable_gpu",
+                                   keywords, &format_name, &data, &kernels,
+                                   &name)) {
+    return NULL;
+  }
+  weft_device_t* device = weft_py_device_handle(self, "Device");
+  PyObject* sequence = NULL;
+  weft_kernel_def_t* table = NULL;
+  PyObject* result = NULL;
+  weft_executable_format_t format = WEFT_EXECUTABLE_FORMAT_SPIRV;
+  if (!device) goto done;
+  if (strcmp(format_name, "spirv") == 0) {
+    format = WEFT_EXECUTABLE_FORMAT_SPIRV;
+  } else if (strcmp(format_name, "cuda-ptx") == 0) {
+    format = WEFT_EXECUTABLE_FORMAT_CUDA_PTX;
+  } else if (strcmp(format_name, "cuda-image") == 0) {
+    format = WEFT_EXECUTABLE_FORMAT_CUDA_IMAGE;
+  } else {
+    PyErr_Format(PyExc_ValueError,
+                 "format must be 'spirv', 'cuda-ptx' or 'cuda-image', got "
+                 "'%s'",
+                 format_name);
+    goto done;
+  }
+  sequence = PySequence_Fast(kernels, "kernels must be a sequence");
+  if (!sequence) goto done;
+  const Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+  table = PyMem_Calloc(count ? (size_t)count : 1, sizeof(*table));
+  if (!table) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    // Names borrowed from the tuples, alive while |sequence| is.
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(sequence, i), "sII(III)",
+                          &table[i].name, &table[i].binding_count,
+                          &table[i].constant_count,
+                          &table[i].workgroup_size[0],
+                          &table[i].workgroup_size[1],
+                          &table[i].workgroup_size[2])) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "kernels[%zd] must be (name, binding_count, "
+                   "constant_count, (x, y, z))",
+                   i);
+      goto done;
+    }
+  }
+  weft_executable_t* executable = NULL;
+  const weft_executable_source_t source =
+      format == WEFT_EXECUTABLE_FORMAT_SPIRV
+          ? weft_executable_source_spirv(name, data.buf, (size_t)data.len,
+                                         (uint32_t)count, table)
+          : weft_executable_source_cuda(format, name, data.buf,
+                                        (size_t)data.len, (uint32_t)count,
+                                        table);
+  if (weft_py_ok(weft_device_create_executable(device, source, &executable))) {
+    result = weft_py_executable_wrap(executable);
+  }
+done:
+  PyMem_Free(table);
+  Py_XDECREF(sequence);
+  PyBuffer_Release(&data);
+  return result;
+}
+
 PyObject* weft_py_device_command_buffer(PyObject* self, PyObject* args,
                                         PyObject* kwargs) {
   static char* keywords[] = {"reusable", "binding_capacity", NULL};

@@ -92,6 +92,8 @@ PyObject* weft_py_trace_stop(PyObject* module, PyObject* unused);
 // Device methods of kernels.c: executable(path), command_buffer(...),
 // dispatch(...), execute(...).
 PyObject* weft_py_device_executable(PyObject* self, PyObject* path);
+PyObject* weft_py_device_executable_gpu(PyObject* self, PyObject* args,
+                                        PyObject* kwargs);
 PyObject* weft_py_device_command_buffer(PyObject* self, PyObject* args,
                                         PyObject* kwargs);
 PyObject* weft_py_device_dispatch(PyObject* self, PyObject* args,
