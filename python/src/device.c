@@ -383,6 +383,13 @@ static PyMethodDef weft_py_device_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "write(source, file, file_offset=0, *, wait=None, signal=None)\n\n"
      "Queues a write of |source| into a weft.File."},
+    {"load_parameters",
+     (PyCFunction)(void (*)(void))weft_py_device_load_parameters,
+     METH_VARARGS | METH_KEYWORDS,
+     "load_parameters(spans, *, max_reads_in_flight=16, chunk_size=4 MiB, "
+     "direct_io=False) -> ParameterStream\n\nLoads file ranges into "
+     "buffers, many reads in flight: |spans| [(file, file_offset, target), "
+     "...], each target a Buffer, Tensor or (buffer, offset, length)."},
     {"host_call", (PyCFunction)(void (*)(void))weft_py_device_host_call,
      METH_VARARGS | METH_KEYWORDS,
      "host_call(fn, *, wait=None, signal=None)\n\nQueues fn() (with the "

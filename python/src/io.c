@@ -280,6 +280,213 @@ PyObject* weft_py_device_host_call(PyObject* self, PyObject* args,
 }
 
 //===----------------------------------------------------------------------===//
+// ParameterStream
+//===----------------------------------------------------------------------===//
+
+typedef struct weft_py_stream_t {
+  PyObject_HEAD
+  weft_parameter_stream_t* stream;  // NULL once closed
+} weft_py_stream_t;
+
+PyTypeObject weft_py_stream_type;
+
+static weft_parameter_stream_t* weft_py_stream_handle(weft_py_stream_t* self) {
+  if (!self->stream) {
+    PyErr_SetString(PyExc_ValueError, "the parameter stream is closed");
+  }
+  return self->stream;
+}
+
+static void weft_py_stream_dealloc(weft_py_stream_t* self) {
+  weft_parameter_stream_t* stream = self->stream;
+  self->stream = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_parameter_stream_release(stream));
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+static PyObject* weft_py_stream_close(weft_py_stream_t* self,
+                                      PyObject* unused) {
+  weft_parameter_stream_t* stream = self->stream;
+  self->stream = NULL;
+  if (stream) WEFT_PY_RELEASE_WITHOUT_GIL(weft_parameter_stream_release(stream));
+  Py_RETURN_NONE;
+}
+
+static PyObject* weft_py_stream_cancel(weft_py_stream_t* self,
+                                       PyObject* unused) {
+  weft_parameter_stream_t* stream = weft_py_stream_handle(self);
+  if (!stream) return NULL;
+  weft_parameter_stream_cancel(stream);
+  Py_RETURN_NONE;
+}
+
+// wait(timeout=None): without the GIL, in slices so Ctrl-C interrupts it.
+static PyObject* weft_py_stream_wait(weft_py_stream_t* self, PyObject* args,
+                                     PyObject* kwargs) {
+  static char* keywords[] = {"timeout", NULL};
+  PyObject* timeout_object = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:wait", keywords,
+                                   &timeout_object)) {
+    return NULL;
+  }
+  weft_parameter_stream_t* stream = weft_py_stream_handle(self);
+  weft_timeout_t timeout;
+  if (!stream || !weft_py_timeout(timeout_object, &timeout)) return NULL;
+  const weft_time_t deadline = weft_timeout_as_deadline(timeout);
+  weft_status_t status = WEFT_OK;
+  for (;;) {
+    weft_time_t slice_end = weft_time_now() + 50 * 1000 * 1000;
+    const bool last = deadline <= slice_end;
+    if (last) slice_end = deadline;
+    Py_BEGIN_ALLOW_THREADS
+    status = weft_parameter_stream_wait(stream,
+                                        weft_timeout_deadline(slice_end));
+    Py_END_ALLOW_THREADS
+    if (last || !weft_status_is(status, WEFT_STATUS_DEADLINE_EXCEEDED)) break;
+    weft_status_free(status);
+    status = WEFT_OK;
+    if (PyErr_CheckSignals() < 0) return NULL;
+  }
+  if (!weft_py_ok(status)) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject* weft_py_stream_get_progress(weft_py_stream_t* self,
+                                             void* unused) {
+  weft_parameter_stream_t* stream = weft_py_stream_handle(self);
+  if (!stream) return NULL;
+  const weft_parameter_progress_t progress =
+      weft_parameter_stream_progress(stream);
+  return Py_BuildValue("{sKsKsIsIsI}", "bytes_loaded",
+                       (unsigned long long)progress.bytes_loaded,
+                       "bytes_total", (unsigned long long)progress.bytes_total,
+                       "spans_loaded", progress.spans_loaded, "span_count",
+                       progress.span_count, "reads_in_flight",
+                       progress.reads_in_flight);
+}
+
+static PyObject* weft_py_stream_get_direct_io_used(weft_py_stream_t* self,
+                                                   void* unused) {
+  weft_parameter_stream_t* stream = weft_py_stream_handle(self);
+  if (!stream) return NULL;
+  return PyBool_FromLong(weft_parameter_stream_direct_io_used(stream));
+}
+
+static PyMethodDef weft_py_stream_methods[] = {
+    {"wait", (PyCFunction)(void (*)(void))weft_py_stream_wait,
+     METH_VARARGS | METH_KEYWORDS,
+     "wait(timeout=None)\n\nBlocks (without the GIL; Ctrl-C interrupts) "
+     "until every span is loaded; raises the first failure (naming its "
+     "span), CancelledError after cancel(), DeadlineExceededError on "
+     "timeout (the stream goes on)."},
+    {"cancel", (PyCFunction)weft_py_stream_cancel, METH_NOARGS,
+     "cancel()\n\nStarts no more reads; the stream ends CANCELLED."},
+    {"close", (PyCFunction)weft_py_stream_close, METH_NOARGS,
+     "close()\n\nCancels the stream if it still runs, waits for its "
+     "reads and frees it. Idempotent."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef weft_py_stream_getset[] = {
+    {"progress", (getter)weft_py_stream_get_progress, NULL,
+     "{bytes_loaded, bytes_total, spans_loaded, span_count, "
+     "reads_in_flight}.",
+     NULL},
+    {"direct_io_used", (getter)weft_py_stream_get_direct_io_used, NULL,
+     "True when a chunk was read with O_DIRECT.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject weft_py_stream_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft.ParameterStream",
+    .tp_doc = "File ranges loading into device buffers, many reads in "
+              "flight (Device.load_parameters).",
+    .tp_basicsize = sizeof(weft_py_stream_t),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)weft_py_stream_dealloc,
+    .tp_methods = weft_py_stream_methods,
+    .tp_getset = weft_py_stream_getset,
+};
+
+// load_parameters(spans, *, max_reads_in_flight=16, chunk_size=4 MiB,
+// direct_io=False) -> ParameterStream: |spans| [(file, file_offset,
+// target), ...], |target| a Buffer, Tensor or (buffer, offset, length).
+PyObject* weft_py_device_load_parameters(PyObject* self, PyObject* args,
+                                         PyObject* kwargs) {
+  static char* keywords[] = {"spans", "max_reads_in_flight", "chunk_size",
+                             "direct_io", NULL};
+  PyObject* spans_object = NULL;
+  unsigned int max_reads = WEFT_PARAMETER_STREAM_DEFAULT_READS_IN_FLIGHT;
+  unsigned long long chunk_size = WEFT_PARAMETER_STREAM_DEFAULT_CHUNK_SIZE;
+  int direct_io = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$IKp:load_parameters",
+                                   keywords, &spans_object, &max_reads,
+                                   &chunk_size, &direct_io)) {
+    return NULL;
+  }
+  weft_device_t* device = weft_py_device_handle(self, "Device");
+  if (!device) return NULL;
+  PyObject* sequence = PySequence_Fast(spans_object, "spans must be a list");
+  if (!sequence) return NULL;
+  const Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+  weft_parameter_span_t* spans =
+      PyMem_Calloc(count ? (size_t)count : 1, sizeof(*spans));
+  bool ok = spans != NULL;
+  if (!ok) PyErr_NoMemory();
+  for (Py_ssize_t i = 0; ok && i < count; ++i) {
+    PyObject* file_object = NULL;
+    unsigned long long file_offset = 0;
+    PyObject* target = NULL;
+    weft_buffer_ref_t ref;
+    ok = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(sequence, i), "OKO",
+                          &file_object, &file_offset, &target);
+    if (!ok) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "spans[%zd] must be (file, file_offset, target)", i);
+      break;
+    }
+    weft_file_t* file = weft_py_file_handle(file_object, "file");
+    ok = file && weft_py_buffer_ref_parse(target, "spans", (uint32_t)i, &ref);
+    if (ok && !ref.buffer) {
+      PyErr_Format(PyExc_TypeError, "spans[%zd]: a buffer, not a slot", i);
+      ok = false;
+    }
+    if (ok) {
+      if (ref.length == WEFT_WHOLE_BUFFER) {
+        const uint64_t size = weft_buffer_byte_length(ref.buffer);
+        ref.length = ref.offset < size ? size - ref.offset : 0;
+      }
+      spans[i] = (weft_parameter_span_t){file, file_offset, ref.buffer,
+                                         ref.offset, ref.length};
+    }
+  }
+  weft_parameter_stream_t* stream = NULL;
+  if (ok) {
+    weft_parameter_stream_options_t options;
+    weft_parameter_stream_options_initialize(&options);
+    options.max_reads_in_flight = max_reads;
+    options.chunk_size = chunk_size;
+    options.direct_io = direct_io != 0;
+    // The stream retains its files and buffers.
+    ok = weft_py_ok(weft_parameter_stream_start(device, spans,
+                                                (uint32_t)count, &options,
+                                                weft_py_allocator(), &stream));
+  }
+  PyMem_Free(spans);
+  Py_DECREF(sequence);
+  if (!ok) return NULL;
+  weft_py_stream_t* object = PyObject_New(weft_py_stream_t,
+                                          &weft_py_stream_type);
+  if (!object) {
+    weft_parameter_stream_release(stream);
+    return NULL;
+  }
+  object->stream = stream;
+  return (PyObject*)object;
+}
+
+//===----------------------------------------------------------------------===//
 // Tracing
 //===----------------------------------------------------------------------===//
 
@@ -303,6 +510,11 @@ PyObject* weft_py_trace_stop(PyObject* module, PyObject* unused) {
 }
 
 int weft_py_io_setup(PyObject* module) {
-  if (PyType_Ready(&weft_py_file_type) < 0) return -1;
+  if (PyType_Ready(&weft_py_file_type) < 0 ||
+      PyType_Ready(&weft_py_stream_type) < 0 ||
+      PyModule_AddObjectRef(module, "ParameterStream",
+                            (PyObject*)&weft_py_stream_type) < 0) {
+    return -1;
+  }
   return PyModule_AddObjectRef(module, "File", (PyObject*)&weft_py_file_type);
 }

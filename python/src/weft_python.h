@@ -86,6 +86,8 @@ PyObject* weft_py_device_write(PyObject* self, PyObject* args,
                                PyObject* kwargs);
 PyObject* weft_py_device_host_call(PyObject* self, PyObject* args,
                                    PyObject* kwargs);
+PyObject* weft_py_device_load_parameters(PyObject* self, PyObject* args,
+                                         PyObject* kwargs);
 PyObject* weft_py_trace_start(PyObject* module, PyObject* path);
 PyObject* weft_py_trace_stop(PyObject* module, PyObject* unused);
 

@@ -29,6 +29,7 @@ from ._weft import (  # noqa: F401
     Error,
     Executable,
     File,
+    ParameterStream,
     Semaphore,
     drivers,
     trace_start,
@@ -45,7 +46,8 @@ globals().update(
      if isinstance(value, type) and issubclass(value, Error)})
 
 __all__ = ["Buffer", "CommandBuffer", "Device", "Error", "Executable",
-           "Fence", "File", "Program", "Semaphore", "STATUS_CODES", "Tensor",
+           "Fence", "File", "ParameterStream", "Program", "Semaphore",
+           "STATUS_CODES", "Tensor",
            "as_array", "drivers", "from_dlpack", "info", "trace_start",
            "trace_stop", "wait_all"] + sorted(
     name for name, value in vars(_weft).items()

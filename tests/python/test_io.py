@@ -120,3 +120,39 @@ def test_tracing_writes_a_trace(device, tmp_path):
     trace = json.loads(path.read_text())
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     assert any("fill" in str(event.get("name", "")) for event in events)
+
+
+def test_parameters_stream_into_tensors(device, tmp_path):
+    arrays = [np.arange(n, dtype=np.float32) * (i + 1)
+              for i, n in enumerate((1000, 300, 7))]
+    path = tmp_path / "params.bin"
+    path.write_bytes(b"".join(a.tobytes() for a in arrays))
+    tensors = [weft.Tensor(device.allocate(a.nbytes), np.float32, a.shape)
+               for a in arrays]
+    offsets = np.cumsum([0] + [a.nbytes for a in arrays])[:-1]
+    with weft.File(str(path)) as file:
+        stream = device.load_parameters(
+            [(file, int(o), t) for o, t in zip(offsets, tensors)],
+            max_reads_in_flight=2, chunk_size=512)
+        stream.wait(timeout=30)
+        progress = stream.progress
+        stream.close()
+    assert progress["bytes_loaded"] == progress["bytes_total"] == sum(
+        a.nbytes for a in arrays)
+    assert progress["spans_loaded"] == progress["span_count"] == 3
+    for array, tensor in zip(arrays, tensors):
+        np.testing.assert_array_equal(tensor.numpy(), array)
+
+
+def test_a_span_past_the_file_is_named(device, tmp_path):
+    path = tmp_path / "short.bin"
+    path.write_bytes(bytes(100))
+    with weft.File(str(path)) as file:
+        with pytest.raises(weft.OutOfRangeError,
+                           match=r"span 1: read of \[64, 128\) is past the end"):
+            stream = device.load_parameters(
+                [(file, 0, device.allocate(64)),
+                 (file, 64, device.allocate(64))])
+            stream.wait(timeout=30)
+    with pytest.raises(TypeError, match="must be .file, file_offset"):
+        device.load_parameters([(1, 2)])
