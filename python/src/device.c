@@ -124,30 +124,14 @@ static PyObject* weft_py_device_allocate(weft_py_device_t* self,
 // The parts every queue operation shares.
 typedef struct weft_py_queue_args_t {
   weft_device_t* device;
-  weft_py_semaphore_list_t wait;
-  weft_py_semaphore_list_t signal;
+  weft_py_queue_lists_t lists;
 } weft_py_queue_args_t;
 
 static bool weft_py_queue_args_parse(weft_py_device_t* self, PyObject* wait,
                                      PyObject* signal,
                                      weft_py_queue_args_t* out) {
-  memset(out, 0, sizeof(*out));
   out->device = weft_py_device_handle((PyObject*)self, "Device");
-  if (!out->device) return false;
-  if (!weft_py_semaphore_list_parse(wait, "wait", &out->wait)) return false;
-  if (!weft_py_semaphore_list_parse(signal, "signal", &out->signal)) {
-    weft_py_semaphore_list_deinitialize(&out->wait);
-    return false;
-  }
-  return true;
-}
-
-static PyObject* weft_py_queue_args_finish(weft_py_queue_args_t* args,
-                                           weft_status_t status) {
-  weft_py_semaphore_list_deinitialize(&args->wait);
-  weft_py_semaphore_list_deinitialize(&args->signal);
-  if (!weft_py_ok(status)) return NULL;
-  Py_RETURN_NONE;
+  return out->device && weft_py_queue_lists_parse(wait, signal, &out->lists);
 }
 
 // A length argument: None means "to the end" (WEFT_WHOLE_BUFFER).
@@ -187,11 +171,12 @@ static PyObject* weft_py_device_fill(weft_py_device_t* self, PyObject* args,
   PyObject* result = NULL;
   if (buffer && weft_py_length(length_object, &length) &&
       weft_py_queue_args_parse(self, wait, signal, &queue)) {
-    result = weft_py_queue_args_finish(
-        &queue, weft_device_queue_fill(queue.device, WEFT_QUEUE_AFFINITY_ANY,
-                                       queue.wait.list, queue.signal.list,
-                                       buffer, offset, length, pattern.buf,
-                                       (uint32_t)pattern.len));
+    result = weft_py_queue_lists_finish(
+        &queue.lists,
+        weft_device_queue_fill(queue.device, WEFT_QUEUE_AFFINITY_ANY,
+                               queue.lists.wait.list, queue.lists.signal.list,
+                               buffer, offset, length, pattern.buf,
+                               (uint32_t)pattern.len));
   }
   PyBuffer_Release(&pattern);
   return result;
@@ -216,11 +201,12 @@ static PyObject* weft_py_device_update(weft_py_device_t* self, PyObject* args,
   PyObject* result = NULL;
   if (buffer && weft_py_queue_args_parse(self, wait, signal, &queue)) {
     // The bytes are copied during the call.
-    result = weft_py_queue_args_finish(
-        &queue, weft_device_queue_update(
-                    queue.device, WEFT_QUEUE_AFFINITY_ANY, queue.wait.list,
-                    queue.signal.list, source.buf, buffer, offset,
-                    (weft_device_size_t)source.len));
+    result = weft_py_queue_lists_finish(
+        &queue.lists,
+        weft_device_queue_update(
+            queue.device, WEFT_QUEUE_AFFINITY_ANY, queue.lists.wait.list,
+            queue.lists.signal.list, source.buf, buffer, offset,
+            (weft_device_size_t)source.len));
   }
   PyBuffer_Release(&source);
   return result;
@@ -253,17 +239,16 @@ static PyObject* weft_py_device_copy(weft_py_device_t* self, PyObject* args,
       !weft_py_queue_args_parse(self, wait, signal, &queue)) {
     return NULL;
   }
-  if (length == WEFT_WHOLE_BUFFER) {
-    // To the end of the source.
-    const weft_device_size_t source_length =
-        weft_buffer_byte_length(source_buffer);
-    length = source_offset < source_length ? source_length - source_offset : 0;
-  }
-  return weft_py_queue_args_finish(
-      &queue, weft_device_queue_copy(queue.device, WEFT_QUEUE_AFFINITY_ANY,
-                                     queue.wait.list, queue.signal.list,
-                                     source_buffer, source_offset,
-                                     target_buffer, target_offset, length));
+  // None: to the end of the source.
+  weft_buffer_ref_t source_ref =
+      weft_make_buffer_ref(source_buffer, source_offset, length);
+  weft_py_buffer_ref_to_end(&source_ref);
+  return weft_py_queue_lists_finish(
+      &queue.lists,
+      weft_device_queue_copy(queue.device, WEFT_QUEUE_AFFINITY_ANY,
+                             queue.lists.wait.list, queue.lists.signal.list,
+                             source_buffer, source_offset, target_buffer,
+                             target_offset, source_ref.length));
 }
 
 static PyObject* weft_py_device_barrier(weft_py_device_t* self,
@@ -277,10 +262,11 @@ static PyObject* weft_py_device_barrier(weft_py_device_t* self,
   }
   weft_py_queue_args_t queue;
   if (!weft_py_queue_args_parse(self, wait, signal, &queue)) return NULL;
-  return weft_py_queue_args_finish(
-      &queue,
+  return weft_py_queue_lists_finish(
+      &queue.lists,
       weft_device_queue_barrier(queue.device, WEFT_QUEUE_AFFINITY_ANY,
-                                queue.wait.list, queue.signal.list));
+                                queue.lists.wait.list,
+                                queue.lists.signal.list));
 }
 
 //===----------------------------------------------------------------------===//
@@ -358,7 +344,8 @@ static PyMethodDef weft_py_device_methods[] = {
      "'cuda-ptx' or 'cuda-image' (cuda); |kernels| its table, [(name, "
      "binding_count, constant_count, (x, y, z) workgroup size), ...] "
      "(weft/executable.h says what each format expects)."},
-    {"command_buffer", (PyCFunction)(void (*)(void))weft_py_device_command_buffer,
+    {"command_buffer",
+     (PyCFunction)(void (*)(void))weft_py_device_command_buffer,
      METH_VARARGS | METH_KEYWORDS,
      "command_buffer(*, reusable=False, binding_capacity=0) -> CommandBuffer"
      "\n\nA command buffer, recording (end() it, then execute)."},

@@ -130,23 +130,14 @@ PyObject* weft_py_device_read(PyObject* self, PyObject* args,
   if (!file || !weft_py_buffer_ref_parse(target, "target", 0, &ref)) {
     return NULL;
   }
-  if (ref.length == WEFT_WHOLE_BUFFER) {
-    const uint64_t size = weft_buffer_byte_length(ref.buffer);
-    ref.length = ref.offset < size ? size - ref.offset : 0;
-  }
-  weft_py_semaphore_list_t waits, signals;
-  if (!weft_py_semaphore_list_parse(wait, "wait", &waits)) return NULL;
-  if (!weft_py_semaphore_list_parse(signal, "signal", &signals)) {
-    weft_py_semaphore_list_deinitialize(&waits);
-    return NULL;
-  }
-  weft_status_t status = weft_device_queue_read(
-      device, WEFT_QUEUE_AFFINITY_ANY, waits.list, signals.list, file,
-      file_offset, ref.buffer, ref.offset, ref.length);
-  weft_py_semaphore_list_deinitialize(&waits);
-  weft_py_semaphore_list_deinitialize(&signals);
-  if (!weft_py_ok(status)) return NULL;
-  Py_RETURN_NONE;
+  weft_py_buffer_ref_to_end(&ref);
+  weft_py_queue_lists_t lists;
+  if (!weft_py_queue_lists_parse(wait, signal, &lists)) return NULL;
+  return weft_py_queue_lists_finish(
+      &lists, weft_device_queue_read(device, WEFT_QUEUE_AFFINITY_ANY,
+                                     lists.wait.list, lists.signal.list, file,
+                                     file_offset, ref.buffer, ref.offset,
+                                     ref.length));
 }
 
 // write(source, file, file_offset=0, *, wait, signal)
@@ -167,23 +158,14 @@ PyObject* weft_py_device_write(PyObject* self, PyObject* args,
   if (!file || !weft_py_buffer_ref_parse(source, "source", 0, &ref)) {
     return NULL;
   }
-  if (ref.length == WEFT_WHOLE_BUFFER) {
-    const uint64_t size = weft_buffer_byte_length(ref.buffer);
-    ref.length = ref.offset < size ? size - ref.offset : 0;
-  }
-  weft_py_semaphore_list_t waits, signals;
-  if (!weft_py_semaphore_list_parse(wait, "wait", &waits)) return NULL;
-  if (!weft_py_semaphore_list_parse(signal, "signal", &signals)) {
-    weft_py_semaphore_list_deinitialize(&waits);
-    return NULL;
-  }
-  weft_status_t status = weft_device_queue_write(
-      device, WEFT_QUEUE_AFFINITY_ANY, waits.list, signals.list, ref.buffer,
-      ref.offset, file, file_offset, ref.length);
-  weft_py_semaphore_list_deinitialize(&waits);
-  weft_py_semaphore_list_deinitialize(&signals);
-  if (!weft_py_ok(status)) return NULL;
-  Py_RETURN_NONE;
+  weft_py_buffer_ref_to_end(&ref);
+  weft_py_queue_lists_t lists;
+  if (!weft_py_queue_lists_parse(wait, signal, &lists)) return NULL;
+  return weft_py_queue_lists_finish(
+      &lists, weft_device_queue_write(device, WEFT_QUEUE_AFFINITY_ANY,
+                                      lists.wait.list, lists.signal.list,
+                                      ref.buffer, ref.offset, file,
+                                      file_offset, ref.length));
 }
 
 //===----------------------------------------------------------------------===//
@@ -219,9 +201,9 @@ static weft_status_t weft_py_exception_status(PyObject* value) {
   return status;
 }
 
-static weft_status_t weft_py_host_call(void* user_data,
-                                       const uint64_t args[4],
-                                       const weft_host_call_context_t* context) {
+static weft_status_t weft_py_host_call(
+    void* user_data, const uint64_t args[4],
+    const weft_host_call_context_t* context) {
   PyObject* fn = (PyObject*)user_data;
   // Any thread: a queue's worker, or the submitting thread (local-sync).
   PyGILState_STATE gil = PyGILState_Ensure();
@@ -262,21 +244,14 @@ PyObject* weft_py_device_host_call(PyObject* self, PyObject* args,
   }
   weft_device_t* device = weft_py_device_handle(self, "Device");
   if (!device) return NULL;
-  weft_py_semaphore_list_t waits, signals;
-  if (!weft_py_semaphore_list_parse(wait, "wait", &waits)) return NULL;
-  if (!weft_py_semaphore_list_parse(signal, "signal", &signals)) {
-    weft_py_semaphore_list_deinitialize(&waits);
-    return NULL;
-  }
+  weft_py_queue_lists_t lists;
+  if (!weft_py_queue_lists_parse(wait, signal, &lists)) return NULL;
   Py_INCREF(fn);  // released by the call, run or told it will not run
   weft_status_t status = weft_device_queue_host_call(
-      device, WEFT_QUEUE_AFFINITY_ANY, waits.list, signals.list,
+      device, WEFT_QUEUE_AFFINITY_ANY, lists.wait.list, lists.signal.list,
       weft_py_host_call, fn, NULL, WEFT_HOST_CALL_FLAG_TOLD_IF_NOT_RUN);
-  weft_py_semaphore_list_deinitialize(&waits);
-  weft_py_semaphore_list_deinitialize(&signals);
   if (!weft_status_is_ok(status)) Py_DECREF(fn);  // never queued
-  if (!weft_py_ok(status)) return NULL;
-  Py_RETURN_NONE;
+  return weft_py_queue_lists_finish(&lists, status);
 }
 
 //===----------------------------------------------------------------------===//
@@ -308,7 +283,9 @@ static PyObject* weft_py_stream_close(weft_py_stream_t* self,
                                       PyObject* unused) {
   weft_parameter_stream_t* stream = self->stream;
   self->stream = NULL;
-  if (stream) WEFT_PY_RELEASE_WITHOUT_GIL(weft_parameter_stream_release(stream));
+  if (stream) {
+    WEFT_PY_RELEASE_WITHOUT_GIL(weft_parameter_stream_release(stream));
+  }
   Py_RETURN_NONE;
 }
 
@@ -318,6 +295,12 @@ static PyObject* weft_py_stream_cancel(weft_py_stream_t* self,
   if (!stream) return NULL;
   weft_parameter_stream_cancel(stream);
   Py_RETURN_NONE;
+}
+
+static weft_status_t weft_py_stream_wait_until(void* stream,
+                                               weft_time_t deadline) {
+  return weft_parameter_stream_wait((weft_parameter_stream_t*)stream,
+                                    weft_timeout_deadline(deadline));
 }
 
 // wait(timeout=None): without the GIL, in slices so Ctrl-C interrupts it.
@@ -332,22 +315,12 @@ static PyObject* weft_py_stream_wait(weft_py_stream_t* self, PyObject* args,
   weft_parameter_stream_t* stream = weft_py_stream_handle(self);
   weft_timeout_t timeout;
   if (!stream || !weft_py_timeout(timeout_object, &timeout)) return NULL;
-  const weft_time_t deadline = weft_timeout_as_deadline(timeout);
   weft_status_t status = WEFT_OK;
-  for (;;) {
-    weft_time_t slice_end = weft_time_now() + 50 * 1000 * 1000;
-    const bool last = deadline <= slice_end;
-    if (last) slice_end = deadline;
-    Py_BEGIN_ALLOW_THREADS
-    status = weft_parameter_stream_wait(stream,
-                                        weft_timeout_deadline(slice_end));
-    Py_END_ALLOW_THREADS
-    if (last || !weft_status_is(status, WEFT_STATUS_DEADLINE_EXCEEDED)) break;
-    weft_status_free(status);
-    status = WEFT_OK;
-    if (PyErr_CheckSignals() < 0) return NULL;
+  if (!weft_py_wait_in_slices(weft_py_stream_wait_until, NULL, stream,
+                              weft_timeout_as_deadline(timeout), &status) ||
+      !weft_py_ok(status)) {
+    return NULL;
   }
-  if (!weft_py_ok(status)) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -453,10 +426,7 @@ PyObject* weft_py_device_load_parameters(PyObject* self, PyObject* args,
       ok = false;
     }
     if (ok) {
-      if (ref.length == WEFT_WHOLE_BUFFER) {
-        const uint64_t size = weft_buffer_byte_length(ref.buffer);
-        ref.length = ref.offset < size ? size - ref.offset : 0;
-      }
+      weft_py_buffer_ref_to_end(&ref);
       spans[i] = (weft_parameter_span_t){file, file_offset, ref.buffer,
                                          ref.offset, ref.length};
     }

@@ -673,23 +673,18 @@ PyObject* weft_py_device_dispatch(PyObject* self, PyObject* args,
   if (!device) return NULL;
   weft_py_dispatch_t* dispatch = PyMem_Malloc(sizeof(*dispatch));
   if (!dispatch) return PyErr_NoMemory();
-  weft_py_semaphore_list_t waits;
-  weft_py_semaphore_list_t signals;
+  weft_py_queue_lists_t lists;
   PyObject* result = NULL;
   if (weft_py_dispatch_parse(executable, kernel, workgroups, constants,
                              bindings, dispatch) &&
-      weft_py_semaphore_list_parse(wait, "wait", &waits)) {
-    if (weft_py_semaphore_list_parse(signal, "signal", &signals)) {
-      if (weft_py_ok(weft_device_queue_dispatch(
-              device, WEFT_QUEUE_AFFINITY_ANY, waits.list, signals.list,
-              dispatch->executable, dispatch->ordinal, dispatch->workgroups,
-              dispatch->constant_count, dispatch->constants,
-              dispatch->binding_count, dispatch->bindings))) {
-        result = Py_NewRef(Py_None);
-      }
-      weft_py_semaphore_list_deinitialize(&signals);
-    }
-    weft_py_semaphore_list_deinitialize(&waits);
+      weft_py_queue_lists_parse(wait, signal, &lists)) {
+    result = weft_py_queue_lists_finish(
+        &lists, weft_device_queue_dispatch(
+                    device, WEFT_QUEUE_AFFINITY_ANY, lists.wait.list,
+                    lists.signal.list, dispatch->executable,
+                    dispatch->ordinal, dispatch->workgroups,
+                    dispatch->constant_count, dispatch->constants,
+                    dispatch->binding_count, dispatch->bindings));
   }
   PyMem_Free(dispatch);
   return result;
@@ -729,20 +724,13 @@ PyObject* weft_py_device_execute(PyObject* self, PyObject* args,
     table[i] = (weft_buffer_binding_t){refs[i].buffer, refs[i].offset,
                                        refs[i].length};
   }
-  weft_py_semaphore_list_t waits;
-  weft_py_semaphore_list_t signals;
-  if (!weft_py_semaphore_list_parse(wait, "wait", &waits)) return NULL;
-  if (!weft_py_semaphore_list_parse(signal, "signal", &signals)) {
-    weft_py_semaphore_list_deinitialize(&waits);
-    return NULL;
-  }
-  weft_status_t status = weft_device_queue_execute(
-      device, WEFT_QUEUE_AFFINITY_ANY, waits.list, signals.list,
-      command_buffer, (weft_binding_table_t){count, table});
-  weft_py_semaphore_list_deinitialize(&waits);
-  weft_py_semaphore_list_deinitialize(&signals);
-  if (!weft_py_ok(status)) return NULL;
-  Py_RETURN_NONE;
+  weft_py_queue_lists_t lists;
+  if (!weft_py_queue_lists_parse(wait, signal, &lists)) return NULL;
+  return weft_py_queue_lists_finish(
+      &lists, weft_device_queue_execute(device, WEFT_QUEUE_AFFINITY_ANY,
+                                        lists.wait.list, lists.signal.list,
+                                        command_buffer,
+                                        (weft_binding_table_t){count, table}));
 }
 
 int weft_py_kernels_setup(PyObject* module) {

@@ -292,6 +292,59 @@ bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
   return true;
 }
 
+bool weft_py_queue_lists_parse(PyObject* wait, PyObject* signal,
+                               weft_py_queue_lists_t* out) {
+  if (!weft_py_semaphore_list_parse(wait, "wait", &out->wait)) return false;
+  if (!weft_py_semaphore_list_parse(signal, "signal", &out->signal)) {
+    weft_py_semaphore_list_deinitialize(&out->wait);
+    return false;
+  }
+  return true;
+}
+
+PyObject* weft_py_queue_lists_finish(weft_py_queue_lists_t* lists,
+                                     weft_status_t status) {
+  weft_py_semaphore_list_deinitialize(&lists->wait);
+  weft_py_semaphore_list_deinitialize(&lists->signal);
+  if (!weft_py_ok(status)) return NULL;
+  Py_RETURN_NONE;
+}
+
+// How long a wait runs without the GIL before Python checks for signals
+// (Ctrl-C): short enough to feel immediate, long enough to cost nothing.
+#define WEFT_PY_WAIT_SLICE_NS (50 * 1000 * 1000)
+
+bool weft_py_wait_in_slices(weft_py_wait_fn_t wait,
+                            weft_py_wait_check_fn_t check, void* target,
+                            weft_time_t deadline, weft_status_t* out_status) {
+  weft_status_t status = WEFT_OK;
+  for (;;) {
+    weft_time_t slice_end = weft_time_now() + WEFT_PY_WAIT_SLICE_NS;
+    const bool last = deadline <= slice_end;
+    if (last) slice_end = deadline;
+    Py_BEGIN_ALLOW_THREADS
+    status = wait(target, slice_end);
+    Py_END_ALLOW_THREADS
+    if (last || !weft_status_is(status, WEFT_STATUS_DEADLINE_EXCEEDED)) break;
+    weft_status_free(status);
+    status = check ? check(target) : WEFT_OK;
+    if (!weft_status_is_ok(status)) break;
+    if (PyErr_CheckSignals() < 0) {
+      *out_status = WEFT_OK;
+      return false;
+    }
+  }
+  *out_status = status;
+  return true;
+}
+
+void weft_py_buffer_ref_to_end(weft_buffer_ref_t* ref) {
+  if (ref->buffer && ref->length == WEFT_WHOLE_BUFFER) {
+    const uint64_t size = weft_buffer_byte_length(ref->buffer);
+    ref->length = ref->offset < size ? size - ref->offset : 0;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Module
 //===----------------------------------------------------------------------===//

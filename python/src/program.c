@@ -52,7 +52,9 @@ static void weft_py_program_clear(weft_py_program_t* self) {
                               weft_vm_module_release(module);
                               weft_vm_module_release(hal);
                               weft_device_release(device));
-  for (uint32_t i = 0; i < self->library_count; ++i) dlclose(self->libraries[i]);
+  for (uint32_t i = 0; i < self->library_count; ++i) {
+    dlclose(self->libraries[i]);
+  }
   self->library_count = 0;
   Py_CLEAR(self->device_object);
 }

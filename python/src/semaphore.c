@@ -3,10 +3,6 @@
 
 #include "weft_python.h"
 
-// How long a wait runs without the GIL before Python checks for signals
-// (Ctrl-C): short enough to feel immediate, long enough to cost nothing.
-#define WEFT_PY_WAIT_SLICE_NS (50 * 1000 * 1000)
-
 weft_semaphore_t* weft_py_semaphore_handle(PyObject* object,
                                            const char* what) {
   if (!PyObject_TypeCheck(object, &weft_py_semaphore_type)) {
@@ -128,6 +124,27 @@ static PyObject* weft_py_semaphore_fail(weft_py_semaphore_t* self,
   Py_RETURN_NONE;
 }
 
+// What a semaphore wait slices: the semaphore and the value.
+typedef struct weft_py_semaphore_wait_t {
+  weft_semaphore_t* semaphore;
+  uint64_t value;
+} weft_py_semaphore_wait_t;
+
+static weft_status_t weft_py_semaphore_wait_until(void* target,
+                                                  weft_time_t deadline) {
+  weft_py_semaphore_wait_t* wait = (weft_py_semaphore_wait_t*)target;
+  return weft_semaphore_wait(wait->semaphore, wait->value,
+                             weft_timeout_deadline(deadline));
+}
+
+// A slice's DEADLINE_EXCEEDED, or the semaphore failed with that code:
+// query reports such a failure.
+static weft_status_t weft_py_semaphore_wait_check(void* target) {
+  uint64_t current = 0;
+  return weft_semaphore_query(((weft_py_semaphore_wait_t*)target)->semaphore,
+                              &current);
+}
+
 static PyObject* weft_py_semaphore_wait(weft_py_semaphore_t* self,
                                         PyObject* args, PyObject* kwargs) {
   static char* keywords[] = {"value", "timeout", NULL};
@@ -141,36 +158,16 @@ static PyObject* weft_py_semaphore_wait(weft_py_semaphore_t* self,
       weft_py_semaphore_handle((PyObject*)self, "Semaphore");
   weft_timeout_t timeout;
   if (!semaphore || !weft_py_timeout(timeout_object, &timeout)) return NULL;
-  const weft_time_t deadline = weft_timeout_as_deadline(timeout);
   // Its own reference while the GIL is let go (another thread may close
   // the Python object meanwhile).
   weft_semaphore_retain(semaphore);
+  weft_py_semaphore_wait_t wait = {semaphore, value};
   weft_status_t status = WEFT_OK;
-  for (;;) {
-    // A slice at most, then Python looks for signals.
-    weft_time_t slice_end = weft_time_now() + WEFT_PY_WAIT_SLICE_NS;
-    const bool last = deadline <= slice_end;
-    if (last) slice_end = deadline;
-    Py_BEGIN_ALLOW_THREADS
-    status = weft_semaphore_wait(semaphore, value,
-                                 weft_timeout_deadline(slice_end));
-    Py_END_ALLOW_THREADS
-    if (last || !weft_status_is(status, WEFT_STATUS_DEADLINE_EXCEEDED)) {
-      break;
-    }
-    // The slice ended, or the semaphore failed with DEADLINE_EXCEEDED
-    // itself: then query reports that failure.
-    weft_status_free(status);
-    uint64_t current = 0;
-    status = weft_semaphore_query(semaphore, &current);
-    if (!weft_status_is_ok(status)) break;
-    if (PyErr_CheckSignals() < 0) {
-      weft_semaphore_release(semaphore);
-      return NULL;
-    }
-  }
-  weft_semaphore_release(semaphore);
-  if (!weft_py_ok(status)) return NULL;
+  const bool waited = weft_py_wait_in_slices(
+      weft_py_semaphore_wait_until, weft_py_semaphore_wait_check, &wait,
+      weft_timeout_as_deadline(timeout), &status);
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_semaphore_release(semaphore));
+  if (!waited || !weft_py_ok(status)) return NULL;
   Py_RETURN_NONE;
 }
 

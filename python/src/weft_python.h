@@ -108,6 +108,9 @@ PyObject* weft_py_device_execute(PyObject* self, PyObject* args,
 // "to the end". |what|[|index|] names it in errors.
 bool weft_py_buffer_ref_parse(PyObject* object, const char* what,
                               uint32_t index, weft_buffer_ref_t* out);
+// Turns a direct |ref|'s "to the end" length into the bytes left in its
+// buffer past its offset.
+void weft_py_buffer_ref_to_end(weft_buffer_ref_t* ref);
 
 // The live handle of |object| (a Device, Semaphore or Buffer), or NULL
 // with ValueError raised when it was closed ("the device is closed") or
@@ -123,6 +126,22 @@ PyObject* weft_py_buffer_wrap(weft_buffer_t* buffer);
 // dlpack_capsule(buffer, element_type, shape, byte_offset): a "dltensor"
 // capsule over a host-visible buffer's memory (dlpack.c).
 PyObject* weft_py_dlpack_capsule(PyObject* module, PyObject* args);
+
+// A blocking wait weft_py_wait_in_slices runs: on |target| until
+// |deadline|, DEADLINE_EXCEEDED when it passes first.
+typedef weft_status_t (*weft_py_wait_fn_t)(void* target, weft_time_t deadline);
+// After a slice's DEADLINE_EXCEEDED: the target's own failure (a semaphore
+// failed with that code), or OK when only the slice ended.
+typedef weft_status_t (*weft_py_wait_check_fn_t)(void* target);
+
+// Runs |wait| on |target| until |deadline| without the GIL, in slices of
+// 50 ms: between slices Python runs its signal handlers, so Ctrl-C
+// interrupts the wait. |check| may be NULL (a slice's end is only that).
+// Returns the wait's status (consumed by the caller), or false with the
+// handler's exception raised.
+bool weft_py_wait_in_slices(weft_py_wait_fn_t wait,
+                            weft_py_wait_check_fn_t check, void* target,
+                            weft_time_t deadline, weft_status_t* out_status);
 
 // Converts a timeout in seconds (None: forever; 0: poll) to weft's.
 bool weft_py_timeout(PyObject* seconds, weft_timeout_t* out_timeout);
@@ -148,5 +167,19 @@ typedef struct weft_py_semaphore_list_t {
 bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
                                   weft_py_semaphore_list_t* out_list);
 void weft_py_semaphore_list_deinitialize(weft_py_semaphore_list_t* list);
+
+// The wait= and signal= lists every queue operation takes.
+typedef struct weft_py_queue_lists_t {
+  weft_py_semaphore_list_t wait;
+  weft_py_semaphore_list_t signal;
+} weft_py_queue_lists_t;
+
+// Reads both lists (None: empty); false with the error raised.
+bool weft_py_queue_lists_parse(PyObject* wait, PyObject* signal,
+                               weft_py_queue_lists_t* out);
+// Frees the lists and makes the operation's result of |status| (consumed):
+// None, or NULL with the error raised.
+PyObject* weft_py_queue_lists_finish(weft_py_queue_lists_t* lists,
+                                     weft_status_t status);
 
 #endif  // WEFT_PYTHON_WEFT_PYTHON_H_
