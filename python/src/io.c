@@ -261,6 +261,9 @@ PyObject* weft_py_device_host_call(PyObject* self, PyObject* args,
 typedef struct weft_py_stream_t {
   PyObject_HEAD
   weft_parameter_stream_t* stream;  // NULL once closed
+  // Threads inside wait() (without the GIL): close() refuses meanwhile, as
+  // the stream has no reference count to hold it by.
+  int waiters;
 } weft_py_stream_t;
 
 PyTypeObject weft_py_stream_type;
@@ -281,6 +284,11 @@ static void weft_py_stream_dealloc(weft_py_stream_t* self) {
 
 static PyObject* weft_py_stream_close(weft_py_stream_t* self,
                                       PyObject* unused) {
+  if (self->waiters) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "ParameterStream.close: another thread is in wait()");
+    return NULL;
+  }
   weft_parameter_stream_t* stream = self->stream;
   self->stream = NULL;
   if (stream) {
@@ -316,11 +324,12 @@ static PyObject* weft_py_stream_wait(weft_py_stream_t* self, PyObject* args,
   weft_timeout_t timeout;
   if (!stream || !weft_py_timeout(timeout_object, &timeout)) return NULL;
   weft_status_t status = WEFT_OK;
-  if (!weft_py_wait_in_slices(weft_py_stream_wait_until, NULL, stream,
-                              weft_timeout_as_deadline(timeout), &status) ||
-      !weft_py_ok(status)) {
-    return NULL;
-  }
+  ++self->waiters;
+  const bool waited =
+      weft_py_wait_in_slices(weft_py_stream_wait_until, NULL, stream,
+                             weft_timeout_as_deadline(timeout), &status);
+  --self->waiters;
+  if (!waited || !weft_py_ok(status)) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -453,6 +462,7 @@ PyObject* weft_py_device_load_parameters(PyObject* self, PyObject* args,
     return NULL;
   }
   object->stream = stream;
+  object->waiters = 0;
   return (PyObject*)object;
 }
 
