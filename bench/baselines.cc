@@ -81,6 +81,7 @@ bool Pool::Open(benchmark::State& state, Baseline baseline) {
     case Baseline::kOpenMP:
     case Baseline::kOpenMPDynamic:
 #if defined(WEFT_BENCH_HAVE_OPENMP)
+      if (BenchThreads() > 0) omp_set_num_threads(BenchThreads());
       threads_ = omp_get_max_threads();
       return true;
 #else
@@ -89,9 +90,9 @@ bool Pool::Open(benchmark::State& state, Baseline baseline) {
     case Baseline::kPthreadpool:
 #if defined(WEFT_BENCH_HAVE_PTHREADPOOL)
       // 0: one thread per CPU (the caller counts as one of them).
-      pthreadpool_ = pthreadpool_create(0);
+      pthreadpool_ = pthreadpool_create(static_cast<size_t>(BenchThreads()));
       if (!pthreadpool_) {
-        state.SkipWithError("pthreadpool_create(0) failed");
+        state.SkipWithError("pthreadpool_create failed");
         return false;
       }
       threads_ = static_cast<int>(pthreadpool_get_threads_count(

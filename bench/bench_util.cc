@@ -1,6 +1,7 @@
 // weft benchmarks: shared helpers (see bench_util.h).
 #include "bench_util.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -20,6 +21,24 @@ bool Ok(benchmark::State& state, weft_status_t status, const char* what) {
   return false;
 }
 
+int BenchThreads() {
+  const char* text = getenv("WEFT_BENCH_THREADS");
+  if (!text || !text[0]) return 0;
+  const long threads = strtol(text, nullptr, 10);
+  return threads > 0 && threads <= 4096 ? static_cast<int>(threads) : 0;
+}
+
+std::string DeviceStringWithThreads(const char* device_string) {
+  const int threads = BenchThreads();
+  if (threads == 0 || strncmp(device_string, "local-task", 10) != 0 ||
+      (device_string[10] != '\0' && device_string[10] != '?')) {
+    return device_string;
+  }
+  return std::string(device_string) +
+         (device_string[10] == '?' ? "&workers=" : "?workers=") +
+         std::to_string(threads);
+}
+
 Session::~Session() {
   for (int i = 0; i < buffer_count_; ++i) weft_buffer_release(buffers_[i]);
   weft_semaphore_release(semaphore);
@@ -30,10 +49,12 @@ Session::~Session() {
 bool Session::Open(benchmark::State& state, const char* device_string,
                    bool with_kernels) {
   weft_allocator_t allocator = weft_allocator_system();
-  weft_status_t status = weft_device_create(device_string, allocator, &device);
+  const std::string full_string = DeviceStringWithThreads(device_string);
+  weft_status_t status =
+      weft_device_create(full_string.c_str(), allocator, &device);
   if (!weft_status_is_ok(status)) {
     std::string message =
-        std::string(device_string) + " unavailable: " + ConsumeStatus(status);
+        full_string + " unavailable: " + ConsumeStatus(status);
     state.SkipWithError(message.c_str());
     return false;
   }

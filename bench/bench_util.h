@@ -44,6 +44,16 @@ inline weft_semaphore_list_t List1(weft_semaphore_t** semaphore,
 
 // A weft device with the benchmark kernels and one timeline semaphore.
 // Everything it created is released by the destructor.
+// WEFT_BENCH_THREADS=N runs every parallel row on N threads: local-task
+// with workers=N, OpenMP with N threads, pthreadpool with a pool of N (the
+// caller counts as one). Unset or 0: each picks its own default. Scaling
+// tables pin the process with taskset beside it.
+int BenchThreads();
+
+// |device_string| with "workers=N" added for local-task when
+// WEFT_BENCH_THREADS is set; otherwise |device_string| unchanged.
+std::string DeviceStringWithThreads(const char* device_string);
+
 class Session {
  public:
   Session() = default;

@@ -78,8 +78,10 @@ struct Decoder {
   bool Open(benchmark::State& state, const char* device_string,
             const std::string& path) {
     weft_allocator_t allocator = weft_allocator_system();
-    return Ok(state, weft_device_create(device_string, allocator, &device),
-              device_string) &&
+    const std::string full_string = DeviceStringWithThreads(device_string);
+    return Ok(state,
+              weft_device_create(full_string.c_str(), allocator, &device),
+              full_string.c_str()) &&
            Ok(state,
               decode_model_load(device, path.c_str(), nullptr, allocator,
                                 &model),
