@@ -150,27 +150,29 @@ static bool weft_py_length(PyObject* object, weft_device_size_t* out) {
   return true;
 }
 
-static PyObject* weft_py_device_fill(weft_py_device_t* self, PyObject* args,
-                                     PyObject* kwargs) {
-  static char* keywords[] = {"target", "pattern", "offset", "length",
-                             "wait",   "signal",  NULL};
-  PyObject* target = NULL;
+static const char* const kWeftPyFillNames[] = {
+    "target", "pattern", "offset", "length", "wait", "signal", NULL};
+static const weft_py_parameters_t kWeftPyFill = {"fill", kWeftPyFillNames,
+                                                 4, 2};
+
+static PyObject* weft_py_device_fill(weft_py_device_t* self,
+                                     PyObject* const* args, Py_ssize_t nargs,
+                                     PyObject* kwnames) {
+  PyObject* a[6];
   Py_buffer pattern;
   unsigned long long offset = 0;
-  PyObject* length_object = NULL;
-  PyObject* wait = NULL;
-  PyObject* signal = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oy*|KO$OO:fill", keywords,
-                                   &target, &pattern, &offset, &length_object,
-                                   &wait, &signal)) {
+  if (!weft_py_arguments_parse(&kWeftPyFill, args, nargs, kwnames, a) ||
+      !weft_py_argument_bytes(&kWeftPyFill, 1, a[1], &pattern)) {
     return NULL;
   }
   weft_py_queue_args_t queue;
   weft_device_size_t length = 0;
-  weft_buffer_t* buffer = weft_py_buffer_handle(target, "target");
+  weft_buffer_t* buffer = NULL;
   PyObject* result = NULL;
-  if (buffer && weft_py_length(length_object, &length) &&
-      weft_py_queue_args_parse(self, wait, signal, &queue)) {
+  if (weft_py_argument_u64(&kWeftPyFill, 2, a[2], &offset) &&
+      (buffer = weft_py_buffer_handle(a[0], "target")) &&
+      weft_py_length(a[3], &length) &&
+      weft_py_queue_args_parse(self, a[4], a[5], &queue)) {
     result = weft_py_queue_lists_finish(
         &queue.lists,
         weft_device_queue_fill(queue.device, WEFT_QUEUE_AFFINITY_ANY,
@@ -182,24 +184,27 @@ static PyObject* weft_py_device_fill(weft_py_device_t* self, PyObject* args,
   return result;
 }
 
-static PyObject* weft_py_device_update(weft_py_device_t* self, PyObject* args,
-                                       PyObject* kwargs) {
-  static char* keywords[] = {"source", "target", "offset", "wait", "signal",
-                             NULL};
+static const char* const kWeftPyUpdateNames[] = {
+    "source", "target", "offset", "wait", "signal", NULL};
+static const weft_py_parameters_t kWeftPyUpdate = {
+    "update", kWeftPyUpdateNames, 3, 2};
+
+static PyObject* weft_py_device_update(weft_py_device_t* self,
+                                       PyObject* const* args, Py_ssize_t nargs,
+                                       PyObject* kwnames) {
+  PyObject* a[5];
   Py_buffer source;
-  PyObject* target = NULL;
   unsigned long long offset = 0;
-  PyObject* wait = NULL;
-  PyObject* signal = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*O|K$OO:update", keywords,
-                                   &source, &target, &offset, &wait,
-                                   &signal)) {
+  if (!weft_py_arguments_parse(&kWeftPyUpdate, args, nargs, kwnames, a) ||
+      !weft_py_argument_bytes(&kWeftPyUpdate, 0, a[0], &source)) {
     return NULL;
   }
   weft_py_queue_args_t queue;
-  weft_buffer_t* buffer = weft_py_buffer_handle(target, "target");
+  weft_buffer_t* buffer = NULL;
   PyObject* result = NULL;
-  if (buffer && weft_py_queue_args_parse(self, wait, signal, &queue)) {
+  if (weft_py_argument_u64(&kWeftPyUpdate, 2, a[2], &offset) &&
+      (buffer = weft_py_buffer_handle(a[1], "target")) &&
+      weft_py_queue_args_parse(self, a[3], a[4], &queue)) {
     // The bytes are copied during the call.
     result = weft_py_queue_lists_finish(
         &queue.lists,
@@ -212,31 +217,30 @@ static PyObject* weft_py_device_update(weft_py_device_t* self, PyObject* args,
   return result;
 }
 
-static PyObject* weft_py_device_copy(weft_py_device_t* self, PyObject* args,
-                                     PyObject* kwargs) {
-  static char* keywords[] = {"source",        "target", "source_offset",
-                             "target_offset", "length", "wait",
-                             "signal",        NULL};
-  PyObject* source = NULL;
-  PyObject* target = NULL;
+static const char* const kWeftPyCopyNames[] = {
+    "source", "target", "source_offset", "target_offset",
+    "length", "wait",   "signal",        NULL};
+static const weft_py_parameters_t kWeftPyCopy = {"copy", kWeftPyCopyNames,
+                                                 5, 2};
+
+static PyObject* weft_py_device_copy(weft_py_device_t* self,
+                                     PyObject* const* args, Py_ssize_t nargs,
+                                     PyObject* kwnames) {
+  PyObject* a[7];
   unsigned long long source_offset = 0;
   unsigned long long target_offset = 0;
-  PyObject* length_object = NULL;
-  PyObject* wait = NULL;
-  PyObject* signal = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|KKO$OO:copy", keywords,
-                                   &source, &target, &source_offset,
-                                   &target_offset, &length_object, &wait,
-                                   &signal)) {
+  if (!weft_py_arguments_parse(&kWeftPyCopy, args, nargs, kwnames, a) ||
+      !weft_py_argument_u64(&kWeftPyCopy, 2, a[2], &source_offset) ||
+      !weft_py_argument_u64(&kWeftPyCopy, 3, a[3], &target_offset)) {
     return NULL;
   }
   weft_py_queue_args_t queue;
   weft_device_size_t length = 0;
-  weft_buffer_t* source_buffer = weft_py_buffer_handle(source, "source");
+  weft_buffer_t* source_buffer = weft_py_buffer_handle(a[0], "source");
   weft_buffer_t* target_buffer =
-      source_buffer ? weft_py_buffer_handle(target, "target") : NULL;
-  if (!target_buffer || !weft_py_length(length_object, &length) ||
-      !weft_py_queue_args_parse(self, wait, signal, &queue)) {
+      source_buffer ? weft_py_buffer_handle(a[1], "target") : NULL;
+  if (!target_buffer || !weft_py_length(a[4], &length) ||
+      !weft_py_queue_args_parse(self, a[5], a[6], &queue)) {
     return NULL;
   }
   // None: to the end of the source.
@@ -251,17 +255,19 @@ static PyObject* weft_py_device_copy(weft_py_device_t* self, PyObject* args,
                              target_offset, source_ref.length));
 }
 
+static const char* const kWeftPyBarrierNames[] = {"wait", "signal", NULL};
+static const weft_py_parameters_t kWeftPyBarrier = {
+    "barrier", kWeftPyBarrierNames, 0, 0};
+
 static PyObject* weft_py_device_barrier(weft_py_device_t* self,
-                                        PyObject* args, PyObject* kwargs) {
-  static char* keywords[] = {"wait", "signal", NULL};
-  PyObject* wait = NULL;
-  PyObject* signal = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OO:barrier", keywords,
-                                   &wait, &signal)) {
+                                        PyObject* const* args,
+                                        Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[2];
+  weft_py_queue_args_t queue;
+  if (!weft_py_arguments_parse(&kWeftPyBarrier, args, nargs, kwnames, a) ||
+      !weft_py_queue_args_parse(self, a[0], a[1], &queue)) {
     return NULL;
   }
-  weft_py_queue_args_t queue;
-  if (!weft_py_queue_args_parse(self, wait, signal, &queue)) return NULL;
   return weft_py_queue_lists_finish(
       &queue.lists,
       weft_device_queue_barrier(queue.device, WEFT_QUEUE_AFFINITY_ANY,
@@ -316,20 +322,20 @@ static PyMethodDef weft_py_device_methods[] = {
      "allocate(nbytes) -> Buffer\n\nA buffer of |nbytes| bytes, host-"
      "visible where the device allows (then it shares memory with NumPy)."},
     {"fill", (PyCFunction)(void (*)(void))weft_py_device_fill,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "fill(target, pattern, offset=0, length=None, *, wait=None, "
      "signal=None)\n\nQueues a fill of [offset, offset + length) of "
      "|target| (None: to its end) with |pattern|, 1, 2 or 4 bytes (bytes, "
      "or a NumPy scalar). Runs once every (semaphore, value) of |wait| is "
      "reached, then signals |signal|."},
     {"update", (PyCFunction)(void (*)(void))weft_py_device_update,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "update(source, target, offset=0, *, wait=None, signal=None)\n\n"
      "Queues a write of |source|'s bytes (anything with the buffer "
      "protocol: bytes, a NumPy array; copied now) into |target| at "
      "|offset|."},
     {"copy", (PyCFunction)(void (*)(void))weft_py_device_copy,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "copy(source, target, source_offset=0, target_offset=0, length=None, "
      "*, wait=None, signal=None)\n\nQueues a copy between two buffers "
      "(length None: to the end of |source|)."},
@@ -350,24 +356,24 @@ static PyMethodDef weft_py_device_methods[] = {
      "command_buffer(*, reusable=False, binding_capacity=0) -> CommandBuffer"
      "\n\nA command buffer, recording (end() it, then execute)."},
     {"dispatch", (PyCFunction)(void (*)(void))weft_py_device_dispatch,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "dispatch(executable, kernel, workgroups, constants=None, bindings=None,"
      " *, wait=None, signal=None)\n\nQueues one kernel (a name or an "
      "ordinal) over |workgroups| (an int or (x, y, z)) with 32-bit "
      "|constants| (ints, or an array such as numpy.float32 values) and "
      "|bindings| (Buffers, Tensors or (buffer, offset, length))."},
     {"execute", (PyCFunction)(void (*)(void))weft_py_device_execute,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "execute(command_buffer, bindings=None, *, wait=None, signal=None)\n\n"
      "Queues a recorded command buffer; |bindings| fill its slots (its "
      "(slot, offset, length) references)."},
     {"read", (PyCFunction)(void (*)(void))weft_py_device_read,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "read(file, target, file_offset=0, *, wait=None, signal=None)\n\n"
      "Queues a read of a weft.File into |target| (a Buffer, Tensor or "
      "(buffer, offset, length)), asynchronously where the system allows."},
     {"write", (PyCFunction)(void (*)(void))weft_py_device_write,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "write(source, file, file_offset=0, *, wait=None, signal=None)\n\n"
      "Queues a write of |source| into a weft.File."},
     {"load_parameters",
@@ -378,13 +384,13 @@ static PyMethodDef weft_py_device_methods[] = {
      "buffers, many reads in flight: |spans| [(file, file_offset, target), "
      "...], each target a Buffer, Tensor or (buffer, offset, length)."},
     {"host_call", (PyCFunction)(void (*)(void))weft_py_device_host_call,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "host_call(fn, *, wait=None, signal=None)\n\nQueues fn() (with the "
      "GIL, on a queue's thread) once |wait| is reached; |signal| moves "
      "when it returns, or fails with its exception (a weft.Error keeps its "
      "code)."},
     {"barrier", (PyCFunction)(void (*)(void))weft_py_device_barrier,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "barrier(*, wait=None, signal=None)\n\nSignals |signal| once |wait| "
      "is reached; orders nothing else."},
     {NULL, NULL, 0, NULL},

@@ -111,28 +111,30 @@ PyTypeObject weft_py_file_type = {
 // Device.read, Device.write
 //===----------------------------------------------------------------------===//
 
-// read(file, target, file_offset=0, length=None, *, wait, signal): |target|
-// a Buffer, Tensor or (buffer, offset, length); length None: the target's.
-PyObject* weft_py_device_read(PyObject* self, PyObject* args,
-                              PyObject* kwargs) {
-  static char* keywords[] = {"file", "target", "file_offset", "wait", "signal",
-                             NULL};
-  PyObject *file_object, *target, *wait = NULL, *signal = NULL;
+// read(file, target, file_offset=0, *, wait, signal): |target| a Buffer,
+// Tensor or (buffer, offset, length); length None: to the buffer's end.
+static const char* const kWeftPyReadNames[] = {
+    "file", "target", "file_offset", "wait", "signal", NULL};
+static const weft_py_parameters_t kWeftPyRead = {"read", kWeftPyReadNames, 3,
+                                                 2};
+
+PyObject* weft_py_device_read(PyObject* self, PyObject* const* args,
+                              Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[5];
   unsigned long long file_offset = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|K$OO:read", keywords,
-                                   &file_object, &target, &file_offset, &wait,
-                                   &signal)) {
+  if (!weft_py_arguments_parse(&kWeftPyRead, args, nargs, kwnames, a) ||
+      !weft_py_argument_u64(&kWeftPyRead, 2, a[2], &file_offset)) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle(self, "Device");
-  weft_file_t* file = device ? weft_py_file_handle(file_object, "file") : NULL;
+  weft_file_t* file = device ? weft_py_file_handle(a[0], "file") : NULL;
   weft_buffer_ref_t ref;
-  if (!file || !weft_py_buffer_ref_parse(target, "target", 0, &ref)) {
+  if (!file || !weft_py_buffer_ref_parse(a[1], "target", 0, &ref)) {
     return NULL;
   }
   weft_py_buffer_ref_to_end(&ref);
   weft_py_queue_lists_t lists;
-  if (!weft_py_queue_lists_parse(wait, signal, &lists)) return NULL;
+  if (!weft_py_queue_lists_parse(a[3], a[4], &lists)) return NULL;
   return weft_py_queue_lists_finish(
       &lists, weft_device_queue_read(device, WEFT_QUEUE_AFFINITY_ANY,
                                      lists.wait.list, lists.signal.list, file,
@@ -141,26 +143,28 @@ PyObject* weft_py_device_read(PyObject* self, PyObject* args,
 }
 
 // write(source, file, file_offset=0, *, wait, signal)
-PyObject* weft_py_device_write(PyObject* self, PyObject* args,
-                               PyObject* kwargs) {
-  static char* keywords[] = {"source", "file", "file_offset", "wait", "signal",
-                             NULL};
-  PyObject *source, *file_object, *wait = NULL, *signal = NULL;
+static const char* const kWeftPyWriteNames[] = {
+    "source", "file", "file_offset", "wait", "signal", NULL};
+static const weft_py_parameters_t kWeftPyWrite = {"write", kWeftPyWriteNames,
+                                                  3, 2};
+
+PyObject* weft_py_device_write(PyObject* self, PyObject* const* args,
+                               Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[5];
   unsigned long long file_offset = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|K$OO:write", keywords,
-                                   &source, &file_object, &file_offset, &wait,
-                                   &signal)) {
+  if (!weft_py_arguments_parse(&kWeftPyWrite, args, nargs, kwnames, a) ||
+      !weft_py_argument_u64(&kWeftPyWrite, 2, a[2], &file_offset)) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle(self, "Device");
-  weft_file_t* file = device ? weft_py_file_handle(file_object, "file") : NULL;
+  weft_file_t* file = device ? weft_py_file_handle(a[1], "file") : NULL;
   weft_buffer_ref_t ref;
-  if (!file || !weft_py_buffer_ref_parse(source, "source", 0, &ref)) {
+  if (!file || !weft_py_buffer_ref_parse(a[0], "source", 0, &ref)) {
     return NULL;
   }
   weft_py_buffer_ref_to_end(&ref);
   weft_py_queue_lists_t lists;
-  if (!weft_py_queue_lists_parse(wait, signal, &lists)) return NULL;
+  if (!weft_py_queue_lists_parse(a[3], a[4], &lists)) return NULL;
   return weft_py_queue_lists_finish(
       &lists, weft_device_queue_write(device, WEFT_QUEUE_AFFINITY_ANY,
                                       lists.wait.list, lists.signal.list,
@@ -229,14 +233,18 @@ static weft_status_t weft_py_host_call(
 }
 
 // host_call(fn, *, wait, signal): fn() runs once the waits are reached.
-PyObject* weft_py_device_host_call(PyObject* self, PyObject* args,
-                                   PyObject* kwargs) {
-  static char* keywords[] = {"fn", "wait", "signal", NULL};
-  PyObject *fn, *wait = NULL, *signal = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:host_call", keywords,
-                                   &fn, &wait, &signal)) {
+static const char* const kWeftPyHostCallNames[] = {"fn", "wait", "signal",
+                                                   NULL};
+static const weft_py_parameters_t kWeftPyHostCall = {
+    "host_call", kWeftPyHostCallNames, 1, 1};
+
+PyObject* weft_py_device_host_call(PyObject* self, PyObject* const* args,
+                                   Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[3];
+  if (!weft_py_arguments_parse(&kWeftPyHostCall, args, nargs, kwnames, a)) {
     return NULL;
   }
+  PyObject* fn = a[0];
   if (!PyCallable_Check(fn)) {
     PyErr_Format(PyExc_TypeError, "fn must be callable, got %.100s",
                  Py_TYPE(fn)->tp_name);
@@ -245,7 +253,7 @@ PyObject* weft_py_device_host_call(PyObject* self, PyObject* args,
   weft_device_t* device = weft_py_device_handle(self, "Device");
   if (!device) return NULL;
   weft_py_queue_lists_t lists;
-  if (!weft_py_queue_lists_parse(wait, signal, &lists)) return NULL;
+  if (!weft_py_queue_lists_parse(a[1], a[2], &lists)) return NULL;
   Py_INCREF(fn);  // released by the call, run or told it will not run
   weft_status_t status = weft_device_queue_host_call(
       device, WEFT_QUEUE_AFFINITY_ANY, lists.wait.list, lists.signal.list,

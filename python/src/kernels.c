@@ -655,18 +655,16 @@ PyObject* weft_py_device_command_buffer(PyObject* self, PyObject* args,
   return (PyObject*)object;
 }
 
-PyObject* weft_py_device_dispatch(PyObject* self, PyObject* args,
-                                  PyObject* kwargs) {
-  static char* keywords[] = {"executable", "kernel",   "workgroups",
-                             "constants",  "bindings", "wait",
-                             "signal",     NULL};
-  PyObject *executable, *kernel, *workgroups, *constants = NULL,
-                                               *bindings = NULL, *wait = NULL,
-                                               *signal = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OO$OO:dispatch",
-                                   keywords, &executable, &kernel,
-                                   &workgroups, &constants, &bindings, &wait,
-                                   &signal)) {
+static const char* const kWeftPyDispatchNames[] = {
+    "executable", "kernel", "workgroups", "constants",
+    "bindings",   "wait",   "signal",     NULL};
+static const weft_py_parameters_t kWeftPyDispatch = {
+    "dispatch", kWeftPyDispatchNames, 5, 3};
+
+PyObject* weft_py_device_dispatch(PyObject* self, PyObject* const* args,
+                                  Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[7];
+  if (!weft_py_arguments_parse(&kWeftPyDispatch, args, nargs, kwnames, a)) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle(self, "Device");
@@ -675,9 +673,8 @@ PyObject* weft_py_device_dispatch(PyObject* self, PyObject* args,
   if (!dispatch) return PyErr_NoMemory();
   weft_py_queue_lists_t lists;
   PyObject* result = NULL;
-  if (weft_py_dispatch_parse(executable, kernel, workgroups, constants,
-                             bindings, dispatch) &&
-      weft_py_queue_lists_parse(wait, signal, &lists)) {
+  if (weft_py_dispatch_parse(a[0], a[1], a[2], a[3], a[4], dispatch) &&
+      weft_py_queue_lists_parse(a[5], a[6], &lists)) {
     result = weft_py_queue_lists_finish(
         &lists, weft_device_queue_dispatch(
                     device, WEFT_QUEUE_AFFINITY_ANY, lists.wait.list,
@@ -690,27 +687,25 @@ PyObject* weft_py_device_dispatch(PyObject* self, PyObject* args,
   return result;
 }
 
-PyObject* weft_py_device_execute(PyObject* self, PyObject* args,
-                                 PyObject* kwargs) {
-  static char* keywords[] = {"command_buffer", "bindings", "wait", "signal",
-                             NULL};
-  PyObject *command_buffer_object, *bindings = NULL, *wait = NULL,
-                                   *signal = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OO:execute", keywords,
-                                   &command_buffer_object, &bindings, &wait,
-                                   &signal)) {
+static const char* const kWeftPyExecuteNames[] = {
+    "command_buffer", "bindings", "wait", "signal", NULL};
+static const weft_py_parameters_t kWeftPyExecute = {
+    "execute", kWeftPyExecuteNames, 2, 1};
+
+PyObject* weft_py_device_execute(PyObject* self, PyObject* const* args,
+                                 Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[4];
+  if (!weft_py_arguments_parse(&kWeftPyExecute, args, nargs, kwnames, a)) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle(self, "Device");
   weft_command_buffer_t* command_buffer =
-      device ? weft_py_command_buffer_handle(command_buffer_object,
-                                             "command_buffer")
-             : NULL;
+      device ? weft_py_command_buffer_handle(a[0], "command_buffer") : NULL;
   weft_buffer_ref_t refs[WEFT_PY_MAX_BINDINGS];
   uint32_t count = 0;
   if (!command_buffer ||
-      !weft_py_buffer_refs_parse(bindings, "bindings", refs,
-                                 WEFT_PY_MAX_BINDINGS, &count)) {
+      !weft_py_buffer_refs_parse(a[1], "bindings", refs, WEFT_PY_MAX_BINDINGS,
+                                 &count)) {
     return NULL;
   }
   // The table: each entry a buffer range (refs, not slots).
@@ -725,7 +720,7 @@ PyObject* weft_py_device_execute(PyObject* self, PyObject* args,
                                        refs[i].length};
   }
   weft_py_queue_lists_t lists;
-  if (!weft_py_queue_lists_parse(wait, signal, &lists)) return NULL;
+  if (!weft_py_queue_lists_parse(a[2], a[3], &lists)) return NULL;
   return weft_py_queue_lists_finish(
       &lists, weft_device_queue_execute(device, WEFT_QUEUE_AFFINITY_ANY,
                                         lists.wait.list, lists.signal.list,

@@ -145,19 +145,23 @@ static weft_status_t weft_py_semaphore_wait_check(void* target) {
                               &current);
 }
 
+static const char* const kWeftPyWaitNames[] = {"value", "timeout", NULL};
+static const weft_py_parameters_t kWeftPyWait = {"wait", kWeftPyWaitNames, 2,
+                                                 1};
+
 static PyObject* weft_py_semaphore_wait(weft_py_semaphore_t* self,
-                                        PyObject* args, PyObject* kwargs) {
-  static char* keywords[] = {"value", "timeout", NULL};
+                                        PyObject* const* args,
+                                        Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* a[2];
   unsigned long long value = 0;
-  PyObject* timeout_object = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "K|O:wait", keywords, &value,
-                                   &timeout_object)) {
+  if (!weft_py_arguments_parse(&kWeftPyWait, args, nargs, kwnames, a) ||
+      !weft_py_argument_u64(&kWeftPyWait, 0, a[0], &value)) {
     return NULL;
   }
   weft_semaphore_t* semaphore =
       weft_py_semaphore_handle((PyObject*)self, "Semaphore");
   weft_timeout_t timeout;
-  if (!semaphore || !weft_py_timeout(timeout_object, &timeout)) return NULL;
+  if (!semaphore || !weft_py_timeout(a[1], &timeout)) return NULL;
   // Its own reference while the GIL is let go (another thread may close
   // the Python object meanwhile).
   weft_semaphore_retain(semaphore);
@@ -239,7 +243,7 @@ static PyMethodDef weft_py_semaphore_methods[] = {
      "fail(message, code=weft ABORTED)\n\nFails the semaphore: every "
      "waiter, and every operation waiting on it, gets |message|."},
     {"wait", (PyCFunction)(void (*)(void))weft_py_semaphore_wait,
-     METH_VARARGS | METH_KEYWORDS,
+     METH_FASTCALL | METH_KEYWORDS,
      "wait(value, timeout=None)\n\nBlocks until the value reaches |value| "
      "(timeout in seconds; None: forever), without holding the GIL; Ctrl-C "
      "interrupts it. DeadlineExceededError on timeout; the failure's own "

@@ -79,13 +79,50 @@ int weft_py_program_setup(PyObject* module);
 int weft_py_kernels_setup(PyObject* module);
 int weft_py_io_setup(PyObject* module);
 
+//===----------------------------------------------------------------------===//
+// Arguments of the hot methods (METH_FASTCALL | METH_KEYWORDS)
+//===----------------------------------------------------------------------===//
+
+// A method's parameters: |names| in order, NULL-terminated; the first
+// |positional| may come by position (the rest are keyword-only), the first
+// |required| must be given. |function| names the method in messages
+// ("fill" -> "fill() missing required argument 'pattern' (pos 2)").
+typedef struct weft_py_parameters_t {
+  const char* function;
+  const char* const* names;
+  int positional;
+  int required;
+} weft_py_parameters_t;
+
+// The most parameters a method parsed this way has.
+#define WEFT_PY_MAX_PARAMETERS 8
+
+// Sorts a vectorcall's |nargs| positional |args| and the keywords named by
+// |kwnames| (may be NULL) into |out|, one borrowed object per name of
+// |parameters| (NULL where not given). False with TypeError raised, in
+// PyArg_ParseTupleAndKeywords's words: too many arguments, a missing one,
+// an unknown keyword, one given by name and position. Conversion is the
+// caller's (weft_py_argument_*), in parameter order, so where a call has
+// several faults the one reported may differ from PyArg's.
+bool weft_py_arguments_parse(const weft_py_parameters_t* parameters,
+                             PyObject* const* args, Py_ssize_t nargs,
+                             PyObject* kwnames, PyObject** out);
+// PyArg's "K": |object| (argument |index|) an int, taken modulo 2**64; a
+// NULL |object| leaves |out| as it is.
+bool weft_py_argument_u64(const weft_py_parameters_t* parameters, int index,
+                          PyObject* object, unsigned long long* out);
+// PyArg's "y*": a contiguous buffer export of |object|, released by the
+// caller (PyBuffer_Release) when true.
+bool weft_py_argument_bytes(const weft_py_parameters_t* parameters, int index,
+                            PyObject* object, Py_buffer* out);
+
 // io.c: Device.read, Device.write, Device.host_call; trace_start/stop.
-PyObject* weft_py_device_read(PyObject* self, PyObject* args,
-                              PyObject* kwargs);
-PyObject* weft_py_device_write(PyObject* self, PyObject* args,
-                               PyObject* kwargs);
-PyObject* weft_py_device_host_call(PyObject* self, PyObject* args,
-                                   PyObject* kwargs);
+PyObject* weft_py_device_read(PyObject* self, PyObject* const* args,
+                              Py_ssize_t nargs, PyObject* kwnames);
+PyObject* weft_py_device_write(PyObject* self, PyObject* const* args,
+                               Py_ssize_t nargs, PyObject* kwnames);
+PyObject* weft_py_device_host_call(PyObject* self, PyObject* const* args,
+                                   Py_ssize_t nargs, PyObject* kwnames);
 PyObject* weft_py_device_load_parameters(PyObject* self, PyObject* args,
                                          PyObject* kwargs);
 PyObject* weft_py_trace_start(PyObject* module, PyObject* path);
@@ -98,10 +135,10 @@ PyObject* weft_py_device_executable_gpu(PyObject* self, PyObject* args,
                                         PyObject* kwargs);
 PyObject* weft_py_device_command_buffer(PyObject* self, PyObject* args,
                                         PyObject* kwargs);
-PyObject* weft_py_device_dispatch(PyObject* self, PyObject* args,
-                                  PyObject* kwargs);
-PyObject* weft_py_device_execute(PyObject* self, PyObject* args,
-                                 PyObject* kwargs);
+PyObject* weft_py_device_dispatch(PyObject* self, PyObject* const* args,
+                                  Py_ssize_t nargs, PyObject* kwnames);
+PyObject* weft_py_device_execute(PyObject* self, PyObject* const* args,
+                                 Py_ssize_t nargs, PyObject* kwnames);
 
 // Reads a buffer reference: a Buffer (whole), a Tensor (its range),
 // (buffer, offset, length) or (slot, offset, length) with length None for

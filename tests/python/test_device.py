@@ -67,3 +67,80 @@ def test_arguments_of_the_wrong_type_are_type_errors(device):
         device.barrier(signal=[(device, 1)])
     with pytest.raises(TypeError, match=r"wait\[0\] must be a "):
         device.barrier(wait=[weft.Semaphore()])
+
+
+def _message(call):
+    with pytest.raises(TypeError) as raised:
+        call()
+    return str(raised.value)
+
+
+def test_argument_errors_read_as_pythons_own(device):
+    # The hot methods sort their arguments themselves (vectorcall); their
+    # errors are worded as PyArg_ParseTupleAndKeywords words them.
+    import numpy as np
+    buffer = device.allocate(64)
+    pattern = np.uint32(1)
+    semaphore = weft.Semaphore()
+    cases = [
+        (lambda: device.fill(),
+         "fill() missing required argument 'target' (pos 1)"),
+        (lambda: device.fill(buffer, offset=0),
+         "fill() missing required argument 'pattern' (pos 2)"),
+        (lambda: device.fill(buffer, pattern, bogus=1),
+         "'bogus' is an invalid keyword argument for fill()"),
+        (lambda: device.fill(buffer, pattern, 0, None, []),
+         "fill() takes at most 4 positional arguments (5 given)"),
+        (lambda: device.fill(*range(7)),
+         "fill() takes at most 6 arguments (7 given)"),
+        (lambda: device.fill(buffer, pattern, target=buffer),
+         "argument for fill() given by name ('target') and position (1)"),
+        (lambda: device.fill(buffer, pattern, "8"),
+         "fill() argument 3 must be int, not str"),
+        (lambda: device.fill(buffer, "x"),
+         "a bytes-like object is required, not 'str'"),
+        (lambda: device.update(b"1234", buffer, offset=None),
+         "update() argument 3 must be int, not None"),
+        (lambda: device.copy(buffer, buffer, 0, np.uint64(4)),
+         "copy() argument 4 must be int, not numpy.uint64"),
+        (lambda: device.barrier(1),
+         "barrier() takes no positional arguments"),
+        (lambda: device.host_call(print, 2),
+         "host_call() takes at most 1 positional argument (2 given)"),
+        (lambda: device.dispatch(1, 2),
+         "dispatch() missing required argument 'workgroups' (pos 3)"),
+        (lambda: device.execute(1, bindings=None, wait=None, signl=None),
+         "'signl' is an invalid keyword argument for execute()"),
+        (lambda: device.read(1, 2, "0"),
+         "read() argument 3 must be int, not str"),
+        (lambda: device.write(1, 2, 3, 4),
+         "write() takes at most 3 positional arguments (4 given)"),
+        (lambda: semaphore.wait(),
+         "wait() missing required argument 'value' (pos 1)"),
+        (lambda: semaphore.wait(1, tmeout=0),
+         "'tmeout' is an invalid keyword argument for wait()"),
+        (lambda: semaphore.wait(value=1, timeout=0, x=1),
+         "wait() takes at most 2 keyword arguments (3 given)"),
+        (lambda: semaphore.wait(1, value=1),
+         "argument for wait() given by name ('value') and position (1)"),
+        (lambda: semaphore.wait(1.5),
+         "wait() argument 1 must be int, not float"),
+    ]
+    for call, message in cases:
+        assert _message(call) == message
+
+
+def test_queue_operations_take_every_argument_by_name(device):
+    import numpy as np
+    buffer = device.allocate(16)
+    step = weft.Semaphore()
+    device.fill(target=buffer, pattern=np.uint32(3), offset=4, length=8,
+                signal=[(step, 1)])
+    device.update(source=np.uint32([9]).tobytes(), target=buffer, offset=12,
+                  wait=[(step, 1)], signal=[(step, 2)])
+    out = device.allocate(16)
+    device.copy(source=buffer, target=out, source_offset=4, target_offset=0,
+                length=12, wait=[(step, 2)], signal=[(step, 3)])
+    device.barrier(wait=[(step, 3)], signal=[(step, 4)])
+    step.wait(value=4, timeout=10)
+    assert weft.as_array(out, np.uint32).tolist() == [3, 3, 9, 0]
