@@ -6,7 +6,8 @@
 // Loads the checkpoint (llama2.c or GGUF; progress on a terminal), queues
 // one step per position (the prompt's, then --steps generated ones) and
 // prints the generated token ids, tokens per second and milliseconds per
-// token (mean, p50, p99). Exit codes: 0 done, 1 an error, 2 bad usage.
+// token (mean, nearest-rank p50 and p99, max). Exit codes: 0 done, 1 an
+// error, 2 bad usage.
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "decode.h"
+#include "decode_latency.h"
 #include "weft/weft.h"
 
 #define EXIT_ERROR 1
@@ -136,12 +138,6 @@ static void print_progress(void* user_data,
   if (progress->bytes_loaded == progress->bytes_total) fputc('\n', stderr);
 }
 
-static int compare_i64(const void* a, const void* b) {
-  int64_t x = *(const int64_t*)a;
-  int64_t y = *(const int64_t*)b;
-  return (x > y) - (x < y);
-}
-
 static int fail(weft_status_t status) {
   fprintf(stderr, "weft-decode: ");
   weft_status_fprint(stderr, status);
@@ -243,17 +239,12 @@ int main(int argc, char** argv) {
     }
     printf("\n");
     const double seconds = (double)(end - start) / 1e9;
-    double mean_ms = 0.0;
-    for (uint32_t p = 0; p < total; ++p) mean_ms += (double)times[p] / 1e6;
-    mean_ms = total ? mean_ms / total : 0.0;
-    if (total > 0) qsort(times, total, sizeof(int64_t), compare_i64);
-    const double p50 = total ? (double)times[(total - 1) / 2] / 1e6 : 0.0;
-    const double p99 =
-        total ? (double)times[(uint32_t)((total - 1) * 0.99)] / 1e6 : 0.0;
+    decode_latency_t latency;
+    decode_latency_summarize(times, total, &latency);
     printf("%u tokens in %.3f s: %.1f tokens/s; ms per token: mean %.3f, "
-           "p50 %.3f, p99 %.3f\n",
-           total, seconds, seconds > 0 ? total / seconds : 0.0, mean_ms, p50,
-           p99);
+           "p50 %.3f, p99 %.3f, max %.3f\n",
+           total, seconds, seconds > 0 ? total / seconds : 0.0, latency.mean,
+           latency.p50, latency.p99, latency.max);
   }
   free(tokens);
   free(times);
