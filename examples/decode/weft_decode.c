@@ -7,7 +7,7 @@
 // one step per position (the prompt's, then --steps generated ones) and
 // prints the generated token ids, tokens per second and milliseconds per
 // token (mean, nearest-rank p50 and p99, max). Exit codes: 0 done, 1 an
-// error, 2 bad usage.
+// error, 2 bad usage (--device and --workers together among them).
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -75,12 +75,28 @@ static bool parse_prompt(const char* text, options_t* options) {
   return options->prompt_length > 0;
 }
 
+// Remembers |arg| as the option that chose the device; false (and says
+// why) when another one already did: --device=X and --workers=N both
+// choose it, and the last must not silently win.
+static bool choose_device(const char* arg, const char** chosen_by) {
+  if (*chosen_by) {
+    fprintf(stderr,
+            "weft-decode: %s and %s both choose the device; give one "
+            "(--workers=N is --device=local-task?workers=N)\n",
+            *chosen_by, arg);
+    return false;
+  }
+  *chosen_by = arg;
+  return true;
+}
+
 static int parse_options(int argc, char** argv, options_t* options) {
   memset(options, 0, sizeof(*options));
   options->steps = 64;
   options->prompt[0] = 1;
   options->prompt_length = 1;
   snprintf(options->device, sizeof(options->device), "local-task");
+  const char* device_chosen_by = NULL;
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     uint32_t workers = 0;
@@ -104,9 +120,11 @@ static int parse_options(int argc, char** argv, options_t* options) {
         return EXIT_USAGE;
       }
     } else if (strncmp(arg, "--device=", 9) == 0) {
+      if (!choose_device(arg, &device_chosen_by)) return EXIT_USAGE;
       snprintf(options->device, sizeof(options->device), "%s", arg + 9);
     } else if (strncmp(arg, "--workers=", 10) == 0 ||
                strncmp(arg, "--threads=", 10) == 0) {
+      if (!choose_device(arg, &device_chosen_by)) return EXIT_USAGE;
       if (!parse_u32(arg + 10, &workers) || workers == 0) {
         fprintf(stderr, "weft-decode: %.9s takes a count of at least 1\n",
                 arg);
