@@ -6,13 +6,27 @@
 
 #include "weft_python.h"
 
+// Interns |parameters|' names once (false with the error raised).
+static bool weft_py_parameters_intern(weft_py_parameters_t* parameters,
+                                      int count) {
+  if (count == 0 || parameters->keys[0]) return true;
+  for (int i = 0; i < count; ++i) {
+    PyObject* key = PyUnicode_InternFromString(parameters->names[i]);
+    if (!key) return false;
+    parameters->keys[i] = key;  // kept for the life of the process
+  }
+  return true;
+}
+
 // The index of the parameter named |key| (a str), or -1.
 static int weft_py_parameter_index(const weft_py_parameters_t* parameters,
-                                   PyObject* key) {
-  for (int i = 0; parameters->names[i]; ++i) {
-    if (PyUnicode_CompareWithASCIIString(key, parameters->names[i]) == 0) {
-      return i;
-    }
+                                   int count, PyObject* key) {
+  for (int i = 0; i < count; ++i) {
+    if (parameters->keys[i] == key) return i;
+  }
+  // A name built at run time (a ** dict's key) may not be interned.
+  for (int i = 0; i < count; ++i) {
+    if (PyUnicode_Compare(parameters->keys[i], key) == 0) return i;
   }
   return -1;
 }
@@ -23,9 +37,10 @@ static bool weft_py_arguments_count_check(
     Py_ssize_t nkwargs) {
   const char* function = parameters->function;
   if (nargs + nkwargs > count) {
-    PyErr_Format(PyExc_TypeError, "%s() takes at most %d %sargument%s (%zd given)",
-                 function, count, nargs == 0 ? "keyword " : "",
-                 count == 1 ? "" : "s", nargs + nkwargs);
+    PyErr_Format(PyExc_TypeError,
+                 "%s() takes at most %d %sargument%s (%zd given)", function,
+                 count, nargs == 0 ? "keyword " : "", count == 1 ? "" : "s",
+                 nargs + nkwargs);
     return false;
   }
   if (nargs > parameters->positional) {
@@ -45,12 +60,13 @@ static bool weft_py_arguments_count_check(
   return true;
 }
 
-bool weft_py_arguments_parse(const weft_py_parameters_t* parameters,
+bool weft_py_arguments_parse(weft_py_parameters_t* parameters,
                              PyObject* const* args, Py_ssize_t nargs,
                              PyObject* kwnames, PyObject** out) {
   int count = 0;
   while (parameters->names[count]) ++count;
   const Py_ssize_t nkwargs = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (nkwargs && !weft_py_parameters_intern(parameters, count)) return false;
   if (!weft_py_arguments_count_check(parameters, count, nargs, nkwargs)) {
     return false;
   }
@@ -61,8 +77,8 @@ bool weft_py_arguments_parse(const weft_py_parameters_t* parameters,
   Py_ssize_t bad_keyword = -1;
   int bad_index = -1;
   for (Py_ssize_t k = 0; k < nkwargs; ++k) {
-    const int index =
-        weft_py_parameter_index(parameters, PyTuple_GET_ITEM(kwnames, k));
+    const int index = weft_py_parameter_index(parameters, count,
+                                              PyTuple_GET_ITEM(kwnames, k));
     if (index >= nargs) {
       out[index] = args[nargs + k];
     } else if (bad_keyword < 0) {

@@ -150,26 +150,26 @@ static bool weft_py_length(PyObject* object, weft_device_size_t* out) {
   return true;
 }
 
-static const char* const kWeftPyFillNames[] = {
-    "target", "pattern", "offset", "length", "wait", "signal", NULL};
-static const weft_py_parameters_t kWeftPyFill = {"fill", kWeftPyFillNames,
-                                                 4, 2};
-
 static PyObject* weft_py_device_fill(weft_py_device_t* self,
                                      PyObject* const* args, Py_ssize_t nargs,
                                      PyObject* kwnames) {
+  static weft_py_parameters_t parameters = {
+      .function = "fill",
+      .names = {"target", "pattern", "offset", "length", "wait", "signal"},
+      .positional = 4,
+      .required = 2};
   PyObject* a[6];
   Py_buffer pattern;
   unsigned long long offset = 0;
-  if (!weft_py_arguments_parse(&kWeftPyFill, args, nargs, kwnames, a) ||
-      !weft_py_argument_bytes(&kWeftPyFill, 1, a[1], &pattern)) {
+  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
+      !weft_py_argument_bytes(&parameters, 1, a[1], &pattern)) {
     return NULL;
   }
   weft_py_queue_args_t queue;
   weft_device_size_t length = 0;
   weft_buffer_t* buffer = NULL;
   PyObject* result = NULL;
-  if (weft_py_argument_u64(&kWeftPyFill, 2, a[2], &offset) &&
+  if (weft_py_argument_u64(&parameters, 2, a[2], &offset) &&
       (buffer = weft_py_buffer_handle(a[0], "target")) &&
       weft_py_length(a[3], &length) &&
       weft_py_queue_args_parse(self, a[4], a[5], &queue)) {
@@ -184,25 +184,25 @@ static PyObject* weft_py_device_fill(weft_py_device_t* self,
   return result;
 }
 
-static const char* const kWeftPyUpdateNames[] = {
-    "source", "target", "offset", "wait", "signal", NULL};
-static const weft_py_parameters_t kWeftPyUpdate = {
-    "update", kWeftPyUpdateNames, 3, 2};
-
 static PyObject* weft_py_device_update(weft_py_device_t* self,
                                        PyObject* const* args, Py_ssize_t nargs,
                                        PyObject* kwnames) {
+  static weft_py_parameters_t parameters = {
+      .function = "update",
+      .names = {"source", "target", "offset", "wait", "signal"},
+      .positional = 3,
+      .required = 2};
   PyObject* a[5];
   Py_buffer source;
   unsigned long long offset = 0;
-  if (!weft_py_arguments_parse(&kWeftPyUpdate, args, nargs, kwnames, a) ||
-      !weft_py_argument_bytes(&kWeftPyUpdate, 0, a[0], &source)) {
+  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
+      !weft_py_argument_bytes(&parameters, 0, a[0], &source)) {
     return NULL;
   }
   weft_py_queue_args_t queue;
   weft_buffer_t* buffer = NULL;
   PyObject* result = NULL;
-  if (weft_py_argument_u64(&kWeftPyUpdate, 2, a[2], &offset) &&
+  if (weft_py_argument_u64(&parameters, 2, a[2], &offset) &&
       (buffer = weft_py_buffer_handle(a[1], "target")) &&
       weft_py_queue_args_parse(self, a[3], a[4], &queue)) {
     // The bytes are copied during the call.
@@ -217,21 +217,21 @@ static PyObject* weft_py_device_update(weft_py_device_t* self,
   return result;
 }
 
-static const char* const kWeftPyCopyNames[] = {
-    "source", "target", "source_offset", "target_offset",
-    "length", "wait",   "signal",        NULL};
-static const weft_py_parameters_t kWeftPyCopy = {"copy", kWeftPyCopyNames,
-                                                 5, 2};
-
 static PyObject* weft_py_device_copy(weft_py_device_t* self,
                                      PyObject* const* args, Py_ssize_t nargs,
                                      PyObject* kwnames) {
+  static weft_py_parameters_t parameters = {
+      .function = "copy",
+      .names = {"source", "target", "source_offset", "target_offset", "length",
+                "wait", "signal"},
+      .positional = 5,
+      .required = 2};
   PyObject* a[7];
   unsigned long long source_offset = 0;
   unsigned long long target_offset = 0;
-  if (!weft_py_arguments_parse(&kWeftPyCopy, args, nargs, kwnames, a) ||
-      !weft_py_argument_u64(&kWeftPyCopy, 2, a[2], &source_offset) ||
-      !weft_py_argument_u64(&kWeftPyCopy, 3, a[3], &target_offset)) {
+  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
+      !weft_py_argument_u64(&parameters, 2, a[2], &source_offset) ||
+      !weft_py_argument_u64(&parameters, 3, a[3], &target_offset)) {
     return NULL;
   }
   weft_py_queue_args_t queue;
@@ -255,16 +255,17 @@ static PyObject* weft_py_device_copy(weft_py_device_t* self,
                              target_offset, source_ref.length));
 }
 
-static const char* const kWeftPyBarrierNames[] = {"wait", "signal", NULL};
-static const weft_py_parameters_t kWeftPyBarrier = {
-    "barrier", kWeftPyBarrierNames, 0, 0};
-
 static PyObject* weft_py_device_barrier(weft_py_device_t* self,
                                         PyObject* const* args,
                                         Py_ssize_t nargs, PyObject* kwnames) {
+  static weft_py_parameters_t parameters = {
+      .function = "barrier",
+      .names = {"wait", "signal"},
+      .positional = 0,
+      .required = 0};
   PyObject* a[2];
   weft_py_queue_args_t queue;
-  if (!weft_py_arguments_parse(&kWeftPyBarrier, args, nargs, kwnames, a) ||
+  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
       !weft_py_queue_args_parse(self, a[0], a[1], &queue)) {
     return NULL;
   }

@@ -113,17 +113,17 @@ PyTypeObject weft_py_file_type = {
 
 // read(file, target, file_offset=0, *, wait, signal): |target| a Buffer,
 // Tensor or (buffer, offset, length); length None: to the buffer's end.
-static const char* const kWeftPyReadNames[] = {
-    "file", "target", "file_offset", "wait", "signal", NULL};
-static const weft_py_parameters_t kWeftPyRead = {"read", kWeftPyReadNames, 3,
-                                                 2};
-
 PyObject* weft_py_device_read(PyObject* self, PyObject* const* args,
                               Py_ssize_t nargs, PyObject* kwnames) {
+  static weft_py_parameters_t parameters = {
+      .function = "read",
+      .names = {"file", "target", "file_offset", "wait", "signal"},
+      .positional = 3,
+      .required = 2};
   PyObject* a[5];
   unsigned long long file_offset = 0;
-  if (!weft_py_arguments_parse(&kWeftPyRead, args, nargs, kwnames, a) ||
-      !weft_py_argument_u64(&kWeftPyRead, 2, a[2], &file_offset)) {
+  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
+      !weft_py_argument_u64(&parameters, 2, a[2], &file_offset)) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle(self, "Device");
@@ -143,17 +143,17 @@ PyObject* weft_py_device_read(PyObject* self, PyObject* const* args,
 }
 
 // write(source, file, file_offset=0, *, wait, signal)
-static const char* const kWeftPyWriteNames[] = {
-    "source", "file", "file_offset", "wait", "signal", NULL};
-static const weft_py_parameters_t kWeftPyWrite = {"write", kWeftPyWriteNames,
-                                                  3, 2};
-
 PyObject* weft_py_device_write(PyObject* self, PyObject* const* args,
                                Py_ssize_t nargs, PyObject* kwnames) {
+  static weft_py_parameters_t parameters = {
+      .function = "write",
+      .names = {"source", "file", "file_offset", "wait", "signal"},
+      .positional = 3,
+      .required = 2};
   PyObject* a[5];
   unsigned long long file_offset = 0;
-  if (!weft_py_arguments_parse(&kWeftPyWrite, args, nargs, kwnames, a) ||
-      !weft_py_argument_u64(&kWeftPyWrite, 2, a[2], &file_offset)) {
+  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
+      !weft_py_argument_u64(&parameters, 2, a[2], &file_offset)) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle(self, "Device");
@@ -233,15 +233,15 @@ static weft_status_t weft_py_host_call(
 }
 
 // host_call(fn, *, wait, signal): fn() runs once the waits are reached.
-static const char* const kWeftPyHostCallNames[] = {"fn", "wait", "signal",
-                                                   NULL};
-static const weft_py_parameters_t kWeftPyHostCall = {
-    "host_call", kWeftPyHostCallNames, 1, 1};
-
 PyObject* weft_py_device_host_call(PyObject* self, PyObject* const* args,
                                    Py_ssize_t nargs, PyObject* kwnames) {
+  static weft_py_parameters_t parameters = {
+      .function = "host_call",
+      .names = {"fn", "wait", "signal"},
+      .positional = 1,
+      .required = 1};
   PyObject* a[3];
-  if (!weft_py_arguments_parse(&kWeftPyHostCall, args, nargs, kwnames, a)) {
+  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a)) {
     return NULL;
   }
   PyObject* fn = a[0];

@@ -655,16 +655,16 @@ PyObject* weft_py_device_command_buffer(PyObject* self, PyObject* args,
   return (PyObject*)object;
 }
 
-static const char* const kWeftPyDispatchNames[] = {
-    "executable", "kernel", "workgroups", "constants",
-    "bindings",   "wait",   "signal",     NULL};
-static const weft_py_parameters_t kWeftPyDispatch = {
-    "dispatch", kWeftPyDispatchNames, 5, 3};
-
 PyObject* weft_py_device_dispatch(PyObject* self, PyObject* const* args,
                                   Py_ssize_t nargs, PyObject* kwnames) {
+  static weft_py_parameters_t parameters = {
+      .function = "dispatch",
+      .names = {"executable", "kernel", "workgroups", "constants", "bindings",
+                "wait", "signal"},
+      .positional = 5,
+      .required = 3};
   PyObject* a[7];
-  if (!weft_py_arguments_parse(&kWeftPyDispatch, args, nargs, kwnames, a)) {
+  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a)) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle(self, "Device");
@@ -687,15 +687,15 @@ PyObject* weft_py_device_dispatch(PyObject* self, PyObject* const* args,
   return result;
 }
 
-static const char* const kWeftPyExecuteNames[] = {
-    "command_buffer", "bindings", "wait", "signal", NULL};
-static const weft_py_parameters_t kWeftPyExecute = {
-    "execute", kWeftPyExecuteNames, 2, 1};
-
 PyObject* weft_py_device_execute(PyObject* self, PyObject* const* args,
                                  Py_ssize_t nargs, PyObject* kwnames) {
+  static weft_py_parameters_t parameters = {
+      .function = "execute",
+      .names = {"command_buffer", "bindings", "wait", "signal"},
+      .positional = 2,
+      .required = 1};
   PyObject* a[4];
-  if (!weft_py_arguments_parse(&kWeftPyExecute, args, nargs, kwnames, a)) {
+  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a)) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle(self, "Device");

@@ -145,23 +145,30 @@ static weft_status_t weft_py_semaphore_wait_check(void* target) {
                               &current);
 }
 
-static const char* const kWeftPyWaitNames[] = {"value", "timeout", NULL};
-static const weft_py_parameters_t kWeftPyWait = {"wait", kWeftPyWaitNames, 2,
-                                                 1};
-
 static PyObject* weft_py_semaphore_wait(weft_py_semaphore_t* self,
                                         PyObject* const* args,
                                         Py_ssize_t nargs, PyObject* kwnames) {
+  static weft_py_parameters_t parameters = {
+      .function = "wait",
+      .names = {"value", "timeout"},
+      .positional = 2,
+      .required = 1};
   PyObject* a[2];
   unsigned long long value = 0;
-  if (!weft_py_arguments_parse(&kWeftPyWait, args, nargs, kwnames, a) ||
-      !weft_py_argument_u64(&kWeftPyWait, 0, a[0], &value)) {
+  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
+      !weft_py_argument_u64(&parameters, 0, a[0], &value)) {
     return NULL;
   }
   weft_semaphore_t* semaphore =
       weft_py_semaphore_handle((PyObject*)self, "Semaphore");
   weft_timeout_t timeout;
   if (!semaphore || !weft_py_timeout(a[1], &timeout)) return NULL;
+  // Reached already: no need to let go of the GIL (a failure is left to
+  // the wait, which reports it in its own words).
+  uint64_t current = 0;
+  weft_status_t queried = weft_semaphore_query(semaphore, &current);
+  if (weft_status_is_ok(queried) && current >= value) Py_RETURN_NONE;
+  weft_status_ignore(queried);
   // Its own reference while the GIL is let go (another thread may close
   // the Python object meanwhile).
   weft_semaphore_retain(semaphore);

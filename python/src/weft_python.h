@@ -83,19 +83,23 @@ int weft_py_io_setup(PyObject* module);
 // Arguments of the hot methods (METH_FASTCALL | METH_KEYWORDS)
 //===----------------------------------------------------------------------===//
 
-// A method's parameters: |names| in order, NULL-terminated; the first
-// |positional| may come by position (the rest are keyword-only), the first
-// |required| must be given. |function| names the method in messages
-// ("fill" -> "fill() missing required argument 'pattern' (pos 2)").
-typedef struct weft_py_parameters_t {
-  const char* function;
-  const char* const* names;
-  int positional;
-  int required;
-} weft_py_parameters_t;
-
 // The most parameters a method parsed this way has.
 #define WEFT_PY_MAX_PARAMETERS 8
+
+// A method's parameters: |names| in order (unused entries NULL); the first
+// |positional| may come by position (the rest are keyword-only), the first
+// |required| must be given. |function| names the method in messages
+// ("fill" -> "fill() missing required argument 'pattern' (pos 2)"). One
+// static instance per method, written only with the GIL held.
+typedef struct weft_py_parameters_t {
+  const char* function;
+  const char* names[WEFT_PY_MAX_PARAMETERS + 1];
+  int positional;
+  int required;
+  // The names as interned strs, made on first use: a keyword written in a
+  // call is interned too, so most match by pointer.
+  PyObject* keys[WEFT_PY_MAX_PARAMETERS];
+} weft_py_parameters_t;
 
 // Sorts a vectorcall's |nargs| positional |args| and the keywords named by
 // |kwnames| (may be NULL) into |out|, one borrowed object per name of
@@ -104,7 +108,7 @@ typedef struct weft_py_parameters_t {
 // an unknown keyword, one given by name and position. Conversion is the
 // caller's (weft_py_argument_*), in parameter order, so where a call has
 // several faults the one reported may differ from PyArg's.
-bool weft_py_arguments_parse(const weft_py_parameters_t* parameters,
+bool weft_py_arguments_parse(weft_py_parameters_t* parameters,
                              PyObject* const* args, Py_ssize_t nargs,
                              PyObject* kwnames, PyObject** out);
 // PyArg's "K": |object| (argument |index|) an int, taken modulo 2**64; a
