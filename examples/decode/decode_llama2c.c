@@ -28,25 +28,60 @@ static const decode_tensor_t kLlama2cOrder[] = {
     DECODE_TENSOR_FINAL_NORM,
 };
 
+static const char* const kLlama2cHeaderFields[7] = {
+    "dim",        "hidden_dim", "n_layers", "n_heads",
+    "n_kv_heads", "vocab_size", "seq_len",
+};
+
+// The first bytes of a file (up to 8) for a message, in hex and as text
+// with '.' for what does not print: 7f 45 4c 46 02 01 01 00 (".ELF....").
+static void describe_start(const uint8_t* bytes, size_t count, char* out,
+                           size_t capacity) {
+  if (count > 8) count = 8;
+  char text[9];
+  size_t used = 0;
+  for (size_t i = 0; i < count && used < capacity; ++i) {
+    used += (size_t)snprintf(out + used, capacity - used, "%s%02x",
+                             i ? " " : "", bytes[i]);
+    text[i] = bytes[i] >= 0x20 && bytes[i] < 0x7f ? (char)bytes[i] : '.';
+  }
+  text[count] = '\0';
+  if (used < capacity) snprintf(out + used, capacity - used, " (\"%s\")", text);
+}
+
+// Called for every file that does not start with "GGUF": a file that is
+// not llama2.c either is told by its first bytes and what each format
+// expects there.
 weft_status_t decode_llama2c_read(FILE* file, const char* path,
                                   uint64_t file_size,
                                   decode_layout_t* out_layout) {
   memset(out_layout, 0, sizeof(*out_layout));
   snprintf(out_layout->format, sizeof(out_layout->format), "llama2.c");
   int32_t header[7];
-  if (file_size < LLAMA2C_HEADER_BYTES ||
-      fread(header, 1, LLAMA2C_HEADER_BYTES, file) != LLAMA2C_HEADER_BYTES) {
+  const size_t got = fread(header, 1, LLAMA2C_HEADER_BYTES, file);
+  char start[64];
+  describe_start((const uint8_t*)header, got, start, sizeof(start));
+  if (got == 0) {
     return WEFT_STATUS(INVALID_ARGUMENT,
-                       "'%s' is neither GGUF nor a llama2.c checkpoint: %llu "
-                       "bytes, shorter than the 28-byte header",
-                       path, (unsigned long long)file_size);
+                       "'%s' is empty: neither GGUF nor a llama2.c checkpoint",
+                       path);
+  }
+  if (got < LLAMA2C_HEADER_BYTES) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "'%s' is neither GGUF nor a llama2.c checkpoint: it "
+                       "starts with %s, not the GGUF magic \"GGUF\", and its "
+                       "%zu bytes are fewer than the 28 of a llama2.c header",
+                       path, start, got);
   }
   for (int i = 0; i < 7; ++i) {
     if (header[i] == 0 || (header[i] < 0 && i != 5)) {
       return WEFT_STATUS(INVALID_ARGUMENT,
-                         "'%s' is neither GGUF nor a llama2.c checkpoint: "
-                         "header field %d is %d",
-                         path, i, header[i]);
+                         "'%s' is neither GGUF nor a llama2.c checkpoint: it "
+                         "starts with %s, not the GGUF magic \"GGUF\", and "
+                         "as a llama2.c header (seven positive int32 sizes; "
+                         "vocab_size may be negative) its field %d, %s, is "
+                         "%d",
+                         path, start, i, kLlama2cHeaderFields[i], header[i]);
     }
   }
   decode_config_t* config = &out_layout->config;

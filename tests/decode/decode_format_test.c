@@ -14,7 +14,8 @@
 //    the padding before the data), a wrong version, another architecture,
 //    quantized tensors, a missing tensor or key, a wrong shape, mixed or F16
 //    norm dtypes, misaligned offsets, absurd counts, lengths and sizes, a
-//    zero llama2.c header field, garbage and short files; 400 files with
+//    zero llama2.c header field and files of neither format (named by
+//    their first bytes), short files; 400 files with
 //    random bytes of the header changed read without a crash;
 //  - f16: every half that is not NaN survives f16 -> f32 -> f16, and
 //    hand-picked floats round to nearest even.
@@ -504,10 +505,24 @@ static void llama2c_bad_header(void** state) {
     int32_t header[7] = {64, 160, 2, 4, 2, 512, 64};
     header[field] = 0;
     file_store(path, header, sizeof(header));
-    char needle[32];
-    snprintf(needle, sizeof(needle), "header field %d is 0", field);
-    assert_read_error(path, INVALID_ARGUMENT, needle);
+    static const char* const kNames[7] = {"dim",        "hidden_dim",
+                                          "n_layers",   "n_heads",
+                                          "n_kv_heads", "vocab_size",
+                                          "seq_len"};
+    char needle[64];
+    snprintf(needle, sizeof(needle), "field %d, %s, is 0", field,
+             kNames[field]);
+    assert_read_error(path, INVALID_ARGUMENT, "neither GGUF nor a llama2.c",
+                      needle);
   }
+  // Not a checkpoint at all (an ELF header): the first bytes, in hex and
+  // as text, and what each format expects.
+  const uint8_t elf[32] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0};
+  file_store(path, elf, sizeof(elf));
+  assert_read_error(path, INVALID_ARGUMENT,
+                    "starts with 7f 45 4c 46 02 01 01 00 (\".ELF....\")",
+                    "not the GGUF magic \"GGUF\"",
+                    "seven positive int32 sizes", "field 2, n_layers, is 0");
   // A header that decode_config_validate refuses: 3 heads of 64.
   int32_t odd[7] = {64, 160, 2, 3, 3, 512, 64};
   file_store(path, odd, sizeof(odd));
@@ -524,13 +539,16 @@ static void garbage_files(void** state) {
   char path[128];
   temp_path("garbage", path, sizeof(path));
   file_store(path, "", 0);
-  assert_read_error(path, INVALID_ARGUMENT, "28-byte header");
+  assert_read_error(path, INVALID_ARGUMENT, "is empty");
   file_store(path, "hello", 5);
-  assert_read_error(path, INVALID_ARGUMENT, "28-byte header");
+  assert_read_error(path, INVALID_ARGUMENT, "68 65 6c 6c 6f (\"hello\")",
+                    "5 bytes are fewer than the 28 of a llama2.c header");
   uint8_t bytes[256 + 64 * 61];
   memset(bytes, 0xFF, sizeof(bytes));
   file_store(path, bytes, sizeof(bytes));
-  assert_read_error(path, INVALID_ARGUMENT, "header field 0 is -1");
+  assert_read_error(path, INVALID_ARGUMENT,
+                    "ff ff ff ff ff ff ff ff (\"........\")",
+                    "field 0, dim, is -1");
   // "GGUF" and too little after it.
   file_store(path, "GGUF", 4);
   assert_read_error(path, OUT_OF_RANGE, "the version");
