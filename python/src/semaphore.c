@@ -183,16 +183,22 @@ static PyObject* weft_py_semaphore_wait(weft_py_semaphore_t* self,
 }
 
 // at(value): the awaitable of weft._asyncio.wait (imported on first use,
-// so the extension does not load asyncio for programs that never await).
+// so the extension does not load asyncio for programs that never await;
+// kept, as an import per call cost more than the rest of the await's setup).
+static PyObject* weft_py_asyncio_wait;
+
 static PyObject* weft_py_semaphore_at(weft_py_semaphore_t* self,
                                       PyObject* value) {
   if (!weft_py_semaphore_handle((PyObject*)self, "Semaphore")) return NULL;
-  PyObject* module = PyImport_ImportModule("weft._asyncio");
-  if (!module) return NULL;
-  PyObject* awaitable =
-      PyObject_CallMethod(module, "wait", "OO", (PyObject*)self, value);
-  Py_DECREF(module);
-  return awaitable;
+  if (!weft_py_asyncio_wait) {
+    PyObject* module = PyImport_ImportModule("weft._asyncio");
+    if (!module) return NULL;
+    weft_py_asyncio_wait = PyObject_GetAttrString(module, "wait");
+    Py_DECREF(module);
+    if (!weft_py_asyncio_wait) return NULL;
+  }
+  PyObject* args[2] = {(PyObject*)self, value};
+  return PyObject_Vectorcall(weft_py_asyncio_wait, args, 2, NULL);
 }
 
 static PyObject* weft_py_semaphore_get_name(weft_py_semaphore_t* self,
