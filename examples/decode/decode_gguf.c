@@ -105,6 +105,33 @@ static bool gguf_skip(gguf_reader_t* reader, uint64_t length,
   return true;
 }
 
+// Checks |count| (the u64 at byte |at|) against the bytes left: |count|
+// items of at least |item_size| bytes each must fit. One that cannot is
+// refused naming it, its value and the file's size: in a file of full
+// length the count is corrupt, and where the file was cut short it is
+// still the first thing that does not fit, so the message says both.
+static bool gguf_count_fits(gguf_reader_t* reader, uint64_t count,
+                            uint64_t item_size, uint64_t at, const char* what,
+                            const char* items) {
+  if (!weft_status_is_ok(reader->status)) return false;
+  const uint64_t left = reader->size - reader->offset;
+  if (count <= left / item_size) return true;
+  char need[96];
+  if (item_size == 1) {
+    snprintf(need, sizeof(need), "that many %s", items);
+  } else {
+    snprintf(need, sizeof(need), "that many %s of at least %" PRIu64 " bytes",
+             items, item_size);
+  }
+  reader->status = WEFT_STATUS(
+      OUT_OF_RANGE,
+      "'%s' (gguf): %s at byte %" PRIu64 " is %" PRIu64
+      ", implausible: %s do not fit the %" PRIu64 " bytes left of the %" PRIu64
+      "-byte file (a corrupt count, or a truncated file)",
+      reader->path, what, at, count, need, left, reader->size);
+  return false;
+}
+
 static bool gguf_u32(gguf_reader_t* reader, uint32_t* out, const char* what) {
   return gguf_read(reader, out, 4, what);
 }
@@ -118,6 +145,12 @@ static bool gguf_string(gguf_reader_t* reader, char* out, size_t capacity,
                         const char* what) {
   uint64_t length = 0;
   if (!gguf_u64(reader, &length, what)) return false;
+  char length_of[GGUF_MAX_KEY + 64];
+  snprintf(length_of, sizeof(length_of), "the length of %s", what);
+  if (!gguf_count_fits(reader, length, 1, reader->offset - 8, length_of,
+                       "bytes")) {
+    return false;
+  }
   const uint64_t kept = length < capacity - 1 ? length : capacity - 1;
   if (!gguf_read(reader, out, kept, what)) return false;
   out[kept] = '\0';
@@ -180,18 +213,16 @@ static bool gguf_value(gguf_reader_t* reader, uint32_t type, const char* key,
           reader->path, key, element_type);
       return false;
     }
+    // Strings and arrays take at least 8 bytes each (their length or
+    // count), so the count is bounded by the file, then read one by one.
     const uint64_t element_size = gguf_scalar_size(element_type);
-    if (element_size) {
-      if (count > (reader->size - reader->offset) / element_size) {
-        return gguf_skip(reader, UINT64_MAX, what);  // reports truncation
-      }
-      return gguf_skip(reader, count * element_size, what);
+    char count_of[GGUF_MAX_KEY + 32];
+    snprintf(count_of, sizeof(count_of), "the element count of '%s'", key);
+    if (!gguf_count_fits(reader, count, element_size ? element_size : 8,
+                         reader->offset - 8, count_of, "elements")) {
+      return false;
     }
-    // Strings or arrays: one by one (each takes at least 8 bytes, so the
-    // count is bounded by the file).
-    if (count > (reader->size - reader->offset) / 8) {
-      return gguf_skip(reader, UINT64_MAX, what);
-    }
+    if (element_size) return gguf_skip(reader, count * element_size, what);
     for (uint64_t i = 0; i < count; ++i) {
       gguf_value_t element;
       if (!gguf_value(reader, element_type, key, depth + 1, &element)) {
@@ -476,6 +507,9 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
   }
   gguf_u64(&reader, &tensor_count, "the tensor count");
   gguf_u64(&reader, &metadata_count, "the metadata count");
+  // An entry is at least a key's length, a type and a one-byte value.
+  gguf_count_fits(&reader, metadata_count, 8 + 4 + 1, reader.offset - 8,
+                  "the metadata count", "entries");
   gguf_metadata_t metadata;
   if (weft_status_is_ok(reader.status)) {
     gguf_read_metadata(&reader, metadata_count, &metadata);
@@ -516,11 +550,9 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
   if (!weft_status_is_ok(status)) return status;
 
   // Tensor infos: each takes at least 24 bytes, which bounds the count.
-  if (tensor_count > (file_size - reader.offset) / 24) {
-    return WEFT_STATUS(OUT_OF_RANGE,
-                       "'%s' (gguf) is truncated: %" PRIu64
-                       " tensor infos do not fit the file",
-                       path, tensor_count);
+  if (!gguf_count_fits(&reader, tensor_count, 24, 8, "the tensor count",
+                       "tensor infos")) {
+    return reader.status;
   }
   if (tensor_count > GGUF_MAX_TENSORS) {
     return WEFT_STATUS(INVALID_ARGUMENT,

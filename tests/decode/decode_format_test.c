@@ -13,9 +13,10 @@
 //    tensor or key: truncation (both formats, in a tensor, in the header, in
 //    the padding before the data), a wrong version, another architecture,
 //    quantized tensors, a missing tensor or key, a wrong shape, mixed or F16
-//    norm dtypes, misaligned offsets, absurd counts, lengths and sizes, a
-//    zero llama2.c header field and files of neither format (named by
-//    their first bytes), short files; 400 files with
+//    norm dtypes, misaligned offsets, absurd counts, lengths and sizes
+//    (named with their value and the file's size, also in files of full
+//    length), a zero llama2.c header field and files of neither format
+//    (named by their first bytes), short files; 400 files with
 //    random bytes of the header changed read without a crash;
 //  - f16: every half that is not NaN survives f16 -> f32 -> f16, and
 //    hand-picked floats round to nearest even.
@@ -369,6 +370,34 @@ static uint8_t* tiny_gguf_bytes(char* path, size_t capacity, size_t* size) {
   write_tiny("patched.gguf", DECODE_FORMAT_GGUF, DECODE_DTYPE_F32, false, path,
              capacity, &layout);
   return file_load(path, size);
+}
+
+// A file of full length whose tensor or metadata count is corrupt: the
+// count is named, with its value and the file's size (once reported as
+// truncation).
+static void gguf_corrupt_counts(void** state) {
+  (void)state;
+  char path[128];
+  size_t size = 0;
+  uint8_t* data = tiny_gguf_bytes(path, sizeof(path), &size);
+  char file_size[64];
+  snprintf(file_size, sizeof(file_size), "of the %zu-byte file", size);
+  put_u64_at(data, 8, 1ull << 40);
+  file_store(path, data, size);
+  assert_read_error(path, OUT_OF_RANGE,
+                    "the tensor count at byte 8 is 1099511627776, "
+                    "implausible",
+                    file_size, "a corrupt count");
+  free(data);
+  data = tiny_gguf_bytes(path, sizeof(path), &size);
+  put_u64_at(data, 16, 0x7FFFFFFFFFFFull);
+  file_store(path, data, size);
+  assert_read_error(path, OUT_OF_RANGE,
+                    "the metadata count at byte 16 is 140737488355327, "
+                    "implausible",
+                    file_size, "a corrupt count");
+  free(data);
+  unlink(path);
 }
 
 static void gguf_wrong_version(void** state) {
@@ -1118,9 +1147,12 @@ static void gguf_bad_metadata(void** state) {
   put_u64(&b, 1);
   const size_t after_counts = b.size;
   put_u64(&b, ~0ull - 7);
-  put(&b, "key", 3);
+  put(&b, "key and more", 12);
   file_store(path, b.data, b.size);
-  assert_read_error(path, OUT_OF_RANGE, "truncated", "a metadata key");
+  assert_read_error(path, OUT_OF_RANGE,
+                    "the length of a metadata key at byte 24 is "
+                    "18446744073709551608, implausible",
+                    "12 bytes left of the 44-byte file");
 
   b.size = after_counts;
   put_key(&b, "tokenizer.ggml.tokens", T_ARRAY);
@@ -1128,23 +1160,27 @@ static void gguf_bad_metadata(void** state) {
   put_u64(&b, 1ull << 60);
   put_str(&b, "a");
   file_store(path, b.data, b.size);
-  assert_read_error(path, OUT_OF_RANGE, "truncated",
-                    "'tokenizer.ggml.tokens'");
+  assert_read_error(path, OUT_OF_RANGE,
+                    "the element count of 'tokenizer.ggml.tokens' at byte",
+                    "is 1152921504606846976, implausible");
 
   b.size = after_counts;
   put_key(&b, "tokenizer.ggml.scores", T_ARRAY);
   put_u32(&b, T_FLOAT32);
   put_u64(&b, 1ull << 62);  // * 4 wraps to 0
   file_store(path, b.data, b.size);
-  assert_read_error(path, OUT_OF_RANGE, "truncated",
-                    "'tokenizer.ggml.scores'");
+  assert_read_error(path, OUT_OF_RANGE,
+                    "the element count of 'tokenizer.ggml.scores' at byte",
+                    "is 4611686018427387904, implausible");
 
   b.size = after_counts;
   put_key(&b, "general.name", T_STRING);
   put_u64(&b, 1000);
   put(&b, "short", 5);
   file_store(path, b.data, b.size);
-  assert_read_error(path, OUT_OF_RANGE, "truncated", "'general.name'");
+  assert_read_error(path, OUT_OF_RANGE,
+                    "the length of the value of 'general.name'", "is 1000",
+                    "truncated file");
 
   b.size = after_counts;
   put_key(&b, "test.weird", T_ARRAY);
@@ -1178,7 +1214,8 @@ static void gguf_bad_metadata(void** state) {
   put_u64(&b, ~0ull);
   for (int i = 0; i < 64; ++i) put_u8(&b, 0);
   file_store(path, b.data, b.size);
-  assert_read_error(path, OUT_OF_RANGE, "truncated");
+  assert_read_error(path, OUT_OF_RANGE,
+                    "the metadata count at byte 16 is 18446744073709551615");
   free(b.data);
 
   // A rotary base that is negative and one beyond float.
@@ -1289,7 +1326,8 @@ static void gguf_bad_tensors(void** state) {
     file_store(path, data, size);
     free(data);
   }
-  assert_read_error(path, OUT_OF_RANGE, "truncated", "a tensor name");
+  assert_read_error(path, OUT_OF_RANGE, "the length of a tensor name",
+                    "is 18446744073709551615, implausible");
 
   // A 2^31-wide model whose ffn_gate, 2^62 elements, is 0 bytes in u64
   // arithmetic: it must still be refused, by name.
@@ -1427,6 +1465,7 @@ int main(void) {
       cmocka_unit_test(truncated_llama2c),
       cmocka_unit_test(truncated_gguf),
       cmocka_unit_test(gguf_wrong_version),
+      cmocka_unit_test(gguf_corrupt_counts),
       cmocka_unit_test(gguf_not_llama),
       cmocka_unit_test(gguf_unsupported_type),
       cmocka_unit_test(gguf_missing_tensor),
