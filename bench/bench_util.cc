@@ -29,14 +29,20 @@ int BenchThreads() {
 }
 
 std::string DeviceStringWithThreads(const char* device_string) {
-  const int threads = BenchThreads();
-  if (threads == 0 || strncmp(device_string, "local-task", 10) != 0 ||
-      (device_string[10] != '\0' && device_string[10] != '?')) {
-    return device_string;
+  const bool local_task =
+      strncmp(device_string, "local-task", 10) == 0 &&
+      (device_string[10] == '\0' || device_string[10] == '?');
+  if (!local_task) return device_string;
+  std::string options;
+  const char* given = getenv("WEFT_BENCH_LOCAL_TASK");
+  if (given && given[0]) {
+    options = given;
+  } else if (BenchThreads() > 0) {
+    options = "workers=" + std::to_string(BenchThreads());
   }
-  return std::string(device_string) +
-         (device_string[10] == '?' ? "&workers=" : "?workers=") +
-         std::to_string(threads);
+  if (options.empty()) return device_string;
+  return std::string(device_string) + (device_string[10] == '?' ? "&" : "?") +
+         options;
 }
 
 Session::~Session() {

@@ -50,8 +50,10 @@ inline weft_semaphore_list_t List1(weft_semaphore_t** semaphore,
 // tables pin the process with taskset beside it.
 int BenchThreads();
 
-// |device_string| with "workers=N" added for local-task when
-// WEFT_BENCH_THREADS is set; otherwise |device_string| unchanged.
+// For local-task, |device_string| with the options of WEFT_BENCH_LOCAL_TASK
+// added ("workers=3&assist=1": how weft spends N threads is a choice a
+// scaling table compares), else with "workers=N" when WEFT_BENCH_THREADS is
+// set; other device strings unchanged.
 std::string DeviceStringWithThreads(const char* device_string);
 
 class Session {

@@ -11,6 +11,7 @@
 
 #include "base/thread.h"
 #include "base/trace.h"
+#include "base/wait_assist.h"
 
 // Linux limits thread names to 15 characters plus the terminator.
 #define WEFT_THREAD_NAME_CAPACITY 16
@@ -25,6 +26,8 @@ struct weft_thread_t {
 
 static void* weft_thread_start(void* arg) {
   weft_thread_t* thread = (weft_thread_t*)arg;
+  // weft's own threads never run another's work while they wait.
+  weft_wait_assist_exclude_thread();
   if (thread->name[0]) {
     pthread_setname_np(pthread_self(), thread->name);
     // The thread's track in a trace carries the same name.

@@ -29,6 +29,7 @@
 #include "base/notification.h"
 #include "base/thread.h"
 #include "base/trace.h"
+#include "base/wait_assist.h"
 #include "base/wait_policy.h"
 #include "hal/diagnostics.h"
 #include "hal/resource.h"
@@ -740,6 +741,14 @@ static weft_status_t weft_semaphore_list_wait_slow(weft_wait_mode_t mode,
   return status;
 }
 
+// While assistants are registered (src/base/wait_assist.h), a spinning host
+// wait looks for work to run at least this often.
+#define WEFT_SEMAPHORE_ASSIST_POLL_NS 1000
+
+static weft_time_t weft_deadline_min(weft_time_t a, weft_time_t b) {
+  return a < b ? a : b;
+}
+
 // A single-semaphore host wait until |deadline|, without the watchdog.
 // Spins on the semaphore's shared notification, which every signal bumps,
 // then sleeps on a waiter of its own that a timepoint at |value| wakes: a
@@ -754,14 +763,32 @@ static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
     spin_end = weft_time_now() + policy.spin_ns;
     if (spin_end > deadline) spin_end = deadline;
   }
+  // A poll (deadline in the past) runs nothing.
+  const bool may_assist = deadline != WEFT_TIME_INFINITE_PAST;
   for (;;) {
     if (weft_semaphore_has_failed(semaphore)) {
       return weft_semaphore_wait_failure(semaphore, value);
     }
     if (weft_semaphore_load_value(semaphore) >= value) return WEFT_OK;
-    if (spin_end == WEFT_TIME_INFINITE_PAST || weft_time_now() >= spin_end) {
-      break;
+    // Work a CPU device wants a thread for is better than spinning beside
+    // it or sleeping; doing some restarts the spin budget.
+    const bool assisting = may_assist && weft_wait_assist_available();
+    if (assisting && weft_wait_assist_run()) {
+      weft_time_t now = weft_time_now();
+      if (now >= deadline) break;
+      if (policy.spin_ns > 0) {
+        spin_end = weft_deadline_min(now + policy.spin_ns, deadline);
+      }
+      continue;
     }
+    if (spin_end == WEFT_TIME_INFINITE_PAST) break;
+    weft_time_t now = weft_time_now();
+    if (now >= spin_end) break;
+    // Spinning with assistants about: look for work again soon.
+    weft_time_t slice_end =
+        assisting
+            ? weft_deadline_min(now + WEFT_SEMAPHORE_ASSIST_POLL_NS, spin_end)
+            : spin_end;
     weft_wait_token_t token =
         weft_notification_prepare_wait(&semaphore->notification);
     if (weft_semaphore_has_failed(semaphore) ||
@@ -769,10 +796,10 @@ static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
       weft_notification_cancel_wait(&semaphore->notification);
       continue;  // the loop head returns the result
     }
-    // Spins (up to the policy's budget, bounded by |spin_end|); a sleep it
-    // falls into ends at |spin_end|.
+    // Spins (up to the policy's budget, bounded by |slice_end|); a sleep it
+    // falls into ends at |slice_end|.
     weft_notification_commit_wait(&semaphore->notification, token, policy,
-                                   spin_end);
+                                  slice_end);
   }
   if (deadline == WEFT_TIME_INFINITE_PAST || weft_time_now() >= deadline) {
     char label[WEFT_SEMAPHORE_LABEL_CAPACITY];

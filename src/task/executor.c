@@ -38,6 +38,7 @@
 #include "base/notification.h"
 #include "base/thread.h"
 #include "base/trace.h"
+#include "base/wait_assist.h"
 #include "base/wait_policy.h"
 #include "task/affinity_set.h"
 
@@ -105,6 +106,11 @@ struct weft_executor_t {
   weft_ref_count_t ref_count;
   weft_allocator_t allocator;
   uint32_t worker_count;
+  // Drainer indices worker_count..worker_count+guest_count-1 belong to
+  // waiting threads that assist (weft_executor_assist).
+  uint32_t guest_count;
+  // The registration with src/base/wait_assist.h; UINT32_MAX when none.
+  uint32_t assist_id;
   uint32_t slot_count;
   uint32_t idle_word_count;
   weft_wait_policy_t wait_policy;
@@ -132,6 +138,9 @@ struct weft_executor_t {
   char pad1[WEFT_EXECUTOR_CACHE_LINE];
   weft_executor_list_t immediate;
   weft_executor_list_t overflow;
+  // Bit g set: guest index worker_count + g is taken by an assisting thread.
+  weft_atomic_uint64_t guest_mask;
+  char pad3[WEFT_EXECUTOR_CACHE_LINE - sizeof(weft_atomic_uint64_t)];
 };
 
 //===----------------------------------------------------------------------===//
@@ -639,6 +648,49 @@ static bool weft_executor_is_shutting_down(weft_executor_t* executor) {
   return weft_atomic_load(&executor->shutting_down, memory_order_acquire) != 0;
 }
 
+// A compute slot that wants another drainer (relaxed: a hint; entering the
+// slot decides).
+static bool weft_executor_slot_wants_help(weft_executor_t* executor) {
+  for (uint32_t i = 0; i < executor->slot_count; ++i) {
+    weft_executor_slot_t* slot = &executor->slots[i];
+    uint32_t word = weft_atomic_load(&slot->word, memory_order_relaxed);
+    if (WEFT_SLOT_STATE(word) == WEFT_SLOT_OPEN &&
+        WEFT_SLOT_COUNT(word) <
+            weft_atomic_load(&slot->limit, memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The wait assistant (src/base/wait_assist.h): a waiting thread takes a free
+// guest index and makes one pass over the compute slots as that drainer.
+// Only compute slots: a budget-1 process may be a long host call or file
+// operation, which would hold the waiter far past its own signal.
+static bool weft_executor_assist(void* user_data) {
+  weft_executor_t* executor = (weft_executor_t*)user_data;
+  if (!weft_executor_slot_wants_help(executor)) return false;
+  uint64_t taken = weft_atomic_load(&executor->guest_mask, memory_order_relaxed);
+  uint64_t all = executor->guest_count == 64
+                     ? ~0ull
+                     : ((1ull << executor->guest_count) - 1);
+  uint64_t bit = 0;
+  do {
+    uint64_t free_bits = ~taken & all;
+    if (!free_bits) return false;
+    bit = free_bits & (~free_bits + 1);
+    // Acquire: the previous guest's drain on this index is done (its
+    // worker-local memory is ours now).
+  } while (!weft_atomic_compare_exchange_weak(&executor->guest_mask, &taken,
+                                              taken | bit, memory_order_acquire,
+                                              memory_order_relaxed));
+  uint32_t index = executor->worker_count + (uint32_t)__builtin_ctzll(bit);
+  bool drained = weft_executor_drain_slots(executor, &executor->workers[index]);
+  // Release: pairs with the next taker's acquire.
+  weft_atomic_fetch_and(&executor->guest_mask, ~bit, memory_order_release);
+  return drained;
+}
+
 // Spins until this worker is claimed (its idle bit cleared by a waker) or
 // the spin budget runs out, when a spinner place is free. Returns true when
 // claimed.
@@ -815,7 +867,7 @@ static void weft_executor_stop_workers(weft_executor_t* executor,
 static void weft_executor_free(weft_executor_t* executor) {
   weft_allocator_t allocator = executor->allocator;
   if (executor->workers) {
-    for (uint32_t i = 0; i < executor->worker_count; ++i) {
+    for (uint32_t i = 0; i < weft_executor_drainer_count(executor); ++i) {
       weft_notification_deinitialize(&executor->workers[i].notification);
     }
   }
@@ -834,6 +886,8 @@ static void weft_executor_apply_options(const weft_executor_options_t* options,
   if (cpu_count == 0) cpu_count = 1;
   executor->worker_count =
       options->worker_count ? options->worker_count : cpu_count;
+  executor->guest_count = options->guest_count;
+  executor->assist_id = UINT32_MAX;
   executor->slot_count = options->compute_slot_count
                              ? options->compute_slot_count
                              : WEFT_EXECUTOR_DEFAULT_COMPUTE_SLOT_COUNT;
@@ -858,8 +912,9 @@ static void weft_executor_apply_options(const weft_executor_options_t* options,
 
 static weft_status_t weft_executor_allocate_storage(weft_executor_t* executor) {
   weft_allocator_t allocator = executor->allocator;
+  const uint32_t drainer_count = weft_executor_drainer_count(executor);
   weft_status_t status = weft_allocator_malloc_array(
-      allocator, executor->worker_count, sizeof(weft_executor_worker_t),
+      allocator, drainer_count, sizeof(weft_executor_worker_t),
       (void**)&executor->workers);
   if (weft_status_is_ok(status)) {
     status = weft_allocator_malloc_array(allocator, executor->slot_count,
@@ -879,14 +934,14 @@ static weft_status_t weft_executor_allocate_storage(weft_executor_t* executor) {
   size_t local_bytes = 0;
   if (weft_status_is_ok(status) && executor->local_memory_stride > 0) {
     if (executor->local_memory_stride < executor->local_memory_size ||
-        __builtin_mul_overflow((size_t)executor->worker_count,
+        __builtin_mul_overflow((size_t)drainer_count,
                                executor->local_memory_stride, &local_bytes) ||
         __builtin_add_overflow(local_bytes, (size_t)WEFT_EXECUTOR_CACHE_LINE,
                                &local_bytes)) {
       status = WEFT_STATUS(INVALID_ARGUMENT,
                            "executor_create: worker_local_memory_size %zu "
-                           "times %u workers overflows",
-                           executor->local_memory_size, executor->worker_count);
+                           "times %u drainers overflows",
+                           executor->local_memory_size, drainer_count);
     }
   }
   if (weft_status_is_ok(status) && executor->local_memory_stride > 0) {
@@ -933,11 +988,16 @@ weft_status_t weft_executor_create(const weft_executor_options_t* options,
   }
   weft_executor_t* executor = NULL;
   weft_status_t status = WEFT_OK;
-  if (options->worker_count > WEFT_SLOT_COUNT_MASK) {
+  if (options->worker_count > WEFT_SLOT_COUNT_MASK - 64) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "executor_create: worker_count %u is over the limit "
                          "of %u",
-                         options->worker_count, WEFT_SLOT_COUNT_MASK);
+                         options->worker_count, WEFT_SLOT_COUNT_MASK - 64);
+  } else if (options->guest_count > 64) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "executor_create: guest_count %u is over the limit "
+                         "of 64",
+                         options->guest_count);
   }
   if (weft_status_is_ok(status)) {
     status =
@@ -951,6 +1011,7 @@ weft_status_t weft_executor_create(const weft_executor_options_t* options,
     atomic_init(&executor->desired_wake, 0);
     atomic_init(&executor->shutting_down, 0);
     atomic_init(&executor->spinner_count, 0);
+    atomic_init(&executor->guest_mask, 0);
     weft_executor_list_initialize(&executor->immediate);
     weft_executor_list_initialize(&executor->overflow);
     status = weft_executor_allocate_storage(executor);
@@ -965,7 +1026,7 @@ weft_status_t weft_executor_create(const weft_executor_options_t* options,
       atomic_init(&executor->idle_mask[i], 0);
       atomic_init(&executor->spinning_mask[i], 0);
     }
-    for (uint32_t i = 0; i < executor->worker_count; ++i) {
+    for (uint32_t i = 0; i < weft_executor_drainer_count(executor); ++i) {
       weft_executor_worker_t* worker = &executor->workers[i];
       worker->executor = executor;
       worker->thread = NULL;
@@ -990,6 +1051,14 @@ weft_status_t weft_executor_create(const weft_executor_options_t* options,
                                     i, executor->worker_count);
     }
   }
+  if (weft_status_is_ok(status) && executor->guest_count > 0) {
+    // With every place taken (32 executors assisting) this one runs
+    // without guests: a waiter then sleeps instead, as before.
+    weft_status_t assist = weft_wait_assist_register(
+        weft_executor_assist, executor, &executor->assist_id);
+    if (!weft_status_is_ok(assist)) executor->assist_id = UINT32_MAX;
+    weft_status_ignore(assist);
+  }
   if (weft_status_is_ok(status)) {
     *out_executor = executor;
   } else if (executor) {
@@ -1005,6 +1074,10 @@ void weft_executor_retain(weft_executor_t* executor) {
 
 void weft_executor_release(weft_executor_t* executor) {
   if (!executor || !weft_ref_count_dec(&executor->ref_count)) return;
+  // No guest is inside a drain past this point.
+  if (executor->assist_id != UINT32_MAX) {
+    weft_wait_assist_unregister(executor->assist_id);
+  }
   weft_executor_stop_workers(executor, executor->worker_count);
   weft_executor_sweep(executor);
   weft_executor_free(executor);
@@ -1014,11 +1087,16 @@ uint32_t weft_executor_worker_count(const weft_executor_t* executor) {
   return executor->worker_count;
 }
 
+uint32_t weft_executor_drainer_count(const weft_executor_t* executor) {
+  return executor->worker_count + executor->guest_count;
+}
+
 void* weft_executor_worker_local_memory(weft_executor_t* executor,
                                         uint32_t worker_index,
                                         size_t* out_size) {
   if (out_size) *out_size = executor->local_memory_size;
-  if (!executor->local_memory || worker_index >= executor->worker_count) {
+  if (!executor->local_memory ||
+      worker_index >= weft_executor_drainer_count(executor)) {
     return NULL;
   }
   return executor->local_memory +

@@ -51,6 +51,10 @@ typedef struct weft_executor_options_t {
   // Bytes of scratch memory per worker (64-byte aligned, zeroed at create);
   // 0 = none.
   size_t worker_local_memory_size;
+  // Threads besides the workers that may drain compute slots while they
+  // wait (an application thread in a host wait: src/base/wait_assist.h),
+  // each with a drainer index after the workers' (0 = none; at most 64).
+  uint32_t guest_count;
   // NULL, or |worker_count| sets: worker i is pinned to the CPUs of
   // worker_affinities[i] (an empty set leaves that worker unpinned). Read
   // during create only.
@@ -58,7 +62,7 @@ typedef struct weft_executor_options_t {
 } weft_executor_options_t;
 
 // Fills |out_options| with defaults (all CPUs, default spin, default slots,
-// no local memory, no pinning).
+// no guests, no local memory, no pinning).
 void weft_executor_options_initialize(weft_executor_options_t* out_options);
 
 // Creates an executor and starts its workers. RESOURCE_EXHAUSTED when
@@ -80,7 +84,12 @@ void weft_executor_release(weft_executor_t* executor);
 // Returns the number of workers (worker indices are 0..count-1).
 uint32_t weft_executor_worker_count(const weft_executor_t* executor);
 
-// Returns worker |worker_index|'s scratch memory (64-byte aligned) and its
+// Returns the number of drainer indices: the workers' (0..count-1), then
+// the guests' (see weft_executor_options_t.guest_count). What a drain sizes
+// per drainer (scratch, claim state) needs this many.
+uint32_t weft_executor_drainer_count(const weft_executor_t* executor);
+
+// Returns drainer |worker_index|'s scratch memory (64-byte aligned) and its
 // size in |out_size| (may be NULL); NULL when none was asked for. Only that
 // worker (or a drain running on it) should touch it.
 void* weft_executor_worker_local_memory(weft_executor_t* executor,

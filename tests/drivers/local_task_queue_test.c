@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/atomics.h"
 #include "base/thread.h"
 #include "cts.h"
 #include "weft/weft.h"
@@ -54,13 +55,28 @@ static int spin(const weft_dispatch_state_t* dispatch,
   return 0;
 }
 
+// Set on the test's main thread: "count_host" counts the workgroups that
+// ran there (a waiting host that assists).
+static _Thread_local int g_on_host_thread;
+static weft_atomic_int32_t g_host_workgroups;
+
+// "count_host": like "spin", and counts workgroups run on the host thread.
+static int count_host(const weft_dispatch_state_t* dispatch,
+                      const weft_workgroup_state_t* workgroup) {
+  if (g_on_host_thread) {
+    weft_atomic_fetch_add(&g_host_workgroups, 1, memory_order_relaxed);
+  }
+  return spin(dispatch, workgroup);
+}
+
 static const weft_kernel_def_t kKernels[] = {
     {"add_one", add_one, 1, 0, {64, 1, 1}, 0},
     {"spin", spin, 0, 1, {1, 1, 1}, 0},
+    {"count_host", count_host, 0, 1, {1, 1, 1}, 0},
 };
 
 static const weft_kernel_library_t kLibrary = {
-    WEFT_KERNEL_ABI_VERSION, "local_task_queue_test", 2, kKernels};
+    WEFT_KERNEL_ABI_VERSION, "local_task_queue_test", 3, kKernels};
 
 static const weft_kernel_library_t* query_library(uint32_t abi_version) {
   return abi_version == WEFT_KERNEL_ABI_VERSION ? &kLibrary : NULL;
@@ -485,6 +501,10 @@ static void options_and_properties(void** state) {
   weft_cts_assert_status_contains(
       weft_device_create("local-task://x", weft_allocator_system(), &device),
       WEFT_STATUS_INVALID_ARGUMENT, "takes no path");
+  weft_cts_assert_status_contains(
+      weft_device_create("local-task?assist=65", weft_allocator_system(),
+                         &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "assist=65 is out of range (0 to 64)");
   device = create_device("local-task?workers=3&spin_us=0&queues=4",
                          weft_allocator_system());
   int64_t value = 0;
@@ -495,6 +515,8 @@ static void options_and_properties(void** state) {
   WEFT_ASSERT_OK(weft_device_query_i64(device, "dispatch.concurrent", &value));
   assert_int_equal(value, 1);
   WEFT_ASSERT_OK(weft_device_query_i64(device, "semaphore.host_wait", &value));
+  assert_int_equal(value, 1);
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "assist.count", &value));
   assert_int_equal(value, 1);
   weft_cts_assert_status_contains(weft_device_query_i64(device, "nope", &value),
                                   WEFT_STATUS_NOT_FOUND, "known: queue.count");
@@ -536,6 +558,49 @@ static void one_worker_runs_dispatches(void** state) {
   weft_device_release(device);
 }
 
+//===----------------------------------------------------------------------===//
+// Assisting waits
+//===----------------------------------------------------------------------===//
+
+// Dispatches 64 workgroups of 100 us on |device_string| (one worker) and
+// waits for them on this thread; returns how many ran here.
+static int32_t host_workgroups_during_wait(const char* device_string) {
+  weft_device_t* device = create_device(device_string, weft_allocator_system());
+  weft_executable_t* executable = NULL;
+  WEFT_ASSERT_OK(weft_device_create_executable(
+      device, weft_executable_source_cpu_static(query_library), &executable));
+  // The semaphore's wait policy is read at its creation: spin (and so
+  // assist) for as long as the work lasts, however slow the machine.
+  setenv("WEFT_SPIN_US", "10000000", 1);
+  weft_semaphore_t* done = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &done));
+  unsetenv("WEFT_SPIN_US");
+  weft_atomic_store(&g_host_workgroups, 0, memory_order_relaxed);
+  g_on_host_thread = 1;
+  const uint32_t workgroups[3] = {64, 1, 1};
+  const uint32_t microseconds = 100;
+  uint64_t one = 1;
+  WEFT_ASSERT_OK(weft_device_queue_dispatch(
+      device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&done, &one), executable,
+      weft_cts_kernel_ordinal(executable, "count_host"), workgroups, 1,
+      &microseconds, 0, NULL));
+  WEFT_ASSERT_OK(weft_cts_wait(done, 1));
+  g_on_host_thread = 0;
+  weft_semaphore_release(done);
+  weft_executable_release(executable);
+  weft_device_release(device);
+  return weft_atomic_load(&g_host_workgroups, memory_order_relaxed);
+}
+
+// A host waiting for a dispatch runs some of its workgroups (assist=1, the
+// default); with assist=0 it runs none.
+static void waiting_host_assists(void** state) {
+  assert_true(host_workgroups_during_wait("local-task?workers=1") > 0);
+  assert_int_equal(host_workgroups_during_wait("local-task?workers=1&assist=0"),
+                   0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(steady_state_allocates_nothing),
@@ -547,6 +612,7 @@ int main(void) {
       cmocka_unit_test(dump_pending_names_queue_and_waits),
       cmocka_unit_test(options_and_properties),
       cmocka_unit_test(one_worker_runs_dispatches),
+      cmocka_unit_test(waiting_host_assists),
   };
   return cmocka_run_group_tests_name("local_task.queue", tests, NULL, NULL);
 }

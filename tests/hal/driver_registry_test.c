@@ -319,7 +319,7 @@ static void near_misses_are_suggested(void** state) {
                          &device),
       WEFT_STATUS_INVALID_ARGUMENT,
       "driver 'local-task' does not accept option 'worker'; accepted: "
-      "workers, cpus, nodes, spin_us, queues, file_io, file_io_depth; did "
+      "workers, cpus, nodes, spin_us, assist, queues, file_io, file_io_depth; did "
       "you mean 'workers'?");
   // Two edits; the closest of several candidates wins.
   assert_status_contains(

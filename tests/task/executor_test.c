@@ -11,6 +11,7 @@
 // cmocka needs the headers above first.
 #include <cmocka.h>
 
+#include "base/wait_assist.h"
 #include "task/affinity_set.h"
 #include "task_test_util.h"
 
@@ -580,6 +581,48 @@ static void test_worker_affinity(void** state) {
   for (int i = 0; i < kWorkers; ++i) weft_affinity_set_deinitialize(&sets[i]);
 }
 
+// A waiting application thread drains a compute slot as a guest: it gets
+// the drainer index after the workers', its local memory, and leaves the
+// wait-assist table when the executor is released.
+static void test_guest_drains_compute_slot(void** state) {
+  (void)state;
+  weft_executor_options_t options;
+  weft_executor_options_initialize(&options);
+  options.worker_count = 1;
+  options.guest_count = 1;
+  options.worker_local_memory_size = 64;
+  weft_executor_t* executor = NULL;
+  assert_true(weft_status_is_ok(
+      weft_executor_create(&options, weft_allocator_system(), &executor)));
+  assert_int_equal(weft_executor_drainer_count(executor), 2);
+  assert_non_null(weft_executor_worker_local_memory(executor, 1, NULL));
+  assert_null(weft_executor_worker_local_memory(executor, 2, NULL));
+  assert_true(weft_wait_assist_available());
+  test_process_t test;
+  test_process_initialize(executor, 2, 1 << 30, &test);
+  test.drain_ns = 20 * 1000;
+  weft_process_resume(&test.process);
+  weft_time_t deadline = weft_time_now() + TEST_TIMEOUT_NS;
+  while (!(weft_atomic_load(&test.worker_mask, memory_order_relaxed) & 2) &&
+         weft_time_now() < deadline) {
+    weft_wait_assist_run();
+  }
+  assert_true(weft_atomic_load(&test.worker_mask, memory_order_relaxed) & 2);
+  weft_process_cancel(&test.process);
+  assert_true(test_wait_at_least(&test.releases, 1, TEST_TIMEOUT_NS));
+  assert_true(weft_atomic_load(&test.max_inside, memory_order_relaxed) <= 2);
+  assert_int_equal(weft_atomic_load(&test.late_drains, memory_order_relaxed),
+                   0);
+  weft_executor_release(executor);
+  assert_false(weft_wait_assist_available());
+  // Without guests nothing registers.
+  executor = test_executor_create(1, 0, 0);
+  assert_non_null(executor);
+  assert_int_equal(weft_executor_drainer_count(executor), 1);
+  assert_false(weft_wait_assist_available());
+  weft_executor_release(executor);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_budget_n_drained_by_all_workers),
@@ -597,6 +640,7 @@ int main(void) {
       cmocka_unit_test(test_oversubscribed_does_not_spin),
       cmocka_unit_test(test_create_failures),
       cmocka_unit_test(test_worker_affinity),
+      cmocka_unit_test(test_guest_drains_compute_slot),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -241,7 +241,7 @@ static weft_status_t weft_local_task_compute_prepare(
     size_t size = ((size_t)recording->max_local_memory_size + 63) & ~(size_t)63;
     void* scratch = NULL;
     status =
-        weft_local_task_op_allocate(op, size * device->worker_count, &scratch);
+        weft_local_task_op_allocate(op, size * device->drainer_count, &scratch);
     op->compute.scratch = (uint8_t*)scratch;
     op->compute.scratch_size = size;
   }
@@ -254,7 +254,7 @@ static weft_status_t weft_local_task_compute_prepare(
   if (weft_status_is_ok(status) && recording) {
     weft_block_processor_params_t params;
     memset(&params, 0, sizeof(params));
-    params.worker_count = device->worker_count;
+    params.worker_count = device->drainer_count;
     params.what = what;
     op->compute.failed_command = UINT32_MAX;
     params.failed_command = &op->compute.failed_command;
@@ -281,7 +281,7 @@ void weft_local_task_compute_start(weft_local_task_queue_t* queue,
   weft_block_processor_context_t* context = op->compute.context;
   if (!weft_status_is_ok(status) || replayed) {
     weft_local_task_compute_finish_and_release(op, status);
-  } else if (device->worker_count == 1 ||
+  } else if (device->drainer_count == 1 ||
              (op->compute.recording->region_count <= 1 &&
               weft_block_processor_desired_workers(context) <= 1)) {
     // One worker is all it could use: run it here, without the hop to the
@@ -315,7 +315,7 @@ void weft_local_task_compute_initialize(weft_local_task_queue_t* queue) {
   compute->queued_tail = NULL;
   weft_process_initialize(
       queue->device->executor, weft_local_task_compute_drain,
-      queue->device->worker_count, compute, &compute->process);
+      queue->device->drainer_count, compute, &compute->process);
   // Scheduled now; its first drain finds nothing and it goes idle.
   weft_process_resume(&compute->process);
 }

@@ -159,6 +159,7 @@ static weft_status_t weft_local_task_device_query_i64(
       {"semaphore.host_wait", 1},
       {"file_io.async", device->proactor != NULL},
       {"file_io.backend", device->file_io},
+      {"assist.count", device->drainer_count - device->worker_count},
   };
   return weft_device_query_property(
       base_device, key, properties, sizeof(properties) / sizeof(properties[0]),
@@ -239,6 +240,8 @@ typedef struct weft_local_task_device_params_t {
   // Whether spin_us was given, and its value.
   bool has_spin_us;
   uint32_t spin_us;
+  // assist=N: guests of the executor.
+  uint32_t assist_count;
   uint32_t queue_count;
   // file_io: sync, or the proactor's backend.
   bool file_io_sync;
@@ -252,12 +255,25 @@ static weft_status_t weft_local_task_parse_params(
   out_params->has_spin_us =
       weft_device_options_find(options, "spin_us") != NULL;
   out_params->spin_us = 0;
+  out_params->assist_count = WEFT_LOCAL_TASK_DEFAULT_ASSIST_COUNT;
   out_params->queue_count = WEFT_LOCAL_TASK_DEFAULT_QUEUE_COUNT;
   out_params->file_io_sync = false;
   weft_proactor_options_initialize(&out_params->proactor);
   out_params->proactor.thread_name = "weft-io";
   weft_status_t status = weft_local_task_parse_topology_options(
       options, &out_params->topology, &out_params->spin_us);
+  if (weft_status_is_ok(status)) {
+    status = weft_device_options_get_u32(options, "assist",
+                                         &out_params->assist_count);
+  }
+  if (weft_status_is_ok(status) &&
+      out_params->assist_count > WEFT_LOCAL_TASK_MAX_ASSIST_COUNT) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': assist=%u is out of range "
+                         "(0 to %u)",
+                         device_string, out_params->assist_count,
+                         WEFT_LOCAL_TASK_MAX_ASSIST_COUNT);
+  }
   if (weft_status_is_ok(status)) {
     status = weft_device_options_get_u32(options, "queues",
                                          &out_params->queue_count);
@@ -372,6 +388,7 @@ static weft_status_t weft_local_task_create_executor(
   weft_executor_options_t options;
   weft_executor_options_initialize(&options);
   options.worker_count = topology->worker_count;
+  options.guest_count = params->assist_count;
   options.worker_local_memory_size = WEFT_LOCAL_TASK_WORKER_LOCAL_MEMORY_SIZE;
   if (params->has_spin_us) {
     options.spin_ns =
@@ -449,6 +466,7 @@ static weft_status_t weft_local_task_driver_create_device(
   }
   if (weft_status_is_ok(status)) {
     device->worker_count = weft_executor_worker_count(device->executor);
+    device->drainer_count = weft_executor_drainer_count(device->executor);
     device->control_linger_ns = weft_executor_spin_ns(device->executor);
     status = weft_local_task_explain(&topology, &params, device);
   }
@@ -483,7 +501,7 @@ static weft_status_t weft_local_task_driver_create_device(
 }
 
 static const char* const kWeftLocalTaskOptionNames[] = {
-    "workers", "cpus",    "nodes",         "spin_us",
+    "workers", "cpus",    "nodes",         "spin_us", "assist",
     "queues",  "file_io", "file_io_depth", NULL,
 };
 

@@ -14,6 +14,10 @@
 //   spin_us=N             microseconds an idle worker spins before sleeping
 //                         (default: the process wait policy; 0 when
 //                         oversubscribed)
+//   assist=N              application threads that may run the device's
+//                         compute while they wait for it in a host wait
+//                         (src/base/wait_assist.h), 0..64 (default 1; 0:
+//                         a waiting thread only spins and sleeps)
 //   queues=N              number of queues, 1..64 (default 1); affinity bit i
 //                         selects queue i % N, ANY the lowest set bit's
 //   file_io=auto|io_uring|threads|sync
@@ -36,6 +40,7 @@
 // Properties (weft_device_query_i64) besides the common ones:
 //   file_io.async         1 when a proactor moves file bytes, else 0
 //   file_io.backend       0 sync, 1 threads, 2 io_uring
+//   assist.count          the assist=N in effect
 //
 // Lifetime: operations do not retain the device. Releasing the last
 // reference shuts it down: operations still waiting are cancelled (their
@@ -66,6 +71,9 @@
 #define WEFT_LOCAL_TASK_MAX_CONTROL_LINGER_NS (20ll * 1000)
 // Queues when the device string does not say.
 #define WEFT_LOCAL_TASK_DEFAULT_QUEUE_COUNT 1u
+// assist=N: its default and its largest value (the executor's guest limit).
+#define WEFT_LOCAL_TASK_DEFAULT_ASSIST_COUNT 1u
+#define WEFT_LOCAL_TASK_MAX_ASSIST_COUNT 64u
 // The largest file_io_depth, and the most threads it gives a thread pool.
 #define WEFT_LOCAL_TASK_MAX_FILE_IO_DEPTH 4096u
 #define WEFT_LOCAL_TASK_MAX_FILE_IO_THREADS 64u
@@ -81,6 +89,9 @@ typedef struct weft_local_task_device_t {
   weft_device_t base;
   weft_executor_t* executor;
   uint32_t worker_count;
+  // Workers plus assisting guests: the drainer indices a compute context
+  // and its per-drainer scratch are sized for.
+  uint32_t drainer_count;
   // How long a control process keeps draining (polling its ready list)
   // after it ran out of ops, before it lets its worker go: the worker's own
   // spin budget (0 when spinning is off), capped. The next op of a host

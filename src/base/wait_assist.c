@@ -1,0 +1,107 @@
+// weft: waiting threads that run work (see src/base/wait_assist.h).
+//
+// A fixed table of entries, each with a state word and a count of threads
+// inside its function. Run: count in (seq_cst), then read the state
+// (seq_cst); unregister: mark the entry leaving (seq_cst), then wait for the
+// count to reach zero (seq_cst loads). In the single total order either
+// the runner sees "leaving" and backs out, or unregister sees the runner
+// and waits for it: no call starts on an entry being unregistered.
+
+#include "base/wait_assist.h"
+
+#include "base/atomics.h"
+#include "base/thread.h"
+
+#define WEFT_WAIT_ASSIST_FREE 0u
+#define WEFT_WAIT_ASSIST_CLAIMED 1u  // being filled by register
+#define WEFT_WAIT_ASSIST_ACTIVE 2u
+#define WEFT_WAIT_ASSIST_LEAVING 3u
+
+typedef struct weft_wait_assist_entry_t {
+  weft_atomic_uint32_t state;
+  weft_atomic_uint32_t inside;
+  weft_wait_assist_fn_t fn;
+  void* user_data;
+} weft_wait_assist_entry_t;
+
+static weft_wait_assist_entry_t weft_wait_assist_entries
+    [WEFT_WAIT_ASSIST_CAPACITY];
+// Entries ACTIVE or LEAVING: the fast "nothing to do" test.
+static weft_atomic_uint32_t weft_wait_assist_active_count;
+// 1 on threads that weft started; >1 while inside an assistant.
+static _Thread_local uint32_t weft_wait_assist_thread_depth;
+
+weft_status_t weft_wait_assist_register(weft_wait_assist_fn_t fn,
+                                        void* user_data, uint32_t* out_id) {
+  for (uint32_t i = 0; i < WEFT_WAIT_ASSIST_CAPACITY; ++i) {
+    weft_wait_assist_entry_t* entry = &weft_wait_assist_entries[i];
+    uint32_t expected = WEFT_WAIT_ASSIST_FREE;
+    // Acquire: the previous unregister's last reads are done.
+    if (!weft_atomic_compare_exchange_strong(
+            &entry->state, &expected, WEFT_WAIT_ASSIST_CLAIMED,
+            memory_order_acquire, memory_order_relaxed)) {
+      continue;
+    }
+    entry->fn = fn;
+    entry->user_data = user_data;
+    weft_atomic_fetch_add(&weft_wait_assist_active_count, 1,
+                          memory_order_relaxed);
+    // Release: runners that see ACTIVE see fn and user_data.
+    weft_atomic_store(&entry->state, WEFT_WAIT_ASSIST_ACTIVE,
+                      memory_order_release);
+    *out_id = i;
+    return WEFT_OK;
+  }
+  return WEFT_STATUS(RESOURCE_EXHAUSTED,
+                     "wait_assist_register: all %u places are taken",
+                     WEFT_WAIT_ASSIST_CAPACITY);
+}
+
+void weft_wait_assist_unregister(uint32_t id) {
+  if (id >= WEFT_WAIT_ASSIST_CAPACITY) return;
+  weft_wait_assist_entry_t* entry = &weft_wait_assist_entries[id];
+  // seq_cst: unregister's half of the pair with run (see the file comment).
+  weft_atomic_store(&entry->state, WEFT_WAIT_ASSIST_LEAVING,
+                    memory_order_seq_cst);
+  while (weft_atomic_load(&entry->inside, memory_order_seq_cst) != 0) {
+    weft_thread_yield();
+  }
+  weft_atomic_fetch_sub(&weft_wait_assist_active_count, 1,
+                        memory_order_relaxed);
+  // Release: the next register sees this entry quiet.
+  weft_atomic_store(&entry->state, WEFT_WAIT_ASSIST_FREE,
+                    memory_order_release);
+}
+
+bool weft_wait_assist_available(void) {
+  return weft_wait_assist_thread_depth == 0 &&
+         weft_atomic_load(&weft_wait_assist_active_count,
+                          memory_order_relaxed) != 0;
+}
+
+bool weft_wait_assist_run(void) {
+  if (!weft_wait_assist_available()) return false;
+  bool did_work = false;
+  weft_wait_assist_thread_depth = 2;
+  for (uint32_t i = 0; i < WEFT_WAIT_ASSIST_CAPACITY && !did_work; ++i) {
+    weft_wait_assist_entry_t* entry = &weft_wait_assist_entries[i];
+    if (weft_atomic_load(&entry->state, memory_order_relaxed) !=
+        WEFT_WAIT_ASSIST_ACTIVE) {
+      continue;
+    }
+    // seq_cst: run's half of the pair with unregister.
+    weft_atomic_fetch_add(&entry->inside, 1, memory_order_seq_cst);
+    if (weft_atomic_load(&entry->state, memory_order_seq_cst) ==
+        WEFT_WAIT_ASSIST_ACTIVE) {
+      did_work = entry->fn(entry->user_data);
+    }
+    // Release: unregister's wait sees this call's accesses done.
+    weft_atomic_fetch_sub(&entry->inside, 1, memory_order_release);
+  }
+  weft_wait_assist_thread_depth = 0;
+  return did_work;
+}
+
+void weft_wait_assist_exclude_thread(void) {
+  weft_wait_assist_thread_depth = 1;
+}

@@ -1,0 +1,52 @@
+// weft: work a waiting application thread runs instead of spinning.
+//
+// A thread that waits for a semaphore a CPU device will signal would spin
+// or sleep beside the workers doing that work: one thread more than the
+// CPUs, and on a machine whose every CPU runs a worker the preempted one
+// holds up everything. Executors register an assistant here; a host wait
+// calls weft_wait_assist_run between its checks, which drains work of a
+// registered executor on the waiting thread (bounded, so the wait sees its
+// own signal soon after it lands).
+//
+// Threads that weft starts (workers, completion and I/O threads) never
+// assist: their own work must not wait behind someone else's.
+//
+// Threading: everything is safe from any thread. An assistant is called
+// with no lock held; unregister returns only once no thread is inside it.
+#ifndef WEFT_BASE_WAIT_ASSIST_H_
+#define WEFT_BASE_WAIT_ASSIST_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft/status.h"
+
+// Runs some of the registrant's work on the calling thread; returns true
+// when it did any (the caller then re-checks what it waits for).
+typedef bool (*weft_wait_assist_fn_t)(void* user_data);
+
+// Assistants registered at once, process-wide.
+#define WEFT_WAIT_ASSIST_CAPACITY 32u
+
+// Registers |fn| with |user_data|; |out_id| identifies it for unregister.
+// RESOURCE_EXHAUSTED when WEFT_WAIT_ASSIST_CAPACITY are registered (the
+// caller then runs without assistance).
+weft_status_t weft_wait_assist_register(weft_wait_assist_fn_t fn,
+                                        void* user_data, uint32_t* out_id);
+
+// Unregisters |id|; returns once no thread runs its function.
+void weft_wait_assist_unregister(uint32_t id);
+
+// True when the calling thread may assist and some assistant is
+// registered: a relaxed load and a thread-local read.
+bool weft_wait_assist_available(void);
+
+// Calls registered assistants (not from a weft thread, not nested inside
+// one) until one does work; returns true when one did.
+bool weft_wait_assist_run(void);
+
+// Marks the calling thread as one of weft's own: it never assists. Called
+// by weft_thread_create's start routine.
+void weft_wait_assist_exclude_thread(void);
+
+#endif  // WEFT_BASE_WAIT_ASSIST_H_
