@@ -548,6 +548,13 @@ uint32_t decode_session_queued(const decode_session_t* session) {
   return session->queued;
 }
 
+weft_semaphore_t* decode_session_timeline(const decode_session_t* session,
+                                          uint32_t position,
+                                          uint64_t* out_value) {
+  *out_value = session->base + position + 1;
+  return session->timeline;
+}
+
 weft_status_t decode_session_wait(decode_session_t* session,
                                   uint32_t position, weft_timeout_t timeout) {
   if (position >= session->queued) {

@@ -87,6 +87,16 @@ uint32_t decode_session_queued(const decode_session_t* session);
 weft_status_t decode_session_wait(decode_session_t* session,
                                   uint32_t position, weft_timeout_t timeout);
 
+// The session's timeline and, in |out_value|, the value it reaches when
+// the step at |position| is done (positions count from the last
+// decode_session_start, queued or not yet): for timepoints of the
+// caller's own, such as weft-decode's clock of when each step ended. The
+// semaphore stays the session's; cancel what is registered on it before
+// the session is released or started again.
+weft_semaphore_t* decode_session_timeline(const decode_session_t* session,
+                                          uint32_t position,
+                                          uint64_t* out_value);
+
 // The last done step's logits (vocab floats): call after waiting for the
 // last queued step.
 weft_status_t decode_session_read_logits(decode_session_t* session,
