@@ -15,16 +15,21 @@ weft_buffer_t* weft_py_buffer_handle(PyObject* object, const char* what) {
   return buffer;
 }
 
-PyObject* weft_py_buffer_wrap(weft_buffer_t* buffer) {
+PyObject* weft_py_buffer_wrap(weft_buffer_t* buffer, PyObject* device) {
+  PyObject* device_reference = device ? PyWeakref_NewRef(device, NULL) : NULL;
   weft_py_buffer_t* self =
-      PyObject_New(weft_py_buffer_t, &weft_py_buffer_type);
+      (device_reference || !device)
+          ? PyObject_New(weft_py_buffer_t, &weft_py_buffer_type)
+          : NULL;
   if (!self) {
+    Py_XDECREF(device_reference);
     weft_buffer_release(buffer);
     return NULL;
   }
   self->buffer = buffer;
   memset(&self->mapping, 0, sizeof(self->mapping));
   self->exports = 0;
+  self->device = device_reference;
   return (PyObject*)self;
 }
 
@@ -32,6 +37,7 @@ static void weft_py_buffer_dealloc(weft_py_buffer_t* self) {
   // No export can outlive the object (each holds a reference to it).
   weft_buffer_t* buffer = self->buffer;
   self->buffer = NULL;
+  Py_CLEAR(self->device);
   WEFT_PY_RELEASE_WITHOUT_GIL(weft_buffer_unmap_range(&self->mapping);
                               weft_buffer_release(buffer));
   Py_TYPE(self)->tp_free((PyObject*)self);
@@ -83,7 +89,8 @@ static int weft_py_buffer_getbuffer(weft_py_buffer_t* self, Py_buffer* view,
       weft_status_free(status);
       PyErr_Format(PyExc_BufferError,
                    "the buffer's memory cannot be mapped by the host (copy "
-                   "it to a host-visible buffer with Device.copy): %s",
+                   "it to a host-visible buffer with Device.copy, or read "
+                   "it as a weft.Tensor, whose numpy() copies): %s",
                    text);
       view->obj = NULL;
       return -1;
@@ -134,6 +141,13 @@ static PyObject* weft_py_buffer_get_host_visible(weft_py_buffer_t* self,
                           WEFT_MEMORY_TYPE_HOST_VISIBLE) != 0);
 }
 
+static PyObject* weft_py_buffer_get_device(weft_py_buffer_t* self,
+                                           void* unused) {
+  // Borrowed from the weak reference (Py_None once the device is gone).
+  PyObject* device = self->device ? PyWeakref_GetObject(self->device) : Py_None;
+  return device ? Py_NewRef(device) : NULL;
+}
+
 static PyObject* weft_py_buffer_get_closed(weft_py_buffer_t* self,
                                            void* unused) {
   return PyBool_FromLong(self->buffer == NULL);
@@ -162,6 +176,10 @@ static PyGetSetDef weft_py_buffer_getset[] = {
     {"host_visible", (getter)weft_py_buffer_get_host_visible, NULL,
      "Whether the host can map it (then memoryview(buffer) and "
      "numpy.asarray(buffer) share its memory).",
+     NULL},
+    {"device", (getter)weft_py_buffer_get_device, NULL,
+     "The weft.Device that allocated it, or None once that object is gone "
+     "(the buffer does not keep it alive).",
      NULL},
     {"closed", (getter)weft_py_buffer_get_closed, NULL,
      "True once close() was called.", NULL},

@@ -1,4 +1,5 @@
 // weft._weft.Device: a device and its queue (weft_python.h).
+#include <stddef.h>
 #include <string.h>
 
 #include "weft_python.h"
@@ -49,6 +50,7 @@ static PyObject* weft_py_device_close(weft_py_device_t* self,
 }
 
 static void weft_py_device_dealloc(weft_py_device_t* self) {
+  if (self->weakrefs) PyObject_ClearWeakRefs((PyObject*)self);
   if (self->device) {
     weft_device_t* device = self->device;
     self->device = NULL;
@@ -99,21 +101,25 @@ static PyObject* weft_py_device_semaphore(weft_py_device_t* self,
 
 static PyObject* weft_py_device_allocate(weft_py_device_t* self,
                                          PyObject* args, PyObject* kwargs) {
-  static char* keywords[] = {"nbytes", NULL};
+  static char* keywords[] = {"nbytes", "host_visible", NULL};
   unsigned long long nbytes = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "K:allocate", keywords,
-                                   &nbytes)) {
+  int host_visible = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "K|$p:allocate", keywords,
+                                   &nbytes, &host_visible)) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle((PyObject*)self, "Device");
   if (!device) return NULL;
+  // Type 0 is the default: device-local and host-visible where the device
+  // has such memory (the CPU drivers, and GPUs' host memory otherwise).
   weft_buffer_params_t params = {0};
+  if (!host_visible) params.type = WEFT_MEMORY_TYPE_DEVICE_LOCAL;
   weft_buffer_t* buffer = NULL;
   if (!weft_py_ok(
           weft_device_allocate_buffer(device, params, nbytes, &buffer))) {
     return NULL;
   }
-  return weft_py_buffer_wrap(buffer);
+  return weft_py_buffer_wrap(buffer, (PyObject*)self);
 }
 
 //===----------------------------------------------------------------------===//
@@ -320,8 +326,11 @@ static PyMethodDef weft_py_device_methods[] = {
      "by the device (the GPU drivers' live on the device)."},
     {"allocate", (PyCFunction)(void (*)(void))weft_py_device_allocate,
      METH_VARARGS | METH_KEYWORDS,
-     "allocate(nbytes) -> Buffer\n\nA buffer of |nbytes| bytes, host-"
-     "visible where the device allows (then it shares memory with NumPy)."},
+     "allocate(nbytes, *, host_visible=True) -> Buffer\n\nA buffer of "
+     "|nbytes| bytes, host-visible where the device allows (then it shares "
+     "memory with NumPy); host_visible=False asks for device-local memory "
+     "the host cannot map (a GPU's own; on the CPU drivers, memory the "
+     "host is refused a mapping of)."},
     {"fill", (PyCFunction)(void (*)(void))weft_py_device_fill,
      METH_FASTCALL | METH_KEYWORDS,
      "fill(target, pattern, offset=0, length=None, *, wait=None, "
@@ -414,6 +423,7 @@ PyTypeObject weft_py_device_type = {
               "NotFoundError for an unknown driver and InvalidArgumentError "
               "for an unknown option, both listing the known names.",
     .tp_basicsize = sizeof(weft_py_device_t),
+    .tp_weaklistoffset = offsetof(weft_py_device_t, weakrefs),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)weft_py_device_init,

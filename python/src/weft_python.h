@@ -48,6 +48,7 @@ PyObject* weft_py_error_class(weft_status_code_t code);
 typedef struct weft_py_device_t {
   PyObject_HEAD
   weft_device_t* device;  // NULL once closed
+  PyObject* weakrefs;     // Buffer.device refers to its device weakly
 } weft_py_device_t;
 
 typedef struct weft_py_semaphore_t {
@@ -62,6 +63,9 @@ typedef struct weft_py_buffer_t {
   // it (|exports| of them), for the buffer protocol.
   weft_buffer_mapping_t mapping;
   Py_ssize_t exports;
+  // A weak reference to the weft.Device that allocated it (NULL when
+  // none): whose queue copies a device-local buffer's bytes out.
+  PyObject* device;
 } weft_py_buffer_t;
 
 extern PyTypeObject weft_py_device_type;
@@ -160,9 +164,11 @@ weft_device_t* weft_py_device_handle(PyObject* object, const char* what);
 weft_semaphore_t* weft_py_semaphore_handle(PyObject* object, const char* what);
 weft_buffer_t* weft_py_buffer_handle(PyObject* object, const char* what);
 
-// A new Python object owning |semaphore|'s or |buffer|'s reference.
+// A new Python object owning |semaphore|'s or |buffer|'s reference;
+// |device| (may be NULL) the Device that allocated |buffer|, referred to
+// weakly.
 PyObject* weft_py_semaphore_wrap(weft_semaphore_t* semaphore);
-PyObject* weft_py_buffer_wrap(weft_buffer_t* buffer);
+PyObject* weft_py_buffer_wrap(weft_buffer_t* buffer, PyObject* device);
 
 // dlpack_capsule(buffer, element_type, shape, byte_offset): a "dltensor"
 // capsule over a host-visible buffer's memory (dlpack.c).

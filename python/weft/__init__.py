@@ -249,7 +249,10 @@ class Tensor:
     byte offset. Where the buffer is host-visible it shares memory with
     NumPy (``numpy.asarray(tensor)``) and, through DLPack
     (``__dlpack__``), with any framework that takes DLPack
-    (``numpy.from_dlpack``, ``torch.from_dlpack``): no copy either way. A
+    (``numpy.from_dlpack``, ``torch.from_dlpack``): no copy either way.
+    Where it is device-local (``Buffer.host_visible`` False: a GPU's own
+    memory), ``numpy()`` copies it out through a host-visible buffer on
+    its device's queue and DLPack refuses (``BufferError``). A
     ``weft.Program`` takes a tensor as an argument where it is, without a
     copy."""
 
@@ -280,31 +283,71 @@ class Tensor:
         return size
 
     @classmethod
-    def from_numpy(cls, array, device):
-        """A new tensor on ``device`` holding a copy of ``array``."""
+    def from_numpy(cls, array, device, *, host_visible=True):
+        """A new tensor on ``device`` holding a copy of ``array``, written
+        through the queue; ``host_visible=False`` puts it in device-local
+        memory (``Device.allocate``)."""
         import numpy as np
         array = np.ascontiguousarray(array)
-        buffer = device.allocate(max(array.nbytes, 1))
+        buffer = device.allocate(max(array.nbytes, 1),
+                                 host_visible=host_visible)
         done = Semaphore()
         device.update(array, buffer, signal=[(done, 1)])
         done.wait(1)
         return cls(buffer, array.dtype, array.shape)
 
     def numpy(self):
-        """The tensor as a NumPy array over the buffer's memory (no copy)."""
+        """The tensor as a NumPy array: a view of the buffer's memory where
+        it is host-visible (no copy; writes reach the tensor), otherwise a
+        copy through a host-visible buffer on the queue of the device that
+        allocated it (``Buffer.device``), holding what the buffer holds
+        once the copy runs (wait for the tensor's producer first)."""
         import numpy as np
+        if self.buffer.host_visible:
+            source, offset = self.buffer, self.byte_offset
+        else:
+            source, offset = self._host_copy(), 0
         count = self.nbytes // self.dtype.itemsize
-        return np.frombuffer(memoryview(self.buffer), dtype=self.dtype,
-                             count=count,
-                             offset=self.byte_offset).reshape(self.shape)
+        return np.frombuffer(memoryview(source), dtype=self.dtype,
+                             count=count, offset=offset).reshape(self.shape)
+
+    def _host_copy(self):
+        # A host-visible buffer with the tensor's bytes, copied on the
+        # queue of the buffer's device.
+        device = self.buffer.device
+        if device is None:
+            raise ValueError(
+                "weft.Tensor.numpy: the tensor's memory is device-local and "
+                "the weft.Device that allocated it is gone, so no queue can "
+                "copy it out")
+        staging = device.allocate(max(self.nbytes, 1))
+        if self.nbytes:
+            done = Semaphore()
+            device.copy(self.buffer, staging, self.byte_offset, 0,
+                        self.nbytes, signal=[(done, 1)])
+            done.wait(1)
+        return staging
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False and not self.buffer.host_visible:
+            raise ValueError("weft.Tensor: device-local memory reaches "
+                             "NumPy only as a copy (copy=False refused)")
         array = self.numpy()
-        return array if dtype is None else array.astype(dtype)
+        if dtype is not None:
+            return array.astype(dtype)
+        return array.copy() if copy and self.buffer.host_visible else array
+
+    def _refuse_dlpack_if_device_local(self):
+        if not self.buffer.host_visible:
+            raise BufferError(
+                "weft.Tensor: DLPack hands memory over in place and this "
+                "tensor's is device-local (not host-visible); hand over "
+                "tensor.numpy(), a host copy, instead")
 
     def __dlpack__(self, stream=None):
         if stream is not None:
             raise BufferError("weft tensors are CPU memory: no stream")
+        self._refuse_dlpack_if_device_local()
         return _weft.dlpack_capsule(self.buffer, self.element_type,
                                     self.shape, self.byte_offset)
 
@@ -315,19 +358,23 @@ class Tensor:
         return (self.buffer, self.byte_offset, self.nbytes)
 
     def __dlpack_device__(self):
+        self._refuse_dlpack_if_device_local()
         return (1, 0)  # kDLCPU: host-visible memory
 
     def __repr__(self):
         shape = "x".join(str(d) for d in self.shape) or "scalar"
-        return f"<weft.Tensor {shape} {self.element_type}>"
+        device_local = not (self.buffer.closed or self.buffer.host_visible)
+        where = " device-local" if device_local else ""
+        return f"<weft.Tensor {shape} {self.element_type}{where}>"
 
 
-def from_dlpack(tensor, device):
+def from_dlpack(tensor, device, *, host_visible=True):
     """A ``weft.Tensor`` on ``device`` with a copy of ``tensor``, anything
     with ``__dlpack__`` on the CPU (a PyTorch or JAX array, a NumPy
-    array)."""
+    array); ``host_visible`` as in ``Tensor.from_numpy``."""
     import numpy as np
-    return Tensor.from_numpy(np.from_dlpack(tensor), device)
+    return Tensor.from_numpy(np.from_dlpack(tensor), device,
+                             host_visible=host_visible)
 
 
 def _to_value(arg):

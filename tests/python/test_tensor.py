@@ -99,6 +99,11 @@ def test_a_program_takes_tensors_where_they_are(device):
     expected = np.maximum(x @ w1 + b1, 0) @ w2 + b2
     np.testing.assert_allclose(program.forward(*tensors), expected,
                                rtol=1e-4, atol=1e-4)
+    # Device-local tensors too, where they are (the result copied out).
+    local = [weft.Tensor.from_numpy(a, device, host_visible=False)
+             for a in arrays]
+    np.testing.assert_allclose(program.forward(*local), expected,
+                               rtol=1e-4, atol=1e-4)
     # Mixed with plain arrays, and checked all the same.
     with pytest.raises(weft.InvalidArgumentError, match="'w1'"):
         program.forward(tensors[0], arrays[1].T, *tensors[2:])
