@@ -1,6 +1,9 @@
 """Files through the queue, host calls, tracing."""
 import json
+import os
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -156,3 +159,60 @@ def test_a_span_past_the_file_is_named(device, tmp_path):
             stream.wait(timeout=30)
     with pytest.raises(TypeError, match="must be .file, file_offset"):
         device.load_parameters([(1, 2)])
+
+
+def test_closing_a_stream_another_thread_waits_on_is_refused(tmp_path):
+    # The stream reads a FIFO, so it runs until the test writes into it.
+    # local-task: its reads run off the submitting thread (local-sync would
+    # block inside load_parameters).
+    fifo = tmp_path / "params.fifo"
+    os.mkfifo(fifo)
+    data = bytes(range(64))
+    fed = threading.Lock()
+
+    def feed():
+        # Once, from the test or the watchdog: the read then completes, so
+        # even a failing test cannot leave a worker blocked for good.
+        if fed.acquire(blocking=False):
+            writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            os.write(writer, data)
+            os.close(writer)
+
+    watchdog = threading.Timer(20.0, feed)
+    with weft.Device("local-task?workers=2") as device, \
+            weft.File(str(fifo), "r+") as file:  # r+: no wait for a writer
+        target = device.allocate(len(data))
+        stream = device.load_parameters([(file, 0, target)])
+        watchdog.start()
+        outcome = []
+
+        def waiter():
+            try:
+                stream.wait(timeout=30)
+                outcome.append("loaded")
+            except Exception as error:  # reported by the assert below
+                outcome.append(error)
+
+        thread = threading.Thread(target=waiter)
+        try:
+            thread.start()
+            # Until the thread runs waiter (then it is inside wait(),
+            # without the GIL, a moment later).
+            for _ in range(1000):
+                frame = sys._current_frames().get(thread.ident)
+                if frame is not None and frame.f_code is waiter.__code__:
+                    break
+                time.sleep(0.001)
+            time.sleep(0.1)
+            with pytest.raises(RuntimeError,
+                               match="another thread is in wait"):
+                stream.close()
+            assert stream.progress["bytes_loaded"] == 0  # still usable
+        finally:
+            feed()
+            thread.join(30)
+            watchdog.cancel()
+        assert outcome == ["loaded"]
+        stream.close()  # nobody waits now
+        stream.close()  # idempotent
+        assert bytes(memoryview(target)) == data
