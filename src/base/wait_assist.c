@@ -79,11 +79,12 @@ bool weft_wait_assist_available(void) {
                           memory_order_relaxed) != 0;
 }
 
-bool weft_wait_assist_run(void) {
-  if (!weft_wait_assist_available()) return false;
-  bool did_work = false;
+weft_wait_assist_result_t weft_wait_assist_run(void) {
+  if (!weft_wait_assist_available()) return WEFT_WAIT_ASSIST_IDLE;
+  weft_wait_assist_result_t result = WEFT_WAIT_ASSIST_IDLE;
   weft_wait_assist_thread_depth = 2;
-  for (uint32_t i = 0; i < WEFT_WAIT_ASSIST_CAPACITY && !did_work; ++i) {
+  for (uint32_t i = 0;
+       i < WEFT_WAIT_ASSIST_CAPACITY && result != WEFT_WAIT_ASSIST_RAN; ++i) {
     weft_wait_assist_entry_t* entry = &weft_wait_assist_entries[i];
     if (weft_atomic_load(&entry->state, memory_order_relaxed) !=
         WEFT_WAIT_ASSIST_ACTIVE) {
@@ -93,13 +94,14 @@ bool weft_wait_assist_run(void) {
     weft_atomic_fetch_add(&entry->inside, 1, memory_order_seq_cst);
     if (weft_atomic_load(&entry->state, memory_order_seq_cst) ==
         WEFT_WAIT_ASSIST_ACTIVE) {
-      did_work = entry->fn(entry->user_data);
+      weft_wait_assist_result_t found = entry->fn(entry->user_data);
+      if (found > result) result = found;
     }
     // Release: unregister's wait sees this call's accesses done.
     weft_atomic_fetch_sub(&entry->inside, 1, memory_order_release);
   }
   weft_wait_assist_thread_depth = 0;
-  return did_work;
+  return result;
 }
 
 void weft_wait_assist_exclude_thread(void) {

@@ -6,7 +6,8 @@
 // holds up everything. Executors register an assistant here; a host wait
 // calls weft_wait_assist_run between its checks, which drains work of a
 // registered executor on the waiting thread (bounded, so the wait sees its
-// own signal soon after it lands).
+// own signal soon after it lands), and keeps spinning rather than sleeping
+// while that executor is busy, so it is there for the next region.
 //
 // Threads that weft starts (workers, completion and I/O threads) never
 // assist: their own work must not wait behind someone else's.
@@ -21,9 +22,20 @@
 
 #include "weft/status.h"
 
-// Runs some of the registrant's work on the calling thread; returns true
-// when it did any (the caller then re-checks what it waits for).
-typedef bool (*weft_wait_assist_fn_t)(void* user_data);
+// What an assistant found.
+typedef enum weft_wait_assist_result_e {
+  // Nothing running: the waiter may go to sleep.
+  WEFT_WAIT_ASSIST_IDLE = 0,
+  // Work is running that wants no more threads now (a region with fewer
+  // tiles than drainers, say) but may soon: keep spinning, look again.
+  WEFT_WAIT_ASSIST_BUSY = 1,
+  // Ran some work on the calling thread.
+  WEFT_WAIT_ASSIST_RAN = 2,
+} weft_wait_assist_result_t;
+
+// Runs some of the registrant's work on the calling thread, if it wants a
+// thread now (the caller re-checks what it waits for after each call).
+typedef weft_wait_assist_result_t (*weft_wait_assist_fn_t)(void* user_data);
 
 // Assistants registered at once, process-wide.
 #define WEFT_WAIT_ASSIST_CAPACITY 32u
@@ -42,8 +54,9 @@ void weft_wait_assist_unregister(uint32_t id);
 bool weft_wait_assist_available(void);
 
 // Calls registered assistants (not from a weft thread, not nested inside
-// one) until one does work; returns true when one did.
-bool weft_wait_assist_run(void);
+// one) until one runs work: RAN then, else BUSY when one was busy, else
+// IDLE.
+weft_wait_assist_result_t weft_wait_assist_run(void);
 
 // Marks the calling thread as one of weft's own: it never assists. Called
 // by weft_thread_create's start routine.

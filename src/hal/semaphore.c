@@ -771,15 +771,18 @@ static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
     }
     if (weft_semaphore_load_value(semaphore) >= value) return WEFT_OK;
     // Work a CPU device wants a thread for is better than spinning beside
-    // it or sleeping; doing some restarts the spin budget.
+    // it or sleeping; having run some, or while the device is busy (the
+    // next region may want this thread), the spin budget restarts.
     const bool assisting = may_assist && weft_wait_assist_available();
-    if (assisting && weft_wait_assist_run()) {
+    weft_wait_assist_result_t assisted =
+        assisting ? weft_wait_assist_run() : WEFT_WAIT_ASSIST_IDLE;
+    if (assisted != WEFT_WAIT_ASSIST_IDLE) {
       weft_time_t now = weft_time_now();
       if (now >= deadline) break;
       if (policy.spin_ns > 0) {
         spin_end = weft_deadline_min(now + policy.spin_ns, deadline);
       }
-      continue;
+      if (assisted == WEFT_WAIT_ASSIST_RAN) continue;
     }
     if (spin_end == WEFT_TIME_INFINITE_PAST) break;
     weft_time_t now = weft_time_now();

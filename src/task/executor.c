@@ -648,28 +648,41 @@ static bool weft_executor_is_shutting_down(weft_executor_t* executor) {
   return weft_atomic_load(&executor->shutting_down, memory_order_acquire) != 0;
 }
 
-// A compute slot that wants another drainer (relaxed: a hint; entering the
-// slot decides).
-static bool weft_executor_slot_wants_help(weft_executor_t* executor) {
+// Whether a compute slot wants another drainer (RAN standing for "yes"), or
+// is open but full (BUSY), or none is open (IDLE). Relaxed: a hint;
+// entering the slot decides.
+static weft_wait_assist_result_t weft_executor_slots_state(
+    weft_executor_t* executor) {
+  weft_wait_assist_result_t result = WEFT_WAIT_ASSIST_IDLE;
   for (uint32_t i = 0; i < executor->slot_count; ++i) {
     weft_executor_slot_t* slot = &executor->slots[i];
     uint32_t word = weft_atomic_load(&slot->word, memory_order_relaxed);
-    if (WEFT_SLOT_STATE(word) == WEFT_SLOT_OPEN &&
-        WEFT_SLOT_COUNT(word) <
-            weft_atomic_load(&slot->limit, memory_order_relaxed)) {
-      return true;
+    if (WEFT_SLOT_STATE(word) != WEFT_SLOT_OPEN) continue;
+    if (WEFT_SLOT_COUNT(word) <
+        weft_atomic_load(&slot->limit, memory_order_relaxed)) {
+      return WEFT_WAIT_ASSIST_RAN;
     }
+    result = WEFT_WAIT_ASSIST_BUSY;
   }
-  return false;
+  return result;
 }
 
 // The wait assistant (src/base/wait_assist.h): a waiting thread takes a free
 // guest index and makes one pass over the compute slots as that drainer.
 // Only compute slots: a budget-1 process may be a long host call or file
 // operation, which would hold the waiter far past its own signal.
-static bool weft_executor_assist(void* user_data) {
+static weft_wait_assist_result_t weft_executor_assist(void* user_data) {
   weft_executor_t* executor = (weft_executor_t*)user_data;
-  if (!weft_executor_slot_wants_help(executor)) return false;
+  // A full slot is entered too: its limit is refreshed only by entering,
+  // so after a region that wanted one drainer it reads "full" while the
+  // next region wants more (entering reads the process's desired count).
+  if (weft_executor_slots_state(executor) == WEFT_WAIT_ASSIST_IDLE) {
+    // No compute now, but a worker that is awake may be about to start
+    // some (the control process issuing the next command buffer): stay.
+    return weft_executor_idle_worker_count(executor) < executor->worker_count
+               ? WEFT_WAIT_ASSIST_BUSY
+               : WEFT_WAIT_ASSIST_IDLE;
+  }
   uint64_t taken = weft_atomic_load(&executor->guest_mask, memory_order_relaxed);
   uint64_t all = executor->guest_count == 64
                      ? ~0ull
@@ -677,7 +690,7 @@ static bool weft_executor_assist(void* user_data) {
   uint64_t bit = 0;
   do {
     uint64_t free_bits = ~taken & all;
-    if (!free_bits) return false;
+    if (!free_bits) return WEFT_WAIT_ASSIST_BUSY;
     bit = free_bits & (~free_bits + 1);
     // Acquire: the previous guest's drain on this index is done (its
     // worker-local memory is ours now).
@@ -688,7 +701,7 @@ static bool weft_executor_assist(void* user_data) {
   bool drained = weft_executor_drain_slots(executor, &executor->workers[index]);
   // Release: pairs with the next taker's acquire.
   weft_atomic_fetch_and(&executor->guest_mask, ~bit, memory_order_release);
-  return drained;
+  return drained ? WEFT_WAIT_ASSIST_RAN : WEFT_WAIT_ASSIST_BUSY;
 }
 
 // Spins until this worker is claimed (its idle bit cleared by a waker) or

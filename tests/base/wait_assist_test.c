@@ -25,38 +25,38 @@ typedef struct counter_t {
   weft_atomic_int32_t nested_ran;
 } counter_t;
 
-static bool count_call(void* user_data) {
+static weft_wait_assist_result_t count_call(void* user_data) {
   counter_t* counter = (counter_t*)user_data;
   weft_atomic_fetch_add(&counter->calls, 1, memory_order_relaxed);
-  if (counter->nest && weft_wait_assist_run()) {
+  if (counter->nest && weft_wait_assist_run() != WEFT_WAIT_ASSIST_IDLE) {
     weft_atomic_fetch_add(&counter->nested_ran, 1, memory_order_relaxed);
   }
-  return true;
+  return WEFT_WAIT_ASSIST_RAN;
 }
 
 static void run_calls_registered(void** state) {
   (void)state;
   assert_false(weft_wait_assist_available());
-  assert_false(weft_wait_assist_run());
+  assert_int_equal(weft_wait_assist_run(), WEFT_WAIT_ASSIST_IDLE);
   counter_t counter = {0};
   counter.nest = true;
   uint32_t id = 0;
   assert_true(weft_status_is_ok(
       weft_wait_assist_register(count_call, &counter, &id)));
   assert_true(weft_wait_assist_available());
-  assert_true(weft_wait_assist_run());
+  assert_int_equal(weft_wait_assist_run(), WEFT_WAIT_ASSIST_RAN);
   assert_int_equal(weft_atomic_load(&counter.calls, memory_order_relaxed), 1);
   assert_int_equal(
       weft_atomic_load(&counter.nested_ran, memory_order_relaxed), 0);
   weft_wait_assist_unregister(id);
   assert_false(weft_wait_assist_available());
-  assert_false(weft_wait_assist_run());
+  assert_int_equal(weft_wait_assist_run(), WEFT_WAIT_ASSIST_IDLE);
   assert_int_equal(weft_atomic_load(&counter.calls, memory_order_relaxed), 1);
 }
 
 typedef struct weft_thread_probe_t {
   bool available;
-  bool ran;
+  weft_wait_assist_result_t ran;
 } weft_thread_probe_t;
 
 static int probe_main(void* user_data) {
@@ -72,21 +72,26 @@ static void weft_threads_never_assist(void** state) {
   uint32_t id = 0;
   assert_true(weft_status_is_ok(
       weft_wait_assist_register(count_call, &counter, &id)));
-  weft_thread_probe_t probe = {true, true};
+  weft_thread_probe_t probe = {true, WEFT_WAIT_ASSIST_RAN};
   weft_thread_t* thread = NULL;
   weft_thread_params_t params = {.name = "probe"};
   assert_true(weft_status_is_ok(weft_thread_create(
       probe_main, &probe, &params, weft_allocator_system(), &thread)));
   weft_thread_join(thread);
   assert_false(probe.available);
-  assert_false(probe.ran);
+  assert_int_equal(probe.ran, WEFT_WAIT_ASSIST_IDLE);
   assert_int_equal(weft_atomic_load(&counter.calls, memory_order_relaxed), 0);
   weft_wait_assist_unregister(id);
 }
 
-static bool never(void* user_data) {
+static weft_wait_assist_result_t never(void* user_data) {
   (void)user_data;
-  return false;
+  return WEFT_WAIT_ASSIST_IDLE;
+}
+
+static weft_wait_assist_result_t busy(void* user_data) {
+  (void)user_data;
+  return WEFT_WAIT_ASSIST_BUSY;
 }
 
 static void capacity_is_reported(void** state) {
@@ -101,7 +106,12 @@ static void capacity_is_reported(void** state) {
   assert_int_equal(weft_status_code(status), WEFT_STATUS_RESOURCE_EXHAUSTED);
   weft_status_free(status);
   // Nobody has work: run says so after asking every one.
-  assert_false(weft_wait_assist_run());
+  assert_int_equal(weft_wait_assist_run(), WEFT_WAIT_ASSIST_IDLE);
+  // One busy among the idle: BUSY.
+  weft_wait_assist_unregister(ids[WEFT_WAIT_ASSIST_CAPACITY / 2]);
+  assert_true(weft_status_is_ok(weft_wait_assist_register(
+      busy, NULL, &ids[WEFT_WAIT_ASSIST_CAPACITY / 2])));
+  assert_int_equal(weft_wait_assist_run(), WEFT_WAIT_ASSIST_BUSY);
   for (uint32_t i = 0; i < WEFT_WAIT_ASSIST_CAPACITY; ++i) {
     weft_wait_assist_unregister(ids[i]);
   }
@@ -116,13 +126,13 @@ typedef struct blocker_t {
   uint32_t id;
 } blocker_t;
 
-static bool block_call(void* user_data) {
+static weft_wait_assist_result_t block_call(void* user_data) {
   blocker_t* blocker = (blocker_t*)user_data;
   weft_atomic_store(&blocker->inside, 1, memory_order_release);
   while (!weft_atomic_load(&blocker->proceed, memory_order_acquire)) {
     weft_thread_yield();
   }
-  return true;
+  return WEFT_WAIT_ASSIST_RAN;
 }
 
 // Application threads (plain pthreads: weft's threads never assist).

@@ -516,11 +516,33 @@ static void options_and_properties(void** state) {
   assert_int_equal(value, 1);
   WEFT_ASSERT_OK(weft_device_query_i64(device, "semaphore.host_wait", &value));
   assert_int_equal(value, 1);
-  WEFT_ASSERT_OK(weft_device_query_i64(device, "assist.count", &value));
-  assert_int_equal(value, 1);
   weft_cts_assert_status_contains(weft_device_query_i64(device, "nope", &value),
                                   WEFT_STATUS_NOT_FOUND, "known: queue.count");
   weft_device_release(device);
+}
+
+// assist: given, or by default 1 only when the workers leave a CPU free.
+static void assist_option(void** state) {
+  int64_t value = 0;
+  weft_device_t* device = create_device("local-task?workers=2&assist=3",
+                                        weft_allocator_system());
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "assist.count", &value));
+  assert_int_equal(value, 3);
+  weft_device_release(device);
+  const uint32_t cpus = weft_thread_available_cpu_count();
+  char text[64];
+  snprintf(text, sizeof(text), "local-task?workers=%u", cpus);
+  device = create_device(text, weft_allocator_system());
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "assist.count", &value));
+  assert_int_equal(value, 0);
+  weft_device_release(device);
+  if (cpus > 1) {
+    snprintf(text, sizeof(text), "local-task?workers=%u", cpus - 1);
+    device = create_device(text, weft_allocator_system());
+    WEFT_ASSERT_OK(weft_device_query_i64(device, "assist.count", &value));
+    assert_int_equal(value, 1);
+    weft_device_release(device);
+  }
 }
 
 // With one worker every dispatch runs on the control process.
@@ -593,10 +615,11 @@ static int32_t host_workgroups_during_wait(const char* device_string) {
   return weft_atomic_load(&g_host_workgroups, memory_order_relaxed);
 }
 
-// A host waiting for a dispatch runs some of its workgroups (assist=1, the
-// default); with assist=0 it runs none.
+// A host waiting for a dispatch runs some of its workgroups with assist=1;
+// with assist=0 it runs none.
 static void waiting_host_assists(void** state) {
-  assert_true(host_workgroups_during_wait("local-task?workers=1") > 0);
+  assert_true(host_workgroups_during_wait("local-task?workers=1&assist=1") >
+              0);
   assert_int_equal(host_workgroups_during_wait("local-task?workers=1&assist=0"),
                    0);
 }
@@ -613,6 +636,7 @@ int main(void) {
       cmocka_unit_test(options_and_properties),
       cmocka_unit_test(one_worker_runs_dispatches),
       cmocka_unit_test(waiting_host_assists),
+      cmocka_unit_test(assist_option),
   };
   return cmocka_run_group_tests_name("local_task.queue", tests, NULL, NULL);
 }

@@ -601,6 +601,9 @@ static void test_guest_drains_compute_slot(void** state) {
   test_process_t test;
   test_process_initialize(executor, 2, 1 << 30, &test);
   test.drain_ns = 20 * 1000;
+  // Nothing scheduled and every worker idle: IDLE.
+  assert_true(test_wait_all_idle(executor, TEST_TIMEOUT_NS));
+  assert_int_equal(weft_wait_assist_run(), WEFT_WAIT_ASSIST_IDLE);
   weft_process_resume(&test.process);
   weft_time_t deadline = weft_time_now() + TEST_TIMEOUT_NS;
   while (!(weft_atomic_load(&test.worker_mask, memory_order_relaxed) & 2) &&
@@ -623,6 +626,33 @@ static void test_guest_drains_compute_slot(void** state) {
   weft_executor_release(executor);
 }
 
+// A slot that is open but full (a worker inside, one drainer desired)
+// makes the assistant answer BUSY: the waiter keeps spinning for the next
+// region instead of sleeping.
+static void test_guest_sees_full_slot_busy(void** state) {
+  (void)state;
+  weft_executor_options_t options;
+  weft_executor_options_initialize(&options);
+  options.worker_count = 1;
+  options.guest_count = 1;
+  weft_executor_t* executor = NULL;
+  assert_true(weft_status_is_ok(
+      weft_executor_create(&options, weft_allocator_system(), &executor)));
+  test_process_t test;
+  test_process_initialize(executor, 2, 1 << 30, &test);
+  // Each drain holds the worker inside for 50 ms; a stay is 16 drains.
+  test.drain_ns = 50 * TEST_MS;
+  weft_process_set_desired_workers(&test.process, 1);
+  weft_process_resume(&test.process);
+  assert_true(test_wait_at_least(&test.inside, 1, TEST_TIMEOUT_NS));
+  assert_int_equal(weft_wait_assist_run(), WEFT_WAIT_ASSIST_BUSY);
+  assert_int_equal(weft_atomic_load(&test.worker_mask, memory_order_relaxed),
+                   1);
+  weft_process_cancel(&test.process);
+  assert_true(test_wait_at_least(&test.releases, 1, TEST_TIMEOUT_NS));
+  weft_executor_release(executor);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_budget_n_drained_by_all_workers),
@@ -641,6 +671,7 @@ int main(void) {
       cmocka_unit_test(test_create_failures),
       cmocka_unit_test(test_worker_affinity),
       cmocka_unit_test(test_guest_drains_compute_slot),
+      cmocka_unit_test(test_guest_sees_full_slot_busy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -255,7 +255,7 @@ static weft_status_t weft_local_task_parse_params(
   out_params->has_spin_us =
       weft_device_options_find(options, "spin_us") != NULL;
   out_params->spin_us = 0;
-  out_params->assist_count = WEFT_LOCAL_TASK_DEFAULT_ASSIST_COUNT;
+  out_params->assist_count = WEFT_LOCAL_TASK_ASSIST_AUTO;
   out_params->queue_count = WEFT_LOCAL_TASK_DEFAULT_QUEUE_COUNT;
   out_params->file_io_sync = false;
   weft_proactor_options_initialize(&out_params->proactor);
@@ -267,6 +267,7 @@ static weft_status_t weft_local_task_parse_params(
                                          &out_params->assist_count);
   }
   if (weft_status_is_ok(status) &&
+      weft_device_options_find(options, "assist") &&
       out_params->assist_count > WEFT_LOCAL_TASK_MAX_ASSIST_COUNT) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "device string '%s': assist=%u is out of range "
@@ -389,6 +390,14 @@ static weft_status_t weft_local_task_create_executor(
   weft_executor_options_initialize(&options);
   options.worker_count = topology->worker_count;
   options.guest_count = params->assist_count;
+  // Auto: a waiting thread assists only where it has a CPU of its own. With
+  // a worker on every CPU it would be one thread too many, and a preempted
+  // drainer holding tiles stalls each region for a scheduling quantum
+  // (measured on 16 cores: DispatchTiles 20x slower, docs/PERFORMANCE.md).
+  if (params->assist_count == WEFT_LOCAL_TASK_ASSIST_AUTO) {
+    options.guest_count =
+        topology->worker_count < weft_thread_available_cpu_count() ? 1 : 0;
+  }
   options.worker_local_memory_size = WEFT_LOCAL_TASK_WORKER_LOCAL_MEMORY_SIZE;
   if (params->has_spin_us) {
     options.spin_ns =

@@ -16,8 +16,10 @@
 //                         oversubscribed)
 //   assist=N              application threads that may run the device's
 //                         compute while they wait for it in a host wait
-//                         (src/base/wait_assist.h), 0..64 (default 1; 0:
-//                         a waiting thread only spins and sleeps)
+//                         (src/base/wait_assist.h), 0..64 (0: a waiting
+//                         thread only spins and sleeps). Default: 1 when
+//                         the workers leave a CPU free (workers=N-1 on N
+//                         CPUs: the waiting thread is the Nth), else 0
 //   queues=N              number of queues, 1..64 (default 1); affinity bit i
 //                         selects queue i % N, ANY the lowest set bit's
 //   file_io=auto|io_uring|threads|sync
@@ -71,9 +73,10 @@
 #define WEFT_LOCAL_TASK_MAX_CONTROL_LINGER_NS (20ll * 1000)
 // Queues when the device string does not say.
 #define WEFT_LOCAL_TASK_DEFAULT_QUEUE_COUNT 1u
-// assist=N: its default and its largest value (the executor's guest limit).
-#define WEFT_LOCAL_TASK_DEFAULT_ASSIST_COUNT 1u
+// assist=N: its largest value (the executor's guest limit), and the value
+// that stands for "not given" (auto).
 #define WEFT_LOCAL_TASK_MAX_ASSIST_COUNT 64u
+#define WEFT_LOCAL_TASK_ASSIST_AUTO UINT32_MAX
 // The largest file_io_depth, and the most threads it gives a thread pool.
 #define WEFT_LOCAL_TASK_MAX_FILE_IO_DEPTH 4096u
 #define WEFT_LOCAL_TASK_MAX_FILE_IO_THREADS 64u
