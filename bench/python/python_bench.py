@@ -11,6 +11,8 @@ Rows (best of several repeats, local-task?workers=2 unless named):
                         semaphores) each awaited by a task on one loop
   pipelines (threads)   the same N pipelines, each waited for by its own
                         Python thread blocking in semaphore.wait
+  call: ...             one method's cost from Python, nothing waited for
+                        in the loop: the binding's own share of an op
 Every pipeline checks its output, so a wrong answer fails the run.
 """
 import argparse
@@ -111,6 +113,37 @@ def pipelines_threads(device, count):
     return elapsed / count
 
 
+def call_costs(device, count):
+    """Seconds per call of the hot methods, each in a loop of its own."""
+    buffer = device.allocate(64)
+    pattern = np.uint32(7)
+    reached = weft.Semaphore(1)
+    step = weft.Semaphore()
+
+    def wait_reached():
+        for _ in range(count):
+            reached.wait(1)
+
+    def fill_signal():
+        for value in range(1, count + 1):
+            device.fill(buffer, pattern, signal=[(step, value)])
+        step.wait(count)
+
+    def fill():
+        # Last: nothing can wait for these (they run out meanwhile).
+        for _ in range(count):
+            device.fill(buffer, pattern)
+
+    rows = []
+    for name, loop in (("call: wait(v) already reached", wait_reached),
+                       ("call: fill(..., signal=[(s, v)])", fill_signal),
+                       ("call: fill(buffer, pattern)", fill)):
+        start = time.perf_counter()
+        loop()
+        rows.append((name, (time.perf_counter() - start) / count))
+    return rows
+
+
 def best(function, repeats, *args):
     return min(function(*args) for _ in range(repeats))
 
@@ -128,6 +161,13 @@ def main():
                                        args.ops), "per op"),
             ("round trip (asyncio)", best(round_trip_async, args.repeats,
                                           device, args.ops), "per op"),
+        ]
+        # Before the pipelines, whose 1,000 threads leave the machine busy
+        # for a while after they end.
+        calls = [call_costs(device, args.ops) for _ in range(args.repeats)]
+        rows += [(name, min(run[index][1] for run in calls), "per call")
+                 for index, (name, _) in enumerate(calls[0])]
+        rows += [
             (f"{args.pipelines} pipelines (asyncio)",
              best(pipelines_async, args.repeats, device, args.pipelines),
              "per pipeline"),
@@ -136,7 +176,7 @@ def main():
              "per pipeline"),
         ]
     for name, seconds, unit in rows:
-        print(f"{name:32s} {seconds * 1e6:9.2f} us {unit}")
+        print(f"{name:34s} {seconds * 1e6:9.3f} us {unit}")
 
 
 if __name__ == "__main__":
