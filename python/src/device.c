@@ -160,10 +160,8 @@ static PyObject* weft_py_device_fill(weft_py_device_t* self,
                                      PyObject* const* args, Py_ssize_t nargs,
                                      PyObject* kwnames) {
   static weft_py_parameters_t parameters = {
-      .function = "fill",
-      .names = {"target", "pattern", "offset", "length", "wait", "signal"},
-      .positional = 4,
-      .required = 2};
+      .function = "fill", .positional = 4, .required = 2,
+      .names = {"target", "pattern", "offset", "length", "wait", "signal"}};
   PyObject* a[6];
   Py_buffer pattern;
   unsigned long long offset = 0;
@@ -194,10 +192,8 @@ static PyObject* weft_py_device_update(weft_py_device_t* self,
                                        PyObject* const* args, Py_ssize_t nargs,
                                        PyObject* kwnames) {
   static weft_py_parameters_t parameters = {
-      .function = "update",
-      .names = {"source", "target", "offset", "wait", "signal"},
-      .positional = 3,
-      .required = 2};
+      .function = "update", .positional = 3, .required = 2,
+      .names = {"source", "target", "offset", "wait", "signal"}};
   PyObject* a[5];
   Py_buffer source;
   unsigned long long offset = 0;
@@ -227,11 +223,9 @@ static PyObject* weft_py_device_copy(weft_py_device_t* self,
                                      PyObject* const* args, Py_ssize_t nargs,
                                      PyObject* kwnames) {
   static weft_py_parameters_t parameters = {
-      .function = "copy",
+      .function = "copy", .positional = 5, .required = 2,
       .names = {"source", "target", "source_offset", "target_offset", "length",
-                "wait", "signal"},
-      .positional = 5,
-      .required = 2};
+                "wait", "signal"}};
   PyObject* a[7];
   unsigned long long source_offset = 0;
   unsigned long long target_offset = 0;
@@ -265,10 +259,8 @@ static PyObject* weft_py_device_barrier(weft_py_device_t* self,
                                         PyObject* const* args,
                                         Py_ssize_t nargs, PyObject* kwnames) {
   static weft_py_parameters_t parameters = {
-      .function = "barrier",
-      .names = {"wait", "signal"},
-      .positional = 0,
-      .required = 0};
+      .function = "barrier", .positional = 0, .required = 0,
+      .names = {"wait", "signal"}};
   PyObject* a[2];
   weft_py_queue_args_t queue;
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||

@@ -111,65 +111,79 @@ PyTypeObject weft_py_file_type = {
 // Device.read, Device.write
 //===----------------------------------------------------------------------===//
 
+// What read and write take: the file (argument |file_index|), a buffer
+// reference (the other of the first two, to its end when its length is
+// None), file_offset, wait and signal. False with the error raised; the
+// lists are the caller's to finish when true.
+typedef struct weft_py_file_transfer_t {
+  weft_device_t* device;
+  weft_file_t* file;
+  weft_buffer_ref_t ref;
+  unsigned long long file_offset;
+  weft_py_queue_lists_t lists;
+} weft_py_file_transfer_t;
+
+static bool weft_py_file_transfer_parse(PyObject* self,
+                                        weft_py_parameters_t* parameters,
+                                        PyObject* const* args,
+                                        Py_ssize_t nargs, PyObject* kwnames,
+                                        int file_index,
+                                        weft_py_file_transfer_t* out) {
+  PyObject* a[5];
+  const int ref_index = 1 - file_index;
+  out->file_offset = 0;
+  if (!weft_py_arguments_parse(parameters, args, nargs, kwnames, a) ||
+      !weft_py_argument_u64(parameters, 2, a[2], &out->file_offset)) {
+    return false;
+  }
+  out->device = weft_py_device_handle(self, "Device");
+  out->file = out->device ? weft_py_file_handle(a[file_index], "file") : NULL;
+  if (!out->file ||
+      !weft_py_buffer_ref_parse(a[ref_index], parameters->names[ref_index], 0,
+                                &out->ref)) {
+    return false;
+  }
+  weft_py_buffer_ref_to_end(&out->ref);
+  return weft_py_queue_lists_parse(a[3], a[4], &out->lists);
+}
+
 // read(file, target, file_offset=0, *, wait, signal): |target| a Buffer,
 // Tensor or (buffer, offset, length); length None: to the buffer's end.
 PyObject* weft_py_device_read(PyObject* self, PyObject* const* args,
                               Py_ssize_t nargs, PyObject* kwnames) {
   static weft_py_parameters_t parameters = {
-      .function = "read",
-      .names = {"file", "target", "file_offset", "wait", "signal"},
-      .positional = 3,
-      .required = 2};
-  PyObject* a[5];
-  unsigned long long file_offset = 0;
-  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
-      !weft_py_argument_u64(&parameters, 2, a[2], &file_offset)) {
+      .function = "read", .positional = 3, .required = 2,
+      .names = {"file", "target", "file_offset", "wait", "signal"}};
+  weft_py_file_transfer_t read;
+  if (!weft_py_file_transfer_parse(self, &parameters, args, nargs, kwnames,
+                                   /*file_index=*/0, &read)) {
     return NULL;
   }
-  weft_device_t* device = weft_py_device_handle(self, "Device");
-  weft_file_t* file = device ? weft_py_file_handle(a[0], "file") : NULL;
-  weft_buffer_ref_t ref;
-  if (!file || !weft_py_buffer_ref_parse(a[1], "target", 0, &ref)) {
-    return NULL;
-  }
-  weft_py_buffer_ref_to_end(&ref);
-  weft_py_queue_lists_t lists;
-  if (!weft_py_queue_lists_parse(a[3], a[4], &lists)) return NULL;
   return weft_py_queue_lists_finish(
-      &lists, weft_device_queue_read(device, WEFT_QUEUE_AFFINITY_ANY,
-                                     lists.wait.list, lists.signal.list, file,
-                                     file_offset, ref.buffer, ref.offset,
-                                     ref.length));
+      &read.lists,
+      weft_device_queue_read(read.device, WEFT_QUEUE_AFFINITY_ANY,
+                             read.lists.wait.list, read.lists.signal.list,
+                             read.file, read.file_offset, read.ref.buffer,
+                             read.ref.offset, read.ref.length));
 }
 
 // write(source, file, file_offset=0, *, wait, signal)
 PyObject* weft_py_device_write(PyObject* self, PyObject* const* args,
                                Py_ssize_t nargs, PyObject* kwnames) {
   static weft_py_parameters_t parameters = {
-      .function = "write",
-      .names = {"source", "file", "file_offset", "wait", "signal"},
-      .positional = 3,
-      .required = 2};
-  PyObject* a[5];
-  unsigned long long file_offset = 0;
-  if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
-      !weft_py_argument_u64(&parameters, 2, a[2], &file_offset)) {
+      .function = "write", .positional = 3, .required = 2,
+      .names = {"source", "file", "file_offset", "wait", "signal"}};
+  weft_py_file_transfer_t write;
+  if (!weft_py_file_transfer_parse(self, &parameters, args, nargs, kwnames,
+                                   /*file_index=*/1, &write)) {
     return NULL;
   }
-  weft_device_t* device = weft_py_device_handle(self, "Device");
-  weft_file_t* file = device ? weft_py_file_handle(a[1], "file") : NULL;
-  weft_buffer_ref_t ref;
-  if (!file || !weft_py_buffer_ref_parse(a[0], "source", 0, &ref)) {
-    return NULL;
-  }
-  weft_py_buffer_ref_to_end(&ref);
-  weft_py_queue_lists_t lists;
-  if (!weft_py_queue_lists_parse(a[3], a[4], &lists)) return NULL;
   return weft_py_queue_lists_finish(
-      &lists, weft_device_queue_write(device, WEFT_QUEUE_AFFINITY_ANY,
-                                      lists.wait.list, lists.signal.list,
-                                      ref.buffer, ref.offset, file,
-                                      file_offset, ref.length));
+      &write.lists,
+      weft_device_queue_write(write.device, WEFT_QUEUE_AFFINITY_ANY,
+                              write.lists.wait.list, write.lists.signal.list,
+                              write.ref.buffer, write.ref.offset, write.file,
+                              write.file_offset, write.ref.length));
 }
 
 //===----------------------------------------------------------------------===//
@@ -236,10 +250,8 @@ static weft_status_t weft_py_host_call(
 PyObject* weft_py_device_host_call(PyObject* self, PyObject* const* args,
                                    Py_ssize_t nargs, PyObject* kwnames) {
   static weft_py_parameters_t parameters = {
-      .function = "host_call",
-      .names = {"fn", "wait", "signal"},
-      .positional = 1,
-      .required = 1};
+      .function = "host_call", .positional = 1, .required = 1,
+      .names = {"fn", "wait", "signal"}};
   PyObject* a[3];
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a)) {
     return NULL;

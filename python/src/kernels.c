@@ -658,11 +658,9 @@ PyObject* weft_py_device_command_buffer(PyObject* self, PyObject* args,
 PyObject* weft_py_device_dispatch(PyObject* self, PyObject* const* args,
                                   Py_ssize_t nargs, PyObject* kwnames) {
   static weft_py_parameters_t parameters = {
-      .function = "dispatch",
+      .function = "dispatch", .positional = 5, .required = 3,
       .names = {"executable", "kernel", "workgroups", "constants", "bindings",
-                "wait", "signal"},
-      .positional = 5,
-      .required = 3};
+                "wait", "signal"}};
   PyObject* a[7];
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a)) {
     return NULL;
@@ -690,10 +688,8 @@ PyObject* weft_py_device_dispatch(PyObject* self, PyObject* const* args,
 PyObject* weft_py_device_execute(PyObject* self, PyObject* const* args,
                                  Py_ssize_t nargs, PyObject* kwnames) {
   static weft_py_parameters_t parameters = {
-      .function = "execute",
-      .names = {"command_buffer", "bindings", "wait", "signal"},
-      .positional = 2,
-      .required = 1};
+      .function = "execute", .positional = 2, .required = 1,
+      .names = {"command_buffer", "bindings", "wait", "signal"}};
   PyObject* a[4];
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a)) {
     return NULL;

@@ -149,10 +149,8 @@ static PyObject* weft_py_semaphore_wait(weft_py_semaphore_t* self,
                                         PyObject* const* args,
                                         Py_ssize_t nargs, PyObject* kwnames) {
   static weft_py_parameters_t parameters = {
-      .function = "wait",
-      .names = {"value", "timeout"},
-      .positional = 2,
-      .required = 1};
+      .function = "wait", .positional = 2, .required = 1,
+      .names = {"value", "timeout"}};
   PyObject* a[2];
   unsigned long long value = 0;
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
