@@ -98,13 +98,7 @@ bool weft_notification_commit_wait(weft_notification_t* notification,
     notified = weft_notification_spin(notification, token, policy.spin_ns,
                                       deadline_ns);
   }
-  // A spin that ran into the deadline is done: a futex call with a past
-  // deadline would only cost a syscall here and, through |sleepers|, a
-  // wake syscall for the next notifier.
-  bool timed_out = deadline_ns == WEFT_TIME_INFINITE_PAST ||
-                   (!notified && policy.spin_ns > 0 &&
-                    deadline_ns != WEFT_TIME_INFINITE_FUTURE &&
-                    weft_time_now() >= deadline_ns);
+  bool timed_out = deadline_ns == WEFT_TIME_INFINITE_PAST;
   while (!notified && !timed_out) {
     // seq_cst: first half of handshake 2 (store sleepers, then the kernel
     // loads the epoch).
