@@ -842,6 +842,42 @@ static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
                                        /*spin=*/false, &storage.set);
 }
 
+// A list wait's assisting phase, the single wait's loop for a list: runs a
+// CPU device's work, or watches the list in slices while the device is
+// busy or the spin budget (the first semaphore's policy) lasts, until the
+// list is done or |deadline| passed; then the wait set takes over.
+static weft_status_t weft_semaphore_list_assist(weft_wait_mode_t mode,
+                                                weft_semaphore_list_t list,
+                                                weft_time_t deadline,
+                                                bool* out_done) {
+  const weft_duration_t spin_ns = list.semaphores[0]->wait_policy.spin_ns;
+  weft_time_t spin_end = weft_deadline_min(weft_time_now() + spin_ns, deadline);
+  weft_status_t status = WEFT_OK;
+  for (;;) {
+    weft_wait_assist_result_t assisted = weft_wait_assist_run();
+    status = weft_semaphore_list_poll(mode, list, out_done);
+    if (*out_done) break;
+    weft_time_t now = weft_time_now();
+    if (now >= deadline) break;
+    if (assisted != WEFT_WAIT_ASSIST_IDLE) {
+      spin_end = weft_deadline_min(now + spin_ns, deadline);
+      if (assisted == WEFT_WAIT_ASSIST_RAN) continue;
+    }
+    if (now >= spin_end) break;
+    // Watch the first entry short of its value for a slice, then poll the
+    // whole list and look for work again.
+    for (uint32_t i = 0; i < list.count; ++i) {
+      if (weft_semaphore_load_value(list.semaphores[i]) < list.values[i]) {
+        weft_semaphore_spin_slice(
+            list.semaphores[i], list.values[i],
+            weft_deadline_min(now + WEFT_SEMAPHORE_ASSIST_POLL_NS, spin_end));
+        break;
+      }
+    }
+  }
+  return status;
+}
+
 // The payload's own host wait when every semaphore of |list| shares a
 // vtable that has one, else NULL (the base's wait).
 static weft_status_t (*weft_semaphore_list_payload_wait(
@@ -872,6 +908,10 @@ static weft_status_t weft_semaphore_list_wait_until(weft_wait_mode_t mode,
   } else if (list.count > 1) {
     bool done = false;
     status = weft_semaphore_list_poll(mode, list, &done);
+    if (!done && deadline != WEFT_TIME_INFINITE_PAST &&
+        weft_wait_assist_available()) {
+      status = weft_semaphore_list_assist(mode, list, deadline, &done);
+    }
     if (!done) {
       if (deadline == WEFT_TIME_INFINITE_PAST ||
           weft_time_now() >= deadline) {

@@ -585,8 +585,10 @@ static void one_worker_runs_dispatches(void** state) {
 //===----------------------------------------------------------------------===//
 
 // Dispatches 64 workgroups of 100 us on |device_string| (one worker) and
-// waits for them on this thread; returns how many ran here.
-static int32_t host_workgroups_during_wait(const char* device_string) {
+// waits for them on this thread (a single-semaphore wait, or a list of two
+// when |list_wait|); returns how many ran here.
+static int32_t host_workgroups_during_wait(const char* device_string,
+                                           bool list_wait) {
   weft_device_t* device = create_device(device_string, weft_allocator_system());
   weft_executable_t* executable = NULL;
   WEFT_ASSERT_OK(weft_device_create_executable(
@@ -607,7 +609,18 @@ static int32_t host_workgroups_during_wait(const char* device_string) {
       weft_cts_list1(&done, &one), executable,
       weft_cts_kernel_ordinal(executable, "count_host"), workgroups, 1,
       &microseconds, 0, NULL));
-  WEFT_ASSERT_OK(weft_cts_wait(done, 1));
+  if (list_wait) {
+    weft_semaphore_t* reached = NULL;
+    WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &reached));
+    weft_semaphore_t* semaphores[2] = {done, reached};
+    uint64_t values[2] = {1, 0};
+    WEFT_ASSERT_OK(weft_semaphore_list_wait(
+        WEFT_WAIT_MODE_ALL, (weft_semaphore_list_t){2, semaphores, values},
+        weft_timeout_relative(TEN_SECONDS)));
+    weft_semaphore_release(reached);
+  } else {
+    WEFT_ASSERT_OK(weft_cts_wait(done, 1));
+  }
   g_on_host_thread = 0;
   weft_semaphore_release(done);
   weft_executable_release(executable);
@@ -615,13 +628,15 @@ static int32_t host_workgroups_during_wait(const char* device_string) {
   return weft_atomic_load(&g_host_workgroups, memory_order_relaxed);
 }
 
-// A host waiting for a dispatch runs some of its workgroups with assist=1;
-// with assist=0 it runs none.
+// A host waiting for a dispatch runs some of its workgroups with assist=1,
+// in a single wait and in a list wait; with assist=0 it runs none.
 static void waiting_host_assists(void** state) {
-  assert_true(host_workgroups_during_wait("local-task?workers=1&assist=1") >
-              0);
-  assert_int_equal(host_workgroups_during_wait("local-task?workers=1&assist=0"),
-                   0);
+  const char* assisted = "local-task?workers=1&assist=1";
+  const char* alone = "local-task?workers=1&assist=0";
+  assert_true(host_workgroups_during_wait(assisted, false) > 0);
+  assert_true(host_workgroups_during_wait(assisted, true) > 0);
+  assert_int_equal(host_workgroups_during_wait(alone, false), 0);
+  assert_int_equal(host_workgroups_during_wait(alone, true), 0);
 }
 
 int main(void) {
