@@ -16,9 +16,12 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decode_checkpoint.h"
+#include "decode_gguf.h"
 #include "decode_model.h"
+#include "decode_tokenizer.h"
 
 enum {
   GGUF_TYPE_UINT8 = 0,
@@ -484,34 +487,40 @@ typedef struct gguf_tensor_info_t {
   uint64_t offset;
 } gguf_tensor_info_t;
 
+// The header: magic, version 3, the tensor and metadata counts (the
+// latter checked against the file). False with |reader|'s status set.
+static bool gguf_read_header(gguf_reader_t* reader, uint64_t* tensor_count,
+                             uint64_t* metadata_count) {
+  char magic[4];
+  uint32_t version = 0;
+  gguf_read(reader, magic, 4, "the magic");
+  if (weft_status_is_ok(reader->status) && memcmp(magic, "GGUF", 4) != 0) {
+    reader->status = WEFT_STATUS(
+        INVALID_ARGUMENT, "'%s' does not start with \"GGUF\"", reader->path);
+  }
+  gguf_u32(reader, &version, "the version");
+  if (weft_status_is_ok(reader->status) && version != 3) {
+    reader->status = WEFT_STATUS(
+        INVALID_ARGUMENT, "'%s' is GGUF version %u; weft reads version 3",
+        reader->path, version);
+  }
+  gguf_u64(reader, tensor_count, "the tensor count");
+  gguf_u64(reader, metadata_count, "the metadata count");
+  // An entry is at least a key's length, a type and a one-byte value.
+  return gguf_count_fits(reader, *metadata_count, 8 + 4 + 1,
+                         reader->offset - 8, "the metadata count", "entries");
+}
+
 weft_status_t decode_gguf_read(FILE* file, const char* path,
                                uint64_t file_size,
                                decode_layout_t* out_layout) {
   memset(out_layout, 0, sizeof(*out_layout));
   snprintf(out_layout->format, sizeof(out_layout->format), "gguf");
   gguf_reader_t reader = {file, path, file_size, 0, WEFT_OK};
-  char magic[4];
-  uint32_t version = 0;
   uint64_t tensor_count = 0;
   uint64_t metadata_count = 0;
-  gguf_read(&reader, magic, 4, "the magic");
-  if (weft_status_is_ok(reader.status) && memcmp(magic, "GGUF", 4) != 0) {
-    return WEFT_STATUS(INVALID_ARGUMENT, "'%s' does not start with \"GGUF\"",
-                       path);
-  }
-  gguf_u32(&reader, &version, "the version");
-  if (weft_status_is_ok(reader.status) && version != 3) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "'%s' is GGUF version %u; weft reads version 3", path,
-                       version);
-  }
-  gguf_u64(&reader, &tensor_count, "the tensor count");
-  gguf_u64(&reader, &metadata_count, "the metadata count");
-  // An entry is at least a key's length, a type and a one-byte value.
-  gguf_count_fits(&reader, metadata_count, 8 + 4 + 1, reader.offset - 8,
-                  "the metadata count", "entries");
   gguf_metadata_t metadata;
-  if (weft_status_is_ok(reader.status)) {
+  if (gguf_read_header(&reader, &tensor_count, &metadata_count)) {
     gguf_read_metadata(&reader, metadata_count, &metadata);
   }
   if (!weft_status_is_ok(reader.status)) return reader.status;
@@ -753,6 +762,203 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
 }
 
 //===----------------------------------------------------------------------===//
+// Any metadata value, whole (decode_gguf.h)
+//===----------------------------------------------------------------------===//
+
+void decode_gguf_value_deinitialize(decode_gguf_value_t* value) {
+  free(value->numbers);
+  free(value->text);
+  free(value->offsets);
+  memset(value, 0, sizeof(*value));
+}
+
+// Element |i|'s |size| bytes at |bytes| as a double.
+static double gguf_number(uint32_t type, const uint8_t* bytes) {
+  uint64_t raw = 0;
+  memcpy(&raw, bytes, gguf_scalar_size(type));
+  switch (type) {
+    case GGUF_TYPE_INT8:
+      return (int8_t)raw;
+    case GGUF_TYPE_INT16:
+      return (int16_t)raw;
+    case GGUF_TYPE_INT32:
+      return (int32_t)raw;
+    case GGUF_TYPE_INT64:
+      return (double)(int64_t)raw;
+    case GGUF_TYPE_FLOAT32: {
+      float v;
+      memcpy(&v, bytes, 4);
+      return v;
+    }
+    case GGUF_TYPE_FLOAT64: {
+      double v;
+      memcpy(&v, bytes, 8);
+      return v;
+    }
+    default:
+      return (double)raw;
+  }
+}
+
+// Reads |count| elements of |element_type| for |key| into |out| (the
+// count already checked against the file).
+static bool gguf_capture(gguf_reader_t* reader, const char* key,
+                         uint32_t element_type, uint64_t count,
+                         decode_gguf_value_t* out) {
+  char what[GGUF_MAX_KEY + 32];
+  snprintf(what, sizeof(what), "the value of '%s'", key);
+  out->element_type = element_type;
+  out->count = count;
+  if (element_type != GGUF_TYPE_STRING) {
+    const uint64_t size = gguf_scalar_size(element_type);
+    uint8_t* bytes = (uint8_t*)malloc(count * size + 1);
+    out->numbers = (double*)malloc((count + 1) * sizeof(double));
+    bool ok = bytes && out->numbers;
+    if (!ok) {
+      reader->status = WEFT_STATUS(RESOURCE_EXHAUSTED, "'%s' (gguf): '%s'",
+                                   reader->path, key);
+    }
+    ok = ok && gguf_read(reader, bytes, count * size, what);
+    for (uint64_t i = 0; ok && i < count; ++i) {
+      out->numbers[i] = gguf_number(element_type, bytes + i * size);
+    }
+    free(bytes);
+    return ok;
+  }
+  // Strings: the lengths are read first into |offsets|, bounded by what
+  // is left of the file, then the bytes into one block.
+  out->offsets = (uint64_t*)malloc((count + 1) * sizeof(uint64_t));
+  if (!out->offsets) {
+    reader->status = WEFT_STATUS(RESOURCE_EXHAUSTED, "'%s' (gguf): '%s'",
+                                 reader->path, key);
+    return false;
+  }
+  const uint64_t start = reader->offset;
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t length = 0;
+    if (!gguf_u64(reader, &length, what) ||
+        !gguf_count_fits(reader, length, 1, reader->offset - 8, what,
+                         "bytes") ||
+        !gguf_skip(reader, length, what)) {
+      return false;
+    }
+    out->offsets[i] = total;
+    total += length + 1;
+  }
+  out->offsets[count] = total;
+  out->text = (char*)malloc(total + 1);
+  if (!out->text) {
+    reader->status = WEFT_STATUS(RESOURCE_EXHAUSTED, "'%s' (gguf): '%s'",
+                                 reader->path, key);
+    return false;
+  }
+  if (fseeko(reader->file, (off_t)start, SEEK_SET) != 0) {
+    reader->status = WEFT_STATUS(UNAVAILABLE, "'%s': seeking back: %s",
+                                 reader->path, strerror(errno));
+    return false;
+  }
+  reader->offset = start;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t length = out->offsets[i + 1] - out->offsets[i] - 1;
+    uint64_t stored = 0;
+    if (!gguf_u64(reader, &stored, what) ||
+        !gguf_read(reader, out->text + out->offsets[i], length, what)) {
+      return false;
+    }
+    out->text[out->offsets[i] + length] = '\0';
+  }
+  return true;
+}
+
+weft_status_t decode_gguf_read_values_from(FILE* file, const char* path,
+                                           uint64_t file_size,
+                                           uint32_t key_count,
+                                           const char* const* keys,
+                                           decode_gguf_value_t* out_values) {
+  memset(out_values, 0, key_count * sizeof(*out_values));
+  gguf_reader_t reader = {file, path, file_size, 0, WEFT_OK};
+  if (fseeko(file, 0, SEEK_SET) != 0) {
+    return WEFT_STATUS(UNAVAILABLE, "'%s': seeking to its start: %s", path,
+                       strerror(errno));
+  }
+  uint64_t tensor_count = 0;
+  uint64_t metadata_count = 0;
+  gguf_read_header(&reader, &tensor_count, &metadata_count);
+  for (uint64_t i = 0; weft_status_is_ok(reader.status) && i < metadata_count;
+       ++i) {
+    char key[GGUF_MAX_KEY];
+    uint32_t type = 0;
+    if (!gguf_string(&reader, key, sizeof(key), "a metadata key") ||
+        !gguf_u32(&reader, &type, "a metadata type")) {
+      break;
+    }
+    uint32_t k = 0;
+    while (k < key_count && strcmp(key, keys[k]) != 0) ++k;
+    if (k == key_count || out_values[k].found) {
+      // Not asked for (or a repeat: the first one stands).
+      gguf_value_t skipped;
+      gguf_value(&reader, type, key, 0, &skipped);
+      continue;
+    }
+    decode_gguf_value_t* out = &out_values[k];
+    out->found = true;
+    out->type = type;
+    uint32_t element_type = type;
+    uint64_t count = 1;
+    if (type == GGUF_TYPE_ARRAY) {
+      char what[GGUF_MAX_KEY + 32];
+      snprintf(what, sizeof(what), "the element count of '%s'", key);
+      if (!gguf_u32(&reader, &element_type, what) ||
+          !gguf_u64(&reader, &count, what)) {
+        break;
+      }
+      const uint64_t size = gguf_scalar_size(element_type);
+      if (element_type != GGUF_TYPE_STRING && size == 0) {
+        reader.status = WEFT_STATUS(
+            INVALID_ARGUMENT,
+            "'%s' (gguf): key '%s' is an array of type %u (arrays of "
+            "numbers or strings are read)",
+            path, key, element_type);
+        break;
+      }
+      gguf_count_fits(&reader, count, size ? size : 8, reader.offset - 8,
+                      what, "elements");
+    } else if (type != GGUF_TYPE_STRING && gguf_scalar_size(type) == 0) {
+      reader.status = WEFT_STATUS(INVALID_ARGUMENT,
+                                  "'%s' (gguf): key '%s' has unknown type %u",
+                                  path, key, type);
+    }
+    if (weft_status_is_ok(reader.status)) {
+      gguf_capture(&reader, key, element_type, count, out);
+    }
+  }
+  return reader.status;
+}
+
+weft_status_t decode_gguf_read_values(const char* path, uint32_t key_count,
+                                      const char* const* keys,
+                                      decode_gguf_value_t* out_values) {
+  memset(out_values, 0, key_count * sizeof(*out_values));
+  FILE* file = fopen(path, "rb");
+  if (!file) {
+    return WEFT_STATUS(NOT_FOUND, "cannot open '%s': %s", path,
+                       strerror(errno));
+  }
+  weft_status_t status = WEFT_OK;
+  struct stat info;
+  if (fstat(fileno(file), &info) != 0) {
+    status = WEFT_STATUS(UNAVAILABLE, "'%s': fstat: %s", path,
+                         strerror(errno));
+  } else {
+    status = decode_gguf_read_values_from(file, path, (uint64_t)info.st_size,
+                                          key_count, keys, out_values);
+  }
+  fclose(file);
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
 // Writing
 //===----------------------------------------------------------------------===//
 
@@ -787,6 +993,81 @@ static void gguf_put_key_f32(gguf_writer_t* writer, const char* key,
   gguf_put_string(writer, key);
   gguf_put_u32(writer, GGUF_TYPE_FLOAT32);
   gguf_put(writer, &value, 4);
+}
+
+// A vocabulary's keys (decode_tokenizer.h): how many gguf_put_vocab
+// writes, then the writing.
+static uint64_t gguf_vocab_entries(const decode_vocab_t* vocab) {
+  return 3 + (vocab->scores != NULL) + (vocab->types != NULL) +
+         (vocab->merge_count > 0) + (vocab->bos >= 0) + (vocab->eos >= 0) +
+         (vocab->unknown >= 0);
+}
+
+static void gguf_put_array_header(gguf_writer_t* writer, const char* key,
+                                  uint32_t element_type, uint64_t count) {
+  gguf_put_string(writer, key);
+  gguf_put_u32(writer, GGUF_TYPE_ARRAY);
+  gguf_put_u32(writer, element_type);
+  gguf_put_u64(writer, count);
+}
+
+static void gguf_put_vocab(gguf_writer_t* writer, const decode_vocab_t* vocab) {
+  gguf_put_string(writer, "tokenizer.ggml.model");
+  gguf_put_u32(writer, GGUF_TYPE_STRING);
+  gguf_put_string(writer,
+                  vocab->kind == DECODE_TOKENIZER_BPE ? "gpt2" : "llama");
+  gguf_put_array_header(writer, "tokenizer.ggml.tokens", GGUF_TYPE_STRING,
+                        vocab->count);
+  for (uint32_t i = 0; i < vocab->count; ++i) {
+    gguf_put_string(writer, vocab->tokens[i]);
+  }
+  if (vocab->scores) {
+    gguf_put_array_header(writer, "tokenizer.ggml.scores", GGUF_TYPE_FLOAT32,
+                          vocab->count);
+    gguf_put(writer, vocab->scores, vocab->count * sizeof(float));
+  }
+  if (vocab->types) {
+    gguf_put_array_header(writer, "tokenizer.ggml.token_type",
+                          GGUF_TYPE_INT32, vocab->count);
+    gguf_put(writer, vocab->types, vocab->count * sizeof(int32_t));
+  }
+  if (vocab->merge_count > 0) {
+    gguf_put_array_header(writer, "tokenizer.ggml.merges", GGUF_TYPE_STRING,
+                          vocab->merge_count);
+    for (uint32_t i = 0; i < vocab->merge_count; ++i) {
+      gguf_put_string(writer, vocab->merges[i]);
+    }
+  }
+  const char* const kIdKeys[3] = {"tokenizer.ggml.bos_token_id",
+                                  "tokenizer.ggml.eos_token_id",
+                                  "tokenizer.ggml.unknown_token_id"};
+  const int64_t ids[3] = {vocab->bos, vocab->eos, vocab->unknown};
+  for (int i = 0; i < 3; ++i) {
+    if (ids[i] >= 0) gguf_put_key_u32(writer, kIdKeys[i], (uint32_t)ids[i]);
+  }
+  gguf_put_string(writer, "tokenizer.ggml.add_bos_token");
+  gguf_put_u32(writer, GGUF_TYPE_BOOL);
+  const uint8_t add_bos = vocab->add_bos;
+  gguf_put(writer, &add_bos, 1);
+}
+
+weft_status_t decode_gguf_write_vocab(const char* path,
+                                      const decode_vocab_t* vocab) {
+  FILE* file = fopen(path, "wb");
+  if (!file) {
+    return WEFT_STATUS(UNAVAILABLE, "cannot create '%s': %s", path,
+                       strerror(errno));
+  }
+  gguf_writer_t writer = {file, true, 0};
+  gguf_put(&writer, "GGUF", 4);
+  gguf_put_u32(&writer, 3);
+  gguf_put_u64(&writer, 0);
+  gguf_put_u64(&writer, gguf_vocab_entries(vocab));
+  gguf_put_vocab(&writer, vocab);
+  const bool ok = fclose(file) == 0 && writer.ok;
+  return ok ? WEFT_OK
+            : WEFT_STATUS(UNAVAILABLE, "writing '%s' failed: %s", path,
+                          strerror(errno));
 }
 
 // The tensors in file order: (kind, layer) pairs.
@@ -831,11 +1112,23 @@ weft_status_t decode_gguf_write(FILE* file, const char* path,
     return WEFT_STATUS(RESOURCE_EXHAUSTED, "%s: the tensor list", path);
   }
   const uint32_t count = gguf_write_order(config, tensors, layers);
+  // A vocabulary of the model's size where one fits (the tokenizer's keys).
+  decode_vocab_t vocab;
+  memset(&vocab, 0, sizeof(vocab));
+  if (config->vocab_size >= DECODE_VOCAB_SYNTHETIC_MIN) {
+    status = decode_vocab_synthetic(config->vocab_size, &vocab);
+  }
+  if (!weft_status_is_ok(status)) {
+    free(tensors);
+    free(layers);
+    return status;
+  }
   gguf_writer_t writer = {file, true, 0};
   gguf_put(&writer, "GGUF", 4);
   gguf_put_u32(&writer, 3);
   gguf_put_u64(&writer, count);
-  gguf_put_u64(&writer, 11);  // metadata keys, below
+  // The metadata keys below.
+  gguf_put_u64(&writer, 11 + (vocab.count ? gguf_vocab_entries(&vocab) : 0));
   gguf_put_string(&writer, "general.architecture");
   gguf_put_u32(&writer, GGUF_TYPE_STRING);
   gguf_put_string(&writer, "llama");
@@ -851,6 +1144,8 @@ weft_status_t decode_gguf_write(FILE* file, const char* path,
   gguf_put_key_f32(&writer, "llama.attention.layer_norm_rms_epsilon",
                    config->norm_eps);
   gguf_put_key_u32(&writer, "llama.vocab_size", config->vocab_size);
+  if (vocab.count) gguf_put_vocab(&writer, &vocab);
+  decode_vocab_deinitialize(&vocab);
   // Tensor infos, with offsets in the data section (each aligned).
   uint64_t data_offset = 0;
   for (uint32_t i = 0; i < count; ++i) {

@@ -1,0 +1,658 @@
+// The decode example's tokenizers (examples/decode/decode_tokenizer.h),
+// each loaded from a GGUF file written here:
+//  - the synthetic SentencePiece vocabulary weft-decode-gen writes (in a
+//    tiny model's file too): text through encode and decode comes back
+//    byte for byte (ASCII, accents, CJK, emoji, leading and repeated
+//    spaces, invalid UTF-8), with and without BOS, and decoded a token at
+//    a time no character is cut (the bytes held until it is whole);
+//  - small vocabularies built here, whose encodings are worked out by
+//    hand from the algorithms below, for "llama" (score-ranked merges,
+//    byte fallback, the unknown token) and "gpt2" (ranked merges, words,
+//    GPT-2's byte characters, unknown bytes);
+//  - bad metadata, each an error naming the key.
+// setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
+// clang-format off
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+// clang-format on
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decode_checkpoint.h"
+#include "decode_gguf.h"
+#include "decode_tokenizer.h"
+
+#define SPACE "\xE2\x96\x81"  // "▁"
+#define G "\xC4\xA0"          // "Ġ", GPT-2's space
+
+static char g_dir[64];
+
+static void temp_path(const char* name, char* out, size_t capacity) {
+  snprintf(out, capacity, "%s/%s", g_dir, name);
+}
+
+static int setup(void** state) {
+  (void)state;
+  snprintf(g_dir, sizeof(g_dir), "/tmp/weft_tokenizer_XXXXXX");
+  return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void** state) {
+  (void)state;
+  char command[128];
+  snprintf(command, sizeof(command), "rm -rf '%s'", g_dir);
+  return system(command) == 0 ? 0 : -1;
+}
+
+static void assert_ok(weft_status_t status) {
+  if (!weft_status_is_ok(status)) {
+    char text[1024];
+    weft_status_format(status, text, sizeof(text));
+    weft_status_free(status);
+    fail_msg("%s", text);
+  }
+}
+
+// Asserts |status| is |code| with |needle| in its message.
+static void assert_error(weft_status_t status, weft_status_code_t code,
+                         const char* needle) {
+  char text[1024];
+  weft_status_format(status, text, sizeof(text));
+  const weft_status_code_t got = weft_status_code(status);
+  weft_status_free(status);
+  if (got != code || !strstr(text, needle)) {
+    fail_msg("expected code %d with '%s', got: %s", (int)code, needle, text);
+  }
+}
+
+// Writes |vocab| as a GGUF of its own and loads it back.
+static decode_tokenizer_t* load_vocab(const decode_vocab_t* vocab,
+                                      const char* name) {
+  char path[128];
+  temp_path(name, path, sizeof(path));
+  assert_ok(decode_gguf_write_vocab(path, vocab));
+  decode_tokenizer_t* tokenizer = NULL;
+  assert_ok(decode_tokenizer_load(path, &tokenizer));
+  return tokenizer;
+}
+
+// Loading the vocabulary's file fails with |code| naming |needle|.
+static void expect_load_error(const decode_vocab_t* vocab,
+                              weft_status_code_t code, const char* needle) {
+  char path[128];
+  temp_path("bad.gguf", path, sizeof(path));
+  assert_ok(decode_gguf_write_vocab(path, vocab));
+  decode_tokenizer_t* tokenizer = NULL;
+  assert_error(decode_tokenizer_load(path, &tokenizer), code, needle);
+  assert_null(tokenizer);
+}
+
+static size_t encode(const decode_tokenizer_t* tokenizer, const char* text,
+                     bool add_bos, uint32_t* ids, size_t capacity) {
+  size_t count = 0;
+  assert_ok(decode_tokenizer_encode(tokenizer, text, strlen(text), add_bos,
+                                    ids, capacity, &count));
+  return count;
+}
+
+static void expect_ids(const decode_tokenizer_t* tokenizer, const char* text,
+                       const uint32_t* expected, size_t expected_count) {
+  uint32_t ids[64];
+  const size_t count = encode(tokenizer, text, false, ids, 64);
+  if (count != expected_count ||
+      memcmp(ids, expected, count * sizeof(uint32_t)) != 0) {
+    char got[512];
+    size_t used = 0;
+    for (size_t i = 0; i < count && used < sizeof(got) - 16; ++i) {
+      used += (size_t)snprintf(got + used, sizeof(got) - used, " %u", ids[i]);
+    }
+    got[used] = '\0';
+    fail_msg("'%s' encoded as [%s ] (%zu ids, %zu expected)", text, got,
+             count, expected_count);
+  }
+}
+
+// Decodes |count| ids a token at a time into |out|, checking that what
+// comes out at each step is whole UTF-8 characters while the text is.
+static size_t decode_ids(const decode_tokenizer_t* tokenizer,
+                         const uint32_t* ids, size_t count, char* out) {
+  decode_text_stream_t stream;
+  decode_text_stream_initialize(&stream, true);
+  char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
+  assert_non_null(piece);
+  size_t length = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t n = decode_text_stream_next(tokenizer, &stream, ids[i], piece);
+    // Never a continuation byte first: a character is never cut.
+    if (n > 0) assert_true(((uint8_t)piece[0] & 0xC0) != 0x80);
+    memcpy(out + length, piece, n);
+    length += n;
+  }
+  length += decode_text_stream_flush(&stream, out + length);
+  out[length] = '\0';
+  free(piece);
+  return length;
+}
+
+static void expect_round_trip(const decode_tokenizer_t* tokenizer,
+                              const char* text) {
+  for (int bos = 0; bos < 2; ++bos) {
+    const size_t length = strlen(text);
+    const size_t capacity = decode_tokenizer_max_ids(length);
+    uint32_t* ids = (uint32_t*)malloc(capacity * sizeof(uint32_t));
+    char* back = (char*)malloc(length * 4 + 64);
+    assert_non_null(ids);
+    assert_non_null(back);
+    const size_t count = encode(tokenizer, text, bos, ids, capacity);
+    const size_t back_length = decode_ids(tokenizer, ids, count, back);
+    if (back_length != length || memcmp(back, text, length) != 0) {
+      fail_msg("'%s' came back as '%s'", text, back);
+    }
+    free(ids);
+    free(back);
+  }
+}
+
+static const char* const kTexts[] = {
+    "Once upon a time there was a little girl named Lily.",
+    "She said: \"Hello, world!\" 42 times; the end?",
+    "caf\xC3\xA9 na\xC3\xAFve \xC3\xBC\xC3\xB1\xC3\xAE\xC3\xA7\xC3\xB8" "d\xC3\xA9",
+    "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E \xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4",
+    "I \xE2\x9D\xA4 \xF0\x9F\xA6\x80 and \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD!",
+    "  two leading spaces,   three inside, one after ",
+    "tabs\tand\nnewlines\r\n",
+    "bad \xFF\xFE utf-8 \xC3 cut \xE2\x82",
+    "x",
+    "",
+};
+
+//===----------------------------------------------------------------------===//
+// The synthetic vocabulary (weft-decode-gen's)
+//===----------------------------------------------------------------------===//
+
+static void test_synthetic_round_trips(void** state) {
+  (void)state;
+  const uint32_t sizes[] = {DECODE_VOCAB_SYNTHETIC_MIN, 512, 32000};
+  for (size_t s = 0; s < 3; ++s) {
+    decode_vocab_t vocab;
+    assert_ok(decode_vocab_synthetic(sizes[s], &vocab));
+    assert_int_equal(vocab.count, sizes[s]);
+    decode_tokenizer_t* tokenizer = load_vocab(&vocab, "synthetic.gguf");
+    decode_vocab_deinitialize(&vocab);
+    assert_int_equal(decode_tokenizer_count(tokenizer), sizes[s]);
+    for (size_t t = 0; t < sizeof(kTexts) / sizeof(kTexts[0]); ++t) {
+      expect_round_trip(tokenizer, kTexts[t]);
+    }
+    // BOS first when asked.
+    uint32_t ids[64];
+    const size_t without = encode(tokenizer, "a", false, ids, 64);
+    assert_int_equal(encode(tokenizer, "a", true, ids, 64), without + 1);
+    assert_int_equal(ids[0], 1);
+    decode_tokenizer_free(tokenizer);
+  }
+}
+
+// In the 512-token vocabulary the story's words are whole pieces: "▁Once"
+// is reached by merging "▁O" + "n", "▁On" + "c", "▁Onc" + "e" (each the
+// best-scoring pair there is, prefixes coming first); an emoji, no piece,
+// is its four byte tokens (ids 3 + byte).
+static void test_synthetic_pieces(void** state) {
+  (void)state;
+  decode_vocab_t vocab;
+  assert_ok(decode_vocab_synthetic(512, &vocab));
+  decode_tokenizer_t* tokenizer = load_vocab(&vocab, "synthetic512.gguf");
+  decode_vocab_deinitialize(&vocab);
+  uint32_t ids[64];
+  const size_t count = encode(tokenizer, "Once upon a time", false, ids, 64);
+  assert_int_equal(count, 4);
+  assert_string_equal(decode_tokenizer_token(tokenizer, ids[0]),
+                      SPACE "Once");
+  assert_string_equal(decode_tokenizer_token(tokenizer, ids[1]),
+                      SPACE "upon");
+  assert_string_equal(decode_tokenizer_token(tokenizer, ids[2]), SPACE "a");
+  assert_string_equal(decode_tokenizer_token(tokenizer, ids[3]),
+                      SPACE "time");
+  const uint32_t crab[] = {3 + 0xF0, 3 + 0x9F, 3 + 0xA6, 3 + 0x80};
+  assert_int_equal(encode(tokenizer, "\xF0\x9F\xA6\x80", false, ids, 64), 5);
+  assert_string_equal(decode_tokenizer_token(tokenizer, ids[0]), SPACE);
+  assert_memory_equal(ids + 1, crab, sizeof(crab));
+  // Decoded a token at a time, the crab comes out whole with its last
+  // byte, and an unfinished one at the flush.
+  decode_text_stream_t stream;
+  decode_text_stream_initialize(&stream, false);
+  char out[64];
+  for (int i = 0; i < 3; ++i) {
+    assert_int_equal(decode_text_stream_next(tokenizer, &stream, crab[i], out),
+                     0);
+  }
+  assert_int_equal(decode_text_stream_next(tokenizer, &stream, crab[3], out),
+                   4);
+  assert_memory_equal(out, "\xF0\x9F\xA6\x80", 4);
+  assert_int_equal(decode_text_stream_next(tokenizer, &stream, crab[0], out),
+                   0);
+  assert_int_equal(decode_text_stream_flush(&stream, out), 1);
+  assert_int_equal((uint8_t)out[0], 0xF0);
+  // The ids past the vocabulary decode to nothing; BOS and EOS too.
+  assert_int_equal(decode_text_stream_next(tokenizer, &stream, 512, out), 0);
+  assert_int_equal(decode_text_stream_next(tokenizer, &stream, 1, out), 0);
+  assert_int_equal(decode_text_stream_next(tokenizer, &stream, 2, out), 0);
+  decode_tokenizer_free(tokenizer);
+}
+
+// A generated model carries the vocabulary of its size.
+static void test_generated_model(void** state) {
+  (void)state;
+  char path[128];
+  temp_path("tiny.gguf", path, sizeof(path));
+  decode_config_t config;
+  assert_true(decode_shape_lookup("tiny", &config));
+  assert_ok(decode_checkpoint_write(path, DECODE_FORMAT_GGUF, &config,
+                                    DECODE_DTYPE_F32, 1));
+  decode_tokenizer_t* tokenizer = NULL;
+  assert_ok(decode_tokenizer_load(path, &tokenizer));
+  assert_int_equal(decode_tokenizer_count(tokenizer), config.vocab_size);
+  assert_int_equal(decode_tokenizer_kind(tokenizer), DECODE_TOKENIZER_SPM);
+  assert_int_equal(decode_tokenizer_bos(tokenizer), 1);
+  assert_int_equal(decode_tokenizer_eos(tokenizer), 2);
+  assert_true(decode_tokenizer_adds_bos(tokenizer));
+  expect_round_trip(tokenizer, kTexts[4]);
+  decode_tokenizer_free(tokenizer);
+}
+
+//===----------------------------------------------------------------------===//
+// "llama", by hand
+//===----------------------------------------------------------------------===//
+
+// <unk> <s> </s>, the byte tokens (|bytes|: ids 3..258), then pieces.
+typedef struct piece_t {
+  const char* text;
+  float score;
+} piece_t;
+
+static const piece_t kSpmPieces[] = {
+    {SPACE, -10}, {"a", -10},        {"b", -10},        {"c", -10},
+    {"x", -10},   {"y", -10},        {"ab", -3},        {"bc", -1},
+    {SPACE "a", -2}, {SPACE "ab", -4}, {"abc", -5},     {"xy", -7},
+    {"yx", -7},   {"aa", -6},
+};
+#define SPM_PIECES (sizeof(kSpmPieces) / sizeof(kSpmPieces[0]))
+
+static void spm_vocab(bool bytes, decode_vocab_t* vocab) {
+  memset(vocab, 0, sizeof(*vocab));
+  const uint32_t count = 3 + (bytes ? 256 : 0) + SPM_PIECES;
+  vocab->kind = DECODE_TOKENIZER_SPM;
+  vocab->count = count;
+  vocab->tokens = (char**)calloc(count, sizeof(char*));
+  vocab->scores = (float*)calloc(count, sizeof(float));
+  vocab->types = (int32_t*)calloc(count, sizeof(int32_t));
+  vocab->unknown = 0;
+  vocab->bos = 1;
+  vocab->eos = 2;
+  vocab->add_bos = true;
+  uint32_t n = 0;
+  const char* const specials[3] = {"<unk>", "<s>", "</s>"};
+  const int32_t special_types[3] = {DECODE_TOKEN_UNKNOWN, DECODE_TOKEN_CONTROL,
+                                    DECODE_TOKEN_CONTROL};
+  for (int i = 0; i < 3; ++i, ++n) {
+    vocab->tokens[n] = strdup(specials[i]);
+    vocab->types[n] = special_types[i];
+  }
+  for (int b = 0; bytes && b < 256; ++b, ++n) {
+    char text[8];
+    snprintf(text, sizeof(text), "<0x%02X>", b);
+    vocab->tokens[n] = strdup(text);
+    vocab->types[n] = DECODE_TOKEN_BYTE;
+  }
+  for (size_t i = 0; i < SPM_PIECES; ++i, ++n) {
+    vocab->tokens[n] = strdup(kSpmPieces[i].text);
+    vocab->scores[n] = kSpmPieces[i].score;
+    vocab->types[n] = DECODE_TOKEN_NORMAL;
+  }
+}
+
+// The id of piece |text| in a vocabulary with (|bytes|) the byte tokens.
+static uint32_t spm_id(bool bytes, const char* text) {
+  for (size_t i = 0; i < SPM_PIECES; ++i) {
+    if (strcmp(kSpmPieces[i].text, text) == 0) {
+      return (uint32_t)(3 + (bytes ? 256 : 0) + i);
+    }
+  }
+  fail_msg("no piece '%s'", text);
+  return 0;
+}
+
+// Worked out from the algorithm: "▁" in front, characters as symbols,
+// then the pair whose concatenation is the best-scoring piece merges
+// (the leftmost of equal scores) until no pair is a piece.
+//  "abc"  -> ▁ a b c: pairs ▁a (-2), ab (-3), bc (-1): bc wins
+//         -> ▁ a bc: ▁a (-2), abc (-5): ▁a wins -> ▁a bc: "▁abc" is no
+//            piece -> [▁a, bc] (a longest-match tokenizer would say
+//            [▁ab, c]).
+//  "ab"   -> ▁ a b: ▁a (-2) beats ab (-3) -> ▁a b -> ▁ab (-4) -> [▁ab].
+//  "a b"  -> ▁ a ▁ b: only ▁a is a piece -> ▁a ▁ b: "▁a▁" and "▁b" are
+//            none -> [▁a, ▁, b].
+//  "aa"   -> ▁ a a: ▁a (-2) beats aa (-6) -> ▁a a: "▁aa" is none
+//            -> [▁a, a].
+//  "xyx"  -> ▁ x y x: xy (-7) and yx (-7) tie: the leftmost, xy
+//         -> ▁ xy x: "▁xy" and "xyx" are none -> [▁, xy, x].
+//  "é"    -> ▁ é: "▁é" is no piece, and é is none: its bytes C3 A9 as
+//            byte tokens 3 + 0xC3, 3 + 0xA9 -> [▁, <0xC3>, <0xA9>]; with
+//            no byte tokens, the unknown token for the character
+//            -> [▁, <unk>].
+static void test_spm_by_hand(void** state) {
+  (void)state;
+  decode_vocab_t vocab;
+  spm_vocab(true, &vocab);
+  decode_tokenizer_t* tokenizer = load_vocab(&vocab, "spm.gguf");
+  decode_vocab_deinitialize(&vocab);
+  const bool b = true;
+  {
+    const uint32_t expected[] = {spm_id(b, SPACE "a"), spm_id(b, "bc")};
+    expect_ids(tokenizer, "abc", expected, 2);
+  }
+  {
+    const uint32_t expected[] = {spm_id(b, SPACE "ab")};
+    expect_ids(tokenizer, "ab", expected, 1);
+  }
+  {
+    const uint32_t expected[] = {spm_id(b, SPACE "a"), spm_id(b, SPACE),
+                                 spm_id(b, "b")};
+    expect_ids(tokenizer, "a b", expected, 3);
+  }
+  {
+    const uint32_t expected[] = {spm_id(b, SPACE "a"), spm_id(b, "a")};
+    expect_ids(tokenizer, "aa", expected, 2);
+  }
+  {
+    const uint32_t expected[] = {spm_id(b, SPACE), spm_id(b, "xy"),
+                                 spm_id(b, "x")};
+    expect_ids(tokenizer, "xyx", expected, 3);
+  }
+  {
+    const uint32_t expected[] = {spm_id(b, SPACE), 3 + 0xC3, 3 + 0xA9};
+    expect_ids(tokenizer, "\xC3\xA9", expected, 3);
+  }
+  expect_round_trip(tokenizer, "abc a b \xC3\xA9 xyx");
+  decode_tokenizer_free(tokenizer);
+
+  spm_vocab(false, &vocab);
+  tokenizer = load_vocab(&vocab, "spm_nobytes.gguf");
+  decode_vocab_deinitialize(&vocab);
+  {
+    const uint32_t expected[] = {spm_id(false, SPACE), 0};
+    expect_ids(tokenizer, "\xC3\xA9", expected, 2);
+  }
+  decode_tokenizer_free(tokenizer);
+}
+
+//===----------------------------------------------------------------------===//
+// "gpt2", by hand
+//===----------------------------------------------------------------------===//
+
+// GPT-2's characters for the bytes, from its rule: the printable bytes
+// ('!'..'~', 0xA1..0xAC, 0xAE..0xFF) are themselves, the others U+0100
+// onwards in order (so 0x20, the 33rd of them, is U+0120 "Ġ").
+static void gpt2_char(int byte, char* out) {
+  uint32_t code_point = (uint32_t)byte;
+  const bool printable = (byte >= 0x21 && byte <= 0x7E) ||
+                         (byte >= 0xA1 && byte <= 0xAC) || byte >= 0xAE;
+  if (!printable) {
+    code_point = 256;
+    for (int b = 0; b < byte; ++b) {
+      code_point += !((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) ||
+                      b >= 0xAE);
+    }
+  }
+  if (code_point < 0x80) {
+    out[0] = (char)code_point, out[1] = '\0';
+  } else {
+    out[0] = (char)(0xC0 | (code_point >> 6));
+    out[1] = (char)(0x80 | (code_point & 0x3F));
+    out[2] = '\0';
+  }
+}
+
+// Tokens 0..255: the bytes' characters, in byte order (|only_ascii|:
+// just the printable ASCII ones, then <unk>); then the merged tokens.
+static const char* const kBpeMerges[] = {"h e", G " t", G "t he", "l l",
+                                         "e ll", "h ell"};
+static const char* const kBpeMerged[] = {"he", G "t", G "the",
+                                         "ll", "ell", "hell"};
+
+static void bpe_vocab(bool only_ascii, decode_vocab_t* vocab) {
+  memset(vocab, 0, sizeof(*vocab));
+  vocab->kind = DECODE_TOKENIZER_BPE;
+  vocab->tokens = (char**)calloc(256 + 1 + 6, sizeof(char*));
+  vocab->bos = vocab->eos = vocab->unknown = -1;
+  uint32_t n = 0;
+  for (int b = 0; b < 256; ++b) {
+    if (only_ascii && !(b >= 0x21 && b <= 0x7E) && b != 0x20) continue;
+    char text[4];
+    gpt2_char(b, text);
+    vocab->tokens[n++] = strdup(text);
+  }
+  if (only_ascii) {
+    vocab->unknown = n;
+    vocab->tokens[n++] = strdup("<unk>");
+  }
+  for (int i = 0; i < 6; ++i) vocab->tokens[n++] = strdup(kBpeMerged[i]);
+  vocab->count = n;
+  vocab->merge_count = 6;
+  vocab->merges = (char**)calloc(6, sizeof(char*));
+  for (int i = 0; i < 6; ++i) vocab->merges[i] = strdup(kBpeMerges[i]);
+}
+
+// Worked out from the algorithm: words first (GPT-2's pattern), each
+// word's bytes as GPT-2's characters, then the pair with the lowest merge
+// rank merges until none has one. Ids: a byte's character is the byte;
+// the merged tokens 256 (he), 257 (Ġt), 258 (Ġthe), 259 (ll), 260 (ell),
+// 261 (hell).
+//  "the"     -> t h e: "h e" (rank 0) -> t he: "t he" is no merge
+//               -> [t, he] = [116, 256].
+//  " the"    -> one word, Ġ t h e: "h e" (0) beats "Ġ t" (1) -> Ġ t he
+//            -> "Ġ t" (1) -> Ġt he -> "Ġt he" (2) -> [Ġthe] = [258].
+//  "hello"   -> h e l l o: "h e" (0) -> he l l o: "l l" (3) -> he ll o:
+//               "he ll" is no merge, so "hell" (via "h ell", rank 5) is
+//               never made -> [he, ll, o] = [256, 259, 111].
+//  "don't"   -> words "don" and "'t": no merges -> [100, 111, 110, 39,
+//               116].
+//  "a  b"    -> words "a", " " (the run of spaces but its last), " b"
+//               -> [97, 32, 32, 98].
+//  "é"       -> bytes C3 A9, characters U+00C3 and U+00A9 (printable:
+//               themselves) -> [0xC3, 0xA9]; in the ASCII vocabulary
+//               neither byte has a token: [<unk>, <unk>].
+static void test_bpe_by_hand(void** state) {
+  (void)state;
+  decode_vocab_t vocab;
+  bpe_vocab(false, &vocab);
+  decode_tokenizer_t* tokenizer = load_vocab(&vocab, "bpe.gguf");
+  decode_vocab_deinitialize(&vocab);
+  assert_int_equal(decode_tokenizer_kind(tokenizer), DECODE_TOKENIZER_BPE);
+  {
+    const uint32_t expected[] = {116, 256};
+    expect_ids(tokenizer, "the", expected, 2);
+  }
+  {
+    const uint32_t expected[] = {258};
+    expect_ids(tokenizer, " the", expected, 1);
+  }
+  {
+    const uint32_t expected[] = {256, 259, 111};
+    expect_ids(tokenizer, "hello", expected, 3);
+  }
+  {
+    const uint32_t expected[] = {100, 111, 110, 39, 116};
+    expect_ids(tokenizer, "don't", expected, 5);
+  }
+  {
+    const uint32_t expected[] = {97, 32, 32, 98};
+    expect_ids(tokenizer, "a  b", expected, 4);
+  }
+  {
+    const uint32_t expected[] = {0xC3, 0xA9};
+    expect_ids(tokenizer, "\xC3\xA9", expected, 2);
+  }
+  for (size_t t = 0; t < sizeof(kTexts) / sizeof(kTexts[0]); ++t) {
+    expect_round_trip(tokenizer, kTexts[t]);
+  }
+  decode_tokenizer_free(tokenizer);
+
+  bpe_vocab(true, &vocab);
+  const uint32_t unknown = (uint32_t)vocab.unknown;
+  tokenizer = load_vocab(&vocab, "bpe_ascii.gguf");
+  decode_vocab_deinitialize(&vocab);
+  {
+    const uint32_t expected[] = {unknown, unknown};
+    expect_ids(tokenizer, "\xC3\xA9", expected, 2);
+  }
+  decode_tokenizer_free(tokenizer);
+}
+
+//===----------------------------------------------------------------------===//
+// Bad metadata
+//===----------------------------------------------------------------------===//
+
+static void test_bad_metadata(void** state) {
+  (void)state;
+  decode_vocab_t vocab;
+  // A special id past the vocabulary, an unknown type, a byte token
+  // that names no byte.
+  spm_vocab(true, &vocab);
+  char path[128];
+  vocab.bos = vocab.count;
+  expect_load_error(&vocab, WEFT_STATUS_INVALID_ARGUMENT,
+                    "tokenizer.ggml.bos_token_id");
+  vocab.bos = 1;
+  vocab.types[5] = 9;
+  expect_load_error(&vocab, WEFT_STATUS_INVALID_ARGUMENT,
+                    "tokenizer.ggml.token_type[5]");
+  vocab.types[5] = DECODE_TOKEN_BYTE;
+  free(vocab.tokens[5]);
+  vocab.tokens[5] = strdup("<0xZZ>");
+  expect_load_error(&vocab, WEFT_STATUS_INVALID_ARGUMENT,
+                    "tokenizer.ggml.tokens[5]");
+  decode_vocab_deinitialize(&vocab);
+
+  bpe_vocab(false, &vocab);
+  free(vocab.merges[3]);
+  vocab.merges[3] = strdup("l q");  // "lq" is no token
+  expect_load_error(&vocab, WEFT_STATUS_INVALID_ARGUMENT,
+                    "tokenizer.ggml.merges[3]");
+  free(vocab.merges[3]);
+  vocab.merges[3] = strdup("ll");  // no space
+  expect_load_error(&vocab, WEFT_STATUS_INVALID_ARGUMENT,
+                    "tokenizer.ggml.merges[3]");
+  // A gpt2 vocabulary without merges.
+  for (uint32_t i = 0; i < vocab.merge_count; ++i) free(vocab.merges[i]);
+  vocab.merge_count = 0;
+  expect_load_error(&vocab, WEFT_STATUS_INVALID_ARGUMENT,
+                    "no key tokenizer.ggml.merges");
+  decode_vocab_deinitialize(&vocab);
+
+  // No tokens at all; no tokenizer at all.
+  memset(&vocab, 0, sizeof(vocab));
+  vocab.bos = vocab.eos = vocab.unknown = -1;
+  expect_load_error(&vocab, WEFT_STATUS_INVALID_ARGUMENT,
+                    "tokenizer.ggml.tokens is empty");
+  decode_config_t config;
+  assert_true(decode_shape_lookup("tiny", &config));
+  config.vocab_size = 16;  // too small for a vocabulary: none written
+  temp_path("no_tokenizer.gguf", path, sizeof(path));
+  assert_ok(decode_checkpoint_write(path, DECODE_FORMAT_GGUF, &config,
+                                    DECODE_DTYPE_F32, 1));
+  decode_tokenizer_t* tokenizer = NULL;
+  assert_error(decode_tokenizer_load(path, &tokenizer),
+               WEFT_STATUS_NOT_FOUND, "no key tokenizer.ggml.model");
+}
+
+// Values of the wrong shape, in files written byte by byte: scores one
+// short of the tokens, tokens that are not strings, an unknown model.
+static void raw_u32(FILE* file, uint32_t value) { fwrite(&value, 4, 1, file); }
+static void raw_u64(FILE* file, uint64_t value) { fwrite(&value, 8, 1, file); }
+static void raw_string(FILE* file, const char* text) {
+  raw_u64(file, strlen(text));
+  fwrite(text, 1, strlen(text), file);
+}
+
+// A file of: model |model|, |token_count| tokens "t0".. (as u32s when
+// |tokens_as_numbers|), |score_count| scores.
+static void write_raw(const char* path, const char* model,
+                      uint32_t token_count, bool tokens_as_numbers,
+                      uint32_t score_count) {
+  FILE* file = fopen(path, "wb");
+  assert_non_null(file);
+  fwrite("GGUF", 1, 4, file);
+  raw_u32(file, 3);
+  raw_u64(file, 0);
+  raw_u64(file, 3);
+  raw_string(file, "tokenizer.ggml.model");
+  raw_u32(file, DECODE_GGUF_STRING);
+  raw_string(file, model);
+  raw_string(file, "tokenizer.ggml.tokens");
+  raw_u32(file, DECODE_GGUF_ARRAY);
+  raw_u32(file, tokens_as_numbers ? DECODE_GGUF_UINT32 : DECODE_GGUF_STRING);
+  raw_u64(file, token_count);
+  for (uint32_t i = 0; i < token_count; ++i) {
+    char text[16];
+    snprintf(text, sizeof(text), "t%u", i);
+    if (tokens_as_numbers) {
+      raw_u32(file, i);
+    } else {
+      raw_string(file, text);
+    }
+  }
+  raw_string(file, "tokenizer.ggml.scores");
+  raw_u32(file, DECODE_GGUF_ARRAY);
+  raw_u32(file, DECODE_GGUF_FLOAT32);
+  raw_u64(file, score_count);
+  for (uint32_t i = 0; i < score_count; ++i) {
+    const float score = -(float)i;
+    fwrite(&score, 4, 1, file);
+  }
+  assert_int_equal(fclose(file), 0);
+}
+
+static void test_bad_values(void** state) {
+  (void)state;
+  char path[128];
+  temp_path("raw.gguf", path, sizeof(path));
+  decode_tokenizer_t* tokenizer = NULL;
+  write_raw(path, "llama", 8, false, 8);
+  assert_ok(decode_tokenizer_load(path, &tokenizer));
+  decode_tokenizer_free(tokenizer);
+  write_raw(path, "llama", 8, false, 7);
+  assert_error(decode_tokenizer_load(path, &tokenizer),
+               WEFT_STATUS_INVALID_ARGUMENT, "tokenizer.ggml.scores");
+  write_raw(path, "llama", 8, true, 8);
+  assert_error(decode_tokenizer_load(path, &tokenizer),
+               WEFT_STATUS_INVALID_ARGUMENT,
+               "tokenizer.ggml.tokens is not an array of strings");
+  write_raw(path, "bert", 8, false, 8);
+  assert_error(decode_tokenizer_load(path, &tokenizer),
+               WEFT_STATUS_INVALID_ARGUMENT,
+               "tokenizer.ggml.model is 'bert'");
+  // Cut inside the tokens: named as truncated.
+  write_raw(path, "llama", 8, false, 8);
+  assert_int_equal(truncate(path, 130), 0);
+  assert_error(decode_tokenizer_load(path, &tokenizer),
+               WEFT_STATUS_OUT_OF_RANGE, "tokenizer.ggml.tokens");
+  assert_null(tokenizer);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_synthetic_round_trips),
+      cmocka_unit_test(test_synthetic_pieces),
+      cmocka_unit_test(test_generated_model),
+      cmocka_unit_test(test_spm_by_hand),
+      cmocka_unit_test(test_bpe_by_hand),
+      cmocka_unit_test(test_bad_metadata),
+      cmocka_unit_test(test_bad_values),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
