@@ -154,6 +154,9 @@ enum {
 #define DECODE_SLOT_V_ROW(l) (DECODE_SLOT_LAYERS + 4 * (l) + 1)
 #define DECODE_SLOT_K_PREFIX(l) (DECODE_SLOT_LAYERS + 4 * (l) + 2)
 #define DECODE_SLOT_V_PREFIX(l) (DECODE_SLOT_LAYERS + 4 * (l) + 3)
+// After the layers': the tokens so far (SAMPLE's history, whose length
+// tells it the position).
+#define DECODE_SLOT_HISTORY(n_layers) (DECODE_SLOT_LAYERS + 4 * (n_layers))
 
 enum {
   DECODE_BUFFER_X = 0,   // the residual stream [dim]
@@ -166,6 +169,7 @@ enum {
   DECODE_BUFFER_TOKENS,  // u32 [seq_len + 1]
   DECODE_BUFFER_DISCARD, // u32: argmax outputs of prompt positions
   DECODE_BUFFER_ROPE,    // [seq_len][head_size / 2][cos, sin]
+  DECODE_BUFFER_SAMPLE_SCRATCH,  // SAMPLE's candidates [vocab][8 bytes]
   DECODE_BUFFER_COUNT,
 };
 
@@ -174,6 +178,8 @@ struct decode_session_t {
   decode_model_t* model;
   weft_device_t* device;
   weft_executable_t* kernels;
+  weft_executable_t* sampling_kernels;  // decode_sampling.h, once sampling
+  decode_sampling_t sampling;           // temperature 0: argmax
   weft_buffer_t* buffers[DECODE_BUFFER_COUNT];
   decode_step_t* steps;
   uint32_t step_count;
@@ -305,6 +311,33 @@ static void decode_plan(decode_session_t* session) {
 #undef SLOT
 }
 
+// Records SAMPLE in argmax's |step|'s place (the same logits and token
+// out; the history and the scratch besides).
+static weft_status_t decode_record_sample(decode_session_t* session,
+                                          const decode_step_t* step) {
+  const decode_sampling_t* sampling = &session->sampling;
+  const uint32_t n_layers = session->model->layout.config.n_layers;
+  const uint32_t constants[6] = {
+      step->constants[0],
+      decode_float_bits(sampling->temperature),
+      sampling->top_k,
+      decode_float_bits(sampling->top_p),
+      (uint32_t)sampling->seed,
+      (uint32_t)(sampling->seed >> 32)};
+  const weft_buffer_ref_t refs[4] = {
+      step->bindings[0], step->bindings[1],
+      weft_make_indirect_buffer_ref(DECODE_SLOT_HISTORY(n_layers), 0,
+                                    WEFT_WHOLE_BUFFER),
+      weft_make_buffer_ref(session->buffers[DECODE_BUFFER_SAMPLE_SCRATCH], 0,
+                           WEFT_WHOLE_BUFFER)};
+  // SAMPLE's bindings: logits, history, token, scratch.
+  const weft_buffer_ref_t ordered[4] = {refs[0], refs[2], refs[1], refs[3]};
+  const uint32_t workgroups[3] = {1, 1, 1};
+  return weft_command_buffer_dispatch(
+      session->command_buffer, session->sampling_kernels,
+      DECODE_SAMPLING_KERNEL_SAMPLE, workgroups, 6, constants, 4, ordered);
+}
+
 // Records the steps into the session's reusable command buffer.
 static weft_status_t decode_record(decode_session_t* session) {
   weft_status_t status = weft_command_buffer_create(
@@ -318,10 +351,15 @@ static weft_status_t decode_record(decode_session_t* session) {
        ++i) {
     const decode_step_t* step = &session->steps[i];
     const uint32_t workgroups[3] = {step->workgroups, 1, 1};
-    status = weft_command_buffer_dispatch(
-        session->command_buffer, session->kernels, step->kernel, workgroups,
-        step->constant_count, step->constants, step->binding_count,
-        step->bindings);
+    if (step->kernel == DECODE_KERNEL_ARGMAX &&
+        session->sampling.temperature > 0.0f) {
+      status = decode_record_sample(session, step);
+    } else {
+      status = weft_command_buffer_dispatch(
+          session->command_buffer, session->kernels, step->kernel,
+          workgroups, step->constant_count, step->constants,
+          step->binding_count, step->bindings);
+    }
     if (weft_status_is_ok(status) && i + 1 < session->step_count) {
       status = weft_command_buffer_barrier(session->command_buffer);
     }
@@ -375,7 +413,7 @@ weft_status_t decode_session_create(decode_model_t* model,
   session->allocator = allocator;
   session->model = model;
   session->device = model->device;
-  session->slot_count = DECODE_SLOT_LAYERS + 4 * c->n_layers;
+  session->slot_count = DECODE_SLOT_HISTORY(c->n_layers) + 1;
   const uint64_t kv_cache_bytes =
       (uint64_t)c->n_layers * c->seq_len * decode_kv_dim(c) * 4;
   const uint64_t sizes[DECODE_BUFFER_COUNT] = {
@@ -389,6 +427,8 @@ weft_status_t decode_session_create(decode_model_t* model,
       [DECODE_BUFFER_TOKENS] = (c->seq_len + 1ull) * 4,
       [DECODE_BUFFER_DISCARD] = 4,
       [DECODE_BUFFER_ROPE] = (uint64_t)c->seq_len * decode_head_size(c) * 4,
+      [DECODE_BUFFER_SAMPLE_SCRATCH] =
+          (uint64_t)c->vocab_size * DECODE_SAMPLING_SCRATCH_PER_TOKEN,
   };
   const weft_buffer_params_t params = {0};
   for (int i = 0; weft_status_is_ok(status) && i < DECODE_BUFFER_COUNT; ++i) {
@@ -440,6 +480,7 @@ void decode_session_release(decode_session_t* session) {
   weft_allocator_free(session->allocator, session->table);
   weft_allocator_free(session->allocator, session->steps);
   weft_executable_release(session->kernels);
+  weft_executable_release(session->sampling_kernels);
   for (int i = 0; i < DECODE_BUFFER_COUNT; ++i) {
     weft_buffer_release(session->buffers[i]);
   }
@@ -481,6 +522,38 @@ weft_status_t decode_session_start(decode_session_t* session,
   return status;
 }
 
+weft_status_t decode_session_set_sampling(decode_session_t* session,
+                                          const decode_sampling_t* sampling) {
+  if (!(sampling->temperature >= 0.0f) || !(sampling->top_p > 0.0f) ||
+      !(sampling->top_p <= 1.0f)) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "sampling: temperature %g (at least 0), top_p %g "
+                       "(above 0, at most 1)",
+                       sampling->temperature, sampling->top_p);
+  }
+  // Everything queued must be done: the command buffer is recorded anew.
+  weft_status_t status = WEFT_OK;
+  if (session->queued > 0) {
+    status = weft_semaphore_wait(session->timeline,
+                                 session->base + session->queued,
+                                 weft_timeout_infinite());
+  }
+  if (weft_status_is_ok(status) && !session->sampling_kernels &&
+      sampling->temperature > 0.0f) {
+    status = weft_device_create_executable(
+        session->device,
+        weft_executable_source_cpu_static(decode_sampling_query),
+        &session->sampling_kernels);
+  }
+  if (weft_status_is_ok(status)) {
+    session->sampling = *sampling;
+    weft_command_buffer_release(session->command_buffer);
+    session->command_buffer = NULL;
+    status = decode_record(session);
+  }
+  return status;
+}
+
 uint32_t decode_session_slot_count(const decode_session_t* session) {
   return session->slot_count;
 }
@@ -512,6 +585,8 @@ void decode_session_bindings(const decode_session_t* session,
     out_bindings[DECODE_SLOT_V_PREFIX(l)] = (weft_buffer_binding_t){
         b[DECODE_BUFFER_V_CACHE], layer, (position + 1) * kv_row};
   }
+  out_bindings[DECODE_SLOT_HISTORY(c->n_layers)] = (weft_buffer_binding_t){
+      b[DECODE_BUFFER_TOKENS], 0, (position + 1) * 4ull};
 }
 
 weft_status_t decode_session_enqueue(decode_session_t* session,

@@ -24,6 +24,7 @@
 
 #include "decode_kernels.h"
 #include "decode_model.h"
+#include "decode_sampling.h"
 #include "weft/weft.h"
 
 #ifdef __cplusplus
@@ -73,6 +74,14 @@ void decode_session_release(decode_session_t* session);
 weft_status_t decode_session_start(decode_session_t* session,
                                    const uint32_t* prompt,
                                    uint32_t prompt_length);
+
+// How the next token is chosen from now on: argmax (temperature 0, the
+// default) or SAMPLE (decode_sampling.h) with |sampling|'s temperature,
+// top_k, top_p and seed. Waits for every queued step, then records the
+// token's command buffer again. INVALID_ARGUMENT for a negative
+// temperature or a top_p outside (0, 1].
+weft_status_t decode_session_set_sampling(decode_session_t* session,
+                                          const decode_sampling_t* sampling);
 
 // Queues the next |count| steps (positions next .. next + count - 1, at
 // most up to seq_len) and returns at once.

@@ -1,13 +1,18 @@
-// weft-decode: greedy decoding of a llama-architecture checkpoint on weft.
+// weft-decode: decoding a llama-architecture checkpoint on weft.
 //
-//   weft-decode --model=FILE [--steps=N] [--prompt-ids=1,2,3]
+//   weft-decode --model=FILE [--steps=N] [--prompt=TEXT | --prompt-ids=1,2,3]
+//               [--temperature=T] [--top-k=K] [--top-p=P] [--seed=N]
 //               [--device=STRING | --workers=N] [--trace=FILE]
 //
 // Loads the checkpoint (llama2.c or GGUF; progress on a terminal), queues
 // one step per position (the prompt's, then --steps generated ones) and
 // prints the generated token ids, tokens per second and milliseconds per
-// token (mean, nearest-rank p50 and p99, max). Exit codes: 0 done, 1 an
-// error, 2 bad usage (--device and --workers together among them).
+// token (mean, nearest-rank p50 and p99, max). With --prompt the text is
+// encoded with the GGUF's tokenizer (decode_tokenizer.h) and the
+// generated text printed as each token is done. Greedy unless
+// --temperature is above 0 (decode_sampling.h: on the device, one seed
+// one sequence). Exit codes: 0 done, 1 an error, 2 bad usage (--device
+// and --workers together among them, --prompt and --prompt-ids too).
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
@@ -19,6 +24,7 @@
 
 #include "decode.h"
 #include "decode_latency.h"
+#include "decode_tokenizer.h"
 #include "weft/weft.h"
 
 #define EXIT_ERROR 1
@@ -30,19 +36,30 @@ typedef struct options_t {
   uint32_t steps;
   uint32_t prompt[MAX_PROMPT];
   uint32_t prompt_length;
+  const char* prompt_text;  // --prompt: encoded once the model is known
+  decode_sampling_t sampling;
   char device[256];
   const char* trace;
 } options_t;
 
 static void print_usage(FILE* stream) {
   fprintf(stream,
-          "Usage: weft-decode --model=FILE [--steps=N] [--prompt-ids=1,2,3]\n"
+          "Usage: weft-decode --model=FILE [--steps=N]\n"
+          "                   [--prompt=TEXT | --prompt-ids=1,2,3]\n"
+          "                   [--temperature=T] [--top-k=K] [--top-p=P] "
+          "[--seed=N]\n"
           "                   [--device=STRING | --workers=N] "
           "[--trace=FILE]\n"
           "\n"
-          "Greedy decoding of a llama2.c or GGUF (F32/F16) checkpoint:\n"
-          "prints the generated token ids, tokens per second and ms per\n"
-          "token. Defaults: 64 steps, prompt 1, device local-task.\n"
+          "Decodes with a llama2.c or GGUF checkpoint. --prompt TEXT (or\n"
+          "--prompt=TEXT) encodes the text with the GGUF's tokenizer and\n"
+          "prints the generated text as it comes; --prompt-ids gives token\n"
+          "ids and prints the generated ids. Greedy by default; above\n"
+          "temperature 0 tokens are drawn on the device from the softmax,\n"
+          "restricted to the top K (0: all) and the nucleus P (1: all),\n"
+          "the same for the same seed. Prints tokens per second and ms per\n"
+          "token. Defaults: 64 steps, prompt 1, temperature 0, top-k 0,\n"
+          "top-p 1, seed 0, device local-task.\n"
           "weft-decode-gen writes checkpoints of random weights.\n");
 }
 
@@ -54,6 +71,24 @@ static bool parse_u32(const char* text, uint32_t* out_value) {
     return false;
   }
   *out_value = (uint32_t)value;
+  return true;
+}
+
+static bool parse_float(const char* text, float* out_value) {
+  char* end = NULL;
+  errno = 0;
+  const float value = strtof(text, &end);
+  if (errno || end == text || *end || !(value == value)) return false;
+  *out_value = value;
+  return true;
+}
+
+static bool parse_u64(const char* text, uint64_t* out_value) {
+  char* end = NULL;
+  errno = 0;
+  unsigned long long value = strtoull(text, &end, 10);
+  if (errno || end == text || *end || text[0] == '-') return false;
+  *out_value = value;
   return true;
 }
 
@@ -92,13 +127,27 @@ static bool choose_device(const char* arg, const char** chosen_by) {
   return true;
 }
 
+// The same for the prompt: --prompt and --prompt-ids both give it.
+static bool choose_prompt(const char* arg, const char** given_by) {
+  if (*given_by) {
+    fprintf(stderr,
+            "weft-decode: %.20s and %.20s both give the prompt; give one\n",
+            *given_by, arg);
+    return false;
+  }
+  *given_by = arg;
+  return true;
+}
+
 static int parse_options(int argc, char** argv, options_t* options) {
   memset(options, 0, sizeof(*options));
   options->steps = 64;
   options->prompt[0] = 1;
   options->prompt_length = 1;
+  options->sampling.top_p = 1.0f;
   snprintf(options->device, sizeof(options->device), "local-task");
   const char* device_chosen_by = NULL;
+  const char* prompt_given_by = NULL;
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     uint32_t workers = 0;
@@ -113,7 +162,46 @@ static int parse_options(int argc, char** argv, options_t* options) {
                 arg + 8);
         return EXIT_USAGE;
       }
+    } else if (strcmp(arg, "--prompt") == 0 ||
+               strncmp(arg, "--prompt=", 9) == 0) {
+      if (!choose_prompt(arg, &prompt_given_by)) return EXIT_USAGE;
+      if (arg[8] == '=') {
+        options->prompt_text = arg + 9;
+      } else if (i + 1 < argc) {
+        options->prompt_text = argv[++i];
+      } else {
+        fprintf(stderr, "weft-decode: --prompt takes a text\n");
+        return EXIT_USAGE;
+      }
+    } else if (strncmp(arg, "--temperature=", 14) == 0 ||
+               strncmp(arg, "--top-p=", 8) == 0) {
+      const bool is_temperature = strncmp(arg, "--temperature=", 14) == 0;
+      const char* value = strchr(arg, '=') + 1;
+      float* out = is_temperature ? &options->sampling.temperature
+                                  : &options->sampling.top_p;
+      if (!parse_float(value, out) || *out < 0.0f ||
+          (!is_temperature && (*out == 0.0f || *out > 1.0f))) {
+        fprintf(stderr, "weft-decode: %s takes %s, not '%s'\n",
+                is_temperature ? "--temperature" : "--top-p",
+                is_temperature ? "a number of at least 0"
+                               : "a number above 0 and at most 1",
+                value);
+        return EXIT_USAGE;
+      }
+    } else if (strncmp(arg, "--top-k=", 8) == 0) {
+      if (!parse_u32(arg + 8, &options->sampling.top_k)) {
+        fprintf(stderr, "weft-decode: --top-k takes a count, not '%s'\n",
+                arg + 8);
+        return EXIT_USAGE;
+      }
+    } else if (strncmp(arg, "--seed=", 7) == 0) {
+      if (!parse_u64(arg + 7, &options->sampling.seed)) {
+        fprintf(stderr, "weft-decode: --seed takes a number, not '%s'\n",
+                arg + 7);
+        return EXIT_USAGE;
+      }
     } else if (strncmp(arg, "--prompt-ids=", 13) == 0) {
+      if (!choose_prompt(arg, &prompt_given_by)) return EXIT_USAGE;
       if (!parse_prompt(arg + 13, options)) {
         fprintf(stderr,
                 "weft-decode: --prompt-ids takes token ids separated by "
@@ -210,6 +298,65 @@ static void step_clocks_settle(decode_session_t* session,
   }
 }
 
+// --prompt: the text through the model's tokenizer into |options|'s
+// prompt ids (BOS first where the vocabulary asks for it).
+static weft_status_t encode_prompt(const decode_tokenizer_t* tokenizer,
+                                   options_t* options) {
+  const size_t length = strlen(options->prompt_text);
+  const size_t capacity = decode_tokenizer_max_ids(length);
+  uint32_t* ids = (uint32_t*)malloc(capacity * sizeof(uint32_t));
+  if (!ids) return weft_status_from_code(WEFT_STATUS_RESOURCE_EXHAUSTED);
+  size_t count = 0;
+  weft_status_t status = decode_tokenizer_encode(
+      tokenizer, options->prompt_text, length,
+      decode_tokenizer_adds_bos(tokenizer), ids, capacity, &count);
+  if (weft_status_is_ok(status) && (count == 0 || count > MAX_PROMPT)) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "the prompt is %zu tokens (1 to %d)", count,
+                         MAX_PROMPT);
+  }
+  if (weft_status_is_ok(status)) {
+    memcpy(options->prompt, ids, count * sizeof(uint32_t));
+    options->prompt_length = (uint32_t)count;
+  }
+  free(ids);
+  return status;
+}
+
+// Prints the generated text as each step ends: waits for step p, reads
+// the token it chose and writes what of it makes whole characters. Stops
+// printing at the end-of-sequence token (the steps queued still run).
+static weft_status_t stream_text(decode_session_t* session,
+                                 const decode_tokenizer_t* tokenizer,
+                                 const options_t* options, uint32_t total) {
+  char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
+  if (!piece) return weft_status_from_code(WEFT_STATUS_RESOURCE_EXHAUSTED);
+  decode_text_stream_t stream;
+  decode_text_stream_initialize(&stream, false);
+  fputs(options->prompt_text, stdout);
+  fflush(stdout);
+  weft_status_t status = WEFT_OK;
+  for (uint32_t p = options->prompt_length - 1;
+       weft_status_is_ok(status) && p < total; ++p) {
+    uint32_t token = 0;
+    status = decode_session_wait(session, p, weft_timeout_infinite());
+    if (weft_status_is_ok(status)) {
+      status = decode_session_read_tokens(session, p + 1, 1, &token);
+    }
+    if (!weft_status_is_ok(status)) break;
+    if ((int64_t)token == decode_tokenizer_eos(tokenizer)) break;
+    const size_t length =
+        decode_text_stream_next(tokenizer, &stream, token, piece);
+    fwrite(piece, 1, length, stdout);
+    fflush(stdout);
+  }
+  const size_t rest = decode_text_stream_flush(&stream, piece);
+  fwrite(piece, 1, rest, stdout);
+  fputc('\n', stdout);
+  free(piece);
+  return status;
+}
+
 static int fail(weft_status_t status) {
   fprintf(stderr, "weft-decode: ");
   weft_status_fprint(stderr, status);
@@ -241,6 +388,21 @@ int main(int argc, char** argv) {
   decode_session_t* session = NULL;
   if (weft_status_is_ok(status)) {
     status = decode_session_create(model, allocator, &session);
+  }
+  decode_tokenizer_t* tokenizer = NULL;
+  if (weft_status_is_ok(status) && options.prompt_text &&
+      strcmp(decode_model_layout(model)->format, "gguf") != 0) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "--prompt: '%s' is a %s checkpoint, which carries no "
+                         "tokenizer (a GGUF file does; or give --prompt-ids)",
+                         options.model, decode_model_layout(model)->format);
+  }
+  if (weft_status_is_ok(status) && options.prompt_text) {
+    status = decode_tokenizer_load(options.model, &tokenizer);
+    if (weft_status_is_ok(status)) status = encode_prompt(tokenizer, &options);
+  }
+  if (weft_status_is_ok(status) && options.sampling.temperature > 0.0f) {
+    status = decode_session_set_sampling(session, &options.sampling);
   }
   const decode_config_t* config =
       model ? &decode_model_layout(model)->config : NULL;
@@ -274,9 +436,23 @@ int main(int argc, char** argv) {
   if (weft_status_is_ok(status)) {
     clocked = step_clocks_register(session, clocks, total);
   }
+  if (weft_status_is_ok(status)) {
+    printf("model: %s (%s, %s weights): dim %u, %u layers, %u heads (%u kv), "
+           "vocab %u\n",
+           options.model, decode_model_layout(model)->format,
+           decode_dtype_name(
+               decode_model_layout(model)->tensors[DECODE_TENSOR_WQ].dtype),
+           config->dim, config->n_layers, config->n_heads, config->n_kv_heads,
+           config->vocab_size);
+    printf("device: %s\n", options.device);
+    fflush(stdout);
+  }
   const weft_time_t start = weft_time_now();
   if (weft_status_is_ok(status)) {
     status = decode_session_enqueue(session, total);
+  }
+  if (weft_status_is_ok(status) && tokenizer) {
+    status = stream_text(session, tokenizer, &options, total);
   }
   if (weft_status_is_ok(status) && total > 0) {
     status = decode_session_wait(session, total - 1, weft_timeout_infinite());
@@ -297,19 +473,13 @@ int main(int argc, char** argv) {
     status = decode_session_read_tokens(session, 0, total + 1, tokens);
   }
   if (weft_status_is_ok(status)) {
-    printf("model: %s (%s, %s weights): dim %u, %u layers, %u heads (%u kv), "
-           "vocab %u\n",
-           options.model, decode_model_layout(model)->format,
-           decode_dtype_name(
-               decode_model_layout(model)->tensors[DECODE_TENSOR_WQ].dtype),
-           config->dim, config->n_layers, config->n_heads, config->n_kv_heads,
-           config->vocab_size);
-    printf("device: %s\n", options.device);
-    printf("generated:");
-    for (uint32_t i = options.prompt_length; i <= total; ++i) {
-      printf(" %u", tokens[i]);
+    if (!tokenizer) {
+      printf("generated:");
+      for (uint32_t i = options.prompt_length; i <= total; ++i) {
+        printf(" %u", tokens[i]);
+      }
+      printf("\n");
     }
-    printf("\n");
     const double seconds = (double)(end - start) / 1e9;
     decode_latency_t latency;
     decode_latency_summarize(durations, total, &latency);
@@ -322,6 +492,7 @@ int main(int argc, char** argv) {
            latency.p99, latency.max);
   }
   free(tokens);
+  decode_tokenizer_free(tokenizer);
   free(durations);
   free(clocks);
   decode_session_release(session);
