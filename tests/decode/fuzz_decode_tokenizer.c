@@ -1,0 +1,140 @@
+// libFuzzer target for the decode example's tokenizers' encoders
+// (examples/decode/decode_tokenizer.h): any bytes are text to encode with
+// the synthetic SentencePiece vocabulary of 512 tokens (weft-decode-gen's)
+// and with a small GPT-2 BPE vocabulary of the 256 byte characters and a
+// few merges. Both have a token for every byte, so every text encodes,
+// every id is in the vocabulary, and decoding the ids token by token
+// gives the text back byte for byte (but SentencePiece's own space, U+2581,
+// which comes back a space). Any broken promise aborts.
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_tokenizer.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+static void fuzz_check(weft_status_t status, const char* what) {
+  if (weft_status_is_ok(status)) return;
+  fprintf(stderr, "%s: %s\n", what, weft_status_message(status));
+  abort();
+}
+
+// GPT-2's character for |byte| as UTF-8 into |out|.
+static void fuzz_gpt2_char(int byte, char* out) {
+  uint32_t code_point = (uint32_t)byte;
+  const bool printable = (byte >= 0x21 && byte <= 0x7E) ||
+                         (byte >= 0xA1 && byte <= 0xAC) || byte >= 0xAE;
+  if (!printable) {
+    code_point = 256;
+    for (int b = 0; b < byte; ++b) {
+      code_point += !((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) ||
+                      b >= 0xAE);
+    }
+  }
+  if (code_point < 0x80) {
+    out[0] = (char)code_point, out[1] = '\0';
+  } else {
+    out[0] = (char)(0xC0 | (code_point >> 6));
+    out[1] = (char)(0x80 | (code_point & 0x3F));
+    out[2] = '\0';
+  }
+}
+
+static decode_tokenizer_t* fuzz_bpe(void) {
+  static const char* const kMerges[] = {"h e", "\xC4\xA0 t", "\xC4\xA0t he",
+                                        "l l", "e ll", "o n", "\xC4\xA0 a"};
+  static const char* const kMerged[] = {"he", "\xC4\xA0t", "\xC4\xA0the",
+                                        "ll", "ell", "on", "\xC4\xA0\x61"};
+  enum { kMergeCount = sizeof(kMerges) / sizeof(kMerges[0]) };
+  char texts[256][4];
+  char* tokens[256 + kMergeCount];
+  for (int b = 0; b < 256; ++b) {
+    fuzz_gpt2_char(b, texts[b]);
+    tokens[b] = texts[b];
+  }
+  for (int i = 0; i < kMergeCount; ++i) tokens[256 + i] = (char*)kMerged[i];
+  decode_vocab_t vocab;
+  memset(&vocab, 0, sizeof(vocab));
+  vocab.kind = DECODE_TOKENIZER_BPE;
+  vocab.count = 256 + kMergeCount;
+  vocab.tokens = tokens;
+  vocab.merge_count = kMergeCount;
+  vocab.merges = (char**)kMerges;
+  vocab.bos = vocab.eos = vocab.unknown = -1;
+  decode_tokenizer_t* tokenizer = NULL;
+  fuzz_check(decode_tokenizer_create(&vocab, "fuzz bpe", &tokenizer),
+             "the BPE vocabulary");
+  return tokenizer;
+}
+
+static decode_tokenizer_t* fuzz_spm(void) {
+  decode_vocab_t vocab;
+  fuzz_check(decode_vocab_synthetic(512, &vocab), "the synthetic vocabulary");
+  decode_tokenizer_t* tokenizer = NULL;
+  fuzz_check(decode_tokenizer_create(&vocab, "fuzz spm", &tokenizer),
+             "the SentencePiece vocabulary");
+  decode_vocab_deinitialize(&vocab);
+  return tokenizer;
+}
+
+static void fuzz_round_trip(const decode_tokenizer_t* tokenizer,
+                            const uint8_t* data, size_t size) {
+  // What should come back: for SentencePiece, its "▁" as a space.
+  uint8_t* expected = (uint8_t*)malloc(size + 1);
+  if (!expected) abort();
+  size_t expected_size = 0;
+  const bool spm = decode_tokenizer_kind(tokenizer) == DECODE_TOKENIZER_SPM;
+  for (size_t i = 0; i < size; ++i) {
+    if (spm && i + 2 < size && memcmp(data + i, "\xE2\x96\x81", 3) == 0) {
+      expected[expected_size++] = ' ';
+      i += 2;
+    } else {
+      expected[expected_size++] = data[i];
+    }
+  }
+  const size_t capacity = decode_tokenizer_max_ids(size);
+  uint32_t* ids = (uint32_t*)malloc(capacity * sizeof(uint32_t));
+  char* back = (char*)malloc(size + 8);
+  char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
+  if (!ids || !back || !piece) abort();
+  size_t count = 0;
+  fuzz_check(decode_tokenizer_encode(tokenizer, (const char*)data, size,
+                                     true, ids, capacity, &count),
+             "encode");
+  decode_text_stream_t stream;
+  decode_text_stream_initialize(&stream, true);
+  size_t length = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (ids[i] >= decode_tokenizer_count(tokenizer)) abort();
+    const size_t n = decode_text_stream_next(tokenizer, &stream, ids[i], piece);
+    if (length + n > size) {
+      fprintf(stderr, "decoded more bytes than were encoded\n");
+      abort();
+    }
+    memcpy(back + length, piece, n);
+    length += n;
+  }
+  length += decode_text_stream_flush(&stream, back + length);
+  if (length != expected_size || memcmp(back, expected, length) != 0) {
+    fprintf(stderr, "the text did not come back (%zu bytes of %zu)\n", length,
+            expected_size);
+    abort();
+  }
+  free(expected);
+  free(ids);
+  free(back);
+  free(piece);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static decode_tokenizer_t* spm = NULL;
+  static decode_tokenizer_t* bpe = NULL;
+  if (!spm) spm = fuzz_spm();
+  if (!bpe) bpe = fuzz_bpe();
+  fuzz_round_trip(spm, data, size);
+  fuzz_round_trip(bpe, data, size);
+  return 0;
+}
