@@ -15,6 +15,9 @@ struct decode_model_t {
   decode_layout_t layout;
   // One per kind; a shared classifier is the embedding's (retained twice).
   weft_buffer_t* buffers[DECODE_TENSOR_COUNT];
+  // Where each layer's tensor starts in its kind's buffer (layers of one
+  // kind may differ in type, so in size); [n_layers] is the buffer's size.
+  uint64_t layer_offsets[DECODE_TENSOR_COUNT][DECODE_MAX_LAYERS + 1];
 };
 
 static uint32_t decode_tensor_layers(const decode_config_t* config,
@@ -22,11 +25,26 @@ static uint32_t decode_tensor_layers(const decode_config_t* config,
   return decode_tensor_is_per_layer(tensor) ? config->n_layers : 1;
 }
 
-// Bytes of one layer's |tensor| as stored.
-static uint64_t decode_layer_bytes(const decode_layout_t* layout,
-                                   decode_tensor_t tensor) {
-  return decode_tensor_elements(&layout->config, tensor) *
-         decode_dtype_size(layout->tensors[tensor].dtype);
+// Bytes of |layer|'s |tensor| as stored.
+static uint64_t decode_layer_bytes(const decode_model_t* model,
+                                   decode_tensor_t tensor, uint32_t layer) {
+  return model->layer_offsets[tensor][layer + 1] -
+         model->layer_offsets[tensor][layer];
+}
+
+static void decode_model_place_layers(decode_model_t* model) {
+  const decode_layout_t* layout = &model->layout;
+  for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
+    const decode_tensor_t tensor = (decode_tensor_t)t;
+    const uint64_t elements = decode_tensor_elements(&layout->config, tensor);
+    uint64_t offset = 0;
+    for (uint32_t l = 0; l < decode_tensor_layers(&layout->config, tensor);
+         ++l) {
+      model->layer_offsets[t][l] = offset;
+      offset += decode_dtype_bytes(layout->tensors[t].dtypes[l], elements);
+      model->layer_offsets[t][l + 1] = offset;
+    }
+  }
 }
 
 weft_status_t decode_model_load(weft_device_t* device, const char* path,
@@ -45,6 +63,7 @@ weft_status_t decode_model_load(weft_device_t* device, const char* path,
   status = decode_layout_read(path, &model->layout);
   const decode_layout_t* layout = &model->layout;
   const decode_config_t* config = &layout->config;
+  if (weft_status_is_ok(status)) decode_model_place_layers(model);
 
   // One buffer per kind, and one span per (kind, layer).
   uint32_t span_count = 0;
@@ -53,9 +72,9 @@ weft_status_t decode_model_load(weft_device_t* device, const char* path,
     if (!layout->tensors[t].present) continue;
     const uint32_t layers = decode_tensor_layers(config, tensor);
     const weft_buffer_params_t params = {0};
-    status = weft_device_allocate_buffer(
-        device, params, decode_layer_bytes(layout, tensor) * layers,
-        &model->buffers[t]);
+    status = weft_device_allocate_buffer(device, params,
+                                         model->layer_offsets[t][layers],
+                                         &model->buffers[t]);
     span_count += layers;
   }
   weft_parameter_span_t* spans = NULL;
@@ -72,12 +91,12 @@ weft_status_t decode_model_load(weft_device_t* device, const char* path,
     for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
       const decode_tensor_t tensor = (decode_tensor_t)t;
       if (!layout->tensors[t].present) continue;
-      const uint64_t bytes = decode_layer_bytes(layout, tensor);
       for (uint32_t layer = 0; layer < decode_tensor_layers(config, tensor);
            ++layer) {
         spans[next++] = (weft_parameter_span_t){
             file, layout->tensors[t].offsets[layer], model->buffers[t],
-            layer * bytes, bytes};
+            model->layer_offsets[t][layer],
+            decode_layer_bytes(model, tensor, layer)};
       }
     }
     status = weft_parameter_stream_load(
@@ -124,16 +143,14 @@ uint64_t decode_model_bytes_per_token(const decode_model_t* model) {
   for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
     const decode_tensor_t tensor = (decode_tensor_t)t;
     if (tensor == DECODE_TENSOR_TOKEN_EMBEDDING) {
-      bytes += (uint64_t)config->dim *
-               decode_dtype_size(layout->tensors[t].dtype);
+      bytes += decode_dtype_bytes(layout->tensors[t].dtypes[0], config->dim);
     } else if (tensor == DECODE_TENSOR_CLASSIFIER) {
       const decode_tensor_t source = config->shared_classifier
                                          ? DECODE_TENSOR_TOKEN_EMBEDDING
                                          : DECODE_TENSOR_CLASSIFIER;
-      bytes += decode_layer_bytes(layout, source);
+      bytes += decode_layer_bytes(model, source, 0);
     } else {
-      bytes += decode_layer_bytes(layout, tensor) *
-               decode_tensor_layers(config, tensor);
+      bytes += model->layer_offsets[t][decode_tensor_layers(config, tensor)];
     }
   }
   return bytes;
@@ -224,16 +241,17 @@ static void decode_plan(decode_session_t* session) {
   const uint32_t eps = decode_float_bits(c->norm_eps);
   weft_buffer_t* const* w = model->buffers;
   weft_buffer_t* const* b = session->buffers;
-  const uint32_t matrix_dtype = layout->tensors[DECODE_TENSOR_WQ].dtype;
   const uint32_t embedding_dtype =
-      layout->tensors[DECODE_TENSOR_TOKEN_EMBEDDING].dtype;
+      layout->tensors[DECODE_TENSOR_TOKEN_EMBEDDING].dtypes[0];
   const uint32_t classifier_dtype =
-      c->shared_classifier ? embedding_dtype
-                           : layout->tensors[DECODE_TENSOR_CLASSIFIER].dtype;
+      c->shared_classifier
+          ? embedding_dtype
+          : layout->tensors[DECODE_TENSOR_CLASSIFIER].dtypes[0];
 #define REF(buffer) weft_make_buffer_ref((buffer), 0, WEFT_WHOLE_BUFFER)
 #define LAYER(tensor, l)                                       \
-  weft_make_buffer_ref(w[tensor], (l) * decode_layer_bytes(layout, tensor), \
-                       decode_layer_bytes(layout, tensor))
+  weft_make_buffer_ref(w[tensor], model->layer_offsets[tensor][l], \
+                       decode_layer_bytes(model, tensor, l))
+#define DTYPE(tensor, l) ((uint32_t)layout->tensors[tensor].dtypes[l])
 #define SLOT(slot) weft_make_indirect_buffer_ref((slot), 0, WEFT_WHOLE_BUFFER)
   {
     const uint32_t constants[] = {dim, c->vocab_size, embedding_dtype};
@@ -244,7 +262,11 @@ static void decode_plan(decode_session_t* session) {
   }
   for (uint32_t l = 0; l < c->n_layers; ++l) {
     {
-      const uint32_t constants[] = {dim, kv_dim, head_size, matrix_dtype, eps};
+      // The three projections' types, one byte each (decode_kernels.h).
+      const uint32_t dtypes = DTYPE(DECODE_TENSOR_WQ, l) |
+                              DTYPE(DECODE_TENSOR_WK, l) << 8 |
+                              DTYPE(DECODE_TENSOR_WV, l) << 16;
+      const uint32_t constants[] = {dim, kv_dim, head_size, dtypes, eps};
       const weft_buffer_ref_t refs[] = {
           REF(b[DECODE_BUFFER_X]),     LAYER(DECODE_TENSOR_ATTN_NORM, l),
           LAYER(DECODE_TENSOR_WQ, l),  LAYER(DECODE_TENSOR_WK, l),
@@ -264,7 +286,7 @@ static void decode_plan(decode_session_t* session) {
                       constants, 4, refs);
     }
     {
-      const uint32_t constants[] = {dim, dim, matrix_dtype};
+      const uint32_t constants[] = {dim, dim, DTYPE(DECODE_TENSOR_WO, l)};
       const weft_buffer_ref_t refs[] = {REF(b[DECODE_BUFFER_ATT]),
                                         LAYER(DECODE_TENSOR_WO, l),
                                         REF(b[DECODE_BUFFER_X])};
@@ -272,7 +294,9 @@ static void decode_plan(decode_session_t* session) {
                       dim / DECODE_ROWS_PER_WORKGROUP, 3, constants, 3, refs);
     }
     {
-      const uint32_t constants[] = {dim, c->hidden_dim, matrix_dtype, eps};
+      const uint32_t dtypes =
+          DTYPE(DECODE_TENSOR_W1, l) | DTYPE(DECODE_TENSOR_W3, l) << 8;
+      const uint32_t constants[] = {dim, c->hidden_dim, dtypes, eps};
       const weft_buffer_ref_t refs[] = {
           REF(b[DECODE_BUFFER_X]), LAYER(DECODE_TENSOR_FFN_NORM, l),
           LAYER(DECODE_TENSOR_W1, l), LAYER(DECODE_TENSOR_W3, l),
@@ -282,7 +306,8 @@ static void decode_plan(decode_session_t* session) {
                       5, refs);
     }
     {
-      const uint32_t constants[] = {dim, c->hidden_dim, matrix_dtype};
+      const uint32_t constants[] = {dim, c->hidden_dim,
+                                    DTYPE(DECODE_TENSOR_W2, l)};
       const weft_buffer_ref_t refs[] = {REF(b[DECODE_BUFFER_H]),
                                         LAYER(DECODE_TENSOR_W2, l),
                                         REF(b[DECODE_BUFFER_X])};
@@ -308,6 +333,7 @@ static void decode_plan(decode_session_t* session) {
   }
 #undef REF
 #undef LAYER
+#undef DTYPE
 #undef SLOT
 }
 
@@ -399,11 +425,14 @@ weft_status_t decode_session_create(decode_model_t* model,
                                     decode_session_t** out_session) {
   *out_session = NULL;
   const decode_config_t* c = &model->layout.config;
-  if (c->seq_len > DECODE_MAX_CONTEXT || c->dim > DECODE_MAX_DIM) {
+  if (c->seq_len > DECODE_MAX_CONTEXT || c->dim > DECODE_MAX_DIM ||
+      c->hidden_dim > DECODE_MAX_HIDDEN) {
     return WEFT_STATUS(INVALID_ARGUMENT,
-                       "the decoder's kernels take a context of at most %u "
-                       "and a width of at most %u (the model has %u and %u)",
-                       DECODE_MAX_CONTEXT, DECODE_MAX_DIM, c->seq_len, c->dim);
+                       "the decoder's kernels take a context of at most %u, "
+                       "a width of at most %u and a feed-forward width of at "
+                       "most %u (the model has %u, %u and %u)",
+                       DECODE_MAX_CONTEXT, DECODE_MAX_DIM, DECODE_MAX_HIDDEN,
+                       c->seq_len, c->dim, c->hidden_dim);
   }
   decode_session_t* session = NULL;
   weft_status_t status =

@@ -94,9 +94,46 @@ float decode_f16_to_f32(uint16_t value) {
   return result;
 }
 
-weft_status_t decode_checkpoint_write(const char* path, decode_format_t format,
-                                      const decode_config_t* config,
-                                      decode_dtype_t dtype, uint64_t seed) {
+// llama.cpp's choice of the layers whose attn_v and ffn_down get more
+// bits in its K mixes.
+static bool decode_more_bits(uint32_t layer, uint32_t layers) {
+  return layer < layers / 8 || layer >= 7 * layers / 8 ||
+         (layer >= layers / 8 && (layer - layers / 8) % 3 == 2);
+}
+
+decode_dtype_t decode_checkpoint_tensor_dtype(const decode_config_t* config,
+                                              decode_dtype_t dtype,
+                                              decode_mix_t mix,
+                                              decode_tensor_t tensor,
+                                              uint32_t layer) {
+  if (tensor == DECODE_TENSOR_ATTN_NORM || tensor == DECODE_TENSOR_FFN_NORM ||
+      tensor == DECODE_TENSOR_FINAL_NORM) {
+    return DECODE_DTYPE_F32;
+  }
+  decode_dtype_t type = dtype;
+  if (mix == DECODE_MIX_Q4_K_M) {
+    const bool is_classifier =
+        tensor == DECODE_TENSOR_CLASSIFIER ||
+        (tensor == DECODE_TENSOR_TOKEN_EMBEDDING && config->shared_classifier);
+    const bool more_bits =
+        (tensor == DECODE_TENSOR_WV || tensor == DECODE_TENSOR_W2) &&
+        decode_more_bits(layer, config->n_layers);
+    type = is_classifier || more_bits ? DECODE_DTYPE_Q6_K : DECODE_DTYPE_Q4_K;
+  }
+  const uint32_t cols =
+      tensor == DECODE_TENSOR_W2 ? config->hidden_dim : config->dim;
+  if (cols % decode_dtype_block_elements(type) != 0) {
+    type = type == DECODE_DTYPE_Q4_K   ? DECODE_DTYPE_Q4_0
+           : type == DECODE_DTYPE_Q6_K ? DECODE_DTYPE_Q8_0
+                                       : type;
+  }
+  if (cols % decode_dtype_block_elements(type) != 0) type = DECODE_DTYPE_F16;
+  return type;
+}
+
+static weft_status_t decode_checkpoint_write_file(
+    const char* path, decode_format_t format, const decode_config_t* config,
+    decode_dtype_t dtype, decode_mix_t mix, uint64_t seed) {
   weft_status_t status = decode_config_validate(config, path);
   if (weft_status_is_ok(status) && format == DECODE_FORMAT_LLAMA2C &&
       dtype != DECODE_DTYPE_F32) {
@@ -112,7 +149,7 @@ weft_status_t decode_checkpoint_write(const char* path, decode_format_t format,
                        strerror(errno));
   }
   status = format == DECODE_FORMAT_GGUF
-               ? decode_gguf_write(file, path, config, dtype, seed)
+               ? decode_gguf_write(file, path, config, dtype, mix, seed)
                : decode_llama2c_write(file, path, config, seed);
   if (fclose(file) != 0 && weft_status_is_ok(status)) {
     status = WEFT_STATUS(UNAVAILABLE, "writing '%s' failed: %s", path,
@@ -120,4 +157,19 @@ weft_status_t decode_checkpoint_write(const char* path, decode_format_t format,
   }
   if (!weft_status_is_ok(status)) remove(path);
   return status;
+}
+
+weft_status_t decode_checkpoint_write(const char* path, decode_format_t format,
+                                      const decode_config_t* config,
+                                      decode_dtype_t dtype, uint64_t seed) {
+  return decode_checkpoint_write_file(path, format, config, dtype,
+                                      DECODE_MIX_UNIFORM, seed);
+}
+
+weft_status_t decode_checkpoint_write_mix(const char* path,
+                                          const decode_config_t* config,
+                                          decode_dtype_t dtype,
+                                          decode_mix_t mix, uint64_t seed) {
+  return decode_checkpoint_write_file(path, DECODE_FORMAT_GGUF, config, dtype,
+                                      mix, seed);
 }

@@ -6,7 +6,9 @@
 // into the data section), then the data section at the next multiple of
 // general.alignment (32 by default). A string is a u64 length and bytes.
 // Matrices are [ne0 = inputs][ne1 = outputs]: row-major [outputs][inputs],
-// the layout llama2.c uses too. Only F32 and F16 tensors are taken.
+// the layout llama2.c uses too. Matrices are F32, F16 or one of the block
+// types Q8_0, Q4_0, Q4_K and Q6_K (decode_quant.h), mixed as quantized
+// files mix them; norms are F32.
 //
 // Every count, length and offset is checked against the file before it is
 // used, so a malformed file is an error, never a crash or a huge
@@ -21,6 +23,7 @@
 #include "decode_checkpoint.h"
 #include "decode_gguf.h"
 #include "decode_model.h"
+#include "decode_quant.h"
 #include "decode_tokenizer.h"
 
 enum {
@@ -642,8 +645,6 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
   // Place every tensor the decoder uses.
   bool seen[DECODE_TENSOR_COUNT][DECODE_MAX_LAYERS];
   memset(seen, 0, sizeof(seen));
-  bool matrix_dtype_known = false;
-  decode_dtype_t matrix_dtype = DECODE_DTYPE_F32;
   for (uint64_t i = 0; weft_status_is_ok(status) && i < tensor_count; ++i) {
     const gguf_tensor_info_t* info = &infos[i];
     decode_tensor_t tensor;
@@ -667,10 +668,11 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
                            info->name);
       break;
     }
-    if (info->type != DECODE_DTYPE_F32 && info->type != DECODE_DTYPE_F16) {
+    if (!decode_dtype_is_supported(info->type)) {
       status = WEFT_STATUS(INVALID_ARGUMENT,
                            "'%s' (gguf): tensor '%s' has type %u (%s); the "
-                           "decoder takes F32 and F16",
+                           "decoder takes F32 and F16, and Q8_0, Q4_0, Q4_K "
+                           "and Q6_K",
                            path, info->name, info->type,
                            gguf_ggml_type_name(info->type));
       break;
@@ -692,23 +694,21 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
                            path, info->name, got_text, expected_text);
       break;
     }
-    if (gguf_tensor_is_norm(tensor)) {
-      if (dtype != DECODE_DTYPE_F32) {
-        status = WEFT_STATUS(INVALID_ARGUMENT,
-                             "'%s' (gguf): tensor '%s' is F16; norm weights "
-                             "must be F32",
-                             path, info->name);
-        break;
-      }
-    } else if (!matrix_dtype_known) {
-      matrix_dtype_known = true;
-      matrix_dtype = dtype;
-    } else if (dtype != matrix_dtype) {
+    // Matrices of any type the decoder takes, mixed as quantized files
+    // mix them; a block type's rows must be whole blocks.
+    if (gguf_tensor_is_norm(tensor) && dtype != DECODE_DTYPE_F32) {
       status = WEFT_STATUS(INVALID_ARGUMENT,
-                           "'%s' (gguf): tensor '%s' is %s but the other "
-                           "matrices are %s",
-                           path, info->name, dtype ? "F16" : "F32",
-                           matrix_dtype ? "F16" : "F32");
+                           "'%s' (gguf): tensor '%s' is %s; norm weights "
+                           "must be F32",
+                           path, info->name, gguf_ggml_type_name(dtype));
+      break;
+    }
+    if (info->dims[0] % decode_dtype_block_elements(dtype) != 0) {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "'%s' (gguf): tensor '%s' is %s, whose blocks are "
+                           "%u elements, but its rows are %" PRIu64,
+                           path, info->name, gguf_ggml_type_name(dtype),
+                           decode_dtype_block_elements(dtype), info->dims[0]);
       break;
     }
     if (info->offset % alignment != 0) {
@@ -720,13 +720,15 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
     }
     // In that order, so no sum or product can wrap: the shape alone may be
     // 2^64 elements.
-    const uint64_t elements = decode_tensor_elements(config, tensor);
+    const uint64_t blocks = decode_tensor_elements(config, tensor) /
+                            decode_dtype_block_elements(dtype);
+    const uint32_t block_bytes = decode_dtype_block_bytes(dtype);
     const uint64_t room = file_size - data_start;
     if (info->offset > room ||
-        elements > (room - info->offset) / decode_dtype_size(dtype)) {
+        blocks > (room - info->offset) / block_bytes) {
       const long double end = (long double)data_start +
                               (long double)info->offset +
-                              (long double)elements * decode_dtype_size(dtype);
+                              (long double)blocks * block_bytes;
       status = WEFT_STATUS(OUT_OF_RANGE,
                            "'%s' (gguf) is truncated: tensor '%s' ends at "
                            "byte %.0Lf of a %" PRIu64 "-byte file",
@@ -735,7 +737,7 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
     }
     decode_tensor_location_t* location = &out_layout->tensors[tensor];
     location->present = true;
-    location->dtype = dtype;
+    location->dtypes[layer] = dtype;
     location->offsets[layer] = data_start + info->offset;
     seen[tensor][layer] = true;
   }
@@ -1093,22 +1095,32 @@ static uint32_t gguf_write_order(const decode_config_t* config,
 
 weft_status_t decode_gguf_write(FILE* file, const char* path,
                                 const decode_config_t* config,
-                                decode_dtype_t dtype, uint64_t seed) {
+                                decode_dtype_t dtype, decode_mix_t mix,
+                                uint64_t seed) {
   // Bounds n_layers (the list below) and makes the shapes meaningful.
   weft_status_t status = decode_config_validate(config, path);
-  if (weft_status_is_ok(status) && dtype != DECODE_DTYPE_F32 &&
-      dtype != DECODE_DTYPE_F16) {
+  if (weft_status_is_ok(status) &&
+      (!decode_dtype_is_supported(dtype) || dtype == DECODE_DTYPE_Q6_K ||
+       (mix == DECODE_MIX_Q4_K_M && dtype != DECODE_DTYPE_Q4_K))) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: dtype %d is neither f32 nor f16", path,
-                         (int)dtype);
+                         "%s: dtype %d is not one of f32, f16, q8_0, q4_0 "
+                         "and q4_k (q4_k alone for the q4_k_m mix)",
+                         path, (int)dtype);
   }
   if (!weft_status_is_ok(status)) return status;
   const uint32_t most = 2 + 9 * config->n_layers + 1;
   decode_tensor_t* tensors = (decode_tensor_t*)calloc(most, sizeof(*tensors));
   uint32_t* layers = (uint32_t*)calloc(most, sizeof(*layers));
-  if (!tensors || !layers) {
+  // One row at a time: its weights, then as stored.
+  const uint32_t widest =
+      config->hidden_dim > config->dim ? config->hidden_dim : config->dim;
+  float* values = (float*)malloc(widest * sizeof(float));
+  uint8_t* row = (uint8_t*)malloc(widest * sizeof(float));
+  if (!tensors || !layers || !values || !row) {
     free(tensors);
     free(layers);
+    free(values);
+    free(row);
     return WEFT_STATUS(RESOURCE_EXHAUSTED, "%s: the tensor list", path);
   }
   const uint32_t count = gguf_write_order(config, tensors, layers);
@@ -1121,6 +1133,8 @@ weft_status_t decode_gguf_write(FILE* file, const char* path,
   if (!weft_status_is_ok(status)) {
     free(tensors);
     free(layers);
+    free(values);
+    free(row);
     return status;
   }
   gguf_writer_t writer = {file, true, 0};
@@ -1154,7 +1168,8 @@ weft_status_t decode_gguf_write(FILE* file, const char* path,
     uint64_t shape[2];
     gguf_expected_shape(config, tensors[i], shape);
     const bool is_norm = gguf_tensor_is_norm(tensors[i]);
-    const decode_dtype_t type = is_norm ? DECODE_DTYPE_F32 : dtype;
+    const decode_dtype_t type = decode_checkpoint_tensor_dtype(
+        config, dtype, mix, tensors[i], layers[i]);
     gguf_put_string(&writer, name);
     // Matrices stay 2-D even with one row (a vocabulary of 1).
     gguf_put_u32(&writer, is_norm ? 1 : 2);
@@ -1163,7 +1178,7 @@ weft_status_t decode_gguf_write(FILE* file, const char* path,
     gguf_put_u32(&writer, type);
     gguf_put_u64(&writer, data_offset);
     const uint64_t bytes =
-        decode_tensor_elements(config, tensors[i]) * decode_dtype_size(type);
+        decode_dtype_bytes(type, decode_tensor_elements(config, tensors[i]));
     data_offset += (bytes + GGUF_DEFAULT_ALIGNMENT - 1) /
                    GGUF_DEFAULT_ALIGNMENT * GGUF_DEFAULT_ALIGNMENT;
   }
@@ -1172,27 +1187,20 @@ weft_status_t decode_gguf_write(FILE* file, const char* path,
            (size_t)((GGUF_DEFAULT_ALIGNMENT -
                      writer.offset % GGUF_DEFAULT_ALIGNMENT) %
                     GGUF_DEFAULT_ALIGNMENT));
-  // The data, streamed in chunks.
-  enum { kChunk = 4096 };
-  float values[kChunk];
-  uint16_t halves[kChunk];
+  // The data, row by row (a row is whole blocks).
   for (uint32_t i = 0; writer.ok && i < count; ++i) {
     const decode_tensor_t tensor = tensors[i];
-    const decode_dtype_t type =
-        gguf_tensor_is_norm(tensor) ? DECODE_DTYPE_F32 : dtype;
-    const uint64_t elements = decode_tensor_elements(config, tensor);
-    for (uint64_t first = 0; writer.ok && first < elements; first += kChunk) {
-      const size_t n =
-          elements - first < kChunk ? (size_t)(elements - first) : kChunk;
-      for (size_t e = 0; e < n; ++e) {
-        values[e] = decode_random_weight(seed, tensor, layers[i], first + e);
+    const decode_dtype_t type = decode_checkpoint_tensor_dtype(
+        config, dtype, mix, tensor, layers[i]);
+    uint64_t shape[2];
+    gguf_expected_shape(config, tensor, shape);
+    const uint32_t cols = (uint32_t)shape[0];
+    for (uint64_t r = 0; writer.ok && r < shape[1]; ++r) {
+      for (uint32_t c = 0; c < cols; ++c) {
+        values[c] = decode_random_weight(seed, tensor, layers[i], r * cols + c);
       }
-      if (type == DECODE_DTYPE_F16) {
-        for (size_t e = 0; e < n; ++e) halves[e] = decode_f32_to_f16(values[e]);
-        gguf_put(&writer, halves, n * 2);
-      } else {
-        gguf_put(&writer, values, n * 4);
-      }
+      decode_quant_quantize(type, values, cols, row);
+      gguf_put(&writer, row, (size_t)decode_dtype_bytes(type, cols));
     }
     gguf_put(&writer, kZeros,
              (size_t)((GGUF_DEFAULT_ALIGNMENT -
@@ -1201,6 +1209,8 @@ weft_status_t decode_gguf_write(FILE* file, const char* path,
   }
   free(tensors);
   free(layers);
+  free(values);
+  free(row);
   return writer.ok ? WEFT_OK
                    : WEFT_STATUS(UNAVAILABLE, "writing '%s' failed: %s", path,
                                  strerror(errno));

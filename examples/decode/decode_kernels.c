@@ -6,10 +6,13 @@
 // versions written with intrinsics; the best the CPU has is chosen once,
 // when the library is first asked for (WEFT_DECODE_PORTABLE=1 keeps the
 // portable ones). f16 weights become f32 with the CPU's own conversion
-// where it has one.
+// where it has one. Rows of a block type (decode_quant.h) are dotted with
+// the activations quantized once per workgroup, in the format the type
+// pairs with (decode_quant_dot.h), kept in the workgroup's local memory.
 #include "decode_kernels.h"
 
 #include "decode_checkpoint.h"
+#include "decode_quant_dot.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -155,6 +158,7 @@ static void decode_dot_select(void) {
   // WEFT_DECODE_PORTABLE=1 keeps the portable versions (tests run both).
   const char* portable = getenv("WEFT_DECODE_PORTABLE");
   if (portable && portable[0] == '1') return;
+  decode_quant_dot_select(decode_simd_best());
 #if defined(DECODE_X86)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) {
@@ -181,13 +185,85 @@ static inline float decode_dot_f32(const float* w, const float* x,
   return decode_dot_fns[0](w, x, n);
 }
 
-// Row |row| of the [rows][cols] matrix |w| (of |dtype|) dotted with |x|.
+// The input of a matrix-vector product: |n| floats, and the same
+// quantized in each activation format the first time a row asks for it.
+typedef struct decode_activation_t {
+  const float* x;
+  uint32_t n;
+  decode_block_q8_k_t* q8_k;
+  decode_block_q8_0_t* q8_0;
+  bool has_q8_k;
+  bool has_q8_0;
+} decode_activation_t;
+
+// Bytes of both quantized forms of up to |n| elements, and of the local
+// memory of a kernel that normalises its input first (the normalised
+// floats, then their quantized forms).
+#define DECODE_ACTIVATION_BYTES(n)                    \
+  ((n) / DECODE_QK_K * sizeof(decode_block_q8_k_t) + \
+   (n) / DECODE_QK8_0 * sizeof(decode_block_q8_0_t))
+#define DECODE_NORMED_LOCAL_BYTES(n) ((n) * sizeof(float) + \
+                                      DECODE_ACTIVATION_BYTES(n))
+
+// |x| of |n| elements, with |scratch| (DECODE_ACTIVATION_BYTES(n) bytes,
+// 4-aligned) for its quantized forms.
+static inline decode_activation_t decode_activation(const float* x, uint32_t n,
+                                                    void* scratch) {
+  decode_activation_t activation = {x, n, scratch, NULL, false, false};
+  activation.q8_0 =
+      (decode_block_q8_0_t*)(activation.q8_k + n / DECODE_QK_K);
+  return activation;
+}
+
+static const void* decode_activation_for(decode_activation_t* activation,
+                                         uint32_t dtype) {
+  if (decode_quant_uses_q8_k((decode_dtype_t)dtype)) {
+    if (!activation->has_q8_k) {
+      decode_quant_activations_q8_k(activation->x, activation->n,
+                                    activation->q8_k);
+      activation->has_q8_k = true;
+    }
+    return activation->q8_k;
+  }
+  if (!activation->has_q8_0) {
+    decode_quant_activations_q8_0(activation->x, activation->n,
+                                  activation->q8_0);
+    activation->has_q8_0 = true;
+  }
+  return activation->q8_0;
+}
+
+// True when rows of |cols| elements of |dtype| are whole blocks of a type
+// the kernels take.
+static inline bool decode_rows_fit(uint32_t dtype, uint32_t cols) {
+  const uint32_t block = decode_dtype_block_elements(dtype);
+  return block != 0 && cols % block == 0;
+}
+
+// Bytes of a [rows][cols] matrix of |dtype| (whose rows fit).
+static inline uint64_t decode_matrix_bytes(uint32_t dtype, uint64_t rows,
+                                           uint32_t cols) {
+  return rows * decode_dtype_bytes((decode_dtype_t)dtype, cols);
+}
+
+// Row |row| of the [rows][cols] matrix |w| (of |dtype|) dotted with the
+// activation.
 static inline float decode_row_dot(const void* w, uint32_t dtype,
                                    uint64_t row, uint32_t cols,
-                                   const float* x) {
-  const size_t size = dtype ? 2 : 4;
-  return decode_dot_fns[dtype ? 1 : 0]((const uint8_t*)w + row * cols * size,
-                                       x, cols);
+                                   decode_activation_t* activation) {
+  const uint8_t* weights = (const uint8_t*)w + decode_matrix_bytes(dtype, row,
+                                                                   cols);
+  if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) {
+    return decode_dot_fns[dtype](weights, activation->x, cols);
+  }
+  return decode_quant_dot((decode_dtype_t)dtype, weights,
+                          decode_activation_for(activation, dtype), cols);
+}
+
+// The dtype of matrix |i| of a kernel's packed dtype constant (one byte
+// each: qkv's wq, wk, wv; ffn's w1, w3).
+static inline uint32_t decode_packed_dtype(uint32_t packed, uint32_t i) {
+  return (packed >> (8 * i)) & 0xFFu;
 }
 
 static inline float decode_bits_to_float(uint32_t bits) {
@@ -225,22 +301,18 @@ static int decode_embed(const weft_dispatch_state_t* dispatch,
   const uint32_t dim = dispatch->constants[0];
   const uint32_t vocab = dispatch->constants[1];
   const uint32_t dtype = dispatch->constants[2];
-  const uint32_t size = dtype ? 2 : 4;
-  if (!decode_has(dispatch, 0, (uint64_t)vocab * dim * size) ||
+  if (!decode_rows_fit(dtype, dim) ||
+      !decode_has(dispatch, 0, decode_matrix_bytes(dtype, vocab, dim)) ||
       !decode_has(dispatch, 1, 4) || !decode_has(dispatch, 2, dim * 4ull)) {
     return 1;
   }
   const uint32_t token = *(const uint32_t*)dispatch->binding_ptrs[1];
   if (token >= vocab) return 2;
-  float* x = (float*)dispatch->binding_ptrs[2];
-  if (dtype) {
-    const uint16_t* row =
-        (const uint16_t*)dispatch->binding_ptrs[0] + (uint64_t)token * dim;
-    for (uint32_t i = 0; i < dim; ++i) x[i] = decode_f16_to_f32(row[i]);
-  } else {
-    memcpy(x, (const float*)dispatch->binding_ptrs[0] + (uint64_t)token * dim,
-           dim * sizeof(float));
-  }
+  decode_quant_dequantize(
+      (decode_dtype_t)dtype,
+      (const uint8_t*)dispatch->binding_ptrs[0] +
+          decode_matrix_bytes(dtype, token, dim),
+      dim, (float*)dispatch->binding_ptrs[2]);
   return 0;
 }
 
@@ -249,24 +321,28 @@ static int decode_qkv(const weft_dispatch_state_t* dispatch,
   const uint32_t dim = dispatch->constants[0];
   const uint32_t kv_dim = dispatch->constants[1];
   const uint32_t head_size = dispatch->constants[2];
-  const uint32_t dtype = dispatch->constants[3];
+  const uint32_t dtypes = dispatch->constants[3];
   const float eps = decode_bits_to_float(dispatch->constants[4]);
-  const uint64_t size = dtype ? 2 : 4;
-  if (!decode_has(dispatch, 0, dim * 4ull) ||
+  const uint32_t wq = decode_packed_dtype(dtypes, 0);
+  const uint32_t wk = decode_packed_dtype(dtypes, 1);
+  const uint32_t wv = decode_packed_dtype(dtypes, 2);
+  if (!decode_rows_fit(wq, dim) || !decode_rows_fit(wk, dim) ||
+      !decode_rows_fit(wv, dim) || !decode_has(dispatch, 0, dim * 4ull) ||
       !decode_has(dispatch, 1, dim * 4ull) ||
-      !decode_has(dispatch, 2, (uint64_t)dim * dim * size) ||
-      !decode_has(dispatch, 3, (uint64_t)kv_dim * dim * size) ||
-      !decode_has(dispatch, 4, (uint64_t)kv_dim * dim * size) ||
+      !decode_has(dispatch, 2, decode_matrix_bytes(wq, dim, dim)) ||
+      !decode_has(dispatch, 3, decode_matrix_bytes(wk, kv_dim, dim)) ||
+      !decode_has(dispatch, 4, decode_matrix_bytes(wv, kv_dim, dim)) ||
       !decode_has(dispatch, 5, dim * 4ull) ||
       !decode_has(dispatch, 6, kv_dim * 4ull) ||
       !decode_has(dispatch, 7, kv_dim * 4ull) ||
       !decode_has(dispatch, 8, head_size * 4ull) ||
-      workgroup->local_memory_size < dim * sizeof(float)) {
+      workgroup->local_memory_size < DECODE_NORMED_LOCAL_BYTES(dim)) {
     return 1;
   }
   float* xn = (float*)workgroup->local_memory;
   decode_rmsnorm((const float*)dispatch->binding_ptrs[0],
                  (const float*)dispatch->binding_ptrs[1], dim, eps, xn);
+  decode_activation_t activation = decode_activation(xn, dim, xn + dim);
   const uint32_t first = workgroup->workgroup_id[0] * ROWS;
   // The rows of one workgroup lie in one of q, k or v (widths are
   // multiples of ROWS).
@@ -281,11 +357,12 @@ static int decode_qkv(const weft_dispatch_state_t* dispatch,
     }
   }
   const void* w = dispatch->binding_ptrs[2 + section];
+  const uint32_t dtype = decode_packed_dtype(dtypes, section);
   float* out = (float*)dispatch->binding_ptrs[5 + section];
   const uint32_t limit = section == 0 ? dim : kv_dim;
   if (row0 + ROWS > limit) return 1;
   for (uint32_t r = row0; r < row0 + ROWS; ++r) {
-    out[r] = decode_row_dot(w, dtype, r, dim, xn);
+    out[r] = decode_row_dot(w, dtype, r, dim, &activation);
   }
   if (section < 2) {
     // Rotate (2i, 2i+1) pairs by the angle of pair i of their head.
@@ -354,19 +431,21 @@ static int decode_matvec_add(const weft_dispatch_state_t* dispatch,
   const uint32_t rows = dispatch->constants[0];
   const uint32_t cols = dispatch->constants[1];
   const uint32_t dtype = dispatch->constants[2];
-  const uint64_t size = dtype ? 2 : 4;
-  if (!decode_has(dispatch, 0, cols * 4ull) ||
-      !decode_has(dispatch, 1, (uint64_t)rows * cols * size) ||
+  if (!decode_rows_fit(dtype, cols) || !decode_has(dispatch, 0, cols * 4ull) ||
+      !decode_has(dispatch, 1, decode_matrix_bytes(dtype, rows, cols)) ||
       !decode_has(dispatch, 2, rows * 4ull)) {
     return 1;
   }
-  const float* x = (const float*)dispatch->binding_ptrs[0];
+  if (workgroup->local_memory_size < DECODE_ACTIVATION_BYTES(cols)) return 3;
+  decode_activation_t activation =
+      decode_activation((const float*)dispatch->binding_ptrs[0], cols,
+                        workgroup->local_memory);
   const void* w = dispatch->binding_ptrs[1];
   float* out = (float*)dispatch->binding_ptrs[2];
   const uint32_t first = workgroup->workgroup_id[0] * ROWS;
   if (first + ROWS > rows) return 1;
   for (uint32_t r = first; r < first + ROWS; ++r) {
-    out[r] += decode_row_dot(w, dtype, r, cols, x);
+    out[r] += decode_row_dot(w, dtype, r, cols, &activation);
   }
   return 0;
 }
@@ -375,28 +454,31 @@ static int decode_ffn(const weft_dispatch_state_t* dispatch,
                       const weft_workgroup_state_t* workgroup) {
   const uint32_t dim = dispatch->constants[0];
   const uint32_t hidden = dispatch->constants[1];
-  const uint32_t dtype = dispatch->constants[2];
+  const uint32_t dtypes = dispatch->constants[2];
   const float eps = decode_bits_to_float(dispatch->constants[3]);
-  const uint64_t size = dtype ? 2 : 4;
-  if (!decode_has(dispatch, 0, dim * 4ull) ||
+  const uint32_t w1_dtype = decode_packed_dtype(dtypes, 0);
+  const uint32_t w3_dtype = decode_packed_dtype(dtypes, 1);
+  if (!decode_rows_fit(w1_dtype, dim) || !decode_rows_fit(w3_dtype, dim) ||
+      !decode_has(dispatch, 0, dim * 4ull) ||
       !decode_has(dispatch, 1, dim * 4ull) ||
-      !decode_has(dispatch, 2, (uint64_t)hidden * dim * size) ||
-      !decode_has(dispatch, 3, (uint64_t)hidden * dim * size) ||
+      !decode_has(dispatch, 2, decode_matrix_bytes(w1_dtype, hidden, dim)) ||
+      !decode_has(dispatch, 3, decode_matrix_bytes(w3_dtype, hidden, dim)) ||
       !decode_has(dispatch, 4, hidden * 4ull) ||
-      workgroup->local_memory_size < dim * sizeof(float)) {
+      workgroup->local_memory_size < DECODE_NORMED_LOCAL_BYTES(dim)) {
     return 1;
   }
   float* xn = (float*)workgroup->local_memory;
   decode_rmsnorm((const float*)dispatch->binding_ptrs[0],
                  (const float*)dispatch->binding_ptrs[1], dim, eps, xn);
+  decode_activation_t activation = decode_activation(xn, dim, xn + dim);
   const void* w1 = dispatch->binding_ptrs[2];
   const void* w3 = dispatch->binding_ptrs[3];
   float* h = (float*)dispatch->binding_ptrs[4];
   const uint32_t first = workgroup->workgroup_id[0] * ROWS;
   if (first + ROWS > hidden) return 1;
   for (uint32_t r = first; r < first + ROWS; ++r) {
-    const float gate = decode_row_dot(w1, dtype, r, dim, xn);
-    const float up = decode_row_dot(w3, dtype, r, dim, xn);
+    const float gate = decode_row_dot(w1, w1_dtype, r, dim, &activation);
+    const float up = decode_row_dot(w3, w3_dtype, r, dim, &activation);
     h[r] = gate / (1.0f + expf(-gate)) * up;
   }
   return 0;
@@ -408,24 +490,24 @@ static int decode_classifier(const weft_dispatch_state_t* dispatch,
   const uint32_t vocab = dispatch->constants[1];
   const uint32_t dtype = dispatch->constants[2];
   const float eps = decode_bits_to_float(dispatch->constants[3]);
-  const uint64_t size = dtype ? 2 : 4;
-  if (!decode_has(dispatch, 0, dim * 4ull) ||
+  if (!decode_rows_fit(dtype, dim) || !decode_has(dispatch, 0, dim * 4ull) ||
       !decode_has(dispatch, 1, dim * 4ull) ||
-      !decode_has(dispatch, 2, (uint64_t)vocab * dim * size) ||
+      !decode_has(dispatch, 2, decode_matrix_bytes(dtype, vocab, dim)) ||
       !decode_has(dispatch, 3, vocab * 4ull) ||
-      workgroup->local_memory_size < dim * sizeof(float)) {
+      workgroup->local_memory_size < DECODE_NORMED_LOCAL_BYTES(dim)) {
     return 1;
   }
   float* xn = (float*)workgroup->local_memory;
   decode_rmsnorm((const float*)dispatch->binding_ptrs[0],
                  (const float*)dispatch->binding_ptrs[1], dim, eps, xn);
+  decode_activation_t activation = decode_activation(xn, dim, xn + dim);
   const void* w = dispatch->binding_ptrs[2];
   float* logits = (float*)dispatch->binding_ptrs[3];
   const uint32_t first = workgroup->workgroup_id[0] * DECODE_CLASSIFIER_ROWS;
   uint32_t last = first + DECODE_CLASSIFIER_ROWS;
   if (last > vocab) last = vocab;
   for (uint32_t r = first; r < last; ++r) {
-    logits[r] = decode_row_dot(w, dtype, r, dim, xn);
+    logits[r] = decode_row_dot(w, dtype, r, dim, &activation);
   }
   return 0;
 }
@@ -453,12 +535,15 @@ static int decode_argmax(const weft_dispatch_state_t* dispatch,
 
 static const weft_kernel_def_t kDecodeKernels[DECODE_KERNEL_COUNT] = {
     {"embed", decode_embed, 3, 3, {1, 1, 1}, 0},
-    {"qkv", decode_qkv, 9, 5, {ROWS, 1, 1}, DECODE_MAX_DIM * 4},
+    {"qkv", decode_qkv, 9, 5, {ROWS, 1, 1},
+     DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM)},
     {"attention", decode_attention, 4, 3, {1, 1, 1}, DECODE_MAX_CONTEXT * 4},
-    {"matvec_add", decode_matvec_add, 3, 3, {ROWS, 1, 1}, 0},
-    {"ffn", decode_ffn, 5, 4, {ROWS, 1, 1}, DECODE_MAX_DIM * 4},
+    {"matvec_add", decode_matvec_add, 3, 3, {ROWS, 1, 1},
+     DECODE_ACTIVATION_BYTES(DECODE_MAX_HIDDEN)},
+    {"ffn", decode_ffn, 5, 4, {ROWS, 1, 1},
+     DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM)},
     {"classifier", decode_classifier, 4, 4, {DECODE_CLASSIFIER_ROWS, 1, 1},
-     DECODE_MAX_DIM * 4},
+     DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM)},
     {"argmax", decode_argmax, 2, 1, {1, 1, 1}, 0},
 };
 

@@ -1,10 +1,15 @@
 // weft decode example: the decoder's CPU kernels (weft/kernel_abi.h).
 //
 // Every kernel works on workgroups over output rows, and checks that each
-// binding holds what its constants say (a short binding returns 1, a token
-// out of the vocabulary 2, a context longer than the scratch 3). Weights
-// are f32 or f16 (constant |dtype|: 0 or 1, decode_dtype_t), converted in
-// the kernel; activations are f32. Epsilons travel as float bits.
+// binding holds what its constants say (a short binding or a row that is
+// not whole blocks of a known type returns 1, a token out of the
+// vocabulary 2, a context or width longer than the scratch 3). Weights are
+// f32, f16 or GGML's block types (a |dtype| constant is a decode_dtype_t;
+// qkv's packs wq's, wk's and wv's in bytes 0, 1 and 2, ffn's w1's and
+// w3's in bytes 0 and 1): f16 is converted in the kernel, and a block
+// type's rows are dotted with the input quantized per block
+// (decode_quant_dot.h), once per workgroup. Activations are f32. Epsilons
+// travel as float bits.
 //
 // Ordinals (the order of decode_kernels_library()'s table):
 //   EMBED       x = table[token]
@@ -15,7 +20,7 @@
 //               angle of pair i: the rope row's cos and sin)
 //     bindings: x, norm, wq, wk, wv, q [dim], k [kv_dim], v [kv_dim],
 //               rope [head_size / 2][2] (cos, sin at this position)
-//     constants: dim, kv_dim, head_size, dtype, eps   workgroups: rows / 16
+//     constants: dim, kv_dim, head_size, dtypes, eps  workgroups: rows / 16
 //               (rows = dim + 2 kv_dim: q's, then k's, then v's)
 //   ATTENTION   per query head h: softmax over positions t of
 //               q_h . k_t / sqrt(head_size), then out_h = sum p_t v_t, with
@@ -28,7 +33,7 @@
 //     constants: rows, cols, dtype                    workgroups: rows / 16
 //   FFN         xn = rmsnorm(x) * norm; h = silu(W1 xn) * (W3 xn)
 //     bindings: x, norm, w1, w3, h [hidden]
-//     constants: dim, hidden, dtype, eps              workgroups: hidden / 16
+//     constants: dim, hidden, dtypes, eps             workgroups: hidden / 16
 //   CLASSIFIER  logits = W (rmsnorm(x) * norm)
 //     bindings: x, norm, W [vocab][dim], logits [vocab]
 //     constants: dim, vocab, dtype, eps               workgroups:
@@ -62,6 +67,8 @@ typedef enum decode_kernel_e {
 // normalised-input scratch of QKV, FFN and CLASSIFIER holds.
 #define DECODE_MAX_CONTEXT 8192u
 #define DECODE_MAX_DIM 16384u
+// The widest input MATVEC_ADD quantizes (the feed-forward width).
+#define DECODE_MAX_HIDDEN 32768u
 
 // The library: for weft_executable_source_cpu_static, and for baselines
 // that call the kernels directly.

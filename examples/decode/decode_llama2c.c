@@ -104,8 +104,7 @@ weft_status_t decode_llama2c_read(FILE* file, const char* path,
        ++i) {
     const decode_tensor_t tensor = kLlama2cOrder[i];
     decode_tensor_location_t* location = &out_layout->tensors[tensor];
-    location->present = true;
-    location->dtype = DECODE_DTYPE_F32;
+    location->present = true;  // its dtypes F32 (0): the layout is zeroed
     const uint32_t layers =
         decode_tensor_is_per_layer(tensor) ? config->n_layers : 1;
     const uint64_t bytes = decode_tensor_elements(config, tensor) * 4;
@@ -135,7 +134,6 @@ weft_status_t decode_llama2c_read(FILE* file, const char* path,
     decode_tensor_location_t* location =
         &out_layout->tensors[DECODE_TENSOR_CLASSIFIER];
     location->present = true;
-    location->dtype = DECODE_DTYPE_F32;
     location->offsets[0] = offset;
     offset += decode_tensor_elements(config, DECODE_TENSOR_CLASSIFIER) * 4;
     if (offset > file_size) {

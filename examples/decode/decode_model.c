@@ -1,11 +1,62 @@
 // weft decode example: model shapes and tensor kinds (see decode_model.h).
 #include "decode_model.h"
 
+#include "decode_quant.h"
+
 #include <errno.h>
 #include <string.h>
 
 const char* decode_dtype_name(decode_dtype_t dtype) {
-  return dtype == DECODE_DTYPE_F16 ? "f16" : "f32";
+  switch (dtype) {
+    case DECODE_DTYPE_F32:
+      return "f32";
+    case DECODE_DTYPE_F16:
+      return "f16";
+    case DECODE_DTYPE_Q4_0:
+      return "q4_0";
+    case DECODE_DTYPE_Q8_0:
+      return "q8_0";
+    case DECODE_DTYPE_Q4_K:
+      return "q4_k";
+    case DECODE_DTYPE_Q6_K:
+      return "q6_k";
+  }
+  return "?";
+}
+
+uint32_t decode_dtype_block_elements(uint32_t dtype) {
+  switch (dtype) {
+    case DECODE_DTYPE_F32:
+    case DECODE_DTYPE_F16:
+      return 1;
+    case DECODE_DTYPE_Q4_0:
+    case DECODE_DTYPE_Q8_0:
+      return DECODE_QK8_0;
+    case DECODE_DTYPE_Q4_K:
+    case DECODE_DTYPE_Q6_K:
+      return DECODE_QK_K;
+    default:
+      return 0;
+  }
+}
+
+uint32_t decode_dtype_block_bytes(uint32_t dtype) {
+  switch (dtype) {
+    case DECODE_DTYPE_F32:
+      return 4;
+    case DECODE_DTYPE_F16:
+      return 2;
+    case DECODE_DTYPE_Q4_0:
+      return sizeof(decode_block_q4_0_t);
+    case DECODE_DTYPE_Q8_0:
+      return sizeof(decode_block_q8_0_t);
+    case DECODE_DTYPE_Q4_K:
+      return sizeof(decode_block_q4_k_t);
+    case DECODE_DTYPE_Q6_K:
+      return sizeof(decode_block_q6_k_t);
+    default:
+      return 0;
+  }
 }
 
 static const char* const kTensorNames[DECODE_TENSOR_COUNT] = {

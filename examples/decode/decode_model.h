@@ -25,15 +25,42 @@
 extern "C" {
 #endif
 
-// Element types of stored tensors (GGML's numbering for F32 and F16).
+// Element types of stored tensors, in GGML's numbering: F32 and F16, and
+// the block types (decode_quant.h): a row of a block type is a whole
+// number of blocks, each a few scales and |block elements| packed values.
 typedef enum decode_dtype_e {
   DECODE_DTYPE_F32 = 0,
   DECODE_DTYPE_F16 = 1,
+  DECODE_DTYPE_Q4_0 = 2,
+  DECODE_DTYPE_Q8_0 = 8,
+  DECODE_DTYPE_Q4_K = 12,
+  DECODE_DTYPE_Q6_K = 14,
 } decode_dtype_t;
 
+// Bytes per element of F32 and F16 (0 for the block types: see
+// decode_dtype_bytes).
 static inline uint32_t decode_dtype_size(decode_dtype_t dtype) {
-  return dtype == DECODE_DTYPE_F16 ? 2u : 4u;
+  return dtype == DECODE_DTYPE_F16   ? 2u
+         : dtype == DECODE_DTYPE_F32 ? 4u
+                                     : 0u;
 }
+// Elements per block (1 for F32 and F16) and bytes per block of |dtype|;
+// both 0 for a GGML type the decoder does not take.
+uint32_t decode_dtype_block_elements(uint32_t dtype);
+uint32_t decode_dtype_block_bytes(uint32_t dtype);
+static inline bool decode_dtype_is_supported(uint32_t dtype) {
+  return decode_dtype_block_elements(dtype) != 0;
+}
+static inline bool decode_dtype_is_quantized(uint32_t dtype) {
+  return decode_dtype_block_elements(dtype) > 1;
+}
+// Bytes of |elements| elements of |dtype| (a multiple of its block).
+static inline uint64_t decode_dtype_bytes(decode_dtype_t dtype,
+                                          uint64_t elements) {
+  const uint32_t block = decode_dtype_block_elements(dtype);
+  return block ? elements / block * decode_dtype_block_bytes(dtype) : 0;
+}
+// "f32", "f16", "q8_0", "q4_0", "q4_k", "q6_k" ("?" for others).
 const char* decode_dtype_name(decode_dtype_t dtype);
 
 typedef struct decode_config_t {
@@ -95,7 +122,10 @@ uint64_t decode_tensor_elements(const decode_config_t* config,
 
 typedef struct decode_tensor_location_t {
   bool present;
-  decode_dtype_t dtype;
+  // The type of each layer's tensor (index 0 only for the kinds that are
+  // not per layer): a quantized file mixes them (Q4_K_M: Q6_K for some
+  // layers' attn_v and ffn_down).
+  decode_dtype_t dtypes[DECODE_MAX_LAYERS];
   // Byte offset in the file of each layer's tensor (index 0 only for the
   // kinds that are not per layer).
   uint64_t offsets[DECODE_MAX_LAYERS];

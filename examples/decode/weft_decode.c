@@ -440,8 +440,9 @@ int main(int argc, char** argv) {
     printf("model: %s (%s, %s weights): dim %u, %u layers, %u heads (%u kv), "
            "vocab %u\n",
            options.model, decode_model_layout(model)->format,
-           decode_dtype_name(
-               decode_model_layout(model)->tensors[DECODE_TENSOR_WQ].dtype),
+           decode_dtype_name(decode_model_layout(model)
+                                 ->tensors[DECODE_TENSOR_WQ]
+                                 .dtypes[0]),
            config->dim, config->n_layers, config->n_heads, config->n_kv_heads,
            config->vocab_size);
     printf("device: %s\n", options.device);

@@ -2,9 +2,13 @@
 // weights, so decoding needs no download.
 //
 //   weft-decode-gen --shape=15M|110M|1.1B|tiny --out=FILE
-//                   [--format=llama2c|gguf] [--dtype=f32|f16] [--seed=N]
+//                   [--format=llama2c|gguf]
+//                   [--dtype=f32|f16|q8_0|q4_0|q4_k|q4_k_m] [--seed=N]
 //
-// The same seed gives the same weights in both formats (F16 rounds them).
+// The same seed gives the same weights in both formats (F16 rounds them,
+// the quantized types quantize them). The quantized types are GGUF only;
+// q4_k_m mixes Q4_K and Q6_K as llama.cpp's Q4_K_M files do
+// (decode_checkpoint_tensor_dtype).
 // Exit codes: 0 written, 1 an error, 2 bad usage.
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,18 +19,35 @@
 static void print_usage(FILE* stream) {
   fprintf(stream,
           "Usage: weft-decode-gen --shape=15M|110M|1.1B|tiny --out=FILE\n"
-          "                       [--format=llama2c|gguf] [--dtype=f32|f16] "
-          "[--seed=N]\n"
+          "                       [--format=llama2c|gguf] [--seed=N]\n"
+          "                       [--dtype=f32|f16|q8_0|q4_0|q4_k|q4_k_m]\n"
           "\n"
           "Writes a checkpoint of random weights (default: llama2c, f32,\n"
-          "seed 1). llama2.c checkpoints are f32 only; GGUF takes f16.\n");
+          "seed 1). llama2.c checkpoints are f32 only; GGUF takes the\n"
+          "others (a quantized type implies --format=gguf). q4_k_m mixes\n"
+          "Q4_K and Q6_K as llama.cpp's Q4_K_M does.\n");
 }
 
 int main(int argc, char** argv) {
   const char* shape = NULL;
   const char* out = NULL;
   decode_format_t format = DECODE_FORMAT_LLAMA2C;
+  bool format_given = false;
   decode_dtype_t dtype = DECODE_DTYPE_F32;
+  decode_mix_t mix = DECODE_MIX_UNIFORM;
+  static const struct {
+    const char* name;
+    decode_dtype_t dtype;
+    decode_mix_t mix;
+  } kDtypes[] = {
+      {"f32", DECODE_DTYPE_F32, DECODE_MIX_UNIFORM},
+      {"f16", DECODE_DTYPE_F16, DECODE_MIX_UNIFORM},
+      {"q8_0", DECODE_DTYPE_Q8_0, DECODE_MIX_UNIFORM},
+      {"q4_0", DECODE_DTYPE_Q4_0, DECODE_MIX_UNIFORM},
+      {"q4_k", DECODE_DTYPE_Q4_K, DECODE_MIX_UNIFORM},
+      {"q4_k_m", DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M},
+  };
+  const char* dtype_name = "f32";
   unsigned long long seed = 1;
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
@@ -39,12 +60,22 @@ int main(int argc, char** argv) {
       out = arg + 6;
     } else if (strcmp(arg, "--format=llama2c") == 0) {
       format = DECODE_FORMAT_LLAMA2C;
+      format_given = true;
     } else if (strcmp(arg, "--format=gguf") == 0) {
       format = DECODE_FORMAT_GGUF;
-    } else if (strcmp(arg, "--dtype=f32") == 0) {
-      dtype = DECODE_DTYPE_F32;
-    } else if (strcmp(arg, "--dtype=f16") == 0) {
-      dtype = DECODE_DTYPE_F16;
+      format_given = true;
+    } else if (strncmp(arg, "--dtype=", 8) == 0) {
+      size_t d = 0;
+      const size_t count = sizeof(kDtypes) / sizeof(kDtypes[0]);
+      while (d < count && strcmp(arg + 8, kDtypes[d].name) != 0) ++d;
+      if (d == count) {
+        fprintf(stderr, "weft-decode-gen: unknown dtype '%s'\n", arg + 8);
+        print_usage(stderr);
+        return 2;
+      }
+      dtype = kDtypes[d].dtype;
+      mix = kDtypes[d].mix;
+      dtype_name = kDtypes[d].name;
     } else if (strncmp(arg, "--seed=", 7) == 0) {
       char* end = NULL;
       seed = strtoull(arg + 7, &end, 10);
@@ -71,8 +102,18 @@ int main(int argc, char** argv) {
             shape);
     return 2;
   }
+  if (decode_dtype_is_quantized(dtype)) {
+    if (format_given && format != DECODE_FORMAT_GGUF) {
+      fprintf(stderr, "weft-decode-gen: --dtype=%s is GGUF only\n",
+              dtype_name);
+      return 2;
+    }
+    format = DECODE_FORMAT_GGUF;
+  }
   weft_status_t status =
-      decode_checkpoint_write(out, format, &config, dtype, seed);
+      format == DECODE_FORMAT_GGUF
+          ? decode_checkpoint_write_mix(out, &config, dtype, mix, seed)
+          : decode_checkpoint_write(out, format, &config, dtype, seed);
   if (!weft_status_is_ok(status)) {
     fprintf(stderr, "weft-decode-gen: ");
     weft_status_fprint(stderr, status);
@@ -80,7 +121,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   printf("wrote %s: shape %s, %s, %s weights, seed %llu\n", out, shape,
-         format == DECODE_FORMAT_GGUF ? "gguf" : "llama2.c",
-         decode_dtype_name(dtype), seed);
+         format == DECODE_FORMAT_GGUF ? "gguf" : "llama2.c", dtype_name,
+         seed);
   return 0;
 }

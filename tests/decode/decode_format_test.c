@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "decode_checkpoint.h"
+#include "decode_quant.h"
 #include "decode_model.h"
 
 #define SEED 11u
@@ -210,7 +211,7 @@ static void check_layout(const char* path, const decode_layout_t* layout,
     assert_true(location->present);
     const decode_dtype_t expected_dtype =
         is_norm(tensor) ? DECODE_DTYPE_F32 : dtype;
-    assert_int_equal(location->dtype, expected_dtype);
+    assert_int_equal(location->dtypes[0], expected_dtype);
     const uint64_t elements = decode_tensor_elements(config, tensor);
     const uint32_t layers =
         decode_tensor_is_per_layer(tensor) ? config->n_layers : 1;
@@ -279,6 +280,130 @@ static void shape_15m(void** state) {
   round_trip("15M", DECODE_FORMAT_LLAMA2C, DECODE_DTYPE_F32, true);
   round_trip("15M", DECODE_FORMAT_GGUF, DECODE_DTYPE_F32, false);
   round_trip("15M", DECODE_FORMAT_GGUF, DECODE_DTYPE_F16, true);
+}
+
+// A quantized GGUF of |config| (|dtype| mixed by |mix|): every tensor of
+// the type decode_checkpoint_tensor_dtype gives, aligned, within the
+// file, and the first and last row of each layer's matrix the generator's
+// weights quantized, byte for byte.
+static void quantized_round_trip(const decode_config_t* config,
+                                 decode_dtype_t dtype, decode_mix_t mix) {
+  char path[128];
+  temp_path("quantized.gguf", path, sizeof(path));
+  assert_ok(decode_checkpoint_write_mix(path, config, dtype, mix, SEED));
+  decode_layout_t layout;
+  assert_ok(decode_layout_read(path, &layout));
+  FILE* file = fopen(path, "rb");
+  assert_non_null(file);
+  const uint32_t widest =
+      config->hidden_dim > config->dim ? config->hidden_dim : config->dim;
+  float* values = malloc(widest * sizeof(float));
+  uint8_t* expected = malloc(widest * sizeof(float));
+  uint8_t* stored = malloc(widest * sizeof(float));
+  assert_true(values && expected && stored);
+  for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
+    const decode_tensor_t tensor = (decode_tensor_t)t;
+    if (!layout.tensors[t].present) continue;
+    const uint32_t cols =
+        tensor == DECODE_TENSOR_W2 ? config->hidden_dim : config->dim;
+    const uint64_t rows = decode_tensor_elements(config, tensor) / cols;
+    const uint32_t layers =
+        decode_tensor_is_per_layer(tensor) ? config->n_layers : 1;
+    for (uint32_t l = 0; l < layers; ++l) {
+      const decode_dtype_t type =
+          decode_checkpoint_tensor_dtype(config, dtype, mix, tensor, l);
+      assert_int_equal(layout.tensors[t].dtypes[l], type);
+      const uint64_t offset = layout.tensors[t].offsets[l];
+      const uint64_t row_bytes = decode_dtype_bytes(type, cols);
+      assert_int_equal(offset % 32, 0);
+      assert_true(offset + rows * row_bytes <= layout.file_size);
+      const uint64_t check[2] = {0, rows - 1};
+      for (int i = 0; i < 2; ++i) {
+        for (uint32_t c = 0; c < cols; ++c) {
+          values[c] = decode_random_weight(SEED, tensor, l,
+                                           check[i] * cols + c);
+        }
+        decode_quant_quantize(type, values, cols, expected);
+        assert_int_equal(
+            fseeko(file, (off_t)(offset + check[i] * row_bytes), SEEK_SET), 0);
+        assert_int_equal(fread(stored, 1, row_bytes, file), row_bytes);
+        if (memcmp(stored, expected, row_bytes) != 0) {
+          fail_msg("%s layer %u row %llu (%s) differs from the generator's",
+                   decode_tensor_name(tensor), l,
+                   (unsigned long long)check[i], decode_dtype_name(type));
+        }
+      }
+    }
+  }
+  free(values);
+  free(expected);
+  free(stored);
+  fclose(file);
+  unlink(path);
+}
+
+static void quantized_gguf(void** state) {
+  (void)state;
+  const decode_dtype_t dtypes[] = {DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0,
+                                   DECODE_DTYPE_Q4_K};
+  decode_config_t config;
+  assert_true(decode_shape_lookup("15M", &config));
+  for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); ++i) {
+    quantized_round_trip(&config, dtypes[i], DECODE_MIX_UNIFORM);
+  }
+  quantized_round_trip(&config, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M);
+  // 15M's Q4_K_M: Q4_K where rows are whole K blocks (ffn_down's 768),
+  // the 288-wide rest falls back to Q4_0, and Q6_K to Q8_0; ffn_down of
+  // layers 2 and 5 Q6_K (llama.cpp's choice of 6 layers).
+  const decode_dtype_t expected[6] = {
+      DECODE_DTYPE_Q4_K, DECODE_DTYPE_Q4_K, DECODE_DTYPE_Q6_K,
+      DECODE_DTYPE_Q4_K, DECODE_DTYPE_Q4_K, DECODE_DTYPE_Q6_K};
+  for (uint32_t l = 0; l < 6; ++l) {
+    assert_int_equal(decode_checkpoint_tensor_dtype(&config, DECODE_DTYPE_Q4_K,
+                                                    DECODE_MIX_Q4_K_M,
+                                                    DECODE_TENSOR_W2, l),
+                     expected[l]);
+    assert_int_equal(decode_checkpoint_tensor_dtype(&config, DECODE_DTYPE_Q4_K,
+                                                    DECODE_MIX_Q4_K_M,
+                                                    DECODE_TENSOR_WQ, l),
+                     DECODE_DTYPE_Q4_0);
+  }
+  assert_int_equal(decode_checkpoint_tensor_dtype(
+                       &config, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M,
+                       DECODE_TENSOR_TOKEN_EMBEDDING, 0),
+                   DECODE_DTYPE_Q8_0);
+  // A width of whole K blocks and 8 layers: Q6_K for the shared
+  // embedding and for attn_v and ffn_down of layers 0, 3, 6 and 7, the
+  // rest Q4_K; an unshared classifier Q6_K and its embedding Q4_K.
+  const decode_config_t wide = {256, 512, 8, 4, 2, 512, 64,
+                                10000.0f, 1e-5f, true};
+  quantized_round_trip(&wide, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M);
+  for (uint32_t l = 0; l < 8; ++l) {
+    const bool more = l == 0 || l == 3 || l == 6 || l == 7;
+    const decode_tensor_t kinds[] = {DECODE_TENSOR_WV, DECODE_TENSOR_W2,
+                                     DECODE_TENSOR_WQ, DECODE_TENSOR_W1};
+    for (int k = 0; k < 4; ++k) {
+      assert_int_equal(
+          decode_checkpoint_tensor_dtype(&wide, DECODE_DTYPE_Q4_K,
+                                         DECODE_MIX_Q4_K_M, kinds[k], l),
+          more && k < 2 ? DECODE_DTYPE_Q6_K : DECODE_DTYPE_Q4_K);
+    }
+  }
+  assert_int_equal(decode_checkpoint_tensor_dtype(
+                       &wide, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M,
+                       DECODE_TENSOR_TOKEN_EMBEDDING, 0),
+                   DECODE_DTYPE_Q6_K);
+  decode_config_t unshared = wide;
+  unshared.shared_classifier = false;
+  quantized_round_trip(&unshared, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M);
+  assert_int_equal(decode_checkpoint_tensor_dtype(
+                       &unshared, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M,
+                       DECODE_TENSOR_TOKEN_EMBEDDING, 0),
+                   DECODE_DTYPE_Q4_K);
+  assert_int_equal(decode_checkpoint_tensor_dtype(
+                       &unshared, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M,
+                       DECODE_TENSOR_CLASSIFIER, 0),
+                   DECODE_DTYPE_Q6_K);
 }
 
 static void llama2c_f16_refused(void** state) {
@@ -434,14 +559,15 @@ static void gguf_unsupported_type(void** state) {
   uint8_t* data = tiny_gguf_bytes(path, sizeof(path), &size);
   const size_t info = find_tensor_info(data, size, "blk.1.attn_q.weight");
   const size_t type_at = info + 4 + 2 * 8;
-  put_u32_at(data, type_at, 2);
+  put_u32_at(data, type_at, 3);
   file_store(path, data, size);
   assert_read_error(path, INVALID_ARGUMENT, "'blk.1.attn_q.weight'",
-                    "type 2 (Q4_0)", "F32 and F16");
-  put_u32_at(data, type_at, 8);
+                    "type 3 (Q4_1)",
+                    "F32 and F16, and Q8_0, Q4_0, Q4_K and Q6_K");
+  put_u32_at(data, type_at, 10);
   file_store(path, data, size);
   assert_read_error(path, INVALID_ARGUMENT, "'blk.1.attn_q.weight'",
-                    "type 8 (Q8_0)");
+                    "type 10 (Q2_K)");
   put_u32_at(data, type_at, 1000);
   file_store(path, data, size);
   assert_read_error(path, INVALID_ARGUMENT, "'blk.1.attn_q.weight'",
@@ -642,13 +768,14 @@ static void gguf_mutations(void** state) {
     }
     for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
       if (!layout.tensors[t].present) continue;
-      const uint64_t bytes =
-          decode_tensor_elements(&layout.config, (decode_tensor_t)t) *
-          decode_dtype_size(layout.tensors[t].dtype);
+      const uint64_t elements =
+          decode_tensor_elements(&layout.config, (decode_tensor_t)t);
       const uint32_t layers = decode_tensor_is_per_layer((decode_tensor_t)t)
                                   ? layout.config.n_layers
                                   : 1;
       for (uint32_t l = 0; l < layers; ++l) {
+        const uint64_t bytes =
+            decode_dtype_bytes(layout.tensors[t].dtypes[l], elements);
         assert_true(layout.tensors[t].offsets[l] <= size &&
                     bytes <= size - layout.tensors[t].offsets[l]);
       }
@@ -1251,12 +1378,22 @@ static void gguf_bad_tensors(void** state) {
   test_gguf_write(&g, path);
   assert_read_error(path, INVALID_ARGUMENT, "'blk.7.attn_q.weight'",
                     "block_count is 2");
-  // One matrix F16 among F32 ones.
+  // One matrix F16 among F32 ones: taken, as quantized files mix types.
   test_gguf_init(&g, &config);
   test_gguf_tensor(&g, "blk.1.attn_v.weight")->type = GGML_F16;
   test_gguf_write(&g, path);
-  assert_read_error(path, INVALID_ARGUMENT, "'blk.1.attn_v.weight'", "F16",
-                    "F32");
+  decode_layout_t mixed;
+  assert_ok(decode_layout_read(path, &mixed));
+  assert_int_equal(mixed.tensors[DECODE_TENSOR_WV].dtypes[0],
+                   DECODE_DTYPE_F32);
+  assert_int_equal(mixed.tensors[DECODE_TENSOR_WV].dtypes[1],
+                   DECODE_DTYPE_F16);
+  // A Q4_K matrix whose rows (the tiny width of 64) are not whole blocks.
+  test_gguf_init(&g, &config);
+  test_gguf_tensor(&g, "blk.1.attn_q.weight")->type = 12;
+  test_gguf_write(&g, path);
+  assert_read_error(path, INVALID_ARGUMENT, "'blk.1.attn_q.weight'", "Q4_K",
+                    "blocks are 256 elements, but its rows are 64");
   // An F16 norm.
   test_gguf_init(&g, &config);
   test_gguf_tensor(&g, "output_norm.weight")->type = GGML_F16;
@@ -1461,6 +1598,7 @@ int main(void) {
       cmocka_unit_test(tiny_llama2c),
       cmocka_unit_test(tiny_gguf),
       cmocka_unit_test(shape_15m),
+      cmocka_unit_test(quantized_gguf),
       cmocka_unit_test(llama2c_f16_refused),
       cmocka_unit_test(truncated_llama2c),
       cmocka_unit_test(truncated_gguf),

@@ -5,6 +5,11 @@
 //  - llama2.c f32 and GGUF f32 checkpoints of one seed: logits within 1e-4
 //    of the reference (relative to the largest logit) at every step;
 //  - GGUF f16: within 1e-2 (the reference rounds the weights to half too);
+//  - GGUF q8_0, q4_0, q4_k and q4_k_m (on 15M the last mixes all four
+//    block types: Q4_0 and Q8_0 where a width of 288 is not whole K
+//    blocks): the reference dequantizes the same blocks to f32, so what
+//    is left is the activations' quantization (QUANT_TOLERANCE), and the
+//    greedy tokens identical;
 //  - on local-sync and on local-task with 1 and 2 workers, the greedy
 //    tokens identical to the reference's;
 //  - both formats of one seed give the same logits;
@@ -26,6 +31,7 @@
 
 #include "decode.h"
 #include "decode_checkpoint.h"
+#include "decode_quant.h"
 #include "weft/weft.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -51,6 +57,10 @@ static void assert_ok(weft_status_t status) {
 typedef struct reference_t {
   decode_config_t c;
   bool half;  // weights rounded to f16 (norms stay f32)
+  // Weights quantized as the generator's file of these holds them, then
+  // dequantized (dtype f32: not quantized).
+  decode_dtype_t dtype;
+  decode_mix_t mix;
   float* tensors[DECODE_TENSOR_COUNT];
   float* k_cache;
   float* v_cache;
@@ -65,11 +75,32 @@ static float weight(const reference_t* r, decode_tensor_t tensor,
   return r->half && !is_norm ? decode_f16_to_f32(decode_f32_to_f16(w)) : w;
 }
 
+// Rounds each row of |layer|'s |tensor| (|n| weights at |values|) through
+// the type the generator stores it in.
+static void reference_quantize(const reference_t* r, decode_tensor_t tensor,
+                               uint32_t layer, float* values, uint64_t n) {
+  const decode_dtype_t type =
+      decode_checkpoint_tensor_dtype(&r->c, r->dtype, r->mix, tensor, layer);
+  if (!decode_dtype_is_quantized(type)) return;
+  const uint32_t cols =
+      tensor == DECODE_TENSOR_W2 ? r->c.hidden_dim : r->c.dim;
+  uint8_t* blocks = malloc(decode_dtype_bytes(type, cols));
+  assert_non_null(blocks);
+  for (uint64_t row = 0; row < n / cols; ++row) {
+    decode_quant_quantize(type, values + row * cols, cols, blocks);
+    decode_quant_dequantize(type, blocks, cols, values + row * cols);
+  }
+  free(blocks);
+}
+
 static void reference_init(reference_t* r, const decode_config_t* c,
-                           bool half) {
+                           bool half, decode_dtype_t dtype,
+                           decode_mix_t mix) {
   memset(r, 0, sizeof(*r));
   r->c = *c;
   r->half = half;
+  r->dtype = dtype;
+  r->mix = mix;
   for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
     const decode_tensor_t tensor = (decode_tensor_t)t;
     if (tensor == DECODE_TENSOR_CLASSIFIER && c->shared_classifier) continue;
@@ -82,6 +113,7 @@ static void reference_init(reference_t* r, const decode_config_t* c,
       for (uint64_t i = 0; i < n; ++i) {
         r->tensors[t][l * n + i] = weight(r, tensor, l, i);
       }
+      reference_quantize(r, tensor, l, r->tensors[t] + l * n, n);
     }
   }
   const size_t cache = (size_t)c->n_layers * c->seq_len * decode_kv_dim(c);
@@ -97,9 +129,16 @@ static void reference_free(reference_t* r) {
   free(r->v_cache);
 }
 
-// out[rows] = W[rows][cols] x
-static void matmul(float* out, const float* x, const float* w, uint32_t rows,
-                   uint32_t cols) {
+// out[rows] = W x, W [rows][cols] the |layer| of |tensor| (the
+// classifier: the embedding where it is shared).
+static void matmul(const reference_t* r, decode_tensor_t tensor,
+                   uint32_t layer, float* out, const float* x,
+                   uint32_t rows, uint32_t cols) {
+  const decode_tensor_t stored =
+      tensor == DECODE_TENSOR_CLASSIFIER && r->c.shared_classifier
+          ? DECODE_TENSOR_TOKEN_EMBEDDING
+          : tensor;
+  const float* w = r->tensors[stored] + (size_t)layer * rows * cols;
   for (uint32_t i = 0; i < rows; ++i) {
     float sum = 0.0f;
     for (uint32_t j = 0; j < cols; ++j) sum += w[(size_t)i * cols + j] * x[j];
@@ -137,12 +176,9 @@ static void reference_forward(reference_t* r, uint32_t token, uint32_t pos,
     const size_t cache_layer = (size_t)l * c->seq_len * kv_dim;
     float* k = r->k_cache + cache_layer + (size_t)pos * kv_dim;
     float* v = r->v_cache + cache_layer + (size_t)pos * kv_dim;
-    matmul(q, xb, r->tensors[DECODE_TENSOR_WQ] + (size_t)l * dim * dim, dim,
-           dim);
-    matmul(k, xb, r->tensors[DECODE_TENSOR_WK] + (size_t)l * kv_dim * dim,
-           kv_dim, dim);
-    matmul(v, xb, r->tensors[DECODE_TENSOR_WV] + (size_t)l * kv_dim * dim,
-           kv_dim, dim);
+    matmul(r, DECODE_TENSOR_WQ, l, q, xb, dim, dim);
+    matmul(r, DECODE_TENSOR_WK, l, k, xb, kv_dim, dim);
+    matmul(r, DECODE_TENSOR_WV, l, v, xb, kv_dim, dim);
     for (uint32_t i = 0; i < dim; i += 2) {
       const uint32_t head_dim = i % hs;
       const double freq = pow(c->rope_theta, -(double)head_dim / hs);
@@ -179,27 +215,20 @@ static void reference_forward(reference_t* r, uint32_t token, uint32_t pos,
         for (uint32_t i = 0; i < hs; ++i) out[i] += att[t] / sum * vt[i];
       }
     }
-    matmul(xb2, xb, r->tensors[DECODE_TENSOR_WO] + (size_t)l * dim * dim, dim,
-           dim);
+    matmul(r, DECODE_TENSOR_WO, l, xb2, xb, dim, dim);
     for (uint32_t i = 0; i < dim; ++i) x[i] += xb2[i];
     rmsnorm(xb, x, r->tensors[DECODE_TENSOR_FFN_NORM] + (size_t)l * dim, dim,
             c->norm_eps);
-    matmul(hb, xb, r->tensors[DECODE_TENSOR_W1] + (size_t)l * hidden * dim,
-           hidden, dim);
-    matmul(hb2, xb, r->tensors[DECODE_TENSOR_W3] + (size_t)l * hidden * dim,
-           hidden, dim);
+    matmul(r, DECODE_TENSOR_W1, l, hb, xb, hidden, dim);
+    matmul(r, DECODE_TENSOR_W3, l, hb2, xb, hidden, dim);
     for (uint32_t i = 0; i < hidden; ++i) {
       hb[i] = hb[i] * (1.0f / (1.0f + expf(-hb[i]))) * hb2[i];
     }
-    matmul(xb, hb, r->tensors[DECODE_TENSOR_W2] + (size_t)l * dim * hidden,
-           dim, hidden);
+    matmul(r, DECODE_TENSOR_W2, l, xb, hb, dim, hidden);
     for (uint32_t i = 0; i < dim; ++i) x[i] += xb[i];
   }
   rmsnorm(x, x, r->tensors[DECODE_TENSOR_FINAL_NORM], dim, c->norm_eps);
-  const float* classifier =
-      c->shared_classifier ? r->tensors[DECODE_TENSOR_TOKEN_EMBEDDING]
-                           : r->tensors[DECODE_TENSOR_CLASSIFIER];
-  matmul(logits, x, classifier, c->vocab_size, dim);
+  matmul(r, DECODE_TENSOR_CLASSIFIER, 0, logits, x, c->vocab_size, dim);
   free(x), free(xb), free(xb2), free(q), free(hb), free(hb2), free(att);
 }
 
@@ -226,9 +255,48 @@ static uint32_t g_tokens_f16[STEPS + 1];
 static const uint32_t kPrompt[] = {1, 450, 4996};
 #define PROMPT_LENGTH 3u
 
+// The quantized files, each against a reference over the same blocks
+// dequantized.
+typedef struct quant_case_t {
+  const char* name;
+  decode_dtype_t dtype;
+  decode_mix_t mix;
+  char path[256];
+} quant_case_t;
+static quant_case_t g_quant[] = {
+    {.name = "q8_0", .dtype = DECODE_DTYPE_Q8_0, .mix = DECODE_MIX_UNIFORM},
+    {.name = "q4_0", .dtype = DECODE_DTYPE_Q4_0, .mix = DECODE_MIX_UNIFORM},
+    {.name = "q4_k", .dtype = DECODE_DTYPE_Q4_K, .mix = DECODE_MIX_UNIFORM},
+    {.name = "q4_k_m", .dtype = DECODE_DTYPE_Q4_K, .mix = DECODE_MIX_Q4_K_M},
+};
+#define QUANT_CASES (sizeof(g_quant) / sizeof(g_quant[0]))
+
+// The logits' tolerance on a quantized model, relative to the largest
+// logit. The reference holds the very weights the file does, so what is
+// left is the activations: each block of 32 (Q8_0) or 256 (Q8_K) inputs
+// of a product is rounded to 8 bits of its largest magnitude amax, an
+// error uniform within amax / 254, of standard deviation amax / 440.
+// Over a product of n inputs that is |w| sqrt(n) amax / 440 against a
+// result of about |w| sqrt(n) rms(x): off by amax / rms(x) / 440 of its
+// size, 0.6% for blocks of roughly normal inputs (amax ~ 2.5 rms) and
+// 1-3% for SwiGLU's heavy-tailed output in blocks of 256 (amax ~ 5-12
+// rms), independently from product to product. The residual stream
+// collects 4 such products a layer over 6 layers, and the classifier adds
+// its own: some 3-5% of a typical logit, and the largest of 32000 random
+// logits is about 4 typical ones, so ~1% of it, with the worst of 32000
+// errors 3-4 times that. Measured over 32 steps on every device and file
+// here: a median of 2.5-3.2% and a worst of 4.5%; 8% leaves room for
+// other seeds and summation orders, and is far below what a wrong block
+// layout does (every logit off by its own size). Greedy tokens follow:
+// a random model's two largest logits are often closer than this (the
+// worst error, 4% of the largest, is about the typical gap between the
+// first and second of 32000), so where they are the decoder may pick
+// either (decode_and_follow).
+#define QUANT_TOLERANCE 8e-2f
+
 static void run_reference(bool half, float* logits, uint32_t* tokens) {
   reference_t r;
-  reference_init(&r, &g_config, half);
+  reference_init(&r, &g_config, half, DECODE_DTYPE_F32, DECODE_MIX_UNIFORM);
   memcpy(tokens, kPrompt, sizeof(kPrompt));
   for (uint32_t p = 0; p < STEPS; ++p) {
     float* out = logits + (size_t)p * g_config.vocab_size;
@@ -266,6 +334,17 @@ static int setup(void** state) {
   if (!g_logits_f32 || !g_logits_f16) return -1;
   run_reference(false, g_logits_f32, g_tokens_f32);
   run_reference(true, g_logits_f16, g_tokens_f16);
+  for (size_t i = 0; i < QUANT_CASES; ++i) {
+    quant_case_t* q = &g_quant[i];
+    snprintf(q->path, sizeof(q->path), "%s/model_%s.gguf", g_dir, q->name);
+    weft_status_t status = decode_checkpoint_write_mix(
+        q->path, &g_config, q->dtype, q->mix, SEED);
+    if (!weft_status_is_ok(status)) {
+      weft_status_fprint(stderr, status);
+      weft_status_free(status);
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -274,15 +353,43 @@ static int teardown(void** state) {
   unlink(g_llama2c);
   unlink(g_gguf_f32);
   unlink(g_gguf_f16);
-  rmdir(g_dir);
   free(g_logits_f32);
   free(g_logits_f16);
+  for (size_t i = 0; i < QUANT_CASES; ++i) {
+    unlink(g_quant[i].path);
+  }
+  rmdir(g_dir);
   return 0;
 }
 
 //===----------------------------------------------------------------------===//
 // Cases
 //===----------------------------------------------------------------------===//
+
+// Fails unless |logits| are within |tolerance| of the largest of
+// |expected| (step |p| of |path| on |device_string|).
+static void compare_logits(const char* path, const char* device_string,
+                           uint32_t p, const float* logits,
+                           const float* expected, float tolerance) {
+  float scale = 0.0f, error = 0.0f;
+  uint32_t worst = 0;
+  for (uint32_t i = 0; i < g_config.vocab_size; ++i) {
+    scale = fmaxf(scale, fabsf(expected[i]));
+    const float e = fabsf(logits[i] - expected[i]);
+    if (e > error) error = e, worst = i;
+  }
+  if (getenv("DECODE_TEST_MEASURE")) {
+    printf("MEASURE %s %s step %u: %g\n", path, device_string, p,
+           (double)(error / scale));
+  }
+  if (error > tolerance * scale) {
+    fail_msg("%s on %s, step %u: logit %u is %g, expected %g (error %g > "
+             "%g x %g)",
+             path, device_string, p, worst, (double)logits[worst],
+             (double)expected[worst], (double)error, (double)tolerance,
+             (double)scale);
+  }
+}
 
 // Decodes |path| on |device_string| one step at a time (so every step's
 // logits can be read) and compares with the reference.
@@ -305,21 +412,8 @@ static void decode_and_compare(const char* device_string, const char* path,
     assert_ok(decode_session_enqueue(session, 1));
     assert_ok(decode_session_wait(session, p, weft_timeout_infinite()));
     assert_ok(decode_session_read_logits(session, logits));
-    const float* expected = expected_logits + (size_t)p * vocab;
-    float scale = 0.0f, error = 0.0f;
-    uint32_t worst = 0;
-    for (uint32_t i = 0; i < vocab; ++i) {
-      scale = fmaxf(scale, fabsf(expected[i]));
-      const float e = fabsf(logits[i] - expected[i]);
-      if (e > error) error = e, worst = i;
-    }
-    if (error > tolerance * scale) {
-      fail_msg("%s on %s, step %u: logit %u is %g, expected %g (error %g > "
-               "%g x %g)",
-               path, device_string, p, worst, (double)logits[worst],
-               (double)expected[worst], (double)error, (double)tolerance,
-               (double)scale);
-    }
+    compare_logits(path, device_string, p, logits,
+                   expected_logits + (size_t)p * vocab, tolerance);
   }
   uint32_t tokens[STEPS + 1];
   assert_ok(decode_session_read_tokens(session, 0, STEPS + 1, tokens));
@@ -360,6 +454,70 @@ static void gguf_f16_matches_reference(void** state) {
     decode_and_compare(kDevices[d], g_gguf_f16, g_logits_f16, g_tokens_f16,
                        1e-2f);
   }
+}
+
+// Decodes the quantized file of |q| on |device_string| step by step, each
+// step followed by the reference on the decoder's own tokens (so a token
+// chosen otherwise does not make every later step incomparable): logits
+// within QUANT_TOLERANCE, and the decoder's token the reference's argmax,
+// or where the reference's largest logits are closer than that tolerance,
+// one of them (a logit within the tolerance of the largest). Returns the
+// steps whose token was such a near tie rather than the argmax.
+static uint32_t decode_and_follow(const char* device_string,
+                                  const quant_case_t* q, reference_t* r) {
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_device_t* device = NULL;
+  assert_ok(weft_device_create(device_string, allocator, &device));
+  decode_model_t* model = NULL;
+  assert_ok(decode_model_load(device, q->path, NULL, allocator, &model));
+  decode_session_t* session = NULL;
+  assert_ok(decode_session_create(model, allocator, &session));
+  assert_ok(decode_session_start(session, kPrompt, PROMPT_LENGTH));
+  const uint32_t vocab = g_config.vocab_size;
+  float* logits = malloc(vocab * sizeof(float));
+  float* expected = malloc(vocab * sizeof(float));
+  assert_true(logits && expected);
+  uint32_t tokens[STEPS + 1];
+  uint32_t near_ties = 0;
+  for (uint32_t p = 0; p < STEPS; ++p) {
+    assert_ok(decode_session_enqueue(session, 1));
+    assert_ok(decode_session_wait(session, p, weft_timeout_infinite()));
+    assert_ok(decode_session_read_logits(session, logits));
+    assert_ok(decode_session_read_tokens(session, 0, p + 2, tokens));
+    reference_forward(r, tokens[p], p, expected);
+    compare_logits(q->path, device_string, p, logits, expected,
+                   QUANT_TOLERANCE);
+    if (p + 1 < PROMPT_LENGTH) continue;
+    const uint32_t best = argmax(expected, vocab);
+    const float scale = fmaxf(fabsf(expected[best]), 1e-30f);
+    if (tokens[p + 1] == best) continue;
+    if (expected[best] - expected[tokens[p + 1]] > QUANT_TOLERANCE * scale) {
+      fail_msg("%s on %s: token %u is %u (reference logit %g), the "
+               "reference's %u (%g)",
+               q->path, device_string, p + 1, tokens[p + 1],
+               (double)expected[tokens[p + 1]], best, (double)expected[best]);
+    }
+    ++near_ties;
+  }
+  free(logits);
+  free(expected);
+  decode_session_release(session);
+  decode_model_release(model);
+  weft_device_release(device);
+  return near_ties;
+}
+
+// A quantized file (the case in |state|) on every device.
+static void gguf_quantized_matches_reference(void** state) {
+  const quant_case_t* q = (const quant_case_t*)*state;
+  reference_t r;
+  reference_init(&r, &g_config, false, q->dtype, q->mix);
+  for (size_t d = 0; d < 3; ++d) {
+    const uint32_t near_ties = decode_and_follow(kDevices[d], q, &r);
+    printf("%s on %s: %u of %u tokens a near tie of the reference's\n",
+           q->name, kDevices[d], near_ties, STEPS + 1 - PROMPT_LENGTH);
+  }
+  reference_free(&r);
 }
 
 // All steps queued at once (the runner's way): the same tokens.
@@ -431,6 +589,14 @@ int main(void) {
       cmocka_unit_test(llama2c_f32_matches_reference),
       cmocka_unit_test(gguf_f32_matches_reference),
       cmocka_unit_test(gguf_f16_matches_reference),
+      cmocka_unit_test_prestate(gguf_quantized_matches_reference,
+                                &g_quant[0]),
+      cmocka_unit_test_prestate(gguf_quantized_matches_reference,
+                                &g_quant[1]),
+      cmocka_unit_test_prestate(gguf_quantized_matches_reference,
+                                &g_quant[2]),
+      cmocka_unit_test_prestate(gguf_quantized_matches_reference,
+                                &g_quant[3]),
       cmocka_unit_test(queued_at_once_same_tokens),
       cmocka_unit_test(bad_prompt_and_context),
       cmocka_unit_test(missing_model_is_not_found),

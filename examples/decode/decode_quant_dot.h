@@ -1,0 +1,64 @@
+// weft decode example: dot products of quantized weight rows with
+// quantized activations (the formats: decode_quant.h).
+//
+// Each block type pairs with one activation format: Q8_0 and Q4_0 weights
+// with Q8_0 activations, Q4_K and Q6_K weights with Q8_K activations. A
+// block's products are summed in integers and scaled once by the product
+// of the two blocks' scales, as GGML's own kernels do.
+//
+// Every product has a portable version and, on x86-64, AVX2 (with FMA and
+// F16C) and AVX-512 (F and BW) versions written with intrinsics; the
+// kernels use the best the CPU has (decode_quant_dot_select).
+#ifndef WEFT_EXAMPLES_DECODE_DECODE_QUANT_DOT_H_
+#define WEFT_EXAMPLES_DECODE_DECODE_QUANT_DOT_H_
+
+#include <stdint.h>
+
+#include "decode_quant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// The instruction sets a product may be written for.
+typedef enum decode_simd_e {
+  DECODE_SIMD_PORTABLE = 0,
+  DECODE_SIMD_AVX2 = 1,    // AVX2, FMA, F16C
+  DECODE_SIMD_AVX512 = 2,  // AVX-512 F and BW (and the AVX2 set)
+  DECODE_SIMD_COUNT,
+} decode_simd_t;
+
+// The best set this CPU (and build) has.
+decode_simd_t decode_simd_best(void);
+
+// The weights of a row of |n| elements (a multiple of the block) dotted
+// with the activations quantized in the format their type pairs with.
+typedef float (*decode_quant_dot_fn_t)(const void* weights,
+                                       const void* activations, uint32_t n);
+
+// True when |dtype|'s weights pair with Q8_K activations (Q4_K, Q6_K);
+// Q8_0 and Q4_0 pair with Q8_0 activations.
+static inline bool decode_quant_uses_q8_k(decode_dtype_t dtype) {
+  return dtype == DECODE_DTYPE_Q4_K || dtype == DECODE_DTYPE_Q6_K;
+}
+
+// |dtype|'s product written for |simd|; NULL for F32, F16 and other types,
+// and where this build has no such version (not x86-64). Tests compare
+// the versions; the kernels call decode_quant_dot.
+decode_quant_dot_fn_t decode_quant_dot_function(decode_dtype_t dtype,
+                                                decode_simd_t simd);
+
+// Makes decode_quant_dot use |simd|'s versions (the portable ones until
+// called). Not thread-safe: the kernels call it once, before any product.
+void decode_quant_dot_select(decode_simd_t simd);
+
+// |dtype|'s product in the selected version (|dtype| one of the four
+// block types).
+float decode_quant_dot(decode_dtype_t dtype, const void* weights,
+                       const void* activations, uint32_t n);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // WEFT_EXAMPLES_DECODE_DECODE_QUANT_DOT_H_
