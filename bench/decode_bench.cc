@@ -2,7 +2,9 @@
 //
 //   Decode/<shape>-<dtype>/<impl>  greedy decoding of a random-weight
 //       checkpoint of the shape (15M, 110M, 1.1B; "tiny" for the smoke
-//       test), f32 (llama2.c file) or f16 (GGUF): one iteration decodes
+//       test), f32 (llama2.c file), or f16, q8_0, q4_0 or q4_k (GGUF; the
+//       quantized types' fallbacks where rows are not whole blocks, as
+//       weft-decode-gen writes them): one iteration decodes
 //       kTokens tokens from position 0. weft queues the tokens' executes
 //       at once on local-task; the baselines run the same kernels over the
 //       same buffers, one parallel loop per kernel (OpenMP's static
@@ -39,8 +41,9 @@ std::string ModelPath(benchmark::State& state, const char* shape,
   const char* env = getenv("WEFT_BENCH_DECODE_DIR");
   std::string dir = env && env[0] ? env : "/tmp/weft_bench_decode";
   mkdir(dir.c_str(), 0755);
-  const bool gguf = dtype == DECODE_DTYPE_F16;
-  std::string path = dir + "/" + shape + (gguf ? "-f16.gguf" : "-f32.bin");
+  const bool gguf = dtype != DECODE_DTYPE_F32;
+  std::string path = dir + "/" + shape + "-" + decode_dtype_name(dtype) +
+                     (gguf ? ".gguf" : ".bin");
   struct stat info;
   if (stat(path.c_str(), &info) == 0) return path;
   decode_config_t config;
@@ -345,7 +348,9 @@ void RegisterDecodeBenchmarks() {
   benchmark::RegisterBenchmark("MemoryBandwidth/local-task", MemoryBandwidth)
       ->UseRealTime();
   const char* const shapes[] = {"tiny", "15M", "110M", "1.1B"};
-  const decode_dtype_t dtypes[] = {DECODE_DTYPE_F32, DECODE_DTYPE_F16};
+  const decode_dtype_t dtypes[] = {DECODE_DTYPE_F32, DECODE_DTYPE_F16,
+                                   DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0,
+                                   DECODE_DTYPE_Q4_K};
   for (const char* shape : shapes) {
     for (decode_dtype_t dtype : dtypes) {
       const std::string prefix = std::string("Decode/") + shape + "-" +
