@@ -161,6 +161,15 @@ static void gpt2_tables(uint16_t out_chars[256],
   }
 }
 
+size_t decode_gpt2_byte_text(uint8_t byte, char out[3]) {
+  uint16_t chars[256];
+  int16_t bytes[GPT2_CHARS];
+  gpt2_tables(chars, bytes);
+  const size_t length = utf8_encode(chars[byte], out);
+  out[length] = '\0';
+  return length;
+}
+
 static uint32_t utf8_decode(const uint8_t* text, size_t length) {
   switch (length) {
     case 2:

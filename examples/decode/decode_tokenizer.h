@@ -116,6 +116,11 @@ decode_tokenizer_kind_t decode_tokenizer_kind(
 int64_t decode_tokenizer_bos(const decode_tokenizer_t* tokenizer);
 int64_t decode_tokenizer_eos(const decode_tokenizer_t* tokenizer);
 bool decode_tokenizer_adds_bos(const decode_tokenizer_t* tokenizer);
+// GPT-2's character for |byte| (its byte-to-unicode table: the printable
+// bytes are themselves, the others U+0100 onwards in order) as UTF-8 in
+// |out|, NUL-terminated; returns its length (1 or 2).
+size_t decode_gpt2_byte_text(uint8_t byte, char out[3]);
+
 // Token |id|'s text as stored (NULL outside the vocabulary).
 const char* decode_tokenizer_token(const decode_tokenizer_t* tokenizer,
                                    uint32_t id);

@@ -11,14 +11,6 @@
 //  - the decoder on the tiny shape: one seed gives the same tokens twice
 //    (and on 1 and 2 workers), temperature 0 and top_k 1 the greedy ones,
 //    another seed other tokens.
-// setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
-// clang-format off
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <cmocka.h>
-// clang-format on
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,16 +20,9 @@
 #include "decode.h"
 #include "decode_checkpoint.h"
 #include "decode_sampling.h"
+#include "decode_test_util.h"
 #include "weft/weft.h"
 
-static void assert_ok(weft_status_t status) {
-  if (!weft_status_is_ok(status)) {
-    char text[1024];
-    weft_status_format(status, text, sizeof(text));
-    weft_status_free(status);
-    fail_msg("%s", text);
-  }
-}
 
 static uint32_t float_bits(float value) {
   uint32_t bits;
@@ -200,22 +185,16 @@ static int teardown(void** state) {
 static void decode_with(const char* device_string,
                         const decode_sampling_t* sampling,
                         uint32_t* out_tokens) {
-  weft_allocator_t allocator = weft_allocator_system();
-  weft_device_t* device = NULL;
-  assert_ok(weft_device_create(device_string, allocator, &device));
-  decode_model_t* model = NULL;
-  assert_ok(decode_model_load(device, g_model, NULL, allocator, &model));
-  decode_session_t* session = NULL;
-  assert_ok(decode_session_create(model, allocator, &session));
-  if (sampling) assert_ok(decode_session_set_sampling(session, sampling));
+  decode_test_opened_t opened;
+  decode_test_open(device_string, g_model, &opened);
+  decode_session_t* session = opened.session;
+  if (sampling) decode_test_assert_ok(decode_session_set_sampling(session, sampling));
   const uint32_t prompt[] = {1, 300, 301};
-  assert_ok(decode_session_start(session, prompt, 3));
-  assert_ok(decode_session_enqueue(session, 2 + STEPS));
-  assert_ok(decode_session_wait(session, 1 + STEPS, weft_timeout_infinite()));
-  assert_ok(decode_session_read_tokens(session, 3, STEPS, out_tokens));
-  decode_session_release(session);
-  decode_model_release(model);
-  weft_device_release(device);
+  decode_test_assert_ok(decode_session_start(session, prompt, 3));
+  decode_test_assert_ok(decode_session_enqueue(session, 2 + STEPS));
+  decode_test_assert_ok(decode_session_wait(session, 1 + STEPS, weft_timeout_infinite()));
+  decode_test_assert_ok(decode_session_read_tokens(session, 3, STEPS, out_tokens));
+  decode_test_close(&opened);
 }
 
 static void decoder_seeds(void** state) {
@@ -246,23 +225,17 @@ static void decoder_seeds(void** state) {
 
 static void decoder_bad_sampling(void** state) {
   (void)state;
-  weft_allocator_t allocator = weft_allocator_system();
-  weft_device_t* device = NULL;
-  assert_ok(weft_device_create("local-sync", allocator, &device));
-  decode_model_t* model = NULL;
-  assert_ok(decode_model_load(device, g_model, NULL, allocator, &model));
-  decode_session_t* session = NULL;
-  assert_ok(decode_session_create(model, allocator, &session));
+  decode_test_opened_t opened;
+  decode_test_open("local-sync", g_model, &opened);
   const decode_sampling_t bad[] = {
       {-1.0f, 0, 1.0f, 0}, {1.0f, 0, 0.0f, 0}, {1.0f, 0, 1.5f, 0}};
   for (size_t i = 0; i < 3; ++i) {
-    weft_status_t status = decode_session_set_sampling(session, &bad[i]);
+    weft_status_t status =
+        decode_session_set_sampling(opened.session, &bad[i]);
     assert_int_equal(weft_status_code(status), WEFT_STATUS_INVALID_ARGUMENT);
     weft_status_free(status);
   }
-  decode_session_release(session);
-  decode_model_release(model);
-  weft_device_release(device);
+  decode_test_close(&opened);
 }
 
 int main(void) {

@@ -10,14 +10,6 @@
 //    byte fallback, the unknown token) and "gpt2" (ranked merges, words,
 //    GPT-2's byte characters, unknown bytes);
 //  - bad metadata, each an error naming the key.
-// setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
-// clang-format off
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <cmocka.h>
-// clang-format on
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +17,7 @@
 
 #include "decode_checkpoint.h"
 #include "decode_gguf.h"
+#include "decode_test_util.h"
 #include "decode_tokenizer.h"
 
 #define SPACE "\xE2\x96\x81"  // "▁"
@@ -49,14 +42,6 @@ static int teardown(void** state) {
   return system(command) == 0 ? 0 : -1;
 }
 
-static void assert_ok(weft_status_t status) {
-  if (!weft_status_is_ok(status)) {
-    char text[1024];
-    weft_status_format(status, text, sizeof(text));
-    weft_status_free(status);
-    fail_msg("%s", text);
-  }
-}
 
 // Asserts |status| is |code| with |needle| in its message.
 static void assert_error(weft_status_t status, weft_status_code_t code,
@@ -75,9 +60,9 @@ static decode_tokenizer_t* load_vocab(const decode_vocab_t* vocab,
                                       const char* name) {
   char path[128];
   temp_path(name, path, sizeof(path));
-  assert_ok(decode_gguf_write_vocab(path, vocab));
+  decode_test_assert_ok(decode_gguf_write_vocab(path, vocab));
   decode_tokenizer_t* tokenizer = NULL;
-  assert_ok(decode_tokenizer_load(path, &tokenizer));
+  decode_test_assert_ok(decode_tokenizer_load(path, &tokenizer));
   return tokenizer;
 }
 
@@ -86,7 +71,7 @@ static void expect_load_error(const decode_vocab_t* vocab,
                               weft_status_code_t code, const char* needle) {
   char path[128];
   temp_path("bad.gguf", path, sizeof(path));
-  assert_ok(decode_gguf_write_vocab(path, vocab));
+  decode_test_assert_ok(decode_gguf_write_vocab(path, vocab));
   decode_tokenizer_t* tokenizer = NULL;
   assert_error(decode_tokenizer_load(path, &tokenizer), code, needle);
   assert_null(tokenizer);
@@ -95,7 +80,7 @@ static void expect_load_error(const decode_vocab_t* vocab,
 static size_t encode(const decode_tokenizer_t* tokenizer, const char* text,
                      bool add_bos, uint32_t* ids, size_t capacity) {
   size_t count = 0;
-  assert_ok(decode_tokenizer_encode(tokenizer, text, strlen(text), add_bos,
+  decode_test_assert_ok(decode_tokenizer_encode(tokenizer, text, strlen(text), add_bos,
                                     ids, capacity, &count));
   return count;
 }
@@ -180,7 +165,7 @@ static void test_synthetic_round_trips(void** state) {
   const uint32_t sizes[] = {DECODE_VOCAB_SYNTHETIC_MIN, 512, 32000};
   for (size_t s = 0; s < 3; ++s) {
     decode_vocab_t vocab;
-    assert_ok(decode_vocab_synthetic(sizes[s], &vocab));
+    decode_test_assert_ok(decode_vocab_synthetic(sizes[s], &vocab));
     assert_int_equal(vocab.count, sizes[s]);
     decode_tokenizer_t* tokenizer = load_vocab(&vocab, "synthetic.gguf");
     decode_vocab_deinitialize(&vocab);
@@ -204,7 +189,7 @@ static void test_synthetic_round_trips(void** state) {
 static void test_synthetic_pieces(void** state) {
   (void)state;
   decode_vocab_t vocab;
-  assert_ok(decode_vocab_synthetic(512, &vocab));
+  decode_test_assert_ok(decode_vocab_synthetic(512, &vocab));
   decode_tokenizer_t* tokenizer = load_vocab(&vocab, "synthetic512.gguf");
   decode_vocab_deinitialize(&vocab);
   uint32_t ids[64];
@@ -251,10 +236,10 @@ static void test_generated_model(void** state) {
   temp_path("tiny.gguf", path, sizeof(path));
   decode_config_t config;
   assert_true(decode_shape_lookup("tiny", &config));
-  assert_ok(decode_checkpoint_write(path, DECODE_FORMAT_GGUF, &config,
+  decode_test_assert_ok(decode_checkpoint_write(path, DECODE_FORMAT_GGUF, &config,
                                     DECODE_DTYPE_F32, 1));
   decode_tokenizer_t* tokenizer = NULL;
-  assert_ok(decode_tokenizer_load(path, &tokenizer));
+  decode_test_assert_ok(decode_tokenizer_load(path, &tokenizer));
   assert_int_equal(decode_tokenizer_count(tokenizer), config.vocab_size);
   assert_int_equal(decode_tokenizer_kind(tokenizer), DECODE_TOKENIZER_SPM);
   assert_int_equal(decode_tokenizer_bos(tokenizer), 1);
@@ -394,26 +379,22 @@ static void test_spm_by_hand(void** state) {
 // "gpt2", by hand
 //===----------------------------------------------------------------------===//
 
-// GPT-2's characters for the bytes, from its rule: the printable bytes
-// ('!'..'~', 0xA1..0xAC, 0xAE..0xFF) are themselves, the others U+0100
-// onwards in order (so 0x20, the 33rd of them, is U+0120 "Ġ").
-static void gpt2_char(int byte, char* out) {
-  uint32_t code_point = (uint32_t)byte;
-  const bool printable = (byte >= 0x21 && byte <= 0x7E) ||
-                         (byte >= 0xA1 && byte <= 0xAC) || byte >= 0xAE;
-  if (!printable) {
-    code_point = 256;
-    for (int b = 0; b < byte; ++b) {
-      code_point += !((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) ||
-                      b >= 0xAE);
-    }
-  }
-  if (code_point < 0x80) {
-    out[0] = (char)code_point, out[1] = '\0';
-  } else {
-    out[0] = (char)(0xC0 | (code_point >> 6));
-    out[1] = (char)(0x80 | (code_point & 0x3F));
-    out[2] = '\0';
+// GPT-2's characters for the bytes: a few worked out from its rule (the
+// printable bytes '!'..'~', 0xA1..0xAC, 0xAE..0xFF are themselves, the
+// others U+0100 onwards in order: 0x00 is U+0100, the space, 0x20, the
+// 33rd of them, U+0120 "Ġ", 0x7F U+0121, 0xAD U+0143).
+static void test_gpt2_bytes(void** state) {
+  (void)state;
+  const struct {
+    uint8_t byte;
+    const char* text;
+  } kCases[] = {{'a', "a"},          {'!', "!"},          {0x00, "\xC4\x80"},
+                {0x20, G},           {0x7F, "\xC4\xA1"}, {0xA1, "\xC2\xA1"},
+                {0xAD, "\xC5\x83"}, {0xFF, "\xC3\xBF"}};
+  for (size_t i = 0; i < sizeof(kCases) / sizeof(kCases[0]); ++i) {
+    char text[3];
+    decode_gpt2_byte_text(kCases[i].byte, text);
+    assert_string_equal(text, kCases[i].text);
   }
 }
 
@@ -433,7 +414,7 @@ static void bpe_vocab(bool only_ascii, decode_vocab_t* vocab) {
   for (int b = 0; b < 256; ++b) {
     if (only_ascii && !(b >= 0x21 && b <= 0x7E) && b != 0x20) continue;
     char text[4];
-    gpt2_char(b, text);
+    decode_gpt2_byte_text((uint8_t)b, text);
     vocab->tokens[n++] = strdup(text);
   }
   if (only_ascii) {
@@ -563,7 +544,7 @@ static void test_bad_metadata(void** state) {
   assert_true(decode_shape_lookup("tiny", &config));
   config.vocab_size = 16;  // too small for a vocabulary: none written
   temp_path("no_tokenizer.gguf", path, sizeof(path));
-  assert_ok(decode_checkpoint_write(path, DECODE_FORMAT_GGUF, &config,
+  decode_test_assert_ok(decode_checkpoint_write(path, DECODE_FORMAT_GGUF, &config,
                                     DECODE_DTYPE_F32, 1));
   decode_tokenizer_t* tokenizer = NULL;
   assert_error(decode_tokenizer_load(path, &tokenizer),
@@ -623,7 +604,7 @@ static void test_bad_values(void** state) {
   temp_path("raw.gguf", path, sizeof(path));
   decode_tokenizer_t* tokenizer = NULL;
   write_raw(path, "llama", 8, false, 8);
-  assert_ok(decode_tokenizer_load(path, &tokenizer));
+  decode_test_assert_ok(decode_tokenizer_load(path, &tokenizer));
   decode_tokenizer_free(tokenizer);
   write_raw(path, "llama", 8, false, 7);
   assert_error(decode_tokenizer_load(path, &tokenizer),
@@ -650,6 +631,7 @@ int main(void) {
       cmocka_unit_test(test_synthetic_pieces),
       cmocka_unit_test(test_generated_model),
       cmocka_unit_test(test_spm_by_hand),
+      cmocka_unit_test(test_gpt2_bytes),
       cmocka_unit_test(test_bpe_by_hand),
       cmocka_unit_test(test_bad_metadata),
       cmocka_unit_test(test_bad_values),

@@ -22,27 +22,6 @@ static void fuzz_check(weft_status_t status, const char* what) {
   abort();
 }
 
-// GPT-2's character for |byte| as UTF-8 into |out|.
-static void fuzz_gpt2_char(int byte, char* out) {
-  uint32_t code_point = (uint32_t)byte;
-  const bool printable = (byte >= 0x21 && byte <= 0x7E) ||
-                         (byte >= 0xA1 && byte <= 0xAC) || byte >= 0xAE;
-  if (!printable) {
-    code_point = 256;
-    for (int b = 0; b < byte; ++b) {
-      code_point += !((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) ||
-                      b >= 0xAE);
-    }
-  }
-  if (code_point < 0x80) {
-    out[0] = (char)code_point, out[1] = '\0';
-  } else {
-    out[0] = (char)(0xC0 | (code_point >> 6));
-    out[1] = (char)(0x80 | (code_point & 0x3F));
-    out[2] = '\0';
-  }
-}
-
 static decode_tokenizer_t* fuzz_bpe(void) {
   static const char* const kMerges[] = {"h e", "\xC4\xA0 t", "\xC4\xA0t he",
                                         "l l", "e ll", "o n", "\xC4\xA0 a"};
@@ -52,7 +31,7 @@ static decode_tokenizer_t* fuzz_bpe(void) {
   char texts[256][4];
   char* tokens[256 + kMergeCount];
   for (int b = 0; b < 256; ++b) {
-    fuzz_gpt2_char(b, texts[b]);
+    decode_gpt2_byte_text((uint8_t)b, texts[b]);
     tokens[b] = texts[b];
   }
   for (int i = 0; i < kMergeCount; ++i) tokens[256 + i] = (char*)kMerged[i];

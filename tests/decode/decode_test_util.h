@@ -1,0 +1,55 @@
+// Test support for the decode example's tests: a status asserted OK (its
+// message the failure's), and a model opened on a device with a session,
+// in one call each way.
+#ifndef WEFT_TESTS_DECODE_DECODE_TEST_UTIL_H_
+#define WEFT_TESTS_DECODE_DECODE_TEST_UTIL_H_
+
+// setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
+// clang-format off
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+// clang-format on
+
+#include "weft/status.h"
+
+// Fails the test with |status|'s message unless it is OK; consumes it.
+static inline void decode_test_assert_ok(weft_status_t status) {
+  if (!weft_status_is_ok(status)) {
+    char text[1024];
+    weft_status_format(status, text, sizeof(text));
+    weft_status_free(status);
+    fail_msg("%s", text);
+  }
+}
+
+#ifdef WEFT_EXAMPLES_DECODE_DECODE_H_
+// A device of |device_string|, the model at |path| loaded on it, and a
+// session over it.
+typedef struct decode_test_opened_t {
+  weft_device_t* device;
+  decode_model_t* model;
+  decode_session_t* session;
+} decode_test_opened_t;
+
+static inline void decode_test_open(const char* device_string,
+                                    const char* path,
+                                    decode_test_opened_t* out) {
+  weft_allocator_t allocator = weft_allocator_system();
+  decode_test_assert_ok(
+      weft_device_create(device_string, allocator, &out->device));
+  decode_test_assert_ok(
+      decode_model_load(out->device, path, NULL, allocator, &out->model));
+  decode_test_assert_ok(
+      decode_session_create(out->model, allocator, &out->session));
+}
+
+static inline void decode_test_close(decode_test_opened_t* opened) {
+  decode_session_release(opened->session);
+  decode_model_release(opened->model);
+  weft_device_release(opened->device);
+}
+#endif  // WEFT_EXAMPLES_DECODE_DECODE_H_
+
+#endif  // WEFT_TESTS_DECODE_DECODE_TEST_UTIL_H_
