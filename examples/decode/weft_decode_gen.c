@@ -8,7 +8,9 @@
 // The same seed gives the same weights in both formats (F16 rounds them,
 // the quantized types quantize them). The quantized types are GGUF only;
 // q4_k_m mixes Q4_K and Q6_K as llama.cpp's Q4_K_M files do
-// (decode_checkpoint_tensor_dtype).
+// (decode_checkpoint_tensor_dtype). A GGUF file carries a tokenizer too:
+// a synthetic SentencePiece vocabulary of the shape's size with byte
+// fallback (decode_vocab_synthetic), so weft-decode --prompt takes text.
 // Exit codes: 0 written, 1 an error, 2 bad usage.
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +27,9 @@ static void print_usage(FILE* stream) {
           "Writes a checkpoint of random weights (default: llama2c, f32,\n"
           "seed 1). llama2.c checkpoints are f32 only; GGUF takes the\n"
           "others (a quantized type implies --format=gguf). q4_k_m mixes\n"
-          "Q4_K and Q6_K as llama.cpp's Q4_K_M does.\n");
+          "Q4_K and Q6_K as llama.cpp's Q4_K_M does. A GGUF file carries\n"
+          "a synthetic SentencePiece vocabulary (byte fallback, common\n"
+          "words), so weft-decode --prompt TEXT works with it.\n");
 }
 
 int main(int argc, char** argv) {
