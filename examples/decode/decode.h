@@ -16,9 +16,10 @@
 // prefix attended over (whose length tells attention the position). Each
 // token is one execute that waits for the token before on the session's
 // timeline semaphore and signals the next value: the host queues every
-// step at once and never waits inside a token. Greedy decoding happens on
-// the device: argmax writes the next token where the next step's embed
-// reads it (prompt positions keep the prompt's tokens).
+// step at once and never waits inside a token. The next token is chosen
+// on the device: argmax (or SAMPLE, decode_session_set_sampling) writes it
+// where the next step's embed reads it (prompt positions keep the
+// prompt's tokens).
 #ifndef WEFT_EXAMPLES_DECODE_DECODE_H_
 #define WEFT_EXAMPLES_DECODE_DECODE_H_
 
