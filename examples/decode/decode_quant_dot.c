@@ -11,6 +11,7 @@
 #include "decode_quant_dot.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "decode_checkpoint.h"
 
@@ -150,36 +151,47 @@ DECODE_AVX2 static inline __m256i decode_q4_0_bytes(const uint8_t* qs) {
   return _mm256_sub_epi8(codes, _mm256_set1_epi8(8));
 }
 
-DECODE_AVX2 static float decode_dot_q8_0_avx2(const void* weights,
-                                              const void* activations,
-                                              uint32_t n) {
-  const decode_block_q8_0_t* w = weights;
-  const decode_block_q8_0_t* a = activations;
+// Q8_0 and Q4_0 blocks alike: an f16 scale, then the codes (|q4|: 16
+// bytes of nibbles, else 32 signed bytes), |size| bytes in all.
+DECODE_AVX2 static inline __m256i decode_block32_codes(const uint8_t* block,
+                                                       bool q4) {
+  return q4 ? decode_q4_0_bytes(block + 2)
+            : _mm256_loadu_si256((const __m256i*)(block + 2));
+}
+
+DECODE_AVX2 static inline float decode_block32_scale(const uint8_t* block) {
+  uint16_t d;
+  memcpy(&d, block, sizeof(d));
+  return _cvtsh_ss(d);
+}
+
+DECODE_AVX2 static inline float decode_dot_block32_avx2(
+    const uint8_t* w, uint32_t size, bool q4, const decode_block_q8_0_t* a,
+    uint32_t blocks) {
   __m256 acc = _mm256_setzero_ps();
-  for (uint32_t b = 0; b < n / DECODE_QK8_0; ++b) {
+  for (uint32_t b = 0; b < blocks; ++b) {
+    const uint8_t* block = w + (size_t)b * size;
     const __m256i p =
-        decode_mul_sum_i8(_mm256_loadu_si256((const __m256i*)w[b].qs),
+        decode_mul_sum_i8(decode_block32_codes(block, q4),
                           _mm256_loadu_si256((const __m256i*)a[b].qs));
-    const float d = _cvtsh_ss(w[b].d) * _cvtsh_ss(a[b].d);
+    const float d = decode_block32_scale(block) * _cvtsh_ss(a[b].d);
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(p), acc);
   }
   return decode_quant_hsum(acc);
 }
 
+DECODE_AVX2 static float decode_dot_q8_0_avx2(const void* weights,
+                                              const void* activations,
+                                              uint32_t n) {
+  return decode_dot_block32_avx2(weights, sizeof(decode_block_q8_0_t), false,
+                                 activations, n / DECODE_QK8_0);
+}
+
 DECODE_AVX2 static float decode_dot_q4_0_avx2(const void* weights,
                                               const void* activations,
                                               uint32_t n) {
-  const decode_block_q4_0_t* w = weights;
-  const decode_block_q8_0_t* a = activations;
-  __m256 acc = _mm256_setzero_ps();
-  for (uint32_t b = 0; b < n / DECODE_QK8_0; ++b) {
-    const __m256i p =
-        decode_mul_sum_i8(decode_q4_0_bytes(w[b].qs),
-                          _mm256_loadu_si256((const __m256i*)a[b].qs));
-    const float d = _cvtsh_ss(w[b].d) * _cvtsh_ss(a[b].d);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(p), acc);
-  }
-  return decode_quant_hsum(acc);
+  return decode_dot_block32_avx2(weights, sizeof(decode_block_q4_0_t), true,
+                                 activations, n / DECODE_QK8_0);
 }
 
 // Q4_K's sub-block scales and the mins' term (sum of m x the activations'
@@ -312,55 +324,44 @@ DECODE_AVX512 static inline __m512 decode_two_scales(float first,
                               _mm512_set1_ps(second));
 }
 
-DECODE_AVX512 static float decode_dot_q8_0_avx512(const void* weights,
-                                                  const void* activations,
-                                                  uint32_t n) {
-  const decode_block_q8_0_t* w = weights;
-  const decode_block_q8_0_t* a = activations;
-  const uint32_t blocks = n / DECODE_QK8_0;
+// Q8_0 and Q4_0 (decode_dot_block32_avx2) two blocks at a time.
+DECODE_AVX512 static inline float decode_dot_block32_avx512(
+    const uint8_t* w, uint32_t size, bool q4, const decode_block_q8_0_t* a,
+    uint32_t blocks) {
   __m512 acc = _mm512_setzero_ps();
   uint32_t b = 0;
   for (; b + 2 <= blocks; b += 2) {
-    const __m512i x =
-        decode_join256(_mm256_loadu_si256((const __m256i*)w[b].qs),
-                       _mm256_loadu_si256((const __m256i*)w[b + 1].qs));
+    const uint8_t* first = w + (size_t)b * size;
+    const __m512i x = decode_join256(decode_block32_codes(first, q4),
+                                     decode_block32_codes(first + size, q4));
     const __m512i y =
         decode_join256(_mm256_loadu_si256((const __m256i*)a[b].qs),
                        _mm256_loadu_si256((const __m256i*)a[b + 1].qs));
-    const __m512 d =
-        decode_two_scales(_cvtsh_ss(w[b].d) * _cvtsh_ss(a[b].d),
-                          _cvtsh_ss(w[b + 1].d) * _cvtsh_ss(a[b + 1].d));
+    const __m512 d = decode_two_scales(
+        decode_block32_scale(first) * _cvtsh_ss(a[b].d),
+        decode_block32_scale(first + size) * _cvtsh_ss(a[b + 1].d));
     acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(decode_mul_sum_i8_512(x, y)),
                           acc);
   }
   float sum = _mm512_reduce_add_ps(acc);
-  if (b < blocks) sum += decode_dot_q8_0_avx2(w + b, a + b, DECODE_QK8_0);
+  if (b < blocks) {
+    sum += decode_dot_block32_avx2(w + (size_t)b * size, size, q4, a + b, 1);
+  }
   return sum;
+}
+
+DECODE_AVX512 static float decode_dot_q8_0_avx512(const void* weights,
+                                                  const void* activations,
+                                                  uint32_t n) {
+  return decode_dot_block32_avx512(weights, sizeof(decode_block_q8_0_t), false,
+                                   activations, n / DECODE_QK8_0);
 }
 
 DECODE_AVX512 static float decode_dot_q4_0_avx512(const void* weights,
                                                   const void* activations,
                                                   uint32_t n) {
-  const decode_block_q4_0_t* w = weights;
-  const decode_block_q8_0_t* a = activations;
-  const uint32_t blocks = n / DECODE_QK8_0;
-  __m512 acc = _mm512_setzero_ps();
-  uint32_t b = 0;
-  for (; b + 2 <= blocks; b += 2) {
-    const __m512i x = decode_join256(decode_q4_0_bytes(w[b].qs),
-                                     decode_q4_0_bytes(w[b + 1].qs));
-    const __m512i y =
-        decode_join256(_mm256_loadu_si256((const __m256i*)a[b].qs),
-                       _mm256_loadu_si256((const __m256i*)a[b + 1].qs));
-    const __m512 d =
-        decode_two_scales(_cvtsh_ss(w[b].d) * _cvtsh_ss(a[b].d),
-                          _cvtsh_ss(w[b + 1].d) * _cvtsh_ss(a[b + 1].d));
-    acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(decode_mul_sum_i8_512(x, y)),
-                          acc);
-  }
-  float sum = _mm512_reduce_add_ps(acc);
-  if (b < blocks) sum += decode_dot_q4_0_avx2(w + b, a + b, DECODE_QK8_0);
-  return sum;
+  return decode_dot_block32_avx512(weights, sizeof(decode_block_q4_0_t), true,
+                                   activations, n / DECODE_QK8_0);
 }
 
 DECODE_AVX512 static float decode_dot_q4_k_avx512(const void* weights,
