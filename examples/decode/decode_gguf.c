@@ -1002,7 +1002,7 @@ static void gguf_put_key_f32(gguf_writer_t* writer, const char* key,
 static uint64_t gguf_vocab_entries(const decode_vocab_t* vocab) {
   return 3 + (vocab->scores != NULL) + (vocab->types != NULL) +
          (vocab->merge_count > 0) + (vocab->bos >= 0) + (vocab->eos >= 0) +
-         (vocab->unknown >= 0);
+         (vocab->unknown >= 0) + vocab->no_space_prefix;
 }
 
 static void gguf_put_array_header(gguf_writer_t* writer, const char* key,
@@ -1051,6 +1051,12 @@ static void gguf_put_vocab(gguf_writer_t* writer, const decode_vocab_t* vocab) {
   gguf_put_u32(writer, GGUF_TYPE_BOOL);
   const uint8_t add_bos = vocab->add_bos;
   gguf_put(writer, &add_bos, 1);
+  if (vocab->no_space_prefix) {
+    gguf_put_string(writer, "tokenizer.ggml.add_space_prefix");
+    gguf_put_u32(writer, GGUF_TYPE_BOOL);
+    const uint8_t no = 0;
+    gguf_put(writer, &no, 1);
+  }
 }
 
 weft_status_t decode_gguf_write_vocab(const char* path,

@@ -203,6 +203,7 @@ struct decode_tokenizer_t {
   int64_t eos;
   int64_t unknown;
   bool add_bos;
+  bool space_prefix;  // llama: "▁" in front of the text
   size_t max_token_bytes;
   uint16_t gpt2_chars[256];
   int16_t gpt2_bytes[GPT2_CHARS];
@@ -343,6 +344,7 @@ weft_status_t decode_tokenizer_create(const decode_vocab_t* vocab,
   tokenizer->eos = vocab->eos;
   tokenizer->unknown = vocab->unknown;
   tokenizer->add_bos = vocab->add_bos;
+  tokenizer->space_prefix = !vocab->no_space_prefix;
   gpt2_tables(tokenizer->gpt2_chars, tokenizer->gpt2_bytes);
   tokenizer->scores = (float*)calloc(vocab->count, sizeof(float));
   tokenizer->types = (uint8_t*)malloc(vocab->count);
@@ -544,7 +546,7 @@ static bool spm_encode(decode_merger_t* merger, const char* text,
                        size_t length, char* normal,
                        decode_id_writer_t* writer, int* out_byte) {
   size_t n = 0;
-  if (length > 0) {
+  if (length > 0 && merger->tokenizer->space_prefix) {
     memcpy(normal, SPM_SPACE, 3);
     n = 3;
   }
@@ -759,7 +761,9 @@ size_t decode_text_stream_next(const decode_tokenizer_t* tokenizer,
     const size_t char_length = utf8_char_length(bytes + at, length - at);
     if (tokenizer->kind == DECODE_TOKENIZER_SPM) {
       if (char_length == 3 && memcmp(bytes + at, SPM_SPACE, 3) == 0) {
-        if (!stream->at_start) written += stream_put(stream, ' ', out + written);
+        if (!stream->at_start || !tokenizer->space_prefix) {
+          written += stream_put(stream, ' ', out + written);
+        }
       } else {
         for (size_t i = 0; i < char_length; ++i) {
           written += stream_put(stream, bytes[at + i], out + written);
@@ -809,6 +813,7 @@ enum {
   KEY_EOS,
   KEY_UNKNOWN,
   KEY_ADD_BOS,
+  KEY_ADD_SPACE_PREFIX,
   KEY_COUNT,
 };
 static const char* const kTokenizerKeys[KEY_COUNT] = {
@@ -816,7 +821,7 @@ static const char* const kTokenizerKeys[KEY_COUNT] = {
     "tokenizer.ggml.scores",         "tokenizer.ggml.token_type",
     "tokenizer.ggml.merges",         "tokenizer.ggml.bos_token_id",
     "tokenizer.ggml.eos_token_id",   "tokenizer.ggml.unknown_token_id",
-    "tokenizer.ggml.add_bos_token",
+    "tokenizer.ggml.add_bos_token",  "tokenizer.ggml.add_space_prefix",
 };
 
 // A value of |values|[key] that is an array of |count| strings (|count|
@@ -968,6 +973,13 @@ weft_status_t decode_tokenizer_load_from(FILE* file, const char* path,
                           kTokenizerKeys[KEY_ADD_BOS], 0, false, &add, NULL,
                           NULL);
     vocab.add_bos = add != 0;
+  }
+  if (weft_status_is_ok(status) && values[KEY_ADD_SPACE_PREFIX].found) {
+    double add = 0;
+    status = gguf_numbers(&values[KEY_ADD_SPACE_PREFIX], path,
+                          kTokenizerKeys[KEY_ADD_SPACE_PREFIX], 0, false, &add,
+                          NULL, NULL);
+    vocab.no_space_prefix = add == 0;
   }
   if (weft_status_is_ok(status)) {
     char source[512];

@@ -2,7 +2,8 @@
 //
 // Two kinds, as tokenizer.ggml.model names them:
 //  - "llama": SentencePiece's BPE. Spaces become U+2581 ("▁") and the text
-//    gets one in front; the text is split into UTF-8 characters, then the
+//    gets one in front (unless tokenizer.ggml.add_space_prefix is false);
+//    the text is split into UTF-8 characters, then the
 //    adjacent pair whose concatenation is the best-scoring piece of the
 //    vocabulary is merged (the leftmost of equals) until no pair is a
 //    piece. A symbol left that is no piece is spelled with the byte tokens
@@ -61,6 +62,9 @@ typedef struct decode_vocab_t {
   int64_t eos;
   int64_t unknown;
   bool add_bos;       // tokenizer.ggml.add_bos_token
+  // tokenizer.ggml.add_space_prefix false: "llama" puts no "▁" in front of
+  // the text (nor drops a leading space when decoding).
+  bool no_space_prefix;
 } decode_vocab_t;
 
 // The synthetic vocabulary weft-decode-gen writes, of exactly
@@ -81,7 +85,8 @@ void decode_vocab_deinitialize(decode_vocab_t* vocab);
 
 // Writes a GGUF v3 file of no tensors whose metadata is |vocab| alone
 // (tokenizer.ggml.model, tokens, scores and token_type where there are
-// some, merges, the special ids there are, add_bos_token), for tests;
+// some, merges, the special ids there are, add_bos_token and
+// add_space_prefix when false), for tests;
 // decode_gguf_write puts the same keys (decode_gguf.c).
 weft_status_t decode_gguf_write_vocab(const char* path,
                                       const decode_vocab_t* vocab);

@@ -365,6 +365,26 @@ static void test_spm_by_hand(void** state) {
   expect_round_trip(tokenizer, "abc a b \xC3\xA9 xyx");
   decode_tokenizer_free(tokenizer);
 
+  // Without the space in front (tokenizer.ggml.add_space_prefix false):
+  //  "abc" -> a b c: ab (-3), bc (-1): bc wins -> a bc: "abc" (-5)
+  //        -> [abc];
+  //  " ab" -> ▁ a b: ▁a (-2) -> ▁a b -> ▁ab (-4) -> [▁ab], which decodes
+  //           with its space kept: " ab".
+  spm_vocab(true, &vocab);
+  vocab.no_space_prefix = true;
+  tokenizer = load_vocab(&vocab, "spm_noprefix.gguf");
+  decode_vocab_deinitialize(&vocab);
+  {
+    const uint32_t expected[] = {spm_id(b, "abc")};
+    expect_ids(tokenizer, "abc", expected, 1);
+  }
+  {
+    const uint32_t expected[] = {spm_id(b, SPACE "ab")};
+    expect_ids(tokenizer, " ab", expected, 1);
+  }
+  expect_round_trip(tokenizer, " ab abc  \xC3\xA9 ");
+  decode_tokenizer_free(tokenizer);
+
   spm_vocab(false, &vocab);
   tokenizer = load_vocab(&vocab, "spm_nobytes.gguf");
   decode_vocab_deinitialize(&vocab);
