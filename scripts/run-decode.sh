@@ -3,9 +3,11 @@
 # weft-decode-gen with the `release` preset, writes a checkpoint of random
 # weights (no download) and decodes with it from a text prompt to text:
 #   ./scripts/run-decode.sh [SHAPE] [STEPS] [DEVICE] [PROMPT]
-# SHAPE: 15M (default), 110M or 1.1B (GGUF f32 checkpoints with the
+# SHAPE: 15M (default), 110M or 1.1B (GGUF checkpoints with the
 # generator's synthetic SentencePiece vocabulary, written once into
-# build/release/decode-models); STEPS: tokens to generate (default 64);
+# build/release/decode-models; DTYPE in the environment picks their
+# weights: f32 (default), f16, q8_0, q4_0, q4_k or q4_k_m); STEPS: tokens
+# to generate (default 64);
 # DEVICE: a weft device string (default local-task); PROMPT: the text to
 # start from (default "Once upon a time"). TEMPERATURE, TOP_K, TOP_P and
 # SEED in the environment sample instead of the greedy default (the
@@ -23,10 +25,11 @@ cmake --build --preset release -j "${JOBS:-$(nproc)}" \
   --target weft-decode weft-decode-gen
 models=build/release/decode-models
 mkdir -p "$models"
-model="$models/$shape-f32.gguf"
+dtype="${DTYPE:-f32}"
+model="$models/$shape-$dtype.gguf"
 if [ ! -f "$model" ]; then
   ./build/release/examples/decode/weft-decode-gen --shape="$shape" \
-    --format=gguf --out="$model.tmp"
+    --format=gguf --dtype="$dtype" --out="$model.tmp"
   mv "$model.tmp" "$model"
 fi
 ./build/release/examples/decode/weft-decode --model="$model" \
