@@ -115,25 +115,37 @@ static int decode_sample(const weft_dispatch_state_t* dispatch,
   if (top_k > 0 && top_k < vocab) {
     candidates_select(c, vocab, top_k);
     n = top_k;
+    qsort(c, n, sizeof(*c), candidate_compare);
   }
-  // Ordered only where top_p needs it (or the top k, few).
-  if (nucleus || n < vocab) qsort(c, n, sizeof(*c), candidate_compare);
   const float largest = logits[decode_argmax_of(logits, vocab)];
   double total = 0.0;
   for (uint32_t i = 0; i < n; ++i) {
     total += exp((double)(c[i].logit - largest) / temperature);
   }
   if (nucleus) {
-    // The fewest, largest first, whose share reaches top_p.
-    double kept = 0.0;
-    uint32_t i = 0;
-    while (i < n) {
-      kept += exp((double)(c[i].logit - largest) / temperature);
-      ++i;
-      if (kept >= top_p * total) break;
+    // The fewest, largest first, whose share reaches top_p: the largest m
+    // put in order (m = 64, then 8 times more) until their sum reaches it,
+    // so a sharp distribution never sorts the whole vocabulary.
+    const double goal = top_p * total;
+    for (uint32_t m = n < 64 ? n : 64;; m = n / 8 < m ? n : m * 8) {
+      if (m < n && n == vocab) {
+        candidates_select(c, n, m);
+        qsort(c, m, sizeof(*c), candidate_compare);
+      } else if (n == vocab) {
+        qsort(c, n, sizeof(*c), candidate_compare);
+      }
+      double kept = 0.0;
+      uint32_t i = 0;
+      while (i < m && kept < goal) {
+        kept += exp((double)(c[i].logit - largest) / temperature);
+        ++i;
+      }
+      if (kept >= goal || m == n) {
+        n = i;
+        total = kept;
+        break;
+      }
     }
-    n = i;
-    total = kept;
   }
   const double target = decode_sampling_uniform(seed, position) * total;
   double sum = 0.0;

@@ -31,6 +31,7 @@ static uint32_t float_bits(float value) {
 }
 
 #define VOCAB 8u
+#define WIDE 1000u  // a vocabulary past the kernel's first nucleus of 64
 
 // Runs SAMPLE once at |position| and returns the token.
 static uint32_t sample(const float* logits, uint32_t vocab,
@@ -39,7 +40,7 @@ static uint32_t sample(const float* logits, uint32_t vocab,
       &decode_sampling_library()->kernels[DECODE_SAMPLING_KERNEL_SAMPLE];
   uint32_t history[64] = {0};
   uint32_t token = UINT32_MAX;
-  uint8_t scratch[VOCAB * DECODE_SAMPLING_SCRATCH_PER_TOKEN];
+  static uint8_t scratch[WIDE * DECODE_SAMPLING_SCRATCH_PER_TOKEN];
   const uint32_t constants[6] = {vocab,
                                  float_bits(sampling->temperature),
                                  sampling->top_k,
@@ -48,7 +49,7 @@ static uint32_t sample(const float* logits, uint32_t vocab,
                                  (uint32_t)(sampling->seed >> 32)};
   void* const pointers[4] = {(void*)logits, history, &token, scratch};
   const size_t lengths[4] = {vocab * 4u, (position + 1u) * 4u, 4,
-                             sizeof(scratch)};
+                             vocab * DECODE_SAMPLING_SCRATCH_PER_TOKEN};
   const weft_dispatch_state_t dispatch = {
       {1, 1, 1}, {1, 1, 1}, 6, constants, 4, pointers, lengths};
   const weft_workgroup_state_t workgroup = {{0, 0, 0}, 0, NULL, 0};
@@ -57,27 +58,31 @@ static uint32_t sample(const float* logits, uint32_t vocab,
   return token;
 }
 
+static const float* g_order_logits;
+
+static int order_compare(const void* a, const void* b) {
+  const uint32_t i = *(const uint32_t*)a, j = *(const uint32_t*)b;
+  const float x = g_order_logits[i], y = g_order_logits[j];
+  if (x != y) return x > y ? -1 : 1;
+  return i < j ? -1 : i > j ? 1 : 0;
+}
+
 // softmax(logits / T) over the top k (by logit, then index), then the
-// nucleus (the fewest, largest first, reaching top_p), renormalized.
-static void expected_shares(const float* logits, const decode_sampling_t* s,
-                            double* out) {
-  uint32_t order[VOCAB];
-  for (uint32_t i = 0; i < VOCAB; ++i) order[i] = i;
-  for (uint32_t i = 0; i < VOCAB; ++i) {  // selection sort: tiny
-    for (uint32_t j = i + 1; j < VOCAB; ++j) {
-      const float a = logits[order[i]], b = logits[order[j]];
-      if (b > a || (b == a && order[j] < order[i])) {
-        const uint32_t t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-      }
-    }
-  }
-  uint32_t n = s->top_k > 0 && s->top_k < VOCAB ? s->top_k : VOCAB;
-  double weights[VOCAB];
+// nucleus (the fewest, largest first, reaching top_p), renormalized. In
+// double from each logit's difference to the largest, as the kernel
+// computes them.
+static void expected_shares(const float* logits, uint32_t vocab,
+                            const decode_sampling_t* s, double* out) {
+  uint32_t order[WIDE];
+  for (uint32_t i = 0; i < vocab; ++i) order[i] = i;
+  g_order_logits = logits;
+  qsort(order, vocab, sizeof(order[0]), order_compare);
+  uint32_t n = s->top_k > 0 && s->top_k < vocab ? s->top_k : vocab;
+  double weights[WIDE];
   double total = 0.0;
   for (uint32_t i = 0; i < n; ++i) {
-    weights[i] = exp((logits[order[i]] - logits[order[0]]) / s->temperature);
+    weights[i] =
+        exp((double)(logits[order[i]] - logits[order[0]]) / s->temperature);
     total += weights[i];
   }
   if (s->top_p < 1.0f) {
@@ -90,45 +95,59 @@ static void expected_shares(const float* logits, const decode_sampling_t* s,
     n = i;
     total = kept;
   }
-  for (uint32_t i = 0; i < VOCAB; ++i) out[i] = 0.0;
+  for (uint32_t i = 0; i < vocab; ++i) out[i] = 0.0;
   for (uint32_t i = 0; i < n; ++i) out[order[i]] = weights[i] / total;
 }
 
 static const float kLogits[VOCAB] = {1.0f, 2.5f, -0.5f, 2.0f,
                                      0.0f, 2.5f, 1.5f,  -3.0f};
 
-static void check_distribution(float temperature, uint32_t top_k,
+// Logits in [-3, 3) from a hash of the index.
+static float g_wide[WIDE];
+
+static void check_distribution(const float* logits, uint32_t vocab,
+                               float temperature, uint32_t top_k,
                                float top_p) {
   enum { kDraws = 40000 };
   const decode_sampling_t base = {temperature, top_k, top_p, 0};
-  double expected[VOCAB];
-  expected_shares(kLogits, &base, expected);
-  uint32_t counts[VOCAB] = {0};
+  static double expected[WIDE];
+  static uint32_t counts[WIDE];
+  expected_shares(logits, vocab, &base, expected);
+  memset(counts, 0, sizeof(counts));
   for (uint32_t seed = 0; seed < kDraws; ++seed) {
     decode_sampling_t s = base;
     s.seed = 0x5EED0000ull + seed * 0x100000001ull;
-    ++counts[sample(kLogits, VOCAB, &s, 17)];
+    ++counts[sample(logits, vocab, &s, 17)];
   }
-  for (uint32_t i = 0; i < VOCAB; ++i) {
+  for (uint32_t i = 0; i < vocab; ++i) {
     const double share = (double)counts[i] / kDraws;
     const double p = expected[i];
     const double sigma = sqrt(p * (1.0 - p) / kDraws);
     if (p == 0.0 ? counts[i] != 0 : fabs(share - p) > 5.0 * sigma) {
-      fail_msg("T %g, top_k %u, top_p %g: token %u drawn %.4f of the time, "
-               "expected %.4f (5 sigma: %.4f)",
-               temperature, top_k, top_p, i, share, p, 5.0 * sigma);
+      fail_msg("vocab %u, T %g, top_k %u, top_p %g: token %u drawn %.4f of "
+               "the time, expected %.4f (5 sigma: %.4f)",
+               vocab, temperature, top_k, top_p, i, share, p, 5.0 * sigma);
     }
   }
 }
 
 static void sample_distribution(void** state) {
   (void)state;
-  check_distribution(1.0f, 0, 1.0f);
-  check_distribution(0.7f, 0, 1.0f);
-  check_distribution(2.0f, 0, 1.0f);
-  check_distribution(1.0f, 3, 1.0f);   // 1, 5 (tied) and 3
-  check_distribution(1.0f, 0, 0.5f);   // the nucleus: 1 and 5 (0.6)
-  check_distribution(1.5f, 5, 0.9f);
+  check_distribution(kLogits, VOCAB, 1.0f, 0, 1.0f);
+  check_distribution(kLogits, VOCAB, 0.7f, 0, 1.0f);
+  check_distribution(kLogits, VOCAB, 2.0f, 0, 1.0f);
+  check_distribution(kLogits, VOCAB, 1.0f, 3, 1.0f);  // 1, 5 (tied), 3
+  check_distribution(kLogits, VOCAB, 1.0f, 0, 0.5f);  // nucleus: 1 and 5
+  check_distribution(kLogits, VOCAB, 1.5f, 5, 0.9f);
+  // Past 64 candidates: a nucleus within the kernel's first 64, one that
+  // needs its next step (512), one of nearly everything, and a top k.
+  for (uint32_t i = 0; i < WIDE; ++i) {
+    g_wide[i] = (float)(6.0 * decode_sampling_uniform(99, i) - 3.0);
+  }
+  check_distribution(g_wide, WIDE, 0.25f, 0, 0.5f);
+  check_distribution(g_wide, WIDE, 0.5f, 0, 0.9f);
+  check_distribution(g_wide, WIDE, 2.0f, 0, 0.99f);
+  check_distribution(g_wide, WIDE, 1.0f, 100, 0.8f);
 }
 
 static void sample_greedy_cases(void** state) {
