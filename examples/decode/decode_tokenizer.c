@@ -581,15 +581,55 @@ typedef enum gpt2_class_e {
   GPT2_OTHER,
 } gpt2_class_t;
 
-// Every non-ASCII character counts as a letter (weft does not carry
-// Unicode's tables).
-static gpt2_class_t gpt2_class(uint8_t c) {
-  if (c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
-    return GPT2_LETTER;
+// The class of a code point, for GPT-2's pattern: Unicode's spaces, the
+// numbers and the punctuation, marks and symbols of the blocks text
+// mostly holds (Latin-1, combining marks, general punctuation, currency,
+// arrows through dingbats, CJK punctuation, full-width forms, emoji);
+// any other character counts as a letter (weft carries no Unicode
+// tables, so a rarer symbol may be taken for one).
+static gpt2_class_t gpt2_code_point_class(uint32_t c) {
+  if (c < 0x80) {
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return GPT2_LETTER;
+    if (c >= '0' && c <= '9') return GPT2_DIGIT;
+    if (c == ' ' || (c >= '\t' && c <= '\r')) return GPT2_SPACE;
+    return GPT2_OTHER;
   }
-  if (c >= '0' && c <= '9') return GPT2_DIGIT;
-  if (c == ' ' || (c >= '\t' && c <= '\r')) return GPT2_SPACE;
-  return GPT2_OTHER;
+  if (c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
+      c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+      c == 0x3000) {
+    return GPT2_SPACE;
+  }
+  if (c == 0xB2 || c == 0xB3 || c == 0xB9 || (c >= 0xBC && c <= 0xBE) ||
+      (c >= 0x660 && c <= 0x669) || (c >= 0x6F0 && c <= 0x6F9) ||
+      (c >= 0x966 && c <= 0x96F) || (c >= 0x2070 && c <= 0x2089) ||
+      (c >= 0x2150 && c <= 0x218B) || (c >= 0x2460 && c <= 0x249B) ||
+      c == 0x3007 || (c >= 0xFF10 && c <= 0xFF19)) {
+    return GPT2_DIGIT;
+  }
+  // Latin-1's signs and symbols, but ª, µ and º (letters).
+  const bool latin1_other = (c >= 0xA1 && c <= 0xBF && c != 0xAA &&
+                             c != 0xB5 && c != 0xBA) ||
+                            c == 0xD7 || c == 0xF7;
+  if (latin1_other || (c >= 0x300 && c <= 0x36F) ||
+      (c >= 0x2010 && c <= 0x205E) || (c >= 0x20A0 && c <= 0x20FF) ||
+      (c >= 0x2190 && c <= 0x2BFF) || (c >= 0x3001 && c <= 0x3004) ||
+      (c >= 0x3008 && c <= 0x303F) || (c >= 0xFE30 && c <= 0xFE4F) ||
+      (c >= 0xFF01 && c <= 0xFF0F) || (c >= 0xFF1A && c <= 0xFF20) ||
+      (c >= 0xFF3B && c <= 0xFF40) || (c >= 0xFF5B && c <= 0xFF65) ||
+      (c >= 0x1F000 && c <= 0x1FAFF) || (c >= 0xE000 && c <= 0xF8FF)) {
+    return GPT2_OTHER;
+  }
+  return GPT2_LETTER;
+}
+
+// The class of the character at |text| (|left| bytes there) and, in
+// |out_length|, its bytes (a byte that starts no whole character is one,
+// a letter).
+static gpt2_class_t gpt2_class(const uint8_t* text, size_t left,
+                               size_t* out_length) {
+  *out_length = utf8_char_length(text, left);
+  if (*out_length == 1 && text[0] >= 0x80) return GPT2_LETTER;
+  return gpt2_code_point_class(utf8_decode(text, *out_length));
 }
 
 // The length of the word at |text| (|left| bytes): GPT-2's pattern
@@ -604,21 +644,34 @@ static size_t gpt2_word(const uint8_t* text, size_t left) {
       return length;
     }
   }
-  const size_t lead = text[0] == ' ' && left > 1 &&
-                              gpt2_class(text[1]) != GPT2_SPACE
-                          ? 1
-                          : 0;
-  const gpt2_class_t kind = gpt2_class(text[lead]);
+  size_t length = 0;
+  size_t lead = 0;
+  gpt2_class_t kind = gpt2_class(text, left, &length);
+  if (text[0] == ' ' && left > 1) {
+    size_t next_length = 0;
+    const gpt2_class_t next = gpt2_class(text + 1, left - 1, &next_length);
+    if (next != GPT2_SPACE) {
+      lead = 1;
+      kind = next;
+      length = next_length;
+    }
+  }
+  size_t end = lead + length;
   if (kind != GPT2_SPACE) {
-    size_t end = lead + 1;
-    while (end < left && gpt2_class(text[end]) == kind) ++end;
+    while (end < left && gpt2_class(text + end, left - end, &length) == kind) {
+      end += length;
+    }
     return end;
   }
   // Spaces: all of them at the end of the text; before anything else, all
   // but the last, which goes with the word after (when there are two).
-  size_t end = 1;
-  while (end < left && gpt2_class(text[end]) == GPT2_SPACE) ++end;
-  return end < left && end > 1 ? end - 1 : end;
+  size_t last = 0;  // where the last space character starts
+  while (end < left &&
+         gpt2_class(text + end, left - end, &length) == GPT2_SPACE) {
+    last = end;
+    end += length;
+  }
+  return end < left && last > 0 ? last : end;
 }
 
 // gpt2: word by word, each word's bytes as GPT-2's characters, merged.

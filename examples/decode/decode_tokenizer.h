@@ -10,8 +10,9 @@
 //    <0xNN> (byte fallback), or is the unknown token where there are none.
 //  - "gpt2": byte-level BPE with ranked merges. The text is split into
 //    words (GPT-2's pattern: contractions, a space with letters, with
-//    digits, with other symbols, runs of spaces; every non-ASCII character
-//    counts as a letter), each word's bytes mapped to characters by GPT-2's
+//    digits, with other symbols, runs of spaces; Unicode's classes known
+//    for the common blocks, any other character a letter), each word's
+//    bytes mapped to characters by GPT-2's
 //    byte-to-unicode table, and the adjacent pair of lowest merge rank
 //    merged (leftmost first) until no pair has one.
 // Decoding undoes either (the "▁" back to spaces, the byte tokens and the

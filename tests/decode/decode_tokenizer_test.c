@@ -420,15 +420,18 @@ static void test_gpt2_bytes(void** state) {
 
 // Tokens 0..255: the bytes' characters, in byte order (|only_ascii|:
 // just the printable ASCII ones, then <unk>); then the merged tokens.
-static const char* const kBpeMerges[] = {"h e", G " t", G "t he", "l l",
-                                         "e ll", "h ell"};
-static const char* const kBpeMerged[] = {"he", G "t", G "the",
-                                         "ll", "ell", "hell"};
+// ("\xC3\xB0" is 'ð', byte 0xF0's character; "\xC3\x83" 'Ã', 0xC3's.)
+#define BPE_MERGES 8
+static const char* const kBpeMerges[BPE_MERGES] = {
+    "h e", G " t", G "t he", "l l", "e ll", "h ell", "a \xC3\xB0",
+    "a \xC3\x83"};
+static const char* const kBpeMerged[BPE_MERGES] = {
+    "he", G "t", G "the", "ll", "ell", "hell", "a\xC3\xB0", "a\xC3\x83"};
 
 static void bpe_vocab(bool only_ascii, decode_vocab_t* vocab) {
   memset(vocab, 0, sizeof(*vocab));
   vocab->kind = DECODE_TOKENIZER_BPE;
-  vocab->tokens = (char**)calloc(256 + 1 + 6, sizeof(char*));
+  vocab->tokens = (char**)calloc(256 + 1 + BPE_MERGES, sizeof(char*));
   vocab->bos = vocab->eos = vocab->unknown = -1;
   uint32_t n = 0;
   for (int b = 0; b < 256; ++b) {
@@ -441,18 +444,23 @@ static void bpe_vocab(bool only_ascii, decode_vocab_t* vocab) {
     vocab->unknown = n;
     vocab->tokens[n++] = strdup("<unk>");
   }
-  for (int i = 0; i < 6; ++i) vocab->tokens[n++] = strdup(kBpeMerged[i]);
+  for (int i = 0; i < BPE_MERGES; ++i) {
+    vocab->tokens[n++] = strdup(kBpeMerged[i]);
+  }
   vocab->count = n;
-  vocab->merge_count = 6;
-  vocab->merges = (char**)calloc(6, sizeof(char*));
-  for (int i = 0; i < 6; ++i) vocab->merges[i] = strdup(kBpeMerges[i]);
+  // The last two merges' halves are not ASCII.
+  vocab->merge_count = only_ascii ? BPE_MERGES - 2 : BPE_MERGES;
+  vocab->merges = (char**)calloc(BPE_MERGES, sizeof(char*));
+  for (uint32_t i = 0; i < vocab->merge_count; ++i) {
+    vocab->merges[i] = strdup(kBpeMerges[i]);
+  }
 }
 
 // Worked out from the algorithm: words first (GPT-2's pattern), each
 // word's bytes as GPT-2's characters, then the pair with the lowest merge
 // rank merges until none has one. Ids: a byte's character is the byte;
 // the merged tokens 256 (he), 257 (Ġt), 258 (Ġthe), 259 (ll), 260 (ell),
-// 261 (hell).
+// 261 (hell), 262 (að), 263 (aÃ).
 //  "the"     -> t h e: "h e" (rank 0) -> t he: "t he" is no merge
 //               -> [t, he] = [116, 256].
 //  " the"    -> one word, Ġ t h e: "h e" (0) beats "Ġ t" (1) -> Ġ t he
@@ -467,6 +475,11 @@ static void bpe_vocab(bool only_ascii, decode_vocab_t* vocab) {
 //  "é"       -> bytes C3 A9, characters U+00C3 and U+00A9 (printable:
 //               themselves) -> [0xC3, 0xA9]; in the ASCII vocabulary
 //               neither byte has a token: [<unk>, <unk>].
+//  "aé"      -> one word (é is a letter): a Ã © -> "a Ã" (7) -> [aÃ, ©]
+//               = [263, 0xA9].
+//  "a🦀"     -> two words (an emoji is a symbol, not a letter): "a" and
+//               the crab, F0 9F A6 80 as ð Ł ¦ Ģ: "a ð" (6) never meets
+//               -> [97, 0xF0, 0x9F, 0xA6, 0x80].
 static void test_bpe_by_hand(void** state) {
   (void)state;
   decode_vocab_t vocab;
@@ -497,6 +510,14 @@ static void test_bpe_by_hand(void** state) {
   {
     const uint32_t expected[] = {0xC3, 0xA9};
     expect_ids(tokenizer, "\xC3\xA9", expected, 2);
+  }
+  {
+    const uint32_t expected[] = {263, 0xA9};
+    expect_ids(tokenizer, "a\xC3\xA9", expected, 2);
+  }
+  {
+    const uint32_t expected[] = {97, 0xF0, 0x9F, 0xA6, 0x80};
+    expect_ids(tokenizer, "a\xF0\x9F\xA6\x80", expected, 5);
   }
   for (size_t t = 0; t < sizeof(kTexts) / sizeof(kTexts[0]); ++t) {
     expect_round_trip(tokenizer, kTexts[t]);
