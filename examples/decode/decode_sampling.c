@@ -30,9 +30,9 @@ static bool candidate_before(const candidate_t* a, const candidate_t* b) {
 }
 
 static int candidate_compare(const void* a, const void* b) {
-  return candidate_before((const candidate_t*)a, (const candidate_t*)b)  ? -1
+  return candidate_before((const candidate_t*)a, (const candidate_t*)b)   ? -1
          : candidate_before((const candidate_t*)b, (const candidate_t*)a) ? 1
-                                                                           : 0;
+                                                                          : 0;
 }
 
 static void candidate_swap(candidate_t* a, candidate_t* b) {

@@ -5,10 +5,10 @@
 // one string): find the adjacent pair that ranks best, merge it, repeat.
 // "llama" ranks a pair by the score of the piece it makes (a pair that
 // makes none does not merge), "gpt2" by the rank of the merge "left
-// right". Each round rescans the pairs, whose ranks are cached per left
-// symbol and recomputed only beside a merge: quadratic in the symbols of
-// one text (llama) or one word (gpt2), which is a prompt's few thousand
-// characters at most here.
+// right". The pairs wait in a binary heap (best, then leftmost, first);
+// a merge queues the two pairs it makes, and a pair a merge has changed
+// is dropped when it comes up: n log n in the symbols of one text (llama)
+// or one word (gpt2).
 #include "decode_tokenizer.h"
 
 #include <inttypes.h>
@@ -116,7 +116,7 @@ static bool strings_initialize(decode_strings_t* strings, uint32_t count,
 // well-formed character (it then stands alone).
 static size_t utf8_char_length(const uint8_t* text, size_t left) {
   const uint8_t lead = text[0];
-  size_t length = lead < 0x80            ? 1
+  size_t length = lead < 0x80             ? 1
                   : (lead & 0xE0) == 0xC0 ? 2
                   : (lead & 0xF0) == 0xE0 ? 3
                   : (lead & 0xF8) == 0xF0 ? 4
@@ -154,8 +154,8 @@ static void gpt2_tables(uint16_t out_chars[256],
   uint32_t next = 256;
   for (int c = 0; c < GPT2_CHARS; ++c) out_bytes[c] = -1;
   for (uint32_t b = 0; b < 256; ++b) {
-    const bool printable = (b >= 0x21 && b <= 0x7E) ||
-                           (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+    const bool printable =
+        (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
     out_chars[b] = (uint16_t)(printable ? b : next++);
     out_bytes[out_chars[b]] = (int16_t)b;
   }
@@ -189,7 +189,7 @@ static uint32_t utf8_decode(const uint8_t* text, size_t length) {
 // The tokenizer
 //===----------------------------------------------------------------------===//
 
-#define SPM_SPACE "\xE2\x96\x81"  // U+2581, SentencePiece's space
+#define SPM_SPACE "\xE2\x96\x81"     // U+2581, SentencePiece's space
 #define UNKNOWN_TEXT "\xE2\x81\x87"  // U+2047 '⁇', an unknown token's text
 
 struct decode_tokenizer_t {
@@ -308,14 +308,13 @@ weft_status_t decode_tokenizer_create(const decode_vocab_t* vocab,
                                       decode_tokenizer_t** out_tokenizer) {
   *out_tokenizer = NULL;
   if (vocab->count == 0 || !vocab->tokens) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "%s: tokenizer.ggml.tokens is empty", source);
+    return WEFT_STATUS(INVALID_ARGUMENT, "%s: tokenizer.ggml.tokens is empty",
+                       source);
   }
   for (uint32_t i = 0; i < vocab->count; ++i) {
     if (!vocab->tokens[i]) {
       return WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: tokenizer.ggml.tokens[%u] is missing", source,
-                         i);
+                         "%s: tokenizer.ggml.tokens[%u] is missing", source, i);
     }
     const int32_t type = vocab->types ? vocab->types[i] : DECODE_TOKEN_NORMAL;
     if (type < DECODE_TOKEN_NORMAL || type > DECODE_TOKEN_BYTE) {
@@ -351,8 +350,8 @@ weft_status_t decode_tokenizer_create(const decode_vocab_t* vocab,
   weft_status_t status = WEFT_OK;
   if (!tokenizer->scores || !tokenizer->types ||
       !strings_initialize(&tokenizer->tokens, vocab->count, vocab->tokens)) {
-    status = WEFT_STATUS(RESOURCE_EXHAUSTED, "%s: %u tokens", source,
-                         vocab->count);
+    status =
+        WEFT_STATUS(RESOURCE_EXHAUSTED, "%s: %u tokens", source, vocab->count);
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < vocab->count; ++i) {
     if (vocab->scores) tokenizer->scores[i] = vocab->scores[i];
@@ -408,76 +407,120 @@ size_t decode_tokenizer_max_token_bytes(const decode_tokenizer_t* tokenizer) {
 //===----------------------------------------------------------------------===//
 
 // A symbol: bytes [start, start + length) of the text being merged, in a
-// list (prev, next: indices, -1 at the ends). |rank| caches how the pair
-// it starts ranks (higher is better; |has_rank| false: no merge).
+// list (prev, next: indices, -1 at the ends; a symbol merged into the one
+// before it has length 0).
 typedef struct decode_symbol_t {
   uint32_t start;
   uint32_t length;
   int32_t prev;
   int32_t next;
-  bool has_rank;
-  double rank;
 } decode_symbol_t;
+
+// A pair that merges: symbols |left| and its next, of |length| bytes
+// together when it was ranked (higher |rank| first, then the leftmost).
+typedef struct decode_pair_t {
+  double rank;
+  uint32_t start;
+  uint32_t length;
+  int32_t left;
+  int32_t right;
+} decode_pair_t;
 
 typedef struct decode_merger_t {
   const decode_tokenizer_t* tokenizer;
   const char* text;
   decode_symbol_t* symbols;
-  char* scratch;  // "left right" for gpt2's merge lookups
+  char* scratch;        // "left right" for gpt2's merge lookups
+  decode_pair_t* heap;  // the pairs that merge, best first (a binary heap)
+  size_t heap_count;
 } decode_merger_t;
 
-// Ranks the pair that starts at symbol |i| (with its next).
+static bool pair_before(const decode_pair_t* a, const decode_pair_t* b) {
+  return a->rank > b->rank || (a->rank == b->rank && a->start < b->start);
+}
+
+static void heap_push(decode_merger_t* merger, decode_pair_t pair) {
+  decode_pair_t* heap = merger->heap;
+  size_t i = merger->heap_count++;
+  while (i > 0 && pair_before(&pair, &heap[(i - 1) / 2])) {
+    heap[i] = heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  heap[i] = pair;
+}
+
+static decode_pair_t heap_pop(decode_merger_t* merger) {
+  decode_pair_t* heap = merger->heap;
+  const decode_pair_t top = heap[0];
+  const decode_pair_t last = heap[--merger->heap_count];
+  size_t i = 0;
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= merger->heap_count) break;
+    if (child + 1 < merger->heap_count &&
+        pair_before(&heap[child + 1], &heap[child])) {
+      ++child;
+    }
+    if (!pair_before(&heap[child], &last)) break;
+    heap[i] = heap[child];
+    i = child;
+  }
+  if (merger->heap_count > 0) heap[i] = last;
+  return top;
+}
+
+// Ranks the pair that starts at symbol |i| (with its next) and queues it
+// if it merges.
 static void merger_rank(decode_merger_t* merger, int32_t i) {
-  decode_symbol_t* left = &merger->symbols[i];
-  left->has_rank = false;
+  const decode_symbol_t* left = &merger->symbols[i];
   if (left->next < 0) return;
   const decode_symbol_t* right = &merger->symbols[left->next];
   const decode_tokenizer_t* tokenizer = merger->tokenizer;
+  const uint32_t length = left->length + right->length;
+  double rank = 0.0;
   if (tokenizer->kind == DECODE_TOKENIZER_SPM) {
-    const int64_t id = strings_find(&tokenizer->tokens,
-                                    merger->text + left->start,
-                                    left->length + right->length);
-    if (id >= 0 && (tokenizer->types[id] == DECODE_TOKEN_NORMAL ||
-                    tokenizer->types[id] == DECODE_TOKEN_USER_DEFINED)) {
-      left->has_rank = true;
-      left->rank = tokenizer->scores[id];
+    const int64_t id =
+        strings_find(&tokenizer->tokens, merger->text + left->start, length);
+    if (id < 0 || (tokenizer->types[id] != DECODE_TOKEN_NORMAL &&
+                   tokenizer->types[id] != DECODE_TOKEN_USER_DEFINED)) {
+      return;
     }
-    return;
+    rank = tokenizer->scores[id];
+  } else {
+    char* key = merger->scratch;
+    memcpy(key, merger->text + left->start, left->length);
+    key[left->length] = ' ';
+    memcpy(key + left->length + 1, merger->text + right->start, right->length);
+    const int64_t index = strings_find(&tokenizer->merges, key, length + 1);
+    if (index < 0) return;
+    rank = -(double)index;
   }
-  char* key = merger->scratch;
-  memcpy(key, merger->text + left->start, left->length);
-  key[left->length] = ' ';
-  memcpy(key + left->length + 1, merger->text + right->start, right->length);
-  const int64_t rank = strings_find(&tokenizer->merges, key,
-                                    left->length + 1 + right->length);
-  if (rank >= 0) {
-    left->has_rank = true;
-    left->rank = -(double)rank;
-  }
+  heap_push(merger, (decode_pair_t){rank, left->start, length, i, left->next});
 }
 
 // Merges the symbols [first, first + count) (a list in order) until no
 // pair ranks. A merge keeps the left symbol, so |first| stays the first.
+// A queued pair whose symbols have changed since (one merged away, or
+// with a neighbour: the length differs) is dropped when it comes up; the
+// pairs its merge makes are queued then.
 static void merger_run(decode_merger_t* merger, int32_t first, int32_t count) {
   decode_symbol_t* symbols = merger->symbols;
+  merger->heap_count = 0;
   for (int32_t i = first; i < first + count; ++i) merger_rank(merger, i);
-  for (;;) {
-    int32_t best = -1;
-    for (int32_t i = first; i >= 0; i = symbols[i].next) {
-      if (symbols[i].has_rank &&
-          (best < 0 || symbols[i].rank > symbols[best].rank)) {
-        best = i;
-      }
+  while (merger->heap_count > 0) {
+    const decode_pair_t pair = heap_pop(merger);
+    decode_symbol_t* left = &symbols[pair.left];
+    decode_symbol_t* right = &symbols[pair.right];
+    if (left->length == 0 || right->length == 0 || left->next != pair.right ||
+        left->length + right->length != pair.length) {
+      continue;
     }
-    if (best < 0) return;
-    decode_symbol_t* left = &symbols[best];
-    decode_symbol_t* right = &symbols[left->next];
     left->length += right->length;
     left->next = right->next;
-    if (right->next >= 0) symbols[right->next].prev = best;
+    if (right->next >= 0) symbols[right->next].prev = pair.left;
     right->length = 0;
-    merger_rank(merger, best);
     if (left->prev >= 0) merger_rank(merger, left->prev);
+    merger_rank(merger, pair.left);
   }
 }
 
@@ -506,9 +549,8 @@ static bool merger_emit(decode_merger_t* merger, int32_t first,
   const decode_tokenizer_t* tokenizer = merger->tokenizer;
   for (int32_t i = first; i >= 0; i = merger->symbols[i].next) {
     const decode_symbol_t* symbol = &merger->symbols[i];
-    const int64_t id = strings_find(&tokenizer->tokens,
-                                    merger->text + symbol->start,
-                                    symbol->length);
+    const int64_t id = strings_find(
+        &tokenizer->tokens, merger->text + symbol->start, symbol->length);
     const bool usable =
         id >= 0 && (tokenizer->types[id] == DECODE_TOKEN_NORMAL ||
                     tokenizer->types[id] == DECODE_TOKEN_USER_DEFINED);
@@ -542,9 +584,9 @@ static bool merger_emit(decode_merger_t* merger, int32_t first,
 size_t decode_tokenizer_max_ids(size_t length) { return 3 * (length + 1) + 1; }
 
 // llama: "▁" in front and for every space, split into characters, merged.
-static bool spm_encode(decode_merger_t* merger, const char* text,
-                       size_t length, char* normal,
-                       decode_id_writer_t* writer, int* out_byte) {
+static bool spm_encode(decode_merger_t* merger, const char* text, size_t length,
+                       char* normal, decode_id_writer_t* writer,
+                       int* out_byte) {
   size_t n = 0;
   if (length > 0 && merger->tokenizer->space_prefix) {
     memcpy(normal, SPM_SPACE, 3);
@@ -565,7 +607,7 @@ static bool spm_encode(decode_merger_t* merger, const char* text,
     const size_t char_length =
         utf8_char_length((const uint8_t*)normal + at, n - at);
     merger->symbols[count] = (decode_symbol_t){
-        (uint32_t)at, (uint32_t)char_length, count - 1, count + 1, false, 0};
+        (uint32_t)at, (uint32_t)char_length, count - 1, count + 1};
     ++count;
     at += char_length;
   }
@@ -595,8 +637,7 @@ static gpt2_class_t gpt2_code_point_class(uint32_t c) {
     return GPT2_OTHER;
   }
   if (c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
-      c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
-      c == 0x3000) {
+      c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000) {
     return GPT2_SPACE;
   }
   if (c == 0xB2 || c == 0xB3 || c == 0xB9 || (c >= 0xBC && c <= 0xBE) ||
@@ -607,9 +648,9 @@ static gpt2_class_t gpt2_code_point_class(uint32_t c) {
     return GPT2_DIGIT;
   }
   // Latin-1's signs and symbols, but ª, µ and º (letters).
-  const bool latin1_other = (c >= 0xA1 && c <= 0xBF && c != 0xAA &&
-                             c != 0xB5 && c != 0xBA) ||
-                            c == 0xD7 || c == 0xF7;
+  const bool latin1_other =
+      (c >= 0xA1 && c <= 0xBF && c != 0xAA && c != 0xB5 && c != 0xBA) ||
+      c == 0xD7 || c == 0xF7;
   if (latin1_other || (c >= 0x300 && c <= 0x36F) ||
       (c >= 0x2010 && c <= 0x205E) || (c >= 0x20A0 && c <= 0x20FF) ||
       (c >= 0x2190 && c <= 0x2BFF) || (c >= 0x3001 && c <= 0x3004) ||
@@ -636,7 +677,7 @@ static gpt2_class_t gpt2_class(const uint8_t* text, size_t left,
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|
 //   \s+(?!\S)|\s+
 static size_t gpt2_word(const uint8_t* text, size_t left) {
-  static const char* const kContractions[] = {"'s", "'t", "'re", "'ve",
+  static const char* const kContractions[] = {"'s", "'t",  "'re", "'ve",
                                               "'m", "'ll", "'d"};
   for (size_t i = 0; i < 7; ++i) {
     const size_t length = strlen(kContractions[i]);
@@ -675,21 +716,18 @@ static size_t gpt2_word(const uint8_t* text, size_t left) {
 }
 
 // gpt2: word by word, each word's bytes as GPT-2's characters, merged.
-static bool bpe_encode(decode_merger_t* merger, const char* text,
-                       size_t length, char* mapped,
-                       decode_id_writer_t* writer, int* out_byte) {
+static bool bpe_encode(decode_merger_t* merger, const char* text, size_t length,
+                       char* mapped, decode_id_writer_t* writer,
+                       int* out_byte) {
   const uint8_t* bytes = (const uint8_t*)text;
   for (size_t at = 0; at < length;) {
     const size_t word = gpt2_word(bytes + at, length - at);
     size_t n = 0;
     for (size_t i = 0; i < word; ++i) {
       const size_t char_length =
-          utf8_encode(merger->tokenizer->gpt2_chars[bytes[at + i]],
-                      mapped + n);
-      merger->symbols[i] =
-          (decode_symbol_t){(uint32_t)n,       (uint32_t)char_length,
-                            (int32_t)i - 1,    (int32_t)i + 1,
-                            false,             0};
+          utf8_encode(merger->tokenizer->gpt2_chars[bytes[at + i]], mapped + n);
+      merger->symbols[i] = (decode_symbol_t){(uint32_t)n, (uint32_t)char_length,
+                                             (int32_t)i - 1, (int32_t)i + 1};
       n += char_length;
     }
     merger->symbols[word - 1].next = -1;
@@ -711,15 +749,19 @@ weft_status_t decode_tokenizer_encode(const decode_tokenizer_t* tokenizer,
   }
   decode_id_writer_t writer = {out_ids, capacity, 0, false};
   if (add_bos && tokenizer->bos >= 0) id_put(&writer, (uint32_t)tokenizer->bos);
-  // The text made over (at most three bytes for one), its symbols, and
-  // the key of a merge.
+  // The text made over (at most three bytes for one), its symbols (at
+  // most one a byte, and the space in front), the key of a merge, and the
+  // queued pairs (one per symbol at first, two more per merge).
   const size_t most = 3 * length + 3;
-  decode_merger_t merger = {tokenizer, NULL, NULL, NULL};
+  decode_merger_t merger = {tokenizer, NULL, NULL, NULL, NULL, 0};
   char* work = (char*)malloc(most + 1);
-  merger.symbols = (decode_symbol_t*)malloc((length + 1) * sizeof(decode_symbol_t));
+  merger.symbols =
+      (decode_symbol_t*)malloc((length + 1) * sizeof(decode_symbol_t));
   merger.scratch = (char*)malloc(most + 2);
+  merger.heap =
+      (decode_pair_t*)malloc(3 * (length + 1) * sizeof(decode_pair_t));
   weft_status_t status = WEFT_OK;
-  if (!work || !merger.symbols || !merger.scratch) {
+  if (!work || !merger.symbols || !merger.scratch || !merger.heap) {
     status = WEFT_STATUS(RESOURCE_EXHAUSTED, "encoding %zu bytes", length);
   }
   int byte = 0;
@@ -732,6 +774,7 @@ weft_status_t decode_tokenizer_encode(const decode_tokenizer_t* tokenizer,
   free(work);
   free(merger.symbols);
   free(merger.scratch);
+  free(merger.heap);
   if (weft_status_is_ok(status) && !ok) {
     status = WEFT_STATUS(NOT_FOUND,
                          "byte 0x%02X has no token, and the vocabulary no "
@@ -769,8 +812,8 @@ static size_t stream_put(decode_text_stream_t* stream, uint8_t byte,
     stream->pending_length = 0;
   }
   if (stream->pending_length == 0) {
-    const bool starts = (byte & 0xE0) == 0xC0 || (byte & 0xF0) == 0xE0 ||
-                        (byte & 0xF8) == 0xF0;
+    const bool starts =
+        (byte & 0xE0) == 0xC0 || (byte & 0xF0) == 0xE0 || (byte & 0xF8) == 0xF0;
     if (!starts) {
       out[written++] = (char)byte;
       return written;
@@ -778,7 +821,9 @@ static size_t stream_put(decode_text_stream_t* stream, uint8_t byte,
   }
   stream->pending[stream->pending_length++] = byte;
   const uint8_t lead = stream->pending[0];
-  const uint32_t need = (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3 : 4;
+  const uint32_t need = (lead & 0xE0) == 0xC0   ? 2
+                        : (lead & 0xF0) == 0xE0 ? 3
+                                                : 4;
   if (stream->pending_length == need) {
     memcpy(out + written, stream->pending, need);
     written += need;
@@ -799,10 +844,10 @@ size_t decode_text_stream_next(const decode_tokenizer_t* tokenizer,
     text = UNKNOWN_TEXT;
     length = 3;
   }
-  const int byte = tokenizer->kind == DECODE_TOKENIZER_SPM &&
-                           type == DECODE_TOKEN_BYTE
-                       ? spm_byte_token(text)
-                       : -1;
+  const int byte =
+      tokenizer->kind == DECODE_TOKENIZER_SPM && type == DECODE_TOKEN_BYTE
+          ? spm_byte_token(text)
+          : -1;
   size_t written = 0;
   if (byte >= 0) {
     written = stream_put(stream, (uint8_t)byte, out);
@@ -825,10 +870,9 @@ size_t decode_text_stream_next(const decode_tokenizer_t* tokenizer,
     } else {
       // A character of GPT-2's table is its byte; anything else (an
       // added token's own text, a stray byte) goes out as written.
-      const uint32_t code_point =
-          char_length == 1 && bytes[at] >= 0x80
-              ? GPT2_CHARS
-              : utf8_decode(bytes + at, char_length);
+      const uint32_t code_point = char_length == 1 && bytes[at] >= 0x80
+                                      ? GPT2_CHARS
+                                      : utf8_decode(bytes + at, char_length);
       const int original =
           code_point < GPT2_CHARS ? tokenizer->gpt2_bytes[code_point] : -1;
       if (original >= 0) {
@@ -870,11 +914,11 @@ enum {
   KEY_COUNT,
 };
 static const char* const kTokenizerKeys[KEY_COUNT] = {
-    "tokenizer.ggml.model",          "tokenizer.ggml.tokens",
-    "tokenizer.ggml.scores",         "tokenizer.ggml.token_type",
-    "tokenizer.ggml.merges",         "tokenizer.ggml.bos_token_id",
-    "tokenizer.ggml.eos_token_id",   "tokenizer.ggml.unknown_token_id",
-    "tokenizer.ggml.add_bos_token",  "tokenizer.ggml.add_space_prefix",
+    "tokenizer.ggml.model",         "tokenizer.ggml.tokens",
+    "tokenizer.ggml.scores",        "tokenizer.ggml.token_type",
+    "tokenizer.ggml.merges",        "tokenizer.ggml.bos_token_id",
+    "tokenizer.ggml.eos_token_id",  "tokenizer.ggml.unknown_token_id",
+    "tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_space_prefix",
 };
 
 // A value of |values|[key] that is an array of |count| strings (|count|
@@ -886,8 +930,7 @@ static weft_status_t gguf_strings(const decode_gguf_value_t* value,
   if (value->type != DECODE_GGUF_ARRAY ||
       value->element_type != DECODE_GGUF_STRING) {
     return WEFT_STATUS(INVALID_ARGUMENT,
-                       "'%s' (gguf): %s is not an array of strings", path,
-                       key);
+                       "'%s' (gguf): %s is not an array of strings", path, key);
   }
   if (value->count > UINT32_MAX || (count && value->count != count)) {
     return WEFT_STATUS(INVALID_ARGUMENT,
@@ -919,16 +962,15 @@ static weft_status_t gguf_numbers(const decode_gguf_value_t* value,
   const bool is_array = value->type == DECODE_GGUF_ARRAY;
   if (!value->numbers || is_array != (count > 0) ||
       (count > 0 && value->count != count)) {
-    return WEFT_STATUS(INVALID_ARGUMENT,
-                       "'%s' (gguf): %s must be %s%" PRIu64 "%s", path, key,
-                       count ? "an array of " : "a number",
-                       count ? count : (uint64_t)0,
-                       count ? " numbers (one per token)" : "");
+    return WEFT_STATUS(
+        INVALID_ARGUMENT, "'%s' (gguf): %s must be %s%" PRIu64 "%s", path, key,
+        count ? "an array of " : "a number", count ? count : (uint64_t)0,
+        count ? " numbers (one per token)" : "");
   }
   for (uint64_t i = 0; i < value->count; ++i) {
     const double v = value->numbers[i];
-    if (integers && !(v == (double)(int64_t)v && v >= INT32_MIN &&
-                      v <= INT32_MAX)) {
+    if (integers &&
+        !(v == (double)(int64_t)v && v >= INT32_MIN && v <= INT32_MAX)) {
       return WEFT_STATUS(INVALID_ARGUMENT,
                          "'%s' (gguf): %s[%" PRIu64 "] is %g, not an integer",
                          path, key, i, v);
@@ -971,8 +1013,7 @@ weft_status_t decode_tokenizer_load_from(FILE* file, const char* path,
                            path, is_string ? name : "(not a string)");
     }
   }
-  for (int k = KEY_TOKENS; weft_status_is_ok(status) && k <= KEY_MERGES;
-       ++k) {
+  for (int k = KEY_TOKENS; weft_status_is_ok(status) && k <= KEY_MERGES; ++k) {
     const bool required =
         k == KEY_TOKENS ||
         (k == KEY_MERGES && vocab.kind == DECODE_TOKENIZER_BPE);
@@ -995,17 +1036,15 @@ weft_status_t decode_tokenizer_load_from(FILE* file, const char* path,
   }
   if (weft_status_is_ok(status) && values[KEY_TYPES].found) {
     vocab.types = (int32_t*)malloc((vocab.count + 1) * sizeof(int32_t));
-    status = vocab.types
-                 ? gguf_numbers(&values[KEY_TYPES], path,
-                                kTokenizerKeys[KEY_TYPES], vocab.count, true,
-                                NULL, NULL, vocab.types)
-                 : WEFT_STATUS(RESOURCE_EXHAUSTED, "'%s': types", path);
+    status = vocab.types ? gguf_numbers(&values[KEY_TYPES], path,
+                                        kTokenizerKeys[KEY_TYPES], vocab.count,
+                                        true, NULL, NULL, vocab.types)
+                         : WEFT_STATUS(RESOURCE_EXHAUSTED, "'%s': types", path);
   }
   if (weft_status_is_ok(status) && values[KEY_MERGES].found &&
       vocab.kind == DECODE_TOKENIZER_BPE) {
-    status = gguf_strings(&values[KEY_MERGES], path,
-                          kTokenizerKeys[KEY_MERGES], 0, &vocab.merges,
-                          &vocab.merge_count);
+    status = gguf_strings(&values[KEY_MERGES], path, kTokenizerKeys[KEY_MERGES],
+                          0, &vocab.merges, &vocab.merge_count);
   }
   int64_t* const ids[3] = {&vocab.bos, &vocab.eos, &vocab.unknown};
   for (int k = KEY_BOS; weft_status_is_ok(status) && k <= KEY_UNKNOWN; ++k) {
@@ -1022,9 +1061,9 @@ weft_status_t decode_tokenizer_load_from(FILE* file, const char* path,
   vocab.add_bos = vocab.kind == DECODE_TOKENIZER_SPM;
   if (weft_status_is_ok(status) && values[KEY_ADD_BOS].found) {
     double add = 0;
-    status = gguf_numbers(&values[KEY_ADD_BOS], path,
-                          kTokenizerKeys[KEY_ADD_BOS], 0, false, &add, NULL,
-                          NULL);
+    status =
+        gguf_numbers(&values[KEY_ADD_BOS], path, kTokenizerKeys[KEY_ADD_BOS], 0,
+                     false, &add, NULL, NULL);
     vocab.add_bos = add != 0;
   }
   if (weft_status_is_ok(status) && values[KEY_ADD_SPACE_PREFIX].found) {
@@ -1074,15 +1113,15 @@ weft_status_t decode_tokenizer_load(const char* path,
 
 // Words of children's stories, whose "▁"-prefixed prefixes come first.
 static const char* const kSyntheticWords[] = {
-    "Once", "upon", "a",     "time",  "there", "was",   "little", "girl",
-    "named", "Lily", "She",  "loved", "to",    "play",  "in",     "the",
-    "park",  "with", "her",  "friend", "Tom",  "One",   "day",    "they",
-    "saw",   "big",  "red",  "ball",  "and",   "went",  "home",   "happy",
-    "The",   "end",  "He",   "said",  "you",   "is",    "it",     "of",
-    "on",    "for",  "that", "at",    "his",   "had",   "were",   "be",
-    "not",   "but",  "we",   "so",    "very",  "good",  "cat",    "dog",
-    "tree",  "sun",  "can",  "like",  "what",  "do",    "all",    "when",
-    "up",    "out",  "go",   "see",   "look",  "run",   "fun",    "mom",
+    "Once",  "upon", "a",    "time",   "there", "was",  "little", "girl",
+    "named", "Lily", "She",  "loved",  "to",    "play", "in",     "the",
+    "park",  "with", "her",  "friend", "Tom",   "One",  "day",    "they",
+    "saw",   "big",  "red",  "ball",   "and",   "went", "home",   "happy",
+    "The",   "end",  "He",   "said",   "you",   "is",   "it",     "of",
+    "on",    "for",  "that", "at",     "his",   "had",  "were",   "be",
+    "not",   "but",  "we",   "so",     "very",  "good", "cat",    "dog",
+    "tree",  "sun",  "can",  "like",   "what",  "do",   "all",    "when",
+    "up",    "out",  "go",   "see",    "look",  "run",  "fun",    "mom",
 };
 
 typedef struct synthetic_t {
@@ -1154,7 +1193,8 @@ weft_status_t decode_vocab_synthetic(uint32_t vocab_size,
     piece[0] = (char)c, piece[1] = '\0';
     synthetic_add(&synthetic, piece, DECODE_TOKEN_NORMAL);
   }
-  const size_t word_count = sizeof(kSyntheticWords) / sizeof(kSyntheticWords[0]);
+  const size_t word_count =
+      sizeof(kSyntheticWords) / sizeof(kSyntheticWords[0]);
   for (size_t w = 0; w < word_count; ++w) {
     const size_t length = strlen(kSyntheticWords[w]);
     for (size_t k = 1; k <= length; ++k) {

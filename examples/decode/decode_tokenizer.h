@@ -54,15 +54,15 @@ typedef enum decode_token_type_e {
 typedef struct decode_vocab_t {
   decode_tokenizer_kind_t kind;
   uint32_t count;
-  char** tokens;      // |count| NUL-terminated strings
-  float* scores;      // |count|, or NULL (all 0)
-  int32_t* types;     // |count| decode_token_type_t, or NULL (all normal)
+  char** tokens;   // |count| NUL-terminated strings
+  float* scores;   // |count|, or NULL (all 0)
+  int32_t* types;  // |count| decode_token_type_t, or NULL (all normal)
   uint32_t merge_count;
-  char** merges;      // "left right", rank = index (gpt2 only)
-  int64_t bos;        // -1: none
+  char** merges;  // "left right", rank = index (gpt2 only)
+  int64_t bos;    // -1: none
   int64_t eos;
   int64_t unknown;
-  bool add_bos;       // tokenizer.ggml.add_bos_token
+  bool add_bos;  // tokenizer.ggml.add_bos_token
   // tokenizer.ggml.add_space_prefix false: "llama" puts no "▁" in front of
   // the text (nor drops a leading space when decoding).
   bool no_space_prefix;
@@ -155,8 +155,7 @@ typedef struct decode_text_stream_t {
   bool at_start;
 } decode_text_stream_t;
 
-void decode_text_stream_initialize(decode_text_stream_t* stream,
-                                   bool at_start);
+void decode_text_stream_initialize(decode_text_stream_t* stream, bool at_start);
 // Bytes |out| needs for one decode_text_stream_next.
 size_t decode_tokenizer_max_token_bytes(const decode_tokenizer_t* tokenizer);
 // Appends token |id|'s text to the stream: writes to |out| (at least

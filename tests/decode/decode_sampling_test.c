@@ -11,6 +11,8 @@
 //  - the decoder on the tiny shape: one seed gives the same tokens twice
 //    (and on 1 and 2 workers), temperature 0 and top_k 1 the greedy ones,
 //    another seed other tokens.
+#include "decode_sampling.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +21,8 @@
 
 #include "decode.h"
 #include "decode_checkpoint.h"
-#include "decode_sampling.h"
 #include "decode_test_util.h"
 #include "weft/weft.h"
-
 
 static uint32_t float_bits(float value) {
   uint32_t bits;
@@ -50,8 +50,8 @@ static uint32_t sample(const float* logits, uint32_t vocab,
   void* const pointers[4] = {(void*)logits, history, &token, scratch};
   const size_t lengths[4] = {vocab * 4u, (position + 1u) * 4u, 4,
                              vocab * DECODE_SAMPLING_SCRATCH_PER_TOKEN};
-  const weft_dispatch_state_t dispatch = {
-      {1, 1, 1}, {1, 1, 1}, 6, constants, 4, pointers, lengths};
+  const weft_dispatch_state_t dispatch = {{1, 1, 1}, {1, 1, 1}, 6, constants, 4,
+                                          pointers,  lengths};
   const weft_workgroup_state_t workgroup = {{0, 0, 0}, 0, NULL, 0};
   assert_int_equal(kernel->fn(&dispatch, &workgroup), 0);
   assert_true(token < vocab);
@@ -106,8 +106,7 @@ static const float kLogits[VOCAB] = {1.0f, 2.5f, -0.5f, 2.0f,
 static float g_wide[WIDE];
 
 static void check_distribution(const float* logits, uint32_t vocab,
-                               float temperature, uint32_t top_k,
-                               float top_p) {
+                               float temperature, uint32_t top_k, float top_p) {
   enum { kDraws = 40000 };
   const decode_sampling_t base = {temperature, top_k, top_p, 0};
   static double expected[WIDE];
@@ -124,9 +123,10 @@ static void check_distribution(const float* logits, uint32_t vocab,
     const double p = expected[i];
     const double sigma = sqrt(p * (1.0 - p) / kDraws);
     if (p == 0.0 ? counts[i] != 0 : fabs(share - p) > 5.0 * sigma) {
-      fail_msg("vocab %u, T %g, top_k %u, top_p %g: token %u drawn %.4f of "
-               "the time, expected %.4f (5 sigma: %.4f)",
-               vocab, temperature, top_k, top_p, i, share, p, 5.0 * sigma);
+      fail_msg(
+          "vocab %u, T %g, top_k %u, top_p %g: token %u drawn %.4f of "
+          "the time, expected %.4f (5 sigma: %.4f)",
+          vocab, temperature, top_k, top_p, i, share, p, 5.0 * sigma);
     }
   }
 }
@@ -184,8 +184,8 @@ static int setup(void** state) {
   snprintf(g_model, sizeof(g_model), "%s/tiny.gguf", g_dir);
   decode_config_t config;
   if (!decode_shape_lookup("tiny", &config)) return -1;
-  weft_status_t status = decode_checkpoint_write(
-      g_model, DECODE_FORMAT_GGUF, &config, DECODE_DTYPE_F32, 3);
+  weft_status_t status = decode_checkpoint_write(g_model, DECODE_FORMAT_GGUF,
+                                                 &config, DECODE_DTYPE_F32, 3);
   const bool ok = weft_status_is_ok(status);
   weft_status_free(status);
   return ok ? 0 : -1;
@@ -207,12 +207,15 @@ static void decode_with(const char* device_string,
   decode_test_opened_t opened;
   decode_test_open(device_string, g_model, &opened);
   decode_session_t* session = opened.session;
-  if (sampling) decode_test_assert_ok(decode_session_set_sampling(session, sampling));
+  if (sampling)
+    decode_test_assert_ok(decode_session_set_sampling(session, sampling));
   const uint32_t prompt[] = {1, 300, 301};
   decode_test_assert_ok(decode_session_start(session, prompt, 3));
   decode_test_assert_ok(decode_session_enqueue(session, 2 + STEPS));
-  decode_test_assert_ok(decode_session_wait(session, 1 + STEPS, weft_timeout_infinite()));
-  decode_test_assert_ok(decode_session_read_tokens(session, 3, STEPS, out_tokens));
+  decode_test_assert_ok(
+      decode_session_wait(session, 1 + STEPS, weft_timeout_infinite()));
+  decode_test_assert_ok(
+      decode_session_read_tokens(session, 3, STEPS, out_tokens));
   decode_test_close(&opened);
 }
 
@@ -249,8 +252,7 @@ static void decoder_bad_sampling(void** state) {
   const decode_sampling_t bad[] = {
       {-1.0f, 0, 1.0f, 0}, {1.0f, 0, 0.0f, 0}, {1.0f, 0, 1.5f, 0}};
   for (size_t i = 0; i < 3; ++i) {
-    weft_status_t status =
-        decode_session_set_sampling(opened.session, &bad[i]);
+    weft_status_t status = decode_session_set_sampling(opened.session, &bad[i]);
     assert_int_equal(weft_status_code(status), WEFT_STATUS_INVALID_ARGUMENT);
     weft_status_free(status);
   }

@@ -33,8 +33,7 @@ typedef struct decode_test_opened_t {
   decode_session_t* session;
 } decode_test_opened_t;
 
-static inline void decode_test_open(const char* device_string,
-                                    const char* path,
+static inline void decode_test_open(const char* device_string, const char* path,
                                     decode_test_opened_t* out) {
   weft_allocator_t allocator = weft_allocator_system();
   decode_test_assert_ok(

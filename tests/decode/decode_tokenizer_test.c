@@ -10,6 +10,8 @@
 //    byte fallback, the unknown token) and "gpt2" (ranked merges, words,
 //    GPT-2's byte characters, unknown bytes);
 //  - bad metadata, each an error naming the key.
+#include "decode_tokenizer.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,6 @@
 #include "decode_checkpoint.h"
 #include "decode_gguf.h"
 #include "decode_test_util.h"
-#include "decode_tokenizer.h"
 
 #define SPACE "\xE2\x96\x81"  // "▁"
 #define G "\xC4\xA0"          // "Ġ", GPT-2's space
@@ -41,7 +42,6 @@ static int teardown(void** state) {
   snprintf(command, sizeof(command), "rm -rf '%s'", g_dir);
   return system(command) == 0 ? 0 : -1;
 }
-
 
 // Asserts |status| is |code| with |needle| in its message.
 static void assert_error(weft_status_t status, weft_status_code_t code,
@@ -80,8 +80,8 @@ static void expect_load_error(const decode_vocab_t* vocab,
 static size_t encode(const decode_tokenizer_t* tokenizer, const char* text,
                      bool add_bos, uint32_t* ids, size_t capacity) {
   size_t count = 0;
-  decode_test_assert_ok(decode_tokenizer_encode(tokenizer, text, strlen(text), add_bos,
-                                    ids, capacity, &count));
+  decode_test_assert_ok(decode_tokenizer_encode(
+      tokenizer, text, strlen(text), add_bos, ids, capacity, &count));
   return count;
 }
 
@@ -97,8 +97,8 @@ static void expect_ids(const decode_tokenizer_t* tokenizer, const char* text,
       used += (size_t)snprintf(got + used, sizeof(got) - used, " %u", ids[i]);
     }
     got[used] = '\0';
-    fail_msg("'%s' encoded as [%s ] (%zu ids, %zu expected)", text, got,
-             count, expected_count);
+    fail_msg("'%s' encoded as [%s ] (%zu ids, %zu expected)", text, got, count,
+             expected_count);
   }
 }
 
@@ -146,7 +146,8 @@ static void expect_round_trip(const decode_tokenizer_t* tokenizer,
 static const char* const kTexts[] = {
     "Once upon a time there was a little girl named Lily.",
     "She said: \"Hello, world!\" 42 times; the end?",
-    "caf\xC3\xA9 na\xC3\xAFve \xC3\xBC\xC3\xB1\xC3\xAE\xC3\xA7\xC3\xB8" "d\xC3\xA9",
+    "caf\xC3\xA9 na\xC3\xAFve \xC3\xBC\xC3\xB1\xC3\xAE\xC3\xA7\xC3\xB8"
+    "d\xC3\xA9",
     "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E \xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4",
     "I \xE2\x9D\xA4 \xF0\x9F\xA6\x80 and \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD!",
     "  two leading spaces,   three inside, one after ",
@@ -195,13 +196,10 @@ static void test_synthetic_pieces(void** state) {
   uint32_t ids[64];
   const size_t count = encode(tokenizer, "Once upon a time", false, ids, 64);
   assert_int_equal(count, 4);
-  assert_string_equal(decode_tokenizer_token(tokenizer, ids[0]),
-                      SPACE "Once");
-  assert_string_equal(decode_tokenizer_token(tokenizer, ids[1]),
-                      SPACE "upon");
+  assert_string_equal(decode_tokenizer_token(tokenizer, ids[0]), SPACE "Once");
+  assert_string_equal(decode_tokenizer_token(tokenizer, ids[1]), SPACE "upon");
   assert_string_equal(decode_tokenizer_token(tokenizer, ids[2]), SPACE "a");
-  assert_string_equal(decode_tokenizer_token(tokenizer, ids[3]),
-                      SPACE "time");
+  assert_string_equal(decode_tokenizer_token(tokenizer, ids[3]), SPACE "time");
   const uint32_t crab[] = {3 + 0xF0, 3 + 0x9F, 3 + 0xA6, 3 + 0x80};
   assert_int_equal(encode(tokenizer, "\xF0\x9F\xA6\x80", false, ids, 64), 5);
   assert_string_equal(decode_tokenizer_token(tokenizer, ids[0]), SPACE);
@@ -236,8 +234,8 @@ static void test_generated_model(void** state) {
   temp_path("tiny.gguf", path, sizeof(path));
   decode_config_t config;
   assert_true(decode_shape_lookup("tiny", &config));
-  decode_test_assert_ok(decode_checkpoint_write(path, DECODE_FORMAT_GGUF, &config,
-                                    DECODE_DTYPE_F32, 1));
+  decode_test_assert_ok(decode_checkpoint_write(path, DECODE_FORMAT_GGUF,
+                                                &config, DECODE_DTYPE_F32, 1));
   decode_tokenizer_t* tokenizer = NULL;
   decode_test_assert_ok(decode_tokenizer_load(path, &tokenizer));
   assert_int_equal(decode_tokenizer_count(tokenizer), config.vocab_size);
@@ -260,10 +258,9 @@ typedef struct piece_t {
 } piece_t;
 
 static const piece_t kSpmPieces[] = {
-    {SPACE, -10}, {"a", -10},        {"b", -10},        {"c", -10},
-    {"x", -10},   {"y", -10},        {"ab", -3},        {"bc", -1},
-    {SPACE "a", -2}, {SPACE "ab", -4}, {"abc", -5},     {"xy", -7},
-    {"yx", -7},   {"aa", -6},
+    {SPACE, -10}, {"a", -10}, {"b", -10}, {"c", -10},      {"x", -10},
+    {"y", -10},   {"ab", -3}, {"bc", -1}, {SPACE "a", -2}, {SPACE "ab", -4},
+    {"abc", -5},  {"xy", -7}, {"yx", -7}, {"aa", -6},
 };
 #define SPM_PIECES (sizeof(kSpmPieces) / sizeof(kSpmPieces[0]))
 
@@ -408,8 +405,8 @@ static void test_gpt2_bytes(void** state) {
   const struct {
     uint8_t byte;
     const char* text;
-  } kCases[] = {{'a', "a"},          {'!', "!"},          {0x00, "\xC4\x80"},
-                {0x20, G},           {0x7F, "\xC4\xA1"}, {0xA1, "\xC2\xA1"},
+  } kCases[] = {{'a', "a"},         {'!', "!"},         {0x00, "\xC4\x80"},
+                {0x20, G},          {0x7F, "\xC4\xA1"}, {0xA1, "\xC2\xA1"},
                 {0xAD, "\xC5\x83"}, {0xFF, "\xC3\xBF"}};
   for (size_t i = 0; i < sizeof(kCases) / sizeof(kCases[0]); ++i) {
     char text[3];
@@ -423,8 +420,8 @@ static void test_gpt2_bytes(void** state) {
 // ("\xC3\xB0" is 'ð', byte 0xF0's character; "\xC3\x83" 'Ã', 0xC3's.)
 #define BPE_MERGES 8
 static const char* const kBpeMerges[BPE_MERGES] = {
-    "h e", G " t", G "t he", "l l", "e ll", "h ell", "a \xC3\xB0",
-    "a \xC3\x83"};
+    "h e",  G " t",  G "t he",     "l l",
+    "e ll", "h ell", "a \xC3\xB0", "a \xC3\x83"};
 static const char* const kBpeMerged[BPE_MERGES] = {
     "he", G "t", G "the", "ll", "ell", "hell", "a\xC3\xB0", "a\xC3\x83"};
 
@@ -585,11 +582,11 @@ static void test_bad_metadata(void** state) {
   assert_true(decode_shape_lookup("tiny", &config));
   config.vocab_size = 16;  // too small for a vocabulary: none written
   temp_path("no_tokenizer.gguf", path, sizeof(path));
-  decode_test_assert_ok(decode_checkpoint_write(path, DECODE_FORMAT_GGUF, &config,
-                                    DECODE_DTYPE_F32, 1));
+  decode_test_assert_ok(decode_checkpoint_write(path, DECODE_FORMAT_GGUF,
+                                                &config, DECODE_DTYPE_F32, 1));
   decode_tokenizer_t* tokenizer = NULL;
-  assert_error(decode_tokenizer_load(path, &tokenizer),
-               WEFT_STATUS_NOT_FOUND, "no key tokenizer.ggml.model");
+  assert_error(decode_tokenizer_load(path, &tokenizer), WEFT_STATUS_NOT_FOUND,
+               "no key tokenizer.ggml.model");
 }
 
 // Values of the wrong shape, in files written byte by byte: scores one
@@ -603,9 +600,8 @@ static void raw_string(FILE* file, const char* text) {
 
 // A file of: model |model|, |token_count| tokens "t0".. (as u32s when
 // |tokens_as_numbers|), |score_count| scores.
-static void write_raw(const char* path, const char* model,
-                      uint32_t token_count, bool tokens_as_numbers,
-                      uint32_t score_count) {
+static void write_raw(const char* path, const char* model, uint32_t token_count,
+                      bool tokens_as_numbers, uint32_t score_count) {
   FILE* file = fopen(path, "wb");
   assert_non_null(file);
   fwrite("GGUF", 1, 4, file);
@@ -656,8 +652,7 @@ static void test_bad_values(void** state) {
                "tokenizer.ggml.tokens is not an array of strings");
   write_raw(path, "bert", 8, false, 8);
   assert_error(decode_tokenizer_load(path, &tokenizer),
-               WEFT_STATUS_INVALID_ARGUMENT,
-               "tokenizer.ggml.model is 'bert'");
+               WEFT_STATUS_INVALID_ARGUMENT, "tokenizer.ggml.model is 'bert'");
   // Cut inside the tokens: named as truncated.
   write_raw(path, "llama", 8, false, 8);
   assert_int_equal(truncate(path, 130), 0);

@@ -35,9 +35,9 @@ static void fuzz_use_tokenizer(const decode_tokenizer_t* tokenizer) {
   const size_t length = sizeof(kText) - 1;
   uint32_t ids[3 * sizeof(kText) + 4];
   size_t count = 0;
-  weft_status_t status = decode_tokenizer_encode(
-      tokenizer, kText, length, true, ids, sizeof(ids) / sizeof(ids[0]),
-      &count);
+  weft_status_t status =
+      decode_tokenizer_encode(tokenizer, kText, length, true, ids,
+                              sizeof(ids) / sizeof(ids[0]), &count);
   if (!weft_status_is_ok(status)) {
     // Only a byte with neither a token nor an unknown token may fail.
     if (weft_status_code(status) != WEFT_STATUS_NOT_FOUND) {

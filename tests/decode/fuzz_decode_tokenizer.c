@@ -23,10 +23,10 @@ static void fuzz_check(weft_status_t status, const char* what) {
 }
 
 static decode_tokenizer_t* fuzz_bpe(void) {
-  static const char* const kMerges[] = {"h e", "\xC4\xA0 t", "\xC4\xA0t he",
-                                        "l l", "e ll", "o n", "\xC4\xA0 a"};
-  static const char* const kMerged[] = {"he", "\xC4\xA0t", "\xC4\xA0the",
-                                        "ll", "ell", "on", "\xC4\xA0\x61"};
+  static const char* const kMerges[] = {
+      "h e", "\xC4\xA0 t", "\xC4\xA0t he", "l l", "e ll", "o n", "\xC4\xA0 a"};
+  static const char* const kMerged[] = {"he",  "\xC4\xA0t", "\xC4\xA0the", "ll",
+                                        "ell", "on",        "\xC4\xA0\x61"};
   enum { kMergeCount = sizeof(kMerges) / sizeof(kMerges[0]) };
   char texts[256][4];
   char* tokens[256 + kMergeCount];
@@ -80,8 +80,8 @@ static void fuzz_round_trip(const decode_tokenizer_t* tokenizer,
   char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
   if (!ids || !back || !piece) abort();
   size_t count = 0;
-  fuzz_check(decode_tokenizer_encode(tokenizer, (const char*)data, size,
-                                     true, ids, capacity, &count),
+  fuzz_check(decode_tokenizer_encode(tokenizer, (const char*)data, size, true,
+                                     ids, capacity, &count),
              "encode");
   decode_text_stream_t stream;
   decode_text_stream_initialize(&stream, true);
