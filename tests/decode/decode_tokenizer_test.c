@@ -533,6 +533,115 @@ static void test_bpe_by_hand(void** state) {
 }
 
 //===----------------------------------------------------------------------===//
+// Against the plain algorithm
+//===----------------------------------------------------------------------===//
+
+// The merge loop as the algorithms state it, over strings: rescan every
+// adjacent pair, merge the best (|rank_of| highest, the leftmost of
+// equals), until none ranks. The tokenizer keeps its pairs in a heap
+// instead; on any text the two must agree.
+typedef bool (*rank_fn_t)(const char* left, const char* right,
+                          double* out_rank);
+
+static size_t plain_merge(char symbols[][64], size_t count, rank_fn_t rank_of) {
+  for (;;) {
+    size_t best = count;
+    double best_rank = 0.0;
+    for (size_t i = 0; i + 1 < count; ++i) {
+      double rank = 0.0;
+      if (rank_of(symbols[i], symbols[i + 1], &rank) &&
+          (best == count || rank > best_rank)) {
+        best = i;
+        best_rank = rank;
+      }
+    }
+    if (best == count) return count;
+    const size_t left = strlen(symbols[best]);
+    memcpy(symbols[best] + left, symbols[best + 1],
+           strlen(symbols[best + 1]) + 1);
+    memmove(symbols[best + 1], symbols[best + 2],
+            (count - best - 2) * sizeof(symbols[0]));
+    --count;
+  }
+}
+
+static bool spm_rank(const char* left, const char* right, double* out_rank) {
+  char joined[128];
+  snprintf(joined, sizeof(joined), "%s%s", left, right);
+  for (size_t i = 0; i < SPM_PIECES; ++i) {
+    if (strcmp(kSpmPieces[i].text, joined) == 0) {
+      *out_rank = kSpmPieces[i].score;
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool bpe_rank(const char* left, const char* right, double* out_rank) {
+  char merge[128];
+  snprintf(merge, sizeof(merge), "%s %s", left, right);
+  for (int i = 0; i < BPE_MERGES; ++i) {
+    if (strcmp(kBpeMerges[i], merge) == 0) {
+      *out_rank = -i;
+      return true;
+    }
+  }
+  return false;
+}
+
+// 2000 random texts of the small vocabularies' letters (and, for llama,
+// spaces), encoded by the tokenizer and merged plainly: the same tokens.
+static void test_against_plain_merging(void** state) {
+  (void)state;
+  decode_vocab_t vocab;
+  spm_vocab(true, &vocab);
+  decode_tokenizer_t* spm = load_vocab(&vocab, "spm_plain.gguf");
+  decode_vocab_deinitialize(&vocab);
+  bpe_vocab(false, &vocab);
+  decode_tokenizer_t* bpe = load_vocab(&vocab, "bpe_plain.gguf");
+  decode_vocab_deinitialize(&vocab);
+  uint64_t state_bits = 12345;
+  static char symbols[64][64];
+  for (int round = 0; round < 2000; ++round) {
+    const bool is_spm = round % 2 == 0;
+    const char* alphabet = is_spm ? "abcxy " : "helota";
+    char text[32];
+    state_bits = state_bits * 6364136223846793005ull + 1442695040888963407ull;
+    const size_t length = 1 + (size_t)(state_bits >> 60);  // 1 to 16
+    for (size_t i = 0; i < length; ++i) {
+      state_bits = state_bits * 6364136223846793005ull + 1442695040888963407ull;
+      text[i] = alphabet[(state_bits >> 33) % strlen(alphabet)];
+    }
+    text[length] = '\0';
+    // The plain way: "▁" in front and for spaces (llama); one word of
+    // letters, one symbol a letter (gpt2).
+    size_t count = 0;
+    if (is_spm) snprintf(symbols[count++], 64, SPACE);
+    for (size_t i = 0; i < length; ++i, ++count) {
+      if (text[i] == ' ') {
+        snprintf(symbols[count], 64, SPACE);
+      } else {
+        symbols[count][0] = text[i];
+        symbols[count][1] = '\0';
+      }
+    }
+    count = plain_merge(symbols, count, is_spm ? spm_rank : bpe_rank);
+    uint32_t ids[64];
+    const size_t got = encode(is_spm ? spm : bpe, text, false, ids, 64);
+    assert_int_equal(got, count);
+    for (size_t i = 0; i < count; ++i) {
+      const char* token = decode_tokenizer_token(is_spm ? spm : bpe, ids[i]);
+      if (strcmp(token, symbols[i]) != 0) {
+        fail_msg("'%s': token %zu is '%s', merged plainly '%s'", text, i, token,
+                 symbols[i]);
+      }
+    }
+  }
+  decode_tokenizer_free(spm);
+  decode_tokenizer_free(bpe);
+}
+
+//===----------------------------------------------------------------------===//
 // Bad metadata
 //===----------------------------------------------------------------------===//
 
@@ -669,6 +778,7 @@ int main(void) {
       cmocka_unit_test(test_spm_by_hand),
       cmocka_unit_test(test_gpt2_bytes),
       cmocka_unit_test(test_bpe_by_hand),
+      cmocka_unit_test(test_against_plain_merging),
       cmocka_unit_test(test_bad_metadata),
       cmocka_unit_test(test_bad_values),
   };
