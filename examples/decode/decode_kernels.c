@@ -219,15 +219,15 @@ static const void* decode_activation_for(decode_activation_t* activation,
                                          uint32_t dtype) {
   if (decode_quant_uses_q8_k((decode_dtype_t)dtype)) {
     if (!activation->has_q8_k) {
-      decode_quant_activations_q8_k(activation->x, activation->n,
-                                    activation->q8_k);
+      decode_quant_activations((decode_dtype_t)dtype, activation->x,
+                               activation->n, activation->q8_k);
       activation->has_q8_k = true;
     }
     return activation->q8_k;
   }
   if (!activation->has_q8_0) {
-    decode_quant_activations_q8_0(activation->x, activation->n,
-                                  activation->q8_0);
+    decode_quant_activations((decode_dtype_t)dtype, activation->x,
+                             activation->n, activation->q8_0);
     activation->has_q8_0 = true;
   }
   return activation->q8_0;

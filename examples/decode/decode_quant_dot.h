@@ -8,7 +8,9 @@
 //
 // Every product has a portable version and, on x86-64, AVX2 (with FMA and
 // F16C) and AVX-512 (F and BW) versions written with intrinsics; the
-// kernels use the best the CPU has (decode_quant_dot_select).
+// kernels use the best the CPU has (decode_quant_dot_select: on an
+// AVX-512 CPU the AVX-512 version where it measured faster, Q6_K's, and
+// the AVX2 one for the others).
 #ifndef WEFT_EXAMPLES_DECODE_DECODE_QUANT_DOT_H_
 #define WEFT_EXAMPLES_DECODE_DECODE_QUANT_DOT_H_
 
@@ -48,9 +50,23 @@ static inline bool decode_quant_uses_q8_k(decode_dtype_t dtype) {
 decode_quant_dot_fn_t decode_quant_dot_function(decode_dtype_t dtype,
                                                 decode_simd_t simd);
 
-// Makes decode_quant_dot use |simd|'s versions (the portable ones until
-// called). Not thread-safe: the kernels call it once, before any product.
+// Makes decode_quant_dot use |simd|'s versions (for AVX-512, those that
+// measured faster than AVX2's; the portable ones until called). Not
+// thread-safe: the kernels call it once, before any product.
 void decode_quant_dot_select(decode_simd_t simd);
+
+// Quantizes |n| activations |x| (a multiple of the block) into |out_blocks|
+// in the format |dtype|'s weights pair with: Q8_K blocks (|q8_k|) or Q8_0
+// (decode_quant.h), every version bit for bit the portable one's
+// (decode_quant_activations_q8_0 and _q8_k), in |simd|'s version (NULL
+// where this build has none; AVX-512's is AVX2's). The kernels call
+// decode_quant_activations, in the selected version.
+typedef void (*decode_quant_activations_fn_t)(const float* x, uint32_t n,
+                                              void* out_blocks);
+decode_quant_activations_fn_t decode_quant_activations_function(
+    bool q8_k, decode_simd_t simd);
+void decode_quant_activations(decode_dtype_t dtype, const float* x, uint32_t n,
+                              void* out_blocks);
 
 // |dtype|'s product in the selected version (|dtype| one of the four
 // block types).

@@ -147,6 +147,18 @@ static void activations_within_half_a_step(void** state) {
     assert_true(fabsf(x[i] - d * q8_0[i / 32].qs[i % 32]) <=
                 d * (0.5f + 127.0f / 2048.0f) + 1e-7f);
   }
+  // Every version, bit for bit the portable one.
+  for (int simd = 0; simd <= (int)decode_simd_best(); ++simd) {
+    decode_block_q8_0_t q8_0_simd[16];
+    decode_block_q8_k_t q8_k_simd[2], q8_k_portable[2];
+    decode_quant_activations_function(false, (decode_simd_t)simd)(x, 512,
+                                                                  q8_0_simd);
+    assert_memory_equal(q8_0_simd, q8_0, sizeof(q8_0));
+    decode_quant_activations_function(true, (decode_simd_t)simd)(x, 512,
+                                                                 q8_k_simd);
+    decode_quant_activations_q8_k(x, 512, q8_k_portable);
+    assert_memory_equal(q8_k_simd, q8_k_portable, sizeof(q8_k_simd));
+  }
   decode_block_q8_k_t q8_k[2];
   decode_quant_activations_q8_k(x, 512, q8_k);
   for (int b = 0; b < 2; ++b) {
