@@ -768,6 +768,19 @@ static void test_bad_values(void** state) {
   assert_error(decode_tokenizer_load(path, &tokenizer),
                WEFT_STATUS_OUT_OF_RANGE, "tokenizer.ggml.tokens");
   assert_null(tokenizer);
+  // The model's key alone: the tokens are missing.
+  FILE* file = fopen(path, "wb");
+  assert_non_null(file);
+  fwrite("GGUF", 1, 4, file);
+  raw_u32(file, 3);
+  raw_u64(file, 0);
+  raw_u64(file, 1);
+  raw_string(file, "tokenizer.ggml.model");
+  raw_u32(file, DECODE_GGUF_STRING);
+  raw_string(file, "llama");
+  assert_int_equal(fclose(file), 0);
+  assert_error(decode_tokenizer_load(path, &tokenizer),
+               WEFT_STATUS_INVALID_ARGUMENT, "no key tokenizer.ggml.tokens");
 }
 
 int main(void) {
