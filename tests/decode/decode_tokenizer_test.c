@@ -7,8 +7,10 @@
 //    a time no character is cut (the bytes held until it is whole);
 //  - small vocabularies built here, whose encodings are worked out by
 //    hand from the algorithms below, for "llama" (score-ranked merges,
-//    byte fallback, the unknown token) and "gpt2" (ranked merges, words,
-//    GPT-2's byte characters, unknown bytes);
+//    byte fallback, the unknown token, no space in front) and "gpt2"
+//    (ranked merges, words by Unicode class, GPT-2's byte characters,
+//    unknown bytes), and random texts of theirs merged the plain way
+//    (every pair rescanned each round) against the tokenizer's heap;
 //  - bad metadata, each an error naming the key.
 #include "decode_tokenizer.h"
 
