@@ -247,6 +247,18 @@ DECODE_AVX2 static inline __m256i decode_q6_k_bias(
   return _mm256_slli_epi32(_mm256_madd_epi16(sums, scales), 5);
 }
 
+// Block |w|'s scales into |scales|, and |acc_mins| plus its mins' term
+// times a's d and w's dmin.
+DECODE_AVX2 static inline __m128 decode_q4_k_begin(const decode_block_q4_k_t* w,
+                                                   const decode_block_q8_k_t* a,
+                                                   uint8_t scales[8],
+                                                   __m128 acc_mins) {
+  uint8_t mins[8];
+  decode_q4_k_unpack(w->scales, scales, mins);
+  return _mm_fmadd_ps(_mm_set1_ps(a->d * _cvtsh_ss(w->dmin)),
+                      _mm_cvtepi32_ps(decode_q4_k_mins(mins, a)), acc_mins);
+}
+
 DECODE_AVX2 static inline float decode_quant_hsum128(__m128 v) {
   v = _mm_hadd_ps(v, v);
   v = _mm_hadd_ps(v, v);
@@ -262,11 +274,8 @@ DECODE_AVX2 static float decode_dot_q4_k_avx2(const void* weights,
   __m256 acc = _mm256_setzero_ps();
   __m128 acc_mins = _mm_setzero_ps();
   for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
-    uint8_t scales[8], mins[8];
-    decode_q4_k_unpack(w[b].scales, scales, mins);
-    acc_mins =
-        _mm_fmadd_ps(_mm_set1_ps(a[b].d * _cvtsh_ss(w[b].dmin)),
-                     _mm_cvtepi32_ps(decode_q4_k_mins(mins, &a[b])), acc_mins);
+    uint8_t scales[8];
+    acc_mins = decode_q4_k_begin(&w[b], &a[b], scales, acc_mins);
     __m256i sumi = _mm256_setzero_si256();
     for (uint32_t c = 0; c < 4; ++c) {
       const __m256i q = _mm256_loadu_si256((const __m256i*)(w[b].qs + 32 * c));
@@ -492,11 +501,8 @@ DECODE_AVX512 static float decode_dot_q4_k_avx512(const void* weights,
   __m512 acc = _mm512_setzero_ps();
   __m128 acc_mins = _mm_setzero_ps();
   for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
-    uint8_t scales[8], mins[8];
-    decode_q4_k_unpack(w[b].scales, scales, mins);
-    acc_mins =
-        _mm_fmadd_ps(_mm_set1_ps(a[b].d * _cvtsh_ss(w[b].dmin)),
-                     _mm_cvtepi32_ps(decode_q4_k_mins(mins, &a[b])), acc_mins);
+    uint8_t scales[8];
+    acc_mins = decode_q4_k_begin(&w[b], &a[b], scales, acc_mins);
     __m512i sumi = _mm512_setzero_si512();
     for (uint32_t c = 0; c < 4; ++c) {
       // Sub-blocks 2c (low nibbles) and 2c + 1 (high), 64 elements.
