@@ -551,8 +551,11 @@ static bool merger_emit(decode_merger_t* merger, int32_t first,
     const decode_symbol_t* symbol = &merger->symbols[i];
     const int64_t id = strings_find(
         &tokenizer->tokens, merger->text + symbol->start, symbol->length);
+    // (gpt2's merged symbols are tokens by the merges' check, whatever
+    // their type; each of its other symbols is one byte, |raw| below.)
     const bool usable =
-        id >= 0 && (tokenizer->types[id] == DECODE_TOKEN_NORMAL ||
+        id >= 0 && (tokenizer->kind == DECODE_TOKENIZER_BPE ||
+                    tokenizer->types[id] == DECODE_TOKEN_NORMAL ||
                     tokenizer->types[id] == DECODE_TOKEN_USER_DEFINED);
     if (usable) {
       id_put(writer, (uint32_t)id);
