@@ -153,6 +153,31 @@ weft_status_t decode_config_validate(const decode_config_t* config,
   return WEFT_OK;
 }
 
+void decode_layout_describe_dtypes(const decode_layout_t* layout, char* out,
+                                   size_t capacity) {
+  bool seen[256] = {false};
+  size_t used = 0;
+  if (capacity > 0) out[0] = '\0';
+  for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
+    const decode_tensor_t tensor = (decode_tensor_t)t;
+    if (!layout->tensors[t].present || tensor == DECODE_TENSOR_ATTN_NORM ||
+        tensor == DECODE_TENSOR_FFN_NORM || tensor == DECODE_TENSOR_FINAL_NORM) {
+      continue;
+    }
+    const uint32_t layers =
+        decode_tensor_is_per_layer(tensor) ? layout->config.n_layers : 1;
+    for (uint32_t l = 0; l < layers; ++l) {
+      const decode_dtype_t dtype = layout->tensors[t].dtypes[l];
+      if (seen[dtype & 0xFF]) continue;
+      seen[dtype & 0xFF] = true;
+      if (used < capacity) {
+        used += (size_t)snprintf(out + used, capacity - used, "%s%s",
+                                 used ? ", " : "", decode_dtype_name(dtype));
+      }
+    }
+  }
+}
+
 weft_status_t decode_layout_read(const char* path,
                                  decode_layout_t* out_layout) {
   memset(out_layout, 0, sizeof(*out_layout));

@@ -138,6 +138,11 @@ typedef struct decode_layout_t {
   char format[16];  // "llama2.c" or "gguf"
 } decode_layout_t;
 
+// The types of |layout|'s matrices, each once in the order of first use
+// ("q4_k, q6_k"), into |out| (NUL-terminated, cut to |capacity|).
+void decode_layout_describe_dtypes(const decode_layout_t* layout, char* out,
+                                   size_t capacity);
+
 // Reads the layout of the checkpoint at |path|, choosing the format from
 // its first bytes ("GGUF": GGUF v3; anything else: llama2.c). Every tensor
 // must lie within the file, have its shape and a supported type: a

@@ -437,12 +437,12 @@ int main(int argc, char** argv) {
     clocked = step_clocks_register(session, clocks, total);
   }
   if (weft_status_is_ok(status)) {
+    char dtypes[64];
+    decode_layout_describe_dtypes(decode_model_layout(model), dtypes,
+                                  sizeof(dtypes));
     printf("model: %s (%s, %s weights): dim %u, %u layers, %u heads (%u kv), "
            "vocab %u\n",
-           options.model, decode_model_layout(model)->format,
-           decode_dtype_name(decode_model_layout(model)
-                                 ->tensors[DECODE_TENSOR_WQ]
-                                 .dtypes[0]),
+           options.model, decode_model_layout(model)->format, dtypes,
            config->dim, config->n_layers, config->n_heads, config->n_kv_heads,
            config->vocab_size);
     printf("device: %s\n", options.device);

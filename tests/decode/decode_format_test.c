@@ -285,14 +285,19 @@ static void shape_15m(void** state) {
 // A quantized GGUF of |config| (|dtype| mixed by |mix|): every tensor of
 // the type decode_checkpoint_tensor_dtype gives, aligned, within the
 // file, and the first and last row of each layer's matrix the generator's
-// weights quantized, byte for byte.
+// weights quantized, byte for byte; the types described as
+// |expected_dtypes| (decode_layout_describe_dtypes).
 static void quantized_round_trip(const decode_config_t* config,
-                                 decode_dtype_t dtype, decode_mix_t mix) {
+                                 decode_dtype_t dtype, decode_mix_t mix,
+                                 const char* expected_dtypes) {
   char path[128];
   temp_path("quantized.gguf", path, sizeof(path));
   assert_ok(decode_checkpoint_write_mix(path, config, dtype, mix, SEED));
   decode_layout_t layout;
   assert_ok(decode_layout_read(path, &layout));
+  char described[64];
+  decode_layout_describe_dtypes(&layout, described, sizeof(described));
+  assert_string_equal(described, expected_dtypes);
   FILE* file = fopen(path, "rb");
   assert_non_null(file);
   const uint32_t widest =
@@ -344,14 +349,14 @@ static void quantized_round_trip(const decode_config_t* config,
 
 static void quantized_gguf(void** state) {
   (void)state;
-  const decode_dtype_t dtypes[] = {DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0,
-                                   DECODE_DTYPE_Q4_K};
   decode_config_t config;
   assert_true(decode_shape_lookup("15M", &config));
-  for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); ++i) {
-    quantized_round_trip(&config, dtypes[i], DECODE_MIX_UNIFORM);
-  }
-  quantized_round_trip(&config, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M);
+  quantized_round_trip(&config, DECODE_DTYPE_Q8_0, DECODE_MIX_UNIFORM, "q8_0");
+  quantized_round_trip(&config, DECODE_DTYPE_Q4_0, DECODE_MIX_UNIFORM, "q4_0");
+  quantized_round_trip(&config, DECODE_DTYPE_Q4_K, DECODE_MIX_UNIFORM,
+                       "q4_0, q4_k");
+  quantized_round_trip(&config, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M,
+                       "q8_0, q4_0, q4_k, q6_k");
   // 15M's Q4_K_M: Q4_K where rows are whole K blocks (ffn_down's 768),
   // the 288-wide rest falls back to Q4_0, and Q6_K to Q8_0; ffn_down of
   // layers 2 and 5 Q6_K (llama.cpp's choice of 6 layers).
@@ -377,7 +382,8 @@ static void quantized_gguf(void** state) {
   // rest Q4_K; an unshared classifier Q6_K and its embedding Q4_K.
   const decode_config_t wide = {256, 512, 8, 4, 2, 512, 64,
                                 10000.0f, 1e-5f, true};
-  quantized_round_trip(&wide, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M);
+  quantized_round_trip(&wide, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M,
+                       "q6_k, q4_k");
   for (uint32_t l = 0; l < 8; ++l) {
     const bool more = l == 0 || l == 3 || l == 6 || l == 7;
     const decode_tensor_t kinds[] = {DECODE_TENSOR_WV, DECODE_TENSOR_W2,
@@ -395,7 +401,8 @@ static void quantized_gguf(void** state) {
                    DECODE_DTYPE_Q6_K);
   decode_config_t unshared = wide;
   unshared.shared_classifier = false;
-  quantized_round_trip(&unshared, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M);
+  quantized_round_trip(&unshared, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M,
+                       "q4_k, q6_k");
   assert_int_equal(decode_checkpoint_tensor_dtype(
                        &unshared, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M,
                        DECODE_TENSOR_TOKEN_EMBEDDING, 0),
