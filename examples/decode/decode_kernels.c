@@ -533,6 +533,11 @@ static int decode_argmax(const weft_dispatch_state_t* dispatch,
 // The library
 //===----------------------------------------------------------------------===//
 
+_Static_assert(DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM) <= 65536 &&
+                   DECODE_ACTIVATION_BYTES(DECODE_MAX_HIDDEN) <= 65536 &&
+                   DECODE_MAX_CONTEXT * 4 <= 65536,
+               "local memory within local-task's 64 KiB per worker");
+
 static const weft_kernel_def_t kDecodeKernels[DECODE_KERNEL_COUNT] = {
     {"embed", decode_embed, 3, 3, {1, 1, 1}, 0},
     {"qkv", decode_qkv, 9, 5, {ROWS, 1, 1},

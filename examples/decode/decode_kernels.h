@@ -63,12 +63,16 @@ typedef enum decode_kernel_e {
 
 // Rows of the classifier one workgroup computes.
 #define DECODE_CLASSIFIER_ROWS 64u
-// The longest context ATTENTION's scratch holds, and the widest model the
-// normalised-input scratch of QKV, FFN and CLASSIFIER holds.
+// The longest context ATTENTION's scratch holds, the widest model the
+// normalised-input scratch of QKV, FFN and CLASSIFIER holds (the floats
+// and both quantized forms: 6.2 bytes an element), and the widest input
+// MATVEC_ADD quantizes (the feed-forward width: 2.2 bytes an element).
+// Each kernel's local memory stays within local-task's per-worker
+// scratch of 64 KiB, which a larger one would make every execute
+// allocate beside it.
 #define DECODE_MAX_CONTEXT 8192u
-#define DECODE_MAX_DIM 16384u
-// The widest input MATVEC_ADD quantizes (the feed-forward width).
-#define DECODE_MAX_HIDDEN 32768u
+#define DECODE_MAX_DIM 8192u
+#define DECODE_MAX_HIDDEN 28672u
 
 // The library: for weft_executable_source_cpu_static, and for baselines
 // that call the kernels directly.
