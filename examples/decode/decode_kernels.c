@@ -301,6 +301,38 @@ static void decode_rmsnorm(const float* x, const float* weight, uint32_t n,
   for (i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
 }
 
+// One query head |q| attending over the first |length| rows of |keys| and
+// |values| ([length][kv_dim], kv head |kv_h|): softmax of q . k_t /
+// sqrt(head_size), then |out| = sum p_t v_t. |scores| holds |length|
+// floats. The token's and the batch's attention both call it, so a
+// position attends the same way in either.
+static void decode_attend(const float* q, const float* keys,
+                          const float* values, uint32_t kv_dim, uint32_t kv_h,
+                          uint32_t head_size, uint64_t length, float* scores,
+                          float* out) {
+  const float scale = 1.0f / sqrtf((float)head_size);
+  float max = -INFINITY;
+  for (uint64_t t = 0; t < length; ++t) {
+    const float score =
+        decode_dot_f32(keys + t * kv_dim + kv_h * head_size, q, head_size) *
+        scale;
+    scores[t] = score;
+    if (score > max) max = score;
+  }
+  float total = 0.0f;
+  for (uint64_t t = 0; t < length; ++t) {
+    scores[t] = expf(scores[t] - max);
+    total += scores[t];
+  }
+  const float inverse = 1.0f / total;
+  for (uint32_t i = 0; i < head_size; ++i) out[i] = 0.0f;
+  for (uint64_t t = 0; t < length; ++t) {
+    const float p = scores[t] * inverse;
+    const float* v = values + t * kv_dim + kv_h * head_size;
+    for (uint32_t i = 0; i < head_size; ++i) out[i] += p * v[i];
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
@@ -406,33 +438,12 @@ static int decode_attention(const weft_dispatch_state_t* dispatch,
   }
   if (workgroup->local_memory_size < length * sizeof(float)) return 3;
   const uint32_t h = workgroup->workgroup_id[0];
-  const uint32_t kv_h = h / (n_heads / n_kv_heads);
-  const float* q = (const float*)dispatch->binding_ptrs[0] + h * head_size;
-  const float* keys = (const float*)dispatch->binding_ptrs[1];
-  const float* values = (const float*)dispatch->binding_ptrs[2];
-  float* out = (float*)dispatch->binding_ptrs[3] + h * head_size;
-  float* scores = (float*)workgroup->local_memory;
-  const float scale = 1.0f / sqrtf((float)head_size);
-  float max = -INFINITY;
-  for (uint64_t t = 0; t < length; ++t) {
-    const float score =
-        decode_dot_f32(keys + t * kv_dim + kv_h * head_size, q, head_size) *
-        scale;
-    scores[t] = score;
-    if (score > max) max = score;
-  }
-  float total = 0.0f;
-  for (uint64_t t = 0; t < length; ++t) {
-    scores[t] = expf(scores[t] - max);
-    total += scores[t];
-  }
-  const float inverse = 1.0f / total;
-  for (uint32_t i = 0; i < head_size; ++i) out[i] = 0.0f;
-  for (uint64_t t = 0; t < length; ++t) {
-    const float p = scores[t] * inverse;
-    const float* v = values + t * kv_dim + kv_h * head_size;
-    for (uint32_t i = 0; i < head_size; ++i) out[i] += p * v[i];
-  }
+  decode_attend((const float*)dispatch->binding_ptrs[0] + h * head_size,
+                (const float*)dispatch->binding_ptrs[1],
+                (const float*)dispatch->binding_ptrs[2], kv_dim,
+                h / (n_heads / n_kv_heads), head_size, length,
+                (float*)workgroup->local_memory,
+                (float*)dispatch->binding_ptrs[3] + h * head_size);
   return 0;
 }
 
@@ -540,9 +551,238 @@ static int decode_argmax(const weft_dispatch_state_t* dispatch,
 }
 
 //===----------------------------------------------------------------------===//
+// Batch kernels: the prompt's positions together
+//===----------------------------------------------------------------------===//
+
+// Every batch kernel's binding 0 is the batch's tokens: its length is 4 B
+// for B positions; workgroups past the batch return at once, so one
+// recording serves any B up to the batch the dispatch was sized for.
+static inline uint32_t decode_batch_size(const weft_dispatch_state_t* dispatch) {
+  return (uint32_t)(dispatch->binding_lengths[0] / 4);
+}
+
+// Quantizes the |n| activations |x| into |out| in the forms |forms| asks
+// for (DECODE_BATCH_FORM_*): Q8_K blocks first, then Q8_0, where
+// decode_activation expects them.
+static void decode_batch_quantize(const float* x, uint32_t n, uint32_t forms,
+                                  uint8_t* out) {
+  if ((forms & DECODE_BATCH_FORM_Q8_K) && n % DECODE_QK_K == 0) {
+    decode_quant_activations(DECODE_DTYPE_Q4_K, x, n, out);
+  }
+  if ((forms & DECODE_BATCH_FORM_Q8_0) && n % DECODE_QK8_0 == 0) {
+    decode_quant_activations(DECODE_DTYPE_Q8_0, x, n,
+                             out + n / DECODE_QK_K * sizeof(decode_block_q8_k_t));
+  }
+}
+
+static int decode_batch_embed(const weft_dispatch_state_t* dispatch,
+                              const weft_workgroup_state_t* workgroup) {
+  const uint32_t dim = dispatch->constants[0];
+  const uint32_t vocab = dispatch->constants[1];
+  const uint32_t dtype = dispatch->constants[2];
+  const uint32_t batch = decode_batch_size(dispatch);
+  const uint32_t b = workgroup->workgroup_id[0];
+  if (b >= batch) return 0;
+  if (!decode_rows_fit(dtype, dim) ||
+      !decode_has(dispatch, 1, decode_matrix_bytes(dtype, vocab, dim)) ||
+      !decode_has(dispatch, 2, (uint64_t)batch * dim * 4)) {
+    return 1;
+  }
+  const uint32_t token = ((const uint32_t*)dispatch->binding_ptrs[0])[b];
+  if (token >= vocab) return 2;
+  decode_quant_dequantize(
+      (decode_dtype_t)dtype,
+      (const uint8_t*)dispatch->binding_ptrs[1] +
+          decode_matrix_bytes(dtype, token, dim),
+      dim, (float*)dispatch->binding_ptrs[2] + (uint64_t)b * dim);
+  return 0;
+}
+
+static int decode_batch_rmsnorm(const weft_dispatch_state_t* dispatch,
+                                const weft_workgroup_state_t* workgroup) {
+  const uint32_t dim = dispatch->constants[0];
+  const float eps = decode_bits_to_float(dispatch->constants[1]);
+  const uint32_t forms = dispatch->constants[2];
+  const uint32_t batch = decode_batch_size(dispatch);
+  const uint32_t b = workgroup->workgroup_id[0];
+  if (b >= batch) return 0;
+  const uint64_t stride = DECODE_BATCH_QUANT_STRIDE(dim);
+  if (!decode_has(dispatch, 1, (uint64_t)batch * dim * 4) ||
+      !decode_has(dispatch, 2, dim * 4ull) ||
+      !decode_has(dispatch, 3, (uint64_t)batch * dim * 4) ||
+      !decode_has(dispatch, 4, batch * stride)) {
+    return 1;
+  }
+  float* xn = (float*)dispatch->binding_ptrs[3] + (uint64_t)b * dim;
+  decode_rmsnorm((const float*)dispatch->binding_ptrs[1] + (uint64_t)b * dim,
+                 (const float*)dispatch->binding_ptrs[2], dim, eps, xn);
+  decode_batch_quantize(xn, dim, forms,
+                        (uint8_t*)dispatch->binding_ptrs[4] + b * stride);
+  return 0;
+}
+
+static int decode_batch_quantize_kernel(
+    const weft_dispatch_state_t* dispatch,
+    const weft_workgroup_state_t* workgroup) {
+  const uint32_t n = dispatch->constants[0];
+  const uint32_t forms = dispatch->constants[1];
+  const uint32_t batch = decode_batch_size(dispatch);
+  const uint32_t b = workgroup->workgroup_id[0];
+  if (b >= batch) return 0;
+  const uint64_t stride = DECODE_BATCH_QUANT_STRIDE(n);
+  if (!decode_has(dispatch, 1, (uint64_t)batch * n * 4) ||
+      !decode_has(dispatch, 2, batch * stride)) {
+    return 1;
+  }
+  decode_batch_quantize((const float*)dispatch->binding_ptrs[1] +
+                            (uint64_t)b * n,
+                        n, forms,
+                        (uint8_t*)dispatch->binding_ptrs[2] + b * stride);
+  return 0;
+}
+
+static int decode_gemm(const weft_dispatch_state_t* dispatch,
+                       const weft_workgroup_state_t* workgroup) {
+  const uint32_t rows = dispatch->constants[0];
+  const uint32_t cols = dispatch->constants[1];
+  const uint32_t dtypes = dispatch->constants[2];
+  const uint32_t mode = dispatch->constants[3];
+  const uint32_t dtype = decode_packed_dtype(dtypes, 0);
+  const uint32_t dtype3 = decode_packed_dtype(dtypes, 1);
+  const uint32_t batch = decode_batch_size(dispatch);
+  // Workgroup w is row tile w % row_tiles of column tile w / row_tiles.
+  const uint32_t row_tiles = (rows + ROWS - 1) / ROWS;
+  if (row_tiles == 0) return 1;
+  const uint32_t first_row = workgroup->workgroup_id[0] % row_tiles * ROWS;
+  const uint32_t first_col =
+      workgroup->workgroup_id[0] / row_tiles * DECODE_GEMM_COLUMNS;
+  if (first_col >= batch) return 0;
+  const uint64_t stride = DECODE_BATCH_QUANT_STRIDE(cols);
+  if (mode > DECODE_GEMM_SWIGLU || !decode_rows_fit(dtype, cols) ||
+      (mode == DECODE_GEMM_SWIGLU && !decode_rows_fit(dtype3, cols)) ||
+      !decode_has(dispatch, 1, (uint64_t)batch * cols * 4) ||
+      !decode_has(dispatch, 2, batch * stride) ||
+      !decode_has(dispatch, 3, decode_matrix_bytes(dtype, rows, cols)) ||
+      (mode == DECODE_GEMM_SWIGLU &&
+       !decode_has(dispatch, 4, decode_matrix_bytes(dtype3, rows, cols))) ||
+      !decode_has(dispatch, 5, (uint64_t)batch * rows * 4)) {
+    return 1;
+  }
+  const float* x = (const float*)dispatch->binding_ptrs[1];
+  const uint8_t* xq = (const uint8_t*)dispatch->binding_ptrs[2];
+  const void* w = dispatch->binding_ptrs[3];
+  const void* w3 = dispatch->binding_ptrs[4];
+  float* out = (float*)dispatch->binding_ptrs[5];
+  uint32_t last_row = first_row + ROWS;
+  if (last_row > rows) last_row = rows;
+  uint32_t last_col = first_col + DECODE_GEMM_COLUMNS;
+  if (last_col > batch) last_col = batch;
+  // The tile's columns, already quantized (decode_batch_quantize).
+  decode_activation_t columns[DECODE_GEMM_COLUMNS];
+  for (uint32_t b = first_col; b < last_col; ++b) {
+    const uint8_t* q = xq + b * stride;
+    columns[b - first_col] = (decode_activation_t){
+        x + (uint64_t)b * cols, cols, (decode_block_q8_k_t*)q,
+        (decode_block_q8_0_t*)(q + cols / DECODE_QK_K *
+                                       sizeof(decode_block_q8_k_t)),
+        true, true};
+  }
+  // Each weight row (in cache after the first column) meets every column
+  // of the tile.
+  for (uint32_t r = first_row; r < last_row; ++r) {
+    for (uint32_t b = first_col; b < last_col; ++b) {
+      decode_activation_t* column = &columns[b - first_col];
+      float* o = out + (uint64_t)b * rows + r;
+      const float value = decode_row_dot(w, dtype, r, cols, column);
+      if (mode == DECODE_GEMM_STORE) {
+        *o = value;
+      } else if (mode == DECODE_GEMM_ADD) {
+        *o += value;
+      } else {
+        const float up = decode_row_dot(w3, dtype3, r, cols, column);
+        *o = value / (1.0f + expf(-value)) * up;
+      }
+    }
+  }
+  return 0;
+}
+
+static int decode_batch_rope(const weft_dispatch_state_t* dispatch,
+                             const weft_workgroup_state_t* workgroup) {
+  const uint32_t dim = dispatch->constants[0];
+  const uint32_t kv_dim = dispatch->constants[1];
+  const uint32_t head_size = dispatch->constants[2];
+  const uint32_t batch = decode_batch_size(dispatch);
+  const uint32_t b = workgroup->workgroup_id[0];
+  if (b >= batch) return 0;
+  if (head_size == 0 || head_size % 2 != 0 ||
+      !decode_has(dispatch, 1, (uint64_t)batch * dim * 4) ||
+      !decode_has(dispatch, 2, (uint64_t)batch * kv_dim * 4) ||
+      !decode_has(dispatch, 3, (uint64_t)batch * head_size * 4)) {
+    return 1;
+  }
+  const float* rope = (const float*)dispatch->binding_ptrs[3] +
+                      (uint64_t)b * head_size;
+  float* rows[2] = {(float*)dispatch->binding_ptrs[1] + (uint64_t)b * dim,
+                    (float*)dispatch->binding_ptrs[2] + (uint64_t)b * kv_dim};
+  const uint32_t widths[2] = {dim, kv_dim};
+  for (int i = 0; i < 2; ++i) {
+    float* out = rows[i];
+    for (uint32_t r = 0; r + 1 < widths[i]; r += 2) {
+      const uint32_t pair = (r % head_size) / 2;
+      const float c = rope[2 * pair];
+      const float s = rope[2 * pair + 1];
+      const float v0 = out[r];
+      const float v1 = out[r + 1];
+      out[r] = v0 * c - v1 * s;
+      out[r + 1] = v0 * s + v1 * c;
+    }
+  }
+  return 0;
+}
+
+static int decode_batch_attention(const weft_dispatch_state_t* dispatch,
+                                  const weft_workgroup_state_t* workgroup) {
+  const uint32_t n_heads = dispatch->constants[0];
+  const uint32_t n_kv_heads = dispatch->constants[1];
+  const uint32_t head_size = dispatch->constants[2];
+  const uint32_t dim = n_heads * head_size;
+  const uint32_t kv_dim = n_kv_heads * head_size;
+  const uint32_t batch = decode_batch_size(dispatch);
+  if (n_heads == 0 || n_kv_heads == 0 || n_heads % n_kv_heads != 0) return 1;
+  // Workgroup w is head w % n_heads of batch position w / n_heads.
+  const uint32_t h = workgroup->workgroup_id[0] % n_heads;
+  const uint32_t b = workgroup->workgroup_id[0] / n_heads;
+  if (b >= batch) return 0;
+  const uint64_t row_bytes = kv_dim * 4ull;
+  // The cache prefix ends after the batch's last position.
+  const uint64_t end = dispatch->binding_lengths[2] / row_bytes;
+  if (end < batch || !decode_has(dispatch, 1, (uint64_t)batch * dim * 4) ||
+      !decode_has(dispatch, 3, end * row_bytes) ||
+      !decode_has(dispatch, 4, (uint64_t)batch * dim * 4)) {
+    return 1;
+  }
+  // Position end - batch + b attends over positions 0 .. itself.
+  const uint64_t length = end - batch + b + 1;
+  if (workgroup->local_memory_size < length * sizeof(float)) return 3;
+  decode_attend(
+      (const float*)dispatch->binding_ptrs[1] + (uint64_t)b * dim +
+          h * head_size,
+      (const float*)dispatch->binding_ptrs[2],
+      (const float*)dispatch->binding_ptrs[3], kv_dim,
+      h / (n_heads / n_kv_heads), head_size, length,
+      (float*)workgroup->local_memory,
+      (float*)dispatch->binding_ptrs[4] + (uint64_t)b * dim + h * head_size);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // The library
 //===----------------------------------------------------------------------===//
 
+_Static_assert(sizeof(decode_block_q8_k_t) == 292 &&
+                   sizeof(decode_block_q8_0_t) == 34,
+               "DECODE_BATCH_QUANT_STRIDE's block sizes");
 _Static_assert(DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM) <= 65536 &&
                    DECODE_ACTIVATION_BYTES(DECODE_MAX_HIDDEN) <= 65536 &&
                    DECODE_MAX_CONTEXT * 4 <= 65536,
@@ -560,6 +800,13 @@ static const weft_kernel_def_t kDecodeKernels[DECODE_KERNEL_COUNT] = {
     {"classifier", decode_classifier, 4, 4, {DECODE_CLASSIFIER_ROWS, 1, 1},
      DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM)},
     {"argmax", decode_argmax, 2, 1, {1, 1, 1}, 0},
+    {"batch_embed", decode_batch_embed, 3, 3, {1, 1, 1}, 0},
+    {"batch_rmsnorm", decode_batch_rmsnorm, 5, 3, {1, 1, 1}, 0},
+    {"batch_quantize", decode_batch_quantize_kernel, 3, 2, {1, 1, 1}, 0},
+    {"gemm", decode_gemm, 6, 4, {ROWS, DECODE_GEMM_COLUMNS, 1}, 0},
+    {"batch_rope", decode_batch_rope, 4, 3, {1, 1, 1}, 0},
+    {"batch_attention", decode_batch_attention, 5, 3, {1, 1, 1},
+     DECODE_MAX_CONTEXT * 4},
 };
 
 static const weft_kernel_library_t kDecodeLibrary = {
