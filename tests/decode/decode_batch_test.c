@@ -2,8 +2,8 @@
 // token (decode_session_set_batch(session, 1)): the logits of the last
 // prompt position and the greedy tokens after it, on the tiny and 15M
 // shapes, GGUF f32 and q4_k_m (which on these widths mixes Q4_0, Q8_0 and,
-// for 15M's ffn_down, Q6_K: both activation forms), on local-sync and
-// local-task with 2 workers; prompts longer than one batch
+// for 15M's ffn_down, Q6_K: both activation forms), f16 on tiny, on
+// local-sync and local-task with 2 workers; prompts longer than one batch
 // (DECODE_BATCH_MAX) on 15M, and batches cut to 16 and 7 positions, so
 // batches start after a filled cache.
 //
@@ -58,6 +58,8 @@ static batch_case_t g_cases[] = {
      .generated = 16},
     {.shape = "tiny", .dtype = DECODE_DTYPE_Q4_K, .mix = DECODE_MIX_Q4_K_M,
      .prompt_length = 40, .generated = 16},
+    {.shape = "tiny", .dtype = DECODE_DTYPE_F16, .prompt_length = 40,
+     .generated = 16},
 #if defined(SANITIZED)
     {.shape = "15M", .dtype = DECODE_DTYPE_F32, .prompt_length = 20,
      .generated = 4},
@@ -199,6 +201,7 @@ int main(void) {
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[1]),
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[2]),
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[3]),
+      cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[4]),
       cmocka_unit_test(batch_limit_bounds),
   };
   return cmocka_run_group_tests_name("decode.batch", tests, setup, teardown);
