@@ -253,6 +253,69 @@ __attribute__((target("avx512f"))) static void decode_dot4_f16_avx512(
   decode_dot4_avx512(weights, x, n, out, true);
 }
 
+
+// Two rows by four columns: |out|[2 r + ... ] laid out [row][column]
+// (out[4 * r + c]), each product bit for bit the one-column AVX-512 one;
+// each column load serves both rows. GEMM's f32 and f16 row pairs, and
+// SwiGLU's W1 and W3 rows of one output, take it.
+__attribute__((target("avx512f"), always_inline)) static inline void
+decode_dot2x4_avx512(const void* row0, const void* row1,
+                     const float* const* x, uint32_t n, float* out,
+                     bool half) {
+  __m512 a0[2][4], a1[2][4];
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 4; ++c) a0[r][c] = a1[r][c] = _mm512_setzero_ps();
+  }
+  const void* rows[2] = {row0, row1};
+  uint32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 w00 = decode_load16(row0, i, half);
+    const __m512 w01 = decode_load16(row0, i + 16, half);
+    const __m512 w10 = decode_load16(row1, i, half);
+    const __m512 w11 = decode_load16(row1, i + 16, half);
+    for (int c = 0; c < 4; ++c) {
+      const __m512 x0 = _mm512_loadu_ps(x[c] + i);
+      const __m512 x1 = _mm512_loadu_ps(x[c] + i + 16);
+      a0[0][c] = _mm512_fmadd_ps(w00, x0, a0[0][c]);
+      a1[0][c] = _mm512_fmadd_ps(w01, x1, a1[0][c]);
+      a0[1][c] = _mm512_fmadd_ps(w10, x0, a0[1][c]);
+      a1[1][c] = _mm512_fmadd_ps(w11, x1, a1[1][c]);
+    }
+  }
+  if (i + 16 <= n) {
+    const __m512 w00 = decode_load16(row0, i, half);
+    const __m512 w10 = decode_load16(row1, i, half);
+    for (int c = 0; c < 4; ++c) {
+      const __m512 x0 = _mm512_loadu_ps(x[c] + i);
+      a0[0][c] = _mm512_fmadd_ps(w00, x0, a0[0][c]);
+      a0[1][c] = _mm512_fmadd_ps(w10, x0, a0[1][c]);
+    }
+    i += 16;
+  }
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 4; ++c) {
+      float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0[r][c], a1[r][c]));
+      for (uint32_t j = i; j < n; ++j) {
+        sum += (half ? decode_f16_to_f32(((const uint16_t*)rows[r])[j])
+                     : ((const float*)rows[r])[j]) *
+               x[c][j];
+      }
+      out[4 * r + c] = sum;
+    }
+  }
+}
+
+__attribute__((target("avx512f"))) static void decode_dot2x4_f32_avx512(
+    const void* row0, const void* row1, const float* const* x, uint32_t n,
+    float* out) {
+  decode_dot2x4_avx512(row0, row1, x, n, out, false);
+}
+
+__attribute__((target("avx512f"))) static void decode_dot2x4_f16_avx512(
+    const void* row0, const void* row1, const float* const* x, uint32_t n,
+    float* out) {
+  decode_dot2x4_avx512(row0, row1, x, n, out, true);
+}
 #endif  // DECODE_X86
 
 // The chosen versions ([0] f32, [1] f16), set once by decode_dot_select.
@@ -261,6 +324,11 @@ static decode_dot_fn_t decode_dot_fns[2] = {decode_dot_f32_portable,
 #if defined(DECODE_X86)
 // Their four-column forms; NULL (the portable versions): column by column.
 static decode_dot4_fn_t decode_dot4_fns[2] = {NULL, NULL};
+typedef void (*decode_dot2x4_fn_t)(const void* row0, const void* row1,
+                                   const float* const* x, uint32_t n,
+                                   float* out);
+// Two rows by four columns (AVX-512 only: AVX2 has too few registers).
+static decode_dot2x4_fn_t decode_dot2x4_fns[2] = {NULL, NULL};
 #endif
 
 static void decode_dot_select(void) {
@@ -275,6 +343,8 @@ static void decode_dot_select(void) {
     decode_dot_fns[1] = decode_dot_f16_avx512;
     decode_dot4_fns[0] = decode_dot4_f32_avx512;
     decode_dot4_fns[1] = decode_dot4_f16_avx512;
+    decode_dot2x4_fns[0] = decode_dot2x4_f32_avx512;
+    decode_dot2x4_fns[1] = decode_dot2x4_f16_avx512;
   } else if (__builtin_cpu_supports("avx2") &&
              __builtin_cpu_supports("fma")) {
     decode_dot_fns[0] = decode_dot_f32_avx2;
@@ -754,6 +824,84 @@ static int decode_batch_quantize_kernel(
   return 0;
 }
 
+#if defined(DECODE_X86)
+// Writes |value| to output row |r| of position |b| as GEMM's |mode| does
+// (SWIGLU's through decode_gemm_swiglu).
+static inline void decode_gemm_write(float* out, uint32_t rows, uint32_t r,
+                                     uint32_t b, uint32_t mode, float value) {
+  float* o = out + (uint64_t)b * rows + r;
+  if (mode == DECODE_GEMM_STORE) {
+    *o = value;
+  } else {
+    *o += value;
+  }
+}
+
+// GEMM's float rows (f32 or f16; SWIGLU's W3 too) over the tile's columns
+// in fours, through the four-column and two-row products; returns the
+// first column left to the one-column loop (|first_col| where the CPU
+// has none of them).
+static uint32_t decode_gemm_float_tile(
+    const void* w, const void* w3, uint32_t dtype, uint32_t dtype3,
+    uint32_t mode, uint32_t rows, uint32_t cols, const float* x,
+    uint32_t first_row, uint32_t last_row, uint32_t first_col,
+    uint32_t last_col, float* out) {
+  const bool floats = dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16;
+  const bool floats3 =
+      dtype3 == DECODE_DTYPE_F32 || dtype3 == DECODE_DTYPE_F16;
+  if (!floats || !decode_dot4_fns[dtype] ||
+      (mode == DECODE_GEMM_SWIGLU && (!floats3 || !decode_dot4_fns[dtype3]))) {
+    return first_col;
+  }
+  const uint64_t row_bytes = decode_dtype_bytes((decode_dtype_t)dtype, cols);
+  const uint64_t row3_bytes =
+      decode_dtype_bytes((decode_dtype_t)dtype3, cols);
+  const decode_dot2x4_fn_t pair = decode_dot2x4_fns[dtype];
+  uint32_t b = first_col;
+  for (; b + 4 <= last_col; b += 4) {
+    const float* xs[4] = {x + (uint64_t)b * cols, x + (uint64_t)(b + 1) * cols,
+                          x + (uint64_t)(b + 2) * cols,
+                          x + (uint64_t)(b + 3) * cols};
+    float values[8];
+    if (mode == DECODE_GEMM_SWIGLU) {
+      for (uint32_t r = first_row; r < last_row; ++r) {
+        const uint8_t* row = (const uint8_t*)w + r * row_bytes;
+        const uint8_t* row3 = (const uint8_t*)w3 + r * row3_bytes;
+        if (pair && dtype3 == dtype) {
+          pair(row, row3, xs, cols, values);
+        } else {
+          decode_dot4_fns[dtype](row, xs, cols, values);
+          decode_dot4_fns[dtype3](row3, xs, cols, values + 4);
+        }
+        for (uint32_t c = 0; c < 4; ++c) {
+          const float gate = values[c];
+          out[(uint64_t)(b + c) * rows + r] =
+              gate / (1.0f + expf(-gate)) * values[4 + c];
+        }
+      }
+      continue;
+    }
+    uint32_t r = first_row;
+    for (; pair && r + 2 <= last_row; r += 2) {
+      const uint8_t* row = (const uint8_t*)w + r * row_bytes;
+      pair(row, row + row_bytes, xs, cols, values);
+      for (uint32_t c = 0; c < 4; ++c) {
+        decode_gemm_write(out, rows, r, b + c, mode, values[c]);
+        decode_gemm_write(out, rows, r + 1, b + c, mode, values[4 + c]);
+      }
+    }
+    for (; r < last_row; ++r) {
+      decode_dot4_fns[dtype]((const uint8_t*)w + r * row_bytes, xs, cols,
+                             values);
+      for (uint32_t c = 0; c < 4; ++c) {
+        decode_gemm_write(out, rows, r, b + c, mode, values[c]);
+      }
+    }
+  }
+  return b;
+}
+#endif
+
 static int decode_gemm(const weft_dispatch_state_t* dispatch,
                        const weft_workgroup_state_t* workgroup) {
   const uint32_t rows = dispatch->constants[0];
@@ -802,43 +950,15 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
   }
   // Each weight row (in cache after the first column) meets every column
   // of the tile: f32 and f16 rows four columns at a time where the CPU
-  // has the four-column products.
-  for (uint32_t r = first_row; r < last_row; ++r) {
-    uint32_t b = first_col;
+  // has the four-column products, the rest one by one.
+  uint32_t float_end = first_col;
 #if defined(DECODE_X86)
-    if ((dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) &&
-        decode_dot4_fns[dtype] &&
-        (mode != DECODE_GEMM_SWIGLU || dtype3 == DECODE_DTYPE_F32 ||
-         dtype3 == DECODE_DTYPE_F16)) {
-      const uint8_t* row = (const uint8_t*)w + decode_matrix_bytes(dtype, r,
-                                                                    cols);
-      const uint8_t* row3 =
-          mode == DECODE_GEMM_SWIGLU
-              ? (const uint8_t*)w3 + decode_matrix_bytes(dtype3, r, cols)
-              : NULL;
-      for (; b + 4 <= last_col; b += 4) {
-        const float* xs[4] = {x + (uint64_t)b * cols,
-                              x + (uint64_t)(b + 1) * cols,
-                              x + (uint64_t)(b + 2) * cols,
-                              x + (uint64_t)(b + 3) * cols};
-        float values[4];
-        decode_dot4_fns[dtype](row, xs, cols, values);
-        float ups[4];
-        if (row3) decode_dot4_fns[dtype3](row3, xs, cols, ups);
-        for (uint32_t c = 0; c < 4; ++c) {
-          float* o = out + (uint64_t)(b + c) * rows + r;
-          if (mode == DECODE_GEMM_STORE) {
-            *o = values[c];
-          } else if (mode == DECODE_GEMM_ADD) {
-            *o += values[c];
-          } else {
-            *o = values[c] / (1.0f + expf(-values[c])) * ups[c];
-          }
-        }
-      }
-    }
+  float_end = decode_gemm_float_tile(w, w3, dtype, dtype3, mode, rows, cols,
+                                     x, first_row, last_row, first_col,
+                                     last_col, out);
 #endif
-    for (; b < last_col; ++b) {
+  for (uint32_t r = first_row; r < last_row; ++r) {
+    for (uint32_t b = float_end; b < last_col; ++b) {
       decode_activation_t* column = &columns[b - first_col];
       float* o = out + (uint64_t)b * rows + r;
       const float value = decode_row_dot(w, dtype, r, cols, column);
