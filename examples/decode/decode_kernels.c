@@ -824,9 +824,8 @@ static int decode_batch_quantize_kernel(
   return 0;
 }
 
-#if defined(DECODE_X86)
-// Writes |value| to output row |r| of position |b| as GEMM's |mode| does
-// (SWIGLU's through decode_gemm_swiglu).
+// Writes |value| to output row |r| of position |b| as GEMM's STORE or ADD
+// mode does.
 static inline void decode_gemm_write(float* out, uint32_t rows, uint32_t r,
                                      uint32_t b, uint32_t mode, float value) {
   float* o = out + (uint64_t)b * rows + r;
@@ -837,41 +836,84 @@ static inline void decode_gemm_write(float* out, uint32_t rows, uint32_t r,
   }
 }
 
-// GEMM's float rows (f32 or f16; SWIGLU's W3 too) over the tile's columns
-// in fours, through the four-column and two-row products; returns the
-// first column left to the one-column loop (|first_col| where the CPU
-// has none of them).
-static uint32_t decode_gemm_float_tile(
-    const void* w, const void* w3, uint32_t dtype, uint32_t dtype3,
-    uint32_t mode, uint32_t rows, uint32_t cols, const float* x,
-    uint32_t first_row, uint32_t last_row, uint32_t first_col,
-    uint32_t last_col, float* out) {
-  const bool floats = dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16;
-  const bool floats3 =
-      dtype3 == DECODE_DTYPE_F32 || dtype3 == DECODE_DTYPE_F16;
-  if (!floats || !decode_dot4_fns[dtype] ||
-      (mode == DECODE_GEMM_SWIGLU && (!floats3 || !decode_dot4_fns[dtype3]))) {
+// True when rows of |dtype| have a four-column product here.
+static bool decode_has_dot4(uint32_t dtype) {
+#if defined(DECODE_X86)
+  if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) {
+    return decode_dot4_fns[dtype] != NULL;
+  }
+#else
+  if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) return false;
+#endif
+  return decode_quant_dot4((decode_dtype_t)dtype) != NULL;
+}
+
+// |row| of |dtype| with the four |columns| (decode_has_dot4(dtype)).
+static inline void decode_row_dot4(const void* row, uint32_t dtype,
+                                   uint32_t cols,
+                                   const decode_activation_t* columns,
+                                   float* out) {
+#if defined(DECODE_X86)
+  if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) {
+    const float* xs[4] = {columns[0].x, columns[1].x, columns[2].x,
+                          columns[3].x};
+    decode_dot4_fns[dtype](row, xs, cols, out);
+    return;
+  }
+#endif
+  const bool q8_k = decode_quant_uses_q8_k((decode_dtype_t)dtype);
+  const void* activations[4];
+  for (int c = 0; c < 4; ++c) {
+    activations[c] = q8_k ? (const void*)columns[c].q8_k
+                          : (const void*)columns[c].q8_0;
+  }
+  decode_quant_dot4((decode_dtype_t)dtype)(row, activations, cols, out);
+}
+
+// GEMM's tile over its columns in fours through the four-column products
+// (float rows in pairs through the two-row ones where the CPU has them);
+// returns the first column left to the one-column loop (|first_col|
+// where the matrix's type has no four-column product here).
+// |columns| are the tile's, from |first_col|, already quantized.
+static uint32_t decode_gemm_tile4(const void* w, const void* w3,
+                                  uint32_t dtype, uint32_t dtype3,
+                                  uint32_t mode, uint32_t rows, uint32_t cols,
+                                  const decode_activation_t* columns,
+                                  uint32_t first_row, uint32_t last_row,
+                                  uint32_t first_col, uint32_t last_col,
+                                  float* out) {
+  if (!decode_has_dot4(dtype) ||
+      (mode == DECODE_GEMM_SWIGLU && !decode_has_dot4(dtype3))) {
     return first_col;
   }
   const uint64_t row_bytes = decode_dtype_bytes((decode_dtype_t)dtype, cols);
   const uint64_t row3_bytes =
       decode_dtype_bytes((decode_dtype_t)dtype3, cols);
-  const decode_dot2x4_fn_t pair = decode_dot2x4_fns[dtype];
+#if defined(DECODE_X86)
+  const decode_dot2x4_fn_t pair =
+      dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16
+          ? decode_dot2x4_fns[dtype]
+          : NULL;
+#else
+  const void* pair = NULL;
+#endif
   uint32_t b = first_col;
   for (; b + 4 <= last_col; b += 4) {
-    const float* xs[4] = {x + (uint64_t)b * cols, x + (uint64_t)(b + 1) * cols,
-                          x + (uint64_t)(b + 2) * cols,
-                          x + (uint64_t)(b + 3) * cols};
+    const decode_activation_t* four = columns + (b - first_col);
     float values[8];
     if (mode == DECODE_GEMM_SWIGLU) {
       for (uint32_t r = first_row; r < last_row; ++r) {
         const uint8_t* row = (const uint8_t*)w + r * row_bytes;
         const uint8_t* row3 = (const uint8_t*)w3 + r * row3_bytes;
+#if defined(DECODE_X86)
         if (pair && dtype3 == dtype) {
+          const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
           pair(row, row3, xs, cols, values);
-        } else {
-          decode_dot4_fns[dtype](row, xs, cols, values);
-          decode_dot4_fns[dtype3](row3, xs, cols, values + 4);
+        } else
+#endif
+        {
+          decode_row_dot4(row, dtype, cols, four, values);
+          decode_row_dot4(row3, dtype3, cols, four, values + 4);
         }
         for (uint32_t c = 0; c < 4; ++c) {
           const float gate = values[c];
@@ -882,25 +924,28 @@ static uint32_t decode_gemm_float_tile(
       continue;
     }
     uint32_t r = first_row;
+#if defined(DECODE_X86)
     for (; pair && r + 2 <= last_row; r += 2) {
       const uint8_t* row = (const uint8_t*)w + r * row_bytes;
+      const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
       pair(row, row + row_bytes, xs, cols, values);
       for (uint32_t c = 0; c < 4; ++c) {
         decode_gemm_write(out, rows, r, b + c, mode, values[c]);
         decode_gemm_write(out, rows, r + 1, b + c, mode, values[4 + c]);
       }
     }
+#endif
     for (; r < last_row; ++r) {
-      decode_dot4_fns[dtype]((const uint8_t*)w + r * row_bytes, xs, cols,
-                             values);
+      decode_row_dot4((const uint8_t*)w + r * row_bytes, dtype, cols, four,
+                      values);
       for (uint32_t c = 0; c < 4; ++c) {
         decode_gemm_write(out, rows, r, b + c, mode, values[c]);
       }
     }
   }
+  (void)pair;
   return b;
 }
-#endif
 
 static int decode_gemm(const weft_dispatch_state_t* dispatch,
                        const weft_workgroup_state_t* workgroup) {
@@ -949,16 +994,13 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
         true, true};
   }
   // Each weight row (in cache after the first column) meets every column
-  // of the tile: f32 and f16 rows four columns at a time where the CPU
-  // has the four-column products, the rest one by one.
-  uint32_t float_end = first_col;
-#if defined(DECODE_X86)
-  float_end = decode_gemm_float_tile(w, w3, dtype, dtype3, mode, rows, cols,
-                                     x, first_row, last_row, first_col,
-                                     last_col, out);
-#endif
+  // of the tile: four columns at a time where the type has a four-column
+  // product here, the rest one by one.
+  const uint32_t tile4_end =
+      decode_gemm_tile4(w, w3, dtype, dtype3, mode, rows, cols, columns,
+                        first_row, last_row, first_col, last_col, out);
   for (uint32_t r = first_row; r < last_row; ++r) {
-    for (uint32_t b = float_end; b < last_col; ++b) {
+    for (uint32_t b = tile4_end; b < last_col; ++b) {
       decode_activation_t* column = &columns[b - first_col];
       float* o = out + (uint64_t)b * rows + r;
       const float value = decode_row_dot(w, dtype, r, cols, column);
