@@ -356,6 +356,62 @@ DECODE_AVX2 static float decode_dot_q4_k_avx2(const void* weights,
   return decode_quant_hsum(acc) - decode_quant_hsum128(acc_mins);
 }
 
+// decode_dot_q4_k_avx2 for four columns |activations|[c]: each block's
+// scales, mins and nibbles unpacked once, each column's sums in the
+// one-column order, so bit for bit its results.
+DECODE_AVX2 static void decode_dot4_q4_k_avx2(const void* weights,
+                                              const void* const* activations,
+                                              uint32_t n, float* out) {
+  const decode_block_q4_k_t* w = weights;
+  const decode_block_q8_k_t* const* a =
+      (const decode_block_q8_k_t* const*)activations;
+  const __m256i low_mask = _mm256_set1_epi8(15);
+  __m256 acc[4];
+  __m128 acc_mins[4];
+  for (int k = 0; k < 4; ++k) {
+    acc[k] = _mm256_setzero_ps();
+    acc_mins[k] = _mm_setzero_ps();
+  }
+  for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
+    uint8_t scales[8], mins[8];
+    decode_q4_k_unpack(w[b].scales, scales, mins);
+    const float dmin = _cvtsh_ss(w[b].dmin);
+    __m256i sumi[4];
+    for (int k = 0; k < 4; ++k) {
+      acc_mins[k] = _mm_fmadd_ps(
+          _mm_set1_ps(a[k][b].d * dmin),
+          _mm_cvtepi32_ps(decode_q4_k_mins(mins, &a[k][b])), acc_mins[k]);
+      sumi[k] = _mm256_setzero_si256();
+    }
+    for (uint32_t c = 0; c < 4; ++c) {
+      const __m256i q = _mm256_loadu_si256((const __m256i*)(w[b].qs + 32 * c));
+      const __m256i low = _mm256_and_si256(q, low_mask);
+      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(q, 4), low_mask);
+      const __m256i scale_low = _mm256_set1_epi16(scales[2 * c]);
+      const __m256i scale_high = _mm256_set1_epi16(scales[2 * c + 1]);
+      for (int k = 0; k < 4; ++k) {
+        const __m256i p_low = _mm256_maddubs_epi16(
+            low, _mm256_loadu_si256((const __m256i*)(a[k][b].qs + 64 * c)));
+        const __m256i p_high = _mm256_maddubs_epi16(
+            high,
+            _mm256_loadu_si256((const __m256i*)(a[k][b].qs + 64 * c + 32)));
+        sumi[k] = _mm256_add_epi32(sumi[k],
+                                   _mm256_madd_epi16(p_low, scale_low));
+        sumi[k] = _mm256_add_epi32(sumi[k],
+                                   _mm256_madd_epi16(p_high, scale_high));
+      }
+    }
+    const float d = _cvtsh_ss(w[b].d);
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(a[k][b].d * d),
+                               _mm256_cvtepi32_ps(sumi[k]), acc[k]);
+    }
+  }
+  for (int k = 0; k < 4; ++k) {
+    out[k] = decode_quant_hsum(acc[k]) - decode_quant_hsum128(acc_mins[k]);
+  }
+}
+
 // The four 32-code runs of half a Q6_K block (elements 0-31, 32-63, 64-95
 // and 96-127 of the half) as unsigned bytes 0..63.
 DECODE_AVX2 static inline void decode_q6_k_codes(const uint8_t* ql,
@@ -671,7 +727,7 @@ static decode_quant_dot_fn_t decode_quant_dots[4] = {
 // Four-column forms of the AVX2 versions (NULL: none).
 static const decode_quant_dot4_fn_t kDots4Avx2[4] = {
 #if defined(DECODE_QUANT_X86)
-    decode_dot4_q8_0_avx2, decode_dot4_q4_0_avx2, NULL, NULL,
+    decode_dot4_q8_0_avx2, decode_dot4_q4_0_avx2, decode_dot4_q4_k_avx2, NULL,
 #else
     NULL, NULL, NULL, NULL,
 #endif

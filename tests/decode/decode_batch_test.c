@@ -2,7 +2,8 @@
 // token (decode_session_set_batch(session, 1)): the logits of the last
 // prompt position and the greedy tokens after it, on the tiny and 15M
 // shapes, GGUF f32 and q4_k_m (which on these widths mixes Q4_0, Q8_0 and,
-// for 15M's ffn_down, Q6_K: both activation forms), f16 on tiny, on
+// for 15M's ffn_down, Q4_K and Q6_K: both activation forms), f16 on tiny,
+// q4_k_m on a 256-wide shape (Q4_K and Q6_K in every matrix), on
 // local-sync and local-task with 2 workers; prompts longer than one batch
 // (DECODE_BATCH_MAX) on 15M, and batches cut to 16 and 7 positions, so
 // batches start after a filled cache.
@@ -52,6 +53,11 @@ typedef struct batch_case_t {
   decode_config_t config;
 } batch_case_t;
 
+// Rows of whole 256-element blocks (decode_test.c's kWide), so q4_k_m is
+// Q4_K and Q6_K only: the K types' GEMM in every projection.
+static const decode_config_t kWide = {256,  512,      4,     4,   2, 8192,
+                                      64, 10000.0f, 1e-5f, false};
+
 static char g_dir[] = "/tmp/weft-decode-batch-test-XXXXXX";
 static batch_case_t g_cases[] = {
     {.shape = "tiny", .dtype = DECODE_DTYPE_F32, .prompt_length = 40,
@@ -60,6 +66,8 @@ static batch_case_t g_cases[] = {
      .prompt_length = 40, .generated = 16},
     {.shape = "tiny", .dtype = DECODE_DTYPE_F16, .prompt_length = 40,
      .generated = 16},
+    {.shape = "wide", .dtype = DECODE_DTYPE_Q4_K, .mix = DECODE_MIX_Q4_K_M,
+     .prompt_length = 40, .generated = 16},
 #if defined(SANITIZED)
     {.shape = "15M", .dtype = DECODE_DTYPE_F32, .prompt_length = 20,
      .generated = 4},
@@ -79,7 +87,11 @@ static int setup(void** state) {
   if (!mkdtemp(g_dir)) return -1;
   for (size_t i = 0; i < CASES; ++i) {
     batch_case_t* c = &g_cases[i];
-    if (!decode_shape_lookup(c->shape, &c->config)) return -1;
+    if (strcmp(c->shape, "wide") == 0) {
+      c->config = kWide;
+    } else if (!decode_shape_lookup(c->shape, &c->config)) {
+      return -1;
+    }
     snprintf(c->path, sizeof(c->path), "%s/model_%zu.gguf", g_dir, i);
     weft_status_t status = decode_checkpoint_write_mix(
         c->path, &c->config, c->dtype, c->mix, SEED);
@@ -202,6 +214,7 @@ int main(void) {
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[2]),
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[3]),
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[4]),
+      cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[5]),
       cmocka_unit_test(batch_limit_bounds),
   };
   return cmocka_run_group_tests_name("decode.batch", tests, setup, teardown);
