@@ -19,7 +19,11 @@
 //       the baselines run the same kernels (GEMM tiles, batch attention)
 //       one parallel loop per kernel. Counters: tokens_per_second, and
 //       gemm_GFLOPs (2 x the layers' matrix elements x the batched
-//       positions, per second; attention left out).
+//       positions, per second; attention left out: compare with
+//       FmaPeak).
+//   FmaPeak/local-task  vector FMAs from registers only (AVX-512 or AVX2,
+//       twelve independent accumulators) on every worker: the f32 peak
+//       (GFLOPs).
 //   MemoryBandwidth/local-task  a read-only streaming sum over 512 MiB on
 //       every worker: the limit of a bandwidth-bound decode (GBps).
 //

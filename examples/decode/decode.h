@@ -125,7 +125,9 @@ weft_semaphore_t* decode_session_timeline(const decode_session_t* session,
                                           uint64_t* out_value);
 
 // The last done step's logits (vocab floats): call after waiting for the
-// last queued step.
+// last queued step. A batch of the prompt writes none: after one, they
+// are the logits of the step before it (read the prompt's last
+// position's, which is always a step of its own).
 weft_status_t decode_session_read_logits(decode_session_t* session,
                                          float* out_logits);
 
