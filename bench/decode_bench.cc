@@ -484,7 +484,13 @@ __attribute__((target("avx512f"))) float FmaLoopAvx512(float seed) {
   for (uint32_t a = 1; a < kFmaAccumulators; ++a) {
     sum = _mm512_add_ps(sum, acc[a]);
   }
-  return _mm512_reduce_add_ps(sum);
+  // Stored and summed here: GCC 12's _mm512_reduce_add_ps trips its own
+  // -Wuninitialized in C++.
+  float lanes[16];
+  _mm512_storeu_ps(lanes, sum);
+  float total = 0.0f;
+  for (float lane : lanes) total += lane;
+  return total;
 }
 
 __attribute__((target("avx2,fma"))) float FmaLoopAvx2(float seed) {
