@@ -65,7 +65,11 @@
 //               the row tile w % (rows / 16) of the column tile
 //               w / (rows / 16); each row of a block type is dotted with
 //               each column's quantized form (the matvec kernels'
-//               products), f32 and f16 rows with the floats
+//               products), f32 and f16 rows with the floats; four columns
+//               at a time where the type has a four-column product (f32
+//               and f16 on AVX2 and AVX-512, two rows at a time on
+//               AVX-512; decode_quant_dot4), bit for bit the one-column
+//               products
 //     bindings: tokens, x [B][cols], xq, W [rows][cols], W3 (SWIGLU; else
 //               any), out [B][rows]
 //     constants: rows, cols, dtypes (W's byte 0, W3's byte 1), mode
