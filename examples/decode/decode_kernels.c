@@ -516,6 +516,51 @@ static void decode_attend(const float* q, const float* keys,
   }
 }
 
+// Rotates the (2i, 2i+1) pairs of |out| in [|begin|, |end|) by the angle of
+// pair i of their head: |rope| holds each pair's cosine and sine.
+static inline void decode_rope_rotate(float* out, uint32_t begin, uint32_t end,
+                                      const float* rope, uint32_t head_size) {
+  for (uint32_t r = begin; r + 1 < end; r += 2) {
+    const uint32_t pair = (r % head_size) / 2;
+    const float c = rope[2 * pair];
+    const float s = rope[2 * pair + 1];
+    const float v0 = out[r];
+    const float v1 = out[r + 1];
+    out[r] = v0 * c - v1 * s;
+    out[r + 1] = v0 * s + v1 * c;
+  }
+}
+
+// Dequantizes row |token| of the |vocab| by |dim| embedding table |table| of
+// |dtype| into |out|; returns 2 when the token is past the table, else 0.
+static int decode_embed_row(const void* table, uint32_t dtype, uint32_t dim,
+                            uint32_t vocab, uint32_t token, float* out) {
+  if (token >= vocab) return 2;
+  decode_quant_dequantize(
+      (decode_dtype_t)dtype,
+      (const uint8_t*)table + decode_matrix_bytes(dtype, token, dim), dim,
+      out);
+  return 0;
+}
+
+// SwiGLU's product of one hidden unit: silu(|gate|) times |up|.
+static inline float decode_swiglu(float gate, float up) {
+  return gate / (1.0f + expf(-gate)) * up;
+}
+
+// Attention of query head |h| (the head_size floats at |q| + h * head_size)
+// over the first |length| cached positions, written at |out| + h * head_size;
+// the head reads the cache's kv head that its group of query heads shares.
+static inline void decode_attend_head(const float* q, const float* keys,
+                                      const float* values, uint32_t n_heads,
+                                      uint32_t n_kv_heads, uint32_t head_size,
+                                      uint32_t h, uint64_t length,
+                                      float* scores, float* out) {
+  decode_attend(q + h * head_size, keys, values, n_kv_heads * head_size,
+                h / (n_heads / n_kv_heads), head_size, length, scores,
+                out + h * head_size);
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
@@ -531,14 +576,9 @@ static int decode_embed(const weft_dispatch_state_t* dispatch,
       !decode_has(dispatch, 1, 4) || !decode_has(dispatch, 2, dim * 4ull)) {
     return 1;
   }
-  const uint32_t token = *(const uint32_t*)dispatch->binding_ptrs[1];
-  if (token >= vocab) return 2;
-  decode_quant_dequantize(
-      (decode_dtype_t)dtype,
-      (const uint8_t*)dispatch->binding_ptrs[0] +
-          decode_matrix_bytes(dtype, token, dim),
-      dim, (float*)dispatch->binding_ptrs[2]);
-  return 0;
+  return decode_embed_row(dispatch->binding_ptrs[0], dtype, dim, vocab,
+                          *(const uint32_t*)dispatch->binding_ptrs[1],
+                          (float*)dispatch->binding_ptrs[2]);
 }
 
 static int decode_qkv(const weft_dispatch_state_t* dispatch,
@@ -590,17 +630,8 @@ static int decode_qkv(const weft_dispatch_state_t* dispatch,
     out[r] = decode_row_dot(w, dtype, r, dim, &activation);
   }
   if (section < 2) {
-    // Rotate (2i, 2i+1) pairs by the angle of pair i of their head.
-    const float* rope = (const float*)dispatch->binding_ptrs[8];
-    for (uint32_t r = row0; r < row0 + ROWS; r += 2) {
-      const uint32_t pair = (r % head_size) / 2;
-      const float c = rope[2 * pair];
-      const float s = rope[2 * pair + 1];
-      const float v0 = out[r];
-      const float v1 = out[r + 1];
-      out[r] = v0 * c - v1 * s;
-      out[r + 1] = v0 * s + v1 * c;
-    }
+    decode_rope_rotate(out, row0, row0 + ROWS,
+                       (const float*)dispatch->binding_ptrs[8], head_size);
   }
   return 0;
 }
@@ -621,12 +652,12 @@ static int decode_attention(const weft_dispatch_state_t* dispatch,
   }
   if (workgroup->local_memory_size < length * sizeof(float)) return 3;
   const uint32_t h = workgroup->workgroup_id[0];
-  decode_attend((const float*)dispatch->binding_ptrs[0] + h * head_size,
-                (const float*)dispatch->binding_ptrs[1],
-                (const float*)dispatch->binding_ptrs[2], kv_dim,
-                h / (n_heads / n_kv_heads), head_size, length,
-                (float*)workgroup->local_memory,
-                (float*)dispatch->binding_ptrs[3] + h * head_size);
+  decode_attend_head((const float*)dispatch->binding_ptrs[0],
+                     (const float*)dispatch->binding_ptrs[1],
+                     (const float*)dispatch->binding_ptrs[2], n_heads,
+                     n_kv_heads, head_size, h, length,
+                     (float*)workgroup->local_memory,
+                     (float*)dispatch->binding_ptrs[3]);
   return 0;
 }
 
@@ -683,7 +714,7 @@ static int decode_ffn(const weft_dispatch_state_t* dispatch,
   for (uint32_t r = first; r < first + ROWS; ++r) {
     const float gate = decode_row_dot(w1, w1_dtype, r, dim, &activation);
     const float up = decode_row_dot(w3, w3_dtype, r, dim, &activation);
-    h[r] = gate / (1.0f + expf(-gate)) * up;
+    h[r] = decode_swiglu(gate, up);
   }
   return 0;
 }
@@ -771,14 +802,9 @@ static int decode_batch_embed(const weft_dispatch_state_t* dispatch,
       !decode_has(dispatch, 2, (uint64_t)batch * dim * 4)) {
     return 1;
   }
-  const uint32_t token = ((const uint32_t*)dispatch->binding_ptrs[0])[b];
-  if (token >= vocab) return 2;
-  decode_quant_dequantize(
-      (decode_dtype_t)dtype,
-      (const uint8_t*)dispatch->binding_ptrs[1] +
-          decode_matrix_bytes(dtype, token, dim),
-      dim, (float*)dispatch->binding_ptrs[2] + (uint64_t)b * dim);
-  return 0;
+  return decode_embed_row(dispatch->binding_ptrs[1], dtype, dim, vocab,
+                          ((const uint32_t*)dispatch->binding_ptrs[0])[b],
+                          (float*)dispatch->binding_ptrs[2] + (uint64_t)b * dim);
 }
 
 static int decode_batch_rmsnorm(const weft_dispatch_state_t* dispatch,
@@ -918,7 +944,7 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
         for (uint32_t c = 0; c < 4; ++c) {
           const float gate = values[c];
           out[(uint64_t)(b + c) * rows + r] =
-              gate / (1.0f + expf(-gate)) * values[4 + c];
+              decode_swiglu(gate, values[4 + c]);
         }
       }
       continue;
@@ -1010,7 +1036,7 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
         *o += value;
       } else {
         const float up = decode_row_dot(w3, dtype3, r, cols, column);
-        *o = value / (1.0f + expf(-value)) * up;
+        *o = decode_swiglu(value, up);
       }
     }
   }
@@ -1037,16 +1063,7 @@ static int decode_batch_rope(const weft_dispatch_state_t* dispatch,
                     (float*)dispatch->binding_ptrs[2] + (uint64_t)b * kv_dim};
   const uint32_t widths[2] = {dim, kv_dim};
   for (int i = 0; i < 2; ++i) {
-    float* out = rows[i];
-    for (uint32_t r = 0; r + 1 < widths[i]; r += 2) {
-      const uint32_t pair = (r % head_size) / 2;
-      const float c = rope[2 * pair];
-      const float s = rope[2 * pair + 1];
-      const float v0 = out[r];
-      const float v1 = out[r + 1];
-      out[r] = v0 * c - v1 * s;
-      out[r + 1] = v0 * s + v1 * c;
-    }
+    decode_rope_rotate(rows[i], 0, widths[i], rope, head_size);
   }
   return 0;
 }
@@ -1075,14 +1092,12 @@ static int decode_batch_attention(const weft_dispatch_state_t* dispatch,
   // Position end - batch + b attends over positions 0 .. itself.
   const uint64_t length = end - batch + b + 1;
   if (workgroup->local_memory_size < length * sizeof(float)) return 3;
-  decode_attend(
-      (const float*)dispatch->binding_ptrs[1] + (uint64_t)b * dim +
-          h * head_size,
+  decode_attend_head(
+      (const float*)dispatch->binding_ptrs[1] + (uint64_t)b * dim,
       (const float*)dispatch->binding_ptrs[2],
-      (const float*)dispatch->binding_ptrs[3], kv_dim,
-      h / (n_heads / n_kv_heads), head_size, length,
-      (float*)workgroup->local_memory,
-      (float*)dispatch->binding_ptrs[4] + (uint64_t)b * dim + h * head_size);
+      (const float*)dispatch->binding_ptrs[3], n_heads, n_kv_heads, head_size,
+      h, length, (float*)workgroup->local_memory,
+      (float*)dispatch->binding_ptrs[4] + (uint64_t)b * dim);
   return 0;
 }
 
