@@ -130,6 +130,23 @@ void ReportDecode(benchmark::State& state, const Decoder& decoder,
 
 const uint32_t kPrompt[] = {1};
 
+// One iteration on weft: starts |decoder|'s session on the |prompt_length|
+// ids at |prompt|, enqueues |positions| positions and waits for the last;
+// false (the row skipped) where a call fails.
+bool RunWeftSession(benchmark::State& state, const Decoder& decoder,
+                    const uint32_t* prompt, uint32_t prompt_length,
+                    uint32_t positions) {
+  return Ok(state,
+            decode_session_start(decoder.session, prompt, prompt_length),
+            "decode_session_start") &&
+         Ok(state, decode_session_enqueue(decoder.session, positions),
+            "decode_session_enqueue") &&
+         Ok(state,
+            decode_session_wait(decoder.session, positions - 1,
+                                weft_timeout_relative(kWaitTimeoutNs)),
+            "decode_session_wait");
+}
+
 void DecodeWeft(benchmark::State& state, const char* shape,
                 decode_dtype_t dtype) {
   std::string path = ModelPath(state, shape, dtype);
@@ -140,16 +157,7 @@ void DecodeWeft(benchmark::State& state, const char* shape,
   LoopTimer timer;
   timer.Start();
   for (auto _ : state) {
-    if (!Ok(state, decode_session_start(decoder.session, kPrompt, 1),
-            "decode_session_start") ||
-        !Ok(state, decode_session_enqueue(decoder.session, tokens),
-            "decode_session_enqueue") ||
-        !Ok(state,
-            decode_session_wait(decoder.session, tokens - 1,
-                                weft_timeout_relative(kWaitTimeoutNs)),
-            "decode_session_wait")) {
-      break;
-    }
+    if (!RunWeftSession(state, decoder, kPrompt, 1, tokens)) break;
   }
   timer.Stop();
   ReportDecode(state, decoder, timer, tokens);
@@ -269,28 +277,44 @@ class HostSteps {
   std::vector<std::vector<size_t>> lengths_;
 };
 
-void DecodeBaseline(benchmark::State& state, const char* shape,
-                    decode_dtype_t dtype, Baseline baseline) {
+// Opens |decoder| on |shape| and |dtype| and |pool| for |baseline|; false
+// (the row skipped) where either fails.
+bool OpenBaseline(benchmark::State& state, const char* shape,
+                  decode_dtype_t dtype, Baseline baseline, Decoder* decoder,
+                  Pool* pool) {
   std::string path = ModelPath(state, shape, dtype);
-  if (path.empty()) return;
-  Decoder decoder;
+  if (path.empty()) return false;
   // local-sync only loads: the baseline's threads run every kernel.
-  if (!decoder.Open(state, "local-sync", path)) return;
-  Pool pool;
-  if (!pool.Open(state, baseline)) return;
-  const uint32_t tokens = decoder.Tokens();
+  return decoder->Open(state, "local-sync", path) &&
+         pool->Open(state, baseline);
+}
+
+// Builds |token| over the session's per-position steps with position 0's
+// bindings in |table|: every buffer of every position's table is one of
+// position 0's.
+bool BuildTokenSteps(benchmark::State& state, const Decoder& decoder,
+                     HostPlan* plan, std::vector<weft_buffer_binding_t>* table,
+                     HostSteps* token) {
   uint32_t step_count = 0;
   const decode_step_t* steps =
       decode_session_steps(decoder.session, &step_count);
-  std::vector<weft_buffer_binding_t> table(
-      decode_session_slot_count(decoder.session));
+  table->assign(decode_session_slot_count(decoder.session), {});
+  decode_session_bindings(decoder.session, 0, table->data());
+  return token->Build(state, plan, steps, step_count, *table);
+}
+
+void DecodeBaseline(benchmark::State& state, const char* shape,
+                    decode_dtype_t dtype, Baseline baseline) {
+  Decoder decoder;
+  Pool pool;
+  if (!OpenBaseline(state, shape, dtype, baseline, &decoder, &pool)) return;
+  const uint32_t tokens = decoder.Tokens();
+  std::vector<weft_buffer_binding_t> table;
   HostPlan plan;
   HostSteps token;
-  // Every buffer of every position's table is one of position 0's.
-  decode_session_bindings(decoder.session, 0, table.data());
   if (!Ok(state, decode_session_start(decoder.session, kPrompt, 1),
           "decode_session_start") ||
-      !token.Build(state, &plan, steps, step_count, table)) {
+      !BuildTokenSteps(state, decoder, &plan, &table, &token)) {
     return;
   }
   LoopTimer timer;
@@ -323,10 +347,13 @@ std::vector<uint32_t> MakePrompt(uint32_t length, uint32_t vocab) {
   return prompt;
 }
 
-// The prompt length a row asks for, cut to the context.
-uint32_t PromptLength(const Decoder& decoder, uint32_t asked) {
-  const uint32_t context = decode_model_layout(decoder.model)->config.seq_len;
-  return asked < context ? asked : context;
+// The prompt a row asks for (state.range(0) ids), cut to the context.
+std::vector<uint32_t> RowPrompt(const benchmark::State& state,
+                                const Decoder& decoder) {
+  const decode_config_t& config = decode_model_layout(decoder.model)->config;
+  const uint32_t asked = static_cast<uint32_t>(state.range(0));
+  return MakePrompt(asked < config.seq_len ? asked : config.seq_len,
+                    config.vocab_size);
 }
 
 // The prompt lengths of |shape|'s rows: 128 and 512, each cut to the
@@ -370,23 +397,12 @@ void PrefillWeft(benchmark::State& state, const char* shape,
   if (path.empty()) return;
   Decoder decoder;
   if (!decoder.Open(state, "local-task", path)) return;
-  const uint32_t length =
-      PromptLength(decoder, static_cast<uint32_t>(state.range(0)));
-  const std::vector<uint32_t> prompt = MakePrompt(
-      length, decode_model_layout(decoder.model)->config.vocab_size);
+  const std::vector<uint32_t> prompt = RowPrompt(state, decoder);
+  const uint32_t length = static_cast<uint32_t>(prompt.size());
   LoopTimer timer;
   timer.Start();
   for (auto _ : state) {
-    if (!Ok(state, decode_session_start(decoder.session, prompt.data(), length),
-            "decode_session_start") ||
-        !Ok(state, decode_session_enqueue(decoder.session, length),
-            "decode_session_enqueue") ||
-        !Ok(state,
-            decode_session_wait(decoder.session, length - 1,
-                                weft_timeout_relative(kWaitTimeoutNs)),
-            "decode_session_wait")) {
-      break;
-    }
+    if (!RunWeftSession(state, decoder, prompt.data(), length, length)) break;
   }
   timer.Stop();
   ReportPrefill(state, decoder, timer, length);
@@ -394,16 +410,11 @@ void PrefillWeft(benchmark::State& state, const char* shape,
 
 void PrefillBaseline(benchmark::State& state, const char* shape,
                      decode_dtype_t dtype, Baseline baseline) {
-  std::string path = ModelPath(state, shape, dtype);
-  if (path.empty()) return;
   Decoder decoder;
-  if (!decoder.Open(state, "local-sync", path)) return;
   Pool pool;
-  if (!pool.Open(state, baseline)) return;
-  const uint32_t length =
-      PromptLength(decoder, static_cast<uint32_t>(state.range(0)));
-  const std::vector<uint32_t> prompt = MakePrompt(
-      length, decode_model_layout(decoder.model)->config.vocab_size);
+  if (!OpenBaseline(state, shape, dtype, baseline, &decoder, &pool)) return;
+  const std::vector<uint32_t> prompt = RowPrompt(state, decoder);
+  const uint32_t length = static_cast<uint32_t>(prompt.size());
   if (!Ok(state, decode_session_start(decoder.session, prompt.data(), length),
           "decode_session_start")) {
     return;
@@ -415,16 +426,11 @@ void PrefillBaseline(benchmark::State& state, const char* shape,
   std::vector<weft_buffer_binding_t> batch_table(
       decode_session_batch_slot_count(decoder.session));
   decode_session_batch_bindings(decoder.session, 0, 1, batch_table.data());
-  uint32_t step_count = 0;
-  const decode_step_t* steps =
-      decode_session_steps(decoder.session, &step_count);
-  std::vector<weft_buffer_binding_t> table(
-      decode_session_slot_count(decoder.session));
-  decode_session_bindings(decoder.session, 0, table.data());
+  std::vector<weft_buffer_binding_t> table;
   HostSteps batch;
   HostSteps token;
   if (!batch.Build(state, &plan, batch_steps, batch_count, batch_table) ||
-      !token.Build(state, &plan, steps, step_count, table)) {
+      !BuildTokenSteps(state, decoder, &plan, &table, &token)) {
     return;
   }
   const uint32_t capacity = decode_session_batch_capacity(decoder.session);
@@ -468,6 +474,13 @@ constexpr uint32_t kFmaIterations = 1u << 20;
 constexpr uint32_t kFmaAccumulators = 12;  // enough to hide FMA latency
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// The sum of the |count| floats at |lanes|, first to last.
+float SumLanes(const float* lanes, uint32_t count) {
+  float total = 0.0f;
+  for (uint32_t i = 0; i < count; ++i) total += lanes[i];
+  return total;
+}
+
 __attribute__((target("avx512f"))) float FmaLoopAvx512(float seed) {
   __m512 acc[kFmaAccumulators];
   for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
@@ -488,9 +501,7 @@ __attribute__((target("avx512f"))) float FmaLoopAvx512(float seed) {
   // -Wuninitialized in C++.
   float lanes[16];
   _mm512_storeu_ps(lanes, sum);
-  float total = 0.0f;
-  for (float lane : lanes) total += lane;
-  return total;
+  return SumLanes(lanes, 16);
 }
 
 __attribute__((target("avx2,fma"))) float FmaLoopAvx2(float seed) {
@@ -511,9 +522,7 @@ __attribute__((target("avx2,fma"))) float FmaLoopAvx2(float seed) {
   }
   float lanes[8];
   _mm256_storeu_ps(lanes, sum);
-  float total = 0.0f;
-  for (float lane : lanes) total += lane;
-  return total;
+  return SumLanes(lanes, 8);
 }
 #endif
 
