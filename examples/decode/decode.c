@@ -378,6 +378,58 @@ static uint32_t decode_batch_form(uint32_t dtype) {
                                                        : DECODE_BATCH_FORM_Q8_0;
 }
 
+// What every batch step records against: the session, the batch's ids
+// (every batch kernel's binding 0), and its positions' capacity in
+// workgroups and in GEMM column tiles.
+typedef struct decode_batch_plan_t {
+  decode_session_t* session;
+  weft_buffer_ref_t tokens;
+  uint32_t capacity;
+  uint32_t column_tiles;
+} decode_batch_plan_t;
+
+// Records RMSNorm of the batch's |x| by |weight| into |xn|, quantized into
+// |xq| in the |forms| its matrices read.
+static void decode_batch_add_rmsnorm(const decode_batch_plan_t* plan,
+                                     uint32_t dim, uint32_t eps,
+                                     uint32_t forms, weft_buffer_ref_t x,
+                                     weft_buffer_ref_t weight,
+                                     weft_buffer_ref_t xn,
+                                     weft_buffer_ref_t xq) {
+  const uint32_t constants[] = {dim, eps, forms};
+  const weft_buffer_ref_t refs[] = {plan->tokens, x, weight, xn, xq};
+  decode_add_step(plan->session, DECODE_KERNEL_BATCH_RMSNORM, plan->capacity,
+                  3, constants, 5, refs);
+}
+
+// Records the quantization of the batch's |n|-wide |x| into |xq| in
+// |forms|.
+static void decode_batch_add_quantize(const decode_batch_plan_t* plan,
+                                      uint32_t n, uint32_t forms,
+                                      weft_buffer_ref_t x,
+                                      weft_buffer_ref_t xq) {
+  const uint32_t constants[] = {n, forms};
+  const weft_buffer_ref_t refs[] = {plan->tokens, x, xq};
+  decode_add_step(plan->session, DECODE_KERNEL_BATCH_QUANTIZE, plan->capacity,
+                  2, constants, 3, refs);
+}
+
+// Records GEMM's |mode| of the |rows| by |cols| matrix |w| of the packed
+// |dtypes| (and |w3|, SwiGLU's second) with the batch's |x| (quantized in
+// |xq|) into |out|.
+static void decode_batch_add_gemm(const decode_batch_plan_t* plan,
+                                  uint32_t rows, uint32_t cols,
+                                  uint32_t dtypes, uint32_t mode,
+                                  weft_buffer_ref_t x, weft_buffer_ref_t xq,
+                                  weft_buffer_ref_t w, weft_buffer_ref_t w3,
+                                  weft_buffer_ref_t out) {
+  const uint32_t constants[] = {rows, cols, dtypes, mode};
+  const weft_buffer_ref_t refs[] = {plan->tokens, x, xq, w, w3, out};
+  decode_add_step(plan->session, DECODE_KERNEL_GEMM,
+                  rows / DECODE_ROWS_PER_WORKGROUP * plan->column_tiles, 4,
+                  constants, 6, refs);
+}
+
 // Fills in the batch's steps (decode.h): the token's layers over
 // |batch_capacity| positions, without the classifier (a batch ends inside
 // the prompt, whose next tokens are known).
@@ -402,6 +454,7 @@ static void decode_plan_batch(decode_session_t* session) {
 #define DTYPE(tensor, l) ((uint32_t)layout->tensors[tensor].dtypes[l])
 #define SLOT(slot) weft_make_indirect_buffer_ref((slot), 0, WEFT_WHOLE_BUFFER)
   const weft_buffer_ref_t tokens = SLOT(DECODE_BATCH_SLOT_TOKENS);
+  const decode_batch_plan_t plan = {session, tokens, capacity, column_tiles};
   {
     const uint32_t constants[] = {
         dim, c->vocab_size, DTYPE(DECODE_TENSOR_TOKEN_EMBEDDING, 0)};
@@ -412,18 +465,13 @@ static void decode_plan_batch(decode_session_t* session) {
                     constants, 3, refs);
   }
   for (uint32_t l = 0; l < c->n_layers; ++l) {
-    {
-      const uint32_t forms = decode_batch_form(DTYPE(DECODE_TENSOR_WQ, l)) |
-                             decode_batch_form(DTYPE(DECODE_TENSOR_WK, l)) |
-                             decode_batch_form(DTYPE(DECODE_TENSOR_WV, l));
-      const uint32_t constants[] = {dim, eps, forms};
-      const weft_buffer_ref_t refs[] = {
-          tokens, REF(b[DECODE_BUFFER_BATCH_X]),
-          LAYER(DECODE_TENSOR_ATTN_NORM, l), REF(b[DECODE_BUFFER_BATCH_XN]),
-          REF(b[DECODE_BUFFER_BATCH_XQ])};
-      decode_add_step(session, DECODE_KERNEL_BATCH_RMSNORM, capacity, 3,
-                      constants, 5, refs);
-    }
+    decode_batch_add_rmsnorm(
+        &plan, dim, eps,
+        decode_batch_form(DTYPE(DECODE_TENSOR_WQ, l)) |
+            decode_batch_form(DTYPE(DECODE_TENSOR_WK, l)) |
+            decode_batch_form(DTYPE(DECODE_TENSOR_WV, l)),
+        REF(b[DECODE_BUFFER_BATCH_X]), LAYER(DECODE_TENSOR_ATTN_NORM, l),
+        REF(b[DECODE_BUFFER_BATCH_XN]), REF(b[DECODE_BUFFER_BATCH_XQ]));
     // q into its buffer; k and v straight into the cache rows.
     const decode_tensor_t projections[3] = {DECODE_TENSOR_WQ, DECODE_TENSOR_WK,
                                             DECODE_TENSOR_WV};
@@ -431,16 +479,12 @@ static void decode_plan_batch(decode_session_t* session) {
                                        SLOT(DECODE_BATCH_SLOT_K_ROWS(l)),
                                        SLOT(DECODE_BATCH_SLOT_V_ROWS(l))};
     for (int i = 0; i < 3; ++i) {
-      const uint32_t rows = i == 0 ? dim : kv_dim;
-      const uint32_t constants[] = {rows, dim, DTYPE(projections[i], l),
-                                    DECODE_GEMM_STORE};
-      const weft_buffer_ref_t refs[] = {
-          tokens, REF(b[DECODE_BUFFER_BATCH_XN]),
-          REF(b[DECODE_BUFFER_BATCH_XQ]), LAYER(projections[i], l),
-          LAYER(projections[i], l), outs[i]};
-      decode_add_step(session, DECODE_KERNEL_GEMM,
-                      rows / DECODE_ROWS_PER_WORKGROUP * column_tiles, 4,
-                      constants, 6, refs);
+      decode_batch_add_gemm(&plan, i == 0 ? dim : kv_dim, dim,
+                            DTYPE(projections[i], l), DECODE_GEMM_STORE,
+                            REF(b[DECODE_BUFFER_BATCH_XN]),
+                            REF(b[DECODE_BUFFER_BATCH_XQ]),
+                            LAYER(projections[i], l), LAYER(projections[i], l),
+                            outs[i]);
     }
     {
       const uint32_t constants[] = {dim, kv_dim, head_size};
@@ -460,68 +504,38 @@ static void decode_plan_batch(decode_session_t* session) {
       decode_add_step(session, DECODE_KERNEL_BATCH_ATTENTION,
                       c->n_heads * capacity, 3, constants, 5, refs);
     }
-    {
-      const uint32_t constants[] = {
-          dim, decode_batch_form(DTYPE(DECODE_TENSOR_WO, l))};
-      const weft_buffer_ref_t refs[] = {tokens,
-                                        REF(b[DECODE_BUFFER_BATCH_ATT]),
-                                        REF(b[DECODE_BUFFER_BATCH_XQ])};
-      decode_add_step(session, DECODE_KERNEL_BATCH_QUANTIZE, capacity, 2,
-                      constants, 3, refs);
-    }
-    {
-      const uint32_t constants[] = {dim, dim, DTYPE(DECODE_TENSOR_WO, l),
-                                    DECODE_GEMM_ADD};
-      const weft_buffer_ref_t refs[] = {
-          tokens, REF(b[DECODE_BUFFER_BATCH_ATT]),
-          REF(b[DECODE_BUFFER_BATCH_XQ]), LAYER(DECODE_TENSOR_WO, l),
-          LAYER(DECODE_TENSOR_WO, l), REF(b[DECODE_BUFFER_BATCH_X])};
-      decode_add_step(session, DECODE_KERNEL_GEMM,
-                      dim / DECODE_ROWS_PER_WORKGROUP * column_tiles, 4,
-                      constants, 6, refs);
-    }
-    {
-      const uint32_t forms = decode_batch_form(DTYPE(DECODE_TENSOR_W1, l)) |
-                             decode_batch_form(DTYPE(DECODE_TENSOR_W3, l));
-      const uint32_t constants[] = {dim, eps, forms};
-      const weft_buffer_ref_t refs[] = {
-          tokens, REF(b[DECODE_BUFFER_BATCH_X]),
-          LAYER(DECODE_TENSOR_FFN_NORM, l), REF(b[DECODE_BUFFER_BATCH_XN]),
-          REF(b[DECODE_BUFFER_BATCH_XQ])};
-      decode_add_step(session, DECODE_KERNEL_BATCH_RMSNORM, capacity, 3,
-                      constants, 5, refs);
-    }
-    {
-      const uint32_t dtypes =
-          DTYPE(DECODE_TENSOR_W1, l) | DTYPE(DECODE_TENSOR_W3, l) << 8;
-      const uint32_t constants[] = {hidden, dim, dtypes, DECODE_GEMM_SWIGLU};
-      const weft_buffer_ref_t refs[] = {
-          tokens, REF(b[DECODE_BUFFER_BATCH_XN]),
-          REF(b[DECODE_BUFFER_BATCH_XQ]), LAYER(DECODE_TENSOR_W1, l),
-          LAYER(DECODE_TENSOR_W3, l), REF(b[DECODE_BUFFER_BATCH_H])};
-      decode_add_step(session, DECODE_KERNEL_GEMM,
-                      hidden / DECODE_ROWS_PER_WORKGROUP * column_tiles, 4,
-                      constants, 6, refs);
-    }
-    {
-      const uint32_t constants[] = {
-          hidden, decode_batch_form(DTYPE(DECODE_TENSOR_W2, l))};
-      const weft_buffer_ref_t refs[] = {tokens, REF(b[DECODE_BUFFER_BATCH_H]),
-                                        REF(b[DECODE_BUFFER_BATCH_XQ])};
-      decode_add_step(session, DECODE_KERNEL_BATCH_QUANTIZE, capacity, 2,
-                      constants, 3, refs);
-    }
-    {
-      const uint32_t constants[] = {dim, hidden, DTYPE(DECODE_TENSOR_W2, l),
-                                    DECODE_GEMM_ADD};
-      const weft_buffer_ref_t refs[] = {
-          tokens, REF(b[DECODE_BUFFER_BATCH_H]),
-          REF(b[DECODE_BUFFER_BATCH_XQ]), LAYER(DECODE_TENSOR_W2, l),
-          LAYER(DECODE_TENSOR_W2, l), REF(b[DECODE_BUFFER_BATCH_X])};
-      decode_add_step(session, DECODE_KERNEL_GEMM,
-                      dim / DECODE_ROWS_PER_WORKGROUP * column_tiles, 4,
-                      constants, 6, refs);
-    }
+    decode_batch_add_quantize(&plan, dim,
+                              decode_batch_form(DTYPE(DECODE_TENSOR_WO, l)),
+                              REF(b[DECODE_BUFFER_BATCH_ATT]),
+                              REF(b[DECODE_BUFFER_BATCH_XQ]));
+    decode_batch_add_gemm(&plan, dim, dim, DTYPE(DECODE_TENSOR_WO, l),
+                          DECODE_GEMM_ADD, REF(b[DECODE_BUFFER_BATCH_ATT]),
+                          REF(b[DECODE_BUFFER_BATCH_XQ]),
+                          LAYER(DECODE_TENSOR_WO, l),
+                          LAYER(DECODE_TENSOR_WO, l),
+                          REF(b[DECODE_BUFFER_BATCH_X]));
+    decode_batch_add_rmsnorm(
+        &plan, dim, eps,
+        decode_batch_form(DTYPE(DECODE_TENSOR_W1, l)) |
+            decode_batch_form(DTYPE(DECODE_TENSOR_W3, l)),
+        REF(b[DECODE_BUFFER_BATCH_X]), LAYER(DECODE_TENSOR_FFN_NORM, l),
+        REF(b[DECODE_BUFFER_BATCH_XN]), REF(b[DECODE_BUFFER_BATCH_XQ]));
+    decode_batch_add_gemm(
+        &plan, hidden, dim,
+        DTYPE(DECODE_TENSOR_W1, l) | DTYPE(DECODE_TENSOR_W3, l) << 8,
+        DECODE_GEMM_SWIGLU, REF(b[DECODE_BUFFER_BATCH_XN]),
+        REF(b[DECODE_BUFFER_BATCH_XQ]), LAYER(DECODE_TENSOR_W1, l),
+        LAYER(DECODE_TENSOR_W3, l), REF(b[DECODE_BUFFER_BATCH_H]));
+    decode_batch_add_quantize(&plan, hidden,
+                              decode_batch_form(DTYPE(DECODE_TENSOR_W2, l)),
+                              REF(b[DECODE_BUFFER_BATCH_H]),
+                              REF(b[DECODE_BUFFER_BATCH_XQ]));
+    decode_batch_add_gemm(&plan, dim, hidden, DTYPE(DECODE_TENSOR_W2, l),
+                          DECODE_GEMM_ADD, REF(b[DECODE_BUFFER_BATCH_H]),
+                          REF(b[DECODE_BUFFER_BATCH_XQ]),
+                          LAYER(DECODE_TENSOR_W2, l),
+                          LAYER(DECODE_TENSOR_W2, l),
+                          REF(b[DECODE_BUFFER_BATCH_X]));
   }
 #undef REF
 #undef LAYER
