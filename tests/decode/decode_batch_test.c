@@ -93,11 +93,8 @@ static int setup(void** state) {
       return -1;
     }
     snprintf(c->path, sizeof(c->path), "%s/model_%zu.gguf", g_dir, i);
-    weft_status_t status = decode_checkpoint_write_mix(
-        c->path, &c->config, c->dtype, c->mix, SEED);
-    if (!weft_status_is_ok(status)) {
-      weft_status_fprint(stderr, status);
-      weft_status_free(status);
+    if (decode_test_setup_status(decode_checkpoint_write_mix(
+            c->path, &c->config, c->dtype, c->mix, SEED)) != 0) {
       return -1;
     }
   }
