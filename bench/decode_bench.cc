@@ -562,6 +562,33 @@ const weft_kernel_library_t* FmaQuery(uint32_t version) {
   return version == WEFT_KERNEL_ABI_VERSION ? &kFmaLibrary : nullptr;
 }
 
+// One dispatch of |executable|'s kernel 0 per iteration, each waited for;
+// returns the seconds they took (the loop stops at a failure, the row
+// skipped).
+double TimeDispatches(benchmark::State& state, Session* session,
+                      weft_executable_t* executable,
+                      const uint32_t workgroups[3], uint32_t constant_count,
+                      const uint32_t* constants, uint32_t binding_count,
+                      const weft_buffer_ref_t* bindings) {
+  LoopTimer timer;
+  timer.Start();
+  for (auto _ : state) {
+    uint64_t value = ++session->value;
+    if (!Ok(state,
+            weft_device_queue_dispatch(
+                session->device, WEFT_QUEUE_AFFINITY_ANY,
+                weft_semaphore_list_empty(),
+                List1(&session->semaphore, &value), executable, 0, workgroups,
+                constant_count, constants, binding_count, bindings),
+            "queue_dispatch") ||
+        !session->Wait(state, value)) {
+      break;
+    }
+  }
+  timer.Stop();
+  return timer.Nanoseconds() / 1e9;
+}
+
 // FmaPeak/local-task: vector FMAs from registers only on every worker,
 // 2 FLOPs a lane: the machine's f32 peak, beside Prefill's gemm_GFLOPs.
 void FmaPeak(benchmark::State& state) {
@@ -589,22 +616,9 @@ void FmaPeak(benchmark::State& state) {
   const weft_buffer_ref_t bindings[1] = {
       weft_make_buffer_ref(out, 0, WEFT_WHOLE_BUFFER)};
   const uint32_t workgroups[3] = {kWorkgroups, 1, 1};
-  LoopTimer timer;
-  timer.Start();
-  for (auto _ : state) {
-    uint64_t value = ++session.value;
-    if (!Ok(state,
-            weft_device_queue_dispatch(
-                session.device, WEFT_QUEUE_AFFINITY_ANY,
-                weft_semaphore_list_empty(), List1(&session.semaphore, &value),
-                executable, 0, workgroups, 1, &lanes, 1, bindings),
-            "queue_dispatch") ||
-        !session.Wait(state, value)) {
-      break;
-    }
-  }
-  timer.Stop();
-  const double seconds = timer.Nanoseconds() / 1e9;
+  const double seconds =
+      TimeDispatches(state, &session, executable, workgroups, 1, &lanes, 1,
+                     bindings);
   if (seconds > 0.0) {
     state.counters["GFLOPs"] = 2.0 * lanes * kFmaAccumulators *
                                static_cast<double>(kFmaIterations) *
@@ -671,22 +685,9 @@ void MemoryBandwidth(benchmark::State& state) {
       weft_make_buffer_ref(data, 0, WEFT_WHOLE_BUFFER),
       weft_make_buffer_ref(sums, 0, WEFT_WHOLE_BUFFER)};
   const uint32_t workgroups[3] = {chunks, 1, 1};
-  LoopTimer timer;
-  timer.Start();
-  for (auto _ : state) {
-    uint64_t value = ++session.value;
-    if (!Ok(state,
-            weft_device_queue_dispatch(
-                session.device, WEFT_QUEUE_AFFINITY_ANY,
-                weft_semaphore_list_empty(), List1(&session.semaphore, &value),
-                executable, 0, workgroups, 0, nullptr, 2, bindings),
-            "queue_dispatch") ||
-        !session.Wait(state, value)) {
-      break;
-    }
-  }
-  timer.Stop();
-  const double seconds = timer.Nanoseconds() / 1e9;
+  const double seconds =
+      TimeDispatches(state, &session, executable, workgroups, 0, nullptr, 2,
+                     bindings);
   if (seconds > 0.0) {
     state.counters["GBps"] = static_cast<double>(kStreamBytes) *
                              static_cast<double>(state.iterations()) /
