@@ -263,6 +263,16 @@ static void decode_add_step(decode_session_t* session, decode_kernel_t kernel,
   memcpy(step->bindings, refs, binding_count * sizeof(weft_buffer_ref_t));
 }
 
+// The plans' shorthands for a buffer, a layer's slice of a weight, a
+// weight's type and a slot, over their locals |w|, |model| and |layout|
+// (undefined after decode_plan_batch).
+#define REF(buffer) weft_make_buffer_ref((buffer), 0, WEFT_WHOLE_BUFFER)
+#define LAYER(tensor, l)                                       \
+  weft_make_buffer_ref(w[tensor], model->layer_offsets[tensor][l], \
+                       decode_layer_bytes(model, tensor, l))
+#define DTYPE(tensor, l) ((uint32_t)layout->tensors[tensor].dtypes[l])
+#define SLOT(slot) weft_make_indirect_buffer_ref((slot), 0, WEFT_WHOLE_BUFFER)
+
 // Fills in the token's steps (decode.h's order).
 static void decode_plan(decode_session_t* session) {
   const decode_model_t* model = session->model;
@@ -280,12 +290,6 @@ static void decode_plan(decode_session_t* session) {
       c->shared_classifier
           ? embedding_dtype
           : layout->tensors[DECODE_TENSOR_CLASSIFIER].dtypes[0];
-#define REF(buffer) weft_make_buffer_ref((buffer), 0, WEFT_WHOLE_BUFFER)
-#define LAYER(tensor, l)                                       \
-  weft_make_buffer_ref(w[tensor], model->layer_offsets[tensor][l], \
-                       decode_layer_bytes(model, tensor, l))
-#define DTYPE(tensor, l) ((uint32_t)layout->tensors[tensor].dtypes[l])
-#define SLOT(slot) weft_make_indirect_buffer_ref((slot), 0, WEFT_WHOLE_BUFFER)
   {
     const uint32_t constants[] = {dim, c->vocab_size, embedding_dtype};
     const weft_buffer_ref_t refs[] = {REF(w[DECODE_TENSOR_TOKEN_EMBEDDING]),
@@ -364,10 +368,6 @@ static void decode_plan(decode_session_t* session) {
                                       SLOT(DECODE_SLOT_TOKEN_OUT)};
     decode_add_step(session, DECODE_KERNEL_ARGMAX, 1, 1, constants, 2, refs);
   }
-#undef REF
-#undef LAYER
-#undef DTYPE
-#undef SLOT
 }
 
 // The quantized form a matrix of |dtype| reads its input in (none for f32
@@ -447,12 +447,6 @@ static void decode_plan_batch(decode_session_t* session) {
       (capacity + DECODE_GEMM_COLUMNS - 1) / DECODE_GEMM_COLUMNS;
   weft_buffer_t* const* w = model->buffers;
   weft_buffer_t* const* b = session->buffers;
-#define REF(buffer) weft_make_buffer_ref((buffer), 0, WEFT_WHOLE_BUFFER)
-#define LAYER(tensor, l)                                       \
-  weft_make_buffer_ref(w[tensor], model->layer_offsets[tensor][l], \
-                       decode_layer_bytes(model, tensor, l))
-#define DTYPE(tensor, l) ((uint32_t)layout->tensors[tensor].dtypes[l])
-#define SLOT(slot) weft_make_indirect_buffer_ref((slot), 0, WEFT_WHOLE_BUFFER)
   const weft_buffer_ref_t tokens = SLOT(DECODE_BATCH_SLOT_TOKENS);
   const decode_batch_plan_t plan = {session, tokens, capacity, column_tiles};
   {
