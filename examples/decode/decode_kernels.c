@@ -165,8 +165,10 @@ decode_load8(const void* weights, uint32_t i, bool half) {
               : _mm256_loadu_ps((const float*)weights + i);
 }
 
-__attribute__((target("avx2,fma,f16c"), always_inline)) static inline float
-decode_weight_at(const void* weights, uint32_t i, bool half) {
+// Weight |i| of a row of f16 (|half|) or f32 |weights|: the products'
+// scalar tails (no target of its own, so every ISA's product inlines it).
+static inline float decode_weight_at(const void* weights, uint32_t i,
+                                     bool half) {
   return half ? decode_f16_to_f32(((const uint16_t*)weights)[i])
               : ((const float*)weights)[i];
 }
@@ -235,9 +237,7 @@ decode_dot4_avx512(const void* weights, const float* const* x, uint32_t n,
   for (int c = 0; c < 4; ++c) {
     float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0[c], a1[c]));
     for (uint32_t j = i; j < n; ++j) {
-      sum += (half ? decode_f16_to_f32(((const uint16_t*)weights)[j])
-                   : ((const float*)weights)[j]) *
-             x[c][j];
+      sum += decode_weight_at(weights, j, half) * x[c][j];
     }
     out[c] = sum;
   }
@@ -296,9 +296,7 @@ decode_dot2x4_avx512(const void* row0, const void* row1,
     for (int c = 0; c < 4; ++c) {
       float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0[r][c], a1[r][c]));
       for (uint32_t j = i; j < n; ++j) {
-        sum += (half ? decode_f16_to_f32(((const uint16_t*)rows[r])[j])
-                     : ((const float*)rows[r])[j]) *
-               x[c][j];
+        sum += decode_weight_at(rows[r], j, half) * x[c][j];
       }
       out[4 * r + c] = sum;
     }
