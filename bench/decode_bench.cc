@@ -11,6 +11,19 @@
 //       schedule, pthreadpool), as simple CPU decoders do. Counters:
 //       tokens_per_second, ms_per_token, and weight_GBps (the weight bytes
 //       a token reads, per second: compare with MemoryBandwidth).
+//   Prefill/<shape>-<dtype>/<impl>/<prompt>  a prompt of 128 or 512 tokens
+//       (at most the shape's context) from position 0: the positions
+//       before the last as batches of matrix-matrix products (decode.h),
+//       then the last position's step, whose logits choose the first new
+//       token. weft queues the batches' and the step's executes at once;
+//       the baselines run the same kernels (GEMM tiles, batch attention)
+//       one parallel loop per kernel. Counters: tokens_per_second, and
+//       gemm_GFLOPs (2 x the layers' matrix elements x the batched
+//       positions, per second; attention left out: compare with
+//       FmaPeak).
+//   FmaPeak/local-task  vector FMAs from registers only (AVX-512 or AVX2,
+//       twelve independent accumulators) on every worker: the f32 peak
+//       (GFLOPs).
 //   MemoryBandwidth/local-task  a read-only streaming sum over 512 MiB on
 //       every worker: the limit of a bandwidth-bound decode (GBps).
 //
@@ -21,6 +34,10 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "baselines.h"
 #include "bench_util.h"
@@ -113,6 +130,23 @@ void ReportDecode(benchmark::State& state, const Decoder& decoder,
 
 const uint32_t kPrompt[] = {1};
 
+// One iteration on weft: starts |decoder|'s session on the |prompt_length|
+// ids at |prompt|, enqueues |positions| positions and waits for the last;
+// false (the row skipped) where a call fails.
+bool RunWeftSession(benchmark::State& state, const Decoder& decoder,
+                    const uint32_t* prompt, uint32_t prompt_length,
+                    uint32_t positions) {
+  return Ok(state,
+            decode_session_start(decoder.session, prompt, prompt_length),
+            "decode_session_start") &&
+         Ok(state, decode_session_enqueue(decoder.session, positions),
+            "decode_session_enqueue") &&
+         Ok(state,
+            decode_session_wait(decoder.session, positions - 1,
+                                weft_timeout_relative(kWaitTimeoutNs)),
+            "decode_session_wait");
+}
+
 void DecodeWeft(benchmark::State& state, const char* shape,
                 decode_dtype_t dtype) {
   std::string path = ModelPath(state, shape, dtype);
@@ -123,16 +157,7 @@ void DecodeWeft(benchmark::State& state, const char* shape,
   LoopTimer timer;
   timer.Start();
   for (auto _ : state) {
-    if (!Ok(state, decode_session_start(decoder.session, kPrompt, 1),
-            "decode_session_start") ||
-        !Ok(state, decode_session_enqueue(decoder.session, tokens),
-            "decode_session_enqueue") ||
-        !Ok(state,
-            decode_session_wait(decoder.session, tokens - 1,
-                                weft_timeout_relative(kWaitTimeoutNs)),
-            "decode_session_wait")) {
-      break;
-    }
+    if (!RunWeftSession(state, decoder, kPrompt, 1, tokens)) break;
   }
   timer.Stop();
   ReportDecode(state, decoder, timer, tokens);
@@ -184,59 +209,113 @@ class HostPlan {
   std::map<weft_buffer_t*, weft_buffer_mapping_t> mappings_;
 };
 
-void DecodeBaseline(benchmark::State& state, const char* shape,
-                    decode_dtype_t dtype, Baseline baseline) {
+// A list of steps as launches over host pointers, resolved per run
+// through a binding table.
+class HostSteps {
+ public:
+  bool Build(benchmark::State& state, HostPlan* plan,
+             const decode_step_t* steps, uint32_t count,
+             const std::vector<weft_buffer_binding_t>& table) {
+    plan_ = plan;
+    steps_ = steps;
+    count_ = count;
+    for (uint32_t i = 0; i < count; ++i) {
+      for (uint32_t b = 0; b < steps[i].binding_count; ++b) {
+        if (!plan->Map(state, steps[i].bindings[b].buffer)) return false;
+      }
+    }
+    for (const weft_buffer_binding_t& binding : table) {
+      if (!plan->Map(state, binding.buffer)) return false;
+    }
+    const weft_kernel_library_t* library = decode_kernels_library();
+    launches_ = std::vector<Launch>(count);
+    pointers_.assign(count, {});
+    lengths_.assign(count, {});
+    for (uint32_t i = 0; i < count; ++i) {
+      const decode_step_t& step = steps[i];
+      const weft_kernel_def_t& def = library->kernels[step.kernel];
+      pointers_[i].resize(step.binding_count);
+      lengths_[i].resize(step.binding_count);
+      Launch& launch = launches_[i];
+      launch.fn = def.fn;
+      launch.dispatch.workgroup_count[0] = step.workgroups;
+      launch.dispatch.workgroup_count[1] = 1;
+      launch.dispatch.workgroup_count[2] = 1;
+      for (int d = 0; d < 3; ++d) {
+        launch.dispatch.workgroup_size[d] = def.workgroup_size[d];
+      }
+      launch.dispatch.constant_count = step.constant_count;
+      launch.dispatch.constants = step.constants;
+      launch.dispatch.binding_count = step.binding_count;
+      launch.dispatch.binding_ptrs = pointers_[i].data();
+      launch.dispatch.binding_lengths = lengths_[i].data();
+    }
+    return true;
+  }
+
+  // Runs every step, a parallel loop each; false if a kernel failed.
+  bool Run(Pool* pool, const std::vector<weft_buffer_binding_t>& table) {
+    for (uint32_t i = 0; i < count_; ++i) {
+      for (uint32_t b = 0; b < steps_[i].binding_count; ++b) {
+        plan_->Resolve(steps_[i].bindings[b], table, &pointers_[i][b],
+                       &lengths_[i][b]);
+      }
+      pool->Run(&launches_[i], steps_[i].workgroups);
+      if (launches_[i].failure.load(std::memory_order_relaxed) != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  HostPlan* plan_ = nullptr;
+  const decode_step_t* steps_ = nullptr;
+  uint32_t count_ = 0;
+  std::vector<Launch> launches_;
+  std::vector<std::vector<void*>> pointers_;
+  std::vector<std::vector<size_t>> lengths_;
+};
+
+// Opens |decoder| on |shape| and |dtype| and |pool| for |baseline|; false
+// (the row skipped) where either fails.
+bool OpenBaseline(benchmark::State& state, const char* shape,
+                  decode_dtype_t dtype, Baseline baseline, Decoder* decoder,
+                  Pool* pool) {
   std::string path = ModelPath(state, shape, dtype);
-  if (path.empty()) return;
-  Decoder decoder;
+  if (path.empty()) return false;
   // local-sync only loads: the baseline's threads run every kernel.
-  if (!decoder.Open(state, "local-sync", path)) return;
-  Pool pool;
-  if (!pool.Open(state, baseline)) return;
-  const uint32_t tokens = decoder.Tokens();
+  return decoder->Open(state, "local-sync", path) &&
+         pool->Open(state, baseline);
+}
+
+// Builds |token| over the session's per-position steps with position 0's
+// bindings in |table|: every buffer of every position's table is one of
+// position 0's.
+bool BuildTokenSteps(benchmark::State& state, const Decoder& decoder,
+                     HostPlan* plan, std::vector<weft_buffer_binding_t>* table,
+                     HostSteps* token) {
   uint32_t step_count = 0;
   const decode_step_t* steps =
       decode_session_steps(decoder.session, &step_count);
-  std::vector<weft_buffer_binding_t> table(
-      decode_session_slot_count(decoder.session));
+  table->assign(decode_session_slot_count(decoder.session), {});
+  decode_session_bindings(decoder.session, 0, table->data());
+  return token->Build(state, plan, steps, step_count, *table);
+}
+
+void DecodeBaseline(benchmark::State& state, const char* shape,
+                    decode_dtype_t dtype, Baseline baseline) {
+  Decoder decoder;
+  Pool pool;
+  if (!OpenBaseline(state, shape, dtype, baseline, &decoder, &pool)) return;
+  const uint32_t tokens = decoder.Tokens();
+  std::vector<weft_buffer_binding_t> table;
   HostPlan plan;
-  // Every buffer of every position's table is one of position 0's.
-  decode_session_bindings(decoder.session, 0, table.data());
+  HostSteps token;
   if (!Ok(state, decode_session_start(decoder.session, kPrompt, 1),
-          "decode_session_start")) {
+          "decode_session_start") ||
+      !BuildTokenSteps(state, decoder, &plan, &table, &token)) {
     return;
-  }
-  for (uint32_t i = 0; i < step_count; ++i) {
-    for (uint32_t b = 0; b < steps[i].binding_count; ++b) {
-      if (!plan.Map(state, steps[i].bindings[b].buffer)) return;
-    }
-  }
-  for (const weft_buffer_binding_t& binding : table) {
-    if (!plan.Map(state, binding.buffer)) return;
-  }
-  // Per step: its launch, with pointer and length arrays.
-  const weft_kernel_library_t* library = decode_kernels_library();
-  std::vector<Launch> launches(step_count);
-  std::vector<std::vector<void*>> pointers(step_count);
-  std::vector<std::vector<size_t>> lengths(step_count);
-  for (uint32_t i = 0; i < step_count; ++i) {
-    const decode_step_t& step = steps[i];
-    const weft_kernel_def_t& def = library->kernels[step.kernel];
-    pointers[i].resize(step.binding_count);
-    lengths[i].resize(step.binding_count);
-    Launch& launch = launches[i];
-    launch.fn = def.fn;
-    launch.dispatch.workgroup_count[0] = step.workgroups;
-    launch.dispatch.workgroup_count[1] = 1;
-    launch.dispatch.workgroup_count[2] = 1;
-    for (int d = 0; d < 3; ++d) {
-      launch.dispatch.workgroup_size[d] = def.workgroup_size[d];
-    }
-    launch.dispatch.constant_count = step.constant_count;
-    launch.dispatch.constants = step.constants;
-    launch.dispatch.binding_count = step.binding_count;
-    launch.dispatch.binding_ptrs = pointers[i].data();
-    launch.dispatch.binding_lengths = lengths[i].data();
   }
   LoopTimer timer;
   timer.Start();
@@ -244,14 +323,7 @@ void DecodeBaseline(benchmark::State& state, const char* shape,
     bool ok = true;
     for (uint32_t p = 0; ok && p < tokens; ++p) {
       decode_session_bindings(decoder.session, p, table.data());
-      for (uint32_t i = 0; ok && i < step_count; ++i) {
-        for (uint32_t b = 0; b < steps[i].binding_count; ++b) {
-          plan.Resolve(steps[i].bindings[b], table, &pointers[i][b],
-                       &lengths[i][b]);
-        }
-        pool.Run(&launches[i], steps[i].workgroups);
-        ok = launches[i].failure.load(std::memory_order_relaxed) == 0;
-      }
+      ok = token.Run(&pool, table);
     }
     if (!ok) {
       state.SkipWithError("a decode kernel failed");
@@ -260,6 +332,301 @@ void DecodeBaseline(benchmark::State& state, const char* shape,
   }
   timer.Stop();
   ReportDecode(state, decoder, timer, tokens);
+}
+
+//===----------------------------------------------------------------------===//
+// Prefill
+//===----------------------------------------------------------------------===//
+
+// A prompt of |length| ids below |vocab|.
+std::vector<uint32_t> MakePrompt(uint32_t length, uint32_t vocab) {
+  std::vector<uint32_t> prompt(length);
+  for (uint32_t i = 0; i < length; ++i) {
+    prompt[i] = static_cast<uint32_t>((i * 7919ull + 1) % vocab);
+  }
+  return prompt;
+}
+
+// The prompt a row asks for (state.range(0) ids), cut to the context.
+std::vector<uint32_t> RowPrompt(const benchmark::State& state,
+                                const Decoder& decoder) {
+  const decode_config_t& config = decode_model_layout(decoder.model)->config;
+  const uint32_t asked = static_cast<uint32_t>(state.range(0));
+  return MakePrompt(asked < config.seq_len ? asked : config.seq_len,
+                    config.vocab_size);
+}
+
+// The prompt lengths of |shape|'s rows: 128 and 512, each cut to the
+// context (tiny: 64 only).
+void (*PrefillArgs(const char* shape))(benchmark::internal::Benchmark*) {
+  decode_config_t config;
+  const uint32_t context =
+      decode_shape_lookup(shape, &config) ? config.seq_len : 128;
+  if (context < 128) {
+    return [](benchmark::internal::Benchmark* b) { b->Arg(64); };
+  }
+  if (context == 128) {
+    return [](benchmark::internal::Benchmark* b) { b->Arg(128); };
+  }
+  if (context < 512) {
+    return [](benchmark::internal::Benchmark* b) { b->Arg(128)->Arg(256); };
+  }
+  return [](benchmark::internal::Benchmark* b) { b->Arg(128)->Arg(512); };
+}
+
+void ReportPrefill(benchmark::State& state, const Decoder& decoder,
+                   const LoopTimer& timer, uint32_t prompt_length) {
+  const double seconds = timer.Nanoseconds() / 1e9;
+  const double iterations = static_cast<double>(state.iterations());
+  if (seconds <= 0.0 || iterations <= 0.0) return;
+  const decode_config_t& c = decode_model_layout(decoder.model)->config;
+  const double kv_dim =
+      static_cast<double>(c.dim) / c.n_heads * c.n_kv_heads;
+  const double layer_elements =
+      static_cast<double>(c.dim) * (2.0 * c.dim + 2.0 * kv_dim) +
+      3.0 * c.dim * c.hidden_dim;
+  state.counters["tokens_per_second"] = iterations * prompt_length / seconds;
+  state.counters["gemm_GFLOPs"] = 2.0 * layer_elements * c.n_layers *
+                                  (prompt_length - 1.0) * iterations /
+                                  seconds / 1e9;
+}
+
+void PrefillWeft(benchmark::State& state, const char* shape,
+                 decode_dtype_t dtype) {
+  std::string path = ModelPath(state, shape, dtype);
+  if (path.empty()) return;
+  Decoder decoder;
+  if (!decoder.Open(state, "local-task", path)) return;
+  const std::vector<uint32_t> prompt = RowPrompt(state, decoder);
+  const uint32_t length = static_cast<uint32_t>(prompt.size());
+  LoopTimer timer;
+  timer.Start();
+  for (auto _ : state) {
+    if (!RunWeftSession(state, decoder, prompt.data(), length, length)) break;
+  }
+  timer.Stop();
+  ReportPrefill(state, decoder, timer, length);
+}
+
+void PrefillBaseline(benchmark::State& state, const char* shape,
+                     decode_dtype_t dtype, Baseline baseline) {
+  Decoder decoder;
+  Pool pool;
+  if (!OpenBaseline(state, shape, dtype, baseline, &decoder, &pool)) return;
+  const std::vector<uint32_t> prompt = RowPrompt(state, decoder);
+  const uint32_t length = static_cast<uint32_t>(prompt.size());
+  if (!Ok(state, decode_session_start(decoder.session, prompt.data(), length),
+          "decode_session_start")) {
+    return;
+  }
+  HostPlan plan;
+  uint32_t batch_count = 0;
+  const decode_step_t* batch_steps =
+      decode_session_batch_steps(decoder.session, &batch_count);
+  std::vector<weft_buffer_binding_t> batch_table(
+      decode_session_batch_slot_count(decoder.session));
+  decode_session_batch_bindings(decoder.session, 0, 1, batch_table.data());
+  std::vector<weft_buffer_binding_t> table;
+  HostSteps batch;
+  HostSteps token;
+  if (!batch.Build(state, &plan, batch_steps, batch_count, batch_table) ||
+      !BuildTokenSteps(state, decoder, &plan, &table, &token)) {
+    return;
+  }
+  const uint32_t capacity = decode_session_batch_capacity(decoder.session);
+  LoopTimer timer;
+  timer.Start();
+  for (auto _ : state) {
+    bool ok = true;
+    // The positions before the last in batches, as decode_session_enqueue
+    // cuts them; then the last position's step.
+    for (uint32_t first = 0; ok && first + 1 < length;) {
+      uint32_t count = length - 1 - first;
+      if (count > capacity) count = capacity;
+      if (count > 1) {
+        decode_session_batch_bindings(decoder.session, first, count,
+                                      batch_table.data());
+        ok = batch.Run(&pool, batch_table);
+      } else {
+        decode_session_bindings(decoder.session, first, table.data());
+        ok = token.Run(&pool, table);
+      }
+      first += count;
+    }
+    if (ok) {
+      decode_session_bindings(decoder.session, length - 1, table.data());
+      ok = token.Run(&pool, table);
+    }
+    if (!ok) {
+      state.SkipWithError("a prefill kernel failed");
+      break;
+    }
+  }
+  timer.Stop();
+  ReportPrefill(state, decoder, timer, length);
+}
+
+//===----------------------------------------------------------------------===//
+// The machine's peak: FMAs in registers
+//===----------------------------------------------------------------------===//
+
+constexpr uint32_t kFmaIterations = 1u << 20;
+constexpr uint32_t kFmaAccumulators = 12;  // enough to hide FMA latency
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The sum of the |count| floats at |lanes|, first to last.
+float SumLanes(const float* lanes, uint32_t count) {
+  float total = 0.0f;
+  for (uint32_t i = 0; i < count; ++i) total += lanes[i];
+  return total;
+}
+
+__attribute__((target("avx512f"))) float FmaLoopAvx512(float seed) {
+  __m512 acc[kFmaAccumulators];
+  for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+    acc[a] = _mm512_set1_ps(seed + static_cast<float>(a));
+  }
+  const __m512 scale = _mm512_set1_ps(0.999999f);
+  const __m512 add = _mm512_set1_ps(1e-7f);
+  for (uint32_t i = 0; i < kFmaIterations; ++i) {
+    for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+      acc[a] = _mm512_fmadd_ps(acc[a], scale, add);
+    }
+  }
+  __m512 sum = acc[0];
+  for (uint32_t a = 1; a < kFmaAccumulators; ++a) {
+    sum = _mm512_add_ps(sum, acc[a]);
+  }
+  // Stored and summed here: GCC 12's _mm512_reduce_add_ps trips its own
+  // -Wuninitialized in C++.
+  float lanes[16];
+  _mm512_storeu_ps(lanes, sum);
+  return SumLanes(lanes, 16);
+}
+
+__attribute__((target("avx2,fma"))) float FmaLoopAvx2(float seed) {
+  __m256 acc[kFmaAccumulators];
+  for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+    acc[a] = _mm256_set1_ps(seed + static_cast<float>(a));
+  }
+  const __m256 scale = _mm256_set1_ps(0.999999f);
+  const __m256 add = _mm256_set1_ps(1e-7f);
+  for (uint32_t i = 0; i < kFmaIterations; ++i) {
+    for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+      acc[a] = _mm256_fmadd_ps(acc[a], scale, add);
+    }
+  }
+  __m256 sum = acc[0];
+  for (uint32_t a = 1; a < kFmaAccumulators; ++a) {
+    sum = _mm256_add_ps(sum, acc[a]);
+  }
+  float lanes[8];
+  _mm256_storeu_ps(lanes, sum);
+  return SumLanes(lanes, 8);
+}
+#endif
+
+// Floats one FMA instruction works on (0: no vector FMA here).
+uint32_t FmaLanes() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512f")) return 16;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return 8;
+  }
+#endif
+  return 0;
+}
+
+// One workgroup: kFmaIterations x kFmaAccumulators vector FMAs, its
+// result stored so the loop stays.
+int FmaLoop(const weft_dispatch_state_t* dispatch,
+            const weft_workgroup_state_t* workgroup) {
+  const uint32_t id = workgroup->workgroup_id[0];
+  float* out = static_cast<float*>(dispatch->binding_ptrs[0]);
+  float result = 0.0f;
+#if defined(__x86_64__) && defined(__GNUC__)
+  const uint32_t lanes = dispatch->constants[0];
+  result = lanes == 16 ? FmaLoopAvx512(static_cast<float>(id))
+                       : FmaLoopAvx2(static_cast<float>(id));
+#endif
+  out[id] = result;
+  return 0;
+}
+
+const weft_kernel_def_t kFmaKernels[] = {
+    {"fma_loop", FmaLoop, 1, 1, {1, 1, 1}, 0},
+};
+const weft_kernel_library_t kFmaLibrary = {WEFT_KERNEL_ABI_VERSION,
+                                           "bench_fma", 1, kFmaKernels};
+const weft_kernel_library_t* FmaQuery(uint32_t version) {
+  return version == WEFT_KERNEL_ABI_VERSION ? &kFmaLibrary : nullptr;
+}
+
+// One dispatch of |executable|'s kernel 0 per iteration, each waited for;
+// returns the seconds they took (the loop stops at a failure, the row
+// skipped).
+double TimeDispatches(benchmark::State& state, Session* session,
+                      weft_executable_t* executable,
+                      const uint32_t workgroups[3], uint32_t constant_count,
+                      const uint32_t* constants, uint32_t binding_count,
+                      const weft_buffer_ref_t* bindings) {
+  LoopTimer timer;
+  timer.Start();
+  for (auto _ : state) {
+    uint64_t value = ++session->value;
+    if (!Ok(state,
+            weft_device_queue_dispatch(
+                session->device, WEFT_QUEUE_AFFINITY_ANY,
+                weft_semaphore_list_empty(),
+                List1(&session->semaphore, &value), executable, 0, workgroups,
+                constant_count, constants, binding_count, bindings),
+            "queue_dispatch") ||
+        !session->Wait(state, value)) {
+      break;
+    }
+  }
+  timer.Stop();
+  return timer.Nanoseconds() / 1e9;
+}
+
+// FmaPeak/local-task: vector FMAs from registers only on every worker,
+// 2 FLOPs a lane: the machine's f32 peak, beside Prefill's gemm_GFLOPs.
+void FmaPeak(benchmark::State& state) {
+  const uint32_t lanes = FmaLanes();
+  if (lanes == 0) {
+    state.SkipWithError("FmaPeak: no AVX2/FMA or AVX-512 on this CPU");
+    return;
+  }
+  Session session;
+  if (!session.Open(state, "local-task")) return;
+  weft_executable_t* executable = nullptr;
+  if (!Ok(state,
+          weft_device_create_executable(
+              session.device, weft_executable_source_cpu_static(FmaQuery),
+              &executable),
+          "create_executable")) {
+    return;
+  }
+  constexpr uint32_t kWorkgroups = 64;
+  weft_buffer_t* out = session.AllocateBuffer(state, kWorkgroups * 4, 0);
+  if (!out) {
+    weft_executable_release(executable);
+    return;
+  }
+  const weft_buffer_ref_t bindings[1] = {
+      weft_make_buffer_ref(out, 0, WEFT_WHOLE_BUFFER)};
+  const uint32_t workgroups[3] = {kWorkgroups, 1, 1};
+  const double seconds =
+      TimeDispatches(state, &session, executable, workgroups, 1, &lanes, 1,
+                     bindings);
+  if (seconds > 0.0) {
+    state.counters["GFLOPs"] = 2.0 * lanes * kFmaAccumulators *
+                               static_cast<double>(kFmaIterations) *
+                               kWorkgroups *
+                               static_cast<double>(state.iterations()) /
+                               seconds / 1e9;
+  }
+  weft_executable_release(executable);
 }
 
 //===----------------------------------------------------------------------===//
@@ -318,22 +685,9 @@ void MemoryBandwidth(benchmark::State& state) {
       weft_make_buffer_ref(data, 0, WEFT_WHOLE_BUFFER),
       weft_make_buffer_ref(sums, 0, WEFT_WHOLE_BUFFER)};
   const uint32_t workgroups[3] = {chunks, 1, 1};
-  LoopTimer timer;
-  timer.Start();
-  for (auto _ : state) {
-    uint64_t value = ++session.value;
-    if (!Ok(state,
-            weft_device_queue_dispatch(
-                session.device, WEFT_QUEUE_AFFINITY_ANY,
-                weft_semaphore_list_empty(), List1(&session.semaphore, &value),
-                executable, 0, workgroups, 0, nullptr, 2, bindings),
-            "queue_dispatch") ||
-        !session.Wait(state, value)) {
-      break;
-    }
-  }
-  timer.Stop();
-  const double seconds = timer.Nanoseconds() / 1e9;
+  const double seconds =
+      TimeDispatches(state, &session, executable, workgroups, 0, nullptr, 2,
+                     bindings);
   if (seconds > 0.0) {
     state.counters["GBps"] = static_cast<double>(kStreamBytes) *
                              static_cast<double>(state.iterations()) /
@@ -348,6 +702,28 @@ void RegisterDecodeBenchmarks() {
   benchmark::RegisterBenchmark("MemoryBandwidth/local-task", MemoryBandwidth)
       ->UseRealTime();
   const char* const shapes[] = {"tiny", "15M", "110M", "1.1B"};
+  // Prefill: f32, f16 and the block types on each shape, prompts of 128
+  // and 512 (the context where it is shorter: tiny's 64, 15M's 256).
+  benchmark::RegisterBenchmark("FmaPeak/local-task", FmaPeak)->UseRealTime();
+  for (const char* shape : shapes) {
+    for (decode_dtype_t dtype :
+         {DECODE_DTYPE_F32, DECODE_DTYPE_F16, DECODE_DTYPE_Q8_0,
+          DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q4_K}) {
+      const std::string prefix = std::string("Prefill/") + shape + "-" +
+                                 decode_dtype_name(dtype) + "/";
+      benchmark::RegisterBenchmark((prefix + "local-task").c_str(),
+                                   PrefillWeft, shape, dtype)
+          ->Apply(PrefillArgs(shape))
+          ->UseRealTime();
+      for (Baseline baseline : ParallelBaselines()) {
+        benchmark::RegisterBenchmark(
+            (prefix + BaselineName(baseline)).c_str(), PrefillBaseline, shape,
+            dtype, baseline)
+            ->Apply(PrefillArgs(shape))
+            ->UseRealTime();
+      }
+    }
+  }
   const decode_dtype_t dtypes[] = {DECODE_DTYPE_F32, DECODE_DTYPE_F16,
                                    DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0,
                                    DECODE_DTYPE_Q4_K};

@@ -1,6 +1,8 @@
 // weft decode example: the decoder (see decode.h).
 #include "decode.h"
 
+#include "decode_quant_dot.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +177,18 @@ enum {
 // tells it the position).
 #define DECODE_SLOT_HISTORY(n_layers) (DECODE_SLOT_LAYERS + 4 * (n_layers))
 
+// The batch's binding-table slots: two, then four per layer.
+enum {
+  DECODE_BATCH_SLOT_TOKENS = 0,  // tokens[first, first + B)
+  DECODE_BATCH_SLOT_ROPE = 1,    // the rotary rows of those positions
+  DECODE_BATCH_SLOT_LAYERS = 2,  // per layer: k rows, v rows, k and v prefix
+};
+#define DECODE_BATCH_SLOT_K_ROWS(l) (DECODE_BATCH_SLOT_LAYERS + 4 * (l))
+#define DECODE_BATCH_SLOT_V_ROWS(l) (DECODE_BATCH_SLOT_LAYERS + 4 * (l) + 1)
+#define DECODE_BATCH_SLOT_K_PREFIX(l) (DECODE_BATCH_SLOT_LAYERS + 4 * (l) + 2)
+#define DECODE_BATCH_SLOT_V_PREFIX(l) (DECODE_BATCH_SLOT_LAYERS + 4 * (l) + 3)
+#define DECODE_BATCH_SLOT_COUNT(n_layers) (DECODE_BATCH_SLOT_LAYERS + 4 * (n_layers))
+
 enum {
   DECODE_BUFFER_X = 0,   // the residual stream [dim]
   DECODE_BUFFER_Q,       // [dim]
@@ -187,6 +201,13 @@ enum {
   DECODE_BUFFER_DISCARD, // u32: argmax outputs of prompt positions
   DECODE_BUFFER_ROPE,    // [seq_len][head_size / 2][cos, sin]
   DECODE_BUFFER_SAMPLE_SCRATCH,  // SAMPLE's candidates [vocab][8 bytes]
+  // The batch's, [capacity][width] (decode_kernels.h):
+  DECODE_BUFFER_BATCH_X,    // the residual stream [dim]
+  DECODE_BUFFER_BATCH_XN,   // normalised [dim]
+  DECODE_BUFFER_BATCH_XQ,   // quantized forms of XN, ATT or H
+  DECODE_BUFFER_BATCH_Q,    // [dim]
+  DECODE_BUFFER_BATCH_ATT,  // [dim]
+  DECODE_BUFFER_BATCH_H,    // [hidden]
   DECODE_BUFFER_COUNT,
 };
 
@@ -203,6 +224,15 @@ struct decode_session_t {
   uint32_t slot_count;
   weft_buffer_binding_t* table;  // scratch for one token's table
   weft_command_buffer_t* command_buffer;
+  // The prompt's batch: steps recorded once for |batch_capacity|
+  // positions, of which an execute runs up to |batch_limit|.
+  decode_step_t* batch_steps;
+  uint32_t batch_step_count;
+  uint32_t batch_slot_count;
+  uint32_t batch_capacity;
+  uint32_t batch_limit;
+  weft_buffer_binding_t* batch_table;
+  weft_command_buffer_t* batch_command_buffer;
   weft_semaphore_t* timeline;
   uint64_t base;  // the timeline's value at position 0
   uint32_t prompt_length;
@@ -220,7 +250,10 @@ static void decode_add_step(decode_session_t* session, decode_kernel_t kernel,
                             uint32_t workgroups, uint32_t constant_count,
                             const uint32_t* constants, uint32_t binding_count,
                             const weft_buffer_ref_t* refs) {
-  decode_step_t* step = &session->steps[session->step_count++];
+  decode_step_t* step =
+      kernel >= DECODE_KERNEL_BATCH_EMBED
+          ? &session->batch_steps[session->batch_step_count++]
+          : &session->steps[session->step_count++];
   memset(step, 0, sizeof(*step));
   step->kernel = kernel;
   step->workgroups = workgroups;
@@ -229,6 +262,16 @@ static void decode_add_step(decode_session_t* session, decode_kernel_t kernel,
   step->binding_count = binding_count;
   memcpy(step->bindings, refs, binding_count * sizeof(weft_buffer_ref_t));
 }
+
+// The plans' shorthands for a buffer, a layer's slice of a weight, a
+// weight's type and a slot, over their locals |w|, |model| and |layout|
+// (undefined after decode_plan_batch).
+#define REF(buffer) weft_make_buffer_ref((buffer), 0, WEFT_WHOLE_BUFFER)
+#define LAYER(tensor, l)                                       \
+  weft_make_buffer_ref(w[tensor], model->layer_offsets[tensor][l], \
+                       decode_layer_bytes(model, tensor, l))
+#define DTYPE(tensor, l) ((uint32_t)layout->tensors[tensor].dtypes[l])
+#define SLOT(slot) weft_make_indirect_buffer_ref((slot), 0, WEFT_WHOLE_BUFFER)
 
 // Fills in the token's steps (decode.h's order).
 static void decode_plan(decode_session_t* session) {
@@ -247,12 +290,6 @@ static void decode_plan(decode_session_t* session) {
       c->shared_classifier
           ? embedding_dtype
           : layout->tensors[DECODE_TENSOR_CLASSIFIER].dtypes[0];
-#define REF(buffer) weft_make_buffer_ref((buffer), 0, WEFT_WHOLE_BUFFER)
-#define LAYER(tensor, l)                                       \
-  weft_make_buffer_ref(w[tensor], model->layer_offsets[tensor][l], \
-                       decode_layer_bytes(model, tensor, l))
-#define DTYPE(tensor, l) ((uint32_t)layout->tensors[tensor].dtypes[l])
-#define SLOT(slot) weft_make_indirect_buffer_ref((slot), 0, WEFT_WHOLE_BUFFER)
   {
     const uint32_t constants[] = {dim, c->vocab_size, embedding_dtype};
     const weft_buffer_ref_t refs[] = {REF(w[DECODE_TENSOR_TOKEN_EMBEDDING]),
@@ -331,6 +368,169 @@ static void decode_plan(decode_session_t* session) {
                                       SLOT(DECODE_SLOT_TOKEN_OUT)};
     decode_add_step(session, DECODE_KERNEL_ARGMAX, 1, 1, constants, 2, refs);
   }
+}
+
+// The quantized form a matrix of |dtype| reads its input in (none for f32
+// and f16).
+static uint32_t decode_batch_form(uint32_t dtype) {
+  if (!decode_dtype_is_quantized(dtype)) return 0;
+  return decode_quant_uses_q8_k((decode_dtype_t)dtype) ? DECODE_BATCH_FORM_Q8_K
+                                                       : DECODE_BATCH_FORM_Q8_0;
+}
+
+// What every batch step records against: the session, the batch's ids
+// (every batch kernel's binding 0), and its positions' capacity in
+// workgroups and in GEMM column tiles.
+typedef struct decode_batch_plan_t {
+  decode_session_t* session;
+  weft_buffer_ref_t tokens;
+  uint32_t capacity;
+  uint32_t column_tiles;
+} decode_batch_plan_t;
+
+// Records RMSNorm of the batch's |x| by |weight| into |xn|, quantized into
+// |xq| in the |forms| its matrices read.
+static void decode_batch_add_rmsnorm(const decode_batch_plan_t* plan,
+                                     uint32_t dim, uint32_t eps,
+                                     uint32_t forms, weft_buffer_ref_t x,
+                                     weft_buffer_ref_t weight,
+                                     weft_buffer_ref_t xn,
+                                     weft_buffer_ref_t xq) {
+  const uint32_t constants[] = {dim, eps, forms};
+  const weft_buffer_ref_t refs[] = {plan->tokens, x, weight, xn, xq};
+  decode_add_step(plan->session, DECODE_KERNEL_BATCH_RMSNORM, plan->capacity,
+                  3, constants, 5, refs);
+}
+
+// Records the quantization of the batch's |n|-wide |x| into |xq| in
+// |forms|.
+static void decode_batch_add_quantize(const decode_batch_plan_t* plan,
+                                      uint32_t n, uint32_t forms,
+                                      weft_buffer_ref_t x,
+                                      weft_buffer_ref_t xq) {
+  const uint32_t constants[] = {n, forms};
+  const weft_buffer_ref_t refs[] = {plan->tokens, x, xq};
+  decode_add_step(plan->session, DECODE_KERNEL_BATCH_QUANTIZE, plan->capacity,
+                  2, constants, 3, refs);
+}
+
+// Records GEMM's |mode| of the |rows| by |cols| matrix |w| of the packed
+// |dtypes| (and |w3|, SwiGLU's second) with the batch's |x| (quantized in
+// |xq|) into |out|.
+static void decode_batch_add_gemm(const decode_batch_plan_t* plan,
+                                  uint32_t rows, uint32_t cols,
+                                  uint32_t dtypes, uint32_t mode,
+                                  weft_buffer_ref_t x, weft_buffer_ref_t xq,
+                                  weft_buffer_ref_t w, weft_buffer_ref_t w3,
+                                  weft_buffer_ref_t out) {
+  const uint32_t constants[] = {rows, cols, dtypes, mode};
+  const weft_buffer_ref_t refs[] = {plan->tokens, x, xq, w, w3, out};
+  decode_add_step(plan->session, DECODE_KERNEL_GEMM,
+                  rows / DECODE_ROWS_PER_WORKGROUP * plan->column_tiles, 4,
+                  constants, 6, refs);
+}
+
+// Fills in the batch's steps (decode.h): the token's layers over
+// |batch_capacity| positions, without the classifier (a batch ends inside
+// the prompt, whose next tokens are known).
+static void decode_plan_batch(decode_session_t* session) {
+  const decode_model_t* model = session->model;
+  const decode_layout_t* layout = &model->layout;
+  const decode_config_t* c = &layout->config;
+  const uint32_t dim = c->dim;
+  const uint32_t hidden = c->hidden_dim;
+  const uint32_t kv_dim = decode_kv_dim(c);
+  const uint32_t head_size = decode_head_size(c);
+  const uint32_t eps = decode_float_bits(c->norm_eps);
+  const uint32_t capacity = session->batch_capacity;
+  const uint32_t column_tiles =
+      (capacity + DECODE_GEMM_COLUMNS - 1) / DECODE_GEMM_COLUMNS;
+  weft_buffer_t* const* w = model->buffers;
+  weft_buffer_t* const* b = session->buffers;
+  const weft_buffer_ref_t tokens = SLOT(DECODE_BATCH_SLOT_TOKENS);
+  const decode_batch_plan_t plan = {session, tokens, capacity, column_tiles};
+  {
+    const uint32_t constants[] = {
+        dim, c->vocab_size, DTYPE(DECODE_TENSOR_TOKEN_EMBEDDING, 0)};
+    const weft_buffer_ref_t refs[] = {tokens,
+                                      REF(w[DECODE_TENSOR_TOKEN_EMBEDDING]),
+                                      REF(b[DECODE_BUFFER_BATCH_X])};
+    decode_add_step(session, DECODE_KERNEL_BATCH_EMBED, capacity, 3,
+                    constants, 3, refs);
+  }
+  for (uint32_t l = 0; l < c->n_layers; ++l) {
+    decode_batch_add_rmsnorm(
+        &plan, dim, eps,
+        decode_batch_form(DTYPE(DECODE_TENSOR_WQ, l)) |
+            decode_batch_form(DTYPE(DECODE_TENSOR_WK, l)) |
+            decode_batch_form(DTYPE(DECODE_TENSOR_WV, l)),
+        REF(b[DECODE_BUFFER_BATCH_X]), LAYER(DECODE_TENSOR_ATTN_NORM, l),
+        REF(b[DECODE_BUFFER_BATCH_XN]), REF(b[DECODE_BUFFER_BATCH_XQ]));
+    // q into its buffer; k and v straight into the cache rows.
+    const decode_tensor_t projections[3] = {DECODE_TENSOR_WQ, DECODE_TENSOR_WK,
+                                            DECODE_TENSOR_WV};
+    const weft_buffer_ref_t outs[3] = {REF(b[DECODE_BUFFER_BATCH_Q]),
+                                       SLOT(DECODE_BATCH_SLOT_K_ROWS(l)),
+                                       SLOT(DECODE_BATCH_SLOT_V_ROWS(l))};
+    for (int i = 0; i < 3; ++i) {
+      decode_batch_add_gemm(&plan, i == 0 ? dim : kv_dim, dim,
+                            DTYPE(projections[i], l), DECODE_GEMM_STORE,
+                            REF(b[DECODE_BUFFER_BATCH_XN]),
+                            REF(b[DECODE_BUFFER_BATCH_XQ]),
+                            LAYER(projections[i], l), LAYER(projections[i], l),
+                            outs[i]);
+    }
+    {
+      const uint32_t constants[] = {dim, kv_dim, head_size};
+      const weft_buffer_ref_t refs[] = {tokens, REF(b[DECODE_BUFFER_BATCH_Q]),
+                                        SLOT(DECODE_BATCH_SLOT_K_ROWS(l)),
+                                        SLOT(DECODE_BATCH_SLOT_ROPE)};
+      decode_add_step(session, DECODE_KERNEL_BATCH_ROPE, capacity, 3,
+                      constants, 4, refs);
+    }
+    {
+      const uint32_t constants[] = {c->n_heads, c->n_kv_heads, head_size};
+      const weft_buffer_ref_t refs[] = {
+          tokens, REF(b[DECODE_BUFFER_BATCH_Q]),
+          SLOT(DECODE_BATCH_SLOT_K_PREFIX(l)),
+          SLOT(DECODE_BATCH_SLOT_V_PREFIX(l)),
+          REF(b[DECODE_BUFFER_BATCH_ATT])};
+      decode_add_step(session, DECODE_KERNEL_BATCH_ATTENTION,
+                      c->n_heads * capacity, 3, constants, 5, refs);
+    }
+    decode_batch_add_quantize(&plan, dim,
+                              decode_batch_form(DTYPE(DECODE_TENSOR_WO, l)),
+                              REF(b[DECODE_BUFFER_BATCH_ATT]),
+                              REF(b[DECODE_BUFFER_BATCH_XQ]));
+    decode_batch_add_gemm(&plan, dim, dim, DTYPE(DECODE_TENSOR_WO, l),
+                          DECODE_GEMM_ADD, REF(b[DECODE_BUFFER_BATCH_ATT]),
+                          REF(b[DECODE_BUFFER_BATCH_XQ]),
+                          LAYER(DECODE_TENSOR_WO, l),
+                          LAYER(DECODE_TENSOR_WO, l),
+                          REF(b[DECODE_BUFFER_BATCH_X]));
+    decode_batch_add_rmsnorm(
+        &plan, dim, eps,
+        decode_batch_form(DTYPE(DECODE_TENSOR_W1, l)) |
+            decode_batch_form(DTYPE(DECODE_TENSOR_W3, l)),
+        REF(b[DECODE_BUFFER_BATCH_X]), LAYER(DECODE_TENSOR_FFN_NORM, l),
+        REF(b[DECODE_BUFFER_BATCH_XN]), REF(b[DECODE_BUFFER_BATCH_XQ]));
+    decode_batch_add_gemm(
+        &plan, hidden, dim,
+        DTYPE(DECODE_TENSOR_W1, l) | DTYPE(DECODE_TENSOR_W3, l) << 8,
+        DECODE_GEMM_SWIGLU, REF(b[DECODE_BUFFER_BATCH_XN]),
+        REF(b[DECODE_BUFFER_BATCH_XQ]), LAYER(DECODE_TENSOR_W1, l),
+        LAYER(DECODE_TENSOR_W3, l), REF(b[DECODE_BUFFER_BATCH_H]));
+    decode_batch_add_quantize(&plan, hidden,
+                              decode_batch_form(DTYPE(DECODE_TENSOR_W2, l)),
+                              REF(b[DECODE_BUFFER_BATCH_H]),
+                              REF(b[DECODE_BUFFER_BATCH_XQ]));
+    decode_batch_add_gemm(&plan, dim, hidden, DTYPE(DECODE_TENSOR_W2, l),
+                          DECODE_GEMM_ADD, REF(b[DECODE_BUFFER_BATCH_H]),
+                          REF(b[DECODE_BUFFER_BATCH_XQ]),
+                          LAYER(DECODE_TENSOR_W2, l),
+                          LAYER(DECODE_TENSOR_W2, l),
+                          REF(b[DECODE_BUFFER_BATCH_X]));
+  }
 #undef REF
 #undef LAYER
 #undef DTYPE
@@ -396,6 +596,45 @@ static weft_status_t decode_record(decode_session_t* session) {
   return status;
 }
 
+// True when no barrier need follow batch step |i|: it and the next are
+// projections of one input into separate outputs (q, k and v).
+static bool decode_batch_step_shares_region(const decode_step_t* steps,
+                                            uint32_t count, uint32_t i) {
+  return i + 1 < count && steps[i].kernel == DECODE_KERNEL_GEMM &&
+         steps[i + 1].kernel == DECODE_KERNEL_GEMM &&
+         steps[i].constants[3] == DECODE_GEMM_STORE &&
+         steps[i + 1].constants[3] == DECODE_GEMM_STORE;
+}
+
+// Records the batch's steps into its reusable command buffer.
+static weft_status_t decode_record_batch(decode_session_t* session) {
+  weft_status_t status = weft_command_buffer_create(
+      session->device, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
+      WEFT_COMMAND_CATEGORY_DISPATCH, session->batch_slot_count,
+      &session->batch_command_buffer);
+  weft_command_buffer_t* command_buffer = session->batch_command_buffer;
+  if (weft_status_is_ok(status)) {
+    status = weft_command_buffer_begin(command_buffer);
+  }
+  const uint32_t count = session->batch_step_count;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
+    const decode_step_t* step = &session->batch_steps[i];
+    const uint32_t workgroups[3] = {step->workgroups, 1, 1};
+    status = weft_command_buffer_dispatch(
+        command_buffer, session->kernels, step->kernel, workgroups,
+        step->constant_count, step->constants, step->binding_count,
+        step->bindings);
+    if (weft_status_is_ok(status) && i + 1 < count &&
+        !decode_batch_step_shares_region(session->batch_steps, count, i)) {
+      status = weft_command_buffer_barrier(command_buffer);
+    }
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_command_buffer_end(command_buffer);
+  }
+  return status;
+}
+
 // The rotary table: angle of pair i at position p = p * theta^(-2i/head).
 static weft_status_t decode_write_rope(decode_session_t* session) {
   const decode_config_t* c = &session->model->layout.config;
@@ -443,6 +682,12 @@ weft_status_t decode_session_create(decode_model_t* model,
   session->model = model;
   session->device = model->device;
   session->slot_count = DECODE_SLOT_HISTORY(c->n_layers) + 1;
+  session->batch_slot_count = DECODE_BATCH_SLOT_COUNT(c->n_layers);
+  session->batch_capacity =
+      c->seq_len < DECODE_BATCH_MAX ? c->seq_len : DECODE_BATCH_MAX;
+  session->batch_limit = session->batch_capacity;
+  const uint64_t batch_rows = session->batch_capacity;
+  const uint32_t widest = c->hidden_dim > c->dim ? c->hidden_dim : c->dim;
   const uint64_t kv_cache_bytes =
       (uint64_t)c->n_layers * c->seq_len * decode_kv_dim(c) * 4;
   const uint64_t sizes[DECODE_BUFFER_COUNT] = {
@@ -458,6 +703,13 @@ weft_status_t decode_session_create(decode_model_t* model,
       [DECODE_BUFFER_ROPE] = (uint64_t)c->seq_len * decode_head_size(c) * 4,
       [DECODE_BUFFER_SAMPLE_SCRATCH] =
           (uint64_t)c->vocab_size * DECODE_SAMPLING_SCRATCH_PER_TOKEN,
+      [DECODE_BUFFER_BATCH_X] = batch_rows * c->dim * 4,
+      [DECODE_BUFFER_BATCH_XN] = batch_rows * c->dim * 4,
+      [DECODE_BUFFER_BATCH_XQ] =
+          batch_rows * DECODE_BATCH_QUANT_STRIDE(widest),
+      [DECODE_BUFFER_BATCH_Q] = batch_rows * c->dim * 4,
+      [DECODE_BUFFER_BATCH_ATT] = batch_rows * c->dim * 4,
+      [DECODE_BUFFER_BATCH_H] = batch_rows * c->hidden_dim * 4,
   };
   const weft_buffer_params_t params = {0};
   for (int i = 0; weft_status_is_ok(status) && i < DECODE_BUFFER_COUNT; ++i) {
@@ -480,9 +732,21 @@ weft_status_t decode_session_create(decode_model_t* model,
                                          (void**)&session->table);
   }
   if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc_array(allocator, 1 + 12 * c->n_layers,
+                                         sizeof(decode_step_t),
+                                         (void**)&session->batch_steps);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_allocator_malloc_array(allocator, session->batch_slot_count,
+                                         sizeof(weft_buffer_binding_t),
+                                         (void**)&session->batch_table);
+  }
+  if (weft_status_is_ok(status)) {
     decode_plan(session);
+    decode_plan_batch(session);
     status = decode_record(session);
   }
+  if (weft_status_is_ok(status)) status = decode_record_batch(session);
   if (weft_status_is_ok(status)) status = decode_write_rope(session);
   if (weft_status_is_ok(status)) {
     status = weft_device_create_semaphore(session->device, 0,
@@ -506,8 +770,11 @@ void decode_session_release(decode_session_t* session) {
   }
   weft_semaphore_release(session->timeline);
   weft_command_buffer_release(session->command_buffer);
+  weft_command_buffer_release(session->batch_command_buffer);
   weft_allocator_free(session->allocator, session->table);
   weft_allocator_free(session->allocator, session->steps);
+  weft_allocator_free(session->allocator, session->batch_table);
+  weft_allocator_free(session->allocator, session->batch_steps);
   weft_executable_release(session->kernels);
   weft_executable_release(session->sampling_kernels);
   for (int i = 0; i < DECODE_BUFFER_COUNT; ++i) {
@@ -618,6 +885,76 @@ void decode_session_bindings(const decode_session_t* session,
       b[DECODE_BUFFER_TOKENS], 0, (position + 1) * 4ull};
 }
 
+uint32_t decode_session_batch_slot_count(const decode_session_t* session) {
+  return session->batch_slot_count;
+}
+
+void decode_session_batch_bindings(const decode_session_t* session,
+                                   uint32_t first, uint32_t count,
+                                   weft_buffer_binding_t* out_bindings) {
+  const decode_config_t* c = &session->model->layout.config;
+  weft_buffer_t* const* b = session->buffers;
+  const uint64_t kv_row = decode_kv_dim(c) * 4ull;
+  const uint64_t rope_row = decode_head_size(c) * 4ull;
+  out_bindings[DECODE_BATCH_SLOT_TOKENS] =
+      (weft_buffer_binding_t){b[DECODE_BUFFER_TOKENS], first * 4ull,
+                              count * 4ull};
+  out_bindings[DECODE_BATCH_SLOT_ROPE] = (weft_buffer_binding_t){
+      b[DECODE_BUFFER_ROPE], first * rope_row, count * rope_row};
+  for (uint32_t l = 0; l < c->n_layers; ++l) {
+    const uint64_t layer = (uint64_t)l * c->seq_len * kv_row;
+    out_bindings[DECODE_BATCH_SLOT_K_ROWS(l)] = (weft_buffer_binding_t){
+        b[DECODE_BUFFER_K_CACHE], layer + first * kv_row, count * kv_row};
+    out_bindings[DECODE_BATCH_SLOT_V_ROWS(l)] = (weft_buffer_binding_t){
+        b[DECODE_BUFFER_V_CACHE], layer + first * kv_row, count * kv_row};
+    out_bindings[DECODE_BATCH_SLOT_K_PREFIX(l)] = (weft_buffer_binding_t){
+        b[DECODE_BUFFER_K_CACHE], layer, ((uint64_t)first + count) * kv_row};
+    out_bindings[DECODE_BATCH_SLOT_V_PREFIX(l)] = (weft_buffer_binding_t){
+        b[DECODE_BUFFER_V_CACHE], layer, ((uint64_t)first + count) * kv_row};
+  }
+}
+
+const decode_step_t* decode_session_batch_steps(
+    const decode_session_t* session, uint32_t* out_count) {
+  *out_count = session->batch_step_count;
+  return session->batch_steps;
+}
+
+uint32_t decode_session_batch_capacity(const decode_session_t* session) {
+  return session->batch_capacity;
+}
+
+weft_status_t decode_session_set_batch(decode_session_t* session,
+                                       uint32_t limit) {
+  if (limit == 0) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "a batch of 0 positions (1: the prompt token by "
+                       "token; at most %u)",
+                       session->batch_capacity);
+  }
+  session->batch_limit =
+      limit < session->batch_capacity ? limit : session->batch_capacity;
+  return WEFT_OK;
+}
+
+// Queues positions |first| .. |first| + |count| - 1 of the prompt as one
+// execute of the batch, which signals the timeline as far as their last
+// step would.
+static weft_status_t decode_enqueue_batch(decode_session_t* session,
+                                          uint32_t first, uint32_t count) {
+  decode_session_batch_bindings(session, first, count, session->batch_table);
+  const uint64_t wait_value = session->base + first;
+  const uint64_t signal_value = wait_value + count;
+  const weft_semaphore_list_t waits = {1, &session->timeline, &wait_value};
+  const weft_semaphore_list_t signals = {1, &session->timeline,
+                                         &signal_value};
+  const weft_binding_table_t table = {session->batch_slot_count,
+                                      session->batch_table};
+  return weft_device_queue_execute(session->device, WEFT_QUEUE_AFFINITY_ANY,
+                                   waits, signals,
+                                   session->batch_command_buffer, table);
+}
+
 weft_status_t decode_session_enqueue(decode_session_t* session,
                                      uint32_t count) {
   const decode_config_t* c = &session->model->layout.config;
@@ -631,8 +968,22 @@ weft_status_t decode_session_enqueue(decode_session_t* session,
                        count, session->queued, c->seq_len);
   }
   weft_status_t status = WEFT_OK;
-  for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
+  const uint32_t end = session->queued + count;
+  while (weft_status_is_ok(status) && session->queued < end) {
     const uint32_t position = session->queued;
+    // Prompt positions before the last go in batches (their next tokens
+    // are the prompt's); a batch of one is a token's step.
+    uint32_t batch = 0;
+    if (position + 1 < session->prompt_length) {
+      batch = session->prompt_length - 1 - position;
+      if (batch > end - position) batch = end - position;
+      if (batch > session->batch_limit) batch = session->batch_limit;
+    }
+    if (batch > 1) {
+      status = decode_enqueue_batch(session, position, batch);
+      if (weft_status_is_ok(status)) session->queued += batch;
+      continue;
+    }
     decode_session_bindings(session, position, session->table);
     const uint64_t wait_value = session->base + position;
     const uint64_t signal_value = wait_value + 1;

@@ -20,6 +20,14 @@
 // on the device: argmax (or SAMPLE, decode_session_set_sampling) writes it
 // where the next step's embed reads it (prompt positions keep the
 // prompt's tokens).
+//
+// The prompt's positions before its last run as a batch: the same layers
+// over up to DECODE_BATCH_MAX positions at once as matrix-matrix products
+// (decode_kernels.h's batch kernels), causal attention over the batch,
+// every position's k and v written into the cache; one execute, recorded
+// once, for each batch. No classifier: the next tokens inside the prompt
+// are the prompt's. The last prompt position is a token's step, whose
+// logits and token begin the generation.
 #ifndef WEFT_EXAMPLES_DECODE_DECODE_H_
 #define WEFT_EXAMPLES_DECODE_DECODE_H_
 
@@ -85,9 +93,18 @@ weft_status_t decode_session_set_sampling(decode_session_t* session,
                                           const decode_sampling_t* sampling);
 
 // Queues the next |count| steps (positions next .. next + count - 1, at
-// most up to seq_len) and returns at once.
+// most up to seq_len) and returns at once. Positions before the prompt's
+// last go as batches of up to decode_session_set_batch's limit (one
+// execute each; they write no logits); the rest, one execute a position.
 weft_status_t decode_session_enqueue(decode_session_t* session,
                                      uint32_t count);
+
+// The most prompt positions one execute takes from now on: 1 feeds the
+// prompt token by token (as the generation goes), larger values are cut
+// to DECODE_BATCH_MAX or the context, whichever is less (the default).
+// INVALID_ARGUMENT for 0. Takes effect at the next enqueue.
+weft_status_t decode_session_set_batch(decode_session_t* session,
+                                       uint32_t limit);
 
 // The positions queued so far (the next step's position).
 uint32_t decode_session_queued(const decode_session_t* session);
@@ -108,7 +125,9 @@ weft_semaphore_t* decode_session_timeline(const decode_session_t* session,
                                           uint64_t* out_value);
 
 // The last done step's logits (vocab floats): call after waiting for the
-// last queued step.
+// last queued step. A batch of the prompt writes none: after one, they
+// are the logits of the step before it (read the prompt's last
+// position's, which is always a step of its own).
 weft_status_t decode_session_read_logits(decode_session_t* session,
                                          float* out_logits);
 
@@ -141,6 +160,19 @@ uint32_t decode_session_slot_count(const decode_session_t* session);
 void decode_session_bindings(const decode_session_t* session,
                              uint32_t position,
                              weft_buffer_binding_t* out_bindings);
+
+// The batch's dispatches (a barrier after each but between the GEMMs of
+// q, k and v), recorded for decode_session_batch_capacity positions;
+// their binding table for positions [first, first + count) (count at
+// most the capacity): decode_session_batch_slot_count entries into
+// |out_bindings|. The cache rows before |first| must be filled.
+const decode_step_t* decode_session_batch_steps(
+    const decode_session_t* session, uint32_t* out_count);
+uint32_t decode_session_batch_capacity(const decode_session_t* session);
+uint32_t decode_session_batch_slot_count(const decode_session_t* session);
+void decode_session_batch_bindings(const decode_session_t* session,
+                                   uint32_t first, uint32_t count,
+                                   weft_buffer_binding_t* out_bindings);
 
 #ifdef __cplusplus
 }  // extern "C"

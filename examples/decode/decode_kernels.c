@@ -148,11 +148,186 @@ __attribute__((target("avx512f"))) static float decode_dot_f16_avx512(
   return sum;
 }
 
+
+// Four columns at once: |out|[c] = the row |weights| dotted with
+// |x|[c], each bit for bit what the one-column version of the same ISA
+// gives (the same partial sums in the same order), while every load and
+// conversion of the weights serves four columns. GEMM's f32 and f16
+// tiles take them.
+typedef void (*decode_dot4_fn_t)(const void* weights, const float* const* x,
+                                 uint32_t n, float* out);
+
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline __m256
+decode_load8(const void* weights, uint32_t i, bool half) {
+  return half ? _mm256_cvtph_ps(
+                    _mm_loadu_si128((const __m128i*)((const uint16_t*)weights +
+                                                     i)))
+              : _mm256_loadu_ps((const float*)weights + i);
+}
+
+// Weight |i| of a row of f16 (|half|) or f32 |weights|: the products'
+// scalar tails (no target of its own, so every ISA's product inlines it).
+static inline float decode_weight_at(const void* weights, uint32_t i,
+                                     bool half) {
+  return half ? decode_f16_to_f32(((const uint16_t*)weights)[i])
+              : ((const float*)weights)[i];
+}
+
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
+decode_dot4_avx2(const void* weights, const float* const* x, uint32_t n,
+                 float* out, bool half) {
+  __m256 a0[4], a1[4];
+  for (int c = 0; c < 4; ++c) a0[c] = a1[c] = _mm256_setzero_ps();
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 w0 = decode_load8(weights, i, half);
+    const __m256 w1 = decode_load8(weights, i + 8, half);
+    for (int c = 0; c < 4; ++c) {
+      a0[c] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x[c] + i), a0[c]);
+      a1[c] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x[c] + i + 8), a1[c]);
+    }
+  }
+  for (int c = 0; c < 4; ++c) {
+    float sum = decode_hsum256(_mm256_add_ps(a0[c], a1[c]));
+    for (uint32_t j = i; j < n; ++j) {
+      sum += decode_weight_at(weights, j, half) * x[c][j];
+    }
+    out[c] = sum;
+  }
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void decode_dot4_f32_avx2(
+    const void* weights, const float* const* x, uint32_t n, float* out) {
+  decode_dot4_avx2(weights, x, n, out, false);
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void decode_dot4_f16_avx2(
+    const void* weights, const float* const* x, uint32_t n, float* out) {
+  decode_dot4_avx2(weights, x, n, out, true);
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+decode_load16(const void* weights, uint32_t i, bool half) {
+  return half ? _mm512_cvtph_ps(_mm256_loadu_si256(
+                    (const __m256i*)((const uint16_t*)weights + i)))
+              : _mm512_loadu_ps((const float*)weights + i);
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline void
+decode_dot4_avx512(const void* weights, const float* const* x, uint32_t n,
+                   float* out, bool half) {
+  __m512 a0[4], a1[4];
+  for (int c = 0; c < 4; ++c) a0[c] = a1[c] = _mm512_setzero_ps();
+  uint32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 w0 = decode_load16(weights, i, half);
+    const __m512 w1 = decode_load16(weights, i + 16, half);
+    for (int c = 0; c < 4; ++c) {
+      a0[c] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x[c] + i), a0[c]);
+      a1[c] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x[c] + i + 16), a1[c]);
+    }
+  }
+  if (i + 16 <= n) {
+    const __m512 w0 = decode_load16(weights, i, half);
+    for (int c = 0; c < 4; ++c) {
+      a0[c] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x[c] + i), a0[c]);
+    }
+    i += 16;
+  }
+  for (int c = 0; c < 4; ++c) {
+    float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0[c], a1[c]));
+    for (uint32_t j = i; j < n; ++j) {
+      sum += decode_weight_at(weights, j, half) * x[c][j];
+    }
+    out[c] = sum;
+  }
+}
+
+__attribute__((target("avx512f"))) static void decode_dot4_f32_avx512(
+    const void* weights, const float* const* x, uint32_t n, float* out) {
+  decode_dot4_avx512(weights, x, n, out, false);
+}
+
+__attribute__((target("avx512f"))) static void decode_dot4_f16_avx512(
+    const void* weights, const float* const* x, uint32_t n, float* out) {
+  decode_dot4_avx512(weights, x, n, out, true);
+}
+
+
+// Two rows by four columns: |out|[2 r + ... ] laid out [row][column]
+// (out[4 * r + c]), each product bit for bit the one-column AVX-512 one;
+// each column load serves both rows. GEMM's f32 and f16 row pairs, and
+// SwiGLU's W1 and W3 rows of one output, take it.
+__attribute__((target("avx512f"), always_inline)) static inline void
+decode_dot2x4_avx512(const void* row0, const void* row1,
+                     const float* const* x, uint32_t n, float* out,
+                     bool half) {
+  __m512 a0[2][4], a1[2][4];
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 4; ++c) a0[r][c] = a1[r][c] = _mm512_setzero_ps();
+  }
+  const void* rows[2] = {row0, row1};
+  uint32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 w00 = decode_load16(row0, i, half);
+    const __m512 w01 = decode_load16(row0, i + 16, half);
+    const __m512 w10 = decode_load16(row1, i, half);
+    const __m512 w11 = decode_load16(row1, i + 16, half);
+    for (int c = 0; c < 4; ++c) {
+      const __m512 x0 = _mm512_loadu_ps(x[c] + i);
+      const __m512 x1 = _mm512_loadu_ps(x[c] + i + 16);
+      a0[0][c] = _mm512_fmadd_ps(w00, x0, a0[0][c]);
+      a1[0][c] = _mm512_fmadd_ps(w01, x1, a1[0][c]);
+      a0[1][c] = _mm512_fmadd_ps(w10, x0, a0[1][c]);
+      a1[1][c] = _mm512_fmadd_ps(w11, x1, a1[1][c]);
+    }
+  }
+  if (i + 16 <= n) {
+    const __m512 w00 = decode_load16(row0, i, half);
+    const __m512 w10 = decode_load16(row1, i, half);
+    for (int c = 0; c < 4; ++c) {
+      const __m512 x0 = _mm512_loadu_ps(x[c] + i);
+      a0[0][c] = _mm512_fmadd_ps(w00, x0, a0[0][c]);
+      a0[1][c] = _mm512_fmadd_ps(w10, x0, a0[1][c]);
+    }
+    i += 16;
+  }
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 4; ++c) {
+      float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0[r][c], a1[r][c]));
+      for (uint32_t j = i; j < n; ++j) {
+        sum += decode_weight_at(rows[r], j, half) * x[c][j];
+      }
+      out[4 * r + c] = sum;
+    }
+  }
+}
+
+__attribute__((target("avx512f"))) static void decode_dot2x4_f32_avx512(
+    const void* row0, const void* row1, const float* const* x, uint32_t n,
+    float* out) {
+  decode_dot2x4_avx512(row0, row1, x, n, out, false);
+}
+
+__attribute__((target("avx512f"))) static void decode_dot2x4_f16_avx512(
+    const void* row0, const void* row1, const float* const* x, uint32_t n,
+    float* out) {
+  decode_dot2x4_avx512(row0, row1, x, n, out, true);
+}
 #endif  // DECODE_X86
 
 // The chosen versions ([0] f32, [1] f16), set once by decode_dot_select.
 static decode_dot_fn_t decode_dot_fns[2] = {decode_dot_f32_portable,
                                             decode_dot_f16_portable};
+#if defined(DECODE_X86)
+// Their four-column forms; NULL (the portable versions): column by column.
+static decode_dot4_fn_t decode_dot4_fns[2] = {NULL, NULL};
+typedef void (*decode_dot2x4_fn_t)(const void* row0, const void* row1,
+                                   const float* const* x, uint32_t n,
+                                   float* out);
+// Two rows by four columns (AVX-512 only: AVX2 has too few registers).
+static decode_dot2x4_fn_t decode_dot2x4_fns[2] = {NULL, NULL};
+#endif
 
 static void decode_dot_select(void) {
   // WEFT_DECODE_PORTABLE=1 keeps the portable versions (tests run both).
@@ -164,9 +339,15 @@ static void decode_dot_select(void) {
   if (__builtin_cpu_supports("avx512f")) {
     decode_dot_fns[0] = decode_dot_f32_avx512;
     decode_dot_fns[1] = decode_dot_f16_avx512;
+    decode_dot4_fns[0] = decode_dot4_f32_avx512;
+    decode_dot4_fns[1] = decode_dot4_f16_avx512;
+    decode_dot2x4_fns[0] = decode_dot2x4_f32_avx512;
+    decode_dot2x4_fns[1] = decode_dot2x4_f16_avx512;
   } else if (__builtin_cpu_supports("avx2") &&
              __builtin_cpu_supports("fma")) {
     decode_dot_fns[0] = decode_dot_f32_avx2;
+    decode_dot4_fns[0] = decode_dot4_f32_avx2;
+    decode_dot4_fns[1] = decode_dot4_f16_avx2;
     // F16C has no __builtin_cpu_supports name; every AVX2 CPU has it.
     decode_dot_fns[1] = decode_dot_f16_avx2;
   }
@@ -301,6 +482,83 @@ static void decode_rmsnorm(const float* x, const float* weight, uint32_t n,
   for (i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
 }
 
+// One query head |q| attending over the first |length| rows of |keys| and
+// |values| ([length][kv_dim], kv head |kv_h|): softmax of q . k_t /
+// sqrt(head_size), then |out| = sum p_t v_t. |scores| holds |length|
+// floats. The token's and the batch's attention both call it, so a
+// position attends the same way in either.
+static void decode_attend(const float* q, const float* keys,
+                          const float* values, uint32_t kv_dim, uint32_t kv_h,
+                          uint32_t head_size, uint64_t length, float* scores,
+                          float* out) {
+  const float scale = 1.0f / sqrtf((float)head_size);
+  float max = -INFINITY;
+  for (uint64_t t = 0; t < length; ++t) {
+    const float score =
+        decode_dot_f32(keys + t * kv_dim + kv_h * head_size, q, head_size) *
+        scale;
+    scores[t] = score;
+    if (score > max) max = score;
+  }
+  float total = 0.0f;
+  for (uint64_t t = 0; t < length; ++t) {
+    scores[t] = expf(scores[t] - max);
+    total += scores[t];
+  }
+  const float inverse = 1.0f / total;
+  for (uint32_t i = 0; i < head_size; ++i) out[i] = 0.0f;
+  for (uint64_t t = 0; t < length; ++t) {
+    const float p = scores[t] * inverse;
+    const float* v = values + t * kv_dim + kv_h * head_size;
+    for (uint32_t i = 0; i < head_size; ++i) out[i] += p * v[i];
+  }
+}
+
+// Rotates the (2i, 2i+1) pairs of |out| in [|begin|, |end|) by the angle of
+// pair i of their head: |rope| holds each pair's cosine and sine.
+static inline void decode_rope_rotate(float* out, uint32_t begin, uint32_t end,
+                                      const float* rope, uint32_t head_size) {
+  for (uint32_t r = begin; r + 1 < end; r += 2) {
+    const uint32_t pair = (r % head_size) / 2;
+    const float c = rope[2 * pair];
+    const float s = rope[2 * pair + 1];
+    const float v0 = out[r];
+    const float v1 = out[r + 1];
+    out[r] = v0 * c - v1 * s;
+    out[r + 1] = v0 * s + v1 * c;
+  }
+}
+
+// Dequantizes row |token| of the |vocab| by |dim| embedding table |table| of
+// |dtype| into |out|; returns 2 when the token is past the table, else 0.
+static int decode_embed_row(const void* table, uint32_t dtype, uint32_t dim,
+                            uint32_t vocab, uint32_t token, float* out) {
+  if (token >= vocab) return 2;
+  decode_quant_dequantize(
+      (decode_dtype_t)dtype,
+      (const uint8_t*)table + decode_matrix_bytes(dtype, token, dim), dim,
+      out);
+  return 0;
+}
+
+// SwiGLU's product of one hidden unit: silu(|gate|) times |up|.
+static inline float decode_swiglu(float gate, float up) {
+  return gate / (1.0f + expf(-gate)) * up;
+}
+
+// Attention of query head |h| (the head_size floats at |q| + h * head_size)
+// over the first |length| cached positions, written at |out| + h * head_size;
+// the head reads the cache's kv head that its group of query heads shares.
+static inline void decode_attend_head(const float* q, const float* keys,
+                                      const float* values, uint32_t n_heads,
+                                      uint32_t n_kv_heads, uint32_t head_size,
+                                      uint32_t h, uint64_t length,
+                                      float* scores, float* out) {
+  decode_attend(q + h * head_size, keys, values, n_kv_heads * head_size,
+                h / (n_heads / n_kv_heads), head_size, length, scores,
+                out + h * head_size);
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
@@ -316,14 +574,9 @@ static int decode_embed(const weft_dispatch_state_t* dispatch,
       !decode_has(dispatch, 1, 4) || !decode_has(dispatch, 2, dim * 4ull)) {
     return 1;
   }
-  const uint32_t token = *(const uint32_t*)dispatch->binding_ptrs[1];
-  if (token >= vocab) return 2;
-  decode_quant_dequantize(
-      (decode_dtype_t)dtype,
-      (const uint8_t*)dispatch->binding_ptrs[0] +
-          decode_matrix_bytes(dtype, token, dim),
-      dim, (float*)dispatch->binding_ptrs[2]);
-  return 0;
+  return decode_embed_row(dispatch->binding_ptrs[0], dtype, dim, vocab,
+                          *(const uint32_t*)dispatch->binding_ptrs[1],
+                          (float*)dispatch->binding_ptrs[2]);
 }
 
 static int decode_qkv(const weft_dispatch_state_t* dispatch,
@@ -375,17 +628,8 @@ static int decode_qkv(const weft_dispatch_state_t* dispatch,
     out[r] = decode_row_dot(w, dtype, r, dim, &activation);
   }
   if (section < 2) {
-    // Rotate (2i, 2i+1) pairs by the angle of pair i of their head.
-    const float* rope = (const float*)dispatch->binding_ptrs[8];
-    for (uint32_t r = row0; r < row0 + ROWS; r += 2) {
-      const uint32_t pair = (r % head_size) / 2;
-      const float c = rope[2 * pair];
-      const float s = rope[2 * pair + 1];
-      const float v0 = out[r];
-      const float v1 = out[r + 1];
-      out[r] = v0 * c - v1 * s;
-      out[r + 1] = v0 * s + v1 * c;
-    }
+    decode_rope_rotate(out, row0, row0 + ROWS,
+                       (const float*)dispatch->binding_ptrs[8], head_size);
   }
   return 0;
 }
@@ -406,33 +650,12 @@ static int decode_attention(const weft_dispatch_state_t* dispatch,
   }
   if (workgroup->local_memory_size < length * sizeof(float)) return 3;
   const uint32_t h = workgroup->workgroup_id[0];
-  const uint32_t kv_h = h / (n_heads / n_kv_heads);
-  const float* q = (const float*)dispatch->binding_ptrs[0] + h * head_size;
-  const float* keys = (const float*)dispatch->binding_ptrs[1];
-  const float* values = (const float*)dispatch->binding_ptrs[2];
-  float* out = (float*)dispatch->binding_ptrs[3] + h * head_size;
-  float* scores = (float*)workgroup->local_memory;
-  const float scale = 1.0f / sqrtf((float)head_size);
-  float max = -INFINITY;
-  for (uint64_t t = 0; t < length; ++t) {
-    const float score =
-        decode_dot_f32(keys + t * kv_dim + kv_h * head_size, q, head_size) *
-        scale;
-    scores[t] = score;
-    if (score > max) max = score;
-  }
-  float total = 0.0f;
-  for (uint64_t t = 0; t < length; ++t) {
-    scores[t] = expf(scores[t] - max);
-    total += scores[t];
-  }
-  const float inverse = 1.0f / total;
-  for (uint32_t i = 0; i < head_size; ++i) out[i] = 0.0f;
-  for (uint64_t t = 0; t < length; ++t) {
-    const float p = scores[t] * inverse;
-    const float* v = values + t * kv_dim + kv_h * head_size;
-    for (uint32_t i = 0; i < head_size; ++i) out[i] += p * v[i];
-  }
+  decode_attend_head((const float*)dispatch->binding_ptrs[0],
+                     (const float*)dispatch->binding_ptrs[1],
+                     (const float*)dispatch->binding_ptrs[2], n_heads,
+                     n_kv_heads, head_size, h, length,
+                     (float*)workgroup->local_memory,
+                     (float*)dispatch->binding_ptrs[3]);
   return 0;
 }
 
@@ -489,7 +712,7 @@ static int decode_ffn(const weft_dispatch_state_t* dispatch,
   for (uint32_t r = first; r < first + ROWS; ++r) {
     const float gate = decode_row_dot(w1, w1_dtype, r, dim, &activation);
     const float up = decode_row_dot(w3, w3_dtype, r, dim, &activation);
-    h[r] = gate / (1.0f + expf(-gate)) * up;
+    h[r] = decode_swiglu(gate, up);
   }
   return 0;
 }
@@ -540,9 +763,349 @@ static int decode_argmax(const weft_dispatch_state_t* dispatch,
 }
 
 //===----------------------------------------------------------------------===//
+// Batch kernels: the prompt's positions together
+//===----------------------------------------------------------------------===//
+
+// Every batch kernel's binding 0 is the batch's tokens: its length is 4 B
+// for B positions; workgroups past the batch return at once, so one
+// recording serves any B up to the batch the dispatch was sized for.
+static inline uint32_t decode_batch_size(const weft_dispatch_state_t* dispatch) {
+  return (uint32_t)(dispatch->binding_lengths[0] / 4);
+}
+
+// Quantizes the |n| activations |x| into |out| in the forms |forms| asks
+// for (DECODE_BATCH_FORM_*): Q8_K blocks first, then Q8_0, where
+// decode_activation expects them.
+static void decode_batch_quantize(const float* x, uint32_t n, uint32_t forms,
+                                  uint8_t* out) {
+  if ((forms & DECODE_BATCH_FORM_Q8_K) && n % DECODE_QK_K == 0) {
+    decode_quant_activations(DECODE_DTYPE_Q4_K, x, n, out);
+  }
+  if ((forms & DECODE_BATCH_FORM_Q8_0) && n % DECODE_QK8_0 == 0) {
+    decode_quant_activations(DECODE_DTYPE_Q8_0, x, n,
+                             out + n / DECODE_QK_K * sizeof(decode_block_q8_k_t));
+  }
+}
+
+static int decode_batch_embed(const weft_dispatch_state_t* dispatch,
+                              const weft_workgroup_state_t* workgroup) {
+  const uint32_t dim = dispatch->constants[0];
+  const uint32_t vocab = dispatch->constants[1];
+  const uint32_t dtype = dispatch->constants[2];
+  const uint32_t batch = decode_batch_size(dispatch);
+  const uint32_t b = workgroup->workgroup_id[0];
+  if (b >= batch) return 0;
+  if (!decode_rows_fit(dtype, dim) ||
+      !decode_has(dispatch, 1, decode_matrix_bytes(dtype, vocab, dim)) ||
+      !decode_has(dispatch, 2, (uint64_t)batch * dim * 4)) {
+    return 1;
+  }
+  return decode_embed_row(dispatch->binding_ptrs[1], dtype, dim, vocab,
+                          ((const uint32_t*)dispatch->binding_ptrs[0])[b],
+                          (float*)dispatch->binding_ptrs[2] + (uint64_t)b * dim);
+}
+
+static int decode_batch_rmsnorm(const weft_dispatch_state_t* dispatch,
+                                const weft_workgroup_state_t* workgroup) {
+  const uint32_t dim = dispatch->constants[0];
+  const float eps = decode_bits_to_float(dispatch->constants[1]);
+  const uint32_t forms = dispatch->constants[2];
+  const uint32_t batch = decode_batch_size(dispatch);
+  const uint32_t b = workgroup->workgroup_id[0];
+  if (b >= batch) return 0;
+  const uint64_t stride = DECODE_BATCH_QUANT_STRIDE(dim);
+  if (!decode_has(dispatch, 1, (uint64_t)batch * dim * 4) ||
+      !decode_has(dispatch, 2, dim * 4ull) ||
+      !decode_has(dispatch, 3, (uint64_t)batch * dim * 4) ||
+      !decode_has(dispatch, 4, batch * stride)) {
+    return 1;
+  }
+  float* xn = (float*)dispatch->binding_ptrs[3] + (uint64_t)b * dim;
+  decode_rmsnorm((const float*)dispatch->binding_ptrs[1] + (uint64_t)b * dim,
+                 (const float*)dispatch->binding_ptrs[2], dim, eps, xn);
+  decode_batch_quantize(xn, dim, forms,
+                        (uint8_t*)dispatch->binding_ptrs[4] + b * stride);
+  return 0;
+}
+
+static int decode_batch_quantize_kernel(
+    const weft_dispatch_state_t* dispatch,
+    const weft_workgroup_state_t* workgroup) {
+  const uint32_t n = dispatch->constants[0];
+  const uint32_t forms = dispatch->constants[1];
+  const uint32_t batch = decode_batch_size(dispatch);
+  const uint32_t b = workgroup->workgroup_id[0];
+  if (b >= batch) return 0;
+  const uint64_t stride = DECODE_BATCH_QUANT_STRIDE(n);
+  if (!decode_has(dispatch, 1, (uint64_t)batch * n * 4) ||
+      !decode_has(dispatch, 2, batch * stride)) {
+    return 1;
+  }
+  decode_batch_quantize((const float*)dispatch->binding_ptrs[1] +
+                            (uint64_t)b * n,
+                        n, forms,
+                        (uint8_t*)dispatch->binding_ptrs[2] + b * stride);
+  return 0;
+}
+
+// Writes |value| to output row |r| of position |b| as GEMM's STORE or ADD
+// mode does.
+static inline void decode_gemm_write(float* out, uint32_t rows, uint32_t r,
+                                     uint32_t b, uint32_t mode, float value) {
+  float* o = out + (uint64_t)b * rows + r;
+  if (mode == DECODE_GEMM_STORE) {
+    *o = value;
+  } else {
+    *o += value;
+  }
+}
+
+// True when rows of |dtype| have a four-column product here.
+static bool decode_has_dot4(uint32_t dtype) {
+#if defined(DECODE_X86)
+  if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) {
+    return decode_dot4_fns[dtype] != NULL;
+  }
+#else
+  if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) return false;
+#endif
+  return decode_quant_dot4((decode_dtype_t)dtype) != NULL;
+}
+
+// |row| of |dtype| with the four |columns| (decode_has_dot4(dtype)).
+static inline void decode_row_dot4(const void* row, uint32_t dtype,
+                                   uint32_t cols,
+                                   const decode_activation_t* columns,
+                                   float* out) {
+#if defined(DECODE_X86)
+  if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) {
+    const float* xs[4] = {columns[0].x, columns[1].x, columns[2].x,
+                          columns[3].x};
+    decode_dot4_fns[dtype](row, xs, cols, out);
+    return;
+  }
+#endif
+  const bool q8_k = decode_quant_uses_q8_k((decode_dtype_t)dtype);
+  const void* activations[4];
+  for (int c = 0; c < 4; ++c) {
+    activations[c] = q8_k ? (const void*)columns[c].q8_k
+                          : (const void*)columns[c].q8_0;
+  }
+  decode_quant_dot4((decode_dtype_t)dtype)(row, activations, cols, out);
+}
+
+// GEMM's tile over its columns in fours through the four-column products
+// (float rows in pairs through the two-row ones where the CPU has them);
+// returns the first column left to the one-column loop (|first_col|
+// where the matrix's type has no four-column product here).
+// |columns| are the tile's, from |first_col|, already quantized.
+static uint32_t decode_gemm_tile4(const void* w, const void* w3,
+                                  uint32_t dtype, uint32_t dtype3,
+                                  uint32_t mode, uint32_t rows, uint32_t cols,
+                                  const decode_activation_t* columns,
+                                  uint32_t first_row, uint32_t last_row,
+                                  uint32_t first_col, uint32_t last_col,
+                                  float* out) {
+  if (!decode_has_dot4(dtype) ||
+      (mode == DECODE_GEMM_SWIGLU && !decode_has_dot4(dtype3))) {
+    return first_col;
+  }
+  const uint64_t row_bytes = decode_dtype_bytes((decode_dtype_t)dtype, cols);
+  const uint64_t row3_bytes =
+      decode_dtype_bytes((decode_dtype_t)dtype3, cols);
+#if defined(DECODE_X86)
+  const decode_dot2x4_fn_t pair =
+      dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16
+          ? decode_dot2x4_fns[dtype]
+          : NULL;
+#else
+  const void* pair = NULL;
+#endif
+  uint32_t b = first_col;
+  for (; b + 4 <= last_col; b += 4) {
+    const decode_activation_t* four = columns + (b - first_col);
+    float values[8];
+    if (mode == DECODE_GEMM_SWIGLU) {
+      for (uint32_t r = first_row; r < last_row; ++r) {
+        const uint8_t* row = (const uint8_t*)w + r * row_bytes;
+        const uint8_t* row3 = (const uint8_t*)w3 + r * row3_bytes;
+#if defined(DECODE_X86)
+        if (pair && dtype3 == dtype) {
+          const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
+          pair(row, row3, xs, cols, values);
+        } else
+#endif
+        {
+          decode_row_dot4(row, dtype, cols, four, values);
+          decode_row_dot4(row3, dtype3, cols, four, values + 4);
+        }
+        for (uint32_t c = 0; c < 4; ++c) {
+          const float gate = values[c];
+          out[(uint64_t)(b + c) * rows + r] =
+              decode_swiglu(gate, values[4 + c]);
+        }
+      }
+      continue;
+    }
+    uint32_t r = first_row;
+#if defined(DECODE_X86)
+    for (; pair && r + 2 <= last_row; r += 2) {
+      const uint8_t* row = (const uint8_t*)w + r * row_bytes;
+      const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
+      pair(row, row + row_bytes, xs, cols, values);
+      for (uint32_t c = 0; c < 4; ++c) {
+        decode_gemm_write(out, rows, r, b + c, mode, values[c]);
+        decode_gemm_write(out, rows, r + 1, b + c, mode, values[4 + c]);
+      }
+    }
+#endif
+    for (; r < last_row; ++r) {
+      decode_row_dot4((const uint8_t*)w + r * row_bytes, dtype, cols, four,
+                      values);
+      for (uint32_t c = 0; c < 4; ++c) {
+        decode_gemm_write(out, rows, r, b + c, mode, values[c]);
+      }
+    }
+  }
+  (void)pair;
+  return b;
+}
+
+static int decode_gemm(const weft_dispatch_state_t* dispatch,
+                       const weft_workgroup_state_t* workgroup) {
+  const uint32_t rows = dispatch->constants[0];
+  const uint32_t cols = dispatch->constants[1];
+  const uint32_t dtypes = dispatch->constants[2];
+  const uint32_t mode = dispatch->constants[3];
+  const uint32_t dtype = decode_packed_dtype(dtypes, 0);
+  const uint32_t dtype3 = decode_packed_dtype(dtypes, 1);
+  const uint32_t batch = decode_batch_size(dispatch);
+  // Workgroup w is row tile w % row_tiles of column tile w / row_tiles.
+  const uint32_t row_tiles = (rows + ROWS - 1) / ROWS;
+  if (row_tiles == 0) return 1;
+  const uint32_t first_row = workgroup->workgroup_id[0] % row_tiles * ROWS;
+  const uint32_t first_col =
+      workgroup->workgroup_id[0] / row_tiles * DECODE_GEMM_COLUMNS;
+  if (first_col >= batch) return 0;
+  const uint64_t stride = DECODE_BATCH_QUANT_STRIDE(cols);
+  if (mode > DECODE_GEMM_SWIGLU || !decode_rows_fit(dtype, cols) ||
+      (mode == DECODE_GEMM_SWIGLU && !decode_rows_fit(dtype3, cols)) ||
+      !decode_has(dispatch, 1, (uint64_t)batch * cols * 4) ||
+      !decode_has(dispatch, 2, batch * stride) ||
+      !decode_has(dispatch, 3, decode_matrix_bytes(dtype, rows, cols)) ||
+      (mode == DECODE_GEMM_SWIGLU &&
+       !decode_has(dispatch, 4, decode_matrix_bytes(dtype3, rows, cols))) ||
+      !decode_has(dispatch, 5, (uint64_t)batch * rows * 4)) {
+    return 1;
+  }
+  const float* x = (const float*)dispatch->binding_ptrs[1];
+  const uint8_t* xq = (const uint8_t*)dispatch->binding_ptrs[2];
+  const void* w = dispatch->binding_ptrs[3];
+  const void* w3 = dispatch->binding_ptrs[4];
+  float* out = (float*)dispatch->binding_ptrs[5];
+  uint32_t last_row = first_row + ROWS;
+  if (last_row > rows) last_row = rows;
+  uint32_t last_col = first_col + DECODE_GEMM_COLUMNS;
+  if (last_col > batch) last_col = batch;
+  // The tile's columns, already quantized (decode_batch_quantize).
+  decode_activation_t columns[DECODE_GEMM_COLUMNS];
+  for (uint32_t b = first_col; b < last_col; ++b) {
+    const uint8_t* q = xq + b * stride;
+    columns[b - first_col] = (decode_activation_t){
+        x + (uint64_t)b * cols, cols, (decode_block_q8_k_t*)q,
+        (decode_block_q8_0_t*)(q + cols / DECODE_QK_K *
+                                       sizeof(decode_block_q8_k_t)),
+        true, true};
+  }
+  // Each weight row (in cache after the first column) meets every column
+  // of the tile: four columns at a time where the type has a four-column
+  // product here, the rest one by one.
+  const uint32_t tile4_end =
+      decode_gemm_tile4(w, w3, dtype, dtype3, mode, rows, cols, columns,
+                        first_row, last_row, first_col, last_col, out);
+  for (uint32_t r = first_row; r < last_row; ++r) {
+    for (uint32_t b = tile4_end; b < last_col; ++b) {
+      decode_activation_t* column = &columns[b - first_col];
+      float* o = out + (uint64_t)b * rows + r;
+      const float value = decode_row_dot(w, dtype, r, cols, column);
+      if (mode == DECODE_GEMM_STORE) {
+        *o = value;
+      } else if (mode == DECODE_GEMM_ADD) {
+        *o += value;
+      } else {
+        const float up = decode_row_dot(w3, dtype3, r, cols, column);
+        *o = decode_swiglu(value, up);
+      }
+    }
+  }
+  return 0;
+}
+
+static int decode_batch_rope(const weft_dispatch_state_t* dispatch,
+                             const weft_workgroup_state_t* workgroup) {
+  const uint32_t dim = dispatch->constants[0];
+  const uint32_t kv_dim = dispatch->constants[1];
+  const uint32_t head_size = dispatch->constants[2];
+  const uint32_t batch = decode_batch_size(dispatch);
+  const uint32_t b = workgroup->workgroup_id[0];
+  if (b >= batch) return 0;
+  if (head_size == 0 || head_size % 2 != 0 ||
+      !decode_has(dispatch, 1, (uint64_t)batch * dim * 4) ||
+      !decode_has(dispatch, 2, (uint64_t)batch * kv_dim * 4) ||
+      !decode_has(dispatch, 3, (uint64_t)batch * head_size * 4)) {
+    return 1;
+  }
+  const float* rope = (const float*)dispatch->binding_ptrs[3] +
+                      (uint64_t)b * head_size;
+  float* rows[2] = {(float*)dispatch->binding_ptrs[1] + (uint64_t)b * dim,
+                    (float*)dispatch->binding_ptrs[2] + (uint64_t)b * kv_dim};
+  const uint32_t widths[2] = {dim, kv_dim};
+  for (int i = 0; i < 2; ++i) {
+    decode_rope_rotate(rows[i], 0, widths[i], rope, head_size);
+  }
+  return 0;
+}
+
+static int decode_batch_attention(const weft_dispatch_state_t* dispatch,
+                                  const weft_workgroup_state_t* workgroup) {
+  const uint32_t n_heads = dispatch->constants[0];
+  const uint32_t n_kv_heads = dispatch->constants[1];
+  const uint32_t head_size = dispatch->constants[2];
+  const uint32_t dim = n_heads * head_size;
+  const uint32_t kv_dim = n_kv_heads * head_size;
+  const uint32_t batch = decode_batch_size(dispatch);
+  if (n_heads == 0 || n_kv_heads == 0 || n_heads % n_kv_heads != 0) return 1;
+  // Workgroup w is head w % n_heads of batch position w / n_heads.
+  const uint32_t h = workgroup->workgroup_id[0] % n_heads;
+  const uint32_t b = workgroup->workgroup_id[0] / n_heads;
+  if (b >= batch) return 0;
+  const uint64_t row_bytes = kv_dim * 4ull;
+  // The cache prefix ends after the batch's last position.
+  const uint64_t end = dispatch->binding_lengths[2] / row_bytes;
+  if (end < batch || !decode_has(dispatch, 1, (uint64_t)batch * dim * 4) ||
+      !decode_has(dispatch, 3, end * row_bytes) ||
+      !decode_has(dispatch, 4, (uint64_t)batch * dim * 4)) {
+    return 1;
+  }
+  // Position end - batch + b attends over positions 0 .. itself.
+  const uint64_t length = end - batch + b + 1;
+  if (workgroup->local_memory_size < length * sizeof(float)) return 3;
+  decode_attend_head(
+      (const float*)dispatch->binding_ptrs[1] + (uint64_t)b * dim,
+      (const float*)dispatch->binding_ptrs[2],
+      (const float*)dispatch->binding_ptrs[3], n_heads, n_kv_heads, head_size,
+      h, length, (float*)workgroup->local_memory,
+      (float*)dispatch->binding_ptrs[4] + (uint64_t)b * dim);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // The library
 //===----------------------------------------------------------------------===//
 
+_Static_assert(sizeof(decode_block_q8_k_t) == 292 &&
+                   sizeof(decode_block_q8_0_t) == 34,
+               "DECODE_BATCH_QUANT_STRIDE's block sizes");
 _Static_assert(DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM) <= 65536 &&
                    DECODE_ACTIVATION_BYTES(DECODE_MAX_HIDDEN) <= 65536 &&
                    DECODE_MAX_CONTEXT * 4 <= 65536,
@@ -560,6 +1123,13 @@ static const weft_kernel_def_t kDecodeKernels[DECODE_KERNEL_COUNT] = {
     {"classifier", decode_classifier, 4, 4, {DECODE_CLASSIFIER_ROWS, 1, 1},
      DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM)},
     {"argmax", decode_argmax, 2, 1, {1, 1, 1}, 0},
+    {"batch_embed", decode_batch_embed, 3, 3, {1, 1, 1}, 0},
+    {"batch_rmsnorm", decode_batch_rmsnorm, 5, 3, {1, 1, 1}, 0},
+    {"batch_quantize", decode_batch_quantize_kernel, 3, 2, {1, 1, 1}, 0},
+    {"gemm", decode_gemm, 6, 4, {ROWS, DECODE_GEMM_COLUMNS, 1}, 0},
+    {"batch_rope", decode_batch_rope, 4, 3, {1, 1, 1}, 0},
+    {"batch_attention", decode_batch_attention, 5, 3, {1, 1, 1},
+     DECODE_MAX_CONTEXT * 4},
 };
 
 static const weft_kernel_library_t kDecodeLibrary = {

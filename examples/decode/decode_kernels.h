@@ -41,6 +41,48 @@
 //   ARGMAX      token = the first index of the largest logit
 //     bindings: logits [vocab], token u32
 //     constants: vocab                                workgroups: 1
+//
+// The batch kernels run B positions of the prompt at once (decode.h's
+// batch). Binding 0 of each is the batch's tokens, u32 [B]: its length
+// tells the kernel B, and workgroups past B return at once, so a
+// recording sized for DECODE_BATCH_MAX serves any smaller batch.
+// Activations are [B][width] row-major, a position a row; a row's
+// quantized forms (xq) lie DECODE_BATCH_QUANT_STRIDE(width) bytes apart,
+// Q8_K blocks then Q8_0 blocks, those |forms| (DECODE_BATCH_FORM_*) asks
+// for, each activation quantized once for every matrix that reads it.
+//   BATCH_EMBED      x[b] = table[tokens[b]]
+//     bindings: tokens, table, x
+//     constants: dim, vocab, dtype                    workgroups: B
+//   BATCH_RMSNORM    xn[b] = rmsnorm(x[b]) * norm, quantized into xq[b]
+//     bindings: tokens, x, norm, xn, xq
+//     constants: dim, eps, forms                      workgroups: B
+//   BATCH_QUANTIZE   x[b] quantized into xq[b]
+//     bindings: tokens, x, xq
+//     constants: width, forms                         workgroups: B
+//   GEMM        out[b] = W x[b] (mode STORE), out[b] += W x[b] (ADD), or
+//               out[b] = silu(W x[b]) * (W3 x[b]) (SWIGLU): tiles of 16
+//               rows of W by DECODE_GEMM_COLUMNS positions, workgroup w
+//               the row tile w % (rows / 16) of the column tile
+//               w / (rows / 16); each row of a block type is dotted with
+//               each column's quantized form (the matvec kernels'
+//               products), f32 and f16 rows with the floats; four columns
+//               at a time where the type has a four-column product (f32
+//               and f16 on AVX2 and AVX-512, two rows at a time on
+//               AVX-512; decode_quant_dot4), bit for bit the one-column
+//               products
+//     bindings: tokens, x [B][cols], xq, W [rows][cols], W3 (SWIGLU; else
+//               any), out [B][rows]
+//     constants: rows, cols, dtypes (W's byte 0, W3's byte 1), mode
+//               workgroups: rows / 16 * ceil(B / DECODE_GEMM_COLUMNS)
+//   BATCH_ROPE       q[b] and k[b] rotated by rope row b (as QKV does)
+//     bindings: tokens, q [B][dim], k [B][kv_dim], rope [B][head_size]
+//     constants: dim, kv_dim, head_size               workgroups: B
+//   BATCH_ATTENTION  causal: position p = end - B + b attends over cache
+//               rows 0 .. p, as ATTENTION does for one position
+//     bindings: tokens, q [B][dim], keys [end][kv_dim], values (same),
+//               out [B][dim] (end is the keys binding's length)
+//     constants: n_heads, n_kv_heads, head_size  workgroups: n_heads * B
+//               (workgroup w: head w % n_heads of position w / n_heads)
 #ifndef WEFT_EXAMPLES_DECODE_DECODE_KERNELS_H_
 #define WEFT_EXAMPLES_DECODE_DECODE_KERNELS_H_
 
@@ -58,8 +100,39 @@ typedef enum decode_kernel_e {
   DECODE_KERNEL_FFN,
   DECODE_KERNEL_CLASSIFIER,
   DECODE_KERNEL_ARGMAX,
+  DECODE_KERNEL_BATCH_EMBED,
+  DECODE_KERNEL_BATCH_RMSNORM,
+  DECODE_KERNEL_BATCH_QUANTIZE,
+  DECODE_KERNEL_GEMM,
+  DECODE_KERNEL_BATCH_ROPE,
+  DECODE_KERNEL_BATCH_ATTENTION,
   DECODE_KERNEL_COUNT,
 } decode_kernel_t;
+
+// GEMM's modes.
+enum {
+  DECODE_GEMM_STORE = 0,
+  DECODE_GEMM_ADD = 1,
+  DECODE_GEMM_SWIGLU = 2,
+};
+
+// The quantized forms BATCH_RMSNORM and BATCH_QUANTIZE write (bits): Q8_0
+// for Q8_0 and Q4_0 weights, Q8_K for Q4_K and Q6_K.
+enum {
+  DECODE_BATCH_FORM_Q8_0 = 1u << 0,
+  DECODE_BATCH_FORM_Q8_K = 1u << 1,
+};
+
+// The most positions one batch takes (its buffers' rows).
+#define DECODE_BATCH_MAX 128u
+// Positions of a GEMM tile (the weights of a tile's rows are read once
+// for this many positions).
+#define DECODE_GEMM_COLUMNS 32u
+// Bytes between the quantized forms of two rows of |n| activations: room
+// for both forms (a Q8_K block is 292 bytes, a Q8_0 block 34), rounded up
+// to 16.
+#define DECODE_BATCH_QUANT_STRIDE(n) \
+  ((((uint64_t)(n) / 256u * 292u + (uint64_t)(n) / 32u * 34u) + 15u) & ~15ull)
 
 // Rows of the classifier one workgroup computes.
 #define DECODE_CLASSIFIER_ROWS 64u

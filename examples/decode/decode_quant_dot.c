@@ -193,6 +193,65 @@ DECODE_AVX2 static inline float decode_dot_block32_avx2(
   return decode_quant_hsum(_mm256_add_ps(acc0, acc1));
 }
 
+// |acc| plus one block's |codes| (scaled by |dw|) . |a|: what
+// decode_block32_fmadd does, with the block decoded once for many columns.
+DECODE_AVX2 static inline __m256 decode_block32_fmadd_codes(
+    __m256i codes, float dw, const decode_block_q8_0_t* a, __m256 acc) {
+  const __m256i p =
+      decode_mul_sum_i8(codes, _mm256_loadu_si256((const __m256i*)a->qs));
+  const float d = dw * _cvtsh_ss(a->d);
+  return _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(p), acc);
+}
+
+// decode_dot_block32_avx2 for four columns |a|[c]: each block decoded once,
+// each column's sums in the one-column order, so bit for bit its results.
+DECODE_AVX2 static inline void decode_dot4_block32_avx2(
+    const uint8_t* w, uint32_t size, bool q4,
+    const decode_block_q8_0_t* const* a, uint32_t blocks, float* out) {
+  __m256 acc0[4], acc1[4];
+  for (int c = 0; c < 4; ++c) acc0[c] = acc1[c] = _mm256_setzero_ps();
+  uint32_t b = 0;
+  for (; b + 2 <= blocks; b += 2) {
+    const uint8_t* block0 = w + (size_t)b * size;
+    const uint8_t* block1 = block0 + size;
+    const __m256i codes0 = decode_block32_codes(block0, q4);
+    const __m256i codes1 = decode_block32_codes(block1, q4);
+    const float d0 = decode_block32_scale(block0);
+    const float d1 = decode_block32_scale(block1);
+    for (int c = 0; c < 4; ++c) {
+      acc0[c] = decode_block32_fmadd_codes(codes0, d0, &a[c][b], acc0[c]);
+      acc1[c] = decode_block32_fmadd_codes(codes1, d1, &a[c][b + 1], acc1[c]);
+    }
+  }
+  if (b < blocks) {
+    const uint8_t* block0 = w + (size_t)b * size;
+    const __m256i codes0 = decode_block32_codes(block0, q4);
+    const float d0 = decode_block32_scale(block0);
+    for (int c = 0; c < 4; ++c) {
+      acc0[c] = decode_block32_fmadd_codes(codes0, d0, &a[c][b], acc0[c]);
+    }
+  }
+  for (int c = 0; c < 4; ++c) {
+    out[c] = decode_quant_hsum(_mm256_add_ps(acc0[c], acc1[c]));
+  }
+}
+
+DECODE_AVX2 static void decode_dot4_q8_0_avx2(const void* weights,
+                                              const void* const* activations,
+                                              uint32_t n, float* out) {
+  decode_dot4_block32_avx2(weights, sizeof(decode_block_q8_0_t), false,
+                           (const decode_block_q8_0_t* const*)activations,
+                           n / DECODE_QK8_0, out);
+}
+
+DECODE_AVX2 static void decode_dot4_q4_0_avx2(const void* weights,
+                                              const void* const* activations,
+                                              uint32_t n, float* out) {
+  decode_dot4_block32_avx2(weights, sizeof(decode_block_q4_0_t), true,
+                           (const decode_block_q8_0_t* const*)activations,
+                           n / DECODE_QK8_0, out);
+}
+
 DECODE_AVX2 static float decode_dot_q8_0_avx2(const void* weights,
                                               const void* activations,
                                               uint32_t n) {
@@ -295,6 +354,62 @@ DECODE_AVX2 static float decode_dot_q4_k_avx2(const void* weights,
                           _mm256_cvtepi32_ps(sumi), acc);
   }
   return decode_quant_hsum(acc) - decode_quant_hsum128(acc_mins);
+}
+
+// decode_dot_q4_k_avx2 for four columns |activations|[c]: each block's
+// scales, mins and nibbles unpacked once, each column's sums in the
+// one-column order, so bit for bit its results.
+DECODE_AVX2 static void decode_dot4_q4_k_avx2(const void* weights,
+                                              const void* const* activations,
+                                              uint32_t n, float* out) {
+  const decode_block_q4_k_t* w = weights;
+  const decode_block_q8_k_t* const* a =
+      (const decode_block_q8_k_t* const*)activations;
+  const __m256i low_mask = _mm256_set1_epi8(15);
+  __m256 acc[4];
+  __m128 acc_mins[4];
+  for (int k = 0; k < 4; ++k) {
+    acc[k] = _mm256_setzero_ps();
+    acc_mins[k] = _mm_setzero_ps();
+  }
+  for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
+    uint8_t scales[8], mins[8];
+    decode_q4_k_unpack(w[b].scales, scales, mins);
+    const float dmin = _cvtsh_ss(w[b].dmin);
+    __m256i sumi[4];
+    for (int k = 0; k < 4; ++k) {
+      acc_mins[k] = _mm_fmadd_ps(
+          _mm_set1_ps(a[k][b].d * dmin),
+          _mm_cvtepi32_ps(decode_q4_k_mins(mins, &a[k][b])), acc_mins[k]);
+      sumi[k] = _mm256_setzero_si256();
+    }
+    for (uint32_t c = 0; c < 4; ++c) {
+      const __m256i q = _mm256_loadu_si256((const __m256i*)(w[b].qs + 32 * c));
+      const __m256i low = _mm256_and_si256(q, low_mask);
+      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(q, 4), low_mask);
+      const __m256i scale_low = _mm256_set1_epi16(scales[2 * c]);
+      const __m256i scale_high = _mm256_set1_epi16(scales[2 * c + 1]);
+      for (int k = 0; k < 4; ++k) {
+        const __m256i p_low = _mm256_maddubs_epi16(
+            low, _mm256_loadu_si256((const __m256i*)(a[k][b].qs + 64 * c)));
+        const __m256i p_high = _mm256_maddubs_epi16(
+            high,
+            _mm256_loadu_si256((const __m256i*)(a[k][b].qs + 64 * c + 32)));
+        sumi[k] = _mm256_add_epi32(sumi[k],
+                                   _mm256_madd_epi16(p_low, scale_low));
+        sumi[k] = _mm256_add_epi32(sumi[k],
+                                   _mm256_madd_epi16(p_high, scale_high));
+      }
+    }
+    const float d = _cvtsh_ss(w[b].d);
+    for (int k = 0; k < 4; ++k) {
+      acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(a[k][b].d * d),
+                               _mm256_cvtepi32_ps(sumi[k]), acc[k]);
+    }
+  }
+  for (int k = 0; k < 4; ++k) {
+    out[k] = decode_quant_hsum(acc[k]) - decode_quant_hsum128(acc_mins[k]);
+  }
 }
 
 // The four 32-code runs of half a Q6_K block (elements 0-31, 32-63, 64-95
@@ -609,6 +724,18 @@ static decode_quant_dot_fn_t decode_quant_dots[4] = {
     decode_dot_q8_0_portable, decode_dot_q4_0_portable,
     decode_dot_q4_k_portable, decode_dot_q6_k_portable};
 
+// Four-column forms of the AVX2 versions (NULL: none).
+static const decode_quant_dot4_fn_t kDots4Avx2[4] = {
+#if defined(DECODE_QUANT_X86)
+    decode_dot4_q8_0_avx2, decode_dot4_q4_0_avx2, decode_dot4_q4_k_avx2, NULL,
+#else
+    NULL, NULL, NULL, NULL,
+#endif
+};
+// Those of the selected versions.
+static decode_quant_dot4_fn_t decode_quant_dot4s[4] = {NULL, NULL, NULL,
+                                                       NULL};
+
 static void decode_activations_q8_0_portable(const float* x, uint32_t n,
                                              void* out) {
   decode_quant_activations_q8_0(x, n, out);
@@ -679,6 +806,7 @@ void decode_quant_dot_select(decode_simd_t simd) {
                                      ? DECODE_SIMD_AVX2
                                      : simd;
     if (kDots[chosen][i]) decode_quant_dots[i] = kDots[chosen][i];
+    decode_quant_dot4s[i] = chosen == DECODE_SIMD_AVX2 ? kDots4Avx2[i] : NULL;
   }
   for (int i = 0; i < 2; ++i) {
     if (kActivations[simd][i]) {
@@ -690,4 +818,9 @@ void decode_quant_dot_select(decode_simd_t simd) {
 float decode_quant_dot(decode_dtype_t dtype, const void* weights,
                        const void* activations, uint32_t n) {
   return decode_quant_dots[decode_quant_index(dtype)](weights, activations, n);
+}
+
+decode_quant_dot4_fn_t decode_quant_dot4(decode_dtype_t dtype) {
+  const int index = decode_quant_index(dtype);
+  return index < 0 ? NULL : decode_quant_dot4s[index];
 }

@@ -73,6 +73,16 @@ void decode_quant_activations(decode_dtype_t dtype, const float* x, uint32_t n,
 float decode_quant_dot(decode_dtype_t dtype, const void* weights,
                        const void* activations, uint32_t n);
 
+// One row of |dtype| with four columns of activations at once:
+// |out|[c] = decode_quant_dot(dtype, weights, activations[c], n), bit for
+// bit, each block decoded once for the four. NULL where the selected
+// version has no such form (the portable versions, the K types), and for
+// types that are not blocks. The batch's GEMM (decode_kernels.h) takes it.
+typedef void (*decode_quant_dot4_fn_t)(const void* weights,
+                                       const void* const* activations,
+                                       uint32_t n, float* out);
+decode_quant_dot4_fn_t decode_quant_dot4(decode_dtype_t dtype);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

@@ -2,12 +2,16 @@
 //
 //   weft-decode --model=FILE [--steps=N] [--prompt=TEXT | --prompt-ids=1,2,3]
 //               [--temperature=T] [--top-k=K] [--top-p=P] [--seed=N]
-//               [--device=STRING | --workers=N] [--trace=FILE]
+//               [--device=STRING | --workers=N] [--batch=N]
+//               [--trace=FILE]
 //
 // Loads the checkpoint (llama2.c or GGUF; progress on a terminal), queues
-// one step per position (the prompt's, then --steps generated ones) and
-// prints the generated token ids, tokens per second and milliseconds per
-// token (mean, nearest-rank p50 and p99, max). With --prompt the text is
+// the prompt (its positions before the last in batches of up to --batch,
+// decode.h; 1: token by token), then one step per generated token, and
+// prints the generated token ids, the prompt's tokens per second (to the
+// end of its last position's step, which chooses the first new token),
+// then the generation's tokens per second and milliseconds per token
+// after it (mean, nearest-rank p50 and p99, max). With --prompt the text is
 // encoded with the GGUF's tokenizer (decode_tokenizer.h) and the
 // generated text printed as each token is done. Greedy unless
 // --temperature is above 0 (decode_sampling.h: on the device, one seed
@@ -39,6 +43,7 @@ typedef struct options_t {
   const char* prompt_text;  // --prompt: encoded once the model is known
   decode_sampling_t sampling;
   char device[256];
+  uint32_t batch;  // the most prompt positions an execute takes
   const char* trace;
 } options_t;
 
@@ -49,7 +54,8 @@ static void print_usage(FILE* stream) {
           "                   [--temperature=T] [--top-k=K] [--top-p=P] "
           "[--seed=N]\n"
           "                   [--device=STRING | --workers=N] "
-          "[--trace=FILE]\n"
+          "[--batch=N]\n"
+          "                   [--trace=FILE]\n"
           "\n"
           "Decodes with a llama2.c or GGUF checkpoint. --prompt TEXT (or\n"
           "--prompt=TEXT) encodes the text with the GGUF's tokenizer and\n"
@@ -57,9 +63,11 @@ static void print_usage(FILE* stream) {
           "ids and prints the generated ids. Greedy by default; above\n"
           "temperature 0 tokens are drawn on the device from the softmax,\n"
           "restricted to the top K (0: all) and the nucleus P (1: all),\n"
-          "the same for the same seed. Prints tokens per second and ms per\n"
-          "token. Defaults: 64 steps, prompt 1, temperature 0, top-k 0,\n"
-          "top-p 1, seed 0, device local-task.\n"
+          "the same for the same seed. The prompt runs in batches of up\n"
+          "to --batch positions (1: token by token). Prints the prompt's\n"
+          "tokens per second, then the generation's and its ms per token.\n"
+          "Defaults: 64 steps, prompt 1, temperature 0, top-k 0, top-p 1,\n"
+          "seed 0, batch 128, device local-task.\n"
           "weft-decode-gen writes checkpoints of random weights.\n");
 }
 
@@ -145,6 +153,7 @@ static int parse_options(int argc, char** argv, options_t* options) {
   options->prompt[0] = 1;
   options->prompt_length = 1;
   options->sampling.top_p = 1.0f;
+  options->batch = DECODE_BATCH_MAX;
   snprintf(options->device, sizeof(options->device), "local-task");
   const char* device_chosen_by = NULL;
   const char* prompt_given_by = NULL;
@@ -186,6 +195,13 @@ static int parse_options(int argc, char** argv, options_t* options) {
                 is_temperature ? "a number of at least 0"
                                : "a number above 0 and at most 1",
                 value);
+        return EXIT_USAGE;
+      }
+    } else if (strncmp(arg, "--batch=", 8) == 0) {
+      if (!parse_u32(arg + 8, &options->batch) || options->batch == 0) {
+        fprintf(stderr,
+                "weft-decode: --batch takes a count of at least 1, not '%s'\n",
+                arg + 8);
         return EXIT_USAGE;
       }
     } else if (strncmp(arg, "--top-k=", 8) == 0) {
@@ -357,6 +373,16 @@ static weft_status_t stream_text(decode_session_t* session,
   return status;
 }
 
+// Prints "|what|: |count| tokens in |ns| (ms under a second, else s):
+// R tokens/s", without a newline.
+static void print_rate(const char* what, uint32_t count, int64_t ns) {
+  const double seconds = (double)ns / 1e9;
+  const bool in_ms = seconds < 1.0;
+  printf("%s: %u tokens in %.3f %s: %.1f tokens/s", what, count,
+         in_ms ? seconds * 1e3 : seconds, in_ms ? "ms" : "s",
+         seconds > 0 ? count / seconds : 0.0);
+}
+
 static int fail(weft_status_t status) {
   fprintf(stderr, "weft-decode: ");
   weft_status_fprint(stderr, status);
@@ -400,6 +426,9 @@ int main(int argc, char** argv) {
   if (weft_status_is_ok(status) && options.prompt_text) {
     status = decode_tokenizer_load(options.model, &tokenizer);
     if (weft_status_is_ok(status)) status = encode_prompt(tokenizer, &options);
+  }
+  if (weft_status_is_ok(status)) {
+    status = decode_session_set_batch(session, options.batch);
   }
   if (weft_status_is_ok(status) && options.sampling.temperature > 0.0f) {
     status = decode_session_set_sampling(session, &options.sampling);
@@ -481,16 +510,22 @@ int main(int argc, char** argv) {
       }
       printf("\n");
     }
-    const double seconds = (double)(end - start) / 1e9;
+    // The prompt: to the end of its last position's step. The
+    // generation: the steps after it, each one token.
+    // (--steps=0 runs the positions before the prompt's last only.)
+    const uint32_t prompt_steps =
+        options.steps > 0 ? options.prompt_length : total;
+    const weft_time_t prompt_done =
+        prompt_steps > 0 ? step_clock_end(&clocks[prompt_steps - 1]) : start;
+    print_rate("prompt", prompt_steps, prompt_done - start);
+    printf("\n");
+    const uint32_t generated = total - prompt_steps;
     decode_latency_t latency;
-    decode_latency_summarize(durations, total, &latency);
-    // Milliseconds under a second (the tiny shape's 18 tokens take 0.3).
-    const bool in_ms = seconds < 1.0;
-    printf("%u tokens in %.3f %s: %.1f tokens/s; ms per token: mean %.3f, "
-           "p50 %.3f, p99 %.3f, max %.3f\n",
-           total, in_ms ? seconds * 1e3 : seconds, in_ms ? "ms" : "s",
-           seconds > 0 ? total / seconds : 0.0, latency.mean, latency.p50,
-           latency.p99, latency.max);
+    decode_latency_summarize(durations + prompt_steps, generated,
+                             &latency);
+    print_rate("generation", generated, end - prompt_done);
+    printf("; ms per token: mean %.3f, p50 %.3f, p99 %.3f, max %.3f\n",
+           latency.mean, latency.p50, latency.p99, latency.max);
   }
   free(tokens);
   decode_tokenizer_free(tokenizer);

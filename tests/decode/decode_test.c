@@ -33,6 +33,7 @@
 #include "decode.h"
 #include "decode_checkpoint.h"
 #include "decode_quant.h"
+#include "decode_test_util.h"
 #include "weft/weft.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -332,11 +333,9 @@ static int setup(void** state) {
                {g_gguf_f32, DECODE_FORMAT_GGUF, DECODE_DTYPE_F32},
                {g_gguf_f16, DECODE_FORMAT_GGUF, DECODE_DTYPE_F16}};
   for (size_t i = 0; i < 3; ++i) {
-    weft_status_t status = decode_checkpoint_write(
-        files[i].path, files[i].format, &g_config, files[i].dtype, SEED);
-    if (!weft_status_is_ok(status)) {
-      weft_status_fprint(stderr, status);
-      weft_status_free(status);
+    if (decode_test_setup_status(decode_checkpoint_write(
+            files[i].path, files[i].format, &g_config, files[i].dtype,
+            SEED)) != 0) {
       return -1;
     }
   }
@@ -349,11 +348,8 @@ static int setup(void** state) {
     quant_case_t* q = &g_quant[i];
     snprintf(q->path, sizeof(q->path), "%s/model_%s.gguf", g_dir, q->name);
     q->config = q->wide ? kWide : g_config;
-    weft_status_t status = decode_checkpoint_write_mix(
-        q->path, &q->config, q->dtype, q->mix, SEED);
-    if (!weft_status_is_ok(status)) {
-      weft_status_fprint(stderr, status);
-      weft_status_free(status);
+    if (decode_test_setup_status(decode_checkpoint_write_mix(
+            q->path, &q->config, q->dtype, q->mix, SEED)) != 0) {
       return -1;
     }
   }

@@ -12,6 +12,8 @@
 #include <cmocka.h>
 // clang-format on
 
+#include <stdio.h>
+
 #include "weft/status.h"
 
 // Fails the test with |status|'s message unless it is OK; consumes it.
@@ -22,6 +24,15 @@ static inline void decode_test_assert_ok(weft_status_t status) {
     weft_status_free(status);
     fail_msg("%s", text);
   }
+}
+
+// For a group setup: 0 where |status| is OK; else prints it to stderr and
+// returns -1 (the setup failed). Consumes |status|.
+static inline int decode_test_setup_status(weft_status_t status) {
+  if (weft_status_is_ok(status)) return 0;
+  weft_status_fprint(stderr, status);
+  weft_status_free(status);
+  return -1;
 }
 
 #ifdef WEFT_EXAMPLES_DECODE_DECODE_H_
