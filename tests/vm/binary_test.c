@@ -189,6 +189,26 @@ static void expect_sound(const weft_vm_bytecode_t* loaded, int iteration) {
   free(rewritten);
 }
 
+// Loads a mutated binary: a module that loads must be sound (|iteration|
+// names it there); anything else must be INVALID_ARGUMENT (|what| names
+// the mutation in the failure). Returns 1 when it loaded, else 0.
+static int load_mutant(const uint8_t* mutated, size_t length, int iteration,
+                       const char* what) {
+  weft_vm_bytecode_t* loaded = NULL;
+  weft_status_t status = load_exact(mutated, length, &loaded);
+  if (weft_status_is_ok(status)) {
+    expect_sound(loaded, iteration);
+    weft_vm_bytecode_free(weft_allocator_system(), loaded);
+    return 1;
+  }
+  if (!weft_status_is(status, WEFT_STATUS_INVALID_ARGUMENT)) {
+    fail_msg("%s: %s", what, weft_status_message(status));
+  }
+  assert_null(loaded);
+  weft_status_free(status);
+  return 0;
+}
+
 // Flips 1 to 4 bytes at a time, thousands of times: each result loads a
 // module that validates, disassembles and writes, or fails with
 // INVALID_ARGUMENT.
@@ -211,19 +231,9 @@ static void byte_flips_never_crash(void** state) {
       const size_t span = (bits & 1) ? length : (length < 256 ? length : 256);
       mutated[(bits >> 8) % span] ^= (uint8_t)(1 + (bits >> 40) % 255);
     }
-    weft_vm_bytecode_t* loaded = NULL;
-    weft_status_t status = load_exact(mutated, length, &loaded);
-    if (weft_status_is_ok(status)) {
-      ++loaded_count;
-      expect_sound(loaded, iteration);
-      weft_vm_bytecode_free(weft_allocator_system(), loaded);
-    } else {
-      if (!weft_status_is(status, WEFT_STATUS_INVALID_ARGUMENT)) {
-        fail_msg("iteration %d: %s", iteration, weft_status_message(status));
-      }
-      assert_null(loaded);
-      weft_status_free(status);
-    }
+    char what[48];
+    snprintf(what, sizeof(what), "iteration %d", iteration);
+    loaded_count += load_mutant(mutated, length, iteration, what);
   }
   // Some flips (rodata bytes, line numbers) leave a valid module.
   assert_true(loaded_count > 0);
@@ -261,20 +271,9 @@ static void declaration_flips_never_crash(void** state) {
       if (data[at] == kValues[v]) continue;
       memcpy(mutated, data, length);
       mutated[at] = kValues[v];
-      weft_vm_bytecode_t* loaded = NULL;
-      weft_status_t status = load_exact(mutated, length, &loaded);
-      if (weft_status_is_ok(status)) {
-        ++loaded_count;
-        expect_sound(loaded, iteration);
-        weft_vm_bytecode_free(weft_allocator_system(), loaded);
-      } else {
-        if (!weft_status_is(status, WEFT_STATUS_INVALID_ARGUMENT)) {
-          fail_msg("byte %zu = 0x%02x: %s", at, kValues[v],
-                   weft_status_message(status));
-        }
-        assert_null(loaded);
-        weft_status_free(status);
-      }
+      char what[48];
+      snprintf(what, sizeof(what), "byte %zu = 0x%02x", at, kValues[v]);
+      loaded_count += load_mutant(mutated, length, iteration, what);
     }
   }
   // Some changes leave a valid module (a size, an element type).
