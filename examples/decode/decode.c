@@ -201,6 +201,8 @@ enum {
   DECODE_BUFFER_DISCARD, // u32: argmax outputs of prompt positions
   DECODE_BUFFER_ROPE,    // [seq_len][head_size / 2][cos, sin]
   DECODE_BUFFER_SAMPLE_SCRATCH,  // SAMPLE's candidates [vocab][8 bytes]
+  DECODE_BUFFER_XN,  // the normalised residual stream [dim]
+  DECODE_BUFFER_XQ,  // quantized forms of XN, ATT or H
   // The batch's, [capacity][width] (decode_kernels.h):
   DECODE_BUFFER_BATCH_X,    // the residual stream [dim]
   DECODE_BUFFER_BATCH_XN,   // normalised [dim]
@@ -245,15 +247,16 @@ static uint32_t decode_float_bits(float value) {
   return bits;
 }
 
-// Appends a step; |refs| are its bindings in kernel order.
-static void decode_add_step(decode_session_t* session, decode_kernel_t kernel,
-                            uint32_t workgroups, uint32_t constant_count,
-                            const uint32_t* constants, uint32_t binding_count,
+// Appends a step to the token's steps, or with |batch| to the batch's;
+// |refs| are its bindings in kernel order.
+static void decode_add_step(decode_session_t* session, bool batch,
+                            decode_kernel_t kernel, uint32_t workgroups,
+                            uint32_t constant_count, const uint32_t* constants,
+                            uint32_t binding_count,
                             const weft_buffer_ref_t* refs) {
-  decode_step_t* step =
-      kernel >= DECODE_KERNEL_BATCH_EMBED
-          ? &session->batch_steps[session->batch_step_count++]
-          : &session->steps[session->step_count++];
+  decode_step_t* step = batch
+                            ? &session->batch_steps[session->batch_step_count++]
+                            : &session->steps[session->step_count++];
   memset(step, 0, sizeof(*step));
   step->kernel = kernel;
   step->workgroups = workgroups;
@@ -273,103 +276,6 @@ static void decode_add_step(decode_session_t* session, decode_kernel_t kernel,
 #define DTYPE(tensor, l) ((uint32_t)layout->tensors[tensor].dtypes[l])
 #define SLOT(slot) weft_make_indirect_buffer_ref((slot), 0, WEFT_WHOLE_BUFFER)
 
-// Fills in the token's steps (decode.h's order).
-static void decode_plan(decode_session_t* session) {
-  const decode_model_t* model = session->model;
-  const decode_layout_t* layout = &model->layout;
-  const decode_config_t* c = &layout->config;
-  const uint32_t dim = c->dim;
-  const uint32_t kv_dim = decode_kv_dim(c);
-  const uint32_t head_size = decode_head_size(c);
-  const uint32_t eps = decode_float_bits(c->norm_eps);
-  weft_buffer_t* const* w = model->buffers;
-  weft_buffer_t* const* b = session->buffers;
-  const uint32_t embedding_dtype =
-      layout->tensors[DECODE_TENSOR_TOKEN_EMBEDDING].dtypes[0];
-  const uint32_t classifier_dtype =
-      c->shared_classifier
-          ? embedding_dtype
-          : layout->tensors[DECODE_TENSOR_CLASSIFIER].dtypes[0];
-  {
-    const uint32_t constants[] = {dim, c->vocab_size, embedding_dtype};
-    const weft_buffer_ref_t refs[] = {REF(w[DECODE_TENSOR_TOKEN_EMBEDDING]),
-                                      SLOT(DECODE_SLOT_TOKEN_IN),
-                                      REF(b[DECODE_BUFFER_X])};
-    decode_add_step(session, DECODE_KERNEL_EMBED, 1, 3, constants, 3, refs);
-  }
-  for (uint32_t l = 0; l < c->n_layers; ++l) {
-    {
-      // The three projections' types, one byte each (decode_kernels.h).
-      const uint32_t dtypes = DTYPE(DECODE_TENSOR_WQ, l) |
-                              DTYPE(DECODE_TENSOR_WK, l) << 8 |
-                              DTYPE(DECODE_TENSOR_WV, l) << 16;
-      const uint32_t constants[] = {dim, kv_dim, head_size, dtypes, eps};
-      const weft_buffer_ref_t refs[] = {
-          REF(b[DECODE_BUFFER_X]),     LAYER(DECODE_TENSOR_ATTN_NORM, l),
-          LAYER(DECODE_TENSOR_WQ, l),  LAYER(DECODE_TENSOR_WK, l),
-          LAYER(DECODE_TENSOR_WV, l),  REF(b[DECODE_BUFFER_Q]),
-          SLOT(DECODE_SLOT_K_ROW(l)),  SLOT(DECODE_SLOT_V_ROW(l)),
-          SLOT(DECODE_SLOT_ROPE)};
-      decode_add_step(session, DECODE_KERNEL_QKV,
-                      (dim + 2 * kv_dim) / DECODE_ROWS_PER_WORKGROUP, 5,
-                      constants, 9, refs);
-    }
-    {
-      const uint32_t constants[] = {c->n_heads, c->n_kv_heads, head_size};
-      const weft_buffer_ref_t refs[] = {
-          REF(b[DECODE_BUFFER_Q]), SLOT(DECODE_SLOT_K_PREFIX(l)),
-          SLOT(DECODE_SLOT_V_PREFIX(l)), REF(b[DECODE_BUFFER_ATT])};
-      decode_add_step(session, DECODE_KERNEL_ATTENTION, c->n_heads, 3,
-                      constants, 4, refs);
-    }
-    {
-      const uint32_t constants[] = {dim, dim, DTYPE(DECODE_TENSOR_WO, l)};
-      const weft_buffer_ref_t refs[] = {REF(b[DECODE_BUFFER_ATT]),
-                                        LAYER(DECODE_TENSOR_WO, l),
-                                        REF(b[DECODE_BUFFER_X])};
-      decode_add_step(session, DECODE_KERNEL_MATVEC_ADD,
-                      dim / DECODE_ROWS_PER_WORKGROUP, 3, constants, 3, refs);
-    }
-    {
-      const uint32_t dtypes =
-          DTYPE(DECODE_TENSOR_W1, l) | DTYPE(DECODE_TENSOR_W3, l) << 8;
-      const uint32_t constants[] = {dim, c->hidden_dim, dtypes, eps};
-      const weft_buffer_ref_t refs[] = {
-          REF(b[DECODE_BUFFER_X]), LAYER(DECODE_TENSOR_FFN_NORM, l),
-          LAYER(DECODE_TENSOR_W1, l), LAYER(DECODE_TENSOR_W3, l),
-          REF(b[DECODE_BUFFER_H])};
-      decode_add_step(session, DECODE_KERNEL_FFN,
-                      c->hidden_dim / DECODE_ROWS_PER_WORKGROUP, 4, constants,
-                      5, refs);
-    }
-    {
-      const uint32_t constants[] = {dim, c->hidden_dim,
-                                    DTYPE(DECODE_TENSOR_W2, l)};
-      const weft_buffer_ref_t refs[] = {REF(b[DECODE_BUFFER_H]),
-                                        LAYER(DECODE_TENSOR_W2, l),
-                                        REF(b[DECODE_BUFFER_X])};
-      decode_add_step(session, DECODE_KERNEL_MATVEC_ADD,
-                      dim / DECODE_ROWS_PER_WORKGROUP, 3, constants, 3, refs);
-    }
-  }
-  {
-    const uint32_t constants[] = {dim, c->vocab_size, classifier_dtype, eps};
-    const weft_buffer_ref_t refs[] = {
-        REF(b[DECODE_BUFFER_X]), REF(w[DECODE_TENSOR_FINAL_NORM]),
-        REF(w[DECODE_TENSOR_CLASSIFIER]), REF(b[DECODE_BUFFER_LOGITS])};
-    decode_add_step(session, DECODE_KERNEL_CLASSIFIER,
-                    (c->vocab_size + DECODE_CLASSIFIER_ROWS - 1) /
-                        DECODE_CLASSIFIER_ROWS,
-                    4, constants, 4, refs);
-  }
-  {
-    const uint32_t constants[] = {c->vocab_size};
-    const weft_buffer_ref_t refs[] = {REF(b[DECODE_BUFFER_LOGITS]),
-                                      SLOT(DECODE_SLOT_TOKEN_OUT)};
-    decode_add_step(session, DECODE_KERNEL_ARGMAX, 1, 1, constants, 2, refs);
-  }
-}
-
 // The quantized form a matrix of |dtype| reads its input in (none for f32
 // and f16).
 static uint32_t decode_batch_form(uint32_t dtype) {
@@ -378,11 +284,14 @@ static uint32_t decode_batch_form(uint32_t dtype) {
                                                        : DECODE_BATCH_FORM_Q8_0;
 }
 
-// What every batch step records against: the session, the batch's ids
-// (every batch kernel's binding 0), and its positions' capacity in
-// workgroups and in GEMM column tiles.
+// What every step of a plan records against: the session, whether the
+// steps are the batch's or the token's, the positions' ids (every batch
+// kernel's binding 0: the token's own for the token, which runs the
+// batch's RMSNorm and quantization as a batch of one), and the positions'
+// capacity in workgroups and in GEMM column tiles.
 typedef struct decode_batch_plan_t {
   decode_session_t* session;
+  bool batch;
   weft_buffer_ref_t tokens;
   uint32_t capacity;
   uint32_t column_tiles;
@@ -398,7 +307,7 @@ static void decode_batch_add_rmsnorm(const decode_batch_plan_t* plan,
                                      weft_buffer_ref_t xq) {
   const uint32_t constants[] = {dim, eps, forms};
   const weft_buffer_ref_t refs[] = {plan->tokens, x, weight, xn, xq};
-  decode_add_step(plan->session, DECODE_KERNEL_BATCH_RMSNORM, plan->capacity,
+  decode_add_step(plan->session, plan->batch, DECODE_KERNEL_BATCH_RMSNORM, plan->capacity,
                   3, constants, 5, refs);
 }
 
@@ -410,8 +319,126 @@ static void decode_batch_add_quantize(const decode_batch_plan_t* plan,
                                       weft_buffer_ref_t xq) {
   const uint32_t constants[] = {n, forms};
   const weft_buffer_ref_t refs[] = {plan->tokens, x, xq};
-  decode_add_step(plan->session, DECODE_KERNEL_BATCH_QUANTIZE, plan->capacity,
+  decode_add_step(plan->session, plan->batch,
+                  DECODE_KERNEL_BATCH_QUANTIZE, plan->capacity,
                   2, constants, 3, refs);
+}
+
+// Records the token's |out| += W |x| for the |rows| by |cols| matrix |w|
+// of |dtype|, quantizing |x| into |xq| first where |dtype| reads it so.
+static void decode_add_matvec_add(const decode_batch_plan_t* plan,
+                                  uint32_t rows, uint32_t cols, uint32_t dtype,
+                                  weft_buffer_ref_t x, weft_buffer_ref_t xq,
+                                  weft_buffer_ref_t w, weft_buffer_ref_t out) {
+  const uint32_t forms = decode_batch_form(dtype);
+  if (forms != 0) decode_batch_add_quantize(plan, cols, forms, x, xq);
+  const uint32_t constants[] = {rows, cols, dtype};
+  const weft_buffer_ref_t refs[] = {x, xq, w, out};
+  decode_add_step(plan->session, false, DECODE_KERNEL_MATVEC_ADD,
+                  rows / DECODE_ROWS_PER_WORKGROUP, 3, constants, 4, refs);
+}
+
+// Fills in the token's steps (decode.h's order). Each product's input is
+// normalised and quantized once, in a step of its own, for all of the
+// product's workgroups (which would otherwise each redo it).
+static void decode_plan(decode_session_t* session) {
+  const decode_model_t* model = session->model;
+  const decode_layout_t* layout = &model->layout;
+  const decode_config_t* c = &layout->config;
+  const uint32_t dim = c->dim;
+  const uint32_t hidden = c->hidden_dim;
+  const uint32_t kv_dim = decode_kv_dim(c);
+  const uint32_t head_size = decode_head_size(c);
+  const uint32_t eps = decode_float_bits(c->norm_eps);
+  weft_buffer_t* const* w = model->buffers;
+  weft_buffer_t* const* b = session->buffers;
+  const uint32_t embedding_dtype =
+      layout->tensors[DECODE_TENSOR_TOKEN_EMBEDDING].dtypes[0];
+  const uint32_t classifier_dtype =
+      c->shared_classifier
+          ? embedding_dtype
+          : layout->tensors[DECODE_TENSOR_CLASSIFIER].dtypes[0];
+  const decode_batch_plan_t plan = {session, false, SLOT(DECODE_SLOT_TOKEN_IN),
+                                    1, 1};
+  const weft_buffer_ref_t x = REF(b[DECODE_BUFFER_X]);
+  const weft_buffer_ref_t xn = REF(b[DECODE_BUFFER_XN]);
+  const weft_buffer_ref_t xq = REF(b[DECODE_BUFFER_XQ]);
+  {
+    const uint32_t constants[] = {dim, c->vocab_size, embedding_dtype};
+    const weft_buffer_ref_t refs[] = {REF(w[DECODE_TENSOR_TOKEN_EMBEDDING]),
+                                      SLOT(DECODE_SLOT_TOKEN_IN), x};
+    decode_add_step(session, false, DECODE_KERNEL_EMBED, 1, 3, constants, 3,
+                    refs);
+  }
+  for (uint32_t l = 0; l < c->n_layers; ++l) {
+    decode_batch_add_rmsnorm(&plan, dim, eps,
+                             decode_batch_form(DTYPE(DECODE_TENSOR_WQ, l)) |
+                                 decode_batch_form(DTYPE(DECODE_TENSOR_WK, l)) |
+                                 decode_batch_form(DTYPE(DECODE_TENSOR_WV, l)),
+                             x, LAYER(DECODE_TENSOR_ATTN_NORM, l), xn, xq);
+    {
+      // The three projections' types, one byte each (decode_kernels.h).
+      const uint32_t dtypes = DTYPE(DECODE_TENSOR_WQ, l) |
+                              DTYPE(DECODE_TENSOR_WK, l) << 8 |
+                              DTYPE(DECODE_TENSOR_WV, l) << 16;
+      const uint32_t constants[] = {dim, kv_dim, head_size, dtypes};
+      const weft_buffer_ref_t refs[] = {
+          xn, xq, LAYER(DECODE_TENSOR_WQ, l), LAYER(DECODE_TENSOR_WK, l),
+          LAYER(DECODE_TENSOR_WV, l), REF(b[DECODE_BUFFER_Q]),
+          SLOT(DECODE_SLOT_K_ROW(l)), SLOT(DECODE_SLOT_V_ROW(l)),
+          SLOT(DECODE_SLOT_ROPE)};
+      decode_add_step(session, false, DECODE_KERNEL_QKV,
+                      (dim + 2 * kv_dim) / DECODE_ROWS_PER_WORKGROUP, 4,
+                      constants, 9, refs);
+    }
+    {
+      const uint32_t constants[] = {c->n_heads, c->n_kv_heads, head_size};
+      const weft_buffer_ref_t refs[] = {
+          REF(b[DECODE_BUFFER_Q]), SLOT(DECODE_SLOT_K_PREFIX(l)),
+          SLOT(DECODE_SLOT_V_PREFIX(l)), REF(b[DECODE_BUFFER_ATT])};
+      decode_add_step(session, false, DECODE_KERNEL_ATTENTION, c->n_heads, 3,
+                      constants, 4, refs);
+    }
+    decode_add_matvec_add(&plan, dim, dim, DTYPE(DECODE_TENSOR_WO, l),
+                          REF(b[DECODE_BUFFER_ATT]), xq,
+                          LAYER(DECODE_TENSOR_WO, l), x);
+    decode_batch_add_rmsnorm(&plan, dim, eps,
+                             decode_batch_form(DTYPE(DECODE_TENSOR_W1, l)) |
+                                 decode_batch_form(DTYPE(DECODE_TENSOR_W3, l)),
+                             x, LAYER(DECODE_TENSOR_FFN_NORM, l), xn, xq);
+    {
+      const uint32_t dtypes =
+          DTYPE(DECODE_TENSOR_W1, l) | DTYPE(DECODE_TENSOR_W3, l) << 8;
+      const uint32_t constants[] = {dim, hidden, dtypes};
+      const weft_buffer_ref_t refs[] = {xn, xq, LAYER(DECODE_TENSOR_W1, l),
+                                        LAYER(DECODE_TENSOR_W3, l),
+                                        REF(b[DECODE_BUFFER_H])};
+      decode_add_step(session, false, DECODE_KERNEL_FFN,
+                      hidden / DECODE_ROWS_PER_WORKGROUP, 3, constants, 5,
+                      refs);
+    }
+    decode_add_matvec_add(&plan, dim, hidden, DTYPE(DECODE_TENSOR_W2, l),
+                          REF(b[DECODE_BUFFER_H]), xq,
+                          LAYER(DECODE_TENSOR_W2, l), x);
+  }
+  decode_batch_add_rmsnorm(&plan, dim, eps, decode_batch_form(classifier_dtype),
+                           x, REF(w[DECODE_TENSOR_FINAL_NORM]), xn, xq);
+  {
+    const uint32_t constants[] = {dim, c->vocab_size, classifier_dtype};
+    const weft_buffer_ref_t refs[] = {xn, xq, REF(w[DECODE_TENSOR_CLASSIFIER]),
+                                      REF(b[DECODE_BUFFER_LOGITS])};
+    decode_add_step(session, false, DECODE_KERNEL_CLASSIFIER,
+                    (c->vocab_size + DECODE_CLASSIFIER_ROWS - 1) /
+                        DECODE_CLASSIFIER_ROWS,
+                    3, constants, 4, refs);
+  }
+  {
+    const uint32_t constants[] = {c->vocab_size};
+    const weft_buffer_ref_t refs[] = {REF(b[DECODE_BUFFER_LOGITS]),
+                                      SLOT(DECODE_SLOT_TOKEN_OUT)};
+    decode_add_step(session, false, DECODE_KERNEL_ARGMAX, 1, 1, constants, 2,
+                    refs);
+  }
 }
 
 // Records GEMM's |mode| of the |rows| by |cols| matrix |w| of the packed
@@ -425,7 +452,7 @@ static void decode_batch_add_gemm(const decode_batch_plan_t* plan,
                                   weft_buffer_ref_t out) {
   const uint32_t constants[] = {rows, cols, dtypes, mode};
   const weft_buffer_ref_t refs[] = {plan->tokens, x, xq, w, w3, out};
-  decode_add_step(plan->session, DECODE_KERNEL_GEMM,
+  decode_add_step(plan->session, true, DECODE_KERNEL_GEMM,
                   rows / DECODE_ROWS_PER_WORKGROUP * plan->column_tiles, 4,
                   constants, 6, refs);
 }
@@ -448,14 +475,15 @@ static void decode_plan_batch(decode_session_t* session) {
   weft_buffer_t* const* w = model->buffers;
   weft_buffer_t* const* b = session->buffers;
   const weft_buffer_ref_t tokens = SLOT(DECODE_BATCH_SLOT_TOKENS);
-  const decode_batch_plan_t plan = {session, tokens, capacity, column_tiles};
+  const decode_batch_plan_t plan = {session, true, tokens, capacity,
+                                    column_tiles};
   {
     const uint32_t constants[] = {
         dim, c->vocab_size, DTYPE(DECODE_TENSOR_TOKEN_EMBEDDING, 0)};
     const weft_buffer_ref_t refs[] = {tokens,
                                       REF(w[DECODE_TENSOR_TOKEN_EMBEDDING]),
                                       REF(b[DECODE_BUFFER_BATCH_X])};
-    decode_add_step(session, DECODE_KERNEL_BATCH_EMBED, capacity, 3,
+    decode_add_step(session, true, DECODE_KERNEL_BATCH_EMBED, capacity, 3,
                     constants, 3, refs);
   }
   for (uint32_t l = 0; l < c->n_layers; ++l) {
@@ -485,7 +513,7 @@ static void decode_plan_batch(decode_session_t* session) {
       const weft_buffer_ref_t refs[] = {tokens, REF(b[DECODE_BUFFER_BATCH_Q]),
                                         SLOT(DECODE_BATCH_SLOT_K_ROWS(l)),
                                         SLOT(DECODE_BATCH_SLOT_ROPE)};
-      decode_add_step(session, DECODE_KERNEL_BATCH_ROPE, capacity, 3,
+      decode_add_step(session, true, DECODE_KERNEL_BATCH_ROPE, capacity, 3,
                       constants, 4, refs);
     }
     {
@@ -495,7 +523,7 @@ static void decode_plan_batch(decode_session_t* session) {
           SLOT(DECODE_BATCH_SLOT_K_PREFIX(l)),
           SLOT(DECODE_BATCH_SLOT_V_PREFIX(l)),
           REF(b[DECODE_BUFFER_BATCH_ATT])};
-      decode_add_step(session, DECODE_KERNEL_BATCH_ATTENTION,
+      decode_add_step(session, true, DECODE_KERNEL_BATCH_ATTENTION,
                       c->n_heads * capacity, 3, constants, 5, refs);
     }
     decode_batch_add_quantize(&plan, dim,
@@ -664,14 +692,11 @@ weft_status_t decode_session_create(decode_model_t* model,
                                     decode_session_t** out_session) {
   *out_session = NULL;
   const decode_config_t* c = &model->layout.config;
-  if (c->seq_len > DECODE_MAX_CONTEXT || c->dim > DECODE_MAX_DIM ||
-      c->hidden_dim > DECODE_MAX_HIDDEN) {
+  if (c->seq_len > DECODE_MAX_CONTEXT) {
     return WEFT_STATUS(INVALID_ARGUMENT,
-                       "the decoder's kernels take a context of at most %u, "
-                       "a width of at most %u and a feed-forward width of at "
-                       "most %u (the model has %u, %u and %u)",
-                       DECODE_MAX_CONTEXT, DECODE_MAX_DIM, DECODE_MAX_HIDDEN,
-                       c->seq_len, c->dim, c->hidden_dim);
+                       "the decoder's kernels take a context of at most %u "
+                       "positions (the model has %u)",
+                       DECODE_MAX_CONTEXT, c->seq_len);
   }
   decode_session_t* session = NULL;
   weft_status_t status =
@@ -703,6 +728,8 @@ weft_status_t decode_session_create(decode_model_t* model,
       [DECODE_BUFFER_ROPE] = (uint64_t)c->seq_len * decode_head_size(c) * 4,
       [DECODE_BUFFER_SAMPLE_SCRATCH] =
           (uint64_t)c->vocab_size * DECODE_SAMPLING_SCRATCH_PER_TOKEN,
+      [DECODE_BUFFER_XN] = c->dim * 4ull,
+      [DECODE_BUFFER_XQ] = DECODE_BATCH_QUANT_STRIDE(widest),
       [DECODE_BUFFER_BATCH_X] = batch_rows * c->dim * 4,
       [DECODE_BUFFER_BATCH_XN] = batch_rows * c->dim * 4,
       [DECODE_BUFFER_BATCH_XQ] =
@@ -722,7 +749,7 @@ weft_status_t decode_session_create(decode_model_t* model,
         &session->kernels);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_allocator_malloc_array(allocator, 3 + 5 * c->n_layers,
+    status = weft_allocator_malloc_array(allocator, 5 + 9 * c->n_layers,
                                          sizeof(decode_step_t),
                                          (void**)&session->steps);
   }

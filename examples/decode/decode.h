@@ -5,11 +5,13 @@
 // session decodes with it: a KV cache, the activations, and one reusable
 // command buffer that is one token, recorded once:
 //
-//   embed; per layer: qkv (RMSNorm, projections, rotary, k and v written
-//   straight into the cache row), attention, x += Wo att, ffn (RMSNorm,
-//   SwiGLU), x += W2 h; classifier (RMSNorm, logits); argmax
+//   embed; per layer: RMSNorm (and the quantized forms of its output),
+//   qkv (projections, rotary, k and v written straight into the cache
+//   row), attention, [quantize att,] x += Wo att, RMSNorm, ffn (SwiGLU),
+//   [quantize h,] x += W2 h; RMSNorm, classifier (logits); argmax
 //
-// with a barrier after each dispatch. What changes from token to token is
+// with a barrier after each dispatch (the bracketed steps only where the
+// matrix after them is of a block type). What changes from token to token is
 // only where things are, so it goes through the binding table: the token's
 // id (tokens[position]), where the argmax writes the next one, the rotary
 // row of the position, and per layer the cache row written and the cache

@@ -366,52 +366,30 @@ static inline float decode_dot_f32(const float* w, const float* x,
   return decode_dot_fns[0](w, x, n);
 }
 
-// The input of a matrix-vector product: |n| floats, and the same
-// quantized in each activation format the first time a row asks for it.
+// The input of a matrix-vector product: |n| floats, and the same quantized
+// in the forms its matrices read (Q8_K blocks, then Q8_0 blocks, as
+// BATCH_RMSNORM and BATCH_QUANTIZE write them).
 typedef struct decode_activation_t {
   const float* x;
   uint32_t n;
-  decode_block_q8_k_t* q8_k;
-  decode_block_q8_0_t* q8_0;
-  bool has_q8_k;
-  bool has_q8_0;
+  const decode_block_q8_k_t* q8_k;
+  const decode_block_q8_0_t* q8_0;
 } decode_activation_t;
 
-// Bytes of both quantized forms of up to |n| elements, and of the local
-// memory of a kernel that normalises its input first (the normalised
-// floats, then their quantized forms).
-#define DECODE_ACTIVATION_BYTES(n)                    \
-  ((n) / DECODE_QK_K * sizeof(decode_block_q8_k_t) + \
-   (n) / DECODE_QK8_0 * sizeof(decode_block_q8_0_t))
-#define DECODE_NORMED_LOCAL_BYTES(n) ((n) * sizeof(float) + \
-                                      DECODE_ACTIVATION_BYTES(n))
-
-// |x| of |n| elements, with |scratch| (DECODE_ACTIVATION_BYTES(n) bytes,
-// 4-aligned) for its quantized forms.
+// |x| of |n| elements with its quantized forms at |xq|.
 static inline decode_activation_t decode_activation(const float* x, uint32_t n,
-                                                    void* scratch) {
-  decode_activation_t activation = {x, n, scratch, NULL, false, false};
-  activation.q8_0 =
-      (decode_block_q8_0_t*)(activation.q8_k + n / DECODE_QK_K);
-  return activation;
+                                                    const void* xq) {
+  const decode_block_q8_k_t* q8_k = (const decode_block_q8_k_t*)xq;
+  return (decode_activation_t){x, n, q8_k,
+                               (const decode_block_q8_0_t*)(q8_k +
+                                                            n / DECODE_QK_K)};
 }
 
-static const void* decode_activation_for(decode_activation_t* activation,
-                                         uint32_t dtype) {
-  if (decode_quant_uses_q8_k((decode_dtype_t)dtype)) {
-    if (!activation->has_q8_k) {
-      decode_quant_activations((decode_dtype_t)dtype, activation->x,
-                               activation->n, activation->q8_k);
-      activation->has_q8_k = true;
-    }
-    return activation->q8_k;
-  }
-  if (!activation->has_q8_0) {
-    decode_quant_activations((decode_dtype_t)dtype, activation->x,
-                             activation->n, activation->q8_0);
-    activation->has_q8_0 = true;
-  }
-  return activation->q8_0;
+static inline const void* decode_activation_for(
+    const decode_activation_t* activation, uint32_t dtype) {
+  return decode_quant_uses_q8_k((decode_dtype_t)dtype)
+             ? (const void*)activation->q8_k
+             : (const void*)activation->q8_0;
 }
 
 // True when rows of |cols| elements of |dtype| are whole blocks of a type
@@ -431,7 +409,7 @@ static inline uint64_t decode_matrix_bytes(uint32_t dtype, uint64_t rows,
 // activation.
 static inline float decode_row_dot(const void* w, uint32_t dtype,
                                    uint64_t row, uint32_t cols,
-                                   decode_activation_t* activation) {
+                                   const decode_activation_t* activation) {
   const uint8_t* weights = (const uint8_t*)w + decode_matrix_bytes(dtype, row,
                                                                    cols);
   if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) {
@@ -585,27 +563,24 @@ static int decode_qkv(const weft_dispatch_state_t* dispatch,
   const uint32_t kv_dim = dispatch->constants[1];
   const uint32_t head_size = dispatch->constants[2];
   const uint32_t dtypes = dispatch->constants[3];
-  const float eps = decode_bits_to_float(dispatch->constants[4]);
   const uint32_t wq = decode_packed_dtype(dtypes, 0);
   const uint32_t wk = decode_packed_dtype(dtypes, 1);
   const uint32_t wv = decode_packed_dtype(dtypes, 2);
   if (!decode_rows_fit(wq, dim) || !decode_rows_fit(wk, dim) ||
       !decode_rows_fit(wv, dim) || !decode_has(dispatch, 0, dim * 4ull) ||
-      !decode_has(dispatch, 1, dim * 4ull) ||
+      !decode_has(dispatch, 1, DECODE_BATCH_QUANT_STRIDE(dim)) ||
       !decode_has(dispatch, 2, decode_matrix_bytes(wq, dim, dim)) ||
       !decode_has(dispatch, 3, decode_matrix_bytes(wk, kv_dim, dim)) ||
       !decode_has(dispatch, 4, decode_matrix_bytes(wv, kv_dim, dim)) ||
       !decode_has(dispatch, 5, dim * 4ull) ||
       !decode_has(dispatch, 6, kv_dim * 4ull) ||
       !decode_has(dispatch, 7, kv_dim * 4ull) ||
-      !decode_has(dispatch, 8, head_size * 4ull) ||
-      workgroup->local_memory_size < DECODE_NORMED_LOCAL_BYTES(dim)) {
+      !decode_has(dispatch, 8, head_size * 4ull)) {
     return 1;
   }
-  float* xn = (float*)workgroup->local_memory;
-  decode_rmsnorm((const float*)dispatch->binding_ptrs[0],
-                 (const float*)dispatch->binding_ptrs[1], dim, eps, xn);
-  decode_activation_t activation = decode_activation(xn, dim, xn + dim);
+  const decode_activation_t activation =
+      decode_activation((const float*)dispatch->binding_ptrs[0], dim,
+                        dispatch->binding_ptrs[1]);
   const uint32_t first = workgroup->workgroup_id[0] * ROWS;
   // The rows of one workgroup lie in one of q, k or v (widths are
   // multiples of ROWS).
@@ -665,16 +640,16 @@ static int decode_matvec_add(const weft_dispatch_state_t* dispatch,
   const uint32_t cols = dispatch->constants[1];
   const uint32_t dtype = dispatch->constants[2];
   if (!decode_rows_fit(dtype, cols) || !decode_has(dispatch, 0, cols * 4ull) ||
-      !decode_has(dispatch, 1, decode_matrix_bytes(dtype, rows, cols)) ||
-      !decode_has(dispatch, 2, rows * 4ull)) {
+      !decode_has(dispatch, 1, DECODE_BATCH_QUANT_STRIDE(cols)) ||
+      !decode_has(dispatch, 2, decode_matrix_bytes(dtype, rows, cols)) ||
+      !decode_has(dispatch, 3, rows * 4ull)) {
     return 1;
   }
-  if (workgroup->local_memory_size < DECODE_ACTIVATION_BYTES(cols)) return 3;
-  decode_activation_t activation =
+  const decode_activation_t activation =
       decode_activation((const float*)dispatch->binding_ptrs[0], cols,
-                        workgroup->local_memory);
-  const void* w = dispatch->binding_ptrs[1];
-  float* out = (float*)dispatch->binding_ptrs[2];
+                        dispatch->binding_ptrs[1]);
+  const void* w = dispatch->binding_ptrs[2];
+  float* out = (float*)dispatch->binding_ptrs[3];
   const uint32_t first = workgroup->workgroup_id[0] * ROWS;
   if (first + ROWS > rows) return 1;
   for (uint32_t r = first; r < first + ROWS; ++r) {
@@ -688,22 +663,19 @@ static int decode_ffn(const weft_dispatch_state_t* dispatch,
   const uint32_t dim = dispatch->constants[0];
   const uint32_t hidden = dispatch->constants[1];
   const uint32_t dtypes = dispatch->constants[2];
-  const float eps = decode_bits_to_float(dispatch->constants[3]);
   const uint32_t w1_dtype = decode_packed_dtype(dtypes, 0);
   const uint32_t w3_dtype = decode_packed_dtype(dtypes, 1);
   if (!decode_rows_fit(w1_dtype, dim) || !decode_rows_fit(w3_dtype, dim) ||
       !decode_has(dispatch, 0, dim * 4ull) ||
-      !decode_has(dispatch, 1, dim * 4ull) ||
+      !decode_has(dispatch, 1, DECODE_BATCH_QUANT_STRIDE(dim)) ||
       !decode_has(dispatch, 2, decode_matrix_bytes(w1_dtype, hidden, dim)) ||
       !decode_has(dispatch, 3, decode_matrix_bytes(w3_dtype, hidden, dim)) ||
-      !decode_has(dispatch, 4, hidden * 4ull) ||
-      workgroup->local_memory_size < DECODE_NORMED_LOCAL_BYTES(dim)) {
+      !decode_has(dispatch, 4, hidden * 4ull)) {
     return 1;
   }
-  float* xn = (float*)workgroup->local_memory;
-  decode_rmsnorm((const float*)dispatch->binding_ptrs[0],
-                 (const float*)dispatch->binding_ptrs[1], dim, eps, xn);
-  decode_activation_t activation = decode_activation(xn, dim, xn + dim);
+  const decode_activation_t activation =
+      decode_activation((const float*)dispatch->binding_ptrs[0], dim,
+                        dispatch->binding_ptrs[1]);
   const void* w1 = dispatch->binding_ptrs[2];
   const void* w3 = dispatch->binding_ptrs[3];
   float* h = (float*)dispatch->binding_ptrs[4];
@@ -722,18 +694,15 @@ static int decode_classifier(const weft_dispatch_state_t* dispatch,
   const uint32_t dim = dispatch->constants[0];
   const uint32_t vocab = dispatch->constants[1];
   const uint32_t dtype = dispatch->constants[2];
-  const float eps = decode_bits_to_float(dispatch->constants[3]);
   if (!decode_rows_fit(dtype, dim) || !decode_has(dispatch, 0, dim * 4ull) ||
-      !decode_has(dispatch, 1, dim * 4ull) ||
+      !decode_has(dispatch, 1, DECODE_BATCH_QUANT_STRIDE(dim)) ||
       !decode_has(dispatch, 2, decode_matrix_bytes(dtype, vocab, dim)) ||
-      !decode_has(dispatch, 3, vocab * 4ull) ||
-      workgroup->local_memory_size < DECODE_NORMED_LOCAL_BYTES(dim)) {
+      !decode_has(dispatch, 3, vocab * 4ull)) {
     return 1;
   }
-  float* xn = (float*)workgroup->local_memory;
-  decode_rmsnorm((const float*)dispatch->binding_ptrs[0],
-                 (const float*)dispatch->binding_ptrs[1], dim, eps, xn);
-  decode_activation_t activation = decode_activation(xn, dim, xn + dim);
+  const decode_activation_t activation =
+      decode_activation((const float*)dispatch->binding_ptrs[0], dim,
+                        dispatch->binding_ptrs[1]);
   const void* w = dispatch->binding_ptrs[2];
   float* logits = (float*)dispatch->binding_ptrs[3];
   const uint32_t first = workgroup->workgroup_id[0] * DECODE_CLASSIFIER_ROWS;
@@ -1010,12 +979,8 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
   // The tile's columns, already quantized (decode_batch_quantize).
   decode_activation_t columns[DECODE_GEMM_COLUMNS];
   for (uint32_t b = first_col; b < last_col; ++b) {
-    const uint8_t* q = xq + b * stride;
-    columns[b - first_col] = (decode_activation_t){
-        x + (uint64_t)b * cols, cols, (decode_block_q8_k_t*)q,
-        (decode_block_q8_0_t*)(q + cols / DECODE_QK_K *
-                                       sizeof(decode_block_q8_k_t)),
-        true, true};
+    columns[b - first_col] =
+        decode_activation(x + (uint64_t)b * cols, cols, xq + b * stride);
   }
   // Each weight row (in cache after the first column) meets every column
   // of the tile: four columns at a time where the type has a four-column
@@ -1025,7 +990,7 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
                         first_row, last_row, first_col, last_col, out);
   for (uint32_t r = first_row; r < last_row; ++r) {
     for (uint32_t b = tile4_end; b < last_col; ++b) {
-      decode_activation_t* column = &columns[b - first_col];
+      const decode_activation_t* column = &columns[b - first_col];
       float* o = out + (uint64_t)b * rows + r;
       const float value = decode_row_dot(w, dtype, r, cols, column);
       if (mode == DECODE_GEMM_STORE) {
@@ -1106,22 +1071,17 @@ static int decode_batch_attention(const weft_dispatch_state_t* dispatch,
 _Static_assert(sizeof(decode_block_q8_k_t) == 292 &&
                    sizeof(decode_block_q8_0_t) == 34,
                "DECODE_BATCH_QUANT_STRIDE's block sizes");
-_Static_assert(DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM) <= 65536 &&
-                   DECODE_ACTIVATION_BYTES(DECODE_MAX_HIDDEN) <= 65536 &&
-                   DECODE_MAX_CONTEXT * 4 <= 65536,
+_Static_assert(DECODE_MAX_CONTEXT * 4 <= 65536,
                "local memory within local-task's 64 KiB per worker");
 
 static const weft_kernel_def_t kDecodeKernels[DECODE_KERNEL_COUNT] = {
     {"embed", decode_embed, 3, 3, {1, 1, 1}, 0},
-    {"qkv", decode_qkv, 9, 5, {ROWS, 1, 1},
-     DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM)},
+    {"qkv", decode_qkv, 9, 4, {ROWS, 1, 1}, 0},
     {"attention", decode_attention, 4, 3, {1, 1, 1}, DECODE_MAX_CONTEXT * 4},
-    {"matvec_add", decode_matvec_add, 3, 3, {ROWS, 1, 1},
-     DECODE_ACTIVATION_BYTES(DECODE_MAX_HIDDEN)},
-    {"ffn", decode_ffn, 5, 4, {ROWS, 1, 1},
-     DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM)},
-    {"classifier", decode_classifier, 4, 4, {DECODE_CLASSIFIER_ROWS, 1, 1},
-     DECODE_NORMED_LOCAL_BYTES(DECODE_MAX_DIM)},
+    {"matvec_add", decode_matvec_add, 4, 3, {ROWS, 1, 1}, 0},
+    {"ffn", decode_ffn, 5, 3, {ROWS, 1, 1}, 0},
+    {"classifier", decode_classifier, 4, 3, {DECODE_CLASSIFIER_ROWS, 1, 1},
+     0},
     {"argmax", decode_argmax, 2, 1, {1, 1, 1}, 0},
     {"batch_embed", decode_batch_embed, 3, 3, {1, 1, 1}, 0},
     {"batch_rmsnorm", decode_batch_rmsnorm, 5, 3, {1, 1, 1}, 0},

@@ -8,19 +8,23 @@
 // qkv's packs wq's, wk's and wv's in bytes 0, 1 and 2, ffn's w1's and
 // w3's in bytes 0 and 1): f16 is converted in the kernel, and a block
 // type's rows are dotted with the input quantized per block
-// (decode_quant_dot.h), once per workgroup. Activations are f32. Epsilons
-// travel as float bits.
+// (decode_quant_dot.h). The token's products read their input prepared
+// by a step before them: normalised by BATCH_RMSNORM and quantized by it
+// or BATCH_QUANTIZE (run as a batch of one: binding 0 the token), into xq
+// of DECODE_BATCH_QUANT_STRIDE(width) bytes in the forms the matrices'
+// types read, so that no workgroup redoes it. Activations are f32.
+// Epsilons travel as float bits.
 //
 // Ordinals (the order of decode_kernels_library()'s table):
 //   EMBED       x = table[token]
 //     bindings: table [vocab][dim], token u32, x [dim]
 //     constants: dim, vocab, dtype                   workgroups: 1
-//   QKV         xn = rmsnorm(x) * norm; q = Wq xn, k = Wk xn, v = Wv xn, then
-//               q and k rotated (pairs (2i, 2i+1) of each head by the
-//               angle of pair i: the rope row's cos and sin)
-//     bindings: x, norm, wq, wk, wv, q [dim], k [kv_dim], v [kv_dim],
+//   QKV         q = Wq xn, k = Wk xn, v = Wv xn, then q and k rotated
+//               (pairs (2i, 2i+1) of each head by the angle of pair i:
+//               the rope row's cos and sin)
+//     bindings: xn [dim], xq, wq, wk, wv, q [dim], k [kv_dim], v [kv_dim],
 //               rope [head_size / 2][2] (cos, sin at this position)
-//     constants: dim, kv_dim, head_size, dtypes, eps  workgroups: rows / 16
+//     constants: dim, kv_dim, head_size, dtypes       workgroups: rows / 16
 //               (rows = dim + 2 kv_dim: q's, then k's, then v's)
 //   ATTENTION   per query head h: softmax over positions t of
 //               q_h . k_t / sqrt(head_size), then out_h = sum p_t v_t, with
@@ -29,14 +33,15 @@
 //               (the position is the keys binding's length)
 //     constants: n_heads, n_kv_heads, head_size       workgroups: n_heads
 //   MATVEC_ADD  out += W x
-//     bindings: x [cols], W [rows][cols], out [rows]
+//     bindings: x [cols], xq (x quantized; unread for f32 and f16 W),
+//               W [rows][cols], out [rows]
 //     constants: rows, cols, dtype                    workgroups: rows / 16
-//   FFN         xn = rmsnorm(x) * norm; h = silu(W1 xn) * (W3 xn)
-//     bindings: x, norm, w1, w3, h [hidden]
-//     constants: dim, hidden, dtypes, eps             workgroups: hidden / 16
-//   CLASSIFIER  logits = W (rmsnorm(x) * norm)
-//     bindings: x, norm, W [vocab][dim], logits [vocab]
-//     constants: dim, vocab, dtype, eps               workgroups:
+//   FFN         h = silu(W1 xn) * (W3 xn)
+//     bindings: xn [dim], xq, w1, w3, h [hidden]
+//     constants: dim, hidden, dtypes                  workgroups: hidden / 16
+//   CLASSIFIER  logits = W xn
+//     bindings: xn [dim], xq, W [vocab][dim], logits [vocab]
+//     constants: dim, vocab, dtype                    workgroups:
 //               ceil(vocab / DECODE_CLASSIFIER_ROWS)
 //   ARGMAX      token = the first index of the largest logit
 //     bindings: logits [vocab], token u32
@@ -136,16 +141,10 @@ enum {
 
 // Rows of the classifier one workgroup computes.
 #define DECODE_CLASSIFIER_ROWS 64u
-// The longest context ATTENTION's scratch holds, the widest model the
-// normalised-input scratch of QKV, FFN and CLASSIFIER holds (the floats
-// and both quantized forms: 6.2 bytes an element), and the widest input
-// MATVEC_ADD quantizes (the feed-forward width: 2.2 bytes an element).
-// Each kernel's local memory stays within local-task's per-worker
-// scratch of 64 KiB, which a larger one would make every execute
-// allocate beside it.
+// The longest context ATTENTION's scratch holds (a score per position),
+// within local-task's per-worker scratch of 64 KiB, which a larger one
+// would make every execute allocate beside it.
 #define DECODE_MAX_CONTEXT 8192u
-#define DECODE_MAX_DIM 8192u
-#define DECODE_MAX_HIDDEN 28672u
 
 // The library: for weft_executable_source_cpu_static, and for baselines
 // that call the kernels directly.
