@@ -566,11 +566,12 @@ static void gguf_unsupported_type(void** state) {
   uint8_t* data = tiny_gguf_bytes(path, sizeof(path), &size);
   const size_t info = find_tensor_info(data, size, "blk.1.attn_q.weight");
   const size_t type_at = info + 4 + 2 * 8;
-  put_u32_at(data, type_at, 3);
+  put_u32_at(data, type_at, 9);
   file_store(path, data, size);
   assert_read_error(path, INVALID_ARGUMENT, "'blk.1.attn_q.weight'",
-                    "type 3 (Q4_1)",
-                    "F32 and F16, and Q8_0, Q4_0, Q4_K and Q6_K");
+                    "type 9 (Q8_1)",
+                    "F32 and F16, and Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, "
+                    "Q5_K and Q6_K");
   put_u32_at(data, type_at, 10);
   file_store(path, data, size);
   assert_read_error(path, INVALID_ARGUMENT, "'blk.1.attn_q.weight'",
