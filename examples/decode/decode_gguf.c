@@ -1107,10 +1107,12 @@ weft_status_t decode_gguf_write(FILE* file, const char* path,
   weft_status_t status = decode_config_validate(config, path);
   if (weft_status_is_ok(status) &&
       (!decode_dtype_is_supported(dtype) || dtype == DECODE_DTYPE_Q6_K ||
-       (mix == DECODE_MIX_Q4_K_M && dtype != DECODE_DTYPE_Q4_K))) {
+       (mix == DECODE_MIX_Q4_K_M && dtype != DECODE_DTYPE_Q4_K) ||
+       (mix == DECODE_MIX_Q5_K_M && dtype != DECODE_DTYPE_Q5_K))) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: dtype %d is not one of f32, f16, q8_0, q4_0 "
-                         "and q4_k (q4_k alone for the q4_k_m mix)",
+                         "%s: dtype %d is not one of f32, f16, q8_0, q4_0, "
+                         "q4_1, q5_0, q5_1, q4_k and q5_k (q4_k alone for "
+                         "the q4_k_m mix, q5_k for q5_k_m)",
                          path, (int)dtype);
   }
   if (!weft_status_is_ok(status)) return status;
