@@ -6,7 +6,8 @@
 # SHAPE: 15M (default), 110M or 1.1B (GGUF checkpoints with the
 # generator's synthetic SentencePiece vocabulary, written once into
 # build/release/decode-models; DTYPE in the environment picks their
-# weights: f32 (default), f16, q8_0, q4_0, q4_k or q4_k_m); STEPS: tokens
+# weights: f32 (default), f16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k,
+# q4_k_m or q5_k_m); STEPS: tokens
 # to generate (default 64);
 # DEVICE: a weft device string (default local-task); PROMPT: the text to
 # start from (default "Once upon a time"). TEMPERATURE, TOP_K, TOP_P and

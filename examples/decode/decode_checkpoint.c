@@ -111,19 +111,22 @@ decode_dtype_t decode_checkpoint_tensor_dtype(const decode_config_t* config,
     return DECODE_DTYPE_F32;
   }
   decode_dtype_t type = dtype;
-  if (mix == DECODE_MIX_Q4_K_M) {
+  if (mix == DECODE_MIX_Q4_K_M || mix == DECODE_MIX_Q5_K_M) {
     const bool is_classifier =
         tensor == DECODE_TENSOR_CLASSIFIER ||
         (tensor == DECODE_TENSOR_TOKEN_EMBEDDING && config->shared_classifier);
     const bool more_bits =
         (tensor == DECODE_TENSOR_WV || tensor == DECODE_TENSOR_W2) &&
         decode_more_bits(layer, config->n_layers);
-    type = is_classifier || more_bits ? DECODE_DTYPE_Q6_K : DECODE_DTYPE_Q4_K;
+    type = is_classifier || more_bits ? DECODE_DTYPE_Q6_K
+           : mix == DECODE_MIX_Q4_K_M ? DECODE_DTYPE_Q4_K
+                                      : DECODE_DTYPE_Q5_K;
   }
   const uint32_t cols =
       tensor == DECODE_TENSOR_W2 ? config->hidden_dim : config->dim;
   if (cols % decode_dtype_block_elements(type) != 0) {
     type = type == DECODE_DTYPE_Q4_K   ? DECODE_DTYPE_Q4_0
+           : type == DECODE_DTYPE_Q5_K ? DECODE_DTYPE_Q5_1
            : type == DECODE_DTYPE_Q6_K ? DECODE_DTYPE_Q8_0
                                        : type;
   }

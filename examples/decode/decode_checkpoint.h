@@ -30,14 +30,16 @@ typedef enum decode_mix_e {
   // llama.cpp gives more bits (the first and last eighth, and every third
   // between: layers 2 and 5 of 6).
   DECODE_MIX_Q4_K_M = 1,
+  // llama.cpp's Q5_K_M: the same with Q5_K in place of Q4_K.
+  DECODE_MIX_Q5_K_M = 2,
 } decode_mix_t;
 
 // The type the generator stores (|tensor|, |layer|) in, for a file of
 // |dtype| matrices mixed by |mix|. Norms are F32. A matrix whose rows are
 // not whole blocks of its type takes the type llama.cpp falls back to,
-// or the nearest this decoder has: Q4_K falls back to Q4_0, Q6_K to Q8_0
-// (the 15M shape's width of 288 is not a multiple of 256), and a type of
-// 32-element blocks to F16.
+// or the nearest this decoder has: Q4_K falls back to Q4_0, Q5_K to Q5_1
+// (llama.cpp's choice), Q6_K to Q8_0 (the 15M shape's width of 288 is not
+// a multiple of 256), and a type of 32-element blocks to F16.
 decode_dtype_t decode_checkpoint_tensor_dtype(const decode_config_t* config,
                                               decode_dtype_t dtype,
                                               decode_mix_t mix,
@@ -59,13 +61,13 @@ float decode_random_weight(uint64_t seed, decode_tensor_t tensor,
 
 // Writes a checkpoint of |config| in |format| with |dtype| matrices to
 // |path|. llama2.c checkpoints are f32 only (INVALID_ARGUMENT otherwise);
-// GGUF takes f32, f16, q8_0, q4_0 and q4_k (quantized from the same
-// weights: decode_quant_quantize).
+// GGUF takes f32, f16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k and q5_k
+// (quantized from the same weights: decode_quant_quantize).
 weft_status_t decode_checkpoint_write(const char* path, decode_format_t format,
                                       const decode_config_t* config,
                                       decode_dtype_t dtype, uint64_t seed);
 // The same for a GGUF file whose matrices |mix| types (DECODE_MIX_Q4_K_M
-// with |dtype| q4_k).
+// with |dtype| q4_k, DECODE_MIX_Q5_K_M with q5_k).
 weft_status_t decode_checkpoint_write_mix(const char* path,
                                           const decode_config_t* config,
                                           decode_dtype_t dtype,

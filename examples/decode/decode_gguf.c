@@ -7,8 +7,8 @@
 // general.alignment (32 by default). A string is a u64 length and bytes.
 // Matrices are [ne0 = inputs][ne1 = outputs]: row-major [outputs][inputs],
 // the layout llama2.c uses too. Matrices are F32, F16 or one of the block
-// types Q8_0, Q4_0, Q4_K and Q6_K (decode_quant.h), mixed as quantized
-// files mix them; norms are F32.
+// types Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K (decode_quant.h),
+// mixed as quantized files mix them; norms are F32.
 //
 // Every count, length and offset is checked against the file before it is
 // used, so a malformed file is an error, never a crash or a huge
@@ -671,8 +671,8 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
     if (!decode_dtype_is_supported(info->type)) {
       status = WEFT_STATUS(INVALID_ARGUMENT,
                            "'%s' (gguf): tensor '%s' has type %u (%s); the "
-                           "decoder takes F32 and F16, and Q8_0, Q4_0, Q4_K "
-                           "and Q6_K",
+                           "decoder takes F32 and F16, and Q8_0, Q4_0, Q4_1, "
+                           "Q5_0, Q5_1, Q4_K, Q5_K and Q6_K",
                            path, info->name, info->type,
                            gguf_ggml_type_name(info->type));
       break;
@@ -1107,10 +1107,12 @@ weft_status_t decode_gguf_write(FILE* file, const char* path,
   weft_status_t status = decode_config_validate(config, path);
   if (weft_status_is_ok(status) &&
       (!decode_dtype_is_supported(dtype) || dtype == DECODE_DTYPE_Q6_K ||
-       (mix == DECODE_MIX_Q4_K_M && dtype != DECODE_DTYPE_Q4_K))) {
+       (mix == DECODE_MIX_Q4_K_M && dtype != DECODE_DTYPE_Q4_K) ||
+       (mix == DECODE_MIX_Q5_K_M && dtype != DECODE_DTYPE_Q5_K))) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
-                         "%s: dtype %d is not one of f32, f16, q8_0, q4_0 "
-                         "and q4_k (q4_k alone for the q4_k_m mix)",
+                         "%s: dtype %d is not one of f32, f16, q8_0, q4_0, "
+                         "q4_1, q5_0, q5_1, q4_k and q5_k (q4_k alone for "
+                         "the q4_k_m mix, q5_k for q5_k_m)",
                          path, (int)dtype);
   }
   if (!weft_status_is_ok(status)) return status;

@@ -122,7 +122,8 @@ enum {
 };
 
 // The quantized forms BATCH_RMSNORM and BATCH_QUANTIZE write (bits): Q8_0
-// for Q8_0 and Q4_0 weights, Q8_K for Q4_K and Q6_K.
+// for the 32-element types' weights (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), Q8_K
+// for the K types' (Q4_K, Q5_K, Q6_K).
 enum {
   DECODE_BATCH_FORM_Q8_0 = 1u << 0,
   DECODE_BATCH_FORM_Q8_K = 1u << 1,

@@ -14,10 +14,18 @@ const char* decode_dtype_name(decode_dtype_t dtype) {
       return "f16";
     case DECODE_DTYPE_Q4_0:
       return "q4_0";
+    case DECODE_DTYPE_Q4_1:
+      return "q4_1";
+    case DECODE_DTYPE_Q5_0:
+      return "q5_0";
+    case DECODE_DTYPE_Q5_1:
+      return "q5_1";
     case DECODE_DTYPE_Q8_0:
       return "q8_0";
     case DECODE_DTYPE_Q4_K:
       return "q4_k";
+    case DECODE_DTYPE_Q5_K:
+      return "q5_k";
     case DECODE_DTYPE_Q6_K:
       return "q6_k";
   }
@@ -30,9 +38,13 @@ uint32_t decode_dtype_block_elements(uint32_t dtype) {
     case DECODE_DTYPE_F16:
       return 1;
     case DECODE_DTYPE_Q4_0:
+    case DECODE_DTYPE_Q4_1:
+    case DECODE_DTYPE_Q5_0:
+    case DECODE_DTYPE_Q5_1:
     case DECODE_DTYPE_Q8_0:
       return DECODE_QK8_0;
     case DECODE_DTYPE_Q4_K:
+    case DECODE_DTYPE_Q5_K:
     case DECODE_DTYPE_Q6_K:
       return DECODE_QK_K;
     default:
@@ -48,10 +60,18 @@ uint32_t decode_dtype_block_bytes(uint32_t dtype) {
       return 2;
     case DECODE_DTYPE_Q4_0:
       return sizeof(decode_block_q4_0_t);
+    case DECODE_DTYPE_Q4_1:
+      return sizeof(decode_block_q4_1_t);
+    case DECODE_DTYPE_Q5_0:
+      return sizeof(decode_block_q5_0_t);
+    case DECODE_DTYPE_Q5_1:
+      return sizeof(decode_block_q5_1_t);
     case DECODE_DTYPE_Q8_0:
       return sizeof(decode_block_q8_0_t);
     case DECODE_DTYPE_Q4_K:
       return sizeof(decode_block_q4_k_t);
+    case DECODE_DTYPE_Q5_K:
+      return sizeof(decode_block_q5_k_t);
     case DECODE_DTYPE_Q6_K:
       return sizeof(decode_block_q6_k_t);
     default:

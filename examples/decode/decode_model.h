@@ -32,8 +32,12 @@ typedef enum decode_dtype_e {
   DECODE_DTYPE_F32 = 0,
   DECODE_DTYPE_F16 = 1,
   DECODE_DTYPE_Q4_0 = 2,
+  DECODE_DTYPE_Q4_1 = 3,
+  DECODE_DTYPE_Q5_0 = 6,
+  DECODE_DTYPE_Q5_1 = 7,
   DECODE_DTYPE_Q8_0 = 8,
   DECODE_DTYPE_Q4_K = 12,
+  DECODE_DTYPE_Q5_K = 13,
   DECODE_DTYPE_Q6_K = 14,
 } decode_dtype_t;
 
@@ -60,7 +64,8 @@ static inline uint64_t decode_dtype_bytes(decode_dtype_t dtype,
   const uint32_t block = decode_dtype_block_elements(dtype);
   return block ? elements / block * decode_dtype_block_bytes(dtype) : 0;
 }
-// "f32", "f16", "q8_0", "q4_0", "q4_k", "q6_k" ("?" for others).
+// "f32", "f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
+// "q6_k" ("?" for others).
 const char* decode_dtype_name(decode_dtype_t dtype);
 
 typedef struct decode_config_t {

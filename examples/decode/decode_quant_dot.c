@@ -53,6 +53,67 @@ static float decode_dot_q4_0_portable(const void* weights,
   return sum;
 }
 
+// The code of element |i| of a Q5_0 or Q5_1 block (decode_quant.h).
+static inline int32_t decode_q5_code_portable(const uint8_t* qs,
+                                              const uint8_t* qh, uint32_t i) {
+  const int32_t low = i < 16 ? (qs[i] & 15) : (qs[i - 16] >> 4);
+  return low | (((qh[i / 8] >> (i % 8)) & 1) << 4);
+}
+
+// Q4_1 and Q5_1 against Q8_0 (decode_quant_dot.h): per block the codes'
+// products and the activation's sum of codes, for d_w d_a sum(q a) +
+// m d_a sum(a).
+static float decode_dot_q4_1_portable(const void* weights,
+                                      const void* activations, uint32_t n) {
+  const decode_block_q4_1_t* w = weights;
+  const decode_block_q8_0_t* a = activations;
+  float sum = 0.0f;
+  for (uint32_t b = 0; b < n / DECODE_QK8_0; ++b) {
+    int32_t s = 0, sum_a = 0;
+    for (uint32_t i = 0; i < DECODE_QK8_0 / 2; ++i) {
+      s += (w[b].qs[i] & 15) * a[b].qs[i] + (w[b].qs[i] >> 4) * a[b].qs[i + 16];
+      sum_a += a[b].qs[i] + a[b].qs[i + 16];
+    }
+    const float da = decode_f16_to_f32(a[b].d);
+    sum += decode_f16_to_f32(w[b].d) * da * (float)s +
+           decode_f16_to_f32(w[b].m) * da * (float)sum_a;
+  }
+  return sum;
+}
+
+static float decode_dot_q5_0_portable(const void* weights,
+                                      const void* activations, uint32_t n) {
+  const decode_block_q5_0_t* w = weights;
+  const decode_block_q8_0_t* a = activations;
+  float sum = 0.0f;
+  for (uint32_t b = 0; b < n / DECODE_QK8_0; ++b) {
+    int32_t s = 0;
+    for (uint32_t i = 0; i < DECODE_QK8_0; ++i) {
+      s += (decode_q5_code_portable(w[b].qs, w[b].qh, i) - 16) * a[b].qs[i];
+    }
+    sum += decode_f16_to_f32(w[b].d) * decode_f16_to_f32(a[b].d) * (float)s;
+  }
+  return sum;
+}
+
+static float decode_dot_q5_1_portable(const void* weights,
+                                      const void* activations, uint32_t n) {
+  const decode_block_q5_1_t* w = weights;
+  const decode_block_q8_0_t* a = activations;
+  float sum = 0.0f;
+  for (uint32_t b = 0; b < n / DECODE_QK8_0; ++b) {
+    int32_t s = 0, sum_a = 0;
+    for (uint32_t i = 0; i < DECODE_QK8_0; ++i) {
+      s += decode_q5_code_portable(w[b].qs, w[b].qh, i) * a[b].qs[i];
+      sum_a += a[b].qs[i];
+    }
+    const float da = decode_f16_to_f32(a[b].d);
+    sum += decode_f16_to_f32(w[b].d) * da * (float)s +
+           decode_f16_to_f32(w[b].m) * da * (float)sum_a;
+  }
+  return sum;
+}
+
 static float decode_dot_q4_k_portable(const void* weights,
                                       const void* activations, uint32_t n) {
   const decode_block_q4_k_t* w = weights;
@@ -69,6 +130,35 @@ static float decode_dot_q4_k_portable(const void* weights,
       const unsigned shift = (j & 1) * 4;
       int32_t s = 0;
       for (uint32_t l = 0; l < 32; ++l) s += ((q[l] >> shift) & 15) * y[l];
+      sumi += sc * s;
+      summ += m * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
+    }
+    sum += a[b].d * (decode_f16_to_f32(w[b].d) * (float)sumi -
+                     decode_f16_to_f32(w[b].dmin) * (float)summ);
+  }
+  return sum;
+}
+
+static float decode_dot_q5_k_portable(const void* weights,
+                                      const void* activations, uint32_t n) {
+  const decode_block_q5_k_t* w = weights;
+  const decode_block_q8_k_t* a = activations;
+  float sum = 0.0f;
+  for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
+    int32_t sumi = 0, summ = 0;
+    for (uint32_t j = 0; j < 8; ++j) {
+      uint8_t sc, m;
+      decode_q4_k_scale_min(w[b].scales, j, &sc, &m);
+      // Sub-block j: Q4_K's nibbles, with bit j of qh[l] above each.
+      const uint8_t* q = w[b].qs + 32 * (j / 2);
+      const int8_t* y = a[b].qs + 32 * j;
+      const unsigned shift = (j & 1) * 4;
+      int32_t s = 0;
+      for (uint32_t l = 0; l < 32; ++l) {
+        const int32_t code =
+            ((q[l] >> shift) & 15) | (((w[b].qh[l] >> j) & 1) << 4);
+        s += code * y[l];
+      }
       sumi += sc * s;
       summ += m * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
     }
@@ -141,22 +231,87 @@ DECODE_AVX2 static inline __m256i decode_mul_sum_i8(__m256i x, __m256i y) {
   return _mm256_madd_epi16(products, _mm256_set1_epi16(1));
 }
 
-// A Q4_0 block's 32 codes as signed bytes (q - 8), in element order.
-DECODE_AVX2 static inline __m256i decode_q4_0_bytes(const uint8_t* qs) {
-  const __m128i raw = _mm_loadu_si128((const __m128i*)qs);
-  const __m128i low_mask = _mm_set1_epi8(15);
-  const __m256i codes =
-      _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), low_mask),
-                       _mm_and_si128(raw, low_mask));
-  return _mm256_sub_epi8(codes, _mm256_set1_epi8(8));
+// The 32-element block types as the SIMD versions read them: an f16 d
+// first in each; Q8_0, Q4_0 and Q5_0 with signed codes (x = d q), Q4_1
+// and Q5_1 with unsigned codes and an f16 m after d (x = d q + m).
+typedef enum decode_block32_e {
+  DECODE_BLOCK32_Q8_0,  // d, qs[32] (int8)
+  DECODE_BLOCK32_Q4_0,  // d, qs[16] (nibbles, q - 8)
+  DECODE_BLOCK32_Q5_0,  // d, qh[4], qs[16] (q - 16)
+  DECODE_BLOCK32_Q4_1,  // d, m, qs[16]
+  DECODE_BLOCK32_Q5_1,  // d, m, qh[4], qs[16]
+} decode_block32_t;
+
+static inline uint32_t decode_block32_size(decode_block32_t kind) {
+  switch (kind) {
+    case DECODE_BLOCK32_Q8_0:
+      return sizeof(decode_block_q8_0_t);
+    case DECODE_BLOCK32_Q4_0:
+      return sizeof(decode_block_q4_0_t);
+    case DECODE_BLOCK32_Q5_0:
+      return sizeof(decode_block_q5_0_t);
+    case DECODE_BLOCK32_Q4_1:
+      return sizeof(decode_block_q4_1_t);
+    case DECODE_BLOCK32_Q5_1:
+      return sizeof(decode_block_q5_1_t);
+  }
+  return 0;
 }
 
-// Q8_0 and Q4_0 blocks alike: an f16 scale, then the codes (|q4|: 16
-// bytes of nibbles, else 32 signed bytes), |size| bytes in all.
+// True for the kinds with a min (x = d q + m).
+static inline bool decode_block32_has_min(decode_block32_t kind) {
+  return kind == DECODE_BLOCK32_Q4_1 || kind == DECODE_BLOCK32_Q5_1;
+}
+
+// 16 bytes of nibbles as 32 unsigned bytes in element order (low nibbles
+// first, then the high ones).
+DECODE_AVX2 static inline __m256i decode_nibbles32(const uint8_t* qs) {
+  const __m128i raw = _mm_loadu_si128((const __m128i*)qs);
+  const __m128i low_mask = _mm_set1_epi8(15);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), low_mask),
+                          _mm_and_si128(raw, low_mask));
+}
+
+// The 32 bits at |qh| (little-endian) as 32 bytes: 16 where element i's
+// bit i is set, else 0. Byte i takes byte i / 8 of the bits, then tests
+// bit i % 8 of it.
+DECODE_AVX2 static inline __m256i decode_q5_high_bits(const uint8_t* qh) {
+  uint32_t bits;
+  memcpy(&bits, qh, sizeof(bits));
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32((int)bits),
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2,
+                       2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+  const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
+                          _mm256_set1_epi8(16));
+}
+
+// A Q4_0 block's 32 codes as signed bytes (q - 8), in element order.
+DECODE_AVX2 static inline __m256i decode_q4_0_bytes(const uint8_t* qs) {
+  return _mm256_sub_epi8(decode_nibbles32(qs), _mm256_set1_epi8(8));
+}
+
+// A block's 32 codes in element order: signed bytes (Q8_0, Q4_0 less 8,
+// Q5_0 less 16) or unsigned 0..31 (Q4_1, Q5_1).
 DECODE_AVX2 static inline __m256i decode_block32_codes(const uint8_t* block,
-                                                       bool q4) {
-  return q4 ? decode_q4_0_bytes(block + 2)
-            : _mm256_loadu_si256((const __m256i*)(block + 2));
+                                                       decode_block32_t kind) {
+  switch (kind) {
+    case DECODE_BLOCK32_Q8_0:
+      return _mm256_loadu_si256((const __m256i*)(block + 2));
+    case DECODE_BLOCK32_Q4_0:
+      return decode_q4_0_bytes(block + 2);
+    case DECODE_BLOCK32_Q5_0:
+      return _mm256_sub_epi8(_mm256_or_si256(decode_nibbles32(block + 6),
+                                             decode_q5_high_bits(block + 2)),
+                             _mm256_set1_epi8(16));
+    case DECODE_BLOCK32_Q4_1:
+      return decode_nibbles32(block + 4);
+    case DECODE_BLOCK32_Q5_1:
+      return _mm256_or_si256(decode_nibbles32(block + 8),
+                             decode_q5_high_bits(block + 4));
+  }
+  return _mm256_setzero_si256();
 }
 
 DECODE_AVX2 static inline float decode_block32_scale(const uint8_t* block) {
@@ -165,70 +320,103 @@ DECODE_AVX2 static inline float decode_block32_scale(const uint8_t* block) {
   return _cvtsh_ss(d);
 }
 
+// Q4_1's and Q5_1's m (0 for the others).
+DECODE_AVX2 static inline float decode_block32_min(const uint8_t* block,
+                                                   decode_block32_t kind) {
+  if (!decode_block32_has_min(kind)) return 0.0f;
+  uint16_t m;
+  memcpy(&m, block + 2, sizeof(m));
+  return _cvtsh_ss(m);
+}
+
+// The sums of each four of the signed bytes |y|: 8 int32.
+DECODE_AVX2 static inline __m256i decode_sum_i8(__m256i y) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), y),
+                           _mm256_set1_epi16(1));
+}
+
+// |acc| plus one block's |codes| (scaled by |dw|, with the min |m| where
+// |kind| has one) . |a|. Signed codes go through decode_mul_sum_i8;
+// unsigned ones (at most 31, so 2 x 31 x 127 fits int16) straight into
+// maddubs, then m d_a times the activation's sum of codes.
+DECODE_AVX2 static inline __m256 decode_block32_fmadd_codes(
+    __m256i codes, float dw, float m, decode_block32_t kind,
+    const decode_block_q8_0_t* a, __m256 acc) {
+  const __m256i y = _mm256_loadu_si256((const __m256i*)a->qs);
+  if (!decode_block32_has_min(kind)) {
+    const __m256i p = decode_mul_sum_i8(codes, y);
+    const float d = dw * _cvtsh_ss(a->d);
+    return _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(p), acc);
+  }
+  const __m256i p =
+      _mm256_madd_epi16(_mm256_maddubs_epi16(codes, y), _mm256_set1_epi16(1));
+  const float da = _cvtsh_ss(a->d);
+  acc = _mm256_fmadd_ps(_mm256_set1_ps(dw * da), _mm256_cvtepi32_ps(p), acc);
+  return _mm256_fmadd_ps(_mm256_set1_ps(m * da),
+                         _mm256_cvtepi32_ps(decode_sum_i8(y)), acc);
+}
+
 // |acc| plus |block| . |a| (one block of 32).
 DECODE_AVX2 static inline __m256 decode_block32_fmadd(
-    const uint8_t* block, bool q4, const decode_block_q8_0_t* a, __m256 acc) {
-  const __m256i p =
-      decode_mul_sum_i8(decode_block32_codes(block, q4),
-                        _mm256_loadu_si256((const __m256i*)a->qs));
-  const float d = decode_block32_scale(block) * _cvtsh_ss(a->d);
-  return _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(p), acc);
+    const uint8_t* block, decode_block32_t kind, const decode_block_q8_0_t* a,
+    __m256 acc) {
+  return decode_block32_fmadd_codes(
+      decode_block32_codes(block, kind), decode_block32_scale(block),
+      decode_block32_min(block, kind), kind, a, acc);
 }
 
 // Two accumulators, so one block's multiply-add need not wait for the
 // one before (the chain of adds otherwise bounds a block to its latency).
 DECODE_AVX2 static inline float decode_dot_block32_avx2(
-    const uint8_t* w, uint32_t size, bool q4, const decode_block_q8_0_t* a,
+    const uint8_t* w, decode_block32_t kind, const decode_block_q8_0_t* a,
     uint32_t blocks) {
+  const uint32_t size = decode_block32_size(kind);
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   uint32_t b = 0;
   for (; b + 2 <= blocks; b += 2) {
-    acc0 = decode_block32_fmadd(w + (size_t)b * size, q4, &a[b], acc0);
+    acc0 = decode_block32_fmadd(w + (size_t)b * size, kind, &a[b], acc0);
     acc1 =
-        decode_block32_fmadd(w + (size_t)(b + 1) * size, q4, &a[b + 1], acc1);
+        decode_block32_fmadd(w + (size_t)(b + 1) * size, kind, &a[b + 1], acc1);
   }
   if (b < blocks) {
-    acc0 = decode_block32_fmadd(w + (size_t)b * size, q4, &a[b], acc0);
+    acc0 = decode_block32_fmadd(w + (size_t)b * size, kind, &a[b], acc0);
   }
   return decode_quant_hsum(_mm256_add_ps(acc0, acc1));
-}
-
-// |acc| plus one block's |codes| (scaled by |dw|) . |a|: what
-// decode_block32_fmadd does, with the block decoded once for many columns.
-DECODE_AVX2 static inline __m256 decode_block32_fmadd_codes(
-    __m256i codes, float dw, const decode_block_q8_0_t* a, __m256 acc) {
-  const __m256i p =
-      decode_mul_sum_i8(codes, _mm256_loadu_si256((const __m256i*)a->qs));
-  const float d = dw * _cvtsh_ss(a->d);
-  return _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(p), acc);
 }
 
 // decode_dot_block32_avx2 for four columns |a|[c]: each block decoded once,
 // each column's sums in the one-column order, so bit for bit its results.
 DECODE_AVX2 static inline void decode_dot4_block32_avx2(
-    const uint8_t* w, uint32_t size, bool q4,
+    const uint8_t* w, decode_block32_t kind,
     const decode_block_q8_0_t* const* a, uint32_t blocks, float* out) {
+  const uint32_t size = decode_block32_size(kind);
   __m256 acc0[4], acc1[4];
   for (int c = 0; c < 4; ++c) acc0[c] = acc1[c] = _mm256_setzero_ps();
   uint32_t b = 0;
   for (; b + 2 <= blocks; b += 2) {
     const uint8_t* block0 = w + (size_t)b * size;
     const uint8_t* block1 = block0 + size;
-    const __m256i codes0 = decode_block32_codes(block0, q4);
-    const __m256i codes1 = decode_block32_codes(block1, q4);
+    const __m256i codes0 = decode_block32_codes(block0, kind);
+    const __m256i codes1 = decode_block32_codes(block1, kind);
     const float d0 = decode_block32_scale(block0);
     const float d1 = decode_block32_scale(block1);
+    const float m0 = decode_block32_min(block0, kind);
+    const float m1 = decode_block32_min(block1, kind);
     for (int c = 0; c < 4; ++c) {
-      acc0[c] = decode_block32_fmadd_codes(codes0, d0, &a[c][b], acc0[c]);
-      acc1[c] = decode_block32_fmadd_codes(codes1, d1, &a[c][b + 1], acc1[c]);
+      acc0[c] =
+          decode_block32_fmadd_codes(codes0, d0, m0, kind, &a[c][b], acc0[c]);
+      acc1[c] = decode_block32_fmadd_codes(codes1, d1, m1, kind, &a[c][b + 1],
+                                           acc1[c]);
     }
   }
   if (b < blocks) {
     const uint8_t* block0 = w + (size_t)b * size;
-    const __m256i codes0 = decode_block32_codes(block0, q4);
+    const __m256i codes0 = decode_block32_codes(block0, kind);
     const float d0 = decode_block32_scale(block0);
+    const float m0 = decode_block32_min(block0, kind);
     for (int c = 0; c < 4; ++c) {
-      acc0[c] = decode_block32_fmadd_codes(codes0, d0, &a[c][b], acc0[c]);
+      acc0[c] =
+          decode_block32_fmadd_codes(codes0, d0, m0, kind, &a[c][b], acc0[c]);
     }
   }
   for (int c = 0; c < 4; ++c) {
@@ -236,35 +424,26 @@ DECODE_AVX2 static inline void decode_dot4_block32_avx2(
   }
 }
 
-DECODE_AVX2 static void decode_dot4_q8_0_avx2(const void* weights,
-                                              const void* const* activations,
-                                              uint32_t n, float* out) {
-  decode_dot4_block32_avx2(weights, sizeof(decode_block_q8_0_t), false,
-                           (const decode_block_q8_0_t* const*)activations,
-                           n / DECODE_QK8_0, out);
-}
-
-DECODE_AVX2 static void decode_dot4_q4_0_avx2(const void* weights,
-                                              const void* const* activations,
-                                              uint32_t n, float* out) {
-  decode_dot4_block32_avx2(weights, sizeof(decode_block_q4_0_t), true,
-                           (const decode_block_q8_0_t* const*)activations,
-                           n / DECODE_QK8_0, out);
-}
-
-DECODE_AVX2 static float decode_dot_q8_0_avx2(const void* weights,
-                                              const void* activations,
-                                              uint32_t n) {
-  return decode_dot_block32_avx2(weights, sizeof(decode_block_q8_0_t), false,
-                                 activations, n / DECODE_QK8_0);
-}
-
-DECODE_AVX2 static float decode_dot_q4_0_avx2(const void* weights,
-                                              const void* activations,
-                                              uint32_t n) {
-  return decode_dot_block32_avx2(weights, sizeof(decode_block_q4_0_t), true,
-                                 activations, n / DECODE_QK8_0);
-}
+// The one- and four-column products of each 32-element type.
+#define DECODE_BLOCK32_AVX2(type, kind)                                      \
+  DECODE_AVX2 static float decode_dot_##type##_avx2(                         \
+      const void* weights, const void* activations, uint32_t n) {            \
+    return decode_dot_block32_avx2(weights, kind, activations,               \
+                                   n / DECODE_QK8_0);                        \
+  }                                                                          \
+  DECODE_AVX2 static void decode_dot4_##type##_avx2(                         \
+      const void* weights, const void* const* activations, uint32_t n,       \
+      float* out) {                                                          \
+    decode_dot4_block32_avx2(weights, kind,                                  \
+                             (const decode_block_q8_0_t* const*)activations, \
+                             n / DECODE_QK8_0, out);                         \
+  }
+DECODE_BLOCK32_AVX2(q8_0, DECODE_BLOCK32_Q8_0)
+DECODE_BLOCK32_AVX2(q4_0, DECODE_BLOCK32_Q4_0)
+DECODE_BLOCK32_AVX2(q5_0, DECODE_BLOCK32_Q5_0)
+DECODE_BLOCK32_AVX2(q4_1, DECODE_BLOCK32_Q4_1)
+DECODE_BLOCK32_AVX2(q5_1, DECODE_BLOCK32_Q5_1)
+#undef DECODE_BLOCK32_AVX2
 
 // Q4_K's eight scales and eight mins, four bytes at a time (the layout of
 // decode_quant.h: bytes 0-3 hold scales 0-3 and the top bits of scales
@@ -306,16 +485,24 @@ DECODE_AVX2 static inline __m256i decode_q6_k_bias(
   return _mm256_slli_epi32(_mm256_madd_epi16(sums, scales), 5);
 }
 
-// Block |w|'s scales into |scales|, and |acc_mins| plus its mins' term
-// times a's d and w's dmin.
+// A Q4_K or Q5_K block's scales (|packed|) into |scales|, and |acc_mins|
+// plus its mins' term times a's d and the block's |dmin|.
+DECODE_AVX2 static inline __m128 decode_k_begin(const uint8_t packed[12],
+                                                uint16_t dmin,
+                                                const decode_block_q8_k_t* a,
+                                                uint8_t scales[8],
+                                                __m128 acc_mins) {
+  uint8_t mins[8];
+  decode_q4_k_unpack(packed, scales, mins);
+  return _mm_fmadd_ps(_mm_set1_ps(a->d * _cvtsh_ss(dmin)),
+                      _mm_cvtepi32_ps(decode_q4_k_mins(mins, a)), acc_mins);
+}
+
 DECODE_AVX2 static inline __m128 decode_q4_k_begin(const decode_block_q4_k_t* w,
                                                    const decode_block_q8_k_t* a,
                                                    uint8_t scales[8],
                                                    __m128 acc_mins) {
-  uint8_t mins[8];
-  decode_q4_k_unpack(w->scales, scales, mins);
-  return _mm_fmadd_ps(_mm_set1_ps(a->d * _cvtsh_ss(w->dmin)),
-                      _mm_cvtepi32_ps(decode_q4_k_mins(mins, a)), acc_mins);
+  return decode_k_begin(w->scales, w->dmin, a, scales, acc_mins);
 }
 
 DECODE_AVX2 static inline float decode_quant_hsum128(__m128 v) {
@@ -410,6 +597,59 @@ DECODE_AVX2 static void decode_dot4_q4_k_avx2(const void* weights,
   for (int k = 0; k < 4; ++k) {
     out[k] = decode_quant_hsum(acc[k]) - decode_quant_hsum128(acc_mins[k]);
   }
+}
+
+// Q5_K's codes of sub-blocks 2c (|out_low|) and 2c + 1 (|out_high|) for
+// the chunk c whose nibbles are |q|: their fifth bits are bits 0 and 1 of
+// each byte of |*qh_bits| (the block's qh shifted right 2c places, moved
+// on by 2 here for the next chunk). The 16-bit shifts carry bits across
+// bytes only into bits above the two read.
+DECODE_AVX2 static inline void decode_q5_k_codes(__m256i q, __m256i* qh_bits,
+                                                 __m256i* out_low,
+                                                 __m256i* out_high) {
+  const __m256i low_mask = _mm256_set1_epi8(15);
+  const __m256i sixteen = _mm256_set1_epi8(16);
+  *out_low = _mm256_or_si256(
+      _mm256_and_si256(q, low_mask),
+      _mm256_and_si256(_mm256_slli_epi16(*qh_bits, 4), sixteen));
+  *out_high = _mm256_or_si256(
+      _mm256_and_si256(_mm256_srli_epi16(q, 4), low_mask),
+      _mm256_and_si256(_mm256_slli_epi16(*qh_bits, 3), sixteen));
+  *qh_bits = _mm256_srli_epi16(*qh_bits, 2);
+}
+
+// Q4_K's product (decode_dot_q4_k_avx2) with 5-bit codes: at most 31, so
+// 2 x 31 x 127 still fits maddubs' int16.
+DECODE_AVX2 static float decode_dot_q5_k_avx2(const void* weights,
+                                              const void* activations,
+                                              uint32_t n) {
+  const decode_block_q5_k_t* w = weights;
+  const decode_block_q8_k_t* a = activations;
+  __m256 acc = _mm256_setzero_ps();
+  __m128 acc_mins = _mm_setzero_ps();
+  for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
+    uint8_t scales[8];
+    acc_mins = decode_k_begin(w[b].scales, w[b].dmin, &a[b], scales, acc_mins);
+    __m256i qh_bits = _mm256_loadu_si256((const __m256i*)w[b].qh);
+    __m256i sumi = _mm256_setzero_si256();
+    for (uint32_t c = 0; c < 4; ++c) {
+      __m256i low, high;
+      decode_q5_k_codes(_mm256_loadu_si256((const __m256i*)(w[b].qs + 32 * c)),
+                        &qh_bits, &low, &high);
+      const __m256i p_low = _mm256_maddubs_epi16(
+          low, _mm256_loadu_si256((const __m256i*)(a[b].qs + 64 * c)));
+      const __m256i p_high = _mm256_maddubs_epi16(
+          high, _mm256_loadu_si256((const __m256i*)(a[b].qs + 64 * c + 32)));
+      sumi = _mm256_add_epi32(
+          sumi, _mm256_madd_epi16(p_low, _mm256_set1_epi16(scales[2 * c])));
+      sumi = _mm256_add_epi32(
+          sumi,
+          _mm256_madd_epi16(p_high, _mm256_set1_epi16(scales[2 * c + 1])));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(a[b].d * _cvtsh_ss(w[b].d)),
+                          _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return decode_quant_hsum(acc) - decode_quant_hsum128(acc_mins);
 }
 
 // The four 32-code runs of half a Q6_K block (elements 0-31, 32-63, 64-95
@@ -553,59 +793,68 @@ DECODE_AVX512 static inline __m512 decode_two_scales(float first,
 }
 
 // |acc| plus two blocks of 32 (|first| and the one after it) dotted with
-// theirs.
+// theirs: decode_block32_fmadd_codes on twice the width.
 DECODE_AVX512 static inline __m512 decode_block32_pair_fmadd(
-    const uint8_t* first, uint32_t size, bool q4, const decode_block_q8_0_t* a,
+    const uint8_t* first, decode_block32_t kind, const decode_block_q8_0_t* a,
     __m512 acc) {
-  const __m512i x = decode_join256(decode_block32_codes(first, q4),
-                                   decode_block32_codes(first + size, q4));
+  const uint8_t* second = first + decode_block32_size(kind);
+  const __m512i x = decode_join256(decode_block32_codes(first, kind),
+                                   decode_block32_codes(second, kind));
   const __m512i y = decode_join256(_mm256_loadu_si256((const __m256i*)a[0].qs),
                                    _mm256_loadu_si256((const __m256i*)a[1].qs));
-  const __m512 d =
-      decode_two_scales(decode_block32_scale(first) * _cvtsh_ss(a[0].d),
-                        decode_block32_scale(first + size) * _cvtsh_ss(a[1].d));
-  return _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(decode_mul_sum_i8_512(x, y)),
-                         acc);
+  const float da0 = _cvtsh_ss(a[0].d), da1 = _cvtsh_ss(a[1].d);
+  const __m512 d = decode_two_scales(decode_block32_scale(first) * da0,
+                                     decode_block32_scale(second) * da1);
+  if (!decode_block32_has_min(kind)) {
+    return _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(decode_mul_sum_i8_512(x, y)),
+                           acc);
+  }
+  const __m512i ones = _mm512_set1_epi16(1);
+  const __m512i p = _mm512_madd_epi16(_mm512_maddubs_epi16(x, y), ones);
+  const __m512i sum_a =
+      _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_set1_epi8(1), y), ones);
+  const __m512 m = decode_two_scales(decode_block32_min(first, kind) * da0,
+                                     decode_block32_min(second, kind) * da1);
+  acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(p), acc);
+  return _mm512_fmadd_ps(m, _mm512_cvtepi32_ps(sum_a), acc);
 }
 
-// Q8_0 and Q4_0 (decode_dot_block32_avx2) two blocks at a time, two
+// The 32-element types (decode_dot_block32_avx2) two blocks at a time, two
 // accumulators.
 DECODE_AVX512 static inline float decode_dot_block32_avx512(
-    const uint8_t* w, uint32_t size, bool q4, const decode_block_q8_0_t* a,
+    const uint8_t* w, decode_block32_t kind, const decode_block_q8_0_t* a,
     uint32_t blocks) {
+  const uint32_t size = decode_block32_size(kind);
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   uint32_t b = 0;
   for (; b + 4 <= blocks; b += 4) {
-    acc0 =
-        decode_block32_pair_fmadd(w + (size_t)b * size, size, q4, &a[b], acc0);
-    acc1 = decode_block32_pair_fmadd(w + (size_t)(b + 2) * size, size, q4,
+    acc0 = decode_block32_pair_fmadd(w + (size_t)b * size, kind, &a[b], acc0);
+    acc1 = decode_block32_pair_fmadd(w + (size_t)(b + 2) * size, kind,
                                      &a[b + 2], acc1);
   }
   if (b + 2 <= blocks) {
-    acc0 =
-        decode_block32_pair_fmadd(w + (size_t)b * size, size, q4, &a[b], acc0);
+    acc0 = decode_block32_pair_fmadd(w + (size_t)b * size, kind, &a[b], acc0);
     b += 2;
   }
   float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
   if (b < blocks) {
-    sum += decode_dot_block32_avx2(w + (size_t)b * size, size, q4, a + b, 1);
+    sum += decode_dot_block32_avx2(w + (size_t)b * size, kind, a + b, 1);
   }
   return sum;
 }
 
-DECODE_AVX512 static float decode_dot_q8_0_avx512(const void* weights,
-                                                  const void* activations,
-                                                  uint32_t n) {
-  return decode_dot_block32_avx512(weights, sizeof(decode_block_q8_0_t), false,
-                                   activations, n / DECODE_QK8_0);
-}
-
-DECODE_AVX512 static float decode_dot_q4_0_avx512(const void* weights,
-                                                  const void* activations,
-                                                  uint32_t n) {
-  return decode_dot_block32_avx512(weights, sizeof(decode_block_q4_0_t), true,
-                                   activations, n / DECODE_QK8_0);
-}
+#define DECODE_BLOCK32_AVX512(type, kind)                         \
+  DECODE_AVX512 static float decode_dot_##type##_avx512(          \
+      const void* weights, const void* activations, uint32_t n) { \
+    return decode_dot_block32_avx512(weights, kind, activations,  \
+                                     n / DECODE_QK8_0);           \
+  }
+DECODE_BLOCK32_AVX512(q8_0, DECODE_BLOCK32_Q8_0)
+DECODE_BLOCK32_AVX512(q4_0, DECODE_BLOCK32_Q4_0)
+DECODE_BLOCK32_AVX512(q5_0, DECODE_BLOCK32_Q5_0)
+DECODE_BLOCK32_AVX512(q4_1, DECODE_BLOCK32_Q4_1)
+DECODE_BLOCK32_AVX512(q5_1, DECODE_BLOCK32_Q5_1)
+#undef DECODE_BLOCK32_AVX512
 
 DECODE_AVX512 static float decode_dot_q4_k_avx512(const void* weights,
                                                   const void* activations,
@@ -627,6 +876,37 @@ DECODE_AVX512 static float decode_dot_q4_k_avx512(const void* weights,
                          _mm256_and_si256(_mm256_srli_epi16(q, 4), low_mask));
       const __m512i p = _mm512_maddubs_epi16(
           codes, _mm512_loadu_si512((const void*)(a[b].qs + 64 * c)));
+      const __m512i s =
+          _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(scales[2 * c]),
+                                  _mm512_set1_epi16(scales[2 * c + 1]));
+      sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(p, s));
+    }
+    acc = _mm512_fmadd_ps(_mm512_set1_ps(a[b].d * _cvtsh_ss(w[b].d)),
+                          _mm512_cvtepi32_ps(sumi), acc);
+  }
+  return _mm512_reduce_add_ps(acc) - decode_quant_hsum128(acc_mins);
+}
+
+DECODE_AVX512 static float decode_dot_q5_k_avx512(const void* weights,
+                                                  const void* activations,
+                                                  uint32_t n) {
+  const decode_block_q5_k_t* w = weights;
+  const decode_block_q8_k_t* a = activations;
+  __m512 acc = _mm512_setzero_ps();
+  __m128 acc_mins = _mm_setzero_ps();
+  for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
+    uint8_t scales[8];
+    acc_mins = decode_k_begin(w[b].scales, w[b].dmin, &a[b], scales, acc_mins);
+    __m256i qh_bits = _mm256_loadu_si256((const __m256i*)w[b].qh);
+    __m512i sumi = _mm512_setzero_si512();
+    for (uint32_t c = 0; c < 4; ++c) {
+      // Sub-blocks 2c and 2c + 1, 64 elements.
+      __m256i low, high;
+      decode_q5_k_codes(_mm256_loadu_si256((const __m256i*)(w[b].qs + 32 * c)),
+                        &qh_bits, &low, &high);
+      const __m512i p = _mm512_maddubs_epi16(
+          decode_join256(low, high),
+          _mm512_loadu_si512((const void*)(a[b].qs + 64 * c)));
       const __m512i s =
           _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(scales[2 * c]),
                                   _mm512_set1_epi16(scales[2 * c + 1]));
@@ -693,6 +973,7 @@ DECODE_AVX512 static float decode_dot_q6_k_avx512(const void* weights,
 //===----------------------------------------------------------------------===//
 
 // Index of a block type in the tables below (-1: not one).
+enum { DECODE_QUANT_TYPES = 8 };
 static int decode_quant_index(decode_dtype_t dtype) {
   switch (dtype) {
     case DECODE_DTYPE_Q8_0:
@@ -703,38 +984,54 @@ static int decode_quant_index(decode_dtype_t dtype) {
       return 2;
     case DECODE_DTYPE_Q6_K:
       return 3;
+    case DECODE_DTYPE_Q4_1:
+      return 4;
+    case DECODE_DTYPE_Q5_0:
+      return 5;
+    case DECODE_DTYPE_Q5_1:
+      return 6;
+    case DECODE_DTYPE_Q5_K:
+      return 7;
     default:
       return -1;
   }
 }
 
-static const decode_quant_dot_fn_t kDots[DECODE_SIMD_COUNT][4] = {
-    {decode_dot_q8_0_portable, decode_dot_q4_0_portable,
-     decode_dot_q4_k_portable, decode_dot_q6_k_portable},
+static const decode_quant_dot_fn_t
+    kDots[DECODE_SIMD_COUNT][DECODE_QUANT_TYPES] = {
+        {decode_dot_q8_0_portable, decode_dot_q4_0_portable,
+         decode_dot_q4_k_portable, decode_dot_q6_k_portable,
+         decode_dot_q4_1_portable, decode_dot_q5_0_portable,
+         decode_dot_q5_1_portable, decode_dot_q5_k_portable},
 #if defined(DECODE_QUANT_X86)
-    {decode_dot_q8_0_avx2, decode_dot_q4_0_avx2, decode_dot_q4_k_avx2,
-     decode_dot_q6_k_avx2},
-    {decode_dot_q8_0_avx512, decode_dot_q4_0_avx512, decode_dot_q4_k_avx512,
-     decode_dot_q6_k_avx512},
+        {decode_dot_q8_0_avx2, decode_dot_q4_0_avx2, decode_dot_q4_k_avx2,
+         decode_dot_q6_k_avx2, decode_dot_q4_1_avx2, decode_dot_q5_0_avx2,
+         decode_dot_q5_1_avx2, decode_dot_q5_k_avx2},
+        {decode_dot_q8_0_avx512, decode_dot_q4_0_avx512, decode_dot_q4_k_avx512,
+         decode_dot_q6_k_avx512, decode_dot_q4_1_avx512, decode_dot_q5_0_avx512,
+         decode_dot_q5_1_avx512, decode_dot_q5_k_avx512},
 #endif
 };
 
 // The selected versions (decode_quant_dot_select).
-static decode_quant_dot_fn_t decode_quant_dots[4] = {
+static decode_quant_dot_fn_t decode_quant_dots[DECODE_QUANT_TYPES] = {
     decode_dot_q8_0_portable, decode_dot_q4_0_portable,
-    decode_dot_q4_k_portable, decode_dot_q6_k_portable};
+    decode_dot_q4_k_portable, decode_dot_q6_k_portable,
+    decode_dot_q4_1_portable, decode_dot_q5_0_portable,
+    decode_dot_q5_1_portable, decode_dot_q5_k_portable};
 
-// Four-column forms of the AVX2 versions (NULL: none).
-static const decode_quant_dot4_fn_t kDots4Avx2[4] = {
+// Four-column forms of the AVX2 versions (NULL: none; a batch's Q5_K and
+// Q6_K rows go through the one-column product).
+static const decode_quant_dot4_fn_t kDots4Avx2[DECODE_QUANT_TYPES] = {
 #if defined(DECODE_QUANT_X86)
     decode_dot4_q8_0_avx2, decode_dot4_q4_0_avx2, decode_dot4_q4_k_avx2, NULL,
+    decode_dot4_q4_1_avx2, decode_dot4_q5_0_avx2, decode_dot4_q5_1_avx2, NULL,
 #else
-    NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 #endif
 };
 // Those of the selected versions.
-static decode_quant_dot4_fn_t decode_quant_dot4s[4] = {NULL, NULL, NULL,
-                                                       NULL};
+static decode_quant_dot4_fn_t decode_quant_dot4s[DECODE_QUANT_TYPES];
 
 static void decode_activations_q8_0_portable(const float* x, uint32_t n,
                                              void* out) {
@@ -796,12 +1093,14 @@ decode_quant_dot_fn_t decode_quant_dot_function(decode_dtype_t dtype,
 // per row, AVX2 against AVX-512): Q8_0 29 / 36, Q4_0 41 / 48, Q4_K 24 /
 // 28, Q6_K 36 / 30; the 32-element blocks and Q4_K's gain nothing from
 // the wider registers that the joins and blends do not take back, so an
-// AVX-512 CPU runs their AVX2 versions.
-static const bool kAvx512Faster[4] = {false, false, false, true};
+// AVX-512 CPU runs their AVX2 versions. Q4_1, Q5_0, Q5_1 and Q5_K were
+// not measured: they follow Q4_0 and Q4_K, whose forms they share.
+static const bool kAvx512Faster[DECODE_QUANT_TYPES] = {
+    false, false, false, true, false, false, false, false};
 
 void decode_quant_dot_select(decode_simd_t simd) {
   if ((unsigned)simd >= DECODE_SIMD_COUNT) return;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < DECODE_QUANT_TYPES; ++i) {
     const decode_simd_t chosen = simd == DECODE_SIMD_AVX512 && !kAvx512Faster[i]
                                      ? DECODE_SIMD_AVX2
                                      : simd;

@@ -1,10 +1,19 @@
 // weft decode example: dot products of quantized weight rows with
 // quantized activations (the formats: decode_quant.h).
 //
-// Each block type pairs with one activation format: Q8_0 and Q4_0 weights
-// with Q8_0 activations, Q4_K and Q6_K weights with Q8_K activations. A
-// block's products are summed in integers and scaled once by the product
-// of the two blocks' scales, as GGML's own kernels do.
+// Each block type pairs with one activation format: Q8_0, Q4_0, Q4_1, Q5_0
+// and Q5_1 weights with Q8_0 activations, Q4_K, Q5_K and Q6_K weights with
+// Q8_K activations. A block's products are summed in integers and scaled
+// once by the product of the two blocks' scales, as GGML's own kernels do.
+//
+// Q4_1 and Q5_1 (x = d q + m) pair in GGML with Q8_1, Q8_0 that carries
+// s = d * (the sum of its codes) for the m term. Here they take the same
+// Q8_0 blocks as the other 32-element types, and their product sums the
+// activation's codes itself (one more integer multiply-add per block): a
+// layer mixing Q4_1 with Q5_0 or Q8_0 (as llama.cpp's files do) then
+// quantizes its input once, the batch's Q8_0 form serves them unchanged,
+// and the sum is exact in integers rather than a rounded f16 s. Per
+// block: d_w d_a sum(q a) + m d_a sum(a).
 //
 // Every product has a portable version and, on x86-64, AVX2 (with FMA and
 // F16C) and AVX-512 (F and BW) versions written with intrinsics; the
@@ -38,10 +47,11 @@ decode_simd_t decode_simd_best(void);
 typedef float (*decode_quant_dot_fn_t)(const void* weights,
                                        const void* activations, uint32_t n);
 
-// True when |dtype|'s weights pair with Q8_K activations (Q4_K, Q6_K);
-// Q8_0 and Q4_0 pair with Q8_0 activations.
+// True when |dtype|'s weights pair with Q8_K activations (Q4_K, Q5_K,
+// Q6_K); the 32-element types pair with Q8_0 activations.
 static inline bool decode_quant_uses_q8_k(decode_dtype_t dtype) {
-  return dtype == DECODE_DTYPE_Q4_K || dtype == DECODE_DTYPE_Q6_K;
+  return dtype == DECODE_DTYPE_Q4_K || dtype == DECODE_DTYPE_Q5_K ||
+         dtype == DECODE_DTYPE_Q6_K;
 }
 
 // |dtype|'s product written for |simd|; NULL for F32, F16 and other types,
@@ -68,7 +78,7 @@ decode_quant_activations_fn_t decode_quant_activations_function(
 void decode_quant_activations(decode_dtype_t dtype, const float* x, uint32_t n,
                               void* out_blocks);
 
-// |dtype|'s product in the selected version (|dtype| one of the four
+// |dtype|'s product in the selected version (|dtype| one of the eight
 // block types).
 float decode_quant_dot(decode_dtype_t dtype, const void* weights,
                        const void* activations, uint32_t n);
@@ -76,7 +86,7 @@ float decode_quant_dot(decode_dtype_t dtype, const void* weights,
 // One row of |dtype| with four columns of activations at once:
 // |out|[c] = decode_quant_dot(dtype, weights, activations[c], n), bit for
 // bit, each block decoded once for the four. NULL where the selected
-// version has no such form (the portable versions, the K types), and for
+// version has no such form (the portable versions, Q5_K and Q6_K), and for
 // types that are not blocks. The batch's GEMM (decode_kernels.h) takes it.
 typedef void (*decode_quant_dot4_fn_t)(const void* weights,
                                        const void* const* activations,

@@ -3,12 +3,13 @@
 //
 //   weft-decode-gen --shape=15M|110M|1.1B|tiny --out=FILE
 //                   [--format=llama2c|gguf]
-//                   [--dtype=f32|f16|q8_0|q4_0|q4_k|q4_k_m] [--seed=N]
+//                   [--dtype=f32|f16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|
+//                            q4_k_m|q5_k_m] [--seed=N]
 //
 // The same seed gives the same weights in both formats (F16 rounds them,
 // the quantized types quantize them). The quantized types are GGUF only;
-// q4_k_m mixes Q4_K and Q6_K as llama.cpp's Q4_K_M files do
-// (decode_checkpoint_tensor_dtype). A GGUF file carries a tokenizer too:
+// q4_k_m mixes Q4_K and Q6_K as llama.cpp's Q4_K_M files do, q5_k_m Q5_K
+// and Q6_K as its Q5_K_M files do (decode_checkpoint_tensor_dtype). A GGUF file carries a tokenizer too:
 // a synthetic SentencePiece vocabulary of the shape's size with byte
 // fallback (decode_vocab_synthetic), so weft-decode --prompt takes text.
 // Exit codes: 0 written, 1 an error, 2 bad usage.
@@ -22,14 +23,16 @@ static void print_usage(FILE* stream) {
   fprintf(stream,
           "Usage: weft-decode-gen --shape=15M|110M|1.1B|tiny --out=FILE\n"
           "                       [--format=llama2c|gguf] [--seed=N]\n"
-          "                       [--dtype=f32|f16|q8_0|q4_0|q4_k|q4_k_m]\n"
+          "                       [--dtype=f32|f16|q8_0|q4_0|q4_1|q5_0|\n"
+          "                                q5_1|q4_k|q5_k|q4_k_m|q5_k_m]\n"
           "\n"
           "Writes a checkpoint of random weights (default: llama2c, f32,\n"
           "seed 1). llama2.c checkpoints are f32 only; GGUF takes the\n"
           "others (a quantized type implies --format=gguf). q4_k_m mixes\n"
-          "Q4_K and Q6_K as llama.cpp's Q4_K_M does. A GGUF file carries\n"
-          "a synthetic SentencePiece vocabulary (byte fallback, common\n"
-          "words), so weft-decode --prompt TEXT works with it.\n");
+          "Q4_K and Q6_K as llama.cpp's Q4_K_M does, q5_k_m Q5_K and Q6_K\n"
+          "as its Q5_K_M does. A GGUF file carries a synthetic\n"
+          "SentencePiece vocabulary (byte fallback, common words), so\n"
+          "weft-decode --prompt TEXT works with it.\n");
 }
 
 int main(int argc, char** argv) {
@@ -48,8 +51,13 @@ int main(int argc, char** argv) {
       {"f16", DECODE_DTYPE_F16, DECODE_MIX_UNIFORM},
       {"q8_0", DECODE_DTYPE_Q8_0, DECODE_MIX_UNIFORM},
       {"q4_0", DECODE_DTYPE_Q4_0, DECODE_MIX_UNIFORM},
+      {"q4_1", DECODE_DTYPE_Q4_1, DECODE_MIX_UNIFORM},
+      {"q5_0", DECODE_DTYPE_Q5_0, DECODE_MIX_UNIFORM},
+      {"q5_1", DECODE_DTYPE_Q5_1, DECODE_MIX_UNIFORM},
       {"q4_k", DECODE_DTYPE_Q4_K, DECODE_MIX_UNIFORM},
+      {"q5_k", DECODE_DTYPE_Q5_K, DECODE_MIX_UNIFORM},
       {"q4_k_m", DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M},
+      {"q5_k_m", DECODE_DTYPE_Q5_K, DECODE_MIX_Q5_K_M},
   };
   const char* dtype_name = "f32";
   unsigned long long seed = 1;

@@ -3,7 +3,8 @@
 // prompt position and the greedy tokens after it, on the tiny and 15M
 // shapes, GGUF f32 and q4_k_m (which on these widths mixes Q4_0, Q8_0 and,
 // for 15M's ffn_down, Q4_K and Q6_K: both activation forms), f16 on tiny,
-// q4_k_m on a 256-wide shape (Q4_K and Q6_K in every matrix), on
+// q4_k_m on a 256-wide shape (Q4_K and Q6_K in every matrix), q5_k_m on
+// tiny (Q5_1, Q8_0) and on the 256-wide shape (Q5_K, Q6_K), on
 // local-sync and local-task with 2 workers; prompts longer than one batch
 // (DECODE_BATCH_MAX) on 15M, and batches cut to 16 and 7 positions, so
 // batches start after a filled cache.
@@ -67,6 +68,12 @@ static batch_case_t g_cases[] = {
     {.shape = "tiny", .dtype = DECODE_DTYPE_F16, .prompt_length = 40,
      .generated = 16},
     {.shape = "wide", .dtype = DECODE_DTYPE_Q4_K, .mix = DECODE_MIX_Q4_K_M,
+     .prompt_length = 40, .generated = 16},
+    // Q5_K_M: on tiny Q5_1 and Q8_0 (four-column products), on the wide
+    // shape Q5_K and Q6_K (the one-column product in the GEMM).
+    {.shape = "tiny", .dtype = DECODE_DTYPE_Q5_K, .mix = DECODE_MIX_Q5_K_M,
+     .prompt_length = 40, .generated = 16},
+    {.shape = "wide", .dtype = DECODE_DTYPE_Q5_K, .mix = DECODE_MIX_Q5_K_M,
      .prompt_length = 40, .generated = 16},
 #if defined(SANITIZED)
     {.shape = "15M", .dtype = DECODE_DTYPE_F32, .prompt_length = 20,
@@ -212,6 +219,8 @@ int main(void) {
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[3]),
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[4]),
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[5]),
+      cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[6]),
+      cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[7]),
       cmocka_unit_test(batch_limit_bounds),
   };
   return cmocka_run_group_tests_name("decode.batch", tests, setup, teardown);

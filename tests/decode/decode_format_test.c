@@ -357,6 +357,26 @@ static void quantized_gguf(void** state) {
                        "q4_0, q4_k");
   quantized_round_trip(&config, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M,
                        "q8_0, q4_0, q4_k, q6_k");
+  // The types llama.cpp's K mixes fall back to: Q4_1, Q5_0 and Q5_1, and
+  // Q5_K (Q5_1 where 288-wide rows are not whole K blocks), and Q5_K_M
+  // (Q5_K, Q6_K, falling back to Q5_1 and Q8_0).
+  quantized_round_trip(&config, DECODE_DTYPE_Q4_1, DECODE_MIX_UNIFORM, "q4_1");
+  quantized_round_trip(&config, DECODE_DTYPE_Q5_0, DECODE_MIX_UNIFORM, "q5_0");
+  quantized_round_trip(&config, DECODE_DTYPE_Q5_1, DECODE_MIX_UNIFORM, "q5_1");
+  quantized_round_trip(&config, DECODE_DTYPE_Q5_K, DECODE_MIX_UNIFORM,
+                       "q5_1, q5_k");
+  quantized_round_trip(&config, DECODE_DTYPE_Q5_K, DECODE_MIX_Q5_K_M,
+                       "q8_0, q5_1, q5_k, q6_k");
+  for (uint32_t l = 0; l < 6; ++l) {
+    assert_int_equal(decode_checkpoint_tensor_dtype(&config, DECODE_DTYPE_Q5_K,
+                                                    DECODE_MIX_Q5_K_M,
+                                                    DECODE_TENSOR_W2, l),
+                     l == 2 || l == 5 ? DECODE_DTYPE_Q6_K : DECODE_DTYPE_Q5_K);
+    assert_int_equal(decode_checkpoint_tensor_dtype(&config, DECODE_DTYPE_Q5_K,
+                                                    DECODE_MIX_Q5_K_M,
+                                                    DECODE_TENSOR_WQ, l),
+                     DECODE_DTYPE_Q5_1);
+  }
   // 15M's Q4_K_M: Q4_K where rows are whole K blocks (ffn_down's 768),
   // the 288-wide rest falls back to Q4_0, and Q6_K to Q8_0; ffn_down of
   // layers 2 and 5 Q6_K (llama.cpp's choice of 6 layers).
@@ -384,6 +404,8 @@ static void quantized_gguf(void** state) {
                                 10000.0f, 1e-5f, true};
   quantized_round_trip(&wide, DECODE_DTYPE_Q4_K, DECODE_MIX_Q4_K_M,
                        "q6_k, q4_k");
+  quantized_round_trip(&wide, DECODE_DTYPE_Q5_K, DECODE_MIX_Q5_K_M,
+                       "q6_k, q5_k");
   for (uint32_t l = 0; l < 8; ++l) {
     const bool more = l == 0 || l == 3 || l == 6 || l == 7;
     const decode_tensor_t kinds[] = {DECODE_TENSOR_WV, DECODE_TENSOR_W2,
@@ -566,11 +588,12 @@ static void gguf_unsupported_type(void** state) {
   uint8_t* data = tiny_gguf_bytes(path, sizeof(path), &size);
   const size_t info = find_tensor_info(data, size, "blk.1.attn_q.weight");
   const size_t type_at = info + 4 + 2 * 8;
-  put_u32_at(data, type_at, 3);
+  put_u32_at(data, type_at, 9);
   file_store(path, data, size);
   assert_read_error(path, INVALID_ARGUMENT, "'blk.1.attn_q.weight'",
-                    "type 3 (Q4_1)",
-                    "F32 and F16, and Q8_0, Q4_0, Q4_K and Q6_K");
+                    "type 9 (Q8_1)",
+                    "F32 and F16, and Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, "
+                    "Q5_K and Q6_K");
   put_u32_at(data, type_at, 10);
   file_store(path, data, size);
   assert_read_error(path, INVALID_ARGUMENT, "'blk.1.attn_q.weight'",

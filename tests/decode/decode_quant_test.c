@@ -1,8 +1,9 @@
 // GGML's quantized blocks (examples/decode/decode_quant.h) and their dot
 // products (decode_quant_dot.h):
 //  - blocks built by hand dequantize to values worked out by hand from the
-//    format's definition (Q8_0, Q4_0, Q4_K's packed 6-bit scales and mins,
-//    Q6_K's split 6-bit codes);
+//    format's definition (Q8_0, Q4_0, Q4_1, Q5_0's and Q5_1's fifth bits,
+//    Q4_K's packed 6-bit scales and mins, Q5_K's fifth bits, Q6_K's split
+//    6-bit codes);
 //  - the activations' quantization: each element within half a step of
 //    its value, Q8_K's block sums the sums of its codes;
 //  - each block type's dot product, in every version this CPU has
@@ -11,7 +12,7 @@
 //    half (a subnormal), the largest (65504) and negative ones, and over
 //    1 to 9 blocks (the AVX-512 versions' pairs and their odd block);
 //  - quantizing random weights and dequantizing them again errs by at
-//    most a step of the block's scale.
+//    most a step of the block's scale (bounds per type below).
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
 // clang-format off
 #include <setjmp.h>
@@ -31,7 +32,9 @@
 #include "decode_quant_dot.h"
 
 static const decode_dtype_t kBlockTypes[] = {
-    DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q4_K, DECODE_DTYPE_Q6_K};
+    DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q4_1,
+    DECODE_DTYPE_Q5_0, DECODE_DTYPE_Q5_1, DECODE_DTYPE_Q4_K,
+    DECODE_DTYPE_Q5_K, DECODE_DTYPE_Q6_K};
 
 // xorshift64*: the test's random numbers.
 static uint64_t g_state = 0x9E3779B97F4A7C15ull;
@@ -105,6 +108,93 @@ static void q4_k_by_hand(void** state) {
   assert_true(out[40] == 13.5f);    // sub-block 1, q 15 - 8: 2 x 7 - 0.5
   assert_true(out[200] == 358.5f);  // sub-block 6, q 8: 46 x 8 - 0.5 x 19
   assert_true(out[255] == -10.0f);  // sub-block 7, q 0: -0.5 x 20
+}
+
+static void q4_1_by_hand(void** state) {
+  (void)state;
+  decode_block_q4_1_t block;
+  block.d = 0x4000;  // 2.0
+  block.m = 0xBC00;  // -1.0
+  for (int i = 0; i < 16; ++i) block.qs[i] = (uint8_t)(i | (15 - i) << 4);
+  float out[32];
+  decode_quant_dequantize(DECODE_DTYPE_Q4_1, &block, 32, out);
+  assert_true(out[0] == -1.0f);   // 2 x 0 - 1
+  assert_true(out[9] == 17.0f);   // 2 x 9 - 1
+  assert_true(out[16] == 29.0f);  // 2 x 15 - 1 (high nibble of qs[0])
+  assert_true(out[31] == -1.0f);  // 2 x 0 - 1
+}
+
+// Q5_0's and Q5_1's codes: nibbles as Q4_0's (element i < 16: low nibble
+// i, element i + 16: high nibble 15 - i), and fifth bits from qh = 01 80
+// FF 00: element 0 (bit 0), 15 (bit 15) and 16..23 (bits 16..23).
+static void q5_codes_by_hand(uint8_t qs[16], uint8_t qh[4]) {
+  for (int i = 0; i < 16; ++i) qs[i] = (uint8_t)(i | (15 - i) << 4);
+  qh[0] = 0x01, qh[1] = 0x80, qh[2] = 0xFF, qh[3] = 0x00;
+}
+
+static void q5_0_by_hand(void** state) {
+  (void)state;
+  decode_block_q5_0_t block;
+  block.d = 0x3800;  // 0.5
+  q5_codes_by_hand(block.qs, block.qh);
+  float out[32];
+  decode_quant_dequantize(DECODE_DTYPE_Q5_0, &block, 32, out);
+  assert_true(out[0] == 0.0f);    // q 0 + 16: 0.5 (16 - 16)
+  assert_true(out[1] == -7.5f);   // q 1: 0.5 (1 - 16)
+  assert_true(out[15] == 7.5f);   // q 15 + 16
+  assert_true(out[16] == 7.5f);   // high nibble 15, bit 16: 31
+  assert_true(out[23] == 4.0f);   // high nibble 8, bit 23: 24
+  assert_true(out[24] == -4.5f);  // high nibble 7, no bit: 7
+  assert_true(out[31] == -8.0f);  // high nibble 0: 0.5 (0 - 16)
+}
+
+static void q5_1_by_hand(void** state) {
+  (void)state;
+  decode_block_q5_1_t block;
+  block.d = 0x3C00;  // 1.0
+  block.m = 0x4000;  // 2.0
+  q5_codes_by_hand(block.qs, block.qh);
+  float out[32];
+  decode_quant_dequantize(DECODE_DTYPE_Q5_1, &block, 32, out);
+  assert_true(out[0] == 18.0f);   // 16 + 2
+  assert_true(out[1] == 3.0f);    // 1 + 2
+  assert_true(out[23] == 26.0f);  // 24 + 2
+  assert_true(out[24] == 9.0f);   // 7 + 2
+  assert_true(out[31] == 2.0f);   // 0 + 2
+}
+
+static void q5_k_by_hand(void** state) {
+  (void)state;
+  decode_block_q5_k_t block;
+  block.d = 0x3C00;     // 1.0
+  block.dmin = 0x3800;  // 0.5
+  // Q4_K's scales and mins of q4_k_by_hand: 1, 2, 3, 4, 44, 45, 46, 47
+  // and 0, 1, 2, 3, 17, 18, 19, 20.
+  const uint8_t scales[12] = {0x81, 0x82, 0x83, 0x84, 0x40, 0x41,
+                              0x42, 0x43, 0x1C, 0x2D, 0x3E, 0x4F};
+  memcpy(block.scales, scales, sizeof(scales));
+  for (int l = 0; l < 128; ++l) {
+    block.qs[l] = (uint8_t)((l & 15) | (15 - (l & 15)) << 4);
+  }
+  for (int l = 0; l < 32; ++l) block.qh[l] = (uint8_t)(37 * l);
+  float out[256];
+  decode_quant_dequantize(DECODE_DTYPE_Q5_K, &block, 256, out);
+  assert_true(out[0] == 0.0f);  // sub-block 0, qh[0] 0: q 0
+  // Sub-block 0, l 5: nibble 5, qh[5] = 185 = 0b1011'1001 bit 0: q 21.
+  assert_true(out[5] == 21.0f);
+  // Sub-block 1, l 10: high nibble 5, qh[10] = 114 = 0b0111'0010 bit 1:
+  // q 21, 2 x 21 - 0.5 x 1.
+  assert_true(out[42] == 41.5f);
+  // Sub-block 6, l 8: nibble 8, qh[8] = 40 = 0b0010'1000 bit 6 clear:
+  // 46 x 8 - 0.5 x 19.
+  assert_true(out[200] == 358.5f);
+  // Sub-block 6, l 9: nibble 9, qh[9] = 77 = 0b0100'1101 bit 6: q 25.
+  assert_true(out[201] == 1140.5f);  // 46 x 25 - 9.5
+  // Sub-block 7, l 4: high nibble 11, qh[4] = 148 = 0b1001'0100 bit 7:
+  // q 27, 47 x 27 - 0.5 x 20.
+  assert_true(out[228] == 1259.0f);
+  // Sub-block 7, l 31: high nibble 0, qh[31] = 123 bit 7 clear: q 0.
+  assert_true(out[255] == -10.0f);
 }
 
 static void q6_k_by_hand(void** state) {
@@ -204,9 +294,24 @@ static void random_blocks(decode_dtype_t dtype, uint32_t count, void* out) {
       case DECODE_DTYPE_Q4_0:
         ((decode_block_q4_0_t*)out)[b].d = random_scale();
         break;
+      case DECODE_DTYPE_Q4_1:
+        ((decode_block_q4_1_t*)out)[b].d = random_scale();
+        ((decode_block_q4_1_t*)out)[b].m = random_scale();
+        break;
+      case DECODE_DTYPE_Q5_0:
+        ((decode_block_q5_0_t*)out)[b].d = random_scale();
+        break;
+      case DECODE_DTYPE_Q5_1:
+        ((decode_block_q5_1_t*)out)[b].d = random_scale();
+        ((decode_block_q5_1_t*)out)[b].m = random_scale();
+        break;
       case DECODE_DTYPE_Q4_K:
         ((decode_block_q4_k_t*)out)[b].d = random_scale();
         ((decode_block_q4_k_t*)out)[b].dmin = random_scale();
+        break;
+      case DECODE_DTYPE_Q5_K:
+        ((decode_block_q5_k_t*)out)[b].d = random_scale();
+        ((decode_block_q5_k_t*)out)[b].dmin = random_scale();
         break;
       case DECODE_DTYPE_Q6_K:
         ((decode_block_q6_k_t*)out)[b].d = random_scale();
@@ -279,8 +384,9 @@ static void dot_products_match_reference(void** state) {
         assert_non_null(dot);
         const double got = dot(weights, activations, n);
         // Float sums of up to 2304 products in another order, and Q4_K's
-        // difference of two float terms: a few units of float's last
-        // place of the products' total magnitude.
+        // and Q5_K's difference of two float terms (Q4_1's and Q5_1's
+        // sum of two): a few units of float's last place of the products'
+        // total magnitude.
         if (!(fabs(got - expected) <= 1e-5 * magnitude + 1e-30)) {
           fail_msg(
               "%s, %u blocks, version %d (trial %d): %.9g, expected "
@@ -362,12 +468,23 @@ static void quantize_round_trip(void** state) {
   // Q6_K a step of amax / 32 with its scale rounded to 8 bits of the
   // largest (a scale of a few units is off by up to half a unit, so its
   // codes by up to an eighth or more: measured, 1 / 32 of the largest).
+  // Q5_0 as Q4_0 with twice the steps: a step of amax / 16. Q4_1 and Q5_1
+  // half a step of the block's range / 15 (/ 31), the range at most 2
+  // amax: amax / 15 (/ 31), and 1e-3 for d and m rounded to half. Q5_K
+  // as Q4_K over 31 steps: half a step of its sub-block's range / 31, or
+  // where the 6-bit scale rounds down, up to 31 half units of d (d =
+  // the largest scale / 63) at the top of the range, amax / 63, plus
+  // half a unit of dmin, amax / 126: under 2 / 31 in all.
   const struct {
     decode_dtype_t dtype;
     float bound;
   } kBounds[] = {{DECODE_DTYPE_Q8_0, 0.5f / 127.0f + 1e-3f},
                  {DECODE_DTYPE_Q4_0, 1.0f / 8.0f + 1e-3f},
+                 {DECODE_DTYPE_Q4_1, 1.0f / 15.0f + 1e-3f},
+                 {DECODE_DTYPE_Q5_0, 1.0f / 16.0f + 1e-3f},
+                 {DECODE_DTYPE_Q5_1, 1.0f / 31.0f + 1e-3f},
                  {DECODE_DTYPE_Q4_K, 2.0f / 15.0f},
+                 {DECODE_DTYPE_Q5_K, 2.0f / 31.0f},
                  {DECODE_DTYPE_Q6_K, 1.0f / 16.0f}};
   float x[1024], y[1024];
   uint8_t blocks[4 * 292];
@@ -395,7 +512,11 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(q8_0_by_hand),
       cmocka_unit_test(q4_0_by_hand),
+      cmocka_unit_test(q4_1_by_hand),
+      cmocka_unit_test(q5_0_by_hand),
+      cmocka_unit_test(q5_1_by_hand),
       cmocka_unit_test(q4_k_by_hand),
+      cmocka_unit_test(q5_k_by_hand),
       cmocka_unit_test(q6_k_by_hand),
       cmocka_unit_test(activations_within_half_a_step),
       cmocka_unit_test(dot_products_match_reference),

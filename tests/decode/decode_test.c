@@ -7,7 +7,8 @@
 //  - GGUF f16: within 1e-2 (the reference rounds the weights to half too);
 //  - GGUF q8_0, q4_0, q4_k and q4_k_m (on 15M the last mixes all four
 //    block types: Q4_0 and Q8_0 where a width of 288 is not whole K
-//    blocks), and q4_k_m on a 256-wide shape (K blocks only): the
+//    blocks), and q4_k_m on a 256-wide shape (K blocks only); q4_1, q5_0
+//    and q5_k_m the same way (15M's mixes Q8_0, Q5_1, Q5_K and Q6_K): the
 //    reference dequantizes the same blocks to f32 and follows the
 //    decoder's tokens, so what is left is the activations' quantization
 //    (QUANT_TOLERANCE); each token its argmax or a near tie of it;
@@ -274,6 +275,14 @@ static quant_case_t g_quant[] = {
     {.name = "q4_k_m", .dtype = DECODE_DTYPE_Q4_K, .mix = DECODE_MIX_Q4_K_M},
     {.name = "q4_k_m_wide", .dtype = DECODE_DTYPE_Q4_K,
      .mix = DECODE_MIX_Q4_K_M, .wide = true},
+    // The types llama.cpp's K mixes fall back to: Q4_1 and Q5_0 alone,
+    // Q5_K_M on 15M (Q5_K for ffn_down, Q5_1 and Q8_0 elsewhere, Q6_K)
+    // and on the wide shape (Q5_K and Q6_K only).
+    {.name = "q4_1", .dtype = DECODE_DTYPE_Q4_1, .mix = DECODE_MIX_UNIFORM},
+    {.name = "q5_0", .dtype = DECODE_DTYPE_Q5_0, .mix = DECODE_MIX_UNIFORM},
+    {.name = "q5_k_m", .dtype = DECODE_DTYPE_Q5_K, .mix = DECODE_MIX_Q5_K_M},
+    {.name = "q5_k_m_wide", .dtype = DECODE_DTYPE_Q5_K,
+     .mix = DECODE_MIX_Q5_K_M, .wide = true},
 };
 // Rows of whole 256-element blocks, so Q4_K_M is Q4_K and Q6_K only:
 // every kernel's K path (qkv, ffn, matvec_add, an unshared Q6_K
@@ -608,6 +617,14 @@ int main(void) {
                                 &g_quant[3]),
       cmocka_unit_test_prestate(gguf_quantized_matches_reference,
                                 &g_quant[4]),
+      cmocka_unit_test_prestate(gguf_quantized_matches_reference,
+                                &g_quant[5]),
+      cmocka_unit_test_prestate(gguf_quantized_matches_reference,
+                                &g_quant[6]),
+      cmocka_unit_test_prestate(gguf_quantized_matches_reference,
+                                &g_quant[7]),
+      cmocka_unit_test_prestate(gguf_quantized_matches_reference,
+                                &g_quant[8]),
       cmocka_unit_test(queued_at_once_same_tokens),
       cmocka_unit_test(bad_prompt_and_context),
       cmocka_unit_test(missing_model_is_not_found),
