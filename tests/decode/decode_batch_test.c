@@ -211,6 +211,38 @@ static void batch_limit_bounds(void** state) {
   decode_test_close(&opened);
 }
 
+// A context longer than attention's scratch holds: refused by the session,
+// naming both lengths.
+static void session_refuses_long_context(void** state) {
+  (void)state;
+  decode_config_t config;
+  assert_true(decode_shape_lookup("tiny", &config));
+  config.seq_len = DECODE_MAX_CONTEXT + 1;
+  char path[128];
+  snprintf(path, sizeof(path), "%s/long.gguf", g_dir);
+  decode_test_assert_ok(decode_checkpoint_write(path, DECODE_FORMAT_GGUF,
+                                                &config, DECODE_DTYPE_F32, 7));
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_device_t* device = NULL;
+  decode_test_assert_ok(weft_device_create("local-sync", allocator, &device));
+  decode_model_t* model = NULL;
+  decode_test_assert_ok(decode_model_load(device, path, NULL, allocator, &model));
+  decode_session_t* session = NULL;
+  weft_status_t status = decode_session_create(model, allocator, &session);
+  char text[512];
+  weft_status_format(status, text, sizeof(text));
+  assert_int_equal(weft_status_code(status), WEFT_STATUS_INVALID_ARGUMENT);
+  weft_status_free(status);
+  assert_null(session);
+  char expected[64];
+  snprintf(expected, sizeof(expected), "at most %u positions (the model has %u)",
+           DECODE_MAX_CONTEXT, DECODE_MAX_CONTEXT + 1);
+  if (!strstr(text, expected)) fail_msg("unexpected message: %s", text);
+  decode_model_release(model);
+  weft_device_release(device);
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[0]),
@@ -222,6 +254,7 @@ int main(void) {
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[6]),
       cmocka_unit_test_prestate(batch_matches_token_by_token, &g_cases[7]),
       cmocka_unit_test(batch_limit_bounds),
+      cmocka_unit_test(session_refuses_long_context),
   };
   return cmocka_run_group_tests_name("decode.batch", tests, setup, teardown);
 }
