@@ -330,25 +330,29 @@ static decode_dot2x4_fn_t decode_dot2x4_fns[2] = {NULL, NULL};
 #endif
 
 static void decode_dot_select(void) {
-  // WEFT_DECODE_PORTABLE=1 keeps the portable versions (tests run both).
+  // WEFT_DECODE_PORTABLE=1 keeps the portable versions (tests run both);
+  // WEFT_DECODE_SIMD=avx2 keeps AVX2 on an AVX-512 CPU, so one machine
+  // can check the sums in the order an AVX2-only one takes.
   const char* portable = getenv("WEFT_DECODE_PORTABLE");
   if (portable && portable[0] == '1') return;
-  decode_quant_dot_select(decode_simd_best());
+  decode_simd_t simd = decode_simd_best();
+  const char* cap = getenv("WEFT_DECODE_SIMD");
+  if (cap && strcmp(cap, "avx2") == 0 && simd > DECODE_SIMD_AVX2) {
+    simd = DECODE_SIMD_AVX2;
+  }
+  decode_quant_dot_select(simd);
 #if defined(DECODE_X86)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) {
+  if (simd == DECODE_SIMD_AVX512 && __builtin_cpu_supports("avx512f")) {
     decode_dot_fns[0] = decode_dot_f32_avx512;
     decode_dot_fns[1] = decode_dot_f16_avx512;
     decode_dot4_fns[0] = decode_dot4_f32_avx512;
     decode_dot4_fns[1] = decode_dot4_f16_avx512;
     decode_dot2x4_fns[0] = decode_dot2x4_f32_avx512;
     decode_dot2x4_fns[1] = decode_dot2x4_f16_avx512;
-  } else if (__builtin_cpu_supports("avx2") &&
-             __builtin_cpu_supports("fma")) {
+  } else if (simd >= DECODE_SIMD_AVX2) {
     decode_dot_fns[0] = decode_dot_f32_avx2;
     decode_dot4_fns[0] = decode_dot4_f32_avx2;
     decode_dot4_fns[1] = decode_dot4_f16_avx2;
-    // F16C has no __builtin_cpu_supports name; every AVX2 CPU has it.
     decode_dot_fns[1] = decode_dot_f16_avx2;
   }
 #endif
