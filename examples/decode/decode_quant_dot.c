@@ -704,6 +704,48 @@ DECODE_AVX2 static float decode_dot_q6_k_avx2(const void* weights,
   return decode_quant_hsum(acc);
 }
 
+// decode_dot_q6_k_avx2 for four columns |activations|[c]: each half
+// block's codes assembled once, each column's sums in the one-column
+// order (its bias, then halves 0 and 1, sub-blocks 0 to 3), so bit for
+// bit its results.
+DECODE_AVX2 static void decode_dot4_q6_k_avx2(const void* weights,
+                                              const void* const* activations,
+                                              uint32_t n, float* out) {
+  const decode_block_q6_k_t* w = weights;
+  const decode_block_q8_k_t* const* a =
+      (const decode_block_q8_k_t* const*)activations;
+  __m256 acc[4];
+  for (int c = 0; c < 4; ++c) acc[c] = _mm256_setzero_ps();
+  for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
+    __m256i sumi[4];
+    for (int c = 0; c < 4; ++c) {
+      sumi[c] = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                 decode_q6_k_bias(&w[b], &a[c][b]));
+    }
+    for (uint32_t h = 0; h < 2; ++h) {
+      __m256i codes[4];
+      decode_q6_k_codes(w[b].ql + 64 * h, w[b].qh + 32 * h, codes);
+      const int8_t* scales = w[b].scales + 8 * h;
+      for (uint32_t k = 0; k < 4; ++k) {
+        const __m256i s = _mm256_set_m128i(_mm_set1_epi16(scales[2 * k + 1]),
+                                           _mm_set1_epi16(scales[2 * k]));
+        for (int c = 0; c < 4; ++c) {
+          const __m256i p = _mm256_maddubs_epi16(
+              codes[k], _mm256_loadu_si256((const __m256i*)(a[c][b].qs +
+                                                            128 * h + 32 * k)));
+          sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(p, s));
+        }
+      }
+    }
+    const float d = _cvtsh_ss(w[b].d);
+    for (int c = 0; c < 4; ++c) {
+      acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(a[c][b].d * d),
+                               _mm256_cvtepi32_ps(sumi[c]), acc[c]);
+    }
+  }
+  for (int c = 0; c < 4; ++c) out[c] = decode_quant_hsum(acc[c]);
+}
+
 // The activations (decode_quant.h's formats), to the bit what the
 // portable versions give: the same largest magnitude, the same d and
 // 1 / d, and the same products rounded to nearest even (the conversion's
@@ -1024,7 +1066,8 @@ static decode_quant_dot_fn_t decode_quant_dots[DECODE_QUANT_TYPES] = {
 // Q6_K rows go through the one-column product).
 static const decode_quant_dot4_fn_t kDots4Avx2[DECODE_QUANT_TYPES] = {
 #if defined(DECODE_QUANT_X86)
-    decode_dot4_q8_0_avx2, decode_dot4_q4_0_avx2, decode_dot4_q4_k_avx2, NULL,
+    decode_dot4_q8_0_avx2, decode_dot4_q4_0_avx2, decode_dot4_q4_k_avx2,
+    decode_dot4_q6_k_avx2,
     decode_dot4_q4_1_avx2, decode_dot4_q5_0_avx2, decode_dot4_q5_1_avx2, NULL,
 #else
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
