@@ -1062,8 +1062,9 @@ static decode_quant_dot_fn_t decode_quant_dots[DECODE_QUANT_TYPES] = {
     decode_dot_q4_1_portable, decode_dot_q5_0_portable,
     decode_dot_q5_1_portable, decode_dot_q5_k_portable};
 
-// Four-column forms of the AVX2 versions (NULL: none; a batch's Q5_K and
-// Q6_K rows go through the one-column product).
+// Four-column forms of the AVX2 versions (NULL: none; a batch's Q5_K rows
+// go through the one-column product, and so do Q6_K's on an AVX-512 CPU,
+// which runs Q6_K's AVX-512 one-column product).
 static const decode_quant_dot4_fn_t kDots4Avx2[DECODE_QUANT_TYPES] = {
 #if defined(DECODE_QUANT_X86)
     decode_dot4_q8_0_avx2, decode_dot4_q4_0_avx2, decode_dot4_q4_k_avx2,
