@@ -847,6 +847,17 @@ static bool bpe_encode(decode_merger_t* merger, const char* text, size_t length,
                                              (int32_t)i - 1, (int32_t)i + 1};
       n += char_length;
     }
+    // Llama 3's ignore_merges: a word that is a token is that token,
+    // whether or not the merges would make it.
+    const int64_t whole =
+        merger->tokenizer->pre == DECODE_PRETOKENIZER_LLAMA3
+            ? strings_find(&merger->tokenizer->tokens, mapped, n)
+            : -1;
+    if (whole >= 0) {
+      id_put(writer, (uint32_t)whole);
+      at += word;
+      continue;
+    }
     merger->symbols[word - 1].next = -1;
     merger->text = mapped;
     merger_run(merger, 0, (int32_t)word);
@@ -1203,7 +1214,10 @@ weft_status_t decode_tokenizer_load_from(FILE* file, const char* path,
     }
     *ids[k - KEY_BOS] = (int64_t)id;
   }
-  vocab.add_bos = vocab.kind == DECODE_TOKENIZER_SPM;
+  // BOS unless the file says otherwise: SentencePiece's, and Llama 3's
+  // (llama.cpp's default for that pattern).
+  vocab.add_bos = vocab.kind == DECODE_TOKENIZER_SPM ||
+                  vocab.pre == DECODE_PRETOKENIZER_LLAMA3;
   if (weft_status_is_ok(status) && values[KEY_ADD_BOS].found) {
     double add = 0;
     status =

@@ -50,7 +50,10 @@ typedef enum decode_tokenizer_kind_e {
 //       ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //    (a word may start with one space, tab or symbol before letters,
 //    numbers go three at a time and alone, symbols take the line breaks
-//    after them).
+//    after them). As in llama.cpp and Hugging Face's Llama 3 tokenizer
+//    (ignore_merges), a word that is a token whole is that token, merges
+//    or not; and the loader adds BOS unless tokenizer.ggml.add_bos_token
+//    says otherwise.
 typedef enum decode_pretokenizer_e {
   DECODE_PRETOKENIZER_GPT2 = 0,
   DECODE_PRETOKENIZER_LLAMA3 = 1,

@@ -1071,12 +1071,12 @@ static void test_llama3_against_plain_pattern(void** state) {
 // A gpt2 tokenizer file, written byte by byte (decode_gguf_write_vocab
 // writes no tokenizer.ggml.pre): the 256 byte characters (id = byte),
 // then 12 (256), 123 (257), 1234 (258) and Ġ1 (259) with their merges
-// in that order; |pre| the key's string, none when NULL, the number 3
-// when |pre_as_number|.
+// in that order, and xyz (260), which no merge makes; |pre| the key's
+// string, none when NULL, the number 3 when |pre_as_number|.
 static void write_pre_vocab(const char* path, const char* model,
                             const char* pre, bool pre_as_number) {
   static const char* const kMerges[] = {"1 2", "12 3", "123 4", G " 1"};
-  static const char* const kMerged[] = {"12", "123", "1234", G "1"};
+  static const char* const kMerged[] = {"12", "123", "1234", G "1", "xyz"};
   FILE* file = fopen(path, "wb");
   assert_non_null(file);
   fwrite("GGUF", 1, 4, file);
@@ -1089,13 +1089,13 @@ static void write_pre_vocab(const char* path, const char* model,
   raw_string(file, "tokenizer.ggml.tokens");
   raw_u32(file, DECODE_GGUF_ARRAY);
   raw_u32(file, DECODE_GGUF_STRING);
-  raw_u64(file, 256 + 4);
+  raw_u64(file, 256 + 5);
   for (int b = 0; b < 256; ++b) {
     char text[4];
     decode_gpt2_byte_text((uint8_t)b, text);
     raw_string(file, text);
   }
-  for (int i = 0; i < 4; ++i) raw_string(file, kMerged[i]);
+  for (int i = 0; i < 5; ++i) raw_string(file, kMerged[i]);
   raw_string(file, "tokenizer.ggml.merges");
   raw_u32(file, DECODE_GGUF_ARRAY);
   raw_u32(file, DECODE_GGUF_STRING);
@@ -1120,6 +1120,11 @@ static void write_pre_vocab(const char* path, const char* model,
 //  Llama 3's: "1234" is "123" "4" -> [257, '4']; " 1" is " " "1" (a
 //    number takes no space) -> [' ', '1']; "12345" -> "123" "45" -> [257,
 //    '4', '5'].
+//  "xyz": GPT-2's merges nothing -> ['x', 'y', 'z']; Llama 3's takes a
+//  word that is a token whole (ignore_merges) -> [260]; " xyz" (Ġxyz no
+//  token) -> [' ', 'x', 'y', 'z'] under either.
+//  BOS: added by default under Llama 3's pattern alone (no
+//  add_bos_token in these files).
 static void test_pre_key(void** state) {
   (void)state;
   char path[128];
@@ -1143,6 +1148,15 @@ static void test_pre_key(void** state) {
       const uint32_t expected[] = {258, '5'};
       expect_ids(tokenizer, "12345", expected, 2);
     }
+    {
+      const uint32_t expected[] = {'x', 'y', 'z'};
+      expect_ids(tokenizer, "xyz", expected, 3);
+    }
+    {
+      const uint32_t expected[] = {' ', 'x', 'y', 'z'};
+      expect_ids(tokenizer, " xyz", expected, 4);
+    }
+    assert_false(decode_tokenizer_adds_bos(tokenizer));
     decode_tokenizer_free(tokenizer);
   }
   const char* const kLlama3[] = {"llama-bpe", "llama3", "llama-v3"};
@@ -1164,6 +1178,15 @@ static void test_pre_key(void** state) {
       const uint32_t expected[] = {257, '4', '5'};
       expect_ids(tokenizer, "12345", expected, 3);
     }
+    {
+      const uint32_t expected[] = {260};
+      expect_ids(tokenizer, "xyz", expected, 1);
+    }
+    {
+      const uint32_t expected[] = {' ', 'x', 'y', 'z'};
+      expect_ids(tokenizer, " xyz", expected, 4);
+    }
+    assert_true(decode_tokenizer_adds_bos(tokenizer));
     decode_tokenizer_free(tokenizer);
   }
   // Any other value is refused, naming the file, the key, the value and
