@@ -203,7 +203,8 @@ struct decode_tokenizer_t {
   int64_t eos;
   int64_t unknown;
   bool add_bos;
-  bool space_prefix;  // llama: "▁" in front of the text
+  bool space_prefix;          // llama: "▁" in front of the text
+  decode_pretokenizer_t pre;  // gpt2: how words are split
   size_t max_token_bytes;
   uint16_t gpt2_chars[256];
   int16_t gpt2_bytes[GPT2_CHARS];
@@ -311,6 +312,14 @@ weft_status_t decode_tokenizer_create(const decode_vocab_t* vocab,
     return WEFT_STATUS(INVALID_ARGUMENT, "%s: tokenizer.ggml.tokens is empty",
                        source);
   }
+  if (vocab->kind == DECODE_TOKENIZER_BPE &&
+      vocab->pre != DECODE_PRETOKENIZER_GPT2 &&
+      vocab->pre != DECODE_PRETOKENIZER_LLAMA3) {
+    return WEFT_STATUS(INVALID_ARGUMENT,
+                       "%s: tokenizer.ggml.pre is pre-tokenizer %d (0: gpt2, "
+                       "1: llama3)",
+                       source, (int)vocab->pre);
+  }
   for (uint32_t i = 0; i < vocab->count; ++i) {
     if (!vocab->tokens[i]) {
       return WEFT_STATUS(INVALID_ARGUMENT,
@@ -344,6 +353,10 @@ weft_status_t decode_tokenizer_create(const decode_vocab_t* vocab,
   tokenizer->unknown = vocab->unknown;
   tokenizer->add_bos = vocab->add_bos;
   tokenizer->space_prefix = !vocab->no_space_prefix;
+  // (SentencePiece has no words: it keeps GPT2, which it never reads.)
+  tokenizer->pre = vocab->kind == DECODE_TOKENIZER_BPE
+                       ? vocab->pre
+                       : DECODE_PRETOKENIZER_GPT2;
   gpt2_tables(tokenizer->gpt2_chars, tokenizer->gpt2_bytes);
   tokenizer->scores = (float*)calloc(vocab->count, sizeof(float));
   tokenizer->types = (uint8_t*)malloc(vocab->count);
@@ -383,6 +396,10 @@ uint32_t decode_tokenizer_count(const decode_tokenizer_t* tokenizer) {
 decode_tokenizer_kind_t decode_tokenizer_kind(
     const decode_tokenizer_t* tokenizer) {
   return tokenizer->kind;
+}
+decode_pretokenizer_t decode_tokenizer_pretokenizer(
+    const decode_tokenizer_t* tokenizer) {
+  return tokenizer->pre;
 }
 int64_t decode_tokenizer_bos(const decode_tokenizer_t* tokenizer) {
   return tokenizer->bos;
@@ -626,7 +643,8 @@ typedef enum gpt2_class_e {
   GPT2_OTHER,
 } gpt2_class_t;
 
-// The class of a code point, for GPT-2's pattern: Unicode's spaces, the
+// The class of a code point, for GPT-2's and Llama 3's patterns (\s,
+// \p{N}, \p{L} and the rest): Unicode's spaces, the
 // numbers and the punctuation, marks and symbols of the blocks text
 // mostly holds (Latin-1, combining marks, general punctuation, currency,
 // arrows through dingbats, CJK punctuation, full-width forms, emoji);
@@ -718,13 +736,109 @@ static size_t gpt2_word(const uint8_t* text, size_t left) {
   return end < left && last > 0 ? last : end;
 }
 
+static bool is_line_break(uint8_t byte) { return byte == '\r' || byte == '\n'; }
+
+// The length of the word at |text| (|left| bytes, at least 1): Llama 3's
+// pattern, its alternatives tried in order (the first that matches wins,
+// as long as it can):
+//   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+//    ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// with \s, \p{L} and \p{N} as gpt2_code_point_class has them (so the
+// same approximation as GPT-2's pattern: a character outside the blocks
+// it knows is a letter, and so is a byte that starts no whole UTF-8
+// character). "(?i:" is ASCII's case: 'S and 'LL are contractions.
+static size_t llama3_word(const uint8_t* text, size_t left) {
+  if (text[0] == '\'' && left >= 2) {
+    // (x | 0x20) is the lower case of an ASCII letter, and no other byte
+    // becomes one of these letters.
+    const int a = text[1] | 0x20;
+    if (a == 's' || a == 't' || a == 'm' || a == 'd') return 2;
+    const int b = left >= 3 ? text[2] | 0x20 : 0;
+    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') ||
+        (a == 'l' && b == 'l')) {
+      return 3;
+    }
+  }
+  size_t length = 0;
+  const gpt2_class_t kind = gpt2_class(text, left, &length);
+  // [^\r\n\p{L}\p{N}]?\p{L}+: letters, after one character that is no
+  // line break, letter or number (a space, a tab, a symbol) if there is.
+  size_t end = 0;
+  if (kind == GPT2_LETTER) {
+    end = length;
+  } else if (kind != GPT2_DIGIT && !is_line_break(text[0]) && length < left) {
+    size_t next_length = 0;
+    if (gpt2_class(text + length, left - length, &next_length) == GPT2_LETTER) {
+      end = length + next_length;
+    }
+  }
+  if (end > 0) {
+    while (end < left &&
+           gpt2_class(text + end, left - end, &length) == GPT2_LETTER) {
+      end += length;
+    }
+    return end;
+  }
+  // \p{N}{1,3}
+  if (kind == GPT2_DIGIT) {
+    end = length;
+    for (int n = 1; n < 3 && end < left &&
+                    gpt2_class(text + end, left - end, &length) == GPT2_DIGIT;
+         ++n) {
+      end += length;
+    }
+    return end;
+  }
+  // " ?[^\s\p{L}\p{N}]+[\r\n]*": symbols (after one space, U+0020 only)
+  // and the line breaks after them.
+  size_t start = 0;
+  gpt2_class_t first = kind;
+  if (text[0] == ' ' && left > 1) {
+    first = gpt2_class(text + 1, left - 1, &length);
+    start = 1;
+  }
+  if (first == GPT2_OTHER) {
+    end = start;
+    while (end < left &&
+           gpt2_class(text + end, left - end, &length) == GPT2_OTHER) {
+      end += length;
+    }
+    while (end < left && is_line_break(text[end])) ++end;
+    return end;
+  }
+  // Whitespace (|kind| is GPT2_SPACE: the rest have returned). Up to the
+  // last line break in the run (\s*[\r\n]+); else all of it at the end
+  // of the text, before anything else all but its last character, which
+  // starts the next word (\s+(?!\S)), or the one character (\s+).
+  size_t line_end = 0;  // after the run's last line break
+  size_t last = 0;      // where its last character starts
+  while (end < left &&
+         gpt2_class(text + end, left - end, &length) == GPT2_SPACE) {
+    if (is_line_break(text[end])) line_end = end + 1;
+    last = end;
+    end += length;
+  }
+  if (line_end > 0) return line_end;
+  return end < left && last > 0 ? last : end;
+}
+
+size_t decode_pretokenizer_word(decode_pretokenizer_t pre, const char* text,
+                                size_t length) {
+  if (length == 0) return 0;
+  const uint8_t* bytes = (const uint8_t*)text;
+  return pre == DECODE_PRETOKENIZER_LLAMA3 ? llama3_word(bytes, length)
+                                           : gpt2_word(bytes, length);
+}
+
 // gpt2: word by word, each word's bytes as GPT-2's characters, merged.
 static bool bpe_encode(decode_merger_t* merger, const char* text, size_t length,
                        char* mapped, decode_id_writer_t* writer,
                        int* out_byte) {
   const uint8_t* bytes = (const uint8_t*)text;
   for (size_t at = 0; at < length;) {
-    const size_t word = gpt2_word(bytes + at, length - at);
+    const size_t word = merger->tokenizer->pre == DECODE_PRETOKENIZER_LLAMA3
+                            ? llama3_word(bytes + at, length - at)
+                            : gpt2_word(bytes + at, length - at);
     size_t n = 0;
     for (size_t i = 0; i < word; ++i) {
       const size_t char_length =
@@ -732,6 +846,17 @@ static bool bpe_encode(decode_merger_t* merger, const char* text, size_t length,
       merger->symbols[i] = (decode_symbol_t){(uint32_t)n, (uint32_t)char_length,
                                              (int32_t)i - 1, (int32_t)i + 1};
       n += char_length;
+    }
+    // Llama 3's ignore_merges: a word that is a token is that token,
+    // whether or not the merges would make it.
+    const int64_t whole =
+        merger->tokenizer->pre == DECODE_PRETOKENIZER_LLAMA3
+            ? strings_find(&merger->tokenizer->tokens, mapped, n)
+            : -1;
+    if (whole >= 0) {
+      id_put(writer, (uint32_t)whole);
+      at += word;
+      continue;
     }
     merger->symbols[word - 1].next = -1;
     merger->text = mapped;
@@ -914,6 +1039,7 @@ enum {
   KEY_UNKNOWN,
   KEY_ADD_BOS,
   KEY_ADD_SPACE_PREFIX,
+  KEY_PRE,
   KEY_COUNT,
 };
 static const char* const kTokenizerKeys[KEY_COUNT] = {
@@ -922,6 +1048,7 @@ static const char* const kTokenizerKeys[KEY_COUNT] = {
     "tokenizer.ggml.merges",        "tokenizer.ggml.bos_token_id",
     "tokenizer.ggml.eos_token_id",  "tokenizer.ggml.unknown_token_id",
     "tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_space_prefix",
+    "tokenizer.ggml.pre",
 };
 
 // A value of |values|[key] that is an array of |count| strings (|count|
@@ -1016,6 +1143,32 @@ weft_status_t decode_tokenizer_load_from(FILE* file, const char* path,
                            path, is_string ? name : "(not a string)");
     }
   }
+  // The word pattern (gpt2 alone splits words): the names llama.cpp
+  // gives GPT-2's and Llama 3's.
+  const decode_gguf_value_t* pre = &values[KEY_PRE];
+  if (weft_status_is_ok(status) && vocab.kind == DECODE_TOKENIZER_BPE &&
+      pre->found) {
+    // (A name holding a NUL is no name: its text stops short of it.)
+    const bool is_string =
+        pre->type == DECODE_GGUF_STRING &&
+        strlen(pre->text) + 1 == pre->offsets[1] - pre->offsets[0];
+    const char* name = is_string ? pre->text : "";
+    if (is_string &&
+        (strcmp(name, "default") == 0 || strcmp(name, "gpt2") == 0)) {
+      vocab.pre = DECODE_PRETOKENIZER_GPT2;
+    } else if (is_string &&
+               (strcmp(name, "llama-bpe") == 0 || strcmp(name, "llama3") == 0 ||
+                strcmp(name, "llama-v3") == 0)) {
+      vocab.pre = DECODE_PRETOKENIZER_LLAMA3;
+    } else {
+      status = WEFT_STATUS(
+          INVALID_ARGUMENT,
+          "'%s' (gguf): tokenizer.ggml.pre is '%s'; weft knows 'default' "
+          "and 'gpt2' (GPT-2's word pattern, as with no key) and "
+          "'llama-bpe', 'llama3' and 'llama-v3' (Llama 3's)",
+          path, pre->type == DECODE_GGUF_STRING ? pre->text : "(not a string)");
+    }
+  }
   for (int k = KEY_TOKENS; weft_status_is_ok(status) && k <= KEY_MERGES; ++k) {
     const bool required =
         k == KEY_TOKENS ||
@@ -1061,7 +1214,10 @@ weft_status_t decode_tokenizer_load_from(FILE* file, const char* path,
     }
     *ids[k - KEY_BOS] = (int64_t)id;
   }
-  vocab.add_bos = vocab.kind == DECODE_TOKENIZER_SPM;
+  // BOS unless the file says otherwise: SentencePiece's, and Llama 3's
+  // (llama.cpp's default for that pattern).
+  vocab.add_bos = vocab.kind == DECODE_TOKENIZER_SPM ||
+                  vocab.pre == DECODE_PRETOKENIZER_LLAMA3;
   if (weft_status_is_ok(status) && values[KEY_ADD_BOS].found) {
     double add = 0;
     status =

@@ -9,12 +9,11 @@
 //    piece. A symbol left that is no piece is spelled with the byte tokens
 //    <0xNN> (byte fallback), or is the unknown token where there are none.
 //  - "gpt2": byte-level BPE with ranked merges. The text is split into
-//    words (GPT-2's pattern: contractions, a space with letters, with
-//    digits, with other symbols, runs of spaces; Unicode's classes known
-//    for the common blocks, any other character a letter), each word's
-//    bytes mapped to characters by GPT-2's
-//    byte-to-unicode table, and the adjacent pair of lowest merge rank
-//    merged (leftmost first) until no pair has one.
+//    words by the pattern tokenizer.ggml.pre names (decode_pretokenizer_t:
+//    GPT-2's or Llama 3's; Unicode's classes known for the common blocks,
+//    any other character a letter), each word's bytes mapped to
+//    characters by GPT-2's byte-to-unicode table, and the adjacent pair
+//    of lowest merge rank merged (leftmost first) until no pair has one.
 // Decoding undoes either (the "▁" back to spaces, the byte tokens and the
 // byte-level characters back to bytes, control tokens to nothing) and
 // holds back a character whose bytes are split across tokens until its
@@ -38,6 +37,27 @@ typedef enum decode_tokenizer_kind_e {
   DECODE_TOKENIZER_SPM = 0,  // "llama"
   DECODE_TOKENIZER_BPE = 1,  // "gpt2"
 } decode_tokenizer_kind_t;
+
+// How "gpt2" splits text into words before merging (tokenizer.ggml.pre;
+// "llama" ignores it). Approximations of the regular expressions, with
+// \p{L} and \p{N} as gpt2_code_point_class in decode_tokenizer.c knows
+// them:
+//  - GPT2 (no key, "default" or "gpt2"): GPT-2's
+//      's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|
+//      \s+(?!\S)|\s+
+//  - LLAMA3 ("llama-bpe", "llama3", "llama-v3"): Llama 3's
+//      (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+//       ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//    (a word may start with one space, tab or symbol before letters,
+//    numbers go three at a time and alone, symbols take the line breaks
+//    after them). As in llama.cpp and Hugging Face's Llama 3 tokenizer
+//    (ignore_merges), a word that is a token whole is that token, merges
+//    or not; and the loader adds BOS unless tokenizer.ggml.add_bos_token
+//    says otherwise.
+typedef enum decode_pretokenizer_e {
+  DECODE_PRETOKENIZER_GPT2 = 0,
+  DECODE_PRETOKENIZER_LLAMA3 = 1,
+} decode_pretokenizer_t;
 
 // tokenizer.ggml.token_type's values (llama.cpp's numbering).
 typedef enum decode_token_type_e {
@@ -66,6 +86,7 @@ typedef struct decode_vocab_t {
   // tokenizer.ggml.add_space_prefix false: "llama" puts no "▁" in front of
   // the text (nor drops a leading space when decoding).
   bool no_space_prefix;
+  decode_pretokenizer_t pre;  // tokenizer.ggml.pre (gpt2 only)
 } decode_vocab_t;
 
 // The synthetic vocabulary weft-decode-gen writes, of exactly
@@ -87,7 +108,7 @@ void decode_vocab_deinitialize(decode_vocab_t* vocab);
 // Writes a GGUF v3 file of no tensors whose metadata is |vocab| alone
 // (tokenizer.ggml.model, tokens, scores and token_type where there are
 // some, merges, the special ids there are, add_bos_token and
-// add_space_prefix when false), for tests;
+// add_space_prefix when false; not tokenizer.ggml.pre), for tests;
 // decode_gguf_write puts the same keys (decode_gguf.c).
 weft_status_t decode_gguf_write_vocab(const char* path,
                                       const decode_vocab_t* vocab);
@@ -96,16 +117,18 @@ typedef struct decode_tokenizer_t decode_tokenizer_t;
 
 // Builds a tokenizer of |vocab| (copied). Checked: at least one token, the
 // arrays there and of |count| elements, special ids within the
-// vocabulary, types known, and for gpt2 each merge two tokens with one
-// space between whose concatenation is a token; INVALID_ARGUMENT naming
-// |source| and the key (tokenizer.ggml.*) otherwise.
+// vocabulary, types known, and for gpt2 a decode_pretokenizer_t and each
+// merge two tokens with one space between whose concatenation is a token;
+// INVALID_ARGUMENT naming |source| and the key (tokenizer.ggml.*)
+// otherwise.
 weft_status_t decode_tokenizer_create(const decode_vocab_t* vocab,
                                       const char* source,
                                       decode_tokenizer_t** out_tokenizer);
 // Reads the tokenizer.ggml.* keys of the GGUF file at |path| and builds
 // its tokenizer; NOT_FOUND when the file has no tokenizer.ggml.model,
 // INVALID_ARGUMENT naming the key for one missing, of the wrong type or
-// length, or an unknown model.
+// length, an unknown model, or (gpt2) a tokenizer.ggml.pre other than
+// those decode_pretokenizer_t lists.
 weft_status_t decode_tokenizer_load(const char* path,
                                     decode_tokenizer_t** out_tokenizer);
 // The same over an open |file| of |file_size| bytes (the fuzz target's).
@@ -117,6 +140,9 @@ void decode_tokenizer_free(decode_tokenizer_t* tokenizer);
 uint32_t decode_tokenizer_count(const decode_tokenizer_t* tokenizer);
 decode_tokenizer_kind_t decode_tokenizer_kind(
     const decode_tokenizer_t* tokenizer);
+// How "gpt2" splits words (GPT2 for "llama", which does not).
+decode_pretokenizer_t decode_tokenizer_pretokenizer(
+    const decode_tokenizer_t* tokenizer);
 // The beginning- and end-of-sequence ids (-1: none), and whether the
 // vocabulary asks for a BOS before the text.
 int64_t decode_tokenizer_bos(const decode_tokenizer_t* tokenizer);
@@ -126,6 +152,12 @@ bool decode_tokenizer_adds_bos(const decode_tokenizer_t* tokenizer);
 // bytes are themselves, the others U+0100 onwards in order) as UTF-8 in
 // |out|, NUL-terminated; returns its length (1 or 2).
 size_t decode_gpt2_byte_text(uint8_t byte, char out[3]);
+
+// For tests: the bytes of the first word of |length| bytes of |text|
+// (any bytes; 1 to |length|, 0 only when |length| is 0) as |pre| splits
+// it. "gpt2" encodes word after word of these.
+size_t decode_pretokenizer_word(decode_pretokenizer_t pre, const char* text,
+                                size_t length);
 
 // Token |id|'s text as stored (NULL outside the vocabulary).
 const char* decode_tokenizer_token(const decode_tokenizer_t* tokenizer,

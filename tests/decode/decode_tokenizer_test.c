@@ -11,6 +11,12 @@
 //    (ranked merges, words by Unicode class, GPT-2's byte characters,
 //    unknown bytes), and random texts of theirs merged the plain way
 //    (every pair rescanned each round) against the tokenizer's heap;
+//  - the words "gpt2" splits text into by tokenizer.ggml.pre: GPT-2's
+//    pattern (no key, "gpt2", "default") and Llama 3's ("llama-bpe",
+//    "llama3", "llama-v3"), worked out by hand from the regular
+//    expressions and, for Llama 3's, against the expression stated
+//    plainly on random texts; the key's effect on encoding, any bytes
+//    through a llama-bpe tokenizer and back, and an unknown value refused;
 //  - bad metadata, each an error naming the key.
 #include "decode_tokenizer.h"
 
@@ -104,10 +110,12 @@ static void expect_ids(const decode_tokenizer_t* tokenizer, const char* text,
   }
 }
 
-// Decodes |count| ids a token at a time into |out|, checking that what
-// comes out at each step is whole UTF-8 characters while the text is.
+// Decodes |count| ids a token at a time into |out|, checking (with
+// |whole|: a text with no continuation byte that follows no lead) that
+// what comes out at each step is whole UTF-8 characters while the text is.
 static size_t decode_ids(const decode_tokenizer_t* tokenizer,
-                         const uint32_t* ids, size_t count, char* out) {
+                         const uint32_t* ids, size_t count, bool whole,
+                         char* out) {
   decode_text_stream_t stream;
   decode_text_stream_initialize(&stream, true);
   char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
@@ -116,7 +124,7 @@ static size_t decode_ids(const decode_tokenizer_t* tokenizer,
   for (size_t i = 0; i < count; ++i) {
     const size_t n = decode_text_stream_next(tokenizer, &stream, ids[i], piece);
     // Never a continuation byte first: a character is never cut.
-    if (n > 0) assert_true(((uint8_t)piece[0] & 0xC0) != 0x80);
+    if (n > 0 && whole) assert_true(((uint8_t)piece[0] & 0xC0) != 0x80);
     memcpy(out + length, piece, n);
     length += n;
   }
@@ -126,23 +134,40 @@ static size_t decode_ids(const decode_tokenizer_t* tokenizer,
   return length;
 }
 
-static void expect_round_trip(const decode_tokenizer_t* tokenizer,
-                              const char* text) {
+// |length| bytes of |text| (any, NULs too) through encode and decode come
+// back unchanged, with and without BOS (|whole|: as decode_ids).
+static void expect_round_trip_bytes(const decode_tokenizer_t* tokenizer,
+                                    const char* text, size_t length,
+                                    bool whole) {
   for (int bos = 0; bos < 2; ++bos) {
-    const size_t length = strlen(text);
     const size_t capacity = decode_tokenizer_max_ids(length);
     uint32_t* ids = (uint32_t*)malloc(capacity * sizeof(uint32_t));
     char* back = (char*)malloc(length * 4 + 64);
     assert_non_null(ids);
     assert_non_null(back);
-    const size_t count = encode(tokenizer, text, bos, ids, capacity);
-    const size_t back_length = decode_ids(tokenizer, ids, count, back);
+    size_t count = 0;
+    decode_test_assert_ok(decode_tokenizer_encode(tokenizer, text, length, bos,
+                                                  ids, capacity, &count));
+    const size_t back_length = decode_ids(tokenizer, ids, count, whole, back);
     if (back_length != length || memcmp(back, text, length) != 0) {
-      fail_msg("'%s' came back as '%s'", text, back);
+      char hex[256];
+      size_t used = 0;
+      for (size_t i = 0; i < length && used + 4 < sizeof(hex); ++i) {
+        used += (size_t)snprintf(hex + used, sizeof(hex) - used, " %02X",
+                                 (uint8_t)text[i]);
+      }
+      hex[used] = '\0';
+      fail_msg("[%s ] (%zu bytes) came back as %zu bytes '%s'", hex, length,
+               back_length, back);
     }
     free(ids);
     free(back);
   }
+}
+
+static void expect_round_trip(const decode_tokenizer_t* tokenizer,
+                              const char* text) {
+  expect_round_trip_bytes(tokenizer, text, strlen(text), true);
 }
 
 static const char* const kTexts[] = {
@@ -785,6 +810,495 @@ static void test_bad_values(void** state) {
                WEFT_STATUS_INVALID_ARGUMENT, "no key tokenizer.ggml.tokens");
 }
 
+//===----------------------------------------------------------------------===//
+// Words: tokenizer.ggml.pre
+//===----------------------------------------------------------------------===//
+
+// |text| splits into the NULL-terminated |expected| words as |pre| does.
+static void expect_words(decode_pretokenizer_t pre, const char* text,
+                         const char* const* expected) {
+  const size_t length = strlen(text);
+  size_t at = 0;
+  size_t n = 0;
+  for (; at < length; ++n) {
+    const size_t word = decode_pretokenizer_word(pre, text + at, length - at);
+    assert_true(word >= 1 && word <= length - at);
+    if (!expected[n] || strlen(expected[n]) != word ||
+        memcmp(expected[n], text + at, word) != 0) {
+      fail_msg("'%s' (pre %d): word %zu is '%.*s', expected '%s'", text,
+               (int)pre, n, (int)word, text + at,
+               expected[n] ? expected[n] : "(no more)");
+    }
+    at += word;
+  }
+  if (expected[n]) {
+    fail_msg("'%s' (pre %d): %zu words, expected word '%s' too", text, (int)pre,
+             n, expected[n]);
+  }
+  assert_int_equal(decode_pretokenizer_word(pre, text, 0), 0);
+}
+
+#define WORDS(...) ((const char* const[]){__VA_ARGS__, NULL})
+
+// Llama 3's pattern, its alternatives in order (the first that matches
+// at a place wins, as long as it can):
+//   A (?i:'s|'t|'re|'ve|'m|'ll|'d)   B [^\r\n\p{L}\p{N}]?\p{L}+
+//   C \p{N}{1,3}                     D  ?[^\s\p{L}\p{N}]+[\r\n]*
+//   E \s*[\r\n]+                     F \s+(?!\S)       G \s+
+//  "Hello world"   B "Hello"; at " world" B takes the space (no line
+//                  break, letter or number) and the letters.
+//  "I'M here"      B "I"; A "'M" (any case); B " here".
+//  "don't"         B "don"; A "'t".
+//  "12345 apples"  C "123", C "45" (three at most); B " apples".
+//  "a,b"           B "a"; at ",b" B takes the comma before the letter.
+//  "x!!\n\ny"      B "x"; at "!!": B fails (no letter after the first
+//                  "!"), C fails, D "!!" and the line breaks after.
+//  "  two  spaces" at the first space B fails (a space follows), D and E
+//                  fail (no symbol, no line break), F "  " backs off to
+//                  " " (the next is a space, not \S); B " two"; the same
+//                  again: " ", " spaces".
+//  "tab\tthen"     B "tab"; B "\tthen" (a tab is neither line break,
+//                  letter nor number).
+//  "end  "         B "end"; F "  " (nothing after it).
+//  "über 3.14"     B "über" (ü a letter); at " 3" B, C, D (a digit is
+//                  no symbol), E fail, F fails (one space, then \S), G
+//                  " "; C "3"; D "."; C "14".
+//  "\n\nhi"        E "\n\n" (\s* backs off until [\r\n]+ can end it); B
+//                  "hi".
+//  "a  \n b"       B "a"; E "  \n" (up to the run's last line break); B
+//                  " b".
+//  "(x) 'Ll's"     B "(x"; D ")"; at " 'Ll": D " '" (a space, a symbol;
+//                  the "'" is not first, so not A); B "Ll"; A "'s".
+//  " 7"            B, C, D, E, F fail at the space: G " "; C "7".
+static void test_llama3_words(void** state) {
+  (void)state;
+  const decode_pretokenizer_t p = DECODE_PRETOKENIZER_LLAMA3;
+  expect_words(p, "Hello world", WORDS("Hello", " world"));
+  expect_words(p, "I'M here", WORDS("I", "'M", " here"));
+  expect_words(p, "don't", WORDS("don", "'t"));
+  expect_words(p, "12345 apples", WORDS("123", "45", " apples"));
+  expect_words(p, "a,b", WORDS("a", ",b"));
+  expect_words(p, "x!!\n\ny", WORDS("x", "!!\n\n", "y"));
+  expect_words(p, "  two  spaces", WORDS(" ", " two", " ", " spaces"));
+  expect_words(p, "tab\tthen", WORDS("tab", "\tthen"));
+  expect_words(p, "end  ", WORDS("end", "  "));
+  expect_words(p,
+               "\xC3\xBC"
+               "ber 3.14",
+               WORDS("\xC3\xBC"
+                     "ber",
+                     " ", "3", ".", "14"));
+  expect_words(p, "\n\nhi", WORDS("\n\n", "hi"));
+  expect_words(p, "a  \n b", WORDS("a", "  \n", " b"));
+  expect_words(p, "(x) 'Ll's", WORDS("(x", ")", " '", "Ll", "'s"));
+  expect_words(p, " 7", WORDS(" ", "7"));
+}
+
+// GPT-2's pattern (unchanged), on the same texts where it differs:
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|
+//   \s+(?!\S)|\s+
+//  contractions in lower case only ("'" then "M"), numbers of any length
+//  with a space before, a symbol never with letters, line breaks apart
+//  from symbols, a tab never with letters.
+static void test_gpt2_words(void** state) {
+  (void)state;
+  const decode_pretokenizer_t p = DECODE_PRETOKENIZER_GPT2;
+  expect_words(p, "Hello world", WORDS("Hello", " world"));
+  expect_words(p, "I'M here", WORDS("I", "'", "M", " here"));
+  expect_words(p, "don't", WORDS("don", "'t"));
+  expect_words(p, "12345 apples", WORDS("12345", " apples"));
+  expect_words(p, "a,b", WORDS("a", ",", "b"));
+  expect_words(p, "x!!\n\ny", WORDS("x", "!!", "\n", "\n", "y"));
+  expect_words(p, "  two  spaces", WORDS(" ", " two", " ", " spaces"));
+  expect_words(p, "tab\tthen", WORDS("tab", "\t", "then"));
+  expect_words(p, "end  ", WORDS("end", "  "));
+  expect_words(p,
+               "\xC3\xBC"
+               "ber 3.14",
+               WORDS("\xC3\xBC"
+                     "ber",
+                     " 3", ".", "14"));
+  expect_words(p, " 7", WORDS(" 7"));
+}
+
+// Llama 3's pattern stated plainly: at each place, the first alternative
+// that matches some of the text there, taking the longest text it
+// matches whole (for these alternatives what the regular expression's
+// greedy, backtracking match takes), over code points of a small
+// alphabet whose classes are written here.
+enum { PL_LETTER, PL_NUMBER, PL_SPACE, PL_OTHER };
+static const struct {
+  uint32_t code_point;
+  int class_;
+} kPlainAlphabet[] = {
+    {'a', PL_LETTER},    {'Z', PL_LETTER},  {0xFC, PL_LETTER},  // ü
+    {'s', PL_LETTER},    {'L', PL_LETTER},  {'e', PL_LETTER},
+    {'3', PL_NUMBER},    {0xB2, PL_NUMBER},  // ²
+    {' ', PL_SPACE},     {'\t', PL_SPACE},  {'\n', PL_SPACE},
+    {'\r', PL_SPACE},    {0xA0, PL_SPACE},  // no-break
+    {'\'', PL_OTHER},    {'.', PL_OTHER},   {'!', PL_OTHER},
+    {0x2014, PL_OTHER},   // —
+    {0x1F600, PL_OTHER},  // 😀
+};
+#define PLAIN_ALPHABET (sizeof(kPlainAlphabet) / sizeof(kPlainAlphabet[0]))
+
+// Whether code points [i, j) of |text| (alphabet indices, |n| of them)
+// are one whole match of alternative |alt| (0..6, A..G above).
+static bool plain_full_match(const int* text, size_t n, int alt, size_t i,
+                             size_t j) {
+#define CP(k) kPlainAlphabet[text[k]].code_point
+#define CLASS(k) kPlainAlphabet[text[k]].class_
+#define BREAK(k) (CP(k) == '\r' || CP(k) == '\n')
+  const size_t length = j - i;
+  size_t k = i;
+  switch (alt) {
+    case 0: {  // (?i:'s|'t|'re|'ve|'m|'ll|'d)
+      if (CP(i) != '\'' || length < 2 || length > 3) return false;
+      char lower[3] = {0, 0, 0};
+      for (size_t m = 1; m < length; ++m) {
+        const uint32_t c = CP(i + m);
+        lower[m - 1] = (char)(c >= 'A' && c <= 'Z' ? c + 32
+                              : c < 128            ? c
+                                                   : '#');
+      }
+      static const char* const kSuffixes[] = {"s", "t",  "re", "ve",
+                                              "m", "ll", "d"};
+      for (int s = 0; s < 7; ++s) {
+        if (strcmp(lower, kSuffixes[s]) == 0) return true;
+      }
+      return false;
+    }
+    case 1:  // [^\r\n\p{L}\p{N}]?\p{L}+
+      if (CLASS(k) != PL_LETTER && CLASS(k) != PL_NUMBER && !BREAK(k)) ++k;
+      if (k == j) return false;
+      for (; k < j; ++k) {
+        if (CLASS(k) != PL_LETTER) return false;
+      }
+      return true;
+    case 2:  // \p{N}{1,3}
+      if (length > 3) return false;
+      for (; k < j; ++k) {
+        if (CLASS(k) != PL_NUMBER) return false;
+      }
+      return true;
+    case 3: {  //  ?[^\s\p{L}\p{N}]+[\r\n]*
+      if (CP(k) == ' ') ++k;
+      const size_t symbols = k;
+      while (k < j && CLASS(k) == PL_OTHER) ++k;
+      if (k == symbols) return false;
+      for (; k < j; ++k) {
+        if (!BREAK(k)) return false;
+      }
+      return true;
+    }
+    default:  // \s*[\r\n]+, \s+(?!\S), \s+
+      for (; k < j; ++k) {
+        if (CLASS(k) != PL_SPACE) return false;
+      }
+      if (alt == 4) return BREAK(j - 1);
+      if (alt == 5) return j == n || CLASS(j) == PL_SPACE;
+      return true;
+  }
+#undef CP
+#undef CLASS
+#undef BREAK
+}
+
+static size_t plain_utf8(uint32_t c, char* out) {
+  if (c < 0x80) {
+    out[0] = (char)c;
+    return 1;
+  }
+  if (c < 0x800) {
+    out[0] = (char)(0xC0 | (c >> 6));
+    out[1] = (char)(0x80 | (c & 0x3F));
+    return 2;
+  }
+  if (c < 0x10000) {
+    out[0] = (char)(0xE0 | (c >> 12));
+    out[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+    out[2] = (char)(0x80 | (c & 0x3F));
+    return 3;
+  }
+  out[0] = (char)(0xF0 | (c >> 18));
+  out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+  out[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+  out[3] = (char)(0x80 | (c & 0x3F));
+  return 4;
+}
+
+// 5000 random texts of the alphabet (up to 20 code points): the
+// tokenizer's words are the plain statement's, word for word.
+static void test_llama3_against_plain_pattern(void** state) {
+  (void)state;
+  uint64_t bits = 2024;
+  for (int round = 0; round < 5000; ++round) {
+    int text[20];
+    bits = bits * 6364136223846793005ull + 1442695040888963407ull;
+    const size_t n = 1 + (size_t)((bits >> 33) % 20);
+    // Utf-8 and where each code point starts (starts[n]: the end).
+    char utf8[20 * 4 + 1];
+    size_t starts[21];
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; ++i) {
+      bits = bits * 6364136223846793005ull + 1442695040888963407ull;
+      text[i] = (int)((bits >> 33) % PLAIN_ALPHABET);
+      starts[i] = bytes;
+      bytes += plain_utf8(kPlainAlphabet[text[i]].code_point, utf8 + bytes);
+    }
+    starts[n] = bytes;
+    utf8[bytes] = '\0';
+    size_t i = 0;
+    while (i < n) {
+      size_t end = 0;
+      for (int alt = 0; alt < 7 && end == 0; ++alt) {
+        for (size_t j = n; j > i && end == 0; --j) {
+          if (plain_full_match(text, n, alt, i, j)) end = j;
+        }
+      }
+      assert_true(end > i);  // every character matches one alternative
+      const size_t word = decode_pretokenizer_word(
+          DECODE_PRETOKENIZER_LLAMA3, utf8 + starts[i], bytes - starts[i]);
+      if (word != starts[end] - starts[i]) {
+        fail_msg("'%s' at byte %zu: a word of %zu bytes, plainly %zu", utf8,
+                 starts[i], word, starts[end] - starts[i]);
+      }
+      i = end;
+    }
+  }
+}
+
+// A gpt2 tokenizer file, written byte by byte (decode_gguf_write_vocab
+// writes no tokenizer.ggml.pre): the 256 byte characters (id = byte),
+// then 12 (256), 123 (257), 1234 (258) and Ġ1 (259) with their merges
+// in that order, and xyz (260), which no merge makes; |pre| the key's
+// string, none when NULL, the number 3 when |pre_as_number|.
+static void write_pre_vocab(const char* path, const char* model,
+                            const char* pre, bool pre_as_number) {
+  static const char* const kMerges[] = {"1 2", "12 3", "123 4", G " 1"};
+  static const char* const kMerged[] = {"12", "123", "1234", G "1", "xyz"};
+  FILE* file = fopen(path, "wb");
+  assert_non_null(file);
+  fwrite("GGUF", 1, 4, file);
+  raw_u32(file, 3);
+  raw_u64(file, 0);
+  raw_u64(file, pre || pre_as_number ? 4 : 3);
+  raw_string(file, "tokenizer.ggml.model");
+  raw_u32(file, DECODE_GGUF_STRING);
+  raw_string(file, model);
+  raw_string(file, "tokenizer.ggml.tokens");
+  raw_u32(file, DECODE_GGUF_ARRAY);
+  raw_u32(file, DECODE_GGUF_STRING);
+  raw_u64(file, 256 + 5);
+  for (int b = 0; b < 256; ++b) {
+    char text[4];
+    decode_gpt2_byte_text((uint8_t)b, text);
+    raw_string(file, text);
+  }
+  for (int i = 0; i < 5; ++i) raw_string(file, kMerged[i]);
+  raw_string(file, "tokenizer.ggml.merges");
+  raw_u32(file, DECODE_GGUF_ARRAY);
+  raw_u32(file, DECODE_GGUF_STRING);
+  raw_u64(file, 4);
+  for (int i = 0; i < 4; ++i) raw_string(file, kMerges[i]);
+  if (pre_as_number) {
+    raw_string(file, "tokenizer.ggml.pre");
+    raw_u32(file, DECODE_GGUF_UINT32);
+    raw_u32(file, 3);
+  } else if (pre) {
+    raw_string(file, "tokenizer.ggml.pre");
+    raw_u32(file, DECODE_GGUF_STRING);
+    raw_string(file, pre);
+  }
+  assert_int_equal(fclose(file), 0);
+}
+
+// The key picks the words, and so the merges that can happen:
+//  GPT-2's: "1234" is one word, 1 2 3 4 -> "1 2" (rank 0) -> "12 3" (1)
+//    -> "123 4" (2) -> [1234] = [258]; " 1" is one word, Ġ 1 -> [Ġ1] =
+//    [259]; "12345" one word -> 1234 5 -> [258, '5'].
+//  Llama 3's: "1234" is "123" "4" -> [257, '4']; " 1" is " " "1" (a
+//    number takes no space) -> [' ', '1']; "12345" -> "123" "45" -> [257,
+//    '4', '5'].
+//  "xyz": GPT-2's merges nothing -> ['x', 'y', 'z']; Llama 3's takes a
+//  word that is a token whole (ignore_merges) -> [260]; " xyz" (Ġxyz no
+//  token) -> [' ', 'x', 'y', 'z'] under either.
+//  BOS: added by default under Llama 3's pattern alone (no
+//  add_bos_token in these files).
+static void test_pre_key(void** state) {
+  (void)state;
+  char path[128];
+  temp_path("pre.gguf", path, sizeof(path));
+  const char* const kGpt2[] = {NULL, "gpt2", "default"};
+  for (int i = 0; i < 3; ++i) {
+    write_pre_vocab(path, "gpt2", kGpt2[i], false);
+    decode_tokenizer_t* tokenizer = NULL;
+    decode_test_assert_ok(decode_tokenizer_load(path, &tokenizer));
+    assert_int_equal(decode_tokenizer_pretokenizer(tokenizer),
+                     DECODE_PRETOKENIZER_GPT2);
+    {
+      const uint32_t expected[] = {258};
+      expect_ids(tokenizer, "1234", expected, 1);
+    }
+    {
+      const uint32_t expected[] = {259};
+      expect_ids(tokenizer, " 1", expected, 1);
+    }
+    {
+      const uint32_t expected[] = {258, '5'};
+      expect_ids(tokenizer, "12345", expected, 2);
+    }
+    {
+      const uint32_t expected[] = {'x', 'y', 'z'};
+      expect_ids(tokenizer, "xyz", expected, 3);
+    }
+    {
+      const uint32_t expected[] = {' ', 'x', 'y', 'z'};
+      expect_ids(tokenizer, " xyz", expected, 4);
+    }
+    assert_false(decode_tokenizer_adds_bos(tokenizer));
+    decode_tokenizer_free(tokenizer);
+  }
+  const char* const kLlama3[] = {"llama-bpe", "llama3", "llama-v3"};
+  for (int i = 0; i < 3; ++i) {
+    write_pre_vocab(path, "gpt2", kLlama3[i], false);
+    decode_tokenizer_t* tokenizer = NULL;
+    decode_test_assert_ok(decode_tokenizer_load(path, &tokenizer));
+    assert_int_equal(decode_tokenizer_pretokenizer(tokenizer),
+                     DECODE_PRETOKENIZER_LLAMA3);
+    {
+      const uint32_t expected[] = {257, '4'};
+      expect_ids(tokenizer, "1234", expected, 2);
+    }
+    {
+      const uint32_t expected[] = {' ', '1'};
+      expect_ids(tokenizer, " 1", expected, 2);
+    }
+    {
+      const uint32_t expected[] = {257, '4', '5'};
+      expect_ids(tokenizer, "12345", expected, 3);
+    }
+    {
+      const uint32_t expected[] = {260};
+      expect_ids(tokenizer, "xyz", expected, 1);
+    }
+    {
+      const uint32_t expected[] = {' ', 'x', 'y', 'z'};
+      expect_ids(tokenizer, " xyz", expected, 4);
+    }
+    assert_true(decode_tokenizer_adds_bos(tokenizer));
+    decode_tokenizer_free(tokenizer);
+  }
+  // Any other value is refused, naming the file, the key, the value and
+  // the names known; so is a value that is no string.
+  decode_tokenizer_t* tokenizer = NULL;
+  write_pre_vocab(path, "gpt2", "qwen2", false);
+  char needle[512];
+  snprintf(needle, sizeof(needle),
+           "'%s' (gguf): tokenizer.ggml.pre is 'qwen2'; weft knows 'default' "
+           "and 'gpt2' (GPT-2's word pattern, as with no key) and "
+           "'llama-bpe', 'llama3' and 'llama-v3' (Llama 3's)",
+           path);
+  assert_error(decode_tokenizer_load(path, &tokenizer),
+               WEFT_STATUS_INVALID_ARGUMENT, needle);
+  assert_null(tokenizer);
+  write_pre_vocab(path, "gpt2", "", false);
+  assert_error(decode_tokenizer_load(path, &tokenizer),
+               WEFT_STATUS_INVALID_ARGUMENT, "tokenizer.ggml.pre is ''");
+  write_pre_vocab(path, "gpt2", NULL, true);
+  assert_error(decode_tokenizer_load(path, &tokenizer),
+               WEFT_STATUS_INVALID_ARGUMENT,
+               "tokenizer.ggml.pre is '(not a string)'");
+  // SentencePiece splits no words: it reads no pre, known or not.
+  write_pre_vocab(path, "llama", "qwen2", false);
+  decode_test_assert_ok(decode_tokenizer_load(path, &tokenizer));
+  assert_int_equal(decode_tokenizer_kind(tokenizer), DECODE_TOKENIZER_SPM);
+  assert_int_equal(decode_tokenizer_pretokenizer(tokenizer),
+                   DECODE_PRETOKENIZER_GPT2);
+  decode_tokenizer_free(tokenizer);
+  // A vocabulary built by hand names a pattern there is.
+  decode_vocab_t vocab;
+  bpe_vocab(false, &vocab);
+  vocab.pre = (decode_pretokenizer_t)7;
+  assert_error(decode_tokenizer_create(&vocab, "by hand", &tokenizer),
+               WEFT_STATUS_INVALID_ARGUMENT,
+               "by hand: tokenizer.ggml.pre is pre-tokenizer 7");
+  assert_null(tokenizer);
+  decode_vocab_deinitialize(&vocab);
+}
+
+// Whether no continuation byte of |text| comes while decode_text_stream_t
+// holds no character to complete (one that does decodes first in its
+// piece, as decode_ids would not have it).
+static bool no_stray(const char* text, size_t length) {
+  uint32_t have = 0;
+  uint32_t need = 0;
+  for (size_t i = 0; i < length; ++i) {
+    const uint8_t b = (uint8_t)text[i];
+    if (have > 0 && (b & 0xC0) == 0x80) {
+      if (++have == need) have = 0;
+      continue;
+    }
+    have = 0;
+    need = (b & 0xE0) == 0xC0   ? 2
+           : (b & 0xF0) == 0xE0 ? 3
+           : (b & 0xF8) == 0xF0 ? 4
+                                : 0;
+    if (need > 0) have = 1;
+    if (need == 0 && (b & 0xC0) == 0x80) return false;
+  }
+  return true;
+}
+
+// Any bytes through a llama-bpe tokenizer (GPT-2's byte characters, the
+// merges above and the by-hand vocabulary's) come back unchanged: the
+// texts above, every byte alone, and 3000 random texts of random bytes
+// (half of them drawn from digits, spaces, line breaks, apostrophes and
+// letters, where the words are busiest).
+static void test_llama3_round_trips(void** state) {
+  (void)state;
+  char path[128];
+  temp_path("pre_rt.gguf", path, sizeof(path));
+  write_pre_vocab(path, "gpt2", "llama-bpe", false);
+  decode_tokenizer_t* tokenizer = NULL;
+  decode_test_assert_ok(decode_tokenizer_load(path, &tokenizer));
+  decode_vocab_t vocab;
+  bpe_vocab(false, &vocab);
+  vocab.pre = DECODE_PRETOKENIZER_LLAMA3;
+  decode_tokenizer_t* by_hand = NULL;
+  decode_test_assert_ok(
+      decode_tokenizer_create(&vocab, "by hand, llama3", &by_hand));
+  decode_vocab_deinitialize(&vocab);
+  assert_int_equal(decode_tokenizer_pretokenizer(by_hand),
+                   DECODE_PRETOKENIZER_LLAMA3);
+  const decode_tokenizer_t* const both[2] = {tokenizer, by_hand};
+  for (int t = 0; t < 2; ++t) {
+    for (size_t i = 0; i < sizeof(kTexts) / sizeof(kTexts[0]); ++i) {
+      expect_round_trip(both[t], kTexts[i]);
+    }
+    for (int b = 0; b < 256; ++b) {
+      const char byte = (char)b;
+      expect_round_trip_bytes(both[t], &byte, 1, no_stray(&byte, 1));
+    }
+  }
+  static const char kBusy[] = "0123 \t\r\n'sSlLdtTmMrevV.!\xC3\xA9\xE2\x80\x94";
+  uint64_t bits = 99;
+  for (int round = 0; round < 3000; ++round) {
+    char text[48];
+    bits = bits * 6364136223846793005ull + 1442695040888963407ull;
+    const size_t length = (size_t)((bits >> 33) % sizeof(text));
+    for (size_t i = 0; i < length; ++i) {
+      bits = bits * 6364136223846793005ull + 1442695040888963407ull;
+      text[i] = round % 2 ? (char)(bits >> 56)
+                          : kBusy[(bits >> 33) % (sizeof(kBusy) - 1)];
+    }
+    expect_round_trip_bytes(both[round % 4 < 2 ? 0 : 1], text, length,
+                            no_stray(text, length));
+  }
+  decode_tokenizer_free(tokenizer);
+  decode_tokenizer_free(by_hand);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_synthetic_round_trips),
@@ -793,6 +1307,11 @@ int main(void) {
       cmocka_unit_test(test_spm_by_hand),
       cmocka_unit_test(test_gpt2_bytes),
       cmocka_unit_test(test_bpe_by_hand),
+      cmocka_unit_test(test_llama3_words),
+      cmocka_unit_test(test_gpt2_words),
+      cmocka_unit_test(test_llama3_against_plain_pattern),
+      cmocka_unit_test(test_pre_key),
+      cmocka_unit_test(test_llama3_round_trips),
       cmocka_unit_test(test_against_plain_merging),
       cmocka_unit_test(test_bad_metadata),
       cmocka_unit_test(test_bad_values),

@@ -2,10 +2,13 @@
 // (examples/decode/decode_tokenizer.h): any bytes are text to encode with
 // the synthetic SentencePiece vocabulary of 512 tokens (weft-decode-gen's)
 // and with a small GPT-2 BPE vocabulary of the 256 byte characters and a
-// few merges. Both have a token for every byte, so every text encodes,
-// every id is in the vocabulary, and decoding the ids token by token
-// gives the text back byte for byte (but SentencePiece's own space, U+2581,
-// which comes back a space). Any broken promise aborts.
+// few merges, its words split by GPT-2's pattern and by Llama 3's
+// (tokenizer.ggml.pre "llama-bpe"). All have a token for every byte, so
+// every text encodes, every id is in the vocabulary, and decoding the ids
+// token by token gives the text back byte for byte (but SentencePiece's
+// own space, U+2581, which comes back a space); and each pattern splits
+// the text into words of at least one byte that add up to it. Any broken
+// promise aborts.
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +25,7 @@ static void fuzz_check(weft_status_t status, const char* what) {
   abort();
 }
 
-static decode_tokenizer_t* fuzz_bpe(void) {
+static decode_tokenizer_t* fuzz_bpe(decode_pretokenizer_t pre) {
   static const char* const kMerges[] = {
       "h e", "\xC4\xA0 t", "\xC4\xA0t he", "l l", "e ll", "o n", "\xC4\xA0 a"};
   static const char* const kMerged[] = {"he",  "\xC4\xA0t", "\xC4\xA0the", "ll",
@@ -43,6 +46,7 @@ static decode_tokenizer_t* fuzz_bpe(void) {
   vocab.merge_count = kMergeCount;
   vocab.merges = (char**)kMerges;
   vocab.bos = vocab.eos = vocab.unknown = -1;
+  vocab.pre = pre;
   decode_tokenizer_t* tokenizer = NULL;
   fuzz_check(decode_tokenizer_create(&vocab, "fuzz bpe", &tokenizer),
              "the BPE vocabulary");
@@ -108,12 +112,32 @@ static void fuzz_round_trip(const decode_tokenizer_t* tokenizer,
   free(piece);
 }
 
+// |pre|'s words of the text: each of 1 byte or more, all of it in all.
+static void fuzz_words(decode_pretokenizer_t pre, const uint8_t* data,
+                       size_t size) {
+  for (size_t at = 0; at < size;) {
+    const size_t word =
+        decode_pretokenizer_word(pre, (const char*)data + at, size - at);
+    if (word == 0 || word > size - at) {
+      fprintf(stderr, "pre %d: a word of %zu bytes with %zu left\n", (int)pre,
+              word, size - at);
+      abort();
+    }
+    at += word;
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static decode_tokenizer_t* spm = NULL;
   static decode_tokenizer_t* bpe = NULL;
+  static decode_tokenizer_t* llama3 = NULL;
   if (!spm) spm = fuzz_spm();
-  if (!bpe) bpe = fuzz_bpe();
+  if (!bpe) bpe = fuzz_bpe(DECODE_PRETOKENIZER_GPT2);
+  if (!llama3) llama3 = fuzz_bpe(DECODE_PRETOKENIZER_LLAMA3);
+  fuzz_words(DECODE_PRETOKENIZER_GPT2, data, size);
+  fuzz_words(DECODE_PRETOKENIZER_LLAMA3, data, size);
   fuzz_round_trip(spm, data, size);
   fuzz_round_trip(bpe, data, size);
+  fuzz_round_trip(llama3, data, size);
   return 0;
 }
