@@ -26,6 +26,11 @@
 //       (GFLOPs).
 //   MemoryBandwidth/local-task  a read-only streaming sum over 512 MiB on
 //       every worker: the limit of a bandwidth-bound decode (GBps).
+//   QuantDot/<dtype>  one thread's dot products of 64 rows of 2048
+//       elements of a block type with a quantized input, all in cache
+//       (the selected version): the most weight bytes a core's products
+//       get through (weight_GBps); twice that under MemoryBandwidth means
+//       a 2-core decode of the type is compute-bound.
 //
 // Checkpoints are written once into $WEFT_BENCH_DECODE_DIR (default
 // /tmp/weft_bench_decode) and reused; the 1.1B f32 one is 4.4 GB.
@@ -45,6 +50,9 @@
 extern "C" {
 #include "decode.h"
 #include "decode_checkpoint.h"
+#include "decode_kernels.h"
+#include "decode_quant.h"
+#include "decode_quant_dot.h"
 }
 
 namespace weft_bench {
@@ -696,9 +704,51 @@ void MemoryBandwidth(benchmark::State& state) {
   weft_executable_release(executable);
 }
 
+// QuantDot/<dtype>: decode_quant_dot over kDotRows rows in cache.
+constexpr uint32_t kDotElements = 2048;
+constexpr uint32_t kDotRows = 64;
+
+void QuantDot(benchmark::State& state, decode_dtype_t dtype) {
+  const size_t row_bytes = decode_dtype_bytes(dtype, kDotElements);
+  std::vector<uint8_t> weights(row_bytes * kDotRows);
+  std::vector<float> x(kDotElements);
+  std::vector<uint8_t> activations(kDotElements * 2);
+  uint32_t seed = 1;
+  for (float& value : x) {
+    seed = seed * 1664525u + 1013904223u;
+    value = static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
+  }
+  for (uint32_t r = 0; r < kDotRows; ++r) {
+    decode_quant_quantize(dtype, x.data(), kDotElements,
+                          weights.data() + r * row_bytes);
+  }
+  // The kernels' library selects the SIMD versions on first use.
+  decode_kernels_library();
+  decode_quant_activations(dtype, x.data(), kDotElements, activations.data());
+  float sum = 0.0f;
+  for (auto _ : state) {
+    for (uint32_t r = 0; r < kDotRows; ++r) {
+      sum += decode_quant_dot(dtype, weights.data() + r * row_bytes,
+                              activations.data(), kDotElements);
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.counters["weight_GBps"] = benchmark::Counter(
+      static_cast<double>(row_bytes) * kDotRows *
+          static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 void RegisterDecodeBenchmarks() {
+  for (decode_dtype_t dtype :
+       {DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q4_K,
+        DECODE_DTYPE_Q6_K, DECODE_DTYPE_Q5_K}) {
+    benchmark::RegisterBenchmark(
+        (std::string("QuantDot/") + decode_dtype_name(dtype)).c_str(),
+        QuantDot, dtype);
+  }
   benchmark::RegisterBenchmark("MemoryBandwidth/local-task", MemoryBandwidth)
       ->UseRealTime();
   const char* const shapes[] = {"tiny", "15M", "110M", "1.1B"};
