@@ -307,8 +307,8 @@ static void decode_batch_add_rmsnorm(const decode_batch_plan_t* plan,
                                      weft_buffer_ref_t xq) {
   const uint32_t constants[] = {dim, eps, forms};
   const weft_buffer_ref_t refs[] = {plan->tokens, x, weight, xn, xq};
-  decode_add_step(plan->session, plan->batch, DECODE_KERNEL_BATCH_RMSNORM, plan->capacity,
-                  3, constants, 5, refs);
+  decode_add_step(plan->session, plan->batch, DECODE_KERNEL_BATCH_RMSNORM,
+                  plan->capacity, 3, constants, 5, refs);
 }
 
 // Records the quantization of the batch's |n|-wide |x| into |xq| in
@@ -319,9 +319,8 @@ static void decode_batch_add_quantize(const decode_batch_plan_t* plan,
                                       weft_buffer_ref_t xq) {
   const uint32_t constants[] = {n, forms};
   const weft_buffer_ref_t refs[] = {plan->tokens, x, xq};
-  decode_add_step(plan->session, plan->batch,
-                  DECODE_KERNEL_BATCH_QUANTIZE, plan->capacity,
-                  2, constants, 3, refs);
+  decode_add_step(plan->session, plan->batch, DECODE_KERNEL_BATCH_QUANTIZE,
+                  plan->capacity, 2, constants, 3, refs);
 }
 
 // Records the token's |out| += W |x| for the |rows| by |cols| matrix |w|

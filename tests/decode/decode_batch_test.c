@@ -226,7 +226,8 @@ static void session_refuses_long_context(void** state) {
   weft_device_t* device = NULL;
   decode_test_assert_ok(weft_device_create("local-sync", allocator, &device));
   decode_model_t* model = NULL;
-  decode_test_assert_ok(decode_model_load(device, path, NULL, allocator, &model));
+  decode_test_assert_ok(
+      decode_model_load(device, path, NULL, allocator, &model));
   decode_session_t* session = NULL;
   weft_status_t status = decode_session_create(model, allocator, &session);
   char text[512];
@@ -235,8 +236,9 @@ static void session_refuses_long_context(void** state) {
   weft_status_free(status);
   assert_null(session);
   char expected[64];
-  snprintf(expected, sizeof(expected), "at most %u positions (the model has %u)",
-           DECODE_MAX_CONTEXT, DECODE_MAX_CONTEXT + 1);
+  snprintf(expected, sizeof(expected),
+           "at most %u positions (the model has %u)", DECODE_MAX_CONTEXT,
+           DECODE_MAX_CONTEXT + 1);
   if (!strstr(text, expected)) fail_msg("unexpected message: %s", text);
   decode_model_release(model);
   weft_device_release(device);
