@@ -3,7 +3,7 @@
 //   weft-decode --model=FILE [--steps=N] [--prompt=TEXT | --prompt-ids=1,2,3]
 //               [--temperature=T] [--top-k=K] [--top-p=P] [--seed=N]
 //               [--device=STRING | --workers=N] [--batch=N]
-//               [--trace=FILE]
+//               [--stop=ID,...] [--trace=FILE]
 //
 // Loads the checkpoint (llama2.c or GGUF; progress on a terminal), queues
 // the prompt (its positions before the last in batches of up to --batch,
@@ -15,7 +15,10 @@
 // encoded with the GGUF's tokenizer (decode_tokenizer.h) and the
 // generated text printed as each token is done. Greedy unless
 // --temperature is above 0 (decode_sampling.h: on the device, one seed
-// one sequence). Exit codes: 0 done, 1 an error, 2 bad usage (--device
+// one sequence). A stop token (--stop, and with --prompt the tokenizer's
+// end of sequence) ends the run: the steps then go in a few ahead of the
+// one read (STEPS_AHEAD), not all at once, so that few run after it.
+// Exit codes: 0 done, 1 an error, 2 bad usage (--device
 // and --workers together among them, --prompt and --prompt-ids too).
 #include <errno.h>
 #include <inttypes.h>
@@ -34,6 +37,10 @@
 #define EXIT_ERROR 1
 #define EXIT_USAGE 2
 #define MAX_PROMPT 4096
+#define MAX_STOPS 8
+// Steps queued ahead of the one whose token is read when a stop token may
+// end the run: enough that the device never waits for the host.
+#define STEPS_AHEAD 8u
 
 typedef struct options_t {
   const char* model;
@@ -44,6 +51,8 @@ typedef struct options_t {
   decode_sampling_t sampling;
   char device[256];
   uint32_t batch;  // the most prompt positions an execute takes
+  uint32_t stops[MAX_STOPS];  // --stop, then the end of sequence
+  uint32_t stop_count;
   const char* trace;
 } options_t;
 
@@ -55,7 +64,7 @@ static void print_usage(FILE* stream) {
           "[--seed=N]\n"
           "                   [--device=STRING | --workers=N] "
           "[--batch=N]\n"
-          "                   [--trace=FILE]\n"
+          "                   [--stop=ID,...] [--trace=FILE]\n"
           "\n"
           "Decodes with a llama2.c or GGUF checkpoint. --prompt TEXT (or\n"
           "--prompt=TEXT) encodes the text with the GGUF's tokenizer and\n"
@@ -66,6 +75,8 @@ static void print_usage(FILE* stream) {
           "the same for the same seed. The prompt runs in batches of up\n"
           "to --batch positions (1: token by token). Prints the prompt's\n"
           "tokens per second, then the generation's and its ms per token.\n"
+          "A generated token among --stop (or, with --prompt, the end of\n"
+          "sequence) ends the run.\n"
           "Defaults: 64 steps, prompt 1, temperature 0, top-k 0, top-p 1,\n"
           "seed 0, batch 128, device local-task.\n"
           "weft-decode-gen writes checkpoints of random weights.\n");
@@ -100,24 +111,24 @@ static bool parse_u64(const char* text, uint64_t* out_value) {
   return true;
 }
 
-static bool parse_prompt(const char* text, options_t* options) {
-  options->prompt_length = 0;
+// Comma-separated ids into |out_ids| (at most |capacity|); false unless
+// there is at least one and each is a number.
+static bool parse_ids(const char* text, uint32_t* out_ids, uint32_t capacity,
+                      uint32_t* out_count) {
+  *out_count = 0;
   while (*text) {
     char number[16];
     size_t length = strcspn(text, ",");
-    if (length == 0 || length >= sizeof(number) ||
-        options->prompt_length == MAX_PROMPT) {
+    if (length == 0 || length >= sizeof(number) || *out_count == capacity) {
       return false;
     }
     memcpy(number, text, length);
     number[length] = '\0';
-    if (!parse_u32(number, &options->prompt[options->prompt_length++])) {
-      return false;
-    }
+    if (!parse_u32(number, &out_ids[(*out_count)++])) return false;
     text += length;
     if (*text == ',') ++text;
   }
-  return options->prompt_length > 0;
+  return *out_count > 0;
 }
 
 // Remembers |arg| as the option that chose the device; false (and says
@@ -218,7 +229,8 @@ static int parse_options(int argc, char** argv, options_t* options) {
       }
     } else if (strncmp(arg, "--prompt-ids=", 13) == 0) {
       if (!choose_prompt(arg, &prompt_given_by)) return EXIT_USAGE;
-      if (!parse_prompt(arg + 13, options)) {
+      if (!parse_ids(arg + 13, options->prompt, MAX_PROMPT,
+                     &options->prompt_length)) {
         fprintf(stderr,
                 "weft-decode: --prompt-ids takes token ids separated by "
                 "commas, not '%s'\n",
@@ -238,6 +250,15 @@ static int parse_options(int argc, char** argv, options_t* options) {
       }
       snprintf(options->device, sizeof(options->device),
                "local-task?workers=%u", workers);
+    } else if (strncmp(arg, "--stop=", 7) == 0) {
+      if (!parse_ids(arg + 7, options->stops, MAX_STOPS - 1,
+                     &options->stop_count)) {
+        fprintf(stderr,
+                "weft-decode: --stop takes 1 to %d token ids separated by "
+                "commas, not '%s'\n",
+                MAX_STOPS - 1, arg + 7);
+        return EXIT_USAGE;
+      }
     } else if (strncmp(arg, "--trace=", 8) == 0) {
       options->trace = arg + 8;
     } else {
@@ -339,37 +360,61 @@ static weft_status_t encode_prompt(const decode_tokenizer_t* tokenizer,
   return status;
 }
 
-// Prints the generated text as each step ends: waits for step p, reads
-// the token it chose and writes what of it makes whole characters. Stops
-// printing at the end-of-sequence token (the steps queued still run).
-static weft_status_t stream_text(decode_session_t* session,
-                                 const decode_tokenizer_t* tokenizer,
-                                 const options_t* options, uint32_t total) {
-  char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
-  if (!piece) return weft_status_from_code(WEFT_STATUS_RESOURCE_EXHAUSTED);
+static bool is_stop(const options_t* options, uint32_t token) {
+  for (uint32_t i = 0; i < options->stop_count; ++i) {
+    if (options->stops[i] == token) return true;
+  }
+  return false;
+}
+
+// Follows the generation step by step: waits for step p, reads the token
+// it chose, prints what of it makes whole characters (with |tokenizer|),
+// and queues one more step while |*queued| is below |total|, until a
+// stop token. |*out_stop| is then the stop token's position (0: none).
+static weft_status_t follow_steps(decode_session_t* session,
+                                  const decode_tokenizer_t* tokenizer,
+                                  const options_t* options, uint32_t total,
+                                  uint32_t* queued, uint32_t* out_stop) {
+  *out_stop = 0;
+  char* piece = NULL;
   decode_text_stream_t stream;
-  decode_text_stream_initialize(&stream, false);
-  fputs(options->prompt_text, stdout);
-  fflush(stdout);
+  if (tokenizer) {
+    piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
+    if (!piece) return weft_status_from_code(WEFT_STATUS_RESOURCE_EXHAUSTED);
+    decode_text_stream_initialize(&stream, false);
+    fputs(options->prompt_text, stdout);
+    fflush(stdout);
+  }
   weft_status_t status = WEFT_OK;
   for (uint32_t p = options->prompt_length - 1;
-       weft_status_is_ok(status) && p < total; ++p) {
+       weft_status_is_ok(status) && p < *queued; ++p) {
     uint32_t token = 0;
     status = decode_session_wait(session, p, weft_timeout_infinite());
     if (weft_status_is_ok(status)) {
       status = decode_session_read_tokens(session, p + 1, 1, &token);
     }
     if (!weft_status_is_ok(status)) break;
-    if ((int64_t)token == decode_tokenizer_eos(tokenizer)) break;
-    const size_t length =
-        decode_text_stream_next(tokenizer, &stream, token, piece);
-    fwrite(piece, 1, length, stdout);
-    fflush(stdout);
+    if (is_stop(options, token)) {
+      *out_stop = p + 1;
+      break;
+    }
+    if (*queued < total) {
+      status = decode_session_enqueue(session, 1);
+      if (weft_status_is_ok(status)) ++*queued;
+    }
+    if (tokenizer) {
+      const size_t length =
+          decode_text_stream_next(tokenizer, &stream, token, piece);
+      fwrite(piece, 1, length, stdout);
+      fflush(stdout);
+    }
   }
-  const size_t rest = decode_text_stream_flush(&stream, piece);
-  fwrite(piece, 1, rest, stdout);
-  fputc('\n', stdout);
-  free(piece);
+  if (tokenizer) {
+    const size_t rest = decode_text_stream_flush(&stream, piece);
+    fwrite(piece, 1, rest, stdout);
+    fputc('\n', stdout);
+    free(piece);
+  }
   return status;
 }
 
@@ -426,6 +471,10 @@ int main(int argc, char** argv) {
   if (weft_status_is_ok(status) && options.prompt_text) {
     status = decode_tokenizer_load(options.model, &tokenizer);
     if (weft_status_is_ok(status)) status = encode_prompt(tokenizer, &options);
+    if (weft_status_is_ok(status) && decode_tokenizer_eos(tokenizer) >= 0) {
+      options.stops[options.stop_count++] =
+          (uint32_t)decode_tokenizer_eos(tokenizer);
+    }
   }
   if (weft_status_is_ok(status)) {
     status = decode_session_set_batch(session, options.batch);
@@ -459,8 +508,8 @@ int main(int argc, char** argv) {
       status = weft_status_from_code(WEFT_STATUS_RESOURCE_EXHAUSTED);
     }
   }
-  // Every step queued at once, each with a clock; then one wait for the
-  // last.
+  // Every step with a clock; queued at once, then one wait for the last,
+  // or with stop tokens a few ahead of the one read (follow_steps).
   uint32_t clocked = 0;
   if (weft_status_is_ok(status)) {
     clocked = step_clocks_register(session, clocks, total);
@@ -478,17 +527,26 @@ int main(int argc, char** argv) {
     fflush(stdout);
   }
   const weft_time_t start = weft_time_now();
+  const bool follow = tokenizer || options.stop_count > 0;
+  uint32_t queued = total;
+  if (follow && options.prompt_length + STEPS_AHEAD < total) {
+    queued = options.prompt_length + STEPS_AHEAD;
+  }
+  uint32_t stop = 0;
   if (weft_status_is_ok(status)) {
-    status = decode_session_enqueue(session, total);
+    status = decode_session_enqueue(session, queued);
   }
-  if (weft_status_is_ok(status) && tokenizer) {
-    status = stream_text(session, tokenizer, &options, total);
+  if (weft_status_is_ok(status) && follow) {
+    status = follow_steps(session, tokenizer, &options, total, &queued, &stop);
   }
-  if (weft_status_is_ok(status) && total > 0) {
-    status = decode_session_wait(session, total - 1, weft_timeout_infinite());
+  if (weft_status_is_ok(status) && queued > 0) {
+    status = decode_session_wait(session, queued - 1, weft_timeout_infinite());
   }
   const weft_time_t end = weft_time_now();
+  // The clocks of steps never queued are cancelled with the rest.
   step_clocks_settle(session, clocks, clocked);
+  // From here on, the steps that ran.
+  total = queued;
   // Ends -> durations.
   for (uint32_t p = 0; weft_status_is_ok(status) && p < total; ++p) {
     durations[p] = step_clock_end(&clocks[p]) -
@@ -504,11 +562,16 @@ int main(int argc, char** argv) {
   }
   if (weft_status_is_ok(status)) {
     if (!tokenizer) {
+      const uint32_t last = stop ? stop : total;
       printf("generated:");
-      for (uint32_t i = options.prompt_length; i <= total; ++i) {
+      for (uint32_t i = options.prompt_length; i <= last; ++i) {
         printf(" %u", tokens[i]);
       }
       printf("\n");
+    }
+    if (stop) {
+      printf("stopped: token %u at position %u (%u steps ran after it)\n",
+             tokens[stop], stop, total - stop);
     }
     // The prompt: to the end of its last position's step. The
     // generation: the steps after it, each one token.
