@@ -22,6 +22,9 @@ int RegisterAll() {
 #if defined(WEFT_BENCH_HAVE_VULKAN)
   RegisterVulkanBenchmarks();
 #endif
+#if defined(WEFT_BENCH_HAVE_CUDA) || defined(WEFT_BENCH_HAVE_VULKAN)
+  RegisterSemaphoreEdgeBenchmarks();
+#endif
   return 0;
 }
 

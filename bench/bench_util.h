@@ -159,6 +159,8 @@ void RegisterDecodeBenchmarks();
 void RegisterCudaBenchmarks();
 // Built where Vulkan's headers are (WEFT_HAVE_VULKAN).
 void RegisterVulkanBenchmarks();
+// Built where either GPU driver is (semaphore_edge_bench.cc).
+void RegisterSemaphoreEdgeBenchmarks();
 
 }  // namespace weft_bench
 

@@ -12,19 +12,7 @@
 //                      held until the host sees the one before complete
 //   SmallDispatchChain/vulkan      100 dependent elementwise kernels over
 //                      256 KiB in a reusable command buffer (as cuda's row)
-//   SemaphoreEdge/<edge>  an op A signals a semaphore, an op B waits on
-//                      it and signals another the host waits for: one
-//                      iteration is A and B submitted and B seen done.
-//       gpu-gpu            A and B fills on the device, B waiting on the GPU
-//       gpu-gpu-host       the same on "gpu_waits=off" (B held on the host
-//                          until A's completion is seen, then submitted)
-//       host-gpu           B waits on a Vulkan semaphore the host signals
-//       host-gpu-hostsem   B waits on a host semaphore instead
-//       gpu-local-task     B is a local-task barrier waiting on A's Vulkan
-//                          semaphore
-//       gpu-gpu-two-queues A on queue 0, B on queue 1 of "queues=2" (two
-//                          Vulkan queues where the family has them; on
-//                          Mesa's device both are its one queue)
+//   SemaphoreEdge/<edge>/vulkan  semaphore_edge_bench.cc's rows
 #include <string>
 #include <vector>
 
@@ -38,8 +26,6 @@ extern "C" {
 
 namespace weft_bench {
 namespace {
-
-constexpr size_t kFillBytes = 64;
 
 // A vulkan device, the CTS's SPIR-V kernels (when asked for) and the
 // session's semaphore; buffers it allocates are its own.
@@ -96,13 +82,6 @@ class VulkanSession {
     return buffer;
   }
 
-  bool Wait(benchmark::State& state, weft_semaphore_t* on, uint64_t target) {
-    return Ok(state,
-              weft_semaphore_wait(on, target,
-                                  weft_timeout_relative(kWaitTimeoutNs)),
-              "semaphore_wait");
-  }
-
   weft_device_t* device = nullptr;
   weft_executable_t* kernels = nullptr;
   weft_semaphore_t* semaphore = nullptr;
@@ -123,87 +102,6 @@ void SmallDispatchChainVulkan(benchmark::State& state) {
                            session.semaphore, &session.value);
 }
 
-enum class Edge {
-  kGpuGpu,
-  kGpuGpuHost,
-  kGpuGpuTwoQueues,
-  kHostGpu,
-  kHostGpuHostSemaphore,
-  kGpuLocalTask,
-};
-
-void SemaphoreEdge(benchmark::State& state, Edge edge) {
-  VulkanSession session;
-  const char* device_string =
-      edge == Edge::kGpuGpuHost        ? "vulkan?gpu_waits=off"
-      : edge == Edge::kGpuGpuTwoQueues ? "vulkan?queues=2"
-                                       : "vulkan";
-  const weft_queue_affinity_t queue_b =
-      edge == Edge::kGpuGpuTwoQueues ? 2 : WEFT_QUEUE_AFFINITY_ANY;
-  if (!session.Open(state, device_string, false)) return;
-  weft_buffer_t* buffer = session.Allocate(state, 2 * kFillBytes);
-  if (!buffer) return;
-  // What B waits on: the session's semaphore (A signals it, or the host
-  // does), or a host semaphore.
-  weft_semaphore_t* upstream = session.semaphore;
-  weft_semaphore_t* host = nullptr;
-  weft_device_t* cpu = nullptr;
-  weft_semaphore_t* done = nullptr;
-  bool ok = true;
-  if (edge == Edge::kHostGpuHostSemaphore) {
-    ok = Ok(state, weft_semaphore_create(weft_allocator_system(), 0, &host),
-            "semaphore_create");
-    upstream = host;
-  }
-  if (ok && edge == Edge::kGpuLocalTask) {
-    ok = Ok(state,
-            weft_device_create("local-task", weft_allocator_system(), &cpu),
-            "local-task") &&
-         Ok(state, weft_device_create_semaphore(cpu, 0, &done),
-            "create_semaphore");
-  } else if (ok) {
-    ok = Ok(state, weft_device_create_semaphore(session.device, 0, &done),
-            "create_semaphore");
-  }
-  const uint32_t pattern = 0x5A5A5A5Au;
-  for (auto _ : state) {
-    if (!ok) break;
-    uint64_t value = ++session.value;
-    const bool gpu_a = edge == Edge::kGpuGpu || edge == Edge::kGpuGpuHost ||
-                       edge == Edge::kGpuGpuTwoQueues ||
-                       edge == Edge::kGpuLocalTask;
-    if (gpu_a) {
-      ok = Ok(state,
-              weft_device_queue_fill(session.device, WEFT_QUEUE_AFFINITY_ANY,
-                                     weft_semaphore_list_empty(),
-                                     List1(&upstream, &value), buffer, 0,
-                                     kFillBytes, &pattern, sizeof(pattern)),
-              "queue_fill A");
-    }
-    if (ok && edge == Edge::kGpuLocalTask) {
-      ok = Ok(state,
-              weft_device_queue_barrier(cpu, WEFT_QUEUE_AFFINITY_ANY,
-                                        List1(&upstream, &value),
-                                        List1(&done, &value)),
-              "queue_barrier B");
-    } else if (ok) {
-      ok = Ok(state,
-              weft_device_queue_fill(session.device, queue_b,
-                                     List1(&upstream, &value),
-                                     List1(&done, &value), buffer, kFillBytes,
-                                     kFillBytes, &pattern, sizeof(pattern)),
-              "queue_fill B");
-    }
-    if (ok && !gpu_a) {
-      ok = Ok(state, weft_semaphore_signal(upstream, value), "signal");
-    }
-    ok = ok && session.Wait(state, done, value);
-  }
-  weft_semaphore_release(done);
-  weft_semaphore_release(host);
-  weft_device_release(cpu);
-}
-
 }  // namespace
 
 void RegisterVulkanBenchmarks() {
@@ -222,23 +120,6 @@ void RegisterVulkanBenchmarks() {
                                SmallDispatchChainVulkan)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
-  const struct {
-    const char* name;
-    Edge edge;
-  } edges[] = {
-      {"SemaphoreEdge/gpu-gpu", Edge::kGpuGpu},
-      {"SemaphoreEdge/gpu-gpu-host", Edge::kGpuGpuHost},
-      {"SemaphoreEdge/gpu-gpu-two-queues", Edge::kGpuGpuTwoQueues},
-      {"SemaphoreEdge/host-gpu", Edge::kHostGpu},
-      {"SemaphoreEdge/host-gpu-hostsem", Edge::kHostGpuHostSemaphore},
-      {"SemaphoreEdge/gpu-local-task", Edge::kGpuLocalTask},
-  };
-  for (const auto& row : edges) {
-    benchmark::RegisterBenchmark((std::string(row.name) + "/vulkan").c_str(),
-                                 SemaphoreEdge, row.edge)
-        ->UseRealTime()
-        ->Unit(benchmark::kMicrosecond);
-  }
 }
 
 }  // namespace weft_bench
