@@ -17,6 +17,33 @@
 //                                CUDA_ERROR_OUT_OF_MEMORY.
 //   WEFT_CUDA_DOUBLE_LATENCY_US  a delay before each stream task, to widen
 //                                races in tests (default 0).
+//   WEFT_CUDA_DOUBLE_QUEUE_DEPTH the initial weft_cuda_double_set_queue_depth
+//                                (default 1024; 0: unbounded).
+//   WEFT_CUDA_DOUBLE_STREAM_MEM_OPS  0 or 1, the initial
+//                                weft_cuda_double_set_stream_mem_ops
+//                                (default 1).
+//
+// Stream memory operations (cuStreamWaitValue64, cuStreamWriteValue64) as
+// the CUDA documentation gives them: the word is a device pointer (device
+// or pool memory, or mapped host memory through cuMemHostGetDevicePointer)
+// aligned to 8 bytes, else CUDA_ERROR_INVALID_VALUE; GEQ is the cyclic
+// (int64_t)(*addr - value) >= 0; CU_STREAM_WAIT_VALUE_FLUSH is
+// CUDA_ERROR_NOT_SUPPORTED (CAN_FLUSH_REMOTE_WRITES is 0). A wait notices
+// host stores within about 100 us and other streams' writes at once.
+//
+// Teardown with a wait unmet. The real driver's cuStreamDestroy returns at
+// once and frees the stream when its work completes, so an unmet wait
+// leaves it, and every op behind it, pending for good (events recorded
+// behind it never complete); a driver must release its waiters by writing
+// their words before it destroys their streams. The double's
+// cuStreamDestroy waits for the stream's work, as before; a wait still
+// unmet then is given 1 s more (a write queued elsewhere may still land),
+// then abandoned: it completes unmet, the tasks behind it run, and
+// cuStreamDestroy returns CUDA_ERROR_ILLEGAL_STATE with the stream
+// destroyed all the same. cuStreamSynchronize and cuEventSynchronize wait
+// behind an unmet wait for as long as it stays unmet, as on a GPU;
+// cuDevicePrimaryCtxRelease does not touch streams (see
+// cuda_double_impl.h), so it returns and the wait goes on polling.
 //
 // Besides the driver API the library exports the weft_cuda_double_*
 // controls below; a test resolves them with dlsym as it does the API.
@@ -24,6 +51,7 @@
 #define WEFT_TESTS_CUDA_DOUBLE_CUDA_DOUBLE_H_
 
 #include <cuda.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +75,21 @@ size_t weft_cuda_double_live_allocations(void);
 // entry point twice fails its next two calls, in order. At most 64 armed
 // failures at once (more abort the process: a broken test). Thread-safe.
 void weft_cuda_double_fail_next(const char* entry_point, CUresult result);
+
+// The most tasks a stream created after this call holds queued and not
+// completed; a call that would queue one more (a copy, fill, launch, host
+// function, event record or wait, value wait or write...) blocks its
+// thread until the stream completes one, as the real driver blocks once a
+// GPU's command queue is full behind an unmet wait. 0: unbounded. Streams
+// that exist keep theirs. Thread-safe.
+void weft_cuda_double_set_queue_depth(uint32_t depth);
+
+// Whether the devices report CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+// and CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR as 1 (the default);
+// while false both read 0 and cuStreamWaitValue64 and cuStreamWriteValue64
+// fail with CUDA_ERROR_NOT_SUPPORTED, so a driver's event fallback can be
+// tested. Ops already queued are unaffected. Thread-safe.
+void weft_cuda_double_set_stream_mem_ops(bool supported);
 
 // The number of kernel launches made: successful cuLaunchKernel calls plus
 // the kernel nodes of successful cuGraphLaunch calls, counted at the call

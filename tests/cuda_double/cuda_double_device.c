@@ -16,6 +16,9 @@
 #define WEFT_CUDA_DOUBLE_DEFAULT_MEMORY ((size_t)1 << 30)
 #define WEFT_CUDA_DOUBLE_DRIVER_VERSION 13000
 #define WEFT_CUDA_DOUBLE_MAX_ARMED_FAILURES 64
+// Tasks a stream holds not yet completed before an enqueue blocks: about
+// what a GPU's command queue holds behind an unmet wait.
+#define WEFT_CUDA_DOUBLE_DEFAULT_QUEUE_DEPTH 1024
 // The context stack each thread may push: deeper is a runaway push loop.
 #define WEFT_CUDA_DOUBLE_CONTEXT_STACK_DEPTH 64
 
@@ -31,13 +34,21 @@ static struct {
   int device_count;
   size_t device_memory;
   uint64_t latency_us;
+  // Knobs: the environment sets them at the first cuInit, the controls at
+  // any time.
+  uint32_t queue_depth;
+  bool stream_mem_ops;
   struct CUctx_st contexts[WEFT_CUDA_DOUBLE_MAX_DEVICES];
   // In the order armed; the first match fires.
   weft_cuda_double_armed_failure_t
       failures[WEFT_CUDA_DOUBLE_MAX_ARMED_FAILURES];
   uint32_t failure_count;
   uint64_t launch_count;
-} weft_cuda_double_state = {.mutex = PTHREAD_MUTEX_INITIALIZER};
+} weft_cuda_double_state = {
+    .mutex = PTHREAD_MUTEX_INITIALIZER,
+    .queue_depth = WEFT_CUDA_DOUBLE_DEFAULT_QUEUE_DEPTH,
+    .stream_mem_ops = true,
+};
 
 // This thread's context stack (cuCtxPushCurrent/cuCtxPopCurrent).
 static _Thread_local struct {
@@ -115,6 +126,20 @@ uint64_t weft_cuda_double__latency_us(void) {
   return latency_us;
 }
 
+uint32_t weft_cuda_double__queue_depth(void) {
+  pthread_mutex_lock(&weft_cuda_double_state.mutex);
+  uint32_t depth = weft_cuda_double_state.queue_depth;
+  pthread_mutex_unlock(&weft_cuda_double_state.mutex);
+  return depth;
+}
+
+bool weft_cuda_double__stream_mem_ops_supported(void) {
+  pthread_mutex_lock(&weft_cuda_double_state.mutex);
+  bool supported = weft_cuda_double_state.stream_mem_ops;
+  pthread_mutex_unlock(&weft_cuda_double_state.mutex);
+  return supported;
+}
+
 void weft_cuda_double__count_launches(uint64_t count) {
   pthread_mutex_lock(&weft_cuda_double_state.mutex);
   weft_cuda_double_state.launch_count += count;
@@ -150,6 +175,19 @@ WEFT_CUDA_DOUBLE_EXPORT void weft_cuda_double_fail_next(const char* entry_point,
   strcpy(failure->entry_point, entry_point);
   failure->result = result;
   weft_cuda_double_state.failure_count = index + 1;
+  pthread_mutex_unlock(&weft_cuda_double_state.mutex);
+}
+
+WEFT_CUDA_DOUBLE_EXPORT void weft_cuda_double_set_queue_depth(uint32_t depth) {
+  pthread_mutex_lock(&weft_cuda_double_state.mutex);
+  weft_cuda_double_state.queue_depth = depth;
+  pthread_mutex_unlock(&weft_cuda_double_state.mutex);
+}
+
+WEFT_CUDA_DOUBLE_EXPORT void weft_cuda_double_set_stream_mem_ops(
+    bool supported) {
+  pthread_mutex_lock(&weft_cuda_double_state.mutex);
+  weft_cuda_double_state.stream_mem_ops = supported;
   pthread_mutex_unlock(&weft_cuda_double_state.mutex);
 }
 
@@ -286,12 +324,18 @@ WEFT_CUDA_DOUBLE_EXPORT CUresult CUDAAPI cuInit(unsigned int Flags) {
     uint64_t devices = 1;
     uint64_t memory = WEFT_CUDA_DOUBLE_DEFAULT_MEMORY;
     uint64_t latency_us = 0;
+    uint64_t queue_depth = weft_cuda_double_state.queue_depth;
+    uint64_t stream_mem_ops = weft_cuda_double_state.stream_mem_ops;
     if (!weft_cuda_double_read_env("WEFT_CUDA_DOUBLE_DEVICES",
                                    WEFT_CUDA_DOUBLE_MAX_DEVICES, &devices) ||
         !weft_cuda_double_read_env("WEFT_CUDA_DOUBLE_MEMORY", SIZE_MAX / 2,
                                    &memory) ||
         !weft_cuda_double_read_env("WEFT_CUDA_DOUBLE_LATENCY_US", 10000000,
-                                   &latency_us)) {
+                                   &latency_us) ||
+        !weft_cuda_double_read_env("WEFT_CUDA_DOUBLE_QUEUE_DEPTH", UINT32_MAX,
+                                   &queue_depth) ||
+        !weft_cuda_double_read_env("WEFT_CUDA_DOUBLE_STREAM_MEM_OPS", 1,
+                                   &stream_mem_ops)) {
       result = CUDA_ERROR_INVALID_VALUE;
     } else if (devices == 0) {
       result = CUDA_ERROR_NO_DEVICE;
@@ -299,6 +343,8 @@ WEFT_CUDA_DOUBLE_EXPORT CUresult CUDAAPI cuInit(unsigned int Flags) {
       weft_cuda_double_state.device_count = (int)devices;
       weft_cuda_double_state.device_memory = (size_t)memory;
       weft_cuda_double_state.latency_us = latency_us;
+      weft_cuda_double_state.queue_depth = (uint32_t)queue_depth;
+      weft_cuda_double_state.stream_mem_ops = stream_mem_ops != 0;
       for (int i = 0; i < (int)devices; ++i) {
         weft_cuda_double_state.contexts[i].magic =
             WEFT_CUDA_DOUBLE_MAGIC_CONTEXT;
@@ -386,6 +432,15 @@ static bool weft_cuda_double_attribute(CUdevice_attribute attribute,
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
       *out_value = 1;
+      return true;
+    // 1 unless a test turned them off (weft_cuda_double_set_stream_mem_ops).
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS:
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR:
+      *out_value = weft_cuda_double__stream_mem_ops_supported() ? 1 : 0;
+      return true;
+    // CU_STREAM_WAIT_VALUE_FLUSH is refused: there are no remote writes.
+    case CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES:
+      *out_value = 0;
       return true;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:

@@ -16,8 +16,11 @@
 //    current context (else CUDA_ERROR_INVALID_CONTEXT); synchronizing or
 //    destroying a stream, and waiting on an event, work across contexts.
 //  - Streams: one worker thread each, running a FIFO of tasks strictly in
-//    order. The NULL stream, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are
-//    not streams here: CUDA_ERROR_INVALID_HANDLE.
+//    order, at most a queue depth of them pending (an enqueue into a full
+//    stream blocks). The NULL stream, CU_STREAM_LEGACY and
+//    CU_STREAM_PER_THREAD are not streams here: CUDA_ERROR_INVALID_HANDLE.
+//  - Stream memory operations: a value wait is a task that polls its word
+//    (and wakes on any stream's value write) until its condition holds.
 //  - Events: a generation counter. cuEventRecord starts generation g+1 and
 //    queues a task that completes it; the event's state is that of its
 //    latest generation, and waits wait for the generation current when they
@@ -37,8 +40,9 @@
 //    forgot a dependency sees its nodes run in the wrong order).
 //
 // Locks: one mutex for the global state (devices, contexts, armed
-// failures), one for the allocation registry, one per stream, event, graph
-// and exec. No code path holds two of them at once.
+// failures, knobs), one for the allocation registry, one that value writes
+// broadcast under, one per stream, event, graph and exec. No code path
+// holds two of them at once.
 #ifndef WEFT_TESTS_CUDA_DOUBLE_CUDA_DOUBLE_IMPL_H_
 #define WEFT_TESTS_CUDA_DOUBLE_CUDA_DOUBLE_IMPL_H_
 
@@ -108,6 +112,14 @@ size_t weft_cuda_double__device_memory(void);
 // The delay before each stream task, fixed by cuInit.
 uint64_t weft_cuda_double__latency_us(void);
 
+// The queue depth of streams created now (0: unbounded).
+uint32_t weft_cuda_double__queue_depth(void);
+
+// Whether the devices report 64-bit stream memory operations (and
+// CU_STREAM_WAIT_VALUE_NOR); cuStreamWaitValue64 and cuStreamWriteValue64
+// fail with CUDA_ERROR_NOT_SUPPORTED while they do not.
+bool weft_cuda_double__stream_mem_ops_supported(void);
+
 // Adds |count| to weft_cuda_double_launch_count.
 void weft_cuda_double__count_launches(uint64_t count);
 
@@ -142,9 +154,20 @@ CUresult weft_cuda_double__check_stream(CUstream stream, CUcontext context);
 weft_cuda_double_task_t* weft_cuda_double__task_allocate(
     size_t size, weft_cuda_double_task_fn_t run);
 
-// Appends |task| to |stream|'s FIFO; the stream owns it from here.
+// Appends |task| to |stream|'s FIFO; the stream owns it from here. Blocks
+// while the stream holds its queue depth of tasks not yet completed, so it
+// must not be called from the stream's own worker (CUDA forbids API calls
+// in host functions for the same reason) or with a lock a task may need.
 void weft_cuda_double__stream_enqueue(CUstream stream,
                                       weft_cuda_double_task_t* task);
+
+// Whether cuStreamDestroy has begun on |stream|; a task of |stream| may
+// ask (the stream lives until its worker has left).
+bool weft_cuda_double__stream_is_shutting_down(CUstream stream);
+
+// Makes |stream|'s cuStreamDestroy return CUDA_ERROR_ILLEGAL_STATE: one of
+// its value waits was abandoned unmet.
+void weft_cuda_double__stream_note_abandoned_wait(CUstream stream);
 
 //===----------------------------------------------------------------------===//
 // Memory (cuda_double_memory.c)

@@ -1,7 +1,10 @@
 // weft's CUDA test double: streams, events and host functions. A TEST
 // DOUBLE, never shipped or installed (see cuda_double.h).
 //
-// A stream is a worker thread running a FIFO of tasks in order. An event
+// A stream is a worker thread running a FIFO of tasks in order, holding at
+// most its queue depth of tasks not yet completed: a call that would queue
+// one more blocks until the worker completes one, as a GPU's command queue
+// fills behind an unmet wait. An event
 // is a generation counter: each record starts a generation and queues a
 // task that completes it; the event keeps the records not yet completed on
 // a list, so "generation g completed" is exact whatever order records on
@@ -19,7 +22,7 @@ struct CUstream_st {
   pthread_mutex_t mutex;
   // Signalled when a task is queued or the stream shuts down.
   pthread_cond_t work_available;
-  // Broadcast when a task completes.
+  // Broadcast when a task completes (a full queue waits on it too).
   pthread_cond_t progress;
   weft_cuda_double_task_t* head;
   weft_cuda_double_task_t* tail;
@@ -27,8 +30,13 @@ struct CUstream_st {
   uint64_t submitted;
   uint64_t completed;
   bool shutting_down;
+  // Value waits given up on because the stream was being destroyed.
+  uint32_t abandoned_waits;
   // Fixed at creation (WEFT_CUDA_DOUBLE_LATENCY_US).
   uint64_t latency_us;
+  // The most tasks queued and not completed (0: unbounded); fixed at
+  // creation (weft_cuda_double_set_queue_depth).
+  uint32_t queue_depth;
 };
 
 typedef struct weft_cuda_double_record_task_t weft_cuda_double_record_task_t;
@@ -133,6 +141,10 @@ void weft_cuda_double__stream_enqueue(CUstream stream,
                                       weft_cuda_double_task_t* task) {
   task->next = NULL;
   pthread_mutex_lock(&stream->mutex);
+  while (stream->queue_depth &&
+         stream->submitted - stream->completed >= stream->queue_depth) {
+    pthread_cond_wait(&stream->progress, &stream->mutex);
+  }
   if (stream->tail) {
     stream->tail->next = task;
   } else {
@@ -141,6 +153,19 @@ void weft_cuda_double__stream_enqueue(CUstream stream,
   stream->tail = task;
   ++stream->submitted;
   pthread_cond_signal(&stream->work_available);
+  pthread_mutex_unlock(&stream->mutex);
+}
+
+bool weft_cuda_double__stream_is_shutting_down(CUstream stream) {
+  pthread_mutex_lock(&stream->mutex);
+  bool shutting_down = stream->shutting_down;
+  pthread_mutex_unlock(&stream->mutex);
+  return shutting_down;
+}
+
+void weft_cuda_double__stream_note_abandoned_wait(CUstream stream) {
+  pthread_mutex_lock(&stream->mutex);
+  ++stream->abandoned_waits;
   pthread_mutex_unlock(&stream->mutex);
 }
 
@@ -161,6 +186,7 @@ WEFT_CUDA_DOUBLE_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream* phStream,
     stream->magic = WEFT_CUDA_DOUBLE_MAGIC_STREAM;
     stream->context = context;
     stream->latency_us = weft_cuda_double__latency_us();
+    stream->queue_depth = weft_cuda_double__queue_depth();
     pthread_mutex_init(&stream->mutex, NULL);
     pthread_cond_init(&stream->work_available, NULL);
     pthread_cond_init(&stream->progress, NULL);
@@ -179,7 +205,9 @@ WEFT_CUDA_DOUBLE_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream* phStream,
   return result;
 }
 
-// Waits for the stream's queued work, then joins its worker.
+// Waits for the stream's queued work, then joins its worker. A value wait
+// still unmet is abandoned after a grace period and the destroy fails with
+// CUDA_ERROR_ILLEGAL_STATE (see cuda_double.h).
 WEFT_CUDA_DOUBLE_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream hStream) {
   CUcontext context = NULL;
   CUresult result = WEFT_CUDA_DOUBLE_ENTER(cuStreamDestroy, &context);
@@ -193,6 +221,8 @@ WEFT_CUDA_DOUBLE_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream hStream) {
     pthread_cond_signal(&hStream->work_available);
     pthread_mutex_unlock(&hStream->mutex);
     pthread_join(hStream->thread, NULL);
+    // The worker has left: nothing else reads the stream now.
+    if (hStream->abandoned_waits) result = CUDA_ERROR_ILLEGAL_STATE;
     pthread_cond_destroy(&hStream->progress);
     pthread_cond_destroy(&hStream->work_available);
     pthread_mutex_destroy(&hStream->mutex);

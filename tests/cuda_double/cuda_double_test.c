@@ -9,7 +9,11 @@
 //
 // Streams are gated where an order or a state in between is checked: a host
 // function that blocks until the test opens the gate holds everything
-// queued after it, so nothing depends on timing.
+// queued after it, so nothing depends on timing. The exceptions look for
+// what must not happen yet (a wait passing early, an enqueue into a full
+// stream returning): a short sleep first, so a slow machine can only miss
+// such a bug, never fail a correct double; and the destroy of a stream
+// whose wait is never met, which takes the double's 1 s grace.
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
 // clang-format off
 #include <setjmp.h>
@@ -45,6 +49,8 @@ static struct {
   __typeof__(weft_cuda_double_live_allocations)* live_allocations;
   __typeof__(weft_cuda_double_fail_next)* fail_next;
   __typeof__(weft_cuda_double_launch_count)* launch_count;
+  __typeof__(weft_cuda_double_set_queue_depth)* set_queue_depth;
+  __typeof__(weft_cuda_double_set_stream_mem_ops)* set_stream_mem_ops;
 } controls;
 
 static CUcontext context;
@@ -91,7 +97,13 @@ static void load_double(void) {
       library, "weft_cuda_double_launch_count");
   assert_non_null(controls.live_allocations);
   assert_non_null(controls.fail_next);
+  controls.set_queue_depth = (__typeof__(controls.set_queue_depth))dlsym(
+      library, "weft_cuda_double_set_queue_depth");
+  controls.set_stream_mem_ops = (__typeof__(controls.set_stream_mem_ops))dlsym(
+      library, "weft_cuda_double_set_stream_mem_ops");
   assert_non_null(controls.launch_count);
+  assert_non_null(controls.set_queue_depth);
+  assert_non_null(controls.set_stream_mem_ops);
 }
 
 static uint32_t f32_bits(float value) {
@@ -302,6 +314,8 @@ static void test_exports(void** state) {
   assert_non_null(dlsym(cu.library, "cuCtxPushCurrent_v2"));
   assert_non_null(dlsym(cu.library, "cuGraphInstantiateWithFlags"));
   assert_non_null(dlsym(cu.library, "cuGraphAddKernelNode_v2"));
+  assert_non_null(dlsym(cu.library, "cuStreamWaitValue64_v2"));
+  assert_non_null(dlsym(cu.library, "cuStreamWriteValue64_v2"));
   // Only the API and the controls are exported.
   assert_null(dlsym(cu.library, "weft_cuda_double__enter"));
   assert_null(dlsym(cu.library, "weft_cuda_double__find_kernel"));
@@ -1178,6 +1192,417 @@ static void test_graph_order(void** state) {
 }
 
 //===----------------------------------------------------------------------===//
+// Stream memory operations and the queue depth
+//===----------------------------------------------------------------------===//
+
+// A 64-bit word of mapped host memory, as the driver's semaphores keep
+// their payloads, and its device address.
+typedef struct mapped_word_t {
+  uint64_t* host;
+  CUdeviceptr device;
+} mapped_word_t;
+
+static mapped_word_t allocate_mapped_word(uint64_t initial_value) {
+  void* host = NULL;
+  ASSERT_CU_OK(cu.cuMemHostAlloc(&host, 64, CU_MEMHOSTALLOC_DEVICEMAP));
+  mapped_word_t word = {(uint64_t*)host, 0};
+  ASSERT_CU_OK(cu.cuMemHostGetDevicePointer(&word.device, host, 0));
+  __atomic_store_n(word.host, initial_value, __ATOMIC_RELEASE);
+  return word;
+}
+
+static void free_mapped_word(mapped_word_t word) {
+  ASSERT_CU_OK(cu.cuMemFreeHost(word.host));
+}
+
+// The driver's kind of store: a plain atomic store the double is not told
+// about.
+static void host_store(mapped_word_t word, uint64_t value) {
+  __atomic_store_n(word.host, value, __ATOMIC_RELEASE);
+}
+
+// |event|, recorded behind a wait, is still pending a while later. (A wait
+// that wrongly passed shows here; one that wrongly held shows in the
+// synchronize that follows.)
+static void expect_still_waiting(CUevent event) {
+  sleep_ms(5);
+  EXPECT_CU(CUDA_ERROR_NOT_READY, cu.cuEventQuery(event));
+}
+
+// Queues a wait for |condition| of |value| on |word| with an event behind
+// it, stores each of |unmet| in turn (the stream stays held), then |met|
+// (it goes on).
+static void check_wait_condition(unsigned int condition, uint64_t value,
+                                 uint64_t initial, const uint64_t* unmet,
+                                 int unmet_count, uint64_t met) {
+  CUstream stream = create_stream();
+  CUevent event = create_event(CU_EVENT_DISABLE_TIMING);
+  mapped_word_t word = allocate_mapped_word(initial);
+  ASSERT_CU_OK(cu.cuStreamWaitValue64(stream, word.device, value, condition));
+  ASSERT_CU_OK(cu.cuEventRecord(event, stream));
+  expect_still_waiting(event);
+  for (int i = 0; i < unmet_count; ++i) {
+    host_store(word, unmet[i]);
+    expect_still_waiting(event);
+  }
+  host_store(word, met);
+  ASSERT_CU_OK(cu.cuStreamSynchronize(stream));
+  ASSERT_CU_OK(cu.cuEventQuery(event));
+  ASSERT_CU_OK(cu.cuEventDestroy(event));
+  ASSERT_CU_OK(cu.cuStreamDestroy(stream));
+  free_mapped_word(word);
+}
+
+// GEQ, the default: released by a host store it is never told about.
+static void test_value_wait_released_by_host_store(void** state) {
+  (void)state;
+  const uint64_t unmet[] = {1, 4};
+  check_wait_condition(CU_STREAM_WAIT_VALUE_GEQ, 5, 0, unmet, 2, 5);
+  // Cyclic, as documented: (int64_t)(*addr - value) >= 0. UINT64_MAX is
+  // behind 1, so it is no sentinel that releases every GEQ waiter;
+  // INT64_MAX is ahead of every value below it.
+  const uint64_t wrapped[] = {UINT64_MAX, (1ull << 63) + 1};
+  check_wait_condition(CU_STREAM_WAIT_VALUE_GEQ, 1, 0, wrapped, 2, INT64_MAX);
+
+  // A wait already met holds nothing.
+  CUstream stream = create_stream();
+  mapped_word_t word = allocate_mapped_word(9);
+  ASSERT_CU_OK(cu.cuStreamWaitValue64(stream, word.device, 9, 0));
+  ASSERT_CU_OK(cu.cuStreamSynchronize(stream));
+  ASSERT_CU_OK(cu.cuStreamDestroy(stream));
+  free_mapped_word(word);
+}
+
+static void test_value_wait_conditions(void** state) {
+  (void)state;
+  // EQ: past the value is not the value.
+  const uint64_t eq_unmet[] = {9, 11};
+  check_wait_condition(CU_STREAM_WAIT_VALUE_EQ, 10, 0, eq_unmet, 2, 10);
+  // AND: any bit in common.
+  const uint64_t and_unmet[] = {0x3, 0x10};
+  check_wait_condition(CU_STREAM_WAIT_VALUE_AND, 0x4, 0, and_unmet, 2, 0xc);
+  // NOR: any bit clear in both; the value sets all but the low four.
+  const uint64_t nor_unmet[] = {0xf, 0xff};
+  check_wait_condition(CU_STREAM_WAIT_VALUE_NOR, ~(uint64_t)0xf, 0xf, nor_unmet,
+                       2, 0x7);
+}
+
+// A write op of another stream releases the wait at once, and what that
+// stream wrote before it (device memory here) is what the released stream
+// reads.
+static void test_value_wait_released_by_other_stream(void** state) {
+  (void)state;
+  enum { kCount = 1024 };
+  CUstream waiter = create_stream();
+  CUstream writer = create_stream();
+  CUdeviceptr data = allocate(kCount * sizeof(uint32_t));
+  CUdeviceptr word = allocate(sizeof(uint64_t));
+  ASSERT_CU_OK(cu.cuMemsetD32Async(data, 0, kCount, writer));
+  ASSERT_CU_OK(cu.cuMemsetD32Async(word, 0, 2, writer));
+  ASSERT_CU_OK(cu.cuStreamSynchronize(writer));
+
+  ASSERT_CU_OK(cu.cuStreamWaitValue64(waiter, word, 3, 0));
+  uint32_t* seen = (uint32_t*)calloc(kCount, sizeof(uint32_t));
+  assert_non_null(seen);
+  ASSERT_CU_OK(cu.cuMemcpyAsync((CUdeviceptr)(uintptr_t)seen, data,
+                                kCount * sizeof(uint32_t), waiter));
+  // The writer's fill and write are held until the waiter is waiting.
+  gate_t gate;
+  gate_stream(&gate, writer);
+  ASSERT_CU_OK(cu.cuMemsetD32Async(data, 0xabcd1234u, kCount, writer));
+  ASSERT_CU_OK(
+      cu.cuStreamWriteValue64(writer, word, 3, CU_STREAM_WRITE_VALUE_DEFAULT));
+  gate_open(&gate);
+  ASSERT_CU_OK(cu.cuStreamSynchronize(waiter));
+  for (int i = 0; i < kCount; ++i) assert_int_equal(seen[i], 0xabcd1234u);
+
+  ASSERT_CU_OK(cu.cuStreamSynchronize(writer));
+  free(seen);
+  ASSERT_CU_OK(cu.cuMemFree(word));
+  ASSERT_CU_OK(cu.cuMemFree(data));
+  ASSERT_CU_OK(cu.cuStreamDestroy(writer));
+  ASSERT_CU_OK(cu.cuStreamDestroy(waiter));
+  gate_deinitialize(&gate);
+}
+
+// A write op runs in its stream's order: the host that sees the word sees
+// the fill queued before it (the write's barrier, an acquire load here).
+static void test_value_write_after_earlier_ops(void** state) {
+  (void)state;
+  enum { kCount = 4096 };
+  CUstream stream = create_stream();
+  mapped_word_t word = allocate_mapped_word(0);
+  void* host = NULL;
+  ASSERT_CU_OK(cu.cuMemHostAlloc(&host, kCount * sizeof(uint32_t),
+                                 CU_MEMHOSTALLOC_DEVICEMAP));
+  CUdeviceptr data = 0;
+  ASSERT_CU_OK(cu.cuMemHostGetDevicePointer(&data, host, 0));
+  gate_t gate;
+  gate_stream(&gate, stream);
+  ASSERT_CU_OK(cu.cuMemsetD32Async(data, 77, kCount, stream));
+  ASSERT_CU_OK(cu.cuStreamWriteValue64(stream, word.device, 1, 0));
+  ASSERT_CU_OK(cu.cuMemsetD32Async(data, 88, 1, stream));
+  sleep_ms(5);
+  assert_int_equal(__atomic_load_n(word.host, __ATOMIC_ACQUIRE), 0);
+  gate_open(&gate);
+  uint64_t deadline_ns = 0;
+  {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    deadline_ns = (uint64_t)now.tv_sec * 1000000000ull + 10000000000ull;
+  }
+  while (__atomic_load_n(word.host, __ATOMIC_ACQUIRE) != 1) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((uint64_t)now.tv_sec * 1000000000ull > deadline_ns) {
+      fail_msg("the write op did not land in 10 s");
+    }
+  }
+  // The last element may already be 88; everything before it is 77.
+  const uint32_t* elements = (const uint32_t*)host;
+  for (int i = 1; i < kCount; ++i) assert_int_equal(elements[i], 77);
+  ASSERT_CU_OK(cu.cuStreamSynchronize(stream));
+  assert_int_equal(elements[0], 88);
+  ASSERT_CU_OK(cu.cuStreamDestroy(stream));
+  ASSERT_CU_OK(cu.cuMemFreeHost(host));
+  free_mapped_word(word);
+  gate_deinitialize(&gate);
+}
+
+static void test_value_ops_rejected(void** state) {
+  (void)state;
+  CUstream stream = create_stream();
+  mapped_word_t word = allocate_mapped_word(0);
+  CUdeviceptr small = allocate(12);
+  uint64_t unregistered = 0;
+  // Handles and addresses.
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE,
+            cu.cuStreamWaitValue64(NULL, word.device, 1, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE,
+            cu.cuStreamWriteValue64(CU_STREAM_LEGACY, word.device, 1, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cu.cuStreamWaitValue64(stream, word.device + 4, 1, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cu.cuStreamWriteValue64(stream, word.device + 4, 1, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cu.cuStreamWaitValue64(
+                stream, (CUdeviceptr)(uintptr_t)&unregistered, 1, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cu.cuStreamWriteValue64(
+                stream, (CUdeviceptr)(uintptr_t)&unregistered, 1, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cu.cuStreamWaitValue64(stream, 0, 1, 0));
+  // 8 bytes at offset 8 of a 12-byte allocation run past its end.
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cu.cuStreamWriteValue64(stream, small + 8, 1, 0));
+  // Flags.
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cu.cuStreamWaitValue64(stream, word.device, 1, 0x10));
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
+            cu.cuStreamWaitValue64(stream, word.device, 1,
+                                   CU_STREAM_WAIT_VALUE_FLUSH));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cu.cuStreamWriteValue64(stream, word.device, 1, 0x2));
+  // Without a context.
+  CUcontext popped = NULL;
+  ASSERT_CU_OK(cu.cuCtxPopCurrent(&popped));
+  EXPECT_CU(CUDA_ERROR_INVALID_CONTEXT,
+            cu.cuStreamWaitValue64(stream, word.device, 1, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_CONTEXT,
+            cu.cuStreamWriteValue64(stream, word.device, 1, 0));
+  ASSERT_CU_OK(cu.cuCtxPushCurrent(popped));
+  // Injected failures, by either name; nothing is queued.
+  controls.fail_next("cuStreamWriteValue64", CUDA_ERROR_LAUNCH_FAILED);
+  controls.fail_next("cuStreamWaitValue64_v2", CUDA_ERROR_ILLEGAL_ADDRESS);
+  EXPECT_CU(CUDA_ERROR_LAUNCH_FAILED,
+            cu.cuStreamWriteValue64(stream, word.device, 5, 0));
+  EXPECT_CU(CUDA_ERROR_ILLEGAL_ADDRESS,
+            cu.cuStreamWaitValue64(stream, word.device, 5, 0));
+  ASSERT_CU_OK(cu.cuStreamSynchronize(stream));
+  assert_int_equal(*word.host, 0);
+  // A write to device memory and to a word of it at its last 8 bytes.
+  ASSERT_CU_OK(cu.cuStreamWriteValue64(
+      stream, small, 6, CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER));
+  ASSERT_CU_OK(cu.cuStreamWriteValue64(stream, word.device + 56, 7, 0));
+  ASSERT_CU_OK(cu.cuStreamSynchronize(stream));
+  uint64_t read = 0;
+  read_device(&read, small, sizeof(read), stream);
+  assert_int_equal(read, 6);
+  assert_int_equal(word.host[7], 7);
+
+  ASSERT_CU_OK(cu.cuMemFree(small));
+  free_mapped_word(word);
+  ASSERT_CU_OK(cu.cuStreamDestroy(stream));
+}
+
+// The knob a driver's event fallback is tested with.
+static void test_stream_mem_ops_knob(void** state) {
+  (void)state;
+  int value = -1;
+  ASSERT_CU_OK(cu.cuDeviceGetAttribute(
+      &value, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, 0));
+  assert_int_equal(value, 1);
+  ASSERT_CU_OK(cu.cuDeviceGetAttribute(
+      &value, CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, 1));
+  assert_int_equal(value, 1);
+  ASSERT_CU_OK(cu.cuDeviceGetAttribute(
+      &value, CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES, 0));
+  assert_int_equal(value, 0);
+
+  CUstream stream = create_stream();
+  mapped_word_t word = allocate_mapped_word(0);
+  controls.set_stream_mem_ops(false);
+  ASSERT_CU_OK(cu.cuDeviceGetAttribute(
+      &value, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, 0));
+  assert_int_equal(value, 0);
+  ASSERT_CU_OK(cu.cuDeviceGetAttribute(
+      &value, CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, 0));
+  assert_int_equal(value, 0);
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
+            cu.cuStreamWaitValue64(stream, word.device, 0, 0));
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
+            cu.cuStreamWriteValue64(stream, word.device, 1, 0));
+  controls.set_stream_mem_ops(true);
+  ASSERT_CU_OK(cu.cuStreamWriteValue64(stream, word.device, 1, 0));
+  ASSERT_CU_OK(cu.cuStreamSynchronize(stream));
+  assert_int_equal(*word.host, 1);
+  free_mapped_word(word);
+  ASSERT_CU_OK(cu.cuStreamDestroy(stream));
+}
+
+// Queues one host function from a thread of its own, so the test can see
+// the call block.
+typedef struct blocked_enqueue_t {
+  CUstream stream;
+  log_entry_t* entry;
+  pthread_mutex_t mutex;
+  pthread_cond_t returned_changed;
+  bool returned;
+  CUresult result;
+} blocked_enqueue_t;
+
+static void* blocked_enqueue_main(void* user_data) {
+  blocked_enqueue_t* enqueue = (blocked_enqueue_t*)user_data;
+  CUresult result = cu.cuCtxPushCurrent(context);
+  if (result == CUDA_SUCCESS) {
+    result =
+        cu.cuLaunchHostFunc(enqueue->stream, append_to_log, enqueue->entry);
+  }
+  CUcontext popped = NULL;
+  if (result == CUDA_SUCCESS) result = cu.cuCtxPopCurrent(&popped);
+  pthread_mutex_lock(&enqueue->mutex);
+  enqueue->result = result;
+  enqueue->returned = true;
+  pthread_cond_broadcast(&enqueue->returned_changed);
+  pthread_mutex_unlock(&enqueue->mutex);
+  return NULL;
+}
+
+// Whether the enqueue returned within |milliseconds|.
+static bool blocked_enqueue_wait(blocked_enqueue_t* enqueue, int milliseconds) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += milliseconds / 1000;
+  deadline.tv_nsec += (long)(milliseconds % 1000) * 1000000;
+  if (deadline.tv_nsec >= 1000000000) {
+    deadline.tv_sec += 1;
+    deadline.tv_nsec -= 1000000000;
+  }
+  pthread_mutex_lock(&enqueue->mutex);
+  while (!enqueue->returned &&
+         pthread_cond_timedwait(&enqueue->returned_changed, &enqueue->mutex,
+                                &deadline) == 0) {
+  }
+  bool returned = enqueue->returned;
+  pthread_mutex_unlock(&enqueue->mutex);
+  return returned;
+}
+
+// A stream of depth 4 holding an unmet wait and 3 functions: the fifth
+// enqueue blocks its thread until the word is stored, then everything runs
+// in order.
+static void test_queue_depth_blocks_enqueue(void** state) {
+  (void)state;
+  controls.set_queue_depth(4);
+  CUstream stream = create_stream();
+  controls.set_queue_depth(1024);  // later streams: the default again
+  mapped_word_t word = allocate_mapped_word(0);
+  run_log_t log = {.count = 0};
+  log_entry_t entries[4];
+  ASSERT_CU_OK(cu.cuStreamWaitValue64(stream, word.device, 1, 0));
+  for (int i = 0; i < 3; ++i) {
+    entries[i] = (log_entry_t){&log, i};
+    ASSERT_CU_OK(cu.cuLaunchHostFunc(stream, append_to_log, &entries[i]));
+  }
+  entries[3] = (log_entry_t){&log, 3};
+  blocked_enqueue_t enqueue = {.stream = stream, .entry = &entries[3]};
+  pthread_mutex_init(&enqueue.mutex, NULL);
+  pthread_cond_init(&enqueue.returned_changed, NULL);
+  pthread_t thread;
+  assert_int_equal(
+      pthread_create(&thread, NULL, blocked_enqueue_main, &enqueue), 0);
+  bool returned_early = blocked_enqueue_wait(&enqueue, 50);
+  host_store(word, 1);
+  // The watchdog: a bound that never frees fails here, not by hanging.
+  bool returned = blocked_enqueue_wait(&enqueue, 10000);
+  if (!returned) fail_msg("the blocked enqueue did not return in 10 s");
+  pthread_join(thread, NULL);
+  assert_false(returned_early);
+  EXPECT_CU(CUDA_SUCCESS, enqueue.result);
+  ASSERT_CU_OK(cu.cuStreamSynchronize(stream));
+  assert_int_equal(log.count, 4);
+  for (int i = 0; i < 4; ++i) assert_int_equal(log.entries[i], i);
+  ASSERT_CU_OK(cu.cuStreamDestroy(stream));
+  free_mapped_word(word);
+  pthread_cond_destroy(&enqueue.returned_changed);
+  pthread_mutex_destroy(&enqueue.mutex);
+}
+
+static uint64_t now_ms(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
+// Destroying a stream whose wait is never met: the wait is abandoned after
+// the double's grace (1 s), what was behind it runs, and the destroy says
+// ILLEGAL_STATE (see cuda_double.h). A write queued elsewhere that lands
+// within the grace releases it as on a GPU.
+static void test_stream_destroy_with_unmet_wait(void** state) {
+  (void)state;
+  CUstream stream = create_stream();
+  CUevent event = create_event(CU_EVENT_DISABLE_TIMING);
+  mapped_word_t word = allocate_mapped_word(0);
+  CUdeviceptr behind = allocate(sizeof(uint32_t));
+  ASSERT_CU_OK(cu.cuMemsetD32Async(behind, 0, 1, stream));
+  ASSERT_CU_OK(cu.cuStreamWaitValue64(stream, word.device, 1, 0));
+  ASSERT_CU_OK(cu.cuMemsetD32Async(behind, 42, 1, stream));
+  ASSERT_CU_OK(cu.cuEventRecord(event, stream));
+  uint64_t start_ms = now_ms();
+  EXPECT_CU(CUDA_ERROR_ILLEGAL_STATE, cu.cuStreamDestroy(stream));
+  uint64_t elapsed_ms = now_ms() - start_ms;
+  assert_true(elapsed_ms >= 900);
+  assert_true(elapsed_ms < 10000);
+  ASSERT_CU_OK(cu.cuEventQuery(event));
+  uint32_t value = 0;
+  CUstream reader = create_stream();
+  read_device(&value, behind, sizeof(value), reader);
+  assert_int_equal(value, 42);
+
+  // Released within the grace by another stream's write: no error.
+  stream = create_stream();
+  ASSERT_CU_OK(cu.cuStreamWaitValue64(stream, word.device, 2, 0));
+  ASSERT_CU_OK(cu.cuLaunchHostFunc(reader, sleep_20ms, NULL));
+  ASSERT_CU_OK(cu.cuStreamWriteValue64(reader, word.device, 2, 0));
+  ASSERT_CU_OK(cu.cuStreamDestroy(stream));
+  assert_int_equal(*word.host, 2);
+
+  ASSERT_CU_OK(cu.cuStreamDestroy(reader));
+  ASSERT_CU_OK(cu.cuEventDestroy(event));
+  ASSERT_CU_OK(cu.cuMemFree(behind));
+  free_mapped_word(word);
+}
+
+//===----------------------------------------------------------------------===//
 // Contexts, injected failures, threads
 //===----------------------------------------------------------------------===//
 
@@ -1447,6 +1872,14 @@ int main(int argc, char** argv) {
     cmocka_unit_test(test_launch_abs_range_and_write_ids),
     cmocka_unit_test(test_graph_launch_and_update),
     cmocka_unit_test(test_graph_order),
+    cmocka_unit_test(test_value_wait_released_by_host_store),
+    cmocka_unit_test(test_value_wait_conditions),
+    cmocka_unit_test(test_value_wait_released_by_other_stream),
+    cmocka_unit_test(test_value_write_after_earlier_ops),
+    cmocka_unit_test(test_value_ops_rejected),
+    cmocka_unit_test(test_stream_mem_ops_knob),
+    cmocka_unit_test(test_queue_depth_blocks_enqueue),
+    cmocka_unit_test(test_stream_destroy_with_unmet_wait),
     cmocka_unit_test(test_invalid_context),
     cmocka_unit_test(test_fail_next),
     cmocka_unit_test(test_threads),

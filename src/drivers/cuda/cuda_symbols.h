@@ -40,6 +40,8 @@
   X(cuStreamSynchronize)             \
   X(cuStreamWaitEvent)               \
   X(cuLaunchHostFunc)                \
+  X(cuStreamWaitValue64)             \
+  X(cuStreamWriteValue64)            \
   X(cuEventCreate)                   \
   X(cuEventDestroy)                  \
   X(cuEventRecord)                   \
