@@ -10,15 +10,25 @@
 
 #include "base/atomics.h"
 #include "base/notification.h"
+#include "base/thread.h"
 #include "base/wait_policy.h"
 #include "hal/file_impl.h"
 #include "weft/file.h"
+
+// A slot's |done|: pending, done, then settled.
+enum {
+  WEFT_STAGED_PENDING = 0,
+  WEFT_STAGED_DONE = 1,
+  WEFT_STAGED_SETTLED = 2,
+};
 
 // The file side of one slot.
 typedef struct weft_staged_slot_t {
   weft_proactor_op_t proactor_op;
   struct weft_staged_run_t* run;
-  // 1 once the transfer completed; |status| is then its result (owned).
+  // WEFT_STAGED_DONE once the transfer completed (|status| is then its
+  // result, owned), WEFT_STAGED_SETTLED once its completion stopped
+  // touching the run (weft_staged_file_done).
   weft_atomic_uint32_t done;
   weft_status_t status;
 } weft_staged_slot_t;
@@ -56,8 +66,13 @@ static void weft_staged_file_done(weft_proactor_op_t* proactor_op,
   weft_staged_run_t* run = slot->run;
   slot->status = status;
   // Release: |status| is visible to the thread that sees |done|.
-  weft_atomic_store(&slot->done, 1u, memory_order_release);
+  weft_atomic_store(&slot->done, WEFT_STAGED_DONE, memory_order_release);
   weft_notification_notify(&run->notification, INT32_MAX);
+  // The last touch of the run, which lives on the waiting thread's stack:
+  // that thread may return, or reuse the slot, only once it sees this
+  // (weft_staged_file_wait). Without it, a waiter that saw DONE without
+  // sleeping could leave while this thread was still inside notify.
+  weft_atomic_store(&slot->done, WEFT_STAGED_SETTLED, memory_order_release);
 }
 
 // Starts the file side of |piece| (a read into its slot, or a write from
@@ -69,7 +84,7 @@ static void weft_staged_file_start(weft_staged_run_t* run, uint64_t piece) {
       op->file.file_offset + piece * run->ring->piece_size;
   const uint64_t length = weft_staged_piece_length(run, piece);
   uint8_t* host = weft_staged_piece_host(run, piece);
-  atomic_init(&slot->done, 0u);
+  atomic_init(&slot->done, WEFT_STAGED_PENDING);
   slot->status = WEFT_OK;
   if (!run->proactor) {
     slot->status = run->is_read
@@ -77,7 +92,7 @@ static void weft_staged_file_start(weft_staged_run_t* run, uint64_t piece) {
                                         length)
                        : weft_file_write(op->file.file, file_offset, host,
                                          length);
-    atomic_init(&slot->done, 1u);
+    atomic_init(&slot->done, WEFT_STAGED_SETTLED);
     return;
   }
   weft_proactor_op_t* proactor_op = &slot->proactor_op;
@@ -111,6 +126,11 @@ static weft_status_t weft_staged_file_wait(weft_staged_run_t* run,
       }
       weft_notification_commit_wait(&run->notification, token, policy,
                                     WEFT_TIME_INFINITE_FUTURE);
+    }
+    // The completion is at most a notify away from letting go of the run.
+    while (weft_atomic_load(&slot->done, memory_order_acquire) !=
+           WEFT_STAGED_SETTLED) {
+      weft_thread_yield();
     }
     --run->in_flight;
   }
@@ -234,7 +254,7 @@ weft_status_t weft_staged_transfer_run(
   for (uint32_t i = 0; i < used_ring.piece_count; ++i) {
     slots[i].run = &run;
     slots[i].status = WEFT_OK;
-    atomic_init(&slots[i].done, 0u);
+    atomic_init(&slots[i].done, WEFT_STAGED_PENDING);
   }
   weft_notification_initialize(&run.notification);
   weft_file_display_name(file, run.name, sizeof(run.name));
