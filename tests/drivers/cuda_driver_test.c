@@ -4,6 +4,8 @@
 //    CUDA call and CUDA's own error (a child process with a small double);
 //  - a CUDA error met while queuing an op fails its signals with the call
 //    and the error named, and the device goes on working;
+//  - cuda.stream_memory_ops says what the GPU reports for 64-bit stream
+//    memory operations;
 //  - completion=polling runs a chain of ops as the blocking mode does;
 //  - a reusable command buffer is a graph: instantiated once, rebinding
 //    its binding table updates the instance in place (no second
@@ -23,6 +25,7 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +203,32 @@ static void queue_error_names_call(void** state) {
 
 // 64 fills, each waiting for the one before, then a copy; the semaphore
 // reaches every value and the last fill's byte is what arrives.
+static void polling_completion_runs_chain(void** state);
+
+//===----------------------------------------------------------------------===//
+// Capabilities
+//===----------------------------------------------------------------------===//
+
+typedef void (*set_stream_mem_ops_fn_t)(bool supported);
+
+// cuda.stream_memory_ops is what the GPU reports for 64-bit stream memory
+// operations: 1 on the double, 0 once it is told to report none.
+static void stream_memory_ops_property(void** state) {
+  (void)state;
+  set_stream_mem_ops_fn_t set_stream_mem_ops = (set_stream_mem_ops_fn_t)
+      double_symbol("weft_cuda_double_set_stream_mem_ops");
+  for (int supported = 1; supported >= 0; --supported) {
+    set_stream_mem_ops(supported != 0);
+    weft_device_t* device = create_device("cuda");
+    int64_t value = -1;
+    WEFT_ASSERT_OK(
+        weft_device_query_i64(device, "cuda.stream_memory_ops", &value));
+    assert_int_equal(value, supported);
+    weft_device_release(device);
+  }
+  set_stream_mem_ops(true);
+}
+
 static void polling_completion_runs_chain(void** state) {
   (void)state;
   const char* device_string = "cuda?completion=polling";
@@ -497,6 +526,7 @@ int main(void) {
       // First: it forks before this process initialises the double.
       cmocka_unit_test(out_of_memory_names_call),
       cmocka_unit_test(queue_error_names_call),
+      cmocka_unit_test(stream_memory_ops_property),
       cmocka_unit_test(polling_completion_runs_chain),
       cmocka_unit_test(graph_rebinding_updates_in_place),
       cmocka_unit_test(file_through_small_staging_pieces),

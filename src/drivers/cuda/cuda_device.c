@@ -90,6 +90,7 @@ static weft_status_t weft_cuda_device_query_i64(weft_device_t* base_device,
       {"cuda.total_memory", (int64_t)device->total_memory},
       {"cuda.driver_version", device->driver_version},
       {"cuda.memory_pools", device->memory_pool != NULL},
+      {"cuda.stream_memory_ops", device->stream_memory_ops != 0},
       {"cuda.completion_polling",
        device->completion_mode == WEFT_CUDA_COMPLETION_POLLING},
       {"cuda.staging_piece", (int64_t)device->staging_piece_size},
@@ -217,6 +218,13 @@ static weft_status_t weft_cuda_device_query_gpu(weft_cuda_device_t* device) {
   if (weft_status_is_ok(status)) {
     status = WEFT_CUDA_CALL(symbols,
                             cuDriverGetVersion(&device->driver_version));
+  }
+  if (weft_status_is_ok(status)) {
+    status = WEFT_CUDA_CALL(
+        symbols,
+        cuDeviceGetAttribute(&device->stream_memory_ops,
+                             CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
+                             device->cu_device));
   }
   return status;
 }

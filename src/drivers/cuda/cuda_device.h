@@ -163,6 +163,11 @@ typedef struct weft_cuda_device_t {
   size_t total_memory;
   int compute_capability[2];
   int driver_version;
+  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: the GPU's streams
+  // can wait on and write 64-bit memory words (the memory-word semaphores
+  // to come; not the older CAN_USE_STREAM_MEM_OPS attribute, which some
+  // current GPUs that have them report as 0).
+  int stream_memory_ops;
 } weft_cuda_device_t;
 
 WEFT_DEVICE_DEFINE_CAST(weft_cuda_device_t, weft_cuda_device_cast)
