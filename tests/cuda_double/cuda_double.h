@@ -55,6 +55,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "weft/kernel_abi.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -128,12 +130,28 @@ typedef void (*weft_cuda_double_kernel_fn_t)(
 // A kernel the double can run: cuModuleGetFunction finds |name| only if
 // it is both an .entry of the module's PTX and in the double's registry.
 // |signature| gives the parameters in order, one character each: 'p' a
-// pointer (8 bytes), '8' a uint64_t, '4' a uint32_t.
+// pointer (8 bytes), '8' a uint64_t, '4' a uint32_t. A registered twin
+// (weft_cuda_double_register_twins) has |twin| instead of |fn|.
 typedef struct weft_cuda_double_kernel_t {
   const char* name;
   const char* signature;
   weft_cuda_double_kernel_fn_t fn;
+  const weft_kernel_def_t* twin;
 } weft_cuda_double_kernel_t;
+
+// Registers the kernels of |library| (weft/kernel_abi.h) as CPU twins:
+// a PTX entry of the same name then runs as that CPU kernel. The entry
+// takes weft's CUDA parameters (weft/executable.h): each binding's
+// pointer, each binding's length (uint64_t), each constant (uint32_t),
+// then the four status words; a module whose entry takes other sizes is
+// INVALID_PTX. Each block is one workgroup (its workgroup_id the block
+// index, the kernel's workgroup_size as given, the launch's dynamic
+// shared memory as its local memory); a non-zero return is stored in
+// the status words as a failing CUDA block stores its code. A name the
+// double's own registry has, or one registered before, keeps its first
+// implementation. |library| must outlive the process's use of the
+// double. Thread-safe.
+void weft_cuda_double_register_twins(const weft_kernel_library_t* library);
 
 #ifdef __cplusplus
 }  // extern "C"

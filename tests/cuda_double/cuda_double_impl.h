@@ -193,9 +193,16 @@ void weft_cuda_double__fill(void* dst, uint32_t value, uint32_t element_size,
 // Modules and kernels (cuda_double_module.c, cuda_double_kernels.c)
 //===----------------------------------------------------------------------===//
 
-// A host implementation from the double's registry, or NULL.
+// A host implementation from the double's registry, or a registered
+// twin, or NULL.
 const weft_cuda_double_kernel_t* weft_cuda_double__find_kernel(
     const char* name);
+
+// Runs one block of the twin |kernel| with the launch's parameter values
+// |params| (one 8-byte slot each, in signature order).
+void weft_cuda_double__twin_run(const weft_cuda_double_kernel_t* kernel,
+                                const weft_cuda_double_block_t* block,
+                                const uint64_t* params);
 
 // One launch as captured at its call: what runs on the stream later,
 // independent of the caller's memory and of the function's module.

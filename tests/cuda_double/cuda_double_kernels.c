@@ -7,6 +7,8 @@
 // include/weft/executable.h: binding pointers, binding lengths (uint64),
 // constants (uint32), then a uint32_t* status of four words where the
 // first failing block stores its CPU return value, then its block index.
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_double_impl.h"
@@ -135,13 +137,20 @@ static void weft_cuda_double_fail(const weft_cuda_double_block_t* block,
 }
 
 static const weft_cuda_double_kernel_t weft_cuda_double_kernels[] = {
-    {"scale_offset", "pp88444p", weft_cuda_double_scale_offset},
-    {"abs_range", "p844p", weft_cuda_double_abs_range},
-    {"write_ids", "p8p", weft_cuda_double_write_ids},
-    {"fail", "4p", weft_cuda_double_fail},
+    {"scale_offset", "pp88444p", weft_cuda_double_scale_offset, NULL},
+    {"abs_range", "p844p", weft_cuda_double_abs_range, NULL},
+    {"write_ids", "p8p", weft_cuda_double_write_ids, NULL},
+    {"fail", "4p", weft_cuda_double_fail, NULL},
 };
 
-const weft_cuda_double_kernel_t* weft_cuda_double__find_kernel(
+// CPU twins (weft_cuda_double_register_twins): each allocated on its own
+// and never freed, since functions of loaded modules point at them.
+static pthread_mutex_t weft_cuda_double_twins_mutex = PTHREAD_MUTEX_INITIALIZER;
+static weft_cuda_double_kernel_t** weft_cuda_double_twins;
+static size_t weft_cuda_double_twin_count;
+static size_t weft_cuda_double_twin_capacity;
+
+static const weft_cuda_double_kernel_t* weft_cuda_double_find_builtin(
     const char* name) {
   size_t count =
       sizeof(weft_cuda_double_kernels) / sizeof(weft_cuda_double_kernels[0]);
@@ -151,4 +160,118 @@ const weft_cuda_double_kernel_t* weft_cuda_double__find_kernel(
     }
   }
   return NULL;
+}
+
+// Called with the twins' mutex held.
+static const weft_cuda_double_kernel_t* weft_cuda_double_find_twin_locked(
+    const char* name) {
+  for (size_t i = 0; i < weft_cuda_double_twin_count; ++i) {
+    if (strcmp(weft_cuda_double_twins[i]->name, name) == 0) {
+      return weft_cuda_double_twins[i];
+    }
+  }
+  return NULL;
+}
+
+const weft_cuda_double_kernel_t* weft_cuda_double__find_kernel(
+    const char* name) {
+  const weft_cuda_double_kernel_t* kernel = weft_cuda_double_find_builtin(name);
+  if (kernel) return kernel;
+  pthread_mutex_lock(&weft_cuda_double_twins_mutex);
+  kernel = weft_cuda_double_find_twin_locked(name);
+  pthread_mutex_unlock(&weft_cuda_double_twins_mutex);
+  return kernel;
+}
+
+// A twin of |def|: its signature from the binding and constant counts.
+static weft_cuda_double_kernel_t* weft_cuda_double_twin_create(
+    const weft_kernel_def_t* def) {
+  const size_t params = 2 * (size_t)def->binding_count + def->constant_count + 1;
+  if (params > WEFT_CUDA_DOUBLE_MAX_PARAMS) {
+    fprintf(stderr,
+            "weft CUDA test double: twin %s takes %zu parameters (at most "
+            "%d)\n",
+            def->name, params, WEFT_CUDA_DOUBLE_MAX_PARAMS);
+    abort();
+  }
+  weft_cuda_double_kernel_t* twin =
+      (weft_cuda_double_kernel_t*)calloc(1, sizeof(*twin) + params + 1);
+  if (!twin) abort();
+  char* signature = (char*)(twin + 1);
+  size_t at = 0;
+  for (uint32_t i = 0; i < def->binding_count; ++i) signature[at++] = 'p';
+  for (uint32_t i = 0; i < def->binding_count; ++i) signature[at++] = '8';
+  for (uint32_t i = 0; i < def->constant_count; ++i) signature[at++] = '4';
+  signature[at++] = 'p';
+  signature[at] = '\0';
+  twin->name = def->name;
+  twin->signature = signature;
+  twin->twin = def;
+  return twin;
+}
+
+WEFT_CUDA_DOUBLE_EXPORT void weft_cuda_double_register_twins(
+    const weft_kernel_library_t* library) {
+  pthread_mutex_lock(&weft_cuda_double_twins_mutex);
+  for (uint32_t i = 0; i < library->kernel_count; ++i) {
+    const weft_kernel_def_t* def = &library->kernels[i];
+    if (weft_cuda_double_find_builtin(def->name) ||
+        weft_cuda_double_find_twin_locked(def->name)) {
+      continue;
+    }
+    if (weft_cuda_double_twin_count == weft_cuda_double_twin_capacity) {
+      size_t capacity =
+          weft_cuda_double_twin_capacity ? 2 * weft_cuda_double_twin_capacity
+                                         : 16;
+      weft_cuda_double_kernel_t** grown = (weft_cuda_double_kernel_t**)realloc(
+          weft_cuda_double_twins, capacity * sizeof(*grown));
+      if (!grown) abort();
+      weft_cuda_double_twins = grown;
+      weft_cuda_double_twin_capacity = capacity;
+    }
+    weft_cuda_double_twins[weft_cuda_double_twin_count++] =
+        weft_cuda_double_twin_create(def);
+  }
+  pthread_mutex_unlock(&weft_cuda_double_twins_mutex);
+}
+
+void weft_cuda_double__twin_run(const weft_cuda_double_kernel_t* kernel,
+                                const weft_cuda_double_block_t* block,
+                                const uint64_t* params) {
+  const weft_kernel_def_t* def = kernel->twin;
+  const uint32_t bindings = def->binding_count;
+  void* pointers[WEFT_CUDA_DOUBLE_MAX_PARAMS];
+  size_t lengths[WEFT_CUDA_DOUBLE_MAX_PARAMS];
+  uint32_t constants[WEFT_CUDA_DOUBLE_MAX_PARAMS];
+  for (uint32_t i = 0; i < bindings; ++i) {
+    pointers[i] = (void*)(uintptr_t)params[i];
+    lengths[i] = (size_t)params[bindings + i];
+  }
+  for (uint32_t i = 0; i < def->constant_count; ++i) {
+    constants[i] = (uint32_t)params[2 * bindings + i];
+  }
+  uint32_t* status =
+      (uint32_t*)(uintptr_t)params[2 * bindings + def->constant_count];
+  const weft_dispatch_state_t dispatch = {
+      .workgroup_count = {block->grid_dim.x, block->grid_dim.y,
+                          block->grid_dim.z},
+      .workgroup_size = {def->workgroup_size[0], def->workgroup_size[1],
+                         def->workgroup_size[2]},
+      .constant_count = def->constant_count,
+      .constants = constants,
+      .binding_count = bindings,
+      .binding_ptrs = pointers,
+      .binding_lengths = lengths,
+  };
+  const weft_workgroup_state_t workgroup = {
+      .workgroup_id = {block->block_idx.x, block->block_idx.y,
+                       block->block_idx.z},
+      .processor_id = 0,
+      .local_memory = block->shared_memory,
+      .local_memory_size = block->shared_memory_size,
+  };
+  const int result = def->fn(&dispatch, &workgroup);
+  if (result != 0) {
+    weft_cuda_double_report(block, status, (uint32_t)result);
+  }
 }

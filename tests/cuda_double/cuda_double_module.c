@@ -454,7 +454,11 @@ void weft_cuda_double__launch_run(const weft_cuda_double_launch_t* launch) {
         block.block_idx = (weft_cuda_double_dim3_t){x, y, z};
         if (shared_memory) memset(shared_memory, 0, launch->shared_memory_size);
         memcpy(params, launch->params, launch->param_count * sizeof(params[0]));
-        launch->kernel->fn(&block, param_pointers);
+        if (launch->kernel->twin) {
+          weft_cuda_double__twin_run(launch->kernel, &block, params);
+        } else {
+          launch->kernel->fn(&block, param_pointers);
+        }
       }
     }
   }

@@ -51,6 +51,7 @@ static struct {
   __typeof__(weft_cuda_double_launch_count)* launch_count;
   __typeof__(weft_cuda_double_set_queue_depth)* set_queue_depth;
   __typeof__(weft_cuda_double_set_stream_mem_ops)* set_stream_mem_ops;
+  __typeof__(weft_cuda_double_register_twins)* register_twins;
 } controls;
 
 static CUcontext context;
@@ -101,6 +102,9 @@ static void load_double(void) {
       library, "weft_cuda_double_set_queue_depth");
   controls.set_stream_mem_ops = (__typeof__(controls.set_stream_mem_ops))dlsym(
       library, "weft_cuda_double_set_stream_mem_ops");
+  controls.register_twins = (__typeof__(controls.register_twins))dlsym(
+      library, "weft_cuda_double_register_twins");
+  assert_non_null(controls.register_twins);
   assert_non_null(controls.launch_count);
   assert_non_null(controls.set_queue_depth);
   assert_non_null(controls.set_stream_mem_ops);
@@ -780,6 +784,122 @@ static void test_module_load_and_lookup(void** state) {
   EXPECT_CU(CUDA_ERROR_INVALID_IMAGE,
             cu.cuModuleLoadData(&module, "not a module"));
   EXPECT_CU(CUDA_ERROR_INVALID_IMAGE, cu.cuModuleLoadData(&module, ""));
+}
+
+// CPU twins: a weft CPU kernel run for the PTX entry of its name.
+// twin_add: out[i] = in[i] + c over the workgroup's 4 elements; 7 when out
+// is too short for them, 9 when its local memory (the launch's dynamic
+// shared memory) is not zeroed; it then marks that memory.
+static int twin_add(const weft_dispatch_state_t* dispatch,
+                    const weft_workgroup_state_t* workgroup) {
+  const float* in = (const float*)dispatch->binding_ptrs[0];
+  float* out = (float*)dispatch->binding_ptrs[1];
+  const uint32_t first =
+      workgroup->workgroup_id[0] * dispatch->workgroup_size[0];
+  const uint32_t last = first + dispatch->workgroup_size[0];
+  if (dispatch->binding_lengths[0] < last * sizeof(float) ||
+      dispatch->binding_lengths[1] < last * sizeof(float)) {
+    return 7;
+  }
+  if (workgroup->local_memory_size >= sizeof(uint32_t)) {
+    uint32_t* mark = (uint32_t*)workgroup->local_memory;
+    if (*mark != 0) return 9;
+    *mark = 1;
+  }
+  for (uint32_t i = first; i < last; ++i) {
+    out[i] = in[i] + (float)dispatch->constants[0];
+  }
+  return 0;
+}
+
+// "fail" is the double's own kernel: registering a twin of that name
+// changes nothing.
+static int twin_never_runs(const weft_dispatch_state_t* dispatch,
+                           const weft_workgroup_state_t* workgroup) {
+  (void)dispatch;
+  (void)workgroup;
+  return 99;
+}
+
+static const weft_kernel_def_t kTwinDefs[] = {
+    {"twin_add", twin_add, 2, 1, {4, 1, 1}, 0},
+    {"fail", twin_never_runs, 0, 1, {1, 1, 1}, 0},
+};
+static const weft_kernel_library_t kTwinLibrary = {
+    WEFT_KERNEL_ABI_VERSION, "twins", 2, kTwinDefs};
+
+static void test_cpu_twins(void** state) {
+  (void)state;
+  controls.register_twins(&kTwinLibrary);
+  controls.register_twins(&kTwinLibrary);  // again: the first stays
+  static const char kTwinPtx[] =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry twin_add(\n"
+      "\t.param .u64 b0, .param .u64 b1, .param .u64 l0, .param .u64 l1,\n"
+      "\t.param .u32 c0, .param .u64 status\n)\n{\n\tret;\n}\n"
+      ".visible .entry fail(\n\t.param .u32 p0,\n\t.param .u64 p1\n)\n"
+      "{\n\tret;\n}\n";
+  CUmodule module = NULL;
+  ASSERT_CU_OK(cu.cuModuleLoadData(&module, kTwinPtx));
+  CUfunction add = get_function(module, "twin_add");
+  CUfunction fail = get_function(module, "fail");
+  CUstream stream = NULL;
+  ASSERT_CU_OK(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  enum { kCount = 16 };
+  CUdeviceptr in = allocate(kCount * sizeof(float));
+  CUdeviceptr out = allocate(kCount * sizeof(float));
+  CUdeviceptr status = allocate(4 * sizeof(uint32_t));
+  float input[kCount];
+  for (int i = 0; i < kCount; ++i) input[i] = (float)i * 0.5f;
+  ASSERT_CU_OK(cu.cuMemcpyHtoDAsync(in, input, sizeof(input), stream));
+  ASSERT_CU_OK(cu.cuMemsetD32Async(out, 0, kCount, stream));
+  ASSERT_CU_OK(cu.cuMemsetD32Async(status, 0, 4, stream));
+  uint64_t in_length = kCount * sizeof(float);
+  uint64_t out_length = kCount * sizeof(float);
+  uint32_t constant = 3;
+  void* params[6] = {&in,         &out,      &in_length,
+                     &out_length, &constant, &status};
+  // Four workgroups of four, each with 16 bytes of local memory.
+  ASSERT_CU_OK(
+      cu.cuLaunchKernel(add, 4, 1, 1, 4, 1, 1, 16, stream, params, NULL));
+  float output[kCount];
+  uint32_t report[4] = {1, 1, 1, 1};
+  read_device(output, out, sizeof(output), stream);
+  read_device(report, status, sizeof(report), stream);
+  assert_int_equal(report[0], 0);
+  for (int i = 0; i < kCount; ++i) assert_true(output[i] == input[i] + 3.0f);
+
+  // Room for two workgroups only: blocks 2 and 3 fail, the first reports.
+  out_length = 8 * sizeof(float);
+  ASSERT_CU_OK(
+      cu.cuLaunchKernel(add, 4, 1, 1, 4, 1, 1, 0, stream, params, NULL));
+  read_device(report, status, sizeof(report), stream);
+  assert_int_equal(report[0], 7);
+  assert_int_equal(report[1], 2);
+  assert_int_equal(report[2], 0);
+  assert_int_equal(report[3], 0);
+
+  // The double's own "fail" runs, not the twin of that name: block 1 fails
+  // with its code 1, where the twin would store 99 for block 0.
+  uint32_t fail_x = 1;
+  void* fail_params[2] = {&fail_x, &status};
+  ASSERT_CU_OK(cu.cuMemsetD32Async(status, 0, 4, stream));
+  ASSERT_CU_OK(
+      cu.cuLaunchKernel(fail, 3, 1, 1, 1, 1, 1, 0, stream, fail_params, NULL));
+  read_device(report, status, sizeof(report), stream);
+  assert_int_equal(report[0], 1);
+  assert_int_equal(report[1], 1);
+  ASSERT_CU_OK(cu.cuModuleUnload(module));
+
+  // An entry whose parameters are not weft's for the twin's counts.
+  static const char kWrongTwin[] =
+      ".version 8.0\n.target sm_90\n"
+      ".visible .entry twin_add(.param .u64 b0, .param .u64 b1)\n{\n}\n";
+  EXPECT_CU(CUDA_ERROR_INVALID_PTX, cu.cuModuleLoadData(&module, kWrongTwin));
+  ASSERT_CU_OK(cu.cuStreamDestroy(stream));
+  ASSERT_CU_OK(cu.cuMemFree(in));
+  ASSERT_CU_OK(cu.cuMemFree(out));
+  ASSERT_CU_OK(cu.cuMemFree(status));
 }
 
 #if defined(WEFT_HAVE_CTS_CUDA_KERNELS)
@@ -1865,6 +1985,7 @@ int main(int argc, char** argv) {
     cmocka_unit_test(test_out_of_memory),
     cmocka_unit_test(test_pool_alloc_free_async),
     cmocka_unit_test(test_module_load_and_lookup),
+    cmocka_unit_test(test_cpu_twins),
 #if defined(WEFT_HAVE_CTS_CUDA_KERNELS)
     cmocka_unit_test(test_cts_module),
 #endif
