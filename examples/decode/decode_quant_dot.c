@@ -10,6 +10,7 @@
 // same on twice the width, two blocks (or two sub-blocks) at a time.
 #include "decode_quant_dot.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -114,58 +115,65 @@ static float decode_dot_q5_1_portable(const void* weights,
   return sum;
 }
 
-static float decode_dot_q4_k_portable(const void* weights,
-                                      const void* activations, uint32_t n) {
-  const decode_block_q4_k_t* w = weights;
-  const decode_block_q8_k_t* a = activations;
-  float sum = 0.0f;
-  for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
-    int32_t sumi = 0, summ = 0;
-    for (uint32_t j = 0; j < 8; ++j) {
-      uint8_t sc, m;
-      decode_q4_k_scale_min(w[b].scales, j, &sc, &m);
-      // Sub-block j: nibbles (low for even j, high for odd) of qs[32 (j/2)..].
-      const uint8_t* q = w[b].qs + 32 * (j / 2);
-      const int8_t* y = a[b].qs + 32 * j;
-      const unsigned shift = (j & 1) * 4;
-      int32_t s = 0;
-      for (uint32_t l = 0; l < 32; ++l) s += ((q[l] >> shift) & 15) * y[l];
-      sumi += sc * s;
-      summ += m * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
-    }
-    sum += a[b].d * (decode_f16_to_f32(w[b].d) * (float)sumi -
-                     decode_f16_to_f32(w[b].dmin) * (float)summ);
+// A Q4_K or Q5_K block (decode_quant.h: the same scales, mins and
+// nibbles; Q5_K adds each code's fifth bit, bit j of qh[l] for sub-block
+// j), for the products that serve both: |qh| is NULL for Q4_K.
+typedef struct decode_k_block_t {
+  uint16_t d;
+  uint16_t dmin;
+  const uint8_t* scales;
+  const uint8_t* qh;
+  const uint8_t* qs;
+} decode_k_block_t;
+
+static inline decode_k_block_t decode_k_block(const void* weights, uint32_t b,
+                                              bool five) {
+  if (five) {
+    const decode_block_q5_k_t* w = (const decode_block_q5_k_t*)weights + b;
+    return (decode_k_block_t){w->d, w->dmin, w->scales, w->qh, w->qs};
   }
-  return sum;
+  const decode_block_q4_k_t* w = (const decode_block_q4_k_t*)weights + b;
+  return (decode_k_block_t){w->d, w->dmin, w->scales, NULL, w->qs};
 }
 
-static float decode_dot_q5_k_portable(const void* weights,
-                                      const void* activations, uint32_t n) {
-  const decode_block_q5_k_t* w = weights;
+static inline float decode_dot_k_portable(const void* weights,
+                                          const void* activations, uint32_t n,
+                                          bool five) {
   const decode_block_q8_k_t* a = activations;
   float sum = 0.0f;
   for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
+    const decode_k_block_t w = decode_k_block(weights, b, five);
     int32_t sumi = 0, summ = 0;
     for (uint32_t j = 0; j < 8; ++j) {
       uint8_t sc, m;
-      decode_q4_k_scale_min(w[b].scales, j, &sc, &m);
-      // Sub-block j: Q4_K's nibbles, with bit j of qh[l] above each.
-      const uint8_t* q = w[b].qs + 32 * (j / 2);
+      decode_q4_k_scale_min(w.scales, j, &sc, &m);
+      // Sub-block j: nibbles (low for even j, high for odd) of qs[32 (j/2)..].
+      const uint8_t* q = w.qs + 32 * (j / 2);
       const int8_t* y = a[b].qs + 32 * j;
       const unsigned shift = (j & 1) * 4;
       int32_t s = 0;
       for (uint32_t l = 0; l < 32; ++l) {
-        const int32_t code =
-            ((q[l] >> shift) & 15) | (((w[b].qh[l] >> j) & 1) << 4);
+        int32_t code = (q[l] >> shift) & 15;
+        if (five) code |= ((w.qh[l] >> j) & 1) << 4;
         s += code * y[l];
       }
       sumi += sc * s;
       summ += m * (a[b].bsums[2 * j] + a[b].bsums[2 * j + 1]);
     }
-    sum += a[b].d * (decode_f16_to_f32(w[b].d) * (float)sumi -
-                     decode_f16_to_f32(w[b].dmin) * (float)summ);
+    sum += a[b].d * (decode_f16_to_f32(w.d) * (float)sumi -
+                     decode_f16_to_f32(w.dmin) * (float)summ);
   }
   return sum;
+}
+
+static float decode_dot_q4_k_portable(const void* weights,
+                                      const void* activations, uint32_t n) {
+  return decode_dot_k_portable(weights, activations, n, false);
+}
+
+static float decode_dot_q5_k_portable(const void* weights,
+                                      const void* activations, uint32_t n) {
+  return decode_dot_k_portable(weights, activations, n, true);
 }
 
 static float decode_dot_q6_k_portable(const void* weights,
@@ -498,35 +506,66 @@ DECODE_AVX2 static inline __m128 decode_k_begin(const uint8_t packed[12],
                       _mm_cvtepi32_ps(decode_q4_k_mins(mins, a)), acc_mins);
 }
 
-DECODE_AVX2 static inline __m128 decode_q4_k_begin(const decode_block_q4_k_t* w,
-                                                   const decode_block_q8_k_t* a,
-                                                   uint8_t scales[8],
-                                                   __m128 acc_mins) {
-  return decode_k_begin(w->scales, w->dmin, a, scales, acc_mins);
-}
-
 DECODE_AVX2 static inline float decode_quant_hsum128(__m128 v) {
   v = _mm_hadd_ps(v, v);
   v = _mm_hadd_ps(v, v);
   return _mm_cvtss_f32(v);
 }
 
-DECODE_AVX2 static float decode_dot_q4_k_avx2(const void* weights,
-                                              const void* activations,
-                                              uint32_t n) {
-  const decode_block_q4_k_t* w = weights;
-  const decode_block_q8_k_t* a = activations;
+// Q5_K's codes of sub-blocks 2c (|out_low|) and 2c + 1 (|out_high|) for
+// the chunk c whose nibbles are |q|: their fifth bits are bits 0 and 1 of
+// each byte of |*qh_bits| (the block's qh shifted right 2c places, moved
+// on by 2 here for the next chunk). The 16-bit shifts carry bits across
+// bytes only into bits above the two read.
+DECODE_AVX2 static inline void decode_q5_k_codes(__m256i q, __m256i* qh_bits,
+                                                 __m256i* out_low,
+                                                 __m256i* out_high) {
   const __m256i low_mask = _mm256_set1_epi8(15);
+  const __m256i sixteen = _mm256_set1_epi8(16);
+  *out_low = _mm256_or_si256(
+      _mm256_and_si256(q, low_mask),
+      _mm256_and_si256(_mm256_slli_epi16(*qh_bits, 4), sixteen));
+  *out_high = _mm256_or_si256(
+      _mm256_and_si256(_mm256_srli_epi16(q, 4), low_mask),
+      _mm256_and_si256(_mm256_slli_epi16(*qh_bits, 3), sixteen));
+  *qh_bits = _mm256_srli_epi16(*qh_bits, 2);
+}
+
+// The codes of sub-blocks 2c (|out_low|) and 2c + 1 (|out_high|) of a
+// Q4_K (|five| false: the chunk's nibbles) or Q5_K block's chunk c whose
+// nibbles are |q| (decode_q5_k_codes).
+DECODE_AVX2 static inline void decode_k_codes(__m256i q, bool five,
+                                              __m256i* qh_bits,
+                                              __m256i* out_low,
+                                              __m256i* out_high) {
+  if (five) {
+    decode_q5_k_codes(q, qh_bits, out_low, out_high);
+    return;
+  }
+  const __m256i low_mask = _mm256_set1_epi8(15);
+  *out_low = _mm256_and_si256(q, low_mask);
+  *out_high = _mm256_and_si256(_mm256_srli_epi16(q, 4), low_mask);
+}
+
+// Q4_K's and Q5_K's product (decode_k_block_t): codes of at most 31 (Q5_K),
+// so 2 x 31 x 127 still fits maddubs' int16.
+DECODE_AVX2 static inline float decode_dot_k_avx2(const void* weights,
+                                                  const void* activations,
+                                                  uint32_t n, bool five) {
+  const decode_block_q8_k_t* a = activations;
   __m256 acc = _mm256_setzero_ps();
   __m128 acc_mins = _mm_setzero_ps();
   for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
+    const decode_k_block_t w = decode_k_block(weights, b, five);
     uint8_t scales[8];
-    acc_mins = decode_q4_k_begin(&w[b], &a[b], scales, acc_mins);
+    acc_mins = decode_k_begin(w.scales, w.dmin, &a[b], scales, acc_mins);
+    __m256i qh_bits =
+        five ? _mm256_loadu_si256((const __m256i*)w.qh) : _mm256_setzero_si256();
     __m256i sumi = _mm256_setzero_si256();
     for (uint32_t c = 0; c < 4; ++c) {
-      const __m256i q = _mm256_loadu_si256((const __m256i*)(w[b].qs + 32 * c));
-      const __m256i low = _mm256_and_si256(q, low_mask);
-      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(q, 4), low_mask);
+      __m256i low, high;
+      decode_k_codes(_mm256_loadu_si256((const __m256i*)(w.qs + 32 * c)), five,
+                     &qh_bits, &low, &high);
       const __m256i p_low = _mm256_maddubs_epi16(
           low, _mm256_loadu_si256((const __m256i*)(a[b].qs + 64 * c)));
       const __m256i p_high = _mm256_maddubs_epi16(
@@ -537,12 +576,23 @@ DECODE_AVX2 static float decode_dot_q4_k_avx2(const void* weights,
           sumi,
           _mm256_madd_epi16(p_high, _mm256_set1_epi16(scales[2 * c + 1])));
     }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(a[b].d * _cvtsh_ss(w[b].d)),
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(a[b].d * _cvtsh_ss(w.d)),
                           _mm256_cvtepi32_ps(sumi), acc);
   }
   return decode_quant_hsum(acc) - decode_quant_hsum128(acc_mins);
 }
 
+DECODE_AVX2 static float decode_dot_q4_k_avx2(const void* weights,
+                                              const void* activations,
+                                              uint32_t n) {
+  return decode_dot_k_avx2(weights, activations, n, false);
+}
+
+DECODE_AVX2 static float decode_dot_q5_k_avx2(const void* weights,
+                                              const void* activations,
+                                              uint32_t n) {
+  return decode_dot_k_avx2(weights, activations, n, true);
+}
 // decode_dot_q4_k_avx2 for four columns |activations|[c]: each block's
 // scales, mins and nibbles unpacked once, each column's sums in the
 // one-column order, so bit for bit its results.
@@ -597,59 +647,6 @@ DECODE_AVX2 static void decode_dot4_q4_k_avx2(const void* weights,
   for (int k = 0; k < 4; ++k) {
     out[k] = decode_quant_hsum(acc[k]) - decode_quant_hsum128(acc_mins[k]);
   }
-}
-
-// Q5_K's codes of sub-blocks 2c (|out_low|) and 2c + 1 (|out_high|) for
-// the chunk c whose nibbles are |q|: their fifth bits are bits 0 and 1 of
-// each byte of |*qh_bits| (the block's qh shifted right 2c places, moved
-// on by 2 here for the next chunk). The 16-bit shifts carry bits across
-// bytes only into bits above the two read.
-DECODE_AVX2 static inline void decode_q5_k_codes(__m256i q, __m256i* qh_bits,
-                                                 __m256i* out_low,
-                                                 __m256i* out_high) {
-  const __m256i low_mask = _mm256_set1_epi8(15);
-  const __m256i sixteen = _mm256_set1_epi8(16);
-  *out_low = _mm256_or_si256(
-      _mm256_and_si256(q, low_mask),
-      _mm256_and_si256(_mm256_slli_epi16(*qh_bits, 4), sixteen));
-  *out_high = _mm256_or_si256(
-      _mm256_and_si256(_mm256_srli_epi16(q, 4), low_mask),
-      _mm256_and_si256(_mm256_slli_epi16(*qh_bits, 3), sixteen));
-  *qh_bits = _mm256_srli_epi16(*qh_bits, 2);
-}
-
-// Q4_K's product (decode_dot_q4_k_avx2) with 5-bit codes: at most 31, so
-// 2 x 31 x 127 still fits maddubs' int16.
-DECODE_AVX2 static float decode_dot_q5_k_avx2(const void* weights,
-                                              const void* activations,
-                                              uint32_t n) {
-  const decode_block_q5_k_t* w = weights;
-  const decode_block_q8_k_t* a = activations;
-  __m256 acc = _mm256_setzero_ps();
-  __m128 acc_mins = _mm_setzero_ps();
-  for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
-    uint8_t scales[8];
-    acc_mins = decode_k_begin(w[b].scales, w[b].dmin, &a[b], scales, acc_mins);
-    __m256i qh_bits = _mm256_loadu_si256((const __m256i*)w[b].qh);
-    __m256i sumi = _mm256_setzero_si256();
-    for (uint32_t c = 0; c < 4; ++c) {
-      __m256i low, high;
-      decode_q5_k_codes(_mm256_loadu_si256((const __m256i*)(w[b].qs + 32 * c)),
-                        &qh_bits, &low, &high);
-      const __m256i p_low = _mm256_maddubs_epi16(
-          low, _mm256_loadu_si256((const __m256i*)(a[b].qs + 64 * c)));
-      const __m256i p_high = _mm256_maddubs_epi16(
-          high, _mm256_loadu_si256((const __m256i*)(a[b].qs + 64 * c + 32)));
-      sumi = _mm256_add_epi32(
-          sumi, _mm256_madd_epi16(p_low, _mm256_set1_epi16(scales[2 * c])));
-      sumi = _mm256_add_epi32(
-          sumi,
-          _mm256_madd_epi16(p_high, _mm256_set1_epi16(scales[2 * c + 1])));
-    }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(a[b].d * _cvtsh_ss(w[b].d)),
-                          _mm256_cvtepi32_ps(sumi), acc);
-  }
-  return decode_quant_hsum(acc) - decode_quant_hsum128(acc_mins);
 }
 
 // The four 32-code runs of half a Q6_K block (elements 0-31, 32-63, 64-95
@@ -898,54 +895,25 @@ DECODE_BLOCK32_AVX512(q4_1, DECODE_BLOCK32_Q4_1)
 DECODE_BLOCK32_AVX512(q5_1, DECODE_BLOCK32_Q5_1)
 #undef DECODE_BLOCK32_AVX512
 
-DECODE_AVX512 static float decode_dot_q4_k_avx512(const void* weights,
-                                                  const void* activations,
-                                                  uint32_t n) {
-  const decode_block_q4_k_t* w = weights;
-  const decode_block_q8_k_t* a = activations;
-  const __m256i low_mask = _mm256_set1_epi8(15);
-  __m512 acc = _mm512_setzero_ps();
-  __m128 acc_mins = _mm_setzero_ps();
-  for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
-    uint8_t scales[8];
-    acc_mins = decode_q4_k_begin(&w[b], &a[b], scales, acc_mins);
-    __m512i sumi = _mm512_setzero_si512();
-    for (uint32_t c = 0; c < 4; ++c) {
-      // Sub-blocks 2c (low nibbles) and 2c + 1 (high), 64 elements.
-      const __m256i q = _mm256_loadu_si256((const __m256i*)(w[b].qs + 32 * c));
-      const __m512i codes =
-          decode_join256(_mm256_and_si256(q, low_mask),
-                         _mm256_and_si256(_mm256_srli_epi16(q, 4), low_mask));
-      const __m512i p = _mm512_maddubs_epi16(
-          codes, _mm512_loadu_si512((const void*)(a[b].qs + 64 * c)));
-      const __m512i s =
-          _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(scales[2 * c]),
-                                  _mm512_set1_epi16(scales[2 * c + 1]));
-      sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(p, s));
-    }
-    acc = _mm512_fmadd_ps(_mm512_set1_ps(a[b].d * _cvtsh_ss(w[b].d)),
-                          _mm512_cvtepi32_ps(sumi), acc);
-  }
-  return _mm512_reduce_add_ps(acc) - decode_quant_hsum128(acc_mins);
-}
-
-DECODE_AVX512 static float decode_dot_q5_k_avx512(const void* weights,
-                                                  const void* activations,
-                                                  uint32_t n) {
-  const decode_block_q5_k_t* w = weights;
+// decode_dot_k_avx2 with a chunk's two sub-blocks in one register.
+DECODE_AVX512 static inline float decode_dot_k_avx512(const void* weights,
+                                                      const void* activations,
+                                                      uint32_t n, bool five) {
   const decode_block_q8_k_t* a = activations;
   __m512 acc = _mm512_setzero_ps();
   __m128 acc_mins = _mm_setzero_ps();
   for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
+    const decode_k_block_t w = decode_k_block(weights, b, five);
     uint8_t scales[8];
-    acc_mins = decode_k_begin(w[b].scales, w[b].dmin, &a[b], scales, acc_mins);
-    __m256i qh_bits = _mm256_loadu_si256((const __m256i*)w[b].qh);
+    acc_mins = decode_k_begin(w.scales, w.dmin, &a[b], scales, acc_mins);
+    __m256i qh_bits =
+        five ? _mm256_loadu_si256((const __m256i*)w.qh) : _mm256_setzero_si256();
     __m512i sumi = _mm512_setzero_si512();
     for (uint32_t c = 0; c < 4; ++c) {
       // Sub-blocks 2c and 2c + 1, 64 elements.
       __m256i low, high;
-      decode_q5_k_codes(_mm256_loadu_si256((const __m256i*)(w[b].qs + 32 * c)),
-                        &qh_bits, &low, &high);
+      decode_k_codes(_mm256_loadu_si256((const __m256i*)(w.qs + 32 * c)), five,
+                     &qh_bits, &low, &high);
       const __m512i p = _mm512_maddubs_epi16(
           decode_join256(low, high),
           _mm512_loadu_si512((const void*)(a[b].qs + 64 * c)));
@@ -954,10 +922,22 @@ DECODE_AVX512 static float decode_dot_q5_k_avx512(const void* weights,
                                   _mm512_set1_epi16(scales[2 * c + 1]));
       sumi = _mm512_add_epi32(sumi, _mm512_madd_epi16(p, s));
     }
-    acc = _mm512_fmadd_ps(_mm512_set1_ps(a[b].d * _cvtsh_ss(w[b].d)),
+    acc = _mm512_fmadd_ps(_mm512_set1_ps(a[b].d * _cvtsh_ss(w.d)),
                           _mm512_cvtepi32_ps(sumi), acc);
   }
   return _mm512_reduce_add_ps(acc) - decode_quant_hsum128(acc_mins);
+}
+
+DECODE_AVX512 static float decode_dot_q4_k_avx512(const void* weights,
+                                                  const void* activations,
+                                                  uint32_t n) {
+  return decode_dot_k_avx512(weights, activations, n, false);
+}
+
+DECODE_AVX512 static float decode_dot_q5_k_avx512(const void* weights,
+                                                  const void* activations,
+                                                  uint32_t n) {
+  return decode_dot_k_avx512(weights, activations, n, true);
 }
 
 // For each 64 elements of a Q6_K half (two runs of 32: 32 int16 lanes
