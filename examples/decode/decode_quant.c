@@ -102,44 +102,27 @@ static void decode_dequantize_q5_1(const decode_block_q5_1_t* blocks,
   }
 }
 
-static void decode_dequantize_q4_k(const decode_block_q4_k_t* blocks,
-                                   uint32_t n, float* out) {
+// Q4_K (|five| false) or Q5_K: d sc code - dmin m per sub-block.
+static void decode_dequantize_k(const void* blocks, uint32_t n, bool five,
+                                float* out) {
   for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
-    const decode_block_q4_k_t* block = &blocks[b];
-    const float d = decode_f16_to_f32(block->d);
-    const float dmin = decode_f16_to_f32(block->dmin);
+    const decode_k_block_t block = decode_k_block(blocks, b, five);
+    const float d = decode_f16_to_f32(block.d);
+    const float dmin = decode_f16_to_f32(block.dmin);
     float* y = out + b * DECODE_QK_K;
     for (uint32_t c = 0; c < 4; ++c) {
       uint8_t sc0, m0, sc1, m1;
-      decode_q4_k_scale_min(block->scales, 2 * c, &sc0, &m0);
-      decode_q4_k_scale_min(block->scales, 2 * c + 1, &sc1, &m1);
-      const uint8_t* q = block->qs + 32 * c;
+      decode_q4_k_scale_min(block.scales, 2 * c, &sc0, &m0);
+      decode_q4_k_scale_min(block.scales, 2 * c + 1, &sc1, &m1);
+      const uint8_t* q = block.qs + 32 * c;
       for (uint32_t l = 0; l < 32; ++l) {
-        y[64 * c + l] = d * sc0 * (float)(q[l] & 15) - dmin * m0;
-        y[64 * c + 32 + l] = d * sc1 * (float)(q[l] >> 4) - dmin * m1;
-      }
-    }
-  }
-}
-
-static void decode_dequantize_q5_k(const decode_block_q5_k_t* blocks,
-                                   uint32_t n, float* out) {
-  for (uint32_t b = 0; b < n / DECODE_QK_K; ++b) {
-    const decode_block_q5_k_t* block = &blocks[b];
-    const float d = decode_f16_to_f32(block->d);
-    const float dmin = decode_f16_to_f32(block->dmin);
-    float* y = out + b * DECODE_QK_K;
-    for (uint32_t c = 0; c < 4; ++c) {
-      uint8_t sc0, m0, sc1, m1;
-      decode_q4_k_scale_min(block->scales, 2 * c, &sc0, &m0);
-      decode_q4_k_scale_min(block->scales, 2 * c + 1, &sc1, &m1);
-      const uint8_t* q = block->qs + 32 * c;
-      for (uint32_t l = 0; l < 32; ++l) {
-        const int high0 = (block->qh[l] >> (2 * c)) & 1;
-        const int high1 = (block->qh[l] >> (2 * c + 1)) & 1;
-        y[64 * c + l] = d * sc0 * (float)((q[l] & 15) | high0 << 4) - dmin * m0;
-        y[64 * c + 32 + l] =
-            d * sc1 * (float)((q[l] >> 4) | high1 << 4) - dmin * m1;
+        int code0 = q[l] & 15, code1 = q[l] >> 4;
+        if (five) {
+          code0 |= ((block.qh[l] >> (2 * c)) & 1) << 4;
+          code1 |= ((block.qh[l] >> (2 * c + 1)) & 1) << 4;
+        }
+        y[64 * c + l] = d * sc0 * (float)code0 - dmin * m0;
+        y[64 * c + 32 + l] = d * sc1 * (float)code1 - dmin * m1;
       }
     }
   }
@@ -194,10 +177,10 @@ void decode_quant_dequantize(decode_dtype_t dtype, const void* row, uint32_t n,
       decode_dequantize_q5_1(row, n, out);
       break;
     case DECODE_DTYPE_Q4_K:
-      decode_dequantize_q4_k(row, n, out);
+      decode_dequantize_k(row, n, false, out);
       break;
     case DECODE_DTYPE_Q5_K:
-      decode_dequantize_q5_k(row, n, out);
+      decode_dequantize_k(row, n, true, out);
       break;
     case DECODE_DTYPE_Q6_K:
       decode_dequantize_q6_k(row, n, out);

@@ -55,6 +55,7 @@
 #ifndef WEFT_EXAMPLES_DECODE_DECODE_QUANT_H_
 #define WEFT_EXAMPLES_DECODE_DECODE_QUANT_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "decode_model.h"
@@ -134,6 +135,28 @@ static inline void decode_q4_k_scale_min(const uint8_t* scales, uint32_t j,
     *out_scale = (uint8_t)((scales[j + 4] & 15) | ((scales[j - 4] >> 6) << 4));
     *out_min = (uint8_t)((scales[j + 4] >> 4) | ((scales[j] >> 6) << 4));
   }
+}
+
+// Block |b| of a Q4_K (|five| false) or Q5_K row at |weights|, for the
+// code that serves both: the same scales, mins and nibbles, Q5_K adding
+// each code's fifth bit (bit j of qh[l] for sub-block j); |qh| is NULL
+// for Q4_K.
+typedef struct decode_k_block_t {
+  uint16_t d;
+  uint16_t dmin;
+  const uint8_t* scales;
+  const uint8_t* qh;
+  const uint8_t* qs;
+} decode_k_block_t;
+
+static inline decode_k_block_t decode_k_block(const void* weights, uint32_t b,
+                                              bool five) {
+  if (five) {
+    const decode_block_q5_k_t* w = (const decode_block_q5_k_t*)weights + b;
+    return (decode_k_block_t){w->d, w->dmin, w->scales, w->qh, w->qs};
+  }
+  const decode_block_q4_k_t* w = (const decode_block_q4_k_t*)weights + b;
+  return (decode_k_block_t){w->d, w->dmin, w->scales, NULL, w->qs};
 }
 
 // Dequantizes |n| elements (a multiple of the block) of |dtype| at |row|

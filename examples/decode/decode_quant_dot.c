@@ -115,27 +115,6 @@ static float decode_dot_q5_1_portable(const void* weights,
   return sum;
 }
 
-// A Q4_K or Q5_K block (decode_quant.h: the same scales, mins and
-// nibbles; Q5_K adds each code's fifth bit, bit j of qh[l] for sub-block
-// j), for the products that serve both: |qh| is NULL for Q4_K.
-typedef struct decode_k_block_t {
-  uint16_t d;
-  uint16_t dmin;
-  const uint8_t* scales;
-  const uint8_t* qh;
-  const uint8_t* qs;
-} decode_k_block_t;
-
-static inline decode_k_block_t decode_k_block(const void* weights, uint32_t b,
-                                              bool five) {
-  if (five) {
-    const decode_block_q5_k_t* w = (const decode_block_q5_k_t*)weights + b;
-    return (decode_k_block_t){w->d, w->dmin, w->scales, w->qh, w->qs};
-  }
-  const decode_block_q4_k_t* w = (const decode_block_q4_k_t*)weights + b;
-  return (decode_k_block_t){w->d, w->dmin, w->scales, NULL, w->qs};
-}
-
 static inline float decode_dot_k_portable(const void* weights,
                                           const void* activations, uint32_t n,
                                           bool five) {
