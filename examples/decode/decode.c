@@ -312,11 +312,12 @@ static void decode_batch_add_rmsnorm(const decode_batch_plan_t* plan,
 }
 
 // Records the quantization of the batch's |n|-wide |x| into |xq| in
-// |forms|.
+// |forms|; nothing where there are none (f32 and f16 matrices read |x|).
 static void decode_batch_add_quantize(const decode_batch_plan_t* plan,
                                       uint32_t n, uint32_t forms,
                                       weft_buffer_ref_t x,
                                       weft_buffer_ref_t xq) {
+  if (forms == 0) return;
   const uint32_t constants[] = {n, forms};
   const weft_buffer_ref_t refs[] = {plan->tokens, x, xq};
   decode_add_step(plan->session, plan->batch, DECODE_KERNEL_BATCH_QUANTIZE,
@@ -329,8 +330,7 @@ static void decode_add_matvec_add(const decode_batch_plan_t* plan,
                                   uint32_t rows, uint32_t cols, uint32_t dtype,
                                   weft_buffer_ref_t x, weft_buffer_ref_t xq,
                                   weft_buffer_ref_t w, weft_buffer_ref_t out) {
-  const uint32_t forms = decode_batch_form(dtype);
-  if (forms != 0) decode_batch_add_quantize(plan, cols, forms, x, xq);
+  decode_batch_add_quantize(plan, cols, decode_batch_form(dtype), x, xq);
   const uint32_t constants[] = {rows, cols, dtype};
   const weft_buffer_ref_t refs[] = {x, xq, w, out};
   decode_add_step(plan->session, false, DECODE_KERNEL_MATVEC_ADD,
@@ -456,6 +456,20 @@ static void decode_batch_add_gemm(const decode_batch_plan_t* plan,
                   constants, 6, refs);
 }
 
+// Records the batch's |out| += W |x| for the |rows| by |cols| matrix |w|
+// of |dtype|, quantizing |x| into |xq| first where |dtype| reads it so
+// (decode_add_matvec_add's batch form).
+static void decode_batch_add_gemm_add(const decode_batch_plan_t* plan,
+                                      uint32_t rows, uint32_t cols,
+                                      uint32_t dtype, weft_buffer_ref_t x,
+                                      weft_buffer_ref_t xq,
+                                      weft_buffer_ref_t w,
+                                      weft_buffer_ref_t out) {
+  decode_batch_add_quantize(plan, cols, decode_batch_form(dtype), x, xq);
+  decode_batch_add_gemm(plan, rows, cols, dtype, DECODE_GEMM_ADD, x, xq, w, w,
+                        out);
+}
+
 // Fills in the batch's steps (decode.h): the token's layers over
 // |batch_capacity| positions, without the classifier (a batch ends inside
 // the prompt, whose next tokens are known).
@@ -525,16 +539,11 @@ static void decode_plan_batch(decode_session_t* session) {
       decode_add_step(session, true, DECODE_KERNEL_BATCH_ATTENTION,
                       c->n_heads * capacity, 3, constants, 5, refs);
     }
-    decode_batch_add_quantize(&plan, dim,
-                              decode_batch_form(DTYPE(DECODE_TENSOR_WO, l)),
+    decode_batch_add_gemm_add(&plan, dim, dim, DTYPE(DECODE_TENSOR_WO, l),
                               REF(b[DECODE_BUFFER_BATCH_ATT]),
-                              REF(b[DECODE_BUFFER_BATCH_XQ]));
-    decode_batch_add_gemm(&plan, dim, dim, DTYPE(DECODE_TENSOR_WO, l),
-                          DECODE_GEMM_ADD, REF(b[DECODE_BUFFER_BATCH_ATT]),
-                          REF(b[DECODE_BUFFER_BATCH_XQ]),
-                          LAYER(DECODE_TENSOR_WO, l),
-                          LAYER(DECODE_TENSOR_WO, l),
-                          REF(b[DECODE_BUFFER_BATCH_X]));
+                              REF(b[DECODE_BUFFER_BATCH_XQ]),
+                              LAYER(DECODE_TENSOR_WO, l),
+                              REF(b[DECODE_BUFFER_BATCH_X]));
     decode_batch_add_rmsnorm(
         &plan, dim, eps,
         decode_batch_form(DTYPE(DECODE_TENSOR_W1, l)) |
@@ -547,16 +556,11 @@ static void decode_plan_batch(decode_session_t* session) {
         DECODE_GEMM_SWIGLU, REF(b[DECODE_BUFFER_BATCH_XN]),
         REF(b[DECODE_BUFFER_BATCH_XQ]), LAYER(DECODE_TENSOR_W1, l),
         LAYER(DECODE_TENSOR_W3, l), REF(b[DECODE_BUFFER_BATCH_H]));
-    decode_batch_add_quantize(&plan, hidden,
-                              decode_batch_form(DTYPE(DECODE_TENSOR_W2, l)),
+    decode_batch_add_gemm_add(&plan, dim, hidden, DTYPE(DECODE_TENSOR_W2, l),
                               REF(b[DECODE_BUFFER_BATCH_H]),
-                              REF(b[DECODE_BUFFER_BATCH_XQ]));
-    decode_batch_add_gemm(&plan, dim, hidden, DTYPE(DECODE_TENSOR_W2, l),
-                          DECODE_GEMM_ADD, REF(b[DECODE_BUFFER_BATCH_H]),
-                          REF(b[DECODE_BUFFER_BATCH_XQ]),
-                          LAYER(DECODE_TENSOR_W2, l),
-                          LAYER(DECODE_TENSOR_W2, l),
-                          REF(b[DECODE_BUFFER_BATCH_X]));
+                              REF(b[DECODE_BUFFER_BATCH_XQ]),
+                              LAYER(DECODE_TENSOR_W2, l),
+                              REF(b[DECODE_BUFFER_BATCH_X]));
   }
 #undef REF
 #undef LAYER
