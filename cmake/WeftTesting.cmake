@@ -83,13 +83,23 @@ function(weft_add_cts_suite)
         ENVIRONMENT "${vulkan_environment}")
     endif()
   endif()
+  # Both semaphore forms: events (the default) and memory words
+  # (cts.cuda-memory.*, cts.cuda-double-memory.*).
   if(TARGET weft_cuda_double AND TARGET weft_cts_cuda_kernels)
-    add_test(NAME cts.cuda.${T_SUITE} COMMAND ${target} --driver cuda)
-    set_tests_properties(cts.cuda.${T_SUITE} PROPERTIES
-      LABELS "cts;cuda;${T_LABELS}" TIMEOUT 300 SKIP_RETURN_CODE 77)
-    add_test(NAME cts.cuda-double.${T_SUITE} COMMAND ${target} --driver cuda)
-    set_tests_properties(cts.cuda-double.${T_SUITE} PROPERTIES
-      LABELS "cts;cuda;${T_LABELS}" TIMEOUT 300 SKIP_RETURN_CODE 77
-      ENVIRONMENT "WEFT_CUDA_DRIVER_LIBRARY=$<TARGET_FILE:weft_cuda_double>")
+    foreach(mode "" "-memory")
+      set(device_string cuda)
+      if(mode STREQUAL "-memory")
+        set(device_string "cuda?semaphores=memory")
+      endif()
+      add_test(NAME cts.cuda${mode}.${T_SUITE}
+               COMMAND ${target} --driver ${device_string})
+      set_tests_properties(cts.cuda${mode}.${T_SUITE} PROPERTIES
+        LABELS "cts;cuda;${T_LABELS}" TIMEOUT 300 SKIP_RETURN_CODE 77)
+      add_test(NAME cts.cuda-double${mode}.${T_SUITE}
+               COMMAND ${target} --driver ${device_string})
+      set_tests_properties(cts.cuda-double${mode}.${T_SUITE} PROPERTIES
+        LABELS "cts;cuda;${T_LABELS}" TIMEOUT 300 SKIP_RETURN_CODE 77
+        ENVIRONMENT "WEFT_CUDA_DRIVER_LIBRARY=$<TARGET_FILE:weft_cuda_double>")
+    endforeach()
   endif()
 endfunction()

@@ -586,8 +586,6 @@ typedef struct weft_cts_unsupported_t {
 static const weft_cts_unsupported_t kUnsupported[] = {
     {"local-sync", WEFT_CTS_FEATURE_QUEUES_OPTION,
      "it has one queue, and runs each op on the thread that makes it ready"},
-    {"cuda", WEFT_CTS_FEATURE_QUEUES_OPTION,
-     "it has one dispatch stream per device"},
     {"cuda", WEFT_CTS_FEATURE_HOST_MAPPING,
      "buffers of the default parameters are device memory (HOST_VISIBLE "
      "ones are pinned host memory the host maps)"},

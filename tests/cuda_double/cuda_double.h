@@ -98,6 +98,10 @@ void weft_cuda_double_set_stream_mem_ops(bool supported);
 // (not when the stream runs them). Thread-safe.
 uint64_t weft_cuda_double_launch_count(void);
 
+// The number of calls of |entry_point| (the API name, "cuStreamWaitValue64")
+// made so far, successful or not. Thread-safe.
+uint64_t weft_cuda_double_call_count(const char* entry_point);
+
 //===----------------------------------------------------------------------===//
 // Host implementations of kernels
 //===----------------------------------------------------------------------===//

@@ -16,6 +16,8 @@
 #define WEFT_CUDA_DOUBLE_DEFAULT_MEMORY ((size_t)1 << 30)
 #define WEFT_CUDA_DOUBLE_DRIVER_VERSION 13000
 #define WEFT_CUDA_DOUBLE_MAX_ARMED_FAILURES 64
+// Entry points weft_cuda_double_call_count tells apart (the API has fewer).
+#define WEFT_CUDA_DOUBLE_MAX_COUNTED_ENTRY_POINTS 128
 // Tasks a stream holds not yet completed before an enqueue blocks: about
 // what a GPU's command queue holds behind an unmet wait.
 #define WEFT_CUDA_DOUBLE_DEFAULT_QUEUE_DEPTH 1024
@@ -44,11 +46,32 @@ static struct {
       failures[WEFT_CUDA_DOUBLE_MAX_ARMED_FAILURES];
   uint32_t failure_count;
   uint64_t launch_count;
+  // Calls per entry point (weft_cuda_double_call_count), by API name.
+  struct {
+    const char* name;
+    uint64_t count;
+  } calls[WEFT_CUDA_DOUBLE_MAX_COUNTED_ENTRY_POINTS];
+  uint32_t call_entry_count;
 } weft_cuda_double_state = {
     .mutex = PTHREAD_MUTEX_INITIALIZER,
     .queue_depth = WEFT_CUDA_DOUBLE_DEFAULT_QUEUE_DEPTH,
     .stream_mem_ops = true,
 };
+
+// Counts a call of |name|. Called with the state's mutex held.
+static void weft_cuda_double_count_call_locked(const char* name) {
+  uint32_t i = 0;
+  while (i < weft_cuda_double_state.call_entry_count &&
+         strcmp(weft_cuda_double_state.calls[i].name, name) != 0) {
+    ++i;
+  }
+  if (i == weft_cuda_double_state.call_entry_count) {
+    if (i == WEFT_CUDA_DOUBLE_MAX_COUNTED_ENTRY_POINTS) return;
+    weft_cuda_double_state.calls[i].name = name;  // a string literal
+    ++weft_cuda_double_state.call_entry_count;
+  }
+  ++weft_cuda_double_state.calls[i].count;
+}
 
 // This thread's context stack (cuCtxPushCurrent/cuCtxPopCurrent).
 static _Thread_local struct {
@@ -85,6 +108,7 @@ static CUresult weft_cuda_double_take_failure_locked(const char* name,
 CUresult weft_cuda_double__enter(const char* name, const char* symbol,
                                  CUcontext* out_context) {
   pthread_mutex_lock(&weft_cuda_double_state.mutex);
+  weft_cuda_double_count_call_locked(name);
   CUresult result = weft_cuda_double_take_failure_locked(name, symbol);
   if (result == CUDA_SUCCESS && !weft_cuda_double_state.initialized) {
     result = CUDA_ERROR_NOT_INITIALIZED;
@@ -189,6 +213,19 @@ WEFT_CUDA_DOUBLE_EXPORT void weft_cuda_double_set_stream_mem_ops(
   pthread_mutex_lock(&weft_cuda_double_state.mutex);
   weft_cuda_double_state.stream_mem_ops = supported;
   pthread_mutex_unlock(&weft_cuda_double_state.mutex);
+}
+
+WEFT_CUDA_DOUBLE_EXPORT uint64_t
+weft_cuda_double_call_count(const char* entry_point) {
+  uint64_t count = 0;
+  pthread_mutex_lock(&weft_cuda_double_state.mutex);
+  for (uint32_t i = 0; i < weft_cuda_double_state.call_entry_count; ++i) {
+    if (strcmp(weft_cuda_double_state.calls[i].name, entry_point) == 0) {
+      count = weft_cuda_double_state.calls[i].count;
+    }
+  }
+  pthread_mutex_unlock(&weft_cuda_double_state.mutex);
+  return count;
 }
 
 WEFT_CUDA_DOUBLE_EXPORT uint64_t weft_cuda_double_launch_count(void) {

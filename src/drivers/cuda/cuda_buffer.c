@@ -86,12 +86,15 @@ static weft_status_t weft_cuda_buffer_new(weft_cuda_event_pool_t* pool,
 }
 
 weft_status_t weft_cuda_buffer_allocate(weft_cuda_event_pool_t* pool,
-                                        CUstream stream, weft_domain_t domain,
+                                        const CUstream* streams,
+                                        uint32_t stream_count,
+                                        weft_domain_t domain,
                                         weft_buffer_params_t params,
                                         weft_device_size_t byte_length,
                                         weft_allocator_t allocator,
                                         weft_buffer_t** out_buffer) {
   *out_buffer = NULL;
+  CUstream stream = streams[0];
   const bool pinned = (params.type & WEFT_MEMORY_TYPE_HOST_VISIBLE) != 0;
   weft_cuda_buffer_t* buffer = NULL;
   weft_status_t status = weft_cuda_buffer_new(
@@ -127,7 +130,8 @@ weft_status_t weft_cuda_buffer_allocate(weft_cuda_event_pool_t* pool,
     }
   }
   // New buffers read as zeros on every driver. Device memory is cleared on
-  // the dispatch stream, ahead of any op that can use the buffer.
+  // the first stream, and every other stream waits for that, so the clear
+  // is ahead of any op that can use the buffer, on whichever queue.
   if (weft_status_is_ok(status) && byte_length > 0) {
     if (pinned) {
       memset(buffer->host_pointer, 0, (size_t)byte_length);
@@ -143,6 +147,11 @@ weft_status_t weft_cuda_buffer_allocate(weft_cuda_event_pool_t* pool,
         status = WEFT_CUDA_CALL(
             symbols, cuEventRecord(buffer->zeroed->handle, stream));
         buffer->zeroed->stream = stream;
+      }
+      for (uint32_t i = 1; weft_status_is_ok(status) && i < stream_count;
+           ++i) {
+        status = WEFT_CUDA_CALL(
+            symbols, cuStreamWaitEvent(streams[i], buffer->zeroed->handle, 0));
       }
     }
   }

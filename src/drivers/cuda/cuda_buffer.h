@@ -30,10 +30,13 @@ typedef enum weft_cuda_buffer_kind_e {
 
 // Allocates a buffer of |byte_length| bytes in |domain| for |params|:
 // pinned host memory when params.type asks for HOST_VISIBLE, device memory
-// otherwise, zeroed (device memory on |stream|, ahead of any op). The
-// context must be current. |pool| is retained.
+// otherwise, zeroed (device memory on |streams|[0], with the other
+// |stream_count| - 1 streams waiting for it, ahead of any op). The context
+// must be current. |pool| is retained.
 weft_status_t weft_cuda_buffer_allocate(weft_cuda_event_pool_t* pool,
-                                        CUstream stream, weft_domain_t domain,
+                                        const CUstream* streams,
+                                        uint32_t stream_count,
+                                        weft_domain_t domain,
                                         weft_buffer_params_t params,
                                         weft_device_size_t byte_length,
                                         weft_allocator_t allocator,

@@ -40,9 +40,11 @@ static void weft_cuda_device_free(weft_cuda_device_t* device) {
         symbols->cuCtxPushCurrent(device->context) == CUDA_SUCCESS;
     if (pushed) {
       weft_cuda_device_free_staging(device);
-      if (device->dispatch_stream) {
-        symbols->cuStreamSynchronize(device->dispatch_stream);
-        symbols->cuStreamDestroy(device->dispatch_stream);
+      for (uint32_t i = 0; i < device->queue_count; ++i) {
+        if (device->queues[i].stream) {
+          symbols->cuStreamSynchronize(device->queues[i].stream);
+          symbols->cuStreamDestroy(device->queues[i].stream);
+        }
       }
       if (device->clock_stream) symbols->cuStreamDestroy(device->clock_stream);
       if (device->status_slots) symbols->cuMemFreeHost(device->status_slots);
@@ -50,9 +52,12 @@ static void weft_cuda_device_free(weft_cuda_device_t* device) {
       symbols->cuCtxPopCurrent(&popped);
     }
     weft_cuda_event_release(device->trace_epoch);
+    weft_cuda_word_pool_release(device->word_pool);
     weft_cuda_event_pool_release(device->event_pool);
   }
-  weft_trace_track_release(device->trace_track);
+  for (uint32_t i = 0; i < device->queue_count; ++i) {
+    weft_trace_track_release(device->queues[i].trace_track);
+  }
   weft_condition_deinitialize(&device->idle);
   weft_condition_deinitialize(&device->transfer_wake);
   weft_condition_deinitialize(&device->completion_wake);
@@ -80,7 +85,7 @@ static weft_status_t weft_cuda_device_query_i64(weft_device_t* base_device,
                                                 int64_t* out_value) {
   weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
   const weft_device_property_t properties[] = {
-      {"queue.count", 1},
+      {"queue.count", device->queue_count},
       {"worker.count", 1},
       {"dispatch.concurrent", 1},
       {"semaphore.host_wait", 1},
@@ -91,6 +96,8 @@ static weft_status_t weft_cuda_device_query_i64(weft_device_t* base_device,
       {"cuda.driver_version", device->driver_version},
       {"cuda.memory_pools", device->memory_pool != NULL},
       {"cuda.stream_memory_ops", device->stream_memory_ops != 0},
+      {"cuda.memory_semaphores",
+       device->semaphore_mode == WEFT_CUDA_SEMAPHORES_MEMORY},
       {"cuda.completion_polling",
        device->completion_mode == WEFT_CUDA_COMPLETION_POLLING},
       {"cuda.staging_piece", (int64_t)device->staging_piece_size},
@@ -106,11 +113,15 @@ static void weft_cuda_device_describe(weft_device_t* base_device,
   weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
   fprintf(stream,
           "  GPU %d: %s, compute capability %d.%d, %.1f GiB, driver %d.%d, "
-          "completion by %s\n",
+          "%u queue%s, semaphores on %s, completion by %s\n",
           device->ordinal, device->name, device->compute_capability[0],
           device->compute_capability[1],
           (double)device->total_memory / (1024.0 * 1024.0 * 1024.0),
           device->driver_version / 1000, (device->driver_version % 1000) / 10,
+          device->queue_count, device->queue_count == 1 ? "" : "s",
+          device->semaphore_mode == WEFT_CUDA_SEMAPHORES_MEMORY
+              ? "memory words"
+              : "events",
           device->completion_mode == WEFT_CUDA_COMPLETION_BLOCKING
               ? "blocking-sync events"
               : "polling");
@@ -122,8 +133,12 @@ static weft_status_t weft_cuda_device_allocate_buffer(
   weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
   weft_status_t status = weft_cuda_device_push_context(device);
   if (weft_status_is_ok(status)) {
-    status = weft_cuda_buffer_allocate(device->event_pool,
-                                       device->dispatch_stream,
+    CUstream streams[WEFT_CUDA_MAX_QUEUES];
+    for (uint32_t i = 0; i < device->queue_count; ++i) {
+      streams[i] = device->queues[i].stream;
+    }
+    status = weft_cuda_buffer_allocate(device->event_pool, streams,
+                                       device->queue_count,
                                        base_device->domain,
                                        params, byte_length,
                                        base_device->host_allocator, out_buffer);
@@ -169,8 +184,9 @@ static weft_status_t weft_cuda_device_create_executable(
 static weft_status_t weft_cuda_device_create_semaphore(
     weft_device_t* base_device, uint64_t initial_value,
     weft_semaphore_t** out_semaphore) {
-  return weft_cuda_semaphore_create(base_device->domain, initial_value,
-                                    base_device->host_allocator,
+  weft_cuda_device_t* device = weft_cuda_device_cast(base_device);
+  return weft_cuda_semaphore_create(base_device->domain, device->word_pool,
+                                    initial_value, base_device->host_allocator,
                                     out_semaphore);
 }
 
@@ -229,12 +245,24 @@ static weft_status_t weft_cuda_device_query_gpu(weft_cuda_device_t* device) {
   return status;
 }
 
-// The stream, the memory pool and the status words (context current).
+// The streams, the memory pool, the status words and the word pool
+// (context current).
 static weft_status_t weft_cuda_device_create_resources(
     weft_cuda_device_t* device) {
   const weft_cuda_symbols_t* symbols = device->symbols;
-  weft_status_t status = WEFT_CUDA_CALL(
-      symbols, cuStreamCreate(&device->dispatch_stream, CU_STREAM_NON_BLOCKING));
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < device->queue_count;
+       ++i) {
+    device->queues[i].index = i;
+    status = WEFT_CUDA_CALL(symbols, cuStreamCreate(&device->queues[i].stream,
+                                                    CU_STREAM_NON_BLOCKING));
+  }
+  if (weft_status_is_ok(status) &&
+      device->semaphore_mode == WEFT_CUDA_SEMAPHORES_MEMORY) {
+    status = weft_cuda_word_pool_create(device->event_pool,
+                                        device->base.host_allocator,
+                                        &device->word_pool);
+  }
   int pools_supported = 0;
   if (weft_status_is_ok(status)) {
     status = WEFT_CUDA_CALL(
@@ -279,7 +307,9 @@ static weft_status_t weft_cuda_device_create_resources(
 
 typedef struct weft_cuda_device_options_t {
   uint32_t ordinal;
+  uint32_t queues;
   weft_cuda_completion_mode_t mode;
+  weft_cuda_semaphore_mode_t semaphores;
   uint32_t status_slots;
   uint32_t staging_piece_size;
   uint32_t staging_pieces;
@@ -301,6 +331,28 @@ static weft_status_t weft_cuda_parse_options(
   if (weft_status_is_ok(status)) {
     status = weft_device_options_get_u32(options, "status_slots",
                                          out_status_slots);
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_device_options_get_u32(options, "queues", &out->queues);
+  }
+  if (weft_status_is_ok(status) &&
+      (out->queues < 1 || out->queues > WEFT_CUDA_MAX_QUEUES)) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "device string '%s': queues must be 1 to %u (got %u)",
+                         device_string, WEFT_CUDA_MAX_QUEUES, out->queues);
+  }
+  const char* semaphores = weft_device_options_find(options, "semaphores");
+  if (weft_status_is_ok(status) && semaphores) {
+    if (strcmp(semaphores, "events") == 0) {
+      out->semaphores = WEFT_CUDA_SEMAPHORES_EVENTS;
+    } else if (strcmp(semaphores, "memory") == 0) {
+      out->semaphores = WEFT_CUDA_SEMAPHORES_MEMORY;
+    } else {
+      status = WEFT_STATUS(INVALID_ARGUMENT,
+                           "device string '%s': semaphores must be 'events' "
+                           "or 'memory' (got '%s')",
+                           device_string, semaphores);
+    }
   }
   if (weft_status_is_ok(status) && *out_status_slots < 2) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
@@ -330,7 +382,9 @@ static weft_status_t weft_cuda_driver_create_device(
   *out_device = NULL;
   weft_cuda_device_options_t parsed = {
       .ordinal = 0,
+      .queues = 1,
       .mode = WEFT_CUDA_COMPLETION_BLOCKING,
+      .semaphores = WEFT_CUDA_SEMAPHORES_EVENTS,
       .status_slots = WEFT_CUDA_DEFAULT_STATUS_SLOTS,
       .staging_piece_size = WEFT_STAGING_DEFAULT_PIECE_SIZE,
       .staging_pieces = WEFT_STAGING_DEFAULT_PIECES,
@@ -372,6 +426,8 @@ static weft_status_t weft_cuda_driver_create_device(
   device->symbols = symbols;
   device->ordinal = (int)ordinal;
   device->completion_mode = mode;
+  device->semaphore_mode = parsed.semaphores;
+  device->queue_count = parsed.queues;
   device->status_slot_count = parsed.status_slots;
   weft_gpu_status_ring_initialize(device->status_slot_count,
                                   &device->status_ring);
@@ -392,6 +448,16 @@ static weft_status_t weft_cuda_driver_create_device(
   weft_cuda_device_initialize_scheduler(device);
   status = WEFT_CUDA_CALL(symbols, cuDeviceGet(&device->cu_device, (int)ordinal));
   if (weft_status_is_ok(status)) status = weft_cuda_device_query_gpu(device);
+  if (weft_status_is_ok(status) &&
+      device->semaphore_mode == WEFT_CUDA_SEMAPHORES_MEMORY &&
+      !device->stream_memory_ops) {
+    status = WEFT_STATUS(
+        UNAVAILABLE,
+        "device string '%s': semaphores=memory needs 64-bit stream memory "
+        "operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS), "
+        "which GPU %u (%s) does not have; use semaphores=events",
+        device_string, ordinal, device->name);
+  }
   if (weft_status_is_ok(status)) {
     status = weft_cuda_event_pool_create(
         symbols, device->cu_device,
@@ -420,15 +486,16 @@ static weft_status_t weft_cuda_driver_create_device(
 }
 
 static const char* const kWeftCudaOptionNames[] = {
-    "device", "completion", "status_slots", "staging_piece", "staging_pieces",
-    NULL};
+    "device",         "queues",        "semaphores", "completion",
+    "status_slots",   "staging_piece", "staging_pieces", NULL};
 
 const weft_driver_t weft_cuda_driver = {
     .name = "cuda",
     .description =
         "NVIDIA GPUs through the CUDA driver API (libcuda.so.1, loaded at "
-        "run time): a dispatch stream, event-backed semaphores, a pending "
-        "queue and a completion thread",
+        "run time): a stream per queue, semaphores backed by events or by "
+        "64-bit memory words the GPU waits on and writes, a pending queue "
+        "and a completion thread",
     .option_names = kWeftCudaOptionNames,
     .create_device = weft_cuda_driver_create_device,
 };

@@ -1,22 +1,26 @@
 // weft cuda driver: the device.
 //
-// One device is one GPU's primary context with a dispatch stream, a stream-
-// ordered memory pool and two threads:
+// One device is one GPU's primary context with |queue_count| dispatch
+// streams (the "queues" option; an op goes to the queue its affinity's
+// lowest bit names, modulo the count), a stream-ordered memory pool, a
+// submission thread and a completion thread:
 //  - ops come through one submit entry (hal/queue_op.h). An op whose waits
-//    are all reached on the host, or recorded on this device (a device
-//    timepoint of one of its semaphores, cuda_semaphore.h), is issued at
-//    once on the submitting thread: its work goes on the dispatch stream
-//    behind in-stream waits, then an event from the pool. Otherwise it is
-//    parked on the device's queue scheduler (hal/queue_scheduler.h); a
-//    wait on a semaphore of this device counts as met as soon as the op
-//    that signals it is issued (weft_semaphore_advance_issued). The
-//    scheduler hands the op back to the submission thread, which issues
-//    ready ops in the order they became ready: no op is looked at before
-//    something it waits on moved;
-//  - the completion thread takes issued ops in issue order, waits for each
-//    op's event (blocking-sync event, or polling with backoff: the
-//    "completion" option), checks what the GPU reported (a kernel's status
-//    word, a failed wait upstream) and signals or fails the op's signals.
+//    are all reached on the host, or signalled by an op already issued on
+//    this device (cuda_semaphore.h: an event or a memory word to wait for
+//    on the GPU), is issued at once on the submitting thread: its work goes
+//    on its queue's stream behind those in-stream waits, then (memory-word
+//    semaphores) the writes of its signals, then an event from the pool.
+//    Otherwise it is parked on the device's queue scheduler
+//    (hal/queue_scheduler.h); a wait on a semaphore of this device counts
+//    as met as soon as the op that signals it is issued
+//    (weft_semaphore_advance_issued). The scheduler hands the op back to
+//    the submission thread, which issues ready ops in the order they became
+//    ready: no op is looked at before something it waits on moved;
+//  - the completion thread takes issued ops in issue order (over every queue),
+//    waits for each op's event (blocking-sync event, or polling with
+//    backoff: the "completion" option), checks what the GPU reported (a
+//    kernel's status word, a failed wait upstream) and signals or fails the
+//    op's signals.
 // No weft code runs inside a CUDA callback, so nothing ever calls CUDA from
 // one (the deadlock the seed's first design met).
 //
@@ -35,6 +39,7 @@
 #include "base/trace.h"
 #include "drivers/cuda/cuda_event_pool.h"
 #include "drivers/cuda/cuda_symbols.h"
+#include "drivers/cuda/cuda_word_pool.h"
 #include "hal/device_impl.h"
 #include "hal/gpu/kernel_status.h"
 #include "hal/queue_scheduler.h"
@@ -63,14 +68,35 @@ typedef enum weft_cuda_completion_mode_e {
 // slots), so a burst of any size leaves them at one high-water mark.
 #define WEFT_CUDA_MAX_IN_FLIGHT 1024u
 
-// A FIFO of ops with its own lock and condition.
+// The most queues (streams) a device has.
+#define WEFT_CUDA_MAX_QUEUES 8u
+
+// How a device's semaphores keep their value (cuda_semaphore.h).
+typedef enum weft_cuda_semaphore_mode_e {
+  WEFT_CUDA_SEMAPHORES_EVENTS = 0,  // host value + events of issued signals
+  WEFT_CUDA_SEMAPHORES_MEMORY = 1,  // a 64-bit word streams wait on and write
+} weft_cuda_semaphore_mode_t;
+
+// A FIFO of ops (guarded by the device mutex).
 typedef struct weft_cuda_op_fifo_t {
   weft_cuda_op_t* head;
   weft_cuda_op_t* tail;
   uint32_t count;
 } weft_cuda_op_fifo_t;
 
-typedef struct weft_cuda_device_t {
+typedef struct weft_cuda_device_t weft_cuda_device_t;
+
+// One weft queue: a stream of the device.
+typedef struct weft_cuda_queue_t {
+  uint32_t index;
+  CUstream stream;
+  // Tracing (below): this stream's lane, and where its last zone ended;
+  // the completion thread's.
+  weft_trace_track_t* trace_track;
+  weft_time_t trace_last_end_ns;
+} weft_cuda_queue_t;
+
+struct weft_cuda_device_t {
   weft_device_t base;
   // Op records, parking (waits neither reached nor issued on this device),
   // the parked registry and the release sweep (hal/queue_scheduler.h).
@@ -79,7 +105,8 @@ typedef struct weft_cuda_device_t {
   int ordinal;
   CUdevice cu_device;
   CUcontext context;  // the primary context (retained by |event_pool|)
-  CUstream dispatch_stream;
+  weft_cuda_queue_t queues[WEFT_CUDA_MAX_QUEUES];
+  uint32_t queue_count;
   // Stream-ordered allocation (alloca); NULL when the GPU has no pools
   // (then alloca takes cuMemAlloc memory at issue).
   CUmemoryPool memory_pool;
@@ -87,6 +114,9 @@ typedef struct weft_cuda_device_t {
   // executables that outlive the device.
   weft_cuda_event_pool_t* event_pool;
   weft_cuda_completion_mode_t completion_mode;
+  weft_cuda_semaphore_mode_t semaphore_mode;
+  // The words of memory-word semaphores (NULL in event mode).
+  weft_cuda_word_pool_t* word_pool;
   // Pinned, device-mapped status slots (weft_cuda_status_t) where kernels
   // report failure: |status_slot_count| of them, handed out by
   // |status_ring| (hal/gpu/kernel_status.h), guarded by |mutex|.
@@ -101,7 +131,10 @@ typedef struct weft_cuda_device_t {
   // Held ops whose waits resolved, for the submission thread, in the
   // order they became ready.
   weft_cuda_op_fifo_t ready;
-  // Issued ops not yet completed, in issue order.
+  // Issued ops not yet completed, in issue order over every queue: the
+  // completion thread signals them in that order, so an op that waited on
+  // the GPU for another's signal never signals before it, whichever stream
+  // finished first.
   weft_cuda_op_fifo_t issued;
   // Issued ops (each retained) whose signals are still to be announced to
   // their semaphores once the mutex is let go (weft_semaphore_advance_issued
@@ -144,31 +177,28 @@ typedef struct weft_cuda_device_t {
 
   // Tracing: an op issued while tracing is on records a timed event before
   // its work and a timed one after; the completion thread turns the two
-  // into a zone on |trace_track| (the GPU's lane). GPU times map onto the
+  // into a zone on its queue's track (the stream's lane). GPU times map onto the
   // host clock through an epoch: a timed event recorded on |clock_stream|,
   // which nothing else uses, and polled at once; its host time is the
   // middle of that wait; each zone is then kept within what the host saw
   // (after its issue and the zone before it, before its completion was
   // seen). Renewed after a second, so the float milliseconds
   // cuEventElapsedTime returns stay precise. The epoch fields
-  // are guarded by |mutex|; the track and |trace_last_end_ns| belong to the
-  // completion thread.
+  // are guarded by |mutex|.
   CUstream clock_stream;
   weft_cuda_event_t* trace_epoch;
   weft_time_t trace_epoch_ns;
-  weft_trace_track_t* trace_track;
-  weft_time_t trace_last_end_ns;
 
   char name[128];
   size_t total_memory;
   int compute_capability[2];
   int driver_version;
   // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: the GPU's streams
-  // can wait on and write 64-bit memory words (the memory-word semaphores
-  // to come; not the older CAN_USE_STREAM_MEM_OPS attribute, which some
+  // can wait on and write 64-bit memory words (what memory-word semaphores
+  // need; not the older CAN_USE_STREAM_MEM_OPS attribute, which some
   // current GPUs that have them report as 0).
   int stream_memory_ops;
-} weft_cuda_device_t;
+};
 
 WEFT_DEVICE_DEFINE_CAST(weft_cuda_device_t, weft_cuda_device_cast)
 
@@ -206,6 +236,13 @@ void weft_cuda_device_free_staging(weft_cuda_device_t* device);
 // Initialises |device->scheduler| with the queue's ready function
 // (cuda_queue.c).
 void weft_cuda_device_initialize_scheduler(weft_cuda_device_t* device);
+
+// The queue an op with |affinity| (non-empty) runs on.
+static inline weft_cuda_queue_t* weft_cuda_device_select_queue(
+    weft_cuda_device_t* device, uint64_t affinity) {
+  return &device->queues[(uint32_t)__builtin_ctzll(affinity) %
+                         device->queue_count];
+}
 
 // Starts the submission and completion threads.
 weft_status_t weft_cuda_device_start_queue(weft_cuda_device_t* device);

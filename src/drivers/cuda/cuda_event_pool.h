@@ -59,6 +59,12 @@ weft_status_t weft_cuda_event_pool_create(const weft_cuda_symbols_t* symbols,
                                           weft_allocator_t allocator,
                                           weft_cuda_event_pool_t** out_pool);
 
+// Adds a reference (a word pool, cuda_word_pool.h, keeps the context
+// through its event pool).
+static inline void weft_cuda_event_pool_retain(weft_cuda_event_pool_t* pool) {
+  weft_atomic_fetch_add(&pool->ref_count, 1u, memory_order_relaxed);
+}
+
 // Drops a reference; the last destroys the free events (pushing the
 // context on this thread) and releases the primary context.
 void weft_cuda_event_pool_release(weft_cuda_event_pool_t* pool);

@@ -100,6 +100,7 @@ void weft_cuda_device_free_staging(weft_cuda_device_t* device) {
 // The device side of one staged transfer (hal/gpu/staged_transfer.h).
 typedef struct weft_cuda_transfer_t {
   weft_cuda_device_t* device;
+  CUstream stream;     // the op's queue's
   CUdeviceptr buffer;  // the op's buffer at its offset
 } weft_cuda_transfer_t;
 
@@ -115,8 +116,8 @@ static weft_status_t weft_cuda_staging_wait(void* self, uint32_t piece) {
   return status;
 }
 
-// Queues a copy between staging piece |piece| and the buffer on the
-// dispatch stream and records the piece's event after it.
+// Queues a copy between staging piece |piece| and the buffer on the op's
+// stream and records the piece's event after it.
 static weft_status_t weft_cuda_staging_copy(void* self, uint32_t piece,
                                             bool to_buffer,
                                             uint64_t buffer_offset,
@@ -130,7 +131,7 @@ static weft_status_t weft_cuda_staging_copy(void* self, uint32_t piece,
   weft_status_t status = WEFT_CUDA_CALL(
       symbols, cuMemcpyAsync(to_buffer ? buffer : staging,
                              to_buffer ? staging : buffer, (size_t)length,
-                             device->dispatch_stream));
+                             transfer->stream));
   weft_cuda_event_t* event = NULL;
   if (weft_status_is_ok(status)) {
     status = weft_cuda_event_pool_acquire(device->event_pool, /*timed=*/false,
@@ -138,8 +139,8 @@ static weft_status_t weft_cuda_staging_copy(void* self, uint32_t piece,
   }
   if (weft_status_is_ok(status)) {
     status = WEFT_CUDA_CALL(
-        symbols, cuEventRecord(event->handle, device->dispatch_stream));
-    event->stream = device->dispatch_stream;
+        symbols, cuEventRecord(event->handle, transfer->stream));
+    event->stream = transfer->stream;
   }
   if (weft_status_is_ok(status)) {
     device->staging_events[piece] = event;
@@ -152,8 +153,9 @@ static weft_status_t weft_cuda_staging_copy(void* self, uint32_t piece,
 // Moves |op|'s bytes between its file and its buffer through the staging
 // ring; a READ's last copies are queued, not done.
 static weft_status_t weft_cuda_transfer(weft_cuda_device_t* device,
+                                        CUstream stream,
                                         const weft_queue_op_t* op) {
-  weft_cuda_transfer_t transfer = {device, 0};
+  weft_cuda_transfer_t transfer = {device, stream, 0};
   weft_status_t status = weft_cuda_buffer_device_pointer(
       op->file.buffer, op->file.buffer_offset, &transfer.buffer);
   if (!weft_status_is_ok(status)) return status;
@@ -184,7 +186,7 @@ int weft_cuda_transfer_main(void* user_data) {
         pushed ? weft_cuda_staging_ensure(device)
                : WEFT_STATUS(INTERNAL, "the transfer thread has no context");
     if (weft_status_is_ok(status)) {
-      status = weft_cuda_transfer(device, op->base);
+      status = weft_cuda_transfer(device, op->queue->stream, op->base);
     }
     weft_queue_trace_end(op->record->trace_id);
     // Its event after the last copy (a WRITE's pieces are all in the file

@@ -477,6 +477,7 @@ static weft_status_t weft_cuda_graph_update(
 }
 
 weft_status_t weft_cuda_graph_launch(weft_cuda_device_t* device,
+                                     CUstream stream,
                                      weft_cuda_graph_t* graph,
                                      const weft_command_buffer_t* command_buffer,
                                      weft_binding_table_t binding_table,
@@ -509,7 +510,7 @@ weft_status_t weft_cuda_graph_launch(weft_cuda_device_t* device,
   }
   if (weft_status_is_ok(status)) {
     status = WEFT_CUDA_CALL(symbols,
-                            cuGraphLaunch(graph->exec, device->dispatch_stream));
+                            cuGraphLaunch(graph->exec, stream));
   }
   return status;
 }

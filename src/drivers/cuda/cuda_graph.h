@@ -35,10 +35,11 @@ weft_status_t weft_cuda_graph_finalize(weft_device_t* device,
 weft_cuda_graph_t* weft_cuda_graph_lookup(
     weft_cuda_device_t* device, const weft_command_buffer_t* command_buffer);
 
-// Launches |graph| on the dispatch stream with |binding_table|, building
+// Launches |graph| on |stream| with |binding_table|, building
 // or updating it first, and copying its status slots to |status_slots| (one
 // per dispatch of the command buffer) at the end. Called with the device mutex held and the context current.
 weft_status_t weft_cuda_graph_launch(weft_cuda_device_t* device,
+                                     CUstream stream,
                                      weft_cuda_graph_t* graph,
                                      const weft_command_buffer_t* command_buffer,
                                      weft_binding_table_t binding_table,

@@ -24,6 +24,8 @@ struct weft_cuda_op_t {
   // announced to their semaphores (weft_semaphore_advance_issued).
   weft_cuda_op_t* advance_next;
   weft_cuda_device_t* device;
+  // The queue (stream and completion thread) it runs on, from its affinity.
+  weft_cuda_queue_t* queue;
   // The op's own path (issue -> completion, or the failure that ends it)
   // and, while it waits to be announced, the announcement. The last to let
   // go retires the record.

@@ -36,6 +36,7 @@ static weft_status_t weft_cuda_op_allocate(weft_cuda_device_t* device,
     op->record = record;
     op->base = &record->base;
     op->device = device;
+    op->queue = weft_cuda_device_select_queue(device, source->affinity);
     record->submit_time = weft_time_now();
     atomic_init(&op->ref_count, 1u);
     *out_op = op;
@@ -58,30 +59,34 @@ void weft_cuda_op_release(weft_cuda_op_t* op) {
 // Readiness
 //===----------------------------------------------------------------------===//
 
-// In-stream waits gathered for one issue; more than this many device
-// timepoints in one op's wait list are met by holding the op instead.
+// In-stream waits gathered for one issue; more than this many waits met on
+// the GPU in one op's wait list are met by holding the op instead.
 #define WEFT_CUDA_MAX_STREAM_WAITS 16
 
 typedef struct weft_cuda_stream_waits_t {
+  // Waits met on the GPU (some need nothing: the stream is already behind
+  // their signal), and those the stream must be told of.
+  uint32_t met_on_gpu;
   uint32_t count;
-  weft_cuda_event_t* events[WEFT_CUDA_MAX_STREAM_WAITS];  // retained
+  weft_cuda_stream_wait_t waits[WEFT_CUDA_MAX_STREAM_WAITS];
 } weft_cuda_stream_waits_t;
 
 static void weft_cuda_stream_waits_release(weft_cuda_stream_waits_t* waits) {
   for (uint32_t i = 0; i < waits->count; ++i) {
-    weft_cuda_event_release(waits->events[i]);
+    weft_cuda_event_release(waits->waits[i].event);
   }
   waits->count = 0;
 }
 
 // True when every wait of |op| is reached on the host or (unless it is a
-// host call, which runs on the host) recorded on this device; the events
-// of the recorded ones go to |waits| (released by the caller). Called with
-// the device mutex held.
+// host call, which runs on the host) signalled by an op issued on this
+// device; what the stream must wait for goes to |waits| (released by the
+// caller). Called with the device mutex held.
 static bool weft_cuda_op_is_ready(weft_cuda_device_t* device,
                                   const weft_cuda_op_t* op,
                                   weft_cuda_stream_waits_t* waits) {
   waits->count = 0;
+  waits->met_on_gpu = 0;
   const weft_semaphore_list_t list = op->base->wait_list;
   const bool host_only = op->base->kind == WEFT_QUEUE_OP_HOST_CALL;
   for (uint32_t i = 0; i < list.count; ++i) {
@@ -96,16 +101,15 @@ static bool weft_cuda_op_is_ready(weft_cuda_device_t* device,
         host_only ? NULL
                   : weft_cuda_semaphore_cast(list.semaphores[i],
                                              device->base.domain);
-    weft_cuda_event_t* event =
-        semaphore && waits->count < WEFT_CUDA_MAX_STREAM_WAITS
-            ? weft_cuda_semaphore_find_device_timepoint(semaphore,
-                                                        list.values[i])
-            : NULL;
-    if (!event) {
+    weft_cuda_stream_wait_t wait;
+    if (!semaphore || waits->met_on_gpu == WEFT_CUDA_MAX_STREAM_WAITS ||
+        !weft_cuda_semaphore_find_stream_wait(semaphore, list.values[i],
+                                              op->queue->stream, &wait)) {
       weft_cuda_stream_waits_release(waits);
       return false;
     }
-    waits->events[waits->count++] = event;
+    ++waits->met_on_gpu;
+    if (wait.event || wait.word) waits->waits[waits->count++] = wait;
   }
   return true;
 }
@@ -140,7 +144,7 @@ static void weft_cuda_status_release(weft_cuda_device_t* device,
 // Kernel parameters of one launch: values and the pointers to them.
 #define WEFT_CUDA_MAX_KERNEL_PARAMS 256
 
-static weft_status_t weft_cuda_launch(weft_cuda_device_t* device,
+static weft_status_t weft_cuda_launch(weft_cuda_device_t* device, CUstream stream,
                                       weft_executable_t* executable,
                                       uint32_t ordinal,
                                       const uint32_t workgroup_count[3],
@@ -206,14 +210,14 @@ static weft_status_t weft_cuda_launch(weft_cuda_device_t* device,
             kernel->function, workgroup_count[0], workgroup_count[1],
             workgroup_count[2], kernel->block_size[0], kernel->block_size[1],
             kernel->block_size[2], kernel->shared_memory_size,
-            device->dispatch_stream, params, NULL),
+            stream, params, NULL),
         call);
   }
   return status;
 }
 
 // Queues a fill of |length| bytes at |target| + |offset| on the stream.
-static weft_status_t weft_cuda_fill(weft_cuda_device_t* device,
+static weft_status_t weft_cuda_fill(weft_cuda_device_t* device, CUstream stream,
                                     weft_buffer_t* target,
                                     weft_device_size_t offset,
                                     weft_device_size_t length,
@@ -224,7 +228,6 @@ static weft_status_t weft_cuda_fill(weft_cuda_device_t* device,
       weft_cuda_buffer_device_pointer(target, offset, &pointer);
   if (!weft_status_is_ok(status) || length == 0) return status;
   const weft_cuda_symbols_t* symbols = device->symbols;
-  CUstream stream = device->dispatch_stream;
   switch (pattern_length) {
     case 1:
       return WEFT_CUDA_CALL(
@@ -241,7 +244,7 @@ static weft_status_t weft_cuda_fill(weft_cuda_device_t* device,
   }
 }
 
-static weft_status_t weft_cuda_copy(weft_cuda_device_t* device,
+static weft_status_t weft_cuda_copy(weft_cuda_device_t* device, CUstream stream,
                                     weft_buffer_t* source,
                                     weft_device_size_t source_offset,
                                     weft_buffer_t* target,
@@ -257,22 +260,23 @@ static weft_status_t weft_cuda_copy(weft_cuda_device_t* device,
   if (weft_status_is_ok(status) && length > 0) {
     status = WEFT_CUDA_CALL(
         device->symbols,
-        cuMemcpyAsync(to, from, (size_t)length, device->dispatch_stream));
+        cuMemcpyAsync(to, from, (size_t)length, stream));
   }
   return status;
 }
 
 // Launches a reusable command buffer's graph (cuda_graph.h), or replays a
 // one-shot one onto the stream command by command.
-static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
+static weft_status_t weft_cuda_execute(weft_cuda_device_t* device, CUstream stream,
                                        const weft_queue_op_t* op,
                                        CUdeviceptr status_word) {
   const weft_binding_table_t table = op->execute.binding_table;
   weft_cuda_graph_t* graph =
       weft_cuda_graph_lookup(device, op->execute.command_buffer);
   if (graph) {
-    return weft_cuda_graph_launch(device, graph, op->execute.command_buffer,
-                                  table, status_word);
+    return weft_cuda_graph_launch(device, stream, graph,
+                                  op->execute.command_buffer, table,
+                                  status_word);
   }
   uint32_t count = 0;
   const weft_command_t* commands =
@@ -289,7 +293,7 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
         status = weft_command_buffer_resolve_fill(&command->fill, table,
                                                   "queue_execute", &target);
         if (weft_status_is_ok(status)) {
-          status = weft_cuda_fill(device, target.buffer, target.offset,
+          status = weft_cuda_fill(device, stream, target.buffer, target.offset,
                                   target.length, command->fill.pattern,
                                   command->fill.pattern_length);
         }
@@ -310,8 +314,7 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
           status = WEFT_CUDA_CALL(
               device->symbols,
               cuMemcpyHtoDAsync(pointer, command->update.source,
-                                (size_t)target.length,
-                                device->dispatch_stream));
+                                (size_t)target.length, stream));
         }
         break;
       }
@@ -321,7 +324,7 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
         status = weft_command_buffer_resolve_copy(
             &command->copy, table, "queue_execute", &source, &target);
         if (weft_status_is_ok(status)) {
-          status = weft_cuda_copy(device, source.buffer, source.offset,
+          status = weft_cuda_copy(device, stream, source.buffer, source.offset,
                                   target.buffer, target.offset, source.length);
         }
         break;
@@ -341,7 +344,7 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
         if (weft_status_is_ok(status)) {
           // Each dispatch reports into a slot of its own.
           status = weft_cuda_launch(
-              device, dispatch->executable, dispatch->kernel_ordinal,
+              device, stream, dispatch->executable, dispatch->kernel_ordinal,
               dispatch->workgroup_count, dispatch->constant_count,
               dispatch->constants, dispatch->binding_count, bindings,
               status_word + dispatch_index * sizeof(weft_cuda_status_t));
@@ -358,12 +361,12 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
   return status;
 }
 
-// Queues |op|'s work on the dispatch stream.
+// Queues |op|'s work on its queue's stream.
 static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
                                                weft_cuda_op_t* record) {
   const weft_queue_op_t* op = record->base;
   const weft_cuda_symbols_t* symbols = device->symbols;
-  CUstream stream = device->dispatch_stream;
+  CUstream stream = record->queue->stream;
   CUdeviceptr status_word = 0;
   if (op->kind == WEFT_QUEUE_OP_DISPATCH ||
       op->kind == WEFT_QUEUE_OP_EXECUTE) {
@@ -393,7 +396,7 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
                                            op->fill.length, "queue_fill",
                                            &length);
       if (weft_status_is_ok(status)) {
-        status = weft_cuda_fill(device, op->fill.target, op->fill.offset,
+        status = weft_cuda_fill(device, stream, op->fill.target, op->fill.offset,
                                 length, op->fill.pattern,
                                 op->fill.pattern_length);
       }
@@ -413,7 +416,7 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
       break;
     }
     case WEFT_QUEUE_OP_COPY:
-      status = weft_cuda_copy(device, op->copy.source, op->copy.source_offset,
+      status = weft_cuda_copy(device, stream, op->copy.source, op->copy.source_offset,
                               op->copy.target, op->copy.target_offset,
                               op->copy.length);
       break;
@@ -434,14 +437,14 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
       }
       if (weft_status_is_ok(status)) {
         status = weft_cuda_launch(
-            device, op->dispatch.executable, op->dispatch.kernel_ordinal,
+            device, stream, op->dispatch.executable, op->dispatch.kernel_ordinal,
             op->dispatch.workgroup_count, op->dispatch.constant_count,
             op->dispatch.constants, count, bindings, status_word);
       }
       break;
     }
     case WEFT_QUEUE_OP_EXECUTE:
-      status = weft_cuda_execute(device, op, status_word);
+      status = weft_cuda_execute(device, stream, op, status_word);
       break;
     case WEFT_QUEUE_OP_BARRIER:
       break;
@@ -453,10 +456,37 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
   return status;
 }
 
+// Queues the GPU writes of |op|'s signals of this device's memory-word
+// semaphores, after its work.
+static weft_status_t weft_cuda_op_write_words(weft_cuda_device_t* device,
+                                              weft_cuda_op_t* op,
+                                              CUstream stream) {
+  const weft_semaphore_list_t signals = op->base->signal_list;
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = 0; weft_status_is_ok(status) && i < signals.count; ++i) {
+    weft_cuda_semaphore_t* semaphore =
+        weft_cuda_semaphore_cast(signals.semaphores[i], device->base.domain);
+    if (semaphore && semaphore->word) {
+      const uint64_t value = signals.values[i] < WEFT_CUDA_WORD_FAILURE_VALUE
+                                 ? signals.values[i]
+                                 : WEFT_CUDA_WORD_FAILURE_VALUE;
+      // The default flags order the write after the work before it.
+      status = WEFT_CUDA_CALL(
+          device->symbols,
+          cuStreamWriteValue64(stream, semaphore->word->device, value, 0));
+    }
+  }
+  return status;
+}
+
 void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
                                weft_status_t status) {
   const weft_cuda_symbols_t* symbols = device->symbols;
-  CUstream stream = device->dispatch_stream;
+  CUstream stream = op->queue->stream;
+  if (weft_status_is_ok(status) &&
+      device->semaphore_mode == WEFT_CUDA_SEMAPHORES_MEMORY) {
+    status = weft_cuda_op_write_words(device, op, stream);
+  }
   op->issue_status = weft_queue_op_annotate_error(op->base, status);
   weft_status_t record = weft_cuda_event_pool_acquire(
       device->event_pool, /*timed=*/op->trace_start != NULL, &op->event);
@@ -472,16 +502,16 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
                                         weft_queue_op_annotate_error(
                                             op->base, record));
   } else if (weft_status_is_ok(op->issue_status)) {
-    // Later ops of this device may now wait for these values in-stream.
+    // Later ops of this device may now wait for these values on the GPU.
     const weft_semaphore_list_t signals = op->base->signal_list;
     bool announce = false;
     for (uint32_t i = 0; i < signals.count; ++i) {
       weft_cuda_semaphore_t* semaphore =
           weft_cuda_semaphore_cast(signals.semaphores[i], device->base.domain);
       if (semaphore) {
-        // Without the timepoint, waiters fall back to the host value.
-        weft_status_ignore(weft_cuda_semaphore_add_device_timepoint(
-            semaphore, signals.values[i], op->event));
+        // Without it, waiters fall back to the host value.
+        weft_status_ignore(weft_cuda_semaphore_note_issued(
+            semaphore, signals.values[i], stream, op->event));
         announce = true;
       }
     }
@@ -585,7 +615,7 @@ static void weft_cuda_trace_mark_start(weft_cuda_device_t* device,
   weft_status_t status =
       weft_cuda_event_pool_acquire(device->event_pool, /*timed=*/true, &start);
   if (weft_status_is_ok(status) &&
-      device->symbols->cuEventRecord(start->handle, device->dispatch_stream) !=
+      device->symbols->cuEventRecord(start->handle, op->queue->stream) !=
           CUDA_SUCCESS) {
     status = weft_status_from_code(WEFT_STATUS_INTERNAL);
   }
@@ -594,7 +624,7 @@ static void weft_cuda_trace_mark_start(weft_cuda_device_t* device,
     weft_cuda_event_release(start);
     return;
   }
-  start->stream = device->dispatch_stream;
+  start->stream = op->queue->stream;
   op->trace_start = start;
   op->trace_issue_ns = weft_time_now();
   weft_cuda_event_retain(device->trace_epoch);
@@ -603,7 +633,7 @@ static void weft_cuda_trace_mark_start(weft_cuda_device_t* device,
 }
 
 // Puts |op|'s GPU time (its start event to its end event, both fired) on
-// the device's track. On the completion thread, context current.
+// its queue's track. On the queue's completion thread, context current.
 static void weft_cuda_trace_device_time(weft_cuda_device_t* device,
                                         weft_cuda_op_t* op) {
   if (!op->trace_start || !op->event || !op->event->timed ||
@@ -619,11 +649,17 @@ static void weft_cuda_trace_device_time(weft_cuda_device_t* device,
                                   op->event->handle) != CUDA_SUCCESS) {
     return;
   }
-  if (!device->trace_track) {
+  weft_cuda_queue_t* queue = op->queue;
+  if (!queue->trace_track) {
     char name[64];
-    snprintf(name, sizeof(name), "%s: GPU %d stream", device->base.id,
-             device->ordinal);
-    device->trace_track = weft_trace_track_create(name);
+    if (queue->index == 0) {
+      snprintf(name, sizeof(name), "%s: GPU %d stream", device->base.id,
+               device->ordinal);
+    } else {
+      snprintf(name, sizeof(name), "%s: GPU %d stream %u", device->base.id,
+               device->ordinal, queue->index);
+    }
+    queue->trace_track = weft_trace_track_create(name);
   }
   // The epoch's error is at most half its window; what the host saw bounds
   // it better: the work started after the issue and after the zone before
@@ -633,13 +669,13 @@ static void weft_cuda_trace_device_time(weft_cuda_device_t* device,
   weft_time_t start_ns =
       op->trace_epoch_ns + (weft_time_t)((double)since_epoch_ms * 1e6);
   if (start_ns < op->trace_issue_ns) start_ns = op->trace_issue_ns;
-  if (start_ns < device->trace_last_end_ns) start_ns = device->trace_last_end_ns;
+  if (start_ns < queue->trace_last_end_ns) start_ns = queue->trace_last_end_ns;
   if (start_ns > observed_ns) start_ns = observed_ns;
   weft_duration_t duration_ns =
       duration_ms > 0.0f ? (weft_duration_t)((double)duration_ms * 1e6) : 0;
   if (duration_ns > observed_ns - start_ns) duration_ns = observed_ns - start_ns;
-  device->trace_last_end_ns = start_ns + duration_ns;
-  weft_queue_trace_device_time(device->trace_track, op->record->trace_id,
+  queue->trace_last_end_ns = start_ns + duration_ns;
+  weft_queue_trace_device_time(queue->trace_track, op->record->trace_id,
                                weft_queue_op_kind_name(op->base->kind),
                                start_ns, duration_ns);
 }
@@ -653,15 +689,20 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
                                weft_cuda_op_t* op,
                                weft_cuda_stream_waits_t* waits) {
   const weft_cuda_symbols_t* symbols = device->symbols;
-  CUstream stream = device->dispatch_stream;
-  op->waited_in_stream = waits->count > 0;
+  CUstream stream = op->queue->stream;
+  op->waited_in_stream = waits->met_on_gpu > 0;
   weft_queue_trace_ready(op->record->trace_id);
   weft_status_t status = WEFT_OK;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < waits->count; ++i) {
-    // An event of this stream is already behind us in order.
-    if (waits->events[i]->stream != stream) {
+    const weft_cuda_stream_wait_t* wait = &waits->waits[i];
+    if (wait->event) {
+      status = WEFT_CUDA_CALL(symbols,
+                              cuStreamWaitEvent(stream, wait->event->handle, 0));
+    } else {
+      // Cyclic >=: the word holds values below 2^63 (cuda_semaphore.h).
       status = WEFT_CUDA_CALL(
-          symbols, cuStreamWaitEvent(stream, waits->events[i]->handle, 0));
+          symbols, cuStreamWaitValue64(stream, wait->word, wait->value,
+                                       CU_STREAM_WAIT_VALUE_GEQ));
     }
   }
   weft_cuda_stream_waits_release(waits);
@@ -948,6 +989,19 @@ static weft_status_t weft_cuda_op_result(weft_cuda_device_t* device,
   return status;
 }
 
+// Stores the failure value again into the memory words |op| wrote on the
+// GPU whose semaphores have failed: the write may have landed after the
+// failure was stored (cuda_semaphore.h).
+static void weft_cuda_op_restore_failed_words(weft_cuda_device_t* device,
+                                              weft_cuda_op_t* op) {
+  const weft_semaphore_list_t signals = op->base->signal_list;
+  for (uint32_t i = 0; i < signals.count; ++i) {
+    weft_cuda_semaphore_t* semaphore =
+        weft_cuda_semaphore_cast(signals.semaphores[i], device->base.domain);
+    if (semaphore) weft_cuda_semaphore_restore_failure(semaphore);
+  }
+}
+
 static int weft_cuda_completion_main(void* user_data) {
   weft_cuda_device_t* device = (weft_cuda_device_t*)user_data;
   // The device's own thread: its context stays current.
@@ -968,7 +1022,7 @@ static int weft_cuda_completion_main(void* user_data) {
         : op->event
             ? weft_cuda_wait_event(device, op->event)
             : WEFT_CUDA_CALL(device->symbols,
-                             cuStreamSynchronize(device->dispatch_stream));
+                             cuStreamSynchronize(op->queue->stream));
     weft_slim_mutex_lock(&device->mutex);
     weft_cuda_fifo_unlink(&device->issued, NULL, op);
     if (!device->issued.head) weft_condition_broadcast(&device->idle);
@@ -985,6 +1039,9 @@ static int weft_cuda_completion_main(void* user_data) {
     weft_slim_mutex_unlock(&device->mutex);
     weft_queue_trace_signal(op->record->trace_id, weft_status_is_ok(status));
     weft_queue_op_signal_or_fail(op->base, status);
+    if (device->semaphore_mode == WEFT_CUDA_SEMAPHORES_MEMORY) {
+      weft_cuda_op_restore_failed_words(device, op);
+    }
     weft_cuda_op_release(op);
     weft_slim_mutex_lock(&device->mutex);
   }

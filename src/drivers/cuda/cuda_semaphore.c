@@ -1,4 +1,5 @@
-// weft cuda driver: event-backed semaphores (see cuda_semaphore.h).
+// weft cuda driver: event-backed and memory-word semaphores (see
+// cuda_semaphore.h).
 #include <stdalign.h>
 #include "drivers/cuda/cuda_semaphore.h"
 
@@ -8,6 +9,8 @@ static void weft_cuda_semaphore_destroy(weft_semaphore_t* base);
 static void weft_cuda_semaphore_fail(weft_semaphore_t* base);
 static bool weft_cuda_semaphore_is_native(const weft_semaphore_t* base,
                                           weft_domain_t domain);
+static weft_status_t weft_cuda_semaphore_word_signal(weft_semaphore_t* base,
+                                                     uint64_t value);
 
 // The payload is the base's host value plus the device timepoints: query,
 // signal and host waits are the base's; a failure drops the events (no
@@ -18,19 +21,50 @@ static const weft_semaphore_vtable_t kWeftCudaSemaphoreVtable = {
     .is_native = weft_cuda_semaphore_is_native,
 };
 
+// The payload is the word: a host signal stores it (then publishes), a
+// failure stores the failure value; query and host waits are the base's,
+// which the completion thread moves only once it has read what the GPU
+// reported (the word alone would say OK for a kernel that failed).
+static const weft_semaphore_vtable_t kWeftCudaWordSemaphoreVtable = {
+    .destroy = weft_cuda_semaphore_destroy,
+    .signal = weft_cuda_semaphore_word_signal,
+    .fail = weft_cuda_semaphore_fail,
+    .is_native = weft_cuda_semaphore_is_native,
+};
+
+// What the word holds for |value|: the value itself, or the failure value
+// for those at or above it (a stream compares cyclically).
+static inline uint64_t weft_cuda_word_value(uint64_t value) {
+  return value < WEFT_CUDA_WORD_FAILURE_VALUE ? value
+                                              : WEFT_CUDA_WORD_FAILURE_VALUE;
+}
+
 weft_status_t weft_cuda_semaphore_create(weft_domain_t domain,
+                                         weft_cuda_word_pool_t* word_pool,
                                          uint64_t initial_value,
                                          weft_allocator_t allocator,
                                          weft_semaphore_t** out_semaphore) {
   *out_semaphore = NULL;
+  weft_cuda_word_t* word = NULL;
+  weft_status_t status = WEFT_OK;
+  if (word_pool) {
+    status = weft_cuda_word_acquire(
+        word_pool, weft_cuda_word_value(initial_value), &word);
+    if (!weft_status_is_ok(status)) return status;
+  }
   weft_cuda_semaphore_t* semaphore = NULL;
-  weft_status_t status = weft_allocator_malloc_aligned(
+  status = weft_allocator_malloc_aligned(
       allocator, sizeof(*semaphore), alignof(weft_cuda_semaphore_t),
       (void**)&semaphore);
+  if (!weft_status_is_ok(status)) weft_cuda_word_release(word);
   if (weft_status_is_ok(status)) {
-    weft_semaphore_initialize(&kWeftCudaSemaphoreVtable, allocator,
-                              initial_value, &semaphore->base);
+    weft_semaphore_initialize(word ? &kWeftCudaWordSemaphoreVtable
+                                   : &kWeftCudaSemaphoreVtable,
+                              allocator, initial_value, &semaphore->base);
     semaphore->domain = domain;
+    semaphore->word = word;
+    semaphore->issued_value = initial_value;
+    semaphore->issued_stream = NULL;
     weft_slim_mutex_initialize(&semaphore->timepoint_mutex);
     semaphore->timepoints = NULL;
     semaphore->timepoint_first = 0;
@@ -48,13 +82,45 @@ static void weft_cuda_semaphore_destroy(weft_semaphore_t* base) {
         semaphore->timepoints[semaphore->timepoint_first + i].event);
   }
   weft_allocator_free(base->allocator, semaphore->timepoints);
+  // No stream still uses the word: an op holds its semaphores until it
+  // completes.
+  weft_cuda_word_release(semaphore->word);
   weft_slim_mutex_deinitialize(&semaphore->timepoint_mutex);
   weft_semaphore_deinitialize(base);
   weft_allocator_free_aligned(base->allocator, semaphore);
 }
 
+static weft_status_t weft_cuda_semaphore_word_signal(weft_semaphore_t* base,
+                                                     uint64_t value) {
+  weft_cuda_semaphore_t* semaphore = (weft_cuda_semaphore_t*)base;
+  // Never moves the word back: the GPU may already have written a later
+  // value of an op issued after the one whose completion signals this.
+  const uint64_t stored = weft_cuda_word_value(value);
+  uint64_t current =
+      weft_atomic_load(semaphore->word->host, memory_order_relaxed);
+  while (current < stored &&
+         !weft_atomic_compare_exchange_weak(semaphore->word->host, &current,
+                                            stored, memory_order_release,
+                                            memory_order_relaxed)) {
+  }
+  weft_semaphore_publish_value(base, value);
+  return WEFT_OK;
+}
+
+void weft_cuda_semaphore_restore_failure(weft_cuda_semaphore_t* semaphore) {
+  uint64_t value = 0;
+  if (semaphore->word && weft_semaphore_peek(&semaphore->base, &value)) {
+    weft_atomic_store(semaphore->word->host, WEFT_CUDA_WORD_FAILURE_VALUE,
+                      memory_order_release);
+  }
+}
+
 static void weft_cuda_semaphore_fail(weft_semaphore_t* base) {
   weft_cuda_semaphore_t* semaphore = (weft_cuda_semaphore_t*)base;
+  // Releases every stream waiting on the word (a GPU write still in flight
+  // may move it back: weft_cuda_semaphore_restore_failure stores it again
+  // when that op completes).
+  weft_cuda_semaphore_restore_failure(semaphore);
   weft_slim_mutex_lock(&semaphore->timepoint_mutex);
   weft_cuda_device_timepoint_t* timepoints = semaphore->timepoints;
   const uint32_t first = semaphore->timepoint_first;
@@ -77,7 +143,8 @@ static bool weft_cuda_semaphore_is_native(const weft_semaphore_t* base,
 
 weft_cuda_semaphore_t* weft_cuda_semaphore_cast(weft_semaphore_t* semaphore,
                                                 weft_domain_t domain) {
-  if (weft_semaphore_vtable(semaphore) != &kWeftCudaSemaphoreVtable) {
+  if (weft_semaphore_vtable(semaphore) != &kWeftCudaSemaphoreVtable &&
+      weft_semaphore_vtable(semaphore) != &kWeftCudaWordSemaphoreVtable) {
     return NULL;
   }
   return weft_semaphore_is_native(semaphore, domain)
@@ -134,7 +201,7 @@ static weft_status_t weft_cuda_semaphore_reserve(
   return status;
 }
 
-weft_status_t weft_cuda_semaphore_add_device_timepoint(
+static weft_status_t weft_cuda_semaphore_add_device_timepoint(
     weft_cuda_semaphore_t* semaphore, uint64_t value,
     weft_cuda_event_t* event) {
   uint64_t current = 0;
@@ -175,7 +242,7 @@ weft_status_t weft_cuda_semaphore_add_device_timepoint(
   return status;
 }
 
-weft_cuda_event_t* weft_cuda_semaphore_find_device_timepoint(
+static weft_cuda_event_t* weft_cuda_semaphore_find_device_timepoint(
     weft_cuda_semaphore_t* semaphore, uint64_t value) {
   weft_cuda_event_t* found = NULL;
   weft_slim_mutex_lock(&semaphore->timepoint_mutex);
@@ -186,4 +253,45 @@ weft_cuda_event_t* weft_cuda_semaphore_find_device_timepoint(
   }
   weft_slim_mutex_unlock(&semaphore->timepoint_mutex);
   return found;
+}
+
+weft_status_t weft_cuda_semaphore_note_issued(weft_cuda_semaphore_t* semaphore,
+                                              uint64_t value, CUstream stream,
+                                              weft_cuda_event_t* event) {
+  if (!semaphore->word) {
+    return weft_cuda_semaphore_add_device_timepoint(semaphore, value, event);
+  }
+  weft_slim_mutex_lock(&semaphore->timepoint_mutex);
+  if (value >= semaphore->issued_value) {
+    semaphore->issued_value = value;
+    semaphore->issued_stream = stream;
+  }
+  weft_slim_mutex_unlock(&semaphore->timepoint_mutex);
+  return WEFT_OK;
+}
+
+bool weft_cuda_semaphore_find_stream_wait(weft_cuda_semaphore_t* semaphore,
+                                          uint64_t value, CUstream stream,
+                                          weft_cuda_stream_wait_t* out_wait) {
+  out_wait->event = NULL;
+  out_wait->word = 0;
+  out_wait->value = value;
+  if (!semaphore->word) {
+    weft_cuda_event_t* event =
+        weft_cuda_semaphore_find_device_timepoint(semaphore, value);
+    if (!event) return false;
+    if (event->stream == stream) {
+      weft_cuda_event_release(event);  // already behind it in order
+    } else {
+      out_wait->event = event;
+    }
+    return true;
+  }
+  if (value >= WEFT_CUDA_WORD_FAILURE_VALUE) return false;
+  weft_slim_mutex_lock(&semaphore->timepoint_mutex);
+  const bool issued = semaphore->issued_value >= value;
+  const bool behind = issued && semaphore->issued_stream == stream;
+  weft_slim_mutex_unlock(&semaphore->timepoint_mutex);
+  if (issued && !behind) out_wait->word = semaphore->word->device;
+  return issued;
 }
