@@ -13,7 +13,14 @@
 //  - file reads and writes larger than all the staging pieces together go
 //    through them in turns and arrive whole;
 //  - with tracing on, each op's GPU time is a zone on the GPU's own track,
-//    inside the op's submit..signal interval.
+//    inside the op's submit..signal interval;
+//  - memory-word semaphores (semaphores=memory) and queues=N: an op on one
+//    stream waits on the GPU for another stream's signal (a word wait in
+//    that form, an event wait in the other) while the signalling op is
+//    still running; a kernel's failure releases the GPU waiters and
+//    reaches every waiter with its message; values from 2^63 on (past
+//    what a stream's cyclic compare orders) wait on the host; a release
+//    lets ops waiting on the GPU finish; the options' refusals.
 // The ctest entry sets WEFT_CUDA_DRIVER_LIBRARY to the double.
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
 // clang-format off
@@ -29,7 +36,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(WEFT_TEST_HAVE_CJSON)
@@ -63,6 +73,11 @@ static void* double_symbol(const char* name) {
 static void fail_next(const char* entry_point, CUresult result) {
   ((fail_next_fn_t)double_symbol("weft_cuda_double_fail_next"))(entry_point,
                                                                result);
+}
+
+static uint64_t call_count(const char* entry_point) {
+  return ((uint64_t(*)(const char*))double_symbol(
+      "weft_cuda_double_call_count"))(entry_point);
 }
 
 //===----------------------------------------------------------------------===//
@@ -521,6 +536,280 @@ static void gpu_time_on_own_track(void** state) {
 
 #endif  // WEFT_TEST_HAVE_CJSON
 
+//===----------------------------------------------------------------------===//
+// Memory-word semaphores and several queues
+//===----------------------------------------------------------------------===//
+
+// "gate": a CPU twin (weft_cuda_double_register_twins) that holds its
+// stream until the test opens the gate, then returns its constant (0, or
+// a failure code): an op issued and not complete for as long as a case
+// needs. Gives up after 30 s (code 99) rather than hang a broken test.
+static atomic_int gate_open;
+
+static int gate_kernel(const weft_dispatch_state_t* dispatch,
+                       const weft_workgroup_state_t* workgroup) {
+  (void)workgroup;
+  for (int i = 0; i < 300000 && !atomic_load(&gate_open); ++i) {
+    struct timespec delay = {0, 100000};
+    nanosleep(&delay, NULL);
+  }
+  return atomic_load(&gate_open) ? (int)dispatch->constants[0] : 99;
+}
+
+static const weft_kernel_def_t kGateDefs[] = {
+    {"gate", gate_kernel, 0, 1, {1, 1, 1}, 0},
+};
+static const weft_kernel_library_t kGateLibrary = {WEFT_KERNEL_ABI_VERSION,
+                                                   "gate", 1, kGateDefs};
+// The module the twin runs for: one entry taking weft's CUDA parameters
+// (its constant, then the status words).
+static const char kGatePtx[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry gate(\n\t.param .u32 c0,\n\t.param .u64 status\n)\n"
+    "{\n\tret;\n}\n";
+
+static weft_executable_t* create_gate(weft_device_t* device) {
+  ((void (*)(const weft_kernel_library_t*))double_symbol(
+      "weft_cuda_double_register_twins"))(&kGateLibrary);
+  const weft_kernel_def_t table[] = {{"gate", NULL, 0, 1, {1, 1, 1}, 0}};
+  weft_executable_t* executable = NULL;
+  WEFT_ASSERT_OK(weft_device_create_executable(
+      device,
+      weft_executable_source_cuda(WEFT_EXECUTABLE_FORMAT_CUDA_PTX, "gate",
+                                  kGatePtx, sizeof(kGatePtx), 1, table),
+      &executable));
+  return executable;
+}
+
+// Dispatches the gate on queue |queue| returning |code|, signalling
+// |semaphore| to |value|.
+static void dispatch_gate(weft_device_t* device, weft_executable_t* gate,
+                          uint32_t queue, uint32_t code,
+                          weft_semaphore_t* semaphore, uint64_t value) {
+  const uint32_t one[3] = {1, 1, 1};
+  WEFT_ASSERT_OK(weft_device_queue_dispatch(
+      device, (weft_queue_affinity_t)1 << queue, weft_semaphore_list_empty(),
+      weft_cts_list1(&semaphore, &value), gate, 0, one, 1, &code, 0, NULL));
+}
+
+// Fills |buffer| with |byte| on queue |queue| after |wait| reaches
+// |wait_value|, then signals |signal| to |signal_value|.
+static void fill_after(weft_device_t* device, uint32_t queue,
+                       weft_semaphore_t* wait, uint64_t wait_value,
+                       weft_semaphore_t* signal, uint64_t signal_value,
+                       weft_buffer_t* buffer, uint8_t byte) {
+  WEFT_ASSERT_OK(weft_device_queue_fill(
+      device, (weft_queue_affinity_t)1 << queue,
+      weft_cts_list1(&wait, &wait_value),
+      weft_cts_list1(&signal, &signal_value), buffer, 0, 4096, &byte, 1));
+}
+
+static uint64_t current_value(weft_semaphore_t* semaphore) {
+  uint64_t value = 0;
+  WEFT_ASSERT_OK(weft_semaphore_query(semaphore, &value));
+  return value;
+}
+
+// An op on queue 1 waits for an op of queue 0 that is still running: it
+// is issued at once, waiting on the GPU (a word wait with memory words, an
+// event wait with events), and runs once the other's signal lands.
+static void gpu_waits_across_queues(const char* device_string, bool memory) {
+  weft_device_t* device = create_device(device_string);
+  weft_cts_t cts = cts_for(device, device_string);
+  int64_t value = -1;
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "queue.count", &value));
+  assert_int_equal(value, 2);
+  WEFT_ASSERT_OK(
+      weft_device_query_i64(device, "cuda.memory_semaphores", &value));
+  assert_int_equal(value, memory ? 1 : 0);
+  weft_executable_t* gate = create_gate(device);
+  weft_buffer_t* buffer = allocate(device, 4096);
+  weft_semaphore_t* semaphore = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
+  atomic_store(&gate_open, 0);
+  const uint64_t word_waits = call_count("cuStreamWaitValue64");
+  const uint64_t word_writes = call_count("cuStreamWriteValue64");
+  const uint64_t event_waits = call_count("cuStreamWaitEvent");
+  dispatch_gate(device, gate, 0, 0, semaphore, 1);
+  fill_after(device, 1, semaphore, 1, semaphore, 2, buffer, 0x42);
+  // Both are on the GPU: the fill waits there, the gate still runs.
+  assert_int_equal(current_value(semaphore), 0);
+  assert_int_equal(call_count("cuStreamWaitValue64") - word_waits,
+                   memory ? 1 : 0);
+  assert_int_equal(call_count("cuStreamWriteValue64") - word_writes,
+                   memory ? 2 : 0);
+  assert_int_equal(call_count("cuStreamWaitEvent") - event_waits,
+                   memory ? 0 : 1);
+  atomic_store(&gate_open, 1);
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, 2));
+  expect_bytes(&cts, buffer, 4096, 0x42);
+  weft_semaphore_release(semaphore);
+  weft_buffer_release(buffer);
+  weft_executable_release(gate);
+  weft_device_release(device);
+}
+
+static void gpu_waits_across_queues_on_words(void** state) {
+  (void)state;
+  gpu_waits_across_queues("cuda?semaphores=memory&queues=2", true);
+}
+
+static void gpu_waits_across_queues_on_events(void** state) {
+  (void)state;
+  gpu_waits_across_queues("cuda?semaphores=events&queues=2", false);
+}
+
+// A kernel fails while a chain waits for it on the GPU, on both queues:
+// the GPU waiters are released (nothing hangs) and every signal after it,
+// on this device and on a CPU device, carries the kernel's message.
+static void word_failure_releases_gpu_waiters(void** state) {
+  (void)state;
+  const char* device_string = "cuda?semaphores=memory&queues=2";
+  weft_device_t* device = create_device(device_string);
+  weft_executable_t* gate = create_gate(device);
+  weft_buffer_t* buffer = allocate(device, 4096);
+  weft_semaphore_t* semaphore = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
+  weft_semaphore_t* last = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &last));
+  weft_device_t* cpu = create_device("local-task?workers=1");
+  weft_semaphore_t* cpu_done = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(cpu, 0, &cpu_done));
+  atomic_store(&gate_open, 0);
+  const uint64_t word_waits = call_count("cuStreamWaitValue64");
+  dispatch_gate(device, gate, 0, 7, semaphore, 1);
+  fill_after(device, 1, semaphore, 1, semaphore, 2, buffer, 1);
+  fill_after(device, 0, semaphore, 2, last, 1, buffer, 2);
+  const uint64_t one = 1;
+  const uint8_t byte = 3;
+  weft_buffer_t* cpu_buffer = NULL;
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(cpu, (weft_buffer_params_t){0},
+                                             64, &cpu_buffer));
+  WEFT_ASSERT_OK(weft_device_queue_fill(
+      cpu, WEFT_QUEUE_AFFINITY_ANY, weft_cts_list1(&last, &one),
+      weft_cts_list1(&cpu_done, &one), cpu_buffer, 0, 64, &byte, 1));
+  assert_int_equal(call_count("cuStreamWaitValue64") - word_waits, 2);
+  atomic_store(&gate_open, 1);
+  const char* message = "kernel 'gate'";
+  weft_cts_assert_status_contains(weft_cts_wait(semaphore, 1),
+                                  WEFT_STATUS_INTERNAL, message);
+  weft_cts_assert_status_contains(weft_cts_wait(semaphore, 2),
+                                  WEFT_STATUS_INTERNAL, "with code 7");
+  weft_cts_assert_status_contains(weft_cts_wait(last, 1),
+                                  WEFT_STATUS_INTERNAL, message);
+  weft_cts_assert_status_contains(weft_cts_wait(cpu_done, 1),
+                                  WEFT_STATUS_INTERNAL, message);
+  // An op submitted after the failure fails at once, with the message.
+  weft_semaphore_t* after = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &after));
+  fill_after(device, 1, semaphore, 1, after, 1, buffer, 4);
+  weft_cts_assert_status_contains(weft_cts_wait(after, 1),
+                                  WEFT_STATUS_INTERNAL, message);
+  weft_semaphore_release(after);
+  weft_buffer_release(cpu_buffer);
+  weft_semaphore_release(cpu_done);
+  weft_device_release(cpu);
+  weft_semaphore_release(last);
+  weft_semaphore_release(semaphore);
+  weft_buffer_release(buffer);
+  weft_executable_release(gate);
+  weft_device_release(device);
+}
+
+// A stream compares words cyclically (the difference as a signed 64-bit
+// number), so from 2^63 on values are not ordered there: an op waiting for
+// such a value of an op still running is held until the host sees it.
+static void values_from_two_to_the_63_wait_on_the_host(void** state) {
+  (void)state;
+  weft_device_t* device = create_device("cuda?semaphores=memory&queues=2");
+  weft_executable_t* gate = create_gate(device);
+  weft_buffer_t* buffer = allocate(device, 4096);
+  weft_semaphore_t* semaphore = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
+  const uint64_t high = ((uint64_t)1 << 63) + 1;
+  atomic_store(&gate_open, 0);
+  const uint64_t word_waits = call_count("cuStreamWaitValue64");
+  dispatch_gate(device, gate, 0, 0, semaphore, high);
+  fill_after(device, 1, semaphore, high, semaphore, high + 1, buffer, 9);
+  assert_int_equal(call_count("cuStreamWaitValue64") - word_waits, 0);
+  atomic_store(&gate_open, 1);
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, high + 1));
+  assert_true(current_value(semaphore) == high + 1);
+  weft_semaphore_release(semaphore);
+  weft_buffer_release(buffer);
+  weft_executable_release(gate);
+  weft_device_release(device);
+}
+
+static void* open_gate_later(void* unused) {
+  (void)unused;
+  struct timespec delay = {0, 20 * 1000 * 1000};
+  nanosleep(&delay, NULL);
+  atomic_store(&gate_open, 1);
+  return NULL;
+}
+
+// Releasing the device while an op waits on the GPU for a word another
+// op is still to write, and another op is held on a host semaphore nobody
+// signals: the GPU work finishes (the release waits for it), the held op
+// is cancelled, and the semaphores outlive the device.
+static void release_with_gpu_word_waits(void** state) {
+  (void)state;
+  weft_device_t* device = create_device("cuda?semaphores=memory&queues=2");
+  weft_executable_t* gate = create_gate(device);
+  weft_buffer_t* buffer = allocate(device, 4096);
+  weft_semaphore_t* semaphore = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
+  weft_semaphore_t* held = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &held));
+  weft_semaphore_t* never = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &never));
+  atomic_store(&gate_open, 0);
+  dispatch_gate(device, gate, 0, 0, semaphore, 1);
+  fill_after(device, 1, semaphore, 1, semaphore, 2, buffer, 5);
+  fill_after(device, 1, never, 1, held, 1, buffer, 6);
+  pthread_t opener;
+  assert_int_equal(pthread_create(&opener, NULL, open_gate_later, NULL), 0);
+  weft_executable_release(gate);
+  weft_buffer_release(buffer);
+  weft_device_release(device);
+  assert_int_equal(pthread_join(opener, NULL), 0);
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, 2));
+  weft_cts_assert_status_contains(weft_cts_wait(held, 1),
+                                  WEFT_STATUS_CANCELLED, "queue_fill");
+  weft_semaphore_release(never);
+  weft_semaphore_release(held);
+  weft_semaphore_release(semaphore);
+}
+
+// semaphores=memory needs 64-bit stream memory operations; the options'
+// values are checked.
+static void semaphore_and_queue_options_refused(void** state) {
+  (void)state;
+  set_stream_mem_ops_fn_t set_stream_mem_ops = (set_stream_mem_ops_fn_t)
+      double_symbol("weft_cuda_double_set_stream_mem_ops");
+  set_stream_mem_ops(false);
+  weft_device_t* device = NULL;
+  weft_cts_assert_status_contains(
+      weft_device_create("cuda?semaphores=memory", weft_allocator_system(),
+                         &device),
+      WEFT_STATUS_UNAVAILABLE, "CAN_USE_64_BIT_STREAM_MEM_OPS");
+  assert_null(device);
+  // Events need nothing of the kind.
+  device = create_device("cuda?semaphores=events");
+  weft_device_release(device);
+  set_stream_mem_ops(true);
+  weft_cts_assert_status_contains(
+      weft_device_create("cuda?semaphores=words", weft_allocator_system(),
+                         &device),
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "semaphores must be 'events' or 'memory' (got 'words')");
+  weft_cts_assert_status_contains(
+      weft_device_create("cuda?queues=0", weft_allocator_system(), &device),
+      WEFT_STATUS_INVALID_ARGUMENT, "queues must be 1 to 8 (got 0)");
+  assert_null(device);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       // First: it forks before this process initialises the double.
@@ -530,6 +819,12 @@ int main(void) {
       cmocka_unit_test(polling_completion_runs_chain),
       cmocka_unit_test(graph_rebinding_updates_in_place),
       cmocka_unit_test(file_through_small_staging_pieces),
+      cmocka_unit_test(gpu_waits_across_queues_on_words),
+      cmocka_unit_test(gpu_waits_across_queues_on_events),
+      cmocka_unit_test(word_failure_releases_gpu_waiters),
+      cmocka_unit_test(values_from_two_to_the_63_wait_on_the_host),
+      cmocka_unit_test(release_with_gpu_word_waits),
+      cmocka_unit_test(semaphore_and_queue_options_refused),
 #if defined(WEFT_TEST_HAVE_CJSON)
       cmocka_unit_test(gpu_time_on_own_track),
 #endif
