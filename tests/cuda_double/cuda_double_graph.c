@@ -5,7 +5,9 @@
 // earlier nodes. Instantiation copies the nodes' parameters into an exec
 // and fixes a topological order; each cuGraphLaunch copies the exec's
 // parameters as they are at the call into one stream task, so later
-// cuGraphExec*SetParams calls change later launches only.
+// cuGraphExec*SetParams calls change later launches only. As in CUDA, a
+// launch runs after every earlier launch of the same exec, on whichever
+// stream (a ticket order the exec and its queued launches share).
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,8 +70,44 @@ struct CUgraph_st {
   uint32_t node_capacity;
 };
 
+// The order of an exec's launches: each takes a ticket at its
+// cuGraphLaunch and runs once every earlier ticket ran. Shared by the exec
+// and its queued launches (an exec may be destroyed before they run).
+typedef struct weft_cuda_double_launch_order_t {
+  pthread_mutex_t mutex;
+  pthread_cond_t done_changed;
+  uint64_t next_ticket;
+  uint64_t done;  // tickets that ran
+  uint32_t ref_count;
+} weft_cuda_double_launch_order_t;
+
+static weft_cuda_double_launch_order_t* weft_cuda_double_launch_order_create(
+    void) {
+  weft_cuda_double_launch_order_t* order =
+      (weft_cuda_double_launch_order_t*)calloc(1, sizeof(*order));
+  if (order) {
+    pthread_mutex_init(&order->mutex, NULL);
+    pthread_cond_init(&order->done_changed, NULL);
+    order->ref_count = 1;
+  }
+  return order;
+}
+
+static void weft_cuda_double_launch_order_release(
+    weft_cuda_double_launch_order_t* order) {
+  pthread_mutex_lock(&order->mutex);
+  const bool last = --order->ref_count == 0;
+  pthread_mutex_unlock(&order->mutex);
+  if (last) {
+    pthread_cond_destroy(&order->done_changed);
+    pthread_mutex_destroy(&order->mutex);
+    free(order);
+  }
+}
+
 struct CUgraphExec_st {
   uint32_t magic;
+  weft_cuda_double_launch_order_t* launch_order;
   CUcontext context;
   // The graph it was made from: only compared with nodes' graphs, never
   // read (it may be destroyed).
@@ -87,6 +125,8 @@ struct CUgraphExec_st {
 // allocation after the task.
 typedef struct weft_cuda_double_graph_task_t {
   weft_cuda_double_task_t base;
+  weft_cuda_double_launch_order_t* launch_order;  // a reference
+  uint64_t ticket;
   uint32_t node_count;
   weft_cuda_double_node_params_t* params;
   uint32_t* order;
@@ -456,6 +496,8 @@ WEFT_CUDA_DOUBLE_EXPORT CUresult CUDAAPI cuGraphInstantiate(
   if (result != CUDA_SUCCESS) return result;
 
   CUgraphExec exec = (CUgraphExec)calloc(1, sizeof(*exec));
+  weft_cuda_double_launch_order_t* launch_order =
+      weft_cuda_double_launch_order_create();
   pthread_mutex_lock(&hGraph->mutex);
   uint32_t count = hGraph->node_count;
   size_t slots = count ? count : 1;
@@ -463,7 +505,7 @@ WEFT_CUDA_DOUBLE_EXPORT CUresult CUDAAPI cuGraphInstantiate(
       (weft_cuda_double_node_params_t*)calloc(slots, sizeof(*params));
   uint32_t* order = (uint32_t*)calloc(slots, sizeof(*order));
   uint32_t* scratch = (uint32_t*)calloc(2 * slots, sizeof(*scratch));
-  if (!exec || !params || !order || !scratch) {
+  if (!exec || !params || !order || !scratch || !launch_order) {
     result = CUDA_ERROR_OUT_OF_MEMORY;
   } else {
     for (uint32_t i = 0; i < count; ++i) {
@@ -478,6 +520,7 @@ WEFT_CUDA_DOUBLE_EXPORT CUresult CUDAAPI cuGraphInstantiate(
   free(scratch);
   if (result == CUDA_SUCCESS) {
     exec->magic = WEFT_CUDA_DOUBLE_MAGIC_EXEC;
+    exec->launch_order = launch_order;
     exec->context = context;
     exec->graph = hGraph;
     pthread_mutex_init(&exec->mutex, NULL);
@@ -486,6 +529,7 @@ WEFT_CUDA_DOUBLE_EXPORT CUresult CUDAAPI cuGraphInstantiate(
     exec->order = order;
     *phGraphExec = exec;
   } else {
+    if (launch_order) weft_cuda_double_launch_order_release(launch_order);
     free(order);
     free(params);
     free(exec);
@@ -503,6 +547,7 @@ cuGraphExecDestroy(CUgraphExec hGraphExec) {
   }
   if (result == CUDA_SUCCESS) {
     hGraphExec->magic = 0;
+    weft_cuda_double_launch_order_release(hGraphExec->launch_order);
     free(hGraphExec->order);
     free(hGraphExec->params);
     pthread_mutex_destroy(&hGraphExec->mutex);
@@ -513,9 +558,20 @@ cuGraphExecDestroy(CUgraphExec hGraphExec) {
 
 static void weft_cuda_double_graph_task_run(weft_cuda_double_task_t* base) {
   weft_cuda_double_graph_task_t* task = (weft_cuda_double_graph_task_t*)base;
+  weft_cuda_double_launch_order_t* order = task->launch_order;
+  pthread_mutex_lock(&order->mutex);
+  while (order->done != task->ticket) {
+    pthread_cond_wait(&order->done_changed, &order->mutex);
+  }
+  pthread_mutex_unlock(&order->mutex);
   for (uint32_t i = 0; i < task->node_count; ++i) {
     weft_cuda_double_node_run(&task->params[task->order[i]]);
   }
+  pthread_mutex_lock(&order->mutex);
+  ++order->done;
+  pthread_cond_broadcast(&order->done_changed);
+  pthread_mutex_unlock(&order->mutex);
+  weft_cuda_double_launch_order_release(order);
 }
 
 // Memory the nodes touch is checked again here: it may have been freed
@@ -559,6 +615,12 @@ WEFT_CUDA_DOUBLE_EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec,
     result = weft_cuda_double_node_check_ranges(&task->params[i]);
   }
   if (result == CUDA_SUCCESS) {
+    weft_cuda_double_launch_order_t* order = hGraphExec->launch_order;
+    pthread_mutex_lock(&order->mutex);
+    ++order->ref_count;
+    task->launch_order = order;
+    task->ticket = order->next_ticket++;
+    pthread_mutex_unlock(&order->mutex);
     weft_cuda_double__stream_enqueue(hStream, &task->base);
     weft_cuda_double__count_launches(kernel_count);
   } else {

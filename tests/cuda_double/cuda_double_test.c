@@ -1936,6 +1936,46 @@ static void test_threads(void** state) {
 }
 
 // Last: every test freed what it allocated.
+// As in CUDA, a launch of an exec runs after every earlier launch of it,
+// on whichever stream: a second stream's launch waits for one held behind
+// an unmet wait, then both run in order.
+static void test_graph_launches_in_order_across_streams(void** state) {
+  (void)state;
+  CUstream held = create_stream();
+  CUstream other = create_stream();
+  CUevent done = create_event(CU_EVENT_DISABLE_TIMING);
+  CUdeviceptr word = allocate(sizeof(uint32_t));
+  CUgraph graph = NULL;
+  ASSERT_CU_OK(cu.cuGraphCreate(&graph, 0));
+  CUgraphNode fill = NULL;
+  CUDA_MEMSET_NODE_PARAMS sevens = fill_params(word, 7, 4, 1);
+  ASSERT_CU_OK(cu.cuGraphAddMemsetNode(&fill, graph, NULL, 0, &sevens,
+                                       context));
+  CUgraphExec exec = NULL;
+  ASSERT_CU_OK(cu.cuGraphInstantiate(&exec, graph, 0));
+  mapped_word_t gate = allocate_mapped_word(0);
+  ASSERT_CU_OK(cu.cuStreamWaitValue64(held, gate.device, 1,
+                                      CU_STREAM_WAIT_VALUE_GEQ));
+  ASSERT_CU_OK(cu.cuGraphLaunch(exec, held));
+  ASSERT_CU_OK(cu.cuGraphLaunch(exec, other));
+  ASSERT_CU_OK(cu.cuEventRecord(done, other));
+  // The exec may go before its launches run: they keep what they need.
+  ASSERT_CU_OK(cu.cuGraphExecDestroy(exec));
+  expect_still_waiting(done);
+  host_store(gate, 1);
+  ASSERT_CU_OK(cu.cuStreamSynchronize(other));
+  ASSERT_CU_OK(cu.cuStreamSynchronize(held));
+  uint32_t value = 0;
+  read_device(&value, word, sizeof(value), other);
+  assert_int_equal(value, 7);
+  ASSERT_CU_OK(cu.cuGraphDestroy(graph));
+  ASSERT_CU_OK(cu.cuEventDestroy(done));
+  ASSERT_CU_OK(cu.cuStreamDestroy(other));
+  ASSERT_CU_OK(cu.cuStreamDestroy(held));
+  free_mapped_word(gate);
+  ASSERT_CU_OK(cu.cuMemFree(word));
+}
+
 static void test_no_live_allocations(void** state) {
   (void)state;
   assert_int_equal(controls.live_allocations(), 0);
@@ -1993,6 +2033,7 @@ int main(int argc, char** argv) {
     cmocka_unit_test(test_launch_abs_range_and_write_ids),
     cmocka_unit_test(test_graph_launch_and_update),
     cmocka_unit_test(test_graph_order),
+    cmocka_unit_test(test_graph_launches_in_order_across_streams),
     cmocka_unit_test(test_value_wait_released_by_host_store),
     cmocka_unit_test(test_value_wait_conditions),
     cmocka_unit_test(test_value_wait_released_by_other_stream),
