@@ -8,7 +8,8 @@
 // mechanisms' host-side costs, never as GPU numbers). Where neither is
 // there, each row is skipped with "cuda unavailable: ...".
 //
-// Rows (weft "/cuda", "/cuda-polling"; raw "/raw..."):
+// Rows (weft "/cuda", "/cuda-polling", "/cuda-memory" (memory-word
+// semaphores); raw "/raw..."):
 //   CudaCompletion/host_func|event_blocking|event_polling  a 64-byte memset,
 //       then the host told it finished: by a cuLaunchHostFunc callback, or
 //       by a completion thread waiting on the op's event (blocking-sync, or
@@ -20,7 +21,8 @@
 //                      reusable command buffer (a graph); raw: the 100
 //                      launches one by one, and an explicit graph
 //   CrossDeviceHandoff a cuda fill whose signal a local-task barrier waits
-//                      for, and back (the host waits for the last)
+//                      for, and back (the host waits for the last); with
+//                      each semaphore form (cuda, cuda-memory)
 //   FileRead           a 64 MiB file into device memory; raw: pread into a
 //                      pinned buffer and a copy waited for, piece by piece
 #include <fcntl.h>
@@ -524,9 +526,9 @@ void SmallDispatchChainRaw(benchmark::State& state, bool as_graph) {
 }
 
 // cuda fill -> local-task barrier -> the host: one handoff each way.
-void CrossDeviceHandoff(benchmark::State& state) {
+void CrossDeviceHandoff(benchmark::State& state, const char* device_string) {
   CudaSession session;
-  if (!session.Open(state, "cuda", false)) return;
+  if (!session.Open(state, device_string, false)) return;
   weft_buffer_t* buffer = session.Allocate(state, kFillBytes);
   if (!buffer) return;
   weft_device_t* cpu = nullptr;
@@ -679,7 +681,8 @@ void RegisterCudaBenchmarks() {
     const char* label;
     const char* device_string;
   } const weft_rows[] = {{"cuda", "cuda"},
-                         {"cuda-polling", "cuda?completion=polling"}};
+                         {"cuda-polling", "cuda?completion=polling"},
+                         {"cuda-memory", "cuda?semaphores=memory"}};
   for (const auto& row : weft_rows) {
     std::string suffix = std::string("/") + row.label;
     // The queue rows are queue_bench.cc's, on this device.
@@ -708,7 +711,10 @@ void RegisterCudaBenchmarks() {
                                SmallDispatchChainRaw, true)
       ->UseRealTime();
   benchmark::RegisterBenchmark("CrossDeviceHandoff/cuda-local-task",
-                               CrossDeviceHandoff)
+                               CrossDeviceHandoff, "cuda?semaphores=events")
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("CrossDeviceHandoff/cuda-memory-local-task",
+                               CrossDeviceHandoff, "cuda?semaphores=memory")
       ->UseRealTime();
   benchmark::RegisterBenchmark("FileRead/cuda", FileReadCuda)->UseRealTime();
   benchmark::RegisterBenchmark("FileRead/raw-pread-copy", FileReadRaw)

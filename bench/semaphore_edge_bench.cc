@@ -9,14 +9,14 @@
 //                      the host until A's completion is seen (vulkan's
 //                      "gpu_waits=off"; not registered where there is none)
 //   gpu-gpu-two-queues A on queue 0, B on queue 1 of the driver's
-//                      two-queue variant (vulkan's "queues=2"; not
-//                      registered where there is none)
+//                      two-queue variant ("queues=2")
 //   host-gpu           B waits on the device's semaphore the host signals
 //   host-gpu-hostsem   B waits on a host semaphore instead
 //   gpu-local-task     B is a local-task barrier waiting on A's semaphore
-// Drivers: "vulkan" (on a machine without a GPU, Mesa's software device)
-// and "cuda" (a GPU's libcuda, or the CPU test double that
-// WEFT_CUDA_DRIVER_LIBRARY names: then the figures compare host-side
+// Drivers: "vulkan" (on a machine without a GPU, Mesa's software device),
+// "cuda" (semaphores backed by events) and "cuda-memory" (by memory words
+// the GPU waits on and writes), on a GPU's libcuda or the CPU test double
+// that WEFT_CUDA_DRIVER_LIBRARY names (then the figures compare host-side
 // mechanisms, never GPU speed). A driver without a device skips each row
 // saying why.
 #include <string>
@@ -131,7 +131,10 @@ const EdgeDriver kEdgeDrivers[] = {
     {"vulkan", "vulkan", "vulkan?gpu_waits=off", "vulkan?queues=2"},
 #endif
 #if defined(WEFT_BENCH_HAVE_CUDA)
-    {"cuda", "cuda", nullptr, nullptr},
+    {"cuda", "cuda?semaphores=events", nullptr,
+     "cuda?semaphores=events&queues=2"},
+    {"cuda-memory", "cuda?semaphores=memory", nullptr,
+     "cuda?semaphores=memory&queues=2"},
 #endif
 };
 
