@@ -48,6 +48,15 @@ weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
                                           const char* key,
                                           uint32_t* inout_value);
 
+// Parses option |key| as one of the |choice_count| names in |choices| into
+// |inout_index| (the name's index), which holds the default and is left
+// unchanged when the option is absent. Any other value is INVALID_ARGUMENT
+// naming the key, the choices and the value: "option 'semaphores' must be
+// 'events' or 'memory' (got 'words')".
+weft_status_t weft_device_options_get_choice(
+    const weft_device_options_t* options, const char* key,
+    const char* const* choices, uint32_t choice_count, uint32_t* inout_index);
+
 typedef struct weft_driver_t weft_driver_t;
 
 struct weft_driver_t {

@@ -185,6 +185,40 @@ weft_status_t weft_device_options_get_u32(const weft_device_options_t* options,
   return status;
 }
 
+static void weft_driver_append(char* buffer, size_t capacity,
+                               const char* text);
+
+weft_status_t weft_device_options_get_choice(
+    const weft_device_options_t* options, const char* key,
+    const char* const* choices, uint32_t choice_count, uint32_t* inout_index) {
+  weft_status_t status = weft_arguments_require(
+      __func__, "options,key,choices,inout_index",
+      (const void* const[]){options, key, choices, inout_index}, 4);
+  if (weft_status_is_ok(status) && choice_count == 0) {
+    status = WEFT_STATUS(INVALID_ARGUMENT, "%s: option '%s' has no choices",
+                         __func__, key);
+  }
+  const char* text =
+      weft_status_is_ok(status) ? weft_device_options_find(options, key) : NULL;
+  if (!text) return status;  // absent: the default stays
+  char names[256] = "";
+  for (uint32_t i = 0; i < choice_count; ++i) {
+    if (choices[i] && strcmp(text, choices[i]) == 0) {
+      *inout_index = i;
+      return WEFT_OK;
+    }
+    if (i > 0) {
+      weft_driver_append(names, sizeof(names),
+                         i + 1 == choice_count ? " or " : ", ");
+    }
+    weft_driver_append(names, sizeof(names), "'");
+    weft_driver_append(names, sizeof(names), choices[i] ? choices[i] : "");
+    weft_driver_append(names, sizeof(names), "'");
+  }
+  return WEFT_STATUS(INVALID_ARGUMENT, "option '%s' must be %s (got '%s')",
+                     key, names, text);
+}
+
 //===----------------------------------------------------------------------===//
 // Driver lookup shared by the registry and weft_device_create
 //===----------------------------------------------------------------------===//

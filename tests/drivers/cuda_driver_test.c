@@ -822,7 +822,7 @@ static void semaphore_and_queue_options_refused(void** state) {
       weft_device_create("cuda?semaphores=words", weft_allocator_system(),
                          &device),
       WEFT_STATUS_INVALID_ARGUMENT,
-      "semaphores must be 'events' or 'memory' (got 'words')");
+      "option 'semaphores' must be 'events' or 'memory' (got 'words')");
   weft_cts_assert_status_contains(
       weft_device_create("cuda?queues=0", weft_allocator_system(), &device),
       WEFT_STATUS_INVALID_ARGUMENT, "queues must be 1 to 8 (got 0)");

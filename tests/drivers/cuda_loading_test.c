@@ -87,8 +87,10 @@ static int bad_options_child(void) {
   int failures = 0;
   failures += expect_create_failure("cuda?completion=sometimes",
                                     WEFT_STATUS_INVALID_ARGUMENT,
-                                    "completion must be 'blocking' or "
-                                    "'polling' (got 'sometimes')");
+                                    "option 'completion' must be 'blocking' "
+                                    "or 'polling' (got 'sometimes'); in "
+                                    "device string 'cuda?completion="
+                                    "sometimes'");
   failures += expect_create_failure("cuda?device=x",
                                     WEFT_STATUS_INVALID_ARGUMENT, "device");
   failures += expect_create_failure("cuda://gpu0",

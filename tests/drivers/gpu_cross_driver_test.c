@@ -388,7 +388,7 @@ static void host_round_trip_option(void** state) {
       weft_device_create(device_string, cts->allocator, &device);
   assert_null(device);
   weft_cts_assert_status_contains(status, WEFT_STATUS_INVALID_ARGUMENT,
-                                  "gpu_waits must be 'on' or 'off'");
+                                  "option 'gpu_waits' must be 'on' or 'off' (got 'maybe')");
 }
 
 //===----------------------------------------------------------------------===//

@@ -83,6 +83,35 @@ static void parse_empty_value_and_u32_errors(void** state) {
   assert_int_equal(value, 4294967295u);
 }
 
+// A choice: the index of the value among the names; absent keeps the
+// default; anything else names the key, the choices and the value.
+static void parse_choice(void** state) {
+  weft_device_options_t options;
+  ASSERT_OK(weft_device_options_parse("x?mode=fast&bad=slow&empty=",
+                                      &options));
+  static const char* const kModes[] = {"safe", "fast", "lazy"};
+  uint32_t index = 0;
+  ASSERT_OK(weft_device_options_get_choice(&options, "mode", kModes, 3,
+                                           &index));
+  assert_int_equal(index, 1);
+  index = 2;
+  ASSERT_OK(weft_device_options_get_choice(&options, "missing", kModes, 3,
+                                           &index));
+  assert_int_equal(index, 2);
+  assert_status_contains(
+      weft_device_options_get_choice(&options, "bad", kModes, 3, &index),
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "option 'bad' must be 'safe', 'fast' or 'lazy' (got 'slow')");
+  assert_status_contains(
+      weft_device_options_get_choice(&options, "empty", kModes, 2, &index),
+      WEFT_STATUS_INVALID_ARGUMENT,
+      "option 'empty' must be 'safe' or 'fast' (got '')");
+  assert_int_equal(index, 2);
+  assert_status_contains(
+      weft_device_options_get_choice(&options, "mode", kModes, 0, &index),
+      WEFT_STATUS_INVALID_ARGUMENT, "has no choices");
+}
+
 static void parse_malformed(void** state) {
   weft_device_options_t options;
   assert_status_contains(weft_device_options_parse("", &options),
@@ -457,6 +486,7 @@ int main(void) {
       cmocka_unit_test(parse_name_only),
       cmocka_unit_test(parse_path_and_options),
       cmocka_unit_test(parse_empty_value_and_u32_errors),
+      cmocka_unit_test(parse_choice),
       cmocka_unit_test(parse_malformed),
       cmocka_unit_test(parse_limits),
       cmocka_unit_test(registry_empty),

@@ -341,36 +341,29 @@ static weft_status_t weft_cuda_parse_options(
                          "device string '%s': queues must be 1 to %u (got %u)",
                          device_string, WEFT_CUDA_MAX_QUEUES, out->queues);
   }
-  const char* semaphores = weft_device_options_find(options, "semaphores");
-  if (weft_status_is_ok(status) && semaphores) {
-    if (strcmp(semaphores, "events") == 0) {
-      out->semaphores = WEFT_CUDA_SEMAPHORES_EVENTS;
-    } else if (strcmp(semaphores, "memory") == 0) {
-      out->semaphores = WEFT_CUDA_SEMAPHORES_MEMORY;
-    } else {
-      status = WEFT_STATUS(INVALID_ARGUMENT,
-                           "device string '%s': semaphores must be 'events' "
-                           "or 'memory' (got '%s')",
-                           device_string, semaphores);
-    }
+  static const char* const kSemaphoreModes[] = {"events", "memory"};
+  uint32_t semaphores = out->semaphores;
+  if (weft_status_is_ok(status)) {
+    status = weft_device_options_get_choice(options, "semaphores",
+                                            kSemaphoreModes, 2, &semaphores);
+    out->semaphores = (weft_cuda_semaphore_mode_t)semaphores;
   }
   if (weft_status_is_ok(status) && *out_status_slots < 2) {
     status = WEFT_STATUS(INVALID_ARGUMENT,
                          "device string '%s': status_slots must be at least 2",
                          device_string);
   }
-  const char* completion = weft_device_options_find(options, "completion");
-  if (weft_status_is_ok(status) && completion) {
-    if (strcmp(completion, "blocking") == 0) {
-      *out_mode = WEFT_CUDA_COMPLETION_BLOCKING;
-    } else if (strcmp(completion, "polling") == 0) {
-      *out_mode = WEFT_CUDA_COMPLETION_POLLING;
-    } else {
-      status = WEFT_STATUS(INVALID_ARGUMENT,
-                           "device string '%s': completion must be 'blocking' "
-                           "or 'polling' (got '%s')",
-                           device_string, completion);
-    }
+  static const char* const kCompletionModes[] = {"blocking", "polling"};
+  uint32_t mode = *out_mode;
+  if (weft_status_is_ok(status)) {
+    status = weft_device_options_get_choice(options, "completion",
+                                            kCompletionModes, 2, &mode);
+    *out_mode = (weft_cuda_completion_mode_t)mode;
+  }
+  if (!weft_status_is_ok(status) && !strstr(weft_status_message(status),
+                                            "device string")) {
+    status = weft_status_annotate(status, "in device string '%s'",
+                                  device_string);
   }
   return status;
 }

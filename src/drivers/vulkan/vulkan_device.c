@@ -135,18 +135,14 @@ static weft_status_t weft_vulkan_parse_options(
   weft_status_t status =
       weft_device_options_get_u32(options, "device", &out->device_index);
   out->device_name = weft_device_options_find(options, "name");
-  const char* validation = weft_device_options_find(options, "validation");
-  if (weft_status_is_ok(status) && validation) {
-    if (strcmp(validation, "on") == 0) {
-      out->validation = true;
-    } else if (strcmp(validation, "off") == 0) {
-      out->validation = false;
-    } else {
-      status = WEFT_STATUS(INVALID_ARGUMENT,
-                           "device string '%s': validation must be 'on' or "
-                           "'off' (got '%s')",
-                           device_string, validation);
-    }
+  static const char* const kOnOff[] = {"on", "off"};
+  uint32_t validation = out->validation ? 0 : 1;
+  if (weft_status_is_ok(status)) {
+    status = weft_status_annotate(
+        weft_device_options_get_choice(options, "validation", kOnOff, 2,
+                                       &validation),
+        "in device string '%s'", device_string);
+    out->validation = validation == 0;
   }
   if (weft_status_is_ok(status) && out->device_name &&
       weft_device_options_find(options, "device")) {
@@ -189,16 +185,14 @@ static weft_status_t weft_vulkan_driver_create_device(
                          device_string, WEFT_VULKAN_MAX_QUEUES,
                          parsed.queue_count);
   }
-  const char* waits = weft_device_options_find(options, "gpu_waits");
-  if (weft_status_is_ok(status) && waits) {
-    if (strcmp(waits, "on") == 0 || strcmp(waits, "off") == 0) {
-      gpu_waits = strcmp(waits, "on") == 0;
-    } else {
-      status = WEFT_STATUS(INVALID_ARGUMENT,
-                           "device string '%s': gpu_waits must be 'on' or "
-                           "'off' (got '%s')",
-                           device_string, waits);
-    }
+  static const char* const kOnOff[] = {"on", "off"};
+  uint32_t waits = gpu_waits ? 0 : 1;
+  if (weft_status_is_ok(status)) {
+    status = weft_status_annotate(
+        weft_device_options_get_choice(options, "gpu_waits", kOnOff, 2,
+                                       &waits),
+        "in device string '%s'", device_string);
+    gpu_waits = waits == 0;
   }
   weft_vulkan_context_t* context = NULL;
   if (weft_status_is_ok(status)) {

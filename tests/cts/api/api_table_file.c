@@ -445,6 +445,23 @@ static void device_options_find(api_call_t* call) {
                      value ? value : "(null)");
 }
 
+// |inout_index| holds the default and is left unchanged on failure.
+static void device_options_get_choice(api_call_t* call) {
+  weft_device_options_t options;
+  if (!parse_options(call, &options)) return;
+  static const char* const kChoices[] = {"1", "2", "3"};
+  uint32_t index = 7;
+  api_status(call, weft_device_options_get_choice(
+                       api_ptr(call, 0, "options", &options),
+                       api_ptr(call, 1, "key", "workers"),
+                       api_ptr(call, 2, "choices", kChoices), 3,
+                       api_ptr(call, 4, "inout_index", &index)));
+  uint32_t expected = api_ok(call) ? 1 : 7;
+  if (index != expected) {
+    api_problem(call, "inout_index is %u, expected %u", index, expected);
+  }
+}
+
 // |inout_value| holds the default and is left unchanged on failure.
 static void device_options_get_u32(api_call_t* call) {
   weft_device_options_t options;
@@ -592,6 +609,8 @@ const api_entry_t api_table_file[] = {
     {"weft_device_options_parse", device_options_parse, WEFT_STATUS_OK},
     {"weft_device_options_find", device_options_find, WEFT_STATUS_OK},
     {"weft_device_options_get_u32", device_options_get_u32, WEFT_STATUS_OK},
+    {"weft_device_options_get_choice", device_options_get_choice,
+     WEFT_STATUS_OK},
     {"weft_driver_registry_create", driver_registry_create, WEFT_STATUS_OK},
     {"weft_driver_registry_create_default", driver_registry_create_default,
      WEFT_STATUS_OK},
