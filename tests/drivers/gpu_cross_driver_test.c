@@ -387,8 +387,9 @@ static void host_round_trip_option(void** state) {
   weft_status_t status =
       weft_device_create(device_string, cts->allocator, &device);
   assert_null(device);
-  weft_cts_assert_status_contains(status, WEFT_STATUS_INVALID_ARGUMENT,
-                                  "option 'gpu_waits' must be 'on' or 'off' (got 'maybe')");
+  weft_cts_assert_status_contains(
+      status, WEFT_STATUS_INVALID_ARGUMENT,
+      "option 'gpu_waits' must be 'on' or 'off' (got 'maybe')");
 }
 
 //===----------------------------------------------------------------------===//

@@ -144,7 +144,8 @@ static void weft_cuda_status_release(weft_cuda_device_t* device,
 // Kernel parameters of one launch: values and the pointers to them.
 #define WEFT_CUDA_MAX_KERNEL_PARAMS 256
 
-static weft_status_t weft_cuda_launch(weft_cuda_device_t* device, CUstream stream,
+static weft_status_t weft_cuda_launch(weft_cuda_device_t* device,
+                                      CUstream stream,
                                       weft_executable_t* executable,
                                       uint32_t ordinal,
                                       const uint32_t workgroup_count[3],
@@ -217,7 +218,8 @@ static weft_status_t weft_cuda_launch(weft_cuda_device_t* device, CUstream strea
 }
 
 // Queues a fill of |length| bytes at |target| + |offset| on the stream.
-static weft_status_t weft_cuda_fill(weft_cuda_device_t* device, CUstream stream,
+static weft_status_t weft_cuda_fill(weft_cuda_device_t* device,
+                                    CUstream stream,
                                     weft_buffer_t* target,
                                     weft_device_size_t offset,
                                     weft_device_size_t length,
@@ -244,7 +246,8 @@ static weft_status_t weft_cuda_fill(weft_cuda_device_t* device, CUstream stream,
   }
 }
 
-static weft_status_t weft_cuda_copy(weft_cuda_device_t* device, CUstream stream,
+static weft_status_t weft_cuda_copy(weft_cuda_device_t* device,
+                                    CUstream stream,
                                     weft_buffer_t* source,
                                     weft_device_size_t source_offset,
                                     weft_buffer_t* target,
@@ -267,7 +270,8 @@ static weft_status_t weft_cuda_copy(weft_cuda_device_t* device, CUstream stream,
 
 // Launches a reusable command buffer's graph (cuda_graph.h), or replays a
 // one-shot one onto the stream command by command.
-static weft_status_t weft_cuda_execute(weft_cuda_device_t* device, CUstream stream,
+static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
+                                       CUstream stream,
                                        const weft_queue_op_t* op,
                                        CUdeviceptr status_word) {
   const weft_binding_table_t table = op->execute.binding_table;
@@ -293,8 +297,9 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device, CUstream stre
         status = weft_command_buffer_resolve_fill(&command->fill, table,
                                                   "queue_execute", &target);
         if (weft_status_is_ok(status)) {
-          status = weft_cuda_fill(device, stream, target.buffer, target.offset,
-                                  target.length, command->fill.pattern,
+          status = weft_cuda_fill(device, stream, target.buffer,
+                                  target.offset, target.length,
+                                  command->fill.pattern,
                                   command->fill.pattern_length);
         }
         break;
@@ -324,8 +329,9 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device, CUstream stre
         status = weft_command_buffer_resolve_copy(
             &command->copy, table, "queue_execute", &source, &target);
         if (weft_status_is_ok(status)) {
-          status = weft_cuda_copy(device, stream, source.buffer, source.offset,
-                                  target.buffer, target.offset, source.length);
+          status = weft_cuda_copy(device, stream, source.buffer,
+                                  source.offset, target.buffer, target.offset,
+                                  source.length);
         }
         break;
       }
@@ -396,8 +402,8 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
                                            op->fill.length, "queue_fill",
                                            &length);
       if (weft_status_is_ok(status)) {
-        status = weft_cuda_fill(device, stream, op->fill.target, op->fill.offset,
-                                length, op->fill.pattern,
+        status = weft_cuda_fill(device, stream, op->fill.target,
+                                op->fill.offset, length, op->fill.pattern,
                                 op->fill.pattern_length);
       }
       break;
@@ -416,9 +422,9 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
       break;
     }
     case WEFT_QUEUE_OP_COPY:
-      status = weft_cuda_copy(device, stream, op->copy.source, op->copy.source_offset,
-                              op->copy.target, op->copy.target_offset,
-                              op->copy.length);
+      status = weft_cuda_copy(device, stream, op->copy.source,
+                              op->copy.source_offset, op->copy.target,
+                              op->copy.target_offset, op->copy.length);
       break;
     case WEFT_QUEUE_OP_DISPATCH: {
       weft_buffer_binding_t bindings[WEFT_CUDA_MAX_KERNEL_PARAMS / 2];
@@ -437,9 +443,10 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
       }
       if (weft_status_is_ok(status)) {
         status = weft_cuda_launch(
-            device, stream, op->dispatch.executable, op->dispatch.kernel_ordinal,
-            op->dispatch.workgroup_count, op->dispatch.constant_count,
-            op->dispatch.constants, count, bindings, status_word);
+            device, stream, op->dispatch.executable,
+            op->dispatch.kernel_ordinal, op->dispatch.workgroup_count,
+            op->dispatch.constant_count, op->dispatch.constants, count,
+            bindings, status_word);
       }
       break;
     }
@@ -696,8 +703,8 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
   for (uint32_t i = 0; weft_status_is_ok(status) && i < waits->count; ++i) {
     const weft_cuda_stream_wait_t* wait = &waits->waits[i];
     if (wait->event) {
-      status = WEFT_CUDA_CALL(symbols,
-                              cuStreamWaitEvent(stream, wait->event->handle, 0));
+      status = WEFT_CUDA_CALL(
+          symbols, cuStreamWaitEvent(stream, wait->event->handle, 0));
     } else {
       // Cyclic >=: the word holds values below 2^63 (cuda_semaphore.h).
       status = WEFT_CUDA_CALL(

@@ -87,8 +87,8 @@ static weft_status_t weft_cuda_word_pool_grow(weft_cuda_word_pool_t* pool) {
                                     CU_MEMHOSTALLOC_DEVICEMAP));
     CUdeviceptr device = 0;
     if (weft_status_is_ok(status)) {
-      status = WEFT_CUDA_CALL(symbols,
-                              cuMemHostGetDevicePointer(&device, page->host, 0));
+      status = WEFT_CUDA_CALL(
+          symbols, cuMemHostGetDevicePointer(&device, page->host, 0));
       if (!weft_status_is_ok(status)) {
         symbols->cuMemFreeHost(page->host);
         page->host = NULL;
