@@ -15,7 +15,16 @@
 // the CPU's (per lane, then across lanes), so results agree with the
 // CPU kernels to rounding, not bit for bit; the rotary rotation, RMSNorm
 // and SwiGLU take the CPU's operations in its order.
+//
+// Outside nvcc (no __CUDACC__) the file is C++ for the host emulation of
+// tests/decode/decode_cuda_emulation_test.cc, which defines what CUDA
+// would (threads, shuffles, barriers, the half type) and runs every
+// kernel against its CPU twin: hence the function-scope shared arrays
+// written "static __shared__" (what CUDA makes them anyway) and the two
+// branches below.
+#if defined(__CUDACC__)
 #include <cuda_fp16.h>
+#endif
 
 #include "../decode_cuda.h"
 
@@ -74,9 +83,13 @@ __device__ __forceinline__ u32 packed_dtype(u32 packed, u32 i) {
 // The launch's dynamic shared memory in bytes (the local memory the CPU
 // kernels check their scratch against).
 __device__ __forceinline__ u32 dynamic_shared_size(void) {
+#if defined(__CUDACC__)
   u32 size;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(size));
   return size;
+#else
+  return decode_cuda_emulation_dynamic_shared_size();
+#endif
 }
 
 __device__ __forceinline__ float half_bits_to_float(u32 bits) {
@@ -124,6 +137,34 @@ __device__ float block_reduce(float value, bool max, float* scratch) {
   }
   __syncthreads();
   return scratch[0];
+}
+
+// One step of warp_transpose_sum: lanes with bit |HALF| clear keep
+// v[0..HALF) and send v[HALF..2 HALF) to the lane HALF away, which keeps
+// the upper half and sends the lower.
+template <u32 HALF>
+__device__ __forceinline__ void transpose_step(float (&v)[32], u32 lane) {
+  const bool upper = (lane & HALF) != 0;
+#pragma unroll
+  for (u32 i = 0; i < HALF; ++i) {
+    const float send = upper ? v[i] : v[i + HALF];
+    const float keep = upper ? v[i + HALF] : v[i];
+    v[i] = keep + __shfl_xor_sync(0xFFFFFFFFu, send, (int)HALF);
+  }
+}
+
+// The calling warp's 32 sums |v| (each lane's partial sums of 32 values)
+// added across the warp: lane c returns the total of v[c]. Each step
+// halves the values a lane holds: 31 shuffles, where a warp_sum of each
+// would take 160.
+__device__ __forceinline__ float warp_transpose_sum(float (&v)[32]) {
+  const u32 lane = threadIdx.x & 31u;
+  transpose_step<16>(v, lane);
+  transpose_step<8>(v, lane);
+  transpose_step<4>(v, lane);
+  transpose_step<2>(v, lane);
+  transpose_step<1>(v, lane);
+  return v[0];
 }
 
 // Eight f16 weights (a 16-byte load) times x[0..8): |acc| + the products.
@@ -348,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(DECODE_CUDA_ROW_THREADS)
         u64 k_length, u64 v_length, u64 rope_length, u32 dim, u32 kv_dim,
         u32 head_size, u32 dtypes, u32* status) {
   (void)xq;
-  __shared__ float rows[ROWS];
+  static __shared__ float rows[ROWS];
   const u32 dtype_q = packed_dtype(dtypes, 0);
   const u32 dtype_k = packed_dtype(dtypes, 1);
   const u32 dtype_v = packed_dtype(dtypes, 2);
@@ -409,8 +450,8 @@ extern "C" __global__ void __launch_bounds__(DECODE_CUDA_ATTENTION_THREADS)
               float* out, u64 q_length, u64 keys_length, u64 values_length,
               u64 out_length, u32 n_heads, u32 n_kv_heads, u32 head_size,
               u32* status) {
-  __shared__ float partial[DECODE_CUDA_ATTENTION_THREADS];
-  __shared__ float scratch[32];
+  static __shared__ float partial[DECODE_CUDA_ATTENTION_THREADS];
+  static __shared__ float scratch[32];
   // Counts the CPU kernel divides by without checking: 1 here.
   if (n_heads == 0 || n_kv_heads == 0 || head_size == 0 ||
       n_heads % n_kv_heads != 0 || blockIdx.x >= n_heads) {
@@ -523,8 +564,8 @@ __device__ __forceinline__ bool argmax_before(float v, u32 i, float best,
 extern "C" __global__ void __launch_bounds__(DECODE_CUDA_ARGMAX_THREADS)
     argmax(const float* logits, u32* token, u64 logits_length,
            u64 token_length, u32 vocab, u32* status) {
-  __shared__ float best_values[32];
-  __shared__ u32 best_indices[32];
+  static __shared__ float best_values[32];
+  static __shared__ u32 best_indices[32];
   if (vocab == 0 || logits_length < vocab * 4ull || token_length < 4) {
     block_fail(status, 1);
     return;
@@ -602,7 +643,7 @@ extern "C" __global__ void __launch_bounds__(DECODE_CUDA_ROW_WISE_THREADS)
                   u32 dim, u32 eps_bits, u32 forms, u32* status) {
   (void)tokens;
   (void)xq;
-  __shared__ float scratch[32];
+  static __shared__ float scratch[32];
   const u32 batch = (u32)(tokens_length / 4);
   const u32 b = blockIdx.x;
   if (b >= batch) return;
@@ -691,7 +732,7 @@ extern "C" __global__ void __launch_bounds__(DECODE_CUDA_GEMM_THREADS)
          u32 mode, u32* status) {
   (void)tokens;
   (void)xq;
-  __shared__ float4 columns[GEMM_COLUMNS][GEMM_CHUNK / 4u];
+  static __shared__ float4 columns[GEMM_COLUMNS][GEMM_CHUNK / 4u];
   const u32 dtype = packed_dtype(dtypes, 0);
   const u32 dtype3 = packed_dtype(dtypes, 1);
   const u32 batch = (u32)(tokens_length / 4);
@@ -766,19 +807,17 @@ extern "C" __global__ void __launch_bounds__(DECODE_CUDA_GEMM_THREADS)
       }
     }
     if (!active) continue;
-#pragma unroll
-    for (u32 c = 0; c < GEMM_COLUMNS; ++c) {
-      const float value = warp_sum(acc[c]);
-      const float up = swiglu_mode ? warp_sum(acc3[c]) : 0.0f;
-      if (lane == c && c < column_count) {
-        float* o = out + (u64)(first_col + c) * rows + r;
-        if (mode == GEMM_STORE) {
-          *o = value;
-        } else if (mode == GEMM_ADD) {
-          *o += value;
-        } else {
-          *o = swiglu(value, up);
-        }
+    // Lane c: column c's sums.
+    const float value = warp_transpose_sum(acc);
+    const float up = swiglu_mode ? warp_transpose_sum(acc3) : 0.0f;
+    if (lane < column_count) {
+      float* o = out + (u64)(first_col + lane) * rows + r;
+      if (mode == GEMM_STORE) {
+        *o = value;
+      } else if (mode == GEMM_ADD) {
+        *o += value;
+      } else {
+        *o = swiglu(value, up);
       }
     }
   }
@@ -811,8 +850,8 @@ extern "C" __global__ void __launch_bounds__(DECODE_CUDA_ATTENTION_THREADS)
                     u64 out_length, u32 n_heads, u32 n_kv_heads,
                     u32 head_size, u32* status) {
   (void)tokens;
-  __shared__ float partial[DECODE_CUDA_ATTENTION_THREADS];
-  __shared__ float scratch[32];
+  static __shared__ float partial[DECODE_CUDA_ATTENTION_THREADS];
+  static __shared__ float scratch[32];
   // head_size 0 too, which the CPU kernel divides by.
   if (n_heads == 0 || n_kv_heads == 0 || head_size == 0 ||
       n_heads % n_kv_heads != 0) {
