@@ -605,12 +605,13 @@ void TestClassifier() {
 }
 
 void TestArgmax() {
-  const uint32_t vocab = 3000;
+  const uint32_t vocab = 9000;  // 8 loads a thread of 1024, then a tail
   struct Tie {
     uint32_t first, second;
   };
-  for (Tie tie : {Tie{1234, 2500}, Tie{0, 2999}, Tie{2999, 2999},
-                  Tie{31, 1055}, Tie{1024, 1025}}) {
+  for (Tie tie : {Tie{1234, 2500}, Tie{0, 8999}, Tie{8999, 8999},
+                  Tie{31, 1055}, Tie{1024, 1025}, Tie{8500, 8600},
+                  Tie{2048, 7000}}) {
     Binding logits = RandomFloats(vocab);
     logits.floats()[tie.first] = 5.0f;
     logits.floats()[tie.second] = 5.0f;

@@ -424,6 +424,15 @@ extern "C" __global__ void __launch_bounds__(DECODE_CUDA_ROW_THREADS)
   const unsigned char* w = section == 0 ? wq : section == 1 ? wk : wv;
   const u32 dtype = section == 0 ? dtype_q : section == 1 ? dtype_k : dtype_v;
   float* out = section == 0 ? q : section == 1 ? k : v;
+  // Thread t < ROWS rotates row t: its pair (row0 + 2m, row0 + 2m + 1)'s
+  // angle, loaded before the products so that its latency (the rotary
+  // table is host memory on cuda) hides behind them.
+  float cosine = 1.0f, sine = 0.0f;
+  if (section < 2 && threadIdx.x < ROWS) {
+    const u32 pair = ((row0 + (threadIdx.x & ~1u)) % head_size) / 2u;
+    cosine = rope[2u * pair];
+    sine = rope[2u * pair + 1u];
+  }
   const bool vector = vector_rows(w, dtype, dim, xn);
   const u32 warp = threadIdx.x >> 5;
   for (u32 i = warp; i < ROWS; i += blockDim.x >> 5) {
@@ -435,11 +444,9 @@ extern "C" __global__ void __launch_bounds__(DECODE_CUDA_ROW_THREADS)
     const u32 t = threadIdx.x;
     float value = rows[t];
     if (section < 2) {
-      // The pair (row0 + 2m, row0 + 2m + 1) this row belongs to.
       const u32 first = t & ~1u;
-      const u32 pair = ((row0 + first) % head_size) / 2u;
-      value = rope_element(rows[first], rows[first + 1u], rope[2u * pair],
-                           rope[2u * pair + 1u], (t & 1u) != 0);
+      value = rope_element(rows[first], rows[first + 1u], cosine, sine,
+                           (t & 1u) != 0);
     }
     out[row0 + t] = value;
   }
@@ -570,10 +577,25 @@ extern "C" __global__ void __launch_bounds__(DECODE_CUDA_ARGMAX_THREADS)
     block_fail(status, 1);
     return;
   }
-  // Each thread's first largest over its positions, in increasing order.
+  // Each thread's first largest over its positions, in increasing order,
+  // eight loads in flight (the logits are host memory on cuda).
   float best = -INFINITY;
   u32 index = 0xFFFFFFFFu;
-  for (u32 i = threadIdx.x; i < vocab; i += blockDim.x) {
+  const u32 stride = blockDim.x;
+  u32 i = threadIdx.x;
+  for (; i + 7u * stride < vocab; i += 8u * stride) {
+    float v[8];
+#pragma unroll
+    for (u32 k = 0; k < 8; ++k) v[k] = logits[i + k * stride];
+#pragma unroll
+    for (u32 k = 0; k < 8; ++k) {
+      if (index == 0xFFFFFFFFu || v[k] > best) {
+        best = v[k];
+        index = i + k * stride;
+      }
+    }
+  }
+  for (; i < vocab; i += stride) {
     const float v = logits[i];
     if (index == 0xFFFFFFFFu || v > best) {
       best = v;
@@ -581,11 +603,11 @@ extern "C" __global__ void __launch_bounds__(DECODE_CUDA_ARGMAX_THREADS)
     }
   }
   for (int offset = 16; offset > 0; offset >>= 1) {
-    const float v = __shfl_xor_sync(0xFFFFFFFFu, best, offset);
-    const u32 i = __shfl_xor_sync(0xFFFFFFFFu, index, offset);
-    if (argmax_before(v, i, best, index)) {
-      best = v;
-      index = i;
+    const float other = __shfl_xor_sync(0xFFFFFFFFu, best, offset);
+    const u32 other_index = __shfl_xor_sync(0xFFFFFFFFu, index, offset);
+    if (argmax_before(other, other_index, best, index)) {
+      best = other;
+      index = other_index;
     }
   }
   const u32 lane = threadIdx.x & 31u;
