@@ -515,8 +515,10 @@ void TestAttention() {
   struct Shape {
     uint32_t n_heads, n_kv_heads, head_size, length;
   };
+  // Head sizes of whole float4s (the 16-byte key loads) and not (6).
   for (Shape s : {Shape{4, 2, 16, 37}, Shape{2, 1, 48, 5}, Shape{4, 4, 8, 1},
-                  Shape{1, 1, 300, 3}, Shape{6, 2, 64, 300}}) {
+                  Shape{1, 1, 300, 3}, Shape{6, 2, 64, 300},
+                  Shape{4, 2, 6, 7}}) {
     const uint32_t dim = s.n_heads * s.head_size;
     const uint32_t kv_dim = s.n_kv_heads * s.head_size;
     std::vector<Binding> b = {RandomFloats(dim),

@@ -286,23 +286,42 @@ __device__ void rope_row(float* row, u32 width, const float* rope,
 // softmax of q . k_t / sqrt(head_size), then |out| = sum p_t v_t
 // (decode_kernels.c's decode_attend). |scores| holds |length| floats
 // (dynamic shared memory); |partial| DECODE_CUDA_ATTENTION_THREADS floats,
-// |scratch| 32. Every thread of the block must call it.
+// |scratch| 32. Every thread of the block must call it. A block is one
+// head of one position (the CPU's workgroup), so a long context is long
+// work for few blocks: splitting positions across blocks (flash
+// decoding) would need workgroups the CPU kernels do not have.
 __device__ void attend(const float* q, const float* keys, const float* values,
                        u32 kv_dim, u32 kv_h, u32 head_size, u32 length,
                        float* scores, float* partial, float* scratch,
                        float* out) {
-  const u32 lane = threadIdx.x & 31u;
-  const u32 warp = threadIdx.x >> 5;
-  const u32 warps = blockDim.x >> 5;
   const float scale = 1.0f / sqrtf((float)head_size);
   const u64 head = (u64)kv_h * head_size;
-  // A warp a position: the lanes over the head's elements.
-  for (u32 t = warp; t < length; t += warps) {
+  // A thread a position, its key's loads independent of each other (a
+  // warp a position would wait for each position's loads in turn: a
+  // latency per position, where the block has only a head's work). The
+  // key rows are 16-byte aligned when head_size and kv_dim are multiples
+  // of 4 and the bindings are.
+  const bool vector = head_size % 4u == 0 && kv_dim % 4u == 0 &&
+                      ((u64)keys & 15u) == 0 && ((u64)q & 15u) == 0;
+  for (u32 t = threadIdx.x; t < length; t += blockDim.x) {
     const float* k = keys + (u64)t * kv_dim + head;
     float dot = 0.0f;
-    for (u32 i = lane; i < head_size; i += 32u) dot = fmaf(k[i], q[i], dot);
-    dot = warp_sum(dot);
-    if (lane == 0) scores[t] = dot * scale;
+    if (vector) {
+      const float4* k4 = (const float4*)k;
+      const float4* q4 = (const float4*)q;
+#pragma unroll 4
+      for (u32 i = 0; i < head_size / 4u; ++i) {
+        const float4 a = k4[i];
+        const float4 b = q4[i];
+        dot = fmaf(a.x, b.x, dot);
+        dot = fmaf(a.y, b.y, dot);
+        dot = fmaf(a.z, b.z, dot);
+        dot = fmaf(a.w, b.w, dot);
+      }
+    } else {
+      for (u32 i = 0; i < head_size; ++i) dot = fmaf(k[i], q[i], dot);
+    }
+    scores[t] = dot * scale;
   }
   __syncthreads();
   float max = -INFINITY;
@@ -327,6 +346,7 @@ __device__ void attend(const float* q, const float* keys, const float* values,
     const u32 i = threadIdx.x % head_size;
     if (g < groups) {
       float acc = 0.0f;
+#pragma unroll 4
       for (u32 t = g; t < length; t += groups) {
         acc = fmaf(scores[t] * inverse, values[(u64)t * kv_dim + head + i],
                    acc);
