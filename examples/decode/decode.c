@@ -288,6 +288,13 @@ struct decode_session_t {
   weft_command_buffer_t* batch_command_buffer;
   weft_semaphore_t* timeline;
   uint64_t base;  // the timeline's value at position 0
+  // On a cuda device the logits stay in device memory (the classifier
+  // writes them, argmax reads them): decode_session_read_logits copies
+  // them into |logits_host| (host-visible) behind the last queued step,
+  // |reads| counting the copies on its own semaphore. NULL elsewhere.
+  weft_buffer_t* logits_host;
+  weft_semaphore_t* reads;
+  uint64_t read_count;
   uint32_t prompt_length;
   uint32_t queued;
 };
@@ -794,9 +801,8 @@ weft_status_t decode_session_create(decode_model_t* model,
   };
   for (int i = 0; weft_status_is_ok(status) && i < DECODE_BUFFER_COUNT; ++i) {
     // The buffers the host maps (decode_write_rope, decode_session_start,
-    // decode_session_read_logits and _read_tokens).
-    const bool mapped = i == DECODE_BUFFER_TOKENS ||
-                        i == DECODE_BUFFER_LOGITS || i == DECODE_BUFFER_ROPE;
+    // decode_session_read_tokens; the logits through logits_host).
+    const bool mapped = i == DECODE_BUFFER_TOKENS || i == DECODE_BUFFER_ROPE;
     status = weft_device_allocate_buffer(
         session->device, decode_buffer_params(session->device, mapped),
         sizes[i], &session->buffers[i]);
@@ -846,6 +852,15 @@ weft_status_t decode_session_create(decode_model_t* model,
     status = weft_device_create_semaphore(session->device, 0,
                                           &session->timeline);
   }
+  if (weft_status_is_ok(status) && decode_cuda_is_device(session->device)) {
+    status = weft_device_allocate_buffer(
+        session->device, decode_buffer_params(session->device, true),
+        c->vocab_size * 4ull, &session->logits_host);
+    if (weft_status_is_ok(status)) {
+      status = weft_device_create_semaphore(session->device, 0,
+                                            &session->reads);
+    }
+  }
   if (!weft_status_is_ok(status)) {
     decode_session_release(session);
     return weft_status_annotate(status, "creating a decode session");
@@ -862,6 +877,12 @@ void decode_session_release(decode_session_t* session) {
         session->timeline, session->base + session->queued,
         weft_timeout_infinite()));
   }
+  if (session->reads && session->read_count > 0) {
+    weft_status_ignore(weft_semaphore_wait(
+        session->reads, session->read_count, weft_timeout_infinite()));
+  }
+  weft_semaphore_release(session->reads);
+  weft_buffer_release(session->logits_host);
   weft_semaphore_release(session->timeline);
   weft_command_buffer_release(session->command_buffer);
   weft_command_buffer_release(session->batch_command_buffer);
@@ -1125,8 +1146,28 @@ weft_status_t decode_session_wait(decode_session_t* session,
 weft_status_t decode_session_read_logits(decode_session_t* session,
                                          float* out_logits) {
   const decode_config_t* c = &session->model->layout.config;
-  return weft_buffer_map_read(session->buffers[DECODE_BUFFER_LOGITS], 0,
-                              out_logits, c->vocab_size * 4ull);
+  const uint64_t bytes = c->vocab_size * 4ull;
+  if (!session->logits_host) {
+    return weft_buffer_map_read(session->buffers[DECODE_BUFFER_LOGITS], 0,
+                                out_logits, bytes);
+  }
+  // Device memory (cuda): copied behind the last queued step.
+  const uint64_t done = session->base + session->queued;
+  const uint64_t read = session->read_count + 1;
+  const weft_semaphore_list_t waits = {1, &session->timeline, &done};
+  const weft_semaphore_list_t signals = {1, &session->reads, &read};
+  weft_status_t status = weft_device_queue_copy(
+      session->device, WEFT_QUEUE_AFFINITY_ANY, waits, signals,
+      session->buffers[DECODE_BUFFER_LOGITS], 0, session->logits_host, 0,
+      bytes);
+  if (weft_status_is_ok(status)) {
+    session->read_count = read;
+    status = weft_semaphore_wait(session->reads, read, weft_timeout_infinite());
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_buffer_map_read(session->logits_host, 0, out_logits, bytes);
+  }
+  return status;
 }
 
 weft_status_t decode_session_read_tokens(decode_session_t* session,

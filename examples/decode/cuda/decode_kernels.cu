@@ -598,7 +598,8 @@ extern "C" __global__ void __launch_bounds__(DECODE_CUDA_ARGMAX_THREADS)
     return;
   }
   // Each thread's first largest over its positions, in increasing order,
-  // eight loads in flight (the logits are host memory on cuda).
+  // eight loads in flight (one block reads the whole vocabulary: its
+  // loads' latency, not the bandwidth, is what it waits for).
   float best = -INFINITY;
   u32 index = 0xFFFFFFFFu;
   const u32 stride = blockDim.x;
