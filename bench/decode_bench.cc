@@ -6,7 +6,13 @@
 //       quantized types' fallbacks where rows are not whole blocks, as
 //       weft-decode-gen writes them): one iteration decodes
 //       kTokens tokens from position 0. weft queues the tokens' executes
-//       at once on local-task; the baselines run the same kernels over the
+//       at once on local-task, and for f32 and f16 on cuda too (the
+//       decode's CUDA kernels, registered where nvcc built them; the row
+//       skips where no cuda device can be made, before any checkpoint is
+//       written; compare weight_GBps with the GPU's memory bandwidth;
+//       bench.smoke runs the tiny rows on the CUDA test double, the CPU
+//       kernels as their twins);
+//       the baselines run the same kernels over the
 //       same buffers, one parallel loop per kernel (OpenMP's static
 //       schedule, pthreadpool), as simple CPU decoders do. Counters:
 //       tokens_per_second, ms_per_token, and weight_GBps (the weight bytes
@@ -50,6 +56,7 @@
 extern "C" {
 #include "decode.h"
 #include "decode_checkpoint.h"
+#include "decode_cuda.h"
 #include "decode_kernels.h"
 #include "decode_quant.h"
 #include "decode_quant_dot.h"
@@ -105,12 +112,27 @@ struct Decoder {
 
   bool Open(benchmark::State& state, const char* device_string,
             const std::string& path) {
-    weft_allocator_t allocator = weft_allocator_system();
+    return OpenDevice(state, device_string) && OpenModel(state, path);
+  }
+
+  // The device alone (before a checkpoint is written for it, so a row
+  // whose device is missing skips at once).
+  // A device that cannot be made skips the row as "<device> unavailable:
+  // ..." (what bench.smoke lets pass: a driver not built in, no GPU).
+  bool OpenDevice(benchmark::State& state, const char* device_string) {
     const std::string full_string = DeviceStringWithThreads(device_string);
+    weft_status_t status = weft_device_create(
+        full_string.c_str(), weft_allocator_system(), &device);
+    if (weft_status_is_ok(status)) return true;
+    const std::string message =
+        full_string + " unavailable: " + ConsumeStatus(status);
+    state.SkipWithError(message.c_str());
+    return false;
+  }
+
+  bool OpenModel(benchmark::State& state, const std::string& path) {
+    weft_allocator_t allocator = weft_allocator_system();
     return Ok(state,
-              weft_device_create(full_string.c_str(), allocator, &device),
-              full_string.c_str()) &&
-           Ok(state,
               decode_model_load(device, path.c_str(), nullptr, allocator,
                                 &model),
               "decode_model_load") &&
@@ -155,12 +177,15 @@ bool RunWeftSession(benchmark::State& state, const Decoder& decoder,
             "decode_session_wait");
 }
 
-void DecodeWeft(benchmark::State& state, const char* shape,
-                decode_dtype_t dtype) {
-  std::string path = ModelPath(state, shape, dtype);
-  if (path.empty()) return;
+// Decode/<shape>-<dtype>/<device>: weft on |device_string| (local-task,
+// or cuda: skipped where no cuda device can be made or nvcc built no
+// kernels).
+void DecodeWeft(benchmark::State& state, const char* device_string,
+                const char* shape, decode_dtype_t dtype) {
   Decoder decoder;
-  if (!decoder.Open(state, "local-task", path)) return;
+  if (!decoder.OpenDevice(state, device_string)) return;
+  std::string path = ModelPath(state, shape, dtype);
+  if (path.empty() || !decoder.OpenModel(state, path)) return;
   const uint32_t tokens = decoder.Tokens();
   LoopTimer timer;
   timer.Start();
@@ -782,8 +807,16 @@ void RegisterDecodeBenchmarks() {
       const std::string prefix = std::string("Decode/") + shape + "-" +
                                  decode_dtype_name(dtype) + "/";
       benchmark::RegisterBenchmark((prefix + "local-task").c_str(), DecodeWeft,
-                                   shape, dtype)
+                                   "local-task", shape, dtype)
           ->UseRealTime();
+      // The decode's CUDA kernels take f32 and f16 weights (decode_cuda.h);
+      // no row where nvcc built none.
+      if (decode_cuda_kernels_available() &&
+          (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16)) {
+        benchmark::RegisterBenchmark((prefix + "cuda").c_str(), DecodeWeft,
+                                     "cuda", shape, dtype)
+            ->UseRealTime();
+      }
       for (Baseline baseline : ParallelBaselines()) {
         benchmark::RegisterBenchmark(
             (prefix + BaselineName(baseline)).c_str(), DecodeBaseline, shape,

@@ -1,9 +1,11 @@
 // weft decode example: the decoder (see decode.h).
 #include "decode.h"
 
+#include "decode_cuda.h"
 #include "decode_quant_dot.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +51,52 @@ static void decode_model_place_layers(decode_model_t* model) {
   }
 }
 
+// The memory of a buffer of |device| the host maps (|mapped|) or not. On
+// the CPU drivers every buffer is the default (host-visible: the
+// benchmarks' baselines run the kernels over the session's buffers); on a
+// cuda device the default is pinned host memory the GPU reads across the
+// bus, so what only kernels touch (the weights, the cache, the
+// activations) is device memory there, and what the host maps (the
+// tokens, the logits, the rotary table) stays host-visible.
+static weft_buffer_params_t decode_buffer_params(const weft_device_t* device,
+                                                 bool mapped) {
+  weft_buffer_params_t params = {0};
+  if (decode_cuda_is_device(device)) {
+    params.type = mapped ? WEFT_MEMORY_TYPE_HOST_VISIBLE |
+                               WEFT_MEMORY_TYPE_HOST_COHERENT
+                         : WEFT_MEMORY_TYPE_DEVICE_LOCAL;
+  }
+  return params;
+}
+
+// A cuda device runs f32 and f16 weights only (decode_cuda.h): the first
+// tensor of |layout| of another type, named with its layer and type, is
+// UNIMPLEMENTED there, before any weight is read.
+static weft_status_t decode_check_device_dtypes(
+    const weft_device_t* device, const decode_layout_t* layout) {
+  if (!decode_cuda_is_device(device)) return WEFT_OK;
+  for (int t = 0; t < DECODE_TENSOR_COUNT; ++t) {
+    const decode_tensor_t tensor = (decode_tensor_t)t;
+    if (!layout->tensors[t].present) continue;
+    for (uint32_t l = 0; l < decode_tensor_layers(&layout->config, tensor);
+         ++l) {
+      const decode_dtype_t dtype = layout->tensors[t].dtypes[l];
+      if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) continue;
+      char where[32] = "";
+      if (decode_tensor_is_per_layer(tensor)) {
+        snprintf(where, sizeof(where), " of layer %u", l);
+      }
+      return WEFT_STATUS(UNIMPLEMENTED,
+                         "decode on cuda: tensor %s%s is %s; the CUDA "
+                         "kernels take f32 and f16 weights only (block "
+                         "types run on the CPU drivers)",
+                         decode_tensor_name(tensor), where,
+                         decode_dtype_name(dtype));
+    }
+  }
+  return WEFT_OK;
+}
+
 weft_status_t decode_model_load(weft_device_t* device, const char* path,
                                 const decode_load_options_t* options,
                                 weft_allocator_t allocator,
@@ -65,6 +113,9 @@ weft_status_t decode_model_load(weft_device_t* device, const char* path,
   status = decode_layout_read(path, &model->layout);
   const decode_layout_t* layout = &model->layout;
   const decode_config_t* config = &layout->config;
+  if (weft_status_is_ok(status)) {
+    status = decode_check_device_dtypes(device, layout);
+  }
   if (weft_status_is_ok(status)) decode_model_place_layers(model);
 
   // One buffer per kind, and one span per (kind, layer).
@@ -73,7 +124,7 @@ weft_status_t decode_model_load(weft_device_t* device, const char* path,
     const decode_tensor_t tensor = (decode_tensor_t)t;
     if (!layout->tensors[t].present) continue;
     const uint32_t layers = decode_tensor_layers(config, tensor);
-    const weft_buffer_params_t params = {0};
+    const weft_buffer_params_t params = decode_buffer_params(device, false);
     status = weft_device_allocate_buffer(device, params,
                                          model->layer_offsets[t][layers],
                                          &model->buffers[t]);
@@ -237,6 +288,13 @@ struct decode_session_t {
   weft_command_buffer_t* batch_command_buffer;
   weft_semaphore_t* timeline;
   uint64_t base;  // the timeline's value at position 0
+  // On a cuda device the logits stay in device memory (the classifier
+  // writes them, argmax reads them): decode_session_read_logits copies
+  // them into |logits_host| (host-visible) behind the last queued step,
+  // |reads| counting the copies on its own semaphore. NULL elsewhere.
+  weft_buffer_t* logits_host;
+  weft_semaphore_t* reads;
+  uint64_t read_count;
   uint32_t prompt_length;
   uint32_t queued;
 };
@@ -741,15 +799,27 @@ weft_status_t decode_session_create(decode_model_t* model,
       [DECODE_BUFFER_BATCH_ATT] = batch_rows * c->dim * 4,
       [DECODE_BUFFER_BATCH_H] = batch_rows * c->hidden_dim * 4,
   };
-  const weft_buffer_params_t params = {0};
   for (int i = 0; weft_status_is_ok(status) && i < DECODE_BUFFER_COUNT; ++i) {
-    status = weft_device_allocate_buffer(session->device, params, sizes[i],
-                                         &session->buffers[i]);
+    // The buffers the host maps (decode_write_rope, decode_session_start,
+    // decode_session_read_tokens; the logits through logits_host).
+    const bool mapped = i == DECODE_BUFFER_TOKENS || i == DECODE_BUFFER_ROPE;
+    status = weft_device_allocate_buffer(
+        session->device, decode_buffer_params(session->device, mapped),
+        sizes[i], &session->buffers[i]);
   }
   if (weft_status_is_ok(status)) {
-    status = weft_device_create_executable(
-        session->device, weft_executable_source_cpu_static(decode_kernels_query),
-        &session->kernels);
+    // The same kernels as a CUDA module on a cuda device (decode_cuda.h),
+    // the CPU library elsewhere; the recording is the same for both.
+    weft_kernel_def_t cuda_kernels[DECODE_KERNEL_COUNT];
+    weft_executable_source_t source =
+        weft_executable_source_cpu_static(decode_kernels_query);
+    if (decode_cuda_is_device(session->device)) {
+      status = decode_cuda_executable_source(cuda_kernels, &source);
+    }
+    if (weft_status_is_ok(status)) {
+      status = weft_device_create_executable(session->device, source,
+                                             &session->kernels);
+    }
   }
   if (weft_status_is_ok(status)) {
     status = weft_allocator_malloc_array(allocator, 5 + 9 * c->n_layers,
@@ -782,6 +852,15 @@ weft_status_t decode_session_create(decode_model_t* model,
     status = weft_device_create_semaphore(session->device, 0,
                                           &session->timeline);
   }
+  if (weft_status_is_ok(status) && decode_cuda_is_device(session->device)) {
+    status = weft_device_allocate_buffer(
+        session->device, decode_buffer_params(session->device, true),
+        c->vocab_size * 4ull, &session->logits_host);
+    if (weft_status_is_ok(status)) {
+      status = weft_device_create_semaphore(session->device, 0,
+                                            &session->reads);
+    }
+  }
   if (!weft_status_is_ok(status)) {
     decode_session_release(session);
     return weft_status_annotate(status, "creating a decode session");
@@ -798,6 +877,12 @@ void decode_session_release(decode_session_t* session) {
         session->timeline, session->base + session->queued,
         weft_timeout_infinite()));
   }
+  if (session->reads && session->read_count > 0) {
+    weft_status_ignore(weft_semaphore_wait(
+        session->reads, session->read_count, weft_timeout_infinite()));
+  }
+  weft_semaphore_release(session->reads);
+  weft_buffer_release(session->logits_host);
   weft_semaphore_release(session->timeline);
   weft_command_buffer_release(session->command_buffer);
   weft_command_buffer_release(session->batch_command_buffer);
@@ -856,6 +941,13 @@ weft_status_t decode_session_set_sampling(decode_session_t* session,
                        "sampling: temperature %g (at least 0), top_p %g "
                        "(above 0, at most 1)",
                        sampling->temperature, sampling->top_p);
+  }
+  if (sampling->temperature > 0.0f && decode_cuda_is_device(session->device)) {
+    return WEFT_STATUS(UNIMPLEMENTED,
+                       "sampling: temperature %g on a cuda device; SAMPLE "
+                       "has no CUDA kernel (decode_cuda.h): decode greedily "
+                       "there (temperature 0)",
+                       sampling->temperature);
   }
   // Everything queued must be done: the command buffer is recorded anew.
   weft_status_t status = WEFT_OK;
@@ -1054,8 +1146,28 @@ weft_status_t decode_session_wait(decode_session_t* session,
 weft_status_t decode_session_read_logits(decode_session_t* session,
                                          float* out_logits) {
   const decode_config_t* c = &session->model->layout.config;
-  return weft_buffer_map_read(session->buffers[DECODE_BUFFER_LOGITS], 0,
-                              out_logits, c->vocab_size * 4ull);
+  const uint64_t bytes = c->vocab_size * 4ull;
+  if (!session->logits_host) {
+    return weft_buffer_map_read(session->buffers[DECODE_BUFFER_LOGITS], 0,
+                                out_logits, bytes);
+  }
+  // Device memory (cuda): copied behind the last queued step.
+  const uint64_t done = session->base + session->queued;
+  const uint64_t read = session->read_count + 1;
+  const weft_semaphore_list_t waits = {1, &session->timeline, &done};
+  const weft_semaphore_list_t signals = {1, &session->reads, &read};
+  weft_status_t status = weft_device_queue_copy(
+      session->device, WEFT_QUEUE_AFFINITY_ANY, waits, signals,
+      session->buffers[DECODE_BUFFER_LOGITS], 0, session->logits_host, 0,
+      bytes);
+  if (weft_status_is_ok(status)) {
+    session->read_count = read;
+    status = weft_semaphore_wait(session->reads, read, weft_timeout_infinite());
+  }
+  if (weft_status_is_ok(status)) {
+    status = weft_buffer_map_read(session->logits_host, 0, out_logits, bytes);
+  }
+  return status;
 }
 
 weft_status_t decode_session_read_tokens(decode_session_t* session,

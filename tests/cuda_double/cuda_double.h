@@ -22,6 +22,20 @@
 //   WEFT_CUDA_DOUBLE_STREAM_MEM_OPS  0 or 1, the initial
 //                                weft_cuda_double_set_stream_mem_ops
 //                                (default 1).
+//   WEFT_CUDA_DOUBLE_TWINS       CPU twins for a process that cannot call
+//                                weft_cuda_double_register_twins itself
+//                                (weft-decode --device=cuda in a test):
+//                                PATH:SYMBOL[;PATH:SYMBOL...], each a
+//                                shared object dlopened (never closed)
+//                                and its exported weft_kernel_library_
+//                                query_fn_t SYMBOL called with
+//                                WEFT_KERNEL_ABI_VERSION, the library it
+//                                returns registered as twins. Read once,
+//                                at the first lookup of a kernel
+//                                (cuModuleLoadData or
+//                                cuModuleGetFunction), not at cuInit; a
+//                                library that does not load or gives no
+//                                table aborts the process.
 //
 // Stream memory operations (cuStreamWaitValue64, cuStreamWriteValue64) as
 // the CUDA documentation gives them: the word is a device pointer (device

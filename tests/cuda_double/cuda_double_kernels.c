@@ -7,6 +7,7 @@
 // include/weft/executable.h: binding pointers, binding lengths (uint64),
 // constants (uint32), then a uint32_t* status of four words where the
 // first failing block stores its CPU return value, then its block index.
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,8 +174,57 @@ static const weft_cuda_double_kernel_t* weft_cuda_double_find_twin_locked(
   return NULL;
 }
 
+// WEFT_CUDA_DOUBLE_TWINS (cuda_double.h): each "path:symbol" of the list
+// dlopened and its query's library registered as twins. A library that
+// cannot be loaded or gives no table aborts the process: a broken test.
+static void weft_cuda_double_register_env_twins(void) {
+  const char* value = getenv("WEFT_CUDA_DOUBLE_TWINS");
+  if (!value || !value[0]) return;
+  char* list = strdup(value);
+  if (!list) abort();
+  char* saved = NULL;
+  for (char* entry = strtok_r(list, ";", &saved); entry;
+       entry = strtok_r(NULL, ";", &saved)) {
+    char* colon = strrchr(entry, ':');
+    if (!colon || colon == entry || !colon[1]) {
+      fprintf(stderr,
+              "weft CUDA test double: WEFT_CUDA_DOUBLE_TWINS entry \"%s\" "
+              "is not PATH:SYMBOL\n",
+              entry);
+      abort();
+    }
+    *colon = '\0';
+    const char* symbol = colon + 1;
+    // Never closed: the twins point into the library.
+    void* library = dlopen(entry, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      fprintf(stderr, "weft CUDA test double: WEFT_CUDA_DOUBLE_TWINS: %s\n",
+              dlerror());
+      abort();
+    }
+    weft_kernel_library_query_fn_t query =
+        (weft_kernel_library_query_fn_t)dlsym(library, symbol);
+    const weft_kernel_library_t* table =
+        query ? query(WEFT_KERNEL_ABI_VERSION) : NULL;
+    if (!table) {
+      fprintf(stderr,
+              "weft CUDA test double: WEFT_CUDA_DOUBLE_TWINS: %s in %s %s\n",
+              symbol, entry,
+              query ? "gives no library for WEFT_KERNEL_ABI_VERSION"
+                    : "is not exported");
+      abort();
+    }
+    weft_cuda_double_register_twins(table);
+  }
+  free(list);
+}
+
+static pthread_once_t weft_cuda_double_env_twins_once = PTHREAD_ONCE_INIT;
+
 const weft_cuda_double_kernel_t* weft_cuda_double__find_kernel(
     const char* name) {
+  pthread_once(&weft_cuda_double_env_twins_once,
+               weft_cuda_double_register_env_twins);
   const weft_cuda_double_kernel_t* kernel = weft_cuda_double_find_builtin(name);
   if (kernel) return kernel;
   pthread_mutex_lock(&weft_cuda_double_twins_mutex);

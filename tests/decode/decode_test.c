@@ -20,7 +20,19 @@
 //  - on local-sync and on local-task with 1 and 2 workers, the greedy
 //    tokens identical to the reference's (f32, f16);
 //  - both formats of one seed give the same logits;
-//  - a bad prompt and a session run past its context are clean errors.
+//  - a bad prompt and a session run past its context are clean errors;
+//  - the CUDA kernel table (decode_cuda.h) is the CPU table's names,
+//    counts and local memory, or where nvcc did not build the kernels,
+//    a session's CUDA source is UNAVAILABLE saying so.
+// With --cuda-double (decode.cuda-double; WEFT_CUDA_DRIVER_LIBRARY the
+// CUDA test double, whose CPU twins of the kernels this process
+// registers): the f32 and f16 cases on the cuda device, every kernel
+// launched through the cuda driver from the session's CUDA module (the
+// double checks each PTX entry's parameters against the CPU kernel's
+// bindings and constants), all steps queued at once, a quantized model
+// refused naming a tensor and its type, sampling refused. With --cuda
+// (decode.cuda) the same on a GPU, the CUDA kernels themselves (exit 77,
+// skipped, where no cuda device can be made).
 // Steps: 32 on the 15M shape; 4 under a sanitizer.
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
 // clang-format off
@@ -30,6 +42,7 @@
 #include <cmocka.h>
 // clang-format on
 
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +51,7 @@
 
 #include "decode.h"
 #include "decode_checkpoint.h"
+#include "decode_cuda.h"
 #include "decode_quant.h"
 #include "decode_quant_dot.h"
 #include "decode_test_util.h"
@@ -980,6 +994,50 @@ static void bad_prompt_and_context(void** state) {
   weft_device_release(device);
 }
 
+// The CUDA executable's kernel table: the CPU table's names, binding and
+// constant counts and local memory in the same order, blocks of whole
+// warps within CUDA's 1024 threads; where nvcc built no kernels, the
+// source is UNAVAILABLE saying so.
+static void cuda_kernel_table(void** state) {
+  (void)state;
+  weft_kernel_def_t kernels[DECODE_KERNEL_COUNT];
+  weft_executable_source_t source;
+  weft_status_t status = decode_cuda_executable_source(kernels, &source);
+  if (!decode_cuda_kernels_available()) {
+    assert_int_equal(weft_status_code(status), WEFT_STATUS_UNAVAILABLE);
+    char text[512];
+    weft_status_format(status, text, sizeof(text));
+    weft_status_free(status);
+    assert_non_null(strstr(text, "no CUDA kernels in this build"));
+    return;
+  }
+  assert_ok(status);
+  assert_int_equal(source.format, WEFT_EXECUTABLE_FORMAT_CUDA_PTX);
+  assert_non_null(source.data);
+  assert_non_null(strstr((const char*)source.data, ".entry gemm("));
+  assert_int_equal(source.kernel_count, DECODE_KERNEL_COUNT);
+  assert_ptr_equal(source.kernels, kernels);
+  const weft_kernel_library_t* cpu = decode_kernels_library();
+  assert_int_equal(cpu->kernel_count, DECODE_KERNEL_COUNT);
+  for (uint32_t i = 0; i < DECODE_KERNEL_COUNT; ++i) {
+    const weft_kernel_def_t* a = &cpu->kernels[i];
+    const weft_kernel_def_t* b = &kernels[i];
+    assert_string_equal(a->name, b->name);
+    assert_int_equal(a->binding_count, b->binding_count);
+    assert_int_equal(a->constant_count, b->constant_count);
+    assert_int_equal(a->local_memory_size, b->local_memory_size);
+    assert_null(b->fn);
+    assert_true(b->workgroup_size[0] % 32 == 0);
+    assert_true(b->workgroup_size[0] <= 1024);
+    assert_int_equal(b->workgroup_size[1], 1);
+    assert_int_equal(b->workgroup_size[2], 1);
+    // Every entry of the table is an entry of the PTX.
+    char entry[64];
+    snprintf(entry, sizeof(entry), ".entry %s(", b->name);
+    assert_non_null(strstr((const char*)source.data, entry));
+  }
+}
+
 static void missing_model_is_not_found(void** state) {
   (void)state;
   weft_device_t* device = NULL;
@@ -996,7 +1054,185 @@ static void missing_model_is_not_found(void** state) {
   weft_device_release(device);
 }
 
-int main(void) {
+//===----------------------------------------------------------------------===//
+// On the CUDA test double (--cuda-double)
+//===----------------------------------------------------------------------===//
+
+#define CUDA_DEVICE "cuda"
+
+// The double's launch counter (weft_cuda_double_launch_count); NULL on a
+// GPU (--cuda).
+static uint64_t (*g_cuda_launch_count)(void);
+
+// dlopens the double the driver will load (WEFT_CUDA_DRIVER_LIBRARY: the
+// same library, so one registry) and registers the decode's CPU kernels
+// as the twins of the PTX entries of their names.
+static int cuda_double_setup(void** state) {
+  const char* path = getenv("WEFT_CUDA_DRIVER_LIBRARY");
+  if (!path || !path[0]) {
+    fprintf(stderr, "--cuda-double: WEFT_CUDA_DRIVER_LIBRARY is not set\n");
+    return -1;
+  }
+  // Never closed: the twins live as long as the process.
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    fprintf(stderr, "--cuda-double: dlopen(%s): %s\n", path, dlerror());
+    return -1;
+  }
+  void (*register_twins)(const weft_kernel_library_t*) =
+      (void (*)(const weft_kernel_library_t*))dlsym(
+          library, "weft_cuda_double_register_twins");
+  g_cuda_launch_count =
+      (uint64_t(*)(void))dlsym(library, "weft_cuda_double_launch_count");
+  if (!register_twins || !g_cuda_launch_count) {
+    fprintf(stderr, "--cuda-double: %s is not the CUDA test double\n", path);
+    return -1;
+  }
+  register_twins(decode_kernels_library());
+  return setup(state);
+}
+
+static void cuda_f32_matches_reference(void** state) {
+  (void)state;
+  const uint64_t launches = g_cuda_launch_count ? g_cuda_launch_count() : 0;
+  decode_and_compare(CUDA_DEVICE, g_llama2c, g_logits_f32, g_tokens_f32,
+                     1e-4f);
+  decode_and_compare(CUDA_DEVICE, g_gguf_f32, g_logits_f32, g_tokens_f32,
+                     1e-4f);
+  // On the double: the steps ran as kernels launched through the cuda
+  // driver (graphs' kernel nodes count too).
+  if (g_cuda_launch_count) assert_true(g_cuda_launch_count() > launches);
+}
+
+static void cuda_f16_matches_reference(void** state) {
+  (void)state;
+  decode_and_compare(CUDA_DEVICE, g_gguf_f16, g_logits_f16, g_tokens_f16,
+                     1e-2f);
+}
+
+// All steps queued at once: the prompt's first two positions as one batch
+// (GEMM tiles of two positions), then the steps, each waiting on the one
+// before on the device.
+static void cuda_queued_at_once_same_tokens(void** state) {
+  (void)state;
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_device_t* device = NULL;
+  assert_ok(weft_device_create(CUDA_DEVICE, allocator, &device));
+  decode_model_t* model = NULL;
+  assert_ok(decode_model_load(device, g_gguf_f16, NULL, allocator, &model));
+  decode_session_t* session = NULL;
+  assert_ok(decode_session_create(model, allocator, &session));
+  assert_ok(decode_session_start(session, kPrompt, PROMPT_LENGTH));
+  assert_ok(decode_session_enqueue(session, STEPS));
+  assert_ok(decode_session_wait(session, STEPS - 1, weft_timeout_infinite()));
+  uint32_t tokens[STEPS + 1];
+  assert_ok(decode_session_read_tokens(session, 0, STEPS + 1, tokens));
+  assert_memory_equal(tokens, g_tokens_f16, sizeof(tokens));
+  decode_session_release(session);
+  decode_model_release(model);
+  weft_device_release(device);
+}
+
+// Fails unless |status| has |code| and its text holds each of |parts|
+// (NULL-terminated).
+static void expect_status(weft_status_t status, weft_status_code_t code,
+                          const char* const* parts) {
+  char text[1024];
+  weft_status_format(status, text, sizeof(text));
+  const weft_status_code_t actual = weft_status_code(status);
+  weft_status_free(status);
+  if (actual != code) {
+    fail_msg("expected code %d: %s", (int)code, text);
+  }
+  for (const char* const* part = parts; *part; ++part) {
+    if (!strstr(text, *part)) fail_msg("'%s' lacks '%s'", text, *part);
+  }
+}
+
+// A quantized model (q8_0: every matrix Q8_0) on cuda: refused at load,
+// naming the first tensor and its type; f32 and f16 only.
+static void cuda_quantized_is_refused(void** state) {
+  (void)state;
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_device_t* device = NULL;
+  assert_ok(weft_device_create(CUDA_DEVICE, allocator, &device));
+  decode_model_t* model = NULL;
+  weft_status_t status =
+      decode_model_load(device, g_quant[0].path, NULL, allocator, &model);
+  const char* const parts[] = {"decode on cuda: tensor token_embedding is q8_0",
+                               "f32 and f16 weights only", g_quant[0].path,
+                               NULL};
+  expect_status(status, WEFT_STATUS_UNIMPLEMENTED, parts);
+  assert_null(model);
+  weft_device_release(device);
+}
+
+// SAMPLE has no CUDA kernel: a temperature above 0 is refused on cuda,
+// and greedy decoding goes on.
+static void cuda_sampling_is_refused(void** state) {
+  (void)state;
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_device_t* device = NULL;
+  assert_ok(weft_device_create(CUDA_DEVICE, allocator, &device));
+  decode_model_t* model = NULL;
+  assert_ok(decode_model_load(device, g_gguf_f32, NULL, allocator, &model));
+  decode_session_t* session = NULL;
+  assert_ok(decode_session_create(model, allocator, &session));
+  const decode_sampling_t sampling = {.temperature = 0.8f,
+                                      .top_k = 40,
+                                      .top_p = 0.95f,
+                                      .seed = 1};
+  const char* const parts[] = {"temperature 0.8 on a cuda device", NULL};
+  expect_status(decode_session_set_sampling(session, &sampling),
+                WEFT_STATUS_UNIMPLEMENTED, parts);
+  assert_ok(decode_session_start(session, kPrompt, PROMPT_LENGTH));
+  assert_ok(decode_session_enqueue(session, 4));
+  assert_ok(decode_session_wait(session, 3, weft_timeout_infinite()));
+  uint32_t tokens[5];
+  assert_ok(decode_session_read_tokens(session, 0, 5, tokens));
+  assert_memory_equal(tokens, g_tokens_f32, sizeof(tokens));
+  decode_session_release(session);
+  decode_model_release(model);
+  weft_device_release(device);
+}
+
+// Where no cuda device can be made (--cuda): 77, the test skipped.
+static int cuda_main(bool on_double) {
+  if (!on_double) {
+    weft_device_t* device = NULL;
+    weft_status_t status =
+        weft_device_create(CUDA_DEVICE, weft_allocator_system(), &device);
+    if (!weft_status_is_ok(status)) {
+      char text[512];
+      weft_status_format(status, text, sizeof(text));
+      weft_status_free(status);
+      printf("skipped: no cuda device (%s)\n", text);
+      return 77;
+    }
+    weft_device_release(device);
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(cuda_f32_matches_reference),
+      cmocka_unit_test(cuda_f16_matches_reference),
+      cmocka_unit_test(cuda_queued_at_once_same_tokens),
+      cmocka_unit_test(cuda_quantized_is_refused),
+      cmocka_unit_test(cuda_sampling_is_refused),
+  };
+  return on_double ? cmocka_run_group_tests_name("decode.cuda-double", tests,
+                                                cuda_double_setup, teardown)
+                   : cmocka_run_group_tests_name("decode.cuda", tests, setup,
+                                                 teardown);
+}
+
+int main(int argc, char** argv) {
+  if (argc == 2 && strcmp(argv[1], "--cuda-double") == 0) {
+    return cuda_main(true);
+  }
+  if (argc == 2 && strcmp(argv[1], "--cuda") == 0) return cuda_main(false);
+  if (argc != 1) {
+    fprintf(stderr, "usage: %s [--cuda-double | --cuda]\n", argv[0]);
+    return 2;
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(llama2c_f32_matches_reference),
       cmocka_unit_test(gguf_f32_matches_reference),
@@ -1022,6 +1258,7 @@ int main(void) {
       cmocka_unit_test(queued_at_once_same_tokens),
       cmocka_unit_test(bad_prompt_and_context),
       cmocka_unit_test(missing_model_is_not_found),
+      cmocka_unit_test(cuda_kernel_table),
   };
   return cmocka_run_group_tests_name("decode", tests, setup, teardown);
 }
