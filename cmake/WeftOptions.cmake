@@ -1,8 +1,8 @@
 # Compiler flags shared by every weft target (through weft_compile_options).
 add_library(weft_compile_options INTERFACE)
 target_compile_options(weft_compile_options INTERFACE
-  -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-  $<$<COMPILE_LANGUAGE:C>:-Wmissing-prototypes>)
+  -Wall -Wextra -Wno-unused-parameter -Wshadow
+  $<$<COMPILE_LANGUAGE:C>:-Wstrict-prototypes -Wmissing-prototypes>)
 target_compile_definitions(weft_compile_options INTERFACE _GNU_SOURCE)
 if(WEFT_WERROR)
   target_compile_options(weft_compile_options INTERFACE -Werror)
