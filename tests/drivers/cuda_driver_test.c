@@ -801,6 +801,69 @@ static void release_with_gpu_word_waits(void** state) {
   weft_semaphore_release(semaphore);
 }
 
+typedef struct gate_timer_t {
+  atomic_int submitted;         // the test is done submitting
+  atomic_int opened_by_timer;  // it was not: the timer opened the gate
+} gate_timer_t;
+
+// Opens the gate after 5 s unless the test is done submitting by then (a
+// submitter blocked behind the held stream would otherwise hang the test).
+static void* open_gate_after_timeout(void* user_data) {
+  gate_timer_t* timer = (gate_timer_t*)user_data;
+  for (int i = 0; i < 500 && !atomic_load(&timer->submitted); ++i) {
+    struct timespec delay = {0, 10 * 1000 * 1000};
+    nanosleep(&delay, NULL);
+  }
+  if (!atomic_load(&timer->submitted)) {
+    atomic_store(&timer->opened_by_timer, 1);
+    atomic_store(&gate_open, 1);
+  }
+  return NULL;
+}
+
+// Behind a stream held by a running op, the driver queues at most
+// WEFT_CUDA_MAX_STREAM_ENTRIES stream operations and holds the rest: 700
+// fills (1400 operations, past the double's 1024 a stream holds, as a GPU
+// blocks the host thread past about a thousand) are all submitted without
+// the submitting thread blocking, and all run once the stream goes on.
+static void held_stream_never_blocks_the_submitter(void** state) {
+  (void)state;
+  skip_unless_streams_can_be_held();
+  enum { kFills = 700 };
+  weft_device_t* device = create_device("cuda?semaphores=memory");
+  weft_cts_t cts = cts_for(device, "cuda?semaphores=memory");
+  weft_executable_t* gate = create_gate(device);
+  weft_buffer_t* buffer = allocate(device, 4096);
+  weft_semaphore_t* semaphore = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
+  atomic_store(&gate_open, 0);
+  gate_timer_t timer;
+  atomic_init(&timer.submitted, 0);
+  atomic_init(&timer.opened_by_timer, 0);
+  pthread_t opener;
+  assert_int_equal(
+      pthread_create(&opener, NULL, open_gate_after_timeout, &timer), 0);
+  dispatch_gate(device, gate, 0, 0, semaphore, 1);
+  for (uint64_t i = 1; i <= kFills; ++i) {
+    const uint64_t next = i + 1;
+    const uint8_t byte = (uint8_t)i;
+    WEFT_ASSERT_OK(weft_device_queue_fill(
+        device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+        weft_cts_list1(&semaphore, &next), buffer, 0, 4096, &byte, 1));
+  }
+  atomic_store(&timer.submitted, 1);
+  assert_int_equal(pthread_join(opener, NULL), 0);
+  assert_int_equal(atomic_load(&timer.opened_by_timer), 0);
+  assert_int_equal(current_value(semaphore), 0);
+  atomic_store(&gate_open, 1);
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, kFills + 1));
+  expect_bytes(&cts, buffer, 4096, (uint8_t)kFills);
+  weft_semaphore_release(semaphore);
+  weft_buffer_release(buffer);
+  weft_executable_release(gate);
+  weft_device_release(device);
+}
+
 // semaphores=memory needs 64-bit stream memory operations; the options'
 // values are checked.
 static void semaphore_and_queue_options_refused(void** state) {
@@ -843,6 +906,7 @@ int main(void) {
       cmocka_unit_test(word_failure_releases_gpu_waiters),
       cmocka_unit_test(values_from_two_to_the_63_wait_on_the_host),
       cmocka_unit_test(release_with_gpu_word_waits),
+      cmocka_unit_test(held_stream_never_blocks_the_submitter),
       cmocka_unit_test(semaphore_and_queue_options_refused),
 #if defined(WEFT_TEST_HAVE_CJSON)
       cmocka_unit_test(gpu_time_on_own_track),

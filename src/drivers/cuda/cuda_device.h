@@ -77,6 +77,15 @@ typedef enum weft_cuda_semaphore_mode_e {
   WEFT_CUDA_SEMAPHORES_MEMORY = 1,  // a 64-bit word streams wait on and write
 } weft_cuda_semaphore_mode_t;
 
+// The most stream operations (waits, launches, copies, word writes, event
+// records) a device keeps queued on one stream and not yet completed. A
+// GPU's stream holds about a thousand behind an unmet wait before the next
+// call blocks the host thread (with the device mutex held, when it is the
+// issuer); ops past this bound wait in the ready FIFO instead. Half of
+// that, so that one op of many (a long one-shot command buffer) still
+// fits after it.
+#define WEFT_CUDA_MAX_STREAM_ENTRIES 512u
+
 // A FIFO of ops (guarded by the device mutex).
 typedef struct weft_cuda_op_fifo_t {
   weft_cuda_op_t* head;
@@ -90,6 +99,9 @@ typedef struct weft_cuda_device_t weft_cuda_device_t;
 typedef struct weft_cuda_queue_t {
   uint32_t index;
   CUstream stream;
+  // Stream operations of issued ops not yet completed (the ops'
+  // |stream_entries|); guarded by the device mutex.
+  uint32_t entries_in_flight;
   // Tracing (below): this stream's lane, and where its last zone ended;
   // the completion thread's.
   weft_trace_track_t* trace_track;
@@ -202,11 +214,15 @@ struct weft_cuda_device_t {
 
 WEFT_DEVICE_DEFINE_CAST(weft_cuda_device_t, weft_cuda_device_cast)
 
-// True when the device has WEFT_CUDA_MAX_IN_FLIGHT ops issued and not yet
-// completed. Called with the mutex held.
-static inline bool weft_cuda_device_is_full(const weft_cuda_device_t* device) {
+// True when an op for |queue| must wait for room: the device has
+// WEFT_CUDA_MAX_IN_FLIGHT ops issued and not yet completed, or the queue's
+// stream WEFT_CUDA_MAX_STREAM_ENTRIES operations. Called with the mutex
+// held.
+static inline bool weft_cuda_device_is_full(const weft_cuda_device_t* device,
+                                            const weft_cuda_queue_t* queue) {
   return device->issued.count + device->transfers.count >=
-         WEFT_CUDA_MAX_IN_FLIGHT;
+             WEFT_CUDA_MAX_IN_FLIGHT ||
+         queue->entries_in_flight >= WEFT_CUDA_MAX_STREAM_ENTRIES;
 }
 
 // Pushes the device's context on this thread (pop with

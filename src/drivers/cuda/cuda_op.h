@@ -39,6 +39,9 @@ struct weft_cuda_op_t {
   // per dispatch of the command buffer; 0 for other ops).
   uint32_t status_slot;
   uint32_t status_slot_count;
+  // The stream operations its issue queued (counted against its queue's
+  // WEFT_CUDA_MAX_STREAM_ENTRIES until it completes).
+  uint32_t stream_entries;
   bool waited_in_stream;
   weft_status_t issue_status;
   // Traced ops: the timed event before the work, and the epoch its time is

@@ -269,14 +269,17 @@ static weft_status_t weft_cuda_copy(weft_cuda_device_t* device,
 }
 
 // Launches a reusable command buffer's graph (cuda_graph.h), or replays a
-// one-shot one onto the stream command by command.
+// one-shot one onto the stream command by command; |out_entries| gets the
+// stream operations that takes (one launch, or one per command).
 static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
                                        CUstream stream,
                                        const weft_queue_op_t* op,
-                                       CUdeviceptr status_word) {
+                                       CUdeviceptr status_word,
+                                       uint32_t* out_entries) {
   const weft_binding_table_t table = op->execute.binding_table;
   weft_cuda_graph_t* graph =
       weft_cuda_graph_lookup(device, op->execute.command_buffer);
+  *out_entries = 1;
   if (graph) {
     return weft_cuda_graph_launch(device, stream, graph,
                                   op->execute.command_buffer, table,
@@ -285,6 +288,7 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
   uint32_t count = 0;
   const weft_command_t* commands =
       weft_command_buffer_commands(op->execute.command_buffer, &count);
+  *out_entries = count;
   weft_status_t status = WEFT_OK;
   uint32_t dispatch_index = 0;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < count; ++i) {
@@ -374,6 +378,7 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
   const weft_cuda_symbols_t* symbols = device->symbols;
   CUstream stream = record->queue->stream;
   CUdeviceptr status_word = 0;
+  uint32_t entries = 1;  // most kinds are one stream operation
   if (op->kind == WEFT_QUEUE_OP_DISPATCH ||
       op->kind == WEFT_QUEUE_OP_EXECUTE) {
     const uint32_t count = weft_gpu_kernel_status_slot_count(op);
@@ -451,15 +456,17 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
       break;
     }
     case WEFT_QUEUE_OP_EXECUTE:
-      status = weft_cuda_execute(device, stream, op, status_word);
+      status = weft_cuda_execute(device, stream, op, status_word, &entries);
       break;
     case WEFT_QUEUE_OP_BARRIER:
+      entries = 0;
       break;
     default:
       status = WEFT_STATUS(INTERNAL, "op kind %d reached the stream",
                            (int)op->kind);
       break;
   }
+  record->stream_entries += entries;
   return status;
 }
 
@@ -481,6 +488,7 @@ static weft_status_t weft_cuda_op_write_words(weft_cuda_device_t* device,
       status = WEFT_CUDA_CALL(
           device->symbols,
           cuStreamWriteValue64(stream, semaphore->word->device, value, 0));
+      ++op->stream_entries;
     }
   }
   return status;
@@ -501,6 +509,13 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
     record = WEFT_CUDA_CALL(symbols, cuEventRecord(op->event->handle, stream));
     op->event->stream = stream;
   }
+  // The event record (and a traced op's start event), and for a file op
+  // the staging copies its pieces may still have queued.
+  const bool file_op = op->base->kind == WEFT_QUEUE_OP_READ ||
+                       op->base->kind == WEFT_QUEUE_OP_WRITE;
+  op->stream_entries += 1 + (op->trace_start ? 1 : 0) +
+                        (file_op ? device->staging_piece_count : 0);
+  op->queue->entries_in_flight += op->stream_entries;
   if (!weft_status_is_ok(record)) {
     // Nothing to wait for: the completion thread fails it at its turn.
     weft_cuda_event_release(op->event);
@@ -698,6 +713,7 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
   const weft_cuda_symbols_t* symbols = device->symbols;
   CUstream stream = op->queue->stream;
   op->waited_in_stream = waits->met_on_gpu > 0;
+  op->stream_entries = waits->count;
   weft_queue_trace_ready(op->record->trace_id);
   weft_status_t status = WEFT_OK;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < waits->count; ++i) {
@@ -830,7 +846,8 @@ typedef struct weft_cuda_round_t {
 // Called with the mutex held and the context current.
 static void weft_cuda_queue_take_ready(weft_cuda_device_t* device,
                                        weft_cuda_round_t* round) {
-  while (device->ready.head && !weft_cuda_device_is_full(device)) {
+  while (device->ready.head &&
+         !weft_cuda_device_is_full(device, device->ready.head->queue)) {
     weft_cuda_op_t* op = device->ready.head;
     weft_cuda_fifo_unlink(&device->ready, NULL, op);
     weft_cuda_stream_waits_t waits;
@@ -909,7 +926,7 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
   bool run_host_call = false;
   bool hold = false;
   bool issued = false;
-  if (device->ready.head || weft_cuda_device_is_full(device)) {
+  if (device->ready.head || weft_cuda_device_is_full(device, op->queue)) {
     // Behind the ops already waiting for room on the GPU: the submission
     // thread takes it in turn (its waits are checked then).
     weft_cuda_fifo_push(&device->ready, op);
@@ -1032,6 +1049,7 @@ static int weft_cuda_completion_main(void* user_data) {
                              cuStreamSynchronize(op->queue->stream));
     weft_slim_mutex_lock(&device->mutex);
     weft_cuda_fifo_unlink(&device->issued, NULL, op);
+    op->queue->entries_in_flight -= op->stream_entries;
     if (!device->issued.head) weft_condition_broadcast(&device->idle);
     if (device->ready.head) {
       // Room on the GPU for ops held back (weft_cuda_device_is_full).
