@@ -13,7 +13,6 @@ _Static_assert(DECODE_KERNEL_COUNT == 13,
                "a kernel added to decode_kernels.h needs its CUDA twin and "
                "block size here");
 
-
 // Threads of each kernel's block, in decode_kernels.h's order.
 static const uint32_t kDecodeCudaBlockSizes[DECODE_KERNEL_COUNT] = {
     [DECODE_KERNEL_EMBED] = DECODE_CUDA_ROW_WISE_THREADS,

@@ -344,8 +344,10 @@ static weft_status_t weft_cuda_parse_options(
   static const char* const kSemaphoreModes[] = {"events", "memory"};
   uint32_t semaphores = out->semaphores;
   if (weft_status_is_ok(status)) {
-    status = weft_device_options_get_choice(options, "semaphores",
-                                            kSemaphoreModes, 2, &semaphores);
+    status = weft_status_annotate(
+        weft_device_options_get_choice(options, "semaphores", kSemaphoreModes,
+                                       2, &semaphores),
+        "in device string '%s'", device_string);
     out->semaphores = (weft_cuda_semaphore_mode_t)semaphores;
   }
   if (weft_status_is_ok(status) && *out_status_slots < 2) {
@@ -356,14 +358,11 @@ static weft_status_t weft_cuda_parse_options(
   static const char* const kCompletionModes[] = {"blocking", "polling"};
   uint32_t mode = *out_mode;
   if (weft_status_is_ok(status)) {
-    status = weft_device_options_get_choice(options, "completion",
-                                            kCompletionModes, 2, &mode);
+    status = weft_status_annotate(
+        weft_device_options_get_choice(options, "completion",
+                                       kCompletionModes, 2, &mode),
+        "in device string '%s'", device_string);
     *out_mode = (weft_cuda_completion_mode_t)mode;
-  }
-  if (!weft_status_is_ok(status) && !strstr(weft_status_message(status),
-                                            "device string")) {
-    status = weft_status_annotate(status, "in device string '%s'",
-                                  device_string);
   }
   return status;
 }

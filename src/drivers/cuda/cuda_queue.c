@@ -481,13 +481,11 @@ static weft_status_t weft_cuda_op_write_words(weft_cuda_device_t* device,
     weft_cuda_semaphore_t* semaphore =
         weft_cuda_semaphore_cast(signals.semaphores[i], device->base.domain);
     if (semaphore && semaphore->word) {
-      const uint64_t value = signals.values[i] < WEFT_CUDA_WORD_FAILURE_VALUE
-                                 ? signals.values[i]
-                                 : WEFT_CUDA_WORD_FAILURE_VALUE;
       // The default flags order the write after the work before it.
       status = WEFT_CUDA_CALL(
           device->symbols,
-          cuStreamWriteValue64(stream, semaphore->word->device, value, 0));
+          cuStreamWriteValue64(stream, semaphore->word->device,
+                               weft_cuda_word_value(signals.values[i]), 0));
       ++op->stream_entries;
     }
   }

@@ -32,13 +32,6 @@ static const weft_semaphore_vtable_t kWeftCudaWordSemaphoreVtable = {
     .is_native = weft_cuda_semaphore_is_native,
 };
 
-// What the word holds for |value|: the value itself, or the failure value
-// for those at or above it (a stream compares cyclically).
-static inline uint64_t weft_cuda_word_value(uint64_t value) {
-  return value < WEFT_CUDA_WORD_FAILURE_VALUE ? value
-                                              : WEFT_CUDA_WORD_FAILURE_VALUE;
-}
-
 weft_status_t weft_cuda_semaphore_create(weft_domain_t domain,
                                          weft_cuda_word_pool_t* word_pool,
                                          uint64_t initial_value,

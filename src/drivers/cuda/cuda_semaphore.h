@@ -44,6 +44,13 @@ typedef struct weft_cuda_device_timepoint_t {
 // it stores this one.
 #define WEFT_CUDA_WORD_FAILURE_VALUE ((uint64_t)INT64_MAX)
 
+// What a word holds for |value|: the value itself, or the failure value for
+// those at or above it.
+static inline uint64_t weft_cuda_word_value(uint64_t value) {
+  return value < WEFT_CUDA_WORD_FAILURE_VALUE ? value
+                                              : WEFT_CUDA_WORD_FAILURE_VALUE;
+}
+
 // One wait of an op that its stream can do itself.
 typedef struct weft_cuda_stream_wait_t {
   // Event-backed: the event of the op that signals the value (retained).
