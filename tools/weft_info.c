@@ -8,8 +8,11 @@
 //
 // Without DEVICE, a driver whose default device cannot be created here (no
 // GPU, say) is reported as unavailable with the reason, and the exit code is
-// 0. With DEVICE, failing to create it exits 1 with the error (which lists
-// the known drivers) on stderr.
+// 0. With DEVICE, only its driver's entry and the device are printed;
+// failing to create it prints the error (which lists the known drivers) on
+// stderr and exits 2 when the string is at fault (an unknown driver, an
+// option refused: INVALID_ARGUMENT or NOT_FOUND), else 1.
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,33 +39,51 @@ static void print_usage(FILE* stream) {
           "Lists the registered drivers and, for each, creates its default\n"
           "device and prints its properties. With DEVICE (a device string\n"
           "such as \"local-sync\" or \"local-task?workers=4\"), prints only\n"
-          "that device.\n");
+          "that device and its driver. Exit codes: 0 done, 1 an error, 2 bad\n"
+          "usage (a device string no driver takes among them).\n");
 }
 
-// Prints the driver table: name, description and accepted options.
-static void print_drivers(const weft_driver_registry_t* registry) {
+// Prints |driver|'s entry of the driver table: name, description and
+// accepted options.
+static void print_driver(const weft_driver_t* driver) {
+  printf("  %-12s %s\n", driver->name,
+         driver->description ? driver->description : "");
+  printf("  %-12s options:", "");
+  const char* const* option = driver->option_names;
+  if (!option || !*option) printf(" (none)");
+  for (; option && *option; ++option) printf(" %s", *option);
+  printf("\n");
+}
+
+// Prints the driver table, or with |only| (a driver's name) its entry.
+static void print_drivers(const weft_driver_registry_t* registry,
+                          const char* only) {
   uint32_t count = weft_driver_registry_count(registry);
-  printf("drivers (%u):\n", count);
+  if (!only) printf("drivers (%u):\n", count);
   for (uint32_t i = 0; i < count; ++i) {
     const weft_driver_t* driver = weft_driver_registry_get(registry, i);
-    printf("  %-12s %s\n", driver->name,
-           driver->description ? driver->description : "");
-    printf("  %-12s options:", "");
-    const char* const* option = driver->option_names;
-    if (!option || !*option) printf(" (none)");
-    for (; option && *option; ++option) printf(" %s", *option);
-    printf("\n");
+    if (!only) {
+      print_driver(driver);
+    } else if (strcmp(driver->name, only) == 0) {
+      printf("driver:\n");
+      print_driver(driver);
+    }
   }
 }
 
-// Creates the device named by |device_string| and prints its properties.
-// Returns the creation status (OK when the device was printed).
+// Creates the device named by |device_string| and prints its properties,
+// after its driver's entry of the table when |with_driver|. Returns the
+// creation status (OK when the device was printed).
 static weft_status_t print_device(weft_driver_registry_t* registry,
-                                  const char* device_string) {
+                                  const char* device_string,
+                                  bool with_driver) {
   weft_device_t* device = NULL;
   weft_status_t status = weft_driver_registry_create_device(
       registry, device_string, weft_allocator_system(), &device);
   if (weft_status_is_ok(status)) {
+    if (with_driver) {
+      print_drivers(registry, weft_device_driver_name(device));
+    }
     printf("device \"%s\":\n", device_string);
     printf("  %-20s %s\n", "driver", weft_device_driver_name(device));
     printf("  %-20s %s\n", "id", weft_device_id(device));
@@ -126,15 +147,22 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   if (weft_status_is_ok(status)) {
     printf("weft %s\n", WEFT_VERSION_STRING);
-    print_drivers(registry);
     if (device_string) {
-      status = print_device(registry, device_string);
+      status = print_device(registry, device_string, /*with_driver=*/true);
+      // A device string no driver takes (an unknown driver, an option it
+      // refuses) is bad usage, as a bad argument is.
+      if (weft_status_is(status, WEFT_STATUS_INVALID_ARGUMENT) ||
+          weft_status_is(status, WEFT_STATUS_NOT_FOUND)) {
+        exit_code = 2;
+      }
     } else {
+      print_drivers(registry, NULL);
       // The default device of each driver is the one named by the driver.
       uint32_t count = weft_driver_registry_count(registry);
       for (uint32_t i = 0; i < count; ++i) {
         const weft_driver_t* driver = weft_driver_registry_get(registry, i);
-        weft_status_t device_status = print_device(registry, driver->name);
+        weft_status_t device_status =
+            print_device(registry, driver->name, /*with_driver=*/false);
         if (!weft_status_is_ok(device_status)) {
           printf("device \"%s\": unavailable: ", driver->name);
           weft_status_fprint(stdout, device_status);
@@ -148,7 +176,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "weft-info: ");
     weft_status_fprint(stderr, status);
     weft_status_free(status);
-    exit_code = 1;
+    if (exit_code == 0) exit_code = 1;
   }
   return exit_code;
 }

@@ -375,9 +375,11 @@ weft_status_t decode_tokenizer_create(const decode_vocab_t* vocab,
       tokenizer->max_token_bytes = length;
     }
   }
-  // A token's text decodes to at most its own bytes (or the unknown
-  // token's three), after up to three held back.
-  tokenizer->max_token_bytes += 8;
+  // A token's text (or the unknown token's three bytes) decodes to at
+  // most three bytes a byte (U+FFFD for each stray one), after U+FFFD or
+  // a character's start for the bytes held back before it.
+  if (tokenizer->max_token_bytes < 3) tokenizer->max_token_bytes = 3;
+  tokenizer->max_token_bytes = 3 * tokenizer->max_token_bytes + 8;
   if (weft_status_is_ok(status) && vocab->kind == DECODE_TOKENIZER_BPE) {
     status = bpe_index_merges(tokenizer, vocab, source);
   }
@@ -923,39 +925,82 @@ weft_status_t decode_tokenizer_encode(const decode_tokenizer_t* tokenizer,
 //===----------------------------------------------------------------------===//
 
 void decode_text_stream_initialize(decode_text_stream_t* stream,
-                                   bool at_start) {
+                                   uint32_t flags) {
   memset(stream, 0, sizeof(*stream));
-  stream->at_start = at_start;
+  stream->flags = flags;
+  stream->at_start = (flags & DECODE_TEXT_AT_START) != 0;
 }
 
-// Adds |byte| to the stream: a byte that completes a character (or starts
-// none) goes out with the ones held before it.
+// U+FFFD REPLACEMENT CHARACTER: what a DECODE_TEXT_VALID_UTF8 stream
+// writes for bytes that are no whole UTF-8 character.
+#define REPLACEMENT "\xEF\xBF\xBD"
+
+// The bytes a character led by |lead| takes (0: |lead| leads none: a
+// continuation byte, an overlong C0 or C1, or past U+10FFFF).
+static uint32_t utf8_lead_length(uint8_t lead) {
+  return lead < 0x80 ? 1 : lead < 0xC2 ? 0 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3
+                                                        : lead < 0xF5 ? 4
+                                                                      : 0;
+}
+
+// Whether |byte| may follow the |length| bytes of |pending| (a lead and
+// the continuations after it): Unicode's table of well-formed sequences,
+// which narrows the second byte after E0, ED, F0 and F4 (no overlong
+// forms, no surrogates, nothing past U+10FFFF).
+static bool utf8_continues(const uint8_t* pending, uint32_t length,
+                           uint8_t byte) {
+  uint8_t low = 0x80, high = 0xBF;
+  if (length == 1) {
+    switch (pending[0]) {
+      case 0xE0: low = 0xA0; break;
+      case 0xED: high = 0x9F; break;
+      case 0xF0: low = 0x90; break;
+      case 0xF4: high = 0x8F; break;
+      default: break;
+    }
+  }
+  return byte >= low && byte <= high;
+}
+
+// Writes the |length| bytes at |bytes|, which are no well-formed
+// character: as they are, or with DECODE_TEXT_VALID_UTF8 as one U+FFFD.
+static size_t stream_reject(const decode_text_stream_t* stream,
+                            const uint8_t* bytes, size_t length, char* out) {
+  if (!(stream->flags & DECODE_TEXT_VALID_UTF8)) {
+    memcpy(out, bytes, length);
+    return length;
+  }
+  memcpy(out, REPLACEMENT, 3);
+  return 3;
+}
+
+// Adds |byte| to the stream and writes what it completes: a whole
+// character with the bytes held before it; held bytes it cuts short
+// (then it starts afresh), and a byte that can start no character, go
+// through stream_reject. Writes at most 6 bytes.
 static size_t stream_put(decode_text_stream_t* stream, uint8_t byte,
                          char* out) {
   size_t written = 0;
-  if (stream->pending_length > 0 && (byte & 0xC0) != 0x80) {
-    // A character cut short: its bytes go out as they are.
-    memcpy(out, stream->pending, stream->pending_length);
-    written = stream->pending_length;
-    stream->pending_length = 0;
-  }
-  if (stream->pending_length == 0) {
-    const bool starts =
-        (byte & 0xE0) == 0xC0 || (byte & 0xF0) == 0xE0 || (byte & 0xF8) == 0xF0;
-    if (!starts) {
-      out[written++] = (char)byte;
-      return written;
+  if (stream->pending_length > 0) {
+    if (utf8_continues(stream->pending, stream->pending_length, byte)) {
+      stream->pending[stream->pending_length++] = byte;
+      const uint32_t need = utf8_lead_length(stream->pending[0]);
+      if (stream->pending_length < need) return 0;
+      memcpy(out, stream->pending, need);
+      stream->pending_length = 0;
+      return need;
     }
-  }
-  stream->pending[stream->pending_length++] = byte;
-  const uint8_t lead = stream->pending[0];
-  const uint32_t need = (lead & 0xE0) == 0xC0   ? 2
-                        : (lead & 0xF0) == 0xE0 ? 3
-                                                : 4;
-  if (stream->pending_length == need) {
-    memcpy(out + written, stream->pending, need);
-    written += need;
+    written = stream_reject(stream, stream->pending, stream->pending_length,
+                            out);
     stream->pending_length = 0;
+  }
+  const uint32_t need = utf8_lead_length(byte);
+  if (need == 1) {
+    out[written++] = (char)byte;
+  } else if (need == 0) {
+    written += stream_reject(stream, &byte, 1, out + written);
+  } else {
+    stream->pending[stream->pending_length++] = byte;
   }
   return written;
 }
@@ -1018,10 +1063,11 @@ size_t decode_text_stream_next(const decode_tokenizer_t* tokenizer,
 }
 
 size_t decode_text_stream_flush(decode_text_stream_t* stream, char* out) {
-  const size_t length = stream->pending_length;
-  memcpy(out, stream->pending, length);
+  if (stream->pending_length == 0) return 0;
+  const size_t written =
+      stream_reject(stream, stream->pending, stream->pending_length, out);
   stream->pending_length = 0;
-  return length;
+  return written;
 }
 
 //===----------------------------------------------------------------------===//

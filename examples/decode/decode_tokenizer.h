@@ -179,27 +179,41 @@ weft_status_t decode_tokenizer_encode(const decode_tokenizer_t* tokenizer,
                                       size_t capacity, size_t* out_count);
 
 // Decoding token by token. Caller-owned; decode_text_stream_initialize
-// before the first token. |at_start|: the next piece is the first of the
-// text, whose leading space (SentencePiece's "▁" in front) is dropped.
+// before the first token.
+enum decode_text_flag_bits_t {
+  // The next piece is the first of the text, whose leading space
+  // (SentencePiece's "▁" in front) is dropped.
+  DECODE_TEXT_AT_START = 1u << 0,
+  // Bytes that are no well-formed UTF-8 character (a stray byte, a start
+  // cut short by a byte that does not continue it, an overlong form, a
+  // surrogate, an end of text inside a character) come out as U+FFFD,
+  // one for a start cut short and one for each stray byte, so the text
+  // is valid UTF-8 (for a terminal). Without it
+  // they come out as they are, and decoding gives back the bytes encoded.
+  DECODE_TEXT_VALID_UTF8 = 1u << 1,
+};
+
 typedef struct decode_text_stream_t {
   uint8_t pending[4];  // bytes of a character still short of its end
   uint32_t pending_length;
+  uint32_t flags;  // decode_text_flag_bits_t
   bool at_start;
 } decode_text_stream_t;
 
-void decode_text_stream_initialize(decode_text_stream_t* stream, bool at_start);
+void decode_text_stream_initialize(decode_text_stream_t* stream,
+                                   uint32_t flags);
 // Bytes |out| needs for one decode_text_stream_next.
 size_t decode_tokenizer_max_token_bytes(const decode_tokenizer_t* tokenizer);
 // Appends token |id|'s text to the stream: writes to |out| (at least
-// decode_tokenizer_max_token_bytes) every byte that completes or cannot
-// start a UTF-8 character and keeps back the start of one not yet
-// complete. Returns the bytes written; an id outside the vocabulary
-// writes nothing.
+// decode_tokenizer_max_token_bytes) every UTF-8 character it completes
+// and every byte that can be no character (DECODE_TEXT_VALID_UTF8 says
+// how), and keeps back the start of one not yet complete. Returns the
+// bytes written; an id outside the vocabulary writes nothing.
 size_t decode_text_stream_next(const decode_tokenizer_t* tokenizer,
                                decode_text_stream_t* stream, uint32_t id,
                                char* out);
-// Writes the bytes still held (an incomplete character at the end) to
-// |out| (at least 4 bytes) and returns how many.
+// Ends the stream: writes the bytes of a character still incomplete (or
+// U+FFFD for them) to |out| (at least 4 bytes); returns how many.
 size_t decode_text_stream_flush(decode_text_stream_t* stream, char* out);
 
 #ifdef __cplusplus

@@ -22,6 +22,7 @@
 // and --workers together among them, --prompt and --prompt-ids too).
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli_number.h"
 #include "decode.h"
 #include "decode_latency.h"
 #include "decode_tokenizer.h"
@@ -82,53 +84,54 @@ static void print_usage(FILE* stream) {
           "weft-decode-gen writes checkpoints of random weights.\n");
 }
 
-static bool parse_u32(const char* text, uint32_t* out_value) {
-  char* end = NULL;
-  errno = 0;
-  unsigned long long value = strtoull(text, &end, 10);
-  if (errno || end == text || *end || value > UINT32_MAX || text[0] == '-') {
-    return false;
-  }
-  *out_value = (uint32_t)value;
-  return true;
-}
+#define TOOL "weft-decode"
 
+// A finite number (no "inf", no "nan"), or false.
 static bool parse_float(const char* text, float* out_value) {
   char* end = NULL;
   errno = 0;
   const float value = strtof(text, &end);
-  if (errno || end == text || *end || !(value == value)) return false;
-  *out_value = value;
-  return true;
-}
-
-static bool parse_u64(const char* text, uint64_t* out_value) {
-  char* end = NULL;
-  errno = 0;
-  unsigned long long value = strtoull(text, &end, 10);
-  if (errno || end == text || *end || text[0] == '-') return false;
+  if (errno || end == text || *end || !isfinite(value)) return false;
   *out_value = value;
   return true;
 }
 
 // Comma-separated ids into |out_ids| (at most |capacity|); false unless
-// there is at least one and each is a number.
+// there is at least one, each is a decimal integer below 2^32 and no
+// comma stands alone (none first, last or doubled).
 static bool parse_ids(const char* text, uint32_t* out_ids, uint32_t capacity,
                       uint32_t* out_count) {
   *out_count = 0;
-  while (*text) {
+  for (;;) {
     char number[16];
-    size_t length = strcspn(text, ",");
+    const size_t length = strcspn(text, ",");
+    uint64_t id = 0;
     if (length == 0 || length >= sizeof(number) || *out_count == capacity) {
       return false;
     }
     memcpy(number, text, length);
     number[length] = '\0';
-    if (!parse_u32(number, &out_ids[(*out_count)++])) return false;
+    if (!weft_cli_try_parse_u64(number, 0, UINT32_MAX, &id)) return false;
+    out_ids[(*out_count)++] = (uint32_t)id;
     text += length;
-    if (*text == ',') ++text;
+    if (*text == '\0') return true;
+    ++text;  // the comma, which a next id must follow
   }
-  return *out_count > 0;
+}
+
+// INVALID_ARGUMENT naming |flag| when one of its |count| |ids| is not a
+// token of a vocabulary of |vocab_size|.
+static weft_status_t check_ids(const char* flag, const uint32_t* ids,
+                               uint32_t count, uint32_t vocab_size) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (ids[i] >= vocab_size) {
+      return WEFT_STATUS(INVALID_ARGUMENT,
+                         "%s: id %u is not a token of the model (its "
+                         "vocabulary has %u, ids 0 to %u)",
+                         flag, ids[i], vocab_size, vocab_size - 1);
+    }
+  }
+  return WEFT_OK;
 }
 
 // Remembers |arg| as the option that chose the device; false (and says
@@ -177,9 +180,8 @@ static int parse_options(int argc, char** argv, options_t* options) {
     } else if (strncmp(arg, "--model=", 8) == 0) {
       options->model = arg + 8;
     } else if (strncmp(arg, "--steps=", 8) == 0) {
-      if (!parse_u32(arg + 8, &options->steps)) {
-        fprintf(stderr, "weft-decode: --steps takes a count, not '%s'\n",
-                arg + 8);
+      if (!weft_cli_parse_u32(TOOL, "--steps", arg + 8, 0, UINT32_MAX,
+                              &options->steps)) {
         return EXIT_USAGE;
       }
     } else if (strcmp(arg, "--prompt") == 0 ||
@@ -203,28 +205,24 @@ static int parse_options(int argc, char** argv, options_t* options) {
           (!is_temperature && (*out == 0.0f || *out > 1.0f))) {
         fprintf(stderr, "weft-decode: %s takes %s, not '%s'\n",
                 is_temperature ? "--temperature" : "--top-p",
-                is_temperature ? "a number of at least 0"
+                is_temperature ? "a finite number of at least 0"
                                : "a number above 0 and at most 1",
                 value);
         return EXIT_USAGE;
       }
     } else if (strncmp(arg, "--batch=", 8) == 0) {
-      if (!parse_u32(arg + 8, &options->batch) || options->batch == 0) {
-        fprintf(stderr,
-                "weft-decode: --batch takes a count of at least 1, not '%s'\n",
-                arg + 8);
+      if (!weft_cli_parse_u32(TOOL, "--batch", arg + 8, 1, DECODE_BATCH_MAX,
+                              &options->batch)) {
         return EXIT_USAGE;
       }
     } else if (strncmp(arg, "--top-k=", 8) == 0) {
-      if (!parse_u32(arg + 8, &options->sampling.top_k)) {
-        fprintf(stderr, "weft-decode: --top-k takes a count, not '%s'\n",
-                arg + 8);
+      if (!weft_cli_parse_u32(TOOL, "--top-k", arg + 8, 0, UINT32_MAX,
+                              &options->sampling.top_k)) {
         return EXIT_USAGE;
       }
     } else if (strncmp(arg, "--seed=", 7) == 0) {
-      if (!parse_u64(arg + 7, &options->sampling.seed)) {
-        fprintf(stderr, "weft-decode: --seed takes a number, not '%s'\n",
-                arg + 7);
+      if (!weft_cli_parse_u64(TOOL, "--seed", arg + 7, 0, UINT64_MAX,
+                              &options->sampling.seed)) {
         return EXIT_USAGE;
       }
     } else if (strncmp(arg, "--prompt-ids=", 13) == 0) {
@@ -243,9 +241,10 @@ static int parse_options(int argc, char** argv, options_t* options) {
     } else if (strncmp(arg, "--workers=", 10) == 0 ||
                strncmp(arg, "--threads=", 10) == 0) {
       if (!choose_device(arg, &device_chosen_by)) return EXIT_USAGE;
-      if (!parse_u32(arg + 10, &workers) || workers == 0) {
-        fprintf(stderr, "weft-decode: %.9s takes a count of at least 1\n",
-                arg);
+      char flag[10];
+      snprintf(flag, sizeof(flag), "%.9s", arg);
+      if (!weft_cli_parse_u32(TOOL, flag, arg + 10, 1, UINT32_MAX,
+                              &workers)) {
         return EXIT_USAGE;
       }
       snprintf(options->device, sizeof(options->device),
@@ -381,7 +380,7 @@ static weft_status_t follow_steps(decode_session_t* session,
   if (tokenizer) {
     piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
     if (!piece) return weft_status_from_code(WEFT_STATUS_RESOURCE_EXHAUSTED);
-    decode_text_stream_initialize(&stream, false);
+    decode_text_stream_initialize(&stream, DECODE_TEXT_VALID_UTF8);
     fputs(options->prompt_text, stdout);
     fflush(stdout);
   }
@@ -447,7 +446,14 @@ int main(int argc, char** argv) {
   weft_device_t* device = NULL;
   weft_status_t status =
       weft_device_create(options.device, allocator, &device);
-  if (!weft_status_is_ok(status)) return fail(status);
+  if (!weft_status_is_ok(status)) {
+    // A device string no driver takes (an unknown driver, an option it
+    // refuses) is the user's, as a bad flag is.
+    const bool usage = weft_status_is(status, WEFT_STATUS_INVALID_ARGUMENT) ||
+                       weft_status_is(status, WEFT_STATUS_NOT_FOUND);
+    const int exit_code = fail(status);
+    return usage ? EXIT_USAGE : exit_code;
+  }
 
   weft_parameter_stream_options_t stream_options;
   weft_parameter_stream_options_initialize(&stream_options);
@@ -456,6 +462,20 @@ int main(int argc, char** argv) {
   decode_model_t* model = NULL;
   status = decode_model_load(device, options.model, &load_options, allocator,
                              &model);
+  // Ids given on the command line that the model has no token for are
+  // bad usage, as a malformed id is (checked before the tokenizer adds
+  // its end of sequence, whose id is the model's own).
+  bool bad_usage = false;
+  if (weft_status_is_ok(status)) {
+    const uint32_t vocab_size = decode_model_layout(model)->config.vocab_size;
+    status = check_ids("--stop", options.stops, options.stop_count,
+                       vocab_size);
+    if (weft_status_is_ok(status) && !options.prompt_text) {
+      status = check_ids("--prompt-ids", options.prompt,
+                         options.prompt_length, vocab_size);
+    }
+    bad_usage = !weft_status_is_ok(status);
+  }
   decode_session_t* session = NULL;
   if (weft_status_is_ok(status)) {
     status = decode_session_create(model, allocator, &session);
@@ -486,14 +506,17 @@ int main(int argc, char** argv) {
       model ? &decode_model_layout(model)->config : NULL;
   uint32_t total = 0;
   if (weft_status_is_ok(status)) {
-    total = options.prompt_length - 1 + options.steps;
-    if (total > config->seq_len) {
+    // In 64 bits: a prompt and 2^32 - 1 steps pass 32.
+    const uint64_t wanted =
+        (uint64_t)options.prompt_length - 1 + options.steps;
+    if (wanted > config->seq_len) {
       status = WEFT_STATUS(OUT_OF_RANGE,
                            "%u prompt tokens and %u steps pass the model's "
                            "context of %u",
                            options.prompt_length, options.steps,
                            config->seq_len);
     }
+    total = (uint32_t)wanted;
   }
   if (weft_status_is_ok(status)) {
     status = decode_session_start(session, options.prompt,
@@ -582,11 +605,19 @@ int main(int argc, char** argv) {
         prompt_steps > 0 ? step_clock_end(&clocks[prompt_steps - 1]) : start;
     print_rate("prompt", prompt_steps, prompt_done - start);
     printf("\n");
-    const uint32_t generated = total - prompt_steps;
+    // The generation: every token the steps chose, the first of them by
+    // the prompt's last step, the rest by one step each after it, which
+    // the rate and the latencies are over.
+    const uint32_t after = total - prompt_steps;
+    const uint32_t generated = options.steps > 0 ? after + 1 : 0;
     decode_latency_t latency;
-    decode_latency_summarize(durations + prompt_steps, generated,
-                             &latency);
-    print_rate("generation", generated, end - prompt_done);
+    decode_latency_summarize(durations + prompt_steps, after, &latency);
+    const double seconds = (double)(end - prompt_done) / 1e9;
+    const bool in_ms = seconds < 1.0;
+    printf("generation: %u tokens, the first with the prompt, then %u in "
+           "%.3f %s: %.1f tokens/s",
+           generated, after, in_ms ? seconds * 1e3 : seconds,
+           in_ms ? "ms" : "s", seconds > 0 ? after / seconds : 0.0);
     printf("; ms per token: mean %.3f, p50 %.3f, p99 %.3f, max %.3f\n",
            latency.mean, latency.p50, latency.p99, latency.max);
   }
@@ -602,5 +633,7 @@ int main(int argc, char** argv) {
     if (weft_status_is_ok(status)) status = trace_status;
     else weft_status_free(trace_status);
   }
-  return weft_status_is_ok(status) ? 0 : fail(status);
+  if (weft_status_is_ok(status)) return 0;
+  const int exit_code = fail(status);
+  return bad_usage ? EXIT_USAGE : exit_code;
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_number.h"
 #include "decode_checkpoint.h"
 
 static void print_usage(FILE* stream) {
@@ -89,13 +90,12 @@ int main(int argc, char** argv) {
       mix = kDtypes[d].mix;
       dtype_name = kDtypes[d].name;
     } else if (strncmp(arg, "--seed=", 7) == 0) {
-      char* end = NULL;
-      seed = strtoull(arg + 7, &end, 10);
-      if (end == arg + 7 || *end) {
-        fprintf(stderr, "weft-decode-gen: --seed takes a number, not '%s'\n",
-                arg + 7);
+      uint64_t value = 0;
+      if (!weft_cli_parse_u64("weft-decode-gen", "--seed", arg + 7, 0,
+                              UINT64_MAX, &value)) {
         return 2;
       }
+      seed = value;
     } else {
       fprintf(stderr, "weft-decode-gen: unknown argument '%s'\n", arg);
       print_usage(stderr);

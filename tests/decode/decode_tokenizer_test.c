@@ -117,7 +117,7 @@ static size_t decode_ids(const decode_tokenizer_t* tokenizer,
                          const uint32_t* ids, size_t count, bool whole,
                          char* out) {
   decode_text_stream_t stream;
-  decode_text_stream_initialize(&stream, true);
+  decode_text_stream_initialize(&stream, DECODE_TEXT_AT_START);
   char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
   assert_non_null(piece);
   size_t length = 0;
@@ -234,7 +234,7 @@ static void test_synthetic_pieces(void** state) {
   // Decoded a token at a time, the crab comes out whole with its last
   // byte, and an unfinished one at the flush.
   decode_text_stream_t stream;
-  decode_text_stream_initialize(&stream, false);
+  decode_text_stream_initialize(&stream, 0);
   char out[64];
   for (int i = 0; i < 3; ++i) {
     assert_int_equal(decode_text_stream_next(tokenizer, &stream, crab[i], out),
@@ -253,6 +253,117 @@ static void test_synthetic_pieces(void** state) {
   assert_int_equal(decode_text_stream_next(tokenizer, &stream, 2, out), 0);
   decode_tokenizer_free(tokenizer);
 }
+
+// Decodes |length| bytes given as byte tokens (ids 3 + byte in the
+// synthetic vocabulary) a token at a time with DECODE_TEXT_VALID_UTF8,
+// then flushes; the text into |out|, its length returned.
+static size_t decode_bytes_valid(const decode_tokenizer_t* tokenizer,
+                                 const uint8_t* bytes, size_t length,
+                                 char* out) {
+  decode_text_stream_t stream;
+  decode_text_stream_initialize(&stream, DECODE_TEXT_VALID_UTF8);
+  char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
+  assert_non_null(piece);
+  size_t written = 0;
+  for (size_t i = 0; i < length; ++i) {
+    const size_t n =
+        decode_text_stream_next(tokenizer, &stream, 3u + bytes[i], piece);
+    memcpy(out + written, piece, n);
+    written += n;
+  }
+  written += decode_text_stream_flush(&stream, out + written);
+  out[written] = '\0';
+  free(piece);
+  return written;
+}
+
+// True when [text, text + length) is well-formed UTF-8, checked by code
+// point (not by the stream's byte table): each sequence decodes to a
+// scalar value in its shortest form.
+static bool is_valid_utf8(const uint8_t* text, size_t length) {
+  for (size_t at = 0; at < length;) {
+    const uint8_t lead = text[at];
+    const size_t n = lead < 0x80 ? 1 : (lead >> 5) == 6 ? 2
+                                     : (lead >> 4) == 14 ? 3
+                                     : (lead >> 3) == 30 ? 4
+                                                         : 0;
+    if (n == 0 || at + n > length) return false;
+    uint32_t code_point = n == 1 ? lead : lead & (0x7Fu >> n);
+    for (size_t i = 1; i < n; ++i) {
+      if ((text[at + i] & 0xC0) != 0x80) return false;
+      code_point = code_point << 6 | (text[at + i] & 0x3Fu);
+    }
+    const uint32_t shortest = n == 1 ? 0 : n == 2 ? 0x80 : n == 3 ? 0x800
+                                                                  : 0x10000;
+    if (code_point < shortest || code_point > 0x10FFFF ||
+        (code_point >= 0xD800 && code_point <= 0xDFFF)) {
+      return false;
+    }
+    at += n;
+  }
+  return true;
+}
+
+// For a terminal, bytes that are no character come out as U+FFFD (one per
+// stray byte, one per start cut short, Unicode's "maximal subpart"
+// practice), and whole characters as they are, however the tokens cut
+// them; any byte sequence then comes out as valid UTF-8.
+#define R "\xEF\xBF\xBD"  // U+FFFD
+static void test_text_stream_valid_utf8(void** state) {
+  (void)state;
+  decode_vocab_t vocab;
+  decode_test_assert_ok(decode_vocab_synthetic(512, &vocab));
+  decode_tokenizer_t* tokenizer = load_vocab(&vocab, "synthetic512.gguf");
+  decode_vocab_deinitialize(&vocab);
+  static const struct {
+    const char* bytes;
+    const char* expected;
+  } kCases[] = {
+      {"\xC3\xA9", "\xC3\xA9"},                   // é whole
+      {"\xF0\x9F\xA6\x80", "\xF0\x9F\xA6\x80"},   // the crab whole
+      {"\xF0\x41", R "A"},                        // a start cut by 'A'
+      {"\xFF", R},                                // never a lead
+      {"\x80", R},                                // a stray continuation
+      {"\xC0\xAF", R R},                          // overlong '/': C0 leads none
+      {"\xE0\x80\x80", R R R},                    // overlong: E0 needs A0-BF
+      {"\xED\xA0\x80", R R R},                    // a surrogate: ED needs 80-9F
+      {"\xF4\x90\x80\x80", R R R R},              // past U+10FFFF
+      {"\xE2\x82", R},                            // the text ends inside €
+      {"\xE2\x82\xAC\xE2", "\xE2\x82\xAC" R},     // € then a start at the end
+      {"\xC3\xC3\xA9", R "\xC3\xA9"},             // a start cut by a start
+  };
+  char out[64];
+  for (size_t i = 0; i < sizeof(kCases) / sizeof(kCases[0]); ++i) {
+    const size_t n = decode_bytes_valid(
+        tokenizer, (const uint8_t*)kCases[i].bytes, strlen(kCases[i].bytes),
+        out);
+    if (n != strlen(kCases[i].expected) ||
+        memcmp(out, kCases[i].expected, n) != 0) {
+      fail_msg("case %zu decoded to %zu bytes, not the %zu expected", i, n,
+               strlen(kCases[i].expected));
+    }
+  }
+  // Any bytes: valid UTF-8 out, and where they were valid, the same bytes.
+  uint64_t random = 0x9E3779B97F4A7C15ull;
+  uint8_t bytes[16];
+  char text[16 * 3 + 8];
+  for (int round = 0; round < 20000; ++round) {
+    const size_t length = (size_t)(round % 16) + 1;
+    for (size_t i = 0; i < length; ++i) {
+      random = random * 6364136223846793005ull + 1442695040888963407ull;
+      // Mostly bytes at or above 0x80, where the cases are.
+      bytes[i] = (uint8_t)((random >> 56) | (round & 1 ? 0x80 : 0));
+    }
+    const size_t n = decode_bytes_valid(tokenizer, bytes, length, text);
+    assert_true(is_valid_utf8((const uint8_t*)text, n));
+    if (is_valid_utf8(bytes, length)) {
+      assert_int_equal(n, length);
+      assert_memory_equal(text, bytes, length);
+    }
+  }
+  decode_tokenizer_free(tokenizer);
+}
+#undef R
 
 // A generated model carries the vocabulary of its size.
 static void test_generated_model(void** state) {
@@ -1233,19 +1344,29 @@ static void test_pre_key(void** state) {
 static bool no_stray(const char* text, size_t length) {
   uint32_t have = 0;
   uint32_t need = 0;
+  uint8_t lead = 0;
   for (size_t i = 0; i < length; ++i) {
     const uint8_t b = (uint8_t)text[i];
-    if (have > 0 && (b & 0xC0) == 0x80) {
+    // What may follow: 80-BF, but A0-BF after E0, 80-9F after ED, 90-BF
+    // after F0 and 80-8F after F4 (Unicode's well-formed sequences).
+    const uint8_t low = have == 1 && lead == 0xE0   ? 0xA0
+                        : have == 1 && lead == 0xF0 ? 0x90
+                                                    : 0x80;
+    const uint8_t high = have == 1 && lead == 0xED   ? 0x9F
+                         : have == 1 && lead == 0xF4 ? 0x8F
+                                                     : 0xBF;
+    if (have > 0 && b >= low && b <= high) {
       if (++have == need) have = 0;
       continue;
     }
     have = 0;
-    need = (b & 0xE0) == 0xC0   ? 2
-           : (b & 0xF0) == 0xE0 ? 3
-           : (b & 0xF8) == 0xF0 ? 4
-                                : 0;
+    need = b >= 0xC2 && b <= 0xDF   ? 2
+           : b >= 0xE0 && b <= 0xEF ? 3
+           : b >= 0xF0 && b <= 0xF4 ? 4
+                                    : 0;
+    lead = b;
     if (need > 0) have = 1;
-    if (need == 0 && (b & 0xC0) == 0x80) return false;
+    if (need == 0 && b >= 0x80 && b <= 0xBF) return false;
   }
   return true;
 }
@@ -1303,6 +1424,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_synthetic_round_trips),
       cmocka_unit_test(test_synthetic_pieces),
+      cmocka_unit_test(test_text_stream_valid_utf8),
       cmocka_unit_test(test_generated_model),
       cmocka_unit_test(test_spm_by_hand),
       cmocka_unit_test(test_gpt2_bytes),

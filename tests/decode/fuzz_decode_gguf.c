@@ -50,7 +50,7 @@ static void fuzz_use_tokenizer(const decode_tokenizer_t* tokenizer) {
   char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
   if (!piece) return;
   decode_text_stream_t stream;
-  decode_text_stream_initialize(&stream, true);
+  decode_text_stream_initialize(&stream, DECODE_TEXT_AT_START);
   for (size_t i = 0; i < count; ++i) {
     if (ids[i] >= decode_tokenizer_count(tokenizer)) {
       fprintf(stderr, "encode gave id %u of %u\n", ids[i],

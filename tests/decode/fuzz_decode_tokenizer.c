@@ -88,7 +88,7 @@ static void fuzz_round_trip(const decode_tokenizer_t* tokenizer,
                                      ids, capacity, &count),
              "encode");
   decode_text_stream_t stream;
-  decode_text_stream_initialize(&stream, true);
+  decode_text_stream_initialize(&stream, DECODE_TEXT_AT_START);
   size_t length = 0;
   for (size_t i = 0; i < count; ++i) {
     if (ids[i] >= decode_tokenizer_count(tokenizer)) abort();

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_number.h"
 #include "npy/npy.h"
 #include "weft/vm/hal.h"
 
@@ -183,24 +184,29 @@ static weft_status_t weft_run_parse_tensor(const char* text,
   for (;;) {
     const char* x = memchr(token, 'x', (size_t)(equals - token));
     if (!x) break;
-    char* stop = NULL;
-    errno = 0;
-    const long long dim = strtoll(token, &stop, 10);
-    if (stop != x || dim < 0 || errno) {
+    char digits[24];
+    uint64_t dim = 0;
+    const size_t digit_count = (size_t)(x - token);
+    if (digit_count < sizeof(digits)) {
+      memcpy(digits, token, digit_count);
+      digits[digit_count] = '\0';
+    }
+    if (digit_count >= sizeof(digits) ||
+        !weft_cli_try_parse_u64(digits, 0, UINT32_MAX, &dim)) {
       return WEFT_STATUS(INVALID_ARGUMENT,
-                         "input '%s': dimension %u is not a count", text,
-                         out->rank);
+                         "input '%s': dimension %u is not a count (0 to %u)",
+                         text, out->rank, (unsigned)UINT32_MAX);
     }
     if (out->rank == WEFT_HAL_BUFFER_VIEW_MAX_RANK) {
       return WEFT_STATUS(INVALID_ARGUMENT, "input '%s': more than %d dimensions",
                          text, WEFT_HAL_BUFFER_VIEW_MAX_RANK);
     }
-    if (dim && count > UINT32_MAX / (uint64_t)dim) {
+    if (dim && count > UINT32_MAX / dim) {
       return WEFT_STATUS(INVALID_ARGUMENT, "input '%s': too many elements",
                          text);
     }
-    count *= (uint64_t)dim;
-    out->shape[out->rank++] = dim;
+    count *= dim;
+    out->shape[out->rank++] = (int64_t)dim;
     token = x + 1;
   }
   out->type = weft_run_element_type_parse(token, (size_t)(equals - token));

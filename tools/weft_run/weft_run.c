@@ -73,23 +73,37 @@ static const char* option_value(const char* argument, const char* name) {
              : NULL;
 }
 
+// Sets |*out| to |value| for the option |name|, which is given once:
+// false (after saying so) when it already was, rather than letting the
+// last one silently win.
+static bool set_once(const char* name, const char* value, const char** out) {
+  if (*out) {
+    fprintf(stderr, "weft-run: %s is given twice ('%s', then '%s'); give it "
+                    "once\n",
+            name, *out, value);
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
 // Parses the command line; returns false (after saying why) on bad usage.
 static bool parse_options(int argc, char** argv, weft_run_options_t* out) {
   memset(out, 0, sizeof(*out));
-  out->device = "local-task";
+  static const char* const kSingle[] = {"--module", "--function", "--device",
+                                        "--kernels", "--trace"};
+  const char** const single_out[] = {&out->module_path, &out->function,
+                                     &out->device, &out->kernels, &out->trace};
   for (int i = 1; i < argc; ++i) {
     const char* argument = argv[i];
     const char* value = NULL;
-    if ((value = option_value(argument, "--module"))) {
-      out->module_path = value;
-    } else if ((value = option_value(argument, "--function"))) {
-      out->function = value;
-    } else if ((value = option_value(argument, "--device"))) {
-      out->device = value;
-    } else if ((value = option_value(argument, "--kernels"))) {
-      out->kernels = value;
-    } else if ((value = option_value(argument, "--trace"))) {
-      out->trace = value;
+    size_t k = 0;
+    while (k < sizeof(kSingle) / sizeof(kSingle[0]) &&
+           !(value = option_value(argument, kSingle[k]))) {
+      ++k;
+    }
+    if (value) {
+      if (!set_once(kSingle[k], value, single_out[k])) return false;
     } else if ((value = option_value(argument, "--input"))) {
       if (out->input_count == WEFT_RUN_MAX_VALUES) {
         fprintf(stderr, "weft-run: more than %d inputs\n",
@@ -115,6 +129,7 @@ static bool parse_options(int argc, char** argv, weft_run_options_t* out) {
       return false;
     }
   }
+  if (!out->device) out->device = "local-task";
   if (!out->module_path || !out->function) {
     fprintf(stderr, "weft-run: --module and --function are required\n");
     return false;
@@ -229,6 +244,13 @@ static int weft_run_prepare(const weft_run_options_t* options, weft_run_t* run,
   weft_allocator_t allocator = weft_allocator_system();
   weft_status_t status =
       weft_device_create(options->device, allocator, &run->device);
+  // A device string no driver takes (an unknown driver, an option it
+  // refuses) is bad usage, as a bad argument is.
+  if (weft_status_is(status, WEFT_STATUS_INVALID_ARGUMENT) ||
+      weft_status_is(status, WEFT_STATUS_NOT_FOUND)) {
+    report(status);
+    return 2;
+  }
   weft_hal_static_library_t library = {"kernels", NULL};
   if (weft_status_is_ok(status) && options->kernels) {
     status = open_kernels(options->kernels, &run->kernels_handle,
