@@ -18,11 +18,16 @@ install(TARGETS weft weft_static
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# libweft_mpi (channels over MPI) where it was built: weft::weft_mpi, whose
-# users find MPI through the package (weftConfig.cmake).
+# libweft_mpi (channels over MPI) where it was built: weft::weft_mpi, the
+# package's `mpi` component, in an export of its own so that only a
+# project asking for it finds MPI (weftConfig.cmake).
 if(TARGET weft_mpi)
-  install(TARGETS weft_mpi EXPORT weftTargets
+  install(TARGETS weft_mpi EXPORT weftMpiTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT weftMpiTargets
+    NAMESPACE weft::
+    FILE weftMpiTargets.cmake
+    DESTINATION ${WEFT_INSTALL_CMAKEDIR})
 endif()
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/weft

@@ -1,8 +1,9 @@
 # Run by ctest as install.consumer (cmake -P): installs weft into a private
 # prefix (one the dynamic loader does not search, like /opt/weft), then
 # builds and runs tests/install/consumer against it:
-#   2. find_package(weft): weft::weft and weft::weft_static (and
-#      weft::weft_mpi where weft was built with MPI);
+#   2. find_package(weft): weft::weft and weft::weft_static (and the mpi
+#      component, weft::weft_mpi, where weft was built with MPI); a
+#      C++-only consumer and one on a machine without MPI configure;
 #   3. pkg-config weft: without an rpath the binary does not start
 #      (libweft.so.0 not found), with LD_LIBRARY_PATH or the README's
 #      -Wl,-rpath,$(pkg-config --variable=libdir weft) it runs;
@@ -15,7 +16,8 @@
 #   WEFT_BINARY_DIR      the weft build to install
 #   CONSUMER_SOURCE_DIR  tests/install/consumer
 #   WORK_DIR             scratch folder (wiped first)
-#   GENERATOR, C_COMPILER, BUILD_TYPE, EXTRA_FLAGS (sanitizer flags)
+#   GENERATOR, C_COMPILER, CXX_COMPILER, BUILD_TYPE, EXTRA_FLAGS (sanitizer
+#   flags)
 cmake_minimum_required(VERSION 3.25)
 
 function(run_step name)
@@ -77,6 +79,40 @@ if(EXISTS "${WORK_DIR}/build/consumer_mpi")
   set(ENV{TSAN_OPTIONS} "halt_on_error=1:suppressions=${SUPPRESSIONS_DIR}/openmpi.tsan.supp")
   run_step("run consumer (weft::weft_mpi)" "${WORK_DIR}/build/consumer_mpi")
 endif()
+
+# 2b. Consumers that must configure without MPI: a C++-only project (C
+# not enabled, which FindMPI's C component needs), and the C consumer on
+# a "machine without MPI" (find_package(MPI) disabled), asking for no
+# component. Asking for the mpi component there fails, saying why.
+run_step("configure C++-only consumer" ${CMAKE_COMMAND}
+  -S "${CONSUMER_SOURCE_DIR}/../consumer_cxx" -B "${WORK_DIR}/build_cxx"
+  -G "${GENERATOR}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+  "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}" "-DCMAKE_PREFIX_PATH=${prefix}"
+  "-DCMAKE_CXX_FLAGS=${EXTRA_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${EXTRA_FLAGS}")
+run_step("build C++-only consumer" ${CMAKE_COMMAND} --build
+         "${WORK_DIR}/build_cxx")
+run_step("run C++-only consumer" "${WORK_DIR}/build_cxx/consumer_cxx")
+set(no_mpi_flags -G "${GENERATOR}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
+    "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}" "-DCMAKE_PREFIX_PATH=${prefix}"
+    "-DCMAKE_C_FLAGS=${EXTRA_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${EXTRA_FLAGS}"
+    -DCMAKE_DISABLE_FIND_PACKAGE_MPI=TRUE)
+run_step("configure consumer without MPI" ${CMAKE_COMMAND}
+  -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/build_no_mpi" ${no_mpi_flags}
+  -DCONSUMER_MPI=none)
+run_step("build consumer without MPI" ${CMAKE_COMMAND} --build
+         "${WORK_DIR}/build_no_mpi")
+run_step("run consumer without MPI" "${WORK_DIR}/build_no_mpi/consumer_static")
+execute_process(COMMAND ${CMAKE_COMMAND}
+  -S "${CONSUMER_SOURCE_DIR}" -B "${WORK_DIR}/build_mpi_missing"
+  ${no_mpi_flags} -DCONSUMER_MPI=required
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT "${out}${err}" MATCHES "weft: component mpi: ")
+  message(FATAL_ERROR "install.consumer: COMPONENTS mpi without MPI: "
+                      "expected a failure naming the component, got rc "
+                      "${rc}:\n${out}${err}")
+endif()
+message(STATUS "install.consumer: COMPONENTS mpi without MPI fails, as "
+               "expected")
 
 # 3. pkg-config weft (libweft.so): compile the same source with plain cc.
 find_program(PKG_CONFIG pkg-config REQUIRED)
