@@ -5,7 +5,8 @@
 # prefix (~/.local: libweft under ~/.local/lib, the package in the user
 # site, where `python3` finds it without PYTHONPATH), then runs the MLP from
 # Python with NumPy inputs checked against NumPy, and 1,000 pipelines on
-# one asyncio loop:
+# one asyncio loop. build/release keeps its default Python folder
+# afterwards (the user site is set for this install only):
 #   ./scripts/run-python-example.sh [DEVICE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,16 @@ cmake --preset release -DPython3_EXECUTABLE="$python" \
 cmake --build --preset release -j "${JOBS:-$(nproc)}" \
   --target weft_installable weft_example_mlp_kernels
 cmake --install build/release --prefix "$prefix"
+# The user site is this install's choice only: build/release goes back to
+# the default (dist-packages, where Debian's python3 looks under a system
+# prefix), so a later `cmake --install build/release --prefix P` puts the
+# package where the README says.
+cmake -U WEFT_INSTALL_PYTHONDIR build/release >/dev/null
+if ! grep -q '^WEFT_INSTALL_PYTHONDIR:STRING=.*/dist-packages$' \
+     build/release/CMakeCache.txt; then
+  echo "run-python-example: build/release did not go back to dist-packages" >&2
+  exit 1
+fi
 cd /tmp  # the installed package, not the source tree's
 "$python" -c "import weft; print('weft from', weft.__file__)"
 "$python" "$OLDPWD/examples/python/mlp.py" --device "$device" \
