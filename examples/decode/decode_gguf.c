@@ -603,6 +603,15 @@ weft_status_t decode_gguf_read(FILE* file, const char* path,
       (reader.offset + alignment - 1) / alignment * alignment;
   status = reader.status;
 
+  // A file of metadata alone (llama.cpp's ggml-vocab-*.gguf carry only a
+  // tokenizer, and end without the padding of a data section).
+  if (weft_status_is_ok(status) && tensor_count == 0) {
+    status = WEFT_STATUS(INVALID_ARGUMENT,
+                         "'%s' (gguf) has no tensors: it carries metadata "
+                         "only (a vocabulary file, say), no weights to "
+                         "decode with",
+                         path);
+  }
   // The data section lies within the file (a cut in the padding after the
   // infos would otherwise make the bounds below wrap).
   if (weft_status_is_ok(status) && data_start > file_size) {

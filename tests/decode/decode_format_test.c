@@ -1473,6 +1473,17 @@ static void gguf_bad_tensors(void** state) {
   test_gguf_write(&g, path);
   assert_read_error(path, INVALID_ARGUMENT, "'token_embd.weight'",
                     "shape [64, 512, 2], expected [64, 512]");
+  // No tensors at all (a vocabulary file): said so, whether the file
+  // pads to a data section (alignment 32) or ends with its metadata
+  // (alignment 1, as llama.cpp's vocabulary files end unpadded).
+  for (uint32_t alignment = 1; alignment <= 32; alignment += 31) {
+    test_gguf_init(&g, &config);
+    g.count = 0;
+    g.alignment = alignment;
+    test_gguf_write(&g, path);
+    assert_read_error(path, INVALID_ARGUMENT, "has no tensors",
+                      "metadata only");
+  }
   // A tensor count beyond the file, and one beyond any model.
   test_gguf_init(&g, &config);
   g.tensor_count = 1ull << 40;
