@@ -911,7 +911,7 @@ static void test_gpt2_words(void** state) {
 // that matches some of the text there, taking the longest text it
 // matches whole (for these alternatives what the regular expression's
 // greedy, backtracking match takes), over code points of a small
-// alphabet whose classes are written here.
+// alphabet whose classes (general categories) are written here.
 enum { PL_LETTER, PL_NUMBER, PL_SPACE, PL_OTHER };
 static const struct {
   uint32_t code_point;
@@ -919,12 +919,18 @@ static const struct {
 } kPlainAlphabet[] = {
     {'a', PL_LETTER},    {'Z', PL_LETTER},  {0xFC, PL_LETTER},  // ü
     {'s', PL_LETTER},    {'L', PL_LETTER},  {'e', PL_LETTER},
-    {'3', PL_NUMBER},    {0xB2, PL_NUMBER},  // ²
+    {0x17F, PL_LETTER},                      // ſ (Ll), which (?i: folds to s
+    {0x30FC, PL_LETTER},                     // ー (Lm)
+    {'3', PL_NUMBER},    {0xB2, PL_NUMBER},  // ² (No)
+    {0xE51, PL_NUMBER},                      // ๑ (Nd, Thai)
     {' ', PL_SPACE},     {'\t', PL_SPACE},  {'\n', PL_SPACE},
-    {'\r', PL_SPACE},    {0xA0, PL_SPACE},  // no-break
+    {'\r', PL_SPACE},    {0xA0, PL_SPACE},  // no-break (Zs)
+    {0x2028, PL_SPACE},  // line separator (Zl): \s, not [\r\n]
     {'\'', PL_OTHER},    {'.', PL_OTHER},   {'!', PL_OTHER},
-    {0x2014, PL_OTHER},   // —
-    {0x1F600, PL_OTHER},  // 😀
+    {0x2014, PL_OTHER},   // — (Pd)
+    {0x1F600, PL_OTHER},  // 😀 (So)
+    {0x93C, PL_OTHER},    // Devanagari nukta (Mn)
+    {0x200B, PL_OTHER},   // zero width space (Cf)
 };
 #define PLAIN_ALPHABET (sizeof(kPlainAlphabet) / sizeof(kPlainAlphabet[0]))
 
@@ -943,7 +949,10 @@ static bool plain_full_match(const int* text, size_t n, int alt, size_t i,
       char lower[3] = {0, 0, 0};
       for (size_t m = 1; m < length; ++m) {
         const uint32_t c = CP(i + m);
+        // Unicode's simple case folding of these letters: ASCII's, and
+        // ſ to s.
         lower[m - 1] = (char)(c >= 'A' && c <= 'Z' ? c + 32
+                              : c == 0x17F         ? 's'
                               : c < 128            ? c
                                                    : '#');
       }
