@@ -42,21 +42,23 @@ else()
 endif()
 
 # weft_add_fuzz_test(NAME test TARGET executable SOURCES s...
-#                    [INCLUDES dir...] [SEEDS file...] [FIXTURES fixture...])
+#                    [INCLUDES dir...] [LIBS lib...] [SEEDS file...]
+#                    [FIXTURES fixture...])
 # Builds |executable| from |SOURCES| instrumented for fuzzing, linked with
-# weft_internal, and registers ctest |test| (label fuzz): fuzzing for
-# WEFT_FUZZ_SECONDS from a corpus folder of its own (where libFuzzer adds
-# what it finds) and a seed folder, fuzz_seeds/<executable> in the current
-# binary directory, into which |SEEDS| are copied (a fixture of
-# |FIXTURES| may write more there first).
+# weft_internal and |LIBS| (as they are, not instrumented), and registers
+# ctest |test| (label fuzz): fuzzing for WEFT_FUZZ_SECONDS from a corpus
+# folder of its own (where libFuzzer adds what it finds) and a seed
+# folder, fuzz_seeds/<executable> in the current binary directory, into
+# which |SEEDS| are copied (a fixture of |FIXTURES| may write more there
+# first).
 function(weft_add_fuzz_test)
-  cmake_parse_arguments(F "" "NAME;TARGET" "SOURCES;INCLUDES;SEEDS;FIXTURES"
-                        ${ARGN})
+  cmake_parse_arguments(F "" "NAME;TARGET"
+                        "SOURCES;INCLUDES;LIBS;SEEDS;FIXTURES" ${ARGN})
   add_executable(${F_TARGET} ${F_SOURCES})
   target_include_directories(${F_TARGET} PRIVATE ${F_INCLUDES})
   target_compile_options(${F_TARGET} PRIVATE ${WEFT_FUZZ_FLAGS})
   target_link_options(${F_TARGET} PRIVATE ${WEFT_FUZZ_FLAGS})
-  target_link_libraries(${F_TARGET} PRIVATE weft_internal)
+  target_link_libraries(${F_TARGET} PRIVATE weft_internal ${F_LIBS})
   set(corpus ${CMAKE_CURRENT_BINARY_DIR}/fuzz_corpus_${F_TARGET})
   set(seeds ${CMAKE_CURRENT_BINARY_DIR}/fuzz_seeds/${F_TARGET})
   file(MAKE_DIRECTORY ${corpus} ${seeds})

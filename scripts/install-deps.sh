@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs what weft needs to build and test on Debian 12 (and Ubuntu):
 #   build-essential cmake ninja-build pkg-config libcmocka-dev
+#   libutf8proc-dev
+#                  Unicode's general categories for the decode example's
+#                  tokenizer (examples/decode: which characters are
+#                  letters, numbers or spaces when words are split); the
+#                  examples do not configure without it
 # and, when the distribution has them, the optional dependencies:
 #   libhwloc-dev   CPU topology (cores, caches, NUMA) for local-task; without
 #                  it weft reads Linux sysfs instead
@@ -48,7 +53,8 @@
 # sudo.
 set -euo pipefail
 
-packages=(build-essential cmake ninja-build pkg-config libcmocka-dev)
+packages=(build-essential cmake ninja-build pkg-config libcmocka-dev
+          libutf8proc-dev)
 optional_packages=(libhwloc-dev liburing-dev libcjson-dev libbenchmark-dev
                    libpthreadpool-dev python3-numpy python3-dev python3-pytest
                    libdlpack-dev

@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #include "decode_gguf.h"
 
@@ -639,51 +640,48 @@ static bool spm_encode(decode_merger_t* merger, const char* text, size_t length,
 }
 
 typedef enum gpt2_class_e {
-  GPT2_LETTER,
-  GPT2_DIGIT,
-  GPT2_SPACE,
-  GPT2_OTHER,
+  GPT2_LETTER,  // \p{L}
+  GPT2_NUMBER,  // \p{N}
+  GPT2_SPACE,   // \s
+  GPT2_OTHER,   // the rest
 } gpt2_class_t;
 
-// The class of a code point, for GPT-2's and Llama 3's patterns (\s,
-// \p{N}, \p{L} and the rest): Unicode's spaces, the
-// numbers and the punctuation, marks and symbols of the blocks text
-// mostly holds (Latin-1, combining marks, general punctuation, currency,
-// arrows through dingbats, CJK punctuation, full-width forms, emoji);
-// any other character counts as a letter (weft carries no Unicode
-// tables, so a rarer symbol may be taken for one).
+// The class of a code point for GPT-2's and Llama 3's patterns, from its
+// Unicode general category as utf8proc has it (its tables are the Unicode
+// Character Database's, kept up by the library's maintainers; Debian's
+// 2.8 is Unicode 15.0):
+//  - \p{L}: the letters, Lu, Ll, Lt, Lm and Lo;
+//  - \p{N}: the numbers, Nd, Nl and No (any script's digits, Ⅻ, ², ½);
+//  - \s: Unicode's White_Space property (\s in Rust's regex crate,
+//    which runs the pattern in tiktoken, Meta's reference tokenizer's
+//    engine), which is exactly the separators Zs, Zl and Zp and the
+//    controls U+0009..U+000D and U+0085 (PropList.txt);
+//  - anything else is other: marks (Mn, Mc, Me: a virama, a nukta, a
+//    vowel sign, U+FE0F's emoji presentation), punctuation, symbols
+//    (emoji among them), the other controls, format characters (U+200B,
+//    the joiner U+200D, U+FEFF), private use and unassigned code points
+//    (utf8proc's Cn, as for any value past U+10FFFF).
 static gpt2_class_t gpt2_code_point_class(uint32_t c) {
-  if (c < 0x80) {
-    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return GPT2_LETTER;
-    if (c >= '0' && c <= '9') return GPT2_DIGIT;
-    if (c == ' ' || (c >= '\t' && c <= '\r')) return GPT2_SPACE;
-    return GPT2_OTHER;
+  switch (utf8proc_category((utf8proc_int32_t)c)) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+      return GPT2_LETTER;
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
+      return GPT2_NUMBER;
+    case UTF8PROC_CATEGORY_ZS:
+    case UTF8PROC_CATEGORY_ZL:
+    case UTF8PROC_CATEGORY_ZP:
+      return GPT2_SPACE;
+    case UTF8PROC_CATEGORY_CC:
+      return (c >= '\t' && c <= '\r') || c == 0x85 ? GPT2_SPACE : GPT2_OTHER;
+    default:
+      return GPT2_OTHER;
   }
-  if (c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
-      c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000) {
-    return GPT2_SPACE;
-  }
-  if (c == 0xB2 || c == 0xB3 || c == 0xB9 || (c >= 0xBC && c <= 0xBE) ||
-      (c >= 0x660 && c <= 0x669) || (c >= 0x6F0 && c <= 0x6F9) ||
-      (c >= 0x966 && c <= 0x96F) || (c >= 0x2070 && c <= 0x2089) ||
-      (c >= 0x2150 && c <= 0x218B) || (c >= 0x2460 && c <= 0x249B) ||
-      c == 0x3007 || (c >= 0xFF10 && c <= 0xFF19)) {
-    return GPT2_DIGIT;
-  }
-  // Latin-1's signs and symbols, but ª, µ and º (letters).
-  const bool latin1_other =
-      (c >= 0xA1 && c <= 0xBF && c != 0xAA && c != 0xB5 && c != 0xBA) ||
-      c == 0xD7 || c == 0xF7;
-  if (latin1_other || (c >= 0x300 && c <= 0x36F) ||
-      (c >= 0x2010 && c <= 0x205E) || (c >= 0x20A0 && c <= 0x20FF) ||
-      (c >= 0x2190 && c <= 0x2BFF) || (c >= 0x3001 && c <= 0x3004) ||
-      (c >= 0x3008 && c <= 0x303F) || (c >= 0xFE30 && c <= 0xFE4F) ||
-      (c >= 0xFF01 && c <= 0xFF0F) || (c >= 0xFF1A && c <= 0xFF20) ||
-      (c >= 0xFF3B && c <= 0xFF40) || (c >= 0xFF5B && c <= 0xFF65) ||
-      (c >= 0x1F000 && c <= 0x1FAFF) || (c >= 0xE000 && c <= 0xF8FF)) {
-    return GPT2_OTHER;
-  }
-  return GPT2_LETTER;
 }
 
 // The class of the character at |text| (|left| bytes there) and, in
@@ -745,10 +743,14 @@ static bool is_line_break(uint8_t byte) { return byte == '\r' || byte == '\n'; }
 // as long as it can):
 //   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
 //    ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-// with \s, \p{L} and \p{N} as gpt2_code_point_class has them (so the
-// same approximation as GPT-2's pattern: a character outside the blocks
-// it knows is a letter, and so is a byte that starts no whole UTF-8
-// character). "(?i:" is ASCII's case: 'S and 'LL are contractions.
+// with \s, \p{L} and \p{N} as gpt2_code_point_class has them (and a
+// byte that starts no whole UTF-8 character a letter, as with GPT-2's).
+// "(?i:" is Unicode's simple case folding, as Rust's regex crate (and
+// so tiktoken) has it: 'S and 'LL are contractions, and so is "'ſ"
+// (U+017F LATIN SMALL LETTER LONG S folds to s; no other character
+// folds to any of s, t, r, e, v, m, l, d). llama.cpp (which lowers the
+// case, leaving ſ as it is) and the JavaScript port llama3-tokenizer-js
+// (ASCII's case) take it for no contraction.
 static size_t llama3_word(const uint8_t* text, size_t left) {
   if (text[0] == '\'' && left >= 2) {
     // (x | 0x20) is the lower case of an ASCII letter, and no other byte
@@ -760,6 +762,7 @@ static size_t llama3_word(const uint8_t* text, size_t left) {
         (a == 'l' && b == 'l')) {
       return 3;
     }
+    if (left >= 3 && text[1] == 0xC5 && text[2] == 0xBF) return 3;  // 'ſ
   }
   size_t length = 0;
   const gpt2_class_t kind = gpt2_class(text, left, &length);
@@ -768,7 +771,7 @@ static size_t llama3_word(const uint8_t* text, size_t left) {
   size_t end = 0;
   if (kind == GPT2_LETTER) {
     end = length;
-  } else if (kind != GPT2_DIGIT && !is_line_break(text[0]) && length < left) {
+  } else if (kind != GPT2_NUMBER && !is_line_break(text[0]) && length < left) {
     size_t next_length = 0;
     if (gpt2_class(text + length, left - length, &next_length) == GPT2_LETTER) {
       end = length + next_length;
@@ -782,10 +785,10 @@ static size_t llama3_word(const uint8_t* text, size_t left) {
     return end;
   }
   // \p{N}{1,3}
-  if (kind == GPT2_DIGIT) {
+  if (kind == GPT2_NUMBER) {
     end = length;
     for (int n = 1; n < 3 && end < left &&
-                    gpt2_class(text + end, left - end, &length) == GPT2_DIGIT;
+                    gpt2_class(text + end, left - end, &length) == GPT2_NUMBER;
          ++n) {
       end += length;
     }

@@ -10,10 +10,10 @@
 //    <0xNN> (byte fallback), or is the unknown token where there are none.
 //  - "gpt2": byte-level BPE with ranked merges. The text is split into
 //    words by the pattern tokenizer.ggml.pre names (decode_pretokenizer_t:
-//    GPT-2's or Llama 3's; Unicode's classes known for the common blocks,
-//    any other character a letter), each word's bytes mapped to
-//    characters by GPT-2's byte-to-unicode table, and the adjacent pair
-//    of lowest merge rank merged (leftmost first) until no pair has one.
+//    GPT-2's or Llama 3's, over Unicode's general categories as utf8proc
+//    has them), each word's bytes mapped to characters by GPT-2's
+//    byte-to-unicode table, and the adjacent pair of lowest merge rank
+//    merged (leftmost first) until no pair has one.
 // Decoding undoes either (the "▁" back to spaces, the byte tokens and the
 // byte-level characters back to bytes, control tokens to nothing) and
 // holds back a character whose bytes are split across tokens until its
@@ -39,21 +39,24 @@ typedef enum decode_tokenizer_kind_e {
 } decode_tokenizer_kind_t;
 
 // How "gpt2" splits text into words before merging (tokenizer.ggml.pre;
-// "llama" ignores it). Approximations of the regular expressions, with
-// \p{L} and \p{N} as gpt2_code_point_class in decode_tokenizer.c knows
-// them:
+// "llama" ignores it). The regular expressions scanned by hand, \p{L} the
+// letters (general categories L*), \p{N} the numbers (N*), \s Unicode's
+// White_Space and everything else, marks included, neither
+// (gpt2_code_point_class in decode_tokenizer.c, over utf8proc's
+// categories; a byte that starts no whole UTF-8 character is a letter):
 //  - GPT2 (no key, "default" or "gpt2"): GPT-2's
 //      's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|
 //      \s+(?!\S)|\s+
 //  - LLAMA3 ("llama-bpe", "llama3", "llama-v3"): Llama 3's
 //      (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
 //       ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-//    (a word may start with one space, tab or symbol before letters,
-//    numbers go three at a time and alone, symbols take the line breaks
-//    after them). As in llama.cpp and Hugging Face's Llama 3 tokenizer
-//    (ignore_merges), a word that is a token whole is that token, merges
-//    or not; and the loader adds BOS unless tokenizer.ggml.add_bos_token
-//    says otherwise.
+//    (letters may follow one character that is no letter, number or line
+//    break: a space, a tab, a symbol, a mark; numbers go three at a time
+//    and alone; symbols take the line breaks after them; "(?i:" folds
+//    case as Unicode does, so "'ſ" is a contraction too). As in llama.cpp
+//    and Hugging Face's Llama 3 tokenizer (ignore_merges), a word that is
+//    a token whole is that token, merges or not; and the loader adds BOS
+//    unless tokenizer.ggml.add_bos_token says otherwise.
 typedef enum decode_pretokenizer_e {
   DECODE_PRETOKENIZER_GPT2 = 0,
   DECODE_PRETOKENIZER_LLAMA3 = 1,

@@ -1,6 +1,6 @@
 // Test support for the decode example's tests: a status asserted OK (its
-// message the failure's), and a model opened on a device with a session,
-// in one call each way.
+// message the failure's), a model opened on a device with a session, in
+// one call each way, and a text's words as a pre-tokenizer splits them.
 #ifndef WEFT_TESTS_DECODE_DECODE_TEST_UTIL_H_
 #define WEFT_TESTS_DECODE_DECODE_TEST_UTIL_H_
 
@@ -61,5 +61,38 @@ static inline void decode_test_close(decode_test_opened_t* opened) {
   weft_device_release(opened->device);
 }
 #endif  // WEFT_EXAMPLES_DECODE_DECODE_H_
+
+#ifdef WEFT_EXAMPLES_DECODE_DECODE_TOKENIZER_H_
+#include <string.h>
+
+// |text| splits into the NULL-terminated |expected| words as |pre| does
+// (decode_pretokenizer_word, word after word); no text has no word.
+static inline void decode_test_expect_words(decode_pretokenizer_t pre,
+                                            const char* text,
+                                            const char* const* expected) {
+  const size_t length = strlen(text);
+  size_t at = 0;
+  size_t n = 0;
+  for (; at < length; ++n) {
+    const size_t word = decode_pretokenizer_word(pre, text + at, length - at);
+    assert_true(word >= 1 && word <= length - at);
+    if (!expected[n] || strlen(expected[n]) != word ||
+        memcmp(expected[n], text + at, word) != 0) {
+      fail_msg("'%s' (pre %d): word %zu is '%.*s', expected '%s'", text,
+               (int)pre, n, (int)word, text + at,
+               expected[n] ? expected[n] : "(no more)");
+    }
+    at += word;
+  }
+  if (expected[n]) {
+    fail_msg("'%s' (pre %d): %zu words, expected word '%s' too", text, (int)pre,
+             n, expected[n]);
+  }
+  assert_int_equal(decode_pretokenizer_word(pre, text, 0), 0);
+}
+
+// The words for decode_test_expect_words.
+#define DECODE_TEST_WORDS(...) ((const char* const[]){__VA_ARGS__, NULL})
+#endif  // WEFT_EXAMPLES_DECODE_DECODE_TOKENIZER_H_
 
 #endif  // WEFT_TESTS_DECODE_DECODE_TEST_UTIL_H_

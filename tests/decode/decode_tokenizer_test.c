@@ -925,32 +925,6 @@ static void test_bad_values(void** state) {
 // Words: tokenizer.ggml.pre
 //===----------------------------------------------------------------------===//
 
-// |text| splits into the NULL-terminated |expected| words as |pre| does.
-static void expect_words(decode_pretokenizer_t pre, const char* text,
-                         const char* const* expected) {
-  const size_t length = strlen(text);
-  size_t at = 0;
-  size_t n = 0;
-  for (; at < length; ++n) {
-    const size_t word = decode_pretokenizer_word(pre, text + at, length - at);
-    assert_true(word >= 1 && word <= length - at);
-    if (!expected[n] || strlen(expected[n]) != word ||
-        memcmp(expected[n], text + at, word) != 0) {
-      fail_msg("'%s' (pre %d): word %zu is '%.*s', expected '%s'", text,
-               (int)pre, n, (int)word, text + at,
-               expected[n] ? expected[n] : "(no more)");
-    }
-    at += word;
-  }
-  if (expected[n]) {
-    fail_msg("'%s' (pre %d): %zu words, expected word '%s' too", text, (int)pre,
-             n, expected[n]);
-  }
-  assert_int_equal(decode_pretokenizer_word(pre, text, 0), 0);
-}
-
-#define WORDS(...) ((const char* const[]){__VA_ARGS__, NULL})
-
 // Llama 3's pattern, its alternatives in order (the first that matches
 // at a place wins, as long as it can):
 //   A (?i:'s|'t|'re|'ve|'m|'ll|'d)   B [^\r\n\p{L}\p{N}]?\p{L}+
@@ -984,25 +958,31 @@ static void expect_words(decode_pretokenizer_t pre, const char* text,
 static void test_llama3_words(void** state) {
   (void)state;
   const decode_pretokenizer_t p = DECODE_PRETOKENIZER_LLAMA3;
-  expect_words(p, "Hello world", WORDS("Hello", " world"));
-  expect_words(p, "I'M here", WORDS("I", "'M", " here"));
-  expect_words(p, "don't", WORDS("don", "'t"));
-  expect_words(p, "12345 apples", WORDS("123", "45", " apples"));
-  expect_words(p, "a,b", WORDS("a", ",b"));
-  expect_words(p, "x!!\n\ny", WORDS("x", "!!\n\n", "y"));
-  expect_words(p, "  two  spaces", WORDS(" ", " two", " ", " spaces"));
-  expect_words(p, "tab\tthen", WORDS("tab", "\tthen"));
-  expect_words(p, "end  ", WORDS("end", "  "));
-  expect_words(p,
-               "\xC3\xBC"
-               "ber 3.14",
-               WORDS("\xC3\xBC"
-                     "ber",
-                     " ", "3", ".", "14"));
-  expect_words(p, "\n\nhi", WORDS("\n\n", "hi"));
-  expect_words(p, "a  \n b", WORDS("a", "  \n", " b"));
-  expect_words(p, "(x) 'Ll's", WORDS("(x", ")", " '", "Ll", "'s"));
-  expect_words(p, " 7", WORDS(" ", "7"));
+  decode_test_expect_words(p, "Hello world",
+                           DECODE_TEST_WORDS("Hello", " world"));
+  decode_test_expect_words(p, "I'M here",
+                           DECODE_TEST_WORDS("I", "'M", " here"));
+  decode_test_expect_words(p, "don't", DECODE_TEST_WORDS("don", "'t"));
+  decode_test_expect_words(p, "12345 apples",
+                           DECODE_TEST_WORDS("123", "45", " apples"));
+  decode_test_expect_words(p, "a,b", DECODE_TEST_WORDS("a", ",b"));
+  decode_test_expect_words(p, "x!!\n\ny",
+                           DECODE_TEST_WORDS("x", "!!\n\n", "y"));
+  decode_test_expect_words(p, "  two  spaces",
+                           DECODE_TEST_WORDS(" ", " two", " ", " spaces"));
+  decode_test_expect_words(p, "tab\tthen", DECODE_TEST_WORDS("tab", "\tthen"));
+  decode_test_expect_words(p, "end  ", DECODE_TEST_WORDS("end", "  "));
+  decode_test_expect_words(p,
+                           "\xC3\xBC"
+                           "ber 3.14",
+                           DECODE_TEST_WORDS("\xC3\xBC"
+                                             "ber",
+                                             " ", "3", ".", "14"));
+  decode_test_expect_words(p, "\n\nhi", DECODE_TEST_WORDS("\n\n", "hi"));
+  decode_test_expect_words(p, "a  \n b", DECODE_TEST_WORDS("a", "  \n", " b"));
+  decode_test_expect_words(p, "(x) 'Ll's",
+                           DECODE_TEST_WORDS("(x", ")", " '", "Ll", "'s"));
+  decode_test_expect_words(p, " 7", DECODE_TEST_WORDS(" ", "7"));
 }
 
 // GPT-2's pattern (unchanged), on the same texts where it differs:
@@ -1014,29 +994,35 @@ static void test_llama3_words(void** state) {
 static void test_gpt2_words(void** state) {
   (void)state;
   const decode_pretokenizer_t p = DECODE_PRETOKENIZER_GPT2;
-  expect_words(p, "Hello world", WORDS("Hello", " world"));
-  expect_words(p, "I'M here", WORDS("I", "'", "M", " here"));
-  expect_words(p, "don't", WORDS("don", "'t"));
-  expect_words(p, "12345 apples", WORDS("12345", " apples"));
-  expect_words(p, "a,b", WORDS("a", ",", "b"));
-  expect_words(p, "x!!\n\ny", WORDS("x", "!!", "\n", "\n", "y"));
-  expect_words(p, "  two  spaces", WORDS(" ", " two", " ", " spaces"));
-  expect_words(p, "tab\tthen", WORDS("tab", "\t", "then"));
-  expect_words(p, "end  ", WORDS("end", "  "));
-  expect_words(p,
-               "\xC3\xBC"
-               "ber 3.14",
-               WORDS("\xC3\xBC"
-                     "ber",
-                     " 3", ".", "14"));
-  expect_words(p, " 7", WORDS(" 7"));
+  decode_test_expect_words(p, "Hello world",
+                           DECODE_TEST_WORDS("Hello", " world"));
+  decode_test_expect_words(p, "I'M here",
+                           DECODE_TEST_WORDS("I", "'", "M", " here"));
+  decode_test_expect_words(p, "don't", DECODE_TEST_WORDS("don", "'t"));
+  decode_test_expect_words(p, "12345 apples",
+                           DECODE_TEST_WORDS("12345", " apples"));
+  decode_test_expect_words(p, "a,b", DECODE_TEST_WORDS("a", ",", "b"));
+  decode_test_expect_words(p, "x!!\n\ny",
+                           DECODE_TEST_WORDS("x", "!!", "\n", "\n", "y"));
+  decode_test_expect_words(p, "  two  spaces",
+                           DECODE_TEST_WORDS(" ", " two", " ", " spaces"));
+  decode_test_expect_words(p, "tab\tthen",
+                           DECODE_TEST_WORDS("tab", "\t", "then"));
+  decode_test_expect_words(p, "end  ", DECODE_TEST_WORDS("end", "  "));
+  decode_test_expect_words(p,
+                           "\xC3\xBC"
+                           "ber 3.14",
+                           DECODE_TEST_WORDS("\xC3\xBC"
+                                             "ber",
+                                             " 3", ".", "14"));
+  decode_test_expect_words(p, " 7", DECODE_TEST_WORDS(" 7"));
 }
 
 // Llama 3's pattern stated plainly: at each place, the first alternative
 // that matches some of the text there, taking the longest text it
 // matches whole (for these alternatives what the regular expression's
 // greedy, backtracking match takes), over code points of a small
-// alphabet whose classes are written here.
+// alphabet whose classes (general categories) are written here.
 enum { PL_LETTER, PL_NUMBER, PL_SPACE, PL_OTHER };
 static const struct {
   uint32_t code_point;
@@ -1044,12 +1030,18 @@ static const struct {
 } kPlainAlphabet[] = {
     {'a', PL_LETTER},    {'Z', PL_LETTER},  {0xFC, PL_LETTER},  // ü
     {'s', PL_LETTER},    {'L', PL_LETTER},  {'e', PL_LETTER},
-    {'3', PL_NUMBER},    {0xB2, PL_NUMBER},  // ²
+    {0x17F, PL_LETTER},                      // ſ (Ll), which (?i: folds to s
+    {0x30FC, PL_LETTER},                     // ー (Lm)
+    {'3', PL_NUMBER},    {0xB2, PL_NUMBER},  // ² (No)
+    {0xE51, PL_NUMBER},                      // ๑ (Nd, Thai)
     {' ', PL_SPACE},     {'\t', PL_SPACE},  {'\n', PL_SPACE},
-    {'\r', PL_SPACE},    {0xA0, PL_SPACE},  // no-break
+    {'\r', PL_SPACE},    {0xA0, PL_SPACE},  // no-break (Zs)
+    {0x2028, PL_SPACE},  // line separator (Zl): \s, not [\r\n]
     {'\'', PL_OTHER},    {'.', PL_OTHER},   {'!', PL_OTHER},
-    {0x2014, PL_OTHER},   // —
-    {0x1F600, PL_OTHER},  // 😀
+    {0x2014, PL_OTHER},   // — (Pd)
+    {0x1F600, PL_OTHER},  // 😀 (So)
+    {0x93C, PL_OTHER},    // Devanagari nukta (Mn)
+    {0x200B, PL_OTHER},   // zero width space (Cf)
 };
 #define PLAIN_ALPHABET (sizeof(kPlainAlphabet) / sizeof(kPlainAlphabet[0]))
 
@@ -1068,7 +1060,10 @@ static bool plain_full_match(const int* text, size_t n, int alt, size_t i,
       char lower[3] = {0, 0, 0};
       for (size_t m = 1; m < length; ++m) {
         const uint32_t c = CP(i + m);
+        // Unicode's simple case folding of these letters: ASCII's, and
+        // ſ to s.
         lower[m - 1] = (char)(c >= 'A' && c <= 'Z' ? c + 32
+                              : c == 0x17F         ? 's'
                               : c < 128            ? c
                                                    : '#');
       }
