@@ -84,9 +84,12 @@ static PyObject* weft_py_device_query(weft_py_device_t* self, PyObject* key) {
 static PyObject* weft_py_device_semaphore(weft_py_device_t* self,
                                           PyObject* args, PyObject* kwargs) {
   static char* keywords[] = {"initial_value", NULL};
-  unsigned long long initial_value = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|K:semaphore", keywords,
-                                   &initial_value)) {
+  PyObject* initial_object = NULL;
+  uint64_t initial_value = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:semaphore", keywords,
+                                   &initial_object) ||
+      (initial_object && !weft_py_u64(initial_object, "semaphore",
+                                      "initial_value", &initial_value))) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle((PyObject*)self, "Device");
@@ -102,10 +105,12 @@ static PyObject* weft_py_device_semaphore(weft_py_device_t* self,
 static PyObject* weft_py_device_allocate(weft_py_device_t* self,
                                          PyObject* args, PyObject* kwargs) {
   static char* keywords[] = {"nbytes", "host_visible", NULL};
-  unsigned long long nbytes = 0;
+  PyObject* nbytes_object = NULL;
+  uint64_t nbytes = 0;
   int host_visible = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "K|$p:allocate", keywords,
-                                   &nbytes, &host_visible)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$p:allocate", keywords,
+                                   &nbytes_object, &host_visible) ||
+      !weft_py_u64(nbytes_object, "allocate", "nbytes", &nbytes)) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle((PyObject*)self, "Device");
@@ -133,27 +138,13 @@ typedef struct weft_py_queue_args_t {
   weft_py_queue_lists_t lists;
 } weft_py_queue_args_t;
 
-static bool weft_py_queue_args_parse(weft_py_device_t* self, PyObject* wait,
+static bool weft_py_queue_args_parse(weft_py_device_t* self,
+                                     const char* function, PyObject* wait,
                                      PyObject* signal,
                                      weft_py_queue_args_t* out) {
   out->device = weft_py_device_handle((PyObject*)self, "Device");
-  return out->device && weft_py_queue_lists_parse(wait, signal, &out->lists);
-}
-
-// A length argument: None means "to the end" (WEFT_WHOLE_BUFFER).
-static bool weft_py_length(PyObject* object, weft_device_size_t* out) {
-  if (!object || object == Py_None) {
-    *out = WEFT_WHOLE_BUFFER;
-    return true;
-  }
-  *out = PyLong_AsUnsignedLongLong(object);
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_ValueError,
-                 "length must be None or an int >= 0, got %R", object);
-    return false;
-  }
-  return true;
+  return out->device &&
+         weft_py_queue_lists_parse(function, wait, signal, &out->lists);
 }
 
 static PyObject* weft_py_device_fill(weft_py_device_t* self,
@@ -164,7 +155,7 @@ static PyObject* weft_py_device_fill(weft_py_device_t* self,
       .names = {"target", "pattern", "offset", "length", "wait", "signal"}};
   PyObject* a[6];
   Py_buffer pattern;
-  unsigned long long offset = 0;
+  uint64_t offset = 0;
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
       !weft_py_argument_bytes(&parameters, 1, a[1], &pattern)) {
     return NULL;
@@ -175,8 +166,8 @@ static PyObject* weft_py_device_fill(weft_py_device_t* self,
   PyObject* result = NULL;
   if (weft_py_argument_u64(&parameters, 2, a[2], &offset) &&
       (buffer = weft_py_buffer_handle(a[0], "target")) &&
-      weft_py_length(a[3], &length) &&
-      weft_py_queue_args_parse(self, a[4], a[5], &queue)) {
+      weft_py_length(a[3], "fill", "length", &length) &&
+      weft_py_queue_args_parse(self, "fill", a[4], a[5], &queue)) {
     result = weft_py_queue_lists_finish(
         &queue.lists,
         weft_device_queue_fill(queue.device, WEFT_QUEUE_AFFINITY_ANY,
@@ -196,7 +187,7 @@ static PyObject* weft_py_device_update(weft_py_device_t* self,
       .names = {"source", "target", "offset", "wait", "signal"}};
   PyObject* a[5];
   Py_buffer source;
-  unsigned long long offset = 0;
+  uint64_t offset = 0;
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
       !weft_py_argument_bytes(&parameters, 0, a[0], &source)) {
     return NULL;
@@ -206,7 +197,7 @@ static PyObject* weft_py_device_update(weft_py_device_t* self,
   PyObject* result = NULL;
   if (weft_py_argument_u64(&parameters, 2, a[2], &offset) &&
       (buffer = weft_py_buffer_handle(a[1], "target")) &&
-      weft_py_queue_args_parse(self, a[3], a[4], &queue)) {
+      weft_py_queue_args_parse(self, "update", a[3], a[4], &queue)) {
     // The bytes are copied during the call.
     result = weft_py_queue_lists_finish(
         &queue.lists,
@@ -227,8 +218,8 @@ static PyObject* weft_py_device_copy(weft_py_device_t* self,
       .names = {"source", "target", "source_offset", "target_offset", "length",
                 "wait", "signal"}};
   PyObject* a[7];
-  unsigned long long source_offset = 0;
-  unsigned long long target_offset = 0;
+  uint64_t source_offset = 0;
+  uint64_t target_offset = 0;
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
       !weft_py_argument_u64(&parameters, 2, a[2], &source_offset) ||
       !weft_py_argument_u64(&parameters, 3, a[3], &target_offset)) {
@@ -239,8 +230,8 @@ static PyObject* weft_py_device_copy(weft_py_device_t* self,
   weft_buffer_t* source_buffer = weft_py_buffer_handle(a[0], "source");
   weft_buffer_t* target_buffer =
       source_buffer ? weft_py_buffer_handle(a[1], "target") : NULL;
-  if (!target_buffer || !weft_py_length(a[4], &length) ||
-      !weft_py_queue_args_parse(self, a[5], a[6], &queue)) {
+  if (!target_buffer || !weft_py_length(a[4], "copy", "length", &length) ||
+      !weft_py_queue_args_parse(self, "copy", a[5], a[6], &queue)) {
     return NULL;
   }
   // None: to the end of the source.
@@ -264,7 +255,7 @@ static PyObject* weft_py_device_barrier(weft_py_device_t* self,
   PyObject* a[2];
   weft_py_queue_args_t queue;
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
-      !weft_py_queue_args_parse(self, a[0], a[1], &queue)) {
+      !weft_py_queue_args_parse(self, "barrier", a[0], a[1], &queue)) {
     return NULL;
   }
   return weft_py_queue_lists_finish(

@@ -218,7 +218,8 @@ void weft_py_semaphore_list_deinitialize(weft_py_semaphore_list_t* list) {
   list->list = weft_semaphore_list_empty();
 }
 
-bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
+bool weft_py_semaphore_list_parse(PyObject* object, const char* function,
+                                  const char* what,
                                   weft_py_semaphore_list_t* out_list) {
   out_list->list = weft_semaphore_list_empty();
   out_list->semaphores = out_list->inline_semaphores;
@@ -247,7 +248,7 @@ bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
   for (Py_ssize_t i = 0; ok && i < count; ++i) {
     PyObject* pair = PySequence_Fast_GET_ITEM(sequence, i);
     PyObject* semaphore = NULL;
-    unsigned long long value = 0;
+    uint64_t value = 0;
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
       PyErr_Format(PyExc_TypeError,
                    "%s[%zd] must be a (Semaphore, value) pair, got %.100s",
@@ -269,13 +270,12 @@ bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
       ok = false;
       break;
     }
-    value = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(pair, 1));
-    if (PyErr_Occurred()) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_ValueError,
-                   "%s[%zd][1] must be a timeline value (an int >= 0), got "
-                   "%R",
-                   what, i, PyTuple_GET_ITEM(pair, 1));
+    PyObject* value_object = PyTuple_GET_ITEM(pair, 1);
+    if (!weft_py_integer_try(value_object, WEFT_PY_INTEGER_U64, &value)) {
+      char item[64];
+      snprintf(item, sizeof(item), "%s[%zd][1]", what, i);
+      weft_py_integer_refuse(value_object, WEFT_PY_INTEGER_U64, function,
+                             item);
       ok = false;
       break;
     }
@@ -292,10 +292,13 @@ bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
   return true;
 }
 
-bool weft_py_queue_lists_parse(PyObject* wait, PyObject* signal,
-                               weft_py_queue_lists_t* out) {
-  if (!weft_py_semaphore_list_parse(wait, "wait", &out->wait)) return false;
-  if (!weft_py_semaphore_list_parse(signal, "signal", &out->signal)) {
+bool weft_py_queue_lists_parse(const char* function, PyObject* wait,
+                               PyObject* signal, weft_py_queue_lists_t* out) {
+  if (!weft_py_semaphore_list_parse(wait, function, "wait", &out->wait)) {
+    return false;
+  }
+  if (!weft_py_semaphore_list_parse(signal, function, "signal",
+                                    &out->signal)) {
     weft_py_semaphore_list_deinitialize(&out->wait);
     return false;
   }
@@ -385,6 +388,13 @@ static PyMethodDef weft_py_methods[] = {
      "trace_stop()."},
     {"trace_stop", weft_py_trace_stop, METH_NOARGS,
      "trace_stop()\n\nWrites and closes the trace."},
+    {"_integer", (PyCFunction)(void (*)(void))weft_py_integer_check,
+     METH_FASTCALL,
+     "_integer(value, type, function, argument, /)\n--\n\n"
+     "|value| as an int of |type| ('u64', 'u32', 'i64', 'i32'), refused as "
+     "every integer argument of the package is (TypeError, "
+     "OverflowError), naming |argument| of |function|; for weft's Python "
+     "layer."},
     {"_live_allocations", weft_py_live_allocations_get, METH_NOARGS,
      "_live_allocations() -> int\n\nBlocks the extension's objects hold "
      "(devices, semaphores and all they allocate); for tests."},

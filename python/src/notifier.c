@@ -173,10 +173,12 @@ static PyObject* weft_py_notifier_drain(weft_py_notifier_t* self,
 static PyObject* weft_py_notifier_watch(weft_py_notifier_t* self,
                                         PyObject* args) {
   PyObject* semaphore_object = NULL;
-  unsigned long long value = 0;
+  PyObject* value_object = NULL;
+  uint64_t value = 0;
   PyObject* future = NULL;
-  if (!PyArg_ParseTuple(args, "OKO:watch", &semaphore_object, &value,
-                        &future)) {
+  if (!PyArg_ParseTuple(args, "OOO:watch", &semaphore_object, &value_object,
+                        &future) ||
+      !weft_py_u64(value_object, "watch", "value", &value)) {
     return NULL;
   }
   if (self->fd < 0) {
@@ -210,8 +212,8 @@ static PyObject* weft_py_notifier_watch(weft_py_notifier_t* self,
 // already fired is left for drain.
 static PyObject* weft_py_notifier_cancel(weft_py_notifier_t* self,
                                          PyObject* id_object) {
-  const unsigned long long id = PyLong_AsUnsignedLongLong(id_object);
-  if (PyErr_Occurred()) return NULL;
+  uint64_t id = 0;
+  if (!weft_py_u64(id_object, "cancel", "id", &id)) return NULL;
   for (weft_py_watch_t* watch = self->pending; watch; watch = watch->next) {
     if (watch->id != id) continue;
     if (weft_semaphore_cancel_timepoint(watch->semaphore, &watch->timepoint)) {

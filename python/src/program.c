@@ -214,12 +214,13 @@ static weft_status_t weft_py_program_upload(weft_device_t* device,
   return status;
 }
 
-// Makes the VM value for argument |object|: a (data, element type, shape)
-// triple becomes a buffer view on the device; an int or float becomes the
-// signature's scalar type.
+// Makes the VM value for argument |index| of exported function |function|,
+// |object|: a (data, element type, shape) triple becomes a buffer view on
+// the device; an int or float becomes the signature's scalar type.
 static bool weft_py_program_argument(weft_py_program_t* self,
-                                     PyObject* object, uint8_t type,
-                                     uint32_t index, weft_vm_value_t* out) {
+                                     const char* function, PyObject* object,
+                                     uint8_t type, uint32_t index,
+                                     weft_vm_value_t* out) {
   memset(out, 0, sizeof(*out));
   out->type = (weft_vm_value_type_t)type;
   if (type == WEFT_VM_TYPE_REF) {
@@ -242,14 +243,22 @@ static bool weft_py_program_argument(weft_py_program_t* self,
     PyObject* data = NULL;
     const char* element_name = NULL;
     PyObject* shape = NULL;
-    unsigned long long byte_offset = 0;
+    PyObject* offset_object = NULL;
+    uint64_t byte_offset = 0;
     if (!PyTuple_Check(object) ||
-        !PyArg_ParseTuple(object, "OsO|K", &data, &element_name, &shape,
-                          &byte_offset)) {
+        !PyArg_ParseTuple(object, "OsO|O", &data, &element_name, &shape,
+                          &offset_object)) {
       PyErr_Clear();
       PyErr_Format(PyExc_TypeError,
-                   "argument %u: a tensor (an array) goes here, got %.100s",
-                   index + 1, Py_TYPE(object)->tp_name);
+                   "%s() argument %u: a tensor (an array) goes here, got "
+                   "%.100s",
+                   function, index + 1, Py_TYPE(object)->tp_name);
+      return false;
+    }
+    char name[48];
+    snprintf(name, sizeof(name), "%u (its byte offset)", index + 1);
+    if (offset_object &&
+        !weft_py_u64(offset_object, function, name, &byte_offset)) {
       return false;
     }
     const weft_hal_element_type_t element = weft_py_element_type(element_name);
@@ -262,8 +271,18 @@ static bool weft_py_program_argument(weft_py_program_t* self,
       return false;
     }
     for (Py_ssize_t i = 0; i < rank; ++i) {
-      dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-      if (dims[i] == -1 && PyErr_Occurred()) return false;
+      snprintf(name, sizeof(name), "%u (its shape[%zd])", index + 1, i);
+      if (!weft_py_i64(PyTuple_GET_ITEM(shape, i), function, name,
+                       &dims[i])) {
+        return false;
+      }
+      if (dims[i] < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s() argument %u: shape[%zd] is %lld; a dimension is "
+                     ">= 0",
+                     function, index + 1, i, (long long)dims[i]);
+        return false;
+      }
     }
     weft_hal_buffer_view_t* view = NULL;
     if (PyObject_TypeCheck(data, &weft_py_buffer_type)) {
@@ -301,32 +320,35 @@ static bool weft_py_program_argument(weft_py_program_t* self,
     out->ref = weft_hal_module_wrap_buffer_view(view);
     return true;
   }
+  // A 0-d array (weft.Program makes NumPy scalars such) goes where a
+  // scalar goes: its data, an int or a float to Python.
+  if (PyTuple_Check(object) && PyTuple_GET_SIZE(object) >= 3 &&
+      PyTuple_Check(PyTuple_GET_ITEM(object, 2)) &&
+      PyTuple_GET_SIZE(PyTuple_GET_ITEM(object, 2)) == 0) {
+    object = PyTuple_GET_ITEM(object, 0);
+  }
   if (type == WEFT_VM_TYPE_I32 || type == WEFT_VM_TYPE_I64) {
-    const long long value = PyLong_AsLongLong(object);
-    if (value == -1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_TypeError, "argument %u: an %s goes here, got %R",
-                   index + 1, type == WEFT_VM_TYPE_I32 ? "i32" : "i64",
-                   object);
-      return false;
+    const weft_py_integer_type_t integer_type =
+        type == WEFT_VM_TYPE_I32 ? WEFT_PY_INTEGER_I32 : WEFT_PY_INTEGER_I64;
+    uint64_t bits = 0;
+    if (weft_py_integer_try(object, integer_type, &bits)) {
+      if (type == WEFT_VM_TYPE_I32) {
+        out->i32 = (int32_t)(int64_t)bits;
+      } else {
+        out->i64 = (int64_t)bits;
+      }
+      return true;
     }
-    if (type == WEFT_VM_TYPE_I32 && (value < INT32_MIN || value > INT32_MAX)) {
-      PyErr_Format(PyExc_OverflowError, "argument %u: %lld does not fit i32",
-                   index + 1, value);
-      return false;
-    }
-    if (type == WEFT_VM_TYPE_I32) {
-      out->i32 = (int32_t)value;
-    } else {
-      out->i64 = value;
-    }
-    return true;
+    char name[16];
+    snprintf(name, sizeof(name), "%u", index + 1);
+    return weft_py_integer_refuse(object, integer_type, function, name);
   }
   const double value = PyFloat_AsDouble(object);
   if (value == -1.0 && PyErr_Occurred()) {
     PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "argument %u: an %s goes here, got %R",
-                 index + 1, type == WEFT_VM_TYPE_F32 ? "f32" : "f64", object);
+    PyErr_Format(PyExc_TypeError, "%s() argument %u: an %s goes here, got %R",
+                 function, index + 1, type == WEFT_VM_TYPE_F32 ? "f32" : "f64",
+                 object);
     return false;
   }
   if (type == WEFT_VM_TYPE_F32) {
@@ -518,7 +540,8 @@ static weft_py_prepared_t* weft_py_program_prepare(weft_py_program_t* self,
                               prepared->counts[0], text, given));
   }
   for (uint32_t i = 0; ok && i < prepared->counts[0]; ++i) {
-    ok = weft_py_program_argument(self, PySequence_Fast_GET_ITEM(sequence, i),
+    ok = weft_py_program_argument(self, name,
+                                  PySequence_Fast_GET_ITEM(sequence, i),
                                   prepared->types[i], i, &prepared->args[i]);
     if (ok) prepared->made = i + 1;
   }

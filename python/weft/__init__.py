@@ -73,24 +73,32 @@ class Fence:
 
     def __init__(self, pairs=()):
         self._pairs = {}
-        for semaphore, value in pairs:
-            self.insert(semaphore, value)
+        for i, (semaphore, value) in enumerate(pairs):
+            self._insert(semaphore, value, "Fence", f"pairs[{i}][1]")
 
     @classmethod
     def at(cls, semaphore, value):
-        """The fence of one point."""
-        return cls([(semaphore, value)])
+        """The fence of one point (``value`` a u64, as every timeline
+        value)."""
+        fence = cls()
+        fence._insert(semaphore, value, "Fence.at", "value")
+        return fence
 
     def insert(self, semaphore, value):
         """Adds a point; a semaphore already there keeps the larger
         value."""
+        self._insert(semaphore, value, "Fence.insert", "value")
+
+    def _insert(self, semaphore, value, function, argument):
         if not isinstance(semaphore, Semaphore):
             raise TypeError(f"a fence holds weft.Semaphores, got "
                             f"{type(semaphore).__name__}")
+        # Refused now (OverflowError, TypeError), not at the wait.
+        value = _weft._integer(value, "u64", function, argument)
         key = id(semaphore)
         held = self._pairs.get(key)
         if held is None or value > held[1]:
-            self._pairs[key] = (semaphore, int(value))
+            self._pairs[key] = (semaphore, value)
 
     def join(self, other):
         """A new fence of both (the larger value per semaphore)."""
@@ -111,9 +119,13 @@ class Fence:
 
     def wait(self, timeout=None):
         """Blocks until every point is reached (``timeout`` seconds in all;
-        None: forever), without the GIL; raises a failure or
-        DeadlineExceededError."""
+        None: forever; 0: a poll; a negative or NaN timeout is refused
+        with ValueError, as ``Semaphore.wait`` refuses it), without the
+        GIL; raises a failure or DeadlineExceededError."""
         import time
+        if timeout is not None and not timeout >= 0:
+            raise ValueError(f"timeout must be None or seconds >= 0, got "
+                             f"{timeout!r}")
         deadline = None if timeout is None else time.monotonic() + timeout
         for semaphore, value in self:
             left = None if deadline is None else max(0.0, deadline -
@@ -144,16 +156,33 @@ async def wait_all(pairs):
     value)`` of ``pairs`` is reached (``await semaphore.at(value)`` for
     one); raises the first failure."""
     from ._asyncio import wait_all as _wait_all
+    pairs = list(pairs)
+    for i, (semaphore, value) in enumerate(pairs):
+        if not isinstance(semaphore, Semaphore):
+            raise TypeError(f"wait_all() argument 'pairs[{i}][0]' must be a "
+                            f"weft.Semaphore, not {type(semaphore).__name__}")
+        _weft._integer(value, "u64", "wait_all", f"pairs[{i}][1]")
     await _wait_all(pairs)
 
 
 def as_array(buffer, dtype, shape=None):
     """A NumPy array of ``dtype`` (and ``shape``, default 1-D) over the
-    memory of a host-visible ``buffer``, without a copy. The array keeps
-    the buffer mapped; ``buffer.close()`` refuses while it lives."""
+    memory of a host-visible ``buffer``, without a copy. Each dimension of
+    ``shape`` is an int >= 0, or -1 for the one NumPy infers (reshape's
+    rule). The array keeps the buffer mapped; ``buffer.close()`` refuses
+    while it lives."""
     import numpy as np
     array = np.frombuffer(memoryview(buffer), dtype=dtype)
-    return array if shape is None else array.reshape(shape)
+    if shape is None:
+        return array
+    dims = []
+    for i, dim in enumerate(shape):
+        dim = _weft._integer(dim, "i64", "as_array", f"shape[{i}]")
+        if dim < -1:
+            raise ValueError(f"as_array() argument 'shape[{i}]' is {dim}; a "
+                             f"dimension is >= 0 (or -1: inferred)")
+        dims.append(dim)
+    return array.reshape(dims)
 
 
 class Program(_weft.Program):
@@ -261,14 +290,38 @@ class Tensor:
         dtype = np.dtype(dtype)
         if dtype.name not in _ELEMENT_TYPES:
             raise TypeError(f"{dtype} has no weft element type")
+        # Each dimension an i64 (as DLPack's and the VM's are) and >= 0;
+        # the bytes they make must fit the buffer past the offset.
+        dims = []
+        for i, dim in enumerate(shape):
+            dim = _weft._integer(dim, "i64", "Tensor", f"shape[{i}]")
+            if dim < 0:
+                raise ValueError(f"Tensor() argument 'shape[{i}]' is {dim}; "
+                                 f"a dimension is >= 0")
+            dims.append(dim)
+        byte_offset = _weft._integer(byte_offset, "u64", "Tensor",
+                                     "byte_offset")
+        nbytes = dtype.itemsize
+        for dim in dims:
+            nbytes *= dim
+        room = max(buffer.nbytes - byte_offset, 0)
+        if nbytes > room:
+            # The first dimension that takes the size past the room.
+            size, past = dtype.itemsize, 0
+            for i, dim in enumerate(dims):
+                size *= dim
+                if size > room:
+                    past = i
+                    break
+            raise ValueError(
+                f"Tensor(): {nbytes} bytes at offset {byte_offset} do not "
+                f"fit the buffer's {buffer.nbytes} (shape {tuple(dims)} of "
+                f"{dtype}: shape[{past}] = {dims[past]} is where the size "
+                f"passes the {room} bytes left)")
         self.buffer = buffer
         self.dtype = dtype
-        self.shape = tuple(int(d) for d in shape)
-        self.byte_offset = int(byte_offset)
-        if self.byte_offset + self.nbytes > buffer.nbytes:
-            raise ValueError(f"{self.nbytes} bytes at offset "
-                             f"{self.byte_offset} do not fit the buffer's "
-                             f"{buffer.nbytes}")
+        self.shape = tuple(dims)
+        self.byte_offset = byte_offset
 
     @property
     def element_type(self):
@@ -383,7 +436,7 @@ def _to_value(arg):
         return arg
     if isinstance(arg, Tensor):
         return (arg.buffer, arg.element_type, arg.shape, arg.byte_offset)
-    array = np.ascontiguousarray(arg)
+    array = np.asarray(arg, order="C")  # a 0-d array stays rank 0
     name = _ELEMENT_TYPES.get(array.dtype.name)
     if name is None:
         raise TypeError(f"arrays of {array.dtype} have no weft element type "
