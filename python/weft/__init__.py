@@ -283,7 +283,18 @@ class Tensor:
     memory), ``numpy()`` copies it out through a host-visible buffer on
     its device's queue and DLPack refuses (``BufferError``). A
     ``weft.Program`` takes a tensor as an argument where it is, without a
-    copy."""
+    copy.
+
+    ``Tensor(buffer, dtype, shape, byte_offset=0)`` checks what it is
+    given: ``dtype`` one of weft's element types, each dimension of
+    ``shape`` an int >= 0 that fits an i64 (ValueError naming a negative
+    one), and the bytes they make fitting ``buffer`` past ``byte_offset``
+    (ValueError naming the dimension that passes it).
+
+    Attributes: ``buffer`` (the ``weft.Buffer``), ``dtype`` (a
+    ``numpy.dtype``), ``shape`` (a tuple of ints, C order; ``()`` for a
+    0-d tensor, one element), ``byte_offset`` (where it starts in the
+    buffer); ``element_type`` and ``nbytes`` follow from them."""
 
     def __init__(self, buffer, dtype, shape, byte_offset=0):
         import numpy as np
@@ -330,6 +341,7 @@ class Tensor:
 
     @property
     def nbytes(self):
+        """Its size in bytes: the element size times every dimension."""
         size = self.dtype.itemsize
         for dim in self.shape:
             size *= dim
@@ -337,11 +349,14 @@ class Tensor:
 
     @classmethod
     def from_numpy(cls, array, device, *, host_visible=True):
-        """A new tensor on ``device`` holding a copy of ``array``, written
-        through the queue; ``host_visible=False`` puts it in device-local
-        memory (``Device.allocate``)."""
+        """A new tensor on ``device`` holding a copy of ``array`` (its
+        shape kept: a 0-d array or a NumPy scalar is a tensor of shape
+        ``()``), written through the queue; ``host_visible=False`` puts it
+        in device-local memory (``Device.allocate``)."""
         import numpy as np
-        array = np.ascontiguousarray(array)
+        # C order, keeping a 0-d array's shape () (ascontiguousarray would
+        # make it (1,)).
+        array = np.asarray(array, order="C")
         buffer = device.allocate(max(array.nbytes, 1),
                                  host_visible=host_visible)
         done = Semaphore()
