@@ -4,7 +4,8 @@
 // (bytes-like, element type name, shape) triples and back; this file makes
 // buffer views of them on the device, checks them against the function's
 // declared tensor types (weft_hal_check_arguments), invokes the function
-// without the GIL and reads the results back.
+// without the GIL (on a VM loop, in slices, so Ctrl-C reaches it) and
+// reads the results back.
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
@@ -29,6 +30,10 @@ typedef struct weft_py_program_t {
   // ready function writes.
   weft_vm_loop_t* loop;
   int loop_fd;
+  // An idle VM loop for _call, kept between calls (NULL while a call has
+  // it, or before the first); a call on another thread meanwhile makes
+  // its own. Taken and given back with the GIL.
+  weft_vm_loop_t* call_loop;
 } weft_py_program_t;
 
 static void weft_py_program_clear(weft_py_program_t* self) {
@@ -40,6 +45,9 @@ static void weft_py_program_clear(weft_py_program_t* self) {
     close(self->loop_fd);
   }
   self->loop_fd = -1;
+  weft_vm_loop_t* call_loop = self->call_loop;
+  self->call_loop = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_vm_loop_destroy(call_loop));
   weft_vm_context_t* context = self->context;
   weft_vm_module_t* module = self->module;
   weft_vm_module_t* hal = self->hal;
@@ -588,9 +596,73 @@ static PyObject* weft_py_program_finish(weft_py_program_t* self,
   return list;
 }
 
+// A _call's invocation on a VM loop of its own: what its done function
+// (on the calling thread, inside weft_vm_loop_run, without the GIL) hands
+// back: the status and the results, their refs now the call's.
+typedef struct weft_py_call_t {
+  weft_vm_loop_t* loop;
+  bool ended;
+  weft_status_t status;
+  uint32_t result_count;
+  weft_vm_value_t results[WEFT_PY_PROGRAM_MAX_VALUES];
+} weft_py_call_t;
+
+static void weft_py_program_call_done(void* user_data,
+                                      weft_vm_loop_invocation_t* invocation,
+                                      weft_status_t status,
+                                      weft_vm_value_t* results,
+                                      uint32_t result_count) {
+  weft_py_call_t* call = (weft_py_call_t*)user_data;
+  call->ended = true;
+  call->status = status;
+  call->result_count = result_count;
+  if (result_count) {
+    memcpy(call->results, results, result_count * sizeof(*results));
+  }
+}
+
+// One slice of the call (weft_py_wait_in_slices): the loop runs it until
+// it ends (OK) or |deadline| passes with it still waiting or running.
+static weft_status_t weft_py_program_call_run(void* target,
+                                              weft_time_t deadline) {
+  return weft_vm_loop_run(((weft_py_call_t*)target)->loop, deadline);
+}
+
+// The loop for a call: the program's idle one, or a new one.
+static weft_vm_loop_t* weft_py_program_take_call_loop(weft_py_program_t* self) {
+  weft_vm_loop_t* loop = self->call_loop;
+  self->call_loop = NULL;
+  if (loop) return loop;
+  // One invocation on it, so nothing to be fair to: long turns, as
+  // weft_vm_invoke_sync runs them.
+  weft_vm_loop_options_t options = {0};
+  options.turn_budget = 1u << 20;
+  if (!weft_py_ok(weft_vm_loop_create(options, weft_py_allocator(), &loop))) {
+    return NULL;
+  }
+  return loop;
+}
+
+// Gives |loop| (idle) back to the program, or destroys it when the program
+// already has one or was closed meanwhile.
+static void weft_py_program_give_call_loop(weft_py_program_t* self,
+                                           weft_vm_loop_t* loop) {
+  if (!self->call_loop && self->context) {
+    self->call_loop = loop;
+    return;
+  }
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_vm_loop_destroy(loop));
+}
+
 // _call(name, args) -> list: calls exported function |name| with |args|
 // (a sequence of tensors as triples, None, ints and floats) on this
-// thread, without the GIL while it runs.
+// thread, without the GIL while it runs. The call runs on a VM loop in
+// slices of weft_py_wait_in_slices, so a signal handler that raises
+// (Ctrl-C's KeyboardInterrupt) ends it: the invocation is cancelled (a
+// wait it is in ends; it ends CANCELLED at its next wait or turn), run to
+// its end, its results released, and the handler's exception raised.
+// Queue operations it already submitted are not withdrawn: they run once
+// their waits are reached, or end with their device.
 static PyObject* weft_py_program_call(weft_py_program_t* self,
                                       PyObject* call_args) {
   const char* name = NULL;
@@ -601,19 +673,51 @@ static PyObject* weft_py_program_call(weft_py_program_t* self,
   weft_py_prepared_t* prepared =
       weft_py_program_prepare(self, name, sequence_object);
   if (!prepared) return NULL;
-  weft_vm_value_t results[WEFT_PY_PROGRAM_MAX_VALUES];
-  memset(results, 0, sizeof(results));
-  weft_vm_context_t* context = self->context;
-  weft_status_t status;
-  weft_vm_context_retain(context);
-  Py_BEGIN_ALLOW_THREADS
-  status = weft_vm_invoke_sync(context, prepared->qualified, prepared->args,
-                               prepared->made, results, prepared->counts[1], 0,
-                               weft_py_allocator());
-  weft_vm_context_release(context);
-  Py_END_ALLOW_THREADS
-  PyObject* list = weft_py_program_finish(self, prepared, status, results,
-                                          prepared->counts[1]);
+  weft_py_call_t call;
+  memset(&call, 0, sizeof(call));
+  call.loop = weft_py_program_take_call_loop(self);
+  if (!call.loop) {
+    weft_py_prepared_free(prepared);
+    return NULL;
+  }
+  PyObject* list = NULL;
+  weft_vm_loop_invocation_t* invocation = NULL;
+  weft_status_t status = weft_vm_loop_submit(
+      call.loop, self->context, prepared->qualified, prepared->args,
+      prepared->made, prepared->counts[1], weft_py_program_call_done, &call,
+      &invocation);
+  if (!weft_status_is_ok(status)) {
+    weft_py_raise(status);  // |done| is never called for a refused submit
+  } else {
+    const bool ran = weft_py_wait_in_slices(weft_py_program_call_run, NULL,
+                                            &call, WEFT_TIME_INFINITE_FUTURE,
+                                            &status);
+    if (!call.ended) {
+      // Interrupted: the invocation ends before the loop is idle again.
+      weft_vm_loop_cancel(call.loop, invocation);
+      Py_BEGIN_ALLOW_THREADS
+      weft_status_ignore(
+          weft_vm_loop_run(call.loop, WEFT_TIME_INFINITE_FUTURE));
+      Py_END_ALLOW_THREADS
+    }
+    if (ran && weft_status_is_ok(status)) {
+      list = weft_py_program_finish(self, prepared, call.status, call.results,
+                                    call.result_count);
+    } else {
+      // The handler's exception (or the loop's failure) stands; what the
+      // invocation ended with is dropped.
+      if (ran) weft_py_raise(status);
+      const uint32_t count =
+          weft_status_is_ok(call.status) ? call.result_count : 0;
+      for (uint32_t i = 0; i < count; ++i) {
+        if (call.results[i].type == WEFT_VM_TYPE_REF) {
+          weft_vm_ref_release(call.results[i].ref);
+        }
+      }
+      weft_status_free(call.status);
+    }
+  }
+  weft_py_program_give_call_loop(self, call.loop);
   weft_py_prepared_free(prepared);
   return list;
 }
@@ -794,7 +898,9 @@ static PyMethodDef weft_py_program_methods[] = {
     {"_call", (PyCFunction)weft_py_program_call, METH_VARARGS,
      "_call(name, args) -> list\n\nCalls exported function |name|: tensors "
      "as (data, element type, shape) triples (weft.Program converts NumPy "
-     "arrays), checked against the function's declarations."},
+     "arrays), checked against the function's declarations. A signal "
+     "handler that raises (Ctrl-C) abandons the call: the invocation is "
+     "cancelled and released, and its exception raised."},
     {"_loop_fd", (PyCFunction)weft_py_program_loop_fd, METH_NOARGS,
      "_loop_fd() -> int\n\nThe eventfd that becomes readable when a call on "
      "the program's VM loop can run (weft.Program.call_async)."},

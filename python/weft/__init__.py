@@ -216,7 +216,12 @@ class Program(_weft.Program):
 
     def call(self, name, *args):
         """Calls exported function ``name`` with ``args``, blocking this
-        thread (not the GIL) until it ends."""
+        thread (not the GIL) until it ends. Ctrl-C (any signal handler
+        that raises) interrupts a call, even one that awaits a fence
+        nothing signals: the call is abandoned (the invocation cancelled
+        and its resources released; queue operations it already submitted
+        still run once their waits are reached) and the handler's
+        exception, ``KeyboardInterrupt``, raised."""
         results = self._call(name, [_to_value(a) for a in args])
         values = tuple(_from_value(r) for r in results)
         return values[0] if len(values) == 1 else values

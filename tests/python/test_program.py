@@ -115,3 +115,79 @@ def test_programs_free_everything():
             program.forward(*mlp_inputs())
     gc.collect()
     assert _weft._live_allocations() == before
+
+
+FOREVER = """module hang
+import hal.device.default () -> (r<hal.device>)
+import hal.fence.create (r<hal.device>) -> (r<hal.fence>)
+import hal.fence.await (r<hal.fence>?, i64) -> (i32)
+import hal.semaphore.signal (r<hal.semaphore>, i64) -> ()
+; Signals |started| to 1, then awaits a fence nothing signals, with no
+; timeout.
+func @forever (r<hal.semaphore>) -> (i32) export
+  const.i64 s0, 1
+  call.import hal.semaphore.signal(r0, s0) -> ()
+  call.import hal.device.default() -> (r1)
+  call.import hal.fence.create(r1) -> (r2)
+  const.i64 s1, -1
+  call.import hal.fence.await(r2, s1) -> (s2)
+  ret (s2)
+end
+
+func @two () -> (i32) export
+  const.i32 s0, 2
+  ret (s0)
+end
+"""
+
+
+@pytest.mark.parametrize("device_string", ["local-sync",
+                                           "local-task?workers=2"])
+def test_ctrl_c_interrupts_a_program_call(tmp_path, device_string):
+    # The call is abandoned: KeyboardInterrupt, the invocation cancelled
+    # and released, the program usable, nothing leaked.
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    path = tmp_path / "hang.wvm"
+    path.write_text(FOREVER)
+    child_program = textwrap.dedent("""
+        import gc, sys, threading, weft
+        from weft import _weft
+        gc.collect()
+        before = _weft._live_allocations()
+        device = weft.Device(sys.argv[2])
+        program = weft.Program(sys.argv[1], device)
+        started = weft.Semaphore()
+        # Says "calling" once the VM runs the function (the main thread
+        # is then inside the call, without the GIL).
+        threading.Thread(target=lambda: (started.wait(1, timeout=60),
+                                         print("calling", flush=True)),
+                         daemon=True).start()
+        try:
+            program.forever(started)
+            print("returned", flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+        print("then", program.two(), flush=True)
+        program.close()
+        started.close()
+        device.close()
+        gc.collect()
+        print("leaked", _weft._live_allocations() - before, flush=True)
+    """)
+    child = subprocess.Popen(
+        [sys.executable, "-c", child_program, str(path), device_string],
+        stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        assert child.stdout.readline().strip() == "calling"
+        child.send_signal(signal.SIGINT)
+        # A hang guard only: the outcome is what is asserted.
+        out, _ = child.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        pytest.fail("SIGINT did not reach the blocked program call")
+    assert child.returncode == 0
+    assert out.split("\n")[:3] == ["interrupted", "then 2", "leaked 0"]
