@@ -293,99 +293,110 @@ static PyObject* weft_py_device_repr(weft_py_device_t* self) {
                               weft_device_id(self->device));
 }
 
+// load_parameters' signature below gives the defaults as numbers.
+_Static_assert(WEFT_PARAMETER_STREAM_DEFAULT_READS_IN_FLIGHT == 16,
+               "load_parameters' signature says max_reads_in_flight=16");
+_Static_assert(WEFT_PARAMETER_STREAM_DEFAULT_CHUNK_SIZE == 4194304,
+               "load_parameters' signature says chunk_size=4194304");
+
 static PyMethodDef weft_py_device_methods[] = {
     {"close", (PyCFunction)weft_py_device_close, METH_NOARGS,
-     "close()\n\nDrops the device (operations already queued still run to "
-     "their end; the device goes when they and every object made from it "
-     "are gone). Idempotent."},
-    {"__enter__", (PyCFunction)weft_py_device_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)weft_py_device_exit, METH_VARARGS, NULL},
+     "close($self, /)\n--\n\nDrops the device (operations already queued "
+     "still run to their end; the device goes when they and every object "
+     "made from it are gone). Idempotent."},
+    {"__enter__", (PyCFunction)weft_py_device_enter, METH_NOARGS,
+     "__enter__($self, /)\n--\n\nThe device; __exit__ closes it."},
+    {"__exit__", (PyCFunction)weft_py_device_exit, METH_VARARGS,
+     "__exit__($self, /, *exc_info)\n--\n\nCloses the device."},
     {"query", (PyCFunction)weft_py_device_query, METH_O,
-     "query(key: str) -> int\n\nA device property (\"queue.count\", "
-     "\"worker.count\", ...); NotFoundError lists the known keys."},
+     "query($self, key, /)\n--\n\nA device property, an int "
+     "(\"queue.count\", \"worker.count\", ...); NotFoundError lists the "
+     "known keys."},
     {"semaphore", (PyCFunction)(void (*)(void))weft_py_device_semaphore,
      METH_VARARGS | METH_KEYWORDS,
-     "semaphore(initial_value=0) -> Semaphore\n\nA timeline semaphore made "
-     "by the device (the GPU drivers' live on the device)."},
+     "semaphore($self, /, initial_value=0)\n--\n\nA new Semaphore made by "
+     "the device (the GPU drivers' live on the device)."},
     {"allocate", (PyCFunction)(void (*)(void))weft_py_device_allocate,
      METH_VARARGS | METH_KEYWORDS,
-     "allocate(nbytes, *, host_visible=True) -> Buffer\n\nA buffer of "
-     "|nbytes| bytes, host-visible where the device allows (then it shares "
-     "memory with NumPy); host_visible=False asks for device-local memory "
-     "the host cannot map (a GPU's own; on the CPU drivers, memory the "
-     "host is refused a mapping of)."},
+     "allocate($self, /, nbytes, *, host_visible=True)\n--\n\nA new Buffer "
+     "of |nbytes| bytes (a u64), host-visible where the device allows "
+     "(then it shares memory with NumPy); host_visible=False asks for "
+     "device-local memory the host cannot map (a GPU's own; on the CPU "
+     "drivers, memory the host is refused a mapping of)."},
     {"fill", (PyCFunction)(void (*)(void))weft_py_device_fill,
      METH_FASTCALL | METH_KEYWORDS,
-     "fill(target, pattern, offset=0, length=None, *, wait=None, "
-     "signal=None)\n\nQueues a fill of [offset, offset + length) of "
+     "fill($self, /, target, pattern, offset=0, length=None, *, wait=None, "
+     "signal=None)\n--\n\nQueues a fill of [offset, offset + length) of "
      "|target| (None: to its end) with |pattern|, 1, 2 or 4 bytes (bytes, "
      "or a NumPy scalar). Runs once every (semaphore, value) of |wait| is "
      "reached, then signals |signal|."},
     {"update", (PyCFunction)(void (*)(void))weft_py_device_update,
      METH_FASTCALL | METH_KEYWORDS,
-     "update(source, target, offset=0, *, wait=None, signal=None)\n\n"
-     "Queues a write of |source|'s bytes (anything with the buffer "
-     "protocol: bytes, a NumPy array; copied now) into |target| at "
-     "|offset|."},
+     "update($self, /, source, target, offset=0, *, wait=None, "
+     "signal=None)\n--\n\nQueues a write of |source|'s bytes (anything "
+     "with the buffer protocol: bytes, a NumPy array; copied now) into "
+     "|target| at |offset|."},
     {"copy", (PyCFunction)(void (*)(void))weft_py_device_copy,
      METH_FASTCALL | METH_KEYWORDS,
-     "copy(source, target, source_offset=0, target_offset=0, length=None, "
-     "*, wait=None, signal=None)\n\nQueues a copy between two buffers "
-     "(length None: to the end of |source|)."},
+     "copy($self, /, source, target, source_offset=0, target_offset=0, "
+     "length=None, *, wait=None, signal=None)\n--\n\nQueues a copy "
+     "between two buffers (length None: to the end of |source|)."},
     {"executable", (PyCFunction)weft_py_device_executable, METH_O,
-     "executable(path) -> Executable\n\nA CPU kernel library from a shared "
-     "object (what the CPU drivers run)."},
+     "executable($self, path, /)\n--\n\nA new Executable: a CPU kernel "
+     "library from a shared object (what the CPU drivers run)."},
     {"executable_gpu",
      (PyCFunction)(void (*)(void))weft_py_device_executable_gpu,
      METH_VARARGS | METH_KEYWORDS,
-     "executable_gpu(format, data, kernels, name=None) -> Executable\n\n"
-     "A GPU driver's kernel library from bytes: format 'spirv' (vulkan), "
-     "'cuda-ptx' or 'cuda-image' (cuda); |kernels| its table, [(name, "
-     "binding_count, constant_count, (x, y, z) workgroup size), ...] "
-     "(weft/executable.h says what each format expects)."},
+     "executable_gpu($self, /, format, data, kernels, name=None)\n--\n\n"
+     "A new Executable: a GPU driver's kernel library from bytes, format "
+     "'spirv' (vulkan), 'cuda-ptx' or 'cuda-image' (cuda); |kernels| its "
+     "table, [(name, binding_count, constant_count, (x, y, z) workgroup "
+     "size), ...] (weft/executable.h says what each format expects)."},
     {"command_buffer",
      (PyCFunction)(void (*)(void))weft_py_device_command_buffer,
      METH_VARARGS | METH_KEYWORDS,
-     "command_buffer(*, reusable=False, binding_capacity=0) -> CommandBuffer"
-     "\n\nA command buffer, recording (end() it, then execute)."},
+     "command_buffer($self, /, *, reusable=False, binding_capacity=0)\n--"
+     "\n\nA new CommandBuffer, recording (end() it, then execute)."},
     {"dispatch", (PyCFunction)(void (*)(void))weft_py_device_dispatch,
      METH_FASTCALL | METH_KEYWORDS,
-     "dispatch(executable, kernel, workgroups, constants=None, bindings=None,"
-     " *, wait=None, signal=None)\n\nQueues one kernel (a name or an "
-     "ordinal) over |workgroups| (an int or (x, y, z)) with 32-bit "
-     "|constants| (ints, or an array such as numpy.float32 values) and "
-     "|bindings| (Buffers, Tensors or (buffer, offset, length))."},
+     "dispatch($self, /, executable, kernel, workgroups, constants=None, "
+     "bindings=None, *, wait=None, signal=None)\n--\n\nQueues one kernel "
+     "(a name or an ordinal) over |workgroups| (an int or (x, y, z)) with "
+     "32-bit |constants| (ints, or an array such as numpy.float32 values) "
+     "and |bindings| (Buffers, Tensors or (buffer, offset, length))."},
     {"execute", (PyCFunction)(void (*)(void))weft_py_device_execute,
      METH_FASTCALL | METH_KEYWORDS,
-     "execute(command_buffer, bindings=None, *, wait=None, signal=None)\n\n"
-     "Queues a recorded command buffer; |bindings| fill its slots (its "
-     "(slot, offset, length) references)."},
+     "execute($self, /, command_buffer, bindings=None, *, wait=None, "
+     "signal=None)\n--\n\nQueues a recorded command buffer; |bindings| "
+     "fill its slots (its (slot, offset, length) references)."},
     {"read", (PyCFunction)(void (*)(void))weft_py_device_read,
      METH_FASTCALL | METH_KEYWORDS,
-     "read(file, target, file_offset=0, *, wait=None, signal=None)\n\n"
-     "Queues a read of a weft.File into |target| (a Buffer, Tensor or "
-     "(buffer, offset, length)), asynchronously where the system allows."},
+     "read($self, /, file, target, file_offset=0, *, wait=None, "
+     "signal=None)\n--\n\nQueues a read of a weft.File into |target| (a "
+     "Buffer, Tensor or (buffer, offset, length)), asynchronously where "
+     "the system allows."},
     {"write", (PyCFunction)(void (*)(void))weft_py_device_write,
      METH_FASTCALL | METH_KEYWORDS,
-     "write(source, file, file_offset=0, *, wait=None, signal=None)\n\n"
-     "Queues a write of |source| into a weft.File."},
+     "write($self, /, source, file, file_offset=0, *, wait=None, "
+     "signal=None)\n--\n\nQueues a write of |source| into a weft.File."},
     {"load_parameters",
      (PyCFunction)(void (*)(void))weft_py_device_load_parameters,
      METH_VARARGS | METH_KEYWORDS,
-     "load_parameters(spans, *, max_reads_in_flight=16, chunk_size=4 MiB, "
-     "direct_io=False) -> ParameterStream\n\nLoads file ranges into "
-     "buffers, many reads in flight: |spans| [(file, file_offset, target), "
-     "...], each target a Buffer, Tensor or (buffer, offset, length)."},
+     "load_parameters($self, /, spans, *, max_reads_in_flight=16, "
+     "chunk_size=4194304, direct_io=False)\n--\n\nA new ParameterStream "
+     "loading file ranges into buffers, many reads in flight: |spans| "
+     "[(file, file_offset, target), ...], each target a Buffer, Tensor or "
+     "(buffer, offset, length); chunks of |chunk_size| bytes (4 MiB)."},
     {"host_call", (PyCFunction)(void (*)(void))weft_py_device_host_call,
      METH_FASTCALL | METH_KEYWORDS,
-     "host_call(fn, *, wait=None, signal=None)\n\nQueues fn() (with the "
-     "GIL, on a queue's thread) once |wait| is reached; |signal| moves "
-     "when it returns, or fails with its exception (a weft.Error keeps its "
-     "code)."},
+     "host_call($self, /, fn, *, wait=None, signal=None)\n--\n\nQueues "
+     "fn() (with the GIL, on a queue's thread) once |wait| is reached; "
+     "|signal| moves when it returns, or fails with its exception (a "
+     "weft.Error keeps its code)."},
     {"barrier", (PyCFunction)(void (*)(void))weft_py_device_barrier,
      METH_FASTCALL | METH_KEYWORDS,
-     "barrier(*, wait=None, signal=None)\n\nSignals |signal| once |wait| "
-     "is reached; orders nothing else."},
+     "barrier($self, /, *, wait=None, signal=None)\n--\n\nSignals "
+     "|signal| once |wait| is reached; orders nothing else."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -401,8 +412,9 @@ static PyGetSetDef weft_py_device_getset[] = {
 
 PyTypeObject weft_py_device_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft.Device",
-    .tp_doc = "Device(device_string)\n\nA weft device from the same strings "
-              "as C (\"local-task?workers=2\", \"local-sync\", \"vulkan\"). "
+    .tp_doc = "Device(device_string)\n--\n\nA weft device from the same "
+              "strings as C (\"local-task?workers=2\", \"local-sync\", "
+              "\"vulkan\"). "
               "NotFoundError for an unknown driver and InvalidArgumentError "
               "for an unknown option, both listing the known names.",
     .tp_basicsize = sizeof(weft_py_device_t),

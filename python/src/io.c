@@ -84,19 +84,27 @@ static PyObject* weft_py_file_exit(weft_py_file_t* self, PyObject* args) {
   return weft_py_file_close(self, NULL);
 }
 
+static PyObject* weft_py_file_repr(weft_py_file_t* self) {
+  if (!self->file) return PyUnicode_FromString("<weft.File (closed)>");
+  return PyUnicode_FromFormat("<weft.File '%s'>", weft_file_name(self->file));
+}
+
 static PyMethodDef weft_py_file_methods[] = {
     {"close", (PyCFunction)weft_py_file_close, METH_NOARGS,
-     "close()\n\nDrops this object's reference (queued reads and writes "
-     "keep theirs). Idempotent."},
-    {"__enter__", (PyCFunction)weft_py_file_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)weft_py_file_exit, METH_VARARGS, NULL},
+     "close($self, /)\n--\n\nDrops this object's reference (queued reads "
+     "and writes keep theirs). Idempotent."},
+    {"__enter__", (PyCFunction)weft_py_file_enter, METH_NOARGS,
+     "__enter__($self, /)\n--\n\nThe file; __exit__ closes it."},
+    {"__exit__", (PyCFunction)weft_py_file_exit, METH_VARARGS,
+     "__exit__($self, /, *exc_info)\n--\n\nCloses the file."},
     {NULL, NULL, 0, NULL},
 };
 
 PyTypeObject weft_py_file_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft.File",
-    .tp_doc = "File(path, mode='r')\n\nA file queue operations read and write "
-              "(Device.read, Device.write): 'r', 'w' (created, truncated) "
+    .tp_doc = "File(path, mode='r')\n--\n\nA file queue operations read "
+              "and write (Device.read, Device.write): 'r', 'w' (created, "
+              "truncated) "
               "or 'r+' (created if missing). NotFoundError and the like "
               "name the path and the system's reason.",
     .tp_basicsize = sizeof(weft_py_file_t),
@@ -104,6 +112,7 @@ PyTypeObject weft_py_file_type = {
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)weft_py_file_init,
     .tp_dealloc = (destructor)weft_py_file_dealloc,
+    .tp_repr = (reprfunc)weft_py_file_repr,
     .tp_methods = weft_py_file_methods,
 };
 
@@ -378,20 +387,33 @@ static PyObject* weft_py_stream_get_direct_io_used(weft_py_stream_t* self,
   return PyBool_FromLong(weft_parameter_stream_direct_io_used(stream));
 }
 
+static PyObject* weft_py_stream_repr(weft_py_stream_t* self) {
+  if (!self->stream) {
+    return PyUnicode_FromString("<weft.ParameterStream (closed)>");
+  }
+  const weft_parameter_progress_t progress =
+      weft_parameter_stream_progress(self->stream);
+  return PyUnicode_FromFormat(
+      "<weft.ParameterStream %u of %u spans, %llu of %llu bytes loaded>",
+      (unsigned)progress.spans_loaded, (unsigned)progress.span_count,
+      (unsigned long long)progress.bytes_loaded,
+      (unsigned long long)progress.bytes_total);
+}
+
 static PyMethodDef weft_py_stream_methods[] = {
     {"wait", (PyCFunction)(void (*)(void))weft_py_stream_wait,
      METH_VARARGS | METH_KEYWORDS,
-     "wait(timeout=None)\n\nBlocks (without the GIL; Ctrl-C interrupts) "
-     "until every span is loaded (timeout in seconds; None: forever; a "
-     "negative timeout is refused with ValueError); raises the first "
-     "failure (naming its "
-     "span), CancelledError after cancel(), DeadlineExceededError on "
-     "timeout (the stream goes on)."},
+     "wait($self, /, timeout=None)\n--\n\nBlocks (without the GIL; Ctrl-C "
+     "interrupts) until every span is loaded (timeout in seconds; None: "
+     "forever; a negative timeout is refused with ValueError); raises the "
+     "first failure (naming its span), CancelledError after cancel(), "
+     "DeadlineExceededError on timeout (the stream goes on)."},
     {"cancel", (PyCFunction)weft_py_stream_cancel, METH_NOARGS,
-     "cancel()\n\nStarts no more reads; the stream ends CANCELLED."},
+     "cancel($self, /)\n--\n\nStarts no more reads; the stream ends "
+     "CANCELLED."},
     {"close", (PyCFunction)weft_py_stream_close, METH_NOARGS,
-     "close()\n\nCancels the stream if it still runs, waits for its "
-     "reads and frees it. Idempotent."},
+     "close($self, /)\n--\n\nCancels the stream if it still runs, waits "
+     "for its reads and frees it. Idempotent."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -412,6 +434,7 @@ PyTypeObject weft_py_stream_type = {
     .tp_basicsize = sizeof(weft_py_stream_t),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)weft_py_stream_dealloc,
+    .tp_repr = (reprfunc)weft_py_stream_repr,
     .tp_methods = weft_py_stream_methods,
     .tp_getset = weft_py_stream_getset,
 };

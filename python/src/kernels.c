@@ -129,12 +129,23 @@ static PyObject* weft_py_executable_get_name(weft_py_executable_t* self,
   return PyUnicode_FromString(weft_executable_name(executable));
 }
 
+static PyObject* weft_py_executable_repr(weft_py_executable_t* self) {
+  if (!self->executable) {
+    return PyUnicode_FromString("<weft.Executable (closed)>");
+  }
+  const uint32_t count = weft_executable_kernel_count(self->executable);
+  return PyUnicode_FromFormat("<weft.Executable '%s', %u kernel%s>",
+                              weft_executable_name(self->executable),
+                              (unsigned)count, count == 1 ? "" : "s");
+}
+
 static PyMethodDef weft_py_executable_methods[] = {
     {"lookup", (PyCFunction)weft_py_executable_lookup, METH_O,
-     "lookup(name) -> int\n\nThe ordinal of kernel |name| (NotFoundError "
-     "listing the library's kernels)."},
+     "lookup($self, name, /)\n--\n\nThe ordinal (an int) of kernel |name| "
+     "(NotFoundError listing the library's kernels); an ordinal is checked "
+     "and returned as itself."},
     {"close", (PyCFunction)weft_py_executable_close, METH_NOARGS,
-     "close()\n\nDrops this object's reference. Idempotent."},
+     "close($self, /)\n--\n\nDrops this object's reference. Idempotent."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -152,6 +163,7 @@ PyTypeObject weft_py_executable_type = {
     .tp_basicsize = sizeof(weft_py_executable_t),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)weft_py_executable_dealloc,
+    .tp_repr = (reprfunc)weft_py_executable_repr,
     .tp_methods = weft_py_executable_methods,
     .tp_getset = weft_py_executable_getset,
 };
@@ -566,26 +578,47 @@ static PyObject* weft_py_command_buffer_get_count(
       weft_command_buffer_command_count(command_buffer));
 }
 
+static PyObject* weft_py_command_buffer_repr(weft_py_command_buffer_t* self) {
+  weft_command_buffer_t* command_buffer = self->command_buffer;
+  if (!command_buffer) {
+    return PyUnicode_FromString("<weft.CommandBuffer (closed)>");
+  }
+  const uint32_t count = weft_command_buffer_command_count(command_buffer);
+  const uint32_t slots = weft_command_buffer_binding_capacity(command_buffer);
+  return PyUnicode_FromFormat(
+      "<weft.CommandBuffer %s, %u command%s, %u binding slot%s>",
+      (weft_command_buffer_mode(command_buffer) &
+       WEFT_COMMAND_BUFFER_MODE_REUSABLE)
+          ? "reusable"
+          : "one-shot",
+      (unsigned)count, count == 1 ? "" : "s", (unsigned)slots,
+      slots == 1 ? "" : "s");
+}
+
 static PyMethodDef weft_py_command_buffer_methods[] = {
     {"fill", (PyCFunction)weft_py_command_buffer_fill, METH_VARARGS,
-     "fill(target, pattern)\n\nRecords a fill of |target| (a Buffer, a "
-     "Tensor, (buffer, offset, length) or (slot, offset, length))."},
+     "fill($self, target, pattern, /)\n--\n\nRecords a fill of |target| (a "
+     "Buffer, a Tensor, (buffer, offset, length) or (slot, offset, "
+     "length))."},
     {"update", (PyCFunction)weft_py_command_buffer_update, METH_VARARGS,
-     "update(source, target)\n\nRecords a write of |source|'s bytes (copied "
-     "now)."},
+     "update($self, source, target, /)\n--\n\nRecords a write of "
+     "|source|'s bytes (copied now)."},
     {"copy", (PyCFunction)weft_py_command_buffer_copy, METH_VARARGS,
-     "copy(source, target)\n\nRecords a copy between two references."},
+     "copy($self, source, target, /)\n--\n\nRecords a copy between two "
+     "references."},
     {"dispatch", (PyCFunction)(void (*)(void))weft_py_command_buffer_dispatch,
      METH_VARARGS | METH_KEYWORDS,
-     "dispatch(executable, kernel, workgroups, constants=None, "
-     "bindings=None)\n\nRecords a dispatch."},
+     "dispatch($self, /, executable, kernel, workgroups, constants=None, "
+     "bindings=None)\n--\n\nRecords a dispatch (the arguments as "
+     "Device.dispatch takes them)."},
     {"barrier", (PyCFunction)weft_py_command_buffer_barrier, METH_NOARGS,
-     "barrier()\n\nOrders what was recorded before it before what comes "
-     "after."},
+     "barrier($self, /)\n--\n\nOrders what was recorded before it before "
+     "what comes after."},
     {"end", (PyCFunction)weft_py_command_buffer_end, METH_NOARGS,
-     "end()\n\nFinishes recording (the first recording error, if any)."},
+     "end($self, /)\n--\n\nFinishes recording (the first recording "
+     "error, if any)."},
     {"close", (PyCFunction)weft_py_command_buffer_close, METH_NOARGS,
-     "close()\n\nDrops this object's reference. Idempotent."},
+     "close($self, /)\n--\n\nDrops this object's reference. Idempotent."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -602,6 +635,7 @@ PyTypeObject weft_py_command_buffer_type = {
     .tp_basicsize = sizeof(weft_py_command_buffer_t),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)weft_py_command_buffer_dealloc,
+    .tp_repr = (reprfunc)weft_py_command_buffer_repr,
     .tp_methods = weft_py_command_buffer_methods,
     .tp_getset = weft_py_command_buffer_getset,
 };

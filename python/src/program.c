@@ -894,32 +894,43 @@ static PyObject* weft_py_program_close(weft_py_program_t* self,
   Py_RETURN_NONE;
 }
 
+static PyObject* weft_py_program_repr(weft_py_program_t* self) {
+  if (!self->context) return PyUnicode_FromString("<weft.Program (closed)>");
+  return PyUnicode_FromFormat("<weft.Program '%s' on '%s'>",
+                              weft_vm_module_name(self->module),
+                              weft_device_id(self->device));
+}
+
 static PyMethodDef weft_py_program_methods[] = {
     {"_call", (PyCFunction)weft_py_program_call, METH_VARARGS,
-     "_call(name, args) -> list\n\nCalls exported function |name|: tensors "
+     "_call($self, name, args, /)\n--\n\nCalls exported function |name| "
+     "and returns its results as a list: tensors "
      "as (data, element type, shape) triples (weft.Program converts NumPy "
      "arrays), checked against the function's declarations. A signal "
      "handler that raises (Ctrl-C) abandons the call: the invocation is "
      "cancelled and released, and its exception raised."},
     {"_loop_fd", (PyCFunction)weft_py_program_loop_fd, METH_NOARGS,
-     "_loop_fd() -> int\n\nThe eventfd that becomes readable when a call on "
-     "the program's VM loop can run (weft.Program.call_async)."},
+     "_loop_fd($self, /)\n--\n\nThe eventfd (an int) that becomes "
+     "readable when a call on the program's VM loop can run "
+     "(weft.Program.call_async)."},
     {"_submit", (PyCFunction)weft_py_program_submit, METH_VARARGS,
-     "_submit(name, args, future)\n\nQueues a call on the VM loop."},
+     "_submit($self, name, args, future, /)\n--\n\nQueues a call on the "
+     "VM loop."},
     {"_run", (PyCFunction)weft_py_program_run, METH_NOARGS,
-     "_run() -> float or None\n\nRuns what is ready on the VM loop; the "
-     "seconds to the next deadline, or None."},
+     "_run($self, /)\n--\n\nRuns what is ready on the VM loop; returns "
+     "the seconds to the next deadline (a float), or None."},
     {"functions", (PyCFunction)weft_py_program_functions, METH_NOARGS,
-     "functions() -> list[str]\n\nThe functions Python may call (those "
-     "marked export)."},
+     "functions($self, /)\n--\n\nThe names of the functions Python may "
+     "call (those marked export), a list of str."},
     {"close", (PyCFunction)weft_py_program_close, METH_NOARGS,
-     "close()\n\nDrops the program, its context and its kernel libraries."},
+     "close($self, /)\n--\n\nDrops the program, its context and its "
+     "kernel libraries."},
     {NULL, NULL, 0, NULL},
 };
 
 PyTypeObject weft_py_program_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft._weft.Program",
-    .tp_doc = "Program(path, device, kernels=None)\n\nA VM module (.wvm or "
+    .tp_doc = "Program(path, device, kernels=None)\n--\n\nA VM module (.wvm or "
               ".wvmb) linked with the hal module on |device|; |kernels| maps "
               "the names hal.executable.static opens to kernel library "
               "paths. Use weft.Program.",
@@ -928,6 +939,7 @@ PyTypeObject weft_py_program_type = {
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)weft_py_program_init,
     .tp_dealloc = (destructor)weft_py_program_dealloc,
+    .tp_repr = (reprfunc)weft_py_program_repr,
     .tp_methods = weft_py_program_methods,
 };
 

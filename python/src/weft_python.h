@@ -32,6 +32,14 @@ bool weft_py_ok(weft_status_t status);
 // The exception class for |code| (borrowed).
 PyObject* weft_py_error_class(weft_status_code_t code);
 
+// Reads a failure's status code, argument |argument| of |function|: None
+// (|out| left as it is), one of weft.Error's subclasses (its code:
+// weft.CancelledError is CANCELLED), or the code as an int. TypeError for
+// anything else, ValueError for weft.Error itself (no one code) and for
+// an int that is not a failure's code (OK, DEFERRED, past the last).
+bool weft_py_failure_code(PyObject* object, const char* function,
+                          const char* argument, weft_status_code_t* out);
+
 // Runs |statement|, which drops weft references, without the GIL: the
 // last reference to a device makes it join its threads, and one of them
 // may be in a host call waiting for the GIL.

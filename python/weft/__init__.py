@@ -137,8 +137,10 @@ class Fence:
         for semaphore, value in self:
             semaphore.signal(value)
 
-    def fail(self, message, code=10):
-        """Fails every semaphore of the fence with ``message``."""
+    def fail(self, message, code=None):
+        """Fails every semaphore of the fence with ``message``, ``code`` as
+        ``Semaphore.fail`` takes it (a ``weft.Error`` subclass or a status
+        code; None: ABORTED)."""
         for semaphore, _ in self:
             semaphore.fail(message, code)
 
