@@ -156,6 +156,17 @@ static const struct {
 
 bool weft_py_integer_try(PyObject* object, weft_py_integer_type_t type,
                          uint64_t* out_bits) {
+  if (type == WEFT_PY_INTEGER_U64 && PyLong_CheckExact(object)) {
+    // The hot case (offsets, timeline values): CPython's own check
+    // (OverflowError below 0 and from 2**64 on).
+    const uint64_t bits = PyLong_AsUnsignedLongLong(object);
+    if (bits == (uint64_t)-1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    *out_bits = bits;
+    return true;
+  }
   PyObject* index = NULL;
   if (!PyLong_Check(object)) {
     // A float has no __index__: 1.5 is refused, not truncated.
