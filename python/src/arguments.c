@@ -1,7 +1,7 @@
-// Vectorcall arguments for the extension's hot methods (weft_python.h): the
-// part of PyArg_ParseTupleAndKeywords they use, worded as it words its
-// errors, without walking a format string or building a dict of keywords
-// per call.
+// Arguments (weft_python.h): the vectorcall arguments of the extension's
+// hot methods (the part of PyArg_ParseTupleAndKeywords they use, worded as
+// it words its errors, without walking a format string or building a dict
+// of keywords per call), and the one conversion of integer arguments.
 #include <string.h>
 
 #include "weft_python.h"
@@ -112,19 +112,10 @@ bool weft_py_arguments_parse(weft_py_parameters_t* parameters,
 }
 
 bool weft_py_argument_u64(const weft_py_parameters_t* parameters, int index,
-                          PyObject* object, unsigned long long* out) {
+                          PyObject* object, uint64_t* out) {
   if (!object) return true;
-  if (!PyLong_Check(object)) {
-    PyErr_Format(PyExc_TypeError, "%s() argument %d must be int, not %.50s",
-                 parameters->function, index + 1,
-                 object == Py_None ? "None" : Py_TYPE(object)->tp_name);
-    return false;
-  }
-  // Modulo 2**64, as PyArg's "K" takes it.
-  const unsigned long long value = PyLong_AsUnsignedLongLongMask(object);
-  if (value == (unsigned long long)-1 && PyErr_Occurred()) return false;
-  *out = value;
-  return true;
+  return weft_py_u64(object, parameters->function, parameters->names[index],
+                     out);
 }
 
 bool weft_py_argument_bytes(const weft_py_parameters_t* parameters, int index,
@@ -139,4 +130,156 @@ bool weft_py_argument_bytes(const weft_py_parameters_t* parameters, int index,
     return false;
   }
   return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Integer arguments
+//===----------------------------------------------------------------------===//
+
+// Each type's range and the words messages give it.
+static const struct {
+  int64_t min;
+  uint64_t max;
+  const char* name;  // _integer's name for it
+  const char* noun;
+  const char* range;
+} kWeftPyIntegerTypes[WEFT_PY_INTEGER_TYPE_COUNT_] = {
+    [WEFT_PY_INTEGER_U64] = {0, UINT64_MAX, "u64", "a u64", "[0, 2**64)"},
+    [WEFT_PY_INTEGER_U32] = {0, UINT32_MAX, "u32", "a u32", "[0, 2**32)"},
+    [WEFT_PY_INTEGER_I64] = {INT64_MIN, INT64_MAX, "i64", "an i64",
+                             "[-2**63, 2**63)"},
+    [WEFT_PY_INTEGER_I32] = {INT32_MIN, INT32_MAX, "i32", "an i32",
+                             "[-2**31, 2**31)"},
+    [WEFT_PY_INTEGER_WORD32] = {INT32_MIN, UINT32_MAX, "word32",
+                                "a 32-bit word", "[-2**31, 2**32)"},
+};
+
+bool weft_py_integer_try(PyObject* object, weft_py_integer_type_t type,
+                         uint64_t* out_bits) {
+  if (type == WEFT_PY_INTEGER_U64 && PyLong_CheckExact(object)) {
+    // The hot case (offsets, timeline values): CPython's own check
+    // (OverflowError below 0 and from 2**64 on).
+    const uint64_t bits = PyLong_AsUnsignedLongLong(object);
+    if (bits == (uint64_t)-1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    *out_bits = bits;
+    return true;
+  }
+  PyObject* index = NULL;
+  if (!PyLong_Check(object)) {
+    // A float has no __index__: 1.5 is refused, not truncated.
+    if (!PyIndex_Check(object)) return false;
+    index = PyNumber_Index(object);
+    if (!index) {
+      PyErr_Clear();
+      return false;
+    }
+    object = index;
+  }
+  const int64_t min = kWeftPyIntegerTypes[type].min;
+  const uint64_t max = kWeftPyIntegerTypes[type].max;
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(object, &overflow);
+  bool ok = false;
+  uint64_t bits = 0;
+  if (overflow == 0) {
+    ok = !(value == -1 && PyErr_Occurred()) && value >= min &&
+         (value < 0 || (uint64_t)value <= max);
+    bits = (uint64_t)value;
+  } else if (overflow > 0 && max > (uint64_t)INT64_MAX) {
+    // Past int64: only a u64 has room (PyLong_AsUnsignedLongLong raises
+    // OverflowError from 2**64 on).
+    bits = PyLong_AsUnsignedLongLong(object);
+    ok = !(bits == (uint64_t)-1 && PyErr_Occurred()) && bits <= max;
+  }
+  if (!ok) PyErr_Clear();
+  Py_XDECREF(index);
+  if (ok) *out_bits = bits;
+  return ok;
+}
+
+bool weft_py_integer_refuse(PyObject* object, weft_py_integer_type_t type,
+                            const char* function, const char* argument) {
+  if (!PyLong_Check(object) && !PyIndex_Check(object)) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s() argument '%s' must be int, not %.100s", function,
+                 argument,
+                 object == Py_None ? "None" : Py_TYPE(object)->tp_name);
+    return false;
+  }
+  PyObject* index = PyNumber_Index(object);
+  if (!index) return false;  // what its __index__ raised
+  // An int past 4300 digits has no repr (CPython's limit on int to str).
+  PyObject* text = PyObject_Repr(index);
+  if (!text) {
+    PyErr_Clear();
+    text = PyUnicode_FromString("an int of more than 4300 digits");
+  }
+  Py_DECREF(index);
+  if (!text) return false;
+  PyErr_Format(PyExc_OverflowError,
+               "%s() argument '%s' must be %s, an int in %s; got %U",
+               function, argument, kWeftPyIntegerTypes[type].noun,
+               kWeftPyIntegerTypes[type].range, text);
+  Py_DECREF(text);
+  return false;
+}
+
+bool weft_py_integer(PyObject* object, weft_py_integer_type_t type,
+                     const char* function, const char* argument,
+                     uint64_t* out_bits) {
+  return weft_py_integer_try(object, type, out_bits) ||
+         weft_py_integer_refuse(object, type, function, argument);
+}
+
+bool weft_py_length(PyObject* object, const char* function,
+                    const char* argument, uint64_t* out) {
+  if (!object || object == Py_None) {
+    *out = WEFT_WHOLE_BUFFER;
+    return true;
+  }
+  if (!weft_py_u64(object, function, argument, out)) return false;
+  if (*out == WEFT_WHOLE_BUFFER) {
+    PyErr_Format(PyExc_ValueError,
+                 "%s() argument '%s' is 2**64 - 1, weft's \"to the end\" "
+                 "(WEFT_WHOLE_BUFFER); pass None for that",
+                 function, argument);
+    return false;
+  }
+  return true;
+}
+
+PyObject* weft_py_integer_check(PyObject* module, PyObject* const* args,
+                                Py_ssize_t nargs) {
+  if (nargs != 4) {
+    PyErr_Format(PyExc_TypeError,
+                 "_integer() takes exactly 4 arguments (%zd given)", nargs);
+    return NULL;
+  }
+  const char* type_name = PyUnicode_AsUTF8(args[1]);
+  const char* function = type_name ? PyUnicode_AsUTF8(args[2]) : NULL;
+  const char* argument = function ? PyUnicode_AsUTF8(args[3]) : NULL;
+  if (!argument) return NULL;
+  int type = 0;
+  while (type < WEFT_PY_INTEGER_WORD32 &&
+         strcmp(kWeftPyIntegerTypes[type].name, type_name) != 0) {
+    ++type;
+  }
+  if (type == WEFT_PY_INTEGER_WORD32) {
+    PyErr_Format(PyExc_ValueError,
+                 "_integer(): type must be 'u64', 'u32', 'i64' or 'i32', "
+                 "got '%s'",
+                 type_name);
+    return NULL;
+  }
+  uint64_t bits = 0;
+  if (!weft_py_integer(args[0], (weft_py_integer_type_t)type, function,
+                       argument, &bits)) {
+    return NULL;
+  }
+  return type == WEFT_PY_INTEGER_U64 || type == WEFT_PY_INTEGER_U32
+             ? PyLong_FromUnsignedLongLong(bits)
+             : PyLong_FromLongLong((long long)bits);
 }

@@ -162,11 +162,13 @@ static PyObject* weft_py_buffer_repr(weft_py_buffer_t* self) {
 
 static PyMethodDef weft_py_buffer_methods[] = {
     {"close", (PyCFunction)weft_py_buffer_close, METH_NOARGS,
-     "close()\n\nDrops this object's reference (queued operations keep "
-     "theirs). BufferError while NumPy arrays or memoryviews of it are "
-     "alive. Idempotent."},
-    {"__enter__", (PyCFunction)weft_py_buffer_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)weft_py_buffer_exit, METH_VARARGS, NULL},
+     "close($self, /)\n--\n\nDrops this object's reference (queued "
+     "operations keep theirs). BufferError while NumPy arrays or "
+     "memoryviews of it are alive. Idempotent."},
+    {"__enter__", (PyCFunction)weft_py_buffer_enter, METH_NOARGS,
+     "__enter__($self, /)\n--\n\nThe buffer; __exit__ closes it."},
+    {"__exit__", (PyCFunction)weft_py_buffer_exit, METH_VARARGS,
+     "__exit__($self, /, *exc_info)\n--\n\nCloses the buffer."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -84,9 +84,12 @@ static PyObject* weft_py_device_query(weft_py_device_t* self, PyObject* key) {
 static PyObject* weft_py_device_semaphore(weft_py_device_t* self,
                                           PyObject* args, PyObject* kwargs) {
   static char* keywords[] = {"initial_value", NULL};
-  unsigned long long initial_value = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|K:semaphore", keywords,
-                                   &initial_value)) {
+  PyObject* initial_object = NULL;
+  uint64_t initial_value = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:semaphore", keywords,
+                                   &initial_object) ||
+      (initial_object && !weft_py_u64(initial_object, "semaphore",
+                                      "initial_value", &initial_value))) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle((PyObject*)self, "Device");
@@ -102,10 +105,12 @@ static PyObject* weft_py_device_semaphore(weft_py_device_t* self,
 static PyObject* weft_py_device_allocate(weft_py_device_t* self,
                                          PyObject* args, PyObject* kwargs) {
   static char* keywords[] = {"nbytes", "host_visible", NULL};
-  unsigned long long nbytes = 0;
+  PyObject* nbytes_object = NULL;
+  uint64_t nbytes = 0;
   int host_visible = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "K|$p:allocate", keywords,
-                                   &nbytes, &host_visible)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$p:allocate", keywords,
+                                   &nbytes_object, &host_visible) ||
+      !weft_py_u64(nbytes_object, "allocate", "nbytes", &nbytes)) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle((PyObject*)self, "Device");
@@ -133,27 +138,13 @@ typedef struct weft_py_queue_args_t {
   weft_py_queue_lists_t lists;
 } weft_py_queue_args_t;
 
-static bool weft_py_queue_args_parse(weft_py_device_t* self, PyObject* wait,
+static bool weft_py_queue_args_parse(weft_py_device_t* self,
+                                     const char* function, PyObject* wait,
                                      PyObject* signal,
                                      weft_py_queue_args_t* out) {
   out->device = weft_py_device_handle((PyObject*)self, "Device");
-  return out->device && weft_py_queue_lists_parse(wait, signal, &out->lists);
-}
-
-// A length argument: None means "to the end" (WEFT_WHOLE_BUFFER).
-static bool weft_py_length(PyObject* object, weft_device_size_t* out) {
-  if (!object || object == Py_None) {
-    *out = WEFT_WHOLE_BUFFER;
-    return true;
-  }
-  *out = PyLong_AsUnsignedLongLong(object);
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_ValueError,
-                 "length must be None or an int >= 0, got %R", object);
-    return false;
-  }
-  return true;
+  return out->device &&
+         weft_py_queue_lists_parse(function, wait, signal, &out->lists);
 }
 
 static PyObject* weft_py_device_fill(weft_py_device_t* self,
@@ -164,7 +155,7 @@ static PyObject* weft_py_device_fill(weft_py_device_t* self,
       .names = {"target", "pattern", "offset", "length", "wait", "signal"}};
   PyObject* a[6];
   Py_buffer pattern;
-  unsigned long long offset = 0;
+  uint64_t offset = 0;
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
       !weft_py_argument_bytes(&parameters, 1, a[1], &pattern)) {
     return NULL;
@@ -175,8 +166,8 @@ static PyObject* weft_py_device_fill(weft_py_device_t* self,
   PyObject* result = NULL;
   if (weft_py_argument_u64(&parameters, 2, a[2], &offset) &&
       (buffer = weft_py_buffer_handle(a[0], "target")) &&
-      weft_py_length(a[3], &length) &&
-      weft_py_queue_args_parse(self, a[4], a[5], &queue)) {
+      weft_py_length(a[3], "fill", "length", &length) &&
+      weft_py_queue_args_parse(self, "fill", a[4], a[5], &queue)) {
     result = weft_py_queue_lists_finish(
         &queue.lists,
         weft_device_queue_fill(queue.device, WEFT_QUEUE_AFFINITY_ANY,
@@ -196,7 +187,7 @@ static PyObject* weft_py_device_update(weft_py_device_t* self,
       .names = {"source", "target", "offset", "wait", "signal"}};
   PyObject* a[5];
   Py_buffer source;
-  unsigned long long offset = 0;
+  uint64_t offset = 0;
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
       !weft_py_argument_bytes(&parameters, 0, a[0], &source)) {
     return NULL;
@@ -206,7 +197,7 @@ static PyObject* weft_py_device_update(weft_py_device_t* self,
   PyObject* result = NULL;
   if (weft_py_argument_u64(&parameters, 2, a[2], &offset) &&
       (buffer = weft_py_buffer_handle(a[1], "target")) &&
-      weft_py_queue_args_parse(self, a[3], a[4], &queue)) {
+      weft_py_queue_args_parse(self, "update", a[3], a[4], &queue)) {
     // The bytes are copied during the call.
     result = weft_py_queue_lists_finish(
         &queue.lists,
@@ -227,8 +218,8 @@ static PyObject* weft_py_device_copy(weft_py_device_t* self,
       .names = {"source", "target", "source_offset", "target_offset", "length",
                 "wait", "signal"}};
   PyObject* a[7];
-  unsigned long long source_offset = 0;
-  unsigned long long target_offset = 0;
+  uint64_t source_offset = 0;
+  uint64_t target_offset = 0;
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
       !weft_py_argument_u64(&parameters, 2, a[2], &source_offset) ||
       !weft_py_argument_u64(&parameters, 3, a[3], &target_offset)) {
@@ -239,8 +230,8 @@ static PyObject* weft_py_device_copy(weft_py_device_t* self,
   weft_buffer_t* source_buffer = weft_py_buffer_handle(a[0], "source");
   weft_buffer_t* target_buffer =
       source_buffer ? weft_py_buffer_handle(a[1], "target") : NULL;
-  if (!target_buffer || !weft_py_length(a[4], &length) ||
-      !weft_py_queue_args_parse(self, a[5], a[6], &queue)) {
+  if (!target_buffer || !weft_py_length(a[4], "copy", "length", &length) ||
+      !weft_py_queue_args_parse(self, "copy", a[5], a[6], &queue)) {
     return NULL;
   }
   // None: to the end of the source.
@@ -264,7 +255,7 @@ static PyObject* weft_py_device_barrier(weft_py_device_t* self,
   PyObject* a[2];
   weft_py_queue_args_t queue;
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
-      !weft_py_queue_args_parse(self, a[0], a[1], &queue)) {
+      !weft_py_queue_args_parse(self, "barrier", a[0], a[1], &queue)) {
     return NULL;
   }
   return weft_py_queue_lists_finish(
@@ -302,99 +293,110 @@ static PyObject* weft_py_device_repr(weft_py_device_t* self) {
                               weft_device_id(self->device));
 }
 
+// load_parameters' signature below gives the defaults as numbers.
+_Static_assert(WEFT_PARAMETER_STREAM_DEFAULT_READS_IN_FLIGHT == 16,
+               "load_parameters' signature says max_reads_in_flight=16");
+_Static_assert(WEFT_PARAMETER_STREAM_DEFAULT_CHUNK_SIZE == 4194304,
+               "load_parameters' signature says chunk_size=4194304");
+
 static PyMethodDef weft_py_device_methods[] = {
     {"close", (PyCFunction)weft_py_device_close, METH_NOARGS,
-     "close()\n\nDrops the device (operations already queued still run to "
-     "their end; the device goes when they and every object made from it "
-     "are gone). Idempotent."},
-    {"__enter__", (PyCFunction)weft_py_device_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)weft_py_device_exit, METH_VARARGS, NULL},
+     "close($self, /)\n--\n\nDrops the device (operations already queued "
+     "still run to their end; the device goes when they and every object "
+     "made from it are gone). Idempotent."},
+    {"__enter__", (PyCFunction)weft_py_device_enter, METH_NOARGS,
+     "__enter__($self, /)\n--\n\nThe device; __exit__ closes it."},
+    {"__exit__", (PyCFunction)weft_py_device_exit, METH_VARARGS,
+     "__exit__($self, /, *exc_info)\n--\n\nCloses the device."},
     {"query", (PyCFunction)weft_py_device_query, METH_O,
-     "query(key: str) -> int\n\nA device property (\"queue.count\", "
-     "\"worker.count\", ...); NotFoundError lists the known keys."},
+     "query($self, key, /)\n--\n\nA device property, an int "
+     "(\"queue.count\", \"worker.count\", ...); NotFoundError lists the "
+     "known keys."},
     {"semaphore", (PyCFunction)(void (*)(void))weft_py_device_semaphore,
      METH_VARARGS | METH_KEYWORDS,
-     "semaphore(initial_value=0) -> Semaphore\n\nA timeline semaphore made "
-     "by the device (the GPU drivers' live on the device)."},
+     "semaphore($self, /, initial_value=0)\n--\n\nA new Semaphore made by "
+     "the device (the GPU drivers' live on the device)."},
     {"allocate", (PyCFunction)(void (*)(void))weft_py_device_allocate,
      METH_VARARGS | METH_KEYWORDS,
-     "allocate(nbytes, *, host_visible=True) -> Buffer\n\nA buffer of "
-     "|nbytes| bytes, host-visible where the device allows (then it shares "
-     "memory with NumPy); host_visible=False asks for device-local memory "
-     "the host cannot map (a GPU's own; on the CPU drivers, memory the "
-     "host is refused a mapping of)."},
+     "allocate($self, /, nbytes, *, host_visible=True)\n--\n\nA new Buffer "
+     "of |nbytes| bytes (a u64), host-visible where the device allows "
+     "(then it shares memory with NumPy); host_visible=False asks for "
+     "device-local memory the host cannot map (a GPU's own; on the CPU "
+     "drivers, memory the host is refused a mapping of)."},
     {"fill", (PyCFunction)(void (*)(void))weft_py_device_fill,
      METH_FASTCALL | METH_KEYWORDS,
-     "fill(target, pattern, offset=0, length=None, *, wait=None, "
-     "signal=None)\n\nQueues a fill of [offset, offset + length) of "
+     "fill($self, /, target, pattern, offset=0, length=None, *, wait=None, "
+     "signal=None)\n--\n\nQueues a fill of [offset, offset + length) of "
      "|target| (None: to its end) with |pattern|, 1, 2 or 4 bytes (bytes, "
      "or a NumPy scalar). Runs once every (semaphore, value) of |wait| is "
      "reached, then signals |signal|."},
     {"update", (PyCFunction)(void (*)(void))weft_py_device_update,
      METH_FASTCALL | METH_KEYWORDS,
-     "update(source, target, offset=0, *, wait=None, signal=None)\n\n"
-     "Queues a write of |source|'s bytes (anything with the buffer "
-     "protocol: bytes, a NumPy array; copied now) into |target| at "
-     "|offset|."},
+     "update($self, /, source, target, offset=0, *, wait=None, "
+     "signal=None)\n--\n\nQueues a write of |source|'s bytes (anything "
+     "with the buffer protocol: bytes, a NumPy array; copied now) into "
+     "|target| at |offset|."},
     {"copy", (PyCFunction)(void (*)(void))weft_py_device_copy,
      METH_FASTCALL | METH_KEYWORDS,
-     "copy(source, target, source_offset=0, target_offset=0, length=None, "
-     "*, wait=None, signal=None)\n\nQueues a copy between two buffers "
-     "(length None: to the end of |source|)."},
+     "copy($self, /, source, target, source_offset=0, target_offset=0, "
+     "length=None, *, wait=None, signal=None)\n--\n\nQueues a copy "
+     "between two buffers (length None: to the end of |source|)."},
     {"executable", (PyCFunction)weft_py_device_executable, METH_O,
-     "executable(path) -> Executable\n\nA CPU kernel library from a shared "
-     "object (what the CPU drivers run)."},
+     "executable($self, path, /)\n--\n\nA new Executable: a CPU kernel "
+     "library from a shared object (what the CPU drivers run)."},
     {"executable_gpu",
      (PyCFunction)(void (*)(void))weft_py_device_executable_gpu,
      METH_VARARGS | METH_KEYWORDS,
-     "executable_gpu(format, data, kernels, name=None) -> Executable\n\n"
-     "A GPU driver's kernel library from bytes: format 'spirv' (vulkan), "
-     "'cuda-ptx' or 'cuda-image' (cuda); |kernels| its table, [(name, "
-     "binding_count, constant_count, (x, y, z) workgroup size), ...] "
-     "(weft/executable.h says what each format expects)."},
+     "executable_gpu($self, /, format, data, kernels, name=None)\n--\n\n"
+     "A new Executable: a GPU driver's kernel library from bytes, format "
+     "'spirv' (vulkan), 'cuda-ptx' or 'cuda-image' (cuda); |kernels| its "
+     "table, [(name, binding_count, constant_count, (x, y, z) workgroup "
+     "size), ...] (weft/executable.h says what each format expects)."},
     {"command_buffer",
      (PyCFunction)(void (*)(void))weft_py_device_command_buffer,
      METH_VARARGS | METH_KEYWORDS,
-     "command_buffer(*, reusable=False, binding_capacity=0) -> CommandBuffer"
-     "\n\nA command buffer, recording (end() it, then execute)."},
+     "command_buffer($self, /, *, reusable=False, binding_capacity=0)\n--"
+     "\n\nA new CommandBuffer, recording (end() it, then execute)."},
     {"dispatch", (PyCFunction)(void (*)(void))weft_py_device_dispatch,
      METH_FASTCALL | METH_KEYWORDS,
-     "dispatch(executable, kernel, workgroups, constants=None, bindings=None,"
-     " *, wait=None, signal=None)\n\nQueues one kernel (a name or an "
-     "ordinal) over |workgroups| (an int or (x, y, z)) with 32-bit "
-     "|constants| (ints, or an array such as numpy.float32 values) and "
-     "|bindings| (Buffers, Tensors or (buffer, offset, length))."},
+     "dispatch($self, /, executable, kernel, workgroups, constants=None, "
+     "bindings=None, *, wait=None, signal=None)\n--\n\nQueues one kernel "
+     "(a name or an ordinal) over |workgroups| (an int or (x, y, z)) with "
+     "32-bit |constants| (ints, or an array such as numpy.float32 values) "
+     "and |bindings| (Buffers, Tensors or (buffer, offset, length))."},
     {"execute", (PyCFunction)(void (*)(void))weft_py_device_execute,
      METH_FASTCALL | METH_KEYWORDS,
-     "execute(command_buffer, bindings=None, *, wait=None, signal=None)\n\n"
-     "Queues a recorded command buffer; |bindings| fill its slots (its "
-     "(slot, offset, length) references)."},
+     "execute($self, /, command_buffer, bindings=None, *, wait=None, "
+     "signal=None)\n--\n\nQueues a recorded command buffer; |bindings| "
+     "fill its slots (its (slot, offset, length) references)."},
     {"read", (PyCFunction)(void (*)(void))weft_py_device_read,
      METH_FASTCALL | METH_KEYWORDS,
-     "read(file, target, file_offset=0, *, wait=None, signal=None)\n\n"
-     "Queues a read of a weft.File into |target| (a Buffer, Tensor or "
-     "(buffer, offset, length)), asynchronously where the system allows."},
+     "read($self, /, file, target, file_offset=0, *, wait=None, "
+     "signal=None)\n--\n\nQueues a read of a weft.File into |target| (a "
+     "Buffer, Tensor or (buffer, offset, length)), asynchronously where "
+     "the system allows."},
     {"write", (PyCFunction)(void (*)(void))weft_py_device_write,
      METH_FASTCALL | METH_KEYWORDS,
-     "write(source, file, file_offset=0, *, wait=None, signal=None)\n\n"
-     "Queues a write of |source| into a weft.File."},
+     "write($self, /, source, file, file_offset=0, *, wait=None, "
+     "signal=None)\n--\n\nQueues a write of |source| into a weft.File."},
     {"load_parameters",
      (PyCFunction)(void (*)(void))weft_py_device_load_parameters,
      METH_VARARGS | METH_KEYWORDS,
-     "load_parameters(spans, *, max_reads_in_flight=16, chunk_size=4 MiB, "
-     "direct_io=False) -> ParameterStream\n\nLoads file ranges into "
-     "buffers, many reads in flight: |spans| [(file, file_offset, target), "
-     "...], each target a Buffer, Tensor or (buffer, offset, length)."},
+     "load_parameters($self, /, spans, *, max_reads_in_flight=16, "
+     "chunk_size=4194304, direct_io=False)\n--\n\nA new ParameterStream "
+     "loading file ranges into buffers, many reads in flight: |spans| "
+     "[(file, file_offset, target), ...], each target a Buffer, Tensor or "
+     "(buffer, offset, length); chunks of |chunk_size| bytes (4 MiB)."},
     {"host_call", (PyCFunction)(void (*)(void))weft_py_device_host_call,
      METH_FASTCALL | METH_KEYWORDS,
-     "host_call(fn, *, wait=None, signal=None)\n\nQueues fn() (with the "
-     "GIL, on a queue's thread) once |wait| is reached; |signal| moves "
-     "when it returns, or fails with its exception (a weft.Error keeps its "
-     "code)."},
+     "host_call($self, /, fn, *, wait=None, signal=None)\n--\n\nQueues "
+     "fn() (with the GIL, on a queue's thread) once |wait| is reached; "
+     "|signal| moves when it returns, or fails with its exception (a "
+     "weft.Error keeps its code)."},
     {"barrier", (PyCFunction)(void (*)(void))weft_py_device_barrier,
      METH_FASTCALL | METH_KEYWORDS,
-     "barrier(*, wait=None, signal=None)\n\nSignals |signal| once |wait| "
-     "is reached; orders nothing else."},
+     "barrier($self, /, *, wait=None, signal=None)\n--\n\nSignals "
+     "|signal| once |wait| is reached; orders nothing else."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -410,8 +412,9 @@ static PyGetSetDef weft_py_device_getset[] = {
 
 PyTypeObject weft_py_device_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft.Device",
-    .tp_doc = "Device(device_string)\n\nA weft device from the same strings "
-              "as C (\"local-task?workers=2\", \"local-sync\", \"vulkan\"). "
+    .tp_doc = "Device(device_string)\n--\n\nA weft device from the same "
+              "strings as C (\"local-task?workers=2\", \"local-sync\", "
+              "\"vulkan\"). "
               "NotFoundError for an unknown driver and InvalidArgumentError "
               "for an unknown option, both listing the known names.",
     .tp_basicsize = sizeof(weft_py_device_t),

@@ -70,9 +70,13 @@ PyObject* weft_py_dlpack_capsule(PyObject* module, PyObject* args) {
   PyObject* buffer_object = NULL;
   const char* element_name = NULL;
   PyObject* shape = NULL;
-  unsigned long long byte_offset = 0;
-  if (!PyArg_ParseTuple(args, "OsO!K:dlpack_capsule", &buffer_object,
-                        &element_name, &PyTuple_Type, &shape, &byte_offset)) {
+  PyObject* offset_object = NULL;
+  uint64_t byte_offset = 0;
+  if (!PyArg_ParseTuple(args, "OsO!O:dlpack_capsule", &buffer_object,
+                        &element_name, &PyTuple_Type, &shape,
+                        &offset_object) ||
+      !weft_py_u64(offset_object, "dlpack_capsule", "byte_offset",
+                   &byte_offset)) {
     return NULL;
   }
   if (!weft_py_buffer_handle(buffer_object, "buffer")) return NULL;
@@ -86,17 +90,38 @@ PyObject* weft_py_dlpack_capsule(PyObject* module, PyObject* args) {
   }
   weft_py_dlpack_t* tensor = PyMem_RawCalloc(1, sizeof(*tensor));
   if (!tensor) return PyErr_NoMemory();
+  // The byte size, checked: a product past 2**64 would wrap into one that
+  // fits. A zero dimension makes any size 0.
   uint64_t bytes = dtype.bits / 8;
+  bool too_large = false;
+  bool empty = false;
   for (Py_ssize_t i = 0; i < rank; ++i) {
-    tensor->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-    if ((tensor->shape[i] == -1 && PyErr_Occurred()) || tensor->shape[i] < 0) {
-      if (!PyErr_Occurred()) {
-        PyErr_SetString(PyExc_ValueError, "a dimension below 0");
-      }
+    char name[32];
+    snprintf(name, sizeof(name), "shape[%zd]", i);
+    if (!weft_py_i64(PyTuple_GET_ITEM(shape, i), "dlpack_capsule", name,
+                     &tensor->shape[i])) {
       PyMem_RawFree(tensor);
       return NULL;
     }
-    bytes *= (uint64_t)tensor->shape[i];
+    if (tensor->shape[i] < 0) {
+      PyErr_Format(PyExc_ValueError,
+                   "dlpack_capsule() argument 'shape[%zd]' is %lld; a "
+                   "dimension is >= 0",
+                   i, (long long)tensor->shape[i]);
+      PyMem_RawFree(tensor);
+      return NULL;
+    }
+    const uint64_t dim = (uint64_t)tensor->shape[i];
+    if (dim == 0) empty = true;
+    if (dim && bytes > UINT64_MAX / dim) too_large = true;
+    bytes *= dim;
+  }
+  if (empty) bytes = 0;
+  if (too_large && !empty) {
+    PyErr_SetString(PyExc_ValueError,
+                    "dlpack_capsule(): the shape's byte size is past 2**64");
+    PyMem_RawFree(tensor);
+    return NULL;
   }
   // The export maps the buffer (BufferError where the host cannot).
   if (PyObject_GetBuffer(buffer_object, &tensor->export, PyBUF_WRITABLE) < 0) {

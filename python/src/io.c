@@ -84,19 +84,27 @@ static PyObject* weft_py_file_exit(weft_py_file_t* self, PyObject* args) {
   return weft_py_file_close(self, NULL);
 }
 
+static PyObject* weft_py_file_repr(weft_py_file_t* self) {
+  if (!self->file) return PyUnicode_FromString("<weft.File (closed)>");
+  return PyUnicode_FromFormat("<weft.File '%s'>", weft_file_name(self->file));
+}
+
 static PyMethodDef weft_py_file_methods[] = {
     {"close", (PyCFunction)weft_py_file_close, METH_NOARGS,
-     "close()\n\nDrops this object's reference (queued reads and writes "
-     "keep theirs). Idempotent."},
-    {"__enter__", (PyCFunction)weft_py_file_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)weft_py_file_exit, METH_VARARGS, NULL},
+     "close($self, /)\n--\n\nDrops this object's reference (queued reads "
+     "and writes keep theirs). Idempotent."},
+    {"__enter__", (PyCFunction)weft_py_file_enter, METH_NOARGS,
+     "__enter__($self, /)\n--\n\nThe file; __exit__ closes it."},
+    {"__exit__", (PyCFunction)weft_py_file_exit, METH_VARARGS,
+     "__exit__($self, /, *exc_info)\n--\n\nCloses the file."},
     {NULL, NULL, 0, NULL},
 };
 
 PyTypeObject weft_py_file_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft.File",
-    .tp_doc = "File(path, mode='r')\n\nA file queue operations read and write "
-              "(Device.read, Device.write): 'r', 'w' (created, truncated) "
+    .tp_doc = "File(path, mode='r')\n--\n\nA file queue operations read "
+              "and write (Device.read, Device.write): 'r', 'w' (created, "
+              "truncated) "
               "or 'r+' (created if missing). NotFoundError and the like "
               "name the path and the system's reason.",
     .tp_basicsize = sizeof(weft_py_file_t),
@@ -104,6 +112,7 @@ PyTypeObject weft_py_file_type = {
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)weft_py_file_init,
     .tp_dealloc = (destructor)weft_py_file_dealloc,
+    .tp_repr = (reprfunc)weft_py_file_repr,
     .tp_methods = weft_py_file_methods,
 };
 
@@ -119,7 +128,7 @@ typedef struct weft_py_file_transfer_t {
   weft_device_t* device;
   weft_file_t* file;
   weft_buffer_ref_t ref;
-  unsigned long long file_offset;
+  uint64_t file_offset;
   weft_py_queue_lists_t lists;
 } weft_py_file_transfer_t;
 
@@ -139,12 +148,14 @@ static bool weft_py_file_transfer_parse(PyObject* self,
   out->device = weft_py_device_handle(self, "Device");
   out->file = out->device ? weft_py_file_handle(a[file_index], "file") : NULL;
   if (!out->file ||
-      !weft_py_buffer_ref_parse(a[ref_index], parameters->names[ref_index], 0,
+      !weft_py_buffer_ref_parse(a[ref_index], parameters->function,
+                                parameters->names[ref_index], -1,
                                 &out->ref)) {
     return false;
   }
   weft_py_buffer_ref_to_end(&out->ref);
-  return weft_py_queue_lists_parse(a[3], a[4], &out->lists);
+  return weft_py_queue_lists_parse(parameters->function, a[3], a[4],
+                                   &out->lists);
 }
 
 // read(file, target, file_offset=0, *, wait, signal): |target| a Buffer,
@@ -265,7 +276,9 @@ PyObject* weft_py_device_host_call(PyObject* self, PyObject* const* args,
   weft_device_t* device = weft_py_device_handle(self, "Device");
   if (!device) return NULL;
   weft_py_queue_lists_t lists;
-  if (!weft_py_queue_lists_parse(a[1], a[2], &lists)) return NULL;
+  if (!weft_py_queue_lists_parse("host_call", a[1], a[2], &lists)) {
+    return NULL;
+  }
   Py_INCREF(fn);  // released by the call, run or told it will not run
   weft_status_t status = weft_device_queue_host_call(
       device, WEFT_QUEUE_AFFINITY_ANY, lists.wait.list, lists.signal.list,
@@ -374,18 +387,33 @@ static PyObject* weft_py_stream_get_direct_io_used(weft_py_stream_t* self,
   return PyBool_FromLong(weft_parameter_stream_direct_io_used(stream));
 }
 
+static PyObject* weft_py_stream_repr(weft_py_stream_t* self) {
+  if (!self->stream) {
+    return PyUnicode_FromString("<weft.ParameterStream (closed)>");
+  }
+  const weft_parameter_progress_t progress =
+      weft_parameter_stream_progress(self->stream);
+  return PyUnicode_FromFormat(
+      "<weft.ParameterStream %u of %u spans, %llu of %llu bytes loaded>",
+      (unsigned)progress.spans_loaded, (unsigned)progress.span_count,
+      (unsigned long long)progress.bytes_loaded,
+      (unsigned long long)progress.bytes_total);
+}
+
 static PyMethodDef weft_py_stream_methods[] = {
     {"wait", (PyCFunction)(void (*)(void))weft_py_stream_wait,
      METH_VARARGS | METH_KEYWORDS,
-     "wait(timeout=None)\n\nBlocks (without the GIL; Ctrl-C interrupts) "
-     "until every span is loaded; raises the first failure (naming its "
-     "span), CancelledError after cancel(), DeadlineExceededError on "
-     "timeout (the stream goes on)."},
+     "wait($self, /, timeout=None)\n--\n\nBlocks (without the GIL; Ctrl-C "
+     "interrupts) until every span is loaded (timeout in seconds; None: "
+     "forever; a negative timeout is refused with ValueError); raises the "
+     "first failure (naming its span), CancelledError after cancel(), "
+     "DeadlineExceededError on timeout (the stream goes on)."},
     {"cancel", (PyCFunction)weft_py_stream_cancel, METH_NOARGS,
-     "cancel()\n\nStarts no more reads; the stream ends CANCELLED."},
+     "cancel($self, /)\n--\n\nStarts no more reads; the stream ends "
+     "CANCELLED."},
     {"close", (PyCFunction)weft_py_stream_close, METH_NOARGS,
-     "close()\n\nCancels the stream if it still runs, waits for its "
-     "reads and frees it. Idempotent."},
+     "close($self, /)\n--\n\nCancels the stream if it still runs, waits "
+     "for its reads and frees it. Idempotent."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -406,6 +434,7 @@ PyTypeObject weft_py_stream_type = {
     .tp_basicsize = sizeof(weft_py_stream_t),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)weft_py_stream_dealloc,
+    .tp_repr = (reprfunc)weft_py_stream_repr,
     .tp_methods = weft_py_stream_methods,
     .tp_getset = weft_py_stream_getset,
 };
@@ -418,12 +447,20 @@ PyObject* weft_py_device_load_parameters(PyObject* self, PyObject* args,
   static char* keywords[] = {"spans", "max_reads_in_flight", "chunk_size",
                              "direct_io", NULL};
   PyObject* spans_object = NULL;
-  unsigned int max_reads = WEFT_PARAMETER_STREAM_DEFAULT_READS_IN_FLIGHT;
-  unsigned long long chunk_size = WEFT_PARAMETER_STREAM_DEFAULT_CHUNK_SIZE;
+  PyObject* max_reads_object = NULL;
+  PyObject* chunk_size_object = NULL;
+  uint32_t max_reads = WEFT_PARAMETER_STREAM_DEFAULT_READS_IN_FLIGHT;
+  uint64_t chunk_size = WEFT_PARAMETER_STREAM_DEFAULT_CHUNK_SIZE;
   int direct_io = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$IKp:load_parameters",
-                                   keywords, &spans_object, &max_reads,
-                                   &chunk_size, &direct_io)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOp:load_parameters",
+                                   keywords, &spans_object, &max_reads_object,
+                                   &chunk_size_object, &direct_io) ||
+      (max_reads_object &&
+       !weft_py_u32(max_reads_object, "load_parameters",
+                    "max_reads_in_flight", &max_reads)) ||
+      (chunk_size_object &&
+       !weft_py_u64(chunk_size_object, "load_parameters", "chunk_size",
+                    &chunk_size))) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle(self, "Device");
@@ -437,19 +474,31 @@ PyObject* weft_py_device_load_parameters(PyObject* self, PyObject* args,
   if (!ok) PyErr_NoMemory();
   for (Py_ssize_t i = 0; ok && i < count; ++i) {
     PyObject* file_object = NULL;
-    unsigned long long file_offset = 0;
+    PyObject* file_offset_object = NULL;
+    uint64_t file_offset = 0;
     PyObject* target = NULL;
     weft_buffer_ref_t ref;
-    ok = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(sequence, i), "OKO",
-                          &file_object, &file_offset, &target);
+    ok = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(sequence, i), "OOO",
+                          &file_object, &file_offset_object, &target);
     if (!ok) {
       PyErr_Clear();
       PyErr_Format(PyExc_TypeError,
                    "spans[%zd] must be (file, file_offset, target)", i);
       break;
     }
+    if (!weft_py_integer_try(file_offset_object, WEFT_PY_INTEGER_U64,
+                             &file_offset)) {
+      char name[48];
+      snprintf(name, sizeof(name), "spans[%zd][1]", i);
+      ok = weft_py_integer_refuse(file_offset_object, WEFT_PY_INTEGER_U64,
+                                  "load_parameters", name);
+      break;
+    }
     weft_file_t* file = weft_py_file_handle(file_object, "file");
-    ok = file && weft_py_buffer_ref_parse(target, "spans", (uint32_t)i, &ref);
+    char target_name[48];
+    snprintf(target_name, sizeof(target_name), "spans[%zd][2]", i);
+    ok = file && weft_py_buffer_ref_parse(target, "load_parameters",
+                                          target_name, -1, &ref);
     if (ok && !ref.buffer) {
       PyErr_Format(PyExc_TypeError, "spans[%zd]: a buffer, not a slot", i);
       ok = false;

@@ -59,29 +59,33 @@ static PyObject* weft_py_executable_close(weft_py_executable_t* self,
   Py_RETURN_NONE;
 }
 
-// The ordinal of |kernel| (a name or an int) in |executable|.
+// The ordinal of |kernel| (a name or an int), argument |argument| of
+// |function|, in |executable|.
 static bool weft_py_kernel_ordinal(weft_executable_t* executable,
-                                   PyObject* kernel, uint32_t* out) {
+                                   PyObject* kernel, const char* function,
+                                   const char* argument, uint32_t* out) {
   if (PyUnicode_Check(kernel)) {
     const char* name = PyUnicode_AsUTF8(kernel);
     return name &&
            weft_py_ok(weft_executable_lookup_kernel(executable, name, out));
   }
-  const unsigned long ordinal = PyLong_AsUnsignedLong(kernel);
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
+  if (!PyLong_Check(kernel) && !PyIndex_Check(kernel)) {
     PyErr_Format(PyExc_TypeError,
-                 "kernel must be a name or an ordinal, got %R", kernel);
+                 "%s() argument '%s' must be a kernel's name (str) or its "
+                 "ordinal (int), not %.100s",
+                 function, argument, Py_TYPE(kernel)->tp_name);
     return false;
   }
+  uint32_t ordinal = 0;
+  if (!weft_py_u32(kernel, function, argument, &ordinal)) return false;
   if (ordinal >= weft_executable_kernel_count(executable)) {
     weft_py_raise(WEFT_STATUS(OUT_OF_RANGE,
-                              "kernel %lu of '%s', which has %u", ordinal,
-                              weft_executable_name(executable),
+                              "%s: kernel %u of '%s', which has %u", function,
+                              ordinal, weft_executable_name(executable),
                               weft_executable_kernel_count(executable)));
     return false;
   }
-  *out = (uint32_t)ordinal;
+  *out = ordinal;
   return true;
 }
 
@@ -90,7 +94,8 @@ static PyObject* weft_py_executable_lookup(weft_py_executable_t* self,
   weft_executable_t* executable =
       weft_py_executable_handle((PyObject*)self, "Executable");
   uint32_t ordinal = 0;
-  if (!executable || !weft_py_kernel_ordinal(executable, name, &ordinal)) {
+  if (!executable ||
+      !weft_py_kernel_ordinal(executable, name, "lookup", "name", &ordinal)) {
     return NULL;
   }
   return PyLong_FromUnsignedLong(ordinal);
@@ -124,12 +129,23 @@ static PyObject* weft_py_executable_get_name(weft_py_executable_t* self,
   return PyUnicode_FromString(weft_executable_name(executable));
 }
 
+static PyObject* weft_py_executable_repr(weft_py_executable_t* self) {
+  if (!self->executable) {
+    return PyUnicode_FromString("<weft.Executable (closed)>");
+  }
+  const uint32_t count = weft_executable_kernel_count(self->executable);
+  return PyUnicode_FromFormat("<weft.Executable '%s', %u kernel%s>",
+                              weft_executable_name(self->executable),
+                              (unsigned)count, count == 1 ? "" : "s");
+}
+
 static PyMethodDef weft_py_executable_methods[] = {
     {"lookup", (PyCFunction)weft_py_executable_lookup, METH_O,
-     "lookup(name) -> int\n\nThe ordinal of kernel |name| (NotFoundError "
-     "listing the library's kernels)."},
+     "lookup($self, name, /)\n--\n\nThe ordinal (an int) of kernel |name| "
+     "(NotFoundError listing the library's kernels); an ordinal is checked "
+     "and returned as itself."},
     {"close", (PyCFunction)weft_py_executable_close, METH_NOARGS,
-     "close()\n\nDrops this object's reference. Idempotent."},
+     "close($self, /)\n--\n\nDrops this object's reference. Idempotent."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -147,6 +163,7 @@ PyTypeObject weft_py_executable_type = {
     .tp_basicsize = sizeof(weft_py_executable_t),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)weft_py_executable_dealloc,
+    .tp_repr = (reprfunc)weft_py_executable_repr,
     .tp_methods = weft_py_executable_methods,
     .tp_getset = weft_py_executable_getset,
 };
@@ -155,8 +172,36 @@ PyTypeObject weft_py_executable_type = {
 // References, constants and dispatch arguments
 //===----------------------------------------------------------------------===//
 
-bool weft_py_buffer_ref_parse(PyObject* object, const char* what,
-                              uint32_t index, weft_buffer_ref_t* out) {
+// Names field |field| of reference |what|[|index|] (|index| < 0: |what|
+// itself) into |name| for a message.
+static const char* weft_py_buffer_ref_field(const char* what, Py_ssize_t index,
+                                            int field, char* name,
+                                            size_t capacity) {
+  if (index < 0) {
+    snprintf(name, capacity, "%s[%d]", what, field);
+  } else {
+    snprintf(name, capacity, "%s[%zd][%d]", what, index, field);
+  }
+  return name;
+}
+
+// Converts field |field| of a (buffer or slot, offset, length) reference
+// with the one integer conversion, naming the field when refused.
+static bool weft_py_buffer_ref_integer(PyObject* object,
+                                       weft_py_integer_type_t type,
+                                       const char* function, const char* what,
+                                       Py_ssize_t index, int field,
+                                       uint64_t* out) {
+  if (weft_py_integer_try(object, type, out)) return true;
+  char name[80];
+  return weft_py_integer_refuse(
+      object, type, function,
+      weft_py_buffer_ref_field(what, index, field, name, sizeof(name)));
+}
+
+bool weft_py_buffer_ref_parse(PyObject* object, const char* function,
+                              const char* what, Py_ssize_t index,
+                              weft_buffer_ref_t* out) {
   PyObject* converted = NULL;
   if (PyObject_HasAttrString(object, "__weft_ref__")) {
     // A weft.Tensor: its (buffer, offset, length).
@@ -173,46 +218,64 @@ bool weft_py_buffer_ref_parse(PyObject* object, const char* what,
     }
   } else if (PyTuple_Check(object) && PyTuple_GET_SIZE(object) == 3) {
     PyObject* first = PyTuple_GET_ITEM(object, 0);
-    const unsigned long long offset =
-        PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(object, 1));
     PyObject* length_object = PyTuple_GET_ITEM(object, 2);
-    const unsigned long long length =
-        length_object == Py_None ? WEFT_WHOLE_BUFFER
-                                 : PyLong_AsUnsignedLongLong(length_object);
-    if (!PyErr_Occurred()) {
-      if (PyObject_TypeCheck(first, &weft_py_buffer_type)) {
-        weft_buffer_t* buffer = weft_py_buffer_handle(first, what);
-        if (buffer) {
-          *out = weft_make_buffer_ref(buffer, offset, length);
-          ok = true;
-        }
-      } else if (PyLong_Check(first)) {
-        const unsigned long slot = PyLong_AsUnsignedLong(first);
-        if (!PyErr_Occurred()) {
-          *out = weft_make_indirect_buffer_ref((uint32_t)slot, offset, length);
-          ok = true;
-        }
-      }
+    uint64_t offset = 0;
+    uint64_t length = WEFT_WHOLE_BUFFER;
+    uint64_t slot = 0;
+    const bool is_buffer = PyObject_TypeCheck(first, &weft_py_buffer_type);
+    const bool is_slot =
+        !is_buffer && (PyLong_Check(first) || PyIndex_Check(first));
+    if (!is_buffer && !is_slot) {
+      char name[80];
+      PyErr_Format(PyExc_TypeError,
+                   "%s() argument '%s' must be a weft.Buffer or a slot (an "
+                   "int), not %.100s",
+                   function,
+                   weft_py_buffer_ref_field(what, index, 0, name,
+                                            sizeof(name)),
+                   Py_TYPE(first)->tp_name);
+    } else {
+      char name[80];
+      ok = weft_py_buffer_ref_integer(PyTuple_GET_ITEM(object, 1),
+                                      WEFT_PY_INTEGER_U64, function, what,
+                                      index, 1, &offset) &&
+           (length_object == Py_None ||
+            weft_py_length(length_object, function,
+                           weft_py_buffer_ref_field(what, index, 2, name,
+                                                    sizeof(name)),
+                           &length)) &&
+           (is_buffer ||
+            weft_py_buffer_ref_integer(first, WEFT_PY_INTEGER_U32, function,
+                                       what, index, 0, &slot));
+    }
+    if (ok && is_buffer) {
+      weft_buffer_t* buffer = weft_py_buffer_handle(first, what);
+      ok = buffer != NULL;
+      if (ok) *out = weft_make_buffer_ref(buffer, offset, length);
+    } else if (ok) {
+      *out = weft_make_indirect_buffer_ref((uint32_t)slot, offset, length);
     }
   }
   if (!ok && !PyErr_Occurred()) {
+    char name[80];
+    if (index < 0) {
+      snprintf(name, sizeof(name), "%s", what);
+    } else {
+      snprintf(name, sizeof(name), "%s[%zd]", what, index);
+    }
     PyErr_Format(PyExc_TypeError,
-                 "%s[%u] must be a weft.Buffer, a weft.Tensor, (buffer, "
-                 "offset, length) or (slot, offset, length), got %.100s",
-                 what, index, Py_TYPE(object)->tp_name);
-  } else if (!ok) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_ValueError,
-                 "%s[%u]: offset and length must be ints >= 0 (length None: "
-                 "to the end)",
-                 what, index);
+                 "%s() argument '%s' must be a weft.Buffer, a weft.Tensor, "
+                 "(buffer, offset, length) or (slot, offset, length), got "
+                 "%.100s",
+                 function, name, Py_TYPE(object)->tp_name);
   }
   Py_XDECREF(converted);
   return ok;
 }
 
 // Reads |object| (a sequence) into at most |capacity| refs.
-static bool weft_py_buffer_refs_parse(PyObject* object, const char* what,
+static bool weft_py_buffer_refs_parse(PyObject* object, const char* function,
+                                      const char* what,
                                       weft_buffer_ref_t* refs,
                                       uint32_t capacity, uint32_t* out_count) {
   *out_count = 0;
@@ -230,17 +293,19 @@ static bool weft_py_buffer_refs_parse(PyObject* object, const char* what,
     PyErr_Format(PyExc_ValueError, "at most %u %s", capacity, what);
   }
   for (Py_ssize_t i = 0; ok && i < count; ++i) {
-    ok = weft_py_buffer_ref_parse(PySequence_Fast_GET_ITEM(sequence, i), what,
-                                  (uint32_t)i, &refs[i]);
+    ok = weft_py_buffer_ref_parse(PySequence_Fast_GET_ITEM(sequence, i),
+                                  function, what, i, &refs[i]);
   }
   Py_DECREF(sequence);
   if (ok) *out_count = (uint32_t)count;
   return ok;
 }
 
-// Constants: a sequence of ints (each a 32-bit word) or anything with the
-// buffer protocol of 4-byte elements (a NumPy array of float32, uint32...).
-static bool weft_py_constants_parse(PyObject* object, uint32_t* constants,
+// Constants: a sequence of ints (each a 32-bit word, signed or not) or
+// anything with the buffer protocol of 4-byte elements (a NumPy array of
+// float32, uint32...).
+static bool weft_py_constants_parse(PyObject* object, const char* function,
+                                    uint32_t* constants,
                                     uint32_t* out_count) {
   *out_count = 0;
   if (!object || object == Py_None) return true;
@@ -274,18 +339,24 @@ static bool weft_py_constants_parse(PyObject* object, uint32_t* constants,
   if (!ok) PyErr_Format(PyExc_ValueError, "at most %d constants",
                         WEFT_PY_MAX_CONSTANTS);
   for (Py_ssize_t i = 0; ok && i < count; ++i) {
-    const long long value =
-        PyLong_AsLongLong(PySequence_Fast_GET_ITEM(sequence, i));
-    if ((value == -1 && PyErr_Occurred()) || value < INT32_MIN ||
-        value > UINT32_MAX) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_ValueError,
-                   "constants[%zd] must be an int of 32 bits (for a float, "
-                   "pass numpy.float32 values)",
-                   i);
-      ok = false;
+    PyObject* item = PySequence_Fast_GET_ITEM(sequence, i);
+    uint64_t bits = 0;
+    ok = weft_py_integer_try(item, WEFT_PY_INTEGER_WORD32, &bits);
+    if (ok) {
+      constants[i] = (uint32_t)bits;
     } else {
-      constants[i] = (uint32_t)value;
+      // For a float the word's bits are ambiguous: numpy.float32 says.
+      char name[32];
+      snprintf(name, sizeof(name), "constants[%zd]", i);
+      weft_py_integer_refuse(item, WEFT_PY_INTEGER_WORD32, function, name);
+      if (PyErr_ExceptionMatches(PyExc_TypeError) && PyFloat_Check(item)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "%s() argument 'constants[%zd]' must be int (a 32-bit "
+                     "word), not float: for a float, pass numpy.float32 "
+                     "values",
+                     function, i);
+      }
     }
   }
   Py_DECREF(sequence);
@@ -293,17 +364,34 @@ static bool weft_py_constants_parse(PyObject* object, uint32_t* constants,
   return ok;
 }
 
-static bool weft_py_workgroups_parse(PyObject* object, uint32_t out[3]) {
+// Workgroups: an int (x) or (x[, y[, z]]), each a u32.
+static bool weft_py_workgroups_parse(PyObject* object, const char* function,
+                                     uint32_t out[3]) {
   out[0] = out[1] = out[2] = 1;
-  if (PyLong_Check(object)) {
-    out[0] = (uint32_t)PyLong_AsUnsignedLong(object);
-    return !PyErr_Occurred();
+  if (!PyTuple_Check(object)) {
+    if (!PyLong_Check(object) && !PyIndex_Check(object)) {
+      PyErr_Format(PyExc_TypeError,
+                   "%s() argument 'workgroups' must be an int or (x[, y[, "
+                   "z]]), not %.100s",
+                   function, Py_TYPE(object)->tp_name);
+      return false;
+    }
+    return weft_py_u32(object, function, "workgroups", &out[0]);
   }
-  if (!PyArg_ParseTuple(object, "I|II", &out[0], &out[1], &out[2])) {
-    PyErr_Clear();
+  const Py_ssize_t count = PyTuple_GET_SIZE(object);
+  if (count < 1 || count > 3) {
     PyErr_Format(PyExc_TypeError,
-                 "workgroups must be an int or (x[, y[, z]]), got %R", object);
+                 "%s() argument 'workgroups' must be an int or (x[, y[, z]]), "
+                 "got a tuple of %zd",
+                 function, count);
     return false;
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    char name[32];
+    snprintf(name, sizeof(name), "workgroups[%zd]", i);
+    if (!weft_py_u32(PyTuple_GET_ITEM(object, i), function, name, &out[i])) {
+      return false;
+    }
   }
   return true;
 }
@@ -320,18 +408,20 @@ typedef struct weft_py_dispatch_t {
   uint32_t binding_count;
 } weft_py_dispatch_t;
 
-static bool weft_py_dispatch_parse(PyObject* executable, PyObject* kernel,
-                                   PyObject* workgroups, PyObject* constants,
-                                   PyObject* bindings,
+static bool weft_py_dispatch_parse(const char* function, PyObject* executable,
+                                   PyObject* kernel, PyObject* workgroups,
+                                   PyObject* constants, PyObject* bindings,
                                    weft_py_dispatch_t* out) {
   out->executable = weft_py_executable_handle(executable, "executable");
   return out->executable &&
-         weft_py_kernel_ordinal(out->executable, kernel, &out->ordinal) &&
-         weft_py_workgroups_parse(workgroups, out->workgroups) &&
-         weft_py_constants_parse(constants, out->constants,
+         weft_py_kernel_ordinal(out->executable, kernel, function, "kernel",
+                                &out->ordinal) &&
+         weft_py_workgroups_parse(workgroups, function, out->workgroups) &&
+         weft_py_constants_parse(constants, function, out->constants,
                                  &out->constant_count) &&
-         weft_py_buffer_refs_parse(bindings, "bindings", out->bindings,
-                                   WEFT_PY_MAX_BINDINGS, &out->binding_count);
+         weft_py_buffer_refs_parse(bindings, function, "bindings",
+                                   out->bindings, WEFT_PY_MAX_BINDINGS,
+                                   &out->binding_count);
 }
 
 //===----------------------------------------------------------------------===//
@@ -392,7 +482,8 @@ static PyObject* weft_py_command_buffer_fill(weft_py_command_buffer_t* self,
       weft_py_command_buffer_handle((PyObject*)self, "CommandBuffer");
   weft_buffer_ref_t ref;
   PyObject* result = NULL;
-  if (command_buffer && weft_py_buffer_ref_parse(target, "target", 0, &ref) &&
+  if (command_buffer &&
+      weft_py_buffer_ref_parse(target, "fill", "target", -1, &ref) &&
       weft_py_ok(weft_command_buffer_fill(command_buffer, ref, pattern.buf,
                                           (uint32_t)pattern.len))) {
     result = Py_NewRef(Py_None);
@@ -410,7 +501,8 @@ static PyObject* weft_py_command_buffer_update(weft_py_command_buffer_t* self,
       weft_py_command_buffer_handle((PyObject*)self, "CommandBuffer");
   weft_buffer_ref_t ref;
   PyObject* result = NULL;
-  if (command_buffer && weft_py_buffer_ref_parse(target, "target", 0, &ref)) {
+  if (command_buffer &&
+      weft_py_buffer_ref_parse(target, "update", "target", -1, &ref)) {
     if (ref.length == WEFT_WHOLE_BUFFER) ref.length = (uint64_t)source.len;
     if (weft_py_ok(weft_command_buffer_update(command_buffer, source.buf,
                                               ref))) {
@@ -429,8 +521,8 @@ static PyObject* weft_py_command_buffer_copy(weft_py_command_buffer_t* self,
   WEFT_PY_SELF_COMMAND_BUFFER(self);
   weft_buffer_ref_t source_ref;
   weft_buffer_ref_t target_ref;
-  if (!weft_py_buffer_ref_parse(source, "source", 0, &source_ref) ||
-      !weft_py_buffer_ref_parse(target, "target", 0, &target_ref) ||
+  if (!weft_py_buffer_ref_parse(source, "copy", "source", -1, &source_ref) ||
+      !weft_py_buffer_ref_parse(target, "copy", "target", -1, &target_ref) ||
       !weft_py_ok(
           weft_command_buffer_copy(command_buffer, source_ref, target_ref))) {
     return NULL;
@@ -453,8 +545,8 @@ static PyObject* weft_py_command_buffer_dispatch(
   weft_py_dispatch_t* dispatch = PyMem_Malloc(sizeof(*dispatch));
   if (!dispatch) return PyErr_NoMemory();
   PyObject* result = NULL;
-  if (weft_py_dispatch_parse(executable, kernel, workgroups, constants,
-                             bindings, dispatch) &&
+  if (weft_py_dispatch_parse("dispatch", executable, kernel, workgroups,
+                             constants, bindings, dispatch) &&
       weft_py_ok(weft_command_buffer_dispatch(
           command_buffer, dispatch->executable, dispatch->ordinal,
           dispatch->workgroups, dispatch->constant_count, dispatch->constants,
@@ -486,26 +578,47 @@ static PyObject* weft_py_command_buffer_get_count(
       weft_command_buffer_command_count(command_buffer));
 }
 
+static PyObject* weft_py_command_buffer_repr(weft_py_command_buffer_t* self) {
+  weft_command_buffer_t* command_buffer = self->command_buffer;
+  if (!command_buffer) {
+    return PyUnicode_FromString("<weft.CommandBuffer (closed)>");
+  }
+  const uint32_t count = weft_command_buffer_command_count(command_buffer);
+  const uint32_t slots = weft_command_buffer_binding_capacity(command_buffer);
+  return PyUnicode_FromFormat(
+      "<weft.CommandBuffer %s, %u command%s, %u binding slot%s>",
+      (weft_command_buffer_mode(command_buffer) &
+       WEFT_COMMAND_BUFFER_MODE_REUSABLE)
+          ? "reusable"
+          : "one-shot",
+      (unsigned)count, count == 1 ? "" : "s", (unsigned)slots,
+      slots == 1 ? "" : "s");
+}
+
 static PyMethodDef weft_py_command_buffer_methods[] = {
     {"fill", (PyCFunction)weft_py_command_buffer_fill, METH_VARARGS,
-     "fill(target, pattern)\n\nRecords a fill of |target| (a Buffer, a "
-     "Tensor, (buffer, offset, length) or (slot, offset, length))."},
+     "fill($self, target, pattern, /)\n--\n\nRecords a fill of |target| (a "
+     "Buffer, a Tensor, (buffer, offset, length) or (slot, offset, "
+     "length))."},
     {"update", (PyCFunction)weft_py_command_buffer_update, METH_VARARGS,
-     "update(source, target)\n\nRecords a write of |source|'s bytes (copied "
-     "now)."},
+     "update($self, source, target, /)\n--\n\nRecords a write of "
+     "|source|'s bytes (copied now)."},
     {"copy", (PyCFunction)weft_py_command_buffer_copy, METH_VARARGS,
-     "copy(source, target)\n\nRecords a copy between two references."},
+     "copy($self, source, target, /)\n--\n\nRecords a copy between two "
+     "references."},
     {"dispatch", (PyCFunction)(void (*)(void))weft_py_command_buffer_dispatch,
      METH_VARARGS | METH_KEYWORDS,
-     "dispatch(executable, kernel, workgroups, constants=None, "
-     "bindings=None)\n\nRecords a dispatch."},
+     "dispatch($self, /, executable, kernel, workgroups, constants=None, "
+     "bindings=None)\n--\n\nRecords a dispatch (the arguments as "
+     "Device.dispatch takes them)."},
     {"barrier", (PyCFunction)weft_py_command_buffer_barrier, METH_NOARGS,
-     "barrier()\n\nOrders what was recorded before it before what comes "
-     "after."},
+     "barrier($self, /)\n--\n\nOrders what was recorded before it before "
+     "what comes after."},
     {"end", (PyCFunction)weft_py_command_buffer_end, METH_NOARGS,
-     "end()\n\nFinishes recording (the first recording error, if any)."},
+     "end($self, /)\n--\n\nFinishes recording (the first recording "
+     "error, if any)."},
     {"close", (PyCFunction)weft_py_command_buffer_close, METH_NOARGS,
-     "close()\n\nDrops this object's reference. Idempotent."},
+     "close($self, /)\n--\n\nDrops this object's reference. Idempotent."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -522,6 +635,7 @@ PyTypeObject weft_py_command_buffer_type = {
     .tp_basicsize = sizeof(weft_py_command_buffer_t),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)weft_py_command_buffer_dealloc,
+    .tp_repr = (reprfunc)weft_py_command_buffer_repr,
     .tp_methods = weft_py_command_buffer_methods,
     .tp_getset = weft_py_command_buffer_getset,
 };
@@ -588,18 +702,35 @@ PyObject* weft_py_device_executable_gpu(PyObject* self, PyObject* args,
   }
   for (Py_ssize_t i = 0; i < count; ++i) {
     // Names borrowed from the tuples, alive while |sequence| is.
-    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(sequence, i), "sII(III)",
-                          &table[i].name, &table[i].binding_count,
-                          &table[i].constant_count,
-                          &table[i].workgroup_size[0],
-                          &table[i].workgroup_size[1],
-                          &table[i].workgroup_size[2])) {
+    PyObject* fields[5];
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(sequence, i), "sOO(OOO)",
+                          &table[i].name, &fields[0], &fields[1], &fields[2],
+                          &fields[3], &fields[4])) {
       PyErr_Clear();
       PyErr_Format(PyExc_TypeError,
                    "kernels[%zd] must be (name, binding_count, "
                    "constant_count, (x, y, z))",
                    i);
       goto done;
+    }
+    uint32_t* values[5] = {&table[i].binding_count, &table[i].constant_count,
+                           &table[i].workgroup_size[0],
+                           &table[i].workgroup_size[1],
+                           &table[i].workgroup_size[2]};
+    for (int field = 0; field < 5; ++field) {
+      uint64_t bits = 0;
+      if (!weft_py_integer_try(fields[field], WEFT_PY_INTEGER_U32, &bits)) {
+        char item[64];
+        if (field < 2) {
+          snprintf(item, sizeof(item), "kernels[%zd][%d]", i, field + 1);
+        } else {
+          snprintf(item, sizeof(item), "kernels[%zd][3][%d]", i, field - 2);
+        }
+        weft_py_integer_refuse(fields[field], WEFT_PY_INTEGER_U32,
+                               "executable_gpu", item);
+        goto done;
+      }
+      *values[field] = (uint32_t)bits;
     }
   }
   weft_executable_t* executable = NULL;
@@ -624,9 +755,13 @@ PyObject* weft_py_device_command_buffer(PyObject* self, PyObject* args,
                                         PyObject* kwargs) {
   static char* keywords[] = {"reusable", "binding_capacity", NULL};
   int reusable = 0;
-  unsigned int binding_capacity = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$pI:command_buffer",
-                                   keywords, &reusable, &binding_capacity)) {
+  PyObject* capacity_object = NULL;
+  uint32_t binding_capacity = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$pO:command_buffer",
+                                   keywords, &reusable, &capacity_object) ||
+      (capacity_object &&
+       !weft_py_u32(capacity_object, "command_buffer", "binding_capacity",
+                    &binding_capacity))) {
     return NULL;
   }
   weft_device_t* device = weft_py_device_handle(self, "Device");
@@ -671,8 +806,9 @@ PyObject* weft_py_device_dispatch(PyObject* self, PyObject* const* args,
   if (!dispatch) return PyErr_NoMemory();
   weft_py_queue_lists_t lists;
   PyObject* result = NULL;
-  if (weft_py_dispatch_parse(a[0], a[1], a[2], a[3], a[4], dispatch) &&
-      weft_py_queue_lists_parse(a[5], a[6], &lists)) {
+  if (weft_py_dispatch_parse("dispatch", a[0], a[1], a[2], a[3], a[4],
+                             dispatch) &&
+      weft_py_queue_lists_parse("dispatch", a[5], a[6], &lists)) {
     result = weft_py_queue_lists_finish(
         &lists, weft_device_queue_dispatch(
                     device, WEFT_QUEUE_AFFINITY_ANY, lists.wait.list,
@@ -700,8 +836,8 @@ PyObject* weft_py_device_execute(PyObject* self, PyObject* const* args,
   weft_buffer_ref_t refs[WEFT_PY_MAX_BINDINGS];
   uint32_t count = 0;
   if (!command_buffer ||
-      !weft_py_buffer_refs_parse(a[1], "bindings", refs, WEFT_PY_MAX_BINDINGS,
-                                 &count)) {
+      !weft_py_buffer_refs_parse(a[1], "execute", "bindings", refs,
+                                 WEFT_PY_MAX_BINDINGS, &count)) {
     return NULL;
   }
   // The table: each entry a buffer range (refs, not slots).
@@ -716,7 +852,7 @@ PyObject* weft_py_device_execute(PyObject* self, PyObject* const* args,
                                        refs[i].length};
   }
   weft_py_queue_lists_t lists;
-  if (!weft_py_queue_lists_parse(a[2], a[3], &lists)) return NULL;
+  if (!weft_py_queue_lists_parse("execute", a[2], a[3], &lists)) return NULL;
   return weft_py_queue_lists_finish(
       &lists, weft_device_queue_execute(device, WEFT_QUEUE_AFFINITY_ANY,
                                         lists.wait.list, lists.signal.list,

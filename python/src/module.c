@@ -98,6 +98,61 @@ bool weft_py_ok(weft_status_t status) {
   return false;
 }
 
+bool weft_py_failure_code(PyObject* object, const char* function,
+                          const char* argument, weft_status_code_t* out) {
+  if (object == Py_None) return true;
+  int32_t code = 0;
+  if (!PyType_Check(object) && !PyLong_Check(object) &&
+      !PyIndex_Check(object)) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s() argument '%s' must be one of weft.Error's subclasses "
+                 "(weft.CancelledError, ...) or a status code (an int), not "
+                 "%.100s",
+                 function, argument, Py_TYPE(object)->tp_name);
+    return false;
+  }
+  if (PyType_Check(object)) {
+    PyObject* class_code =
+        PyType_IsSubtype((PyTypeObject*)object,
+                         (PyTypeObject*)weft_py_error_base) &&
+                object != weft_py_error_base
+            ? PyObject_GetAttrString(object, "code")
+            : NULL;
+    if (!class_code && object == weft_py_error_base) {
+      PyErr_Format(PyExc_ValueError,
+                   "%s() argument '%s' is weft.Error, the base of the error "
+                   "classes, which has no one code: pass one of its "
+                   "subclasses (weft.CancelledError, ...) or a status code",
+                   function, argument);
+      return false;
+    }
+    if (!class_code) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError,
+                   "%s() argument '%s' must be one of weft.Error's "
+                   "subclasses (weft.CancelledError, ...) or a status code, "
+                   "not %.100s",
+                   function, argument, ((PyTypeObject*)object)->tp_name);
+      return false;
+    }
+    const bool read = weft_py_i32(class_code, function, argument, &code);
+    Py_DECREF(class_code);
+    if (!read) return false;
+  } else if (!weft_py_i32(object, function, argument, &code)) {
+    return false;
+  }
+  if (code <= WEFT_STATUS_OK || code >= WEFT_STATUS_CODE_COUNT_ ||
+      code == WEFT_STATUS_DEFERRED) {
+    PyErr_Format(PyExc_ValueError,
+                 "%s() argument '%s' must be a failure's status code (1 to "
+                 "%d, not DEFERRED), got %d",
+                 function, argument, WEFT_STATUS_CODE_COUNT_ - 2, (int)code);
+    return false;
+  }
+  *out = (weft_status_code_t)code;
+  return true;
+}
+
 // "INVALID_ARGUMENT" -> "InvalidArgumentError" into |buffer|.
 static void weft_py_error_name(weft_status_code_t code, char* buffer,
                                size_t capacity) {
@@ -134,13 +189,39 @@ static PyObject* weft_py_error_builtin(weft_status_code_t code) {
   }
 }
 
+// A new exception class |qualified| ("weft.CancelledError") of |bases|
+// (a class or a tuple) documented by |doc|, whose __text_signature__ is
+// BaseException's "(*args)", so inspect.signature reads it. A class made
+// by type() takes its text signature from the docstring it was made with
+// ("Name(*args)\n--\n\n..." leading it) and keeps that; __doc__ is then
+// set to the text alone, which help() shows.
+static PyObject* weft_py_error_new(const char* qualified, PyObject* bases,
+                                   const char* doc) {
+  const char* name = strrchr(qualified, '.') + 1;
+  PyObject* signed_doc =
+      PyUnicode_FromFormat("%s(*args)\n--\n\n%s", name, doc);
+  if (!signed_doc) return NULL;
+  const char* text = PyUnicode_AsUTF8(signed_doc);
+  PyObject* error =
+      text ? PyErr_NewExceptionWithDoc(qualified, text, bases, NULL) : NULL;
+  Py_DECREF(signed_doc);
+  PyObject* plain_doc = error ? PyUnicode_FromString(doc) : NULL;
+  if (error &&
+      (!plain_doc || PyObject_SetAttrString(error, "__doc__", plain_doc) < 0)) {
+    Py_CLEAR(error);
+  }
+  Py_XDECREF(plain_doc);
+  return error;
+}
+
 static int weft_py_errors_setup(PyObject* module) {
-  weft_py_error_base = PyErr_NewExceptionWithDoc(
-      "weft.Error",
+  weft_py_error_base = weft_py_error_new(
+      "weft.Error", PyExc_Exception,
       "A weft status that is not OK. str(error) is weft's whole message "
       "(the chain of what failed, where); .code is the status code "
-      "(an int; weft.STATUS_CODES names them).",
-      PyExc_Exception, NULL);
+      "(an int; weft.STATUS_CODES names them). Each code has its "
+      "subclass (weft.CancelledError, ...), which Semaphore.fail also "
+      "takes for the code.");
   if (!weft_py_error_base || PyModule_AddObjectRef(module, "Error",
                                                    weft_py_error_base) < 0) {
     return -1;
@@ -158,7 +239,13 @@ static int weft_py_errors_setup(PyObject* module) {
                           ? PyTuple_Pack(2, weft_py_error_base, builtin)
                           : PyTuple_Pack(1, weft_py_error_base);
     if (!bases) return -1;
-    weft_py_errors[code] = PyErr_NewException(qualified, bases, NULL);
+    char doc[256];
+    snprintf(doc, sizeof(doc),
+             "weft's status %s (code %d) as an exception: a weft.Error%s%s.",
+             weft_status_code_string((weft_status_code_t)code), code,
+             builtin ? " and a " : "",
+             builtin ? ((PyTypeObject*)builtin)->tp_name : "");
+    weft_py_errors[code] = weft_py_error_new(qualified, bases, doc);
     Py_DECREF(bases);
     // The class knows its code, so one a program raises itself (a host
     // call's) carries it too.
@@ -218,7 +305,8 @@ void weft_py_semaphore_list_deinitialize(weft_py_semaphore_list_t* list) {
   list->list = weft_semaphore_list_empty();
 }
 
-bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
+bool weft_py_semaphore_list_parse(PyObject* object, const char* function,
+                                  const char* what,
                                   weft_py_semaphore_list_t* out_list) {
   out_list->list = weft_semaphore_list_empty();
   out_list->semaphores = out_list->inline_semaphores;
@@ -247,7 +335,7 @@ bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
   for (Py_ssize_t i = 0; ok && i < count; ++i) {
     PyObject* pair = PySequence_Fast_GET_ITEM(sequence, i);
     PyObject* semaphore = NULL;
-    unsigned long long value = 0;
+    uint64_t value = 0;
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
       PyErr_Format(PyExc_TypeError,
                    "%s[%zd] must be a (Semaphore, value) pair, got %.100s",
@@ -269,13 +357,12 @@ bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
       ok = false;
       break;
     }
-    value = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(pair, 1));
-    if (PyErr_Occurred()) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_ValueError,
-                   "%s[%zd][1] must be a timeline value (an int >= 0), got "
-                   "%R",
-                   what, i, PyTuple_GET_ITEM(pair, 1));
+    PyObject* value_object = PyTuple_GET_ITEM(pair, 1);
+    if (!weft_py_integer_try(value_object, WEFT_PY_INTEGER_U64, &value)) {
+      char item[64];
+      snprintf(item, sizeof(item), "%s[%zd][1]", what, i);
+      weft_py_integer_refuse(value_object, WEFT_PY_INTEGER_U64, function,
+                             item);
       ok = false;
       break;
     }
@@ -292,10 +379,13 @@ bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
   return true;
 }
 
-bool weft_py_queue_lists_parse(PyObject* wait, PyObject* signal,
-                               weft_py_queue_lists_t* out) {
-  if (!weft_py_semaphore_list_parse(wait, "wait", &out->wait)) return false;
-  if (!weft_py_semaphore_list_parse(signal, "signal", &out->signal)) {
+bool weft_py_queue_lists_parse(const char* function, PyObject* wait,
+                               PyObject* signal, weft_py_queue_lists_t* out) {
+  if (!weft_py_semaphore_list_parse(wait, function, "wait", &out->wait)) {
+    return false;
+  }
+  if (!weft_py_semaphore_list_parse(signal, function, "signal",
+                                    &out->signal)) {
     weft_py_semaphore_list_deinitialize(&out->wait);
     return false;
   }
@@ -350,9 +440,9 @@ void weft_py_buffer_ref_to_end(weft_buffer_ref_t* ref) {
 //===----------------------------------------------------------------------===//
 
 PyDoc_STRVAR(weft_py_drivers_doc,
-             "drivers() -> list[tuple[str, str]]\n\n"
-             "The drivers built into this weft as (name, description) pairs "
-             "(\"local-sync\", \"local-task\", ...).");
+             "drivers($module, /)\n--\n\n"
+             "The drivers built into this weft, a list of (name, "
+             "description) pairs (\"local-sync\", \"local-task\", ...).");
 
 static PyObject* weft_py_drivers(PyObject* module, PyObject* unused) {
   weft_driver_registry_t* registry = NULL;
@@ -376,18 +466,26 @@ static PyObject* weft_py_drivers(PyObject* module, PyObject* unused) {
 static PyMethodDef weft_py_methods[] = {
     {"drivers", weft_py_drivers, METH_NOARGS, weft_py_drivers_doc},
     {"dlpack_capsule", weft_py_dlpack_capsule, METH_VARARGS,
-     "dlpack_capsule(buffer, element_type, shape, byte_offset) -> capsule\n\n"
-     "A DLPack capsule over a host-visible buffer's memory (weft.Tensor's "
-     "__dlpack__)."},
+     "dlpack_capsule($module, buffer, element_type, shape, byte_offset, /)\n"
+     "--\n\nA DLPack capsule over a host-visible buffer's memory "
+     "(weft.Tensor's __dlpack__)."},
     {"trace_start", weft_py_trace_start, METH_O,
-     "trace_start(path)\n\nRecords what weft does (queue operations, waits, "
-     "dispatches) into a Chrome trace at |path| (Perfetto opens it) until "
-     "trace_stop()."},
+     "trace_start($module, path, /)\n--\n\nRecords what weft does (queue "
+     "operations, waits, dispatches) into a Chrome trace at |path| "
+     "(Perfetto opens it) until trace_stop()."},
     {"trace_stop", weft_py_trace_stop, METH_NOARGS,
-     "trace_stop()\n\nWrites and closes the trace."},
+     "trace_stop($module, /)\n--\n\nWrites and closes the trace."},
+    {"_integer", (PyCFunction)(void (*)(void))weft_py_integer_check,
+     METH_FASTCALL,
+     "_integer($module, value, type, function, argument, /)\n--\n\n"
+     "|value| as an int of |type| ('u64', 'u32', 'i64', 'i32'), refused as "
+     "every integer argument of the package is (TypeError, "
+     "OverflowError), naming |argument| of |function|; for weft's Python "
+     "layer."},
     {"_live_allocations", weft_py_live_allocations_get, METH_NOARGS,
-     "_live_allocations() -> int\n\nBlocks the extension's objects hold "
-     "(devices, semaphores and all they allocate); for tests."},
+     "_live_allocations($module, /)\n--\n\nThe number of blocks the "
+     "extension's objects hold (devices, semaphores and all they "
+     "allocate); for tests."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -173,10 +173,12 @@ static PyObject* weft_py_notifier_drain(weft_py_notifier_t* self,
 static PyObject* weft_py_notifier_watch(weft_py_notifier_t* self,
                                         PyObject* args) {
   PyObject* semaphore_object = NULL;
-  unsigned long long value = 0;
+  PyObject* value_object = NULL;
+  uint64_t value = 0;
   PyObject* future = NULL;
-  if (!PyArg_ParseTuple(args, "OKO:watch", &semaphore_object, &value,
-                        &future)) {
+  if (!PyArg_ParseTuple(args, "OOO:watch", &semaphore_object, &value_object,
+                        &future) ||
+      !weft_py_u64(value_object, "watch", "value", &value)) {
     return NULL;
   }
   if (self->fd < 0) {
@@ -210,8 +212,8 @@ static PyObject* weft_py_notifier_watch(weft_py_notifier_t* self,
 // already fired is left for drain.
 static PyObject* weft_py_notifier_cancel(weft_py_notifier_t* self,
                                          PyObject* id_object) {
-  const unsigned long long id = PyLong_AsUnsignedLongLong(id_object);
-  if (PyErr_Occurred()) return NULL;
+  uint64_t id = 0;
+  if (!weft_py_u64(id_object, "cancel", "id", &id)) return NULL;
   for (weft_py_watch_t* watch = self->pending; watch; watch = watch->next) {
     if (watch->id != id) continue;
     if (weft_semaphore_cancel_timepoint(watch->semaphore, &watch->timepoint)) {
@@ -282,22 +284,32 @@ static PyObject* weft_py_notifier_get_pending(weft_py_notifier_t* self,
   return PyLong_FromSsize_t(self->pending_count);
 }
 
+static PyObject* weft_py_notifier_repr(weft_py_notifier_t* self) {
+  if (self->fd < 0) {
+    return PyUnicode_FromString("<weft._weft.Notifier (closed)>");
+  }
+  return PyUnicode_FromFormat("<weft._weft.Notifier, %zd watch%s pending>",
+                              self->pending_count,
+                              self->pending_count == 1 ? "" : "es");
+}
+
 static PyMethodDef weft_py_notifier_methods[] = {
     {"watch", (PyCFunction)weft_py_notifier_watch, METH_VARARGS,
-     "watch(semaphore, value, future) -> int\n\nSets |future|'s result "
-     "(or its exception: the failure) once |semaphore| reaches |value|; "
-     "returns an id for cancel()."},
+     "watch($self, semaphore, value, future, /)\n--\n\nSets |future|'s "
+     "result (or its exception: the failure) once |semaphore| reaches "
+     "|value|; returns an id (an int) for cancel()."},
     {"cancel", (PyCFunction)weft_py_notifier_cancel, METH_O,
-     "cancel(id)\n\nStops a watch whose future was cancelled."},
+     "cancel($self, id, /)\n--\n\nStops a watch whose future was "
+     "cancelled."},
     {"drain", (PyCFunction)weft_py_notifier_drain, METH_NOARGS,
-     "drain()\n\nResolves the futures of the watches that fired (the "
-     "loop's reader callback on fileno())."},
+     "drain($self, /)\n--\n\nResolves the futures of the watches that "
+     "fired (the loop's reader callback on fileno())."},
     {"fileno", (PyCFunction)weft_py_notifier_fileno, METH_NOARGS,
-     "fileno() -> int\n\nThe eventfd that becomes readable when a watch "
-     "fires."},
+     "fileno($self, /)\n--\n\nThe eventfd (an int) that becomes readable "
+     "when a watch fires."},
     {"close", (PyCFunction)weft_py_notifier_close, METH_NOARGS,
-     "close()\n\nCancels the futures of pending watches and closes the "
-     "eventfd."},
+     "close($self, /)\n--\n\nCancels the futures of pending watches and "
+     "closes the eventfd."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -309,13 +321,14 @@ static PyGetSetDef weft_py_notifier_getset[] = {
 
 PyTypeObject weft_py_notifier_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft._weft.Notifier",
-    .tp_doc = "Notifier()\n\nDelivers semaphore timepoints to one event loop "
+    .tp_doc = "Notifier()\n--\n\nDelivers semaphore timepoints to one event loop "
               "through an eventfd (weft's asyncio support uses one per "
               "loop).",
     .tp_basicsize = sizeof(weft_py_notifier_t),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = weft_py_notifier_new,
     .tp_dealloc = (destructor)weft_py_notifier_dealloc,
+    .tp_repr = (reprfunc)weft_py_notifier_repr,
     .tp_methods = weft_py_notifier_methods,
     .tp_getset = weft_py_notifier_getset,
 };

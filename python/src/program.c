@@ -4,7 +4,8 @@
 // (bytes-like, element type name, shape) triples and back; this file makes
 // buffer views of them on the device, checks them against the function's
 // declared tensor types (weft_hal_check_arguments), invokes the function
-// without the GIL and reads the results back.
+// without the GIL (on a VM loop, in slices, so Ctrl-C reaches it) and
+// reads the results back.
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
@@ -29,6 +30,10 @@ typedef struct weft_py_program_t {
   // ready function writes.
   weft_vm_loop_t* loop;
   int loop_fd;
+  // An idle VM loop for _call, kept between calls (NULL while a call has
+  // it, or before the first); a call on another thread meanwhile makes
+  // its own. Taken and given back with the GIL.
+  weft_vm_loop_t* call_loop;
 } weft_py_program_t;
 
 static void weft_py_program_clear(weft_py_program_t* self) {
@@ -40,6 +45,9 @@ static void weft_py_program_clear(weft_py_program_t* self) {
     close(self->loop_fd);
   }
   self->loop_fd = -1;
+  weft_vm_loop_t* call_loop = self->call_loop;
+  self->call_loop = NULL;
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_vm_loop_destroy(call_loop));
   weft_vm_context_t* context = self->context;
   weft_vm_module_t* module = self->module;
   weft_vm_module_t* hal = self->hal;
@@ -214,12 +222,13 @@ static weft_status_t weft_py_program_upload(weft_device_t* device,
   return status;
 }
 
-// Makes the VM value for argument |object|: a (data, element type, shape)
-// triple becomes a buffer view on the device; an int or float becomes the
-// signature's scalar type.
+// Makes the VM value for argument |index| of exported function |function|,
+// |object|: a (data, element type, shape) triple becomes a buffer view on
+// the device; an int or float becomes the signature's scalar type.
 static bool weft_py_program_argument(weft_py_program_t* self,
-                                     PyObject* object, uint8_t type,
-                                     uint32_t index, weft_vm_value_t* out) {
+                                     const char* function, PyObject* object,
+                                     uint8_t type, uint32_t index,
+                                     weft_vm_value_t* out) {
   memset(out, 0, sizeof(*out));
   out->type = (weft_vm_value_type_t)type;
   if (type == WEFT_VM_TYPE_REF) {
@@ -242,14 +251,22 @@ static bool weft_py_program_argument(weft_py_program_t* self,
     PyObject* data = NULL;
     const char* element_name = NULL;
     PyObject* shape = NULL;
-    unsigned long long byte_offset = 0;
+    PyObject* offset_object = NULL;
+    uint64_t byte_offset = 0;
     if (!PyTuple_Check(object) ||
-        !PyArg_ParseTuple(object, "OsO|K", &data, &element_name, &shape,
-                          &byte_offset)) {
+        !PyArg_ParseTuple(object, "OsO|O", &data, &element_name, &shape,
+                          &offset_object)) {
       PyErr_Clear();
       PyErr_Format(PyExc_TypeError,
-                   "argument %u: a tensor (an array) goes here, got %.100s",
-                   index + 1, Py_TYPE(object)->tp_name);
+                   "%s() argument %u: a tensor (an array) goes here, got "
+                   "%.100s",
+                   function, index + 1, Py_TYPE(object)->tp_name);
+      return false;
+    }
+    char name[48];
+    snprintf(name, sizeof(name), "%u (its byte offset)", index + 1);
+    if (offset_object &&
+        !weft_py_u64(offset_object, function, name, &byte_offset)) {
       return false;
     }
     const weft_hal_element_type_t element = weft_py_element_type(element_name);
@@ -262,8 +279,18 @@ static bool weft_py_program_argument(weft_py_program_t* self,
       return false;
     }
     for (Py_ssize_t i = 0; i < rank; ++i) {
-      dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-      if (dims[i] == -1 && PyErr_Occurred()) return false;
+      snprintf(name, sizeof(name), "%u (its shape[%zd])", index + 1, i);
+      if (!weft_py_i64(PyTuple_GET_ITEM(shape, i), function, name,
+                       &dims[i])) {
+        return false;
+      }
+      if (dims[i] < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s() argument %u: shape[%zd] is %lld; a dimension is "
+                     ">= 0",
+                     function, index + 1, i, (long long)dims[i]);
+        return false;
+      }
     }
     weft_hal_buffer_view_t* view = NULL;
     if (PyObject_TypeCheck(data, &weft_py_buffer_type)) {
@@ -301,32 +328,35 @@ static bool weft_py_program_argument(weft_py_program_t* self,
     out->ref = weft_hal_module_wrap_buffer_view(view);
     return true;
   }
+  // A 0-d array (weft.Program makes NumPy scalars such) goes where a
+  // scalar goes: its data, an int or a float to Python.
+  if (PyTuple_Check(object) && PyTuple_GET_SIZE(object) >= 3 &&
+      PyTuple_Check(PyTuple_GET_ITEM(object, 2)) &&
+      PyTuple_GET_SIZE(PyTuple_GET_ITEM(object, 2)) == 0) {
+    object = PyTuple_GET_ITEM(object, 0);
+  }
   if (type == WEFT_VM_TYPE_I32 || type == WEFT_VM_TYPE_I64) {
-    const long long value = PyLong_AsLongLong(object);
-    if (value == -1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_TypeError, "argument %u: an %s goes here, got %R",
-                   index + 1, type == WEFT_VM_TYPE_I32 ? "i32" : "i64",
-                   object);
-      return false;
+    const weft_py_integer_type_t integer_type =
+        type == WEFT_VM_TYPE_I32 ? WEFT_PY_INTEGER_I32 : WEFT_PY_INTEGER_I64;
+    uint64_t bits = 0;
+    if (weft_py_integer_try(object, integer_type, &bits)) {
+      if (type == WEFT_VM_TYPE_I32) {
+        out->i32 = (int32_t)(int64_t)bits;
+      } else {
+        out->i64 = (int64_t)bits;
+      }
+      return true;
     }
-    if (type == WEFT_VM_TYPE_I32 && (value < INT32_MIN || value > INT32_MAX)) {
-      PyErr_Format(PyExc_OverflowError, "argument %u: %lld does not fit i32",
-                   index + 1, value);
-      return false;
-    }
-    if (type == WEFT_VM_TYPE_I32) {
-      out->i32 = (int32_t)value;
-    } else {
-      out->i64 = value;
-    }
-    return true;
+    char name[16];
+    snprintf(name, sizeof(name), "%u", index + 1);
+    return weft_py_integer_refuse(object, integer_type, function, name);
   }
   const double value = PyFloat_AsDouble(object);
   if (value == -1.0 && PyErr_Occurred()) {
     PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "argument %u: an %s goes here, got %R",
-                 index + 1, type == WEFT_VM_TYPE_F32 ? "f32" : "f64", object);
+    PyErr_Format(PyExc_TypeError, "%s() argument %u: an %s goes here, got %R",
+                 function, index + 1, type == WEFT_VM_TYPE_F32 ? "f32" : "f64",
+                 object);
     return false;
   }
   if (type == WEFT_VM_TYPE_F32) {
@@ -518,7 +548,8 @@ static weft_py_prepared_t* weft_py_program_prepare(weft_py_program_t* self,
                               prepared->counts[0], text, given));
   }
   for (uint32_t i = 0; ok && i < prepared->counts[0]; ++i) {
-    ok = weft_py_program_argument(self, PySequence_Fast_GET_ITEM(sequence, i),
+    ok = weft_py_program_argument(self, name,
+                                  PySequence_Fast_GET_ITEM(sequence, i),
                                   prepared->types[i], i, &prepared->args[i]);
     if (ok) prepared->made = i + 1;
   }
@@ -565,9 +596,73 @@ static PyObject* weft_py_program_finish(weft_py_program_t* self,
   return list;
 }
 
+// A _call's invocation on a VM loop of its own: what its done function
+// (on the calling thread, inside weft_vm_loop_run, without the GIL) hands
+// back: the status and the results, their refs now the call's.
+typedef struct weft_py_call_t {
+  weft_vm_loop_t* loop;
+  bool ended;
+  weft_status_t status;
+  uint32_t result_count;
+  weft_vm_value_t results[WEFT_PY_PROGRAM_MAX_VALUES];
+} weft_py_call_t;
+
+static void weft_py_program_call_done(void* user_data,
+                                      weft_vm_loop_invocation_t* invocation,
+                                      weft_status_t status,
+                                      weft_vm_value_t* results,
+                                      uint32_t result_count) {
+  weft_py_call_t* call = (weft_py_call_t*)user_data;
+  call->ended = true;
+  call->status = status;
+  call->result_count = result_count;
+  if (result_count) {
+    memcpy(call->results, results, result_count * sizeof(*results));
+  }
+}
+
+// One slice of the call (weft_py_wait_in_slices): the loop runs it until
+// it ends (OK) or |deadline| passes with it still waiting or running.
+static weft_status_t weft_py_program_call_run(void* target,
+                                              weft_time_t deadline) {
+  return weft_vm_loop_run(((weft_py_call_t*)target)->loop, deadline);
+}
+
+// The loop for a call: the program's idle one, or a new one.
+static weft_vm_loop_t* weft_py_program_take_call_loop(weft_py_program_t* self) {
+  weft_vm_loop_t* loop = self->call_loop;
+  self->call_loop = NULL;
+  if (loop) return loop;
+  // One invocation on it, so nothing to be fair to: long turns, as
+  // weft_vm_invoke_sync runs them.
+  weft_vm_loop_options_t options = {0};
+  options.turn_budget = 1u << 20;
+  if (!weft_py_ok(weft_vm_loop_create(options, weft_py_allocator(), &loop))) {
+    return NULL;
+  }
+  return loop;
+}
+
+// Gives |loop| (idle) back to the program, or destroys it when the program
+// already has one or was closed meanwhile.
+static void weft_py_program_give_call_loop(weft_py_program_t* self,
+                                           weft_vm_loop_t* loop) {
+  if (!self->call_loop && self->context) {
+    self->call_loop = loop;
+    return;
+  }
+  WEFT_PY_RELEASE_WITHOUT_GIL(weft_vm_loop_destroy(loop));
+}
+
 // _call(name, args) -> list: calls exported function |name| with |args|
 // (a sequence of tensors as triples, None, ints and floats) on this
-// thread, without the GIL while it runs.
+// thread, without the GIL while it runs. The call runs on a VM loop in
+// slices of weft_py_wait_in_slices, so a signal handler that raises
+// (Ctrl-C's KeyboardInterrupt) ends it: the invocation is cancelled (a
+// wait it is in ends; it ends CANCELLED at its next wait or turn), run to
+// its end, its results released, and the handler's exception raised.
+// Queue operations it already submitted are not withdrawn: they run once
+// their waits are reached, or end with their device.
 static PyObject* weft_py_program_call(weft_py_program_t* self,
                                       PyObject* call_args) {
   const char* name = NULL;
@@ -578,19 +673,51 @@ static PyObject* weft_py_program_call(weft_py_program_t* self,
   weft_py_prepared_t* prepared =
       weft_py_program_prepare(self, name, sequence_object);
   if (!prepared) return NULL;
-  weft_vm_value_t results[WEFT_PY_PROGRAM_MAX_VALUES];
-  memset(results, 0, sizeof(results));
-  weft_vm_context_t* context = self->context;
-  weft_status_t status;
-  weft_vm_context_retain(context);
-  Py_BEGIN_ALLOW_THREADS
-  status = weft_vm_invoke_sync(context, prepared->qualified, prepared->args,
-                               prepared->made, results, prepared->counts[1], 0,
-                               weft_py_allocator());
-  weft_vm_context_release(context);
-  Py_END_ALLOW_THREADS
-  PyObject* list = weft_py_program_finish(self, prepared, status, results,
-                                          prepared->counts[1]);
+  weft_py_call_t call;
+  memset(&call, 0, sizeof(call));
+  call.loop = weft_py_program_take_call_loop(self);
+  if (!call.loop) {
+    weft_py_prepared_free(prepared);
+    return NULL;
+  }
+  PyObject* list = NULL;
+  weft_vm_loop_invocation_t* invocation = NULL;
+  weft_status_t status = weft_vm_loop_submit(
+      call.loop, self->context, prepared->qualified, prepared->args,
+      prepared->made, prepared->counts[1], weft_py_program_call_done, &call,
+      &invocation);
+  if (!weft_status_is_ok(status)) {
+    weft_py_raise(status);  // |done| is never called for a refused submit
+  } else {
+    const bool ran = weft_py_wait_in_slices(weft_py_program_call_run, NULL,
+                                            &call, WEFT_TIME_INFINITE_FUTURE,
+                                            &status);
+    if (!call.ended) {
+      // Interrupted: the invocation ends before the loop is idle again.
+      weft_vm_loop_cancel(call.loop, invocation);
+      Py_BEGIN_ALLOW_THREADS
+      weft_status_ignore(
+          weft_vm_loop_run(call.loop, WEFT_TIME_INFINITE_FUTURE));
+      Py_END_ALLOW_THREADS
+    }
+    if (ran && weft_status_is_ok(status)) {
+      list = weft_py_program_finish(self, prepared, call.status, call.results,
+                                    call.result_count);
+    } else {
+      // The handler's exception (or the loop's failure) stands; what the
+      // invocation ended with is dropped.
+      if (ran) weft_py_raise(status);
+      const uint32_t count =
+          weft_status_is_ok(call.status) ? call.result_count : 0;
+      for (uint32_t i = 0; i < count; ++i) {
+        if (call.results[i].type == WEFT_VM_TYPE_REF) {
+          weft_vm_ref_release(call.results[i].ref);
+        }
+      }
+      weft_status_free(call.status);
+    }
+  }
+  weft_py_program_give_call_loop(self, call.loop);
   weft_py_prepared_free(prepared);
   return list;
 }
@@ -767,30 +894,43 @@ static PyObject* weft_py_program_close(weft_py_program_t* self,
   Py_RETURN_NONE;
 }
 
+static PyObject* weft_py_program_repr(weft_py_program_t* self) {
+  if (!self->context) return PyUnicode_FromString("<weft.Program (closed)>");
+  return PyUnicode_FromFormat("<weft.Program '%s' on '%s'>",
+                              weft_vm_module_name(self->module),
+                              weft_device_id(self->device));
+}
+
 static PyMethodDef weft_py_program_methods[] = {
     {"_call", (PyCFunction)weft_py_program_call, METH_VARARGS,
-     "_call(name, args) -> list\n\nCalls exported function |name|: tensors "
+     "_call($self, name, args, /)\n--\n\nCalls exported function |name| "
+     "and returns its results as a list: tensors "
      "as (data, element type, shape) triples (weft.Program converts NumPy "
-     "arrays), checked against the function's declarations."},
+     "arrays), checked against the function's declarations. A signal "
+     "handler that raises (Ctrl-C) abandons the call: the invocation is "
+     "cancelled and released, and its exception raised."},
     {"_loop_fd", (PyCFunction)weft_py_program_loop_fd, METH_NOARGS,
-     "_loop_fd() -> int\n\nThe eventfd that becomes readable when a call on "
-     "the program's VM loop can run (weft.Program.call_async)."},
+     "_loop_fd($self, /)\n--\n\nThe eventfd (an int) that becomes "
+     "readable when a call on the program's VM loop can run "
+     "(weft.Program.call_async)."},
     {"_submit", (PyCFunction)weft_py_program_submit, METH_VARARGS,
-     "_submit(name, args, future)\n\nQueues a call on the VM loop."},
+     "_submit($self, name, args, future, /)\n--\n\nQueues a call on the "
+     "VM loop."},
     {"_run", (PyCFunction)weft_py_program_run, METH_NOARGS,
-     "_run() -> float or None\n\nRuns what is ready on the VM loop; the "
-     "seconds to the next deadline, or None."},
+     "_run($self, /)\n--\n\nRuns what is ready on the VM loop; returns "
+     "the seconds to the next deadline (a float), or None."},
     {"functions", (PyCFunction)weft_py_program_functions, METH_NOARGS,
-     "functions() -> list[str]\n\nThe functions Python may call (those "
-     "marked export)."},
+     "functions($self, /)\n--\n\nThe names of the functions Python may "
+     "call (those marked export), a list of str."},
     {"close", (PyCFunction)weft_py_program_close, METH_NOARGS,
-     "close()\n\nDrops the program, its context and its kernel libraries."},
+     "close($self, /)\n--\n\nDrops the program, its context and its "
+     "kernel libraries."},
     {NULL, NULL, 0, NULL},
 };
 
 PyTypeObject weft_py_program_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft._weft.Program",
-    .tp_doc = "Program(path, device, kernels=None)\n\nA VM module (.wvm or "
+    .tp_doc = "Program(path, device, kernels=None)\n--\n\nA VM module (.wvm or "
               ".wvmb) linked with the hal module on |device|; |kernels| maps "
               "the names hal.executable.static opens to kernel library "
               "paths. Use weft.Program.",
@@ -799,6 +939,7 @@ PyTypeObject weft_py_program_type = {
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)weft_py_program_init,
     .tp_dealloc = (destructor)weft_py_program_dealloc,
+    .tp_repr = (reprfunc)weft_py_program_repr,
     .tp_methods = weft_py_program_methods,
 };
 

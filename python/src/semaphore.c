@@ -31,10 +31,13 @@ PyObject* weft_py_semaphore_wrap(weft_semaphore_t* semaphore) {
 static int weft_py_semaphore_init(weft_py_semaphore_t* self, PyObject* args,
                                   PyObject* kwargs) {
   static char* keywords[] = {"initial_value", "name", NULL};
-  unsigned long long initial_value = 0;
+  PyObject* initial_object = NULL;
+  uint64_t initial_value = 0;
   const char* name = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|K$z:Semaphore", keywords,
-                                   &initial_value, &name)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$z:Semaphore", keywords,
+                                   &initial_object, &name) ||
+      (initial_object && !weft_py_u64(initial_object, "Semaphore",
+                                      "initial_value", &initial_value))) {
     return -1;
   }
   if (self->semaphore) {
@@ -92,9 +95,11 @@ static PyObject* weft_py_semaphore_signal(weft_py_semaphore_t* self,
   weft_semaphore_t* semaphore =
       weft_py_semaphore_handle((PyObject*)self, "Semaphore");
   if (!semaphore) return NULL;
-  const unsigned long long value = PyLong_AsUnsignedLongLong(value_object);
-  if (PyErr_Occurred()) return NULL;
-  if (!weft_py_ok(weft_semaphore_signal(semaphore, value))) return NULL;
+  uint64_t value = 0;
+  if (!weft_py_u64(value_object, "signal", "value", &value) ||
+      !weft_py_ok(weft_semaphore_signal(semaphore, value))) {
+    return NULL;
+  }
   Py_RETURN_NONE;
 }
 
@@ -102,22 +107,16 @@ static PyObject* weft_py_semaphore_fail(weft_py_semaphore_t* self,
                                         PyObject* args, PyObject* kwargs) {
   static char* keywords[] = {"message", "code", NULL};
   const char* message = NULL;
-  int code = WEFT_STATUS_ABORTED;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|i:fail", keywords,
-                                   &message, &code)) {
+  PyObject* code_object = Py_None;
+  weft_status_code_t code = WEFT_STATUS_ABORTED;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|O:fail", keywords,
+                                   &message, &code_object) ||
+      !weft_py_failure_code(code_object, "fail", "code", &code)) {
     return NULL;
   }
   weft_semaphore_t* semaphore =
       weft_py_semaphore_handle((PyObject*)self, "Semaphore");
   if (!semaphore) return NULL;
-  if (code <= WEFT_STATUS_OK || code >= WEFT_STATUS_CODE_COUNT_ ||
-      code == WEFT_STATUS_DEFERRED) {
-    PyErr_Format(PyExc_ValueError,
-                 "code must be a failure's status code (1 to %d, not "
-                 "DEFERRED), got %d",
-                 WEFT_STATUS_CODE_COUNT_ - 2, code);
-    return NULL;
-  }
   weft_semaphore_fail(semaphore, weft_status_make_(NULL, 0,
                                                    (weft_status_code_t)code,
                                                    "%s", message));
@@ -152,7 +151,7 @@ static PyObject* weft_py_semaphore_wait(weft_py_semaphore_t* self,
       .function = "wait", .positional = 2, .required = 1,
       .names = {"value", "timeout"}};
   PyObject* a[2];
-  unsigned long long value = 0;
+  uint64_t value = 0;
   if (!weft_py_arguments_parse(&parameters, args, nargs, kwnames, a) ||
       !weft_py_argument_u64(&parameters, 0, a[0], &value)) {
     return NULL;
@@ -186,8 +185,13 @@ static PyObject* weft_py_semaphore_wait(weft_py_semaphore_t* self,
 static PyObject* weft_py_asyncio_wait;
 
 static PyObject* weft_py_semaphore_at(weft_py_semaphore_t* self,
-                                      PyObject* value) {
-  if (!weft_py_semaphore_handle((PyObject*)self, "Semaphore")) return NULL;
+                                      PyObject* value_object) {
+  // Refused here, not when awaited.
+  uint64_t checked = 0;
+  if (!weft_py_semaphore_handle((PyObject*)self, "Semaphore") ||
+      !weft_py_u64(value_object, "at", "value", &checked)) {
+    return NULL;
+  }
   if (!weft_py_asyncio_wait) {
     PyObject* module = PyImport_ImportModule("weft._asyncio");
     if (!module) return NULL;
@@ -195,8 +199,13 @@ static PyObject* weft_py_semaphore_at(weft_py_semaphore_t* self,
     Py_DECREF(module);
     if (!weft_py_asyncio_wait) return NULL;
   }
+  PyObject* value = PyLong_FromUnsignedLongLong(checked);
+  if (!value) return NULL;
   PyObject* args[2] = {(PyObject*)self, value};
-  return PyObject_Vectorcall(weft_py_asyncio_wait, args, 2, NULL);
+  PyObject* awaitable = PyObject_Vectorcall(weft_py_asyncio_wait, args, 2,
+                                            NULL);
+  Py_DECREF(value);
+  return awaitable;
 }
 
 static PyObject* weft_py_semaphore_get_name(weft_py_semaphore_t* self,
@@ -239,31 +248,38 @@ static PyObject* weft_py_semaphore_repr(weft_py_semaphore_t* self) {
 
 static PyMethodDef weft_py_semaphore_methods[] = {
     {"close", (PyCFunction)weft_py_semaphore_close, METH_NOARGS,
-     "close()\n\nDrops this object's reference (operations that signal or "
-     "wait on it keep theirs). Idempotent."},
-    {"__enter__", (PyCFunction)weft_py_semaphore_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)weft_py_semaphore_exit, METH_VARARGS, NULL},
+     "close($self, /)\n--\n\nDrops this object's reference (operations "
+     "that signal or wait on it keep theirs). Idempotent."},
+    {"__enter__", (PyCFunction)weft_py_semaphore_enter, METH_NOARGS,
+     "__enter__($self, /)\n--\n\nThe semaphore; __exit__ closes it."},
+    {"__exit__", (PyCFunction)weft_py_semaphore_exit, METH_VARARGS,
+     "__exit__($self, /, *exc_info)\n--\n\nCloses the semaphore."},
     {"query", (PyCFunction)weft_py_semaphore_query, METH_NOARGS,
-     "query() -> int\n\nThe current value; raises the failure (its original "
-     "message) once the semaphore has failed."},
+     "query($self, /)\n--\n\nThe current value (an int); raises the "
+     "failure (its original message) once the semaphore has failed."},
     {"signal", (PyCFunction)weft_py_semaphore_signal, METH_O,
-     "signal(value)\n\nMoves the value to |value| from the host "
-     "(InvalidArgumentError unless it is ahead)."},
+     "signal($self, value, /)\n--\n\nMoves the value to |value| (a u64) "
+     "from the host (InvalidArgumentError unless it is ahead)."},
     {"fail", (PyCFunction)(void (*)(void))weft_py_semaphore_fail,
      METH_VARARGS | METH_KEYWORDS,
-     "fail(message, code=weft ABORTED)\n\nFails the semaphore: every "
-     "waiter, and every operation waiting on it, gets |message|."},
+     "fail($self, /, message, code=None)\n--\n\nFails the semaphore: "
+     "every waiter, and every operation waiting on it, gets |message| as "
+     "the error of |code|: one of weft.Error's subclasses "
+     "(weft.CancelledError, ...) or its status code (an int; "
+     "weft.STATUS_CODES names them); None is ABORTED "
+     "(weft.AbortedError)."},
     {"wait", (PyCFunction)(void (*)(void))weft_py_semaphore_wait,
      METH_FASTCALL | METH_KEYWORDS,
-     "wait(value, timeout=None)\n\nBlocks until the value reaches |value| "
-     "(timeout in seconds; None: forever), without holding the GIL; Ctrl-C "
-     "interrupts it. DeadlineExceededError on timeout; the failure's own "
-     "error when the semaphore failed."},
+     "wait($self, /, value, timeout=None)\n--\n\nBlocks until the value "
+     "reaches |value| (a u64) (timeout in seconds; None: forever; 0: a "
+     "poll; a negative timeout is refused with ValueError), without "
+     "holding the GIL; Ctrl-C interrupts it. DeadlineExceededError on "
+     "timeout; the failure's own error when the semaphore failed."},
     {"at", (PyCFunction)weft_py_semaphore_at, METH_O,
-     "at(value) -> awaitable\n\n`await semaphore.at(value)` waits on the "
-     "running asyncio loop, without a thread: weft's timepoint wakes the "
-     "loop. Raises the failure if the semaphore fails first; cancelling "
-     "the awaiting task stops the watch."},
+     "at($self, value, /)\n--\n\nAn awaitable: `await semaphore.at(value)` "
+     "waits on the running asyncio loop, without a thread: weft's "
+     "timepoint wakes the loop. Raises the failure if the semaphore fails "
+     "first; cancelling the awaiting task stops the watch."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -278,10 +294,11 @@ static PyGetSetDef weft_py_semaphore_getset[] = {
 
 PyTypeObject weft_py_semaphore_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "weft.Semaphore",
-    .tp_doc = "Semaphore(initial_value=0, *, name=None)\n\nA host timeline "
-              "semaphore: a 64-bit value that only moves forward, or fails "
-              "with a message. Any device's operations may wait on it and "
-              "signal it (Device.semaphore makes one on the device).",
+    .tp_doc = "Semaphore(initial_value=0, *, name=None)\n--\n\n"
+              "A host timeline semaphore: a 64-bit value (every u64, from "
+              "|initial_value|) that only moves forward, or fails with a "
+              "message. Any device's operations may wait on it and signal "
+              "it (Device.semaphore makes one on the device).",
     .tp_basicsize = sizeof(weft_py_semaphore_t),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,

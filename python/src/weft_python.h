@@ -32,6 +32,14 @@ bool weft_py_ok(weft_status_t status);
 // The exception class for |code| (borrowed).
 PyObject* weft_py_error_class(weft_status_code_t code);
 
+// Reads a failure's status code, argument |argument| of |function|: None
+// (|out| left as it is), one of weft.Error's subclasses (its code:
+// weft.CancelledError is CANCELLED), or the code as an int. TypeError for
+// anything else, ValueError for weft.Error itself (no one code) and for
+// an int that is not a failure's code (OK, DEFERRED, past the last).
+bool weft_py_failure_code(PyObject* object, const char* function,
+                          const char* argument, weft_status_code_t* out);
+
 // Runs |statement|, which drops weft references, without the GIL: the
 // last reference to a device makes it join its threads, and one of them
 // may be in a host call waiting for the GIL.
@@ -115,14 +123,96 @@ typedef struct weft_py_parameters_t {
 bool weft_py_arguments_parse(weft_py_parameters_t* parameters,
                              PyObject* const* args, Py_ssize_t nargs,
                              PyObject* kwnames, PyObject** out);
-// PyArg's "K": |object| (argument |index|) an int, taken modulo 2**64; a
-// NULL |object| leaves |out| as it is.
+// Argument |index| of |parameters| (NULL: not given, |out| left as it is)
+// as a uint64 (weft_py_integer).
 bool weft_py_argument_u64(const weft_py_parameters_t* parameters, int index,
-                          PyObject* object, unsigned long long* out);
+                          PyObject* object, uint64_t* out);
 // PyArg's "y*": a contiguous buffer export of |object|, released by the
 // caller (PyBuffer_Release) when true.
 bool weft_py_argument_bytes(const weft_py_parameters_t* parameters, int index,
                             PyObject* object, Py_buffer* out);
+
+//===----------------------------------------------------------------------===//
+// Integer arguments: the one conversion every integer argument goes through
+//===----------------------------------------------------------------------===//
+
+// The C integer types integer arguments become; each is a range, and a
+// value outside it is an OverflowError (never taken modulo 2**64).
+typedef enum weft_py_integer_type_e {
+  WEFT_PY_INTEGER_U64 = 0,  // [0, 2**64)
+  WEFT_PY_INTEGER_U32,      // [0, 2**32)
+  WEFT_PY_INTEGER_I64,      // [-2**63, 2**63)
+  WEFT_PY_INTEGER_I32,      // [-2**31, 2**31)
+  WEFT_PY_INTEGER_WORD32,   // [-2**31, 2**32): a 32-bit word, signed or not
+  WEFT_PY_INTEGER_TYPE_COUNT_,
+} weft_py_integer_type_t;
+
+// Converts |object|, an int or anything with __index__ (NumPy's integers;
+// not a float), to |type|: its value's 64 bits (two's complement for the
+// signed types) in |out_bits|. False, with no exception set, when it is
+// not an integer or is outside the range. For loops that name the item
+// only when it is refused (weft_py_integer_refuse).
+bool weft_py_integer_try(PyObject* object, weft_py_integer_type_t type,
+                         uint64_t* out_bits);
+// Raises the error for an |object| weft_py_integer_try refused and returns
+// false: TypeError for what is not an integer, OverflowError for an
+// integer outside |type|'s range (or what its __index__ raised), naming
+// argument |argument| of |function| in CPython's words ("allocate()
+// argument 'nbytes' must be int, not float"; "... must be a u64, an int
+// in [0, 2**64); got -1").
+bool weft_py_integer_refuse(PyObject* object, weft_py_integer_type_t type,
+                            const char* function, const char* argument);
+// Both: true with |out_bits| set, or false with the error raised.
+bool weft_py_integer(PyObject* object, weft_py_integer_type_t type,
+                     const char* function, const char* argument,
+                     uint64_t* out_bits);
+
+static inline bool weft_py_u64(PyObject* object, const char* function,
+                               const char* argument, uint64_t* out) {
+  return weft_py_integer(object, WEFT_PY_INTEGER_U64, function, argument, out);
+}
+static inline bool weft_py_u32(PyObject* object, const char* function,
+                               const char* argument, uint32_t* out) {
+  uint64_t bits = 0;
+  if (!weft_py_integer(object, WEFT_PY_INTEGER_U32, function, argument,
+                       &bits)) {
+    return false;
+  }
+  *out = (uint32_t)bits;
+  return true;
+}
+static inline bool weft_py_i64(PyObject* object, const char* function,
+                               const char* argument, int64_t* out) {
+  uint64_t bits = 0;
+  if (!weft_py_integer(object, WEFT_PY_INTEGER_I64, function, argument,
+                       &bits)) {
+    return false;
+  }
+  *out = (int64_t)bits;
+  return true;
+}
+static inline bool weft_py_i32(PyObject* object, const char* function,
+                               const char* argument, int32_t* out) {
+  uint64_t bits = 0;
+  if (!weft_py_integer(object, WEFT_PY_INTEGER_I32, function, argument,
+                       &bits)) {
+    return false;
+  }
+  *out = (int32_t)(int64_t)bits;
+  return true;
+}
+
+// A byte length argument: None is "to the end" (WEFT_WHOLE_BUFFER);
+// otherwise a u64 other than WEFT_WHOLE_BUFFER itself, which would say
+// "to the end" without None (ValueError).
+bool weft_py_length(PyObject* object, const char* function,
+                    const char* argument, uint64_t* out);
+
+// _integer(value, type, function, argument) -> int: weft_py_integer for
+// the Python layer (weft/__init__.py), |type| "u64", "u32", "i64" or
+// "i32".
+PyObject* weft_py_integer_check(PyObject* module, PyObject* const* args,
+                                Py_ssize_t nargs);
 
 // io.c: Device.read, Device.write, Device.host_call; trace_start/stop.
 PyObject* weft_py_device_read(PyObject* self, PyObject* const* args,
@@ -150,9 +240,12 @@ PyObject* weft_py_device_execute(PyObject* self, PyObject* const* args,
 
 // Reads a buffer reference: a Buffer (whole), a Tensor (its range),
 // (buffer, offset, length) or (slot, offset, length) with length None for
-// "to the end". |what|[|index|] names it in errors.
-bool weft_py_buffer_ref_parse(PyObject* object, const char* what,
-                              uint32_t index, weft_buffer_ref_t* out);
+// "to the end" (slot a u32, offset and length u64s). |what|[|index|] of
+// |function| names it in errors; |index| < 0 when |what| is the reference
+// itself, not an item of a list.
+bool weft_py_buffer_ref_parse(PyObject* object, const char* function,
+                              const char* what, Py_ssize_t index,
+                              weft_buffer_ref_t* out);
 // Turns a direct |ref|'s "to the end" length into the bytes left in its
 // buffer past its offset.
 void weft_py_buffer_ref_to_end(weft_buffer_ref_t* ref);
@@ -208,10 +301,12 @@ typedef struct weft_py_semaphore_list_t {
   uint64_t* values;
 } weft_py_semaphore_list_t;
 
-// Reads |object| (None, or an iterable of (Semaphore, value) pairs) into
-// |out_list|. Borrowed semaphores: valid while |object| is. |what| names
-// the argument in errors ("wait"). Deinitialize after any result.
-bool weft_py_semaphore_list_parse(PyObject* object, const char* what,
+// Reads |object| (None, or an iterable of (Semaphore, value) pairs, each
+// value a u64) into |out_list|. Borrowed semaphores: valid while |object|
+// is. |what| names the argument of |function| in errors ("wait" of
+// "fill"). Deinitialize after any result.
+bool weft_py_semaphore_list_parse(PyObject* object, const char* function,
+                                  const char* what,
                                   weft_py_semaphore_list_t* out_list);
 void weft_py_semaphore_list_deinitialize(weft_py_semaphore_list_t* list);
 
@@ -221,9 +316,10 @@ typedef struct weft_py_queue_lists_t {
   weft_py_semaphore_list_t signal;
 } weft_py_queue_lists_t;
 
-// Reads both lists (None: empty); false with the error raised.
-bool weft_py_queue_lists_parse(PyObject* wait, PyObject* signal,
-                               weft_py_queue_lists_t* out);
+// Reads both lists of |function|'s call (None: empty); false with the
+// error raised.
+bool weft_py_queue_lists_parse(const char* function, PyObject* wait,
+                               PyObject* signal, weft_py_queue_lists_t* out);
 // Frees the lists and makes the operation's result of |status| (consumed):
 // None, or NULL with the error raised.
 PyObject* weft_py_queue_lists_finish(weft_py_queue_lists_t* lists,

@@ -73,24 +73,32 @@ class Fence:
 
     def __init__(self, pairs=()):
         self._pairs = {}
-        for semaphore, value in pairs:
-            self.insert(semaphore, value)
+        for i, (semaphore, value) in enumerate(pairs):
+            self._insert(semaphore, value, "Fence", f"pairs[{i}][1]")
 
     @classmethod
     def at(cls, semaphore, value):
-        """The fence of one point."""
-        return cls([(semaphore, value)])
+        """The fence of one point (``value`` a u64, as every timeline
+        value)."""
+        fence = cls()
+        fence._insert(semaphore, value, "Fence.at", "value")
+        return fence
 
     def insert(self, semaphore, value):
         """Adds a point; a semaphore already there keeps the larger
         value."""
+        self._insert(semaphore, value, "Fence.insert", "value")
+
+    def _insert(self, semaphore, value, function, argument):
         if not isinstance(semaphore, Semaphore):
             raise TypeError(f"a fence holds weft.Semaphores, got "
                             f"{type(semaphore).__name__}")
+        # Refused now (OverflowError, TypeError), not at the wait.
+        value = _weft._integer(value, "u64", function, argument)
         key = id(semaphore)
         held = self._pairs.get(key)
         if held is None or value > held[1]:
-            self._pairs[key] = (semaphore, int(value))
+            self._pairs[key] = (semaphore, value)
 
     def join(self, other):
         """A new fence of both (the larger value per semaphore)."""
@@ -111,9 +119,13 @@ class Fence:
 
     def wait(self, timeout=None):
         """Blocks until every point is reached (``timeout`` seconds in all;
-        None: forever), without the GIL; raises a failure or
-        DeadlineExceededError."""
+        None: forever; 0: a poll; a negative or NaN timeout is refused
+        with ValueError, as ``Semaphore.wait`` refuses it), without the
+        GIL; raises a failure or DeadlineExceededError."""
         import time
+        if timeout is not None and not timeout >= 0:
+            raise ValueError(f"timeout must be None or seconds >= 0, got "
+                             f"{timeout!r}")
         deadline = None if timeout is None else time.monotonic() + timeout
         for semaphore, value in self:
             left = None if deadline is None else max(0.0, deadline -
@@ -125,8 +137,10 @@ class Fence:
         for semaphore, value in self:
             semaphore.signal(value)
 
-    def fail(self, message, code=10):
-        """Fails every semaphore of the fence with ``message``."""
+    def fail(self, message, code=None):
+        """Fails every semaphore of the fence with ``message``, ``code`` as
+        ``Semaphore.fail`` takes it (a ``weft.Error`` subclass or a status
+        code; None: ABORTED)."""
         for semaphore, _ in self:
             semaphore.fail(message, code)
 
@@ -144,16 +158,33 @@ async def wait_all(pairs):
     value)`` of ``pairs`` is reached (``await semaphore.at(value)`` for
     one); raises the first failure."""
     from ._asyncio import wait_all as _wait_all
+    pairs = list(pairs)
+    for i, (semaphore, value) in enumerate(pairs):
+        if not isinstance(semaphore, Semaphore):
+            raise TypeError(f"wait_all() argument 'pairs[{i}][0]' must be a "
+                            f"weft.Semaphore, not {type(semaphore).__name__}")
+        _weft._integer(value, "u64", "wait_all", f"pairs[{i}][1]")
     await _wait_all(pairs)
 
 
 def as_array(buffer, dtype, shape=None):
     """A NumPy array of ``dtype`` (and ``shape``, default 1-D) over the
-    memory of a host-visible ``buffer``, without a copy. The array keeps
-    the buffer mapped; ``buffer.close()`` refuses while it lives."""
+    memory of a host-visible ``buffer``, without a copy. Each dimension of
+    ``shape`` is an int >= 0, or -1 for the one NumPy infers (reshape's
+    rule). The array keeps the buffer mapped; ``buffer.close()`` refuses
+    while it lives."""
     import numpy as np
     array = np.frombuffer(memoryview(buffer), dtype=dtype)
-    return array if shape is None else array.reshape(shape)
+    if shape is None:
+        return array
+    dims = []
+    for i, dim in enumerate(shape):
+        dim = _weft._integer(dim, "i64", "as_array", f"shape[{i}]")
+        if dim < -1:
+            raise ValueError(f"as_array() argument 'shape[{i}]' is {dim}; a "
+                             f"dimension is >= 0 (or -1: inferred)")
+        dims.append(dim)
+    return array.reshape(dims)
 
 
 class Program(_weft.Program):
@@ -187,7 +218,12 @@ class Program(_weft.Program):
 
     def call(self, name, *args):
         """Calls exported function ``name`` with ``args``, blocking this
-        thread (not the GIL) until it ends."""
+        thread (not the GIL) until it ends. Ctrl-C (any signal handler
+        that raises) interrupts a call, even one that awaits a fence
+        nothing signals: the call is abandoned (the invocation cancelled
+        and its resources released; queue operations it already submitted
+        still run once their waits are reached) and the handler's
+        exception, ``KeyboardInterrupt``, raised."""
         results = self._call(name, [_to_value(a) for a in args])
         values = tuple(_from_value(r) for r in results)
         return values[0] if len(values) == 1 else values
@@ -254,21 +290,56 @@ class Tensor:
     memory), ``numpy()`` copies it out through a host-visible buffer on
     its device's queue and DLPack refuses (``BufferError``). A
     ``weft.Program`` takes a tensor as an argument where it is, without a
-    copy."""
+    copy.
+
+    ``Tensor(buffer, dtype, shape, byte_offset=0)`` checks what it is
+    given: ``dtype`` one of weft's element types, each dimension of
+    ``shape`` an int >= 0 that fits an i64 (ValueError naming a negative
+    one), and the bytes they make fitting ``buffer`` past ``byte_offset``
+    (ValueError naming the dimension that passes it).
+
+    Attributes: ``buffer`` (the ``weft.Buffer``), ``dtype`` (a
+    ``numpy.dtype``), ``shape`` (a tuple of ints, C order; ``()`` for a
+    0-d tensor, one element), ``byte_offset`` (where it starts in the
+    buffer); ``element_type`` and ``nbytes`` follow from them."""
 
     def __init__(self, buffer, dtype, shape, byte_offset=0):
         import numpy as np
         dtype = np.dtype(dtype)
         if dtype.name not in _ELEMENT_TYPES:
             raise TypeError(f"{dtype} has no weft element type")
+        # Each dimension an i64 (as DLPack's and the VM's are) and >= 0;
+        # the bytes they make must fit the buffer past the offset.
+        dims = []
+        for i, dim in enumerate(shape):
+            dim = _weft._integer(dim, "i64", "Tensor", f"shape[{i}]")
+            if dim < 0:
+                raise ValueError(f"Tensor() argument 'shape[{i}]' is {dim}; "
+                                 f"a dimension is >= 0")
+            dims.append(dim)
+        byte_offset = _weft._integer(byte_offset, "u64", "Tensor",
+                                     "byte_offset")
+        nbytes = dtype.itemsize
+        for dim in dims:
+            nbytes *= dim
+        room = max(buffer.nbytes - byte_offset, 0)
+        if nbytes > room:
+            # The first dimension that takes the size past the room.
+            size, past = dtype.itemsize, 0
+            for i, dim in enumerate(dims):
+                size *= dim
+                if size > room:
+                    past = i
+                    break
+            raise ValueError(
+                f"Tensor(): {nbytes} bytes at offset {byte_offset} do not "
+                f"fit the buffer's {buffer.nbytes} (shape {tuple(dims)} of "
+                f"{dtype}: shape[{past}] = {dims[past]} is where the size "
+                f"passes the {room} bytes left)")
         self.buffer = buffer
         self.dtype = dtype
-        self.shape = tuple(int(d) for d in shape)
-        self.byte_offset = int(byte_offset)
-        if self.byte_offset + self.nbytes > buffer.nbytes:
-            raise ValueError(f"{self.nbytes} bytes at offset "
-                             f"{self.byte_offset} do not fit the buffer's "
-                             f"{buffer.nbytes}")
+        self.shape = tuple(dims)
+        self.byte_offset = byte_offset
 
     @property
     def element_type(self):
@@ -277,6 +348,7 @@ class Tensor:
 
     @property
     def nbytes(self):
+        """Its size in bytes: the element size times every dimension."""
         size = self.dtype.itemsize
         for dim in self.shape:
             size *= dim
@@ -284,11 +356,14 @@ class Tensor:
 
     @classmethod
     def from_numpy(cls, array, device, *, host_visible=True):
-        """A new tensor on ``device`` holding a copy of ``array``, written
-        through the queue; ``host_visible=False`` puts it in device-local
-        memory (``Device.allocate``)."""
+        """A new tensor on ``device`` holding a copy of ``array`` (its
+        shape kept: a 0-d array or a NumPy scalar is a tensor of shape
+        ``()``), written through the queue; ``host_visible=False`` puts it
+        in device-local memory (``Device.allocate``)."""
         import numpy as np
-        array = np.ascontiguousarray(array)
+        # C order, keeping a 0-d array's shape () (ascontiguousarray would
+        # make it (1,)).
+        array = np.asarray(array, order="C")
         buffer = device.allocate(max(array.nbytes, 1),
                                  host_visible=host_visible)
         done = Semaphore()
@@ -383,7 +458,7 @@ def _to_value(arg):
         return arg
     if isinstance(arg, Tensor):
         return (arg.buffer, arg.element_type, arg.shape, arg.byte_offset)
-    array = np.ascontiguousarray(arg)
+    array = np.asarray(arg, order="C")  # a 0-d array stays rank 0
     name = _ELEMENT_TYPES.get(array.dtype.name)
     if name is None:
         raise TypeError(f"arrays of {array.dtype} have no weft element type "

@@ -77,7 +77,8 @@ def _message(call):
 
 def test_argument_errors_read_as_pythons_own(device):
     # The hot methods sort their arguments themselves (vectorcall); their
-    # errors are worded as PyArg_ParseTupleAndKeywords words them.
+    # errors are worded as PyArg_ParseTupleAndKeywords words them, and a
+    # bad integer as Argument Clinic's functions name it.
     import numpy as np
     buffer = device.allocate(64)
     pattern = np.uint32(1)
@@ -96,13 +97,13 @@ def test_argument_errors_read_as_pythons_own(device):
         (lambda: device.fill(buffer, pattern, target=buffer),
          "argument for fill() given by name ('target') and position (1)"),
         (lambda: device.fill(buffer, pattern, "8"),
-         "fill() argument 3 must be int, not str"),
+         "fill() argument 'offset' must be int, not str"),
         (lambda: device.fill(buffer, "x"),
          "a bytes-like object is required, not 'str'"),
         (lambda: device.update(b"1234", buffer, offset=None),
-         "update() argument 3 must be int, not None"),
-        (lambda: device.copy(buffer, buffer, 0, np.uint64(4)),
-         "copy() argument 4 must be int, not numpy.uint64"),
+         "update() argument 'offset' must be int, not None"),
+        (lambda: device.copy(buffer, buffer, 0, 4.0),
+         "copy() argument 'target_offset' must be int, not float"),
         (lambda: device.barrier(1),
          "barrier() takes no positional arguments"),
         (lambda: device.host_call(print, 2),
@@ -112,7 +113,7 @@ def test_argument_errors_read_as_pythons_own(device):
         (lambda: device.execute(1, bindings=None, wait=None, signl=None),
          "'signl' is an invalid keyword argument for execute()"),
         (lambda: device.read(1, 2, "0"),
-         "read() argument 3 must be int, not str"),
+         "read() argument 'file_offset' must be int, not str"),
         (lambda: device.write(1, 2, 3, 4),
          "write() takes at most 3 positional arguments (4 given)"),
         (lambda: semaphore.wait(),
@@ -124,7 +125,7 @@ def test_argument_errors_read_as_pythons_own(device):
         (lambda: semaphore.wait(1, value=1),
          "argument for wait() given by name ('value') and position (1)"),
         (lambda: semaphore.wait(1.5),
-         "wait() argument 1 must be int, not float"),
+         "wait() argument 'value' must be int, not float"),
     ]
     for call, message in cases:
         assert _message(call) == message

@@ -69,6 +69,30 @@ def test_a_failure_travels_down_the_timeline_with_its_message(device):
 def test_fail_refuses_a_non_failure_code():
     with pytest.raises(ValueError, match="code"):
         weft.Semaphore().fail("no", code=0)
+    with pytest.raises(ValueError, match="weft.Error, the base"):
+        weft.Semaphore().fail("no", code=weft.Error)
+    with pytest.raises(TypeError, match="weft.Error's subclasses"):
+        weft.Semaphore().fail("no", code=ValueError)
+    with pytest.raises(TypeError, match="weft.Error's subclasses"):
+        weft.Semaphore().fail("no", code=weft.CancelledError("an instance"))
+
+
+def test_fail_takes_the_error_classes_for_their_codes():
+    # The docstring's promise: code=weft.CancelledError once raised
+    # TypeError.
+    semaphore = weft.Semaphore()
+    semaphore.fail("stopped", code=weft.CancelledError)
+    with pytest.raises(weft.CancelledError, match="stopped") as raised:
+        semaphore.wait(1)
+    assert raised.value.code == weft.CancelledError.code == 1
+    default = weft.Semaphore()
+    default.fail("gave up")
+    with pytest.raises(weft.AbortedError):
+        default.query()
+    fence = weft.Fence.at(weft.Semaphore(), 1)
+    fence.fail("lost", code=weft.DataLossError)
+    with pytest.raises(weft.DataLossError, match="lost"):
+        fence.wait()
 
 
 def test_a_semaphore_failed_with_deadline_exceeded_ends_the_wait():

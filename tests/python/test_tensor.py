@@ -108,3 +108,49 @@ def test_a_program_takes_tensors_where_they_are(device):
     with pytest.raises(weft.InvalidArgumentError, match="'w1'"):
         program.forward(tensors[0], arrays[1].T, *tensors[2:])
     program.close()
+
+
+def test_a_shape_that_cannot_be_is_refused(device):
+    buffer = device.allocate(16)
+    # Once accepted: numpy() then made 4 elements, DLPack failed later.
+    with pytest.raises(ValueError, match=r"'shape\[0\]' is -1"):
+        weft.Tensor(buffer, np.float32, (-1,))
+    with pytest.raises(ValueError, match=r"'shape\[1\]' is -2"):
+        weft.Tensor(buffer, np.float32, (2, -2))
+    with pytest.raises(OverflowError, match=r"'shape\[0\]' must be an i64"):
+        weft.Tensor(buffer, np.float32, (2**64,))
+    # Bytes past the buffer, however large: the dimension that passes it
+    # is named.
+    with pytest.raises(ValueError, match=r"do not fit the buffer's 16 .*"
+                                         r"shape\[1\] = 4294967296"):
+        weft.Tensor(buffer, np.float32, (2, 2**32, 2**32))
+    with pytest.raises(ValueError, match="do not fit"):
+        weft.Tensor(buffer, np.float32, (2,), byte_offset=12)
+    with pytest.raises(ValueError, match="do not fit"):
+        weft.Tensor(buffer, np.float32, (1,), byte_offset=2**63)
+    tensor = weft.Tensor(buffer, np.float32, (np.int64(2), 2))
+    assert tensor.shape == (2, 2) and tensor.nbytes == 16
+    assert weft.Tensor(buffer, np.float32, (0, 2**40)).nbytes == 0
+
+
+def test_a_dlpack_shape_whose_size_wraps_is_refused(device):
+    # 4 * 2**62 * 8 bytes is 0 modulo 2**64: it once "fit" 16 bytes.
+    buffer = device.allocate(16)
+    with pytest.raises(ValueError, match="past 2\\*\\*64"):
+        _weft.dlpack_capsule(buffer, "f32", (2**62, 8), 0)
+    with pytest.raises(ValueError, match=r"'shape\[0\]' is -1"):
+        _weft.dlpack_capsule(buffer, "f32", (-1,), 0)
+
+
+def test_a_0d_array_keeps_its_shape(device):
+    tensor = weft.Tensor.from_numpy(np.float32(3), device)
+    assert tensor.shape == () and tensor.nbytes == 4
+    assert "scalar f32" in repr(tensor)
+    array = tensor.numpy()
+    assert array.shape == () and array == 3
+    taken = np.from_dlpack(tensor)
+    assert taken.shape == () and taken.dtype == np.float32 and taken == 3
+    del taken
+    local = weft.Tensor.from_numpy(np.array(7, dtype=np.int32), device,
+                                   host_visible=False)
+    assert local.shape == () and local.numpy() == 7
