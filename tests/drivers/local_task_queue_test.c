@@ -45,38 +45,75 @@ static int add_one(const weft_dispatch_state_t* dispatch,
   return 0;
 }
 
-// "spin": each workgroup busy-waits constants[0] microseconds.
-static int spin(const weft_dispatch_state_t* dispatch,
-                const weft_workgroup_state_t* workgroup) {
-  weft_time_t end =
-      weft_time_now() + (weft_time_t)dispatch->constants[0] * 1000;
-  while (weft_time_now() < end) {
-  }
-  return 0;
-}
+// How long a kernel that waits for the test (below) waits before it gives
+// up and fails its dispatch with kGaveUp: a broken case then fails with a
+// message instead of hanging. Never reached when the case works: what it
+// waits for is an event of the case, not the clock.
+#define GIVE_UP_NS (60ll * 1000 * 1000 * 1000)
+enum { kGaveUp = 99 };
 
-// Set on the test's main thread: "count_host" counts the workgroups that
-// ran there (a waiting host that assists).
+// Set on the test's main thread: the kernels below tell the workgroups that
+// ran there (a waiting host that assists) from the workers'.
 static _Thread_local int g_on_host_thread;
 static weft_atomic_int32_t g_host_workgroups;
+// Signalled to 1 by the first workgroup that runs on the host thread.
+static weft_semaphore_t* g_host_ran;
 
-// "count_host": like "spin", and counts workgroups run on the host thread.
+// "count_host": counts the workgroups that run on the host thread.
 static int count_host(const weft_dispatch_state_t* dispatch,
                       const weft_workgroup_state_t* workgroup) {
   if (g_on_host_thread) {
     weft_atomic_fetch_add(&g_host_workgroups, 1, memory_order_relaxed);
   }
-  return spin(dispatch, workgroup);
+  return 0;
+}
+
+// "await_host": a workgroup on the host thread counts itself (the first
+// signals g_host_ran); one on a worker waits until a workgroup has run on
+// the host, so the dispatch cannot complete unless the waiting host ran
+// part of it, however the threads were scheduled. kGaveUp when none came.
+static int await_host(const weft_dispatch_state_t* dispatch,
+                      const weft_workgroup_state_t* workgroup) {
+  if (g_on_host_thread) {
+    if (weft_atomic_fetch_add(&g_host_workgroups, 1, memory_order_relaxed) ==
+        0) {
+      weft_status_ignore(weft_semaphore_signal(g_host_ran, 1));
+    }
+    return 0;
+  }
+  weft_status_t status =
+      weft_semaphore_wait(g_host_ran, 1, weft_timeout_relative(GIVE_UP_NS));
+  return weft_status_consume_code(status) == WEFT_STATUS_OK ? 0 : kGaveUp;
+}
+
+// Opened (to 1) by the test; "hold" waits for it.
+static weft_semaphore_t* g_hold_gate;
+// Signalled to 1 by the first workgroup of "hold" to start.
+static weft_semaphore_t* g_hold_started;
+static weft_atomic_int32_t g_hold_workgroups;
+
+// "hold": each workgroup waits until g_hold_gate opens (the first signals
+// g_hold_started as it starts): a dispatch that is running for as long
+// as the test needs. kGaveUp when the gate never opened.
+static int hold(const weft_dispatch_state_t* dispatch,
+                const weft_workgroup_state_t* workgroup) {
+  if (weft_atomic_fetch_add(&g_hold_workgroups, 1, memory_order_relaxed) == 0) {
+    weft_status_ignore(weft_semaphore_signal(g_hold_started, 1));
+  }
+  weft_status_t status =
+      weft_semaphore_wait(g_hold_gate, 1, weft_timeout_relative(GIVE_UP_NS));
+  return weft_status_consume_code(status) == WEFT_STATUS_OK ? 0 : kGaveUp;
 }
 
 static const weft_kernel_def_t kKernels[] = {
     {"add_one", add_one, 1, 0, {64, 1, 1}, 0},
-    {"spin", spin, 0, 1, {1, 1, 1}, 0},
-    {"count_host", count_host, 0, 1, {1, 1, 1}, 0},
+    {"count_host", count_host, 0, 0, {1, 1, 1}, 0},
+    {"await_host", await_host, 0, 0, {1, 1, 1}, 0},
+    {"hold", hold, 0, 0, {1, 1, 1}, 0},
 };
 
 static const weft_kernel_library_t kLibrary = {
-    WEFT_KERNEL_ABI_VERSION, "local_task_queue_test", 3, kKernels};
+    WEFT_KERNEL_ABI_VERSION, "local_task_queue_test", 4, kKernels};
 
 static const weft_kernel_library_t* query_library(uint32_t abi_version) {
   return abi_version == WEFT_KERNEL_ABI_VERSION ? &kLibrary : NULL;
@@ -235,7 +272,7 @@ static void release_cancels_parked_ops(void** state) {
 }
 
 // A host call that signals |started|, then blocks until |release| is
-// signalled (10 s at most), then signals normally.
+// signalled (GIVE_UP_NS at most), then signals normally.
 typedef struct blocking_call_t {
   weft_semaphore_t* started;
   weft_semaphore_t* release;
@@ -259,22 +296,48 @@ static weft_status_t blocking_host_call(
   blocking_call_t* call = (blocking_call_t*)user_data;
   weft_status_ignore(weft_semaphore_signal(call->started, 1));
   // Bounded, so a case that fails before releasing it still ends.
-  weft_status_ignore(weft_cts_wait(call->release, 1));
+  weft_status_ignore(
+      weft_semaphore_wait(call->release, 1, weft_timeout_relative(GIVE_UP_NS)));
   return WEFT_OK;
 }
 
-// Signals the call's |release| 50 ms from now: while the device that runs
-// the call is being released.
+// What release_later_main waits for and then does.
+typedef struct release_later_t {
+  // Fails with CANCELLED once the device's release has begun: an op's
+  // signal, the op parked on a semaphore nothing signals before then.
+  weft_semaphore_t* cancelled;
+  // Signalled then.
+  weft_semaphore_t* release;
+} release_later_t;
+
+// Signals |release| once |cancelled| failed: while the device that runs
+// the op waiting for |release| is being released, whatever the scheduling.
 static int release_later_main(void* user_data) {
-  blocking_call_t* call = (blocking_call_t*)user_data;
-  weft_sleep_until(weft_time_now() + 50ll * 1000 * 1000);
-  weft_status_ignore(weft_semaphore_signal(call->release, 1));
+  release_later_t* later = (release_later_t*)user_data;
+  weft_status_ignore(weft_semaphore_wait(later->cancelled, 1,
+                                         weft_timeout_relative(GIVE_UP_NS)));
+  weft_status_ignore(weft_semaphore_signal(later->release, 1));
   return 0;
 }
 
+static void start_release_later(release_later_t* later,
+                                weft_thread_t** out_thread) {
+  weft_thread_params_t params;
+  memset(&params, 0, sizeof(params));
+  params.name = "release-later";
+  params.cpu = -1;
+  WEFT_ASSERT_OK(weft_thread_create(release_later_main, later, &params,
+                                    weft_allocator_system(), out_thread));
+}
+
+// A host call running when the device is released finishes and signals; an
+// op waiting for it is cancelled. The call holds its queue's control
+// process, so the waiting op is on the second queue, whose control process
+// publishes the cancellation: that tells release_later_main the release
+// has begun, and only then does the call return.
 static void release_lets_running_work_finish(void** state) {
   weft_device_t* device =
-      create_device("local-task?workers=2", weft_allocator_system());
+      create_device("local-task?workers=2&queues=2", weft_allocator_system());
   weft_semaphore_t* first = NULL;
   weft_semaphore_t* second = NULL;
   WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &first));
@@ -286,18 +349,13 @@ static void release_lets_running_work_finish(void** state) {
       device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
       weft_cts_list1(&first, &one), blocking_host_call, &call, NULL,
       WEFT_HOST_CALL_FLAG_NONE));
-  // Queued behind the running call: cancelled by the release.
-  WEFT_ASSERT_OK(weft_device_queue_barrier(device, WEFT_QUEUE_AFFINITY_ANY,
-                                           weft_cts_list1(&first, &one),
-                                           weft_cts_list1(&second, &one)));
+  // Parked (on queue 1) behind the running call: cancelled by the release.
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      device, 2, weft_cts_list1(&first, &one), weft_cts_list1(&second, &one)));
   WEFT_ASSERT_OK(weft_cts_wait(call.started, 1));
+  release_later_t later = {second, call.release};
   weft_thread_t* thread = NULL;
-  weft_thread_params_t params;
-  memset(&params, 0, sizeof(params));
-  params.name = "release-later";
-  params.cpu = -1;
-  WEFT_ASSERT_OK(weft_thread_create(release_later_main, &call, &params,
-                                    weft_allocator_system(), &thread));
+  start_release_later(&later, &thread);
   // Blocks until the call returns; the call's own signal is published.
   weft_device_release(device);
   weft_thread_join(thread);
@@ -311,50 +369,63 @@ static void release_lets_running_work_finish(void** state) {
 }
 
 // A dispatch running when the device is released runs to its end (device.h:
-// ops already running finish), and one queued behind it never starts.
+// ops already running finish), and one queued behind it never starts. The
+// first holds two workers (two workgroups) until the release has begun,
+// which a barrier on queue 1 parked on a semaphore nobody signals tells
+// (the third worker publishes its cancellation): so both are known, with
+// no timing.
 static void release_lets_running_dispatch_finish(void** state) {
-  weft_device_t* device =
-      create_device("local-task?workers=2", weft_allocator_system());
+  // assist=0: this thread's waits must not run a workgroup of "hold".
+  weft_device_t* device = create_device(
+      "local-task?workers=3&queues=2&assist=0", weft_allocator_system());
   weft_executable_t* executable = NULL;
   WEFT_ASSERT_OK(weft_device_create_executable(
       device, weft_executable_source_cpu_static(query_library), &executable));
   weft_semaphore_t* first = NULL;
   weft_semaphore_t* second = NULL;
+  weft_semaphore_t* never = NULL;
+  weft_semaphore_t* parked = NULL;
   WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &first));
   WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &second));
-  // 4000 workgroups of 20 us: 80 ms of work, so the release below comes
-  // while the first dispatch runs.
-  uint32_t workgroups[3] = {4000, 1, 1};
-  uint32_t spin_us = 20;
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &never));
+  WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &parked));
+  WEFT_ASSERT_OK(
+      weft_semaphore_create(weft_allocator_system(), 0, &g_hold_gate));
+  WEFT_ASSERT_OK(
+      weft_semaphore_create(weft_allocator_system(), 0, &g_hold_started));
+  weft_atomic_store(&g_hold_workgroups, 0, memory_order_relaxed);
+  const uint32_t workgroups[3] = {2, 1, 1};
+  const uint32_t hold_kernel = weft_cts_kernel_ordinal(executable, "hold");
   uint64_t one = 1;
+  WEFT_ASSERT_OK(weft_device_queue_barrier(
+      device, 2, weft_cts_list1(&never, &one), weft_cts_list1(&parked, &one)));
   WEFT_ASSERT_OK(weft_device_queue_dispatch(
       device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&first, &one), executable, 1, workgroups, 1, &spin_us, 0,
-      NULL));
+      weft_cts_list1(&first, &one), executable, hold_kernel, workgroups, 0,
+      NULL, 0, NULL));
   WEFT_ASSERT_OK(weft_device_queue_dispatch(
       device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&second, &one), executable, 1, workgroups, 1, &spin_us, 0,
-      NULL));
-  weft_sleep_until(weft_time_now() + 10ll * 1000 * 1000);
-  uint64_t value = 0;
-  weft_status_t query = weft_semaphore_query(first, &value);
-  assert_true(weft_status_is_ok(query));
-  if (value != 0) {
-    // The machine was quick enough to finish it already: nothing to check
-    // about a running op this time.
-    weft_device_release(device);
-  } else {
-    weft_device_release(device);
-    WEFT_ASSERT_OK(weft_semaphore_wait(first, 1, weft_timeout_immediate()));
-  }
-  // The second either ran before the release (OK) or never started.
-  weft_status_t second_status =
-      weft_semaphore_wait(second, 1, weft_timeout_immediate());
-  if (!weft_status_is_ok(second_status)) {
-    weft_cts_assert_status_contains(
-        second_status, WEFT_STATUS_CANCELLED,
-        "was cancelled: the device was released before it ran");
-  }
+      weft_cts_list1(&second, &one), executable, hold_kernel, workgroups, 0,
+      NULL, 0, NULL));
+  // The first is running (a workgroup started) and cannot end yet.
+  WEFT_ASSERT_OK(weft_cts_wait(g_hold_started, 1));
+  release_later_t later = {parked, g_hold_gate};
+  weft_thread_t* thread = NULL;
+  start_release_later(&later, &thread);
+  weft_device_release(device);
+  weft_thread_join(thread);
+  WEFT_ASSERT_OK(weft_semaphore_wait(first, 1, weft_timeout_immediate()));
+  weft_cts_assert_status_contains(
+      weft_semaphore_wait(second, 1, weft_timeout_immediate()),
+      WEFT_STATUS_CANCELLED,
+      "was cancelled: the device was released before it ran");
+  // Only the first dispatch's workgroups ran.
+  assert_int_equal(weft_atomic_load(&g_hold_workgroups, memory_order_relaxed),
+                   2);
+  weft_semaphore_release(g_hold_started);
+  weft_semaphore_release(g_hold_gate);
+  weft_semaphore_release(parked);
+  weft_semaphore_release(never);
   weft_semaphore_release(first);
   weft_semaphore_release(second);
   weft_executable_release(executable);
@@ -584,59 +655,84 @@ static void one_worker_runs_dispatches(void** state) {
 // Assisting waits
 //===----------------------------------------------------------------------===//
 
-// Dispatches 64 workgroups of 100 us on |device_string| (one worker) and
+// Dispatches 64 workgroups of |kernel| on |device_string| (one worker) and
 // waits for them on this thread (a single-semaphore wait, or a list of two
-// when |list_wait|); returns how many ran here.
-static int32_t host_workgroups_during_wait(const char* device_string,
-                                           bool list_wait) {
+// when |list_wait|), without a deadline: the kernels end on their own.
+// Returns the wait's status; |out_host_workgroups| is how many ran here.
+static weft_status_t host_workgroups_during_wait(const char* device_string,
+                                                 const char* kernel,
+                                                 bool list_wait,
+                                                 int32_t* out_host_workgroups) {
   weft_device_t* device = create_device(device_string, weft_allocator_system());
   weft_executable_t* executable = NULL;
   WEFT_ASSERT_OK(weft_device_create_executable(
       device, weft_executable_source_cpu_static(query_library), &executable));
-  // The semaphore's wait policy is read at its creation: spin (and so
-  // assist) for as long as the work lasts, however slow the machine.
+  // The semaphore's wait policy is read at its creation: spin (and so look
+  // for work to run) rather than sleep whenever the device is idle for a
+  // moment, however slow the machine; while the dispatch runs, the wait
+  // keeps looking anyway (the assistant answers BUSY or RAN).
   setenv("WEFT_SPIN_US", "10000000", 1);
   weft_semaphore_t* done = NULL;
   WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &done));
   unsetenv("WEFT_SPIN_US");
+  WEFT_ASSERT_OK(
+      weft_semaphore_create(weft_allocator_system(), 0, &g_host_ran));
   weft_atomic_store(&g_host_workgroups, 0, memory_order_relaxed);
   g_on_host_thread = 1;
   const uint32_t workgroups[3] = {64, 1, 1};
-  const uint32_t microseconds = 100;
   uint64_t one = 1;
   WEFT_ASSERT_OK(weft_device_queue_dispatch(
       device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
       weft_cts_list1(&done, &one), executable,
-      weft_cts_kernel_ordinal(executable, "count_host"), workgroups, 1,
-      &microseconds, 0, NULL));
+      weft_cts_kernel_ordinal(executable, kernel), workgroups, 0, NULL, 0,
+      NULL));
+  weft_status_t status = WEFT_OK;
   if (list_wait) {
     weft_semaphore_t* reached = NULL;
     WEFT_ASSERT_OK(weft_semaphore_create(weft_allocator_system(), 0, &reached));
     weft_semaphore_t* semaphores[2] = {done, reached};
     uint64_t values[2] = {1, 0};
-    WEFT_ASSERT_OK(weft_semaphore_list_wait(
+    status = weft_semaphore_list_wait(
         WEFT_WAIT_MODE_ALL, (weft_semaphore_list_t){2, semaphores, values},
-        weft_timeout_relative(TEN_SECONDS)));
+        weft_timeout_infinite());
     weft_semaphore_release(reached);
   } else {
-    WEFT_ASSERT_OK(weft_cts_wait(done, 1));
+    status = weft_semaphore_wait(done, 1, weft_timeout_infinite());
   }
   g_on_host_thread = 0;
   weft_semaphore_release(done);
   weft_executable_release(executable);
   weft_device_release(device);
-  return weft_atomic_load(&g_host_workgroups, memory_order_relaxed);
+  weft_semaphore_release(g_host_ran);
+  g_host_ran = NULL;
+  *out_host_workgroups =
+      weft_atomic_load(&g_host_workgroups, memory_order_relaxed);
+  return status;
 }
 
 // A host waiting for a dispatch runs some of its workgroups with assist=1,
-// in a single wait and in a list wait; with assist=0 it runs none.
+// in a single wait and in a list wait: "await_host" cannot finish on the
+// worker alone, so the wait ends only once this thread ran one (or fails
+// with the kernel's kGaveUp when it never does). With assist=0 it runs none.
 static void waiting_host_assists(void** state) {
   const char* assisted = "local-task?workers=1&assist=1";
   const char* alone = "local-task?workers=1&assist=0";
-  assert_true(host_workgroups_during_wait(assisted, false) > 0);
-  assert_true(host_workgroups_during_wait(assisted, true) > 0);
-  assert_int_equal(host_workgroups_during_wait(alone, false), 0);
-  assert_int_equal(host_workgroups_during_wait(alone, true), 0);
+  for (int list_wait = 0; list_wait <= 1; ++list_wait) {
+    int32_t host = 0;
+    weft_status_t status =
+        host_workgroups_during_wait(assisted, "await_host", list_wait, &host);
+    if (!weft_status_is_ok(status)) {
+      char text[512];
+      weft_status_format(status, text, sizeof(text));
+      weft_status_free(status);
+      fail_msg("%s wait: the host never ran a workgroup: %s",
+               list_wait ? "list" : "single", text);
+    }
+    assert_true(host > 0);
+    WEFT_ASSERT_OK(
+        host_workgroups_during_wait(alone, "count_host", list_wait, &host));
+    assert_int_equal(host, 0);
+  }
 }
 
 int main(void) {
