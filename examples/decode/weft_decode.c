@@ -19,7 +19,9 @@
 // end of sequence) ends the run: the steps then go in a few ahead of the
 // one read (STEPS_AHEAD), not all at once, so that few run after it.
 // Exit codes: 0 done, 1 an error, 2 bad usage (--device
-// and --workers together among them, --prompt and --prompt-ids too).
+// and --workers together among them, --prompt and --prompt-ids too, an
+// integer flag out of its range (tools/cli), ids the model has no token
+// for, a device string no driver takes).
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -515,8 +517,9 @@ int main(int argc, char** argv) {
                            "context of %u",
                            options.prompt_length, options.steps,
                            config->seq_len);
+    } else {
+      total = (uint32_t)wanted;
     }
-    total = (uint32_t)wanted;
   }
   if (weft_status_is_ok(status)) {
     status = decode_session_start(session, options.prompt,
