@@ -217,6 +217,9 @@ static weft_status_t weft_topology_explain(
       topology->package_count == 1 ? "" : "s",
       (unsigned)topology->numa_node_count,
       topology->numa_node_count == 1 ? "" : "s");
+  if (machine->note[0]) {
+    weft_topology_text_append(&text, "  %s\n", machine->note);
+  }
 
   weft_topology_text_append(&text, "allowed: %u CPU%s (",
                             (unsigned)topology->allowed_cpu_count,

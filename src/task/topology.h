@@ -18,8 +18,15 @@
 // that oversubscribes the CPUs (then nobody should spin), and a readable
 // explanation of every choice for weft-info.
 //
+// Where there is no /sys (some containers) the sysfs backend fails with
+// NOT_FOUND and hwloc reads the CPUs another way (CPUID); the explanation
+// says which. hwloc's own messages (it prints on stderr) are hidden: the
+// first hwloc query sets HWLOC_HIDE_ERRORS=2 in the environment unless it
+// is set (HWLOC_HIDE_ERRORS=1 or 0 shows them; topology_hwloc.c).
+//
 // Threading: a query reads files and the calling thread's affinity; the
-// result is an immutable value that any thread may read.
+// result is an immutable value that any thread may read. The first hwloc
+// query's setenv must not race another thread's setenv or getenv.
 #ifndef WEFT_TASK_TOPOLOGY_H_
 #define WEFT_TASK_TOPOLOGY_H_
 

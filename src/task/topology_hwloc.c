@@ -6,12 +6,34 @@
 // as excluded, with the reason) instead of vanishing. The CPUs the process
 // may use are the calling thread's binding (hwloc_get_cpubind) within
 // hwloc's allowed cpuset.
+//
+// hwloc prints what it finds wrong with the machine on stderr (hwloc 2.9
+// on Linux without /sys: "[hwloc/linux] failed to find sysfs cpu topology
+// directory, aborting linux discovery.", then it reads the CPUs through
+// CPUID). That is not the application's output: weft says in the
+// explanation how the machine was read. hwloc takes the setting only from
+// the environment (HWLOC_HIDE_ERRORS, read once per process; 2 hides all),
+// so the first load sets HWLOC_HIDE_ERRORS=2 unless it is set already:
+// HWLOC_HIDE_ERRORS=1 (hwloc's default) or 0 in the environment shows
+// hwloc's messages again.
 
 #include "task/topology_impl.h"
 
 #if defined(WEFT_HAVE_HWLOC)
 
 #include <hwloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static pthread_once_t weft_hwloc_quiet_once = PTHREAD_ONCE_INIT;
+
+static void weft_hwloc_quiet(void) {
+  // Overwrite 0: a value the user set stays.
+  setenv("HWLOC_HIDE_ERRORS", "2", 0);
+}
 
 bool weft_topology_hwloc_available(void) { return true; }
 
@@ -142,11 +164,33 @@ static weft_status_t weft_hwloc_read_affinity(
   return status;
 }
 
+// On Linux hwloc reads the machine from sysfs; when it could not (no
+// /sys in a container) and another discovery stood in, says so in
+// |machine|'s note: what hwloc's hidden message would have said.
+static void weft_hwloc_note_discovery(hwloc_topology_t topology,
+                                      weft_topology_machine_t* machine) {
+  hwloc_obj_t root = hwloc_get_root_obj(topology);
+  const char* os = hwloc_obj_get_info_by_name(root, "OSName");
+  const char* backend = hwloc_obj_get_info_by_name(root, "Backend");
+  if (!hwloc_topology_is_thissystem(topology) || !os || !backend ||
+      strcmp(os, "Linux") != 0 || strcmp(backend, "Linux") == 0) {
+    return;
+  }
+  snprintf(machine->note, sizeof(machine->note),
+           "hwloc read the machine through its %s discovery, not Linux "
+           "sysfs (%s)",
+           backend,
+           access("/sys/devices/system/cpu", F_OK) == 0
+               ? "hwloc could not use /sys/devices/system/cpu"
+               : "no /sys/devices/system/cpu: sysfs is not mounted here");
+}
+
 weft_status_t weft_topology__query_hwloc(
     const weft_topology_test_hooks_t* hooks, weft_topology_machine_t* machine) {
   weft_status_t status = WEFT_OK;
   hwloc_topology_t topology = NULL;
   bool initialized = false;
+  pthread_once(&weft_hwloc_quiet_once, weft_hwloc_quiet);
   if (hwloc_topology_init(&topology) != 0) {
     status = WEFT_STATUS(INTERNAL, "topology: hwloc_topology_init failed");
   } else {
@@ -183,6 +227,7 @@ weft_status_t weft_topology__query_hwloc(
   if (weft_status_is_ok(status)) {
     status = weft_hwloc_read_affinity(topology, hooks, machine);
   }
+  if (weft_status_is_ok(status)) weft_hwloc_note_discovery(topology, machine);
   if (initialized) hwloc_topology_destroy(topology);
   return status;
 }

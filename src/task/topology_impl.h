@@ -38,6 +38,9 @@ typedef struct weft_topology_machine_t {
   uint32_t node_capacity;
   weft_topology_node_t* nodes;
   uint32_t package_count;
+  // A line the backend wants in the explanation about how it read the
+  // machine (hwloc's discovery when not the usual one); "" for none.
+  char note[192];
 } weft_topology_machine_t;
 
 void weft_topology__machine_initialize(weft_allocator_t allocator,
