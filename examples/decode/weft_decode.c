@@ -285,9 +285,11 @@ static void print_progress(void* user_data,
 }
 
 // When a step ended, stamped by a timepoint on the session's timeline on
-// the thread that signals the step done. The host's own view is too late:
-// it wakes for one step and finds the next few done too, which folded them
-// into one long step and a few of 0 ms.
+// the thread that signals the step done, with the device's end time where
+// the signal carries one (weft_timepoint_t's |reached_at|). The host's own
+// view is too late: it wakes for one step and finds the next few done too,
+// which folded them into one long step and a few of 0 ms; so does a GPU
+// driver's completion thread, which the device's clock corrects.
 typedef struct step_clock_t {
   weft_timepoint_t timepoint;
   _Atomic weft_time_t end;  // 0 until stamped
@@ -295,12 +297,15 @@ typedef struct step_clock_t {
 
 static void step_clock_fired(void* user_data, weft_timepoint_t* timepoint,
                              weft_status_t status) {
-  (void)timepoint;
   weft_status_free(status);  // a failure reaches the host through its wait
   step_clock_t* clock = (step_clock_t*)user_data;
+  // The device's own end time where it has one (cuda: its completion
+  // thread may signal several steps at once, long after the first ended).
+  const weft_time_t end =
+      timepoint->reached_at ? timepoint->reached_at : weft_time_now();
   // Release: the clock's last touch here; once the host sees the stamp it
   // may free the clock (step_clocks_settle).
-  atomic_store_explicit(&clock->end, weft_time_now(), memory_order_release);
+  atomic_store_explicit(&clock->end, end, memory_order_release);
 }
 
 static weft_time_t step_clock_end(step_clock_t* clock) {

@@ -131,6 +131,13 @@ struct weft_timepoint_t {
   // Set by the caller before registering.
   weft_timepoint_fn_t fn;
   void* user_data;
+  // Set before |fn| fires with OK: when the work that reached the value
+  // ended, on weft_time_now's clock, where the signaller knows it better
+  // than the callback's own clock could (a GPU driver, from its device's
+  // clock: its completion thread may see several ops done at once); 0
+  // where it does not (a host signal, a device that signals as its work
+  // ends), and then now is that time.
+  weft_time_t reached_at;
   // Owned by the semaphore while registered.
   weft_semaphore_t* semaphore;
   uint64_t value;

@@ -254,12 +254,22 @@ weft_status_t weft_semaphore_query(weft_semaphore_t* semaphore,
   return status;
 }
 
+// When the work behind this thread's signals ended, where its driver
+// knows (weft_semaphore_set_signal_time); 0 otherwise.
+static _Thread_local weft_time_t weft_semaphore_signal_time;
+
+void weft_semaphore_set_signal_time(weft_time_t time) {
+  weft_semaphore_signal_time = time;
+}
+
 // Fires a detached chain of timepoints (linked through |next|) with OK.
 static void weft_semaphore_fire_reached(weft_timepoint_t* timepoint) {
+  const weft_time_t reached_at = weft_semaphore_signal_time;
   while (timepoint) {
     // The callback may free or reuse the timepoint: read |next| first.
     weft_timepoint_t* next = timepoint->next;
     timepoint->next = NULL;
+    timepoint->reached_at = reached_at;
     timepoint->fn(timepoint->user_data, timepoint, WEFT_OK);
     timepoint = next;
   }
@@ -540,6 +550,7 @@ static void weft_semaphore_register_timepoint_in(weft_semaphore_t* semaphore,
   timepoint->next = NULL;
   timepoint->prev = NULL;
   timepoint->list = list;
+  timepoint->reached_at = 0;  // reached before: when is not known
   weft_slim_mutex_lock(&semaphore->mutex);
   if (weft_atomic_load(&semaphore->failed, memory_order_relaxed)) {
     fire_now = true;

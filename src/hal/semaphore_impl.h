@@ -231,4 +231,10 @@ static inline weft_status_t weft_semaphore_list_check(
   return usable ? WEFT_OK : weft_semaphore_list_error(function, name, list);
 }
 
+// Sets when the work behind the signals this thread makes next ended
+// (weft_timepoint_t's |reached_at| for the timepoints they fire), for a
+// driver that knows it from its device (0: unknown, the default). Per
+// thread; the caller sets it around its signals and clears it after.
+void weft_semaphore_set_signal_time(weft_time_t time);
+
 #endif  // WEFT_HAL_SEMAPHORE_IMPL_H_

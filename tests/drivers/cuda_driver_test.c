@@ -892,6 +892,69 @@ static void semaphore_and_queue_options_refused(void** state) {
   assert_null(device);
 }
 
+//===----------------------------------------------------------------------===//
+// When the GPU's work ended
+//===----------------------------------------------------------------------===//
+
+// What a timepoint saw when it fired: the end time the signal carried and
+// the clock then.
+typedef struct end_time_seen_t {
+  weft_timepoint_t timepoint;
+  _Atomic weft_time_t reached_at;
+  _Atomic weft_time_t fired_at;
+} end_time_seen_t;
+
+static void end_time_fired(void* user_data, weft_timepoint_t* timepoint,
+                           weft_status_t status) {
+  weft_status_free(status);
+  end_time_seen_t* seen = (end_time_seen_t*)user_data;
+  atomic_store(&seen->reached_at, timepoint->reached_at);
+  atomic_store(&seen->fired_at, weft_time_now());
+}
+
+// The signals of an op carry when its work ended on the GPU (the end
+// event's time on the host clock, weft_timepoint_t's |reached_at|), not
+// when the completion thread got to them: never 0, in issue order, after
+// the submit and not after the timepoint fired. weft-decode's per-token
+// latencies stand on it.
+static void signals_carry_gpu_end_times(void** state) {
+  (void)state;
+  skip_unless_streams_can_be_held();
+  weft_device_t* device = create_device("cuda");
+  weft_executable_t* gate = create_gate(device);
+  weft_buffer_t* buffer = allocate(device, 4096);
+  weft_semaphore_t* semaphore = NULL;
+  WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
+  end_time_seen_t seen[2];
+  for (int i = 0; i < 2; ++i) {
+    atomic_init(&seen[i].reached_at, 0);
+    atomic_init(&seen[i].fired_at, 0);
+    seen[i].timepoint.fn = end_time_fired;
+    seen[i].timepoint.user_data = &seen[i];
+    weft_semaphore_register_timepoint(semaphore, (uint64_t)i + 1,
+                                      &seen[i].timepoint);
+  }
+  atomic_store(&gate_open, 0);
+  const weft_time_t submitted = weft_time_now();
+  dispatch_gate(device, gate, 0, 0, semaphore, 1);
+  fill_after(device, 0, semaphore, 1, semaphore, 2, buffer, 0x42);
+  atomic_store(&gate_open, 1);
+  WEFT_ASSERT_OK(weft_cts_wait(semaphore, 2));
+  // A timepoint fires before the signal returns, so both have fired.
+  const weft_time_t gate_end = atomic_load(&seen[0].reached_at);
+  const weft_time_t fill_end = atomic_load(&seen[1].reached_at);
+  assert_true(gate_end != 0);
+  assert_true(fill_end != 0);
+  assert_true(submitted <= gate_end);
+  assert_true(gate_end <= fill_end);
+  assert_true(gate_end <= atomic_load(&seen[0].fired_at));
+  assert_true(fill_end <= atomic_load(&seen[1].fired_at));
+  weft_semaphore_release(semaphore);
+  weft_buffer_release(buffer);
+  weft_executable_release(gate);
+  weft_device_release(device);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       // First: it forks before this process initialises the double.
@@ -908,6 +971,7 @@ int main(void) {
       cmocka_unit_test(release_with_gpu_word_waits),
       cmocka_unit_test(held_stream_never_blocks_the_submitter),
       cmocka_unit_test(semaphore_and_queue_options_refused),
+      cmocka_unit_test(signals_carry_gpu_end_times),
 #if defined(WEFT_TEST_HAVE_CJSON)
       cmocka_unit_test(gpu_time_on_own_track),
 #endif

@@ -106,6 +106,9 @@ typedef struct weft_cuda_queue_t {
   // the completion thread's.
   weft_trace_track_t* trace_track;
   weft_time_t trace_last_end_ns;
+  // When the last op completed on this stream ended on the GPU
+  // (weft_cuda_op_end_time); the completion thread's.
+  weft_time_t last_end_ns;
 } weft_cuda_queue_t;
 
 struct weft_cuda_device_t {
@@ -187,8 +190,9 @@ struct weft_cuda_device_t {
   // before the first transfer or when none could be made (synchronous).
   weft_proactor_t* proactor;
 
-  // Tracing: an op issued while tracing is on records a timed event before
-  // its work and a timed one after; the completion thread turns the two
+  // GPU time: every op's end event is timed, so its signals can say when
+  // its work ended (weft_timepoint_t's |reached_at|); an op issued while
+  // tracing is on also records a timed event before its work; the completion thread turns the two
   // into a zone on its queue's track (the stream's lane). GPU times map onto the
   // host clock through an epoch: a timed event recorded on |clock_stream|,
   // which nothing else uses, and polled at once; its host time is the

@@ -44,12 +44,13 @@ struct weft_cuda_op_t {
   uint32_t stream_entries;
   bool waited_in_stream;
   weft_status_t issue_status;
-  // Traced ops: the timed event before the work, and the epoch its time is
-  // measured from (cuda_device.h), both retained.
+  // The epoch its events' times are measured from (cuda_device.h; every
+  // issued op where one could be had), and for traced ops the timed event
+  // before the work; both retained.
   weft_cuda_event_t* trace_start;
   weft_cuda_event_t* trace_epoch;
   weft_time_t trace_epoch_ns;
-  weft_time_t trace_issue_ns;  // when the start event was recorded
+  weft_time_t trace_issue_ns;  // when it was issued (its start recorded)
 };
 
 // Drops a reference; the last retires the record.

@@ -502,7 +502,7 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
   }
   op->issue_status = weft_queue_op_annotate_error(op->base, status);
   weft_status_t record = weft_cuda_event_pool_acquire(
-      device->event_pool, /*timed=*/op->trace_start != NULL, &op->event);
+      device->event_pool, /*timed=*/op->trace_epoch != NULL, &op->event);
   if (weft_status_is_ok(record)) {
     record = WEFT_CUDA_CALL(symbols, cuEventRecord(op->event->handle, stream));
     op->event->stream = stream;
@@ -624,13 +624,27 @@ static bool weft_cuda_trace_calibrate(weft_cuda_device_t* device) {
   return true;
 }
 
+// Ties |op| to the device's clock epoch (renewed as needed), so that its
+// end event is timed and the completion thread can tell when its work
+// ended on the GPU (weft_cuda_op_end_time) and, traced, where its zone
+// lies. Best effort: without an epoch the op's signals carry no end time.
+// Called with the device mutex held and the context current.
+static void weft_cuda_op_attach_epoch(weft_cuda_device_t* device,
+                                      weft_cuda_op_t* op) {
+  if (!weft_cuda_trace_calibrate(device)) return;
+  weft_cuda_event_retain(device->trace_epoch);
+  op->trace_epoch = device->trace_epoch;
+  op->trace_epoch_ns = device->trace_epoch_ns;
+  op->trace_issue_ns = weft_time_now();
+}
+
 // Records |op|'s timed start event on the dispatch stream (after its
 // in-stream waits, before its work). Tracing is best effort: without an
 // epoch or an event the op is traced without its GPU time. Called with the
 // device mutex held and the context current.
 static void weft_cuda_trace_mark_start(weft_cuda_device_t* device,
                                        weft_cuda_op_t* op) {
-  if (!weft_cuda_trace_calibrate(device)) return;
+  if (!op->trace_epoch) return;
   weft_cuda_event_t* start = NULL;
   weft_status_t status =
       weft_cuda_event_pool_acquire(device->event_pool, /*timed=*/true, &start);
@@ -647,9 +661,6 @@ static void weft_cuda_trace_mark_start(weft_cuda_device_t* device,
   start->stream = op->queue->stream;
   op->trace_start = start;
   op->trace_issue_ns = weft_time_now();
-  weft_cuda_event_retain(device->trace_epoch);
-  op->trace_epoch = device->trace_epoch;
-  op->trace_epoch_ns = device->trace_epoch_ns;
 }
 
 // Puts |op|'s GPU time (its start event to its end event, both fired) on
@@ -700,6 +711,31 @@ static void weft_cuda_trace_device_time(weft_cuda_device_t* device,
                                start_ns, duration_ns);
 }
 
+// When |op|'s work ended on the GPU, on the host clock: its end event's
+// time from the epoch, kept within what the host saw (after its issue and
+// the end of the op before it on its stream, before now, when the
+// completion thread sees its event fired). 0 when it has no timed event.
+// On the completion thread, context current, after the event fired.
+static weft_time_t weft_cuda_op_end_time(weft_cuda_device_t* device,
+                                         weft_cuda_op_t* op) {
+  float since_epoch_ms = 0.0f;
+  if (!op->trace_epoch || !op->event || !op->event->timed ||
+      device->symbols->cuEventElapsedTime(&since_epoch_ms,
+                                          op->trace_epoch->handle,
+                                          op->event->handle) != CUDA_SUCCESS) {
+    return 0;
+  }
+  weft_cuda_queue_t* queue = op->queue;
+  const weft_time_t observed_ns = weft_time_now();
+  weft_time_t end_ns =
+      op->trace_epoch_ns + (weft_time_t)((double)since_epoch_ms * 1e6);
+  if (end_ns < op->trace_issue_ns) end_ns = op->trace_issue_ns;
+  if (end_ns < queue->last_end_ns) end_ns = queue->last_end_ns;
+  if (end_ns > observed_ns) end_ns = observed_ns;
+  queue->last_end_ns = end_ns;
+  return end_ns;
+}
+
 // Issues |op| (ready: |waits| are its in-stream waits, consumed): its work
 // behind the waits, then its event (weft_cuda_op_finish_issue). File ops go
 // to the transfer thread instead, behind the same waits. Called with the
@@ -732,6 +768,7 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
     weft_cuda_device_enqueue_transfer(device, op);
     return;
   }
+  if (weft_status_is_ok(status)) weft_cuda_op_attach_epoch(device, op);
   if (weft_status_is_ok(status) && op->record->trace_id) {
     weft_cuda_trace_mark_start(device, op);
   }
@@ -1056,12 +1093,19 @@ static int weft_cuda_completion_main(void* user_data) {
     }
     weft_slim_mutex_unlock(&device->mutex);
     if (weft_status_is_ok(event_status)) weft_cuda_trace_device_time(device, op);
+    // The GPU's end time for the timepoints the signals fire: this thread
+    // may see several ops done at once, long after the first ended.
+    const weft_time_t ended_ns =
+        weft_status_is_ok(event_status) ? weft_cuda_op_end_time(device, op)
+                                        : 0;
     weft_status_t status = weft_cuda_op_result(device, op, event_status);
     weft_slim_mutex_lock(&device->mutex);
     weft_cuda_status_release(device, op);
     weft_slim_mutex_unlock(&device->mutex);
     weft_queue_trace_signal(op->record->trace_id, weft_status_is_ok(status));
+    weft_semaphore_set_signal_time(ended_ns);
     weft_queue_op_signal_or_fail(op->base, status);
+    weft_semaphore_set_signal_time(0);
     if (device->semaphore_mode == WEFT_CUDA_SEMAPHORES_MEMORY) {
       weft_cuda_op_restore_failed_words(device, op);
     }
