@@ -278,8 +278,10 @@ static void timeout_relative(void** state) {
       weft_semaphore_wait(semaphore, 4, weft_timeout_relative(20 * MS));
   weft_time_t elapsed = weft_time_now() - start;
   weft_cts_assert_status_contains(status, WEFT_STATUS_DEADLINE_EXCEEDED, "4");
+  // Not before the deadline; how long after it depends on when this thread
+  // next runs, so that is not checked (a wait that never ended would hang
+  // the case until ctest stops it).
   assert_true(elapsed >= 20 * MS);
-  assert_true(elapsed < 5000 * MS);
   weft_semaphore_release(semaphore);
 }
 
@@ -417,13 +419,13 @@ static void wait_all_where_one_fails(void** state) {
   weft_semaphore_list_t list = {3, semaphores, values};
   action_t action;
   action_start(&action, ACTION_FAIL, semaphores[1], 44, 10 * MS);
-  // The others never signal: the failure must end the wait, not the clock.
-  weft_time_t start = weft_time_now();
+  // The others never signal: the failure must end the wait, not the clock
+  // (had the deadline, a minute off, ended it, it would say
+  // DEADLINE_EXCEEDED).
   weft_cts_assert_status_contains(
       weft_semaphore_list_wait(WEFT_WAIT_MODE_ALL, list,
-                               weft_timeout_infinite()),
+                               weft_timeout_relative(60000 * MS)),
       WEFT_STATUS_DATA_LOSS, "worker lost tile 44");
-  assert_true(weft_time_now() - start < 5000 * MS);
   action_join(&action);
   for (int i = 0; i < 3; ++i) weft_semaphore_release(semaphores[i]);
 }

@@ -100,6 +100,12 @@ void weft_cuda_double_fail_next(const char* entry_point, CUresult result);
 // that exist keep theirs. Thread-safe.
 void weft_cuda_double_set_queue_depth(uint32_t depth);
 
+// The number of calls that found their stream's queue full and blocked
+// (see weft_cuda_double_set_queue_depth), counted as each starts to wait:
+// a test learns that a thread is blocked in one without a timer.
+// Thread-safe.
+uint64_t weft_cuda_double_full_queue_waits(void);
+
 // Whether the devices report CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
 // and CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR as 1 (the default);
 // while false both read 0 and cuStreamWaitValue64 and cuStreamWriteValue64

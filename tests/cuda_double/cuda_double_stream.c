@@ -9,11 +9,19 @@
 // task that completes it; the event keeps the records not yet completed on
 // a list, so "generation g completed" is exact whatever order records on
 // different streams complete in.
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cuda_double_impl.h"
+
+// Enqueues that found their stream full (weft_cuda_double_full_queue_waits).
+static atomic_uint_least64_t weft_cuda_double_full_waits;
+
+WEFT_CUDA_DOUBLE_EXPORT uint64_t weft_cuda_double_full_queue_waits(void) {
+  return atomic_load(&weft_cuda_double_full_waits);
+}
 
 struct CUstream_st {
   uint32_t magic;
@@ -141,6 +149,10 @@ void weft_cuda_double__stream_enqueue(CUstream stream,
                                       weft_cuda_double_task_t* task) {
   task->next = NULL;
   pthread_mutex_lock(&stream->mutex);
+  if (stream->queue_depth &&
+      stream->submitted - stream->completed >= stream->queue_depth) {
+    atomic_fetch_add(&weft_cuda_double_full_waits, 1);
+  }
   while (stream->queue_depth &&
          stream->submitted - stream->completed >= stream->queue_depth) {
     pthread_cond_wait(&stream->progress, &stream->mutex);

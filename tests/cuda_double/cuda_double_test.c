@@ -556,8 +556,9 @@ static void test_event_elapsed_time(void** state) {
   gate_open(&gate);
   ASSERT_CU_OK(cu.cuStreamSynchronize(stream));
   ASSERT_CU_OK(cu.cuEventElapsedTime(&milliseconds, start, end));
+  // At least the 20 ms slept between the records; how much more depends on
+  // when the stream's thread ran, so no upper bound.
   assert_true(milliseconds >= 19.0f);
-  assert_true(milliseconds < 10000.0f);
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE,
             cu.cuEventElapsedTime(&milliseconds, start, untimed));
 

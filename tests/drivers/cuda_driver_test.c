@@ -801,22 +801,28 @@ static void release_with_gpu_word_waits(void** state) {
   weft_semaphore_release(semaphore);
 }
 
-typedef struct gate_timer_t {
-  atomic_int submitted;         // the test is done submitting
-  atomic_int opened_by_timer;  // it was not: the timer opened the gate
-} gate_timer_t;
+typedef struct gate_opener_t {
+  atomic_int submitted;       // the test is done submitting
+  uint64_t full_waits;        // the double's full-queue waits before
+  atomic_int opened_blocked;  // it was not: a submit blocked, so it opened
+} gate_opener_t;
 
-// Opens the gate after 5 s unless the test is done submitting by then (a
-// submitter blocked behind the held stream would otherwise hang the test).
-static void* open_gate_after_timeout(void* user_data) {
-  gate_timer_t* timer = (gate_timer_t*)user_data;
-  for (int i = 0; i < 500 && !atomic_load(&timer->submitted); ++i) {
-    struct timespec delay = {0, 10 * 1000 * 1000};
+// Opens the gate should a submit block in a full stream queue (a submitter
+// blocked behind the held stream would otherwise wait for the gate's own
+// way out): the double counts such waits as they start, so this needs no
+// timer and fires however slowly the submitter runs.
+static void* open_gate_if_blocked(void* user_data) {
+  gate_opener_t* opener = (gate_opener_t*)user_data;
+  uint64_t (*full_waits)(void) =
+      (uint64_t(*)(void))double_symbol("weft_cuda_double_full_queue_waits");
+  while (!atomic_load(&opener->submitted)) {
+    if (full_waits() != opener->full_waits) {
+      atomic_store(&opener->opened_blocked, 1);
+      atomic_store(&gate_open, 1);
+      break;
+    }
+    struct timespec delay = {0, 1000 * 1000};
     nanosleep(&delay, NULL);
-  }
-  if (!atomic_load(&timer->submitted)) {
-    atomic_store(&timer->opened_by_timer, 1);
-    atomic_store(&gate_open, 1);
   }
   return NULL;
 }
@@ -837,12 +843,14 @@ static void held_stream_never_blocks_the_submitter(void** state) {
   weft_semaphore_t* semaphore = NULL;
   WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
   atomic_store(&gate_open, 0);
-  gate_timer_t timer;
-  atomic_init(&timer.submitted, 0);
-  atomic_init(&timer.opened_by_timer, 0);
+  gate_opener_t watch;
+  atomic_init(&watch.submitted, 0);
+  atomic_init(&watch.opened_blocked, 0);
+  watch.full_waits =
+      ((uint64_t(*)(void))double_symbol("weft_cuda_double_full_queue_waits"))();
   pthread_t opener;
-  assert_int_equal(
-      pthread_create(&opener, NULL, open_gate_after_timeout, &timer), 0);
+  assert_int_equal(pthread_create(&opener, NULL, open_gate_if_blocked, &watch),
+                   0);
   dispatch_gate(device, gate, 0, 0, semaphore, 1);
   for (uint64_t i = 1; i <= kFills; ++i) {
     const uint64_t next = i + 1;
@@ -851,9 +859,10 @@ static void held_stream_never_blocks_the_submitter(void** state) {
         device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
         weft_cts_list1(&semaphore, &next), buffer, 0, 4096, &byte, 1));
   }
-  atomic_store(&timer.submitted, 1);
+  atomic_store(&watch.submitted, 1);
   assert_int_equal(pthread_join(opener, NULL), 0);
-  assert_int_equal(atomic_load(&timer.opened_by_timer), 0);
+  // No submit blocked in the double.
+  assert_int_equal(atomic_load(&watch.opened_blocked), 0);
   assert_int_equal(current_value(semaphore), 0);
   atomic_store(&gate_open, 1);
   WEFT_ASSERT_OK(weft_cts_wait(semaphore, kFills + 1));

@@ -3,7 +3,6 @@ import json
 import os
 import sys
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -194,21 +193,22 @@ def test_closing_a_stream_another_thread_waits_on_is_refused(tmp_path):
                 outcome.append(error)
 
         thread = threading.Thread(target=waiter)
+        # This thread gets the GIL back only when the waiter lets go of it
+        # (a switch interval longer than the case: it is not taken from
+        # the waiter), and the first place the waiter does is inside
+        # wait(), once it counts itself there: when start() returns, it
+        # is in. (CPython's GIL: a free-threaded build needs another way.)
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(3600)
         try:
             thread.start()
-            # Until the thread runs waiter (then it is inside wait(),
-            # without the GIL, a moment later).
-            for _ in range(1000):
-                frame = sys._current_frames().get(thread.ident)
-                if frame is not None and frame.f_code is waiter.__code__:
-                    break
-                time.sleep(0.001)
-            time.sleep(0.1)
+            sys.setswitchinterval(interval)
             with pytest.raises(RuntimeError,
                                match="another thread is in wait"):
                 stream.close()
             assert stream.progress["bytes_loaded"] == 0  # still usable
         finally:
+            sys.setswitchinterval(interval)
             feed()
             thread.join(30)
             watchdog.cancel()

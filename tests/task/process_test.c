@@ -33,7 +33,9 @@ static void test_resume_schedules_at_zero(void** state) {
   weft_process_suspend(&test.process);
   weft_process_resume(&test.process);
   weft_process_resume(&test.process);
-  weft_sleep_until(weft_time_now() + 5 * TEST_MS);
+  // Had a resume scheduled it, a worker would be busy with it until it
+  // drained it: once every worker is idle, no drain can still come.
+  assert_true(test_wait_all_idle(executor, TEST_TIMEOUT_NS));
   assert_int_equal(weft_atomic_load(&test.drain_calls, memory_order_acquire),
                    0);
   assert_false(weft_process_is_completed(&test.process));
@@ -81,11 +83,11 @@ static void test_completion_once_under_concurrent_drains(void** state) {
                                       memory_order_relaxed),
                      0);
     assert_true(weft_atomic_load(&test.max_inside, memory_order_relaxed) <= 4);
-    // Nothing may touch the process after release: wait a little and check
-    // the counters did not move.
+    // Nothing may touch the process after release: once every worker is
+    // idle (none still inside a drain), the counters did not move.
     int32_t calls = weft_atomic_load(&test.drain_calls, memory_order_relaxed);
     if (round % 50 == 0) {
-      weft_sleep_until(weft_time_now() + 2 * TEST_MS);
+      assert_true(test_wait_all_idle(executor, TEST_TIMEOUT_NS));
       assert_int_equal(
           weft_atomic_load(&test.drain_calls, memory_order_relaxed), calls);
     }
@@ -206,7 +208,7 @@ static void test_cancel_suspended(void** state) {
   assert_true(test_wait_at_least(&b.releases, 1, TEST_TIMEOUT_NS));
   assert_int_equal(weft_atomic_load(&b.status_code, memory_order_relaxed),
                    WEFT_STATUS_OK);
-  weft_sleep_until(weft_time_now() + 2 * TEST_MS);
+  assert_true(test_wait_all_idle(executor, TEST_TIMEOUT_NS));
   assert_int_equal(weft_atomic_load(&a.drain_calls, memory_order_relaxed), 0);
   assert_int_equal(weft_atomic_load(&a.completions, memory_order_relaxed), 1);
 }
@@ -289,7 +291,7 @@ static void test_wake_while_suspended(void** state) {
   persistent_initialize(executor, 1, &p);
   weft_atomic_fetch_add(&p.pending, 1, memory_order_release);
   weft_process_wake(&p.test.process);
-  weft_sleep_until(weft_time_now() + 2 * TEST_MS);
+  assert_true(test_wait_all_idle(executor, TEST_TIMEOUT_NS));
   assert_int_equal(weft_atomic_load(&p.test.drain_calls, memory_order_relaxed),
                    0);
   weft_process_resume(&p.test.process);

@@ -45,6 +45,9 @@ typedef struct op_t {
 typedef struct op_queue_t {
   pthread_mutex_t mutex;
   pthread_cond_t cond;
+  // Broadcast when a consumer goes to sleep (queue_wait_sleepers).
+  pthread_cond_t sleeping;
+  uint32_t sleepers;
   uint32_t items[kOpCount];
   uint32_t head;
   uint32_t tail;
@@ -63,9 +66,11 @@ static void queue_initialize(op_queue_t* queue) {
   memset(queue, 0, sizeof(*queue));
   pthread_mutex_init(&queue->mutex, NULL);
   pthread_cond_init(&queue->cond, NULL);
+  pthread_cond_init(&queue->sleeping, NULL);
 }
 
 static void queue_deinitialize(op_queue_t* queue) {
+  pthread_cond_destroy(&queue->sleeping);
   pthread_cond_destroy(&queue->cond);
   pthread_mutex_destroy(&queue->mutex);
 }
@@ -91,7 +96,10 @@ static bool queue_pop(op_queue_t* queue, uint32_t* out_item) {
   pthread_mutex_lock(&queue->mutex);
   while (queue->head == queue->tail && !queue->closed) {
     WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_TASK, "sleep");
+    ++queue->sleepers;
+    pthread_cond_broadcast(&queue->sleeping);
     pthread_cond_wait(&queue->cond, &queue->mutex);
+    --queue->sleepers;
     WEFT_TRACE_END();
     WEFT_TRACE_INSTANT(WEFT_TRACE_CATEGORY_TASK, "wake", 0, 0);
   }
@@ -101,6 +109,15 @@ static bool queue_pop(op_queue_t* queue, uint32_t* out_item) {
   }
   pthread_mutex_unlock(&queue->mutex);
   return got;
+}
+
+// Waits until |count| consumers sleep in queue_pop (the queue empty).
+static void queue_wait_sleepers(op_queue_t* queue, uint32_t count) {
+  pthread_mutex_lock(&queue->mutex);
+  while (queue->sleepers < count) {
+    pthread_cond_wait(&queue->sleeping, &queue->mutex);
+  }
+  pthread_mutex_unlock(&queue->mutex);
 }
 
 static void spin_for(weft_duration_t duration_ns) {
@@ -215,6 +232,12 @@ int main(int argc, char** argv) {
     weft_thread_params_t params = {.name = "weft-io", .cpu = -1};
     status = weft_thread_create(io_main, &producer, &params,
                                 weft_allocator_system(), &io_thread);
+  }
+  // Every worker is asleep before the first op: each has a track in the
+  // trace (the summary's worker table lists weft-worker-0), however late
+  // its thread first ran.
+  if (weft_status_is_ok(status)) {
+    queue_wait_sleepers(&producer.work, kWorkerCount);
   }
   for (uint32_t i = 0; i < kOpCount && weft_status_is_ok(status); ++i) {
     op_t* op = &producer.ops[i];

@@ -163,6 +163,9 @@ static void count_ready(void* user_data) {
 // loop): ready_fn says when an invocation can run again, run_ready runs
 // what can run without sleeping and says the next deadline.
 static void run_ready_for_event_loops(void** state) {
+  // A deadline this case cannot outlive (ctest stops it long before): what
+  // is checked while it stands does not depend on how fast this thread runs.
+  const int64_t kHour = 3600ll * 1000000000;
   atomic_int readied = 0;
   weft_vm_module_t* m = vm_test_make_m(VM_TEST_AWAIT_SIGNATURE, "add");
   weft_vm_context_t* context = vm_test_make_context(m);
@@ -176,24 +179,26 @@ static void run_ready_for_event_loops(void** state) {
   outcomes_t outcomes = {0};
   tagged_t first = {&outcomes, 1};
   tagged_t second = {&outcomes, 2};
-  // One waits without a deadline, one for 50 ms.
+  tagged_t third = {&outcomes, 3};
+  // One waits without a deadline, one for an hour.
   weft_vm_value_t args[3] = {vm_test_semaphore_value(forever),
                              {.type = WEFT_VM_TYPE_I64, .i64 = 1},
                              {.type = WEFT_VM_TYPE_I64, .i64 = -1}};
   expect_ok(weft_vm_loop_submit(loop, context, "m.wait", args, 3, 1,
                                 record_done, &first, NULL));
   args[0] = vm_test_semaphore_value(timed);
-  args[2].i64 = 50 * 1000000;
+  args[2].i64 = kHour;
   const weft_time_t submitted = weft_time_now();
+  weft_vm_loop_invocation_t* hour = NULL;
   expect_ok(weft_vm_loop_submit(loop, context, "m.wait", args, 3, 1,
-                                record_done, &second, NULL));
+                                record_done, &second, &hour));
   weft_time_t next = 0;
   expect_ok(weft_vm_loop_run_ready(loop, &next));
   // Both wait; nothing ran to the end, and the next deadline is the timed
   // one's.
   assert_int_equal(outcomes.done, 0);
   assert_int_equal(weft_vm_loop_live_count(loop), 2);
-  assert_true(next >= submitted + 50 * 1000000);
+  assert_true(next >= submitted + kHour);
   assert_true(next < WEFT_TIME_INFINITE_FUTURE);
   assert_int_equal(atomic_load(&readied), 0);
   // A signal readies the first (ready_fn), run_ready ends it.
@@ -202,14 +207,32 @@ static void run_ready_for_event_loops(void** state) {
   expect_ok(weft_vm_loop_run_ready(loop, &next));
   assert_int_equal(outcomes.done, 1);
   assert_int_equal(outcomes.order[0], 1);
-  // Past its deadline the second ends with the deadline as its value.
-  while (weft_time_now() < next) {
-    struct timespec pause = {0, 5 * 1000000};
-    nanosleep(&pause, NULL);
-  }
+  // One for 1 ms: its deadline is the next, and past it run_ready ends it
+  // with the deadline as its value (however late this thread gets there).
+  args[2].i64 = 1000000;
+  expect_ok(weft_vm_loop_submit(loop, context, "m.wait", args, 3, 1,
+                                record_done, &third, NULL));
   expect_ok(weft_vm_loop_run_ready(loop, &next));
+  assert_true(next < submitted + kHour);
+  while (outcomes.done < 2) {
+    while (weft_time_now() < next) {
+      struct timespec pause = {0, 1000000};
+      nanosleep(&pause, NULL);
+    }
+    expect_ok(weft_vm_loop_run_ready(loop, &next));
+  }
   assert_int_equal(outcomes.done, 2);
+  assert_int_equal(outcomes.order[1], 3);
   assert_int_equal(outcomes.ok, 2);
+  assert_int_equal(outcomes.last_code, WEFT_STATUS_DEADLINE_EXCEEDED);
+  assert_int_equal(weft_vm_loop_live_count(loop), 1);
+  assert_true(next >= submitted + kHour);
+  // Cancelled, the hour's wait ends too, and nothing is left to wait for.
+  weft_vm_loop_cancel(loop, hour);
+  expect_ok(weft_vm_loop_run_ready(loop, &next));
+  assert_int_equal(outcomes.done, 3);
+  assert_int_equal(outcomes.failed, 1);
+  assert_non_null(strstr(outcomes.last_message, "CANCELLED"));
   assert_int_equal(weft_vm_loop_live_count(loop), 0);
   assert_true(next == WEFT_TIME_INFINITE_FUTURE);
   weft_semaphore_release(timed);
