@@ -684,7 +684,10 @@ static void word_failure_releases_gpu_waiters(void** state) {
   const char* device_string = "cuda?semaphores=memory&queues=2";
   weft_device_t* device = create_device(device_string);
   weft_executable_t* gate = create_gate(device);
+  // One buffer per queue: the failure releases both queues' GPU waits at
+  // once, and their fills then run side by side.
   weft_buffer_t* buffer = allocate(device, 4096);
+  weft_buffer_t* other_buffer = allocate(device, 4096);
   weft_semaphore_t* semaphore = NULL;
   WEFT_ASSERT_OK(weft_device_create_semaphore(device, 0, &semaphore));
   weft_semaphore_t* last = NULL;
@@ -696,7 +699,7 @@ static void word_failure_releases_gpu_waiters(void** state) {
   const uint64_t word_waits = call_count("cuStreamWaitValue64");
   dispatch_gate(device, gate, 0, 7, semaphore, 1);
   fill_after(device, 1, semaphore, 1, semaphore, 2, buffer, 1);
-  fill_after(device, 0, semaphore, 2, last, 1, buffer, 2);
+  fill_after(device, 0, semaphore, 2, last, 1, other_buffer, 2);
   const uint64_t one = 1;
   const uint8_t byte = 3;
   weft_buffer_t* cpu_buffer = NULL;
@@ -728,6 +731,7 @@ static void word_failure_releases_gpu_waiters(void** state) {
   weft_device_release(cpu);
   weft_semaphore_release(last);
   weft_semaphore_release(semaphore);
+  weft_buffer_release(other_buffer);
   weft_buffer_release(buffer);
   weft_executable_release(gate);
   weft_device_release(device);
