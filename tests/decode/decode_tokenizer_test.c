@@ -110,14 +110,15 @@ static void expect_ids(const decode_tokenizer_t* tokenizer, const char* text,
   }
 }
 
-// Decodes |count| ids a token at a time into |out|, checking (with
-// |whole|: a text with no continuation byte that follows no lead) that
-// what comes out at each step is whole UTF-8 characters while the text is.
-static size_t decode_ids(const decode_tokenizer_t* tokenizer,
-                         const uint32_t* ids, size_t count, bool whole,
-                         char* out) {
+// Decodes |count| ids a token at a time into |out| with a stream of
+// |flags|, checking (with |whole|: a text with no continuation byte that
+// follows no lead) that what comes out at each step is whole UTF-8
+// characters while the text is.
+static size_t decode_ids_with(const decode_tokenizer_t* tokenizer,
+                              const uint32_t* ids, size_t count, bool whole,
+                              uint32_t flags, char* out) {
   decode_text_stream_t stream;
-  decode_text_stream_initialize(&stream, DECODE_TEXT_AT_START);
+  decode_text_stream_initialize(&stream, flags);
   char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
   assert_non_null(piece);
   size_t length = 0;
@@ -148,7 +149,8 @@ static void expect_round_trip_bytes(const decode_tokenizer_t* tokenizer,
     size_t count = 0;
     decode_test_assert_ok(decode_tokenizer_encode(tokenizer, text, length, bos,
                                                   ids, capacity, &count));
-    const size_t back_length = decode_ids(tokenizer, ids, count, whole, back);
+    const size_t back_length = decode_ids_with(
+        tokenizer, ids, count, whole, DECODE_TEXT_AT_START, back);
     if (back_length != length || memcmp(back, text, length) != 0) {
       char hex[256];
       size_t used = 0;
@@ -260,21 +262,11 @@ static void test_synthetic_pieces(void** state) {
 static size_t decode_bytes_valid(const decode_tokenizer_t* tokenizer,
                                  const uint8_t* bytes, size_t length,
                                  char* out) {
-  decode_text_stream_t stream;
-  decode_text_stream_initialize(&stream, DECODE_TEXT_VALID_UTF8);
-  char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
-  assert_non_null(piece);
-  size_t written = 0;
-  for (size_t i = 0; i < length; ++i) {
-    const size_t n =
-        decode_text_stream_next(tokenizer, &stream, 3u + bytes[i], piece);
-    memcpy(out + written, piece, n);
-    written += n;
-  }
-  written += decode_text_stream_flush(&stream, out + written);
-  out[written] = '\0';
-  free(piece);
-  return written;
+  uint32_t ids[16];
+  assert_true(length <= sizeof(ids) / sizeof(ids[0]));
+  for (size_t i = 0; i < length; ++i) ids[i] = 3u + bytes[i];
+  return decode_ids_with(tokenizer, ids, length, /*whole=*/false,
+                         DECODE_TEXT_VALID_UTF8, out);
 }
 
 // True when [text, text + length) is well-formed UTF-8, checked by code
