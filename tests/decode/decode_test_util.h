@@ -91,6 +91,29 @@ static inline void decode_test_expect_words(decode_pretokenizer_t pre,
   assert_int_equal(decode_pretokenizer_word(pre, text, 0), 0);
 }
 
+// |text| encodes (no BOS) to the |expected_count| ids |expected|; fails
+// listing the ids it got otherwise.
+static inline void decode_test_expect_ids(const decode_tokenizer_t* tokenizer,
+                                          const char* text,
+                                          const uint32_t* expected,
+                                          size_t expected_count) {
+  uint32_t ids[64];
+  size_t count = 0;
+  decode_test_assert_ok(decode_tokenizer_encode(tokenizer, text, strlen(text),
+                                                false, ids, 64, &count));
+  if (count != expected_count ||
+      memcmp(ids, expected, count * sizeof(uint32_t)) != 0) {
+    char got[1024];
+    size_t used = 0;
+    for (size_t i = 0; i < count && used < sizeof(got) - 16; ++i) {
+      used += (size_t)snprintf(got + used, sizeof(got) - used, " %u", ids[i]);
+    }
+    got[used] = '\0';
+    fail_msg("'%s' encoded as [%s ] (%zu ids, %zu expected)", text, got, count,
+             expected_count);
+  }
+}
+
 // The words for decode_test_expect_words.
 #define DECODE_TEST_WORDS(...) ((const char* const[]){__VA_ARGS__, NULL})
 #endif  // WEFT_EXAMPLES_DECODE_DECODE_TOKENIZER_H_

@@ -93,23 +93,6 @@ static size_t encode(const decode_tokenizer_t* tokenizer, const char* text,
   return count;
 }
 
-static void expect_ids(const decode_tokenizer_t* tokenizer, const char* text,
-                       const uint32_t* expected, size_t expected_count) {
-  uint32_t ids[64];
-  const size_t count = encode(tokenizer, text, false, ids, 64);
-  if (count != expected_count ||
-      memcmp(ids, expected, count * sizeof(uint32_t)) != 0) {
-    char got[512];
-    size_t used = 0;
-    for (size_t i = 0; i < count && used < sizeof(got) - 16; ++i) {
-      used += (size_t)snprintf(got + used, sizeof(got) - used, " %u", ids[i]);
-    }
-    got[used] = '\0';
-    fail_msg("'%s' encoded as [%s ] (%zu ids, %zu expected)", text, got, count,
-             expected_count);
-  }
-}
-
 // Decodes |count| ids a token at a time into |out| with a stream of
 // |flags|, checking (with |whole|: a text with no continuation byte that
 // follows no lead) that what comes out at each step is whole UTF-8
@@ -465,29 +448,29 @@ static void test_spm_by_hand(void** state) {
   const bool b = true;
   {
     const uint32_t expected[] = {spm_id(b, SPACE "a"), spm_id(b, "bc")};
-    expect_ids(tokenizer, "abc", expected, 2);
+    decode_test_expect_ids(tokenizer, "abc", expected, 2);
   }
   {
     const uint32_t expected[] = {spm_id(b, SPACE "ab")};
-    expect_ids(tokenizer, "ab", expected, 1);
+    decode_test_expect_ids(tokenizer, "ab", expected, 1);
   }
   {
     const uint32_t expected[] = {spm_id(b, SPACE "a"), spm_id(b, SPACE),
                                  spm_id(b, "b")};
-    expect_ids(tokenizer, "a b", expected, 3);
+    decode_test_expect_ids(tokenizer, "a b", expected, 3);
   }
   {
     const uint32_t expected[] = {spm_id(b, SPACE "a"), spm_id(b, "a")};
-    expect_ids(tokenizer, "aa", expected, 2);
+    decode_test_expect_ids(tokenizer, "aa", expected, 2);
   }
   {
     const uint32_t expected[] = {spm_id(b, SPACE), spm_id(b, "xy"),
                                  spm_id(b, "x")};
-    expect_ids(tokenizer, "xyx", expected, 3);
+    decode_test_expect_ids(tokenizer, "xyx", expected, 3);
   }
   {
     const uint32_t expected[] = {spm_id(b, SPACE), 3 + 0xC3, 3 + 0xA9};
-    expect_ids(tokenizer, "\xC3\xA9", expected, 3);
+    decode_test_expect_ids(tokenizer, "\xC3\xA9", expected, 3);
   }
   expect_round_trip(tokenizer, "abc a b \xC3\xA9 xyx");
   decode_tokenizer_free(tokenizer);
@@ -503,11 +486,11 @@ static void test_spm_by_hand(void** state) {
   decode_vocab_deinitialize(&vocab);
   {
     const uint32_t expected[] = {spm_id(b, "abc")};
-    expect_ids(tokenizer, "abc", expected, 1);
+    decode_test_expect_ids(tokenizer, "abc", expected, 1);
   }
   {
     const uint32_t expected[] = {spm_id(b, SPACE "ab")};
-    expect_ids(tokenizer, " ab", expected, 1);
+    decode_test_expect_ids(tokenizer, " ab", expected, 1);
   }
   expect_round_trip(tokenizer, " ab abc  \xC3\xA9 ");
   decode_tokenizer_free(tokenizer);
@@ -517,7 +500,7 @@ static void test_spm_by_hand(void** state) {
   decode_vocab_deinitialize(&vocab);
   {
     const uint32_t expected[] = {spm_id(false, SPACE), 0};
-    expect_ids(tokenizer, "\xC3\xA9", expected, 2);
+    decode_test_expect_ids(tokenizer, "\xC3\xA9", expected, 2);
   }
   decode_tokenizer_free(tokenizer);
 }
@@ -616,35 +599,35 @@ static void test_bpe_by_hand(void** state) {
   assert_int_equal(decode_tokenizer_kind(tokenizer), DECODE_TOKENIZER_BPE);
   {
     const uint32_t expected[] = {116, 256};
-    expect_ids(tokenizer, "the", expected, 2);
+    decode_test_expect_ids(tokenizer, "the", expected, 2);
   }
   {
     const uint32_t expected[] = {258};
-    expect_ids(tokenizer, " the", expected, 1);
+    decode_test_expect_ids(tokenizer, " the", expected, 1);
   }
   {
     const uint32_t expected[] = {256, 259, 111};
-    expect_ids(tokenizer, "hello", expected, 3);
+    decode_test_expect_ids(tokenizer, "hello", expected, 3);
   }
   {
     const uint32_t expected[] = {100, 111, 110, 39, 116};
-    expect_ids(tokenizer, "don't", expected, 5);
+    decode_test_expect_ids(tokenizer, "don't", expected, 5);
   }
   {
     const uint32_t expected[] = {97, 32, 32, 98};
-    expect_ids(tokenizer, "a  b", expected, 4);
+    decode_test_expect_ids(tokenizer, "a  b", expected, 4);
   }
   {
     const uint32_t expected[] = {0xC3, 0xA9};
-    expect_ids(tokenizer, "\xC3\xA9", expected, 2);
+    decode_test_expect_ids(tokenizer, "\xC3\xA9", expected, 2);
   }
   {
     const uint32_t expected[] = {263, 0xA9};
-    expect_ids(tokenizer, "a\xC3\xA9", expected, 2);
+    decode_test_expect_ids(tokenizer, "a\xC3\xA9", expected, 2);
   }
   {
     const uint32_t expected[] = {97, 0xF0, 0x9F, 0xA6, 0x80};
-    expect_ids(tokenizer, "a\xF0\x9F\xA6\x80", expected, 5);
+    decode_test_expect_ids(tokenizer, "a\xF0\x9F\xA6\x80", expected, 5);
   }
   for (size_t t = 0; t < sizeof(kTexts) / sizeof(kTexts[0]); ++t) {
     expect_round_trip(tokenizer, kTexts[t]);
@@ -657,7 +640,7 @@ static void test_bpe_by_hand(void** state) {
   decode_vocab_deinitialize(&vocab);
   {
     const uint32_t expected[] = {unknown, unknown};
-    expect_ids(tokenizer, "\xC3\xA9", expected, 2);
+    decode_test_expect_ids(tokenizer, "\xC3\xA9", expected, 2);
   }
   decode_tokenizer_free(tokenizer);
 }
@@ -1236,23 +1219,23 @@ static void test_pre_key(void** state) {
                      DECODE_PRETOKENIZER_GPT2);
     {
       const uint32_t expected[] = {258};
-      expect_ids(tokenizer, "1234", expected, 1);
+      decode_test_expect_ids(tokenizer, "1234", expected, 1);
     }
     {
       const uint32_t expected[] = {259};
-      expect_ids(tokenizer, " 1", expected, 1);
+      decode_test_expect_ids(tokenizer, " 1", expected, 1);
     }
     {
       const uint32_t expected[] = {258, '5'};
-      expect_ids(tokenizer, "12345", expected, 2);
+      decode_test_expect_ids(tokenizer, "12345", expected, 2);
     }
     {
       const uint32_t expected[] = {'x', 'y', 'z'};
-      expect_ids(tokenizer, "xyz", expected, 3);
+      decode_test_expect_ids(tokenizer, "xyz", expected, 3);
     }
     {
       const uint32_t expected[] = {' ', 'x', 'y', 'z'};
-      expect_ids(tokenizer, " xyz", expected, 4);
+      decode_test_expect_ids(tokenizer, " xyz", expected, 4);
     }
     assert_false(decode_tokenizer_adds_bos(tokenizer));
     decode_tokenizer_free(tokenizer);
@@ -1266,23 +1249,23 @@ static void test_pre_key(void** state) {
                      DECODE_PRETOKENIZER_LLAMA3);
     {
       const uint32_t expected[] = {257, '4'};
-      expect_ids(tokenizer, "1234", expected, 2);
+      decode_test_expect_ids(tokenizer, "1234", expected, 2);
     }
     {
       const uint32_t expected[] = {' ', '1'};
-      expect_ids(tokenizer, " 1", expected, 2);
+      decode_test_expect_ids(tokenizer, " 1", expected, 2);
     }
     {
       const uint32_t expected[] = {257, '4', '5'};
-      expect_ids(tokenizer, "12345", expected, 3);
+      decode_test_expect_ids(tokenizer, "12345", expected, 3);
     }
     {
       const uint32_t expected[] = {260};
-      expect_ids(tokenizer, "xyz", expected, 1);
+      decode_test_expect_ids(tokenizer, "xyz", expected, 1);
     }
     {
       const uint32_t expected[] = {' ', 'x', 'y', 'z'};
-      expect_ids(tokenizer, " xyz", expected, 4);
+      decode_test_expect_ids(tokenizer, " xyz", expected, 4);
     }
     assert_true(decode_tokenizer_adds_bos(tokenizer));
     decode_tokenizer_free(tokenizer);

@@ -283,29 +283,16 @@ static decode_tokenizer_t* meta_tokenizer(void) {
 static void expect_meta_ids(const decode_tokenizer_t* tokenizer,
                             const char* text, const uint32_t* expected,
                             size_t expected_count) {
-  uint32_t ids[64];
-  size_t count = 0;
-  decode_test_assert_ok(decode_tokenizer_encode(tokenizer, text, strlen(text),
-                                                false, ids, 64, &count));
-  if (count != expected_count ||
-      memcmp(ids, expected, count * sizeof(uint32_t)) != 0) {
-    char got[1024];
-    size_t used = 0;
-    for (size_t i = 0; i < count && used < sizeof(got) - 16; ++i) {
-      used += (size_t)snprintf(got + used, sizeof(got) - used, " %u", ids[i]);
-    }
-    got[used] = '\0';
-    fail_msg("'%s' encoded as [%s ] (%zu ids, %zu expected)", text, got, count,
-             expected_count);
-  }
+  decode_test_expect_ids(tokenizer, text, expected, expected_count);
   char back[256];
   char* piece = (char*)malloc(decode_tokenizer_max_token_bytes(tokenizer));
   assert_non_null(piece);
   decode_text_stream_t stream;
-  decode_text_stream_initialize(&stream, true);
+  decode_text_stream_initialize(&stream, DECODE_TEXT_AT_START);
   size_t length = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const size_t n = decode_text_stream_next(tokenizer, &stream, ids[i], piece);
+  for (size_t i = 0; i < expected_count; ++i) {
+    const size_t n =
+        decode_text_stream_next(tokenizer, &stream, expected[i], piece);
     assert_true(length + n < sizeof(back));
     memcpy(back + length, piece, n);
     length += n;
