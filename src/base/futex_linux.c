@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/futex.h"
+#include "base/sched_counters.h"
 
 bool weft_futex_wait(weft_atomic_uint32_t* address, uint32_t expected,
                      weft_time_t deadline_ns) {
@@ -26,6 +27,7 @@ bool weft_futex_wait(weft_atomic_uint32_t* address, uint32_t expected,
     }
     // FUTEX_WAIT_BITSET takes an absolute timeout on CLOCK_MONOTONIC (no
     // FUTEX_CLOCK_REALTIME), so a retried wait never extends the deadline.
+    WEFT_SCHED_COUNT(FUTEX_WAIT);
     long result = syscall(SYS_futex, (uint32_t*)address,
                           FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected,
                           timeout, NULL, FUTEX_BITSET_MATCH_ANY);
@@ -35,6 +37,7 @@ bool weft_futex_wait(weft_atomic_uint32_t* address, uint32_t expected,
 }
 
 void weft_futex_wake(weft_atomic_uint32_t* address, int32_t count) {
+  WEFT_SCHED_COUNT(FUTEX_WAKE);
   syscall(SYS_futex, (uint32_t*)address, FUTEX_WAKE | FUTEX_PRIVATE_FLAG,
           count, NULL, NULL, 0);
 }

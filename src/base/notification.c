@@ -16,6 +16,7 @@
 #include <sched.h>
 
 #include "base/futex.h"
+#include "base/sched_counters.h"
 
 void weft_notification_initialize(weft_notification_t* notification) {
   atomic_init(&notification->epoch, 0);
@@ -59,6 +60,12 @@ void weft_notification_cancel_wait(weft_notification_t* notification) {
   weft_atomic_fetch_sub(&notification->waiters, 1, memory_order_relaxed);
 }
 
+bool weft_notification_was_notified(weft_notification_t* notification,
+                                    weft_wait_token_t token) {
+  // Acquire: pairs with the notifier's epoch bump.
+  return weft_atomic_load(&notification->epoch, memory_order_acquire) != token;
+}
+
 // Spins until the epoch moves past |token| or the spin budget or the
 // deadline runs out. Returns true when notified.
 static bool weft_notification_spin(weft_notification_t* notification,
@@ -78,7 +85,9 @@ static bool weft_notification_spin(weft_notification_t* notification,
       // then too: where the threads being waited for outnumber the free
       // CPUs, a spinner that never yields runs in their place.
       if ((i & 15) == 0) {
+        WEFT_SCHED_COUNT(CLOCK_READ);
         if (weft_time_now() >= spin_deadline) break;
+        WEFT_SCHED_COUNT(YIELD);
         sched_yield();
       }
     }

@@ -44,6 +44,11 @@ weft_wait_token_t weft_notification_prepare_wait(
 // Abandons a prepared wait.
 void weft_notification_cancel_wait(weft_notification_t* notification);
 
+// True once a notify came after |token| was taken (acquire: what the
+// notifier wrote before notifying is visible). Never blocks.
+bool weft_notification_was_notified(weft_notification_t* notification,
+                                    weft_wait_token_t token);
+
 // Blocks until notified after |token| was taken or |deadline_ns| passes,
 // spinning first per |policy|. Returns false on time-out.
 bool weft_notification_commit_wait(weft_notification_t* notification,

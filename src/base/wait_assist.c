@@ -10,6 +10,7 @@
 #include "base/wait_assist.h"
 
 #include "base/atomics.h"
+#include "base/sched_counters.h"
 #include "base/thread.h"
 
 #define WEFT_WAIT_ASSIST_FREE 0u
@@ -21,6 +22,7 @@ typedef struct weft_wait_assist_entry_t {
   weft_atomic_uint32_t state;
   weft_atomic_uint32_t inside;
   weft_wait_assist_fn_t fn;
+  _Atomic(weft_wait_assist_leave_fn_t) leave;
   void* user_data;
 } weft_wait_assist_entry_t;
 
@@ -43,6 +45,7 @@ weft_status_t weft_wait_assist_register(weft_wait_assist_fn_t fn,
       continue;
     }
     entry->fn = fn;
+    weft_atomic_store(&entry->leave, NULL, memory_order_relaxed);
     entry->user_data = user_data;
     weft_atomic_fetch_add(&weft_wait_assist_active_count, 1,
                           memory_order_relaxed);
@@ -73,6 +76,62 @@ void weft_wait_assist_unregister(uint32_t id) {
                     memory_order_release);
 }
 
+// Threads in an assisting wait (begin_wait/end_wait), on a line of its own:
+// two relaxed RMWs per wait.
+static _Alignas(64) weft_atomic_uint32_t weft_wait_assist_waiting;
+
+void weft_wait_assist_begin_wait(void) {
+  WEFT_SCHED_COUNT(RMW_EXECUTOR);
+  weft_atomic_fetch_add(&weft_wait_assist_waiting, 1, memory_order_relaxed);
+}
+
+void weft_wait_assist_set_leave(uint32_t id,
+                                weft_wait_assist_leave_fn_t leave) {
+  if (id >= WEFT_WAIT_ASSIST_CAPACITY) return;
+  // Relaxed: read under the entry's inside count (as fn is).
+  weft_atomic_store(&weft_wait_assist_entries[id].leave, leave,
+                    memory_order_relaxed);
+}
+
+void weft_wait_assist_end_wait(void) {
+  WEFT_SCHED_COUNT(RMW_EXECUTOR);
+  // seq_cst: executors that read the count after this (to decide their
+  // wakes) see us gone, or our leave hooks below see their work.
+  weft_atomic_fetch_sub(&weft_wait_assist_waiting, 1, memory_order_seq_cst);
+  if (weft_wait_assist_thread_depth != 0 ||
+      weft_atomic_load(&weft_wait_assist_active_count, memory_order_relaxed) ==
+          0) {
+    return;
+  }
+  weft_wait_assist_thread_depth = 2;
+  for (uint32_t i = 0; i < WEFT_WAIT_ASSIST_CAPACITY; ++i) {
+    weft_wait_assist_entry_t* entry = &weft_wait_assist_entries[i];
+    if (weft_atomic_load(&entry->state, memory_order_relaxed) !=
+        WEFT_WAIT_ASSIST_ACTIVE) {
+      continue;
+    }
+    // seq_cst: as in run (the pair with unregister).
+    weft_atomic_fetch_add(&entry->inside, 1, memory_order_seq_cst);
+    if (weft_atomic_load(&entry->state, memory_order_seq_cst) ==
+        WEFT_WAIT_ASSIST_ACTIVE) {
+      weft_wait_assist_leave_fn_t leave =
+          weft_atomic_load(&entry->leave, memory_order_relaxed);
+      if (leave) leave(entry->user_data);
+    }
+    // Release: unregister's wait sees this call's accesses done.
+    weft_atomic_fetch_sub(&entry->inside, 1, memory_order_release);
+  }
+  weft_wait_assist_thread_depth = 0;
+}
+
+uint32_t weft_wait_assist_waiting_count(void) {
+  return weft_atomic_load(&weft_wait_assist_waiting, memory_order_relaxed);
+}
+
+uint32_t weft_wait_assist_waiting_count_seq_cst(void) {
+  return weft_atomic_load(&weft_wait_assist_waiting, memory_order_seq_cst);
+}
+
 bool weft_wait_assist_available(void) {
   return weft_wait_assist_thread_depth == 0 &&
          weft_atomic_load(&weft_wait_assist_active_count,
@@ -101,6 +160,8 @@ weft_wait_assist_result_t weft_wait_assist_run(void) {
     weft_atomic_fetch_sub(&entry->inside, 1, memory_order_release);
   }
   weft_wait_assist_thread_depth = 0;
+  WEFT_SCHED_COUNT(ASSIST_POLL);
+  if (result == WEFT_WAIT_ASSIST_RAN) WEFT_SCHED_COUNT(ASSIST_RAN);
   return result;
 }
 

@@ -46,6 +46,13 @@ typedef weft_wait_assist_result_t (*weft_wait_assist_fn_t)(void* user_data);
 weft_status_t weft_wait_assist_register(weft_wait_assist_fn_t fn,
                                         void* user_data, uint32_t* out_id);
 
+// Called on a thread leaving an assisting wait (weft_wait_assist_end_wait),
+// after it stopped counting: work it left undone must find another thread.
+typedef void (*weft_wait_assist_leave_fn_t)(void* user_data);
+
+// Sets |id|'s leave hook (NULL: none). Call right after register.
+void weft_wait_assist_set_leave(uint32_t id, weft_wait_assist_leave_fn_t leave);
+
 // Unregisters |id|; returns once no thread runs its function.
 void weft_wait_assist_unregister(uint32_t id);
 
@@ -57,6 +64,20 @@ bool weft_wait_assist_available(void);
 // one) until one runs work: RAN then, else BUSY when one was busy, else
 // IDLE.
 weft_wait_assist_result_t weft_wait_assist_run(void);
+
+// Brackets a host wait that assists (spins and runs work between its
+// checks): such a thread holds a CPU, and executors count the threads
+// inside a bracket against their CPUs when they decide how many workers to
+// wake (src/task/executor.c). Balanced, not nested. end_wait calls every
+// registered leave hook.
+void weft_wait_assist_begin_wait(void);
+void weft_wait_assist_end_wait(void);
+
+// Threads inside a begin/end bracket now, process-wide (relaxed; a hint).
+uint32_t weft_wait_assist_waiting_count(void);
+// The same with a seq_cst load (the waker's half of the pair with
+// end_wait, after its own seq_cst fence).
+uint32_t weft_wait_assist_waiting_count_seq_cst(void);
 
 // Marks the calling thread as one of weft's own: it never assists. Called
 // by weft_thread_create's start routine.

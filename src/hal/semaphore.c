@@ -792,15 +792,26 @@ static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
   }
   // A poll (deadline in the past) runs nothing.
   const bool may_assist = deadline != WEFT_TIME_INFINITE_PAST;
+  // While assisting, this thread holds a CPU that executors count against
+  // theirs (weft_wait_assist_begin_wait).
+  bool counted = false;
   for (;;) {
     if (weft_semaphore_has_failed(semaphore)) {
+      if (counted) weft_wait_assist_end_wait();
       return weft_semaphore_wait_failure(semaphore, value);
     }
-    if (weft_semaphore_load_value(semaphore) >= value) return WEFT_OK;
+    if (weft_semaphore_load_value(semaphore) >= value) {
+      if (counted) weft_wait_assist_end_wait();
+      return WEFT_OK;
+    }
     // Work a CPU device wants a thread for is better than spinning beside
     // it or sleeping; having run some, or while the device is busy (the
     // next region may want this thread), the spin budget restarts.
     const bool assisting = may_assist && weft_wait_assist_available();
+    if (assisting && !counted) {
+      weft_wait_assist_begin_wait();
+      counted = true;
+    }
     weft_wait_assist_result_t assisted =
         assisting ? weft_wait_assist_run() : WEFT_WAIT_ASSIST_IDLE;
     if (assisted != WEFT_WAIT_ASSIST_IDLE) {
@@ -835,6 +846,7 @@ static weft_status_t weft_semaphore_wait_until(weft_semaphore_t* semaphore,
     weft_notification_commit_wait(&semaphore->notification, token, policy,
                                   spin_end);
   }
+  if (counted) weft_wait_assist_end_wait();
   if (deadline == WEFT_TIME_INFINITE_PAST || weft_time_now() >= deadline) {
     char label[WEFT_SEMAPHORE_LABEL_CAPACITY];
     weft_semaphore_label(semaphore, label, sizeof(label));
@@ -864,6 +876,7 @@ static weft_status_t weft_semaphore_list_assist(weft_wait_mode_t mode,
   const weft_duration_t spin_ns = list.semaphores[0]->wait_policy.spin_ns;
   weft_time_t spin_end = weft_deadline_min(weft_time_now() + spin_ns, deadline);
   weft_status_t status = WEFT_OK;
+  weft_wait_assist_begin_wait();
   for (;;) {
     weft_wait_assist_result_t assisted = weft_wait_assist_run();
     status = weft_semaphore_list_poll(mode, list, out_done);
@@ -886,6 +899,7 @@ static weft_status_t weft_semaphore_list_assist(weft_wait_mode_t mode,
       }
     }
   }
+  weft_wait_assist_end_wait();
   return status;
 }
 

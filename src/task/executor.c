@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "base/notification.h"
+#include "base/sched_counters.h"
 #include "base/thread.h"
 #include "base/trace.h"
 #include "base/wait_assist.h"
@@ -99,6 +100,9 @@ typedef struct weft_executor_worker_t {
   char pad0[WEFT_EXECUTOR_CACHE_LINE];
   // Written by wakers.
   weft_notification_t notification;
+  // The waker's wake depth + 1 (src/base/sched_counters.h), written before
+  // its notify when counting.
+  weft_atomic_uint32_t wake_depth;
   char pad1[WEFT_EXECUTOR_CACHE_LINE];
 } weft_executor_worker_t;
 
@@ -113,6 +117,9 @@ struct weft_executor_t {
   uint32_t assist_id;
   uint32_t slot_count;
   uint32_t idle_word_count;
+  // CPUs this process may use: compute wakes keep the awake workers and
+  // the threads in an assisting host wait within them.
+  uint32_t cpu_count;
   weft_wait_policy_t wait_policy;
   size_t local_memory_size;
   size_t local_memory_stride;
@@ -161,6 +168,7 @@ static bool weft_executor_list_is_empty(weft_executor_list_t* list) {
 
 static void weft_executor_list_push(weft_executor_list_t* list,
                                     weft_process_t* process) {
+  WEFT_SCHED_COUNT(RMW_LIST);
   weft_mpsc_list_push(&list->shared, &process->list_entry);
 }
 
@@ -170,6 +178,7 @@ static bool weft_executor_list_try_acquire(weft_executor_list_t* list) {
   if (weft_atomic_load(&list->consumer_busy, memory_order_relaxed)) {
     return false;
   }
+  WEFT_SCHED_COUNT(RMW_LIST);
   return weft_atomic_exchange(&list->consumer_busy, 1, memory_order_acquire) ==
          0;
 }
@@ -185,7 +194,10 @@ static weft_process_t* weft_executor_list_pop_locked(
     weft_executor_list_t* list) {
   weft_mpsc_entry_t* entry =
       weft_atomic_load(&list->private_head, memory_order_relaxed);
-  if (!entry) entry = weft_mpsc_list_pop_all(&list->shared);
+  if (!entry) {
+    WEFT_SCHED_COUNT(RMW_LIST);
+    entry = weft_mpsc_list_pop_all(&list->shared);
+  }
   if (!entry) return NULL;
   weft_atomic_store(&list->private_head, entry->next, memory_order_relaxed);
   entry->next = NULL;
@@ -231,11 +243,20 @@ static bool weft_executor_claim_one(weft_executor_t* executor, uint32_t w,
     uint64_t bit = candidates & (~candidates + 1);
     // Relaxed: the claim only decides who notifies; the notification orders
     // the wake itself.
+    WEFT_SCHED_COUNT(RMW_EXECUTOR);
     uint64_t previous = weft_atomic_fetch_and(&executor->idle_mask[w], ~bit,
                                               memory_order_relaxed);
     if (previous & bit) {
       uint32_t index = w * 64 + (uint32_t)__builtin_ctzll(bit);
-      weft_notification_notify(&executor->workers[index].notification, 1);
+      weft_executor_worker_t* worker = &executor->workers[index];
+      if (weft_sched_counters_enabled()) {
+        WEFT_SCHED_COUNT(WAKE);
+        // Relaxed: the notify's epoch bump (seq_cst) publishes it.
+        weft_atomic_store(&worker->wake_depth,
+                          weft_sched_counters__wake_depth() + 1,
+                          memory_order_relaxed);
+      }
+      weft_notification_notify(&worker->notification, 1);
       return true;
     }
     candidates &= previous & ~bit;
@@ -259,26 +280,70 @@ static bool weft_executor_wake_one(weft_executor_t* executor) {
   return false;
 }
 
+// Compute wakes wanted |count| (the caller issued the seq_cst fence): fewer
+// when the CPUs are taken by awake workers and threads in an assisting host
+// wait. Those hosts drain the compute slots themselves, and a host leaving
+// its wait wakes workers for what is left (weft_executor_assist_leave), so
+// a capped wake strands nothing; more runnable drainers than CPUs would
+// leave one preempted with a tile, holding up its region for a time slice.
+static uint32_t weft_executor_drainer_wake_budget(weft_executor_t* executor,
+                                                  uint32_t count) {
+  if (executor->assist_id == UINT32_MAX) return count;
+  // seq_cst: the pair with weft_wait_assist_end_wait (see there).
+  uint32_t hosts = weft_wait_assist_waiting_count_seq_cst();
+  if (hosts == 0) return count;
+  uint32_t awake =
+      executor->worker_count - weft_executor_idle_worker_count(executor);
+  uint32_t taken = awake + hosts;
+  uint32_t budget =
+      executor->cpu_count > taken ? executor->cpu_count - taken : 0;
+  return count < budget ? count : budget;
+}
+
+// Wakes up to WEFT_EXECUTOR_RELAY_FANOUT of |count| workers here and leaves
+// the rest to relays (the root of the fan-out tree, so |count| wakes take
+// about log2(count) hand-offs). The caller issued the seq_cst fence.
+static void weft_executor_wake_fanned(weft_executor_t* executor,
+                                      uint32_t count) {
+  if (count > executor->worker_count) count = executor->worker_count;
+  uint32_t woken = 0;
+  while (woken < count && woken < WEFT_EXECUTOR_RELAY_FANOUT) {
+    if (!weft_executor_wake_one(executor)) return;
+    ++woken;
+  }
+  if (count > woken) {
+    // Relaxed: a hint for relaying workers; the work itself is published.
+    WEFT_SCHED_COUNT(RMW_RELAY);
+    weft_atomic_fetch_add(&executor->desired_wake, (int32_t)(count - woken),
+                          memory_order_relaxed);
+  }
+}
+
+void weft_executor_wake_drainers(weft_executor_t* executor, uint32_t count) {
+  if (count == 0) return;
+  // seq_cst fence: as in wake_workers; also before the hosts' count.
+  weft_atomic_thread_fence(memory_order_seq_cst);
+  weft_executor_wake_fanned(executor,
+                            weft_executor_drainer_wake_budget(executor, count));
+}
+
 void weft_executor_wake_workers(weft_executor_t* executor, uint32_t count) {
   if (count == 0) return;
   // seq_cst fence: orders the caller's publication of work before the
   // idle-mask loads (StoreLoad; the scheduler's half of the Dekker pair).
   weft_atomic_thread_fence(memory_order_seq_cst);
-  if (!weft_executor_wake_one(executor)) return;
-  if (count > 1) {
-    if (count > executor->worker_count) count = executor->worker_count;
-    // Relaxed: a hint for relaying workers; the work itself is published.
-    weft_atomic_fetch_add(&executor->desired_wake, (int32_t)(count - 1),
-                          memory_order_relaxed);
-  }
+  weft_executor_wake_fanned(executor, count);
 }
 
 // A woken (or busy) worker passes wakes on while some are wanted.
 static void weft_executor_relay_wake(weft_executor_t* executor) {
   int32_t desired =
       weft_atomic_load(&executor->desired_wake, memory_order_relaxed);
-  for (int i = 0; i < WEFT_EXECUTOR_RELAY_FANOUT && desired > 0; ++i) {
-    // Relaxed: a counter of hints (see wake_workers).
+  int woken = 0;
+  while (woken < WEFT_EXECUTOR_RELAY_FANOUT && desired > 0) {
+    // Relaxed: a counter of hints (see wake_workers). A lost race reloads
+    // |desired| and tries again: only a wake uses up the fan-out.
+    WEFT_SCHED_COUNT(RMW_RELAY);
     if (!weft_atomic_compare_exchange_weak(&executor->desired_wake, &desired,
                                            desired - 1, memory_order_relaxed,
                                            memory_order_relaxed)) {
@@ -290,6 +355,8 @@ static void weft_executor_relay_wake(weft_executor_t* executor) {
       weft_atomic_store(&executor->desired_wake, 0, memory_order_relaxed);
       break;
     }
+    WEFT_SCHED_COUNT(WAKE_RELAYED);
+    ++woken;
     desired = desired - 1;
   }
 }
@@ -306,6 +373,10 @@ static bool weft_executor_try_place(weft_executor_t* executor,
   for (uint32_t i = 0; i < executor->slot_count; ++i) {
     weft_executor_slot_t* slot = &executor->slots[i];
     uint32_t expected = WEFT_SLOT_WORD(WEFT_SLOT_EMPTY, 0);
+    if (weft_atomic_load(&slot->word, memory_order_relaxed) != expected) {
+      continue;
+    }
+    WEFT_SCHED_COUNT(RMW_SLOT);
     // Acquire: the previous finalizer's writes to the slot are done.
     if (!weft_atomic_compare_exchange_strong(
             &slot->word, &expected, WEFT_SLOT_WORD(WEFT_SLOT_RESERVED, 0),
@@ -317,11 +388,12 @@ static bool weft_executor_try_place(weft_executor_t* executor,
     weft_atomic_store(&slot->limit, desired, memory_order_relaxed);
     // seq_cst: release publishes |process| to workers that enter (acquire);
     // seq_cst also orders it before wake_workers' idle-mask load.
+    WEFT_SCHED_COUNT(RMW_SLOT);
     weft_atomic_fetch_add(&slot->word,
                           (uint32_t)(WEFT_SLOT_OPEN - WEFT_SLOT_RESERVED)
                               << WEFT_SLOT_STATE_SHIFT,
                           memory_order_seq_cst);
-    weft_executor_wake_workers(executor, desired);
+    weft_executor_wake_drainers(executor, desired);
     return true;
   }
   return false;
@@ -375,6 +447,7 @@ static void weft_executor_slot_close(weft_executor_slot_t* slot) {
   uint32_t word = weft_atomic_load(&slot->word, memory_order_relaxed);
   while (WEFT_SLOT_STATE(word) == WEFT_SLOT_OPEN) {
     // Relaxed: the count (which orders the finalizer) is untouched.
+    WEFT_SCHED_COUNT(RMW_SLOT);
     if (weft_atomic_compare_exchange_weak(
             &slot->word, &word,
             WEFT_SLOT_WORD(WEFT_SLOT_CLOSED, WEFT_SLOT_COUNT(word)),
@@ -404,6 +477,7 @@ static void weft_executor_slot_finalize(weft_executor_t* executor,
                         : WEFT_PROCESS_PHASE_IDLE;
     // acq_rel: acquires the wakers' publications, and releases everything
     // the drainers did to the next scheduler (IDLE) or drainer (SCHEDULED).
+    WEFT_SCHED_COUNT(RMW_PROCESS);
     if (weft_atomic_compare_exchange_weak(&process->state, &state, next,
                                           memory_order_acq_rel,
                                           memory_order_acquire)) {
@@ -413,6 +487,7 @@ static void weft_executor_slot_finalize(weft_executor_t* executor,
   }
   // seq_cst: frees the slot for placers (release) and precedes the
   // overflow check in promote_overflow (Dekker with pushers).
+  WEFT_SCHED_COUNT(RMW_SLOT);
   weft_atomic_fetch_add(&slot->word,
                         (uint32_t)(WEFT_SLOT_EMPTY - WEFT_SLOT_FINALIZING)
                             << WEFT_SLOT_STATE_SHIFT,
@@ -428,11 +503,13 @@ static void weft_executor_slot_leave(weft_executor_t* executor,
                                      weft_executor_slot_t* slot) {
   // acq_rel: release hands our drain's writes to the finalizer; acquire in
   // case we are it.
+  WEFT_SCHED_COUNT(RMW_SLOT);
   uint32_t word =
       weft_atomic_fetch_sub(&slot->word, 1, memory_order_acq_rel) - 1;
   if (word == WEFT_SLOT_WORD(WEFT_SLOT_CLOSED, 0)) {
     // Acquire: see every drainer's writes (their decrements are in the
     // release sequence we read).
+    WEFT_SCHED_COUNT(RMW_SLOT);
     if (weft_atomic_compare_exchange_strong(
             &slot->word, &word, WEFT_SLOT_WORD(WEFT_SLOT_FINALIZING, 0),
             memory_order_acquire, memory_order_relaxed)) {
@@ -457,6 +534,7 @@ static bool weft_executor_slot_no_work(weft_executor_slot_t* slot,
         wake ? WEFT_PROCESS_PHASE_SCHEDULED : WEFT_PROCESS_PHASE_RETIRING;
     // acq_rel: the Dekker pair with weft_process_wake (see process.c); the
     // acquire makes the waker's work visible to the drain that follows.
+    WEFT_SCHED_COUNT(RMW_PROCESS);
     if (weft_atomic_compare_exchange_weak(&process->state, &state, next,
                                           memory_order_acq_rel,
                                           memory_order_relaxed)) {
@@ -474,6 +552,7 @@ static void weft_executor_slot_completed(weft_executor_slot_t* slot,
   while ((state & WEFT_PROCESS_PHASE_MASK) != WEFT_PROCESS_PHASE_COMPLETED) {
     // acq_rel: exactly one drainer wins; it sees the others' writes that
     // were published through the state.
+    WEFT_SCHED_COUNT(RMW_PROCESS);
     if (weft_atomic_compare_exchange_weak(
             &process->state, &state, WEFT_PROCESS_PHASE_COMPLETED,
             memory_order_acq_rel, memory_order_relaxed)) {
@@ -496,6 +575,7 @@ static void weft_executor_slot_session(weft_executor_slot_t* slot,
         weft_process_is_completed(process)
             ? WEFT_PROCESS_DRAIN_NO_WORK
             : process->drain(process, worker_index);
+    WEFT_SCHED_COUNT(DRAIN);
     if (result == WEFT_PROCESS_DRAIN_COMPLETED) {
       weft_executor_slot_completed(slot, process);
       return;
@@ -532,6 +612,7 @@ static bool weft_executor_drain_slots(weft_executor_t* executor,
     uint32_t word = weft_atomic_load(&slot->word, memory_order_relaxed);
     if (WEFT_SLOT_STATE(word) != WEFT_SLOT_OPEN) continue;
     // Acquire: pairs with the placer's OPEN (the process pointer).
+    WEFT_SCHED_COUNT(RMW_SLOT);
     word = weft_atomic_fetch_add(&slot->word, 1, memory_order_acquire);
     if (WEFT_SLOT_STATE(word) != WEFT_SLOT_OPEN) {
       weft_executor_slot_leave(executor, slot);
@@ -567,6 +648,7 @@ static void weft_executor_drain_immediate(weft_executor_t* executor,
                                           weft_process_t* process) {
   // Acquire: sees the setup and every waker's publication released through
   // the state (clears a wake bit set while it was queued).
+  WEFT_SCHED_COUNT(RMW_PROCESS);
   weft_atomic_exchange(&process->state, WEFT_PROCESS_PHASE_DRAINING,
                        memory_order_acquire);
   for (int round = 0;; ++round) {
@@ -581,6 +663,7 @@ static void weft_executor_drain_immediate(weft_executor_t* executor,
         continue;
       }
       // Release: the next drainer (acquire) sees this drain's writes.
+      WEFT_SCHED_COUNT(RMW_PROCESS);
       weft_atomic_exchange(&process->state, WEFT_PROCESS_PHASE_SCHEDULED,
                            memory_order_release);
       weft_executor_list_push(&executor->immediate, process);
@@ -588,16 +671,19 @@ static void weft_executor_drain_immediate(weft_executor_t* executor,
     } else if (result == WEFT_PROCESS_DRAIN_NO_WORK) {
       uint32_t expected = WEFT_PROCESS_PHASE_DRAINING;
       // acq_rel: the Dekker pair with weft_process_wake (see process.c).
+      WEFT_SCHED_COUNT(RMW_PROCESS);
       if (weft_atomic_compare_exchange_strong(
               &process->state, &expected, WEFT_PROCESS_PHASE_IDLE,
               memory_order_acq_rel, memory_order_acquire)) {
         break;
       }
       // A wake arrived: clear it and drain again.
+      WEFT_SCHED_COUNT(RMW_PROCESS);
       weft_atomic_exchange(&process->state, WEFT_PROCESS_PHASE_DRAINING,
                            memory_order_acquire);
     } else {
       // Acq_rel: completion sees everything published to the process.
+      WEFT_SCHED_COUNT(RMW_PROCESS);
       weft_atomic_exchange(&process->state, WEFT_PROCESS_PHASE_COMPLETED,
                            memory_order_acq_rel);
       weft_task__process_complete(process);
@@ -694,14 +780,35 @@ static weft_wait_assist_result_t weft_executor_assist(void* user_data) {
     bit = free_bits & (~free_bits + 1);
     // Acquire: the previous guest's drain on this index is done (its
     // worker-local memory is ours now).
+    WEFT_SCHED_COUNT(RMW_EXECUTOR);
   } while (!weft_atomic_compare_exchange_weak(&executor->guest_mask, &taken,
                                               taken | bit, memory_order_acquire,
                                               memory_order_relaxed));
   uint32_t index = executor->worker_count + (uint32_t)__builtin_ctzll(bit);
   bool drained = weft_executor_drain_slots(executor, &executor->workers[index]);
   // Release: pairs with the next taker's acquire.
+  WEFT_SCHED_COUNT(RMW_EXECUTOR);
   weft_atomic_fetch_and(&executor->guest_mask, ~bit, memory_order_release);
   return drained ? WEFT_WAIT_ASSIST_RAN : WEFT_WAIT_ASSIST_BUSY;
+}
+
+// A host left its assisting wait (src/base/wait_assist.h): wakes workers
+// for what compute slots still want, which wakes capped by that host's CPU
+// may have left to it.
+static void weft_executor_assist_leave(void* user_data) {
+  weft_executor_t* executor = (weft_executor_t*)user_data;
+  uint32_t wanted = 0;
+  for (uint32_t i = 0; i < executor->slot_count; ++i) {
+    weft_executor_slot_t* slot = &executor->slots[i];
+    // seq_cst: the pair with a placer's slot open and hosts count read.
+    uint32_t word = weft_atomic_load(&slot->word, memory_order_seq_cst);
+    uint32_t limit = weft_atomic_load(&slot->limit, memory_order_relaxed);
+    if (WEFT_SLOT_STATE(word) == WEFT_SLOT_OPEN &&
+        WEFT_SLOT_COUNT(word) < limit) {
+      wanted += limit - WEFT_SLOT_COUNT(word);
+    }
+  }
+  if (wanted > 0) weft_executor_wake_drainers(executor, wanted);
 }
 
 // Spins until this worker is claimed (its idle bit cleared by a waker) or
@@ -717,12 +824,14 @@ static bool weft_executor_worker_spin(weft_executor_t* executor,
   do {
     if (spinners >= executor->max_spinners) return false;
     // Relaxed: a counter that only bounds how many spin.
+    WEFT_SCHED_COUNT(RMW_EXECUTOR);
   } while (!weft_atomic_compare_exchange_weak(
       &executor->spinner_count, &spinners, spinners + 1, memory_order_relaxed,
       memory_order_relaxed));
   weft_atomic_uint64_t* spinning_word =
       &executor->spinning_mask[worker->index / 64];
   // Relaxed: a hint for wakers (see spinning_mask).
+  WEFT_SCHED_COUNT(RMW_EXECUTOR);
   weft_atomic_fetch_or(spinning_word, idle_bit, memory_order_relaxed);
   bool claimed = false;
   weft_time_t deadline = weft_time_now() + executor->wait_policy.spin_ns;
@@ -737,11 +846,15 @@ static bool weft_executor_worker_spin(weft_executor_t* executor,
     // Reading the clock costs ~20ns; check it every 32 spins, and yield
     // then (a spinner must not keep a thread with work off the CPU).
     if ((i & 31) == 0) {
+      WEFT_SCHED_COUNT(CLOCK_READ);
       if (weft_time_now() >= deadline) break;
+      WEFT_SCHED_COUNT(YIELD);
       sched_yield();
     }
   }
+  WEFT_SCHED_COUNT(RMW_EXECUTOR);
   weft_atomic_fetch_and(spinning_word, ~idle_bit, memory_order_relaxed);
+  WEFT_SCHED_COUNT(RMW_EXECUTOR);
   weft_atomic_fetch_sub(&executor->spinner_count, 1, memory_order_relaxed);
   return claimed;
 }
@@ -751,25 +864,47 @@ static int weft_executor_worker_main(void* user_data) {
   weft_executor_t* executor = worker->executor;
   weft_atomic_uint64_t* idle_word = &executor->idle_mask[worker->index / 64];
   uint64_t idle_bit = 1ull << (worker->index % 64);
+  bool woken = false;
   while (!weft_executor_is_shutting_down(executor)) {
     if (weft_executor_pump(executor, worker)) {
       weft_executor_relay_wake(executor);
+      // A worker carries its wake's depth through the first round of work
+      // it was woken for; what it starts later reached it without a wake.
+      if (weft_sched_counters_enabled()) weft_sched_counters__set_wake_depth(0);
+      woken = false;
       continue;
+    }
+    if (woken) {
+      // Woken and found nothing: the wakes still wanted are stale (the
+      // work went to those already awake). Left standing they would wake
+      // workers for nothing, each a chain link and a futex call.
+      weft_atomic_store(&executor->desired_wake, 0, memory_order_relaxed);
     }
     weft_wait_token_t token =
         weft_notification_prepare_wait(&worker->notification);
     // seq_cst: the worker's half of the Dekker pair (announce idle, then
     // re-check for work).
+    WEFT_SCHED_COUNT(IDLE);
+    WEFT_SCHED_COUNT(RMW_EXECUTOR);
     weft_atomic_fetch_or(idle_word, idle_bit, memory_order_seq_cst);
     bool claimed = false;
+    woken = true;
     if (weft_executor_has_work(executor) ||
         weft_executor_is_shutting_down(executor)) {
+      woken = false;
       weft_notification_cancel_wait(&worker->notification);
     } else if (weft_executor_worker_spin(executor, worker, idle_word,
                                          idle_bit)) {
       // A waker cleared our bit (and notified: the epoch bump is dropped
       // with the prepared wait).
       claimed = true;
+      if (weft_sched_counters_enabled()) {
+        // The claim's notify follows it at once; its epoch bump publishes
+        // the waker's depth.
+        while (!weft_notification_was_notified(&worker->notification, token)) {
+          weft_cpu_relax();
+        }
+      }
       weft_notification_cancel_wait(&worker->notification);
     } else {
       // No spin here: the spin (bounded by max_spinners) happened above.
@@ -784,7 +919,14 @@ static int weft_executor_worker_main(void* user_data) {
     // notify may come from an older claim, so after a wait the bit may
     // still be set.)
     if (!claimed) {
+      WEFT_SCHED_COUNT(RMW_EXECUTOR);
       weft_atomic_fetch_and(idle_word, ~idle_bit, memory_order_relaxed);
+    }
+    if (weft_sched_counters_enabled()) {
+      // Relaxed: published by the notify (see the spin above).
+      weft_sched_counters__set_wake_depth(
+          woken ? weft_atomic_load(&worker->wake_depth, memory_order_relaxed)
+                : 0);
     }
     weft_executor_relay_wake(executor);
   }
@@ -897,6 +1039,7 @@ static void weft_executor_apply_options(const weft_executor_options_t* options,
                                         weft_executor_t* executor) {
   uint32_t cpu_count = weft_thread_available_cpu_count();
   if (cpu_count == 0) cpu_count = 1;
+  executor->cpu_count = cpu_count;
   executor->worker_count =
       options->worker_count ? options->worker_count : cpu_count;
   executor->guest_count = options->guest_count;
@@ -1045,6 +1188,7 @@ weft_status_t weft_executor_create(const weft_executor_options_t* options,
       worker->thread = NULL;
       worker->index = i;
       weft_notification_initialize(&worker->notification);
+      atomic_init(&worker->wake_depth, 0);
     }
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < executor->worker_count;
@@ -1071,6 +1215,10 @@ weft_status_t weft_executor_create(const weft_executor_options_t* options,
         weft_executor_assist, executor, &executor->assist_id);
     if (!weft_status_is_ok(assist)) executor->assist_id = UINT32_MAX;
     weft_status_ignore(assist);
+    if (executor->assist_id != UINT32_MAX) {
+      weft_wait_assist_set_leave(executor->assist_id,
+                                 weft_executor_assist_leave);
+    }
   }
   if (weft_status_is_ok(status)) {
     *out_executor = executor;

@@ -112,4 +112,10 @@ void weft_executor_schedule(weft_executor_t* executor, weft_process_t* process);
 // Cheap when none is idle.
 void weft_executor_wake_workers(weft_executor_t* executor, uint32_t count);
 
+// The same for drainers of compute slots: capped so the awake workers and
+// the threads in an assisting host wait (src/base/wait_assist.h) stay
+// within the CPUs, when this executor has guests; those hosts drain the
+// slots, and one leaving its wait wakes workers for what is left.
+void weft_executor_wake_drainers(weft_executor_t* executor, uint32_t count);
+
 #endif  // WEFT_TASK_EXECUTOR_H_

@@ -24,6 +24,7 @@
 
 #include "task/process.h"
 
+#include "base/sched_counters.h"
 #include "task/executor.h"
 
 void weft_process_initialize(weft_executor_t* executor,
@@ -64,6 +65,7 @@ void weft_process_suspend(weft_process_t* process) {
 void weft_process_resume(weft_process_t* process) {
   // acq_rel: whoever reaches 0 must see every write made by the threads
   // that resumed before it (each resume publishes what it prepared).
+  WEFT_SCHED_COUNT(RMW_PROCESS);
   int32_t previous =
       weft_atomic_fetch_sub(&process->suspend_count, 1, memory_order_acq_rel);
   if (previous != 1) return;
@@ -72,6 +74,7 @@ void weft_process_resume(weft_process_t* process) {
   while ((state & WEFT_PROCESS_PHASE_MASK) == WEFT_PROCESS_PHASE_SUSPENDED) {
     // acq_rel: continues the release sequence of early wakers' fetch_or and
     // publishes the process's setup to the worker that acquires SCHEDULED.
+    WEFT_SCHED_COUNT(RMW_PROCESS);
     if (weft_atomic_compare_exchange_weak(
             &process->state, &state, WEFT_PROCESS_PHASE_SCHEDULED,
             memory_order_acq_rel, memory_order_relaxed)) {
@@ -86,6 +89,7 @@ void weft_process_resume(weft_process_t* process) {
 void weft_process_wake(weft_process_t* process) {
   // acq_rel: release publishes the caller's new work to the drain that
   // follows (see the file comment); acquire orders our reading of the phase.
+  WEFT_SCHED_COUNT(RMW_PROCESS);
   uint32_t previous = weft_atomic_fetch_or(
       &process->state, WEFT_PROCESS_STATE_WAKE_PENDING, memory_order_acq_rel);
   if ((previous & WEFT_PROCESS_PHASE_MASK) == WEFT_PROCESS_PHASE_IDLE &&
@@ -93,6 +97,7 @@ void weft_process_wake(weft_process_t* process) {
     // We set the bit on IDLE: we own the transition to SCHEDULED (nobody
     // else moves a process out of IDLE|WAKE). acq_rel: an RMW keeps other
     // wakers' release sequences intact for the worker that acquires this.
+    WEFT_SCHED_COUNT(RMW_PROCESS);
     weft_atomic_exchange(&process->state, WEFT_PROCESS_PHASE_SCHEDULED,
                          memory_order_acq_rel);
     weft_executor_schedule(process->executor, process);
@@ -154,12 +159,18 @@ void weft_process_set_desired_workers(weft_process_t* process,
   if (worker_count > process->worker_budget) {
     worker_count = process->worker_budget;
   }
-  uint32_t previous = weft_atomic_exchange(&process->desired_workers,
-                                           worker_count, memory_order_relaxed);
+  // Relaxed: a hint. Written only when it changes (the line is shared by
+  // every drainer of the process).
+  uint32_t previous =
+      weft_atomic_load(&process->desired_workers, memory_order_relaxed);
+  if (previous == worker_count) return;
+  WEFT_SCHED_COUNT(RMW_PROCESS);
+  previous = weft_atomic_exchange(&process->desired_workers, worker_count,
+                                  memory_order_relaxed);
   if (worker_count <= previous) return;
   uint32_t state = weft_atomic_load(&process->state, memory_order_relaxed);
   if ((state & WEFT_PROCESS_PHASE_MASK) == WEFT_PROCESS_PHASE_SCHEDULED) {
-    weft_executor_wake_workers(process->executor, worker_count - previous);
+    weft_executor_wake_drainers(process->executor, worker_count - previous);
   }
 }
 

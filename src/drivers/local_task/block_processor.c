@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/atomics.h"
+#include "base/sched_counters.h"
 #include "base/trace.h"
 #include "hal/buffer_impl.h"
 
@@ -821,6 +822,7 @@ static bool weft_block_processor_retire(weft_block_processor_context_t* context,
                                         uint32_t epoch, uint32_t count) {
   // Acq_rel: the release publishes this worker's tile writes; the acquire
   // lets the worker finishing the region see every other worker's.
+  WEFT_SCHED_COUNT(RMW_RETIRE);
   uint64_t previous = weft_atomic_fetch_add(&context->retired, (uint64_t)count,
                                             memory_order_acq_rel);
   assert((uint32_t)(previous >> 32) == epoch &&
@@ -833,6 +835,7 @@ static bool weft_block_processor_retire(weft_block_processor_context_t* context,
 static void weft_block_processor_advance(
     weft_block_processor_context_t* context, uint32_t epoch) {
   uint32_t next = epoch + 1;
+  WEFT_SCHED_COUNT(RMW_REGION);
   // Failures of this region's tiles were recorded before those tiles
   // retired, and the retire that ended the region acquired them.
   if (weft_block_processor_failed(context)) next = context->region_count;
@@ -935,9 +938,11 @@ static weft_block_drain_result_t weft_block_processor_drain_shared(
     }
     // Acquire: the same publication as the loads above, for the value the
     // exchange actually read.
+    WEFT_SCHED_COUNT(RMW_CLAIM);
     if (!weft_atomic_compare_exchange_weak(&context->lanes[lane].claim, &claim,
                                            claim + 1, memory_order_acquire,
                                            memory_order_relaxed)) {
+      WEFT_SCHED_COUNT(RMW_CLAIM_LOST);
       continue;
     }
     assert(held == 0 || held_epoch == epoch);

@@ -14,6 +14,7 @@
 // weft_local_task_op_finish).
 #include <string.h>
 
+#include "base/sched_counters.h"
 #include "drivers/local_task/local_task_device.h"
 #include "drivers/local_task/local_task_op.h"
 #include "hal/local/inline_command_buffer.h"
@@ -65,6 +66,48 @@ static void weft_local_task_compute_region_ready(void* user_data,
 // The lane: enter, leave, release and install
 //===----------------------------------------------------------------------===//
 
+// What a drainer found when it came to the lane.
+typedef enum weft_local_task_lane_entry_e {
+  // Counted in: the current item is open.
+  WEFT_LOCAL_TASK_LANE_ENTERED = 0,
+  // The lane is closed while others leave it or one installs the next
+  // item: not counted, nothing to do here now.
+  WEFT_LOCAL_TASK_LANE_BUSY,
+  // The lane was closed and empty: this drainer owns it (RELEASING) and
+  // installs the next item.
+  WEFT_LOCAL_TASK_LANE_OWNER,
+} weft_local_task_lane_entry_t;
+
+// Comes to the lane. A closed lane is never counted into: drainers that
+// kept entering and leaving it would keep its count from reaching zero
+// (with more drainers than CPUs, one preempted inside holds it up), and
+// the item is released only when it does.
+// |out_state| is the word an ENTERED drainer's increment read (it may show
+// the lane closed since: the drainer then only leaves).
+static weft_local_task_lane_entry_t weft_local_task_compute_enter(
+    weft_local_task_compute_t* compute, uint64_t* out_state) {
+  const uint64_t flags =
+      WEFT_LOCAL_TASK_COMPUTE_CLOSED | WEFT_LOCAL_TASK_COMPUTE_RELEASING;
+  uint64_t state = weft_atomic_load(&compute->state, memory_order_relaxed);
+  while (state & flags) {
+    if ((state & WEFT_LOCAL_TASK_COMPUTE_RELEASING) ||
+        (state & WEFT_LOCAL_TASK_COMPUTE_COUNT_MASK) != 0) {
+      return WEFT_LOCAL_TASK_LANE_BUSY;
+    }
+    // Closed and empty. Acquire: sees what the previous owner wrote.
+    WEFT_SCHED_COUNT(RMW_LANE);
+    if (weft_atomic_compare_exchange_weak(
+            &compute->state, &state, state | WEFT_LOCAL_TASK_COMPUTE_RELEASING,
+            memory_order_acquire, memory_order_relaxed)) {
+      return WEFT_LOCAL_TASK_LANE_OWNER;
+    }
+  }
+  // Acquire: an entry with the flags clear sees the installed item.
+  WEFT_SCHED_COUNT(RMW_LANE);
+  *out_state = weft_atomic_fetch_add(&compute->state, 1, memory_order_acquire);
+  return WEFT_LOCAL_TASK_LANE_ENTERED;
+}
+
 // Leaves the lane. Returns true when this worker took the count to zero on
 // a CLOSED lane and now owns it (RELEASING).
 static bool weft_local_task_compute_leave(weft_local_task_compute_t* compute) {
@@ -77,6 +120,7 @@ static bool weft_local_task_compute_leave(weft_local_task_compute_t* compute) {
         claim ? (state - 1) | WEFT_LOCAL_TASK_COMPUTE_RELEASING : state - 1;
     // Acq_rel: releases this worker's use of the item to the owner that
     // frees it, and acquires every other leaver's when claiming.
+    WEFT_SCHED_COUNT(RMW_LANE);
     if (weft_atomic_compare_exchange_weak(&compute->state, &state, desired,
                                           memory_order_acq_rel,
                                           memory_order_relaxed)) {
@@ -167,11 +211,15 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
       (weft_local_task_compute_t*)process->user_data;
   weft_local_task_device_t* previous = weft_local_task_device_swap_draining(
       weft_local_task_compute_queue(compute)->device);
-  // Acquire: an entry with the flags clear sees the installed item.
-  uint64_t state =
-      weft_atomic_fetch_add(&compute->state, 1, memory_order_acquire);
-  if (!(state &
-        (WEFT_LOCAL_TASK_COMPUTE_CLOSED | WEFT_LOCAL_TASK_COMPUTE_RELEASING))) {
+  weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_DID_WORK;
+  uint64_t state = 0;
+  weft_local_task_lane_entry_t entry =
+      weft_local_task_compute_enter(compute, &state);
+  if (entry == WEFT_LOCAL_TASK_LANE_OWNER) {
+    result = weft_local_task_compute_release_and_install(compute);
+  } else if (entry == WEFT_LOCAL_TASK_LANE_ENTERED &&
+             !(state & (WEFT_LOCAL_TASK_COMPUTE_CLOSED |
+                        WEFT_LOCAL_TASK_COMPUTE_RELEASING))) {
     weft_local_task_op_t* op =
         weft_atomic_load(&compute->current, memory_order_relaxed);
     weft_local_task_device_t* device =
@@ -181,12 +229,18 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
         device->executor, op, worker_index, &scratch_size);
     weft_block_drain_result_t drained = weft_block_processor_drain(
         op->compute.context, worker_index, scratch, scratch_size);
-    // Acq_rel: the first to close publishes the signals; the processor's
-    // completion was acquired by its drain.
-    if (drained == WEFT_BLOCK_DRAIN_COMPLETED &&
-        !(weft_atomic_fetch_or(&compute->state, WEFT_LOCAL_TASK_COMPUTE_CLOSED,
-                               memory_order_acq_rel) &
-          WEFT_LOCAL_TASK_COMPUTE_CLOSED)) {
+    bool first_to_close = false;
+    if (drained == WEFT_BLOCK_DRAIN_COMPLETED) {
+      // Acq_rel: the first to close publishes the signals; the processor's
+      // completion was acquired by its drain.
+      WEFT_SCHED_COUNT(RMW_LANE);
+      first_to_close =
+          !(weft_atomic_fetch_or(&compute->state,
+                                 WEFT_LOCAL_TASK_COMPUTE_CLOSED,
+                                 memory_order_acq_rel) &
+            WEFT_LOCAL_TASK_COMPUTE_CLOSED);
+    }
+    if (first_to_close) {
       // Still inside: the context stays alive while its result is taken.
       weft_status_t status =
           weft_block_processor_consume_status(op->compute.context);
@@ -201,8 +255,8 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
       }
     }
   }
-  weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_DID_WORK;
-  if (weft_local_task_compute_leave(compute)) {
+  if (entry == WEFT_LOCAL_TASK_LANE_ENTERED &&
+      weft_local_task_compute_leave(compute)) {
     result = weft_local_task_compute_release_and_install(compute);
   }
   weft_local_task_device_swap_draining(previous);

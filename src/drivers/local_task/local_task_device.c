@@ -390,10 +390,12 @@ static weft_status_t weft_local_task_create_executor(
   weft_executor_options_initialize(&options);
   options.worker_count = topology->worker_count;
   options.guest_count = params->assist_count;
-  // Auto: a waiting thread assists only where it has a CPU of its own. With
-  // a worker on every CPU it would be one thread too many, and a preempted
-  // drainer holding tiles stalls each region for a scheduling quantum
-  // (measured on 16 cores: DispatchTiles 20x slower, docs/PERFORMANCE.md).
+  // Auto: a waiting thread assists only where it has a CPU of its own.
+  // With assist=1 beside a worker on every CPU, compute wakes keep the
+  // awake workers and the assisting hosts within the CPUs
+  // (weft_executor_wake_drainers: a drainer preempted with a tile stalls
+  // its region for a time slice), but that is not yet faster than this
+  // default on the 2-core machine (docs/PERFORMANCE.md, issue 33).
   if (params->assist_count == WEFT_LOCAL_TASK_ASSIST_AUTO) {
     options.guest_count =
         topology->worker_count < weft_thread_available_cpu_count() ? 1 : 0;

@@ -1,0 +1,151 @@
+// local-task's cost model, asserted on counts (src/base/sched_counters.h,
+// src/task/README.md), never on times, so each bound holds on any machine:
+//  - tile claims per dispatch are at most a few per drainer, the same for
+//    4,096 workgroups as for 262,144; one region advance per dispatch;
+//  - with 32 workers on any number of CPUs every dispatch completes, its
+//    one region advanced once.
+// (The bounds issue 33 also asks for, no futex call onto spinning workers
+// and a wake chain of ceil(log2 N) + 1, are not met yet: the measured
+// counts are in docs/PERFORMANCE.md.)
+// Worker counts above the CPUs are fine: such an executor never spins, and
+// the counts of its design do not need the cores.
+// setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
+// clang-format off
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+// clang-format on
+
+
+#include "base/sched_counters.h"
+#include "cts.h"
+#include "weft/weft.h"
+
+static int empty_kernel(const weft_dispatch_state_t* dispatch,
+                        const weft_workgroup_state_t* workgroup) {
+  (void)dispatch;
+  (void)workgroup;
+  return 0;
+}
+
+static const weft_kernel_def_t kKernels[] = {
+    {"empty", empty_kernel, 0, 0, {1, 1, 1}, 0},
+};
+
+static const weft_kernel_library_t kLibrary = {
+    WEFT_KERNEL_ABI_VERSION, "local_task_counts_test", 1, kKernels};
+
+static const weft_kernel_library_t* query_library(uint32_t abi_version) {
+  return abi_version == WEFT_KERNEL_ABI_VERSION ? &kLibrary : NULL;
+}
+
+typedef struct session_t {
+  weft_device_t* device;
+  weft_executable_t* executable;
+  weft_semaphore_t* semaphore;
+  uint64_t value;
+} session_t;
+
+static void session_open(session_t* session, const char* device_string) {
+  session->value = 0;
+  WEFT_ASSERT_OK(weft_device_create(device_string, weft_allocator_system(),
+                                    &session->device));
+  WEFT_ASSERT_OK(weft_device_create_executable(
+      session->device, weft_executable_source_cpu_static(query_library),
+      &session->executable));
+  WEFT_ASSERT_OK(
+      weft_device_create_semaphore(session->device, 0, &session->semaphore));
+}
+
+static void session_close(session_t* session) {
+  weft_semaphore_release(session->semaphore);
+  weft_executable_release(session->executable);
+  weft_device_release(session->device);
+}
+
+// One dispatch of |workgroups| empty workgroups, waited for by this thread.
+static void dispatch_and_wait(session_t* session, uint32_t workgroups) {
+  const uint32_t count[3] = {workgroups, 1, 1};
+  uint64_t value = ++session->value;
+  WEFT_ASSERT_OK(weft_device_queue_dispatch(
+      session->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&session->semaphore, &value), session->executable, 0,
+      count, 0, NULL, 0, NULL));
+  WEFT_ASSERT_OK(weft_semaphore_wait(session->semaphore, value,
+                                     weft_timeout_infinite()));
+}
+
+// Counts |dispatches| dispatches (after a warm-up, from quiet workers).
+static void count_dispatches(session_t* session, uint32_t workgroups,
+                             uint32_t dispatches, weft_sched_counts_t* out) {
+  for (int i = 0; i < 4; ++i) dispatch_and_wait(session, workgroups);
+  weft_sleep_until(weft_time_now() + 20 * 1000 * 1000);
+  weft_sched_counters_reset();
+  for (uint32_t i = 0; i < dispatches; ++i) {
+    dispatch_and_wait(session, workgroups);
+  }
+  // The last drainers leave after the signal: let them, then read.
+  weft_sleep_until(weft_time_now() + 20 * 1000 * 1000);
+  weft_sched_counters_snapshot(out);
+}
+
+// More drainers than CPUs, each dispatch must still complete: a closed
+// lane that drainers kept entering and leaving never reached a count of
+// zero, so its item was never released (a hang at 32 workers on 2 CPUs).
+// The counts say the lane was released once per dispatch.
+static void many_workers_release_every_item(void** state) {
+  (void)state;
+  const uint32_t dispatches = 100;
+  session_t session;
+  session_open(&session, "local-task?workers=32&assist=0&spin_us=0");
+  weft_sched_counts_t counts;
+  count_dispatches(&session, 4096, dispatches, &counts);
+  session_close(&session);
+  assert_int_equal(counts.values[WEFT_SCHED_RMW_REGION], dispatches);
+  if (counts.values[WEFT_SCHED_WAKE] == 0) {
+    fail_msg("32 sleeping workers were never woken in %u dispatches",
+             dispatches);
+  }
+}
+
+static void claims_grow_with_drainers_not_tiles(void** state) {
+  (void)state;
+  const uint32_t workers = 4;
+  const uint32_t dispatches = 10;
+  session_t session;
+  session_open(&session, "local-task?workers=4&assist=0&spin_us=0");
+  weft_sched_counts_t small;
+  count_dispatches(&session, 4096, dispatches, &small);
+  weft_sched_counts_t large;
+  count_dispatches(&session, 262144, dispatches, &large);
+  session_close(&session);
+  const weft_sched_counts_t* runs[2] = {&small, &large};
+  uint64_t won[2];
+  for (int r = 0; r < 2; ++r) {
+    const uint64_t* v = runs[r]->values;
+    won[r] = v[WEFT_SCHED_RMW_CLAIM] - v[WEFT_SCHED_RMW_CLAIM_LOST];
+    // One region per dispatch, advanced once.
+    assert_int_equal(v[WEFT_SCHED_RMW_REGION], dispatches);
+    // Tiles are a few per drainer (block_processor.h's tiles per worker).
+    if (won[r] > (uint64_t)dispatches * 4 * workers ||
+        v[WEFT_SCHED_RMW_RETIRE] > won[r]) {
+      fail_msg("run %d: %llu claims won and %llu retires for %u dispatches "
+               "on %u workers",
+               r, (unsigned long long)won[r],
+               (unsigned long long)v[WEFT_SCHED_RMW_RETIRE], dispatches,
+               workers);
+    }
+  }
+  // 64 times the workgroups, the same tiles.
+  assert_int_equal(won[0], won[1]);
+}
+
+int main(void) {
+  weft_sched_counters_enable(true);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(claims_grow_with_drainers_not_tiles),
+      cmocka_unit_test(many_workers_release_every_item),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
