@@ -9,6 +9,8 @@
 
 #include "base/wait_assist.h"
 
+#include <sched.h>
+
 #include "base/atomics.h"
 #include "base/sched_counters.h"
 #include "base/thread.h"
@@ -80,9 +82,44 @@ void weft_wait_assist_unregister(uint32_t id) {
 // two relaxed RMWs per wait.
 static _Alignas(64) weft_atomic_uint32_t weft_wait_assist_waiting;
 
+// Moves when an executor has work for a waiting host (own line).
+static _Alignas(64) weft_atomic_uint32_t weft_wait_assist_work_generation;
+
+uint32_t weft_wait_assist_generation(void) {
+  return weft_atomic_load(&weft_wait_assist_work_generation,
+                          memory_order_relaxed);
+}
+
+void weft_wait_assist_announce(void) {
+  WEFT_SCHED_COUNT(RMW_EXECUTOR);
+  weft_atomic_fetch_add(&weft_wait_assist_work_generation, 1,
+                        memory_order_relaxed);
+}
+
+// Threads in an assisting wait per CPU they began it on (a hint: a thread
+// may move), for CPUs below WEFT_WAIT_ASSIST_TRACKED_CPUS.
+#define WEFT_WAIT_ASSIST_TRACKED_CPUS 1024
+static weft_atomic_uint32_t
+    weft_wait_assist_cpu_hosts[WEFT_WAIT_ASSIST_TRACKED_CPUS];
+// The CPU the calling thread's assisting wait was counted on, or -1.
+static _Thread_local int weft_wait_assist_wait_cpu = -1;
+
 void weft_wait_assist_begin_wait(void) {
   WEFT_SCHED_COUNT(RMW_EXECUTOR);
   weft_atomic_fetch_add(&weft_wait_assist_waiting, 1, memory_order_relaxed);
+  int cpu = sched_getcpu();
+  if (cpu >= 0 && cpu < WEFT_WAIT_ASSIST_TRACKED_CPUS) {
+    WEFT_SCHED_COUNT(RMW_EXECUTOR);
+    weft_atomic_fetch_add(&weft_wait_assist_cpu_hosts[cpu], 1,
+                          memory_order_relaxed);
+    weft_wait_assist_wait_cpu = cpu;
+  }
+}
+
+bool weft_wait_assist_host_on_cpu(uint32_t cpu) {
+  return cpu < WEFT_WAIT_ASSIST_TRACKED_CPUS &&
+         weft_atomic_load(&weft_wait_assist_cpu_hosts[cpu],
+                          memory_order_relaxed) != 0;
 }
 
 void weft_wait_assist_set_leave(uint32_t id,
@@ -94,6 +131,13 @@ void weft_wait_assist_set_leave(uint32_t id,
 }
 
 void weft_wait_assist_end_wait(void) {
+  if (weft_wait_assist_wait_cpu >= 0) {
+    WEFT_SCHED_COUNT(RMW_EXECUTOR);
+    weft_atomic_fetch_sub(
+        &weft_wait_assist_cpu_hosts[weft_wait_assist_wait_cpu], 1,
+        memory_order_relaxed);
+    weft_wait_assist_wait_cpu = -1;
+  }
   WEFT_SCHED_COUNT(RMW_EXECUTOR);
   // seq_cst: executors that read the count after this (to decide their
   // wakes) see us gone, or our leave hooks below see their work.

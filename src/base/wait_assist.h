@@ -73,6 +73,18 @@ weft_wait_assist_result_t weft_wait_assist_run(void);
 void weft_wait_assist_begin_wait(void);
 void weft_wait_assist_end_wait(void);
 
+// A count that moves whenever some executor has new work a waiting host
+// could run (a compute slot opened or wants more drainers). A spinning host
+// wait watches it beside its own value, so it looks for work at once
+// rather than at the end of its slice. announce: one relaxed RMW.
+uint32_t weft_wait_assist_generation(void);
+void weft_wait_assist_announce(void);
+
+// True when a thread began an assisting wait on CPU |cpu| and is still in
+// it (relaxed; a hint: the thread may have moved since). An idle worker
+// pinned there steps aside for it (src/task/executor.c).
+bool weft_wait_assist_host_on_cpu(uint32_t cpu);
+
 // Threads inside a begin/end bracket now, process-wide (relaxed; a hint).
 uint32_t weft_wait_assist_waiting_count(void);
 // The same with a seq_cst load (the waker's half of the pair with

@@ -765,8 +765,11 @@ static weft_time_t weft_deadline_min(weft_time_t a, weft_time_t b) {
 // not keep a thread with work off its CPU).
 static void weft_semaphore_spin_slice(weft_semaphore_t* semaphore,
                                       uint64_t value, weft_time_t until) {
+  // New work for assisting hosts ends the slice too (wait_assist.h).
+  const uint32_t generation = weft_wait_assist_generation();
   for (uint32_t i = 1; !weft_semaphore_has_failed(semaphore) &&
-                       weft_semaphore_load_value(semaphore) < value;
+                       weft_semaphore_load_value(semaphore) < value &&
+                       weft_wait_assist_generation() == generation;
        ++i) {
     weft_cpu_relax();
     if ((i & 15) == 0) {

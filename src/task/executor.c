@@ -67,6 +67,8 @@
 // Workers each woken worker wakes in turn while the desired-wake count is
 // positive (a fan-out tree rather than a chain).
 #define WEFT_EXECUTOR_RELAY_FANOUT 2
+// CPUs of a worker's pinning that the executor tracks (a physical core's).
+#define WEFT_EXECUTOR_HOME_CPUS 4
 
 // A list any thread pushes to and one consumer at a time (try-flag) pops.
 typedef struct weft_executor_list_t {
@@ -103,6 +105,11 @@ typedef struct weft_executor_worker_t {
   // The waker's wake depth + 1 (src/base/sched_counters.h), written before
   // its notify when counting.
   weft_atomic_uint32_t wake_depth;
+  // The CPUs the worker is pinned to, when it is pinned to at most
+  // WEFT_EXECUTOR_HOME_CPUS (home_cpu_count 0: anywhere). A host in an
+  // assisting wait on one of them takes this worker's place.
+  uint32_t home_cpu_count;
+  uint32_t home_cpus[4];
   char pad1[WEFT_EXECUTOR_CACHE_LINE];
 } weft_executor_worker_t;
 
@@ -149,6 +156,20 @@ struct weft_executor_t {
   weft_atomic_uint64_t guest_mask;
   char pad3[WEFT_EXECUTOR_CACHE_LINE - sizeof(weft_atomic_uint64_t)];
 };
+
+// True when a thread in an assisting host wait sits on |worker|'s CPUs: the
+// worker steps aside (neither spins nor is woken first) so that the host
+// and the workers on the other CPUs drain, one thread per CPU. Without
+// this, the host shares the CPU of the pinned worker doing the work while
+// the other CPU's worker sleeps (the kernel does not move a thread that
+// keeps running), and starves until that worker yields.
+static bool weft_executor_worker_yields_to_host(
+    const weft_executor_worker_t* worker) {
+  for (uint32_t i = 0; i < worker->home_cpu_count; ++i) {
+    if (weft_wait_assist_host_on_cpu(worker->home_cpus[i])) return true;
+  }
+  return false;
+}
 
 //===----------------------------------------------------------------------===//
 // Lists
@@ -264,6 +285,25 @@ static bool weft_executor_claim_one(weft_executor_t* executor, uint32_t w,
   return false;
 }
 
+// The workers among |candidates| (bits of idle word |w|) that step aside for
+// an assisting host on their CPU; 0 at once when no host assists.
+static uint64_t weft_executor_yielding_workers(weft_executor_t* executor,
+                                               uint32_t w,
+                                               uint64_t candidates) {
+  if (executor->assist_id == UINT32_MAX ||
+      weft_wait_assist_waiting_count() == 0) {
+    return 0;
+  }
+  uint64_t yielding = 0;
+  for (uint64_t rest = candidates; rest; rest &= rest - 1) {
+    uint32_t bit = (uint32_t)__builtin_ctzll(rest);
+    if (weft_executor_worker_yields_to_host(&executor->workers[w * 64 + bit])) {
+      yielding |= 1ull << bit;
+    }
+  }
+  return yielding;
+}
+
 // Claims one idle worker, a spinning one first, and notifies it. Returns
 // false when none is idle. The caller has issued the seq_cst fence.
 static bool weft_executor_wake_one(weft_executor_t* executor) {
@@ -274,6 +314,13 @@ static bool weft_executor_wake_one(weft_executor_t* executor) {
     if (!idle) continue;
     uint64_t spinning =
         weft_atomic_load(&executor->spinning_mask[w], memory_order_relaxed);
+    // Spinners first (no syscall on either side), those on an assisting
+    // host's CPU after the others; then sleepers.
+    uint64_t yielding = weft_executor_yielding_workers(executor, w, idle);
+    if (yielding &&
+        weft_executor_claim_one(executor, w, idle & spinning & ~yielding)) {
+      return true;
+    }
     if (weft_executor_claim_one(executor, w, idle & spinning)) return true;
     if (weft_executor_claim_one(executor, w, idle)) return true;
   }
@@ -286,18 +333,47 @@ static bool weft_executor_wake_one(weft_executor_t* executor) {
 // its wait wakes workers for what is left (weft_executor_assist_leave), so
 // a capped wake strands nothing; more runnable drainers than CPUs would
 // leave one preempted with a tile, holding up its region for a time slice.
-static uint32_t weft_executor_drainer_wake_budget(weft_executor_t* executor,
-                                                  uint32_t count) {
-  if (executor->assist_id == UINT32_MAX) return count;
-  // seq_cst: the pair with weft_wait_assist_end_wait (see there).
-  uint32_t hosts = weft_wait_assist_waiting_count_seq_cst();
-  if (hosts == 0) return count;
+// CPUs taken by awake workers and by threads in an assisting host wait,
+// or 0 when no such host waits (or this executor has no guests: its hosts
+// are not counted). |hosts| is the host count read by the caller.
+static uint32_t weft_executor_cpus_taken(weft_executor_t* executor,
+                                         uint32_t hosts) {
+  if (executor->assist_id == UINT32_MAX || hosts == 0) return 0;
   uint32_t awake =
       executor->worker_count - weft_executor_idle_worker_count(executor);
-  uint32_t taken = awake + hosts;
+  return awake + hosts;
+}
+
+static uint32_t weft_executor_drainer_wake_budget(weft_executor_t* executor,
+                                                  uint32_t count) {
+  // seq_cst: the pair with weft_wait_assist_end_wait (see there).
+  uint32_t taken = weft_executor_cpus_taken(
+      executor, weft_wait_assist_waiting_count_seq_cst());
+  if (taken == 0) return count;
   uint32_t budget =
       executor->cpu_count > taken ? executor->cpu_count - taken : 0;
   return count < budget ? count : budget;
+}
+
+// Whether idle (or lingering, |awake|) |worker| may spin beside
+// |other_spinners|: not when the awake workers and assisting hosts already
+// take the CPUs (a spinner then only delays them, and the assisting host
+// drains what it waits for), nor, for the last free CPU, when it is where
+// an assisting host sits (measured on 2 CPUs: spinning there anyway,
+// yielding at every turn or for a few microseconds first, made
+// SmallDispatchChain 1.5-2x slower).
+static bool weft_executor_may_spin(weft_executor_t* executor,
+                                   const weft_executor_worker_t* worker,
+                                   uint32_t other_spinners, bool awake) {
+  uint32_t taken = weft_executor_cpus_taken(
+      executor, weft_wait_assist_waiting_count());
+  if (taken == 0) return true;
+  // An awake caller (a lingering drain) is in |taken| itself.
+  if (awake) --taken;
+  if (taken + other_spinners >= executor->cpu_count) return false;
+  // The last free CPU: not when it is the assisting host's own.
+  return taken + other_spinners + 1 < executor->cpu_count ||
+         !weft_executor_worker_yields_to_host(worker);
 }
 
 // Wakes up to WEFT_EXECUTOR_RELAY_FANOUT of |count| workers here and leaves
@@ -321,6 +397,11 @@ static void weft_executor_wake_fanned(weft_executor_t* executor,
 
 void weft_executor_wake_drainers(weft_executor_t* executor, uint32_t count) {
   if (count == 0) return;
+  // A host spinning in an assisting wait comes to look at once.
+  if (executor->assist_id != UINT32_MAX &&
+      weft_wait_assist_waiting_count() != 0) {
+    weft_wait_assist_announce();
+  }
   // seq_cst fence: as in wake_workers; also before the hosts' count.
   weft_atomic_thread_fence(memory_order_seq_cst);
   weft_executor_wake_fanned(executor,
@@ -642,6 +723,9 @@ static bool weft_executor_drain_slots(weft_executor_t* executor,
 // Immediate processes
 //===----------------------------------------------------------------------===//
 
+static weft_wait_assist_result_t weft_executor_slots_state(
+    weft_executor_t* executor);
+
 // Drains a budget-1 process popped from the immediate list.
 static void weft_executor_drain_immediate(weft_executor_t* executor,
                                           weft_executor_worker_t* worker,
@@ -656,10 +740,15 @@ static void weft_executor_drain_immediate(weft_executor_t* executor,
     weft_process_drain_result_t result = process->drain(process, worker->index);
     WEFT_TRACE_END();
     if (result == WEFT_PROCESS_DRAIN_DID_WORK) {
+      // Again at once, unless other work waits: a budget-1 process on the
+      // list, or a compute slot wanting a drainer (the control process
+      // that just handed a dispatch to the compute process would otherwise
+      // linger in front of it).
       if (round + 1 < WEFT_EXECUTOR_IMMEDIATE_REDRAIN_LIMIT &&
           weft_mpsc_list_is_empty(&executor->immediate.shared) &&
           weft_atomic_load(&executor->immediate.private_head,
-                           memory_order_relaxed) == NULL) {
+                           memory_order_relaxed) == NULL &&
+          weft_executor_slots_state(executor) != WEFT_WAIT_ASSIST_RAN) {
         continue;
       }
       // Release: the next drainer (acquire) sees this drain's writes.
@@ -822,7 +911,10 @@ static bool weft_executor_worker_spin(weft_executor_t* executor,
   uint32_t spinners =
       weft_atomic_load(&executor->spinner_count, memory_order_relaxed);
   do {
-    if (spinners >= executor->max_spinners) return false;
+    if (spinners >= executor->max_spinners ||
+        !weft_executor_may_spin(executor, worker, spinners, false)) {
+      return false;
+    }
     // Relaxed: a counter that only bounds how many spin.
     WEFT_SCHED_COUNT(RMW_EXECUTOR);
   } while (!weft_atomic_compare_exchange_weak(
@@ -848,6 +940,16 @@ static bool weft_executor_worker_spin(weft_executor_t* executor,
     if ((i & 31) == 0) {
       WEFT_SCHED_COUNT(CLOCK_READ);
       if (weft_time_now() >= deadline) break;
+      // A host in an assisting wait took the CPUs, or this worker's CPU:
+      // it takes this worker's place.
+      if (!weft_executor_may_spin(
+              executor, worker,
+              weft_atomic_load(&executor->spinner_count,
+                               memory_order_relaxed) -
+                  1,
+              false)) {
+        break;
+      }
       WEFT_SCHED_COUNT(YIELD);
       sched_yield();
     }
@@ -1189,6 +1291,20 @@ weft_status_t weft_executor_create(const weft_executor_options_t* options,
       worker->index = i;
       weft_notification_initialize(&worker->notification);
       atomic_init(&worker->wake_depth, 0);
+      worker->home_cpu_count = 0;
+      const weft_affinity_set_t* home =
+          options->worker_affinities && i < executor->worker_count
+              ? &options->worker_affinities[i]
+              : NULL;
+      if (home && !weft_affinity_set_is_empty(home) &&
+          weft_affinity_set_count(home) <= WEFT_EXECUTOR_HOME_CPUS) {
+        for (uint32_t cpu = weft_affinity_set_first(home);
+             worker->home_cpu_count < WEFT_EXECUTOR_HOME_CPUS &&
+             cpu != WEFT_AFFINITY_SET_NONE;
+             cpu = weft_affinity_set_next(home, cpu)) {
+          worker->home_cpus[worker->home_cpu_count++] = cpu;
+        }
+      }
     }
   }
   for (uint32_t i = 0; weft_status_is_ok(status) && i < executor->worker_count;
@@ -1266,6 +1382,14 @@ void* weft_executor_worker_local_memory(weft_executor_t* executor,
 
 weft_duration_t weft_executor_spin_ns(const weft_executor_t* executor) {
   return executor->wait_policy.spin_ns;
+}
+
+bool weft_executor_may_spin_now(weft_executor_t* executor,
+                                uint32_t worker_index) {
+  if (worker_index >= executor->worker_count) return true;
+  return weft_executor_may_spin(
+      executor, &executor->workers[worker_index],
+      weft_atomic_load(&executor->spinner_count, memory_order_relaxed), true);
 }
 
 uint32_t weft_executor_idle_worker_count(const weft_executor_t* executor) {

@@ -99,6 +99,13 @@ void* weft_executor_worker_local_memory(weft_executor_t* executor,
 // Returns the spin budget the workers use (after the oversubscription rule).
 weft_duration_t weft_executor_spin_ns(const weft_executor_t* executor);
 
+// Whether worker |worker_index| may spin now (a process lingering for work
+// is spinning too): false when a host in an assisting wait sits on its CPU
+// or the awake workers and such hosts take every CPU, where its spin would
+// only keep them off theirs. Guests' indices: true.
+bool weft_executor_may_spin_now(weft_executor_t* executor,
+                                uint32_t worker_index);
+
 // Returns how many workers are idle (announced, waiting or about to);
 // a racy snapshot for tests and diagnostics.
 uint32_t weft_executor_idle_worker_count(const weft_executor_t* executor);

@@ -158,7 +158,9 @@ static weft_process_drain_result_t weft_local_task_control_drain(
     // Stopped at shutdown, after every op retired.
     result = WEFT_PROCESS_DRAIN_COMPLETED;
   } else if (linger_ns > 0 &&
-             weft_time_now() - queue->last_work_time < linger_ns) {
+             weft_time_now() - queue->last_work_time < linger_ns &&
+             weft_executor_may_spin_now(queue->device->executor,
+                                        worker_index)) {
     // Linger: stay scheduled a little (the executor drains us again, after
     // anything else waiting), so an op pushed now is seen without a wake.
     weft_cpu_relax();
