@@ -121,7 +121,9 @@ struct weft_executor_t {
   // waiting threads that assist (weft_executor_assist).
   uint32_t guest_count;
   // The registration with src/base/wait_assist.h; UINT32_MAX when none.
-  uint32_t assist_id;
+  // Atomic: set after the workers start, read by them (relaxed: a hint for
+  // their spin and wake choices; the table's own state publishes the rest).
+  weft_atomic_uint32_t assist_id;
   uint32_t slot_count;
   uint32_t idle_word_count;
   // CPUs this process may use: compute wakes keep the awake workers and
@@ -156,6 +158,12 @@ struct weft_executor_t {
   weft_atomic_uint64_t guest_mask;
   char pad3[WEFT_EXECUTOR_CACHE_LINE - sizeof(weft_atomic_uint64_t)];
 };
+
+// True when this executor's assistant is registered (its guests drain).
+static bool weft_executor_has_assistant(const weft_executor_t* executor) {
+  return weft_atomic_load((weft_atomic_uint32_t*)&executor->assist_id,
+                          memory_order_relaxed) != UINT32_MAX;
+}
 
 // True when a thread in an assisting host wait sits on |worker|'s CPUs: the
 // worker steps aside (neither spins nor is woken first) so that the host
@@ -290,7 +298,7 @@ static bool weft_executor_claim_one(weft_executor_t* executor, uint32_t w,
 static uint64_t weft_executor_yielding_workers(weft_executor_t* executor,
                                                uint32_t w,
                                                uint64_t candidates) {
-  if (executor->assist_id == UINT32_MAX ||
+  if (!weft_executor_has_assistant(executor) ||
       weft_wait_assist_waiting_count() == 0) {
     return 0;
   }
@@ -338,7 +346,7 @@ static bool weft_executor_wake_one(weft_executor_t* executor) {
 // are not counted). |hosts| is the host count read by the caller.
 static uint32_t weft_executor_cpus_taken(weft_executor_t* executor,
                                          uint32_t hosts) {
-  if (executor->assist_id == UINT32_MAX || hosts == 0) return 0;
+  if (hosts == 0 || !weft_executor_has_assistant(executor)) return 0;
   uint32_t awake =
       executor->worker_count - weft_executor_idle_worker_count(executor);
   return awake + hosts;
@@ -398,8 +406,8 @@ static void weft_executor_wake_fanned(weft_executor_t* executor,
 void weft_executor_wake_drainers(weft_executor_t* executor, uint32_t count) {
   if (count == 0) return;
   // A host spinning in an assisting wait comes to look at once.
-  if (executor->assist_id != UINT32_MAX &&
-      weft_wait_assist_waiting_count() != 0) {
+  if (weft_wait_assist_waiting_count() != 0 &&
+      weft_executor_has_assistant(executor)) {
     weft_wait_assist_announce();
   }
   // seq_cst fence: as in wake_workers; also before the hosts' count.
@@ -1145,7 +1153,7 @@ static void weft_executor_apply_options(const weft_executor_options_t* options,
   executor->worker_count =
       options->worker_count ? options->worker_count : cpu_count;
   executor->guest_count = options->guest_count;
-  executor->assist_id = UINT32_MAX;
+  atomic_init(&executor->assist_id, UINT32_MAX);
   executor->slot_count = options->compute_slot_count
                              ? options->compute_slot_count
                              : WEFT_EXECUTOR_DEFAULT_COMPUTE_SLOT_COUNT;
@@ -1327,14 +1335,16 @@ weft_status_t weft_executor_create(const weft_executor_options_t* options,
   if (weft_status_is_ok(status) && executor->guest_count > 0) {
     // With every place taken (32 executors assisting) this one runs
     // without guests: a waiter then sleeps instead, as before.
-    weft_status_t assist = weft_wait_assist_register(
-        weft_executor_assist, executor, &executor->assist_id);
-    if (!weft_status_is_ok(assist)) executor->assist_id = UINT32_MAX;
-    weft_status_ignore(assist);
-    if (executor->assist_id != UINT32_MAX) {
-      weft_wait_assist_set_leave(executor->assist_id,
-                                 weft_executor_assist_leave);
+    uint32_t id = UINT32_MAX;
+    weft_status_t assist =
+        weft_wait_assist_register(weft_executor_assist, executor, &id);
+    if (weft_status_is_ok(assist)) {
+      weft_wait_assist_set_leave(id, weft_executor_assist_leave);
+    } else {
+      id = UINT32_MAX;
     }
+    weft_status_ignore(assist);
+    weft_atomic_store(&executor->assist_id, id, memory_order_relaxed);
   }
   if (weft_status_is_ok(status)) {
     *out_executor = executor;
@@ -1352,8 +1362,10 @@ void weft_executor_retain(weft_executor_t* executor) {
 void weft_executor_release(weft_executor_t* executor) {
   if (!executor || !weft_ref_count_dec(&executor->ref_count)) return;
   // No guest is inside a drain past this point.
-  if (executor->assist_id != UINT32_MAX) {
-    weft_wait_assist_unregister(executor->assist_id);
+  uint32_t assist_id =
+      weft_atomic_load(&executor->assist_id, memory_order_relaxed);
+  if (assist_id != UINT32_MAX) {
+    weft_wait_assist_unregister(assist_id);
   }
   weft_executor_stop_workers(executor, executor->worker_count);
   weft_executor_sweep(executor);
@@ -1382,6 +1394,10 @@ void* weft_executor_worker_local_memory(weft_executor_t* executor,
 
 weft_duration_t weft_executor_spin_ns(const weft_executor_t* executor) {
   return executor->wait_policy.spin_ns;
+}
+
+bool weft_executor_is_oversubscribed(const weft_executor_t* executor) {
+  return executor->worker_count > executor->cpu_count;
 }
 
 bool weft_executor_may_spin_now(weft_executor_t* executor,

@@ -106,6 +106,11 @@ weft_duration_t weft_executor_spin_ns(const weft_executor_t* executor);
 bool weft_executor_may_spin_now(weft_executor_t* executor,
                                 uint32_t worker_index);
 
+// True when there are more workers than CPUs this process may use: a
+// worker may then be preempted holding work others wait for, and a drain
+// that only polls should yield to it.
+bool weft_executor_is_oversubscribed(const weft_executor_t* executor);
+
 // Returns how many workers are idle (announced, waiting or about to);
 // a racy snapshot for tests and diagnostics.
 uint32_t weft_executor_idle_worker_count(const weft_executor_t* executor);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/sched_counters.h"
+#include "base/thread.h"
 #include "drivers/local_task/local_task_device.h"
 #include "drivers/local_task/local_task_op.h"
 #include "hal/local/inline_command_buffer.h"
@@ -212,6 +213,8 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
   weft_local_task_device_t* previous = weft_local_task_device_swap_draining(
       weft_local_task_compute_queue(compute)->device);
   weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_DID_WORK;
+  // Whether this drain ran or finished anything (not only polled).
+  bool ran_tiles = false;
   uint64_t state = 0;
   weft_local_task_lane_entry_t entry =
       weft_local_task_compute_enter(compute, &state);
@@ -229,6 +232,7 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
         device->executor, op, worker_index, &scratch_size);
     weft_block_drain_result_t drained = weft_block_processor_drain(
         op->compute.context, worker_index, scratch, scratch_size);
+    ran_tiles = drained != WEFT_BLOCK_DRAIN_NO_WORK;
     bool first_to_close = false;
     if (drained == WEFT_BLOCK_DRAIN_COMPLETED) {
       // Acq_rel: the first to close publishes the signals; the processor's
@@ -258,6 +262,14 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
   if (entry == WEFT_LOCAL_TASK_LANE_ENTERED &&
       weft_local_task_compute_leave(compute)) {
     result = weft_local_task_compute_release_and_install(compute);
+  } else if (!ran_tiles && weft_executor_is_oversubscribed(
+                               weft_local_task_compute_queue(compute)
+                                   ->device->executor)) {
+    // Nothing to claim while others hold tiles (or the lane is changing
+    // hands). With more workers than CPUs the holder may be preempted:
+    // polling again at once only keeps it off its CPU.
+    WEFT_SCHED_COUNT(YIELD);
+    weft_thread_yield();
   }
   weft_local_task_device_swap_draining(previous);
   return result;
