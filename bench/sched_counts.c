@@ -13,6 +13,10 @@
 //
 //   weft_sched_counts [--workers=1,2,4,8,16,32] [--dispatches=200]
 //                     [--workgroups=4096] [--options=spin_us=0&assist=1]
+//                     [--op=dispatch|fill]
+//
+// --op=fill counts QueueRoundTrip's op instead: a 64-byte queue fill that
+// the host waits for (what a queue op costs without compute).
 //
 // --options are appended to every device string ("local-task?workers=N&").
 #include <stdio.h>
@@ -31,6 +35,7 @@ typedef struct options_t {
   uint32_t dispatches;
   uint32_t workgroups;
   const char* extra;
+  bool fill;  // --op=fill
 } options_t;
 
 static int usage(const char* message) {
@@ -61,6 +66,7 @@ static bool parse_options(int argc, char** argv, options_t* options) {
   options->dispatches = 200;
   options->workgroups = 4096;
   options->extra = "";
+  options->fill = false;
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     if (strncmp(arg, "--workers=", 10) == 0) {
@@ -83,6 +89,10 @@ static bool parse_options(int argc, char** argv, options_t* options) {
       if (!parse_count(arg + 13, 1u << 24, &options->workgroups)) return false;
     } else if (strncmp(arg, "--options=", 10) == 0) {
       options->extra = arg + 10;
+    } else if (strcmp(arg, "--op=fill") == 0) {
+      options->fill = true;
+    } else if (strcmp(arg, "--op=dispatch") == 0) {
+      options->fill = false;
     } else {
       return false;
     }
@@ -99,18 +109,23 @@ static bool check(weft_status_t status, const char* what) {
   return false;
 }
 
-// One dispatch and its wait.
+// One dispatch (or, with |buffer|, a 64-byte fill of it) and its wait.
 static bool dispatch_once(weft_device_t* device, weft_executable_t* kernels,
-                          weft_semaphore_t* semaphore, uint64_t value,
-                          const uint32_t workgroups[3]) {
+                          weft_buffer_t* buffer, weft_semaphore_t* semaphore,
+                          uint64_t value, const uint32_t workgroups[3]) {
   weft_semaphore_t* semaphores[1] = {semaphore};
   uint64_t values[1] = {value};
   weft_semaphore_list_t signals = {1, semaphores, values};
-  return check(weft_device_queue_dispatch(
+  const uint32_t pattern = 0x5A5A5A5Au;
+  weft_status_t submitted =
+      buffer ? weft_device_queue_fill(device, WEFT_QUEUE_AFFINITY_ANY,
+                                      weft_semaphore_list_empty(), signals,
+                                      buffer, 0, 64, &pattern, sizeof(pattern))
+             : weft_device_queue_dispatch(
                    device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
                    signals, kernels, WEFT_BENCH_KERNEL_EMPTY, workgroups, 0,
-                   NULL, 0, NULL),
-               "queue_dispatch") &&
+                   NULL, 0, NULL);
+  return check(submitted, buffer ? "queue_fill" : "queue_dispatch") &&
          check(weft_semaphore_wait(semaphore, value, weft_timeout_relative(30ll * 1000 * 1000 * 1000)),
                "semaphore_wait");
 }
@@ -124,6 +139,7 @@ static bool measure(const options_t* options, uint32_t workers,
   weft_device_t* device = NULL;
   weft_executable_t* kernels = NULL;
   weft_semaphore_t* semaphore = NULL;
+  weft_buffer_t* buffer = NULL;
   bool ok =
       check(weft_device_create(device_string, weft_allocator_system(), &device),
             device_string) &&
@@ -132,20 +148,27 @@ static bool measure(const options_t* options, uint32_t workers,
                 &kernels),
             "create_executable") &&
       check(weft_device_create_semaphore(device, 0, &semaphore),
-            "create_semaphore");
+            "create_semaphore") &&
+      (!options->fill ||
+       check(weft_device_allocate_buffer(device, (weft_buffer_params_t){0},
+                                         64, &buffer),
+             "allocate_buffer"));
   const uint32_t workgroups[3] = {options->workgroups, 1, 1};
   uint64_t value = 0;
   // Warm: every worker has run, every lazily made block exists.
   for (int i = 0; ok && i < 20; ++i) {
-    ok = dispatch_once(device, kernels, semaphore, ++value, workgroups);
+    ok = dispatch_once(device, kernels, buffer, semaphore, ++value,
+                       workgroups);
   }
   // Let the warm-up's last drainers leave before the counts start.
   weft_sleep_until(weft_time_now() + 50 * 1000 * 1000);
   weft_sched_counters_reset();
   for (uint32_t i = 0; ok && i < options->dispatches; ++i) {
-    ok = dispatch_once(device, kernels, semaphore, ++value, workgroups);
+    ok = dispatch_once(device, kernels, buffer, semaphore, ++value,
+                       workgroups);
   }
   weft_sched_counters_snapshot(out_counts);
+  weft_buffer_release(buffer);
   weft_semaphore_release(semaphore);
   weft_executable_release(kernels);
   weft_device_release(device);
@@ -156,9 +179,13 @@ int main(int argc, char** argv) {
   options_t options;
   if (!parse_options(argc, argv, &options)) return usage("bad arguments");
   weft_sched_counters_enable(true);
-  printf("counts per dispatch of %u empty workgroups, %u dispatches, "
-         "device 'local-task?workers=N%s%s'\n\n",
-         options.workgroups, options.dispatches, options.extra[0] ? "&" : "",
+  if (options.fill) {
+    printf("counts per 64-byte queue fill, %u fills, ", options.dispatches);
+  } else {
+    printf("counts per dispatch of %u empty workgroups, %u dispatches, ",
+           options.workgroups, options.dispatches);
+  }
+  printf("device 'local-task?workers=N%s%s'\n\n", options.extra[0] ? "&" : "",
          options.extra);
   printf("| counter |");
   for (uint32_t i = 0; i < options.worker_count_count; ++i) {

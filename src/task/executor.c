@@ -335,12 +335,6 @@ static bool weft_executor_wake_one(weft_executor_t* executor) {
   return false;
 }
 
-// Compute wakes wanted |count| (the caller issued the seq_cst fence): fewer
-// when the CPUs are taken by awake workers and threads in an assisting host
-// wait. Those hosts drain the compute slots themselves, and a host leaving
-// its wait wakes workers for what is left (weft_executor_assist_leave), so
-// a capped wake strands nothing; more runnable drainers than CPUs would
-// leave one preempted with a tile, holding up its region for a time slice.
 // CPUs taken by awake workers and by threads in an assisting host wait,
 // or 0 when no such host waits (or this executor has no guests: its hosts
 // are not counted). |hosts| is the host count read by the caller.
@@ -352,6 +346,12 @@ static uint32_t weft_executor_cpus_taken(weft_executor_t* executor,
   return awake + hosts;
 }
 
+// Compute wakes wanted |count| (the caller issued the seq_cst fence): fewer
+// when the CPUs are taken by awake workers and threads in an assisting host
+// wait. Those hosts drain the compute slots themselves, and a host leaving
+// its wait wakes workers for what is left (weft_executor_assist_leave), so
+// a capped wake strands nothing; more runnable drainers than CPUs would
+// leave one preempted with a tile, holding up its region for a time slice.
 static uint32_t weft_executor_drainer_wake_budget(weft_executor_t* executor,
                                                   uint32_t count) {
   // seq_cst: the pair with weft_wait_assist_end_wait (see there).

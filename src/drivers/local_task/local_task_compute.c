@@ -262,9 +262,9 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
   if (entry == WEFT_LOCAL_TASK_LANE_ENTERED &&
       weft_local_task_compute_leave(compute)) {
     result = weft_local_task_compute_release_and_install(compute);
-  } else if (!ran_tiles && weft_executor_is_oversubscribed(
-                               weft_local_task_compute_queue(compute)
-                                   ->device->executor)) {
+  } else if (entry != WEFT_LOCAL_TASK_LANE_OWNER && !ran_tiles &&
+             weft_executor_is_oversubscribed(
+                 weft_local_task_compute_queue(compute)->device->executor)) {
     // Nothing to claim while others hold tiles (or the lane is changing
     // hands). With more workers than CPUs the holder may be preempted:
     // polling again at once only keeps it off its CPU.
