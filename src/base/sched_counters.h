@@ -56,7 +56,9 @@ typedef enum weft_sched_counter_e {
 
 // A snapshot: every counter summed over the threads, and the deepest wake
 // chain seen (hand-offs from a thread that was not woken to the woken one:
-// a host's submit waking worker A is depth 1, A waking B depth 2).
+// a host's submit waking worker A is depth 1, A waking B depth 2; a
+// worker's depth is spent with its first drain after the wake, so what it
+// starts later begins a chain of its own).
 typedef struct weft_sched_counts_t {
   uint64_t values[WEFT_SCHED_COUNTER_COUNT];
   uint32_t max_wake_depth;

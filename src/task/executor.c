@@ -721,6 +721,10 @@ static bool weft_executor_drain_slots(weft_executor_t* executor,
     WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_TASK, "process");
     weft_executor_slot_session(slot, process, worker->index);
     WEFT_TRACE_END();
+    // The wake that brought this worker here is spent: what it starts from
+    // now on (the slot's next occupant, placed by the last one out) reached
+    // it without a wake (src/base/sched_counters.h).
+    if (weft_sched_counters_enabled()) weft_sched_counters__set_wake_depth(0);
     weft_executor_slot_leave(executor, slot);
     return true;
   }
@@ -805,6 +809,8 @@ static bool weft_executor_pump(weft_executor_t* executor,
     // Others may take the rest while we drain this one.
     if (more) weft_executor_wake_workers(executor, 1);
     weft_executor_drain_immediate(executor, worker, process);
+    // As after a slot session: the wake is spent.
+    if (weft_sched_counters_enabled()) weft_sched_counters__set_wake_depth(0);
     drained = true;
   }
   return drained;
@@ -986,9 +992,6 @@ static int weft_executor_worker_main(void* user_data) {
   while (!weft_executor_is_shutting_down(executor)) {
     if (weft_executor_pump(executor, worker)) {
       weft_executor_relay_wake(executor);
-      // A worker carries its wake's depth through the first round of work
-      // it was woken for; what it starts later reached it without a wake.
-      if (weft_sched_counters_enabled()) weft_sched_counters__set_wake_depth(0);
       woken = false;
       continue;
     }
