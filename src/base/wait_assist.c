@@ -78,6 +78,20 @@ void weft_wait_assist_unregister(uint32_t id) {
                     memory_order_release);
 }
 
+// Counts the caller into |entry| and says whether it may call the entry's
+// functions (it is ACTIVE). seq_cst: the caller's half of the pair with
+// unregister (see the file comment). Every enter is followed by an exit.
+static bool weft_wait_assist_enter(weft_wait_assist_entry_t* entry) {
+  weft_atomic_fetch_add(&entry->inside, 1, memory_order_seq_cst);
+  return weft_atomic_load(&entry->state, memory_order_seq_cst) ==
+         WEFT_WAIT_ASSIST_ACTIVE;
+}
+
+static void weft_wait_assist_exit(weft_wait_assist_entry_t* entry) {
+  // Release: unregister's wait sees the caller's accesses done.
+  weft_atomic_fetch_sub(&entry->inside, 1, memory_order_release);
+}
+
 // Threads in an assisting wait (begin_wait/end_wait), on a line of its own:
 // two relaxed RMWs per wait.
 static _Alignas(64) weft_atomic_uint32_t weft_wait_assist_waiting;
@@ -154,16 +168,12 @@ void weft_wait_assist_end_wait(void) {
         WEFT_WAIT_ASSIST_ACTIVE) {
       continue;
     }
-    // seq_cst: as in run (the pair with unregister).
-    weft_atomic_fetch_add(&entry->inside, 1, memory_order_seq_cst);
-    if (weft_atomic_load(&entry->state, memory_order_seq_cst) ==
-        WEFT_WAIT_ASSIST_ACTIVE) {
+    if (weft_wait_assist_enter(entry)) {
       weft_wait_assist_leave_fn_t leave =
           weft_atomic_load(&entry->leave, memory_order_relaxed);
       if (leave) leave(entry->user_data);
     }
-    // Release: unregister's wait sees this call's accesses done.
-    weft_atomic_fetch_sub(&entry->inside, 1, memory_order_release);
+    weft_wait_assist_exit(entry);
   }
   weft_wait_assist_thread_depth = 0;
 }
@@ -193,15 +203,11 @@ weft_wait_assist_result_t weft_wait_assist_run(void) {
         WEFT_WAIT_ASSIST_ACTIVE) {
       continue;
     }
-    // seq_cst: run's half of the pair with unregister.
-    weft_atomic_fetch_add(&entry->inside, 1, memory_order_seq_cst);
-    if (weft_atomic_load(&entry->state, memory_order_seq_cst) ==
-        WEFT_WAIT_ASSIST_ACTIVE) {
+    if (weft_wait_assist_enter(entry)) {
       weft_wait_assist_result_t found = entry->fn(entry->user_data);
       if (found > result) result = found;
     }
-    // Release: unregister's wait sees this call's accesses done.
-    weft_atomic_fetch_sub(&entry->inside, 1, memory_order_release);
+    weft_wait_assist_exit(entry);
   }
   weft_wait_assist_thread_depth = 0;
   WEFT_SCHED_COUNT(ASSIST_POLL);
