@@ -7,6 +7,7 @@
 #include "base/mutex.h"
 
 #include "base/futex.h"
+#include "base/sched_counters.h"
 
 enum {
   WEFT_SLIM_MUTEX_UNLOCKED = 0,
@@ -61,6 +62,7 @@ void weft_slim_mutex_lock(weft_slim_mutex_t* mutex) {
     state = weft_atomic_exchange(&mutex->state, WEFT_SLIM_MUTEX_CONTENDED,
                                  memory_order_acquire);
     while (state != WEFT_SLIM_MUTEX_UNLOCKED) {
+      WEFT_SCHED_COUNT(MUTEX_WAIT);
       weft_futex_wait(&mutex->state, WEFT_SLIM_MUTEX_CONTENDED,
                       WEFT_TIME_INFINITE_FUTURE);
       // Acquire: as above.
@@ -75,6 +77,7 @@ void weft_slim_mutex_unlock(weft_slim_mutex_t* mutex) {
   uint32_t previous = weft_atomic_exchange(
       &mutex->state, WEFT_SLIM_MUTEX_UNLOCKED, memory_order_release);
   if (previous == WEFT_SLIM_MUTEX_CONTENDED) {
+    WEFT_SCHED_COUNT(MUTEX_WAKE);
     weft_futex_wake(&mutex->state, 1);
   }
 }

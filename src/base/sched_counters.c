@@ -27,11 +27,12 @@ static pthread_key_t weft_sched_key;
 static bool weft_sched_key_valid;
 
 static _Thread_local weft_sched_block_t* weft_sched_block;
-static _Thread_local uint32_t weft_sched_wake_depth;
 
 static const char* const weft_sched_names[WEFT_SCHED_COUNTER_COUNT] = {
     [WEFT_SCHED_FUTEX_WAIT] = "futex_wait",
     [WEFT_SCHED_FUTEX_WAKE] = "futex_wake",
+    [WEFT_SCHED_MUTEX_WAIT] = "mutex_wait",
+    [WEFT_SCHED_MUTEX_WAKE] = "mutex_wake",
     [WEFT_SCHED_YIELD] = "yield",
     [WEFT_SCHED_CLOCK_READ] = "clock_read",
     [WEFT_SCHED_WAKE] = "wake",
@@ -128,11 +129,7 @@ void weft_sched_counters__add(weft_sched_counter_t counter, uint64_t amount) {
       memory_order_relaxed);
 }
 
-uint32_t weft_sched_counters__wake_depth(void) { return weft_sched_wake_depth; }
-
-void weft_sched_counters__set_wake_depth(uint32_t depth) {
-  weft_sched_wake_depth = depth;
-  if (!weft_sched_counters_enabled()) return;
+void weft_sched_counters__note_wake_depth(uint32_t depth) {
   weft_sched_block_t* block = weft_sched_thread_block();
   if (block && depth > weft_atomic_load(&block->max_wake_depth,
                                         memory_order_relaxed)) {

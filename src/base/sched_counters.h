@@ -30,6 +30,8 @@ typedef enum weft_sched_counter_e {
   // Syscalls and clock reads.
   WEFT_SCHED_FUTEX_WAIT = 0,  // futex waits issued (a thread blocks)
   WEFT_SCHED_FUTEX_WAKE,      // futex wakes issued (a blocked thread woken)
+  WEFT_SCHED_MUTEX_WAIT,      // of the futex waits, a contended slim mutex's
+  WEFT_SCHED_MUTEX_WAKE,      // of the futex wakes, a contended slim mutex's
   WEFT_SCHED_YIELD,           // sched_yield calls (spin loops)
   WEFT_SCHED_CLOCK_READ,      // clock reads in spin loops (vDSO on Linux)
   // Wakes.
@@ -57,8 +59,9 @@ typedef enum weft_sched_counter_e {
 // A snapshot: every counter summed over the threads, and the deepest wake
 // chain seen (hand-offs from a thread that was not woken to the woken one:
 // a host's submit waking worker A is depth 1, A waking B depth 2; a
-// worker's depth is spent with its first drain after the wake, so what it
-// starts later begins a chain of its own).
+// worker's depth is spent when it starts work after the wake, so what it
+// wakes or places from then on begins a chain of its own; the executor
+// keeps the depth, src/task/executor.c).
 typedef struct weft_sched_counts_t {
   uint64_t values[WEFT_SCHED_COUNTER_COUNT];
   uint32_t max_wake_depth;
@@ -93,10 +96,9 @@ static inline bool weft_sched_counters_enabled(void) {
 
 void weft_sched_counters__add(weft_sched_counter_t counter, uint64_t amount);
 
-// The calling thread's wake depth: 0 on threads nobody woke, else set by
-// the worker loop from what its waker recorded.
-uint32_t weft_sched_counters__wake_depth(void);
-void weft_sched_counters__set_wake_depth(uint32_t depth);
+// Records that a worker was woken at wake depth |depth| (for the deepest
+// chain of the snapshot). Call only when counting.
+void weft_sched_counters__note_wake_depth(uint32_t depth);
 
 #define WEFT_SCHED_COUNT(counter)                                  \
   do {                                                             \

@@ -65,7 +65,8 @@
 // and looks at the immediate list (so budget-1 processes are not starved).
 #define WEFT_EXECUTOR_SLOT_SESSION_DRAINS 16
 // Workers each woken worker wakes in turn while the desired-wake count is
-// positive (a fan-out tree rather than a chain).
+// positive (a fan-out tree rather than a chain; see
+// weft_executor_relay_wake for the depth bound).
 #define WEFT_EXECUTOR_RELAY_FANOUT 2
 // CPUs of a worker's pinning that the executor tracks (a physical core's).
 #define WEFT_EXECUTOR_HOME_CPUS 4
@@ -102,8 +103,9 @@ typedef struct weft_executor_worker_t {
   char pad0[WEFT_EXECUTOR_CACHE_LINE];
   // Written by wakers.
   weft_notification_t notification;
-  // The waker's wake depth + 1 (src/base/sched_counters.h), written before
-  // its notify when counting.
+  // The wake's depth, written before its notify: 1 for a wake by the thread
+  // that placed the work, a relaying worker's own depth + 1 for a relayed
+  // one (weft_executor_relay_wake).
   weft_atomic_uint32_t wake_depth;
   // The CPUs the worker is pinned to, when it is pinned to at most
   // WEFT_EXECUTOR_HOME_CPUS (home_cpu_count 0: anywhere). A host in an
@@ -150,6 +152,9 @@ struct weft_executor_t {
   char pad2[WEFT_EXECUTOR_CACHE_LINE];
   // Wakes wanted beyond the one a scheduler made itself (relayed).
   weft_atomic_int32_t desired_wake;
+  // ceil(log2(worker_count)), at least 1: the deepest a wake may be, counted
+  // from the thread that placed the work (weft_executor_relay_wake).
+  uint32_t wake_depth_bound;
   weft_atomic_uint32_t shutting_down;
   char pad1[WEFT_EXECUTOR_CACHE_LINE];
   weft_executor_list_t immediate;
@@ -265,9 +270,9 @@ static weft_process_t* weft_executor_list_try_pop(weft_executor_list_t* list,
 //===----------------------------------------------------------------------===//
 
 // Tries to claim one worker of |candidates| (bits of idle word |w|) and
-// notifies it. Returns true when it woke one.
+// notifies it, a wake at |depth|. Returns true when it woke one.
 static bool weft_executor_claim_one(weft_executor_t* executor, uint32_t w,
-                                    uint64_t candidates) {
+                                    uint64_t candidates, uint32_t depth) {
   while (candidates) {
     uint64_t bit = candidates & (~candidates + 1);
     // Relaxed: the claim only decides who notifies; the notification orders
@@ -278,13 +283,9 @@ static bool weft_executor_claim_one(weft_executor_t* executor, uint32_t w,
     if (previous & bit) {
       uint32_t index = w * 64 + (uint32_t)__builtin_ctzll(bit);
       weft_executor_worker_t* worker = &executor->workers[index];
-      if (weft_sched_counters_enabled()) {
-        WEFT_SCHED_COUNT(WAKE);
-        // Relaxed: the notify's epoch bump (seq_cst) publishes it.
-        weft_atomic_store(&worker->wake_depth,
-                          weft_sched_counters__wake_depth() + 1,
-                          memory_order_relaxed);
-      }
+      WEFT_SCHED_COUNT(WAKE);
+      // Relaxed: the notify's epoch bump (seq_cst) publishes it.
+      weft_atomic_store(&worker->wake_depth, depth, memory_order_relaxed);
       weft_notification_notify(&worker->notification, 1);
       return true;
     }
@@ -312,9 +313,10 @@ static uint64_t weft_executor_yielding_workers(weft_executor_t* executor,
   return yielding;
 }
 
-// Claims one idle worker, a spinning one first, and notifies it. Returns
-// false when none is idle. The caller has issued the seq_cst fence.
-static bool weft_executor_wake_one(weft_executor_t* executor) {
+// Claims one idle worker, a spinning one first, and notifies it, a wake at
+// |depth|. Returns false when none is idle. The caller has issued the
+// seq_cst fence.
+static bool weft_executor_wake_one(weft_executor_t* executor, uint32_t depth) {
   for (uint32_t w = 0; w < executor->idle_word_count; ++w) {
     // seq_cst: the load half of the scheduler's side of the Dekker pair.
     uint64_t idle =
@@ -326,11 +328,14 @@ static bool weft_executor_wake_one(weft_executor_t* executor) {
     // host's CPU after the others; then sleepers.
     uint64_t yielding = weft_executor_yielding_workers(executor, w, idle);
     if (yielding &&
-        weft_executor_claim_one(executor, w, idle & spinning & ~yielding)) {
+        weft_executor_claim_one(executor, w, idle & spinning & ~yielding,
+                                depth)) {
       return true;
     }
-    if (weft_executor_claim_one(executor, w, idle & spinning)) return true;
-    if (weft_executor_claim_one(executor, w, idle)) return true;
+    if (weft_executor_claim_one(executor, w, idle & spinning, depth)) {
+      return true;
+    }
+    if (weft_executor_claim_one(executor, w, idle, depth)) return true;
   }
   return false;
 }
@@ -392,7 +397,8 @@ static void weft_executor_wake_fanned(weft_executor_t* executor,
   if (count > executor->worker_count) count = executor->worker_count;
   uint32_t woken = 0;
   while (woken < count && woken < WEFT_EXECUTOR_RELAY_FANOUT) {
-    if (!weft_executor_wake_one(executor)) return;
+    // Depth 1: the chain is counted from the thread that placed the work.
+    if (!weft_executor_wake_one(executor, 1)) return;
     ++woken;
   }
   if (count > woken) {
@@ -424,12 +430,26 @@ void weft_executor_wake_workers(weft_executor_t* executor, uint32_t count) {
   weft_executor_wake_fanned(executor, count);
 }
 
-// A woken (or busy) worker passes wakes on while some are wanted.
-static void weft_executor_relay_wake(weft_executor_t* executor) {
+// A woken (or busy) worker passes wakes on while some are wanted: up to
+// WEFT_EXECUTOR_RELAY_FANOUT, so the wakes of one placement form a tree.
+// The count is shared, so the tree's shape is the order the woken run in
+// (on oversubscribed CPUs one branch may take most of it); the depth is
+// bounded all the same: a worker one short of wake_depth_bound wakes all
+// that are still wanted, and one at the bound wakes none before it starts
+// work (its wakes would pass the bound; once it works, its depth is 0).
+// So a placement onto N sleeping workers reaches the last of them within
+// ceil(log2 N) hand-offs (asserted on counts: local_task.counts). |depth|
+// is the relaying worker's: its wake's, or 0 once it has worked since.
+static void weft_executor_relay_wake(weft_executor_t* executor,
+                                     uint32_t depth) {
+  if (depth >= executor->wake_depth_bound) return;
+  const uint32_t fanout = depth + 1 >= executor->wake_depth_bound
+                              ? UINT32_MAX
+                              : WEFT_EXECUTOR_RELAY_FANOUT;
   int32_t desired =
       weft_atomic_load(&executor->desired_wake, memory_order_relaxed);
-  int woken = 0;
-  while (woken < WEFT_EXECUTOR_RELAY_FANOUT && desired > 0) {
+  uint32_t woken = 0;
+  while (woken < fanout && desired > 0) {
     // Relaxed: a counter of hints (see wake_workers). A lost race reloads
     // |desired| and tries again: only a wake uses up the fan-out.
     WEFT_SCHED_COUNT(RMW_RELAY);
@@ -439,7 +459,7 @@ static void weft_executor_relay_wake(weft_executor_t* executor) {
       continue;
     }
     weft_atomic_thread_fence(memory_order_seq_cst);
-    if (!weft_executor_wake_one(executor)) {
+    if (!weft_executor_wake_one(executor, depth + 1)) {
       // Nobody left to wake: the rest of the count is stale.
       weft_atomic_store(&executor->desired_wake, 0, memory_order_relaxed);
       break;
@@ -721,10 +741,6 @@ static bool weft_executor_drain_slots(weft_executor_t* executor,
     WEFT_TRACE_BEGIN(WEFT_TRACE_CATEGORY_TASK, "process");
     weft_executor_slot_session(slot, process, worker->index);
     WEFT_TRACE_END();
-    // The wake that brought this worker here is spent: what it starts from
-    // now on (the slot's next occupant, placed by the last one out) reached
-    // it without a wake (src/base/sched_counters.h).
-    if (weft_sched_counters_enabled()) weft_sched_counters__set_wake_depth(0);
     weft_executor_slot_leave(executor, slot);
     return true;
   }
@@ -809,8 +825,6 @@ static bool weft_executor_pump(weft_executor_t* executor,
     // Others may take the rest while we drain this one.
     if (more) weft_executor_wake_workers(executor, 1);
     weft_executor_drain_immediate(executor, worker, process);
-    // As after a slot session: the wake is spent.
-    if (weft_sched_counters_enabled()) weft_sched_counters__set_wake_depth(0);
     drained = true;
   }
   return drained;
@@ -991,7 +1005,8 @@ static int weft_executor_worker_main(void* user_data) {
   bool woken = false;
   while (!weft_executor_is_shutting_down(executor)) {
     if (weft_executor_pump(executor, worker)) {
-      weft_executor_relay_wake(executor);
+      // Depth 0: having worked, this worker relays as a chain's root.
+      weft_executor_relay_wake(executor, 0);
       woken = false;
       continue;
     }
@@ -1028,11 +1043,16 @@ static int weft_executor_worker_main(void* user_data) {
       // A waker cleared our bit (and notified: the epoch bump is dropped
       // with the prepared wait).
       claimed = true;
-      if (weft_sched_counters_enabled()) {
-        // The claim's notify follows it at once; its epoch bump publishes
-        // the waker's depth.
-        while (!weft_notification_was_notified(&worker->notification, token)) {
-          weft_cpu_relax();
+      // The claim's notify follows it at once; its epoch bump publishes
+      // the waker's depth (the relay below reads it).
+      for (uint32_t i = 1;
+           !weft_notification_was_notified(&worker->notification, token);
+           ++i) {
+        weft_cpu_relax();
+        // The waker may be preempted between its claim and its notify.
+        if ((i & 63) == 0) {
+          WEFT_SCHED_COUNT(YIELD);
+          sched_yield();
         }
       }
       weft_notification_cancel_wait(&worker->notification);
@@ -1052,13 +1072,16 @@ static int weft_executor_worker_main(void* user_data) {
       WEFT_SCHED_COUNT(RMW_EXECUTOR);
       weft_atomic_fetch_and(idle_word, ~idle_bit, memory_order_relaxed);
     }
-    if (weft_sched_counters_enabled()) {
-      // Relaxed: published by the notify (see the spin above).
-      weft_sched_counters__set_wake_depth(
-          woken ? weft_atomic_load(&worker->wake_depth, memory_order_relaxed)
-                : 0);
+    // Relaxed: published by the notify (see the spin above). A worker that
+    // saw work at its re-check (woken false) was not woken. After a
+    // spurious wake the depth is an older wake's: still within the bound.
+    uint32_t depth =
+        woken ? weft_atomic_load(&worker->wake_depth, memory_order_relaxed)
+              : 0;
+    if (woken && weft_sched_counters_enabled()) {
+      weft_sched_counters__note_wake_depth(depth);
     }
-    weft_executor_relay_wake(executor);
+    weft_executor_relay_wake(executor, depth);
   }
   return 0;
 }
@@ -1186,6 +1209,13 @@ static void weft_executor_apply_options(const weft_executor_options_t* options,
   // Oversubscribed: a spinning worker only steals time from the thread that
   // would give it work.
   if (executor->worker_count > cpu_count) executor->wait_policy.spin_ns = 0;
+  // ceil(log2(workers)), at least 1: a binary tree of wakes reaches every
+  // worker within it (weft_executor_relay_wake).
+  executor->wake_depth_bound = 1;
+  while (executor->wake_depth_bound < 31 &&
+         (1u << executor->wake_depth_bound) < executor->worker_count) {
+    ++executor->wake_depth_bound;
+  }
   // Spinners leave one CPU to the thread that gives them work.
   executor->max_spinners = executor->wait_policy.spin_ns > 0
                                ? (cpu_count > 1 ? cpu_count - 1 : 1)
