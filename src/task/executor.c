@@ -159,9 +159,14 @@ struct weft_executor_t {
   char pad1[WEFT_EXECUTOR_CACHE_LINE];
   weft_executor_list_t immediate;
   weft_executor_list_t overflow;
-  // Bit g set: guest index worker_count + g is taken by an assisting thread.
+  // Bit g set: guest index worker_count + g is taken by an assisting thread
+  // or a host draining a process it claimed (weft_executor_host_drain_begin).
   weft_atomic_uint64_t guest_mask;
-  char pad3[WEFT_EXECUTOR_CACHE_LINE - sizeof(weft_atomic_uint64_t)];
+  // Hosts between weft_executor_host_drain_begin and _end: each takes a CPU
+  // for the compute wakes' cap, as a thread in an assisting wait does.
+  weft_atomic_uint32_t host_drains;
+  char pad3[WEFT_EXECUTOR_CACHE_LINE - sizeof(weft_atomic_uint64_t) -
+            sizeof(weft_atomic_uint32_t)];
 };
 
 // True when this executor's assistant is registered (its guests drain).
@@ -314,9 +319,10 @@ static uint64_t weft_executor_yielding_workers(weft_executor_t* executor,
 }
 
 // Claims one idle worker, a spinning one first, and notifies it, a wake at
-// |depth|. Returns false when none is idle. The caller has issued the
-// seq_cst fence.
-static bool weft_executor_wake_one(weft_executor_t* executor, uint32_t depth) {
+// |depth|; only a spinning one when |spinners_only|. Returns false when
+// none is idle (or spinning). The caller has issued the seq_cst fence.
+static bool weft_executor_wake_one(weft_executor_t* executor, uint32_t depth,
+                                   bool spinners_only) {
   for (uint32_t w = 0; w < executor->idle_word_count; ++w) {
     // seq_cst: the load half of the scheduler's side of the Dekker pair.
     uint64_t idle =
@@ -335,7 +341,9 @@ static bool weft_executor_wake_one(weft_executor_t* executor, uint32_t depth) {
     if (weft_executor_claim_one(executor, w, idle & spinning, depth)) {
       return true;
     }
-    if (weft_executor_claim_one(executor, w, idle, depth)) return true;
+    if (!spinners_only && weft_executor_claim_one(executor, w, idle, depth)) {
+      return true;
+    }
   }
   return false;
 }
@@ -345,7 +353,7 @@ static bool weft_executor_wake_one(weft_executor_t* executor, uint32_t depth) {
 // are not counted). |hosts| is the host count read by the caller.
 static uint32_t weft_executor_cpus_taken(weft_executor_t* executor,
                                          uint32_t hosts) {
-  if (hosts == 0 || !weft_executor_has_assistant(executor)) return 0;
+  if (hosts == 0 || executor->guest_count == 0) return 0;
   uint32_t awake =
       executor->worker_count - weft_executor_idle_worker_count(executor);
   return awake + hosts;
@@ -359,9 +367,13 @@ static uint32_t weft_executor_cpus_taken(weft_executor_t* executor,
 // leave one preempted with a tile, holding up its region for a time slice.
 static uint32_t weft_executor_drainer_wake_budget(weft_executor_t* executor,
                                                   uint32_t count) {
-  // seq_cst: the pair with weft_wait_assist_end_wait (see there).
+  // seq_cst: the pair with weft_wait_assist_end_wait (see there). A host
+  // draining a process it claimed counts too (relaxed: it is this thread,
+  // placing the work, or a hint).
   uint32_t taken = weft_executor_cpus_taken(
-      executor, weft_wait_assist_waiting_count_seq_cst());
+      executor,
+      weft_wait_assist_waiting_count_seq_cst() +
+          weft_atomic_load(&executor->host_drains, memory_order_relaxed));
   if (taken == 0) return count;
   uint32_t budget =
       executor->cpu_count > taken ? executor->cpu_count - taken : 0;
@@ -391,16 +403,18 @@ static bool weft_executor_may_spin(weft_executor_t* executor,
 
 // Wakes up to WEFT_EXECUTOR_RELAY_FANOUT of |count| workers here and leaves
 // the rest to relays (the root of the fan-out tree, so |count| wakes take
-// about log2(count) hand-offs). The caller issued the seq_cst fence.
+// about log2(count) hand-offs); only spinning workers, and no relays, when
+// |spinners_only|. The caller issued the seq_cst fence.
 static void weft_executor_wake_fanned(weft_executor_t* executor,
-                                      uint32_t count) {
+                                      uint32_t count, bool spinners_only) {
   if (count > executor->worker_count) count = executor->worker_count;
   uint32_t woken = 0;
   while (woken < count && woken < WEFT_EXECUTOR_RELAY_FANOUT) {
     // Depth 1: the chain is counted from the thread that placed the work.
-    if (!weft_executor_wake_one(executor, 1)) return;
+    if (!weft_executor_wake_one(executor, 1, spinners_only)) return;
     ++woken;
   }
+  if (spinners_only) return;
   if (count > woken) {
     // Relaxed: a hint for relaying workers; the work itself is published.
     WEFT_SCHED_COUNT(RMW_RELAY);
@@ -418,8 +432,16 @@ void weft_executor_wake_drainers(weft_executor_t* executor, uint32_t count) {
   }
   // seq_cst fence: as in wake_workers; also before the hosts' count.
   weft_atomic_thread_fence(memory_order_seq_cst);
-  weft_executor_wake_fanned(executor,
-                            weft_executor_drainer_wake_budget(executor, count));
+  uint32_t budget = weft_executor_drainer_wake_budget(executor, count);
+  // While a host drains in an assisting wait, a sleeping worker is not
+  // woken for compute: the host drains what it waits for, and one leaving
+  // its wait wakes workers (sleepers too) for what is left. A futex wake
+  // here costs the waker a syscall and brings a thread that arrives late
+  // (measured at workers=2&assist=1 on 2 CPUs: one DispatchTiles in three
+  // woke a sleeper, the iteration twice as long).
+  bool spinners_only = executor->guest_count != 0 &&
+                       weft_wait_assist_waiting_count_seq_cst() != 0;
+  weft_executor_wake_fanned(executor, budget, spinners_only);
 }
 
 void weft_executor_wake_workers(weft_executor_t* executor, uint32_t count) {
@@ -427,7 +449,7 @@ void weft_executor_wake_workers(weft_executor_t* executor, uint32_t count) {
   // seq_cst fence: orders the caller's publication of work before the
   // idle-mask loads (StoreLoad; the scheduler's half of the Dekker pair).
   weft_atomic_thread_fence(memory_order_seq_cst);
-  weft_executor_wake_fanned(executor, count);
+  weft_executor_wake_fanned(executor, count, false);
 }
 
 // A woken (or busy) worker passes wakes on while some are wanted: up to
@@ -459,7 +481,7 @@ static void weft_executor_relay_wake(weft_executor_t* executor,
       continue;
     }
     weft_atomic_thread_fence(memory_order_seq_cst);
-    if (!weft_executor_wake_one(executor, depth + 1)) {
+    if (!weft_executor_wake_one(executor, depth + 1, false)) {
       // Nobody left to wake: the rest of the count is stale.
       weft_atomic_store(&executor->desired_wake, 0, memory_order_relaxed);
       break;
@@ -874,6 +896,38 @@ static weft_wait_assist_result_t weft_executor_slots_state(
 // guest index and makes one pass over the compute slots as that drainer.
 // Only compute slots: a budget-1 process may be a long host call or file
 // operation, which would hold the waiter far past its own signal.
+// Takes a free guest drainer index (worker_count + g) for the calling
+// thread; false when every one is taken.
+static bool weft_executor_guest_take(weft_executor_t* executor,
+                                     uint32_t* out_index) {
+  uint64_t taken = weft_atomic_load(&executor->guest_mask, memory_order_relaxed);
+  uint64_t all = executor->guest_count == 64
+                     ? ~0ull
+                     : ((1ull << executor->guest_count) - 1);
+  uint64_t bit = 0;
+  do {
+    uint64_t free_bits = ~taken & all;
+    if (!free_bits) return false;
+    bit = free_bits & (~free_bits + 1);
+    // Acquire: the previous guest's drain on this index is done (its
+    // worker-local memory is ours now).
+    WEFT_SCHED_COUNT(RMW_EXECUTOR);
+  } while (!weft_atomic_compare_exchange_weak(&executor->guest_mask, &taken,
+                                              taken | bit, memory_order_acquire,
+                                              memory_order_relaxed));
+  *out_index = executor->worker_count + (uint32_t)__builtin_ctzll(bit);
+  return true;
+}
+
+static void weft_executor_guest_give_back(weft_executor_t* executor,
+                                          uint32_t index) {
+  // Release: pairs with the next taker's acquire.
+  WEFT_SCHED_COUNT(RMW_EXECUTOR);
+  weft_atomic_fetch_and(&executor->guest_mask,
+                        ~(1ull << (index - executor->worker_count)),
+                        memory_order_release);
+}
+
 static weft_wait_assist_result_t weft_executor_assist(void* user_data) {
   weft_executor_t* executor = (weft_executor_t*)user_data;
   // A full slot is entered too: its limit is refreshed only by entering,
@@ -894,27 +948,28 @@ static weft_wait_assist_result_t weft_executor_assist(void* user_data) {
       executor->cpu_count) {
     return WEFT_WAIT_ASSIST_IDLE;
   }
-  uint64_t taken = weft_atomic_load(&executor->guest_mask, memory_order_relaxed);
-  uint64_t all = executor->guest_count == 64
-                     ? ~0ull
-                     : ((1ull << executor->guest_count) - 1);
-  uint64_t bit = 0;
-  do {
-    uint64_t free_bits = ~taken & all;
-    if (!free_bits) return WEFT_WAIT_ASSIST_BUSY;
-    bit = free_bits & (~free_bits + 1);
-    // Acquire: the previous guest's drain on this index is done (its
-    // worker-local memory is ours now).
-    WEFT_SCHED_COUNT(RMW_EXECUTOR);
-  } while (!weft_atomic_compare_exchange_weak(&executor->guest_mask, &taken,
-                                              taken | bit, memory_order_acquire,
-                                              memory_order_relaxed));
-  uint32_t index = executor->worker_count + (uint32_t)__builtin_ctzll(bit);
+  uint32_t index = 0;
+  if (!weft_executor_guest_take(executor, &index)) return WEFT_WAIT_ASSIST_BUSY;
   bool drained = weft_executor_drain_slots(executor, &executor->workers[index]);
-  // Release: pairs with the next taker's acquire.
-  WEFT_SCHED_COUNT(RMW_EXECUTOR);
-  weft_atomic_fetch_and(&executor->guest_mask, ~bit, memory_order_release);
+  weft_executor_guest_give_back(executor, index);
   return drained ? WEFT_WAIT_ASSIST_RAN : WEFT_WAIT_ASSIST_BUSY;
+}
+
+bool weft_executor_host_drain_begin(weft_executor_t* executor,
+                                    uint32_t* out_index) {
+  if (executor->guest_count == 0 ||
+      !weft_executor_guest_take(executor, out_index)) {
+    return false;
+  }
+  // Relaxed: read by this thread's own placements (program order) and as a
+  // hint by others.
+  weft_atomic_fetch_add(&executor->host_drains, 1, memory_order_relaxed);
+  return true;
+}
+
+void weft_executor_host_drain_end(weft_executor_t* executor, uint32_t index) {
+  weft_atomic_fetch_sub(&executor->host_drains, 1, memory_order_relaxed);
+  weft_executor_guest_give_back(executor, index);
 }
 
 // A host left its assisting wait (src/base/wait_assist.h): wakes workers
@@ -927,11 +982,24 @@ static void weft_executor_assist_leave(void* user_data) {
     weft_executor_slot_t* slot = &executor->slots[i];
     // seq_cst: the pair with a placer's slot open and hosts count read.
     uint32_t word = weft_atomic_load(&slot->word, memory_order_seq_cst);
-    uint32_t limit = weft_atomic_load(&slot->limit, memory_order_relaxed);
-    if (WEFT_SLOT_STATE(word) == WEFT_SLOT_OPEN &&
-        WEFT_SLOT_COUNT(word) < limit) {
-      wanted += limit - WEFT_SLOT_COUNT(word);
+    if (WEFT_SLOT_STATE(word) != WEFT_SLOT_OPEN) continue;
+    // Counted in (as a drainer entering, without draining) so the process
+    // stays in the slot while its desired count is read: its drain lowers
+    // that count when its work ends (local-task: at a dispatch's signal),
+    // and the slot's cached limit may still be the last region's. A host
+    // that saw its work done then wakes nobody while a drainer is still
+    // inside (measured: a futex wake per DispatchTiles in 10 at
+    // workers=2&assist=1, the woken worker a third thread on 2 CPUs).
+    // Acquire: pairs with the placer's OPEN (the process pointer).
+    WEFT_SCHED_COUNT(RMW_SLOT);
+    word = weft_atomic_fetch_add(&slot->word, 1, memory_order_acquire);
+    if (WEFT_SLOT_STATE(word) == WEFT_SLOT_OPEN) {
+      uint32_t desired = weft_process_desired_workers(slot->process);
+      if (WEFT_SLOT_COUNT(word) < desired) {
+        wanted += desired - WEFT_SLOT_COUNT(word);
+      }
     }
+    weft_executor_slot_leave(executor, slot);
   }
   if (wanted > 0) weft_executor_wake_drainers(executor, wanted);
 }
@@ -1325,6 +1393,7 @@ weft_status_t weft_executor_create(const weft_executor_options_t* options,
     executor->allocator = allocator;
     weft_executor_apply_options(options, executor);
     atomic_init(&executor->desired_wake, 0);
+    atomic_init(&executor->host_drains, 0);
     atomic_init(&executor->shutting_down, 0);
     atomic_init(&executor->spinner_count, 0);
     atomic_init(&executor->guest_mask, 0);

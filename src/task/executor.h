@@ -115,6 +115,16 @@ bool weft_executor_is_oversubscribed(const weft_executor_t* executor);
 // a racy snapshot for tests and diagnostics.
 uint32_t weft_executor_idle_worker_count(const weft_executor_t* executor);
 
+// A thread that is not a worker (a host submitting work) drains on its own
+// thread: takes a free guest drainer index for it (|out_index|, valid for
+// the drain functions and weft_executor_worker_local_memory) and counts it
+// as taking a CPU, as a thread in an assisting wait is counted, so compute
+// wakes it causes stay within the CPUs. False when the executor has no
+// guests or every guest index is taken. Pair with weft_executor_host_drain_end.
+bool weft_executor_host_drain_begin(weft_executor_t* executor,
+                                    uint32_t* out_index);
+void weft_executor_host_drain_end(weft_executor_t* executor, uint32_t index);
+
 // Schedules |process| (its phase already moved to SCHEDULED by process.c):
 // pushes it on the immediate list or into a compute slot and wakes workers.
 // Internal to src/task; use weft_process_resume / weft_process_wake.

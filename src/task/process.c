@@ -104,6 +104,44 @@ void weft_process_wake(weft_process_t* process) {
   }
 }
 
+bool weft_process_wake_claimed(weft_process_t* process) {
+  // As weft_process_wake.
+  WEFT_SCHED_COUNT(RMW_PROCESS);
+  uint32_t previous = weft_atomic_fetch_or(
+      &process->state, WEFT_PROCESS_STATE_WAKE_PENDING, memory_order_acq_rel);
+  if ((previous & WEFT_PROCESS_PHASE_MASK) != WEFT_PROCESS_PHASE_IDLE ||
+      (previous & WEFT_PROCESS_STATE_WAKE_PENDING) != 0) {
+    return false;
+  }
+  // We own the move out of IDLE|WAKE, as a scheduling waker does; to
+  // DRAINING instead (clearing the wake: this drain sees the work). acq_rel:
+  // sees what earlier wakers published, as the worker's exchange does.
+  WEFT_SCHED_COUNT(RMW_PROCESS);
+  weft_atomic_exchange(&process->state, WEFT_PROCESS_PHASE_DRAINING,
+                       memory_order_acq_rel);
+  return true;
+}
+
+void weft_process_end_claim(weft_process_t* process, bool more) {
+  if (!more) {
+    uint32_t expected = WEFT_PROCESS_PHASE_DRAINING;
+    // acq_rel: the Dekker pair with weft_process_wake, as a drain returning
+    // NO_WORK (executor.c).
+    WEFT_SCHED_COUNT(RMW_PROCESS);
+    if (weft_atomic_compare_exchange_strong(
+            &process->state, &expected, WEFT_PROCESS_PHASE_IDLE,
+            memory_order_acq_rel, memory_order_acquire)) {
+      return;
+    }
+  }
+  // More to do, or a wake arrived (DRAINING|WAKE): a worker takes it.
+  // Release: the worker's drain (acquire) sees this one's writes.
+  WEFT_SCHED_COUNT(RMW_PROCESS);
+  weft_atomic_exchange(&process->state, WEFT_PROCESS_PHASE_SCHEDULED,
+                       memory_order_acq_rel);
+  weft_executor_schedule(process->executor, process);
+}
+
 void weft_process_report_failure(weft_process_t* process,
                                  weft_status_t status) {
   if (weft_status_is_ok(status)) return;

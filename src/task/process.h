@@ -147,6 +147,19 @@ void weft_process_resume(weft_process_t* process);
 // Publish the work before calling (the call orders it: acq_rel).
 void weft_process_wake(weft_process_t* process);
 
+// weft_process_wake for a caller that would rather drain the process itself
+// (budget 1 only): when the wake finds it idle, the caller takes it instead
+// of scheduling it, and gets true; the process is then DRAINING, drained
+// by the caller alone (with any drainer index it holds) until
+// weft_process_end_claim. False: the wake was delivered as by
+// weft_process_wake (the process was scheduled or being drained already).
+bool weft_process_wake_claimed(weft_process_t* process);
+
+// Ends a claim taken by weft_process_wake_claimed: the process goes idle
+// when |more| is false and no wake arrived during the claim, and is
+// scheduled otherwise (a worker drains the rest).
+void weft_process_end_claim(weft_process_t* process, bool more);
+
 // Records |status| (consumed) as the process's failure if it is the first;
 // later ones (and OK) are freed. Any thread.
 void weft_process_report_failure(weft_process_t* process, weft_status_t status);

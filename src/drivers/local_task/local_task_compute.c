@@ -245,6 +245,10 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
             WEFT_LOCAL_TASK_COMPUTE_CLOSED);
     }
     if (first_to_close) {
+      // The item's work is done: one drainer is all the lane wants until
+      // the next is installed (a host whose wait this signal ends then
+      // wakes nobody for it, weft_executor_assist_leave).
+      weft_process_set_desired_workers(&compute->process, 1);
       // Still inside: the context stays alive while its result is taken.
       weft_status_t status =
           weft_block_processor_consume_status(op->compute.context);
@@ -349,9 +353,12 @@ void weft_local_task_compute_start(weft_local_task_queue_t* queue,
     weft_local_task_compute_finish_and_release(op, status);
   } else if (device->drainer_count == 1 ||
              (op->compute.recording->region_count <= 1 &&
-              weft_block_processor_desired_workers(context) <= 1)) {
+              weft_block_processor_desired_workers(context) <= 1 &&
+              worker_index < weft_executor_worker_count(device->executor))) {
     // One worker is all it could use: run it here, without the hop to the
-    // compute process (the processor takes its one-worker path).
+    // compute process (the processor takes its one-worker path). Not on a
+    // submitting host (a guest index, weft_local_task_issue): its submit
+    // stays asynchronous, and a worker or the host's own wait drains it.
     size_t scratch_size = 0;
     void* scratch = weft_local_task_compute_scratch(
         device->executor, op, worker_index, &scratch_size);

@@ -54,6 +54,11 @@ weft_local_task_device_t* weft_local_task_device_swap_draining(
   return previous;
 }
 
+bool weft_local_task_device_is_draining(
+    const weft_local_task_device_t* device) {
+  return weft_local_task_draining_device == device;
+}
+
 //===----------------------------------------------------------------------===//
 // Destroy
 //===----------------------------------------------------------------------===//

@@ -136,4 +136,7 @@ weft_local_task_queue_t* weft_local_task_device_select_queue(
 weft_local_task_device_t* weft_local_task_device_swap_draining(
     weft_local_task_device_t* device);
 
+// Whether the calling thread is inside a drain of |device| (see above).
+bool weft_local_task_device_is_draining(const weft_local_task_device_t* device);
+
 #endif  // WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_DEVICE_H_
