@@ -192,8 +192,31 @@ bool weft_wait_assist_available(void) {
                           memory_order_relaxed) != 0;
 }
 
+// Moves the calling thread's count to the CPU it runs on now, when its
+// assisting wait was counted on another: the OS moves a waiting host (a
+// decode's wait lasts the whole sequence), and a stale CPU makes the wrong
+// worker step aside (measured: the decode at workers=2&assist=1 ran on one
+// CPU's worth of tiles, the host sharing a worker's CPU while the worker
+// of the free CPU slept). sched_getcpu reads the kernel's rseq area.
+static void weft_wait_assist_track_cpu(void) {
+  if (weft_wait_assist_wait_cpu < 0) return;
+  int cpu = sched_getcpu();
+  if (cpu == weft_wait_assist_wait_cpu || cpu < 0 ||
+      cpu >= WEFT_WAIT_ASSIST_TRACKED_CPUS) {
+    return;
+  }
+  WEFT_SCHED_COUNT(RMW_EXECUTOR);
+  weft_atomic_fetch_add(&weft_wait_assist_cpu_hosts[cpu], 1,
+                        memory_order_relaxed);
+  WEFT_SCHED_COUNT(RMW_EXECUTOR);
+  weft_atomic_fetch_sub(&weft_wait_assist_cpu_hosts[weft_wait_assist_wait_cpu],
+                        1, memory_order_relaxed);
+  weft_wait_assist_wait_cpu = cpu;
+}
+
 weft_wait_assist_result_t weft_wait_assist_run(void) {
   if (!weft_wait_assist_available()) return WEFT_WAIT_ASSIST_IDLE;
+  weft_wait_assist_track_cpu();
   weft_wait_assist_result_t result = WEFT_WAIT_ASSIST_IDLE;
   weft_wait_assist_thread_depth = 2;
   for (uint32_t i = 0;

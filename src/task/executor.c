@@ -319,10 +319,9 @@ static uint64_t weft_executor_yielding_workers(weft_executor_t* executor,
 }
 
 // Claims one idle worker, a spinning one first, and notifies it, a wake at
-// |depth|; only a spinning one when |spinners_only|. Returns false when
-// none is idle (or spinning). The caller has issued the seq_cst fence.
-static bool weft_executor_wake_one(weft_executor_t* executor, uint32_t depth,
-                                   bool spinners_only) {
+// |depth|. Returns false when none is idle. The caller has issued the
+// seq_cst fence.
+static bool weft_executor_wake_one(weft_executor_t* executor, uint32_t depth) {
   for (uint32_t w = 0; w < executor->idle_word_count; ++w) {
     // seq_cst: the load half of the scheduler's side of the Dekker pair.
     uint64_t idle =
@@ -341,9 +340,7 @@ static bool weft_executor_wake_one(weft_executor_t* executor, uint32_t depth,
     if (weft_executor_claim_one(executor, w, idle & spinning, depth)) {
       return true;
     }
-    if (!spinners_only && weft_executor_claim_one(executor, w, idle, depth)) {
-      return true;
-    }
+    if (weft_executor_claim_one(executor, w, idle, depth)) return true;
   }
   return false;
 }
@@ -403,18 +400,16 @@ static bool weft_executor_may_spin(weft_executor_t* executor,
 
 // Wakes up to WEFT_EXECUTOR_RELAY_FANOUT of |count| workers here and leaves
 // the rest to relays (the root of the fan-out tree, so |count| wakes take
-// about log2(count) hand-offs); only spinning workers, and no relays, when
-// |spinners_only|. The caller issued the seq_cst fence.
+// about log2(count) hand-offs). The caller issued the seq_cst fence.
 static void weft_executor_wake_fanned(weft_executor_t* executor,
-                                      uint32_t count, bool spinners_only) {
+                                      uint32_t count) {
   if (count > executor->worker_count) count = executor->worker_count;
   uint32_t woken = 0;
   while (woken < count && woken < WEFT_EXECUTOR_RELAY_FANOUT) {
     // Depth 1: the chain is counted from the thread that placed the work.
-    if (!weft_executor_wake_one(executor, 1, spinners_only)) return;
+    if (!weft_executor_wake_one(executor, 1)) return;
     ++woken;
   }
-  if (spinners_only) return;
   if (count > woken) {
     // Relaxed: a hint for relaying workers; the work itself is published.
     WEFT_SCHED_COUNT(RMW_RELAY);
@@ -432,16 +427,8 @@ void weft_executor_wake_drainers(weft_executor_t* executor, uint32_t count) {
   }
   // seq_cst fence: as in wake_workers; also before the hosts' count.
   weft_atomic_thread_fence(memory_order_seq_cst);
-  uint32_t budget = weft_executor_drainer_wake_budget(executor, count);
-  // While a host drains in an assisting wait, a sleeping worker is not
-  // woken for compute: the host drains what it waits for, and one leaving
-  // its wait wakes workers (sleepers too) for what is left. A futex wake
-  // here costs the waker a syscall and brings a thread that arrives late
-  // (measured at workers=2&assist=1 on 2 CPUs: one DispatchTiles in three
-  // woke a sleeper, the iteration twice as long).
-  bool spinners_only = executor->guest_count != 0 &&
-                       weft_wait_assist_waiting_count_seq_cst() != 0;
-  weft_executor_wake_fanned(executor, budget, spinners_only);
+  weft_executor_wake_fanned(
+      executor, weft_executor_drainer_wake_budget(executor, count));
 }
 
 void weft_executor_wake_workers(weft_executor_t* executor, uint32_t count) {
@@ -449,7 +436,7 @@ void weft_executor_wake_workers(weft_executor_t* executor, uint32_t count) {
   // seq_cst fence: orders the caller's publication of work before the
   // idle-mask loads (StoreLoad; the scheduler's half of the Dekker pair).
   weft_atomic_thread_fence(memory_order_seq_cst);
-  weft_executor_wake_fanned(executor, count, false);
+  weft_executor_wake_fanned(executor, count);
 }
 
 // A woken (or busy) worker passes wakes on while some are wanted: up to
@@ -481,7 +468,7 @@ static void weft_executor_relay_wake(weft_executor_t* executor,
       continue;
     }
     weft_atomic_thread_fence(memory_order_seq_cst);
-    if (!weft_executor_wake_one(executor, depth + 1, false)) {
+    if (!weft_executor_wake_one(executor, depth + 1)) {
       // Nobody left to wake: the rest of the count is stale.
       weft_atomic_store(&executor->desired_wake, 0, memory_order_relaxed);
       break;

@@ -210,8 +210,8 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
     weft_process_t* process, uint32_t worker_index) {
   weft_local_task_compute_t* compute =
       (weft_local_task_compute_t*)process->user_data;
-  weft_local_task_device_t* previous = weft_local_task_device_swap_draining(
-      weft_local_task_compute_queue(compute)->device);
+  weft_local_task_drain_mark_t previous = weft_local_task_device_enter_drain(
+      weft_local_task_compute_queue(compute)->device, worker_index);
   weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_DID_WORK;
   // Whether this drain ran or finished anything (not only polled).
   bool ran_tiles = false;
@@ -275,7 +275,7 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
     WEFT_SCHED_COUNT(YIELD);
     weft_thread_yield();
   }
-  weft_local_task_device_swap_draining(previous);
+  weft_local_task_device_exit_drain(previous);
   return result;
 }
 
@@ -343,7 +343,7 @@ static weft_status_t weft_local_task_compute_prepare(
 
 void weft_local_task_compute_start(weft_local_task_queue_t* queue,
                                    weft_local_task_op_t* op,
-                                   uint32_t worker_index) {
+                                   uint32_t worker_index, bool may_run_here) {
   weft_local_task_device_t* device = queue->device;
   bool replayed = false;
   weft_status_t status =
@@ -354,11 +354,13 @@ void weft_local_task_compute_start(weft_local_task_queue_t* queue,
   } else if (device->drainer_count == 1 ||
              (op->compute.recording->region_count <= 1 &&
               weft_block_processor_desired_workers(context) <= 1 &&
-              worker_index < weft_executor_worker_count(device->executor))) {
+              may_run_here)) {
     // One worker is all it could use: run it here, without the hop to the
-    // compute process (the processor takes its one-worker path). Not on a
-    // submitting host (a guest index, weft_local_task_issue): its submit
-    // stays asynchronous, and a worker or the host's own wait drains it.
+    // compute process (the processor takes its one-worker path). Not where
+    // the control step runs outside the control process (a submitting
+    // host, or a drain that made the op ready): a submit stays
+    // asynchronous, a drain is not held up, and the compute process takes
+    // it.
     size_t scratch_size = 0;
     void* scratch = weft_local_task_compute_scratch(
         device->executor, op, worker_index, &scratch_size);

@@ -45,18 +45,31 @@ weft_local_task_queue_t* weft_local_task_device_select_queue(
 // The device whose drain this thread is running, if any. Thread-local by
 // necessity: only the thread itself can say whether it is one of the
 // workers a destroy would have to join.
-static _Thread_local weft_local_task_device_t* weft_local_task_draining_device;
+static _Thread_local weft_local_task_drain_mark_t weft_local_task_draining = {
+    NULL, WEFT_LOCAL_TASK_NO_DRAINER};
 
-weft_local_task_device_t* weft_local_task_device_swap_draining(
-    weft_local_task_device_t* device) {
-  weft_local_task_device_t* previous = weft_local_task_draining_device;
-  weft_local_task_draining_device = device;
+weft_local_task_drain_mark_t weft_local_task_device_enter_drain(
+    weft_local_task_device_t* device, uint32_t index) {
+  weft_local_task_drain_mark_t previous = weft_local_task_draining;
+  weft_local_task_draining.device = device;
+  weft_local_task_draining.index = index;
   return previous;
+}
+
+void weft_local_task_device_exit_drain(weft_local_task_drain_mark_t previous) {
+  weft_local_task_draining = previous;
 }
 
 bool weft_local_task_device_is_draining(
     const weft_local_task_device_t* device) {
-  return weft_local_task_draining_device == device;
+  return weft_local_task_draining.device == device;
+}
+
+uint32_t weft_local_task_device_drainer_index(
+    const weft_local_task_device_t* device) {
+  return weft_local_task_draining.device == device
+             ? weft_local_task_draining.index
+             : WEFT_LOCAL_TASK_NO_DRAINER;
 }
 
 //===----------------------------------------------------------------------===//
@@ -121,7 +134,7 @@ static void* weft_local_task_device_reaper_main(void* user_data) {
 
 static void weft_local_task_device_destroy(weft_device_t* base_device) {
   weft_local_task_device_t* device = weft_local_task_device_cast(base_device);
-  if (weft_local_task_draining_device != device) {
+  if (!weft_local_task_device_is_draining(device)) {
     weft_local_task_device_free(device, device->queue_count);
   } else {
     // On one of our own workers (inside a drain): hand the shutdown to a

@@ -129,14 +129,31 @@ WEFT_DEVICE_DEFINE_CAST(weft_local_task_device_t, weft_local_task_device_cast)
 weft_local_task_queue_t* weft_local_task_device_select_queue(
     weft_local_task_device_t* device, weft_queue_affinity_t affinity);
 
-// Marks the calling thread as running a drain of |device| (NULL: none) and
-// returns the previous mark, which the drain restores when it returns. A
-// thread-local, so that destroy can tell when it runs on one of the
-// device's own workers (see above).
-weft_local_task_device_t* weft_local_task_device_swap_draining(
-    weft_local_task_device_t* device);
+// What the calling thread is draining: a device (NULL: none) and the
+// drainer index it drains with (WEFT_LOCAL_TASK_NO_DRAINER where it runs
+// the device's work without one, as the file-completion thread does).
+typedef struct weft_local_task_drain_mark_t {
+  weft_local_task_device_t* device;
+  uint32_t index;
+} weft_local_task_drain_mark_t;
+#define WEFT_LOCAL_TASK_NO_DRAINER UINT32_MAX
+
+// Marks the calling thread as running a drain of |device| as drainer
+// |index| and returns the previous mark, which the drain restores
+// (weft_local_task_device_exit_drain) when it returns. A thread-local, so
+// that destroy can tell when it runs on one of the device's own workers
+// (see above), and an op made ready inside a drain can be issued there
+// (local_task_queue.c).
+weft_local_task_drain_mark_t weft_local_task_device_enter_drain(
+    weft_local_task_device_t* device, uint32_t index);
+void weft_local_task_device_exit_drain(weft_local_task_drain_mark_t previous);
 
 // Whether the calling thread is inside a drain of |device| (see above).
 bool weft_local_task_device_is_draining(const weft_local_task_device_t* device);
+
+// The drainer index the calling thread drains |device| with, or
+// WEFT_LOCAL_TASK_NO_DRAINER when it is not draining it as a drainer.
+uint32_t weft_local_task_device_drainer_index(
+    const weft_local_task_device_t* device);
 
 #endif  // WEFT_DRIVERS_LOCAL_TASK_LOCAL_TASK_DEVICE_H_

@@ -50,8 +50,8 @@ static void weft_local_task_file_complete(weft_proactor_op_t* proactor_op,
   // Signalling may drop the device's last reference (a waiter's
   // continuation on this thread): shut down on a thread of its own then,
   // since destroy joins this one (see local_task_device.h).
-  weft_local_task_device_t* previous =
-      weft_local_task_device_swap_draining(device);
+  weft_local_task_drain_mark_t previous = weft_local_task_device_enter_drain(
+      device, WEFT_LOCAL_TASK_NO_DRAINER);
   bool is_read = weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_READ;
   if (weft_status_is_ok(status) && is_read) {
     // The bytes the kernel wrote become visible to the device (a no-op on
@@ -67,7 +67,7 @@ static void weft_local_task_file_complete(weft_proactor_op_t* proactor_op,
   // Out of the registry before it can be recycled.
   weft_queue_scheduler_untrack(weft_local_task_op_record(op));
   weft_local_task_file_end(op, status);
-  weft_local_task_device_swap_draining(previous);
+  weft_local_task_device_exit_drain(previous);
 }
 
 void weft_local_task_file_start(weft_local_task_op_t* op) {

@@ -149,13 +149,14 @@ void weft_local_task_file_describe(const weft_scheduled_op_t* record,
 // (local_task_compute.c).
 void weft_local_task_compute_initialize(weft_local_task_queue_t* queue);
 
-// Starts a DISPATCH or EXECUTE |op| on the control process (running on
-// worker |worker_index|): prepares its context, then runs it right there
-// when only one worker could work on it, or hands it to the compute
-// process. Every outcome ends in finish + release.
+// Starts a DISPATCH or EXECUTE |op| for the control step (running on
+// drainer |worker_index|): prepares its context, then runs it right there
+// when only one worker could work on it and |may_run_here| (the control
+// process itself), or hands it to the compute process. Every outcome ends
+// in finish + release.
 void weft_local_task_compute_start(weft_local_task_queue_t* queue,
                                    weft_local_task_op_t* op,
-                                   uint32_t worker_index);
+                                   uint32_t worker_index, bool may_run_here);
 
 // Shutdown, first step: the compute process's running item finishes;
 // queued items fail with CANCELLED as they come up.

@@ -77,7 +77,7 @@ weft_status_t weft_local_task_op_not_run(weft_local_task_op_t* op) {
 // through the compute path.
 static void weft_local_task_run(weft_local_task_queue_t* queue,
                                 weft_local_task_op_t* op,
-                                uint32_t worker_index) {
+                                uint32_t worker_index, bool on_control) {
   bool ended = false;
   weft_status_t status = WEFT_OK;
   // Read before the op may retire below.
@@ -93,7 +93,7 @@ static void weft_local_task_run(weft_local_task_queue_t* queue,
   } else if (weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_DISPATCH ||
              weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_EXECUTE) {
     // Finishes and releases the op itself (now or on the compute process).
-    weft_local_task_compute_start(queue, op, worker_index);
+    weft_local_task_compute_start(queue, op, worker_index, on_control);
     op = NULL;
   } else if ((weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_READ ||
               weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_WRITE) &&
@@ -143,8 +143,8 @@ static void weft_local_task_take_ready(weft_local_task_queue_t* queue) {
 static weft_process_drain_result_t weft_local_task_control_drain(
     weft_process_t* process, uint32_t worker_index) {
   weft_local_task_queue_t* queue = (weft_local_task_queue_t*)process->user_data;
-  weft_local_task_device_t* previous =
-      weft_local_task_device_swap_draining(queue->device);
+  weft_local_task_drain_mark_t previous =
+      weft_local_task_device_enter_drain(queue->device, worker_index);
   weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_NO_WORK;
   for (int i = 0; i < WEFT_LOCAL_TASK_CONTROL_BATCH; ++i) {
     // Ops an op just made ready (a chain on this queue) run in this same
@@ -154,7 +154,7 @@ static weft_process_drain_result_t weft_local_task_control_drain(
     weft_local_task_op_t* op = queue->run_head;
     queue->run_head = weft_local_task_op_from_entry(weft_local_task_op_record(op)->entry.next);
     if (!queue->run_head) queue->run_tail = NULL;
-    weft_local_task_run(queue, op, worker_index);
+    weft_local_task_run(queue, op, worker_index, /*on_control=*/true);
     result = WEFT_PROCESS_DRAIN_DID_WORK;
   }
   weft_duration_t linger_ns = queue->device->control_linger_ns;
@@ -178,16 +178,10 @@ static weft_process_drain_result_t weft_local_task_control_drain(
     if ((++queue->linger_polls & 63) == 0) weft_thread_yield();
     result = WEFT_PROCESS_DRAIN_DID_WORK;
   }
-  weft_local_task_device_swap_draining(previous);
+  weft_local_task_device_exit_drain(previous);
   return result;
 }
 
-// Pushes a ready op and wakes the control process.
-static void weft_local_task_push_ready(weft_local_task_queue_t* queue,
-                                       weft_local_task_op_t* op) {
-  weft_mpsc_list_push(&queue->ready, &weft_local_task_op_record(op)->entry);
-  weft_process_wake(&queue->control);
-}
 
 // Whether a submitting host may run |op|'s control step itself: what takes
 // no longer than handing the op to a worker would. A dispatch or a command
@@ -226,8 +220,8 @@ static bool weft_local_task_op_issues_on_host(weft_local_task_op_t* op) {
 // whether ops are left for a worker.
 static bool weft_local_task_control_drain_on_host(weft_local_task_queue_t* queue,
                                                   uint32_t index) {
-  weft_local_task_device_t* previous =
-      weft_local_task_device_swap_draining(queue->device);
+  weft_local_task_drain_mark_t previous =
+      weft_local_task_device_enter_drain(queue->device, index);
   for (int i = 0; i < WEFT_LOCAL_TASK_CONTROL_BATCH; ++i) {
     if (!queue->run_head) weft_local_task_take_ready(queue);
     weft_local_task_op_t* op = queue->run_head;
@@ -237,10 +231,42 @@ static bool weft_local_task_control_drain_on_host(weft_local_task_queue_t* queue
     }
     queue->run_head = weft_local_task_op_from_entry(weft_local_task_op_record(op)->entry.next);
     if (!queue->run_head) queue->run_tail = NULL;
-    weft_local_task_run(queue, op, index);
+    weft_local_task_run(queue, op, index, /*on_control=*/false);
   }
-  weft_local_task_device_swap_draining(previous);
+  weft_local_task_device_exit_drain(previous);
   return queue->run_head != NULL || !weft_mpsc_list_is_empty(&queue->ready);
+}
+
+// Runs the control step of ops on this thread, as drainer |index|, when the
+// control process is idle (no op ahead of them); else wakes it. Returns
+// with the op pushed either way.
+static void weft_local_task_issue_here(weft_local_task_queue_t* queue,
+                                       uint32_t index) {
+  if (weft_process_wake_claimed(&queue->control)) {
+    bool more = weft_local_task_control_drain_on_host(queue, index);
+    weft_process_end_claim(&queue->control, more);
+  }
+}
+
+// Pushes a ready op (its waits reached) and has its control step run. Where
+// that happens inside a drain of this device (the drainer that finished
+// the op it waited for: a worker, or a host assisting in its wait) and the
+// op is one weft_local_task_op_issues_on_host allows, the drainer runs the
+// step itself: a command buffer waiting on the one before it is installed
+// by the same thread that retired the first, without a hop through the
+// control process and its wake (one per decoded token). Else the control
+// process is woken.
+static void weft_local_task_push_ready(weft_local_task_queue_t* queue,
+                                       weft_local_task_op_t* op) {
+  uint32_t index = weft_local_task_device_drainer_index(queue->device);
+  bool here = index != WEFT_LOCAL_TASK_NO_DRAINER &&
+              weft_local_task_op_issues_on_host(op);
+  weft_mpsc_list_push(&queue->ready, &weft_local_task_op_record(op)->entry);
+  if (here) {
+    weft_local_task_issue_here(queue, index);
+  } else {
+    weft_process_wake(&queue->control);
+  }
 }
 
 // Makes a ready op from a submit run: on the submitting thread when it is a
@@ -252,18 +278,20 @@ static bool weft_local_task_control_drain_on_host(weft_local_task_queue_t* queue
 static void weft_local_task_issue(weft_local_task_queue_t* queue,
                                   weft_local_task_op_t* op) {
   weft_local_task_device_t* device = queue->device;
-  bool on_host = weft_local_task_op_issues_on_host(op) &&
-                 !weft_local_task_device_is_draining(device);
-  weft_mpsc_list_push(&queue->ready, &weft_local_task_op_record(op)->entry);
+  if (weft_local_task_device_is_draining(device)) {
+    // Inside a drain of this device (a host call submitting, say).
+    weft_local_task_push_ready(queue, op);
+    return;
+  }
+  bool on_host = weft_local_task_op_issues_on_host(op);
   uint32_t index = 0;
   if (!on_host || !weft_executor_host_drain_begin(device->executor, &index)) {
+    weft_mpsc_list_push(&queue->ready, &weft_local_task_op_record(op)->entry);
     weft_process_wake(&queue->control);
     return;
   }
-  if (weft_process_wake_claimed(&queue->control)) {
-    bool more = weft_local_task_control_drain_on_host(queue, index);
-    weft_process_end_claim(&queue->control, more);
-  }
+  weft_mpsc_list_push(&queue->ready, &weft_local_task_op_record(op)->entry);
+  weft_local_task_issue_here(queue, index);
   weft_executor_host_drain_end(device->executor, index);
 }
 
