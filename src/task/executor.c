@@ -159,11 +159,11 @@ struct weft_executor_t {
   char pad1[WEFT_EXECUTOR_CACHE_LINE];
   weft_executor_list_t immediate;
   weft_executor_list_t overflow;
-  // Bit g set: guest index worker_count + g is taken by an assisting thread
-  // or a host draining a process it claimed (weft_executor_host_drain_begin).
+  // Bit g set: guest index worker_count + g is taken by an assisting thread.
   weft_atomic_uint64_t guest_mask;
   // Hosts between weft_executor_host_drain_begin and _end: each takes a CPU
-  // for the compute wakes' cap, as a thread in an assisting wait does.
+  // for the compute wakes' cap, as a thread in an assisting wait does
+  // (counted only with guests).
   weft_atomic_uint32_t host_drains;
   char pad3[WEFT_EXECUTOR_CACHE_LINE - sizeof(weft_atomic_uint64_t) -
             sizeof(weft_atomic_uint32_t)];
@@ -942,21 +942,16 @@ static weft_wait_assist_result_t weft_executor_assist(void* user_data) {
   return drained ? WEFT_WAIT_ASSIST_RAN : WEFT_WAIT_ASSIST_BUSY;
 }
 
-bool weft_executor_host_drain_begin(weft_executor_t* executor,
-                                    uint32_t* out_index) {
-  if (executor->guest_count == 0 ||
-      !weft_executor_guest_take(executor, out_index)) {
-    return false;
-  }
+void weft_executor_host_drain_begin(weft_executor_t* executor) {
+  if (executor->guest_count == 0) return;
   // Relaxed: read by this thread's own placements (program order) and as a
   // hint by others.
   weft_atomic_fetch_add(&executor->host_drains, 1, memory_order_relaxed);
-  return true;
 }
 
-void weft_executor_host_drain_end(weft_executor_t* executor, uint32_t index) {
+void weft_executor_host_drain_end(weft_executor_t* executor) {
+  if (executor->guest_count == 0) return;
   weft_atomic_fetch_sub(&executor->host_drains, 1, memory_order_relaxed);
-  weft_executor_guest_give_back(executor, index);
 }
 
 // A host left its assisting wait (src/base/wait_assist.h): wakes workers

@@ -115,15 +115,13 @@ bool weft_executor_is_oversubscribed(const weft_executor_t* executor);
 // a racy snapshot for tests and diagnostics.
 uint32_t weft_executor_idle_worker_count(const weft_executor_t* executor);
 
-// A thread that is not a worker (a host submitting work) drains on its own
-// thread: takes a free guest drainer index for it (|out_index|, valid for
-// the drain functions and weft_executor_worker_local_memory) and counts it
-// as taking a CPU, as a thread in an assisting wait is counted, so compute
-// wakes it causes stay within the CPUs. False when the executor has no
-// guests or every guest index is taken. Pair with weft_executor_host_drain_end.
-bool weft_executor_host_drain_begin(weft_executor_t* executor,
-                                    uint32_t* out_index);
-void weft_executor_host_drain_end(weft_executor_t* executor, uint32_t index);
+// A thread that is not a worker (a host submitting work) runs scheduling
+// work on its own thread (a process it claimed, weft_process_wake_claimed):
+// while it does, it counts as taking a CPU, as a thread in an assisting
+// wait does, so the compute wakes it causes keep within the CPUs (when the
+// executor has guests; without them hosts are never counted).
+void weft_executor_host_drain_begin(weft_executor_t* executor);
+void weft_executor_host_drain_end(weft_executor_t* executor);
 
 // Schedules |process| (its phase already moved to SCHEDULED by process.c):
 // pushes it on the immediate list or into a compute slot and wakes workers.

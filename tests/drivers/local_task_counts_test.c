@@ -11,7 +11,12 @@
 //    ceil(log2 N) + 1 from the submit, counting the control process's own
 //    wake), at N = 4, 16 and 32;
 //  - a dispatch onto spinning workers, waited for by a spinning host, makes
-//    no futex call: no thread sleeps or is woken from sleep.
+//    no futex call: no thread sleeps or is woken from sleep;
+//  - a small fill submitted ready by a host runs on the host: no wake and
+//    no push on the immediate list (the control process is not involved).
+// (A chain of dispatches issued by the drainers that finish each link is
+// not asserted: whether the control process is idle when a link ends
+// depends on timing; its counts are in src/task/README.md.)
 // Worker counts above the CPUs are fine: such an executor never spins, and
 // the counts of its design do not need the cores.
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
@@ -270,6 +275,45 @@ static void no_futex_onto_spinning_workers(void** state) {
   }
 }
 
+// QueueRoundTrip's op: a 64-byte fill submitted ready, then waited for.
+static void fill_runs_on_the_submitting_host(void** state) {
+  (void)state;
+  const uint32_t fills = 100;
+  session_t session;
+  session_open(&session, "local-task?workers=2&spin_us=0");
+  weft_buffer_t* buffer = NULL;
+  weft_buffer_params_t params = {0};
+  WEFT_ASSERT_OK(weft_device_allocate_buffer(
+      session.device, weft_buffer_params_canonicalize(params), 64, &buffer));
+  const uint32_t pattern = 0xA5A5A5A5u;
+  // Warm-up, then quiet workers (spin_us=0: they sleep at once).
+  weft_sleep_until(weft_time_now() + 20 * 1000 * 1000);
+  weft_sched_counters_reset();
+  for (uint32_t i = 0; i < fills; ++i) {
+    uint64_t value = ++session.value;
+    WEFT_ASSERT_OK(weft_device_queue_fill(
+        session.device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
+        weft_cts_list1(&session.semaphore, &value), buffer, 0, 64, &pattern,
+        sizeof(pattern)));
+    WEFT_ASSERT_OK(weft_semaphore_wait(session.semaphore, value,
+                                       weft_timeout_infinite()));
+  }
+  weft_sched_counts_t counts;
+  weft_sched_counters_snapshot(&counts);
+  uint8_t bytes[64];
+  WEFT_ASSERT_OK(weft_buffer_map_read(buffer, 0, bytes, sizeof(bytes)));
+  weft_buffer_release(buffer);
+  session_close(&session);
+  for (size_t i = 0; i < sizeof(bytes); ++i) assert_int_equal(bytes[i], 0xA5);
+  if (counts.values[WEFT_SCHED_WAKE] != 0 ||
+      counts.values[WEFT_SCHED_RMW_LIST] != 0) {
+    fail_msg("%u fills: %llu wakes and %llu immediate-list RMWs (want 0: "
+             "the host runs a small fill itself)",
+             fills, (unsigned long long)counts.values[WEFT_SCHED_WAKE],
+             (unsigned long long)counts.values[WEFT_SCHED_RMW_LIST]);
+  }
+}
+
 int main(void) {
   weft_sched_counters_enable(true);
   const struct CMUnitTest tests[] = {
@@ -278,6 +322,7 @@ int main(void) {
       cmocka_unit_test(polling_stays_linear_when_oversubscribed),
       cmocka_unit_test(wake_depth_is_logarithmic),
       cmocka_unit_test(no_futex_onto_spinning_workers),
+      cmocka_unit_test(fill_runs_on_the_submitting_host),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

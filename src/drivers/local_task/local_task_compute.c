@@ -304,9 +304,11 @@ static weft_status_t weft_local_task_compute_prepare(
     }
   }
   const weft_block_recording_t* recording = op->compute.recording;
+  // Every drainer's scratch has the same size (worker 0's is asked: a
+  // submitting host issuing the op has no drainer index).
+  (void)worker_index;
   size_t worker_scratch_size = 0;
-  weft_executor_worker_local_memory(device->executor, worker_index,
-                                    &worker_scratch_size);
+  weft_executor_worker_local_memory(device->executor, 0, &worker_scratch_size);
   if (recording && recording->max_local_memory_size > worker_scratch_size) {
     size_t size = ((size_t)recording->max_local_memory_size + 63) & ~(size_t)63;
     void* scratch = NULL;

@@ -183,14 +183,21 @@ static weft_process_drain_result_t weft_local_task_control_drain(
 }
 
 
-// Whether a submitting host may run |op|'s control step itself: what takes
-// no longer than handing the op to a worker would. A dispatch or a command
-// buffer with a recording only gets its context and goes to the compute
-// process (the drainers run it); a small fill, update or copy is a memset
-// or memcpy. The rest (host calls, files, transient buffers, a command
-// buffer replayed without a recording) runs on a worker, so that submit
-// stays asynchronous for them.
-static bool weft_local_task_op_issues_on_host(weft_local_task_op_t* op) {
+// Whether a thread other than the control process's worker may run |op|'s
+// control step itself: a submitting host, or a drainer whose drain made
+// the op ready. Only what takes no longer than handing the op to a worker:
+// a fill, update or copy of up to WEFT_LOCAL_TASK_HOST_TRANSFER_BYTES (a
+// memset or memcpy, done inline); a dispatch or a command buffer with a
+// recording (its context made, then handed to the compute process) only
+// where the thread goes on to drain it, |drains|: a drainer, or a host
+// whose waits assist (the device has guests). A host that only waits is
+// better served by the control process's worker, which drains the op at
+// once (measured at workers=2 on 2 CPUs: DispatchTiles 9.4 -> 22.7 us when
+// the host issued it and woke both workers itself). The rest (host calls,
+// files, transient buffers, a command buffer replayed without a recording)
+// runs on a worker, so that submit stays asynchronous for them.
+static bool weft_local_task_op_issues_here(weft_local_task_op_t* op,
+                                           bool drains) {
   const weft_queue_op_t* base = weft_local_task_op_base(op);
   if (!weft_status_is_ok(weft_local_task_op_record(op)->wait_status) ||
       weft_local_task_op_record(op)->swept) {
@@ -198,10 +205,10 @@ static bool weft_local_task_op_issues_on_host(weft_local_task_op_t* op) {
   }
   switch (base->kind) {
     case WEFT_QUEUE_OP_DISPATCH:
-      return true;
+      return drains;
     case WEFT_QUEUE_OP_EXECUTE:
-      return weft_block_command_buffer_recording(
-                 base->execute.command_buffer) != NULL;
+      return drains && weft_block_command_buffer_recording(
+                           base->execute.command_buffer) != NULL;
     case WEFT_QUEUE_OP_FILL:
       return base->fill.length <= WEFT_LOCAL_TASK_HOST_TRANSFER_BYTES;
     case WEFT_QUEUE_OP_UPDATE:
@@ -213,23 +220,24 @@ static bool weft_local_task_op_issues_on_host(weft_local_task_op_t* op) {
   }
 }
 
-// The control process's drain, run by a submitting host that claimed it
-// (weft_process_wake_claimed) with guest drainer |index|: runs the ready
-// ops in order while each is one weft_local_task_op_issues_on_host allows
-// (never lingering: the host goes on to its own work or its wait). Returns
-// whether ops are left for a worker.
-static bool weft_local_task_control_drain_on_host(weft_local_task_queue_t* queue,
-                                                  uint32_t index) {
+// The control process's drain, run by a thread that claimed it
+// (weft_process_wake_claimed) as drainer |index| (WEFT_LOCAL_TASK_NO_DRAINER
+// for a submitting host, which has none): runs the ready ops in order while
+// weft_local_task_op_issues_here allows each (never lingering: the thread
+// goes back to its own work). Returns whether ops are left for a worker.
+static bool weft_local_task_control_drain_here(weft_local_task_queue_t* queue,
+                                               uint32_t index, bool drains) {
   weft_local_task_drain_mark_t previous =
       weft_local_task_device_enter_drain(queue->device, index);
   for (int i = 0; i < WEFT_LOCAL_TASK_CONTROL_BATCH; ++i) {
     if (!queue->run_head) weft_local_task_take_ready(queue);
     weft_local_task_op_t* op = queue->run_head;
-    if (!op || !weft_local_task_op_issues_on_host(op) ||
+    if (!op || !weft_local_task_op_issues_here(op, drains) ||
         weft_local_task_device_is_shutting_down(queue->device)) {
       break;
     }
-    queue->run_head = weft_local_task_op_from_entry(weft_local_task_op_record(op)->entry.next);
+    queue->run_head = weft_local_task_op_from_entry(
+        weft_local_task_op_record(op)->entry.next);
     if (!queue->run_head) queue->run_tail = NULL;
     weft_local_task_run(queue, op, index, /*on_control=*/false);
   }
@@ -237,44 +245,46 @@ static bool weft_local_task_control_drain_on_host(weft_local_task_queue_t* queue
   return queue->run_head != NULL || !weft_mpsc_list_is_empty(&queue->ready);
 }
 
-// Runs the control step of ops on this thread, as drainer |index|, when the
-// control process is idle (no op ahead of them); else wakes it. Returns
-// with the op pushed either way.
-static void weft_local_task_issue_here(weft_local_task_queue_t* queue,
-                                       uint32_t index) {
-  if (weft_process_wake_claimed(&queue->control)) {
-    bool more = weft_local_task_control_drain_on_host(queue, index);
-    weft_process_end_claim(&queue->control, more);
-  }
-}
-
-// Pushes a ready op (its waits reached) and has its control step run. Where
-// that happens inside a drain of this device (the drainer that finished
-// the op it waited for: a worker, or a host assisting in its wait) and the
-// op is one weft_local_task_op_issues_on_host allows, the drainer runs the
-// step itself: a command buffer waiting on the one before it is installed
-// by the same thread that retired the first, without a hop through the
-// control process and its wake (one per decoded token). Else the control
-// process is woken.
-static void weft_local_task_push_ready(weft_local_task_queue_t* queue,
-                                       weft_local_task_op_t* op) {
-  uint32_t index = weft_local_task_device_drainer_index(queue->device);
-  bool here = index != WEFT_LOCAL_TASK_NO_DRAINER &&
-              weft_local_task_op_issues_on_host(op);
+// Pushes |op| (ready: its waits reached) and has its control step run:
+// here, when weft_local_task_op_issues_here allows it and the control
+// process is idle (no op ahead of it; claimed, so no worker drains it
+// meanwhile), else by waking the control process.
+static void weft_local_task_push_ready_here(weft_local_task_queue_t* queue,
+                                            weft_local_task_op_t* op,
+                                            uint32_t index, bool drains) {
+  bool here = weft_local_task_op_issues_here(op, drains);
   weft_mpsc_list_push(&queue->ready, &weft_local_task_op_record(op)->entry);
-  if (here) {
-    weft_local_task_issue_here(queue, index);
-  } else {
+  if (here && weft_process_wake_claimed(&queue->control)) {
+    bool more = weft_local_task_control_drain_here(queue, index, drains);
+    weft_process_end_claim(&queue->control, more);
+  } else if (!here) {
     weft_process_wake(&queue->control);
   }
 }
 
-// Makes a ready op from a submit run: on the submitting thread when it is a
-// host (not inside one of this device's drains), the op is one it may issue
-// and the control process is idle (no op ahead of it), else by waking the
-// control process. Issuing on the host saves the hand-off to a worker and
-// its wake (measured: DispatchTiles, issue 33); the compute wakes that
-// follow count the host as taking a CPU (weft_executor_host_drain_begin).
+// Pushes a ready op whose waits another op reached. Inside a drain of this
+// device (the drainer that finished the op waited for: a worker, or a host
+// assisting in its wait) the drainer runs the control step itself: a
+// command buffer waiting on the one before it is installed by the thread
+// that retired the first, without a hop through the control process and
+// its wake (one per decoded token).
+static void weft_local_task_push_ready(weft_local_task_queue_t* queue,
+                                       weft_local_task_op_t* op) {
+  uint32_t index = weft_local_task_device_drainer_index(queue->device);
+  if (index == WEFT_LOCAL_TASK_NO_DRAINER) {
+    weft_mpsc_list_push(&queue->ready, &weft_local_task_op_record(op)->entry);
+    weft_process_wake(&queue->control);
+  } else {
+    weft_local_task_push_ready_here(queue, op, index, /*drains=*/true);
+  }
+}
+
+// Pushes an op ready at its submit. A host (not inside one of this
+// device's drains) runs its control step itself where
+// weft_local_task_op_issues_here allows: saves the hand-off to a worker and
+// its wake (QueueRoundTrip 0.41 -> 0.18 us; DispatchTiles with assisting
+// waits, issue 33). The compute wakes that follow count the host as taking
+// a CPU (weft_executor_host_drain_begin).
 static void weft_local_task_issue(weft_local_task_queue_t* queue,
                                   weft_local_task_op_t* op) {
   weft_local_task_device_t* device = queue->device;
@@ -283,16 +293,11 @@ static void weft_local_task_issue(weft_local_task_queue_t* queue,
     weft_local_task_push_ready(queue, op);
     return;
   }
-  bool on_host = weft_local_task_op_issues_on_host(op);
-  uint32_t index = 0;
-  if (!on_host || !weft_executor_host_drain_begin(device->executor, &index)) {
-    weft_mpsc_list_push(&queue->ready, &weft_local_task_op_record(op)->entry);
-    weft_process_wake(&queue->control);
-    return;
-  }
-  weft_mpsc_list_push(&queue->ready, &weft_local_task_op_record(op)->entry);
-  weft_local_task_issue_here(queue, index);
-  weft_executor_host_drain_end(device->executor, index);
+  weft_executor_host_drain_begin(device->executor);
+  weft_local_task_push_ready_here(
+      queue, op, WEFT_LOCAL_TASK_NO_DRAINER,
+      /*drains=*/device->drainer_count > device->worker_count);
+  weft_executor_host_drain_end(device->executor);
 }
 
 //===----------------------------------------------------------------------===//
