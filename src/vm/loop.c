@@ -202,11 +202,50 @@ static void weft_vm_loop_wait_ready(void* user_data, weft_status_t status) {
   weft_atomic_fetch_sub(&loop->callbacks_in_flight, 1u, memory_order_release);
 }
 
+// With nothing else to run, watches |invocation|'s wait for the loop's
+// spin budget before a wait set is made for it, as a host wait spins on
+// the value before it sleeps: a value reached in that time resumes the
+// invocation without a timepoint on the semaphore, a callback on the
+// signalling thread and a notification of the loop (VmAwait's ping-pong,
+// quiet samples on 2 vCPUs: 250-330 -> 220-235 ns a round trip, a host
+// wait's 150-160). Only all-of waits not cancelled; the
+// spin ends early when another invocation is handed back. Returns true
+// when the invocation was resumed (enqueued).
+static bool weft_vm_loop_spin_wait(weft_vm_loop_t* loop,
+                                   weft_vm_loop_invocation_t* invocation) {
+  weft_vm_wait_frame_t* wait = &invocation->stack.wait;
+  if (loop->run_head || loop->wait_policy.spin_ns <= 0 ||
+      wait->mode != WEFT_WAIT_MODE_ALL || invocation->cancelled ||
+      wait->deadline == WEFT_TIME_INFINITE_PAST) {
+    return false;
+  }
+  const weft_semaphore_list_t list = weft_vm_wait_frame_list(wait);
+  weft_time_t end = weft_time_now() + loop->wait_policy.spin_ns;
+  if (end > wait->deadline) end = wait->deadline;
+  for (uint32_t i = 1;; ++i) {
+    if (weft_semaphore_list_is_reached(list)) break;
+    if ((i & 15) == 0) {
+      if (!weft_mpsc_list_is_empty(&loop->ready) || weft_time_now() >= end) {
+        return false;
+      }
+      // A spinner must not keep the signaller off a CPU it shares.
+      weft_thread_yield();
+    }
+    weft_cpu_relax();
+  }
+  weft_vm_wait_frame_clear(wait);
+  weft_status_free(invocation->stack.wait_result);
+  invocation->stack.wait_result = WEFT_OK;
+  weft_vm_loop_enqueue(loop, invocation);
+  return true;
+}
+
 // Starts waiting on the invocation's wait frame.
 static weft_status_t weft_vm_loop_start_wait(
     weft_vm_loop_t* loop, weft_vm_loop_invocation_t* invocation) {
   weft_vm_wait_frame_t* wait = &invocation->stack.wait;
   weft_status_t status = WEFT_OK;
+  if (weft_vm_loop_spin_wait(loop, invocation)) return WEFT_OK;
   if (wait->count > invocation->wait_set_capacity) {
     weft_wait_set_t* set = invocation->wait_set;
     status = weft_allocator_realloc(loop->allocator,
