@@ -883,38 +883,6 @@ static weft_wait_assist_result_t weft_executor_slots_state(
 // guest index and makes one pass over the compute slots as that drainer.
 // Only compute slots: a budget-1 process may be a long host call or file
 // operation, which would hold the waiter far past its own signal.
-// Takes a free guest drainer index (worker_count + g) for the calling
-// thread; false when every one is taken.
-static bool weft_executor_guest_take(weft_executor_t* executor,
-                                     uint32_t* out_index) {
-  uint64_t taken = weft_atomic_load(&executor->guest_mask, memory_order_relaxed);
-  uint64_t all = executor->guest_count == 64
-                     ? ~0ull
-                     : ((1ull << executor->guest_count) - 1);
-  uint64_t bit = 0;
-  do {
-    uint64_t free_bits = ~taken & all;
-    if (!free_bits) return false;
-    bit = free_bits & (~free_bits + 1);
-    // Acquire: the previous guest's drain on this index is done (its
-    // worker-local memory is ours now).
-    WEFT_SCHED_COUNT(RMW_EXECUTOR);
-  } while (!weft_atomic_compare_exchange_weak(&executor->guest_mask, &taken,
-                                              taken | bit, memory_order_acquire,
-                                              memory_order_relaxed));
-  *out_index = executor->worker_count + (uint32_t)__builtin_ctzll(bit);
-  return true;
-}
-
-static void weft_executor_guest_give_back(weft_executor_t* executor,
-                                          uint32_t index) {
-  // Release: pairs with the next taker's acquire.
-  WEFT_SCHED_COUNT(RMW_EXECUTOR);
-  weft_atomic_fetch_and(&executor->guest_mask,
-                        ~(1ull << (index - executor->worker_count)),
-                        memory_order_release);
-}
-
 static weft_wait_assist_result_t weft_executor_assist(void* user_data) {
   weft_executor_t* executor = (weft_executor_t*)user_data;
   // A full slot is entered too: its limit is refreshed only by entering,
@@ -935,10 +903,26 @@ static weft_wait_assist_result_t weft_executor_assist(void* user_data) {
       executor->cpu_count) {
     return WEFT_WAIT_ASSIST_IDLE;
   }
-  uint32_t index = 0;
-  if (!weft_executor_guest_take(executor, &index)) return WEFT_WAIT_ASSIST_BUSY;
+  uint64_t taken = weft_atomic_load(&executor->guest_mask, memory_order_relaxed);
+  uint64_t all = executor->guest_count == 64
+                     ? ~0ull
+                     : ((1ull << executor->guest_count) - 1);
+  uint64_t bit = 0;
+  do {
+    uint64_t free_bits = ~taken & all;
+    if (!free_bits) return WEFT_WAIT_ASSIST_BUSY;
+    bit = free_bits & (~free_bits + 1);
+    // Acquire: the previous guest's drain on this index is done (its
+    // worker-local memory is ours now).
+    WEFT_SCHED_COUNT(RMW_EXECUTOR);
+  } while (!weft_atomic_compare_exchange_weak(&executor->guest_mask, &taken,
+                                              taken | bit, memory_order_acquire,
+                                              memory_order_relaxed));
+  uint32_t index = executor->worker_count + (uint32_t)__builtin_ctzll(bit);
   bool drained = weft_executor_drain_slots(executor, &executor->workers[index]);
-  weft_executor_guest_give_back(executor, index);
+  // Release: pairs with the next taker's acquire.
+  WEFT_SCHED_COUNT(RMW_EXECUTOR);
+  weft_atomic_fetch_and(&executor->guest_mask, ~bit, memory_order_release);
   return drained ? WEFT_WAIT_ASSIST_RAN : WEFT_WAIT_ASSIST_BUSY;
 }
 

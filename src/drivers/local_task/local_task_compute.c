@@ -289,7 +289,7 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
 // recording (recorded for another device) and was replayed inline instead.
 static weft_status_t weft_local_task_compute_prepare(
     weft_local_task_queue_t* queue, weft_local_task_op_t* op,
-    uint32_t worker_index, bool* out_replayed) {
+    bool* out_replayed) {
   weft_local_task_device_t* device = queue->device;
   const char* what = weft_queue_op_kind_name(weft_local_task_op_base(op)->kind);
   weft_status_t status = WEFT_OK;
@@ -306,7 +306,6 @@ static weft_status_t weft_local_task_compute_prepare(
   const weft_block_recording_t* recording = op->compute.recording;
   // Every drainer's scratch has the same size (worker 0's is asked: a
   // submitting host issuing the op has no drainer index).
-  (void)worker_index;
   size_t worker_scratch_size = 0;
   weft_executor_worker_local_memory(device->executor, 0, &worker_scratch_size);
   if (recording && recording->max_local_memory_size > worker_scratch_size) {
@@ -349,14 +348,14 @@ void weft_local_task_compute_start(weft_local_task_queue_t* queue,
   weft_local_task_device_t* device = queue->device;
   bool replayed = false;
   weft_status_t status =
-      weft_local_task_compute_prepare(queue, op, worker_index, &replayed);
+      weft_local_task_compute_prepare(queue, op, &replayed);
   weft_block_processor_context_t* context = op->compute.context;
   if (!weft_status_is_ok(status) || replayed) {
     weft_local_task_compute_finish_and_release(op, status);
-  } else if (device->drainer_count == 1 ||
-             (op->compute.recording->region_count <= 1 &&
-              weft_block_processor_desired_workers(context) <= 1 &&
-              may_run_here)) {
+  } else if (may_run_here &&
+             (device->drainer_count == 1 ||
+              (op->compute.recording->region_count <= 1 &&
+               weft_block_processor_desired_workers(context) <= 1))) {
     // One worker is all it could use: run it here, without the hop to the
     // compute process (the processor takes its one-worker path). Not where
     // the control step runs outside the control process (a submitting

@@ -20,8 +20,8 @@
 // other processes (bounded work per drain).
 #define WEFT_LOCAL_TASK_CONTROL_BATCH 64
 // Fills, updates and copies up to this many bytes are run by a submitting
-// host itself (weft_local_task_issue_on_host): about a microsecond of
-// memory traffic, less than handing the op to a worker.
+// host (or a drainer) itself (weft_local_task_op_issues_here): about a
+// microsecond of memory traffic, less than handing the op to a worker.
 #define WEFT_LOCAL_TASK_HOST_TRANSFER_BYTES (64u * 1024u)
 
 static bool weft_local_task_device_is_shutting_down(
@@ -181,7 +181,6 @@ static weft_process_drain_result_t weft_local_task_control_drain(
   weft_local_task_device_exit_drain(previous);
   return result;
 }
-
 
 // Whether a thread other than the control process's worker may run |op|'s
 // control step itself: a submitting host, or a drainer whose drain made
