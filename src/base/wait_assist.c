@@ -115,19 +115,32 @@ void weft_wait_assist_announce(void) {
 #define WEFT_WAIT_ASSIST_TRACKED_CPUS 1024
 static weft_atomic_uint32_t
     weft_wait_assist_cpu_hosts[WEFT_WAIT_ASSIST_TRACKED_CPUS];
-// The CPU the calling thread's assisting wait was counted on, or -1.
+// The CPU the calling thread's assisting wait is counted on, or -1.
 static _Thread_local int weft_wait_assist_wait_cpu = -1;
+
+// Moves the calling thread's count from the CPU it is counted on (if any)
+// to |cpu| (-1, or one not tracked: none).
+static void weft_wait_assist_count_on_cpu(int cpu) {
+  if (cpu < 0 || cpu >= WEFT_WAIT_ASSIST_TRACKED_CPUS) cpu = -1;
+  if (cpu == weft_wait_assist_wait_cpu) return;
+  if (cpu >= 0) {
+    WEFT_SCHED_COUNT(RMW_EXECUTOR);
+    weft_atomic_fetch_add(&weft_wait_assist_cpu_hosts[cpu], 1,
+                          memory_order_relaxed);
+  }
+  if (weft_wait_assist_wait_cpu >= 0) {
+    WEFT_SCHED_COUNT(RMW_EXECUTOR);
+    weft_atomic_fetch_sub(
+        &weft_wait_assist_cpu_hosts[weft_wait_assist_wait_cpu], 1,
+        memory_order_relaxed);
+  }
+  weft_wait_assist_wait_cpu = cpu;
+}
 
 void weft_wait_assist_begin_wait(void) {
   WEFT_SCHED_COUNT(RMW_EXECUTOR);
   weft_atomic_fetch_add(&weft_wait_assist_waiting, 1, memory_order_relaxed);
-  int cpu = sched_getcpu();
-  if (cpu >= 0 && cpu < WEFT_WAIT_ASSIST_TRACKED_CPUS) {
-    WEFT_SCHED_COUNT(RMW_EXECUTOR);
-    weft_atomic_fetch_add(&weft_wait_assist_cpu_hosts[cpu], 1,
-                          memory_order_relaxed);
-    weft_wait_assist_wait_cpu = cpu;
-  }
+  weft_wait_assist_count_on_cpu(sched_getcpu());
 }
 
 bool weft_wait_assist_host_on_cpu(uint32_t cpu) {
@@ -145,13 +158,7 @@ void weft_wait_assist_set_leave(uint32_t id,
 }
 
 void weft_wait_assist_end_wait(void) {
-  if (weft_wait_assist_wait_cpu >= 0) {
-    WEFT_SCHED_COUNT(RMW_EXECUTOR);
-    weft_atomic_fetch_sub(
-        &weft_wait_assist_cpu_hosts[weft_wait_assist_wait_cpu], 1,
-        memory_order_relaxed);
-    weft_wait_assist_wait_cpu = -1;
-  }
+  weft_wait_assist_count_on_cpu(-1);
   WEFT_SCHED_COUNT(RMW_EXECUTOR);
   // seq_cst: executors that read the count after this (to decide their
   // wakes) see us gone, or our leave hooks below see their work.
@@ -192,31 +199,15 @@ bool weft_wait_assist_available(void) {
                           memory_order_relaxed) != 0;
 }
 
-// Moves the calling thread's count to the CPU it runs on now, when its
-// assisting wait was counted on another: the OS moves a waiting host (a
-// decode's wait lasts the whole sequence), and a stale CPU makes the wrong
-// worker step aside (measured: the decode at workers=2&assist=1 ran on one
-// CPU's worth of tiles, the host sharing a worker's CPU while the worker
-// of the free CPU slept). sched_getcpu reads the kernel's rseq area.
-static void weft_wait_assist_track_cpu(void) {
-  if (weft_wait_assist_wait_cpu < 0) return;
-  int cpu = sched_getcpu();
-  if (cpu == weft_wait_assist_wait_cpu || cpu < 0 ||
-      cpu >= WEFT_WAIT_ASSIST_TRACKED_CPUS) {
-    return;
-  }
-  WEFT_SCHED_COUNT(RMW_EXECUTOR);
-  weft_atomic_fetch_add(&weft_wait_assist_cpu_hosts[cpu], 1,
-                        memory_order_relaxed);
-  WEFT_SCHED_COUNT(RMW_EXECUTOR);
-  weft_atomic_fetch_sub(&weft_wait_assist_cpu_hosts[weft_wait_assist_wait_cpu],
-                        1, memory_order_relaxed);
-  weft_wait_assist_wait_cpu = cpu;
-}
-
 weft_wait_assist_result_t weft_wait_assist_run(void) {
   if (!weft_wait_assist_available()) return WEFT_WAIT_ASSIST_IDLE;
-  weft_wait_assist_track_cpu();
+  // A thread in an assisting wait is counted on the CPU it runs on now:
+  // the OS moves a waiting host (a decode's wait lasts the whole sequence),
+  // and a stale CPU makes the wrong worker step aside. sched_getcpu reads
+  // the kernel's rseq area.
+  if (weft_wait_assist_wait_cpu >= 0) {
+    weft_wait_assist_count_on_cpu(sched_getcpu());
+  }
   weft_wait_assist_result_t result = WEFT_WAIT_ASSIST_IDLE;
   weft_wait_assist_thread_depth = 2;
   for (uint32_t i = 0;

@@ -111,7 +111,7 @@ typedef struct weft_executor_worker_t {
   // WEFT_EXECUTOR_HOME_CPUS (home_cpu_count 0: anywhere). A host in an
   // assisting wait on one of them takes this worker's place.
   uint32_t home_cpu_count;
-  uint32_t home_cpus[4];
+  uint32_t home_cpus[WEFT_EXECUTOR_HOME_CPUS];
   char pad1[WEFT_EXECUTOR_CACHE_LINE];
 } weft_executor_worker_t;
 

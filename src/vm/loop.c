@@ -56,6 +56,11 @@ struct weft_vm_loop_t {
   weft_vm_loop_invocation_t* run_tail;
   weft_vm_loop_invocation_t* waiting_head;
   uint32_t live_count;
+  // Inside weft_vm_loop_run, which blocks for what it waits on anyway: an
+  // await may spin before it makes a wait set (weft_vm_loop_spin_wait).
+  // Never in weft_vm_loop_run_ready, which must not hold up the host's own
+  // event loop.
+  bool may_spin;
   // Wait-set callbacks between their first and last touch of the loop (the
   // push, then the notify); destroy waits for none to be left, so a
   // callback never notifies a freed loop.
@@ -208,13 +213,14 @@ static void weft_vm_loop_wait_ready(void* user_data, weft_status_t status) {
 // invocation without a timepoint on the semaphore, a callback on the
 // signalling thread and a notification of the loop (VmAwait's ping-pong,
 // quiet samples on 2 vCPUs: 250-330 -> 220-235 ns a round trip, a host
-// wait's 150-160). Only all-of waits not cancelled; the
-// spin ends early when another invocation is handed back. Returns true
+// wait's 150-160). Only inside weft_vm_loop_run (|may_spin|), for all-of
+// waits not cancelled; the spin ends early when another invocation is
+// handed back, and at the wait's deadline. Returns true
 // when the invocation was resumed (enqueued).
 static bool weft_vm_loop_spin_wait(weft_vm_loop_t* loop,
                                    weft_vm_loop_invocation_t* invocation) {
   weft_vm_wait_frame_t* wait = &invocation->stack.wait;
-  if (loop->run_head || loop->wait_policy.spin_ns <= 0 ||
+  if (!loop->may_spin || loop->run_head || loop->wait_policy.spin_ns <= 0 ||
       wait->mode != WEFT_WAIT_MODE_ALL || invocation->cancelled ||
       wait->deadline == WEFT_TIME_INFINITE_PAST) {
     return false;
@@ -365,6 +371,8 @@ static weft_time_t weft_vm_loop_run_until_idle(weft_vm_loop_t* loop) {
 weft_status_t weft_vm_loop_run(weft_vm_loop_t* loop, weft_time_t deadline) {
   weft_status_t status = weft_arguments_require(
       __func__, "loop", (const void* const[]){loop}, 1);
+  if (!weft_status_is_ok(status)) return status;
+  loop->may_spin = true;
   while (weft_status_is_ok(status) && loop->live_count > 0) {
     weft_time_t wake = weft_vm_loop_run_until_idle(loop);
     if (loop->live_count == 0) break;
@@ -385,6 +393,7 @@ weft_status_t weft_vm_loop_run(weft_vm_loop_t* loop, weft_time_t deadline) {
     weft_notification_commit_wait(&loop->notification, token,
                                   loop->wait_policy, wake);
   }
+  loop->may_spin = false;
   return status;
 }
 

@@ -13,7 +13,8 @@
 //  - a dispatch onto spinning workers, waited for by a spinning host, makes
 //    no futex call: no thread sleeps or is woken from sleep;
 //  - a small fill submitted ready by a host runs on the host: no wake and
-//    no push on the immediate list (the control process is not involved).
+//    no push on the immediate list per fill (the control process is not
+//    involved; only the device's start-up may straggle into the count).
 // (A chain of dispatches issued by the drainers that finish each link is
 // not asserted: whether the control process is idle when a link ends
 // depends on timing; its counts are in src/task/README.md.)
@@ -286,7 +287,8 @@ static void fill_runs_on_the_submitting_host(void** state) {
   WEFT_ASSERT_OK(weft_device_allocate_buffer(
       session.device, weft_buffer_params_canonicalize(params), 64, &buffer));
   const uint32_t pattern = 0xA5A5A5A5u;
-  // Warm-up, then quiet workers (spin_us=0: they sleep at once).
+  // Let the workers go quiet (spin_us=0: they sleep at once); a straggler
+  // is allowed for below.
   weft_sleep_until(weft_time_now() + 20 * 1000 * 1000);
   weft_sched_counters_reset();
   for (uint32_t i = 0; i < fills; ++i) {
@@ -305,10 +307,16 @@ static void fill_runs_on_the_submitting_host(void** state) {
   weft_buffer_release(buffer);
   session_close(&session);
   for (size_t i = 0; i < sizeof(bytes); ++i) assert_int_equal(bytes[i], 0xA5);
-  if (counts.values[WEFT_SCHED_WAKE] != 0 ||
-      counts.values[WEFT_SCHED_RMW_LIST] != 0) {
-    fail_msg("%u fills: %llu wakes and %llu immediate-list RMWs (want 0: "
-             "the host runs a small fill itself)",
+  // Each fill through the control process costs a wake and 3 list RMWs
+  // (measured: 100 and 300). What may still land after the reset is the
+  // device's start-up: its control and compute processes are scheduled
+  // once at create, and a worker slow to drain them (a loaded machine)
+  // counts its pops here. That is a constant, not a per-fill cost.
+  if (counts.values[WEFT_SCHED_WAKE] > 2 ||
+      counts.values[WEFT_SCHED_RMW_LIST] > 8) {
+    fail_msg("%u fills: %llu wakes and %llu immediate-list RMWs (want at most "
+             "2 and 8, the device's start-up: the host runs a small fill "
+             "itself)",
              fills, (unsigned long long)counts.values[WEFT_SCHED_WAKE],
              (unsigned long long)counts.values[WEFT_SCHED_RMW_LIST]);
   }

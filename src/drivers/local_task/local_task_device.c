@@ -412,8 +412,8 @@ static weft_status_t weft_local_task_create_executor(
   // With assist=1 beside a worker on every CPU, compute wakes keep the
   // awake workers and the assisting hosts within the CPUs
   // (weft_executor_wake_drainers: a drainer preempted with a tile stalls
-  // its region for a time slice), but that is not yet faster than this
-  // default on the 2-core machine (docs/PERFORMANCE.md, issue 33).
+  // its region for a time slice); that wins a single dispatch but not yet
+  // the decode on the 2-core machine (src/task/README.md, issue 33).
   if (params->assist_count == WEFT_LOCAL_TASK_ASSIST_AUTO) {
     options.guest_count =
         topology->worker_count < weft_thread_available_cpu_count() ? 1 : 0;

@@ -98,7 +98,7 @@ typedef struct weft_local_task_queue_t {
   weft_local_task_op_t* run_tail;
   // When the last drain that ran an op ended (see control_linger_ns).
   weft_time_t last_work_time;
-  // Drains that lingered (a yield every 16 of them). Owned by the control
+  // Drains that lingered (a yield every 64 of them). Owned by the control
   // drain.
   uint32_t linger_polls;
 } weft_local_task_queue_t;
