@@ -30,6 +30,11 @@
 //   FmaPeak/local-task  vector FMAs from registers only (AVX-512 or AVX2,
 //       twelve independent accumulators) on every worker: the f32 peak
 //       (GFLOPs).
+//   Int8DotPeak/<avx2|avx512|vnni512>/local-task  the same for 8-bit
+//       multiply-adds in the sequence a block type's inner loop uses
+//       (maddubs, madd by ones and add on 256 or 512 bits, or VNNI's
+//       dpbusd; skipped where the CPU lacks it): the block types' peak
+//       (GOPs, 2 a multiply-add, as gemm_GFLOPs counts them).
 //   MemoryBandwidth/local-task  a read-only streaming sum over 512 MiB on
 //       every worker: the limit of a bandwidth-bound decode (GBps).
 //   QuantDot/<dtype>  one thread's dot products of 64 rows of 2048
@@ -37,6 +42,9 @@
 //       (the selected version): the most weight bytes a core's products
 //       get through (weight_GBps); twice that under MemoryBandwidth means
 //       a 2-core decode of the type is compute-bound.
+//   QuantDot/q4_0_x8/<1|4>  the same Q4_0 rows interleaved by eight
+//       (decode_quant_x8.h), with 1 or 4 columns (bytes counted once per
+//       column).
 //
 // Checkpoints are written once into $WEFT_BENCH_DECODE_DIR (default
 // /tmp/weft_bench_decode) and reused; the 1.1B f32 one is 4.4 GB.
@@ -58,6 +66,7 @@ extern "C" {
 #include "decode_checkpoint.h"
 #include "decode_cuda.h"
 #include "decode_kernels.h"
+#include "decode_quant_x8.h"
 #include "decode_quant.h"
 #include "decode_quant_dot.h"
 }
@@ -505,6 +514,7 @@ void PrefillBaseline(benchmark::State& state, const char* shape,
 
 constexpr uint32_t kFmaIterations = 1u << 20;
 constexpr uint32_t kFmaAccumulators = 12;  // enough to hide FMA latency
+constexpr uint32_t kRegisterWorkgroups = 64;
 
 #if defined(__x86_64__) && defined(__GNUC__)
 // The sum of the |count| floats at |lanes|, first to last.
@@ -559,6 +569,127 @@ __attribute__((target("avx2,fma"))) float FmaLoopAvx2(float seed) {
 }
 #endif
 
+//===----------------------------------------------------------------------===//
+// The machine's integer peak: 8-bit multiply-adds in registers
+//===----------------------------------------------------------------------===//
+
+// The instruction sequences a block type's inner loop can be written in:
+// maddubs (u8 x s8 -> pairs of int16), madd by ones (-> int32), add, on
+// 256 or 512 bits; or one AVX-512 VNNI dpbusd (u8 x s8 summed into int32).
+enum Int8Dot : uint32_t { kInt8Avx2 = 0, kInt8Avx512, kInt8Vnni512 };
+
+// 8-bit multiply-adds one instruction sequence of |kind| makes (0: not on
+// this CPU).
+uint32_t Int8DotMacs(uint32_t kind) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  switch (kind) {
+    case kInt8Avx2:
+      return __builtin_cpu_supports("avx2") ? 32 : 0;
+    case kInt8Avx512:
+      return __builtin_cpu_supports("avx512bw") ? 64 : 0;
+    case kInt8Vnni512:
+      return __builtin_cpu_supports("avx512vnni") ? 64 : 0;
+  }
+#endif
+  (void)kind;
+  return 0;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// Each accumulator's bytes are the unsigned operand of its own next
+// product, so no product can be hoisted out of the loop; the sums wrap.
+__attribute__((target("avx2"))) uint32_t Int8LoopAvx2(uint32_t seed) {
+  __m256i acc[kFmaAccumulators];
+  for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+    acc[a] = _mm256_set1_epi32(static_cast<int>(seed + a));
+  }
+  const __m256i w = _mm256_set1_epi8(3);
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (uint32_t i = 0; i < kFmaIterations; ++i) {
+    for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+      acc[a] = _mm256_add_epi32(
+          acc[a], _mm256_madd_epi16(_mm256_maddubs_epi16(acc[a], w), ones));
+    }
+  }
+  __m256i sum = acc[0];
+  for (uint32_t a = 1; a < kFmaAccumulators; ++a) {
+    sum = _mm256_add_epi32(sum, acc[a]);
+  }
+  return static_cast<uint32_t>(_mm256_extract_epi32(sum, 0));
+}
+
+__attribute__((target("avx512bw"))) uint32_t Int8LoopAvx512(uint32_t seed) {
+  __m512i acc[kFmaAccumulators];
+  for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+    acc[a] = _mm512_set1_epi32(static_cast<int>(seed + a));
+  }
+  const __m512i w = _mm512_set1_epi8(3);
+  const __m512i ones = _mm512_set1_epi16(1);
+  for (uint32_t i = 0; i < kFmaIterations; ++i) {
+    for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+      acc[a] = _mm512_add_epi32(
+          acc[a], _mm512_madd_epi16(_mm512_maddubs_epi16(acc[a], w), ones));
+    }
+  }
+  __m512i sum = acc[0];
+  for (uint32_t a = 1; a < kFmaAccumulators; ++a) {
+    sum = _mm512_add_epi32(sum, acc[a]);
+  }
+  // Stored and read here: GCC 12's cast to 128 bits trips its own
+  // -Wuninitialized in C++.
+  uint32_t lanes[16];
+  _mm512_storeu_si512(lanes, sum);
+  return lanes[0];
+}
+
+__attribute__((target("avx512f,avx512vnni"))) uint32_t Int8LoopVnni512(
+    uint32_t seed) {
+  __m512i acc[kFmaAccumulators];
+  for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+    acc[a] = _mm512_set1_epi32(static_cast<int>(seed + a));
+  }
+  const __m512i w = _mm512_set1_epi8(3);
+  for (uint32_t i = 0; i < kFmaIterations; ++i) {
+    for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+      acc[a] = _mm512_dpbusd_epi32(acc[a], acc[a], w);
+    }
+  }
+  __m512i sum = acc[0];
+  for (uint32_t a = 1; a < kFmaAccumulators; ++a) {
+    sum = _mm512_add_epi32(sum, acc[a]);
+  }
+  // Stored and read here: GCC 12's cast to 128 bits trips its own
+  // -Wuninitialized in C++.
+  uint32_t lanes[16];
+  _mm512_storeu_si512(lanes, sum);
+  return lanes[0];
+}
+#endif
+
+// One workgroup: kFmaIterations x kFmaAccumulators sequences of the kind
+// in constant 0, its result stored so the loop stays.
+int Int8Loop(const weft_dispatch_state_t* dispatch,
+             const weft_workgroup_state_t* workgroup) {
+  const uint32_t id = workgroup->workgroup_id[0];
+  uint32_t* out = static_cast<uint32_t*>(dispatch->binding_ptrs[0]);
+  uint32_t result = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+  switch (dispatch->constants[0]) {
+    case kInt8Avx2:
+      result = Int8LoopAvx2(id);
+      break;
+    case kInt8Avx512:
+      result = Int8LoopAvx512(id);
+      break;
+    case kInt8Vnni512:
+      result = Int8LoopVnni512(id);
+      break;
+  }
+#endif
+  out[id] = result;
+  return 0;
+}
+
 // Floats one FMA instruction works on (0: no vector FMA here).
 uint32_t FmaLanes() {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -588,9 +719,10 @@ int FmaLoop(const weft_dispatch_state_t* dispatch,
 
 const weft_kernel_def_t kFmaKernels[] = {
     {"fma_loop", FmaLoop, 1, 1, {1, 1, 1}, 0},
+    {"int8_loop", Int8Loop, 1, 1, {1, 1, 1}, 0},
 };
 const weft_kernel_library_t kFmaLibrary = {WEFT_KERNEL_ABI_VERSION,
-                                           "bench_fma", 1, kFmaKernels};
+                                           "bench_fma", 2, kFmaKernels};
 const weft_kernel_library_t* FmaQuery(uint32_t version) {
   return version == WEFT_KERNEL_ABI_VERSION ? &kFmaLibrary : nullptr;
 }
@@ -599,7 +731,7 @@ const weft_kernel_library_t* FmaQuery(uint32_t version) {
 // returns the seconds they took (the loop stops at a failure, the row
 // skipped).
 double TimeDispatches(benchmark::State& state, Session* session,
-                      weft_executable_t* executable,
+                      weft_executable_t* executable, uint32_t ordinal,
                       const uint32_t workgroups[3], uint32_t constant_count,
                       const uint32_t* constants, uint32_t binding_count,
                       const weft_buffer_ref_t* bindings) {
@@ -611,7 +743,8 @@ double TimeDispatches(benchmark::State& state, Session* session,
             weft_device_queue_dispatch(
                 session->device, WEFT_QUEUE_AFFINITY_ANY,
                 weft_semaphore_list_empty(),
-                List1(&session->semaphore, &value), executable, 0, workgroups,
+                List1(&session->semaphore, &value), executable, ordinal,
+                workgroups,
                 constant_count, constants, binding_count, bindings),
             "queue_dispatch") ||
         !session->Wait(state, value)) {
@@ -622,6 +755,45 @@ double TimeDispatches(benchmark::State& state, Session* session,
   return timer.Nanoseconds() / 1e9;
 }
 
+// Seconds of |ordinal|'s register loop (kFmaLibrary, one constant) on 64
+// workgroups a dispatch, each dispatch waited for; 0 where it failed.
+double TimeRegisterLoop(benchmark::State& state, uint32_t ordinal,
+                        uint32_t constant) {
+  Session session;
+  if (!session.Open(state, "local-task")) return 0.0;
+  weft_executable_t* executable = nullptr;
+  if (!Ok(state,
+          weft_device_create_executable(
+              session.device, weft_executable_source_cpu_static(FmaQuery),
+              &executable),
+          "create_executable")) {
+    return 0.0;
+  }
+  weft_buffer_t* out = session.AllocateBuffer(state, kRegisterWorkgroups * 4,
+                                              0);
+  if (!out) {
+    weft_executable_release(executable);
+    return 0.0;
+  }
+  const weft_buffer_ref_t bindings[1] = {
+      weft_make_buffer_ref(out, 0, WEFT_WHOLE_BUFFER)};
+  const uint32_t workgroups[3] = {kRegisterWorkgroups, 1, 1};
+  const double seconds =
+      TimeDispatches(state, &session, executable, ordinal, workgroups, 1,
+                     &constant, 1, bindings);
+  weft_executable_release(executable);
+  return seconds;
+}
+
+// Register-loop sequences per second, |per_sequence| operations each, in
+// billions (GFLOPs, GOPs).
+double RegisterRate(benchmark::State& state, double seconds,
+                    double per_sequence) {
+  return per_sequence * kFmaAccumulators *
+         static_cast<double>(kFmaIterations) * kRegisterWorkgroups *
+         static_cast<double>(state.iterations()) / seconds / 1e9;
+}
+
 // FmaPeak/local-task: vector FMAs from registers only on every worker,
 // 2 FLOPs a lane: the machine's f32 peak, beside Prefill's gemm_GFLOPs.
 void FmaPeak(benchmark::State& state) {
@@ -630,36 +802,27 @@ void FmaPeak(benchmark::State& state) {
     state.SkipWithError("FmaPeak: no AVX2/FMA or AVX-512 on this CPU");
     return;
   }
-  Session session;
-  if (!session.Open(state, "local-task")) return;
-  weft_executable_t* executable = nullptr;
-  if (!Ok(state,
-          weft_device_create_executable(
-              session.device, weft_executable_source_cpu_static(FmaQuery),
-              &executable),
-          "create_executable")) {
-    return;
-  }
-  constexpr uint32_t kWorkgroups = 64;
-  weft_buffer_t* out = session.AllocateBuffer(state, kWorkgroups * 4, 0);
-  if (!out) {
-    weft_executable_release(executable);
-    return;
-  }
-  const weft_buffer_ref_t bindings[1] = {
-      weft_make_buffer_ref(out, 0, WEFT_WHOLE_BUFFER)};
-  const uint32_t workgroups[3] = {kWorkgroups, 1, 1};
-  const double seconds =
-      TimeDispatches(state, &session, executable, workgroups, 1, &lanes, 1,
-                     bindings);
+  const double seconds = TimeRegisterLoop(state, 0, lanes);
   if (seconds > 0.0) {
-    state.counters["GFLOPs"] = 2.0 * lanes * kFmaAccumulators *
-                               static_cast<double>(kFmaIterations) *
-                               kWorkgroups *
-                               static_cast<double>(state.iterations()) /
-                               seconds / 1e9;
+    state.counters["GFLOPs"] = RegisterRate(state, seconds, 2.0 * lanes);
   }
-  weft_executable_release(executable);
+}
+
+// Int8DotPeak/<kind>/local-task: 8-bit multiply-adds from registers only
+// on every worker, in one of the sequences a block type's inner loop can
+// use (Int8Dot), 2 operations a multiply-add: the peak of the block types'
+// products, beside Prefill's gemm_GFLOPs (the same count of operations,
+// on integers there).
+void Int8DotPeak(benchmark::State& state, uint32_t kind) {
+  const uint32_t macs = Int8DotMacs(kind);
+  if (macs == 0) {
+    state.SkipWithError("Int8DotPeak: this CPU lacks the instructions");
+    return;
+  }
+  const double seconds = TimeRegisterLoop(state, 1, kind);
+  if (seconds > 0.0) {
+    state.counters["GOPs"] = RegisterRate(state, seconds, 2.0 * macs);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -719,7 +882,7 @@ void MemoryBandwidth(benchmark::State& state) {
       weft_make_buffer_ref(sums, 0, WEFT_WHOLE_BUFFER)};
   const uint32_t workgroups[3] = {chunks, 1, 1};
   const double seconds =
-      TimeDispatches(state, &session, executable, workgroups, 0, nullptr, 2,
+      TimeDispatches(state, &session, executable, 0, workgroups, 0, nullptr, 2,
                      bindings);
   if (seconds > 0.0) {
     state.counters["GBps"] = static_cast<double>(kStreamBytes) *
@@ -764,9 +927,47 @@ void QuantDot(benchmark::State& state, decode_dtype_t dtype) {
       benchmark::Counter::kIsRate);
 }
 
+// QuantDot/q4_0_x8/<columns>: the same Q4_0 rows interleaved by eight
+// (decode_quant_x8.h), the product taking 1 column (the token's) or 4 (a
+// batch's); weight_GBps counts each row's bytes once per column.
+void QuantDotX8(benchmark::State& state) {
+  const uint32_t columns = static_cast<uint32_t>(state.range(0));
+  const size_t row_bytes = decode_dtype_bytes(DECODE_DTYPE_Q4_0, kDotElements);
+  std::vector<uint8_t> weights(row_bytes * kDotRows);
+  std::vector<uint8_t> scratch(row_bytes * DECODE_X8_ROWS);
+  std::vector<float> x(kDotElements);
+  std::vector<decode_block_q8_0_t> activations(kDotElements / DECODE_QK8_0);
+  uint32_t seed = 1;
+  for (float& value : x) {
+    seed = seed * 1664525u + 1013904223u;
+    value = static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
+  }
+  for (uint32_t r = 0; r < kDotRows; ++r) {
+    decode_quant_quantize(DECODE_DTYPE_Q4_0, x.data(), kDotElements,
+                          weights.data() + r * row_bytes);
+  }
+  decode_q4_0_x8_pack(weights.data(), kDotRows, kDotElements, scratch.data());
+  decode_kernels_library();
+  decode_quant_activations_q8_0(x.data(), kDotElements, activations.data());
+  const decode_block_q8_0_t* columns_of[DECODE_X8_COLUMNS];
+  for (auto& column : columns_of) column = activations.data();
+  std::vector<float> out(DECODE_X8_COLUMNS * kDotRows);
+  for (auto _ : state) {
+    decode_q4_0_x8_dot(weights.data(), kDotElements, 0, kDotRows, columns_of,
+                       columns, out.data(), kDotRows);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["weight_GBps"] = benchmark::Counter(
+      static_cast<double>(row_bytes) * kDotRows * columns *
+          static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 void RegisterDecodeBenchmarks() {
+  benchmark::RegisterBenchmark("QuantDot/q4_0_x8", QuantDotX8)->Arg(1)->Arg(4);
   for (decode_dtype_t dtype :
        {DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q4_K,
         DECODE_DTYPE_Q6_K, DECODE_DTYPE_Q5_K}) {
@@ -780,6 +981,15 @@ void RegisterDecodeBenchmarks() {
   // Prefill: f32, f16 and the block types on each shape, prompts of 128
   // and 512 (the context where it is shorter: tiny's 64, 15M's 256).
   benchmark::RegisterBenchmark("FmaPeak/local-task", FmaPeak)->UseRealTime();
+  benchmark::RegisterBenchmark("Int8DotPeak/avx2/local-task", Int8DotPeak,
+                               kInt8Avx2)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("Int8DotPeak/avx512/local-task", Int8DotPeak,
+                               kInt8Avx512)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("Int8DotPeak/vnni512/local-task", Int8DotPeak,
+                               kInt8Vnni512)
+      ->UseRealTime();
   for (const char* shape : shapes) {
     for (decode_dtype_t dtype :
          {DECODE_DTYPE_F32, DECODE_DTYPE_F16, DECODE_DTYPE_Q8_0,

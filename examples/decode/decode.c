@@ -3,6 +3,7 @@
 
 #include "decode_cuda.h"
 #include "decode_quant_dot.h"
+#include "decode_quant_x8.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -97,6 +98,73 @@ static weft_status_t decode_check_device_dtypes(
   return WEFT_OK;
 }
 
+// Rewrites |model|'s Q4_0 matrices into rows interleaved by eight
+// (decode_quant_x8.h: the CPU products' faster form), in place, on the
+// host, and marks their layout so the kernels read them so. Left as
+// stored: the token embedding (EMBED reads one row of it; so is a
+// classifier that shares it), matrices whose rows are not a multiple of
+// eight, everything on a cuda device (its kernels take f32 and f16), and
+// all of it when |options| ask for the stored form.
+static weft_status_t decode_model_interleave(
+    decode_model_t* model, const decode_load_options_t* options) {
+  if (decode_cuda_is_device(model->device) ||
+      (options && options->keep_stored_form)) {
+    return WEFT_OK;
+  }
+  decode_layout_t* layout = &model->layout;
+  const decode_config_t* config = &layout->config;
+  static const decode_tensor_t kMatrices[] = {
+      DECODE_TENSOR_WQ, DECODE_TENSOR_WK, DECODE_TENSOR_WV,
+      DECODE_TENSOR_WO, DECODE_TENSOR_W1, DECODE_TENSOR_W2,
+      DECODE_TENSOR_W3, DECODE_TENSOR_CLASSIFIER};
+  void* scratch = NULL;
+  weft_status_t status = WEFT_OK;
+  for (size_t i = 0;
+       weft_status_is_ok(status) && i < sizeof(kMatrices) / sizeof(kMatrices[0]);
+       ++i) {
+    const decode_tensor_t tensor = kMatrices[i];
+    if (!layout->tensors[tensor].present ||
+        (tensor == DECODE_TENSOR_CLASSIFIER && config->shared_classifier)) {
+      continue;
+    }
+    const uint32_t cols =
+        tensor == DECODE_TENSOR_W2 ? config->hidden_dim : config->dim;
+    const uint64_t rows = decode_tensor_elements(config, tensor) / cols;
+    if (rows % DECODE_X8_ROWS != 0 || rows > UINT32_MAX) continue;
+    for (uint32_t l = 0;
+         weft_status_is_ok(status) && l < decode_tensor_layers(config, tensor);
+         ++l) {
+      if (layout->tensors[tensor].dtypes[l] != DECODE_DTYPE_Q4_0) continue;
+      if (!scratch) {
+        // Big enough for 8 rows of the widest matrix (W2's hidden).
+        const uint32_t widest =
+            config->hidden_dim > config->dim ? config->hidden_dim : config->dim;
+        status = weft_allocator_malloc(
+            model->allocator,
+            DECODE_X8_ROWS * decode_dtype_bytes(DECODE_DTYPE_Q4_0, widest),
+            &scratch);
+        if (!weft_status_is_ok(status)) break;
+      }
+      weft_buffer_mapping_t mapping;
+      status = weft_buffer_map_range(
+          model->buffers[tensor], WEFT_MAPPING_MODE_SCOPED,
+          WEFT_MEMORY_ACCESS_READ | WEFT_MEMORY_ACCESS_WRITE,
+          model->layer_offsets[tensor][l], decode_layer_bytes(model, tensor, l),
+          &mapping);
+      if (!weft_status_is_ok(status)) break;
+      decode_q4_0_x8_pack(mapping.contents, (uint32_t)rows, cols, scratch);
+      status = weft_buffer_mapping_flush(&mapping, 0, mapping.byte_length);
+      weft_buffer_unmap_range(&mapping);
+      layout->tensors[tensor].dtypes[l] = DECODE_DTYPE_Q4_0_X8;
+    }
+  }
+  weft_allocator_free(model->allocator, scratch);
+  return weft_status_is_ok(status)
+             ? WEFT_OK
+             : weft_status_annotate(status,
+                                    "interleaving the Q4_0 matrices' rows");
+}
+
 weft_status_t decode_model_load(weft_device_t* device, const char* path,
                                 const decode_load_options_t* options,
                                 weft_allocator_t allocator,
@@ -158,6 +226,9 @@ weft_status_t decode_model_load(weft_device_t* device, const char* path,
   }
   weft_file_release(file);
   weft_allocator_free(allocator, spans);
+  if (weft_status_is_ok(status)) {
+    status = decode_model_interleave(model, options);
+  }
   if (weft_status_is_ok(status) && config->shared_classifier) {
     model->buffers[DECODE_TENSOR_CLASSIFIER] =
         model->buffers[DECODE_TENSOR_TOKEN_EMBEDDING];

@@ -13,6 +13,7 @@
 
 #include "decode_checkpoint.h"
 #include "decode_quant_dot.h"
+#include "decode_quant_x8.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -419,8 +420,40 @@ static inline float decode_row_dot(const void* w, uint32_t dtype,
   if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) {
     return decode_dot_fns[dtype](weights, activation->x, cols);
   }
+  if (dtype == DECODE_DTYPE_Q4_0_X8) {
+    // The row's group of eight, whole (the same bits as in any range).
+    const uint64_t group = row / DECODE_X8_ROWS * DECODE_X8_ROWS;
+    float values[DECODE_X8_ROWS];
+    decode_q4_0_x8_dot(w, cols, (uint32_t)group, DECODE_X8_ROWS,
+                       &activation->q8_0, 1, values, DECODE_X8_ROWS);
+    return values[row - group];
+  }
   return decode_quant_dot((decode_dtype_t)dtype, weights,
                           decode_activation_for(activation, dtype), cols);
+}
+
+// Rows |first| .. |first| + |count| of |w| (as decode_row_dot) into
+// |out|[0 .. |count|): interleaved Q4_0 a run of whole groups of eight at a
+// time, the rest (and every other type) row by row.
+static inline void decode_rows_dot(const void* w, uint32_t dtype,
+                                   uint32_t first, uint32_t count,
+                                   uint32_t cols,
+                                   const decode_activation_t* activation,
+                                   float* out) {
+  uint32_t r = first;
+  const uint32_t end = first + count;
+  while (r < end) {
+    if (dtype == DECODE_DTYPE_Q4_0_X8 && r % DECODE_X8_ROWS == 0 &&
+        end - r >= DECODE_X8_ROWS) {
+      const uint32_t n = (end - r) / DECODE_X8_ROWS * DECODE_X8_ROWS;
+      decode_q4_0_x8_dot(w, cols, r, n, &activation->q8_0, 1, out + (r - first),
+                         n);
+      r += n;
+      continue;
+    }
+    out[r - first] = decode_row_dot(w, dtype, r, cols, activation);
+    ++r;
+  }
 }
 
 // The dtype of matrix |i| of a kernel's packed dtype constant (one byte
@@ -515,6 +548,8 @@ static inline void decode_rope_rotate(float* out, uint32_t begin, uint32_t end,
 // |dtype| into |out|; returns 2 when the token is past the table, else 0.
 static int decode_embed_row(const void* table, uint32_t dtype, uint32_t dim,
                             uint32_t vocab, uint32_t token, float* out) {
+  // A table is read a row at a time: never interleaved (decode_model_load).
+  if (dtype == DECODE_DTYPE_Q4_0_X8) return 1;
   if (token >= vocab) return 2;
   decode_quant_dequantize(
       (decode_dtype_t)dtype,
@@ -603,9 +638,7 @@ static int decode_qkv(const weft_dispatch_state_t* dispatch,
   float* out = (float*)dispatch->binding_ptrs[5 + section];
   const uint32_t limit = section == 0 ? dim : kv_dim;
   if (row0 + ROWS > limit) return 1;
-  for (uint32_t r = row0; r < row0 + ROWS; ++r) {
-    out[r] = decode_row_dot(w, dtype, r, dim, &activation);
-  }
+  decode_rows_dot(w, dtype, row0, ROWS, dim, &activation, out + row0);
   if (section < 2) {
     decode_rope_rotate(out, row0, row0 + ROWS,
                        (const float*)dispatch->binding_ptrs[8], head_size);
@@ -656,9 +689,9 @@ static int decode_matvec_add(const weft_dispatch_state_t* dispatch,
   float* out = (float*)dispatch->binding_ptrs[3];
   const uint32_t first = workgroup->workgroup_id[0] * ROWS;
   if (first + ROWS > rows) return 1;
-  for (uint32_t r = first; r < first + ROWS; ++r) {
-    out[r] += decode_row_dot(w, dtype, r, cols, &activation);
-  }
+  float values[ROWS];
+  decode_rows_dot(w, dtype, first, ROWS, cols, &activation, values);
+  for (uint32_t i = 0; i < ROWS; ++i) out[first + i] += values[i];
   return 0;
 }
 
@@ -685,10 +718,11 @@ static int decode_ffn(const weft_dispatch_state_t* dispatch,
   float* h = (float*)dispatch->binding_ptrs[4];
   const uint32_t first = workgroup->workgroup_id[0] * ROWS;
   if (first + ROWS > hidden) return 1;
-  for (uint32_t r = first; r < first + ROWS; ++r) {
-    const float gate = decode_row_dot(w1, w1_dtype, r, dim, &activation);
-    const float up = decode_row_dot(w3, w3_dtype, r, dim, &activation);
-    h[r] = decode_swiglu(gate, up);
+  float gate[ROWS], up[ROWS];
+  decode_rows_dot(w1, w1_dtype, first, ROWS, dim, &activation, gate);
+  decode_rows_dot(w3, w3_dtype, first, ROWS, dim, &activation, up);
+  for (uint32_t i = 0; i < ROWS; ++i) {
+    h[first + i] = decode_swiglu(gate[i], up[i]);
   }
   return 0;
 }
@@ -712,8 +746,9 @@ static int decode_classifier(const weft_dispatch_state_t* dispatch,
   const uint32_t first = workgroup->workgroup_id[0] * DECODE_CLASSIFIER_ROWS;
   uint32_t last = first + DECODE_CLASSIFIER_ROWS;
   if (last > vocab) last = vocab;
-  for (uint32_t r = first; r < last; ++r) {
-    logits[r] = decode_row_dot(w, dtype, r, dim, &activation);
+  if (first < last) {
+    decode_rows_dot(w, dtype, first, last - first, dim, &activation,
+                    logits + first);
   }
   return 0;
 }
@@ -944,6 +979,54 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
   return b;
 }
 
+// GEMM's tile where W is Q4_0 interleaved by eight: up to four columns a
+// call, every column through the same product the token's step takes
+// (decode_rows_dot: the same bits for any column count). SWIGLU's W3
+// likewise, or row by row when it is of another type.
+static void decode_gemm_tile_x8(const void* w, const void* w3,
+                                uint32_t dtype3, uint32_t mode, uint32_t rows,
+                                uint32_t cols,
+                                const decode_activation_t* columns,
+                                uint32_t first_row, uint32_t last_row,
+                                uint32_t first_col, uint32_t last_col,
+                                float* out) {
+  const uint32_t count = last_row - first_row;
+  for (uint32_t b = first_col; b < last_col; b += DECODE_X8_COLUMNS) {
+    const decode_activation_t* some = columns + (b - first_col);
+    const uint32_t n =
+        last_col - b < DECODE_X8_COLUMNS ? last_col - b : DECODE_X8_COLUMNS;
+    float values[DECODE_X8_COLUMNS][ROWS];
+    float up[DECODE_X8_COLUMNS][ROWS];
+    const decode_block_q8_0_t* activations[DECODE_X8_COLUMNS];
+    for (uint32_t c = 0; c < n; ++c) activations[c] = some[c].q8_0;
+    if (first_row % DECODE_X8_ROWS == 0 && count % DECODE_X8_ROWS == 0) {
+      decode_q4_0_x8_dot(w, cols, first_row, count, activations, n,
+                         values[0], ROWS);
+    } else {
+      for (uint32_t c = 0; c < n; ++c) {
+        decode_rows_dot(w, DECODE_DTYPE_Q4_0_X8, first_row, count, cols,
+                        &some[c], values[c]);
+      }
+    }
+    if (mode == DECODE_GEMM_SWIGLU) {
+      for (uint32_t c = 0; c < n; ++c) {
+        decode_rows_dot(w3, dtype3, first_row, count, cols, &some[c], up[c]);
+      }
+    }
+    for (uint32_t c = 0; c < n; ++c) {
+      for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t r = first_row + i;
+        if (mode == DECODE_GEMM_SWIGLU) {
+          out[(uint64_t)(b + c) * rows + r] =
+              decode_swiglu(values[c][i], up[c][i]);
+        } else {
+          decode_gemm_write(out, rows, r, b + c, mode, values[c][i]);
+        }
+      }
+    }
+  }
+}
+
 static int decode_gemm(const weft_dispatch_state_t* dispatch,
                        const weft_workgroup_state_t* workgroup) {
   const uint32_t rows = dispatch->constants[0];
@@ -985,6 +1068,11 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
   for (uint32_t b = first_col; b < last_col; ++b) {
     columns[b - first_col] =
         decode_activation(x + (uint64_t)b * cols, cols, xq + b * stride);
+  }
+  if (dtype == DECODE_DTYPE_Q4_0_X8) {
+    decode_gemm_tile_x8(w, w3, dtype3, mode, rows, cols, columns, first_row,
+                        last_row, first_col, last_col, out);
+    return 0;
   }
   // Each weight row (in cache after the first column) meets every column
   // of the tile: four columns at a time where the type has a four-column

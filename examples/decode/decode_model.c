@@ -28,6 +28,8 @@ const char* decode_dtype_name(decode_dtype_t dtype) {
       return "q5_k";
     case DECODE_DTYPE_Q6_K:
       return "q6_k";
+    case DECODE_DTYPE_Q4_0_X8:
+      return "q4_0_x8";
   }
   return "?";
 }
@@ -38,6 +40,7 @@ uint32_t decode_dtype_block_elements(uint32_t dtype) {
     case DECODE_DTYPE_F16:
       return 1;
     case DECODE_DTYPE_Q4_0:
+    case DECODE_DTYPE_Q4_0_X8:
     case DECODE_DTYPE_Q4_1:
     case DECODE_DTYPE_Q5_0:
     case DECODE_DTYPE_Q5_1:
@@ -59,6 +62,7 @@ uint32_t decode_dtype_block_bytes(uint32_t dtype) {
     case DECODE_DTYPE_F16:
       return 2;
     case DECODE_DTYPE_Q4_0:
+    case DECODE_DTYPE_Q4_0_X8:
       return sizeof(decode_block_q4_0_t);
     case DECODE_DTYPE_Q4_1:
       return sizeof(decode_block_q4_1_t);

@@ -465,7 +465,7 @@ int main(int argc, char** argv) {
   weft_parameter_stream_options_t stream_options;
   weft_parameter_stream_options_initialize(&stream_options);
   if (isatty(STDERR_FILENO)) stream_options.progress_fn = print_progress;
-  decode_load_options_t load_options = {&stream_options};
+  decode_load_options_t load_options = {&stream_options, false};
   decode_model_t* model = NULL;
   status = decode_model_load(device, options.model, &load_options, allocator,
                              &model);

@@ -12,8 +12,8 @@
 //    mirror of the decoder (the same blocks dequantized, each product's
 //    input quantized by the library's decode_quant_activations and
 //    decoded here, sums in double), following the decoder's tokens:
-//    logits within QUANT_TOLERANCE (float sums only; a rounding the
-//    decoder took the other way is found and taken so), each token the
+//    logits within QUANT_TOLERANCE (float sums only; one or two roundings
+//    the decoder took the other way are found and taken so), each token the
 //    mirror's argmax, identical on the 15M shape; and within
 //    F32_INPUT_TOLERANCE of the same with f32 inputs (what quantizing the
 //    inputs costs);
@@ -93,6 +93,8 @@ typedef struct rounding_t {
 } rounding_t;
 #define INPUTS (4 * DECODE_MAX_LAYERS + 1)
 #define ROUNDINGS 512u
+// The closest roundings whose pairs a step no single one matches tries.
+#define PAIR_CANDIDATES 48u
 
 typedef struct reference_t {
   decode_config_t c;
@@ -113,7 +115,7 @@ typedef struct reference_t {
   uint32_t rounding_count;
   rounding_t roundings[ROUNDINGS];
   uint32_t flip_count;
-  rounding_t flips[1];
+  rounding_t flips[2];
 } reference_t;
 
 // The format of the input of a product with |dtype| weights, as GGML's
@@ -134,6 +136,7 @@ static activation_format_t activation_format(decode_dtype_t dtype) {
       return ACTIVATION_F32;
     case DECODE_DTYPE_Q8_0:
     case DECODE_DTYPE_Q4_0:
+    case DECODE_DTYPE_Q4_0_X8:  // a CPU device's Q4_0, loaded
     case DECODE_DTYPE_Q4_1:
     case DECODE_DTYPE_Q5_0:
     case DECODE_DTYPE_Q5_1:
@@ -744,7 +747,7 @@ static float relative_error(const float* logits, const float* expected,
 
 typedef enum mirror_e {
   MIRROR_MATCHED = 0,    // as computed
-  MIRROR_FLIPPED = 1,    // with one rounding the other way
+  MIRROR_FLIPPED = 1,    // with one or two roundings the other way
   MIRROR_UNMATCHED = 2,  // neither
 } mirror_t;
 
@@ -752,7 +755,8 @@ typedef enum mirror_e {
 // into |out|, matched to the decoder's |logits|: as computed where that
 // is within QUANT_TOLERANCE of them, else, where one of the roundings
 // nearest a boundary taken the other way is, with the first (closest)
-// such (the step's cache rows then hold that). The decoder's inputs
+// such, else with the first pair of the closest (the step's cache rows
+// then hold that). The decoder's inputs
 // differ from the reference's in their last bits, so a value that close
 // to a boundary may have been rounded the other way there, and one
 // rounding apart is an error of the activations' quantization, not of
@@ -785,6 +789,29 @@ static mirror_t mirror_step(reference_t* r, uint32_t token, uint32_t p,
       result = MIRROR_FLIPPED;
     }
   }
+  // Two the other way, among the closest PAIR_CANDIDATES: sums in another
+  // order move more than one input's last bit now and then (two roundings
+  // apart is still the activations' quantization, not the sums' error).
+  const uint32_t pair_count = count < PAIR_CANDIDATES ? count : PAIR_CANDIDATES;
+  for (uint32_t a = 0; a < pair_count && result == MIRROR_UNMATCHED; ++a) {
+    for (uint32_t b = a + 1; b < pair_count && result == MIRROR_UNMATCHED;
+         ++b) {
+      r->flips[0] = roundings[a];
+      r->flips[1] = roundings[b];
+      r->flip_count = 2;
+      reference_forward(r, true, token, p, flipped);
+      r->flip_count = 0;
+      if (relative_error(logits, flipped, vocab) <= QUANT_TOLERANCE) {
+        printf("step %u: matched with two roundings the other way: input "
+               "%u index %u (%.3g from the boundary) and input %u index %u "
+               "(%.3g)\n",
+               p, roundings[a].input, roundings[a].index, roundings[a].margin,
+               roundings[b].input, roundings[b].index, roundings[b].margin);
+        memcpy(out, flipped, vocab * sizeof(float));
+        result = MIRROR_FLIPPED;
+      }
+    }
+  }
   // None matched: the cache rows of the step as computed.
   if (result == MIRROR_UNMATCHED) reference_forward(r, true, token, p, out);
   free(flipped);
@@ -812,8 +839,8 @@ typedef struct follow_result_t {
   float worst_f32;  // the same against the f32-input reference
   uint32_t ties;    // steps whose reference top two are within tolerance
   uint32_t other;   // of those, steps where the decoder took the other
-  uint32_t flips;      // steps matched with one rounding the other way
-  uint32_t unmatched;  // steps no single rounding matched (0 or 1)
+  uint32_t flips;      // steps matched with one or two roundings flipped
+  uint32_t unmatched;  // steps no such rounding matched (0 or 1)
   uint32_t diverged;   // steps from that one on
 } follow_result_t;
 
@@ -860,7 +887,7 @@ static follow_result_t decode_and_follow(const char* device_string,
     }
     if (!diverged && f->flipped[p] == MIRROR_FLIPPED) ++result.flips;
     if (!diverged && f->flipped[p] == MIRROR_UNMATCHED) {
-      printf("%s on %s: step %u matched by no single rounding: from here "
+      printf("%s on %s: step %u matched by no rounding or two: from here "
              "on the mirror is held to F32_INPUT_TOLERANCE\n",
              q->name, device_string, p);
       ++result.unmatched;
