@@ -42,7 +42,7 @@
 //       (the selected version): the most weight bytes a core's products
 //       get through (weight_GBps); twice that under MemoryBandwidth means
 //       a 2-core decode of the type is compute-bound.
-//   QuantDot/q4_0_x8/<1|4>  the same Q4_0 rows interleaved by eight
+//   QuantDot/<q8_0|q4_0>_x8/<1|4>  the same rows interleaved by eight
 //       (decode_quant_x8.h), with 1 or 4 columns (bytes counted once per
 //       column).
 //
@@ -927,12 +927,13 @@ void QuantDot(benchmark::State& state, decode_dtype_t dtype) {
       benchmark::Counter::kIsRate);
 }
 
-// QuantDot/q4_0_x8/<columns>: the same Q4_0 rows interleaved by eight
+// QuantDot/<q4_0|q8_0>_x8/<columns>: the same rows interleaved by eight
 // (decode_quant_x8.h), the product taking 1 column (the token's) or 4 (a
 // batch's); weight_GBps counts each row's bytes once per column.
-void QuantDotX8(benchmark::State& state) {
+void QuantDotX8(benchmark::State& state, decode_dtype_t dtype) {
   const uint32_t columns = static_cast<uint32_t>(state.range(0));
-  const size_t row_bytes = decode_dtype_bytes(DECODE_DTYPE_Q4_0, kDotElements);
+  const uint32_t x8 = decode_x8_form(dtype);
+  const size_t row_bytes = decode_dtype_bytes(dtype, kDotElements);
   std::vector<uint8_t> weights(row_bytes * kDotRows);
   std::vector<uint8_t> scratch(row_bytes * DECODE_X8_ROWS);
   std::vector<float> x(kDotElements);
@@ -943,18 +944,18 @@ void QuantDotX8(benchmark::State& state) {
     value = static_cast<float>(seed >> 8) / 16777216.0f - 0.5f;
   }
   for (uint32_t r = 0; r < kDotRows; ++r) {
-    decode_quant_quantize(DECODE_DTYPE_Q4_0, x.data(), kDotElements,
+    decode_quant_quantize(dtype, x.data(), kDotElements,
                           weights.data() + r * row_bytes);
   }
-  decode_q4_0_x8_pack(weights.data(), kDotRows, kDotElements, scratch.data());
+  decode_x8_pack(x8, weights.data(), kDotRows, kDotElements, scratch.data());
   decode_kernels_library();
   decode_quant_activations_q8_0(x.data(), kDotElements, activations.data());
   const decode_block_q8_0_t* columns_of[DECODE_X8_COLUMNS];
   for (auto& column : columns_of) column = activations.data();
   std::vector<float> out(DECODE_X8_COLUMNS * kDotRows);
   for (auto _ : state) {
-    decode_q4_0_x8_dot(weights.data(), kDotElements, 0, kDotRows, columns_of,
-                       columns, out.data(), kDotRows);
+    decode_x8_dot(x8, weights.data(), kDotElements, 0, kDotRows, columns_of,
+                  columns, out.data(), kDotRows);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -967,7 +968,13 @@ void QuantDotX8(benchmark::State& state) {
 }  // namespace
 
 void RegisterDecodeBenchmarks() {
-  benchmark::RegisterBenchmark("QuantDot/q4_0_x8", QuantDotX8)->Arg(1)->Arg(4);
+  for (decode_dtype_t dtype : {DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0}) {
+    benchmark::RegisterBenchmark(
+        (std::string("QuantDot/") + decode_dtype_name(dtype) + "_x8").c_str(),
+        QuantDotX8, dtype)
+        ->Arg(1)
+        ->Arg(4);
+  }
   for (decode_dtype_t dtype :
        {DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q4_K,
         DECODE_DTYPE_Q6_K, DECODE_DTYPE_Q5_K}) {

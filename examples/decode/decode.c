@@ -98,7 +98,7 @@ static weft_status_t decode_check_device_dtypes(
   return WEFT_OK;
 }
 
-// Rewrites |model|'s Q4_0 matrices into rows interleaved by eight
+// Rewrites |model|'s Q4_0 and Q8_0 matrices into rows interleaved by eight
 // (decode_quant_x8.h: the CPU products' faster form), in place, on the
 // host, and marks their layout so the kernels read them so. Left as
 // stored: the token embedding (EMBED reads one row of it; so is a
@@ -134,14 +134,16 @@ static weft_status_t decode_model_interleave(
     for (uint32_t l = 0;
          weft_status_is_ok(status) && l < decode_tensor_layers(config, tensor);
          ++l) {
-      if (layout->tensors[tensor].dtypes[l] != DECODE_DTYPE_Q4_0) continue;
+      const uint32_t form = decode_x8_form(layout->tensors[tensor].dtypes[l]);
+      if (form == 0) continue;
       if (!scratch) {
-        // Big enough for 8 rows of the widest matrix (W2's hidden).
+        // Big enough for 8 rows of the widest matrix (W2's hidden) of the
+        // widest type (Q8_0).
         const uint32_t widest =
             config->hidden_dim > config->dim ? config->hidden_dim : config->dim;
         status = weft_allocator_malloc(
             model->allocator,
-            DECODE_X8_ROWS * decode_dtype_bytes(DECODE_DTYPE_Q4_0, widest),
+            DECODE_X8_ROWS * decode_dtype_bytes(DECODE_DTYPE_Q8_0, widest),
             &scratch);
         if (!weft_status_is_ok(status)) break;
       }
@@ -152,17 +154,16 @@ static weft_status_t decode_model_interleave(
           model->layer_offsets[tensor][l], decode_layer_bytes(model, tensor, l),
           &mapping);
       if (!weft_status_is_ok(status)) break;
-      decode_q4_0_x8_pack(mapping.contents, (uint32_t)rows, cols, scratch);
+      decode_x8_pack(form, mapping.contents, (uint32_t)rows, cols, scratch);
       status = weft_buffer_mapping_flush(&mapping, 0, mapping.byte_length);
       weft_buffer_unmap_range(&mapping);
-      layout->tensors[tensor].dtypes[l] = DECODE_DTYPE_Q4_0_X8;
+      layout->tensors[tensor].dtypes[l] = (decode_dtype_t)form;
     }
   }
   weft_allocator_free(model->allocator, scratch);
   return weft_status_is_ok(status)
              ? WEFT_OK
-             : weft_status_annotate(status,
-                                    "interleaving the Q4_0 matrices' rows");
+             : weft_status_annotate(status, "interleaving the matrices' rows");
 }
 
 weft_status_t decode_model_load(weft_device_t* device, const char* path,

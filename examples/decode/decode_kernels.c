@@ -420,11 +420,11 @@ static inline float decode_row_dot(const void* w, uint32_t dtype,
   if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) {
     return decode_dot_fns[dtype](weights, activation->x, cols);
   }
-  if (dtype == DECODE_DTYPE_Q4_0_X8) {
+  if (decode_dtype_is_x8(dtype)) {
     // The row's group of eight, whole (the same bits as in any range).
     const uint64_t group = row / DECODE_X8_ROWS * DECODE_X8_ROWS;
     float values[DECODE_X8_ROWS];
-    decode_q4_0_x8_dot(w, cols, (uint32_t)group, DECODE_X8_ROWS,
+    decode_x8_dot(dtype, w, cols, (uint32_t)group, DECODE_X8_ROWS,
                        &activation->q8_0, 1, values, DECODE_X8_ROWS);
     return values[row - group];
   }
@@ -433,8 +433,8 @@ static inline float decode_row_dot(const void* w, uint32_t dtype,
 }
 
 // Rows |first| .. |first| + |count| of |w| (as decode_row_dot) into
-// |out|[0 .. |count|): interleaved Q4_0 a run of whole groups of eight at a
-// time, the rest (and every other type) row by row.
+// |out|[0 .. |count|): an interleaved form a run of whole groups of eight
+// at a time, the rest (and every other type) row by row.
 static inline void decode_rows_dot(const void* w, uint32_t dtype,
                                    uint32_t first, uint32_t count,
                                    uint32_t cols,
@@ -443,11 +443,11 @@ static inline void decode_rows_dot(const void* w, uint32_t dtype,
   uint32_t r = first;
   const uint32_t end = first + count;
   while (r < end) {
-    if (dtype == DECODE_DTYPE_Q4_0_X8 && r % DECODE_X8_ROWS == 0 &&
+    if (decode_dtype_is_x8(dtype) && r % DECODE_X8_ROWS == 0 &&
         end - r >= DECODE_X8_ROWS) {
       const uint32_t n = (end - r) / DECODE_X8_ROWS * DECODE_X8_ROWS;
-      decode_q4_0_x8_dot(w, cols, r, n, &activation->q8_0, 1, out + (r - first),
-                         n);
+      decode_x8_dot(dtype, w, cols, r, n, &activation->q8_0, 1,
+                    out + (r - first), n);
       r += n;
       continue;
     }
@@ -549,7 +549,7 @@ static inline void decode_rope_rotate(float* out, uint32_t begin, uint32_t end,
 static int decode_embed_row(const void* table, uint32_t dtype, uint32_t dim,
                             uint32_t vocab, uint32_t token, float* out) {
   // A table is read a row at a time: never interleaved (decode_model_load).
-  if (dtype == DECODE_DTYPE_Q4_0_X8) return 1;
+  if (decode_dtype_is_x8(dtype)) return 1;
   if (token >= vocab) return 2;
   decode_quant_dequantize(
       (decode_dtype_t)dtype,
@@ -979,12 +979,12 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
   return b;
 }
 
-// GEMM's tile where W is Q4_0 interleaved by eight: up to four columns a
+// GEMM's tile where W is interleaved by eight: up to four columns a
 // call, every column through the same product the token's step takes
 // (decode_rows_dot: the same bits for any column count). SWIGLU's W3
 // likewise, or row by row when it is of another type.
 static void decode_gemm_tile_x8(const void* w, const void* w3,
-                                uint32_t dtype3, uint32_t mode, uint32_t rows,
+                                uint32_t dtype, uint32_t dtype3, uint32_t mode, uint32_t rows,
                                 uint32_t cols,
                                 const decode_activation_t* columns,
                                 uint32_t first_row, uint32_t last_row,
@@ -1000,11 +1000,11 @@ static void decode_gemm_tile_x8(const void* w, const void* w3,
     const decode_block_q8_0_t* activations[DECODE_X8_COLUMNS];
     for (uint32_t c = 0; c < n; ++c) activations[c] = some[c].q8_0;
     if (first_row % DECODE_X8_ROWS == 0 && count % DECODE_X8_ROWS == 0) {
-      decode_q4_0_x8_dot(w, cols, first_row, count, activations, n,
-                         values[0], ROWS);
+      decode_x8_dot(dtype, w, cols, first_row, count, activations, n,
+                    values[0], ROWS);
     } else {
       for (uint32_t c = 0; c < n; ++c) {
-        decode_rows_dot(w, DECODE_DTYPE_Q4_0_X8, first_row, count, cols,
+        decode_rows_dot(w, dtype, first_row, count, cols,
                         &some[c], values[c]);
       }
     }
@@ -1069,8 +1069,8 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
     columns[b - first_col] =
         decode_activation(x + (uint64_t)b * cols, cols, xq + b * stride);
   }
-  if (dtype == DECODE_DTYPE_Q4_0_X8) {
-    decode_gemm_tile_x8(w, w3, dtype3, mode, rows, cols, columns, first_row,
+  if (decode_dtype_is_x8(dtype)) {
+    decode_gemm_tile_x8(w, w3, dtype, dtype3, mode, rows, cols, columns, first_row,
                         last_row, first_col, last_col, out);
     return 0;
   }

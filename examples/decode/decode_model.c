@@ -30,6 +30,8 @@ const char* decode_dtype_name(decode_dtype_t dtype) {
       return "q6_k";
     case DECODE_DTYPE_Q4_0_X8:
       return "q4_0_x8";
+    case DECODE_DTYPE_Q8_0_X8:
+      return "q8_0_x8";
   }
   return "?";
 }
@@ -45,6 +47,7 @@ uint32_t decode_dtype_block_elements(uint32_t dtype) {
     case DECODE_DTYPE_Q5_0:
     case DECODE_DTYPE_Q5_1:
     case DECODE_DTYPE_Q8_0:
+    case DECODE_DTYPE_Q8_0_X8:
       return DECODE_QK8_0;
     case DECODE_DTYPE_Q4_K:
     case DECODE_DTYPE_Q5_K:
@@ -71,6 +74,7 @@ uint32_t decode_dtype_block_bytes(uint32_t dtype) {
     case DECODE_DTYPE_Q5_1:
       return sizeof(decode_block_q5_1_t);
     case DECODE_DTYPE_Q8_0:
+    case DECODE_DTYPE_Q8_0_X8:
       return sizeof(decode_block_q8_0_t);
     case DECODE_DTYPE_Q4_K:
       return sizeof(decode_block_q4_k_t);

@@ -186,8 +186,9 @@ void decode_quant_dequantize(decode_dtype_t dtype, const void* row, uint32_t n,
       decode_dequantize_q6_k(row, n, out);
       break;
     case DECODE_DTYPE_Q4_0_X8:
+    case DECODE_DTYPE_Q8_0_X8:
       // Not a row's form but eight rows' (decode_quant_x8.h): the callers
-      // read it through decode_q4_0_x8_unpack.
+      // read it through decode_x8_unpack.
       break;
   }
 }
@@ -442,8 +443,9 @@ void decode_quant_quantize(decode_dtype_t dtype, const float* x, uint32_t n,
       decode_quantize_q6_k(x, n, out_row);
       break;
     case DECODE_DTYPE_Q4_0_X8:
+    case DECODE_DTYPE_Q8_0_X8:
       // Not a row's form but eight rows' (decode_quant_x8.h): written by
-      // decode_q4_0_x8_pack from Q4_0 rows.
+      // decode_x8_pack from plain rows.
       break;
   }
 }

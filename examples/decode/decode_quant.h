@@ -161,7 +161,7 @@ static inline decode_k_block_t decode_k_block(const void* weights, uint32_t b,
 
 // Dequantizes |n| elements (a multiple of the block) of |dtype| at |row|
 // into |out|. F32 and F16 are copied and converted; the block types are
-// decoded as above. DECODE_DTYPE_Q4_0_X8 is not a row's form: |out| is
+// decoded as above. The interleaved forms (decode_quant_x8.h) are not a row's: |out| is
 // left as it is (decode_quant_x8.h unpacks it).
 void decode_quant_dequantize(decode_dtype_t dtype, const void* row, uint32_t n,
                              float* out);
@@ -174,8 +174,8 @@ void decode_quant_dequantize(decode_dtype_t dtype, const void* row, uint32_t n,
 // range, both rounded to 6 bits of the super-block's d and dmin; Q6_K
 // per sub-block a scale of max |x| / 32 rounded to int8 of the
 // super-block's d. Every q is the nearest the scales allow. F32 and F16
-// are stored as such; DECODE_DTYPE_Q4_0_X8 writes nothing
-// (decode_q4_0_x8_pack makes it from Q4_0 rows).
+// are stored as such; the interleaved forms write nothing
+// (decode_x8_pack makes them from plain rows).
 void decode_quant_quantize(decode_dtype_t dtype, const float* x, uint32_t n,
                            void* out_row);
 

@@ -1111,7 +1111,7 @@ void decode_quant_dot_select(decode_simd_t simd) {
     if (kDots[chosen][i]) decode_quant_dots[i] = kDots[chosen][i];
     decode_quant_dot4s[i] = chosen == DECODE_SIMD_AVX2 ? kDots4Avx2[i] : NULL;
   }
-  decode_q4_0_x8_select(simd);
+  decode_x8_select(simd);
   for (int i = 0; i < 2; ++i) {
     if (kActivations[simd][i]) {
       decode_quant_activation_fns[i] = kActivations[simd][i];

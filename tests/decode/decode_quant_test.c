@@ -13,7 +13,7 @@
 //    1 to 9 blocks (the AVX-512 versions' pairs and their odd block);
 //  - quantizing random weights and dequantizing them again errs by at
 //    most a step of the block's scale (bounds per type below);
-//  - Q4_0 rows interleaved by eight (decode_quant_x8.h): the repack
+//  - Q4_0 and Q8_0 rows interleaved by eight (decode_quant_x8.h): the repack
 //    undone gives the rows back; its products, in every version and for 1
 //    to 4 columns, are bit for bit the portable one's (and so each
 //    column's the one-column result), and within the tolerance of the
@@ -522,29 +522,35 @@ static void quantize_round_trip(void** state) {
   }
 }
 
-// Q4_0 rows interleaved by eight against the plain rows.
-static void interleaved_q4_0_matches_plain(void** state) {
+// Q4_0 and Q8_0 rows interleaved by eight against the plain rows.
+static void interleaved_rows_match_plain(void** state) {
   (void)state;
   enum { kMaxBlocks = 300, kRows = 24 };
-  static uint8_t plain[kRows * kMaxBlocks * 18];
-  static uint8_t packed[kRows * kMaxBlocks * 18];
-  static uint8_t back[8 * kMaxBlocks * 18];
-  static uint8_t scratch[8 * kMaxBlocks * 18];
+  static uint8_t plain[kRows * kMaxBlocks * 34];
+  static uint8_t packed[kRows * kMaxBlocks * 34];
+  static uint8_t back[8 * kMaxBlocks * 34];
+  static uint8_t scratch[8 * kMaxBlocks * 34];
   static decode_block_q8_0_t q8_0[4][kMaxBlocks];
   static float x[kMaxBlocks * 32];
+  static float w[kMaxBlocks * 32];
+  static double a[4][kMaxBlocks * 32];
+  const decode_dtype_t types[] = {DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q8_0};
   const uint32_t block_counts[] = {1, 2, 7, 24, 257, kMaxBlocks};
   int compared = 0;
-  for (size_t t = 0; t < sizeof(block_counts) / sizeof(block_counts[0]);
+  for (size_t t = 0; t < 2 * sizeof(block_counts) / sizeof(block_counts[0]);
        ++t) {
-    const uint32_t blocks = block_counts[t];
+    const decode_dtype_t dtype = types[t % 2];
+    const uint32_t x8 = decode_x8_form(dtype);
+    assert_true(decode_dtype_is_x8(x8));
+    const uint32_t blocks = block_counts[t / 2];
     const uint32_t cols = blocks * 32;
     const uint32_t rows = 8 * (1 + (uint32_t)(next_random() % 3));
-    const uint64_t row_bytes = (uint64_t)blocks * 18;
-    random_blocks(DECODE_DTYPE_Q4_0, rows * blocks, plain);
+    const uint64_t row_bytes = decode_dtype_bytes(dtype, cols);
+    random_blocks(dtype, rows * blocks, plain);
     memcpy(packed, plain, rows * row_bytes);
-    decode_q4_0_x8_pack(packed, rows, cols, scratch);
+    decode_x8_pack(x8, packed, rows, cols, scratch);
     for (uint32_t g = 0; g < rows / 8; ++g) {
-      decode_q4_0_x8_unpack(packed + g * 8 * row_bytes, cols, back);
+      decode_x8_unpack(x8, packed + g * 8 * row_bytes, cols, back);
       assert_memory_equal(back, plain + g * 8 * row_bytes, 8 * row_bytes);
     }
     const decode_block_q8_0_t* activations[4];
@@ -554,39 +560,34 @@ static void interleaved_q4_0_matches_plain(void** state) {
       }
       decode_quant_activations_q8_0(x, cols, q8_0[c]);
       activations[c] = q8_0[c];
+      dequantize_activations(DECODE_DTYPE_Q8_0, q8_0[c], cols, a[c]);
     }
     float expected[4 * kRows];
-    decode_q4_0_x8_dot_function(DECODE_SIMD_PORTABLE)(
+    decode_x8_dot_function(x8, DECODE_SIMD_PORTABLE)(
         packed, cols, 0, rows, activations, 4, expected, kRows);
-    for (uint32_t c = 0; c < 4; ++c) {
-      for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t r = 0; r < rows; ++r) {
+      decode_quant_dequantize(dtype, plain + r * row_bytes, cols, w);
+      for (uint32_t c = 0; c < 4; ++c) {
         // The plain product in double, as dot_products_match_reference.
         double sum = 0.0, magnitude = 0.0;
-        const decode_block_q4_0_t* w =
-            (const decode_block_q4_0_t*)(plain + r * row_bytes);
-        for (uint32_t b = 0; b < blocks; ++b) {
-          const double d = (double)decode_f16_to_f32(w[b].d) *
-                           decode_f16_to_f32(q8_0[c][b].d);
-          for (uint32_t i = 0; i < 32; ++i) {
-            const int q = (i < 16 ? w[b].qs[i] & 15 : w[b].qs[i - 16] >> 4) - 8;
-            const double p = d * q * q8_0[c][b].qs[i];
-            sum += p;
-            magnitude += fabs(p);
-          }
+        for (uint32_t i = 0; i < cols; ++i) {
+          sum += (double)w[i] * a[c][i];
+          magnitude += fabs((double)w[i] * a[c][i]);
         }
         const double got = expected[c * kRows + r];
         if (!(fabs(got - sum) <= 1e-5 * magnitude + 1e-30)) {
-          fail_msg("q4_0 x8, %u blocks, row %u, column %u: %.9g, expected "
+          fail_msg("%s x8, %u blocks, row %u, column %u: %.9g, expected "
                    "%.9g (magnitude %.9g)",
-                   blocks, r, c, got, sum, magnitude);
+                   decode_dtype_name(dtype), blocks, r, c, got, sum,
+                   magnitude);
         }
       }
     }
     // Every version, every column count, from every group: the portable
     // version's bits.
     for (int simd = 0; simd <= (int)decode_simd_best(); ++simd) {
-      const decode_q4_0_x8_dot_fn_t dot =
-          decode_q4_0_x8_dot_function((decode_simd_t)simd);
+      const decode_x8_dot_fn_t dot =
+          decode_x8_dot_function(x8, (decode_simd_t)simd);
       assert_non_null(dot);
       for (uint32_t columns = 1; columns <= 4; ++columns) {
         for (uint32_t first = 0; first < rows; first += 8) {
@@ -596,12 +597,13 @@ static void interleaved_q4_0_matches_plain(void** state) {
               columns, got, kRows);
           for (uint32_t c = 0; c < columns; ++c) {
             for (uint32_t r = 0; r < count; ++r) {
-              const float want = expected[(c + 4 - columns) * kRows + first + r];
+              const float want =
+                  expected[(c + 4 - columns) * kRows + first + r];
               if (memcmp(&got[c * kRows + r], &want, sizeof(float)) != 0) {
-                fail_msg("q4_0 x8 version %d, %u blocks, %u columns, row %u: "
+                fail_msg("%s x8 version %d, %u blocks, %u columns, row %u: "
                          "%.9g, portable %.9g",
-                         simd, blocks, columns, first + r,
-                         (double)got[c * kRows + r], (double)want);
+                         decode_dtype_name(dtype), simd, blocks, columns,
+                         first + r, (double)got[c * kRows + r], (double)want);
               }
               ++compared;
             }
@@ -610,7 +612,7 @@ static void interleaved_q4_0_matches_plain(void** state) {
       }
     }
   }
-  printf("q4_0 x8: %d products compared\n", compared);
+  printf("x8: %d products compared\n", compared);
 }
 
 int main(void) {
@@ -627,7 +629,7 @@ int main(void) {
       cmocka_unit_test(dot_products_match_reference),
       cmocka_unit_test(four_column_products_match),
       cmocka_unit_test(quantize_round_trip),
-      cmocka_unit_test(interleaved_q4_0_matches_plain),
+      cmocka_unit_test(interleaved_rows_match_plain),
   };
   return cmocka_run_group_tests_name("decode.quant", tests, NULL, NULL);
 }

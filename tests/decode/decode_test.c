@@ -136,7 +136,8 @@ static activation_format_t activation_format(decode_dtype_t dtype) {
       return ACTIVATION_F32;
     case DECODE_DTYPE_Q8_0:
     case DECODE_DTYPE_Q4_0:
-    case DECODE_DTYPE_Q4_0_X8:  // a CPU device's Q4_0, loaded
+    case DECODE_DTYPE_Q4_0_X8:  // a CPU device's Q4_0 and Q8_0, loaded
+    case DECODE_DTYPE_Q8_0_X8:
     case DECODE_DTYPE_Q4_1:
     case DECODE_DTYPE_Q5_0:
     case DECODE_DTYPE_Q5_1:
