@@ -42,7 +42,7 @@
 //       (the selected version): the most weight bytes a core's products
 //       get through (weight_GBps); twice that under MemoryBandwidth means
 //       a 2-core decode of the type is compute-bound.
-//   QuantDot/<q8_0|q4_0>_x8/<1|4>  the same rows interleaved by eight
+//   QuantDot/<q8_0|q4_0|q4_k>_x8/<1|4>  the same rows interleaved by eight
 //       (decode_quant_x8.h), with 1 or 4 columns (bytes counted once per
 //       column).
 //
@@ -927,7 +927,7 @@ void QuantDot(benchmark::State& state, decode_dtype_t dtype) {
       benchmark::Counter::kIsRate);
 }
 
-// QuantDot/<q4_0|q8_0>_x8/<columns>: the same rows interleaved by eight
+// QuantDot/<q8_0|q4_0|q4_k>_x8/<columns>: the same rows interleaved by eight
 // (decode_quant_x8.h), the product taking 1 column (the token's) or 4 (a
 // batch's); weight_GBps counts each row's bytes once per column.
 void QuantDotX8(benchmark::State& state, decode_dtype_t dtype) {
@@ -937,7 +937,7 @@ void QuantDotX8(benchmark::State& state, decode_dtype_t dtype) {
   std::vector<uint8_t> weights(row_bytes * kDotRows);
   std::vector<uint8_t> scratch(row_bytes * DECODE_X8_ROWS);
   std::vector<float> x(kDotElements);
-  std::vector<decode_block_q8_0_t> activations(kDotElements / DECODE_QK8_0);
+  std::vector<uint8_t> activations(kDotElements * 2);
   uint32_t seed = 1;
   for (float& value : x) {
     seed = seed * 1664525u + 1013904223u;
@@ -949,8 +949,8 @@ void QuantDotX8(benchmark::State& state, decode_dtype_t dtype) {
   }
   decode_x8_pack(x8, weights.data(), kDotRows, kDotElements, scratch.data());
   decode_kernels_library();
-  decode_quant_activations_q8_0(x.data(), kDotElements, activations.data());
-  const decode_block_q8_0_t* columns_of[DECODE_X8_COLUMNS];
+  decode_quant_activations(dtype, x.data(), kDotElements, activations.data());
+  const void* columns_of[DECODE_X8_COLUMNS];
   for (auto& column : columns_of) column = activations.data();
   std::vector<float> out(DECODE_X8_COLUMNS * kDotRows);
   for (auto _ : state) {
@@ -968,7 +968,8 @@ void QuantDotX8(benchmark::State& state, decode_dtype_t dtype) {
 }  // namespace
 
 void RegisterDecodeBenchmarks() {
-  for (decode_dtype_t dtype : {DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0}) {
+  for (decode_dtype_t dtype :
+       {DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q4_K}) {
     benchmark::RegisterBenchmark(
         (std::string("QuantDot/") + decode_dtype_name(dtype) + "_x8").c_str(),
         QuantDotX8, dtype)

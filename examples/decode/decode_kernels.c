@@ -417,16 +417,17 @@ static inline float decode_row_dot(const void* w, uint32_t dtype,
                                    const decode_activation_t* activation) {
   const uint8_t* weights = (const uint8_t*)w + decode_matrix_bytes(dtype, row,
                                                                    cols);
-  if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) {
-    return decode_dot_fns[dtype](weights, activation->x, cols);
-  }
   if (decode_dtype_is_x8(dtype)) {
     // The row's group of eight, whole (the same bits as in any range).
     const uint64_t group = row / DECODE_X8_ROWS * DECODE_X8_ROWS;
     float values[DECODE_X8_ROWS];
-    decode_x8_dot(dtype, w, cols, (uint32_t)group, DECODE_X8_ROWS,
-                       &activation->q8_0, 1, values, DECODE_X8_ROWS);
+    const void* column = decode_activation_for(activation, dtype);
+    decode_x8_dot(dtype, w, cols, (uint32_t)group, DECODE_X8_ROWS, &column, 1,
+                  values, DECODE_X8_ROWS);
     return values[row - group];
+  }
+  if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) {
+    return decode_dot_fns[dtype](weights, activation->x, cols);
   }
   return decode_quant_dot((decode_dtype_t)dtype, weights,
                           decode_activation_for(activation, dtype), cols);
@@ -446,8 +447,8 @@ static inline void decode_rows_dot(const void* w, uint32_t dtype,
     if (decode_dtype_is_x8(dtype) && r % DECODE_X8_ROWS == 0 &&
         end - r >= DECODE_X8_ROWS) {
       const uint32_t n = (end - r) / DECODE_X8_ROWS * DECODE_X8_ROWS;
-      decode_x8_dot(dtype, w, cols, r, n, &activation->q8_0, 1,
-                    out + (r - first), n);
+      const void* column = decode_activation_for(activation, dtype);
+      decode_x8_dot(dtype, w, cols, r, n, &column, 1, out + (r - first), n);
       r += n;
       continue;
     }
@@ -982,32 +983,33 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
 // GEMM's tile where W is interleaved by eight: up to four columns a
 // call, every column through the same product the token's step takes
 // (decode_rows_dot: the same bits for any column count). SWIGLU's W3
-// likewise, or row by row when it is of another type.
-static void decode_gemm_tile_x8(const void* w, const void* w3,
-                                uint32_t dtype, uint32_t dtype3, uint32_t mode, uint32_t rows,
-                                uint32_t cols,
-                                const decode_activation_t* columns,
-                                uint32_t first_row, uint32_t last_row,
-                                uint32_t first_col, uint32_t last_col,
-                                float* out) {
+// likewise, or row by row when it is of another type. 1 (a binding not
+// as the constants say) where the tile is not whole groups of eight.
+static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
+                               uint32_t dtype3, uint32_t mode, uint32_t rows,
+                               uint32_t cols,
+                               const decode_activation_t* columns,
+                               uint32_t first_row, uint32_t last_row,
+                               uint32_t first_col, uint32_t last_col,
+                               float* out) {
   const uint32_t count = last_row - first_row;
+  // Interleaved matrices have rows in eights (decode_model_load), and
+  // tiles start at multiples of ROWS: a tile is whole groups.
+  if (first_row % DECODE_X8_ROWS != 0 || count % DECODE_X8_ROWS != 0) {
+    return 1;
+  }
   for (uint32_t b = first_col; b < last_col; b += DECODE_X8_COLUMNS) {
     const decode_activation_t* some = columns + (b - first_col);
     const uint32_t n =
         last_col - b < DECODE_X8_COLUMNS ? last_col - b : DECODE_X8_COLUMNS;
     float values[DECODE_X8_COLUMNS][ROWS];
     float up[DECODE_X8_COLUMNS][ROWS];
-    const decode_block_q8_0_t* activations[DECODE_X8_COLUMNS];
-    for (uint32_t c = 0; c < n; ++c) activations[c] = some[c].q8_0;
-    if (first_row % DECODE_X8_ROWS == 0 && count % DECODE_X8_ROWS == 0) {
-      decode_x8_dot(dtype, w, cols, first_row, count, activations, n,
-                    values[0], ROWS);
-    } else {
-      for (uint32_t c = 0; c < n; ++c) {
-        decode_rows_dot(w, dtype, first_row, count, cols,
-                        &some[c], values[c]);
-      }
+    const void* activations[DECODE_X8_COLUMNS];
+    for (uint32_t c = 0; c < n; ++c) {
+      activations[c] = decode_activation_for(&some[c], dtype);
     }
+    decode_x8_dot(dtype, w, cols, first_row, count, activations, n,
+                  values[0], ROWS);
     if (mode == DECODE_GEMM_SWIGLU) {
       for (uint32_t c = 0; c < n; ++c) {
         decode_rows_dot(w3, dtype3, first_row, count, cols, &some[c], up[c]);
@@ -1025,6 +1027,7 @@ static void decode_gemm_tile_x8(const void* w, const void* w3,
       }
     }
   }
+  return 0;
 }
 
 static int decode_gemm(const weft_dispatch_state_t* dispatch,
@@ -1070,9 +1073,8 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
         decode_activation(x + (uint64_t)b * cols, cols, xq + b * stride);
   }
   if (decode_dtype_is_x8(dtype)) {
-    decode_gemm_tile_x8(w, w3, dtype, dtype3, mode, rows, cols, columns, first_row,
-                        last_row, first_col, last_col, out);
-    return 0;
+    return decode_gemm_tile_x8(w, w3, dtype, dtype3, mode, rows, cols, columns,
+                               first_row, last_row, first_col, last_col, out);
   }
   // Each weight row (in cache after the first column) meets every column
   // of the tile: four columns at a time where the type has a four-column

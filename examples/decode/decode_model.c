@@ -32,6 +32,8 @@ const char* decode_dtype_name(decode_dtype_t dtype) {
       return "q4_0_x8";
     case DECODE_DTYPE_Q8_0_X8:
       return "q8_0_x8";
+    case DECODE_DTYPE_Q4_K_X8:
+      return "q4_k_x8";
   }
   return "?";
 }
@@ -50,6 +52,7 @@ uint32_t decode_dtype_block_elements(uint32_t dtype) {
     case DECODE_DTYPE_Q8_0_X8:
       return DECODE_QK8_0;
     case DECODE_DTYPE_Q4_K:
+    case DECODE_DTYPE_Q4_K_X8:
     case DECODE_DTYPE_Q5_K:
     case DECODE_DTYPE_Q6_K:
       return DECODE_QK_K;
@@ -77,6 +80,7 @@ uint32_t decode_dtype_block_bytes(uint32_t dtype) {
     case DECODE_DTYPE_Q8_0_X8:
       return sizeof(decode_block_q8_0_t);
     case DECODE_DTYPE_Q4_K:
+    case DECODE_DTYPE_Q4_K_X8:
       return sizeof(decode_block_q4_k_t);
     case DECODE_DTYPE_Q5_K:
       return sizeof(decode_block_q5_k_t);

@@ -12,12 +12,24 @@
 #include <immintrin.h>
 #endif
 
+// Block |b| of column |c| of Q8_0 |activations|.
+#define X8_Q8_0(activations, c, b) \
+  (&((const decode_block_q8_0_t*)(activations)[c])[b])
+// Block |b| of column |c| of Q8_K |activations|.
+#define X8_Q8_K(activations, c, b) \
+  (&((const decode_block_q8_k_t*)(activations)[c])[b])
 // Blocks whose activation sums one pass keeps (on the stack).
 #define X8_CHUNK 256u
 
 // The bytes of one row's block of |x8|'s stored type, and of its codes.
 static inline uint32_t x8_plain_bytes(uint32_t x8) {
-  return x8 == DECODE_DTYPE_Q8_0_X8 ? 34u : 18u;
+  return x8 == DECODE_DTYPE_Q8_0_X8   ? 34u
+         : x8 == DECODE_DTYPE_Q4_K_X8 ? 144u
+                                      : 18u;
+}
+// Elements of one row's block.
+static inline uint32_t x8_block_elements(uint32_t x8) {
+  return x8 == DECODE_DTYPE_Q4_K_X8 ? DECODE_QK_K : DECODE_QK8_0;
 }
 static inline uint32_t x8_code_bytes(uint32_t x8) {
   return x8_plain_bytes(x8) - 2u;
@@ -26,6 +38,7 @@ static inline uint32_t x8_code_bytes(uint32_t x8) {
 uint32_t decode_x8_form(uint32_t dtype) {
   return dtype == DECODE_DTYPE_Q4_0   ? DECODE_DTYPE_Q4_0_X8
          : dtype == DECODE_DTYPE_Q8_0 ? DECODE_DTYPE_Q8_0_X8
+         : dtype == DECODE_DTYPE_Q4_K ? DECODE_DTYPE_Q4_K_X8
                                       : 0u;
 }
 
@@ -39,26 +52,62 @@ static inline uint32_t x8_code_offset(uint32_t j, uint32_t i) {
   return 2u * DECODE_X8_ROWS + (i / 4u) * 32u + 4u * j + i % 4u;
 }
 
+// Q4_K's block of eight (1152 bytes, 8 x 144): the rows' d (16 bytes),
+// dmin (16), their packed scales as three 32-byte vectors of the 4-byte
+// words 0, 1 and 2 of each row's 12 (so the unpacking runs for 8 rows at
+// once, a row a lane), then the 128 code bytes of each row in pieces.
+#define X8_Q4_K_HEADER 128u
+#define X8_Q4_K_BLOCK (DECODE_X8_ROWS * 144u)
+
+// Rewrites (|to_x8|) or restores one block index of a group of eight:
+// |plain| the 8 rows' blocks |plain_stride| bytes apart, |x8| the block of
+// eight.
+static void x8_convert_block(uint32_t form, uint8_t* plain,
+                             uint64_t plain_stride, uint8_t* x8, bool to_x8) {
+  const bool k = form == DECODE_DTYPE_Q4_K_X8;
+  const uint32_t code_bytes = k ? 128u : x8_code_bytes(form);
+  const uint32_t header = k ? X8_Q4_K_HEADER : 2u * DECODE_X8_ROWS;
+  const uint32_t plain_codes = k ? 16u : 2u;  // where a row's codes start
+  for (uint32_t j = 0; j < DECODE_X8_ROWS; ++j) {
+    uint8_t* row = plain + j * plain_stride;
+    // (x8 offset, plain offset, bytes) of the row's scales.
+    const uint32_t moves[5][3] = {{2u * j, 0, 2},
+                                  {16u + 2u * j, 2, 2},
+                                  {32u + 4u * j, 4, 4},
+                                  {64u + 4u * j, 8, 4},
+                                  {96u + 4u * j, 12, 4}};
+    for (uint32_t m = 0; m < (k ? 5u : 1u); ++m) {
+      if (to_x8) {
+        memcpy(x8 + moves[m][0], row + moves[m][1], moves[m][2]);
+      } else {
+        memcpy(row + moves[m][1], x8 + moves[m][0], moves[m][2]);
+      }
+    }
+    for (uint32_t i = 0; i < code_bytes; i += 4) {
+      uint8_t* piece = x8 + header + (i / 4u) * 32u + 4u * j;
+      if (to_x8) {
+        memcpy(piece, row + plain_codes + i, 4);
+      } else {
+        memcpy(row + plain_codes + i, piece, 4);
+      }
+    }
+  }
+}
+
 void decode_x8_pack(uint32_t x8, void* matrix, uint32_t rows, uint32_t cols,
                     void* scratch) {
   const uint32_t plain_bytes = x8_plain_bytes(x8);
-  const uint32_t code_bytes = x8_code_bytes(x8);
-  const uint32_t blocks = cols / DECODE_QK8_0;
+  const uint32_t blocks = cols / x8_block_elements(x8);
   const uint64_t row_bytes = (uint64_t)blocks * plain_bytes;
   const uint64_t group_bytes = row_bytes * DECODE_X8_ROWS;
   for (uint32_t g = 0; g < rows / DECODE_X8_ROWS; ++g) {
     uint8_t* group = (uint8_t*)matrix + g * group_bytes;
     memcpy(scratch, group, group_bytes);
-    for (uint32_t j = 0; j < DECODE_X8_ROWS; ++j) {
-      const uint8_t* row = (const uint8_t*)scratch + j * row_bytes;
-      for (uint32_t b = 0; b < blocks; ++b) {
-        const uint8_t* plain = row + b * plain_bytes;
-        uint8_t* out = group + (uint64_t)b * DECODE_X8_ROWS * plain_bytes;
-        memcpy(out + 2u * j, plain, 2);
-        for (uint32_t i = 0; i < code_bytes; i += 4) {
-          memcpy(out + x8_code_offset(j, i), plain + 2 + i, 4);
-        }
-      }
+    for (uint32_t b = 0; b < blocks; ++b) {
+      x8_convert_block(x8, (uint8_t*)scratch + (uint64_t)b * plain_bytes,
+                       row_bytes,
+                       group + (uint64_t)b * DECODE_X8_ROWS * plain_bytes,
+                       true);
     }
   }
 }
@@ -66,32 +115,25 @@ void decode_x8_pack(uint32_t x8, void* matrix, uint32_t rows, uint32_t cols,
 void decode_x8_unpack(uint32_t x8, const void* group, uint32_t cols,
                       void* out) {
   const uint32_t plain_bytes = x8_plain_bytes(x8);
-  const uint32_t code_bytes = x8_code_bytes(x8);
-  const uint32_t blocks = cols / DECODE_QK8_0;
-  for (uint32_t j = 0; j < DECODE_X8_ROWS; ++j) {
-    uint8_t* row = (uint8_t*)out + j * (uint64_t)blocks * plain_bytes;
-    for (uint32_t b = 0; b < blocks; ++b) {
-      const uint8_t* in =
-          (const uint8_t*)group + (uint64_t)b * DECODE_X8_ROWS * plain_bytes;
-      uint8_t* plain = row + b * plain_bytes;
-      memcpy(plain, in + 2u * j, 2);
-      for (uint32_t i = 0; i < code_bytes; ++i) {
-        plain[2 + i] = in[x8_code_offset(j, i)];
-      }
-    }
+  const uint32_t blocks = cols / x8_block_elements(x8);
+  const uint64_t row_bytes = (uint64_t)blocks * plain_bytes;
+  for (uint32_t b = 0; b < blocks; ++b) {
+    x8_convert_block(
+        x8, (uint8_t*)out + (uint64_t)b * plain_bytes, row_bytes,
+        (uint8_t*)group + (uint64_t)b * DECODE_X8_ROWS * plain_bytes, false);
   }
 }
 
 // The sums of the codes of blocks |first| .. |first| + |count| of each
 // column: the 8 in q - 8, applied once per block.
-static void x8_activation_sums(const decode_block_q8_0_t* const* activations,
+static void x8_activation_sums(const void* const* activations,
                                uint32_t columns, uint32_t first,
                                uint32_t count, int32_t sums[][X8_CHUNK]) {
   for (uint32_t c = 0; c < columns; ++c) {
     for (uint32_t b = 0; b < count; ++b) {
       int32_t sum = 0;
       for (uint32_t i = 0; i < DECODE_QK8_0; ++i) {
-        sum += activations[c][first + b].qs[i];
+        sum += X8_Q8_0(activations, c, first + b)->qs[i];
       }
       sums[c][b] = sum;
     }
@@ -110,7 +152,7 @@ static void x8_activation_sums(const decode_block_q8_0_t* const* activations,
 
 static void decode_q4_0_x8_dot_portable(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const decode_block_q8_0_t* const* activations, uint32_t columns,
+    const void* const* activations, uint32_t columns,
     float* out, uint32_t out_stride) {
   const uint32_t blocks = cols / DECODE_QK8_0;
   const uint8_t* base =
@@ -125,7 +167,7 @@ static void decode_q4_0_x8_dot_portable(
       for (uint32_t b = chunk; b < chunk + n; ++b) {
         const uint8_t* block = group + (uint64_t)b * X8_Q4_0_BLOCK;
         for (uint32_t c = 0; c < columns; ++c) {
-          const decode_block_q8_0_t* a = &activations[c][b];
+          const decode_block_q8_0_t* a = X8_Q8_0(activations, c, b);
           const float da = decode_f16_to_f32(a->d);
           for (uint32_t j = 0; j < DECODE_X8_ROWS; ++j) {
             int32_t s = -8 * sums[c][b - chunk];
@@ -150,7 +192,7 @@ static void decode_q4_0_x8_dot_portable(
 
 static void decode_q8_0_x8_dot_portable(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const decode_block_q8_0_t* const* activations, uint32_t columns,
+    const void* const* activations, uint32_t columns,
     float* out, uint32_t out_stride) {
   const uint32_t blocks = cols / DECODE_QK8_0;
   const uint8_t* base =
@@ -161,7 +203,7 @@ static void decode_q8_0_x8_dot_portable(
     for (uint32_t b = 0; b < blocks; ++b) {
       const uint8_t* block = group + (uint64_t)b * X8_Q8_0_BLOCK;
       for (uint32_t c = 0; c < columns; ++c) {
-        const decode_block_q8_0_t* a = &activations[c][b];
+        const decode_block_q8_0_t* a = X8_Q8_0(activations, c, b);
         const float da = decode_f16_to_f32(a->d);
         for (uint32_t j = 0; j < DECODE_X8_ROWS; ++j) {
           int32_t s = 0;
@@ -171,6 +213,66 @@ static void decode_q8_0_x8_dot_portable(
           uint16_t dw;
           memcpy(&dw, block + 2u * j, sizeof(dw));
           acc[c][j] = fmaf((float)s, decode_f16_to_f32(dw) * da, acc[c][j]);
+        }
+      }
+    }
+    for (uint32_t c = 0; c < columns; ++c) {
+      memcpy(out + (uint64_t)c * out_stride + g * DECODE_X8_ROWS, acc[c],
+             sizeof(acc[c]));
+    }
+  }
+}
+
+// Row |j|'s Q4_K block header from a block of eight: its 12 packed
+// scale bytes.
+static void x8_q4_k_scales(const uint8_t* block, uint32_t j,
+                           uint8_t scales[12]) {
+  memcpy(scales, block + 32u + 4u * j, 4);
+  memcpy(scales + 4, block + 64u + 4u * j, 4);
+  memcpy(scales + 8, block + 96u + 4u * j, 4);
+}
+
+// Per row and super-block: sumi = sum_j sc_j sum(q a) over sub-block j,
+// summ = sum_j m_j (the activation's two 16-element sums of sub-block
+// j); then acc += sumi (d d_a), acc -= summ (dmin d_a), fused each.
+static void decode_q4_k_x8_dot_portable(
+    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
+    const void* const* activations, uint32_t columns, float* out,
+    uint32_t out_stride) {
+  const uint32_t blocks = cols / DECODE_QK_K;
+  const uint8_t* base = (const uint8_t*)matrix + (uint64_t)first * blocks * 144u;
+  for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {
+    const uint8_t* group = base + (uint64_t)g * blocks * X8_Q4_K_BLOCK;
+    float acc[DECODE_X8_COLUMNS][DECODE_X8_ROWS] = {{0}};
+    for (uint32_t b = 0; b < blocks; ++b) {
+      const uint8_t* block = group + (uint64_t)b * X8_Q4_K_BLOCK;
+      for (uint32_t j = 0; j < DECODE_X8_ROWS; ++j) {
+        uint8_t packed[12];
+        x8_q4_k_scales(block, j, packed);
+        uint16_t d, dmin;
+        memcpy(&d, block + 2u * j, 2);
+        memcpy(&dmin, block + 16u + 2u * j, 2);
+        for (uint32_t c = 0; c < columns; ++c) {
+          const decode_block_q8_k_t* a = X8_Q8_K(activations, c, b);
+          int32_t sumi = 0, summ = 0;
+          for (uint32_t sub = 0; sub < 8; ++sub) {
+            uint8_t sc, m;
+            decode_q4_k_scale_min(packed, sub, &sc, &m);
+            int32_t s = 0;
+            for (uint32_t l = 0; l < 32; ++l) {
+              // Sub-block sub: nibbles (low for even, high for odd) of
+              // code bytes 32 (sub / 2) ..
+              const uint32_t i = 32u * (sub / 2) + l;
+              const uint8_t byte =
+                  block[X8_Q4_K_HEADER + (i / 4u) * 32u + 4u * j + i % 4u];
+              s += ((byte >> (4 * (sub & 1))) & 15) * a->qs[32 * sub + l];
+            }
+            sumi += sc * s;
+            summ += m * (a->bsums[2 * sub] + a->bsums[2 * sub + 1]);
+          }
+          acc[c][j] = fmaf((float)sumi, decode_f16_to_f32(d) * a->d, acc[c][j]);
+          acc[c][j] =
+              fmaf(-(float)summ, decode_f16_to_f32(dmin) * a->d, acc[c][j]);
         }
       }
     }
@@ -219,14 +321,14 @@ X8_AVX2 static inline __m256i x8_broadcast4(const int8_t* qs) {
 
 // x8_activation_sums with AVX2: the same integers.
 X8_AVX2 static void x8_activation_sums_avx2(
-    const decode_block_q8_0_t* const* activations, uint32_t columns,
+    const void* const* activations, uint32_t columns,
     uint32_t first, uint32_t count, int32_t sums[][X8_CHUNK]) {
   const __m256i ones8 = _mm256_set1_epi8(1);
   const __m256i ones16 = _mm256_set1_epi16(1);
   for (uint32_t c = 0; c < columns; ++c) {
     for (uint32_t b = 0; b < count; ++b) {
       const __m256i v =
-          _mm256_loadu_si256((const __m256i*)activations[c][first + b].qs);
+          _mm256_loadu_si256((const __m256i*)X8_Q8_0(activations, c, first + b)->qs);
       const __m256i s =
           _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v), ones16);
       __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s),
@@ -290,7 +392,7 @@ X8_VNNI static inline __m256i x8_dot_vnni(const x8_codes_t* codes,
         const __m256 dw =                                                    \
             _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block));         \
         for (uint32_t c = 0; c < columns; ++c) {                             \
-          const decode_block_q8_0_t* a = &activations[c][b];                 \
+          const decode_block_q8_0_t* a = X8_Q8_0(activations, c, b);                 \
           const __m256i s =                                                  \
               _mm256_sub_epi32(DOT(&codes, a->qs),                           \
                                _mm256_set1_epi32(8 * sums[c][b - chunk]));   \
@@ -308,14 +410,14 @@ X8_VNNI static inline __m256i x8_dot_vnni(const x8_codes_t* codes,
 
 X8_AVX2 static void decode_q4_0_x8_dot_avx2(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const decode_block_q8_0_t* const* activations, uint32_t columns,
+    const void* const* activations, uint32_t columns,
     float* out, uint32_t out_stride) {
   X8_DOT_BODY(x8_dot_avx2)
 }
 
 X8_VNNI static void decode_q4_0_x8_dot_vnni(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const decode_block_q8_0_t* const* activations, uint32_t columns,
+    const void* const* activations, uint32_t columns,
     float* out, uint32_t out_stride) {
   X8_DOT_BODY(x8_dot_vnni)
 }
@@ -379,7 +481,7 @@ X8_VNNI static inline __m256i x8_q8_dot_vnni(const uint8_t* block,
       const __m256 dw =                                                      \
           _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block));           \
       for (uint32_t c = 0; c < columns; ++c) {                               \
-        const decode_block_q8_0_t* a = &activations[c][b];                   \
+        const decode_block_q8_0_t* a = X8_Q8_0(activations, c, b);                   \
         acc[c] = _mm256_fmadd_ps(                                            \
             _mm256_cvtepi32_ps(DOT(block, wabs, a->qs)),                     \
             _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(a->d))), acc[c]);     \
@@ -393,18 +495,165 @@ X8_VNNI static inline __m256i x8_q8_dot_vnni(const uint8_t* block,
 
 X8_AVX2 static void decode_q8_0_x8_dot_avx2(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const decode_block_q8_0_t* const* activations, uint32_t columns,
+    const void* const* activations, uint32_t columns,
     float* out, uint32_t out_stride) {
   X8_Q8_BODY(x8_q8_dot_avx2)
 }
 
 X8_VNNI static void decode_q8_0_x8_dot_vnni(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const decode_block_q8_0_t* const* activations, uint32_t columns,
+    const void* const* activations, uint32_t columns,
     float* out, uint32_t out_stride) {
   X8_Q8_BODY(x8_q8_dot_vnni)
 }
 #undef X8_Q8_BODY
+
+// Each row's sum(q a) over one Q4_K sub-block: its 8 pieces of unsigned
+// codes against the activation codes from |y|, 4 at a time broadcast (the
+// pairs within 2 x 15 x 127, 8 of them within int16). 8 int32.
+X8_AVX2 static inline __m256i x8_k_dot_avx2(const __m256i* codes,
+                                            const int8_t* y) {
+  __m256i sum = _mm256_setzero_si256();
+  for (int p = 0; p < 8; ++p) {
+    sum = _mm256_add_epi16(
+        sum, _mm256_maddubs_epi16(codes[p], x8_broadcast4(y + 4 * p)));
+  }
+  return _mm256_madd_epi16(sum, _mm256_set1_epi16(1));
+}
+
+X8_VNNI static inline __m256i x8_k_dot_vnni(const __m256i* codes,
+                                            const int8_t* y) {
+  __m256i sums[4];
+  for (int p = 0; p < 4; ++p) {
+    sums[p] = _mm256_dpbusd_epi32(
+        _mm256_dpbusd_epi32(_mm256_setzero_si256(), codes[2 * p],
+                            x8_broadcast4(y + 8 * p)),
+        codes[2 * p + 1], x8_broadcast4(y + 8 * p + 4));
+  }
+  return _mm256_add_epi32(_mm256_add_epi32(sums[0], sums[1]),
+                          _mm256_add_epi32(sums[2], sums[3]));
+}
+
+// Byte |i| of each 32-bit lane of |v|, as int32.
+#define X8_LANE_BYTE(v, i) \
+  _mm256_and_si256(_mm256_srli_epi32((v), 8 * (i)), _mm256_set1_epi32(255))
+
+// The Q4_K product, |DOT| a sub-block's integer sum: the portable
+// version's operations, lane by lane. The 8 rows' scales and mins come
+// out of the three packed words at once (decode_q4_k_unpack's steps on
+// 8 lanes); the mins' term is 4 madds of (m_j, m_j+2) pairs against the
+// activation's matching pairs of sub-block sums.
+#define X8_Q4_K_BODY(DOT)                                                    \
+  const uint32_t blocks = cols / DECODE_QK_K;                                \
+  const uint8_t* base = (const uint8_t*)matrix + (uint64_t)first * blocks *  \
+                                                     144u;                   \
+  const __m256i low6 = _mm256_set1_epi32(0x3F3F3F3F);                        \
+  const __m256i low4 = _mm256_set1_epi32(0x0F0F0F0F);                        \
+  const __m256i low2 = _mm256_set1_epi32(0x03030303);                        \
+  const __m256i even = _mm256_set1_epi32(0x00FF00FF);                        \
+  const __m256i nibble = _mm256_set1_epi8(15);                               \
+  for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {                    \
+    const uint8_t* group = base + (uint64_t)g * blocks * X8_Q4_K_BLOCK;      \
+    __m256 acc[DECODE_X8_COLUMNS];                                           \
+    for (uint32_t c = 0; c < columns; ++c) acc[c] = _mm256_setzero_ps();     \
+    for (uint32_t b = 0; b < blocks; ++b) {                                  \
+      const uint8_t* block = group + (uint64_t)b * X8_Q4_K_BLOCK;            \
+      const __m256i wa = _mm256_loadu_si256((const __m256i*)(block + 32));   \
+      const __m256i wb = _mm256_loadu_si256((const __m256i*)(block + 64));   \
+      const __m256i wc = _mm256_loadu_si256((const __m256i*)(block + 96));   \
+      const __m256i sc[2] = {                                                \
+          _mm256_and_si256(wa, low6),                                        \
+          _mm256_or_si256(                                                   \
+              _mm256_and_si256(wc, low4),                                    \
+              _mm256_slli_epi32(                                             \
+                  _mm256_and_si256(_mm256_srli_epi32(wa, 6), low2), 4))};    \
+      const __m256i mn[2] = {                                                \
+          _mm256_and_si256(wb, low6),                                        \
+          _mm256_or_si256(                                                   \
+              _mm256_and_si256(_mm256_srli_epi32(wc, 4), low4),              \
+              _mm256_slli_epi32(                                             \
+                  _mm256_and_si256(_mm256_srli_epi32(wb, 6), low2), 4))};    \
+      __m256i scale[8];                                                      \
+      for (int j = 0; j < 4; ++j) {                                          \
+        scale[j] = X8_LANE_BYTE(sc[0], j);                                   \
+        scale[4 + j] = X8_LANE_BYTE(sc[1], j);                               \
+      }                                                                      \
+      /* (m_j, m_j+2) as int16 pairs: j = 0, 1, 4, 5. */                     \
+      const __m256i mins[4] = {                                              \
+          _mm256_and_si256(mn[0], even),                                     \
+          _mm256_and_si256(_mm256_srli_epi32(mn[0], 8), even),               \
+          _mm256_and_si256(mn[1], even),                                     \
+          _mm256_and_si256(_mm256_srli_epi32(mn[1], 8), even)};              \
+      const __m256 d8 =                                                      \
+          _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block));           \
+      const __m256 dmin8 =                                                   \
+          _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(block + 16)));    \
+      __m256i sumi[DECODE_X8_COLUMNS];                                       \
+      for (uint32_t c = 0; c < columns; ++c) {                               \
+        sumi[c] = _mm256_setzero_si256();                                    \
+      }                                                                      \
+      for (int k = 0; k < 4; ++k) {                                          \
+        __m256i lo[8], hi[8];                                                \
+        for (int p = 0; p < 8; ++p) {                                        \
+          const __m256i raw = _mm256_loadu_si256(                            \
+              (const __m256i*)(block + X8_Q4_K_HEADER + (8 * k + p) * 32));  \
+          lo[p] = _mm256_and_si256(raw, nibble);                             \
+          hi[p] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), nibble);       \
+        }                                                                    \
+        for (uint32_t c = 0; c < columns; ++c) {                             \
+          const int8_t* y = X8_Q8_K(activations, c, b)->qs + 64 * k;         \
+          sumi[c] = _mm256_add_epi32(                                        \
+              sumi[c],                                                       \
+              _mm256_add_epi32(                                              \
+                  _mm256_mullo_epi32(DOT(lo, y), scale[2 * k]),              \
+                  _mm256_mullo_epi32(DOT(hi, y + 32), scale[2 * k + 1])));   \
+        }                                                                    \
+      }                                                                      \
+      for (uint32_t c = 0; c < columns; ++c) {                               \
+        const decode_block_q8_k_t* a = X8_Q8_K(activations, c, b);           \
+        int32_t pairs[4];                                                    \
+        for (int q = 0; q < 4; ++q) {                                        \
+          /* sub-blocks j = (0, 1, 4, 5)[q] and j + 2 */                     \
+          const int j = q < 2 ? q : q + 2;                                   \
+          const uint16_t s0 = (uint16_t)(a->bsums[2 * j] + a->bsums[2 * j + 1]); \
+          const uint16_t s2 =                                                \
+              (uint16_t)(a->bsums[2 * j + 4] + a->bsums[2 * j + 5]);         \
+          pairs[q] = (int32_t)((uint32_t)s0 | (uint32_t)s2 << 16);           \
+        }                                                                    \
+        __m256i summ = _mm256_setzero_si256();                               \
+        for (int q = 0; q < 4; ++q) {                                        \
+          summ = _mm256_add_epi32(                                           \
+              summ,                                                          \
+              _mm256_madd_epi16(mins[q], _mm256_set1_epi32(pairs[q])));      \
+        }                                                                    \
+        const __m256 ad = _mm256_set1_ps(a->d);                              \
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[c]),                \
+                                 _mm256_mul_ps(d8, ad), acc[c]);             \
+        acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(summ),                  \
+                                  _mm256_mul_ps(dmin8, ad), acc[c]);         \
+      }                                                                      \
+    }                                                                        \
+    for (uint32_t c = 0; c < columns; ++c) {                                 \
+      _mm256_storeu_ps(out + (uint64_t)c * out_stride + g * DECODE_X8_ROWS,  \
+                       acc[c]);                                              \
+    }                                                                        \
+  }
+
+X8_AVX2 static void decode_q4_k_x8_dot_avx2(
+    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
+    const void* const* activations, uint32_t columns, float* out,
+    uint32_t out_stride) {
+  X8_Q4_K_BODY(x8_k_dot_avx2)
+}
+
+X8_VNNI static void decode_q4_k_x8_dot_vnni(
+    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
+    const void* const* activations, uint32_t columns, float* out,
+    uint32_t out_stride) {
+  X8_Q4_K_BODY(x8_k_dot_vnni)
+}
+#undef X8_Q4_K_BODY
+#undef X8_LANE_BYTE
 
 static bool x8_has_vnni(void) {
   __builtin_cpu_init();
@@ -418,33 +667,49 @@ static bool x8_has_vnni(void) {
 // Selection
 //===----------------------------------------------------------------------===//
 
+// [0] Q4_0's, [1] Q8_0's, [2] Q4_K's.
+static int x8_index(uint32_t x8) {
+  return x8 == DECODE_DTYPE_Q8_0_X8 ? 1 : x8 == DECODE_DTYPE_Q4_K_X8 ? 2 : 0;
+}
+
+static const decode_x8_dot_fn_t kX8Portable[3] = {
+    decode_q4_0_x8_dot_portable, decode_q8_0_x8_dot_portable,
+    decode_q4_k_x8_dot_portable};
+#if defined(DECODE_X8_X86)
+static const decode_x8_dot_fn_t kX8Avx2[3] = {decode_q4_0_x8_dot_avx2,
+                                              decode_q8_0_x8_dot_avx2,
+                                              decode_q4_k_x8_dot_avx2};
+static const decode_x8_dot_fn_t kX8Vnni[3] = {decode_q4_0_x8_dot_vnni,
+                                              decode_q8_0_x8_dot_vnni,
+                                              decode_q4_k_x8_dot_vnni};
+#endif
+
 decode_x8_dot_fn_t decode_x8_dot_function(uint32_t x8, decode_simd_t simd) {
-  const bool q8 = x8 == DECODE_DTYPE_Q8_0_X8;
   if (!decode_dtype_is_x8(x8)) return NULL;
+  const int i = x8_index(x8);
   switch (simd) {
     case DECODE_SIMD_PORTABLE:
-      return q8 ? decode_q8_0_x8_dot_portable : decode_q4_0_x8_dot_portable;
+      return kX8Portable[i];
 #if defined(DECODE_X8_X86)
     case DECODE_SIMD_AVX2:
-      return q8 ? decode_q8_0_x8_dot_avx2 : decode_q4_0_x8_dot_avx2;
+      return kX8Avx2[i];
     case DECODE_SIMD_AVX512:
-      if (x8_has_vnni()) {
-        return q8 ? decode_q8_0_x8_dot_vnni : decode_q4_0_x8_dot_vnni;
-      }
-      return q8 ? decode_q8_0_x8_dot_avx2 : decode_q4_0_x8_dot_avx2;
+      return x8_has_vnni() ? kX8Vnni[i] : kX8Avx2[i];
 #endif
     default:
       return NULL;
   }
 }
 
-// The selected versions: [0] Q4_0's, [1] Q8_0's.
-static decode_x8_dot_fn_t x8_selected[2] = {decode_q4_0_x8_dot_portable,
-                                            decode_q8_0_x8_dot_portable};
+// The selected versions, by x8_index.
+static decode_x8_dot_fn_t x8_selected[3] = {decode_q4_0_x8_dot_portable,
+                                            decode_q8_0_x8_dot_portable,
+                                            decode_q4_k_x8_dot_portable};
 
 void decode_x8_select(decode_simd_t simd) {
-  const uint32_t forms[2] = {DECODE_DTYPE_Q4_0_X8, DECODE_DTYPE_Q8_0_X8};
-  for (int i = 0; i < 2; ++i) {
+  const uint32_t forms[3] = {DECODE_DTYPE_Q4_0_X8, DECODE_DTYPE_Q8_0_X8,
+                             DECODE_DTYPE_Q4_K_X8};
+  for (int i = 0; i < 3; ++i) {
     const decode_x8_dot_fn_t fn = decode_x8_dot_function(forms[i], simd);
     if (fn) x8_selected[i] = fn;
   }
@@ -452,9 +717,8 @@ void decode_x8_select(decode_simd_t simd) {
 
 void decode_x8_dot(uint32_t x8, const void* matrix, uint32_t cols,
                    uint32_t first, uint32_t count,
-                   const decode_block_q8_0_t* const* activations,
-                   uint32_t columns, float* out, uint32_t out_stride) {
-  x8_selected[x8 == DECODE_DTYPE_Q8_0_X8](matrix, cols, first, count,
-                                          activations, columns, out,
-                                          out_stride);
+                   const void* const* activations, uint32_t columns,
+                   float* out, uint32_t out_stride) {
+  x8_selected[x8_index(x8)](matrix, cols, first, count, activations, columns,
+                            out, out_stride);
 }

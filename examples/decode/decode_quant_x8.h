@@ -1,5 +1,5 @@
-// weft decode example: Q4_0 and Q8_0 matrices with their rows interleaved
-// by eight, the form the CPU kernels repack such a matrix into once it is
+// weft decode example: Q4_0, Q8_0 and Q4_K matrices with their rows
+// interleaved by eight, the form the CPU kernels repack such a matrix into once it is
 // loaded.
 //
 // A plain row is a run of blocks (an f16 d, then 32 codes: 16 bytes of
@@ -18,6 +18,15 @@
 // in one instruction, and each block of eight, once loaded, serving every
 // column of a batch. Its size is the plain form's (8 blocks), so the
 // repack is in place and the matrix's bytes are unchanged.
+//
+// Q4_K (super-blocks of 256: d and dmin, 8 sub-blocks of 32 with 6-bit
+// scales and mins packed in 12 bytes, 128 code bytes) interleaves the
+// same way: the 8 rows' d, their dmin, their packed scale bytes as three
+// 32-byte vectors of each row's words 0, 1 and 2 (so the scales and mins
+// of 8 rows come out in one pass, a row a lane), then the code bytes in
+// 4-byte pieces (low nibbles: sub-block 2k, high: 2k + 1). Its product
+// keeps sum_j sc_j sum(q a) and sum_j m_j sum(a) in int32 lanes, then
+// scales each once per super-block.
 //
 // Per row and block the product is the exact integer sum of code times
 // activation code (Q4_0: sum(q a) - 8 sum(a), q the unsigned nibble),
@@ -44,15 +53,18 @@ extern "C" {
 // The most columns one call of a product takes.
 #define DECODE_X8_COLUMNS 4u
 
-// True for the interleaved forms (DECODE_DTYPE_Q4_0_X8, _Q8_0_X8).
+// True for the interleaved forms (DECODE_DTYPE_Q4_0_X8, _Q8_0_X8,
+// _Q4_K_X8).
 static inline bool decode_dtype_is_x8(uint32_t dtype) {
-  return dtype == DECODE_DTYPE_Q4_0_X8 || dtype == DECODE_DTYPE_Q8_0_X8;
+  return dtype == DECODE_DTYPE_Q4_0_X8 || dtype == DECODE_DTYPE_Q8_0_X8 ||
+         dtype == DECODE_DTYPE_Q4_K_X8;
 }
-// The interleaved form of a stored |dtype| (Q4_0, Q8_0); 0 for the others.
+// The interleaved form of a stored |dtype| (Q4_0, Q8_0, Q4_K); 0 for the
+// others.
 uint32_t decode_x8_form(uint32_t dtype);
 
-// Rewrites |rows| (a multiple of 8) rows of |cols| (a multiple of 32)
-// elements of the stored type of |x8| at |matrix| into the interleaved
+// Rewrites |rows| (a multiple of 8) rows of |cols| (a multiple of the
+// block) elements of the stored type of |x8| at |matrix| into the interleaved
 // form, in place, 8 rows at a time through |scratch| (8 rows' bytes).
 void decode_x8_pack(uint32_t x8, void* matrix, uint32_t rows, uint32_t cols,
                     void* scratch);
@@ -63,11 +75,12 @@ void decode_x8_unpack(uint32_t x8, const void* group, uint32_t cols,
 
 // For |count| rows (a multiple of 8) from |first| (a multiple of 8) of the
 // interleaved [rows][cols] |matrix| and |columns| (1 to
-// DECODE_X8_COLUMNS) activations quantized as Q8_0 blocks:
+// DECODE_X8_COLUMNS) activations quantized as the stored type pairs with
+// (decode_quant_dot.h: Q8_0 blocks, Q8_K for Q4_K):
 // out[c * out_stride + i] = row (first + i) . activations[c].
 typedef void (*decode_x8_dot_fn_t)(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const decode_block_q8_0_t* const* activations, uint32_t columns,
+    const void* const* activations, uint32_t columns,
     float* out, uint32_t out_stride);
 
 // |x8|'s product in |simd|'s version (NULL where this build has none; an
@@ -77,7 +90,7 @@ decode_x8_dot_fn_t decode_x8_dot_function(uint32_t x8, decode_simd_t simd);
 // The version decode_quant_dot_select chose.
 void decode_x8_dot(uint32_t x8, const void* matrix, uint32_t cols,
                    uint32_t first, uint32_t count,
-                   const decode_block_q8_0_t* const* activations,
+                   const void* const* activations,
                    uint32_t columns, float* out, uint32_t out_stride);
 // Called by decode_quant_dot_select.
 void decode_x8_select(decode_simd_t simd);

@@ -13,7 +13,8 @@
 //    1 to 9 blocks (the AVX-512 versions' pairs and their odd block);
 //  - quantizing random weights and dequantizing them again errs by at
 //    most a step of the block's scale (bounds per type below);
-//  - Q4_0 and Q8_0 rows interleaved by eight (decode_quant_x8.h): the repack
+//  - Q4_0, Q8_0 and Q4_K rows interleaved by eight (decode_quant_x8.h):
+//    the repack
 //    undone gives the rows back; its products, in every version and for 1
 //    to 4 columns, are bit for bit the portable one's (and so each
 //    column's the one-column result), and within the tolerance of the
@@ -522,45 +523,61 @@ static void quantize_round_trip(void** state) {
   }
 }
 
-// Q4_0 and Q8_0 rows interleaved by eight against the plain rows.
+// Q4_0, Q8_0 and Q4_K rows interleaved by eight against the plain rows.
 static void interleaved_rows_match_plain(void** state) {
   (void)state;
-  enum { kMaxBlocks = 300, kRows = 24 };
-  static uint8_t plain[kRows * kMaxBlocks * 34];
-  static uint8_t packed[kRows * kMaxBlocks * 34];
-  static uint8_t back[8 * kMaxBlocks * 34];
-  static uint8_t scratch[8 * kMaxBlocks * 34];
-  static decode_block_q8_0_t q8_0[4][kMaxBlocks];
-  static float x[kMaxBlocks * 32];
-  static float w[kMaxBlocks * 32];
-  static double a[4][kMaxBlocks * 32];
-  const decode_dtype_t types[] = {DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q8_0};
-  const uint32_t block_counts[] = {1, 2, 7, 24, 257, kMaxBlocks};
+  enum { kMaxElements = 300 * 32, kRows = 24 };
+  static uint8_t plain[kRows * kMaxElements / 32 * 34];
+  static uint8_t packed[sizeof(plain)];
+  static uint8_t back[8 * kMaxElements / 32 * 34];
+  static uint8_t scratch[sizeof(back)];
+  static decode_block_q8_0_t q8_0[4][kMaxElements / 32];
+  static decode_block_q8_k_t q8_k[4][kMaxElements / 256];
+  static float x[kMaxElements];
+  static float w[kMaxElements];
+  static double a[4][kMaxElements];
+  // (type, blocks of a row): 1 to 300 blocks of 32 (past Q4_0's chunk of
+  // 256 blocks), 1 to 37 super-blocks.
+  const struct {
+    decode_dtype_t dtype;
+    uint32_t blocks;
+  } cases[] = {{DECODE_DTYPE_Q4_0, 1},  {DECODE_DTYPE_Q4_0, 7},
+               {DECODE_DTYPE_Q4_0, 24}, {DECODE_DTYPE_Q4_0, 257},
+               {DECODE_DTYPE_Q4_0, 300}, {DECODE_DTYPE_Q8_0, 1},
+               {DECODE_DTYPE_Q8_0, 2},  {DECODE_DTYPE_Q8_0, 24},
+               {DECODE_DTYPE_Q8_0, 300}, {DECODE_DTYPE_Q4_K, 1},
+               {DECODE_DTYPE_Q4_K, 2},  {DECODE_DTYPE_Q4_K, 3},
+               {DECODE_DTYPE_Q4_K, 37}};
   int compared = 0;
-  for (size_t t = 0; t < 2 * sizeof(block_counts) / sizeof(block_counts[0]);
-       ++t) {
-    const decode_dtype_t dtype = types[t % 2];
+  for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); ++t) {
+    const decode_dtype_t dtype = cases[t].dtype;
     const uint32_t x8 = decode_x8_form(dtype);
     assert_true(decode_dtype_is_x8(x8));
-    const uint32_t blocks = block_counts[t / 2];
-    const uint32_t cols = blocks * 32;
+    const bool k = decode_quant_uses_q8_k(dtype);
+    const uint32_t cols = cases[t].blocks * decode_dtype_block_elements(dtype);
+    assert_true(cols <= kMaxElements);
     const uint32_t rows = 8 * (1 + (uint32_t)(next_random() % 3));
     const uint64_t row_bytes = decode_dtype_bytes(dtype, cols);
-    random_blocks(dtype, rows * blocks, plain);
+    random_blocks(dtype, rows * cases[t].blocks, plain);
     memcpy(packed, plain, rows * row_bytes);
     decode_x8_pack(x8, packed, rows, cols, scratch);
     for (uint32_t g = 0; g < rows / 8; ++g) {
       decode_x8_unpack(x8, packed + g * 8 * row_bytes, cols, back);
       assert_memory_equal(back, plain + g * 8 * row_bytes, 8 * row_bytes);
     }
-    const decode_block_q8_0_t* activations[4];
+    const void* activations[4];
     for (int c = 0; c < 4; ++c) {
       for (uint32_t i = 0; i < cols; ++i) {
         x[i] = uniform(-1.0f, 1.0f) * (c == 3 ? 50.0f : 1.0f);
       }
-      decode_quant_activations_q8_0(x, cols, q8_0[c]);
-      activations[c] = q8_0[c];
-      dequantize_activations(DECODE_DTYPE_Q8_0, q8_0[c], cols, a[c]);
+      if (k) {
+        decode_quant_activations_q8_k(x, cols, q8_k[c]);
+        activations[c] = q8_k[c];
+      } else {
+        decode_quant_activations_q8_0(x, cols, q8_0[c]);
+        activations[c] = q8_0[c];
+      }
+      dequantize_activations(dtype, activations[c], cols, a[c]);
     }
     float expected[4 * kRows];
     decode_x8_dot_function(x8, DECODE_SIMD_PORTABLE)(
@@ -576,9 +593,9 @@ static void interleaved_rows_match_plain(void** state) {
         }
         const double got = expected[c * kRows + r];
         if (!(fabs(got - sum) <= 1e-5 * magnitude + 1e-30)) {
-          fail_msg("%s x8, %u blocks, row %u, column %u: %.9g, expected "
+          fail_msg("%s x8, %u elements, row %u, column %u: %.9g, expected "
                    "%.9g (magnitude %.9g)",
-                   decode_dtype_name(dtype), blocks, r, c, got, sum,
+                   decode_dtype_name(dtype), cols, r, c, got, sum,
                    magnitude);
         }
       }
@@ -600,9 +617,9 @@ static void interleaved_rows_match_plain(void** state) {
               const float want =
                   expected[(c + 4 - columns) * kRows + first + r];
               if (memcmp(&got[c * kRows + r], &want, sizeof(float)) != 0) {
-                fail_msg("%s x8 version %d, %u blocks, %u columns, row %u: "
-                         "%.9g, portable %.9g",
-                         decode_dtype_name(dtype), simd, blocks, columns,
+                fail_msg("%s x8 version %d, %u elements, %u columns, row "
+                         "%u: %.9g, portable %.9g",
+                         decode_dtype_name(dtype), simd, cols, columns,
                          first + r, (double)got[c * kRows + r], (double)want);
               }
               ++compared;

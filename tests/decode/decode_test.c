@@ -143,6 +143,7 @@ static activation_format_t activation_format(decode_dtype_t dtype) {
     case DECODE_DTYPE_Q5_1:
       return ACTIVATION_Q8_0;
     case DECODE_DTYPE_Q4_K:
+    case DECODE_DTYPE_Q4_K_X8:
     case DECODE_DTYPE_Q5_K:
     case DECODE_DTYPE_Q6_K:
       return ACTIVATION_Q8_K;
