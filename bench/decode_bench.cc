@@ -30,11 +30,12 @@
 //   FmaPeak/local-task  vector FMAs from registers only (AVX-512 or AVX2,
 //       twelve independent accumulators) on every worker: the f32 peak
 //       (GFLOPs).
-//   Int8DotPeak/<avx2|avx512|vnni512>/local-task  the same for 8-bit
-//       multiply-adds in the sequence a block type's inner loop uses
-//       (maddubs, madd by ones and add on 256 or 512 bits, or VNNI's
-//       dpbusd; skipped where the CPU lacks it): the block types' peak
-//       (GOPs, 2 a multiply-add, as gemm_GFLOPs counts them).
+//   Int8DotPeak/<avx2|avx512|vnni256|vnni512>/local-task  the same for
+//       8-bit multiply-adds in the sequence a block type's inner loop
+//       uses (maddubs, madd by ones and add on 256 or 512 bits, or VNNI's
+//       dpbusd on 256 (the interleaved products') or 512; skipped where
+//       the CPU lacks it): the block types' peak (GOPs, 2 a multiply-add,
+//       as gemm_GFLOPs counts them).
 //   MemoryBandwidth/local-task  a read-only streaming sum over 512 MiB on
 //       every worker: the limit of a bandwidth-bound decode (GBps).
 //   QuantDot/<dtype>  one thread's dot products of 64 rows of 2048
@@ -575,8 +576,14 @@ __attribute__((target("avx2,fma"))) float FmaLoopAvx2(float seed) {
 
 // The instruction sequences a block type's inner loop can be written in:
 // maddubs (u8 x s8 -> pairs of int16), madd by ones (-> int32), add, on
-// 256 or 512 bits; or one AVX-512 VNNI dpbusd (u8 x s8 summed into int32).
-enum Int8Dot : uint32_t { kInt8Avx2 = 0, kInt8Avx512, kInt8Vnni512 };
+// 256 or 512 bits; or one AVX-512 VNNI dpbusd (u8 x s8 summed into int32)
+// on 256 or 512.
+enum Int8Dot : uint32_t {
+  kInt8Avx2 = 0,
+  kInt8Avx512,
+  kInt8Vnni256,  // the interleaved products' (decode_quant_x8.h)
+  kInt8Vnni512,
+};
 
 // 8-bit multiply-adds one instruction sequence of |kind| makes (0: not on
 // this CPU).
@@ -587,6 +594,11 @@ uint32_t Int8DotMacs(uint32_t kind) {
       return __builtin_cpu_supports("avx2") ? 32 : 0;
     case kInt8Avx512:
       return __builtin_cpu_supports("avx512bw") ? 64 : 0;
+    case kInt8Vnni256:
+      return __builtin_cpu_supports("avx512vnni") &&
+                     __builtin_cpu_supports("avx512vl")
+                 ? 32
+                 : 0;
     case kInt8Vnni512:
       return __builtin_cpu_supports("avx512vnni") ? 64 : 0;
   }
@@ -642,6 +654,25 @@ __attribute__((target("avx512bw"))) uint32_t Int8LoopAvx512(uint32_t seed) {
   return lanes[0];
 }
 
+__attribute__((target("avx512f,avx512vl,avx512vnni"))) uint32_t
+Int8LoopVnni256(uint32_t seed) {
+  __m256i acc[kFmaAccumulators];
+  for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+    acc[a] = _mm256_set1_epi32(static_cast<int>(seed + a));
+  }
+  const __m256i w = _mm256_set1_epi8(3);
+  for (uint32_t i = 0; i < kFmaIterations; ++i) {
+    for (uint32_t a = 0; a < kFmaAccumulators; ++a) {
+      acc[a] = _mm256_dpbusd_epi32(acc[a], acc[a], w);
+    }
+  }
+  __m256i sum = acc[0];
+  for (uint32_t a = 1; a < kFmaAccumulators; ++a) {
+    sum = _mm256_add_epi32(sum, acc[a]);
+  }
+  return static_cast<uint32_t>(_mm256_extract_epi32(sum, 0));
+}
+
 __attribute__((target("avx512f,avx512vnni"))) uint32_t Int8LoopVnni512(
     uint32_t seed) {
   __m512i acc[kFmaAccumulators];
@@ -680,6 +711,9 @@ int Int8Loop(const weft_dispatch_state_t* dispatch,
       break;
     case kInt8Avx512:
       result = Int8LoopAvx512(id);
+      break;
+    case kInt8Vnni256:
+      result = Int8LoopVnni256(id);
       break;
     case kInt8Vnni512:
       result = Int8LoopVnni512(id);
@@ -994,6 +1028,9 @@ void RegisterDecodeBenchmarks() {
       ->UseRealTime();
   benchmark::RegisterBenchmark("Int8DotPeak/avx512/local-task", Int8DotPeak,
                                kInt8Avx512)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("Int8DotPeak/vnni256/local-task", Int8DotPeak,
+                               kInt8Vnni256)
       ->UseRealTime();
   benchmark::RegisterBenchmark("Int8DotPeak/vnni512/local-task", Int8DotPeak,
                                kInt8Vnni512)

@@ -199,7 +199,9 @@ void decode_layout_describe_dtypes(const decode_layout_t* layout, char* out,
     const uint32_t layers =
         decode_tensor_is_per_layer(tensor) ? layout->config.n_layers : 1;
     for (uint32_t l = 0; l < layers; ++l) {
-      const decode_dtype_t dtype = layout->tensors[t].dtypes[l];
+      // A loaded model's interleaved forms as the file's types.
+      const decode_dtype_t dtype =
+          decode_dtype_stored(layout->tensors[t].dtypes[l]);
       if (seen[dtype & 0xFF]) continue;
       seen[dtype & 0xFF] = true;
       if (used < capacity) {

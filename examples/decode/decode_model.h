@@ -59,6 +59,20 @@ static inline uint32_t decode_dtype_size(decode_dtype_t dtype) {
 // both 0 for a GGML type the decoder does not take.
 uint32_t decode_dtype_block_elements(uint32_t dtype);
 uint32_t decode_dtype_block_bytes(uint32_t dtype);
+// The type a checkpoint stores |dtype| as: the interleaved forms' own
+// (Q4_0, Q8_0, Q4_K), any other itself.
+static inline decode_dtype_t decode_dtype_stored(uint32_t dtype) {
+  switch (dtype) {
+    case DECODE_DTYPE_Q4_0_X8:
+      return DECODE_DTYPE_Q4_0;
+    case DECODE_DTYPE_Q8_0_X8:
+      return DECODE_DTYPE_Q8_0;
+    case DECODE_DTYPE_Q4_K_X8:
+      return DECODE_DTYPE_Q4_K;
+    default:
+      return (decode_dtype_t)dtype;
+  }
+}
 // A type a checkpoint may store (the interleaved forms are not).
 static inline bool decode_dtype_is_supported(uint32_t dtype) {
   return dtype != DECODE_DTYPE_Q4_0_X8 && dtype != DECODE_DTYPE_Q8_0_X8 &&
@@ -153,7 +167,8 @@ typedef struct decode_layout_t {
   char format[16];  // "llama2.c" or "gguf"
 } decode_layout_t;
 
-// The types of |layout|'s matrices, each once in the order of first use
+// The types of |layout|'s matrices as stored (a loaded model's interleaved
+// forms named by their file's type), each once in the order of first use
 // ("q4_k, q6_k"), into |out| (NUL-terminated, cut to |capacity|).
 void decode_layout_describe_dtypes(const decode_layout_t* layout, char* out,
                                    size_t capacity);
