@@ -119,9 +119,8 @@ static weft_status_t decode_model_interleave(
       DECODE_TENSOR_W3, DECODE_TENSOR_CLASSIFIER};
   void* scratch = NULL;
   weft_status_t status = WEFT_OK;
-  for (size_t i = 0;
-       weft_status_is_ok(status) && i < sizeof(kMatrices) / sizeof(kMatrices[0]);
-       ++i) {
+  const size_t matrix_count = sizeof(kMatrices) / sizeof(kMatrices[0]);
+  for (size_t i = 0; weft_status_is_ok(status) && i < matrix_count; ++i) {
     const decode_tensor_t tensor = kMatrices[i];
     if (!layout->tensors[tensor].present ||
         (tensor == DECODE_TENSOR_CLASSIFIER && config->shared_classifier)) {

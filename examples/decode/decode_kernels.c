@@ -983,8 +983,9 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
 // GEMM's tile where W is interleaved by eight: up to four columns a
 // call, every column through the same product the token's step takes
 // (decode_rows_dot: the same bits for any column count). SWIGLU's W3
-// likewise, or row by row when it is of another type. 1 (a binding not
-// as the constants say) where the tile is not whole groups of eight.
+// likewise, or column by column when it is of another type. 1 (a
+// binding not as the constants say) where the tile is not whole groups
+// of eight.
 static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
                                uint32_t dtype3, uint32_t mode, uint32_t rows,
                                uint32_t cols,
@@ -1010,7 +1011,14 @@ static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
     }
     decode_x8_dot(dtype, w, cols, first_row, count, activations, n,
                   values[0], ROWS);
-    if (mode == DECODE_GEMM_SWIGLU) {
+    if (mode == DECODE_GEMM_SWIGLU && decode_dtype_is_x8(dtype3)) {
+      const void* activations3[DECODE_X8_COLUMNS];
+      for (uint32_t c = 0; c < n; ++c) {
+        activations3[c] = decode_activation_for(&some[c], dtype3);
+      }
+      decode_x8_dot(dtype3, w3, cols, first_row, count, activations3, n,
+                    up[0], ROWS);
+    } else if (mode == DECODE_GEMM_SWIGLU) {
       for (uint32_t c = 0; c < n; ++c) {
         decode_rows_dot(w3, dtype3, first_row, count, cols, &some[c], up[c]);
       }

@@ -161,8 +161,8 @@ static inline decode_k_block_t decode_k_block(const void* weights, uint32_t b,
 
 // Dequantizes |n| elements (a multiple of the block) of |dtype| at |row|
 // into |out|. F32 and F16 are copied and converted; the block types are
-// decoded as above. The interleaved forms (decode_quant_x8.h) are not a row's: |out| is
-// left as it is (decode_quant_x8.h unpacks it).
+// decoded as above. The interleaved forms (decode_quant_x8.h) are not a
+// row's: |out| is left as it is (decode_x8_unpack gives the rows back).
 void decode_quant_dequantize(decode_dtype_t dtype, const void* row, uint32_t n,
                              float* out);
 

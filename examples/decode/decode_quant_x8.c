@@ -104,10 +104,9 @@ void decode_x8_pack(uint32_t x8, void* matrix, uint32_t rows, uint32_t cols,
     uint8_t* group = (uint8_t*)matrix + g * group_bytes;
     memcpy(scratch, group, group_bytes);
     for (uint32_t b = 0; b < blocks; ++b) {
-      x8_convert_block(x8, (uint8_t*)scratch + (uint64_t)b * plain_bytes,
-                       row_bytes,
-                       group + (uint64_t)b * DECODE_X8_ROWS * plain_bytes,
-                       true);
+      x8_convert_block(
+          x8, (uint8_t*)scratch + (uint64_t)b * plain_bytes, row_bytes,
+          group + (uint64_t)b * DECODE_X8_ROWS * plain_bytes, true);
     }
   }
 }
@@ -126,9 +125,9 @@ void decode_x8_unpack(uint32_t x8, const void* group, uint32_t cols,
 
 // The sums of the codes of blocks |first| .. |first| + |count| of each
 // column: the 8 in q - 8, applied once per block.
-static void x8_activation_sums(const void* const* activations,
-                               uint32_t columns, uint32_t first,
-                               uint32_t count, int32_t sums[][X8_CHUNK]) {
+static void x8_activation_sums(const void* const* activations, uint32_t columns,
+                               uint32_t first, uint32_t count,
+                               int32_t sums[][X8_CHUNK]) {
   for (uint32_t c = 0; c < columns; ++c) {
     for (uint32_t b = 0; b < count; ++b) {
       int32_t sum = 0;
@@ -150,10 +149,11 @@ static void x8_activation_sums(const void* const* activations,
 #define X8_Q8_0_PLAIN 34u
 #define X8_Q8_0_BLOCK (DECODE_X8_ROWS * 34u)
 
-static void decode_q4_0_x8_dot_portable(
-    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const void* const* activations, uint32_t columns,
-    float* out, uint32_t out_stride) {
+static void decode_q4_0_x8_dot_portable(const void* matrix, uint32_t cols,
+                                        uint32_t first, uint32_t count,
+                                        const void* const* activations,
+                                        uint32_t columns, float* out,
+                                        uint32_t out_stride) {
   const uint32_t blocks = cols / DECODE_QK8_0;
   const uint8_t* base =
       (const uint8_t*)matrix + (uint64_t)first * blocks * X8_Q4_0_PLAIN;
@@ -177,8 +177,7 @@ static void decode_q4_0_x8_dot_portable(
             }
             uint16_t dw;
             memcpy(&dw, block + 2u * j, sizeof(dw));
-            acc[c][j] =
-                fmaf((float)s, decode_f16_to_f32(dw) * da, acc[c][j]);
+            acc[c][j] = fmaf((float)s, decode_f16_to_f32(dw) * da, acc[c][j]);
           }
         }
       }
@@ -190,10 +189,11 @@ static void decode_q4_0_x8_dot_portable(
   }
 }
 
-static void decode_q8_0_x8_dot_portable(
-    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const void* const* activations, uint32_t columns,
-    float* out, uint32_t out_stride) {
+static void decode_q8_0_x8_dot_portable(const void* matrix, uint32_t cols,
+                                        uint32_t first, uint32_t count,
+                                        const void* const* activations,
+                                        uint32_t columns, float* out,
+                                        uint32_t out_stride) {
   const uint32_t blocks = cols / DECODE_QK8_0;
   const uint8_t* base =
       (const uint8_t*)matrix + (uint64_t)first * blocks * X8_Q8_0_PLAIN;
@@ -235,12 +235,14 @@ static void x8_q4_k_scales(const uint8_t* block, uint32_t j,
 // Per row and super-block: sumi = sum_j sc_j sum(q a) over sub-block j,
 // summ = sum_j m_j (the activation's two 16-element sums of sub-block
 // j); then acc += sumi (d d_a), acc -= summ (dmin d_a), fused each.
-static void decode_q4_k_x8_dot_portable(
-    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const void* const* activations, uint32_t columns, float* out,
-    uint32_t out_stride) {
+static void decode_q4_k_x8_dot_portable(const void* matrix, uint32_t cols,
+                                        uint32_t first, uint32_t count,
+                                        const void* const* activations,
+                                        uint32_t columns, float* out,
+                                        uint32_t out_stride) {
   const uint32_t blocks = cols / DECODE_QK_K;
-  const uint8_t* base = (const uint8_t*)matrix + (uint64_t)first * blocks * 144u;
+  const uint8_t* base =
+      (const uint8_t*)matrix + (uint64_t)first * blocks * 144u;
   for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {
     const uint8_t* group = base + (uint64_t)g * blocks * X8_Q4_K_BLOCK;
     float acc[DECODE_X8_COLUMNS][DECODE_X8_ROWS] = {{0}};
@@ -320,15 +322,16 @@ X8_AVX2 static inline __m256i x8_broadcast4(const int8_t* qs) {
 }
 
 // x8_activation_sums with AVX2: the same integers.
-X8_AVX2 static void x8_activation_sums_avx2(
-    const void* const* activations, uint32_t columns,
-    uint32_t first, uint32_t count, int32_t sums[][X8_CHUNK]) {
+X8_AVX2 static void x8_activation_sums_avx2(const void* const* activations,
+                                            uint32_t columns, uint32_t first,
+                                            uint32_t count,
+                                            int32_t sums[][X8_CHUNK]) {
   const __m256i ones8 = _mm256_set1_epi8(1);
   const __m256i ones16 = _mm256_set1_epi16(1);
   for (uint32_t c = 0; c < columns; ++c) {
     for (uint32_t b = 0; b < count; ++b) {
-      const __m256i v =
-          _mm256_loadu_si256((const __m256i*)X8_Q8_0(activations, c, first + b)->qs);
+      const __m256i v = _mm256_loadu_si256(
+          (const __m256i*)X8_Q8_0(activations, c, first + b)->qs);
       const __m256i s =
           _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v), ones16);
       __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s),
@@ -373,52 +376,49 @@ X8_VNNI static inline __m256i x8_dot_vnni(const x8_codes_t* codes,
 // The product over one block of eight for |columns| columns, with
 // |DOT| the integer sum: the portable version's operations, lane by lane.
 #define X8_DOT_BODY(DOT)                                                      \
-  const uint32_t blocks = cols / DECODE_QK8_0;                               \
-  const uint8_t* base =                                                      \
-      (const uint8_t*)matrix + (uint64_t)first * blocks * X8_Q4_0_PLAIN;     \
-  int32_t sums[DECODE_X8_COLUMNS][X8_CHUNK];                                 \
-  for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {                    \
-    const uint8_t* group =                                                   \
-        base + (uint64_t)g * blocks * X8_Q4_0_BLOCK;                 \
-    __m256 acc[DECODE_X8_COLUMNS];                                           \
-    for (uint32_t c = 0; c < columns; ++c) acc[c] = _mm256_setzero_ps();     \
-    for (uint32_t chunk = 0; chunk < blocks; chunk += X8_CHUNK) {            \
-      const uint32_t n =                                                     \
-          blocks - chunk < X8_CHUNK ? blocks - chunk : X8_CHUNK;             \
-      x8_activation_sums_avx2(activations, columns, chunk, n, sums);        \
-      for (uint32_t b = chunk; b < chunk + n; ++b) {                         \
-        const uint8_t* block = group + (uint64_t)b * X8_Q4_0_BLOCK;  \
-        const x8_codes_t codes = x8_unpack(block);                           \
-        const __m256 dw =                                                    \
-            _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block));         \
-        for (uint32_t c = 0; c < columns; ++c) {                             \
-          const decode_block_q8_0_t* a = X8_Q8_0(activations, c, b);                 \
-          const __m256i s =                                                  \
-              _mm256_sub_epi32(DOT(&codes, a->qs),                           \
-                               _mm256_set1_epi32(8 * sums[c][b - chunk]));   \
-          acc[c] = _mm256_fmadd_ps(                                          \
-              _mm256_cvtepi32_ps(s),                                         \
-              _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(a->d))), acc[c]);   \
-        }                                                                    \
-      }                                                                      \
-    }                                                                        \
-    for (uint32_t c = 0; c < columns; ++c) {                                 \
-      _mm256_storeu_ps(out + (uint64_t)c * out_stride + g * DECODE_X8_ROWS,  \
-                       acc[c]);                                              \
-    }                                                                        \
+  const uint32_t blocks = cols / DECODE_QK8_0;                                \
+  const uint8_t* base =                                                       \
+      (const uint8_t*)matrix + (uint64_t)first * blocks * X8_Q4_0_PLAIN;      \
+  int32_t sums[DECODE_X8_COLUMNS][X8_CHUNK];                                  \
+  for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {                     \
+    const uint8_t* group = base + (uint64_t)g * blocks * X8_Q4_0_BLOCK;       \
+    __m256 acc[DECODE_X8_COLUMNS];                                            \
+    for (uint32_t c = 0; c < columns; ++c) acc[c] = _mm256_setzero_ps();      \
+    for (uint32_t chunk = 0; chunk < blocks; chunk += X8_CHUNK) {             \
+      const uint32_t n =                                                      \
+          blocks - chunk < X8_CHUNK ? blocks - chunk : X8_CHUNK;              \
+      x8_activation_sums_avx2(activations, columns, chunk, n, sums);          \
+      for (uint32_t b = chunk; b < chunk + n; ++b) {                          \
+        const uint8_t* block = group + (uint64_t)b * X8_Q4_0_BLOCK;           \
+        const x8_codes_t codes = x8_unpack(block);                            \
+        const __m256 dw =                                                     \
+            _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block));          \
+        for (uint32_t c = 0; c < columns; ++c) {                              \
+          const decode_block_q8_0_t* a = X8_Q8_0(activations, c, b);          \
+          const __m256i s = _mm256_sub_epi32(                                 \
+              DOT(&codes, a->qs), _mm256_set1_epi32(8 * sums[c][b - chunk])); \
+          acc[c] = _mm256_fmadd_ps(                                           \
+              _mm256_cvtepi32_ps(s),                                          \
+              _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(a->d))), acc[c]);    \
+        }                                                                     \
+      }                                                                       \
+    }                                                                         \
+    for (uint32_t c = 0; c < columns; ++c) {                                  \
+      _mm256_storeu_ps(out + (uint64_t)c * out_stride + g * DECODE_X8_ROWS,   \
+                       acc[c]);                                               \
+    }                                                                         \
   }
 
 X8_AVX2 static void decode_q4_0_x8_dot_avx2(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const void* const* activations, uint32_t columns,
-    float* out, uint32_t out_stride) {
-  X8_DOT_BODY(x8_dot_avx2)
-}
+    const void* const* activations, uint32_t columns, float* out,
+    uint32_t out_stride){X8_DOT_BODY(x8_dot_avx2)}
 
-X8_VNNI static void decode_q4_0_x8_dot_vnni(
-    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const void* const* activations, uint32_t columns,
-    float* out, uint32_t out_stride) {
+X8_VNNI static void decode_q4_0_x8_dot_vnni(const void* matrix, uint32_t cols,
+                                            uint32_t first, uint32_t count,
+                                            const void* const* activations,
+                                            uint32_t columns, float* out,
+                                            uint32_t out_stride) {
   X8_DOT_BODY(x8_dot_vnni)
 }
 #undef X8_DOT_BODY
@@ -433,8 +433,7 @@ X8_AVX2 static inline __m256i x8_q8_dot_avx2(const uint8_t* block,
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i sum = _mm256_setzero_si256();
   for (int p = 0; p < 8; ++p) {
-    const __m256i w =
-        _mm256_loadu_si256((const __m256i*)(block + 16 + 32 * p));
+    const __m256i w = _mm256_loadu_si256((const __m256i*)(block + 16 + 32 * p));
     const __m256i product = _mm256_maddubs_epi16(
         wabs[p], _mm256_sign_epi8(x8_broadcast4(qs + 4 * p), w));
     sum = _mm256_add_epi32(sum, _mm256_madd_epi16(product, ones));
@@ -454,8 +453,7 @@ X8_VNNI static inline __m256i x8_q8_dot_vnni(const uint8_t* block,
     sums[p] = _mm256_dpbusd_epi32(
         _mm256_dpbusd_epi32(_mm256_setzero_si256(), wabs[2 * p],
                             _mm256_sign_epi8(x8_broadcast4(qs + 8 * p), w0)),
-        wabs[2 * p + 1],
-        _mm256_sign_epi8(x8_broadcast4(qs + 8 * p + 4), w1));
+        wabs[2 * p + 1], _mm256_sign_epi8(x8_broadcast4(qs + 8 * p + 4), w1));
   }
   return _mm256_add_epi32(_mm256_add_epi32(sums[0], sums[1]),
                           _mm256_add_epi32(sums[2], sums[3]));
@@ -463,47 +461,46 @@ X8_VNNI static inline __m256i x8_q8_dot_vnni(const uint8_t* block,
 
 // The Q8_0 product, |DOT| the integer sum: the portable version's
 // operations, lane by lane.
-#define X8_Q8_BODY(DOT)                                                      \
-  const uint32_t blocks = cols / DECODE_QK8_0;                               \
-  const uint8_t* base =                                                      \
-      (const uint8_t*)matrix + (uint64_t)first * blocks * X8_Q8_0_PLAIN;     \
-  for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {                    \
-    const uint8_t* group = base + (uint64_t)g * blocks * X8_Q8_0_BLOCK;      \
-    __m256 acc[DECODE_X8_COLUMNS];                                           \
-    for (uint32_t c = 0; c < columns; ++c) acc[c] = _mm256_setzero_ps();     \
-    for (uint32_t b = 0; b < blocks; ++b) {                                  \
-      const uint8_t* block = group + (uint64_t)b * X8_Q8_0_BLOCK;            \
-      __m256i wabs[8];                                                       \
-      for (int p = 0; p < 8; ++p) {                                          \
-        wabs[p] = _mm256_abs_epi8(                                           \
-            _mm256_loadu_si256((const __m256i*)(block + 16 + 32 * p)));      \
-      }                                                                      \
-      const __m256 dw =                                                      \
-          _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block));           \
-      for (uint32_t c = 0; c < columns; ++c) {                               \
-        const decode_block_q8_0_t* a = X8_Q8_0(activations, c, b);                   \
-        acc[c] = _mm256_fmadd_ps(                                            \
-            _mm256_cvtepi32_ps(DOT(block, wabs, a->qs)),                     \
-            _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(a->d))), acc[c]);     \
-      }                                                                      \
-    }                                                                        \
-    for (uint32_t c = 0; c < columns; ++c) {                                 \
-      _mm256_storeu_ps(out + (uint64_t)c * out_stride + g * DECODE_X8_ROWS,  \
-                       acc[c]);                                              \
-    }                                                                        \
+#define X8_Q8_BODY(DOT)                                                     \
+  const uint32_t blocks = cols / DECODE_QK8_0;                              \
+  const uint8_t* base =                                                     \
+      (const uint8_t*)matrix + (uint64_t)first * blocks * X8_Q8_0_PLAIN;    \
+  for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {                   \
+    const uint8_t* group = base + (uint64_t)g * blocks * X8_Q8_0_BLOCK;     \
+    __m256 acc[DECODE_X8_COLUMNS];                                          \
+    for (uint32_t c = 0; c < columns; ++c) acc[c] = _mm256_setzero_ps();    \
+    for (uint32_t b = 0; b < blocks; ++b) {                                 \
+      const uint8_t* block = group + (uint64_t)b * X8_Q8_0_BLOCK;           \
+      __m256i wabs[8];                                                      \
+      for (int p = 0; p < 8; ++p) {                                         \
+        wabs[p] = _mm256_abs_epi8(                                          \
+            _mm256_loadu_si256((const __m256i*)(block + 16 + 32 * p)));     \
+      }                                                                     \
+      const __m256 dw =                                                     \
+          _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block));          \
+      for (uint32_t c = 0; c < columns; ++c) {                              \
+        const decode_block_q8_0_t* a = X8_Q8_0(activations, c, b);          \
+        acc[c] = _mm256_fmadd_ps(                                           \
+            _mm256_cvtepi32_ps(DOT(block, wabs, a->qs)),                    \
+            _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(a->d))), acc[c]);    \
+      }                                                                     \
+    }                                                                       \
+    for (uint32_t c = 0; c < columns; ++c) {                                \
+      _mm256_storeu_ps(out + (uint64_t)c * out_stride + g * DECODE_X8_ROWS, \
+                       acc[c]);                                             \
+    }                                                                       \
   }
 
 X8_AVX2 static void decode_q8_0_x8_dot_avx2(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const void* const* activations, uint32_t columns,
-    float* out, uint32_t out_stride) {
-  X8_Q8_BODY(x8_q8_dot_avx2)
-}
+    const void* const* activations, uint32_t columns, float* out,
+    uint32_t out_stride){X8_Q8_BODY(x8_q8_dot_avx2)}
 
-X8_VNNI static void decode_q8_0_x8_dot_vnni(
-    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const void* const* activations, uint32_t columns,
-    float* out, uint32_t out_stride) {
+X8_VNNI static void decode_q8_0_x8_dot_vnni(const void* matrix, uint32_t cols,
+                                            uint32_t first, uint32_t count,
+                                            const void* const* activations,
+                                            uint32_t columns, float* out,
+                                            uint32_t out_stride) {
   X8_Q8_BODY(x8_q8_dot_vnni)
 }
 #undef X8_Q8_BODY
@@ -543,113 +540,112 @@ X8_VNNI static inline __m256i x8_k_dot_vnni(const __m256i* codes,
 // out of the three packed words at once (decode_q4_k_unpack's steps on
 // 8 lanes); the mins' term is 4 madds of (m_j, m_j+2) pairs against the
 // activation's matching pairs of sub-block sums.
-#define X8_Q4_K_BODY(DOT)                                                    \
-  const uint32_t blocks = cols / DECODE_QK_K;                                \
-  const uint8_t* base = (const uint8_t*)matrix + (uint64_t)first * blocks *  \
-                                                     144u;                   \
-  const __m256i low6 = _mm256_set1_epi32(0x3F3F3F3F);                        \
-  const __m256i low4 = _mm256_set1_epi32(0x0F0F0F0F);                        \
-  const __m256i low2 = _mm256_set1_epi32(0x03030303);                        \
-  const __m256i even = _mm256_set1_epi32(0x00FF00FF);                        \
-  const __m256i nibble = _mm256_set1_epi8(15);                               \
-  for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {                    \
-    const uint8_t* group = base + (uint64_t)g * blocks * X8_Q4_K_BLOCK;      \
-    __m256 acc[DECODE_X8_COLUMNS];                                           \
-    for (uint32_t c = 0; c < columns; ++c) acc[c] = _mm256_setzero_ps();     \
-    for (uint32_t b = 0; b < blocks; ++b) {                                  \
-      const uint8_t* block = group + (uint64_t)b * X8_Q4_K_BLOCK;            \
-      const __m256i wa = _mm256_loadu_si256((const __m256i*)(block + 32));   \
-      const __m256i wb = _mm256_loadu_si256((const __m256i*)(block + 64));   \
-      const __m256i wc = _mm256_loadu_si256((const __m256i*)(block + 96));   \
-      const __m256i sc[2] = {                                                \
-          _mm256_and_si256(wa, low6),                                        \
-          _mm256_or_si256(                                                   \
-              _mm256_and_si256(wc, low4),                                    \
-              _mm256_slli_epi32(                                             \
-                  _mm256_and_si256(_mm256_srli_epi32(wa, 6), low2), 4))};    \
-      const __m256i mn[2] = {                                                \
-          _mm256_and_si256(wb, low6),                                        \
-          _mm256_or_si256(                                                   \
-              _mm256_and_si256(_mm256_srli_epi32(wc, 4), low4),              \
-              _mm256_slli_epi32(                                             \
-                  _mm256_and_si256(_mm256_srli_epi32(wb, 6), low2), 4))};    \
-      __m256i scale[8];                                                      \
-      for (int j = 0; j < 4; ++j) {                                          \
-        scale[j] = X8_LANE_BYTE(sc[0], j);                                   \
-        scale[4 + j] = X8_LANE_BYTE(sc[1], j);                               \
-      }                                                                      \
-      /* (m_j, m_j+2) as int16 pairs: j = 0, 1, 4, 5. */                     \
-      const __m256i mins[4] = {                                              \
-          _mm256_and_si256(mn[0], even),                                     \
-          _mm256_and_si256(_mm256_srli_epi32(mn[0], 8), even),               \
-          _mm256_and_si256(mn[1], even),                                     \
-          _mm256_and_si256(_mm256_srli_epi32(mn[1], 8), even)};              \
-      const __m256 d8 =                                                      \
-          _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block));           \
-      const __m256 dmin8 =                                                   \
-          _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(block + 16)));    \
-      __m256i sumi[DECODE_X8_COLUMNS];                                       \
-      for (uint32_t c = 0; c < columns; ++c) {                               \
-        sumi[c] = _mm256_setzero_si256();                                    \
-      }                                                                      \
-      for (int k = 0; k < 4; ++k) {                                          \
-        __m256i lo[8], hi[8];                                                \
-        for (int p = 0; p < 8; ++p) {                                        \
-          const __m256i raw = _mm256_loadu_si256(                            \
-              (const __m256i*)(block + X8_Q4_K_HEADER + (8 * k + p) * 32));  \
-          lo[p] = _mm256_and_si256(raw, nibble);                             \
-          hi[p] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), nibble);       \
-        }                                                                    \
-        for (uint32_t c = 0; c < columns; ++c) {                             \
-          const int8_t* y = X8_Q8_K(activations, c, b)->qs + 64 * k;         \
-          sumi[c] = _mm256_add_epi32(                                        \
-              sumi[c],                                                       \
-              _mm256_add_epi32(                                              \
-                  _mm256_mullo_epi32(DOT(lo, y), scale[2 * k]),              \
-                  _mm256_mullo_epi32(DOT(hi, y + 32), scale[2 * k + 1])));   \
-        }                                                                    \
-      }                                                                      \
-      for (uint32_t c = 0; c < columns; ++c) {                               \
-        const decode_block_q8_k_t* a = X8_Q8_K(activations, c, b);           \
-        int32_t pairs[4];                                                    \
-        for (int q = 0; q < 4; ++q) {                                        \
-          /* sub-blocks j = (0, 1, 4, 5)[q] and j + 2 */                     \
-          const int j = q < 2 ? q : q + 2;                                   \
-          const uint16_t s0 = (uint16_t)(a->bsums[2 * j] + a->bsums[2 * j + 1]); \
-          const uint16_t s2 =                                                \
-              (uint16_t)(a->bsums[2 * j + 4] + a->bsums[2 * j + 5]);         \
-          pairs[q] = (int32_t)((uint32_t)s0 | (uint32_t)s2 << 16);           \
-        }                                                                    \
-        __m256i summ = _mm256_setzero_si256();                               \
-        for (int q = 0; q < 4; ++q) {                                        \
-          summ = _mm256_add_epi32(                                           \
-              summ,                                                          \
-              _mm256_madd_epi16(mins[q], _mm256_set1_epi32(pairs[q])));      \
-        }                                                                    \
-        const __m256 ad = _mm256_set1_ps(a->d);                              \
-        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[c]),                \
-                                 _mm256_mul_ps(d8, ad), acc[c]);             \
-        acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(summ),                  \
-                                  _mm256_mul_ps(dmin8, ad), acc[c]);         \
-      }                                                                      \
-    }                                                                        \
-    for (uint32_t c = 0; c < columns; ++c) {                                 \
-      _mm256_storeu_ps(out + (uint64_t)c * out_stride + g * DECODE_X8_ROWS,  \
-                       acc[c]);                                              \
-    }                                                                        \
+#define X8_Q4_K_BODY(DOT)                                                     \
+  const uint32_t blocks = cols / DECODE_QK_K;                                 \
+  const uint8_t* base =                                                       \
+      (const uint8_t*)matrix + (uint64_t)first * blocks * 144u;               \
+  const __m256i low6 = _mm256_set1_epi32(0x3F3F3F3F);                         \
+  const __m256i low4 = _mm256_set1_epi32(0x0F0F0F0F);                         \
+  const __m256i low2 = _mm256_set1_epi32(0x03030303);                         \
+  const __m256i even = _mm256_set1_epi32(0x00FF00FF);                         \
+  const __m256i nibble = _mm256_set1_epi8(15);                                \
+  for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {                     \
+    const uint8_t* group = base + (uint64_t)g * blocks * X8_Q4_K_BLOCK;       \
+    __m256 acc[DECODE_X8_COLUMNS];                                            \
+    for (uint32_t c = 0; c < columns; ++c) acc[c] = _mm256_setzero_ps();      \
+    for (uint32_t b = 0; b < blocks; ++b) {                                   \
+      const uint8_t* block = group + (uint64_t)b * X8_Q4_K_BLOCK;             \
+      const __m256i wa = _mm256_loadu_si256((const __m256i*)(block + 32));    \
+      const __m256i wb = _mm256_loadu_si256((const __m256i*)(block + 64));    \
+      const __m256i wc = _mm256_loadu_si256((const __m256i*)(block + 96));    \
+      const __m256i sc[2] = {                                                 \
+          _mm256_and_si256(wa, low6),                                         \
+          _mm256_or_si256(                                                    \
+              _mm256_and_si256(wc, low4),                                     \
+              _mm256_slli_epi32(                                              \
+                  _mm256_and_si256(_mm256_srli_epi32(wa, 6), low2), 4))};     \
+      const __m256i mn[2] = {                                                 \
+          _mm256_and_si256(wb, low6),                                         \
+          _mm256_or_si256(                                                    \
+              _mm256_and_si256(_mm256_srli_epi32(wc, 4), low4),               \
+              _mm256_slli_epi32(                                              \
+                  _mm256_and_si256(_mm256_srli_epi32(wb, 6), low2), 4))};     \
+      __m256i scale[8];                                                       \
+      for (int j = 0; j < 4; ++j) {                                           \
+        scale[j] = X8_LANE_BYTE(sc[0], j);                                    \
+        scale[4 + j] = X8_LANE_BYTE(sc[1], j);                                \
+      }                                                                       \
+      /* (m_j, m_j+2) as int16 pairs: j = 0, 1, 4, 5. */                      \
+      const __m256i mins[4] = {                                               \
+          _mm256_and_si256(mn[0], even),                                      \
+          _mm256_and_si256(_mm256_srli_epi32(mn[0], 8), even),                \
+          _mm256_and_si256(mn[1], even),                                      \
+          _mm256_and_si256(_mm256_srli_epi32(mn[1], 8), even)};               \
+      const __m256 d8 =                                                       \
+          _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block));            \
+      const __m256 dmin8 =                                                    \
+          _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(block + 16)));     \
+      __m256i sumi[DECODE_X8_COLUMNS];                                        \
+      for (uint32_t c = 0; c < columns; ++c) {                                \
+        sumi[c] = _mm256_setzero_si256();                                     \
+      }                                                                       \
+      for (int k = 0; k < 4; ++k) {                                           \
+        __m256i lo[8], hi[8];                                                 \
+        for (int p = 0; p < 8; ++p) {                                         \
+          const __m256i raw = _mm256_loadu_si256(                             \
+              (const __m256i*)(block + X8_Q4_K_HEADER + (8 * k + p) * 32));   \
+          lo[p] = _mm256_and_si256(raw, nibble);                              \
+          hi[p] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), nibble);        \
+        }                                                                     \
+        for (uint32_t c = 0; c < columns; ++c) {                              \
+          const int8_t* y = X8_Q8_K(activations, c, b)->qs + 64 * k;          \
+          sumi[c] = _mm256_add_epi32(                                         \
+              sumi[c],                                                        \
+              _mm256_add_epi32(                                               \
+                  _mm256_mullo_epi32(DOT(lo, y), scale[2 * k]),               \
+                  _mm256_mullo_epi32(DOT(hi, y + 32), scale[2 * k + 1])));    \
+        }                                                                     \
+      }                                                                       \
+      for (uint32_t c = 0; c < columns; ++c) {                                \
+        const decode_block_q8_k_t* a = X8_Q8_K(activations, c, b);            \
+        int32_t pairs[4];                                                     \
+        for (int q = 0; q < 4; ++q) {                                         \
+          /* sub-blocks j = (0, 1, 4, 5)[q] and j + 2 */                      \
+          const int j = q < 2 ? q : q + 2;                                    \
+          const uint16_t s0 =                                                 \
+              (uint16_t)(a->bsums[2 * j] + a->bsums[2 * j + 1]);              \
+          const uint16_t s2 =                                                 \
+              (uint16_t)(a->bsums[2 * j + 4] + a->bsums[2 * j + 5]);          \
+          pairs[q] = (int32_t)((uint32_t)s0 | (uint32_t)s2 << 16);            \
+        }                                                                     \
+        __m256i summ = _mm256_setzero_si256();                                \
+        for (int q = 0; q < 4; ++q) {                                         \
+          summ = _mm256_add_epi32(                                            \
+              summ, _mm256_madd_epi16(mins[q], _mm256_set1_epi32(pairs[q]))); \
+        }                                                                     \
+        const __m256 ad = _mm256_set1_ps(a->d);                               \
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[c]),                 \
+                                 _mm256_mul_ps(d8, ad), acc[c]);              \
+        acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(summ),                   \
+                                  _mm256_mul_ps(dmin8, ad), acc[c]);          \
+      }                                                                       \
+    }                                                                         \
+    for (uint32_t c = 0; c < columns; ++c) {                                  \
+      _mm256_storeu_ps(out + (uint64_t)c * out_stride + g * DECODE_X8_ROWS,   \
+                       acc[c]);                                               \
+    }                                                                         \
   }
 
 X8_AVX2 static void decode_q4_k_x8_dot_avx2(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
     const void* const* activations, uint32_t columns, float* out,
-    uint32_t out_stride) {
-  X8_Q4_K_BODY(x8_k_dot_avx2)
-}
+    uint32_t out_stride){X8_Q4_K_BODY(x8_k_dot_avx2)}
 
-X8_VNNI static void decode_q4_k_x8_dot_vnni(
-    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const void* const* activations, uint32_t columns, float* out,
-    uint32_t out_stride) {
+X8_VNNI static void decode_q4_k_x8_dot_vnni(const void* matrix, uint32_t cols,
+                                            uint32_t first, uint32_t count,
+                                            const void* const* activations,
+                                            uint32_t columns, float* out,
+                                            uint32_t out_stride) {
   X8_Q4_K_BODY(x8_k_dot_vnni)
 }
 #undef X8_Q4_K_BODY
@@ -672,16 +668,14 @@ static int x8_index(uint32_t x8) {
   return x8 == DECODE_DTYPE_Q8_0_X8 ? 1 : x8 == DECODE_DTYPE_Q4_K_X8 ? 2 : 0;
 }
 
-static const decode_x8_dot_fn_t kX8Portable[3] = {
-    decode_q4_0_x8_dot_portable, decode_q8_0_x8_dot_portable,
-    decode_q4_k_x8_dot_portable};
+static const decode_x8_dot_fn_t kX8Portable[3] = {decode_q4_0_x8_dot_portable,
+                                                  decode_q8_0_x8_dot_portable,
+                                                  decode_q4_k_x8_dot_portable};
 #if defined(DECODE_X8_X86)
-static const decode_x8_dot_fn_t kX8Avx2[3] = {decode_q4_0_x8_dot_avx2,
-                                              decode_q8_0_x8_dot_avx2,
-                                              decode_q4_k_x8_dot_avx2};
-static const decode_x8_dot_fn_t kX8Vnni[3] = {decode_q4_0_x8_dot_vnni,
-                                              decode_q8_0_x8_dot_vnni,
-                                              decode_q4_k_x8_dot_vnni};
+static const decode_x8_dot_fn_t kX8Avx2[3] = {
+    decode_q4_0_x8_dot_avx2, decode_q8_0_x8_dot_avx2, decode_q4_k_x8_dot_avx2};
+static const decode_x8_dot_fn_t kX8Vnni[3] = {
+    decode_q4_0_x8_dot_vnni, decode_q8_0_x8_dot_vnni, decode_q4_k_x8_dot_vnni};
 #endif
 
 decode_x8_dot_fn_t decode_x8_dot_function(uint32_t x8, decode_simd_t simd) {
@@ -717,8 +711,8 @@ void decode_x8_select(decode_simd_t simd) {
 
 void decode_x8_dot(uint32_t x8, const void* matrix, uint32_t cols,
                    uint32_t first, uint32_t count,
-                   const void* const* activations, uint32_t columns,
-                   float* out, uint32_t out_stride) {
+                   const void* const* activations, uint32_t columns, float* out,
+                   uint32_t out_stride) {
   x8_selected[x8_index(x8)](matrix, cols, first, count, activations, columns,
                             out, out_stride);
 }

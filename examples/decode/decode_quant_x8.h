@@ -1,6 +1,6 @@
 // weft decode example: Q4_0, Q8_0 and Q4_K matrices with their rows
-// interleaved by eight, the form the CPU kernels repack such a matrix into once it is
-// loaded.
+// interleaved by eight, the form the CPU kernels repack such a matrix into once
+// it is loaded.
 //
 // A plain row is a run of blocks (an f16 d, then 32 codes: 16 bytes of
 // nibbles for Q4_0, 32 int8 for Q8_0), so a product takes one row at a
@@ -70,18 +70,18 @@ void decode_x8_pack(uint32_t x8, void* matrix, uint32_t rows, uint32_t cols,
                     void* scratch);
 // The inverse: 8 plain rows at |out| from the group of 8 rows of |cols|
 // elements at |group| (tests).
-void decode_x8_unpack(uint32_t x8, const void* group, uint32_t cols,
-                      void* out);
+void decode_x8_unpack(uint32_t x8, const void* group, uint32_t cols, void* out);
 
 // For |count| rows (a multiple of 8) from |first| (a multiple of 8) of the
 // interleaved [rows][cols] |matrix| and |columns| (1 to
 // DECODE_X8_COLUMNS) activations quantized as the stored type pairs with
 // (decode_quant_dot.h: Q8_0 blocks, Q8_K for Q4_K):
 // out[c * out_stride + i] = row (first + i) . activations[c].
-typedef void (*decode_x8_dot_fn_t)(
-    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
-    const void* const* activations, uint32_t columns,
-    float* out, uint32_t out_stride);
+typedef void (*decode_x8_dot_fn_t)(const void* matrix, uint32_t cols,
+                                   uint32_t first, uint32_t count,
+                                   const void* const* activations,
+                                   uint32_t columns, float* out,
+                                   uint32_t out_stride);
 
 // |x8|'s product in |simd|'s version (NULL where this build has none; an
 // AVX-512 CPU runs AVX-512 VNNI's on 256 bits where it has VNNI, else
@@ -90,8 +90,8 @@ decode_x8_dot_fn_t decode_x8_dot_function(uint32_t x8, decode_simd_t simd);
 // The version decode_quant_dot_select chose.
 void decode_x8_dot(uint32_t x8, const void* matrix, uint32_t cols,
                    uint32_t first, uint32_t count,
-                   const void* const* activations,
-                   uint32_t columns, float* out, uint32_t out_stride);
+                   const void* const* activations, uint32_t columns, float* out,
+                   uint32_t out_stride);
 // Called by decode_quant_dot_select.
 void decode_x8_select(decode_simd_t simd);
 
