@@ -98,9 +98,9 @@ static weft_status_t decode_check_device_dtypes(
   return WEFT_OK;
 }
 
-// Rewrites |model|'s Q4_0 and Q8_0 matrices into rows interleaved by eight
-// (decode_quant_x8.h: the CPU products' faster form), in place, on the
-// host, and marks their layout so the kernels read them so. Left as
+// Rewrites |model|'s Q4_0, Q8_0 and Q4_K matrices into rows interleaved
+// by eight (decode_quant_x8.h: the CPU products' faster form), in place,
+// on the host, and marks their layout so the kernels read them so. Left as
 // stored: the token embedding (EMBED reads one row of it; so is a
 // classifier that shares it), matrices whose rows are not a multiple of
 // eight, everything on a cuda device (its kernels take f32 and f16), and
