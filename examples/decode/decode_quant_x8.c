@@ -1,4 +1,4 @@
-// weft decode example: Q4_0 and Q8_0 rows interleaved by eight
+// weft decode example: Q4_0, Q8_0 and Q4_K rows interleaved by eight
 // (decode_quant_x8.h).
 #include "decode_quant_x8.h"
 
@@ -32,7 +32,7 @@ static inline uint32_t x8_block_elements(uint32_t x8) {
   return x8 == DECODE_DTYPE_Q4_K_X8 ? DECODE_QK_K : DECODE_QK8_0;
 }
 static inline uint32_t x8_code_bytes(uint32_t x8) {
-  return x8_plain_bytes(x8) - 2u;
+  return x8 == DECODE_DTYPE_Q4_K_X8 ? 128u : x8_plain_bytes(x8) - 2u;
 }
 
 uint32_t decode_x8_form(uint32_t dtype) {
@@ -65,7 +65,7 @@ static inline uint32_t x8_code_offset(uint32_t j, uint32_t i) {
 static void x8_convert_block(uint32_t form, uint8_t* plain,
                              uint64_t plain_stride, uint8_t* x8, bool to_x8) {
   const bool k = form == DECODE_DTYPE_Q4_K_X8;
-  const uint32_t code_bytes = k ? 128u : x8_code_bytes(form);
+  const uint32_t code_bytes = x8_code_bytes(form);
   const uint32_t header = k ? X8_Q4_K_HEADER : 2u * DECODE_X8_ROWS;
   const uint32_t plain_codes = k ? 16u : 2u;  // where a row's codes start
   for (uint32_t j = 0; j < DECODE_X8_ROWS; ++j) {
