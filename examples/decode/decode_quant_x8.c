@@ -412,7 +412,9 @@ X8_VNNI static inline __m256i x8_dot_vnni(const x8_codes_t* codes,
 X8_AVX2 static void decode_q4_0_x8_dot_avx2(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
     const void* const* activations, uint32_t columns, float* out,
-    uint32_t out_stride){X8_DOT_BODY(x8_dot_avx2)}
+    uint32_t out_stride) {
+  X8_DOT_BODY(x8_dot_avx2)
+}
 
 X8_VNNI static void decode_q4_0_x8_dot_vnni(const void* matrix, uint32_t cols,
                                             uint32_t first, uint32_t count,
@@ -494,7 +496,9 @@ X8_VNNI static inline __m256i x8_q8_dot_vnni(const uint8_t* block,
 X8_AVX2 static void decode_q8_0_x8_dot_avx2(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
     const void* const* activations, uint32_t columns, float* out,
-    uint32_t out_stride){X8_Q8_BODY(x8_q8_dot_avx2)}
+    uint32_t out_stride) {
+  X8_Q8_BODY(x8_q8_dot_avx2)
+}
 
 X8_VNNI static void decode_q8_0_x8_dot_vnni(const void* matrix, uint32_t cols,
                                             uint32_t first, uint32_t count,
@@ -639,7 +643,9 @@ X8_VNNI static inline __m256i x8_k_dot_vnni(const __m256i* codes,
 X8_AVX2 static void decode_q4_k_x8_dot_avx2(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
     const void* const* activations, uint32_t columns, float* out,
-    uint32_t out_stride){X8_Q4_K_BODY(x8_k_dot_avx2)}
+    uint32_t out_stride) {
+  X8_Q4_K_BODY(x8_k_dot_avx2)
+}
 
 X8_VNNI static void decode_q4_k_x8_dot_vnni(const void* matrix, uint32_t cols,
                                             uint32_t first, uint32_t count,
