@@ -1008,6 +1008,7 @@ void RegisterDecodeBenchmarks() {
         (std::string("QuantDot/") + decode_dtype_name(dtype) + "_x8").c_str(),
         QuantDotX8, dtype)
         ->Arg(1)
+        ->Arg(8)
         ->Arg(4);
   }
   for (decode_dtype_t dtype :

@@ -580,8 +580,9 @@ static void decode_batch_add_gemm(const decode_batch_plan_t* plan,
                                   weft_buffer_ref_t out) {
   const uint32_t constants[] = {rows, cols, dtypes, mode};
   const weft_buffer_ref_t refs[] = {plan->tokens, x, xq, w, w3, out};
+  const uint32_t tile_rows = decode_gemm_tile_rows(dtypes & 0xFFu);
   decode_add_step(plan->session, true, DECODE_KERNEL_GEMM,
-                  rows / DECODE_ROWS_PER_WORKGROUP * plan->column_tiles, 4,
+                  (rows + tile_rows - 1) / tile_rows * plan->column_tiles, 4,
                   constants, 6, refs);
 }
 

@@ -995,7 +995,8 @@ static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
                                float* out) {
   const uint32_t count = last_row - first_row;
   // Interleaved matrices have rows in eights (decode_model_load), and
-  // tiles start at multiples of ROWS: a tile is whole groups.
+  // tiles start at multiples of DECODE_GEMM_X8_TILE_ROWS: a tile is
+  // whole groups.
   if (first_row % DECODE_X8_ROWS != 0 || count % DECODE_X8_ROWS != 0) {
     return 1;
   }
@@ -1003,21 +1004,21 @@ static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
     const decode_activation_t* some = columns + (b - first_col);
     const uint32_t n =
         last_col - b < DECODE_X8_COLUMNS ? last_col - b : DECODE_X8_COLUMNS;
-    float values[DECODE_X8_COLUMNS][ROWS];
-    float up[DECODE_X8_COLUMNS][ROWS];
+    float values[DECODE_X8_COLUMNS][DECODE_GEMM_X8_TILE_ROWS];
+    float up[DECODE_X8_COLUMNS][DECODE_GEMM_X8_TILE_ROWS];
     const void* activations[DECODE_X8_COLUMNS];
     for (uint32_t c = 0; c < n; ++c) {
       activations[c] = decode_activation_for(&some[c], dtype);
     }
     decode_x8_dot(dtype, w, cols, first_row, count, activations, n,
-                  values[0], ROWS);
+                  values[0], DECODE_GEMM_X8_TILE_ROWS);
     if (mode == DECODE_GEMM_SWIGLU && decode_dtype_is_x8(dtype3)) {
       const void* activations3[DECODE_X8_COLUMNS];
       for (uint32_t c = 0; c < n; ++c) {
         activations3[c] = decode_activation_for(&some[c], dtype3);
       }
       decode_x8_dot(dtype3, w3, cols, first_row, count, activations3, n,
-                    up[0], ROWS);
+                    up[0], DECODE_GEMM_X8_TILE_ROWS);
     } else if (mode == DECODE_GEMM_SWIGLU) {
       for (uint32_t c = 0; c < n; ++c) {
         decode_rows_dot(w3, dtype3, first_row, count, cols, &some[c], up[c]);
@@ -1038,6 +1039,10 @@ static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
   return 0;
 }
 
+uint32_t decode_gemm_tile_rows(uint32_t dtype) {
+  return decode_dtype_is_x8(dtype) ? DECODE_GEMM_X8_TILE_ROWS : ROWS;
+}
+
 static int decode_gemm(const weft_dispatch_state_t* dispatch,
                        const weft_workgroup_state_t* workgroup) {
   const uint32_t rows = dispatch->constants[0];
@@ -1048,9 +1053,11 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
   const uint32_t dtype3 = decode_packed_dtype(dtypes, 1);
   const uint32_t batch = decode_batch_size(dispatch);
   // Workgroup w is row tile w % row_tiles of column tile w / row_tiles.
-  const uint32_t row_tiles = (rows + ROWS - 1) / ROWS;
+  const uint32_t tile_rows = decode_gemm_tile_rows(dtype);
+  const uint32_t row_tiles = (rows + tile_rows - 1) / tile_rows;
   if (row_tiles == 0) return 1;
-  const uint32_t first_row = workgroup->workgroup_id[0] % row_tiles * ROWS;
+  const uint32_t first_row =
+      workgroup->workgroup_id[0] % row_tiles * tile_rows;
   const uint32_t first_col =
       workgroup->workgroup_id[0] / row_tiles * DECODE_GEMM_COLUMNS;
   if (first_col >= batch) return 0;
@@ -1070,7 +1077,7 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
   const void* w = dispatch->binding_ptrs[3];
   const void* w3 = dispatch->binding_ptrs[4];
   float* out = (float*)dispatch->binding_ptrs[5];
-  uint32_t last_row = first_row + ROWS;
+  uint32_t last_row = first_row + tile_rows;
   if (last_row > rows) last_row = rows;
   uint32_t last_col = first_col + DECODE_GEMM_COLUMNS;
   if (last_col > batch) last_col = batch;

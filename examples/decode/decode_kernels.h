@@ -65,10 +65,11 @@
 //     bindings: tokens, x, xq
 //     constants: width, forms                         workgroups: B
 //   GEMM        out[b] = W x[b] (mode STORE), out[b] += W x[b] (ADD), or
-//               out[b] = silu(W x[b]) * (W3 x[b]) (SWIGLU): tiles of 16
-//               rows of W by DECODE_GEMM_COLUMNS positions, workgroup w
-//               the row tile w % (rows / 16) of the column tile
-//               w / (rows / 16); each row of a block type is dotted with
+//               out[b] = silu(W x[b]) * (W3 x[b]) (SWIGLU): tiles of T
+//               rows of W (decode_gemm_tile_rows: 16, or 64 interleaved)
+//               by DECODE_GEMM_COLUMNS positions, workgroup w the row
+//               tile w % ceil(rows / T) of the column tile
+//               w / ceil(rows / T); each row of a block type is dotted with
 //               each column's quantized form (the matvec kernels'
 //               products), f32 and f16 rows with the floats; four columns
 //               at a time where the type has a four-column product (f32
@@ -78,7 +79,7 @@
 //     bindings: tokens, x [B][cols], xq, W [rows][cols], W3 (SWIGLU; else
 //               any), out [B][rows]
 //     constants: rows, cols, dtypes (W's byte 0, W3's byte 1), mode
-//               workgroups: rows / 16 * ceil(B / DECODE_GEMM_COLUMNS)
+//               workgroups: ceil(rows / T) * ceil(B / DECODE_GEMM_COLUMNS)
 //   BATCH_ROPE       q[b] and k[b] rotated by rope row b (as QKV does)
 //     bindings: tokens, q [B][dim], k [B][kv_dim], rope [B][head_size]
 //     constants: dim, kv_dim, head_size               workgroups: B
@@ -134,6 +135,12 @@ enum {
 // Positions of a GEMM tile (the weights of a tile's rows are read once
 // for this many positions).
 #define DECODE_GEMM_COLUMNS 32u
+// Rows of W one GEMM workgroup takes where W is interleaved by eight
+// (decode_quant_x8.h): a product's paired activations then serve 8
+// groups of rows. Other types take DECODE_ROWS_PER_WORKGROUP (16).
+#define DECODE_GEMM_X8_TILE_ROWS 64u
+// The rows of a GEMM workgroup for W of |dtype|.
+uint32_t decode_gemm_tile_rows(uint32_t dtype);
 // Bytes between the quantized forms of two rows of |n| activations: room
 // for both forms (a Q8_K block is 292 bytes, a Q8_0 block 34), rounded up
 // to 16.

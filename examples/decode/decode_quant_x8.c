@@ -383,7 +383,9 @@ X8_VNNI static inline __m256i x8_dot_vnni(const x8_codes_t* codes,
   for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {                     \
     const uint8_t* group = base + (uint64_t)g * blocks * X8_Q4_0_BLOCK;       \
     __m256 acc[DECODE_X8_COLUMNS];                                            \
-    for (uint32_t c = 0; c < columns; ++c) acc[c] = _mm256_setzero_ps();      \
+    for (uint32_t c = 0; c < DECODE_X8_COLUMNS; ++c) {                        \
+      acc[c] = _mm256_setzero_ps();                                           \
+    }                                                                         \
     for (uint32_t chunk = 0; chunk < blocks; chunk += X8_CHUNK) {             \
       const uint32_t n =                                                      \
           blocks - chunk < X8_CHUNK ? blocks - chunk : X8_CHUNK;              \
@@ -470,7 +472,9 @@ X8_VNNI static inline __m256i x8_q8_dot_vnni(const uint8_t* block,
   for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {                   \
     const uint8_t* group = base + (uint64_t)g * blocks * X8_Q8_0_BLOCK;     \
     __m256 acc[DECODE_X8_COLUMNS];                                          \
-    for (uint32_t c = 0; c < columns; ++c) acc[c] = _mm256_setzero_ps();    \
+    for (uint32_t c = 0; c < DECODE_X8_COLUMNS; ++c) {                        \
+      acc[c] = _mm256_setzero_ps();                                           \
+    }                                                                         \
     for (uint32_t b = 0; b < blocks; ++b) {                                 \
       const uint8_t* block = group + (uint64_t)b * X8_Q8_0_BLOCK;           \
       __m256i wabs[8];                                                      \
@@ -556,7 +560,9 @@ X8_VNNI static inline __m256i x8_k_dot_vnni(const __m256i* codes,
   for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {                     \
     const uint8_t* group = base + (uint64_t)g * blocks * X8_Q4_K_BLOCK;       \
     __m256 acc[DECODE_X8_COLUMNS];                                            \
-    for (uint32_t c = 0; c < columns; ++c) acc[c] = _mm256_setzero_ps();      \
+    for (uint32_t c = 0; c < DECODE_X8_COLUMNS; ++c) {                        \
+      acc[c] = _mm256_setzero_ps();                                           \
+    }                                                                         \
     for (uint32_t b = 0; b < blocks; ++b) {                                   \
       const uint8_t* block = group + (uint64_t)b * X8_Q4_K_BLOCK;             \
       const __m256i wa = _mm256_loadu_si256((const __m256i*)(block + 32));    \
@@ -657,6 +663,392 @@ X8_VNNI static void decode_q4_k_x8_dot_vnni(const void* matrix, uint32_t cols,
 #undef X8_Q4_K_BODY
 #undef X8_LANE_BYTE
 
+//===----------------------------------------------------------------------===//
+// AVX-512 VNNI on 512 bits: two columns a register
+//===----------------------------------------------------------------------===//
+//
+// Lane 2j + h holds row j of column h of a pair of columns: each 4-byte
+// piece of codes is loaded once and duplicated into both lanes of its
+// row (one permute, shared by every pair), and the pair's activation
+// words lie side by side (a 64-bit broadcast puts column 0's word in the
+// even lanes and column 1's in the odd). One 512-bit multiply-add then
+// does the work of two 256-bit ones. Every lane runs the 256-bit
+// version's operations on the same integers and floats, so the bits are
+// the same; a single column goes to the 256-bit version.
+
+#define X8_VNNI512                                            \
+  __attribute__((                                             \
+      target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma," \
+             "f16c")))
+// Blocks whose paired activations one pass keeps (on the stack).
+#define X8_PAIR_CHUNK 16u
+// Row groups one pass accumulates before its results are stored.
+#define X8_PAIR_GROUPS 8u
+#define X8_PAIRS ((DECODE_X8_COLUMNS + 1) / 2)
+
+// A pair's activations for one Q8_0 block: word w of column 0 in the low
+// half of words[w], column 1's in the high; their scales; their code sums.
+typedef struct x8_pair_q8_0_t {
+  uint64_t words[DECODE_QK8_0 / 4];
+  uint64_t d;
+  uint64_t sums;
+} x8_pair_q8_0_t;
+
+// The same for one Q8_K block: its 64 words, the (m_j, m_j+2) sums of
+// the mins' term (x8_q4_k), and the scales.
+typedef struct x8_pair_q8_k_t {
+  uint64_t words[DECODE_QK_K / 4];
+  uint64_t mins[4];
+  uint64_t d;
+} x8_pair_q8_k_t;
+
+static inline uint64_t x8_pair_word(uint32_t low, uint32_t high) {
+  return (uint64_t)low | (uint64_t)high << 32;
+}
+static inline uint64_t x8_pair_float(float low, float high) {
+  uint32_t a, b;
+  memcpy(&a, &low, 4);
+  memcpy(&b, &high, 4);
+  return x8_pair_word(a, b);
+}
+
+// The 16 words at |a| and |b| interleaved into |out| (16 64-bit words).
+X8_VNNI512 static inline void x8_pair_interleave(const int8_t* a,
+                                                 const int8_t* b,
+                                                 uint64_t* out) {
+  const __m512i va = _mm512_loadu_si512((const void*)a);
+  const __m512i vb = _mm512_loadu_si512((const void*)b);
+  const __m512i low =
+      _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i high = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11,
+                                        26, 10, 25, 9, 24, 8);
+  _mm512_storeu_si512((void*)out, _mm512_permutex2var_epi32(va, low, vb));
+  _mm512_storeu_si512((void*)(out + 8),
+                      _mm512_permutex2var_epi32(va, high, vb));
+}
+
+// Column |c|'s pair partner: the next column, or itself when it is last.
+static inline uint32_t x8_partner(uint32_t c, uint32_t columns) {
+  return c + 1 < columns ? c + 1 : c;
+}
+
+// The 8 dwords at |p| (a piece of 8 rows' codes, or of their scales), each
+// in lanes 2j and 2j + 1.
+X8_VNNI512 static inline __m512i x8_dup(const uint8_t* p) {
+  const __m512i idx =
+      _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+  return _mm512_permutexvar_epi32(
+      idx, _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)p)));
+}
+// The 8 f16 scales at |p| as floats, each in lanes 2j and 2j + 1.
+X8_VNNI512 static inline __m512 x8_dup_f16(const uint8_t* p) {
+  const __m512i idx =
+      _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+  return _mm512_permutexvar_ps(idx, _mm512_castps256_ps512(_mm256_cvtph_ps(
+                                        _mm_loadu_si128((const __m128i*)p))));
+}
+// The pair's 64-bit word in every lane pair.
+X8_VNNI512 static inline __m512i x8_pair_bcast(const uint64_t* word) {
+  return _mm512_set1_epi64((long long)*word);
+}
+
+// Stores a pair's 16 sums: rows 0..7 of column |c| at |out0|, of its
+// partner at |out1| (NULL: the pair is column |c| twice).
+X8_VNNI512 static inline void x8_pair_store(__m512 acc, float* out0,
+                                            float* out1) {
+  const __m512i split =
+      _mm512_set_epi32(15, 13, 11, 9, 7, 5, 3, 1, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512 v = _mm512_permutexvar_ps(split, acc);
+  _mm256_storeu_ps(out0, _mm512_castps512_ps256(v));
+  if (out1) {
+    _mm256_storeu_ps(
+        out1, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  }
+}
+
+// Pairs' Q8_0 activations for blocks |first| .. |first| + |count|.
+X8_VNNI512 static void x8_pair_q8_0(const void* const* activations,
+                                    uint32_t columns, uint32_t first,
+                                    uint32_t count,
+                                    x8_pair_q8_0_t pairs[][X8_PAIR_CHUNK]) {
+  int32_t sums[2][X8_CHUNK];
+  for (uint32_t c = 0, p = 0; c < columns; c += 2, ++p) {
+    const void* two[2] = {activations[c], activations[x8_partner(c, columns)]};
+    x8_activation_sums_avx2(two, 2, first, count, sums);
+    for (uint32_t b = 0; b < count; ++b) {
+      const decode_block_q8_0_t* a0 = X8_Q8_0(two, 0, first + b);
+      const decode_block_q8_0_t* a1 = X8_Q8_0(two, 1, first + b);
+      x8_pair_q8_0_t* out = &pairs[p][b];
+      for (uint32_t w = 0; w < DECODE_QK8_0 / 4; ++w) {
+        uint32_t lo, hi;
+        memcpy(&lo, a0->qs + 4 * w, 4);
+        memcpy(&hi, a1->qs + 4 * w, 4);
+        out->words[w] = x8_pair_word(lo, hi);
+      }
+      out->d = x8_pair_float(_cvtsh_ss(a0->d), _cvtsh_ss(a1->d));
+      out->sums = x8_pair_word((uint32_t)sums[0][b], (uint32_t)sums[1][b]);
+    }
+  }
+}
+
+// The Q4_0 and Q8_0 products: |Q8| selects Q8_0's codes (signed: offset
+// by 128 into unsigned ones, the 128 sum(a) taken off after) over Q4_0's
+// (unsigned nibbles, 8 sum(a) taken off).
+#define X8_PAIR_BODY(Q8, PLAIN, BLOCK, PIECES)                                \
+  if (columns < 2) {                                                          \
+    (Q8 ? decode_q8_0_x8_dot_vnni : decode_q4_0_x8_dot_vnni)(                 \
+        matrix, cols, first, count, activations, columns, out, out_stride);   \
+    return;                                                                   \
+  }                                                                           \
+  const uint32_t blocks = cols / DECODE_QK8_0;                                \
+  const uint8_t* base =                                                       \
+      (const uint8_t*)matrix + (uint64_t)first * blocks * PLAIN;              \
+  const uint32_t pair_count = (columns + 1) / 2;                              \
+  const __m512i nibble = _mm512_set1_epi8(15);                                \
+  const __m512i flip = _mm512_set1_epi8((char)0x80);                          \
+  x8_pair_q8_0_t pairs[X8_PAIRS][X8_PAIR_CHUNK];                              \
+  __m512 acc[X8_PAIR_GROUPS][X8_PAIRS];                                       \
+  for (uint32_t g0 = 0; g0 < count / DECODE_X8_ROWS; g0 += X8_PAIR_GROUPS) {  \
+    const uint32_t groups = count / DECODE_X8_ROWS - g0 < X8_PAIR_GROUPS      \
+                                ? count / DECODE_X8_ROWS - g0                 \
+                                : X8_PAIR_GROUPS;                             \
+    for (uint32_t g = 0; g < groups; ++g) {                                   \
+      for (uint32_t p = 0; p < pair_count; ++p)                               \
+        acc[g][p] = _mm512_setzero_ps();                                      \
+    }                                                                         \
+    for (uint32_t chunk = 0; chunk < blocks; chunk += X8_PAIR_CHUNK) {        \
+      const uint32_t n =                                                      \
+          blocks - chunk < X8_PAIR_CHUNK ? blocks - chunk : X8_PAIR_CHUNK;    \
+      x8_pair_q8_0(activations, columns, chunk, n, pairs);                    \
+      for (uint32_t g = 0; g < groups; ++g) {                                 \
+        const uint8_t* group = base + (uint64_t)(g0 + g) * blocks * BLOCK;    \
+        for (uint32_t b = 0; b < n; ++b) {                                    \
+          const uint8_t* block = group + (uint64_t)(chunk + b) * BLOCK;       \
+          __m512i codes[PIECES];                                              \
+          for (int q = 0; q < (Q8 ? 8 : 4); ++q) {                            \
+            const __m512i raw = x8_dup(block + 16 + 32 * q);                  \
+            if (Q8) {                                                         \
+              codes[q] = _mm512_xor_si512(raw, flip);                         \
+            } else {                                                          \
+              codes[q] = _mm512_and_si512(raw, nibble);                       \
+              codes[4 + q] =                                                  \
+                  _mm512_and_si512(_mm512_srli_epi16(raw, 4), nibble);        \
+            }                                                                 \
+          }                                                                   \
+          const __m512 dw = x8_dup_f16(block);                                \
+          for (uint32_t p = 0; p < pair_count; ++p) {                         \
+            const x8_pair_q8_0_t* a = &pairs[p][b];                           \
+            /* codes[i] against word i (Q4_0's high nibbles are 16.. */       \
+            /* of the block, words 4..7). */                                  \
+            __m512i s[4];                                                     \
+            for (int q = 0; q < 4; ++q) {                                     \
+              s[q] = _mm512_dpbusd_epi32(                                     \
+                  _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[2 * q],   \
+                                      x8_pair_bcast(&a->words[2 * q])),       \
+                  codes[2 * q + 1], x8_pair_bcast(&a->words[2 * q + 1]));     \
+            }                                                                 \
+            const __m512i sum = _mm512_sub_epi32(                             \
+                _mm512_add_epi32(_mm512_add_epi32(s[0], s[1]),                \
+                                 _mm512_add_epi32(s[2], s[3])),               \
+                _mm512_slli_epi32(x8_pair_bcast(&a->sums), Q8 ? 7 : 3));      \
+            acc[g][p] = _mm512_fmadd_ps(                                      \
+                _mm512_cvtepi32_ps(sum),                                      \
+                _mm512_mul_ps(dw, _mm512_castsi512_ps(x8_pair_bcast(&a->d))), \
+                acc[g][p]);                                                   \
+          }                                                                   \
+        }                                                                     \
+      }                                                                       \
+    }                                                                         \
+    for (uint32_t g = 0; g < groups; ++g) {                                   \
+      for (uint32_t p = 0; p < pair_count; ++p) {                             \
+        const uint32_t c = 2 * p;                                             \
+        float* row = out + (uint64_t)(g0 + g) * DECODE_X8_ROWS;               \
+        x8_pair_store(                                                        \
+            acc[g][p], row + (uint64_t)c * out_stride,                        \
+            c + 1 < columns ? row + (uint64_t)(c + 1) * out_stride : NULL);   \
+      }                                                                       \
+    }                                                                         \
+  }
+
+X8_VNNI512 static void decode_q4_0_x8_dot_vnni512(
+    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
+    const void* const* activations, uint32_t columns, float* out,
+    uint32_t out_stride){X8_PAIR_BODY(0, X8_Q4_0_PLAIN, X8_Q4_0_BLOCK, 8)}
+
+X8_VNNI512
+    static void decode_q8_0_x8_dot_vnni512(const void* matrix, uint32_t cols,
+                                           uint32_t first, uint32_t count,
+                                           const void* const* activations,
+                                           uint32_t columns, float* out,
+                                           uint32_t out_stride) {
+  X8_PAIR_BODY(1, X8_Q8_0_PLAIN, X8_Q8_0_BLOCK, 8)
+}
+#undef X8_PAIR_BODY
+
+// Pairs' Q8_K activations for blocks |first| .. |first| + |count|.
+X8_VNNI512 static void x8_pair_q8_k(const void* const* activations,
+                                    uint32_t columns, uint32_t first,
+                                    uint32_t count,
+                                    x8_pair_q8_k_t pairs[][X8_PAIR_CHUNK]) {
+  for (uint32_t c = 0, p = 0; c < columns; c += 2, ++p) {
+    const void* two[2] = {activations[c], activations[x8_partner(c, columns)]};
+    for (uint32_t b = 0; b < count; ++b) {
+      x8_pair_q8_k_t* out = &pairs[p][b];
+      uint32_t mins[2][4];
+      for (uint32_t h = 0; h < 2; ++h) {
+        const decode_block_q8_k_t* a = X8_Q8_K(two, h, first + b);
+        for (int q = 0; q < 4; ++q) {
+          // Sub-blocks j = (0, 1, 4, 5)[q] and j + 2, as x8_q4_k's body.
+          const int j = q < 2 ? q : q + 2;
+          const uint16_t s0 = (uint16_t)(a->bsums[2 * j] + a->bsums[2 * j + 1]);
+          const uint16_t s2 =
+              (uint16_t)(a->bsums[2 * j + 4] + a->bsums[2 * j + 5]);
+          mins[h][q] = (uint32_t)s0 | (uint32_t)s2 << 16;
+        }
+      }
+      const decode_block_q8_k_t* a0 = X8_Q8_K(two, 0, first + b);
+      const decode_block_q8_k_t* a1 = X8_Q8_K(two, 1, first + b);
+      for (uint32_t w = 0; w < DECODE_QK_K / 4; w += 16) {
+        x8_pair_interleave(a0->qs + 4 * w, a1->qs + 4 * w, out->words + w);
+      }
+      for (int q = 0; q < 4; ++q) {
+        out->mins[q] = x8_pair_word(mins[0][q], mins[1][q]);
+      }
+      out->d = x8_pair_float(a0->d, a1->d);
+    }
+  }
+}
+
+// A sub-block's sums, the 8 pieces |codes| against the pair's |words|.
+X8_VNNI512 static inline __m512i x8_pair_k_dot(const __m512i* codes,
+                                               const uint64_t* words) {
+  __m512i s[4];
+  for (int p = 0; p < 4; ++p) {
+    s[p] = _mm512_dpbusd_epi32(
+        _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[2 * p],
+                            x8_pair_bcast(&words[2 * p])),
+        codes[2 * p + 1], x8_pair_bcast(&words[2 * p + 1]));
+  }
+  return _mm512_add_epi32(_mm512_add_epi32(s[0], s[1]),
+                          _mm512_add_epi32(s[2], s[3]));
+}
+
+X8_VNNI512 static void decode_q4_k_x8_dot_vnni512(
+    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
+    const void* const* activations, uint32_t columns, float* out,
+    uint32_t out_stride) {
+  if (columns < 2) {
+    decode_q4_k_x8_dot_vnni(matrix, cols, first, count, activations, columns,
+                            out, out_stride);
+    return;
+  }
+  const uint32_t blocks = cols / DECODE_QK_K;
+  const uint8_t* base =
+      (const uint8_t*)matrix + (uint64_t)first * blocks * 144u;
+  const uint32_t pair_count = (columns + 1) / 2;
+  const __m512i low6 = _mm512_set1_epi32(0x3F3F3F3F);
+  const __m512i low4 = _mm512_set1_epi32(0x0F0F0F0F);
+  const __m512i low2 = _mm512_set1_epi32(0x03030303);
+  const __m512i even = _mm512_set1_epi32(0x00FF00FF);
+  const __m512i byte = _mm512_set1_epi32(255);
+  const __m512i nibble = _mm512_set1_epi8(15);
+  x8_pair_q8_k_t pairs[X8_PAIRS][X8_PAIR_CHUNK];
+  __m512 acc[X8_PAIR_GROUPS][X8_PAIRS];
+  for (uint32_t g0 = 0; g0 < count / DECODE_X8_ROWS; g0 += X8_PAIR_GROUPS) {
+    const uint32_t groups = count / DECODE_X8_ROWS - g0 < X8_PAIR_GROUPS
+                                ? count / DECODE_X8_ROWS - g0
+                                : X8_PAIR_GROUPS;
+    for (uint32_t g = 0; g < groups; ++g) {
+      for (uint32_t p = 0; p < pair_count; ++p) acc[g][p] = _mm512_setzero_ps();
+    }
+    for (uint32_t chunk = 0; chunk < blocks; chunk += X8_PAIR_CHUNK) {
+      const uint32_t n =
+          blocks - chunk < X8_PAIR_CHUNK ? blocks - chunk : X8_PAIR_CHUNK;
+      x8_pair_q8_k(activations, columns, chunk, n, pairs);
+      for (uint32_t g = 0; g < groups; ++g) {
+        const uint8_t* group =
+            base + (uint64_t)(g0 + g) * blocks * X8_Q4_K_BLOCK;
+        for (uint32_t b = 0; b < n; ++b) {
+          const uint8_t* block = group + (uint64_t)(chunk + b) * X8_Q4_K_BLOCK;
+          // x8_q4_k's unpacking of the scales, on duplicated lanes.
+          const __m512i wa = x8_dup(block + 32);
+          const __m512i wb = x8_dup(block + 64);
+          const __m512i wc = x8_dup(block + 96);
+          const __m512i sc[2] = {
+              _mm512_and_si512(wa, low6),
+              _mm512_or_si512(
+                  _mm512_and_si512(wc, low4),
+                  _mm512_slli_epi32(
+                      _mm512_and_si512(_mm512_srli_epi32(wa, 6), low2), 4))};
+          const __m512i mn[2] = {
+              _mm512_and_si512(wb, low6),
+              _mm512_or_si512(
+                  _mm512_and_si512(_mm512_srli_epi32(wc, 4), low4),
+                  _mm512_slli_epi32(
+                      _mm512_and_si512(_mm512_srli_epi32(wb, 6), low2), 4))};
+          __m512i sumi[X8_PAIRS];
+          for (uint32_t p = 0; p < pair_count; ++p) {
+            sumi[p] = _mm512_setzero_si512();
+          }
+          for (int k = 0; k < 4; ++k) {
+            __m512i lo[8], hi[8];
+            for (int q = 0; q < 8; ++q) {
+              const __m512i raw =
+                  x8_dup(block + X8_Q4_K_HEADER + (8 * k + q) * 32);
+              lo[q] = _mm512_and_si512(raw, nibble);
+              hi[q] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), nibble);
+            }
+            // Sub-blocks 2k (scale byte k of sc[0] for k < 4 ...): the
+            // 256-bit version's scale[2k] and scale[2k + 1].
+            const int j0 = 2 * k, j1 = 2 * k + 1;
+            const __m512i s0 = _mm512_and_si512(
+                _mm512_srli_epi32(sc[j0 / 4], 8 * (j0 % 4)), byte);
+            const __m512i s1 = _mm512_and_si512(
+                _mm512_srli_epi32(sc[j1 / 4], 8 * (j1 % 4)), byte);
+            for (uint32_t p = 0; p < pair_count; ++p) {
+              const uint64_t* y = pairs[p][b].words + 16 * k;
+              sumi[p] = _mm512_add_epi32(
+                  sumi[p],
+                  _mm512_add_epi32(
+                      _mm512_mullo_epi32(x8_pair_k_dot(lo, y), s0),
+                      _mm512_mullo_epi32(x8_pair_k_dot(hi, y + 8), s1)));
+            }
+          }
+          const __m512i mins[4] = {
+              _mm512_and_si512(mn[0], even),
+              _mm512_and_si512(_mm512_srli_epi32(mn[0], 8), even),
+              _mm512_and_si512(mn[1], even),
+              _mm512_and_si512(_mm512_srli_epi32(mn[1], 8), even)};
+          const __m512 d8 = x8_dup_f16(block);
+          const __m512 dmin8 = x8_dup_f16(block + 16);
+          for (uint32_t p = 0; p < pair_count; ++p) {
+            const x8_pair_q8_k_t* a = &pairs[p][b];
+            __m512i summ = _mm512_setzero_si512();
+            for (int q = 0; q < 4; ++q) {
+              summ = _mm512_add_epi32(
+                  summ, _mm512_madd_epi16(mins[q], x8_pair_bcast(&a->mins[q])));
+            }
+            const __m512 ad = _mm512_castsi512_ps(x8_pair_bcast(&a->d));
+            acc[g][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi[p]),
+                                        _mm512_mul_ps(d8, ad), acc[g][p]);
+            acc[g][p] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(summ),
+                                         _mm512_mul_ps(dmin8, ad), acc[g][p]);
+          }
+        }
+      }
+    }
+    for (uint32_t g = 0; g < groups; ++g) {
+      for (uint32_t p = 0; p < pair_count; ++p) {
+        const uint32_t c = 2 * p;
+        float* row = out + (uint64_t)(g0 + g) * DECODE_X8_ROWS;
+        x8_pair_store(
+            acc[g][p], row + (uint64_t)c * out_stride,
+            c + 1 < columns ? row + (uint64_t)(c + 1) * out_stride : NULL);
+      }
+    }
+  }
+}
+
 static bool x8_has_vnni(void) {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512vnni") &&
@@ -681,7 +1073,8 @@ static const decode_x8_dot_fn_t kX8Portable[3] = {decode_q4_0_x8_dot_portable,
 static const decode_x8_dot_fn_t kX8Avx2[3] = {
     decode_q4_0_x8_dot_avx2, decode_q8_0_x8_dot_avx2, decode_q4_k_x8_dot_avx2};
 static const decode_x8_dot_fn_t kX8Vnni[3] = {
-    decode_q4_0_x8_dot_vnni, decode_q8_0_x8_dot_vnni, decode_q4_k_x8_dot_vnni};
+    decode_q4_0_x8_dot_vnni512, decode_q8_0_x8_dot_vnni512,
+    decode_q4_k_x8_dot_vnni512};
 #endif
 
 decode_x8_dot_fn_t decode_x8_dot_function(uint32_t x8, decode_simd_t simd) {

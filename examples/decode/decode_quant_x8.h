@@ -51,7 +51,7 @@ extern "C" {
 // Rows a block of eight interleaves.
 #define DECODE_X8_ROWS 8u
 // The most columns one call of a product takes.
-#define DECODE_X8_COLUMNS 4u
+#define DECODE_X8_COLUMNS 8u
 
 // True for the interleaved forms (DECODE_DTYPE_Q4_0_X8, _Q8_0_X8,
 // _Q4_K_X8).

@@ -526,16 +526,20 @@ static void quantize_round_trip(void** state) {
 // Q4_0, Q8_0 and Q4_K rows interleaved by eight against the plain rows.
 static void interleaved_rows_match_plain(void** state) {
   (void)state;
-  enum { kMaxElements = 300 * 32, kRows = 24 };
+  enum {
+    kMaxElements = 300 * 32,
+    kRows = 24,
+    kColumns = DECODE_X8_COLUMNS
+  };
   static uint8_t plain[kRows * kMaxElements / 32 * 34];
   static uint8_t packed[sizeof(plain)];
   static uint8_t back[8 * kMaxElements / 32 * 34];
   static uint8_t scratch[sizeof(back)];
-  static decode_block_q8_0_t q8_0[4][kMaxElements / 32];
-  static decode_block_q8_k_t q8_k[4][kMaxElements / 256];
+  static decode_block_q8_0_t q8_0[kColumns][kMaxElements / 32];
+  static decode_block_q8_k_t q8_k[kColumns][kMaxElements / 256];
   static float x[kMaxElements];
   static float w[kMaxElements];
-  static double a[4][kMaxElements];
+  static double a[kColumns][kMaxElements];
   // (type, blocks of a row): 1 to 300 blocks of 32 (past Q4_0's chunk of
   // 256 blocks), 1 to 37 super-blocks.
   const struct {
@@ -565,8 +569,8 @@ static void interleaved_rows_match_plain(void** state) {
       decode_x8_unpack(x8, packed + g * 8 * row_bytes, cols, back);
       assert_memory_equal(back, plain + g * 8 * row_bytes, 8 * row_bytes);
     }
-    const void* activations[4];
-    for (int c = 0; c < 4; ++c) {
+    const void* activations[kColumns];
+    for (int c = 0; c < kColumns; ++c) {
       for (uint32_t i = 0; i < cols; ++i) {
         x[i] = uniform(-1.0f, 1.0f) * (c == 3 ? 50.0f : 1.0f);
       }
@@ -579,12 +583,12 @@ static void interleaved_rows_match_plain(void** state) {
       }
       dequantize_activations(dtype, activations[c], cols, a[c]);
     }
-    float expected[4 * kRows];
+    float expected[kColumns * kRows];
     decode_x8_dot_function(x8, DECODE_SIMD_PORTABLE)(
-        packed, cols, 0, rows, activations, 4, expected, kRows);
+        packed, cols, 0, rows, activations, kColumns, expected, kRows);
     for (uint32_t r = 0; r < rows; ++r) {
       decode_quant_dequantize(dtype, plain + r * row_bytes, cols, w);
-      for (uint32_t c = 0; c < 4; ++c) {
+      for (uint32_t c = 0; c < kColumns; ++c) {
         // The plain product in double, as dot_products_match_reference.
         double sum = 0.0, magnitude = 0.0;
         for (uint32_t i = 0; i < cols; ++i) {
@@ -606,16 +610,16 @@ static void interleaved_rows_match_plain(void** state) {
       const decode_x8_dot_fn_t dot =
           decode_x8_dot_function(x8, (decode_simd_t)simd);
       assert_non_null(dot);
-      for (uint32_t columns = 1; columns <= 4; ++columns) {
+      for (uint32_t columns = 1; columns <= kColumns; ++columns) {
         for (uint32_t first = 0; first < rows; first += 8) {
           const uint32_t count = rows - first;
-          float got[4 * kRows];
-          dot(packed, cols, first, count, activations + (4 - columns),
+          float got[kColumns * kRows];
+          dot(packed, cols, first, count, activations + (kColumns - columns),
               columns, got, kRows);
           for (uint32_t c = 0; c < columns; ++c) {
             for (uint32_t r = 0; r < count; ++r) {
               const float want =
-                  expected[(c + 4 - columns) * kRows + first + r];
+                  expected[(c + kColumns - columns) * kRows + first + r];
               if (memcmp(&got[c * kRows + r], &want, sizeof(float)) != 0) {
                 fail_msg("%s x8 version %d, %u elements, %u columns, row "
                          "%u: %.9g, portable %.9g",
