@@ -108,47 +108,49 @@ __attribute__((target("avx2,fma,f16c"))) static float decode_dot_f16_avx2(
   return sum;
 }
 
+// AVX-512: one accumulator, 16 elements a step, then the scalar tail.
+// One chain (a fused multiply-add's latency per 16 elements, about 4
+// floats a cycle) is still well above a core's memory bandwidth, and it
+// lets GEMM's tiles keep 4 rows by 4 columns of sums in 16 registers,
+// each in the same order as here (decode_dot4x4_avx512).
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+decode_load16(const void* weights, uint32_t i, bool half) {
+  return half ? _mm512_cvtph_ps(_mm256_loadu_si256(
+                    (const __m256i*)((const uint16_t*)weights + i)))
+              : _mm512_loadu_ps((const float*)weights + i);
+}
+
+// Weight |i| of a row of f16 (|half|) or f32 |weights|: the products'
+// scalar tails (no target of its own, so every ISA's product inlines it).
+static inline float decode_weight_at(const void* weights, uint32_t i,
+                                     bool half) {
+  return half ? decode_f16_to_f32(((const uint16_t*)weights)[i])
+              : ((const float*)weights)[i];
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline float
+decode_dot_avx512(const void* weights, const float* x, uint32_t n,
+                  bool half) {
+  __m512 acc = _mm512_setzero_ps();
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc = _mm512_fmadd_ps(decode_load16(weights, i, half),
+                          _mm512_loadu_ps(x + i), acc);
+  }
+  float sum = _mm512_reduce_add_ps(acc);
+  for (; i < n; ++i) sum += decode_weight_at(weights, i, half) * x[i];
+  return sum;
+}
+
 __attribute__((target("avx512f"))) static float decode_dot_f32_avx512(
     const void* weights, const float* x, uint32_t n) {
-  const float* w = (const float*)weights;
-  __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-  uint32_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), _mm512_loadu_ps(x + i), a0);
-    a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i + 16),
-                         _mm512_loadu_ps(x + i + 16), a1);
-  }
-  if (i + 16 <= n) {
-    a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + i), _mm512_loadu_ps(x + i), a0);
-    i += 16;
-  }
-  float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-  for (; i < n; ++i) sum += w[i] * x[i];
-  return sum;
+  return decode_dot_avx512(weights, x, n, false);
 }
 
 __attribute__((target("avx512f"))) static float decode_dot_f16_avx512(
     const void* weights, const float* x, uint32_t n) {
-  const uint16_t* w = (const uint16_t*)weights;
-  __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-  uint32_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    __m512 w0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(w + i)));
-    __m512 w1 =
-        _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(w + i + 16)));
-    a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x + i), a0);
-    a1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x + i + 16), a1);
-  }
-  if (i + 16 <= n) {
-    __m512 w0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(w + i)));
-    a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x + i), a0);
-    i += 16;
-  }
-  float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-  for (; i < n; ++i) sum += decode_f16_to_f32(w[i]) * x[i];
-  return sum;
+  return decode_dot_avx512(weights, x, n, true);
 }
-
 
 // Four columns at once: |out|[c] = the row |weights| dotted with
 // |x|[c], each bit for bit what the one-column version of the same ISA
@@ -164,14 +166,6 @@ decode_load8(const void* weights, uint32_t i, bool half) {
                     _mm_loadu_si128((const __m128i*)((const uint16_t*)weights +
                                                      i)))
               : _mm256_loadu_ps((const float*)weights + i);
-}
-
-// Weight |i| of a row of f16 (|half|) or f32 |weights|: the products'
-// scalar tails (no target of its own, so every ISA's product inlines it).
-static inline float decode_weight_at(const void* weights, uint32_t i,
-                                     bool half) {
-  return half ? decode_f16_to_f32(((const uint16_t*)weights)[i])
-              : ((const float*)weights)[i];
 }
 
 __attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
@@ -207,95 +201,36 @@ __attribute__((target("avx2,fma,f16c"))) static void decode_dot4_f16_avx2(
   decode_dot4_avx2(weights, x, n, out, true);
 }
 
-__attribute__((target("avx512f"), always_inline)) static inline __m512
-decode_load16(const void* weights, uint32_t i, bool half) {
-  return half ? _mm512_cvtph_ps(_mm256_loadu_si256(
-                    (const __m256i*)((const uint16_t*)weights + i)))
-              : _mm512_loadu_ps((const float*)weights + i);
-}
-
+// R rows (1 to 4) by four columns: out[4 * r + c] = rows[r] . x[c],
+// each bit for bit decode_dot_avx512's (the same chain of 16-element
+// steps, the same reduction and tail); each weight load and conversion
+// serves four columns, each column load R rows. GEMM's f32 and f16 tiles
+// take 4 rows at a time, SwiGLU's the W1 and W3 rows of two outputs.
 __attribute__((target("avx512f"), always_inline)) static inline void
-decode_dot4_avx512(const void* weights, const float* const* x, uint32_t n,
-                   float* out, bool half) {
-  __m512 a0[4], a1[4];
-  for (int c = 0; c < 4; ++c) a0[c] = a1[c] = _mm512_setzero_ps();
+decode_dot_rx4_avx512(const void* const* rows, uint32_t r_count,
+                      const float* const* x, uint32_t n, float* out,
+                      bool half) {
+  __m512 acc[4][4];
+  for (uint32_t r = 0; r < 4; ++r) {
+    for (int c = 0; c < 4; ++c) acc[r][c] = _mm512_setzero_ps();
+  }
   uint32_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    const __m512 w0 = decode_load16(weights, i, half);
-    const __m512 w1 = decode_load16(weights, i + 16, half);
-    for (int c = 0; c < 4; ++c) {
-      a0[c] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x[c] + i), a0[c]);
-      a1[c] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x[c] + i + 16), a1[c]);
+  for (; i + 16 <= n; i += 16) {
+    const __m512 x0 = _mm512_loadu_ps(x[0] + i);
+    const __m512 x1 = _mm512_loadu_ps(x[1] + i);
+    const __m512 x2 = _mm512_loadu_ps(x[2] + i);
+    const __m512 x3 = _mm512_loadu_ps(x[3] + i);
+    for (uint32_t r = 0; r < r_count; ++r) {
+      const __m512 w = decode_load16(rows[r], i, half);
+      acc[r][0] = _mm512_fmadd_ps(w, x0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(w, x1, acc[r][1]);
+      acc[r][2] = _mm512_fmadd_ps(w, x2, acc[r][2]);
+      acc[r][3] = _mm512_fmadd_ps(w, x3, acc[r][3]);
     }
   }
-  if (i + 16 <= n) {
-    const __m512 w0 = decode_load16(weights, i, half);
+  for (uint32_t r = 0; r < r_count; ++r) {
     for (int c = 0; c < 4; ++c) {
-      a0[c] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x[c] + i), a0[c]);
-    }
-    i += 16;
-  }
-  for (int c = 0; c < 4; ++c) {
-    float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0[c], a1[c]));
-    for (uint32_t j = i; j < n; ++j) {
-      sum += decode_weight_at(weights, j, half) * x[c][j];
-    }
-    out[c] = sum;
-  }
-}
-
-__attribute__((target("avx512f"))) static void decode_dot4_f32_avx512(
-    const void* weights, const float* const* x, uint32_t n, float* out) {
-  decode_dot4_avx512(weights, x, n, out, false);
-}
-
-__attribute__((target("avx512f"))) static void decode_dot4_f16_avx512(
-    const void* weights, const float* const* x, uint32_t n, float* out) {
-  decode_dot4_avx512(weights, x, n, out, true);
-}
-
-
-// Two rows by four columns: |out|[2 r + ... ] laid out [row][column]
-// (out[4 * r + c]), each product bit for bit the one-column AVX-512 one;
-// each column load serves both rows. GEMM's f32 and f16 row pairs, and
-// SwiGLU's W1 and W3 rows of one output, take it.
-__attribute__((target("avx512f"), always_inline)) static inline void
-decode_dot2x4_avx512(const void* row0, const void* row1,
-                     const float* const* x, uint32_t n, float* out,
-                     bool half) {
-  __m512 a0[2][4], a1[2][4];
-  for (int r = 0; r < 2; ++r) {
-    for (int c = 0; c < 4; ++c) a0[r][c] = a1[r][c] = _mm512_setzero_ps();
-  }
-  const void* rows[2] = {row0, row1};
-  uint32_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    const __m512 w00 = decode_load16(row0, i, half);
-    const __m512 w01 = decode_load16(row0, i + 16, half);
-    const __m512 w10 = decode_load16(row1, i, half);
-    const __m512 w11 = decode_load16(row1, i + 16, half);
-    for (int c = 0; c < 4; ++c) {
-      const __m512 x0 = _mm512_loadu_ps(x[c] + i);
-      const __m512 x1 = _mm512_loadu_ps(x[c] + i + 16);
-      a0[0][c] = _mm512_fmadd_ps(w00, x0, a0[0][c]);
-      a1[0][c] = _mm512_fmadd_ps(w01, x1, a1[0][c]);
-      a0[1][c] = _mm512_fmadd_ps(w10, x0, a0[1][c]);
-      a1[1][c] = _mm512_fmadd_ps(w11, x1, a1[1][c]);
-    }
-  }
-  if (i + 16 <= n) {
-    const __m512 w00 = decode_load16(row0, i, half);
-    const __m512 w10 = decode_load16(row1, i, half);
-    for (int c = 0; c < 4; ++c) {
-      const __m512 x0 = _mm512_loadu_ps(x[c] + i);
-      a0[0][c] = _mm512_fmadd_ps(w00, x0, a0[0][c]);
-      a0[1][c] = _mm512_fmadd_ps(w10, x0, a0[1][c]);
-    }
-    i += 16;
-  }
-  for (int r = 0; r < 2; ++r) {
-    for (int c = 0; c < 4; ++c) {
-      float sum = _mm512_reduce_add_ps(_mm512_add_ps(a0[r][c], a1[r][c]));
+      float sum = _mm512_reduce_add_ps(acc[r][c]);
       for (uint32_t j = i; j < n; ++j) {
         sum += decode_weight_at(rows[r], j, half) * x[c][j];
       }
@@ -304,16 +239,24 @@ decode_dot2x4_avx512(const void* row0, const void* row1,
   }
 }
 
-__attribute__((target("avx512f"))) static void decode_dot2x4_f32_avx512(
-    const void* row0, const void* row1, const float* const* x, uint32_t n,
-    float* out) {
-  decode_dot2x4_avx512(row0, row1, x, n, out, false);
+__attribute__((target("avx512f"))) static void decode_dot4_f32_avx512(
+    const void* weights, const float* const* x, uint32_t n, float* out) {
+  decode_dot_rx4_avx512(&weights, 1, x, n, out, false);
 }
 
-__attribute__((target("avx512f"))) static void decode_dot2x4_f16_avx512(
-    const void* row0, const void* row1, const float* const* x, uint32_t n,
-    float* out) {
-  decode_dot2x4_avx512(row0, row1, x, n, out, true);
+__attribute__((target("avx512f"))) static void decode_dot4_f16_avx512(
+    const void* weights, const float* const* x, uint32_t n, float* out) {
+  decode_dot_rx4_avx512(&weights, 1, x, n, out, true);
+}
+
+__attribute__((target("avx512f"))) static void decode_dot4x4_f32_avx512(
+    const void* const* rows, const float* const* x, uint32_t n, float* out) {
+  decode_dot_rx4_avx512(rows, 4, x, n, out, false);
+}
+
+__attribute__((target("avx512f"))) static void decode_dot4x4_f16_avx512(
+    const void* const* rows, const float* const* x, uint32_t n, float* out) {
+  decode_dot_rx4_avx512(rows, 4, x, n, out, true);
 }
 #endif  // DECODE_X86
 
@@ -323,11 +266,11 @@ static decode_dot_fn_t decode_dot_fns[2] = {decode_dot_f32_portable,
 #if defined(DECODE_X86)
 // Their four-column forms; NULL (the portable versions): column by column.
 static decode_dot4_fn_t decode_dot4_fns[2] = {NULL, NULL};
-typedef void (*decode_dot2x4_fn_t)(const void* row0, const void* row1,
+typedef void (*decode_dot4x4_fn_t)(const void* const* rows,
                                    const float* const* x, uint32_t n,
                                    float* out);
-// Two rows by four columns (AVX-512 only: AVX2 has too few registers).
-static decode_dot2x4_fn_t decode_dot2x4_fns[2] = {NULL, NULL};
+// Four rows by four columns (AVX-512 only: AVX2 has too few registers).
+static decode_dot4x4_fn_t decode_dot4x4_fns[2] = {NULL, NULL};
 #endif
 
 static void decode_dot_select(void) {
@@ -348,8 +291,8 @@ static void decode_dot_select(void) {
     decode_dot_fns[1] = decode_dot_f16_avx512;
     decode_dot4_fns[0] = decode_dot4_f32_avx512;
     decode_dot4_fns[1] = decode_dot4_f16_avx512;
-    decode_dot2x4_fns[0] = decode_dot2x4_f32_avx512;
-    decode_dot2x4_fns[1] = decode_dot2x4_f16_avx512;
+    decode_dot4x4_fns[0] = decode_dot4x4_f32_avx512;
+    decode_dot4x4_fns[1] = decode_dot4x4_f16_avx512;
   } else if (simd >= DECODE_SIMD_AVX2) {
     decode_dot_fns[0] = decode_dot_f32_avx2;
     decode_dot4_fns[0] = decode_dot4_f32_avx2;
@@ -904,10 +847,11 @@ static inline void decode_row_dot4(const void* row, uint32_t dtype,
 }
 
 // GEMM's tile over its columns in fours through the four-column products
-// (float rows in pairs through the two-row ones where the CPU has them);
-// returns the first column left to the one-column loop (|first_col|
-// where the matrix's type has no four-column product here).
-// |columns| are the tile's, from |first_col|, already quantized.
+// (float rows in fours through the four-row ones where the CPU has them:
+// SwiGLU's W1 and W3 rows of two outputs); returns the first column left
+// to the one-column loop (|first_col| where the matrix's type has no
+// four-column product here). |columns| are the tile's, from |first_col|,
+// already quantized.
 static uint32_t decode_gemm_tile4(const void* w, const void* w3,
                                   uint32_t dtype, uint32_t dtype3,
                                   uint32_t mode, uint32_t rows, uint32_t cols,
@@ -923,48 +867,58 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
   const uint64_t row3_bytes =
       decode_dtype_bytes((decode_dtype_t)dtype3, cols);
 #if defined(DECODE_X86)
-  const decode_dot2x4_fn_t pair =
+  const decode_dot4x4_fn_t quad =
       dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16
-          ? decode_dot2x4_fns[dtype]
+          ? decode_dot4x4_fns[dtype]
           : NULL;
 #else
-  const void* pair = NULL;
+  const void* quad = NULL;
 #endif
   uint32_t b = first_col;
   for (; b + 4 <= last_col; b += 4) {
     const decode_activation_t* four = columns + (b - first_col);
-    float values[8];
+    float values[16];
+    uint32_t r = first_row;
     if (mode == DECODE_GEMM_SWIGLU) {
-      for (uint32_t r = first_row; r < last_row; ++r) {
+#if defined(DECODE_X86)
+      for (; quad && dtype3 == dtype && r + 2 <= last_row; r += 2) {
         const uint8_t* row = (const uint8_t*)w + r * row_bytes;
         const uint8_t* row3 = (const uint8_t*)w3 + r * row3_bytes;
-#if defined(DECODE_X86)
-        if (pair && dtype3 == dtype) {
-          const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
-          pair(row, row3, xs, cols, values);
-        } else
-#endif
-        {
-          decode_row_dot4(row, dtype, cols, four, values);
-          decode_row_dot4(row3, dtype3, cols, four, values + 4);
+        const void* four_rows[4] = {row, row + row_bytes, row3,
+                                    row3 + row3_bytes};
+        const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
+        quad(four_rows, xs, cols, values);
+        for (uint32_t i = 0; i < 2; ++i) {
+          for (uint32_t c = 0; c < 4; ++c) {
+            out[(uint64_t)(b + c) * rows + r + i] =
+                decode_swiglu(values[4 * i + c], values[8 + 4 * i + c]);
+          }
         }
+      }
+#endif
+      for (; r < last_row; ++r) {
+        decode_row_dot4((const uint8_t*)w + r * row_bytes, dtype, cols, four,
+                        values);
+        decode_row_dot4((const uint8_t*)w3 + r * row3_bytes, dtype3, cols,
+                        four, values + 4);
         for (uint32_t c = 0; c < 4; ++c) {
-          const float gate = values[c];
           out[(uint64_t)(b + c) * rows + r] =
-              decode_swiglu(gate, values[4 + c]);
+              decode_swiglu(values[c], values[4 + c]);
         }
       }
       continue;
     }
-    uint32_t r = first_row;
 #if defined(DECODE_X86)
-    for (; pair && r + 2 <= last_row; r += 2) {
+    for (; quad && r + 4 <= last_row; r += 4) {
       const uint8_t* row = (const uint8_t*)w + r * row_bytes;
+      const void* four_rows[4] = {row, row + row_bytes, row + 2 * row_bytes,
+                                  row + 3 * row_bytes};
       const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
-      pair(row, row + row_bytes, xs, cols, values);
-      for (uint32_t c = 0; c < 4; ++c) {
-        decode_gemm_write(out, rows, r, b + c, mode, values[c]);
-        decode_gemm_write(out, rows, r + 1, b + c, mode, values[4 + c]);
+      quad(four_rows, xs, cols, values);
+      for (uint32_t i = 0; i < 4; ++i) {
+        for (uint32_t c = 0; c < 4; ++c) {
+          decode_gemm_write(out, rows, r + i, b + c, mode, values[4 * i + c]);
+        }
       }
     }
 #endif
@@ -976,7 +930,7 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
       }
     }
   }
-  (void)pair;
+  (void)quad;
   return b;
 }
 

@@ -73,7 +73,7 @@
 //               each column's quantized form (the matvec kernels'
 //               products), f32 and f16 rows with the floats; four columns
 //               at a time where the type has a four-column product (f32
-//               and f16 on AVX2 and AVX-512, two rows at a time on
+//               and f16 on AVX2 and AVX-512, four rows at a time on
 //               AVX-512; decode_quant_dot4), bit for bit the one-column
 //               products
 //     bindings: tokens, x [B][cols], xq, W [rows][cols], W3 (SWIGLU; else

@@ -766,27 +766,38 @@ X8_VNNI512 static inline void x8_pair_store(__m512 acc, float* out0,
   }
 }
 
-// Pairs' Q8_0 activations for blocks |first| .. |first| + |count|.
+// Pairs' Q8_0 activations for blocks |first| .. |first| + |count|: the
+// words interleaved by one permute, and both columns' code sums from
+// them (a dpbusd against ones sums each word; three folds of the lane
+// pairs leave column 0's sum in lane 0 and column 1's in lane 1).
 X8_VNNI512 static void x8_pair_q8_0(const void* const* activations,
                                     uint32_t columns, uint32_t first,
                                     uint32_t count,
                                     x8_pair_q8_0_t pairs[][X8_PAIR_CHUNK]) {
-  int32_t sums[2][X8_CHUNK];
+  const __m512i interleave =
+      _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i ones = _mm512_set1_epi8(1);
   for (uint32_t c = 0, p = 0; c < columns; c += 2, ++p) {
-    const void* two[2] = {activations[c], activations[x8_partner(c, columns)]};
-    x8_activation_sums_avx2(two, 2, first, count, sums);
+    const void* two[2] = {activations[c],
+                          activations[x8_partner(c, columns)]};
     for (uint32_t b = 0; b < count; ++b) {
       const decode_block_q8_0_t* a0 = X8_Q8_0(two, 0, first + b);
       const decode_block_q8_0_t* a1 = X8_Q8_0(two, 1, first + b);
       x8_pair_q8_0_t* out = &pairs[p][b];
-      for (uint32_t w = 0; w < DECODE_QK8_0 / 4; ++w) {
-        uint32_t lo, hi;
-        memcpy(&lo, a0->qs + 4 * w, 4);
-        memcpy(&hi, a1->qs + 4 * w, 4);
-        out->words[w] = x8_pair_word(lo, hi);
-      }
+      const __m512i words = _mm512_permutex2var_epi32(
+          _mm512_castsi256_si512(
+              _mm256_loadu_si256((const __m256i*)a0->qs)),
+          interleave,
+          _mm512_castsi256_si512(
+              _mm256_loadu_si256((const __m256i*)a1->qs)));
+      _mm512_storeu_si512((void*)out->words, words);
+      __m512i sums =
+          _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, words);
+      sums = _mm512_add_epi32(sums, _mm512_shuffle_i64x2(sums, sums, 0x4E));
+      sums = _mm512_add_epi32(sums, _mm512_shuffle_i64x2(sums, sums, 0xB1));
+      sums = _mm512_add_epi32(sums, _mm512_shuffle_epi32(sums, 0x4E));
+      out->sums = (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(sums));
       out->d = x8_pair_float(_cvtsh_ss(a0->d), _cvtsh_ss(a1->d));
-      out->sums = x8_pair_word((uint32_t)sums[0][b], (uint32_t)sums[1][b]);
     }
   }
 }
