@@ -260,6 +260,153 @@ __attribute__((target("avx512f"))) static void decode_dot4x4_f16_avx512(
 }
 #endif  // DECODE_X86
 
+// e^x for SwiGLU's sigmoid: x = n ln 2 + r (ln 2 in two parts, so n ln 2
+// is exact), e^r by its Taylor polynomial to r^6 (within about 2 ulp for
+// |r| <= ln 2 / 2), times 2^n. Separate multiplies and adds (C11 does not
+// fuse them), so this scalar form and decode_swiglu_avx512 give the same
+// bits, and every path through SwiGLU (the token's, a batch's tile of any
+// shape) the same result.
+static inline float decode_swiglu_exp(float x) {
+  x = x < -103.0f ? -103.0f : x;
+  x = x > 88.5f ? 88.5f : x;
+  const float n = rintf(x * 1.44269504f);
+  const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
+  float p = 1.38888889e-3f;
+  p = p * r + 8.33333333e-3f;
+  p = p * r + 4.16666667e-2f;
+  p = p * r + 1.66666667e-1f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  return ldexpf(p, (int)n);
+}
+
+// SwiGLU's product of one hidden unit: silu(|gate|) times |up|.
+static inline float decode_swiglu(float gate, float up) {
+  return gate / (1.0f + decode_swiglu_exp(-gate)) * up;
+}
+
+static void decode_swiglu_portable(const float* gate, const float* up,
+                                   uint32_t n, float* out) {
+  for (uint32_t i = 0; i < n; ++i) out[i] = decode_swiglu(gate[i], up[i]);
+}
+
+#if defined(DECODE_X86)
+// decode_swiglu on 16 lanes: the same operations (scalef is ldexpf's
+// exact scaling, max and min pass a NaN through as the scalar compares
+// do).
+__attribute__((target("avx512f"))) static void decode_swiglu_avx512(
+    const float* gate, const float* up, uint32_t n, float* out) {
+  for (uint32_t i = 0; i < n; i += 16) {
+    const __mmask16 m =
+        n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+    const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
+    const __m512 u = _mm512_maskz_loadu_ps(m, up + i);
+    __m512 x = _mm512_castsi512_ps(_mm512_xor_si512(
+        _mm512_castps_si512(g), _mm512_set1_epi32((int)0x80000000u)));
+    x = _mm512_max_ps(_mm512_set1_ps(-103.0f), x);
+    x = _mm512_min_ps(_mm512_set1_ps(88.5f), x);
+    const __m512 k = _mm512_roundscale_ps(
+        _mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 r = _mm512_sub_ps(
+        _mm512_sub_ps(x, _mm512_mul_ps(k, _mm512_set1_ps(0.693145752f))),
+        _mm512_mul_ps(k, _mm512_set1_ps(1.42860677e-6f)));
+    const float c[6] = {8.33333333e-3f, 4.16666667e-2f, 1.66666667e-1f, 0.5f,
+                        1.0f, 1.0f};
+    __m512 p = _mm512_set1_ps(1.38888889e-3f);
+    for (int j = 0; j < 6; ++j) {
+      p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(c[j]));
+    }
+    const __m512 e = _mm512_scalef_ps(p, k);
+    const __m512 s =
+        _mm512_mul_ps(_mm512_div_ps(g, _mm512_add_ps(_mm512_set1_ps(1.0f), e)),
+                      u);
+    _mm512_mask_storeu_ps(out + i, m, s);
+  }
+}
+#endif
+
+// out[i] = silu(gate[i]) up[i], i < n: decode_swiglu's bits in every
+// version (chosen with the dots).
+typedef void (*decode_swiglu_fn_t)(const float* gate, const float* up,
+                                   uint32_t n, float* out);
+static decode_swiglu_fn_t decode_swiglu_n = decode_swiglu_portable;
+
+// out[i] = sum over t of (scores[t] * inverse) values[t * stride + i],
+// for i < n, summed in t order from 0: ATTENTION's weighted sum of the
+// value rows. Every version does each element's multiplies and adds in
+// that order (no fused multiply-add), so all give the same bits; the SIMD
+// ones keep a slice of |out| in registers across the rows.
+typedef void (*decode_weighted_sum_fn_t)(const float* scores, float inverse,
+                                         const float* values, uint64_t stride,
+                                         uint64_t length, uint32_t n,
+                                         float* out);
+
+static void decode_weighted_sum_portable(const float* scores, float inverse,
+                                         const float* values, uint64_t stride,
+                                         uint64_t length, uint32_t n,
+                                         float* out) {
+  for (uint32_t i = 0; i < n; ++i) out[i] = 0.0f;
+  for (uint64_t t = 0; t < length; ++t) {
+    const float p = scores[t] * inverse;
+    const float* v = values + t * stride;
+    for (uint32_t i = 0; i < n; ++i) out[i] += p * v[i];
+  }
+}
+
+#if defined(DECODE_X86)
+__attribute__((target("avx2"))) static void decode_weighted_sum_avx2(
+    const float* scores, float inverse, const float* values, uint64_t stride,
+    uint64_t length, uint32_t n, float* out) {
+  uint32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256 acc[4];
+    for (int k = 0; k < 4; ++k) acc[k] = _mm256_setzero_ps();
+    for (uint64_t t = 0; t < length; ++t) {
+      const __m256 p = _mm256_set1_ps(scores[t] * inverse);
+      const float* v = values + t * stride + i;
+      for (int k = 0; k < 4; ++k) {
+        acc[k] = _mm256_add_ps(acc[k],
+                               _mm256_mul_ps(p, _mm256_loadu_ps(v + 8 * k)));
+      }
+    }
+    for (int k = 0; k < 4; ++k) _mm256_storeu_ps(out + i + 8 * k, acc[k]);
+  }
+  if (i < n) {
+    decode_weighted_sum_portable(scores, inverse, values + i, stride, length,
+                                 n - i, out + i);
+  }
+}
+
+__attribute__((target("avx512f"))) static void decode_weighted_sum_avx512(
+    const float* scores, float inverse, const float* values, uint64_t stride,
+    uint64_t length, uint32_t n, float* out) {
+  uint32_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512 acc[4];
+    for (int k = 0; k < 4; ++k) acc[k] = _mm512_setzero_ps();
+    for (uint64_t t = 0; t < length; ++t) {
+      const __m512 p = _mm512_set1_ps(scores[t] * inverse);
+      const float* v = values + t * stride + i;
+      for (int k = 0; k < 4; ++k) {
+        acc[k] = _mm512_add_ps(acc[k],
+                               _mm512_mul_ps(p, _mm512_loadu_ps(v + 16 * k)));
+      }
+    }
+    for (int k = 0; k < 4; ++k) _mm512_storeu_ps(out + i + 16 * k, acc[k]);
+  }
+  if (i < n) {
+    decode_weighted_sum_avx2(scores, inverse, values + i, stride, length,
+                             n - i, out + i);
+  }
+}
+#endif  // DECODE_X86
+
+// Chosen with the dots (decode_dot_select).
+static decode_weighted_sum_fn_t decode_weighted_sum =
+    decode_weighted_sum_portable;
+
 // The chosen versions ([0] f32, [1] f16), set once by decode_dot_select.
 static decode_dot_fn_t decode_dot_fns[2] = {decode_dot_f32_portable,
                                             decode_dot_f16_portable};
@@ -293,11 +440,14 @@ static void decode_dot_select(void) {
     decode_dot4_fns[1] = decode_dot4_f16_avx512;
     decode_dot4x4_fns[0] = decode_dot4x4_f32_avx512;
     decode_dot4x4_fns[1] = decode_dot4x4_f16_avx512;
+    decode_weighted_sum = decode_weighted_sum_avx512;
+    decode_swiglu_n = decode_swiglu_avx512;
   } else if (simd >= DECODE_SIMD_AVX2) {
     decode_dot_fns[0] = decode_dot_f32_avx2;
     decode_dot4_fns[0] = decode_dot4_f32_avx2;
     decode_dot4_fns[1] = decode_dot4_f16_avx2;
     decode_dot_fns[1] = decode_dot_f16_avx2;
+    decode_weighted_sum = decode_weighted_sum_avx2;
   }
 #endif
 }
@@ -465,12 +615,8 @@ static void decode_attend(const float* q, const float* keys,
     total += scores[t];
   }
   const float inverse = 1.0f / total;
-  for (uint32_t i = 0; i < head_size; ++i) out[i] = 0.0f;
-  for (uint64_t t = 0; t < length; ++t) {
-    const float p = scores[t] * inverse;
-    const float* v = values + t * kv_dim + kv_h * head_size;
-    for (uint32_t i = 0; i < head_size; ++i) out[i] += p * v[i];
-  }
+  decode_weighted_sum(scores, inverse, values + kv_h * head_size, kv_dim,
+                      length, head_size, out);
 }
 
 // Rotates the (2i, 2i+1) pairs of |out| in [|begin|, |end|) by the angle of
@@ -502,10 +648,6 @@ static int decode_embed_row(const void* table, uint32_t dtype, uint32_t dim,
   return 0;
 }
 
-// SwiGLU's product of one hidden unit: silu(|gate|) times |up|.
-static inline float decode_swiglu(float gate, float up) {
-  return gate / (1.0f + expf(-gate)) * up;
-}
 
 // Attention of query head |h| (the head_size floats at |q| + h * head_size)
 // over the first |length| cached positions, written at |out| + h * head_size;
@@ -665,9 +807,7 @@ static int decode_ffn(const weft_dispatch_state_t* dispatch,
   float gate[ROWS], up[ROWS];
   decode_rows_dot(w1, w1_dtype, first, ROWS, dim, &activation, gate);
   decode_rows_dot(w3, w3_dtype, first, ROWS, dim, &activation, up);
-  for (uint32_t i = 0; i < ROWS; ++i) {
-    h[first + i] = decode_swiglu(gate[i], up[i]);
-  }
+  decode_swiglu_n(gate, up, ROWS, h + first);
   return 0;
 }
 
@@ -888,10 +1028,11 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
                                     row3 + row3_bytes};
         const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
         quad(four_rows, xs, cols, values);
+        float h[8];
+        decode_swiglu_n(values, values + 8, 8, h);
         for (uint32_t i = 0; i < 2; ++i) {
           for (uint32_t c = 0; c < 4; ++c) {
-            out[(uint64_t)(b + c) * rows + r + i] =
-                decode_swiglu(values[4 * i + c], values[8 + 4 * i + c]);
+            out[(uint64_t)(b + c) * rows + r + i] = h[4 * i + c];
           }
         }
       }
@@ -979,14 +1120,14 @@ static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
       }
     }
     for (uint32_t c = 0; c < n; ++c) {
+      if (mode == DECODE_GEMM_SWIGLU) {
+        decode_swiglu_n(values[c], up[c], count,
+                        out + (uint64_t)(b + c) * rows + first_row);
+        continue;
+      }
       for (uint32_t i = 0; i < count; ++i) {
-        const uint32_t r = first_row + i;
-        if (mode == DECODE_GEMM_SWIGLU) {
-          out[(uint64_t)(b + c) * rows + r] =
-              decode_swiglu(values[c][i], up[c][i]);
-        } else {
-          decode_gemm_write(out, rows, r, b + c, mode, values[c][i]);
-        }
+        decode_gemm_write(out, rows, first_row + i, b + c, mode,
+                          values[c][i]);
       }
     }
   }
