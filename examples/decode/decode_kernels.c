@@ -239,6 +239,41 @@ decode_dot_rx4_avx512(const void* const* rows, uint32_t r_count,
   }
 }
 
+// Four rows by one column: out[r] = rows[r] . x, each bit for bit
+// decode_dot_avx512's; the four chains run side by side (the token's
+// matrix-vector products: one chain alone would hold a core to about
+// 4 floats a cycle).
+__attribute__((target("avx512f"), always_inline)) static inline void
+decode_dot_4x1_avx512(const void* const* rows, const float* x, uint32_t n,
+                      float* out, bool half) {
+  __m512 acc[4];
+  for (int r = 0; r < 4; ++r) acc[r] = _mm512_setzero_ps();
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 xv = _mm512_loadu_ps(x + i);
+    for (int r = 0; r < 4; ++r) {
+      acc[r] = _mm512_fmadd_ps(decode_load16(rows[r], i, half), xv, acc[r]);
+    }
+  }
+  for (int r = 0; r < 4; ++r) {
+    float sum = _mm512_reduce_add_ps(acc[r]);
+    for (uint32_t j = i; j < n; ++j) {
+      sum += decode_weight_at(rows[r], j, half) * x[j];
+    }
+    out[r] = sum;
+  }
+}
+
+__attribute__((target("avx512f"))) static void decode_dot4x1_f32_avx512(
+    const void* const* rows, const float* x, uint32_t n, float* out) {
+  decode_dot_4x1_avx512(rows, x, n, out, false);
+}
+
+__attribute__((target("avx512f"))) static void decode_dot4x1_f16_avx512(
+    const void* const* rows, const float* x, uint32_t n, float* out) {
+  decode_dot_4x1_avx512(rows, x, n, out, true);
+}
+
 __attribute__((target("avx512f"))) static void decode_dot4_f32_avx512(
     const void* weights, const float* const* x, uint32_t n, float* out) {
   decode_dot_rx4_avx512(&weights, 1, x, n, out, false);
@@ -260,13 +295,13 @@ __attribute__((target("avx512f"))) static void decode_dot4x4_f16_avx512(
 }
 #endif  // DECODE_X86
 
-// e^x for SwiGLU's sigmoid: x = n ln 2 + r (ln 2 in two parts, so n ln 2
-// is exact), e^r by its Taylor polynomial to r^6 (within about 2 ulp for
-// |r| <= ln 2 / 2), times 2^n. Separate multiplies and adds (C11 does not
-// fuse them), so this scalar form and decode_swiglu_avx512 give the same
-// bits, and every path through SwiGLU (the token's, a batch's tile of any
-// shape) the same result.
-static inline float decode_swiglu_exp(float x) {
+// e^x for SwiGLU's sigmoid and ATTENTION's softmax: x = n ln 2 + r (ln 2
+// in two parts, so n ln 2 is exact), e^r by its Taylor polynomial to r^6
+// (within about 2 ulp for |r| <= ln 2 / 2), times 2^n. Separate multiplies and adds (C11 does not
+// fuse them), so this scalar form and decode_exp16_avx512 give the same
+// bits, and every path through SwiGLU or the softmax (the token's, a
+// batch's tile of any shape, 16 lanes or one) the same result.
+static inline float decode_exp_poly(float x) {
   x = x < -103.0f ? -103.0f : x;
   x = x > 88.5f ? 88.5f : x;
   const float n = rintf(x * 1.44269504f);
@@ -283,7 +318,7 @@ static inline float decode_swiglu_exp(float x) {
 
 // SwiGLU's product of one hidden unit: silu(|gate|) times |up|.
 static inline float decode_swiglu(float gate, float up) {
-  return gate / (1.0f + decode_swiglu_exp(-gate)) * up;
+  return gate / (1.0f + decode_exp_poly(-gate)) * up;
 }
 
 static void decode_swiglu_portable(const float* gate, const float* up,
@@ -292,9 +327,29 @@ static void decode_swiglu_portable(const float* gate, const float* up,
 }
 
 #if defined(DECODE_X86)
-// decode_swiglu on 16 lanes: the same operations (scalef is ldexpf's
+// decode_exp_poly on 16 lanes: the same operations (scalef is ldexpf's
 // exact scaling, max and min pass a NaN through as the scalar compares
 // do).
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+decode_exp16_avx512(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(-103.0f), x);
+  x = _mm512_min_ps(_mm512_set1_ps(88.5f), x);
+  const __m512 k = _mm512_roundscale_ps(
+      _mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_sub_ps(
+      _mm512_sub_ps(x, _mm512_mul_ps(k, _mm512_set1_ps(0.693145752f))),
+      _mm512_mul_ps(k, _mm512_set1_ps(1.42860677e-6f)));
+  const float c[6] = {8.33333333e-3f, 4.16666667e-2f, 1.66666667e-1f, 0.5f,
+                      1.0f, 1.0f};
+  __m512 p = _mm512_set1_ps(1.38888889e-3f);
+  for (int j = 0; j < 6; ++j) {
+    p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(c[j]));
+  }
+  return _mm512_scalef_ps(p, k);
+}
+
+// decode_swiglu on 16 lanes.
 __attribute__((target("avx512f"))) static void decode_swiglu_avx512(
     const float* gate, const float* up, uint32_t n, float* out) {
   for (uint32_t i = 0; i < n; i += 16) {
@@ -302,23 +357,8 @@ __attribute__((target("avx512f"))) static void decode_swiglu_avx512(
         n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1);
     const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
     const __m512 u = _mm512_maskz_loadu_ps(m, up + i);
-    __m512 x = _mm512_castsi512_ps(_mm512_xor_si512(
-        _mm512_castps_si512(g), _mm512_set1_epi32((int)0x80000000u)));
-    x = _mm512_max_ps(_mm512_set1_ps(-103.0f), x);
-    x = _mm512_min_ps(_mm512_set1_ps(88.5f), x);
-    const __m512 k = _mm512_roundscale_ps(
-        _mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
-        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 r = _mm512_sub_ps(
-        _mm512_sub_ps(x, _mm512_mul_ps(k, _mm512_set1_ps(0.693145752f))),
-        _mm512_mul_ps(k, _mm512_set1_ps(1.42860677e-6f)));
-    const float c[6] = {8.33333333e-3f, 4.16666667e-2f, 1.66666667e-1f, 0.5f,
-                        1.0f, 1.0f};
-    __m512 p = _mm512_set1_ps(1.38888889e-3f);
-    for (int j = 0; j < 6; ++j) {
-      p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(c[j]));
-    }
-    const __m512 e = _mm512_scalef_ps(p, k);
+    const __m512 e = decode_exp16_avx512(_mm512_castsi512_ps(_mm512_xor_si512(
+        _mm512_castps_si512(g), _mm512_set1_epi32((int)0x80000000u))));
     const __m512 s =
         _mm512_mul_ps(_mm512_div_ps(g, _mm512_add_ps(_mm512_set1_ps(1.0f), e)),
                       u);
@@ -407,9 +447,109 @@ __attribute__((target("avx512f"))) static void decode_weighted_sum_avx512(
 static decode_weighted_sum_fn_t decode_weighted_sum =
     decode_weighted_sum_portable;
 
+// ATTENTION's scores and softmax over |length| cached positions:
+// scores[t] = (keys[t * stride] . q) * scale, then e^(scores[t] - max)
+// (decode_exp_poly). Each score is the f32 dot's (decode_dot_fns[0]) bits
+// and each exponential decode_exp_poly's in every version.
+typedef void (*decode_scores_fn_t)(const float* q, const float* keys,
+                                   uint64_t stride, uint32_t head_size,
+                                   uint64_t length, float scale,
+                                   float* scores);
+typedef void (*decode_softmax_exp_fn_t)(float* scores, uint64_t length,
+                                        float max);
+
+static void decode_softmax_exp_portable(float* scores, uint64_t length,
+                                        float max) {
+  for (uint64_t t = 0; t < length; ++t) {
+    scores[t] = decode_exp_poly(scores[t] - max);
+  }
+}
+
+#if defined(DECODE_X86)
+__attribute__((target("avx512f"))) static void decode_softmax_exp_avx512(
+    float* scores, uint64_t length, float max) {
+  const __m512 m = _mm512_set1_ps(max);
+  const uint64_t whole = length / 16 * 16;
+  for (uint64_t t = 0; t < whole; t += 16) {
+    _mm512_storeu_ps(scores + t, decode_exp16_avx512(_mm512_sub_ps(
+                                     _mm512_loadu_ps(scores + t), m)));
+  }
+  for (uint64_t t = whole; t < length; ++t) {
+    scores[t] = decode_exp_poly(scores[t] - max);
+  }
+}
+
+// Sixteen keys at a time: a chain of 16-element steps per key, as
+// decode_dot_avx512, and the sixteen sums reduced together in the pairing
+// _mm512_reduce_add_ps takes (lanes i and i + 8, then i + 4, i + 2,
+// i + 1): a transposed tree of shuffles and adds, so each score is the
+// one-key dot's bits at about a sixth of the reduction's cost. Key e's
+// sum sits in accumulator 4 (e % 4) + e / 4, where the tree leaves it in
+// lane e. head_size a multiple of 16 (else one key at a time).
+__attribute__((target("avx512f"))) static void decode_scores_avx512(
+    const float* q, const float* keys, uint64_t stride, uint32_t head_size,
+    uint64_t length, float scale, float* scores) {
+  uint64_t t = 0;
+  if (head_size % 16 == 0) {
+    for (; t + 16 <= length; t += 16) {
+      __m512 acc[16];
+      for (int e = 0; e < 16; ++e) acc[e] = _mm512_setzero_ps();
+      for (uint32_t i = 0; i < head_size; i += 16) {
+        const __m512 qv = _mm512_loadu_ps(q + i);
+        for (int e = 0; e < 16; ++e) {
+          const int a = 4 * (e % 4) + e / 4;
+          acc[a] = _mm512_fmadd_ps(
+              _mm512_loadu_ps(keys + (t + (uint64_t)e) * stride + i), qv,
+              acc[a]);
+        }
+      }
+      // Lanes i and i + 8 of each accumulator: two to a register.
+      __m512 h8[8];
+      for (int m = 0; m < 8; ++m) {
+        h8[m] = _mm512_add_ps(
+            _mm512_shuffle_f32x4(acc[2 * m], acc[2 * m + 1], 0x44),
+            _mm512_shuffle_f32x4(acc[2 * m], acc[2 * m + 1], 0xEE));
+      }
+      // Then i + 4: 128-bit lane k of h4[n] is accumulator 4n + k's.
+      __m512 h4[4];
+      for (int n = 0; n < 4; ++n) {
+        const __m512 a = h8[2 * n], b = h8[2 * n + 1];
+        h4[n] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88),
+                              _mm512_shuffle_f32x4(a, b, 0xDD));
+      }
+      // Then i + 2, and i + 1.
+      __m512 h2[2];
+      for (int n = 0; n < 2; ++n) {
+        const __m512 a = h4[2 * n], b = h4[2 * n + 1];
+        h2[n] = _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                              _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+      }
+      const __m512 sums = _mm512_add_ps(
+          _mm512_shuffle_ps(h2[0], h2[1], _MM_SHUFFLE(2, 0, 2, 0)),
+          _mm512_shuffle_ps(h2[0], h2[1], _MM_SHUFFLE(3, 1, 3, 1)));
+      _mm512_storeu_ps(scores + t, _mm512_mul_ps(sums, _mm512_set1_ps(scale)));
+    }
+  }
+  for (; t < length; ++t) {
+    scores[t] = decode_dot_f32_avx512(keys + t * stride, q, head_size) * scale;
+  }
+}
+#endif  // DECODE_X86
+
 // The chosen versions ([0] f32, [1] f16), set once by decode_dot_select.
 static decode_dot_fn_t decode_dot_fns[2] = {decode_dot_f32_portable,
                                             decode_dot_f16_portable};
+
+static void decode_scores_portable(const float* q, const float* keys,
+                                   uint64_t stride, uint32_t head_size,
+                                   uint64_t length, float scale,
+                                   float* scores) {
+  for (uint64_t t = 0; t < length; ++t) {
+    scores[t] = decode_dot_fns[0](keys + t * stride, q, head_size) * scale;
+  }
+}
+static decode_scores_fn_t decode_scores = decode_scores_portable;
+static decode_softmax_exp_fn_t decode_softmax_exp = decode_softmax_exp_portable;
 #if defined(DECODE_X86)
 // Their four-column forms; NULL (the portable versions): column by column.
 static decode_dot4_fn_t decode_dot4_fns[2] = {NULL, NULL};
@@ -418,6 +558,10 @@ typedef void (*decode_dot4x4_fn_t)(const void* const* rows,
                                    float* out);
 // Four rows by four columns (AVX-512 only: AVX2 has too few registers).
 static decode_dot4x4_fn_t decode_dot4x4_fns[2] = {NULL, NULL};
+typedef void (*decode_dot4x1_fn_t)(const void* const* rows, const float* x,
+                                   uint32_t n, float* out);
+// Four rows by one column (AVX-512).
+static decode_dot4x1_fn_t decode_dot4x1_fns[2] = {NULL, NULL};
 #endif
 
 static void decode_dot_select(void) {
@@ -440,8 +584,12 @@ static void decode_dot_select(void) {
     decode_dot4_fns[1] = decode_dot4_f16_avx512;
     decode_dot4x4_fns[0] = decode_dot4x4_f32_avx512;
     decode_dot4x4_fns[1] = decode_dot4x4_f16_avx512;
+    decode_dot4x1_fns[0] = decode_dot4x1_f32_avx512;
+    decode_dot4x1_fns[1] = decode_dot4x1_f16_avx512;
     decode_weighted_sum = decode_weighted_sum_avx512;
     decode_swiglu_n = decode_swiglu_avx512;
+    decode_scores = decode_scores_avx512;
+    decode_softmax_exp = decode_softmax_exp_avx512;
   } else if (simd >= DECODE_SIMD_AVX2) {
     decode_dot_fns[0] = decode_dot_f32_avx2;
     decode_dot4_fns[0] = decode_dot4_f32_avx2;
@@ -536,6 +684,18 @@ static inline void decode_rows_dot(const void* w, uint32_t dtype,
                                    float* out) {
   uint32_t r = first;
   const uint32_t end = first + count;
+#if defined(DECODE_X86)
+  if ((dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) &&
+      decode_dot4x1_fns[dtype]) {
+    const uint64_t row_bytes = decode_dtype_bytes((decode_dtype_t)dtype, cols);
+    for (; r + 4 <= end; r += 4) {
+      const uint8_t* row = (const uint8_t*)w + r * row_bytes;
+      const void* rows[4] = {row, row + row_bytes, row + 2 * row_bytes,
+                             row + 3 * row_bytes};
+      decode_dot4x1_fns[dtype](rows, activation->x, cols, out + (r - first));
+    }
+  }
+#endif
   while (r < end) {
     if (decode_dtype_is_x8(dtype) && r % DECODE_X8_ROWS == 0 &&
         end - r >= DECODE_X8_ROWS) {
@@ -601,19 +761,15 @@ static void decode_attend(const float* q, const float* keys,
                           uint32_t head_size, uint64_t length, float* scores,
                           float* out) {
   const float scale = 1.0f / sqrtf((float)head_size);
+  decode_scores(q, keys + kv_h * head_size, kv_dim, head_size, length, scale,
+                scores);
   float max = -INFINITY;
   for (uint64_t t = 0; t < length; ++t) {
-    const float score =
-        decode_dot_f32(keys + t * kv_dim + kv_h * head_size, q, head_size) *
-        scale;
-    scores[t] = score;
-    if (score > max) max = score;
+    if (scores[t] > max) max = scores[t];
   }
+  decode_softmax_exp(scores, length, max);
   float total = 0.0f;
-  for (uint64_t t = 0; t < length; ++t) {
-    scores[t] = expf(scores[t] - max);
-    total += scores[t];
-  }
+  for (uint64_t t = 0; t < length; ++t) total += scores[t];
   const float inverse = 1.0f / total;
   decode_weighted_sum(scores, inverse, values + kv_h * head_size, kv_dim,
                       length, head_size, out);

@@ -1,0 +1,172 @@
+// The decode kernels' SIMD helpers against their scalar forms, bit for
+// bit: ATTENTION's scores (sixteen keys reduced together), its softmax
+// exponentials and weighted sum, and SwiGLU's exp. Every path through
+// the decoder (a token's step, a batch's tile of any shape) may take
+// either form for the same element, so they must agree exactly; and the
+// polynomial exp must stay within a few ulp of e^x.
+//
+// White-box: the helpers are static in decode_kernels.c, included here.
+// setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
+// clang-format off
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+// clang-format on
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decode_kernels.c"
+
+static uint32_t seed = 1;
+
+static float uniform(float low, float high) {
+  seed = seed * 1664525u + 1013904223u;
+  return low + (high - low) * (float)(seed >> 8) / 16777216.0f;
+}
+
+static bool has_avx512(void) {
+#if defined(DECODE_X86)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
+}
+
+static void assert_same_bits(float got, float want, const char* what,
+                             uint64_t index) {
+  if (memcmp(&got, &want, sizeof(float)) != 0) {
+    fail_msg("%s[%llu]: %.9g, scalar %.9g", what, (unsigned long long)index,
+             (double)got, (double)want);
+  }
+}
+
+static void exp_is_close_and_vector_matches(void** state) {
+  (void)state;
+  int compared = 0;
+  float x[512], vector[512];
+  for (int i = 0; i < 512; ++i) x[i] = -110.0f + 200.0f * (float)i / 511.0f;
+  x[0] = -0.0f;
+  x[1] = 0.0f;
+  x[2] = -INFINITY;
+  x[3] = 1e-30f;
+  for (int i = 0; i < 512; ++i) {
+    const float e = decode_exp_poly(x[i]);
+    if (x[i] > -87.0f && x[i] < 88.0f) {
+      const double want = exp((double)x[i]);
+      if (!(fabs((double)e - want) <= 4e-7 * want)) {
+        fail_msg("exp(%.9g) = %.9g, e^x %.9g", (double)x[i], (double)e, want);
+      }
+    }
+    assert_true(e >= 0.0f && !isnan(e));
+  }
+  if (has_avx512()) {
+    memcpy(vector, x, sizeof(x));
+    // softmax_exp subtracts its max: 0 here, so it is exp itself.
+    decode_softmax_exp_avx512(vector, 512, 0.0f);
+    for (int i = 0; i < 512; ++i) {
+      assert_same_bits(vector[i], decode_exp_poly(x[i] - 0.0f), "exp", i);
+      ++compared;
+    }
+  }
+  printf("exp: %d vector lanes compared\n", compared);
+}
+
+static void swiglu_versions_match(void** state) {
+  (void)state;
+  float gate[40], up[40], got[40];
+  for (int i = 0; i < 40; ++i) {
+    gate[i] = uniform(-20.0f, 20.0f);
+    up[i] = uniform(-3.0f, 3.0f);
+  }
+  gate[0] = -150.0f;  // e^150: past the clamp
+  gate[1] = 150.0f;
+  int compared = 0;
+  for (uint32_t n = 1; n <= 40 && has_avx512(); ++n) {
+    memset(got, 0, sizeof(got));
+    decode_swiglu_avx512(gate, up, n, got);
+    for (uint32_t i = 0; i < n; ++i) {
+      assert_same_bits(got[i], decode_swiglu(gate[i], up[i]), "swiglu", i);
+      ++compared;
+    }
+    for (uint32_t i = n; i < 40; ++i) assert_true(got[i] == 0.0f);
+  }
+  // silu itself: g sigmoid(g) against the double formula.
+  for (int i = 0; i < 40; ++i) {
+    const double g = gate[i];
+    const double want = g / (1.0 + exp(-g)) * up[i];
+    const float s = decode_swiglu(gate[i], up[i]);
+    assert_true(fabs((double)s - want) <= 1e-6 * fabs(want) + 1e-30);
+  }
+  printf("swiglu: %d vector lanes compared\n", compared);
+}
+
+static void scores_match_one_key_dots(void** state) {
+  (void)state;
+  decode_dot_select();
+  enum { kKeys = 100, kStride = 80 };
+  static float keys[kKeys * kStride + 16];
+  float q[kStride], got[kKeys];
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); ++i) {
+    keys[i] = uniform(-1.0f, 1.0f);
+  }
+  for (int i = 0; i < kStride; ++i) q[i] = uniform(-1.0f, 1.0f);
+  int compared = 0;
+  const uint32_t head_sizes[] = {16, 48, 64, 72, 80};
+  for (size_t h = 0; h < sizeof(head_sizes) / sizeof(head_sizes[0]); ++h) {
+    for (uint64_t length = 1; length <= kKeys; ++length) {
+      decode_scores(q, keys + 3, kStride, head_sizes[h], length, 0.125f, got);
+      for (uint64_t t = 0; t < length; ++t) {
+        const float want =
+            decode_dot_fns[0](keys + 3 + t * kStride, q, head_sizes[h]) *
+            0.125f;
+        assert_same_bits(got[t], want, "score", t);
+        ++compared;
+      }
+    }
+  }
+  printf("scores: %d compared (%s)\n", compared,
+         decode_scores == decode_scores_portable ? "portable" : "SIMD");
+}
+
+static void weighted_sums_match(void** state) {
+  (void)state;
+  enum { kLength = 37, kStride = 200 };
+  static float values[kLength * kStride];
+  float scores[kLength], want[kStride], got[kStride];
+  for (int i = 0; i < kLength * kStride; ++i) values[i] = uniform(-2.0f, 2.0f);
+  for (int t = 0; t < kLength; ++t) scores[t] = uniform(0.0f, 1.0f);
+  const decode_weighted_sum_fn_t versions[] = {
+#if defined(DECODE_X86)
+      decode_weighted_sum_avx2,
+      has_avx512() ? decode_weighted_sum_avx512 : decode_weighted_sum_avx2,
+#endif
+      decode_weighted_sum_portable};
+  int compared = 0;
+  const uint32_t widths[] = {8, 16, 40, 64, 128, 144, 200};
+  for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); ++v) {
+    for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); ++w) {
+      decode_weighted_sum_portable(scores, 0.3f, values, kStride, kLength,
+                                   widths[w], want);
+      versions[v](scores, 0.3f, values, kStride, kLength, widths[w], got);
+      for (uint32_t i = 0; i < widths[w]; ++i) {
+        assert_same_bits(got[i], want[i], "weighted sum", i);
+        ++compared;
+      }
+    }
+  }
+  printf("weighted sums: %d compared\n", compared);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(exp_is_close_and_vector_matches),
+      cmocka_unit_test(swiglu_versions_match),
+      cmocka_unit_test(scores_match_one_key_dots),
+      cmocka_unit_test(weighted_sums_match),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
