@@ -43,9 +43,9 @@
 //       (the selected version): the most weight bytes a core's products
 //       get through (weight_GBps); twice that under MemoryBandwidth means
 //       a 2-core decode of the type is compute-bound.
-//   QuantDot/<q8_0|q4_0|q4_k>_x8/<1|4>  the same rows interleaved by eight
-//       (decode_quant_x8.h), with 1 or 4 columns (bytes counted once per
-//       column).
+//   QuantDot/<q8_0|q4_0|q4_k|q6_k>_x8/<1|4|8>  the same rows interleaved
+//       by eight (decode_quant_x8.h), with 1, 4 or 8 columns (bytes
+//       counted once per column).
 //
 // Checkpoints are written once into $WEFT_BENCH_DECODE_DIR (default
 // /tmp/weft_bench_decode) and reused; the 1.1B f32 one is 4.4 GB.
@@ -961,9 +961,9 @@ void QuantDot(benchmark::State& state, decode_dtype_t dtype) {
       benchmark::Counter::kIsRate);
 }
 
-// QuantDot/<q8_0|q4_0|q4_k>_x8/<columns>: the same rows interleaved by eight
-// (decode_quant_x8.h), the product taking 1 column (the token's) or 4 (a
-// batch's); weight_GBps counts each row's bytes once per column.
+// QuantDot/<q8_0|q4_0|q4_k|q6_k>_x8/<columns>: the same rows interleaved by
+// eight (decode_quant_x8.h), the product taking 1 column (the token's) or
+// 4 or 8 (a batch's); weight_GBps counts each row's bytes once per column.
 void QuantDotX8(benchmark::State& state, decode_dtype_t dtype) {
   const uint32_t columns = static_cast<uint32_t>(state.range(0));
   const uint32_t x8 = decode_x8_form(dtype);
@@ -1003,7 +1003,8 @@ void QuantDotX8(benchmark::State& state, decode_dtype_t dtype) {
 
 void RegisterDecodeBenchmarks() {
   for (decode_dtype_t dtype :
-       {DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q4_K}) {
+       {DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q4_K,
+        DECODE_DTYPE_Q6_K}) {
     benchmark::RegisterBenchmark(
         (std::string("QuantDot/") + decode_dtype_name(dtype) + "_x8").c_str(),
         QuantDotX8, dtype)

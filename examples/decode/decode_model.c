@@ -34,6 +34,8 @@ const char* decode_dtype_name(decode_dtype_t dtype) {
       return "q8_0_x8";
     case DECODE_DTYPE_Q4_K_X8:
       return "q4_k_x8";
+    case DECODE_DTYPE_Q6_K_X8:
+      return "q6_k_x8";
   }
   return "?";
 }
@@ -55,6 +57,7 @@ uint32_t decode_dtype_block_elements(uint32_t dtype) {
     case DECODE_DTYPE_Q4_K_X8:
     case DECODE_DTYPE_Q5_K:
     case DECODE_DTYPE_Q6_K:
+    case DECODE_DTYPE_Q6_K_X8:
       return DECODE_QK_K;
     default:
       return 0;
@@ -85,6 +88,7 @@ uint32_t decode_dtype_block_bytes(uint32_t dtype) {
     case DECODE_DTYPE_Q5_K:
       return sizeof(decode_block_q5_k_t);
     case DECODE_DTYPE_Q6_K:
+    case DECODE_DTYPE_Q6_K_X8:
       return sizeof(decode_block_q6_k_t);
     default:
       return 0;

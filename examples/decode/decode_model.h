@@ -39,13 +39,14 @@ typedef enum decode_dtype_e {
   DECODE_DTYPE_Q4_K = 12,
   DECODE_DTYPE_Q5_K = 13,
   DECODE_DTYPE_Q6_K = 14,
-  // Not GGML types and never in a file: Q4_0, Q8_0 and Q4_K rows
+  // Not GGML types and never in a file: Q4_0, Q8_0, Q4_K and Q6_K rows
   // interleaved by eight (decode_quant_x8.h), the form a CPU device's
   // matrices of those types take once loaded (decode_model_load). Their
   // rows are the stored type's size.
   DECODE_DTYPE_Q4_0_X8 = 0x82,
   DECODE_DTYPE_Q8_0_X8 = 0x88,
   DECODE_DTYPE_Q4_K_X8 = 0x8C,
+  DECODE_DTYPE_Q6_K_X8 = 0x8E,
 } decode_dtype_t;
 
 // Bytes per element of F32 and F16 (0 for the block types: see
@@ -60,7 +61,7 @@ static inline uint32_t decode_dtype_size(decode_dtype_t dtype) {
 uint32_t decode_dtype_block_elements(uint32_t dtype);
 uint32_t decode_dtype_block_bytes(uint32_t dtype);
 // The type a checkpoint stores |dtype| as: the interleaved forms' own
-// (Q4_0, Q8_0, Q4_K), any other itself.
+// (Q4_0, Q8_0, Q4_K, Q6_K), any other itself.
 static inline decode_dtype_t decode_dtype_stored(uint32_t dtype) {
   switch (dtype) {
     case DECODE_DTYPE_Q4_0_X8:
@@ -69,6 +70,8 @@ static inline decode_dtype_t decode_dtype_stored(uint32_t dtype) {
       return DECODE_DTYPE_Q8_0;
     case DECODE_DTYPE_Q4_K_X8:
       return DECODE_DTYPE_Q4_K;
+    case DECODE_DTYPE_Q6_K_X8:
+      return DECODE_DTYPE_Q6_K;
     default:
       return (decode_dtype_t)dtype;
   }
@@ -76,7 +79,7 @@ static inline decode_dtype_t decode_dtype_stored(uint32_t dtype) {
 // A type a checkpoint may store (the interleaved forms are not).
 static inline bool decode_dtype_is_supported(uint32_t dtype) {
   return dtype != DECODE_DTYPE_Q4_0_X8 && dtype != DECODE_DTYPE_Q8_0_X8 &&
-         dtype != DECODE_DTYPE_Q4_K_X8 &&
+         dtype != DECODE_DTYPE_Q4_K_X8 && dtype != DECODE_DTYPE_Q6_K_X8 &&
          decode_dtype_block_elements(dtype) != 0;
 }
 static inline bool decode_dtype_is_quantized(uint32_t dtype) {
@@ -89,7 +92,7 @@ static inline uint64_t decode_dtype_bytes(decode_dtype_t dtype,
   return block ? elements / block * decode_dtype_block_bytes(dtype) : 0;
 }
 // "f32", "f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
-// "q6_k", "q4_0_x8", "q8_0_x8", "q4_k_x8" ("?" for others).
+// "q6_k", "q4_0_x8", "q8_0_x8", "q4_k_x8", "q6_k_x8" ("?" for others).
 const char* decode_dtype_name(decode_dtype_t dtype);
 
 typedef struct decode_config_t {

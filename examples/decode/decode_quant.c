@@ -188,6 +188,7 @@ void decode_quant_dequantize(decode_dtype_t dtype, const void* row, uint32_t n,
     case DECODE_DTYPE_Q4_0_X8:
     case DECODE_DTYPE_Q8_0_X8:
     case DECODE_DTYPE_Q4_K_X8:
+    case DECODE_DTYPE_Q6_K_X8:
       // Not a row's form but eight rows' (decode_quant_x8.h): the callers
       // read it through decode_x8_unpack.
       break;
@@ -446,6 +447,7 @@ void decode_quant_quantize(decode_dtype_t dtype, const float* x, uint32_t n,
     case DECODE_DTYPE_Q4_0_X8:
     case DECODE_DTYPE_Q8_0_X8:
     case DECODE_DTYPE_Q4_K_X8:
+    case DECODE_DTYPE_Q6_K_X8:
       // Not a row's form but eight rows' (decode_quant_x8.h): written by
       // decode_x8_pack from plain rows.
       break;

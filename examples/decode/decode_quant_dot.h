@@ -51,7 +51,8 @@ typedef float (*decode_quant_dot_fn_t)(const void* weights,
 // Q6_K); the 32-element types pair with Q8_0 activations.
 static inline bool decode_quant_uses_q8_k(decode_dtype_t dtype) {
   return dtype == DECODE_DTYPE_Q4_K || dtype == DECODE_DTYPE_Q5_K ||
-         dtype == DECODE_DTYPE_Q6_K || dtype == DECODE_DTYPE_Q4_K_X8;
+         dtype == DECODE_DTYPE_Q6_K || dtype == DECODE_DTYPE_Q4_K_X8 ||
+         dtype == DECODE_DTYPE_Q6_K_X8;
 }
 
 // |dtype|'s product written for |simd|; NULL for F32, F16 and other types,

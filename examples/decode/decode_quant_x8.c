@@ -25,11 +25,14 @@
 static inline uint32_t x8_plain_bytes(uint32_t x8) {
   return x8 == DECODE_DTYPE_Q8_0_X8   ? 34u
          : x8 == DECODE_DTYPE_Q4_K_X8 ? 144u
+         : x8 == DECODE_DTYPE_Q6_K_X8 ? 210u
                                       : 18u;
 }
 // Elements of one row's block.
 static inline uint32_t x8_block_elements(uint32_t x8) {
-  return x8 == DECODE_DTYPE_Q4_K_X8 ? DECODE_QK_K : DECODE_QK8_0;
+  return x8 == DECODE_DTYPE_Q4_K_X8 || x8 == DECODE_DTYPE_Q6_K_X8
+             ? DECODE_QK_K
+             : DECODE_QK8_0;
 }
 static inline uint32_t x8_code_bytes(uint32_t x8) {
   return x8 == DECODE_DTYPE_Q4_K_X8 ? 128u : x8_plain_bytes(x8) - 2u;
@@ -39,6 +42,7 @@ uint32_t decode_x8_form(uint32_t dtype) {
   return dtype == DECODE_DTYPE_Q4_0   ? DECODE_DTYPE_Q4_0_X8
          : dtype == DECODE_DTYPE_Q8_0 ? DECODE_DTYPE_Q8_0_X8
          : dtype == DECODE_DTYPE_Q4_K ? DECODE_DTYPE_Q4_K_X8
+         : dtype == DECODE_DTYPE_Q6_K ? DECODE_DTYPE_Q6_K_X8
                                       : 0u;
 }
 
@@ -59,11 +63,99 @@ static inline uint32_t x8_code_offset(uint32_t j, uint32_t i) {
 #define X8_Q4_K_HEADER 128u
 #define X8_Q4_K_BLOCK (DECODE_X8_ROWS * 144u)
 
+// Q6_K's block of eight (1680 bytes, 8 x 210): the rows' d (16 bytes),
+// their 16 int8 scales in 4 pieces of 32 bytes (piece p: each row's
+// scales 4p..4p+3, a row a lane), then each row's 256 6-bit codes (q + 32)
+// as Q4_K's nibbles: 32 pieces of low 4 bits (piece 8k + p, byte i of
+// row j: element 64k + 4p + i in the low nibble, 64k + 32 + 4p + i in the
+// high), and 16 pieces of their top 2 bits (piece 4k + m, byte i of row
+// j, bits 2t and 2t + 1: those of code vector v = 4m + t at byte i, where
+// vector v < 8 is piece 8k + v's low nibbles, v >= 8 piece 8k + v - 8's
+// high). Code vector v of chunk k then meets activation word 16k + v,
+// and the four of a 16-element scale group are v = 4q .. 4q + 3.
+#define X8_Q6_K_BLOCK (DECODE_X8_ROWS * 210u)
+#define X8_Q6_K_SCALES 16u
+#define X8_Q6_K_LOW 144u
+#define X8_Q6_K_HIGH 1168u
+
+// Element e's 6-bit code in a plain Q6_K block (ql[128], qh[64],
+// scales[16], d), and its setter.
+static inline uint32_t x8_q6_k_plain_get(const uint8_t* block, uint32_t e) {
+  const uint32_t h = e / 128, l = e % 32, part = (e % 128) / 32;
+  const uint8_t ql = block[64 * h + l + (part & 1) * 32];
+  const uint32_t low = part < 2 ? (ql & 15u) : (ql >> 4);
+  const uint32_t high = (block[128 + 32 * h + l] >> (2 * part)) & 3u;
+  return low | high << 4;
+}
+static inline void x8_q6_k_plain_set(uint8_t* block, uint32_t e,
+                                     uint32_t code) {
+  const uint32_t h = e / 128, l = e % 32, part = (e % 128) / 32;
+  uint8_t* ql = &block[64 * h + l + (part & 1) * 32];
+  const uint32_t shift = part < 2 ? 0u : 4u;
+  *ql = (uint8_t)((*ql & ~(15u << shift)) | (code & 15u) << shift);
+  uint8_t* qh = &block[128 + 32 * h + l];
+  *qh = (uint8_t)((*qh & ~(3u << (2 * part))) | (code >> 4) << (2 * part));
+}
+
+// Where element e of row j lies in a Q6_K block of eight: the byte of its
+// low 4 bits and their shift, the byte of its top 2 and theirs.
+typedef struct x8_q6_k_place_t {
+  uint32_t low, low_shift, high, high_shift;
+} x8_q6_k_place_t;
+static inline x8_q6_k_place_t x8_q6_k_place(uint32_t j, uint32_t e) {
+  const uint32_t k = e / 64, r = e % 64, i = r % 4;
+  const uint32_t v = r < 32 ? r / 4 : 8 + (r - 32) / 4;
+  x8_q6_k_place_t place;
+  place.low = X8_Q6_K_LOW + (8 * k + v % 8) * 32 + 4 * j + i;
+  place.low_shift = v < 8 ? 0u : 4u;
+  place.high = X8_Q6_K_HIGH + (4 * k + v / 4) * 32 + 4 * j + i;
+  place.high_shift = 2 * (v % 4);
+  return place;
+}
+static inline uint32_t x8_q6_k_get(const uint8_t* x8, uint32_t j,
+                                   uint32_t e) {
+  const x8_q6_k_place_t p = x8_q6_k_place(j, e);
+  return ((x8[p.low] >> p.low_shift) & 15u) |
+         ((x8[p.high] >> p.high_shift) & 3u) << 4;
+}
+
+static void x8_q6_k_convert_block(uint8_t* plain, uint64_t plain_stride,
+                                  uint8_t* x8, bool to_x8) {
+  if (to_x8) memset(x8, 0, X8_Q6_K_BLOCK);
+  for (uint32_t j = 0; j < DECODE_X8_ROWS; ++j) {
+    uint8_t* row = plain + j * plain_stride;
+    if (to_x8) {
+      memcpy(x8 + 2 * j, row + 208, 2);
+      for (uint32_t p = 0; p < 4; ++p) {
+        memcpy(x8 + X8_Q6_K_SCALES + 32 * p + 4 * j, row + 192 + 4 * p, 4);
+      }
+      for (uint32_t e = 0; e < DECODE_QK_K; ++e) {
+        const uint32_t code = x8_q6_k_plain_get(row, e);
+        const x8_q6_k_place_t p = x8_q6_k_place(j, e);
+        x8[p.low] |= (uint8_t)((code & 15u) << p.low_shift);
+        x8[p.high] |= (uint8_t)((code >> 4) << p.high_shift);
+      }
+    } else {
+      memcpy(row + 208, x8 + 2 * j, 2);
+      for (uint32_t p = 0; p < 4; ++p) {
+        memcpy(row + 192 + 4 * p, x8 + X8_Q6_K_SCALES + 32 * p + 4 * j, 4);
+      }
+      for (uint32_t e = 0; e < DECODE_QK_K; ++e) {
+        x8_q6_k_plain_set(row, e, x8_q6_k_get(x8, j, e));
+      }
+    }
+  }
+}
+
 // Rewrites (|to_x8|) or restores one block index of a group of eight:
 // |plain| the 8 rows' blocks |plain_stride| bytes apart, |x8| the block of
 // eight.
 static void x8_convert_block(uint32_t form, uint8_t* plain,
                              uint64_t plain_stride, uint8_t* x8, bool to_x8) {
+  if (form == DECODE_DTYPE_Q6_K_X8) {
+    x8_q6_k_convert_block(plain, plain_stride, x8, to_x8);
+    return;
+  }
   const bool k = form == DECODE_DTYPE_Q4_K_X8;
   const uint32_t code_bytes = x8_code_bytes(form);
   const uint32_t header = k ? X8_Q4_K_HEADER : 2u * DECODE_X8_ROWS;
@@ -275,6 +367,48 @@ static void decode_q4_k_x8_dot_portable(const void* matrix, uint32_t cols,
           acc[c][j] = fmaf((float)sumi, decode_f16_to_f32(d) * a->d, acc[c][j]);
           acc[c][j] =
               fmaf(-(float)summ, decode_f16_to_f32(dmin) * a->d, acc[c][j]);
+        }
+      }
+    }
+    for (uint32_t c = 0; c < columns; ++c) {
+      memcpy(out + (uint64_t)c * out_stride + g * DECODE_X8_ROWS, acc[c],
+             sizeof(acc[c]));
+    }
+  }
+}
+
+// Per row and super-block: the exact integer sum over the 16 scale groups
+// of sc_g (sum(u a) - 32 bsum_g), u the 6-bit code (q + 32) and bsum_g
+// the activation's group sum; then acc += sum (d d_a), fused.
+static void decode_q6_k_x8_dot_portable(const void* matrix, uint32_t cols,
+                                        uint32_t first, uint32_t count,
+                                        const void* const* activations,
+                                        uint32_t columns, float* out,
+                                        uint32_t out_stride) {
+  const uint32_t blocks = cols / DECODE_QK_K;
+  const uint8_t* base =
+      (const uint8_t*)matrix + (uint64_t)first * blocks * 210u;
+  for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {
+    const uint8_t* group = base + (uint64_t)g * blocks * X8_Q6_K_BLOCK;
+    float acc[DECODE_X8_COLUMNS][DECODE_X8_ROWS] = {{0}};
+    for (uint32_t b = 0; b < blocks; ++b) {
+      const uint8_t* block = group + (uint64_t)b * X8_Q6_K_BLOCK;
+      for (uint32_t j = 0; j < DECODE_X8_ROWS; ++j) {
+        uint16_t d;
+        memcpy(&d, block + 2u * j, 2);
+        for (uint32_t c = 0; c < columns; ++c) {
+          const decode_block_q8_k_t* a = X8_Q8_K(activations, c, b);
+          int32_t total = 0;
+          for (uint32_t q = 0; q < DECODE_QK_K / 16; ++q) {
+            const int32_t sc = (int8_t)
+                block[X8_Q6_K_SCALES + 32u * (q / 4) + 4u * j + q % 4];
+            int32_t sum = 0;
+            for (uint32_t e = 16 * q; e < 16 * q + 16; ++e) {
+              sum += (int32_t)x8_q6_k_get(block, j, e) * a->qs[e];
+            }
+            total += sc * (sum - 32 * a->bsums[q]);
+          }
+          acc[c][j] = fmaf((float)total, decode_f16_to_f32(d) * a->d, acc[c][j]);
         }
       }
     }
@@ -663,6 +797,145 @@ X8_VNNI static void decode_q4_k_x8_dot_vnni(const void* matrix, uint32_t cols,
 #undef X8_Q4_K_BODY
 #undef X8_LANE_BYTE
 
+// A Q6_K scale group's sums: its 4 code vectors against the activation
+// words at |y| (maddubs pairs within 2 x 63 x 127, two of them within
+// int16), 8 int32.
+X8_AVX2 static inline __m256i x8_q6_dot_avx2(const __m256i* codes,
+                                             const int8_t* y) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i s01 = _mm256_add_epi16(
+      _mm256_maddubs_epi16(codes[0], x8_broadcast4(y)),
+      _mm256_maddubs_epi16(codes[1], x8_broadcast4(y + 4)));
+  const __m256i s23 = _mm256_add_epi16(
+      _mm256_maddubs_epi16(codes[2], x8_broadcast4(y + 8)),
+      _mm256_maddubs_epi16(codes[3], x8_broadcast4(y + 12)));
+  return _mm256_add_epi32(_mm256_madd_epi16(s01, ones),
+                          _mm256_madd_epi16(s23, ones));
+}
+
+X8_VNNI static inline __m256i x8_q6_dot_vnni(const __m256i* codes,
+                                             const int8_t* y) {
+  return _mm256_add_epi32(
+      _mm256_dpbusd_epi32(
+          _mm256_dpbusd_epi32(_mm256_setzero_si256(), codes[0],
+                              x8_broadcast4(y)),
+          codes[1], x8_broadcast4(y + 4)),
+      _mm256_dpbusd_epi32(
+          _mm256_dpbusd_epi32(_mm256_setzero_si256(), codes[2],
+                              x8_broadcast4(y + 8)),
+          codes[3], x8_broadcast4(y + 12)));
+}
+
+// Code vector v's top 2 bits at bits 4 and 5 of each byte, from the high
+// piece that holds them (bits 2 (v % 4) and up; the 16-bit shifts move
+// no neighbour's bits into the mask).
+#define X8_Q6_HIGH(raw, t)                                                 \
+  ((t) == 3 ? _mm256_and_si256(_mm256_srli_epi16((raw), 2), high_mask)     \
+            : _mm256_and_si256(_mm256_slli_epi16((raw), 4 - 2 * (t)),      \
+                               high_mask))
+
+// The Q6_K product, |DOT| a scale group's integer sum: the portable
+// version's operations, lane by lane. Scales come out of the 4 scale
+// pieces as sign-extended bytes (for the groups' products) and as int16
+// pairs (g, g + 2) for the bsums' term, 8 madds against the activation's
+// matching pairs.
+#define X8_Q6_K_BODY(DOT)                                                     \
+  const uint32_t blocks = cols / DECODE_QK_K;                                 \
+  const uint8_t* base =                                                       \
+      (const uint8_t*)matrix + (uint64_t)first * blocks * 210u;               \
+  const __m256i nibble = _mm256_set1_epi8(15);                                \
+  const __m256i high_mask = _mm256_set1_epi8(0x30);                           \
+  for (uint32_t g = 0; g < count / DECODE_X8_ROWS; ++g) {                     \
+    const uint8_t* group = base + (uint64_t)g * blocks * X8_Q6_K_BLOCK;       \
+    __m256 acc[DECODE_X8_COLUMNS];                                            \
+    for (uint32_t c = 0; c < DECODE_X8_COLUMNS; ++c) {                        \
+      acc[c] = _mm256_setzero_ps();                                           \
+    }                                                                         \
+    for (uint32_t b = 0; b < blocks; ++b) {                                   \
+      const uint8_t* block = group + (uint64_t)b * X8_Q6_K_BLOCK;             \
+      __m256i sp[4];                                                          \
+      for (int p = 0; p < 4; ++p) {                                           \
+        sp[p] = _mm256_loadu_si256(                                           \
+            (const __m256i*)(block + X8_Q6_K_SCALES + 32 * p));               \
+      }                                                                       \
+      __m256i sumi[DECODE_X8_COLUMNS];                                        \
+      for (uint32_t c = 0; c < columns; ++c) {                                \
+        sumi[c] = _mm256_setzero_si256();                                     \
+      }                                                                       \
+      for (int k = 0; k < 4; ++k) {                                           \
+        __m256i codes[16];                                                    \
+        for (int p = 0; p < 8; ++p) {                                         \
+          const __m256i raw = _mm256_loadu_si256(                             \
+              (const __m256i*)(block + X8_Q6_K_LOW + (8 * k + p) * 32));      \
+          codes[p] = _mm256_and_si256(raw, nibble);                           \
+          codes[8 + p] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), nibble); \
+        }                                                                     \
+        for (int m = 0; m < 4; ++m) {                                         \
+          const __m256i raw = _mm256_loadu_si256(                             \
+              (const __m256i*)(block + X8_Q6_K_HIGH + (4 * k + m) * 32));     \
+          for (int t = 0; t < 4; ++t) {                                       \
+            codes[4 * m + t] =                                                \
+                _mm256_or_si256(codes[4 * m + t], X8_Q6_HIGH(raw, t));        \
+          }                                                                   \
+        }                                                                     \
+        for (int q = 0; q < 4; ++q) {                                         \
+          /* group 4k + q: byte q of scale piece k, sign-extended */          \
+          const __m256i sc = _mm256_srai_epi32(                               \
+              _mm256_slli_epi32(sp[k], 24 - 8 * q), 24);                      \
+          for (uint32_t c = 0; c < columns; ++c) {                            \
+            const int8_t* y = X8_Q8_K(activations, c, b)->qs + 64 * k + 16 * q; \
+            sumi[c] = _mm256_add_epi32(                                       \
+                sumi[c], _mm256_mullo_epi32(DOT(codes + 4 * q, y), sc));      \
+          }                                                                   \
+        }                                                                     \
+      }                                                                       \
+      const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block)); \
+      for (uint32_t c = 0; c < columns; ++c) {                                \
+        const decode_block_q8_k_t* a = X8_Q8_K(activations, c, b);            \
+        __m256i summ = _mm256_setzero_si256();                                \
+        for (int p = 0; p < 4; ++p) {                                         \
+          /* int16 pairs (4p, 4p + 2) and (4p + 1, 4p + 3) */                 \
+          const __m256i even =                                                \
+              _mm256_srai_epi16(_mm256_slli_epi16(sp[p], 8), 8);              \
+          const __m256i odd = _mm256_srai_epi16(sp[p], 8);                    \
+          const uint32_t pe = (uint16_t)a->bsums[4 * p] |                     \
+                              (uint32_t)(uint16_t)a->bsums[4 * p + 2] << 16;  \
+          const uint32_t po = (uint16_t)a->bsums[4 * p + 1] |                 \
+                              (uint32_t)(uint16_t)a->bsums[4 * p + 3] << 16;  \
+          summ = _mm256_add_epi32(                                            \
+              summ, _mm256_madd_epi16(even, _mm256_set1_epi32((int32_t)pe))); \
+          summ = _mm256_add_epi32(                                            \
+              summ, _mm256_madd_epi16(odd, _mm256_set1_epi32((int32_t)po)));  \
+        }                                                                     \
+        const __m256i total =                                                 \
+            _mm256_sub_epi32(sumi[c], _mm256_slli_epi32(summ, 5));            \
+        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),                   \
+                                 _mm256_mul_ps(dw, _mm256_set1_ps(a->d)),     \
+                                 acc[c]);                                     \
+      }                                                                       \
+    }                                                                         \
+    for (uint32_t c = 0; c < columns; ++c) {                                  \
+      _mm256_storeu_ps(out + (uint64_t)c * out_stride + g * DECODE_X8_ROWS,   \
+                       acc[c]);                                               \
+    }                                                                         \
+  }
+
+X8_AVX2 static void decode_q6_k_x8_dot_avx2(
+    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
+    const void* const* activations, uint32_t columns, float* out,
+    uint32_t out_stride) {
+  X8_Q6_K_BODY(x8_q6_dot_avx2)
+}
+
+X8_VNNI static void decode_q6_k_x8_dot_vnni(const void* matrix, uint32_t cols,
+                                            uint32_t first, uint32_t count,
+                                            const void* const* activations,
+                                            uint32_t columns, float* out,
+                                            uint32_t out_stride) {
+  X8_Q6_K_BODY(x8_q6_dot_vnni)
+}
+#undef X8_Q6_K_BODY
+
 //===----------------------------------------------------------------------===//
 // AVX-512 VNNI on 512 bits: two columns a register
 //===----------------------------------------------------------------------===//
@@ -699,6 +972,9 @@ typedef struct x8_pair_q8_0_t {
 typedef struct x8_pair_q8_k_t {
   uint64_t words[DECODE_QK_K / 4];
   uint64_t mins[4];
+  // Q6_K's: the int16 pairs of group sums (4p, 4p + 2) at 2p and
+  // (4p + 1, 4p + 3) at 2p + 1.
+  uint64_t groups[8];
   uint64_t d;
 } x8_pair_q8_k_t;
 
@@ -905,9 +1181,14 @@ X8_VNNI512 static void x8_pair_q8_k(const void* const* activations,
     const void* two[2] = {activations[c], activations[x8_partner(c, columns)]};
     for (uint32_t b = 0; b < count; ++b) {
       x8_pair_q8_k_t* out = &pairs[p][b];
-      uint32_t mins[2][4];
+      uint32_t mins[2][4], groups[2][8];
       for (uint32_t h = 0; h < 2; ++h) {
         const decode_block_q8_k_t* a = X8_Q8_K(two, h, first + b);
+        for (int q = 0; q < 8; ++q) {
+          const int g = 4 * (q / 2) + (q & 1);
+          groups[h][q] = (uint32_t)(uint16_t)a->bsums[g] |
+                         (uint32_t)(uint16_t)a->bsums[g + 2] << 16;
+        }
         for (int q = 0; q < 4; ++q) {
           // Sub-blocks j = (0, 1, 4, 5)[q] and j + 2, as x8_q4_k's body.
           const int j = q < 2 ? q : q + 2;
@@ -924,6 +1205,9 @@ X8_VNNI512 static void x8_pair_q8_k(const void* const* activations,
       }
       for (int q = 0; q < 4; ++q) {
         out->mins[q] = x8_pair_word(mins[0][q], mins[1][q]);
+      }
+      for (int q = 0; q < 8; ++q) {
+        out->groups[q] = x8_pair_word(groups[0][q], groups[1][q]);
       }
       out->d = x8_pair_float(a0->d, a1->d);
     }
@@ -1060,6 +1344,127 @@ X8_VNNI512 static void decode_q4_k_x8_dot_vnni512(
   }
 }
 
+// A Q6_K scale group's sums for a pair: its 4 code vectors against the
+// pair's words at |words|.
+X8_VNNI512 static inline __m512i x8_pair_q6_dot(const __m512i* codes,
+                                                const uint64_t* words) {
+  return _mm512_add_epi32(
+      _mm512_dpbusd_epi32(
+          _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[0],
+                              x8_pair_bcast(&words[0])),
+          codes[1], x8_pair_bcast(&words[1])),
+      _mm512_dpbusd_epi32(
+          _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[2],
+                              x8_pair_bcast(&words[2])),
+          codes[3], x8_pair_bcast(&words[3])));
+}
+
+X8_VNNI512 static void decode_q6_k_x8_dot_vnni512(
+    const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
+    const void* const* activations, uint32_t columns, float* out,
+    uint32_t out_stride) {
+  if (columns < 2) {
+    decode_q6_k_x8_dot_vnni(matrix, cols, first, count, activations, columns,
+                            out, out_stride);
+    return;
+  }
+  const uint32_t blocks = cols / DECODE_QK_K;
+  const uint8_t* base = (const uint8_t*)matrix + (uint64_t)first * blocks * 210u;
+  const uint32_t pair_count = (columns + 1) / 2;
+  const __m512i nibble = _mm512_set1_epi8(15);
+  const __m512i high_mask = _mm512_set1_epi8(0x30);
+  x8_pair_q8_k_t pairs[X8_PAIRS][X8_PAIR_CHUNK];
+  __m512 acc[X8_PAIR_GROUPS][X8_PAIRS];
+  for (uint32_t g0 = 0; g0 < count / DECODE_X8_ROWS; g0 += X8_PAIR_GROUPS) {
+    const uint32_t groups = count / DECODE_X8_ROWS - g0 < X8_PAIR_GROUPS
+                                ? count / DECODE_X8_ROWS - g0
+                                : X8_PAIR_GROUPS;
+    for (uint32_t g = 0; g < groups; ++g) {
+      for (uint32_t p = 0; p < pair_count; ++p) acc[g][p] = _mm512_setzero_ps();
+    }
+    for (uint32_t chunk = 0; chunk < blocks; chunk += X8_PAIR_CHUNK) {
+      const uint32_t n =
+          blocks - chunk < X8_PAIR_CHUNK ? blocks - chunk : X8_PAIR_CHUNK;
+      x8_pair_q8_k(activations, columns, chunk, n, pairs);
+      for (uint32_t g = 0; g < groups; ++g) {
+        const uint8_t* group =
+            base + (uint64_t)(g0 + g) * blocks * X8_Q6_K_BLOCK;
+        for (uint32_t b = 0; b < n; ++b) {
+          const uint8_t* block =
+              group + (uint64_t)(chunk + b) * X8_Q6_K_BLOCK;
+          __m512i sp[4];
+          for (int p = 0; p < 4; ++p) {
+            sp[p] = x8_dup(block + X8_Q6_K_SCALES + 32 * p);
+          }
+          __m512i sumi[X8_PAIRS];
+          for (uint32_t p = 0; p < pair_count; ++p) {
+            sumi[p] = _mm512_setzero_si512();
+          }
+          for (int k = 0; k < 4; ++k) {
+            __m512i codes[16];
+            for (int p = 0; p < 8; ++p) {
+              const __m512i raw = x8_dup(block + X8_Q6_K_LOW + (8 * k + p) * 32);
+              codes[p] = _mm512_and_si512(raw, nibble);
+              codes[8 + p] =
+                  _mm512_and_si512(_mm512_srli_epi16(raw, 4), nibble);
+            }
+            for (int m = 0; m < 4; ++m) {
+              const __m512i raw =
+                  x8_dup(block + X8_Q6_K_HIGH + (4 * k + m) * 32);
+              for (int t = 0; t < 4; ++t) {
+                const __m512i high =
+                    t == 3 ? _mm512_srli_epi16(raw, 2)
+                           : _mm512_slli_epi16(raw, (unsigned)(4 - 2 * t));
+                codes[4 * m + t] = _mm512_or_si512(
+                    codes[4 * m + t], _mm512_and_si512(high, high_mask));
+              }
+            }
+            for (int q = 0; q < 4; ++q) {
+              const __m512i sc = _mm512_srai_epi32(
+                  _mm512_slli_epi32(sp[k], (unsigned)(24 - 8 * q)), 24);
+              for (uint32_t p = 0; p < pair_count; ++p) {
+                const uint64_t* y = pairs[p][b].words + 16 * k + 4 * q;
+                sumi[p] = _mm512_add_epi32(
+                    sumi[p],
+                    _mm512_mullo_epi32(x8_pair_q6_dot(codes + 4 * q, y), sc));
+              }
+            }
+          }
+          const __m512 dw = x8_dup_f16(block);
+          for (uint32_t p = 0; p < pair_count; ++p) {
+            const x8_pair_q8_k_t* a = &pairs[p][b];
+            __m512i summ = _mm512_setzero_si512();
+            for (int q = 0; q < 4; ++q) {
+              const __m512i even =
+                  _mm512_srai_epi16(_mm512_slli_epi16(sp[q], 8), 8);
+              const __m512i odd = _mm512_srai_epi16(sp[q], 8);
+              summ = _mm512_add_epi32(
+                  summ, _mm512_madd_epi16(even, x8_pair_bcast(&a->groups[2 * q])));
+              summ = _mm512_add_epi32(
+                  summ,
+                  _mm512_madd_epi16(odd, x8_pair_bcast(&a->groups[2 * q + 1])));
+            }
+            const __m512i total =
+                _mm512_sub_epi32(sumi[p], _mm512_slli_epi32(summ, 5));
+            const __m512 ad = _mm512_castsi512_ps(x8_pair_bcast(&a->d));
+            acc[g][p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total),
+                                        _mm512_mul_ps(dw, ad), acc[g][p]);
+          }
+        }
+      }
+    }
+    for (uint32_t g = 0; g < groups; ++g) {
+      for (uint32_t p = 0; p < pair_count; ++p) {
+        const uint32_t c = 2 * p;
+        float* row = out + (uint64_t)(g0 + g) * DECODE_X8_ROWS;
+        x8_pair_store(acc[g][p], row + (uint64_t)c * out_stride,
+                      c + 1 < columns ? row + (uint64_t)(c + 1) * out_stride
+                                      : NULL);
+      }
+    }
+  }
+}
+
 static bool x8_has_vnni(void) {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512vnni") &&
@@ -1072,20 +1477,25 @@ static bool x8_has_vnni(void) {
 // Selection
 //===----------------------------------------------------------------------===//
 
-// [0] Q4_0's, [1] Q8_0's, [2] Q4_K's.
+// [0] Q4_0's, [1] Q8_0's, [2] Q4_K's, [3] Q6_K's.
+#define X8_FORMS 4
 static int x8_index(uint32_t x8) {
-  return x8 == DECODE_DTYPE_Q8_0_X8 ? 1 : x8 == DECODE_DTYPE_Q4_K_X8 ? 2 : 0;
+  return x8 == DECODE_DTYPE_Q8_0_X8   ? 1
+         : x8 == DECODE_DTYPE_Q4_K_X8 ? 2
+         : x8 == DECODE_DTYPE_Q6_K_X8 ? 3
+                                      : 0;
 }
 
-static const decode_x8_dot_fn_t kX8Portable[3] = {decode_q4_0_x8_dot_portable,
-                                                  decode_q8_0_x8_dot_portable,
-                                                  decode_q4_k_x8_dot_portable};
+static const decode_x8_dot_fn_t kX8Portable[X8_FORMS] = {
+    decode_q4_0_x8_dot_portable, decode_q8_0_x8_dot_portable,
+    decode_q4_k_x8_dot_portable, decode_q6_k_x8_dot_portable};
 #if defined(DECODE_X8_X86)
-static const decode_x8_dot_fn_t kX8Avx2[3] = {
-    decode_q4_0_x8_dot_avx2, decode_q8_0_x8_dot_avx2, decode_q4_k_x8_dot_avx2};
-static const decode_x8_dot_fn_t kX8Vnni[3] = {
+static const decode_x8_dot_fn_t kX8Avx2[X8_FORMS] = {
+    decode_q4_0_x8_dot_avx2, decode_q8_0_x8_dot_avx2, decode_q4_k_x8_dot_avx2,
+    decode_q6_k_x8_dot_avx2};
+static const decode_x8_dot_fn_t kX8Vnni[X8_FORMS] = {
     decode_q4_0_x8_dot_vnni512, decode_q8_0_x8_dot_vnni512,
-    decode_q4_k_x8_dot_vnni512};
+    decode_q4_k_x8_dot_vnni512, decode_q6_k_x8_dot_vnni512};
 #endif
 
 decode_x8_dot_fn_t decode_x8_dot_function(uint32_t x8, decode_simd_t simd) {
@@ -1106,14 +1516,14 @@ decode_x8_dot_fn_t decode_x8_dot_function(uint32_t x8, decode_simd_t simd) {
 }
 
 // The selected versions, by x8_index.
-static decode_x8_dot_fn_t x8_selected[3] = {decode_q4_0_x8_dot_portable,
-                                            decode_q8_0_x8_dot_portable,
-                                            decode_q4_k_x8_dot_portable};
+static decode_x8_dot_fn_t x8_selected[X8_FORMS] = {
+    decode_q4_0_x8_dot_portable, decode_q8_0_x8_dot_portable,
+    decode_q4_k_x8_dot_portable, decode_q6_k_x8_dot_portable};
 
 void decode_x8_select(decode_simd_t simd) {
-  const uint32_t forms[3] = {DECODE_DTYPE_Q4_0_X8, DECODE_DTYPE_Q8_0_X8,
-                             DECODE_DTYPE_Q4_K_X8};
-  for (int i = 0; i < 3; ++i) {
+  const uint32_t forms[X8_FORMS] = {DECODE_DTYPE_Q4_0_X8, DECODE_DTYPE_Q8_0_X8,
+                                    DECODE_DTYPE_Q4_K_X8, DECODE_DTYPE_Q6_K_X8};
+  for (int i = 0; i < X8_FORMS; ++i) {
     const decode_x8_dot_fn_t fn = decode_x8_dot_function(forms[i], simd);
     if (fn) x8_selected[i] = fn;
   }

@@ -57,7 +57,7 @@ extern "C" {
 // _Q4_K_X8).
 static inline bool decode_dtype_is_x8(uint32_t dtype) {
   return dtype == DECODE_DTYPE_Q4_0_X8 || dtype == DECODE_DTYPE_Q8_0_X8 ||
-         dtype == DECODE_DTYPE_Q4_K_X8;
+         dtype == DECODE_DTYPE_Q4_K_X8 || dtype == DECODE_DTYPE_Q6_K_X8;
 }
 // The interleaved form of a stored |dtype| (Q4_0, Q8_0, Q4_K); 0 for the
 // others.

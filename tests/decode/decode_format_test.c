@@ -605,7 +605,7 @@ static void gguf_unsupported_type(void** state) {
   // The decoder's own interleaved forms (decode_quant_x8.h) are never a
   // file's.
   const uint32_t forms[] = {DECODE_DTYPE_Q4_0_X8, DECODE_DTYPE_Q8_0_X8,
-                            DECODE_DTYPE_Q4_K_X8};
+                            DECODE_DTYPE_Q4_K_X8, DECODE_DTYPE_Q6_K_X8};
   for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); ++i) {
     char expected[32];
     snprintf(expected, sizeof(expected), "type %u", forms[i]);

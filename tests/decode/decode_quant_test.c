@@ -523,7 +523,8 @@ static void quantize_round_trip(void** state) {
   }
 }
 
-// Q4_0, Q8_0 and Q4_K rows interleaved by eight against the plain rows.
+// Q4_0, Q8_0, Q4_K and Q6_K rows interleaved by eight against the plain
+// rows.
 static void interleaved_rows_match_plain(void** state) {
   (void)state;
   enum {
@@ -551,7 +552,8 @@ static void interleaved_rows_match_plain(void** state) {
                {DECODE_DTYPE_Q8_0, 2},  {DECODE_DTYPE_Q8_0, 24},
                {DECODE_DTYPE_Q8_0, 300}, {DECODE_DTYPE_Q4_K, 1},
                {DECODE_DTYPE_Q4_K, 2},  {DECODE_DTYPE_Q4_K, 3},
-               {DECODE_DTYPE_Q4_K, 37}};
+               {DECODE_DTYPE_Q4_K, 37}, {DECODE_DTYPE_Q6_K, 1},
+               {DECODE_DTYPE_Q6_K, 3},  {DECODE_DTYPE_Q6_K, 20}};
   int compared = 0;
   for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); ++t) {
     const decode_dtype_t dtype = cases[t].dtype;

@@ -146,6 +146,7 @@ static activation_format_t activation_format(decode_dtype_t dtype) {
     case DECODE_DTYPE_Q4_K_X8:
     case DECODE_DTYPE_Q5_K:
     case DECODE_DTYPE_Q6_K:
+    case DECODE_DTYPE_Q6_K_X8:
       return ACTIVATION_Q8_K;
   }
   fail_msg("the reference has no activation format for %s",
