@@ -221,6 +221,10 @@ decode_dot_rx4_avx512(const void* const* rows, uint32_t r_count,
     const __m512 x2 = _mm512_loadu_ps(x[2] + i);
     const __m512 x3 = _mm512_loadu_ps(x[3] + i);
     for (uint32_t r = 0; r < r_count; ++r) {
+      // Four rows read side by side are four streams in one page, which
+      // the hardware's stream prefetch follows poorly: fetch ahead here.
+      _mm_prefetch((const char*)rows[r] + (i + 256u) * (half ? 2u : 4u),
+                   _MM_HINT_T0);
       const __m512 w = decode_load16(rows[r], i, half);
       acc[r][0] = _mm512_fmadd_ps(w, x0, acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(w, x1, acc[r][1]);
@@ -237,41 +241,6 @@ decode_dot_rx4_avx512(const void* const* rows, uint32_t r_count,
       out[4 * r + c] = sum;
     }
   }
-}
-
-// Four rows by one column: out[r] = rows[r] . x, each bit for bit
-// decode_dot_avx512's; the four chains run side by side (the token's
-// matrix-vector products: one chain alone would hold a core to about
-// 4 floats a cycle).
-__attribute__((target("avx512f"), always_inline)) static inline void
-decode_dot_4x1_avx512(const void* const* rows, const float* x, uint32_t n,
-                      float* out, bool half) {
-  __m512 acc[4];
-  for (int r = 0; r < 4; ++r) acc[r] = _mm512_setzero_ps();
-  uint32_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 xv = _mm512_loadu_ps(x + i);
-    for (int r = 0; r < 4; ++r) {
-      acc[r] = _mm512_fmadd_ps(decode_load16(rows[r], i, half), xv, acc[r]);
-    }
-  }
-  for (int r = 0; r < 4; ++r) {
-    float sum = _mm512_reduce_add_ps(acc[r]);
-    for (uint32_t j = i; j < n; ++j) {
-      sum += decode_weight_at(rows[r], j, half) * x[j];
-    }
-    out[r] = sum;
-  }
-}
-
-__attribute__((target("avx512f"))) static void decode_dot4x1_f32_avx512(
-    const void* const* rows, const float* x, uint32_t n, float* out) {
-  decode_dot_4x1_avx512(rows, x, n, out, false);
-}
-
-__attribute__((target("avx512f"))) static void decode_dot4x1_f16_avx512(
-    const void* const* rows, const float* x, uint32_t n, float* out) {
-  decode_dot_4x1_avx512(rows, x, n, out, true);
 }
 
 __attribute__((target("avx512f"))) static void decode_dot4_f32_avx512(
@@ -558,10 +527,7 @@ typedef void (*decode_dot4x4_fn_t)(const void* const* rows,
                                    float* out);
 // Four rows by four columns (AVX-512 only: AVX2 has too few registers).
 static decode_dot4x4_fn_t decode_dot4x4_fns[2] = {NULL, NULL};
-typedef void (*decode_dot4x1_fn_t)(const void* const* rows, const float* x,
-                                   uint32_t n, float* out);
-// Four rows by one column (AVX-512).
-static decode_dot4x1_fn_t decode_dot4x1_fns[2] = {NULL, NULL};
+
 #endif
 
 static void decode_dot_select(void) {
@@ -584,8 +550,6 @@ static void decode_dot_select(void) {
     decode_dot4_fns[1] = decode_dot4_f16_avx512;
     decode_dot4x4_fns[0] = decode_dot4x4_f32_avx512;
     decode_dot4x4_fns[1] = decode_dot4x4_f16_avx512;
-    decode_dot4x1_fns[0] = decode_dot4x1_f32_avx512;
-    decode_dot4x1_fns[1] = decode_dot4x1_f16_avx512;
     decode_weighted_sum = decode_weighted_sum_avx512;
     decode_swiglu_n = decode_swiglu_avx512;
     decode_scores = decode_scores_avx512;
@@ -684,18 +648,6 @@ static inline void decode_rows_dot(const void* w, uint32_t dtype,
                                    float* out) {
   uint32_t r = first;
   const uint32_t end = first + count;
-#if defined(DECODE_X86)
-  if ((dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) &&
-      decode_dot4x1_fns[dtype]) {
-    const uint64_t row_bytes = decode_dtype_bytes((decode_dtype_t)dtype, cols);
-    for (; r + 4 <= end; r += 4) {
-      const uint8_t* row = (const uint8_t*)w + r * row_bytes;
-      const void* rows[4] = {row, row + row_bytes, row + 2 * row_bytes,
-                             row + 3 * row_bytes};
-      decode_dot4x1_fns[dtype](rows, activation->x, cols, out + (r - first));
-    }
-  }
-#endif
   while (r < end) {
     if (decode_dtype_is_x8(dtype) && r % DECODE_X8_ROWS == 0 &&
         end - r >= DECODE_X8_ROWS) {
