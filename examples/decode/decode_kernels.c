@@ -201,6 +201,38 @@ __attribute__((target("avx2,fma,f16c"))) static void decode_dot4_f16_avx2(
   decode_dot4_avx2(weights, x, n, out, true);
 }
 
+// Sixteen sums at once, each in the pairing _mm512_reduce_add_ps takes
+// (lanes i and i + 8, then i + 4, i + 2, i + 1): a transposed tree of
+// shuffles and adds at about a sixth of sixteen reductions' cost. Lane e
+// of the result is the sum of acc[4 (e % 4) + e / 4].
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+decode_reduce16_avx512(const __m512* acc) {
+  // Lanes i and i + 8 of each accumulator: two to a register.
+  __m512 h8[8];
+  for (int m = 0; m < 8; ++m) {
+    const __m512 a = acc[2 * m], b = acc[2 * m + 1];
+    h8[m] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44),
+                          _mm512_shuffle_f32x4(a, b, 0xEE));
+  }
+  // Then i + 4: 128-bit lane k of h4[n] is accumulator 4n + k's.
+  __m512 h4[4];
+  for (int n = 0; n < 4; ++n) {
+    const __m512 a = h8[2 * n], b = h8[2 * n + 1];
+    h4[n] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88),
+                          _mm512_shuffle_f32x4(a, b, 0xDD));
+  }
+  // Then i + 2, and i + 1.
+  __m512 h2[2];
+  for (int n = 0; n < 2; ++n) {
+    const __m512 a = h4[2 * n], b = h4[2 * n + 1];
+    h2[n] = _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  const __m512 a = h2[0], b = h2[1];
+  return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
 // R rows (1 to 4) by four columns: out[4 * r + c] = rows[r] . x[c],
 // each bit for bit decode_dot_avx512's (the same chain of 16-element
 // steps, the same reduction and tail); each weight load and conversion
@@ -232,9 +264,24 @@ decode_dot_rx4_avx512(const void* const* rows, uint32_t r_count,
       acc[r][3] = _mm512_fmadd_ps(w, x3, acc[r][3]);
     }
   }
+  float sums[16];
+  if (r_count == 4) {
+    // Output 4r + c's sum in accumulator 4c + r (decode_reduce16_avx512).
+    __m512 by_lane[16];
+    for (int r = 0; r < 4; ++r) {
+      for (int c = 0; c < 4; ++c) by_lane[4 * c + r] = acc[r][c];
+    }
+    _mm512_storeu_ps(sums, decode_reduce16_avx512(by_lane));
+  } else {
+    for (uint32_t r = 0; r < r_count; ++r) {
+      for (int c = 0; c < 4; ++c) {
+        sums[4 * r + c] = _mm512_reduce_add_ps(acc[r][c]);
+      }
+    }
+  }
   for (uint32_t r = 0; r < r_count; ++r) {
     for (int c = 0; c < 4; ++c) {
-      float sum = _mm512_reduce_add_ps(acc[r][c]);
+      float sum = sums[4 * r + c];
       for (uint32_t j = i; j < n; ++j) {
         sum += decode_weight_at(rows[r], j, half) * x[c][j];
       }
@@ -343,10 +390,11 @@ typedef void (*decode_swiglu_fn_t)(const float* gate, const float* up,
 static decode_swiglu_fn_t decode_swiglu_n = decode_swiglu_portable;
 
 // out[i] = sum over t of (scores[t] * inverse) values[t * stride + i],
-// for i < n, summed in t order from 0: ATTENTION's weighted sum of the
-// value rows. Every version does each element's multiplies and adds in
-// that order (no fused multiply-add), so all give the same bits; the SIMD
-// ones keep a slice of |out| in registers across the rows.
+// for i < n: ATTENTION's weighted sum of the value rows. Row t goes into
+// partial sum t % 4 (four chains, so the adds' latency is not paid once
+// per row), each in t order, and out[i] = (s0 + s1) + (s2 + s3). Every
+// version does each element's multiplies and adds so (no fused
+// multiply-add), so all give the same bits.
 typedef void (*decode_weighted_sum_fn_t)(const float* scores, float inverse,
                                          const float* values, uint64_t stride,
                                          uint64_t length, uint32_t n,
@@ -356,60 +404,71 @@ static void decode_weighted_sum_portable(const float* scores, float inverse,
                                          const float* values, uint64_t stride,
                                          uint64_t length, uint32_t n,
                                          float* out) {
-  for (uint32_t i = 0; i < n; ++i) out[i] = 0.0f;
-  for (uint64_t t = 0; t < length; ++t) {
-    const float p = scores[t] * inverse;
-    const float* v = values + t * stride;
-    for (uint32_t i = 0; i < n; ++i) out[i] += p * v[i];
+  for (uint32_t i = 0; i < n; ++i) {
+    float partial[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (uint64_t t = 0; t < length; ++t) {
+      partial[t % 4] += (scores[t] * inverse) * values[t * stride + i];
+    }
+    out[i] = (partial[0] + partial[1]) + (partial[2] + partial[3]);
   }
 }
 
 #if defined(DECODE_X86)
-__attribute__((target("avx2"))) static void decode_weighted_sum_avx2(
-    const float* scores, float inverse, const float* values, uint64_t stride,
-    uint64_t length, uint32_t n, float* out) {
-  uint32_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    __m256 acc[4];
-    for (int k = 0; k < 4; ++k) acc[k] = _mm256_setzero_ps();
-    for (uint64_t t = 0; t < length; ++t) {
-      const __m256 p = _mm256_set1_ps(scores[t] * inverse);
-      const float* v = values + t * stride + i;
-      for (int k = 0; k < 4; ++k) {
-        acc[k] = _mm256_add_ps(acc[k],
-                               _mm256_mul_ps(p, _mm256_loadu_ps(v + 8 * k)));
-      }
-    }
-    for (int k = 0; k < 4; ++k) _mm256_storeu_ps(out + i + 8 * k, acc[k]);
-  }
-  if (i < n) {
-    decode_weighted_sum_portable(scores, inverse, values + i, stride, length,
-                                 n - i, out + i);
-  }
-}
+// Columns [i, i + 16 * W) (the last 16 masked by |tail|): W vectors of
+// four partial sums.
+#define DECODE_WEIGHTED_SUM_AVX512(W, tail)                                  \
+  do {                                                                       \
+    __m512 acc[4][W];                                                        \
+    for (int k = 0; k < 4; ++k) {                                            \
+      for (int c = 0; c < (W); ++c) acc[k][c] = _mm512_setzero_ps();         \
+    }                                                                        \
+    /* Rows in fours, so that each partial sum is a register. */           \
+    uint64_t t = 0;                                                          \
+    for (; t + 4 <= length; t += 4) {                                        \
+      for (int k = 0; k < 4; ++k) {                                          \
+        const __m512 p = _mm512_set1_ps(scores[t + k] * inverse);            \
+        const float* v = values + (t + k) * stride + i;                      \
+        for (int c = 0; c < (W); ++c) {                                      \
+          const __mmask16 m = c == (W) - 1 ? (tail) : (__mmask16)0xFFFF;     \
+          acc[k][c] = _mm512_add_ps(                                         \
+              acc[k][c],                                                     \
+              _mm512_mul_ps(p, _mm512_maskz_loadu_ps(m, v + 16 * c)));       \
+        }                                                                    \
+      }                                                                      \
+    }                                                                        \
+    /* The last rows (up to 3) with constant indices, as above. */         \
+    for (int k = 0; k < 3; ++k) {                                            \
+      if (t + (uint64_t)k >= length) break;                                  \
+      const __m512 p = _mm512_set1_ps(scores[t + k] * inverse);              \
+      const float* v = values + (t + k) * stride + i;                        \
+      for (int c = 0; c < (W); ++c) {                                        \
+        const __mmask16 m = c == (W) - 1 ? (tail) : (__mmask16)0xFFFF;       \
+        acc[k][c] = _mm512_add_ps(                                           \
+            acc[k][c],                                                       \
+            _mm512_mul_ps(p, _mm512_maskz_loadu_ps(m, v + 16 * c)));         \
+      }                                                                      \
+    }                                                                        \
+    for (int c = 0; c < (W); ++c) {                                          \
+      const __mmask16 m = c == (W) - 1 ? (tail) : (__mmask16)0xFFFF;         \
+      _mm512_mask_storeu_ps(                                                 \
+          out + i + 16 * c, m,                                               \
+          _mm512_add_ps(_mm512_add_ps(acc[0][c], acc[1][c]),                 \
+                        _mm512_add_ps(acc[2][c], acc[3][c])));               \
+    }                                                                        \
+  } while (0)
 
 __attribute__((target("avx512f"))) static void decode_weighted_sum_avx512(
     const float* scores, float inverse, const float* values, uint64_t stride,
     uint64_t length, uint32_t n, float* out) {
   uint32_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    __m512 acc[4];
-    for (int k = 0; k < 4; ++k) acc[k] = _mm512_setzero_ps();
-    for (uint64_t t = 0; t < length; ++t) {
-      const __m512 p = _mm512_set1_ps(scores[t] * inverse);
-      const float* v = values + t * stride + i;
-      for (int k = 0; k < 4; ++k) {
-        acc[k] = _mm512_add_ps(acc[k],
-                               _mm512_mul_ps(p, _mm512_loadu_ps(v + 16 * k)));
-      }
-    }
-    for (int k = 0; k < 4; ++k) _mm512_storeu_ps(out + i + 16 * k, acc[k]);
-  }
-  if (i < n) {
-    decode_weighted_sum_avx2(scores, inverse, values + i, stride, length,
-                             n - i, out + i);
+  for (; i + 64 <= n; i += 64) DECODE_WEIGHTED_SUM_AVX512(4, (__mmask16)0xFFFF);
+  for (; i < n; i += 16) {
+    const __mmask16 tail = n - i >= 16 ? (__mmask16)0xFFFF
+                                       : (__mmask16)((1u << (n - i)) - 1);
+    DECODE_WEIGHTED_SUM_AVX512(1, tail);
   }
 }
+#undef DECODE_WEIGHTED_SUM_AVX512
 #endif  // DECODE_X86
 
 // Chosen with the dots (decode_dot_select).
@@ -417,44 +476,62 @@ static decode_weighted_sum_fn_t decode_weighted_sum =
     decode_weighted_sum_portable;
 
 // ATTENTION's scores and softmax over |length| cached positions:
-// scores[t] = (keys[t * stride] . q) * scale, then e^(scores[t] - max)
-// (decode_exp_poly). Each score is the f32 dot's (decode_dot_fns[0]) bits
-// and each exponential decode_exp_poly's in every version.
+// scores[t] = (keys[t * stride] . q) * scale; then the softmax's
+// numerators e^(scores[t] - max) (decode_exp_poly) in place, returning
+// their sum: 16 running sums (row t into t % 16), reduced in the pairing
+// _mm512_reduce_add_ps takes (i and i + 8, then i + 4, i + 2, i + 1).
+// Each score is the f32 dot's (decode_dot_fns[0]) bits, and every
+// version gives the same numerators and sum.
 typedef void (*decode_scores_fn_t)(const float* q, const float* keys,
                                    uint64_t stride, uint32_t head_size,
                                    uint64_t length, float scale,
                                    float* scores);
-typedef void (*decode_softmax_exp_fn_t)(float* scores, uint64_t length,
-                                        float max);
+typedef float (*decode_softmax_fn_t)(float* scores, uint64_t length);
 
-static void decode_softmax_exp_portable(float* scores, uint64_t length,
-                                        float max) {
+static float decode_softmax_portable(float* scores, uint64_t length) {
+  float max = -INFINITY;
+  for (uint64_t t = 0; t < length; ++t) {
+    if (scores[t] > max) max = scores[t];
+  }
+  float lanes[16] = {0};
   for (uint64_t t = 0; t < length; ++t) {
     scores[t] = decode_exp_poly(scores[t] - max);
+    lanes[t % 16] += scores[t];
   }
+  for (uint32_t half = 8; half > 0; half /= 2) {
+    for (uint32_t i = 0; i < half; ++i) lanes[i] = lanes[i] + lanes[i + half];
+  }
+  return lanes[0];
 }
 
 #if defined(DECODE_X86)
-__attribute__((target("avx512f"))) static void decode_softmax_exp_avx512(
-    float* scores, uint64_t length, float max) {
-  const __m512 m = _mm512_set1_ps(max);
-  const uint64_t whole = length / 16 * 16;
-  for (uint64_t t = 0; t < whole; t += 16) {
-    _mm512_storeu_ps(scores + t, decode_exp16_avx512(_mm512_sub_ps(
-                                     _mm512_loadu_ps(scores + t), m)));
+__attribute__((target("avx512f"))) static float decode_softmax_avx512(
+    float* scores, uint64_t length) {
+  __m512 top = _mm512_set1_ps(-INFINITY);
+  for (uint64_t t = 0; t < length; t += 16) {
+    const __mmask16 m = length - t >= 16
+                            ? (__mmask16)0xFFFF
+                            : (__mmask16)((1u << (length - t)) - 1);
+    top = _mm512_mask_max_ps(top, m, top, _mm512_maskz_loadu_ps(m, scores + t));
   }
-  for (uint64_t t = whole; t < length; ++t) {
-    scores[t] = decode_exp_poly(scores[t] - max);
+  const __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(top));
+  __m512 sum = _mm512_setzero_ps();
+  for (uint64_t t = 0; t < length; t += 16) {
+    const __mmask16 m = length - t >= 16
+                            ? (__mmask16)0xFFFF
+                            : (__mmask16)((1u << (length - t)) - 1);
+    const __m512 e = decode_exp16_avx512(
+        _mm512_sub_ps(_mm512_maskz_loadu_ps(m, scores + t), max));
+    _mm512_mask_storeu_ps(scores + t, m, e);
+    sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(m, e));
   }
+  return _mm512_reduce_add_ps(sum);
 }
 
 // Sixteen keys at a time: a chain of 16-element steps per key, as
-// decode_dot_avx512, and the sixteen sums reduced together in the pairing
-// _mm512_reduce_add_ps takes (lanes i and i + 8, then i + 4, i + 2,
-// i + 1): a transposed tree of shuffles and adds, so each score is the
-// one-key dot's bits at about a sixth of the reduction's cost. Key e's
-// sum sits in accumulator 4 (e % 4) + e / 4, where the tree leaves it in
-// lane e. head_size a multiple of 16 (else one key at a time).
+// decode_dot_avx512, and the sixteen sums reduced together
+// (decode_reduce16_avx512), so each score is the one-key dot's bits.
+// head_size a multiple of 16 (else one key at a time).
 __attribute__((target("avx512f"))) static void decode_scores_avx512(
     const float* q, const float* keys, uint64_t stride, uint32_t head_size,
     uint64_t length, float scale, float* scores) {
@@ -472,30 +549,7 @@ __attribute__((target("avx512f"))) static void decode_scores_avx512(
               acc[a]);
         }
       }
-      // Lanes i and i + 8 of each accumulator: two to a register.
-      __m512 h8[8];
-      for (int m = 0; m < 8; ++m) {
-        h8[m] = _mm512_add_ps(
-            _mm512_shuffle_f32x4(acc[2 * m], acc[2 * m + 1], 0x44),
-            _mm512_shuffle_f32x4(acc[2 * m], acc[2 * m + 1], 0xEE));
-      }
-      // Then i + 4: 128-bit lane k of h4[n] is accumulator 4n + k's.
-      __m512 h4[4];
-      for (int n = 0; n < 4; ++n) {
-        const __m512 a = h8[2 * n], b = h8[2 * n + 1];
-        h4[n] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88),
-                              _mm512_shuffle_f32x4(a, b, 0xDD));
-      }
-      // Then i + 2, and i + 1.
-      __m512 h2[2];
-      for (int n = 0; n < 2; ++n) {
-        const __m512 a = h4[2 * n], b = h4[2 * n + 1];
-        h2[n] = _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
-                              _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
-      }
-      const __m512 sums = _mm512_add_ps(
-          _mm512_shuffle_ps(h2[0], h2[1], _MM_SHUFFLE(2, 0, 2, 0)),
-          _mm512_shuffle_ps(h2[0], h2[1], _MM_SHUFFLE(3, 1, 3, 1)));
+      const __m512 sums = decode_reduce16_avx512(acc);
       _mm512_storeu_ps(scores + t, _mm512_mul_ps(sums, _mm512_set1_ps(scale)));
     }
   }
@@ -518,7 +572,7 @@ static void decode_scores_portable(const float* q, const float* keys,
   }
 }
 static decode_scores_fn_t decode_scores = decode_scores_portable;
-static decode_softmax_exp_fn_t decode_softmax_exp = decode_softmax_exp_portable;
+static decode_softmax_fn_t decode_softmax = decode_softmax_portable;
 #if defined(DECODE_X86)
 // Their four-column forms; NULL (the portable versions): column by column.
 static decode_dot4_fn_t decode_dot4_fns[2] = {NULL, NULL};
@@ -553,13 +607,12 @@ static void decode_dot_select(void) {
     decode_weighted_sum = decode_weighted_sum_avx512;
     decode_swiglu_n = decode_swiglu_avx512;
     decode_scores = decode_scores_avx512;
-    decode_softmax_exp = decode_softmax_exp_avx512;
+    decode_softmax = decode_softmax_avx512;
   } else if (simd >= DECODE_SIMD_AVX2) {
     decode_dot_fns[0] = decode_dot_f32_avx2;
     decode_dot4_fns[0] = decode_dot4_f32_avx2;
     decode_dot4_fns[1] = decode_dot4_f16_avx2;
     decode_dot_fns[1] = decode_dot_f16_avx2;
-    decode_weighted_sum = decode_weighted_sum_avx2;
   }
 #endif
 }
@@ -715,13 +768,7 @@ static void decode_attend(const float* q, const float* keys,
   const float scale = 1.0f / sqrtf((float)head_size);
   decode_scores(q, keys + kv_h * head_size, kv_dim, head_size, length, scale,
                 scores);
-  float max = -INFINITY;
-  for (uint64_t t = 0; t < length; ++t) {
-    if (scores[t] > max) max = scores[t];
-  }
-  decode_softmax_exp(scores, length, max);
-  float total = 0.0f;
-  for (uint64_t t = 0; t < length; ++t) total += scores[t];
+  const float total = decode_softmax(scores, length);
   const float inverse = 1.0f / total;
   decode_weighted_sum(scores, inverse, values + kv_h * head_size, kv_dim,
                       length, head_size, out);
@@ -1122,6 +1169,8 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
 #else
   const void* quad = NULL;
 #endif
+  const bool rows_outer =
+      dtype == DECODE_DTYPE_F32 && mode != DECODE_GEMM_SWIGLU;
   uint32_t b = first_col;
   for (; b + 4 <= last_col; b += 4) {
     const decode_activation_t* four = columns + (b - first_col);
@@ -1158,7 +1207,9 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
       continue;
     }
 #if defined(DECODE_X86)
-    for (; quad && r + 4 <= last_row; r += 4) {
+    // Four rows by four columns: f32's for all the tile's columns below.
+    if (quad && rows_outer) r = first_row + (last_row - first_row) / 4 * 4;
+    for (; quad && !rows_outer && r + 4 <= last_row; r += 4) {
       const uint8_t* row = (const uint8_t*)w + r * row_bytes;
       const void* four_rows[4] = {row, row + row_bytes, row + 2 * row_bytes,
                                   row + 3 * row_bytes};
@@ -1179,7 +1230,34 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
       }
     }
   }
+#if defined(DECODE_X86)
+  // f32: four rows at a time over every column group, so the rows (in
+  // L1) serve each group while the columns stream from L2 (measured, one
+  // core, a 16 by 32 tile of width 768: 184 GFLOP/s against 163 the other
+  // way). A tile's 16 f16 rows and four columns fit L1 together, so f16
+  // keeps the column groups outside.
+  if (quad && rows_outer) {
+    for (uint32_t r = first_row; r + 4 <= last_row; r += 4) {
+      const uint8_t* row = (const uint8_t*)w + r * row_bytes;
+      const void* four_rows[4] = {row, row + row_bytes, row + 2 * row_bytes,
+                                  row + 3 * row_bytes};
+      for (uint32_t c0 = first_col; c0 + 4 <= b; c0 += 4) {
+        const decode_activation_t* four = columns + (c0 - first_col);
+        const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
+        float values[16];
+        quad(four_rows, xs, cols, values);
+        for (uint32_t i = 0; i < 4; ++i) {
+          for (uint32_t c = 0; c < 4; ++c) {
+            decode_gemm_write(out, rows, r + i, c0 + c, mode,
+                              values[4 * i + c]);
+          }
+        }
+      }
+    }
+  }
+#endif
   (void)quad;
+  (void)rows_outer;
   return b;
 }
 

@@ -1,9 +1,9 @@
 // The decode kernels' SIMD helpers against their scalar forms, bit for
 // bit: ATTENTION's scores (sixteen keys reduced together), its softmax
-// exponentials and weighted sum, and SwiGLU's exp. Every path through
-// the decoder (a token's step, a batch's tile of any shape) may take
-// either form for the same element, so they must agree exactly; and the
-// polynomial exp must stay within a few ulp of e^x.
+// (numerators and their sum) and weighted sum, and SwiGLU's exp. Every
+// path through the decoder (a token's step, a batch's tile of any shape)
+// may take either form for the same element, so they must agree exactly;
+// and the polynomial exp must stay within a few ulp of e^x.
 //
 // White-box: the helpers are static in decode_kernels.c, included here.
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
@@ -44,6 +44,16 @@ static void assert_same_bits(float got, float want, const char* what,
   }
 }
 
+#if defined(DECODE_X86)
+// decode_exp16_avx512 over |n| (a multiple of 16) floats.
+__attribute__((target("avx512f"))) static void exp16_array(const float* x,
+                                                           float* out, int n) {
+  for (int i = 0; i < n; i += 16) {
+    _mm512_storeu_ps(out + i, decode_exp16_avx512(_mm512_loadu_ps(x + i)));
+  }
+}
+#endif
+
 static void exp_is_close_and_vector_matches(void** state) {
   (void)state;
   int compared = 0;
@@ -63,16 +73,44 @@ static void exp_is_close_and_vector_matches(void** state) {
     }
     assert_true(e >= 0.0f && !isnan(e));
   }
+#if defined(DECODE_X86)
   if (has_avx512()) {
-    memcpy(vector, x, sizeof(x));
-    // softmax_exp subtracts its max: 0 here, so it is exp itself.
-    decode_softmax_exp_avx512(vector, 512, 0.0f);
+    exp16_array(x, vector, 512);
     for (int i = 0; i < 512; ++i) {
-      assert_same_bits(vector[i], decode_exp_poly(x[i] - 0.0f), "exp", i);
+      assert_same_bits(vector[i], decode_exp_poly(x[i]), "exp", i);
       ++compared;
     }
   }
+#endif
+  (void)vector;
   printf("exp: %d vector lanes compared\n", compared);
+}
+
+// The softmax's numerators and their sum, every length from 1 to 100.
+static void softmax_versions_match(void** state) {
+  (void)state;
+  float scores[100], portable[100], vector[100];
+  for (int i = 0; i < 100; ++i) scores[i] = uniform(-30.0f, 30.0f);
+  int compared = 0;
+  for (uint64_t length = 1; length <= 100; ++length) {
+    memcpy(portable, scores, sizeof(scores));
+    const float want = decode_softmax_portable(portable, length);
+    // The sum is of numerators at most 1, the largest exactly 1.
+    assert_true(want >= 1.0f && want <= (float)length);
+#if defined(DECODE_X86)
+    if (has_avx512()) {
+      memcpy(vector, scores, sizeof(scores));
+      assert_same_bits(decode_softmax_avx512(vector, length), want, "sum",
+                       length);
+      for (uint64_t t = 0; t < length; ++t) {
+        assert_same_bits(vector[t], portable[t], "numerator", t);
+        ++compared;
+      }
+    }
+#endif
+  }
+  (void)vector;
+  printf("softmax: %d numerators compared\n", compared);
 }
 
 static void swiglu_versions_match(void** state) {
@@ -141,16 +179,26 @@ static void weighted_sums_match(void** state) {
   for (int t = 0; t < kLength; ++t) scores[t] = uniform(0.0f, 1.0f);
   const decode_weighted_sum_fn_t versions[] = {
 #if defined(DECODE_X86)
-      decode_weighted_sum_avx2,
-      has_avx512() ? decode_weighted_sum_avx512 : decode_weighted_sum_avx2,
+      has_avx512() ? decode_weighted_sum_avx512 : decode_weighted_sum_portable,
 #endif
       decode_weighted_sum_portable};
   int compared = 0;
-  const uint32_t widths[] = {8, 16, 40, 64, 128, 144, 200};
+  const uint32_t widths[] = {1, 8, 16, 40, 64, 72, 128, 144, 200};
   for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); ++v) {
     for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); ++w) {
       decode_weighted_sum_portable(scores, 0.3f, values, kStride, kLength,
                                    widths[w], want);
+      // The four partial sums against the plain sum in double.
+      for (uint32_t i = 0; i < widths[w]; ++i) {
+        double sum = 0.0, magnitude = 0.0;
+        for (int t = 0; t < kLength; ++t) {
+          const double term =
+              (double)(scores[t] * 0.3f) * values[t * kStride + i];
+          sum += term;
+          magnitude += fabs(term);
+        }
+        assert_true(fabs((double)want[i] - sum) <= 1e-6 * magnitude);
+      }
       versions[v](scores, 0.3f, values, kStride, kLength, widths[w], got);
       for (uint32_t i = 0; i < widths[w]; ++i) {
         assert_same_bits(got[i], want[i], "weighted sum", i);
@@ -165,6 +213,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(exp_is_close_and_vector_matches),
       cmocka_unit_test(swiglu_versions_match),
+      cmocka_unit_test(softmax_versions_match),
       cmocka_unit_test(scores_match_one_key_dots),
       cmocka_unit_test(weighted_sums_match),
   };
