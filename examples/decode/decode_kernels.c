@@ -817,6 +817,97 @@ static inline void decode_attend_head(const float* q, const float* keys,
                 out + h * head_size);
 }
 
+#if defined(DECODE_X86)
+// Four queries of one head at once (a batch's consecutive positions,
+// |length[q]| = length[0] + q keys each): each key row and value row is
+// loaded once for the four, where one query at a time reads the head's
+// cache from L2 four times. Every score, numerator, sum and output is
+// decode_attend's bits for that query alone: the scores go four keys by
+// four queries, sixteen sums reduced together (decode_reduce16_avx512,
+// each the one-key dot's); the softmax is decode_softmax per query; the
+// weighted sum keeps, per 16-column slice, each query's four partial sums
+// (row t into t % 4) as decode_weighted_sum_avx512 does. |scores[q]| has
+// room for length[nq - 1] floats. head_size a multiple of 16.
+__attribute__((target("avx512f"))) static void decode_attend4_avx512(
+    const float* const* q, uint32_t nq, const float* keys,
+    const float* values, uint64_t stride, uint32_t head_size,
+    const uint64_t* length, float* const* scores, float* const* out) {
+  const float scale = 1.0f / sqrtf((float)head_size);
+  const uint64_t longest = length[nq - 1];
+  // Missing queries repeat the last (their sums are not stored).
+  const float* qs[4];
+  for (uint32_t i = 0; i < 4; ++i) qs[i] = q[i < nq ? i : nq - 1];
+  uint64_t t = 0;
+  for (; t + 4 <= longest; t += 4) {
+    __m512 acc[16];
+    for (int e = 0; e < 16; ++e) acc[e] = _mm512_setzero_ps();
+    for (uint32_t i = 0; i < head_size; i += 16) {
+      __m512 qv[4];
+      for (int j = 0; j < 4; ++j) qv[j] = _mm512_loadu_ps(qs[j] + i);
+      for (int k = 0; k < 4; ++k) {
+        const __m512 kv =
+            _mm512_loadu_ps(keys + (t + (uint64_t)k) * stride + i);
+        // Query j, key k: lane 4j + k of the reduction.
+        for (int j = 0; j < 4; ++j) {
+          acc[4 * k + j] = _mm512_fmadd_ps(kv, qv[j], acc[4 * k + j]);
+        }
+      }
+    }
+    float sums[16];
+    _mm512_storeu_ps(sums, _mm512_mul_ps(decode_reduce16_avx512(acc),
+                                         _mm512_set1_ps(scale)));
+    for (uint32_t j = 0; j < nq; ++j) memcpy(scores[j] + t, sums + 4 * j, 16);
+  }
+  for (; t < longest; ++t) {
+    for (uint32_t j = 0; j < nq; ++j) {
+      scores[j][t] =
+          decode_dot_f32_avx512(keys + t * stride, q[j], head_size) * scale;
+    }
+  }
+  float inverse[4];
+  for (uint32_t j = 0; j < nq; ++j) {
+    inverse[j] = 1.0f / decode_softmax_avx512(scores[j], length[j]);
+  }
+  const uint64_t shortest = length[0];
+  const uint64_t whole = shortest / 4 * 4;
+  for (uint32_t i = 0; i < head_size; i += 16) {
+    __m512 acc[4][4];
+    for (int j = 0; j < 4; ++j) {
+      for (int k = 0; k < 4; ++k) acc[j][k] = _mm512_setzero_ps();
+    }
+    for (uint64_t r = 0; r < whole; r += 4) {
+      for (int k = 0; k < 4; ++k) {
+        const __m512 v = _mm512_loadu_ps(values + (r + k) * stride + i);
+        for (uint32_t j = 0; j < 4; ++j) {
+          if (j >= nq) break;
+          acc[j][k] = _mm512_add_ps(
+              acc[j][k],
+              _mm512_mul_ps(_mm512_set1_ps(scores[j][r + k] * inverse[j]), v));
+        }
+      }
+    }
+    // The rest (up to 3 + 3 rows): row whole + m into partial m % 4.
+    for (int m = 0; m < 7; ++m) {
+      const uint64_t r = whole + (uint64_t)m;
+      if (r >= longest) break;
+      const __m512 v = _mm512_loadu_ps(values + r * stride + i);
+      for (uint32_t j = 0; j < 4; ++j) {
+        if (j >= nq) break;
+        if (r >= length[j]) continue;
+        acc[j][m % 4] = _mm512_add_ps(
+            acc[j][m % 4],
+            _mm512_mul_ps(_mm512_set1_ps(scores[j][r] * inverse[j]), v));
+      }
+    }
+    for (uint32_t j = 0; j < nq; ++j) {
+      _mm512_storeu_ps(out[j] + i,
+                       _mm512_add_ps(_mm512_add_ps(acc[j][0], acc[j][1]),
+                                     _mm512_add_ps(acc[j][2], acc[j][3])));
+    }
+  }
+}
+#endif  // DECODE_X86
+
 //===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
@@ -1444,6 +1535,40 @@ static int decode_batch_attention(const weft_dispatch_state_t* dispatch,
   }
   // Position end - batch + b attends over positions 0 .. itself.
   const uint64_t length = end - batch + b + 1;
+#if defined(DECODE_X86)
+  // With AVX-512, the workgroup of position 4k runs positions 4k .. 4k + 3
+  // of its head together (decode_attend4_avx512: the same bits as one at a
+  // time), where their scores fit its local memory; the other three
+  // return at once.
+  // Every workgroup of the group decides on the first position's figures.
+  const uint32_t b0 = b - b % 4;
+  const uint32_t nq = batch - b0 < 4 ? batch - b0 : 4;
+  const uint64_t length0 = end - batch + b0 + 1;
+  if (decode_softmax == decode_softmax_avx512 && head_size % 16 == 0 &&
+      workgroup->local_memory_size >= nq * (length0 + 3) * sizeof(float)) {
+    if (b != b0) return 0;
+    const float* q[4];
+    float* scores[4];
+    float* out[4];
+    uint64_t lengths[4];
+    for (uint32_t j = 0; j < nq; ++j) {
+      q[j] = (const float*)dispatch->binding_ptrs[1] + (uint64_t)(b + j) * dim +
+             h * head_size;
+      scores[j] = (float*)workgroup->local_memory + j * (length0 + 3);
+      out[j] = (float*)dispatch->binding_ptrs[4] + (uint64_t)(b + j) * dim +
+               h * head_size;
+      lengths[j] = length0 + j;
+    }
+    decode_attend4_avx512(
+        q, nq,
+        (const float*)dispatch->binding_ptrs[2] +
+            h / (n_heads / n_kv_heads) * head_size,
+        (const float*)dispatch->binding_ptrs[3] +
+            h / (n_heads / n_kv_heads) * head_size,
+        kv_dim, head_size, lengths, scores, out);
+    return 0;
+  }
+#endif
   if (workgroup->local_memory_size < length * sizeof(float)) return 3;
   decode_attend_head(
       (const float*)dispatch->binding_ptrs[1] + (uint64_t)b * dim,

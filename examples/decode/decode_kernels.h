@@ -88,7 +88,10 @@
 //     bindings: tokens, q [B][dim], keys [end][kv_dim], values (same),
 //               out [B][dim] (end is the keys binding's length)
 //     constants: n_heads, n_kv_heads, head_size  workgroups: n_heads * B
-//               (workgroup w: head w % n_heads of position w / n_heads)
+//               (workgroup w: head w % n_heads of position w / n_heads;
+//               with AVX-512 the CPU's runs positions 4k .. 4k + 3 of its
+//               head in position 4k's workgroup, the others empty, with
+//               the same results)
 #ifndef WEFT_EXAMPLES_DECODE_DECODE_KERNELS_H_
 #define WEFT_EXAMPLES_DECODE_DECODE_KERNELS_H_
 
