@@ -310,6 +310,16 @@ enum {
 #define DECODE_BATCH_SLOT_K_PREFIX(l) (DECODE_BATCH_SLOT_LAYERS + 4 * (l) + 2)
 #define DECODE_BATCH_SLOT_V_PREFIX(l) (DECODE_BATCH_SLOT_LAYERS + 4 * (l) + 3)
 #define DECODE_BATCH_SLOT_COUNT(n_layers) (DECODE_BATCH_SLOT_LAYERS + 4 * (n_layers))
+// Then four for a batch that ends the prompt (the final form,
+// decode_record_batch): its last row of x, and the token step's slots at
+// that position (its token, the next one out, the history).
+#define DECODE_BATCH_SLOT_LAST_X(n_layers) DECODE_BATCH_SLOT_COUNT(n_layers)
+#define DECODE_BATCH_SLOT_TOKEN_IN(n_layers) \
+  (DECODE_BATCH_SLOT_COUNT(n_layers) + 1)
+#define DECODE_BATCH_SLOT_TOKEN_OUT(n_layers) \
+  (DECODE_BATCH_SLOT_COUNT(n_layers) + 2)
+#define DECODE_BATCH_SLOT_HISTORY(n_layers) \
+  (DECODE_BATCH_SLOT_COUNT(n_layers) + 3)
 
 enum {
   DECODE_BUFFER_X = 0,   // the residual stream [dim]
@@ -345,6 +355,9 @@ struct decode_session_t {
   weft_buffer_t* buffers[DECODE_BUFFER_COUNT];
   decode_step_t* steps;
   uint32_t step_count;
+  // steps[tail_step ..]: the final norm, the classifier and the next
+  // token's choice, which a batch that ends the prompt runs too.
+  uint32_t tail_step;
   uint32_t slot_count;
   weft_buffer_binding_t* table;  // scratch for one token's table
   weft_command_buffer_t* command_buffer;
@@ -357,6 +370,9 @@ struct decode_session_t {
   uint32_t batch_limit;
   weft_buffer_binding_t* batch_table;
   weft_command_buffer_t* batch_command_buffer;
+  // The same, then the token's tail on the batch's last row: for the
+  // batch that ends the prompt, so its last position is not a token step.
+  weft_command_buffer_t* batch_final_command_buffer;
   weft_semaphore_t* timeline;
   uint64_t base;  // the timeline's value at position 0
   // On a cuda device the logits stay in device memory (the classifier
@@ -549,6 +565,7 @@ static void decode_plan(decode_session_t* session) {
                           REF(b[DECODE_BUFFER_H]), xq,
                           LAYER(DECODE_TENSOR_W2, l), x);
   }
+  session->tail_step = session->step_count;
   decode_batch_add_rmsnorm(&plan, dim, eps, decode_batch_form(classifier_dtype),
                            x, REF(w[DECODE_TENSOR_FINAL_NORM]), xn, xq);
   {
@@ -701,9 +718,11 @@ static void decode_plan_batch(decode_session_t* session) {
 // Records SAMPLE in argmax's |step|'s place (the same logits and token
 // out; the history and the scratch besides).
 static weft_status_t decode_record_sample(decode_session_t* session,
-                                          const decode_step_t* step) {
+                                          weft_command_buffer_t* command_buffer,
+                                          const decode_step_t* step,
+                                          const weft_buffer_ref_t* bindings,
+                                          uint32_t history_slot) {
   const decode_sampling_t* sampling = &session->sampling;
-  const uint32_t n_layers = session->model->layout.config.n_layers;
   const uint32_t constants[6] = {
       step->constants[0],
       decode_float_bits(sampling->temperature),
@@ -712,17 +731,77 @@ static weft_status_t decode_record_sample(decode_session_t* session,
       (uint32_t)sampling->seed,
       (uint32_t)(sampling->seed >> 32)};
   const weft_buffer_ref_t refs[4] = {
-      step->bindings[0], step->bindings[1],
-      weft_make_indirect_buffer_ref(DECODE_SLOT_HISTORY(n_layers), 0,
-                                    WEFT_WHOLE_BUFFER),
+      bindings[0], bindings[1],
+      weft_make_indirect_buffer_ref(history_slot, 0, WEFT_WHOLE_BUFFER),
       weft_make_buffer_ref(session->buffers[DECODE_BUFFER_SAMPLE_SCRATCH], 0,
                            WEFT_WHOLE_BUFFER)};
   // SAMPLE's bindings: logits, history, token, scratch.
   const weft_buffer_ref_t ordered[4] = {refs[0], refs[2], refs[1], refs[3]};
   const uint32_t workgroups[3] = {1, 1, 1};
   return weft_command_buffer_dispatch(
-      session->command_buffer, session->sampling_kernels,
+      command_buffer, session->sampling_kernels,
       DECODE_SAMPLING_KERNEL_SAMPLE, workgroups, 6, constants, 4, ordered);
+}
+
+// The token table's slots a batch's table holds too (the final form's):
+// their index there, or UINT32_MAX for the others.
+static uint32_t decode_batch_slot_of(const decode_session_t* session,
+                                     uint32_t token_slot) {
+  const uint32_t n_layers = session->model->layout.config.n_layers;
+  if (token_slot == DECODE_SLOT_TOKEN_IN) {
+    return DECODE_BATCH_SLOT_TOKEN_IN(n_layers);
+  }
+  if (token_slot == DECODE_SLOT_TOKEN_OUT) {
+    return DECODE_BATCH_SLOT_TOKEN_OUT(n_layers);
+  }
+  if (token_slot == DECODE_SLOT_HISTORY(n_layers)) {
+    return DECODE_BATCH_SLOT_HISTORY(n_layers);
+  }
+  return UINT32_MAX;
+}
+
+// Records token steps[first, count) into |command_buffer|, barriers
+// between them; |in_batch| maps their slots into a batch's table.
+static weft_status_t decode_record_steps(decode_session_t* session,
+                                         weft_command_buffer_t* command_buffer,
+                                         uint32_t first, bool in_batch) {
+  const uint32_t n_layers = session->model->layout.config.n_layers;
+  weft_status_t status = WEFT_OK;
+  for (uint32_t i = first; weft_status_is_ok(status) && i < session->step_count;
+       ++i) {
+    const decode_step_t* step = &session->steps[i];
+    weft_buffer_ref_t
+        bindings[sizeof(step->bindings) / sizeof(step->bindings[0])];
+    for (uint32_t j = 0; j < step->binding_count; ++j) {
+      bindings[j] = step->bindings[j];
+      if (in_batch && !bindings[j].buffer) {
+        bindings[j].slot = decode_batch_slot_of(session, bindings[j].slot);
+        if (bindings[j].slot == UINT32_MAX) {
+          return WEFT_STATUS(INTERNAL,
+                             "decode: step %u of the token's tail reads a "
+                             "slot a batch has not",
+                             i);
+        }
+      }
+    }
+    const uint32_t history = in_batch ? DECODE_BATCH_SLOT_HISTORY(n_layers)
+                                      : DECODE_SLOT_HISTORY(n_layers);
+    const uint32_t workgroups[3] = {step->workgroups, 1, 1};
+    if (step->kernel == DECODE_KERNEL_ARGMAX &&
+        session->sampling.temperature > 0.0f) {
+      status = decode_record_sample(session, command_buffer, step, bindings,
+                                    history);
+    } else {
+      status = weft_command_buffer_dispatch(
+          command_buffer, session->kernels, step->kernel, workgroups,
+          step->constant_count, step->constants, step->binding_count,
+          bindings);
+    }
+    if (weft_status_is_ok(status) && i + 1 < session->step_count) {
+      status = weft_command_buffer_barrier(command_buffer);
+    }
+  }
+  return status;
 }
 
 // Records the steps into the session's reusable command buffer.
@@ -734,22 +813,8 @@ static weft_status_t decode_record(decode_session_t* session) {
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_begin(session->command_buffer);
   }
-  for (uint32_t i = 0; weft_status_is_ok(status) && i < session->step_count;
-       ++i) {
-    const decode_step_t* step = &session->steps[i];
-    const uint32_t workgroups[3] = {step->workgroups, 1, 1};
-    if (step->kernel == DECODE_KERNEL_ARGMAX &&
-        session->sampling.temperature > 0.0f) {
-      status = decode_record_sample(session, step);
-    } else {
-      status = weft_command_buffer_dispatch(
-          session->command_buffer, session->kernels, step->kernel,
-          workgroups, step->constant_count, step->constants,
-          step->binding_count, step->bindings);
-    }
-    if (weft_status_is_ok(status) && i + 1 < session->step_count) {
-      status = weft_command_buffer_barrier(session->command_buffer);
-    }
+  if (weft_status_is_ok(status)) {
+    status = decode_record_steps(session, session->command_buffer, 0, false);
   }
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_end(session->command_buffer);
@@ -768,12 +833,17 @@ static bool decode_batch_step_shares_region(const decode_step_t* steps,
 }
 
 // Records the batch's steps into its reusable command buffer.
-static weft_status_t decode_record_batch(decode_session_t* session) {
+// Records the batch's steps into |*out_command_buffer|; |final|: then its
+// last row of x copied to the token's and the token's tail on it.
+static weft_status_t decode_record_batch_form(
+    decode_session_t* session, bool final,
+    weft_command_buffer_t** out_command_buffer) {
   weft_status_t status = weft_command_buffer_create(
       session->device, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
-      WEFT_COMMAND_CATEGORY_DISPATCH, session->batch_slot_count,
-      &session->batch_command_buffer);
-  weft_command_buffer_t* command_buffer = session->batch_command_buffer;
+      final ? WEFT_COMMAND_CATEGORY_DISPATCH | WEFT_COMMAND_CATEGORY_TRANSFER
+            : WEFT_COMMAND_CATEGORY_DISPATCH,
+      session->batch_slot_count, out_command_buffer);
+  weft_command_buffer_t* command_buffer = *out_command_buffer;
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_begin(command_buffer);
   }
@@ -790,8 +860,37 @@ static weft_status_t decode_record_batch(decode_session_t* session) {
       status = weft_command_buffer_barrier(command_buffer);
     }
   }
+  if (final && weft_status_is_ok(status)) {
+    const uint32_t n_layers = session->model->layout.config.n_layers;
+    const uint64_t row = session->model->layout.config.dim * 4ull;
+    status = weft_command_buffer_barrier(command_buffer);
+    if (weft_status_is_ok(status)) {
+      status = weft_command_buffer_copy(
+          command_buffer,
+          weft_make_indirect_buffer_ref(DECODE_BATCH_SLOT_LAST_X(n_layers), 0,
+                                        row),
+          weft_make_buffer_ref(session->buffers[DECODE_BUFFER_X], 0, row));
+    }
+    if (weft_status_is_ok(status)) {
+      status = weft_command_buffer_barrier(command_buffer);
+    }
+    if (weft_status_is_ok(status)) {
+      status = decode_record_steps(session, command_buffer, session->tail_step,
+                                   true);
+    }
+  }
   if (weft_status_is_ok(status)) {
     status = weft_command_buffer_end(command_buffer);
+  }
+  return status;
+}
+
+static weft_status_t decode_record_batch(decode_session_t* session) {
+  weft_status_t status = decode_record_batch_form(
+      session, false, &session->batch_command_buffer);
+  if (weft_status_is_ok(status)) {
+    status = decode_record_batch_form(session, true,
+                                      &session->batch_final_command_buffer);
   }
   return status;
 }
@@ -840,7 +939,7 @@ weft_status_t decode_session_create(decode_model_t* model,
   session->model = model;
   session->device = model->device;
   session->slot_count = DECODE_SLOT_HISTORY(c->n_layers) + 1;
-  session->batch_slot_count = DECODE_BATCH_SLOT_COUNT(c->n_layers);
+  session->batch_slot_count = DECODE_BATCH_SLOT_COUNT(c->n_layers) + 4;
   session->batch_capacity =
       c->seq_len < DECODE_BATCH_MAX ? c->seq_len : DECODE_BATCH_MAX;
   session->batch_limit = session->batch_capacity;
@@ -958,6 +1057,7 @@ void decode_session_release(decode_session_t* session) {
   weft_semaphore_release(session->timeline);
   weft_command_buffer_release(session->command_buffer);
   weft_command_buffer_release(session->batch_command_buffer);
+  weft_command_buffer_release(session->batch_final_command_buffer);
   weft_allocator_free(session->allocator, session->table);
   weft_allocator_free(session->allocator, session->steps);
   weft_allocator_free(session->allocator, session->batch_table);
@@ -1041,11 +1141,36 @@ weft_status_t decode_session_set_sampling(decode_session_t* session,
     session->command_buffer = NULL;
     status = decode_record(session);
   }
+  if (weft_status_is_ok(status) && session->batch_final_command_buffer) {
+    // The final batch form ends with the same choice of the next token.
+    weft_command_buffer_release(session->batch_final_command_buffer);
+    session->batch_final_command_buffer = NULL;
+    status = decode_record_batch_form(session, true,
+                                      &session->batch_final_command_buffer);
+  }
   return status;
 }
 
 uint32_t decode_session_slot_count(const decode_session_t* session) {
   return session->slot_count;
+}
+
+// The token step's own token, its next token out and the history at
+// |position|.
+static void decode_token_io_bindings(const decode_session_t* session,
+                                     uint32_t position,
+                                     weft_buffer_binding_t* out_in,
+                                     weft_buffer_binding_t* out_out,
+                                     weft_buffer_binding_t* out_history) {
+  weft_buffer_t* const* b = session->buffers;
+  *out_in =
+      (weft_buffer_binding_t){b[DECODE_BUFFER_TOKENS], position * 4ull, 4};
+  *out_out = position + 1 >= session->prompt_length
+                 ? (weft_buffer_binding_t){b[DECODE_BUFFER_TOKENS],
+                                           (position + 1) * 4ull, 4}
+                 : (weft_buffer_binding_t){b[DECODE_BUFFER_DISCARD], 0, 4};
+  *out_history = (weft_buffer_binding_t){b[DECODE_BUFFER_TOKENS], 0,
+                                         (position + 1) * 4ull};
 }
 
 void decode_session_bindings(const decode_session_t* session,
@@ -1055,13 +1180,10 @@ void decode_session_bindings(const decode_session_t* session,
   weft_buffer_t* const* b = session->buffers;
   const uint64_t kv_row = decode_kv_dim(c) * 4ull;
   const uint64_t rope_row = decode_head_size(c) * 4ull;
-  out_bindings[DECODE_SLOT_TOKEN_IN] =
-      (weft_buffer_binding_t){b[DECODE_BUFFER_TOKENS], position * 4ull, 4};
-  out_bindings[DECODE_SLOT_TOKEN_OUT] =
-      position + 1 >= session->prompt_length
-          ? (weft_buffer_binding_t){b[DECODE_BUFFER_TOKENS],
-                                    (position + 1) * 4ull, 4}
-          : (weft_buffer_binding_t){b[DECODE_BUFFER_DISCARD], 0, 4};
+  decode_token_io_bindings(session, position,
+                           &out_bindings[DECODE_SLOT_TOKEN_IN],
+                           &out_bindings[DECODE_SLOT_TOKEN_OUT],
+                           &out_bindings[DECODE_SLOT_HISTORY(c->n_layers)]);
   out_bindings[DECODE_SLOT_ROPE] = (weft_buffer_binding_t){
       b[DECODE_BUFFER_ROPE], position * rope_row, rope_row};
   for (uint32_t l = 0; l < c->n_layers; ++l) {
@@ -1075,8 +1197,6 @@ void decode_session_bindings(const decode_session_t* session,
     out_bindings[DECODE_SLOT_V_PREFIX(l)] = (weft_buffer_binding_t){
         b[DECODE_BUFFER_V_CACHE], layer, (position + 1) * kv_row};
   }
-  out_bindings[DECODE_SLOT_HISTORY(c->n_layers)] = (weft_buffer_binding_t){
-      b[DECODE_BUFFER_TOKENS], 0, (position + 1) * 4ull};
 }
 
 uint32_t decode_session_batch_slot_count(const decode_session_t* session) {
@@ -1106,6 +1226,15 @@ void decode_session_batch_bindings(const decode_session_t* session,
     out_bindings[DECODE_BATCH_SLOT_V_PREFIX(l)] = (weft_buffer_binding_t){
         b[DECODE_BUFFER_V_CACHE], layer, ((uint64_t)first + count) * kv_row};
   }
+  // The final form's (decode_record_batch): the last row, as its token.
+  const uint64_t row = c->dim * 4ull;
+  out_bindings[DECODE_BATCH_SLOT_LAST_X(c->n_layers)] = (weft_buffer_binding_t){
+      b[DECODE_BUFFER_BATCH_X], (uint64_t)(count - 1) * row, row};
+  const uint32_t n = c->n_layers;
+  decode_token_io_bindings(session, first + count - 1,
+                           &out_bindings[DECODE_BATCH_SLOT_TOKEN_IN(n)],
+                           &out_bindings[DECODE_BATCH_SLOT_TOKEN_OUT(n)],
+                           &out_bindings[DECODE_BATCH_SLOT_HISTORY(n)]);
 }
 
 const decode_step_t* decode_session_batch_steps(
@@ -1135,7 +1264,8 @@ weft_status_t decode_session_set_batch(decode_session_t* session,
 // execute of the batch, which signals the timeline as far as their last
 // step would.
 static weft_status_t decode_enqueue_batch(decode_session_t* session,
-                                          uint32_t first, uint32_t count) {
+                                          uint32_t first, uint32_t count,
+                                          bool final) {
   decode_session_batch_bindings(session, first, count, session->batch_table);
   const uint64_t wait_value = session->base + first;
   const uint64_t signal_value = wait_value + count;
@@ -1144,9 +1274,11 @@ static weft_status_t decode_enqueue_batch(decode_session_t* session,
                                          &signal_value};
   const weft_binding_table_t table = {session->batch_slot_count,
                                       session->batch_table};
-  return weft_device_queue_execute(session->device, WEFT_QUEUE_AFFINITY_ANY,
-                                   waits, signals,
-                                   session->batch_command_buffer, table);
+  return weft_device_queue_execute(
+      session->device, WEFT_QUEUE_AFFINITY_ANY, waits, signals,
+      final ? session->batch_final_command_buffer
+            : session->batch_command_buffer,
+      table);
 }
 
 weft_status_t decode_session_enqueue(decode_session_t* session,
@@ -1165,16 +1297,19 @@ weft_status_t decode_session_enqueue(decode_session_t* session,
   const uint32_t end = session->queued + count;
   while (weft_status_is_ok(status) && session->queued < end) {
     const uint32_t position = session->queued;
-    // Prompt positions before the last go in batches (their next tokens
-    // are the prompt's); a batch of one is a token's step.
+    // Prompt positions go in batches; the one that ends the prompt takes
+    // the token's tail on its last row (the logits, the next token). A
+    // batch of one is a token's step.
     uint32_t batch = 0;
     if (position + 1 < session->prompt_length) {
-      batch = session->prompt_length - 1 - position;
+      batch = session->prompt_length - position;
       if (batch > end - position) batch = end - position;
       if (batch > session->batch_limit) batch = session->batch_limit;
     }
     if (batch > 1) {
-      status = decode_enqueue_batch(session, position, batch);
+      status = decode_enqueue_batch(
+          session, position, batch,
+          position + batch == session->prompt_length);
       if (weft_status_is_ok(status)) session->queued += batch;
       continue;
     }

@@ -132,9 +132,10 @@ weft_semaphore_t* decode_session_timeline(const decode_session_t* session,
                                           uint64_t* out_value);
 
 // The last done step's logits (vocab floats): call after waiting for the
-// last queued step. A batch of the prompt writes none: after one, they
-// are the logits of the step before it (read the prompt's last
-// position's, which is always a step of its own).
+// last queued step. A batch of the prompt writes none, but the one that
+// ends the prompt writes its last position's (it runs the token's final
+// norm, classifier and choice of the next token on that row); read them
+// after the prompt's last position.
 weft_status_t decode_session_read_logits(decode_session_t* session,
                                          float* out_logits);
 
@@ -172,7 +173,10 @@ void decode_session_bindings(const decode_session_t* session,
 // q, k and v), recorded for decode_session_batch_capacity positions;
 // their binding table for positions [first, first + count) (count at
 // most the capacity): decode_session_batch_slot_count entries into
-// |out_bindings|. The cache rows before |first| must be filled.
+// |out_bindings| (the last four: the final form's last row of x and the
+// token slots of position first + count - 1, which a driver of these
+// steps alone may leave unused). The cache rows before |first| must be
+// filled.
 const decode_step_t* decode_session_batch_steps(
     const decode_session_t* session, uint32_t* out_count);
 uint32_t decode_session_batch_capacity(const decode_session_t* session);
