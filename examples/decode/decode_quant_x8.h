@@ -1,4 +1,4 @@
-// weft decode example: Q4_0, Q8_0 and Q4_K matrices with their rows
+// weft decode example: Q4_0, Q8_0, Q4_K and Q6_K matrices with their rows
 // interleaved by eight, the form the CPU kernels repack such a matrix into once
 // it is loaded.
 //
@@ -28,6 +28,17 @@
 // keeps sum_j sc_j sum(q a) and sum_j m_j sum(a) in int32 lanes, then
 // scales each once per super-block.
 //
+// Q6_K (super-blocks of 256: 6-bit codes q + 32 in 4 low bits and 2 high
+// ones, 16 int8 scales of 16 elements, d) keeps the rows' d, their scales
+// as 4-byte pieces, the low 4 bits as Q4_K's nibble pieces and the high 2
+// in pieces of their own (decode_quant_x8.c has the map); its product
+// sums each scale group's integers, scales them in the lanes and takes 32
+// sum(a) per group off through the Q8_K sums.
+//
+// With AVX-512 VNNI a call of 2 or more columns runs on 512 bits, two
+// columns a register (each piece duplicated into both lanes of its row),
+// the same operations lane by lane.
+//
 // Per row and block the product is the exact integer sum of code times
 // activation code (Q4_0: sum(q a) - 8 sum(a), q the unsigned nibble),
 // scaled by the row's d times the activation's d and added into the
@@ -54,13 +65,13 @@ extern "C" {
 #define DECODE_X8_COLUMNS 8u
 
 // True for the interleaved forms (DECODE_DTYPE_Q4_0_X8, _Q8_0_X8,
-// _Q4_K_X8).
+// _Q4_K_X8, _Q6_K_X8).
 static inline bool decode_dtype_is_x8(uint32_t dtype) {
   return dtype == DECODE_DTYPE_Q4_0_X8 || dtype == DECODE_DTYPE_Q8_0_X8 ||
          dtype == DECODE_DTYPE_Q4_K_X8 || dtype == DECODE_DTYPE_Q6_K_X8;
 }
-// The interleaved form of a stored |dtype| (Q4_0, Q8_0, Q4_K); 0 for the
-// others.
+// The interleaved form of a stored |dtype| (Q4_0, Q8_0, Q4_K, Q6_K); 0
+// for the others.
 uint32_t decode_x8_form(uint32_t dtype);
 
 // Rewrites |rows| (a multiple of 8) rows of |cols| (a multiple of the
@@ -84,8 +95,8 @@ typedef void (*decode_x8_dot_fn_t)(const void* matrix, uint32_t cols,
                                    uint32_t out_stride);
 
 // |x8|'s product in |simd|'s version (NULL where this build has none; an
-// AVX-512 CPU runs AVX-512 VNNI's on 256 bits where it has VNNI, else
-// AVX2's).
+// AVX-512 CPU runs AVX-512 VNNI's where it has VNNI, on 512 bits for 2 or
+// more columns and 256 for one, else AVX2's).
 decode_x8_dot_fn_t decode_x8_dot_function(uint32_t x8, decode_simd_t simd);
 // The version decode_quant_dot_select chose.
 void decode_x8_dot(uint32_t x8, const void* matrix, uint32_t cols,
