@@ -422,10 +422,11 @@ static void decode_weighted_sum_portable(const float* scores, float inverse,
     for (int k = 0; k < 4; ++k) {                                            \
       for (int c = 0; c < (W); ++c) acc[k][c] = _mm512_setzero_ps();         \
     }                                                                        \
-    /* Rows in fours, so that each partial sum is a register. */           \
-    uint64_t t = 0;                                                          \
-    for (; t + 4 <= length; t += 4) {                                        \
+    /* Rows in fours (the last ones cut short), so that each partial sum */ \
+    /* is a register. */                                                     \
+    for (uint64_t t = 0; t < length; t += 4) {                               \
       for (int k = 0; k < 4; ++k) {                                          \
+        if (t + (uint64_t)k >= length) break;                                \
         const __m512 p = _mm512_set1_ps(scores[t + k] * inverse);            \
         const float* v = values + (t + k) * stride + i;                      \
         for (int c = 0; c < (W); ++c) {                                      \
@@ -434,18 +435,6 @@ static void decode_weighted_sum_portable(const float* scores, float inverse,
               acc[k][c],                                                     \
               _mm512_mul_ps(p, _mm512_maskz_loadu_ps(m, v + 16 * c)));       \
         }                                                                    \
-      }                                                                      \
-    }                                                                        \
-    /* The last rows (up to 3) with constant indices, as above. */         \
-    for (int k = 0; k < 3; ++k) {                                            \
-      if (t + (uint64_t)k >= length) break;                                  \
-      const __m512 p = _mm512_set1_ps(scores[t + k] * inverse);              \
-      const float* v = values + (t + k) * stride + i;                        \
-      for (int c = 0; c < (W); ++c) {                                        \
-        const __mmask16 m = c == (W) - 1 ? (tail) : (__mmask16)0xFFFF;       \
-        acc[k][c] = _mm512_add_ps(                                           \
-            acc[k][c],                                                       \
-            _mm512_mul_ps(p, _mm512_maskz_loadu_ps(m, v + 16 * c)));         \
       }                                                                      \
     }                                                                        \
     for (int c = 0; c < (W); ++c) {                                          \
