@@ -760,8 +760,9 @@ static uint32_t decode_batch_slot_of(const decode_session_t* session,
   return UINT32_MAX;
 }
 
-// Records token steps[first, count) into |command_buffer|, barriers
-// between them; |in_batch| maps their slots into a batch's table.
+// Records the token's steps from |first| on into |command_buffer|,
+// barriers between them; |in_batch| maps their slots into a batch's
+// table (decode_batch_slot_of).
 static weft_status_t decode_record_steps(decode_session_t* session,
                                          weft_command_buffer_t* command_buffer,
                                          uint32_t first, bool in_batch) {
@@ -804,7 +805,7 @@ static weft_status_t decode_record_steps(decode_session_t* session,
   return status;
 }
 
-// Records the steps into the session's reusable command buffer.
+// Records the token's steps into the session's reusable command buffer.
 static weft_status_t decode_record(decode_session_t* session) {
   weft_status_t status = weft_command_buffer_create(
       session->device, WEFT_COMMAND_BUFFER_MODE_REUSABLE,
@@ -832,7 +833,6 @@ static bool decode_batch_step_shares_region(const decode_step_t* steps,
          steps[i + 1].constants[3] == DECODE_GEMM_STORE;
 }
 
-// Records the batch's steps into its reusable command buffer.
 // Records the batch's steps into |*out_command_buffer|; |final|: then its
 // last row of x copied to the token's and the token's tail on it.
 static weft_status_t decode_record_batch_form(

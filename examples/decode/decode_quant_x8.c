@@ -400,15 +400,16 @@ static void decode_q6_k_x8_dot_portable(const void* matrix, uint32_t cols,
           const decode_block_q8_k_t* a = X8_Q8_K(activations, c, b);
           int32_t total = 0;
           for (uint32_t q = 0; q < DECODE_QK_K / 16; ++q) {
-            const int32_t sc = (int8_t)
-                block[X8_Q6_K_SCALES + 32u * (q / 4) + 4u * j + q % 4];
+            const int32_t sc =
+                (int8_t)block[X8_Q6_K_SCALES + 32u * (q / 4) + 4u * j + q % 4];
             int32_t sum = 0;
             for (uint32_t e = 16 * q; e < 16 * q + 16; ++e) {
               sum += (int32_t)x8_q6_k_get(block, j, e) * a->qs[e];
             }
             total += sc * (sum - 32 * a->bsums[q]);
           }
-          acc[c][j] = fmaf((float)total, decode_f16_to_f32(d) * a->d, acc[c][j]);
+          acc[c][j] =
+              fmaf((float)total, decode_f16_to_f32(d) * a->d, acc[c][j]);
         }
       }
     }
@@ -880,16 +881,18 @@ X8_VNNI static inline __m256i x8_q6_dot_vnni(const __m256i* codes,
         }                                                                     \
         for (int q = 0; q < 4; ++q) {                                         \
           /* group 4k + q: byte q of scale piece k, sign-extended */          \
-          const __m256i sc = _mm256_srai_epi32(                               \
-              _mm256_slli_epi32(sp[k], 24 - 8 * q), 24);                      \
+          const __m256i sc =                                                  \
+              _mm256_srai_epi32(_mm256_slli_epi32(sp[k], 24 - 8 * q), 24);    \
           for (uint32_t c = 0; c < columns; ++c) {                            \
-            const int8_t* y = X8_Q8_K(activations, c, b)->qs + 64 * k + 16 * q; \
+            const int8_t* y =                                                 \
+                X8_Q8_K(activations, c, b)->qs + 64 * k + 16 * q;             \
             sumi[c] = _mm256_add_epi32(                                       \
                 sumi[c], _mm256_mullo_epi32(DOT(codes + 4 * q, y), sc));      \
           }                                                                   \
         }                                                                     \
       }                                                                       \
-      const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block)); \
+      const __m256 dw =                                                       \
+          _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)block));            \
       for (uint32_t c = 0; c < columns; ++c) {                                \
         const decode_block_q8_k_t* a = X8_Q8_K(activations, c, b);            \
         __m256i summ = _mm256_setzero_si256();                                \
@@ -909,9 +912,9 @@ X8_VNNI static inline __m256i x8_q6_dot_vnni(const __m256i* codes,
         }                                                                     \
         const __m256i total =                                                 \
             _mm256_sub_epi32(sumi[c], _mm256_slli_epi32(summ, 5));            \
-        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),                   \
-                                 _mm256_mul_ps(dw, _mm256_set1_ps(a->d)),     \
-                                 acc[c]);                                     \
+        acc[c] =                                                              \
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(total),                        \
+                            _mm256_mul_ps(dw, _mm256_set1_ps(a->d)), acc[c]); \
       }                                                                       \
     }                                                                         \
     for (uint32_t c = 0; c < columns; ++c) {                                  \
@@ -1369,7 +1372,8 @@ X8_VNNI512 static void decode_q6_k_x8_dot_vnni512(
     return;
   }
   const uint32_t blocks = cols / DECODE_QK_K;
-  const uint8_t* base = (const uint8_t*)matrix + (uint64_t)first * blocks * 210u;
+  const uint8_t* base =
+      (const uint8_t*)matrix + (uint64_t)first * blocks * 210u;
   const uint32_t pair_count = (columns + 1) / 2;
   const __m512i nibble = _mm512_set1_epi8(15);
   const __m512i high_mask = _mm512_set1_epi8(0x30);
@@ -1390,8 +1394,7 @@ X8_VNNI512 static void decode_q6_k_x8_dot_vnni512(
         const uint8_t* group =
             base + (uint64_t)(g0 + g) * blocks * X8_Q6_K_BLOCK;
         for (uint32_t b = 0; b < n; ++b) {
-          const uint8_t* block =
-              group + (uint64_t)(chunk + b) * X8_Q6_K_BLOCK;
+          const uint8_t* block = group + (uint64_t)(chunk + b) * X8_Q6_K_BLOCK;
           __m512i sp[4];
           for (int p = 0; p < 4; ++p) {
             sp[p] = x8_dup(block + X8_Q6_K_SCALES + 32 * p);
@@ -1403,7 +1406,8 @@ X8_VNNI512 static void decode_q6_k_x8_dot_vnni512(
           for (int k = 0; k < 4; ++k) {
             __m512i codes[16];
             for (int p = 0; p < 8; ++p) {
-              const __m512i raw = x8_dup(block + X8_Q6_K_LOW + (8 * k + p) * 32);
+              const __m512i raw =
+                  x8_dup(block + X8_Q6_K_LOW + (8 * k + p) * 32);
               codes[p] = _mm512_and_si512(raw, nibble);
               codes[8 + p] =
                   _mm512_and_si512(_mm512_srli_epi16(raw, 4), nibble);
@@ -1439,7 +1443,8 @@ X8_VNNI512 static void decode_q6_k_x8_dot_vnni512(
                   _mm512_srai_epi16(_mm512_slli_epi16(sp[q], 8), 8);
               const __m512i odd = _mm512_srai_epi16(sp[q], 8);
               summ = _mm512_add_epi32(
-                  summ, _mm512_madd_epi16(even, x8_pair_bcast(&a->groups[2 * q])));
+                  summ,
+                  _mm512_madd_epi16(even, x8_pair_bcast(&a->groups[2 * q])));
               summ = _mm512_add_epi32(
                   summ,
                   _mm512_madd_epi16(odd, x8_pair_bcast(&a->groups[2 * q + 1])));
