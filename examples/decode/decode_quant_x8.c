@@ -956,8 +956,9 @@ X8_VNNI static void decode_q6_k_x8_dot_vnni(const void* matrix, uint32_t cols,
   __attribute__((                                             \
       target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma," \
              "f16c")))
-// Blocks whose paired activations one pass keeps (on the stack).
-#define X8_PAIR_CHUNK 16u
+// Blocks whose paired activations one pass keeps (on the stack: 20 KiB of
+// Q8_K pairs at 4 pairs).
+#define X8_PAIR_CHUNK 8u
 // Row groups one pass accumulates before its results are stored.
 #define X8_PAIR_GROUPS 8u
 #define X8_PAIRS ((DECODE_X8_COLUMNS + 1) / 2)
