@@ -1176,44 +1176,46 @@ X8_VNNI512
 }
 #undef X8_PAIR_BODY
 
-// Pairs' Q8_K activations for blocks |first| .. |first| + |count|.
+// Pairs' Q8_K activations for blocks |first| .. |first| + |count|: the
+// words, the scales, and the sums the type's term of activation sums takes
+// (|q6|: Q6_K's group pairs, else Q4_K's mins pairs).
 X8_VNNI512 static void x8_pair_q8_k(const void* const* activations,
                                     uint32_t columns, uint32_t first,
-                                    uint32_t count,
+                                    uint32_t count, bool q6,
                                     x8_pair_q8_k_t pairs[][X8_PAIR_CHUNK]) {
   for (uint32_t c = 0, p = 0; c < columns; c += 2, ++p) {
     const void* two[2] = {activations[c], activations[x8_partner(c, columns)]};
     for (uint32_t b = 0; b < count; ++b) {
       x8_pair_q8_k_t* out = &pairs[p][b];
-      uint32_t mins[2][4], groups[2][8];
+      const decode_block_q8_k_t* a[2] = {X8_Q8_K(two, 0, first + b),
+                                         X8_Q8_K(two, 1, first + b)};
+      uint32_t sums[2][8];
       for (uint32_t h = 0; h < 2; ++h) {
-        const decode_block_q8_k_t* a = X8_Q8_K(two, h, first + b);
-        for (int q = 0; q < 8; ++q) {
-          const int g = 4 * (q / 2) + (q & 1);
-          groups[h][q] = (uint32_t)(uint16_t)a->bsums[g] |
-                         (uint32_t)(uint16_t)a->bsums[g + 2] << 16;
-        }
-        for (int q = 0; q < 4; ++q) {
-          // Sub-blocks j = (0, 1, 4, 5)[q] and j + 2, as x8_q4_k's body.
-          const int j = q < 2 ? q : q + 2;
-          const uint16_t s0 = (uint16_t)(a->bsums[2 * j] + a->bsums[2 * j + 1]);
-          const uint16_t s2 =
-              (uint16_t)(a->bsums[2 * j + 4] + a->bsums[2 * j + 5]);
-          mins[h][q] = (uint32_t)s0 | (uint32_t)s2 << 16;
+        const int16_t* bs = a[h]->bsums;
+        for (int q = 0; q < (q6 ? 8 : 4); ++q) {
+          uint16_t low, high;
+          if (q6) {
+            // Groups 4 (q / 2) + (q & 1) and 2 on.
+            const int g = 4 * (q / 2) + (q & 1);
+            low = (uint16_t)bs[g];
+            high = (uint16_t)bs[g + 2];
+          } else {
+            // Sub-blocks j = (0, 1, 4, 5)[q] and j + 2, as x8_q4_k's body.
+            const int j = q < 2 ? q : q + 2;
+            low = (uint16_t)(bs[2 * j] + bs[2 * j + 1]);
+            high = (uint16_t)(bs[2 * j + 4] + bs[2 * j + 5]);
+          }
+          sums[h][q] = (uint32_t)low | (uint32_t)high << 16;
         }
       }
-      const decode_block_q8_k_t* a0 = X8_Q8_K(two, 0, first + b);
-      const decode_block_q8_k_t* a1 = X8_Q8_K(two, 1, first + b);
       for (uint32_t w = 0; w < DECODE_QK_K / 4; w += 16) {
-        x8_pair_interleave(a0->qs + 4 * w, a1->qs + 4 * w, out->words + w);
+        x8_pair_interleave(a[0]->qs + 4 * w, a[1]->qs + 4 * w, out->words + w);
       }
-      for (int q = 0; q < 4; ++q) {
-        out->mins[q] = x8_pair_word(mins[0][q], mins[1][q]);
+      for (int q = 0; q < (q6 ? 8 : 4); ++q) {
+        uint64_t* to = q6 ? out->groups : out->mins;
+        to[q] = x8_pair_word(sums[0][q], sums[1][q]);
       }
-      for (int q = 0; q < 8; ++q) {
-        out->groups[q] = x8_pair_word(groups[0][q], groups[1][q]);
-      }
-      out->d = x8_pair_float(a0->d, a1->d);
+      out->d = x8_pair_float(a[0]->d, a[1]->d);
     }
   }
 }
@@ -1263,7 +1265,7 @@ X8_VNNI512 static void decode_q4_k_x8_dot_vnni512(
     for (uint32_t chunk = 0; chunk < blocks; chunk += X8_PAIR_CHUNK) {
       const uint32_t n =
           blocks - chunk < X8_PAIR_CHUNK ? blocks - chunk : X8_PAIR_CHUNK;
-      x8_pair_q8_k(activations, columns, chunk, n, pairs);
+      x8_pair_q8_k(activations, columns, chunk, n, false, pairs);
       for (uint32_t g = 0; g < groups; ++g) {
         const uint8_t* group =
             base + (uint64_t)(g0 + g) * blocks * X8_Q4_K_BLOCK;
@@ -1390,7 +1392,7 @@ X8_VNNI512 static void decode_q6_k_x8_dot_vnni512(
     for (uint32_t chunk = 0; chunk < blocks; chunk += X8_PAIR_CHUNK) {
       const uint32_t n =
           blocks - chunk < X8_PAIR_CHUNK ? blocks - chunk : X8_PAIR_CHUNK;
-      x8_pair_q8_k(activations, columns, chunk, n, pairs);
+      x8_pair_q8_k(activations, columns, chunk, n, true, pairs);
       for (uint32_t g = 0; g < groups; ++g) {
         const uint8_t* group =
             base + (uint64_t)(g0 + g) * blocks * X8_Q6_K_BLOCK;
