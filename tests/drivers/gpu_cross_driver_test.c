@@ -11,7 +11,7 @@
 //  - a chain hopping across a device's queues;
 //  - vulkan only: the "gpu_waits=off" device, which meets every wait on
 //    the host; reusable command buffers recorded once; staging buffers
-//    reused.
+//    reused; a waited semaphore held until the queue's next op is done.
 // Runs on the CTS's device: --driver "vulkan?validation=on" (Mesa's
 // software device), "cuda" and "cuda?semaphores=memory" (on the CUDA test
 // double, or a GPU); skipped without one.
@@ -605,6 +605,75 @@ static void staging_buffers_reused(void** state) {
   weft_buffer_release(buffer);
 }
 
+//===----------------------------------------------------------------------===//
+// Waited semaphores held past their op
+//===----------------------------------------------------------------------===//
+
+static int64_t held_waits(weft_device_t* device) {
+  int64_t count = -1;
+  WEFT_ASSERT_OK(weft_device_query_i64(device, "vulkan.held_waits", &count));
+  return count;
+}
+
+static weft_status_t nothing(void* user_data, const uint64_t args[4],
+                             const weft_host_call_context_t* context) {
+  (void)user_data;
+  (void)args;
+  (void)context;
+  return WEFT_OK;
+}
+
+// Returns once the device's completion thread has finished with the op
+// that signals |semaphore| = |value|: a host call behind it runs on that
+// thread after it, and signals a host semaphore.
+static void after_completion_of(weft_cts_t* cts, weft_semaphore_t* semaphore,
+                                uint64_t value) {
+  weft_semaphore_t* seen = NULL;
+  WEFT_ASSERT_OK(weft_semaphore_create(cts->allocator, 0, &seen));
+  const uint64_t args[4] = {0};
+  WEFT_ASSERT_OK(weft_device_queue_host_call(
+      cts->device, ANY, weft_cts_list1(&semaphore, &value),
+      weft_cts_list1(&seen, &kOne), nothing, NULL, args,
+      WEFT_HOST_CALL_FLAG_NONE));
+  WEFT_ASSERT_OK(weft_cts_wait(seen, 1));
+  weft_semaphore_release(seen);
+}
+
+// A semaphore an op waited on in its submission outlives the op by one
+// op of the queue: Mesa's emulated timelines release a submission's wait
+// points on their submit thread after its signals are visible, so the
+// device keeps the semaphore until a later submission completes (or the
+// device goes), even when its owner lets go at once.
+static void waited_semaphores_held_one_op(void** state) {
+  weft_cts_t* cts = *state;
+  require_vulkan(cts);
+  weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
+  weft_semaphore_t* upstream = weft_cts_create_semaphore(cts, 0);
+  weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
+  const uint32_t pattern = 7;
+  const uint64_t two = 2;
+  WEFT_ASSERT_OK(weft_device_queue_fill(
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&upstream, &kOne), buffer, 0, 16, &pattern, 4));
+  WEFT_ASSERT_OK(weft_device_queue_fill(
+      cts->device, ANY, weft_cts_list1(&upstream, &kOne),
+      weft_cts_list1(&done, &kOne), buffer, 16, 16, &pattern, 4));
+  after_completion_of(cts, done, 1);
+  // The first fill let go of what earlier cases left held; the second
+  // fill's wait is held; its owner's release leaves it alive.
+  assert_int_equal(held_waits(cts->device), 1);
+  weft_semaphore_release(upstream);
+  assert_int_equal(held_waits(cts->device), 1);
+  // A later op of the queue without waits completes: it goes.
+  WEFT_ASSERT_OK(weft_device_queue_fill(
+      cts->device, ANY, weft_semaphore_list_empty(),
+      weft_cts_list1(&done, &two), buffer, 32, 16, &pattern, 4));
+  after_completion_of(cts, done, 2);
+  assert_int_equal(held_waits(cts->device), 0);
+  weft_semaphore_release(done);
+  weft_buffer_release(buffer);
+}
+
 int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       WEFT_CTS_CASE(local_task_to_gpu_to_local_task),
@@ -616,6 +685,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(chain_across_queues),
       WEFT_CTS_CASE(reusable_command_buffers_recorded_once),
       WEFT_CTS_CASE(staging_buffers_reused),
+      WEFT_CTS_CASE(waited_semaphores_held_one_op),
   };
   return weft_cts_run("gpu_cross_driver", tests,
                       sizeof(tests) / sizeof(tests[0]), argc, argv);

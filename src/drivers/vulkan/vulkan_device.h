@@ -81,7 +81,7 @@ typedef struct weft_vulkan_op_fifo_t {
 // timeline its submissions signal at their sequence numbers, its ops in
 // flight in that order, and its share of the status slots. Ops of one
 // queue complete in sequence order, so its status ring frees in the order
-// it allocates. Guarded by the device mutex.
+// it allocates. Guarded by the device mutex (but for |held|).
 typedef struct weft_vulkan_queue_t {
   VkQueue queue;
   VkSemaphore completion;
@@ -92,6 +92,13 @@ typedef struct weft_vulkan_queue_t {
   // Slots [status_first, status_first + status_ring.capacity).
   uint32_t status_first;
   weft_gpu_status_ring_t status_ring;
+  // The semaphores this queue's last completed op waited on in its
+  // submission, retained until a later op of the queue completes or the
+  // queue stops idle (vulkan_queue.c, "Held waits"). Only the completion
+  // thread touches them, and the stop once that thread is joined.
+  weft_semaphore_t** held;
+  uint32_t held_count;
+  uint32_t held_capacity;
 } weft_vulkan_queue_t;
 
 typedef struct weft_vulkan_device_t {
@@ -104,6 +111,9 @@ typedef struct weft_vulkan_device_t {
   // (vulkan_command_buffer.h), for the "vulkan.recorded_executes"
   // property. Guarded by |mutex|.
   uint64_t recorded_executes;
+  // Semaphores its queues hold for their last completed ops (the
+  // "vulkan.held_waits" property; see weft_vulkan_queue_t's |held|).
+  weft_atomic_int64_t held_waits;
   // Ops wait on the GPU for values of this device's semaphores whose
   // signal is submitted ("gpu_waits=on", the default); off, every wait is
   // met on the host before the op is submitted.

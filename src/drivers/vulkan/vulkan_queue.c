@@ -1043,6 +1043,86 @@ static weft_status_t weft_vulkan_op_result(weft_vulkan_op_t* op) {
   return weft_queue_op_not_run_status(base, failure, false);
 }
 
+//===----------------------------------------------------------------------===//
+// Held waits
+//===----------------------------------------------------------------------===//
+// A Vulkan implementation may still touch a semaphore a submission waited
+// on after that submission's signals are visible. Mesa's emulated
+// timelines (lavapipe's) do: the queue's submit thread runs the
+// submission, installs its signals, and only then releases its wait
+// points, which lie in the waited semaphores' memory. A semaphore that
+// its last owner let go as soon as the op was seen done was then used
+// after it was freed on that thread (a SEGV in Mesa's thread, about one
+// ASan run of `bench.smoke` in 17, after SemaphoreEdge/gpu-gpu). That
+// thread handles a queue's submissions one after another, so once a
+// later submission of the same queue is seen complete, the earlier one's
+// clean-up is over: each queue holds a reference to what its last
+// completed op waited on until its next op completes, and its stop waits
+// for the Vulkan queue to go idle before it lets them go.
+
+static void weft_vulkan_queue_release_held(weft_vulkan_device_t* device,
+                                           weft_vulkan_queue_t* queue) {
+  for (uint32_t i = 0; i < queue->held_count; ++i) {
+    weft_semaphore_release(queue->held[i]);
+  }
+  weft_atomic_fetch_sub(&device->held_waits, (int64_t)queue->held_count,
+                        memory_order_relaxed);
+  queue->held_count = 0;
+}
+
+// Lets go of what |queue| held for its earlier ops and holds the native
+// waits of |op|, which completed (on the completion thread, before |op|
+// retires). Without room to hold them (a failed allocation), waits for the
+// Vulkan queue to go idle instead: every wait of a submitted op has its
+// signal submitted, so that ends without this thread.
+static void weft_vulkan_queue_hold_waits(weft_vulkan_op_t* op) {
+  weft_vulkan_device_t* device = op->device;
+  weft_vulkan_queue_t* queue = weft_vulkan_op_queue(op);
+  weft_vulkan_queue_release_held(device, queue);
+  const weft_semaphore_list_t waits = weft_vulkan_op_base(op)->wait_list;
+  const weft_domain_t domain = device->base.domain;
+  if (waits.count > queue->held_capacity) {
+    weft_semaphore_t** held = queue->held;
+    weft_status_t status =
+        weft_allocator_realloc(device->base.host_allocator,
+                               waits.count * sizeof(*held), (void**)&held);
+    if (!weft_status_is_ok(status)) {
+      weft_status_free(status);
+      weft_slim_mutex_lock(&device->mutex);
+      device->context->vk.vkQueueWaitIdle(queue->queue);
+      weft_slim_mutex_unlock(&device->mutex);
+      return;
+    }
+    queue->held = held;
+    queue->held_capacity = waits.count;
+  }
+  for (uint32_t i = 0; i < waits.count; ++i) {
+    if (weft_vulkan_semaphore_cast(waits.semaphores[i], domain)) {
+      weft_semaphore_retain(waits.semaphores[i]);
+      queue->held[queue->held_count++] = waits.semaphores[i];
+    }
+  }
+  weft_atomic_fetch_add(&device->held_waits, (int64_t)queue->held_count,
+                        memory_order_relaxed);
+}
+
+// At the stop, once the completion thread is joined: the Vulkan queues go
+// idle, then what they held goes.
+static void weft_vulkan_device_release_held(weft_vulkan_device_t* device) {
+  for (uint32_t i = 0; i < device->queue_count; ++i) {
+    weft_vulkan_queue_t* queue = &device->queues[i];
+    if (queue->held_count) {
+      weft_slim_mutex_lock(&device->mutex);
+      device->context->vk.vkQueueWaitIdle(queue->queue);
+      weft_slim_mutex_unlock(&device->mutex);
+      weft_vulkan_queue_release_held(device, queue);
+    }
+    weft_allocator_free(device->base.host_allocator, queue->held);
+    queue->held = NULL;
+    queue->held_capacity = 0;
+  }
+}
+
 static void weft_vulkan_op_complete(weft_vulkan_op_t* op) {
   weft_queue_op_t* base = weft_vulkan_op_base(op);
   const weft_domain_t domain = op->device->base.domain;
@@ -1073,6 +1153,7 @@ static void weft_vulkan_op_complete(weft_vulkan_op_t* op) {
           weft_vulkan_semaphore_cast(base->signal_list.semaphores[i], domain));
     }
   }
+  weft_vulkan_queue_hold_waits(op);
   weft_vulkan_op_retire(op);
 }
 
@@ -1355,6 +1436,7 @@ void weft_vulkan_device_stop_queue(weft_vulkan_device_t* device) {
     weft_thread_join(device->completion_thread);
     device->completion_thread = NULL;
   }
+  weft_vulkan_device_release_held(device);
   weft_queue_scheduler_wait_idle(&device->scheduler);
 }
 

@@ -49,6 +49,7 @@
   X(vkGetDeviceQueue)                     \
   X(vkDeviceWaitIdle)                     \
   X(vkQueueSubmit)                        \
+  X(vkQueueWaitIdle)                      \
   X(vkCreateSemaphore)                    \
   X(vkDestroySemaphore)                   \
   X(vkGetSemaphoreCounterValue)           \
