@@ -650,14 +650,11 @@ static void waited_semaphores_held_one_op(void** state) {
   weft_buffer_t* buffer = weft_cts_allocate_buffer(cts, 64);
   weft_semaphore_t* upstream = weft_cts_create_semaphore(cts, 0);
   weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
-  const uint32_t pattern = 7;
   const uint64_t two = 2;
-  WEFT_ASSERT_OK(weft_device_queue_fill(
-      cts->device, ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&upstream, &kOne), buffer, 0, 16, &pattern, 4));
-  WEFT_ASSERT_OK(weft_device_queue_fill(
-      cts->device, ANY, weft_cts_list1(&upstream, &kOne),
-      weft_cts_list1(&done, &kOne), buffer, 16, 16, &pattern, 4));
+  weft_cts_queue_fill_u32(cts, weft_semaphore_list_empty(),
+                          weft_cts_list1(&upstream, &kOne), buffer, 0, 16, 7);
+  weft_cts_queue_fill_u32(cts, weft_cts_list1(&upstream, &kOne),
+                          weft_cts_list1(&done, &kOne), buffer, 16, 16, 7);
   after_completion_of(cts, done, 1);
   // The first fill let go of what earlier cases left held; the second
   // fill's wait is held; its owner's release leaves it alive.
@@ -665,9 +662,8 @@ static void waited_semaphores_held_one_op(void** state) {
   weft_semaphore_release(upstream);
   assert_int_equal(held_waits(cts->device), 1);
   // A later op of the queue without waits completes: it goes.
-  WEFT_ASSERT_OK(weft_device_queue_fill(
-      cts->device, ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&done, &two), buffer, 32, 16, &pattern, 4));
+  weft_cts_queue_fill_u32(cts, weft_semaphore_list_empty(),
+                          weft_cts_list1(&done, &two), buffer, 32, 16, 7);
   after_completion_of(cts, done, 2);
   assert_int_equal(held_waits(cts->device), 0);
   weft_semaphore_release(done);

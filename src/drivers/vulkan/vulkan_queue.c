@@ -1062,6 +1062,7 @@ static weft_status_t weft_vulkan_op_result(weft_vulkan_op_t* op) {
 
 static void weft_vulkan_queue_release_held(weft_vulkan_device_t* device,
                                            weft_vulkan_queue_t* queue) {
+  if (!queue->held_count) return;
   for (uint32_t i = 0; i < queue->held_count; ++i) {
     weft_semaphore_release(queue->held[i]);
   }
@@ -1102,8 +1103,10 @@ static void weft_vulkan_queue_hold_waits(weft_vulkan_op_t* op) {
       queue->held[queue->held_count++] = waits.semaphores[i];
     }
   }
-  weft_atomic_fetch_add(&device->held_waits, (int64_t)queue->held_count,
-                        memory_order_relaxed);
+  if (queue->held_count) {
+    weft_atomic_fetch_add(&device->held_waits, (int64_t)queue->held_count,
+                          memory_order_relaxed);
+  }
 }
 
 // At the stop, once the completion thread is joined: the Vulkan queues go
