@@ -167,12 +167,43 @@ struct weft_executor_t {
   weft_atomic_uint32_t host_drains;
   char pad3[WEFT_EXECUTOR_CACHE_LINE - sizeof(weft_atomic_uint64_t) -
             sizeof(weft_atomic_uint32_t)];
+  // The worker whose CPU a host in an assisting wait (or draining work it
+  // submitted) takes, when every CPU has a worker and there are guests:
+  // while such a host is there the standby neither spins nor is woken, and
+  // goes to sleep at its next idle point, so the host and the other
+  // workers drain one thread per CPU (weft_executor_standby_steps_aside).
+  // UINT32_MAX: none.
+  uint32_t standby_index;
 };
 
 // True when this executor's assistant is registered (its guests drain).
 static bool weft_executor_has_assistant(const weft_executor_t* executor) {
   return weft_atomic_load((weft_atomic_uint32_t*)&executor->assist_id,
                           memory_order_relaxed) != UINT32_MAX;
+}
+
+// True when a host takes a CPU from this executor's workers now: one in an
+// assisting wait, or one draining work it submitted. Relaxed: a hint (see
+// weft_executor_standby_steps_aside for why a stale answer is safe).
+static bool weft_executor_hosts_present(const weft_executor_t* executor) {
+  return weft_wait_assist_waiting_count() != 0 ||
+         weft_atomic_load((weft_atomic_uint32_t*)&executor->host_drains,
+                          memory_order_relaxed) != 0;
+}
+
+// True when |worker| is the standby and a host is there to take its place.
+// The standby then drains no compute slot, does not spin, and is woken only
+// when no other worker is idle. It still takes processes off the immediate
+// list (and re-checks that list before it sleeps): a host drains only
+// compute, so a control process or host call must find a worker even while
+// the others are busy or blocked. Compute it leaves is safe from lost
+// wakes: the host drains it, and the host's leave hook
+// (weft_executor_assist_leave) wakes workers for what compute slots still
+// want once no host is counted.
+static bool weft_executor_standby_steps_aside(
+    const weft_executor_t* executor, const weft_executor_worker_t* worker) {
+  return worker->index == executor->standby_index &&
+         weft_executor_hosts_present(executor);
 }
 
 // True when a thread in an assisting host wait sits on |worker|'s CPUs: the
@@ -183,6 +214,8 @@ static bool weft_executor_has_assistant(const weft_executor_t* executor) {
 // keeps running), and starves until that worker yields.
 static bool weft_executor_worker_yields_to_host(
     const weft_executor_worker_t* worker) {
+  // With a standby, it alone steps aside (whichever CPU the host is on).
+  if (worker->executor->standby_index != UINT32_MAX) return false;
   for (uint32_t i = 0; i < worker->home_cpu_count; ++i) {
     if (weft_wait_assist_host_on_cpu(worker->home_cpus[i])) return true;
   }
@@ -327,6 +360,17 @@ static bool weft_executor_wake_one(weft_executor_t* executor, uint32_t depth) {
     uint64_t idle =
         weft_atomic_load(&executor->idle_mask[w], memory_order_seq_cst);
     if (!idle) continue;
+    // The standby stepping aside is the last choice (its word is the last
+    // one holding workers, so the others were tried first).
+    if (executor->standby_index / 64 == w &&
+        weft_executor_hosts_present(executor)) {
+      uint64_t standby = 1ull << (executor->standby_index % 64);
+      if (weft_executor_claim_one(executor, w, idle & ~standby, depth) ||
+          weft_executor_claim_one(executor, w, idle & standby, depth)) {
+        return true;
+      }
+      continue;
+    }
     uint64_t spinning =
         weft_atomic_load(&executor->spinning_mask[w], memory_order_relaxed);
     // Spinners first (no syscall on either side), those on an assisting
@@ -387,6 +431,7 @@ static uint32_t weft_executor_drainer_wake_budget(weft_executor_t* executor,
 static bool weft_executor_may_spin(weft_executor_t* executor,
                                    const weft_executor_worker_t* worker,
                                    uint32_t other_spinners, bool awake) {
+  if (weft_executor_standby_steps_aside(executor, worker)) return false;
   uint32_t taken = weft_executor_cpus_taken(
       executor, weft_wait_assist_waiting_count());
   if (taken == 0) return true;
@@ -825,8 +870,8 @@ static void weft_executor_drain_immediate(weft_executor_t* executor,
 
 // One round of work; returns true when something was drained.
 static bool weft_executor_pump(weft_executor_t* executor,
-                               weft_executor_worker_t* worker) {
-  bool drained = weft_executor_drain_slots(executor, worker);
+                               weft_executor_worker_t* worker, bool slots) {
+  bool drained = slots && weft_executor_drain_slots(executor, worker);
   bool more = false;
   weft_process_t* process =
       weft_executor_list_try_pop(&executor->immediate, &more);
@@ -839,9 +884,11 @@ static bool weft_executor_pump(weft_executor_t* executor,
   return drained;
 }
 
-// The idle re-check: seq_cst loads after the idle bit's seq_cst RMW.
-static bool weft_executor_has_work(weft_executor_t* executor) {
+// The idle re-check: seq_cst loads after the idle bit's seq_cst RMW. The
+// compute slots only when |slots|.
+static bool weft_executor_has_work(weft_executor_t* executor, bool slots) {
   if (!weft_executor_list_is_empty(&executor->immediate)) return true;
+  if (!slots) return false;
   for (uint32_t i = 0; i < executor->slot_count; ++i) {
     weft_executor_slot_t* slot = &executor->slots[i];
     uint32_t word = weft_atomic_load(&slot->word, memory_order_seq_cst);
@@ -1038,13 +1085,15 @@ static int weft_executor_worker_main(void* user_data) {
   uint64_t idle_bit = 1ull << (worker->index % 64);
   bool woken = false;
   while (!weft_executor_is_shutting_down(executor)) {
-    if (weft_executor_pump(executor, worker)) {
+    // The standby with a host in its place drains no compute.
+    const bool aside = weft_executor_standby_steps_aside(executor, worker);
+    if (weft_executor_pump(executor, worker, !aside)) {
       // Depth 0: having worked, this worker relays as a chain's root.
       weft_executor_relay_wake(executor, 0);
       woken = false;
       continue;
     }
-    if (woken) {
+    if (woken && !aside) {
       // Woken and found nothing: the wakes still wanted are stale (the
       // work went to those already awake). Left standing they would wake
       // workers for nothing, each a chain link and a futex call.
@@ -1059,7 +1108,7 @@ static int weft_executor_worker_main(void* user_data) {
     weft_atomic_fetch_or(idle_word, idle_bit, memory_order_seq_cst);
     bool claimed = false;
     woken = true;
-    if (weft_executor_has_work(executor) ||
+    if (weft_executor_has_work(executor, !aside) ||
         weft_executor_is_shutting_down(executor)) {
       woken = false;
       weft_notification_cancel_wait(&worker->notification);
@@ -1072,8 +1121,8 @@ static int weft_executor_worker_main(void* user_data) {
         WEFT_SCHED_COUNT(YIELD);
         sched_yield();
       }
-    } else if (weft_executor_worker_spin(executor, worker, idle_word,
-                                         idle_bit)) {
+    } else if (!aside && weft_executor_worker_spin(executor, worker,
+                                                   idle_word, idle_bit)) {
       // A waker cleared our bit (and notified: the epoch bump is dropped
       // with the prepared wait).
       claimed = true;
@@ -1230,6 +1279,13 @@ static void weft_executor_apply_options(const weft_executor_options_t* options,
   executor->worker_count =
       options->worker_count ? options->worker_count : cpu_count;
   executor->guest_count = options->guest_count;
+  // A host that assists takes a worker's CPU, not one more: the last
+  // worker stands by for it when the workers fill the CPUs.
+  executor->standby_index =
+      executor->guest_count > 0 && executor->worker_count >= 2 &&
+              executor->worker_count >= cpu_count
+          ? executor->worker_count - 1
+          : UINT32_MAX;
   atomic_init(&executor->assist_id, UINT32_MAX);
   executor->slot_count = options->compute_slot_count
                              ? options->compute_slot_count

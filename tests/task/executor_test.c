@@ -697,6 +697,140 @@ static void test_guest_sees_full_slot_busy(void** state) {
   weft_executor_release(executor);
 }
 
+// Workers on every CPU and a guest (the local-task device's default): the
+// last worker is the standby, whose CPU a host in an assisting wait takes.
+// Returns NULL (the case skips) where that layout cannot be had.
+static weft_executor_t* standby_executor_create(uint32_t* out_workers) {
+  uint32_t cpus = weft_thread_available_cpu_count();
+  // worker_mask holds 64 workers.
+  if (cpus < 2 || cpus > 64) return NULL;
+  weft_executor_options_t options;
+  weft_executor_options_initialize(&options);
+  options.worker_count = cpus;
+  options.guest_count = 1;
+  weft_executor_t* executor = NULL;
+  if (!weft_status_is_ok(
+          weft_executor_create(&options, weft_allocator_system(), &executor))) {
+    return NULL;
+  }
+  *out_workers = cpus;
+  return executor;
+}
+
+// While a host is in an assisting wait the standby drains no compute:
+// that CPU is the host's, and a third drainer on it would be preempted
+// holding a tile. The host here never drains, so the other workers do all
+// of it; the standby's bit in the mask must stay clear however the
+// threads run.
+static void test_standby_leaves_compute_to_the_host(void** state) {
+  (void)state;
+  uint32_t workers = 0;
+  weft_executor_t* executor = standby_executor_create(&workers);
+  if (!executor) skip();
+  weft_wait_assist_begin_wait();
+  assert_true(test_wait_all_idle(executor, TEST_TIMEOUT_NS));
+  test_process_t test;
+  test_process_initialize(executor, workers + 1, 400 / TEST_SCALE, &test);
+  test.drain_ns = 10 * 1000;
+  weft_process_resume(&test.process);
+  assert_true(test_wait_at_least(&test.releases, 1, TEST_TIMEOUT_NS));
+  weft_wait_assist_end_wait();
+  uint64_t mask = weft_atomic_load(&test.worker_mask, memory_order_relaxed);
+  assert_int_equal(mask & (1ull << (workers - 1)), 0);
+  assert_true(mask != 0);
+  assert_int_equal(weft_atomic_load(&test.completions, memory_order_relaxed),
+                   1);
+  weft_executor_release(executor);
+}
+
+// A budget-1 process that holds its worker until |go| is set (a host call
+// waiting on another queue's op, say).
+typedef struct blocking_process_t {
+  test_process_t test;
+  weft_atomic_int32_t* go;
+} blocking_process_t;
+
+static weft_process_drain_result_t blocking_drain(weft_process_t* process,
+                                                  uint32_t worker_index) {
+  blocking_process_t* p = (blocking_process_t*)process->user_data;
+  weft_atomic_fetch_or(&p->test.worker_mask, 1ull << worker_index,
+                       memory_order_relaxed);
+  weft_atomic_fetch_add(&p->test.inside, 1, memory_order_release);
+  // Bounded, so a case that fails still ends.
+  weft_time_t deadline = weft_time_now() + TEST_TIMEOUT_NS;
+  while (!weft_atomic_load(p->go, memory_order_acquire)) {
+    if (weft_time_now() >= deadline) {
+      // Counted as a late drain: the test fails on it.
+      weft_atomic_fetch_add(&p->test.late_drains, 1, memory_order_relaxed);
+      break;
+    }
+    weft_thread_yield();
+  }
+  weft_atomic_fetch_sub(&p->test.inside, 1, memory_order_relaxed);
+  return WEFT_PROCESS_DRAIN_COMPLETED;
+}
+
+static weft_process_drain_result_t go_drain(weft_process_t* process,
+                                            uint32_t worker_index) {
+  blocking_process_t* p = (blocking_process_t*)process->user_data;
+  weft_atomic_fetch_or(&p->test.worker_mask, 1ull << worker_index,
+                       memory_order_relaxed);
+  weft_atomic_store(p->go, 1, memory_order_release);
+  return WEFT_PROCESS_DRAIN_COMPLETED;
+}
+
+// While a host waits, the standby still runs what the immediate list holds
+// when every other worker is busy: a host drains only compute, so without
+// it a worker blocked on another process (here: every other worker, each
+// waiting for the last process) would wait forever.
+static void test_standby_runs_immediate_work_others_block_on(void** state) {
+  (void)state;
+  uint32_t workers = 0;
+  weft_executor_t* executor = standby_executor_create(&workers);
+  if (!executor) skip();
+  weft_atomic_int32_t go;
+  atomic_init(&go, 0);
+  weft_wait_assist_begin_wait();
+  assert_true(test_wait_all_idle(executor, TEST_TIMEOUT_NS));
+  const uint32_t blocked = workers - 1;
+  blocking_process_t* processes =
+      (blocking_process_t*)calloc(workers, sizeof(*processes));
+  assert_non_null(processes);
+  for (uint32_t i = 0; i < workers; ++i) {
+    test_process_initialize(executor, 1, 1, &processes[i].test);
+    processes[i].test.process.drain =
+        i < blocked ? blocking_drain : go_drain;
+    processes[i].test.process.user_data = &processes[i];
+    processes[i].go = &go;
+  }
+  // Every worker but the standby held (or, where the standby took one of
+  // them, one other worker left free: the case then passes through it).
+  for (uint32_t i = 0; i < blocked; ++i) {
+    weft_process_resume(&processes[i].test.process);
+  }
+  for (uint32_t i = 0; i < blocked; ++i) {
+    assert_true(
+        test_wait_at_least(&processes[i].test.inside, 1, TEST_TIMEOUT_NS));
+  }
+  weft_process_resume(&processes[blocked].test.process);
+  assert_true(test_wait_at_least(&processes[blocked].test.releases, 1,
+                                 TEST_TIMEOUT_NS));
+  for (uint32_t i = 0; i < blocked; ++i) {
+    assert_true(
+        test_wait_at_least(&processes[i].test.releases, 1, TEST_TIMEOUT_NS));
+  }
+  weft_wait_assist_end_wait();
+  assert_int_equal(weft_atomic_load(&go, memory_order_relaxed), 1);
+  // No held worker gave up waiting: the last process ran while they held.
+  for (uint32_t i = 0; i < blocked; ++i) {
+    assert_int_equal(
+        weft_atomic_load(&processes[i].test.late_drains, memory_order_relaxed),
+        0);
+  }
+  weft_executor_release(executor);
+  free(processes);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_budget_n_drained_by_all_workers),
@@ -716,6 +850,8 @@ int main(void) {
       cmocka_unit_test(test_worker_affinity),
       cmocka_unit_test(test_guest_drains_compute_slot),
       cmocka_unit_test(test_guest_sees_full_slot_busy),
+      cmocka_unit_test(test_standby_leaves_compute_to_the_host),
+      cmocka_unit_test(test_standby_runs_immediate_work_others_block_on),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

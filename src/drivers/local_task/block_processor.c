@@ -56,8 +56,10 @@ struct weft_block_processor_context_t {
   uint32_t mapping_count;
   weft_block_op_t* ops;    // one per command of the recording
   uint32_t* region_tiles;  // one per region
-  // min(worker_count, WEFT_BLOCK_CLAIM_LANES).
+  // min(layout_workers, WEFT_BLOCK_CLAIM_LANES).
   uint32_t lane_count;
+  // params.layout_worker_count resolved: what tiles and lanes plan for.
+  uint32_t layout_workers;
   // Set by create: the allocation holding the context.
   weft_allocator_t allocator;
   void* allocation;
@@ -269,7 +271,7 @@ static weft_status_t weft_block_processor_layout_command(
                 ? context->params.tiles_per_worker
                 : WEFT_BLOCK_PROCESSOR_DEFAULT_TILES_PER_WORKER;
         tile_size = weft_block_ceil_div(
-            total, (uint64_t)context->params.worker_count * per_worker);
+            total, (uint64_t)context->layout_workers * per_worker);
       }
       uint64_t least = weft_block_ceil_div(total, WEFT_BLOCK_MAX_COMMAND_TILES);
       if (tile_size < least) tile_size = least;
@@ -375,9 +377,7 @@ static uint32_t weft_block_processor_desired_for(
     desired = 1;
   } else {
     uint32_t tiles = context->region_tiles[region];
-    desired = tiles < context->params.worker_count
-                  ? tiles
-                  : context->params.worker_count;
+    desired = tiles < context->layout_workers ? tiles : context->layout_workers;
   }
   return desired;
 }
@@ -449,8 +449,13 @@ weft_status_t weft_block_processor_context_initialize(
         recording->used_slot_count + recording->late_buffer_count;
     context->ops = (weft_block_op_t*)(base + layout.ops);
     context->region_tiles = (uint32_t*)(base + layout.region_tiles);
-    context->lane_count = params->worker_count < WEFT_BLOCK_CLAIM_LANES
-                              ? params->worker_count
+    context->layout_workers = params->layout_worker_count &&
+                                      params->layout_worker_count <
+                                          params->worker_count
+                                  ? params->layout_worker_count
+                                  : params->worker_count;
+    context->lane_count = context->layout_workers < WEFT_BLOCK_CLAIM_LANES
+                              ? context->layout_workers
                               : WEFT_BLOCK_CLAIM_LANES;
     if (context->lane_count == 0) context->lane_count = 1;
     for (uint32_t l = 0; l < WEFT_BLOCK_CLAIM_LANES; ++l) {

@@ -112,6 +112,9 @@ typedef void (*weft_block_claim_hook_fn_t)(void* user_data,
 typedef struct weft_block_processor_params_t {
   // Workers that may drain the context (>= 1); worker indices are below it.
   uint32_t worker_count;
+  // Drainers the tile layout plans for (tiles, lanes, desired workers):
+  // those that can run at once, when fewer than |worker_count| (0: all).
+  uint32_t layout_worker_count;
   // Dispatch tiles per worker when the recording left the tile size open
   // (0: WEFT_BLOCK_PROCESSOR_DEFAULT_TILES_PER_WORKER).
   uint32_t tiles_per_worker;

@@ -326,6 +326,7 @@ static weft_status_t weft_local_task_compute_prepare(
     weft_block_processor_params_t params;
     memset(&params, 0, sizeof(params));
     params.worker_count = device->drainer_count;
+    params.layout_worker_count = device->layout_drainer_count;
     params.what = what;
     op->compute.failed_command = UINT32_MAX;
     params.failed_command = &op->compute.failed_command;

@@ -496,6 +496,11 @@ static weft_status_t weft_local_task_driver_create_device(
   if (weft_status_is_ok(status)) {
     device->worker_count = weft_executor_worker_count(device->executor);
     device->drainer_count = weft_executor_drainer_count(device->executor);
+    uint32_t cpus = weft_thread_available_cpu_count();
+    uint32_t running = device->drainer_count < cpus ? device->drainer_count
+                                                    : cpus;
+    device->layout_drainer_count =
+        running > device->worker_count ? running : device->worker_count;
     device->control_linger_ns = weft_executor_spin_ns(device->executor);
     status = weft_local_task_explain(&topology, &params, device);
   }

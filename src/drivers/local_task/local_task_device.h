@@ -95,6 +95,10 @@ typedef struct weft_local_task_device_t {
   // Workers plus assisting guests: the drainer indices a compute context
   // and its per-drainer scratch are sized for.
   uint32_t drainer_count;
+  // Drainers a dispatch's tiles are laid out for: the workers, plus guests
+  // while CPUs are left for them (a guest takes a worker's CPU, not one
+  // more: block_processor.h's layout_worker_count).
+  uint32_t layout_drainer_count;
   // How long a control process keeps draining (polling its ready list)
   // after it ran out of ops, before it lets its worker go: the worker's own
   // spin budget (0 when spinning is off), capped. The next op of a host
