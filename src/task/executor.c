@@ -169,9 +169,9 @@ struct weft_executor_t {
             sizeof(weft_atomic_uint32_t)];
   // The worker whose CPU a host in an assisting wait (or draining work it
   // submitted) takes, when every CPU has a worker and there are guests:
-  // while such a host is there the standby neither spins nor is woken, and
-  // goes to sleep at its next idle point, so the host and the other
-  // workers drain one thread per CPU (weft_executor_standby_steps_aside).
+  // while such a host is there the standby drains no compute, does not
+  // spin and is woken last, so the host and the other workers drain one
+  // thread per CPU (weft_executor_standby_steps_aside).
   // UINT32_MAX: none.
   uint32_t standby_index;
 };
