@@ -592,7 +592,8 @@ static void options_and_properties(void** state) {
   weft_device_release(device);
 }
 
-// assist: given, or by default 1 only when the workers leave a CPU free.
+// assist: given, or by default 1 where the workers leave a CPU free or
+// there is a standby worker to give its CPU (two workers or more), else 0.
 static void assist_option(void** state) {
   int64_t value = 0;
   weft_device_t* device = create_device("local-task?workers=2&assist=3",
@@ -605,8 +606,15 @@ static void assist_option(void** state) {
   snprintf(text, sizeof(text), "local-task?workers=%u", cpus);
   device = create_device(text, weft_allocator_system());
   WEFT_ASSERT_OK(weft_device_query_i64(device, "assist.count", &value));
-  assert_int_equal(value, 0);
+  assert_int_equal(value, cpus >= 2 ? 1 : 0);
   weft_device_release(device);
+  // One worker on as many CPUs or fewer: no standby, no guest.
+  if (cpus == 1) {
+    device = create_device("local-task?workers=1", weft_allocator_system());
+    WEFT_ASSERT_OK(weft_device_query_i64(device, "assist.count", &value));
+    assert_int_equal(value, 0);
+    weft_device_release(device);
+  }
   if (cpus > 1) {
     snprintf(text, sizeof(text), "local-task?workers=%u", cpus - 1);
     device = create_device(text, weft_allocator_system());

@@ -408,15 +408,17 @@ static weft_status_t weft_local_task_create_executor(
   weft_executor_options_initialize(&options);
   options.worker_count = topology->worker_count;
   options.guest_count = params->assist_count;
-  // Auto: a waiting thread assists only where it has a CPU of its own.
-  // With assist=1 beside a worker on every CPU, compute wakes keep the
-  // awake workers and the assisting hosts within the CPUs
-  // (weft_executor_wake_drainers: a drainer preempted with a tile stalls
-  // its region for a time slice); that wins a single dispatch but not yet
-  // the decode on the 2-core machine (src/task/README.md, issue 33).
+  // Auto: one guest, so a waiting thread runs the compute it waits for:
+  // on a CPU of its own where the workers leave one, else on the
+  // standby's (the last worker steps aside while a host assists:
+  // src/task/executor.c). Not with one worker on one CPU (no standby: the
+  // host would only share that worker's CPU).
   if (params->assist_count == WEFT_LOCAL_TASK_ASSIST_AUTO) {
     options.guest_count =
-        topology->worker_count < weft_thread_available_cpu_count() ? 1 : 0;
+        topology->worker_count < weft_thread_available_cpu_count() ||
+                topology->worker_count >= 2
+            ? 1
+            : 0;
   }
   options.worker_local_memory_size = WEFT_LOCAL_TASK_WORKER_LOCAL_MEMORY_SIZE;
   if (params->has_spin_us) {
