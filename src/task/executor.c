@@ -351,6 +351,26 @@ static uint64_t weft_executor_yielding_workers(weft_executor_t* executor,
   return yielding;
 }
 
+// Claims one of |idle| (bits of idle word |w|) and notifies it, a wake at
+// |depth|: a spinning one first (no syscall on either side), those on an
+// assisting host's CPU after the others; then sleepers.
+static bool weft_executor_wake_one_of(weft_executor_t* executor, uint32_t w,
+                                      uint64_t idle, uint32_t depth) {
+  if (!idle) return false;
+  uint64_t spinning =
+      weft_atomic_load(&executor->spinning_mask[w], memory_order_relaxed);
+  uint64_t yielding = weft_executor_yielding_workers(executor, w, idle);
+  if (yielding &&
+      weft_executor_claim_one(executor, w, idle & spinning & ~yielding,
+                              depth)) {
+    return true;
+  }
+  if (weft_executor_claim_one(executor, w, idle & spinning, depth)) {
+    return true;
+  }
+  return weft_executor_claim_one(executor, w, idle, depth);
+}
+
 // Claims one idle worker, a spinning one first, and notifies it, a wake at
 // |depth|. Returns false when none is idle. The caller has issued the
 // seq_cst fence.
@@ -360,31 +380,19 @@ static bool weft_executor_wake_one(weft_executor_t* executor, uint32_t depth) {
     uint64_t idle =
         weft_atomic_load(&executor->idle_mask[w], memory_order_seq_cst);
     if (!idle) continue;
-    // The standby stepping aside is the last choice (its word is the last
-    // one holding workers, so the others were tried first).
+    // The standby stepping aside is the last choice, after the others in
+    // their usual order (its word is the last one holding workers, so the
+    // earlier words were tried first).
+    uint64_t standby = 0;
     if (executor->standby_index / 64 == w &&
         weft_executor_hosts_present(executor)) {
-      uint64_t standby = 1ull << (executor->standby_index % 64);
-      if (weft_executor_claim_one(executor, w, idle & ~standby, depth) ||
-          weft_executor_claim_one(executor, w, idle & standby, depth)) {
-        return true;
-      }
-      continue;
+      standby = idle & (1ull << (executor->standby_index % 64));
+      idle &= ~standby;
     }
-    uint64_t spinning =
-        weft_atomic_load(&executor->spinning_mask[w], memory_order_relaxed);
-    // Spinners first (no syscall on either side), those on an assisting
-    // host's CPU after the others; then sleepers.
-    uint64_t yielding = weft_executor_yielding_workers(executor, w, idle);
-    if (yielding &&
-        weft_executor_claim_one(executor, w, idle & spinning & ~yielding,
-                                depth)) {
+    if (weft_executor_wake_one_of(executor, w, idle, depth) ||
+        (standby && weft_executor_claim_one(executor, w, standby, depth))) {
       return true;
     }
-    if (weft_executor_claim_one(executor, w, idle & spinning, depth)) {
-      return true;
-    }
-    if (weft_executor_claim_one(executor, w, idle, depth)) return true;
   }
   return false;
 }
