@@ -14,12 +14,15 @@
 //    no futex call: no thread sleeps or is woken from sleep;
 //  - a small fill submitted ready by a host runs on the host: no wake and
 //    no push on the immediate list per fill (the control process is not
-//    involved; only the device's start-up may straggle into the count).
+//    involved; only the device's start-up may straggle into the count);
+//  - on 2 CPUs with a standby, a dispatch a host issued while the lane was
+//    busy is installed by the worker there without waking the standby.
 // (A chain of dispatches issued by the drainers that finish each link is
 // not asserted: whether the control process is idle when a link ends
 // depends on timing; its counts are in src/task/README.md.)
 // Worker counts above the CPUs are fine: such an executor never spins, and
 // the counts of its design do not need the cores.
+// sched_setaffinity needs _GNU_SOURCE, which the build defines.
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
 // clang-format off
 #include <setjmp.h>
@@ -29,6 +32,8 @@
 // clang-format on
 
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +50,29 @@ static int empty_kernel(const weft_dispatch_state_t* dispatch,
   return 0;
 }
 
+// Set by the host to let gate_kernel return.
+static atomic_int gate_open;
+
+// Holds its drainer until the host opens the gate (fails after 60 s, so a
+// broken test cannot hang).
+static int gate_kernel(const weft_dispatch_state_t* dispatch,
+                       const weft_workgroup_state_t* workgroup) {
+  (void)dispatch;
+  (void)workgroup;
+  const weft_time_t give_up = weft_time_now() + 60ll * 1000 * 1000 * 1000;
+  while (!atomic_load(&gate_open)) {
+    if (weft_time_now() > give_up) return 1;
+  }
+  return 0;
+}
+
 static const weft_kernel_def_t kKernels[] = {
     {"empty", empty_kernel, 0, 0, {1, 1, 1}, 0},
+    {"gate", gate_kernel, 0, 0, {1, 1, 1}, 0},
 };
 
 static const weft_kernel_library_t kLibrary = {
-    WEFT_KERNEL_ABI_VERSION, "local_task_counts_test", 1, kKernels};
+    WEFT_KERNEL_ABI_VERSION, "local_task_counts_test", 2, kKernels};
 
 static const weft_kernel_library_t* query_library(uint32_t abi_version) {
   return abi_version == WEFT_KERNEL_ABI_VERSION ? &kLibrary : NULL;
@@ -80,14 +102,22 @@ static void session_close(session_t* session) {
   weft_device_release(session->device);
 }
 
-// One dispatch of |workgroups| empty workgroups, waited for by this thread.
-static void dispatch_and_wait(session_t* session, uint32_t workgroups) {
+// Submits |workgroups| workgroups of kernel |ordinal| (ready at once);
+// returns the value its signal sets.
+static uint64_t dispatch(session_t* session, uint32_t ordinal,
+                         uint32_t workgroups) {
   const uint32_t count[3] = {workgroups, 1, 1};
   uint64_t value = ++session->value;
   WEFT_ASSERT_OK(weft_device_queue_dispatch(
       session->device, WEFT_QUEUE_AFFINITY_ANY, weft_semaphore_list_empty(),
-      weft_cts_list1(&session->semaphore, &value), session->executable, 0,
-      count, 0, NULL, 0, NULL));
+      weft_cts_list1(&session->semaphore, &value), session->executable,
+      ordinal, count, 0, NULL, 0, NULL));
+  return value;
+}
+
+// One dispatch of |workgroups| empty workgroups, waited for by this thread.
+static void dispatch_and_wait(session_t* session, uint32_t workgroups) {
+  uint64_t value = dispatch(session, 0, workgroups);
   WEFT_ASSERT_OK(weft_semaphore_wait(session->semaphore, value,
                                      weft_timeout_infinite()));
 }
@@ -322,6 +352,63 @@ static void fill_runs_on_the_submitting_host(void** state) {
   }
 }
 
+// 2 CPUs, 2 workers and a guest: the second worker is the standby, whose
+// CPU a waiting host takes. A host issues dispatch B while A holds the
+// lane (a worker runs A's one workgroup, held at a gate), opens the gate
+// and does not wait yet: the worker that finishes A installs B, and its
+// wakes for B's tiles must count the host, which is on its way to wait,
+// as the wakes at B's issue did. So none is issued: that worker and the
+// host already take both CPUs. Before, the install counted no host and
+// woke the standby (measured: a futex wake and a third runnable thread on
+// 2 CPUs for about one DispatchTiles in five, 1.5x its time). The host
+// only polls, so no wait of its own wakes anyone.
+static void install_counts_the_issuing_host(void** state) {
+  (void)state;
+  cpu_set_t saved;
+  CPU_ZERO(&saved);
+  assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  if (CPU_COUNT(&saved) < 2) skip();
+  // The process's first two CPUs: the workers inherit this thread's mask.
+  cpu_set_t two;
+  CPU_ZERO(&two);
+  for (int cpu = 0, taken = 0; cpu < CPU_SETSIZE && taken < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &saved)) {
+      CPU_SET(cpu, &two);
+      ++taken;
+    }
+  }
+  assert_int_equal(sched_setaffinity(0, sizeof(two), &two), 0);
+  assert_int_equal(weft_thread_available_cpu_count(), 2);
+  session_t session;
+  session_open(&session, "local-task?workers=2&assist=1&spin_us=0");
+  // The device's start-up schedules its processes once: let that land
+  // first (a worker held at the gate would otherwise leave it for later).
+  for (int i = 0; i < 4; ++i) dispatch_and_wait(&session, 4096);
+  weft_sleep_until(weft_time_now() + 20 * 1000 * 1000);
+  atomic_store(&gate_open, 0);
+  const uint64_t a = dispatch(&session, 1, 1);
+  const uint64_t b = dispatch(&session, 0, 4096);
+  // Let every wake of the two issues land and the other worker sleep.
+  weft_sleep_until(weft_time_now() + 20 * 1000 * 1000);
+  weft_sched_counters_reset();
+  atomic_store(&gate_open, 1);
+  uint64_t reached = 0;
+  do {
+    weft_sleep_until(weft_time_now() + 1000 * 1000);
+    WEFT_ASSERT_OK(weft_semaphore_query(session.semaphore, &reached));
+  } while (reached < b);
+  weft_sched_counts_t counts;
+  weft_sched_counters_snapshot(&counts);
+  session_close(&session);
+  assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+  assert_true(a < b);
+  if (counts.values[WEFT_SCHED_WAKE] != 0) {
+    fail_msg("the install of a dispatch a host issued woke %llu workers "
+             "(want 0: the installing worker and the host take both CPUs)",
+             (unsigned long long)counts.values[WEFT_SCHED_WAKE]);
+  }
+}
+
 int main(void) {
   weft_sched_counters_enable(true);
   const struct CMUnitTest tests[] = {
@@ -331,6 +418,7 @@ int main(void) {
       cmocka_unit_test(wake_depth_is_logarithmic),
       cmocka_unit_test(no_futex_onto_spinning_workers),
       cmocka_unit_test(fill_runs_on_the_submitting_host),
+      cmocka_unit_test(install_counts_the_issuing_host),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

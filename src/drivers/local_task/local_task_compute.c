@@ -152,11 +152,11 @@ static weft_local_task_op_t* weft_local_task_compute_pop(
   return op;
 }
 
-// As the lane's owner: frees the completed item and installs the next one,
-// cancelling queued items that have not started when the device is shutting
-// down. Returns what the drain reports.
+// As the lane's owner, drainer |worker_index|: frees the completed item and
+// installs the next one, cancelling queued items that have not started when
+// the device is shutting down. Returns what the drain reports.
 static weft_process_drain_result_t weft_local_task_compute_release_and_install(
-    weft_local_task_compute_t* compute) {
+    weft_local_task_compute_t* compute, uint32_t worker_index) {
   weft_local_task_device_t* device =
       weft_local_task_compute_queue(compute)->device;
   weft_local_task_op_t* op =
@@ -182,9 +182,19 @@ static weft_process_drain_result_t weft_local_task_compute_release_and_install(
   weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_DID_WORK;
   if (next) {
     weft_atomic_store(&compute->current, next, memory_order_relaxed);
+    // A worker installing what a host issued counts that host, which is on
+    // its way to wait for it (a host installing it is counted already).
+    // Without this, on 2 CPUs with a standby, every DispatchTiles whose
+    // issue found the lane still releasing woke the standby (a futex wake
+    // and a third runnable thread), and the awake standby kept the other
+    // worker from spinning, so the next dispatch woke it with a futex too.
+    const bool count_host = next->compute.host_issued &&
+                            worker_index < device->worker_count;
+    if (count_host) weft_executor_host_drain_begin(device->executor);
     weft_process_set_desired_workers(
         &compute->process,
         weft_block_processor_desired_workers(next->compute.context));
+    if (count_host) weft_executor_host_drain_end(device->executor);
     // Release: publishes |current| (and the item) to workers entering with
     // the flags clear.
     weft_atomic_fetch_and(
@@ -219,7 +229,7 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
   weft_local_task_lane_entry_t entry =
       weft_local_task_compute_enter(compute, &state);
   if (entry == WEFT_LOCAL_TASK_LANE_OWNER) {
-    result = weft_local_task_compute_release_and_install(compute);
+    result = weft_local_task_compute_release_and_install(compute, worker_index);
   } else if (entry == WEFT_LOCAL_TASK_LANE_ENTERED &&
              !(state & (WEFT_LOCAL_TASK_COMPUTE_CLOSED |
                         WEFT_LOCAL_TASK_COMPUTE_RELEASING))) {
@@ -265,7 +275,7 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
   }
   if (entry == WEFT_LOCAL_TASK_LANE_ENTERED &&
       weft_local_task_compute_leave(compute)) {
-    result = weft_local_task_compute_release_and_install(compute);
+    result = weft_local_task_compute_release_and_install(compute, worker_index);
   } else if (entry != WEFT_LOCAL_TASK_LANE_OWNER && !ran_tiles &&
              weft_executor_is_oversubscribed(
                  weft_local_task_compute_queue(compute)->device->executor)) {

@@ -16,6 +16,7 @@ weft_status_t weft_local_task_op_acquire(weft_local_task_queue_t* queue,
   if (!weft_status_is_ok(status)) return status;
   weft_local_task_op_t* op = (weft_local_task_op_t*)record->driver;
   op->queue = queue;
+  op->compute.host_issued = false;
   // A dispatch is compiled now, on the submitting thread, into a recording
   // that holds its own references; the bindings become late fixups mapped
   // when the op runs (transient buffers work). Only its lists are captured.

@@ -45,6 +45,11 @@ struct weft_local_task_op_t {
     // EXECUTE: the command buffer's command behind a failure (UINT32_MAX:
     // none), written by the processor (block_processor.h).
     uint32_t failed_command;
+    // Issued by a host outside this device's drains (weft_local_task_issue),
+    // which most likely waits for it next, assisting: when a worker installs
+    // it later (the lane was busy at the issue), the wakes for its tiles
+    // count that host as taking a CPU, as the wakes at its issue did.
+    bool host_issued;
   } compute;
 };
 

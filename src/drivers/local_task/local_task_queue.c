@@ -292,6 +292,7 @@ static void weft_local_task_issue(weft_local_task_queue_t* queue,
     weft_local_task_push_ready(queue, op);
     return;
   }
+  op->compute.host_issued = true;
   weft_executor_host_drain_begin(device->executor);
   weft_local_task_push_ready_here(
       queue, op, WEFT_LOCAL_TASK_NO_DRAINER,
