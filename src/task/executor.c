@@ -1529,6 +1529,16 @@ uint32_t weft_executor_drainer_count(const weft_executor_t* executor) {
   return executor->worker_count + executor->guest_count;
 }
 
+uint32_t weft_executor_drainer_seat(const weft_executor_t* executor,
+                                    uint32_t drainer_index) {
+  if (drainer_index < executor->worker_count ||
+      executor->standby_index == UINT32_MAX) {
+    return drainer_index;
+  }
+  uint32_t guest = drainer_index - executor->worker_count;
+  return guest == 0 ? executor->standby_index : drainer_index - 1;
+}
+
 void* weft_executor_worker_local_memory(weft_executor_t* executor,
                                         uint32_t worker_index,
                                         size_t* out_size) {

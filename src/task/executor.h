@@ -89,6 +89,16 @@ uint32_t weft_executor_worker_count(const weft_executor_t* executor);
 // per drainer (scratch, claim state) needs this many.
 uint32_t weft_executor_drainer_count(const weft_executor_t* executor);
 
+// Returns the seat drainer |drainer_index| takes in a layout of work split
+// among drainers (a dispatch's claim lanes): a worker's is its index; the
+// first guest's is the standby's when there is one (that guest runs in the
+// standby's place, and the standby drains no compute meanwhile), each
+// other guest's the next after the workers'. Drainers that run at once
+// thus hold distinct seats, so each starts on work of its own and keeps
+// it from one dispatch to the next (the data stays in its cache).
+uint32_t weft_executor_drainer_seat(const weft_executor_t* executor,
+                                    uint32_t drainer_index);
+
 // Returns drainer |worker_index|'s scratch memory (64-byte aligned) and its
 // size in |out_size| (may be NULL); NULL when none was asked for. Only that
 // worker (or a drain running on it) should touch it.

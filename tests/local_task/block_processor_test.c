@@ -2,7 +2,8 @@
 // draining one context, workgroup counts from 1 to 100,000, transfers split
 // in tiles, region ordering, tile claiming across region transitions with
 // stale workers, failures, processor ids and per-worker scratch memory,
-// the desired worker count, submission-time errors.
+// the lane a drainer's seat starts it on, the desired worker count,
+// submission-time errors.
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -656,6 +657,69 @@ static void processor_ids_and_scratch_per_worker(void** state) {
   weft_executable_release(executable);
 }
 
+// --- Seats
+
+// Records the tile of each claim a drainer starts holding nothing.
+typedef struct first_claims_t {
+  uint32_t count;
+  uint32_t tiles[8];
+} first_claims_t;
+
+static void record_first_claim(void* user_data, uint32_t worker_index,
+                               uint32_t epoch, uint32_t tile) {
+  first_claims_t* claims = (first_claims_t*)user_data;
+  if (claims->count < 8) claims->tiles[claims->count] = tile;
+  ++claims->count;
+}
+
+// The tile drainer |worker| claims first in one 8-tile dispatch laid out
+// for two drainers (two lanes: tiles 0-3 and 4-7) among three worker
+// indices, with |seats| (NULL: each index is its own seat).
+static uint32_t first_tile_claimed(const weft_block_recording_t* recording,
+                                   const uint32_t* seats, uint32_t worker) {
+  first_claims_t claims = {0};
+  weft_block_processor_params_t params = {0};
+  params.worker_count = 3;
+  params.layout_worker_count = 2;
+  params.seats = seats;
+  params.claim_hook = record_first_claim;
+  params.claim_hook_user_data = &claims;
+  weft_block_processor_context_t* context = NULL;
+  assert_ok(weft_block_processor_context_create(
+      recording, kNoTable, &params, weft_allocator_system(), &context));
+  while (weft_block_processor_drain(context, worker, NULL, 0) !=
+         WEFT_BLOCK_DRAIN_COMPLETED) {
+  }
+  assert_ok(weft_block_processor_consume_status(context));
+  weft_block_processor_context_free(context);
+  assert_true(claims.count >= 1);
+  return claims.tiles[0];
+}
+
+// A drainer starts claiming on its seat's lane, not its index's: a host
+// drainer (index 2) seated in the standby's place (seat 1) starts on lane
+// 1, so it and worker 0 each keep a lane of their own from one dispatch to
+// the next; without the seats index 2 shares worker 0's lane 0.
+static void seats_pick_the_first_lane(void** state) {
+  (void)state;
+  weft_executable_t* executable = test_executable();
+  test_commands_t list = {0};
+  test_commands_push(&list, test_dispatch(executable, KERNEL_EMPTY, 8, 1, 1, 0,
+                                          NULL, 0, NULL));
+  weft_block_builder_options_t options = {0};
+  options.dispatch_tile_size = 1;
+  weft_block_recording_t* recording = test_build(&list, &options);
+  const uint32_t seats[3] = {0, 1, 1};
+  assert_int_equal(first_tile_claimed(recording, seats, 0), 0);
+  assert_int_equal(first_tile_claimed(recording, seats, 1), 4);
+  assert_int_equal(first_tile_claimed(recording, seats, 2), 4);
+  assert_int_equal(first_tile_claimed(recording, NULL, 1), 4);
+  assert_int_equal(first_tile_claimed(recording, NULL, 2), 0);
+  weft_block_recording_free(recording);
+  test_commands_free(&list);
+  weft_executable_release(executable);
+}
+
 // --- Scheduling signals
 
 typedef struct ready_log_t {
@@ -991,6 +1055,7 @@ int main(void) {
       cmocka_unit_test(kernel_failure_stops_later_regions),
       cmocka_unit_test(abort_skips_remaining_work),
       cmocka_unit_test(processor_ids_and_scratch_per_worker),
+      cmocka_unit_test(seats_pick_the_first_lane),
       cmocka_unit_test(desired_workers_follow_regions),
       cmocka_unit_test(no_work_while_last_tile_runs),
       cmocka_unit_test(submission_errors),

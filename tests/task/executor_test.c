@@ -717,6 +717,36 @@ static weft_executor_t* standby_executor_create(uint32_t* out_workers) {
   return executor;
 }
 
+// Seats: each worker its own; with a standby the first guest takes the
+// standby's (the host runs in its place) and a second guest the next after
+// the workers'; without one every guest keeps its index.
+static void test_drainer_seats(void** state) {
+  (void)state;
+  uint32_t cpus = weft_thread_available_cpu_count();
+  weft_executor_options_t options;
+  weft_executor_options_initialize(&options);
+  options.worker_count = cpus < 2 ? 2 : cpus;  // workers on every CPU
+  options.guest_count = 2;
+  weft_executor_t* executor = NULL;
+  assert_true(weft_status_is_ok(
+      weft_executor_create(&options, weft_allocator_system(), &executor)));
+  const uint32_t workers = options.worker_count;
+  for (uint32_t i = 0; i < workers; ++i) {
+    assert_int_equal(weft_executor_drainer_seat(executor, i), i);
+  }
+  assert_int_equal(weft_executor_drainer_seat(executor, workers), workers - 1);
+  assert_int_equal(weft_executor_drainer_seat(executor, workers + 1), workers);
+  weft_executor_release(executor);
+  // One worker: no standby (a host assists beside it).
+  options.worker_count = 1;
+  assert_true(weft_status_is_ok(
+      weft_executor_create(&options, weft_allocator_system(), &executor)));
+  for (uint32_t i = 0; i < 3; ++i) {
+    assert_int_equal(weft_executor_drainer_seat(executor, i), i);
+  }
+  weft_executor_release(executor);
+}
+
 // While a host is in an assisting wait the standby drains no compute:
 // that CPU is the host's, and a third drainer on it would be preempted
 // holding a tile. The host here never drains, so the other workers do all
@@ -850,6 +880,7 @@ int main(void) {
       cmocka_unit_test(test_worker_affinity),
       cmocka_unit_test(test_guest_drains_compute_slot),
       cmocka_unit_test(test_guest_sees_full_slot_busy),
+      cmocka_unit_test(test_drainer_seats),
       cmocka_unit_test(test_standby_leaves_compute_to_the_host),
       cmocka_unit_test(test_standby_runs_immediate_work_others_block_on),
   };

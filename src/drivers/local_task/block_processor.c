@@ -875,11 +875,14 @@ static weft_block_drain_result_t weft_block_processor_drain_shared(
   uint32_t hint = UINT32_MAX;
   bool did_work = false;
   weft_block_drain_result_t result = WEFT_BLOCK_DRAIN_NO_WORK;
-  // Lanes are tried from the worker's own; |lane_offset| lanes past it were
-  // found exhausted in |lane_epoch| (a lane's next tile only grows within an
-  // epoch, so they are not read again).
+  // Lanes are tried from the worker's own (its seat's); |lane_offset| lanes
+  // past it were found exhausted in |lane_epoch| (a lane's next tile only
+  // grows within an epoch, so they are not read again).
   const uint32_t lane_count = context->lane_count;
-  const uint32_t home = worker_index % lane_count;
+  const uint32_t seat = context->params.seats
+                            ? context->params.seats[worker_index]
+                            : worker_index;
+  const uint32_t home = seat % lane_count;
   uint32_t lane_epoch = UINT32_MAX;
   uint32_t lane_offset = 0;
   for (;;) {

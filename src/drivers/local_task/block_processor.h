@@ -115,6 +115,13 @@ typedef struct weft_block_processor_params_t {
   // Drainers the tile layout plans for (tiles, lanes, desired workers):
   // those that can run at once, when fewer than |worker_count| (0: all).
   uint32_t layout_worker_count;
+  // May be NULL (each worker's seat is its index). Otherwise |worker_count|
+  // entries: the seat of each worker index, which picks the claim lane it
+  // starts on (seat % lanes). Workers that drain at once should hold
+  // distinct seats: each then runs the same tiles from one dispatch to the
+  // next instead of taking turns on a shared lane. Read during drains: it
+  // must outlive the context.
+  const uint32_t* seats;
   // Dispatch tiles per worker when the recording left the tile size open
   // (0: WEFT_BLOCK_PROCESSOR_DEFAULT_TILES_PER_WORKER).
   uint32_t tiles_per_worker;

@@ -337,6 +337,7 @@ static weft_status_t weft_local_task_compute_prepare(
     memset(&params, 0, sizeof(params));
     params.worker_count = device->drainer_count;
     params.layout_worker_count = device->layout_drainer_count;
+    params.seats = device->drainer_seats;
     params.what = what;
     op->compute.failed_command = UINT32_MAX;
     params.failed_command = &op->compute.failed_command;

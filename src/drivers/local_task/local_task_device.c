@@ -120,6 +120,7 @@ static void weft_local_task_device_free(weft_local_task_device_t* device,
     weft_local_task_queue_deinitialize(&device->queues[i]);
   }
   weft_allocator_free_aligned(allocator, device->queues);
+  weft_allocator_free(allocator, device->drainer_seats);
   weft_queue_scheduler_deinitialize(&device->scheduler);
   weft_allocator_free(allocator, device->topology_explanation);
   weft_device_deinitialize(&device->base);
@@ -504,6 +505,15 @@ static weft_status_t weft_local_task_driver_create_device(
     device->layout_drainer_count =
         running > device->worker_count ? running : device->worker_count;
     device->control_linger_ns = weft_executor_spin_ns(device->executor);
+    status = weft_allocator_malloc(
+        allocator, (size_t)device->drainer_count * sizeof(uint32_t),
+        (void**)&device->drainer_seats);
+  }
+  if (weft_status_is_ok(status)) {
+    for (uint32_t i = 0; i < device->drainer_count; ++i) {
+      device->drainer_seats[i] =
+          weft_executor_drainer_seat(device->executor, i);
+    }
     status = weft_local_task_explain(&topology, &params, device);
   }
   if (weft_status_is_ok(status)) {

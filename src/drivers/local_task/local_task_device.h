@@ -99,6 +99,9 @@ typedef struct weft_local_task_device_t {
   // while CPUs are left for them (a guest takes a worker's CPU, not one
   // more: block_processor.h's layout_worker_count).
   uint32_t layout_drainer_count;
+  // Each drainer index's seat in a dispatch's claim lanes
+  // (weft_executor_drainer_seat): |drainer_count| entries.
+  uint32_t* drainer_seats;
   // How long a control process keeps draining (polling its ready list)
   // after it ran out of ops, before it lets its worker go: the worker's own
   // spin budget (0 when spinning is off), capped. The next op of a host
