@@ -63,6 +63,7 @@ void weft_semaphore_initialize(const weft_semaphore_vtable_t* vtable,
                                weft_semaphore_t* out_semaphore) {
   weft_resource_initialize(WEFT_RESOURCE_TYPE_SEMAPHORE, vtable,
                            &out_semaphore->resource);
+  out_semaphore->vtable = vtable;
   out_semaphore->allocator = allocator;
   weft_slim_mutex_initialize(&out_semaphore->mutex);
   atomic_init(&out_semaphore->current_value, initial_value);

@@ -87,7 +87,12 @@ struct weft_semaphore_t {
   weft_resource_t resource;
 
   // Read-mostly: set at create, at the first failure and by set_name.
-  alignas(64) weft_allocator_t allocator;
+  // |vtable| is the resource's, copied here: every call reads it, and the
+  // resource's line is written by each retain and release (a VM await
+  // retains what it waits on), so a signaller reading it there took that
+  // line from the waiter on every signal.
+  alignas(64) const weft_semaphore_vtable_t* vtable;
+  weft_allocator_t allocator;
   // The first failure; immutable once |failed| is 1.
   weft_status_t failure_status;
   // When it failed, in the order of every failure of the process (set with
@@ -137,7 +142,7 @@ void weft_semaphore_deinitialize(weft_semaphore_t* semaphore);
 
 static inline const weft_semaphore_vtable_t* weft_semaphore_vtable(
     const weft_semaphore_t* semaphore) {
-  return (const weft_semaphore_vtable_t*)semaphore->resource.vtable;
+  return semaphore->vtable;
 }
 
 // Registers |timepoint| like weft_semaphore_register_timepoint, to fire
@@ -164,8 +169,7 @@ void weft_semaphore_advance_issued(weft_semaphore_t* semaphore,
 // natively (the vtable's is_native).
 static inline bool weft_semaphore_is_native(const weft_semaphore_t* semaphore,
                                             weft_domain_t domain) {
-  const weft_semaphore_vtable_t* vtable =
-      (const weft_semaphore_vtable_t*)semaphore->resource.vtable;
+  const weft_semaphore_vtable_t* vtable = semaphore->vtable;
   return vtable->is_native && vtable->is_native(semaphore, domain);
 }
 
