@@ -52,6 +52,12 @@ static const weft_semaphore_vtable_t kWeftHostSemaphoreVtable = {
 
 _Static_assert(offsetof(weft_semaphore_t, resource) == 0,
                "weft_semaphore_t must start with its weft_resource_t");
+// Every call reads the vtable; retain and release write the resource's
+// reference count (semaphore_impl.h): keep them on different lines.
+_Static_assert(offsetof(weft_semaphore_t, vtable) / 64 !=
+                   offsetof(weft_semaphore_t, resource.ref_count) / 64,
+               "the semaphore's vtable copy must not share the reference "
+               "count's cache line");
 
 //===----------------------------------------------------------------------===//
 // Lifetime and names
