@@ -134,12 +134,19 @@ constexpr int64_t kRoundTrips = 2000;
 void VmAwait(benchmark::State& state, int through_loop) {
   weft_bench_vm_t* vm = nullptr;
   if (!Ok(state, weft_bench_vm_create(&vm), "weft_bench_vm_create")) return;
+  weft_bench_await_partner_t* partner = nullptr;
+  if (!Ok(state, weft_bench_await_partner_create(kRoundTrips, &partner),
+          "weft_bench_await_partner_create")) {
+    weft_bench_vm_destroy(vm);
+    return;
+  }
   for (auto _ : state) {
-    if (!Ok(state, weft_bench_vm_await(vm, kRoundTrips, through_loop),
+    if (!Ok(state, weft_bench_vm_await(vm, partner, through_loop),
             "weft_bench_vm_await")) {
       break;
     }
   }
+  weft_bench_await_partner_destroy(partner);
   state.counters["ns_per_round_trip"] = benchmark::Counter(
       static_cast<double>(state.iterations()) *
           static_cast<double>(kRoundTrips),

@@ -250,25 +250,77 @@ weft_status_t weft_bench_vm_run(weft_bench_vm_t* vm,
 // VmAwait
 //===----------------------------------------------------------------------===//
 
-typedef struct weft_bench_partner_t {
+// The partner thread lives as long as the bench: a thread made for each
+// round starts, as often as not, on the caller's CPU, and the two then
+// spin and yield on one CPU (about 3 us a round trip on 2 vCPUs) until the
+// kernel moves one, which a round of a few hundred microseconds rarely
+// outlasts.
+struct weft_bench_await_partner_t {
+  // Round r may start once |go| reaches r; |a| and |b| are that round's
+  // pair, set before the signal (each retained for the partner).
+  weft_semaphore_t* go;
   weft_semaphore_t* a;
   weft_semaphore_t* b;
   int64_t round_trips;
-} weft_bench_partner_t;
+  uint64_t round;
+  weft_thread_t* thread;
+};
 
-// Waits for a >= i, then signals b = i, for every i.
+// Each round: waits for a >= i, then signals b = i, for every i.
 static int weft_bench_partner_main(void* user_data) {
-  weft_bench_partner_t* partner = (weft_bench_partner_t*)user_data;
+  weft_bench_await_partner_t* partner = (weft_bench_await_partner_t*)user_data;
   const weft_timeout_t forever = {WEFT_TIMEOUT_ABSOLUTE,
                                   WEFT_TIME_INFINITE_FUTURE};
-  for (int64_t i = 1; i <= partner->round_trips; ++i) {
+  for (uint64_t round = 1;; ++round) {
     if (!weft_status_is_ok(
-            weft_semaphore_wait(partner->a, (uint64_t)i, forever))) {
+            weft_semaphore_wait(partner->go, round, forever))) {
       break;
     }
-    weft_status_ignore(weft_semaphore_signal(partner->b, (uint64_t)i));
+    weft_semaphore_t* a = partner->a;
+    weft_semaphore_t* b = partner->b;
+    for (int64_t i = 1; i <= partner->round_trips; ++i) {
+      if (!weft_status_is_ok(weft_semaphore_wait(a, (uint64_t)i, forever))) {
+        break;
+      }
+      weft_status_ignore(weft_semaphore_signal(b, (uint64_t)i));
+    }
+    weft_semaphore_release(a);
+    weft_semaphore_release(b);
   }
   return 0;
+}
+
+weft_status_t weft_bench_await_partner_create(int64_t round_trips,
+                                         weft_bench_await_partner_t** out) {
+  *out = NULL;
+  weft_allocator_t allocator = weft_allocator_system();
+  weft_bench_await_partner_t* partner = NULL;
+  weft_status_t status =
+      weft_allocator_malloc(allocator, sizeof(*partner), (void**)&partner);
+  if (!weft_status_is_ok(status)) return status;
+  partner->round_trips = round_trips;
+  status = weft_semaphore_create(allocator, 0, &partner->go);
+  if (weft_status_is_ok(status)) {
+    status = weft_thread_create(weft_bench_partner_main, partner, NULL,
+                                allocator, &partner->thread);
+  }
+  if (weft_status_is_ok(status)) {
+    *out = partner;
+  } else {
+    weft_bench_await_partner_destroy(partner);
+  }
+  return status;
+}
+
+void weft_bench_await_partner_destroy(weft_bench_await_partner_t* partner) {
+  if (!partner) return;
+  if (partner->thread) {
+    weft_semaphore_fail(partner->go,
+                        WEFT_STATUS(CANCELLED, "await partner destroyed"));
+    weft_thread_join(partner->thread);
+  }
+  weft_semaphore_release(partner->go);
+  weft_allocator_free(weft_allocator_system(), partner);
 }
 
 typedef struct weft_bench_await_result_t {
@@ -286,18 +338,28 @@ static void weft_bench_await_done(void* user_data,
   result->done = 1;
 }
 
-weft_status_t weft_bench_vm_await(weft_bench_vm_t* vm, int64_t round_trips,
+weft_status_t weft_bench_vm_await(weft_bench_vm_t* vm,
+                                  weft_bench_await_partner_t* partner,
                                   int through_loop) {
   weft_allocator_t allocator = weft_allocator_system();
-  weft_bench_partner_t partner = {NULL, NULL, round_trips};
-  weft_status_t status = weft_semaphore_create(allocator, 0, &partner.a);
+  const int64_t round_trips = partner->round_trips;
+  weft_semaphore_t* a = NULL;
+  weft_semaphore_t* b = NULL;
+  weft_status_t status = weft_semaphore_create(allocator, 0, &a);
   if (weft_status_is_ok(status)) {
-    status = weft_semaphore_create(allocator, 0, &partner.b);
+    status = weft_semaphore_create(allocator, 0, &b);
   }
-  weft_thread_t* thread = NULL;
   if (weft_status_is_ok(status)) {
-    status = weft_thread_create(weft_bench_partner_main, &partner, NULL,
-                                allocator, &thread);
+    // The partner's references, released at the end of its round.
+    weft_semaphore_retain(a);
+    weft_semaphore_retain(b);
+    partner->a = a;
+    partner->b = b;
+    status = weft_semaphore_signal(partner->go, ++partner->round);
+    if (!weft_status_is_ok(status)) {
+      weft_semaphore_release(a);
+      weft_semaphore_release(b);
+    }
   }
   if (weft_status_is_ok(status) && through_loop) {
     weft_vm_loop_t* loop = NULL;
@@ -306,8 +368,8 @@ weft_status_t weft_bench_vm_await(weft_bench_vm_t* vm, int64_t round_trips,
     weft_bench_await_result_t result = {WEFT_OK, 0};
     if (weft_status_is_ok(status)) {
       weft_vm_value_t args[3] = {
-          {.type = WEFT_VM_TYPE_REF, .ref = {partner.a, &kBenchSemaphoreType}},
-          {.type = WEFT_VM_TYPE_REF, .ref = {partner.b, &kBenchSemaphoreType}},
+          {.type = WEFT_VM_TYPE_REF, .ref = {a, &kBenchSemaphoreType}},
+          {.type = WEFT_VM_TYPE_REF, .ref = {b, &kBenchSemaphoreType}},
           {.type = WEFT_VM_TYPE_I64, .i64 = round_trips}};
       status = weft_vm_loop_submit(loop, vm->context, "programs.pingpong",
                                    args, 3, 1, weft_bench_await_done, &result,
@@ -322,19 +384,18 @@ weft_status_t weft_bench_vm_await(weft_bench_vm_t* vm, int64_t round_trips,
     const weft_timeout_t forever = {WEFT_TIMEOUT_ABSOLUTE,
                                     WEFT_TIME_INFINITE_FUTURE};
     for (int64_t i = 1; weft_status_is_ok(status) && i <= round_trips; ++i) {
-      status = weft_semaphore_signal(partner.a, (uint64_t)i);
+      status = weft_semaphore_signal(a, (uint64_t)i);
       if (weft_status_is_ok(status)) {
-        status = weft_semaphore_wait(partner.b, (uint64_t)i, forever);
+        status = weft_semaphore_wait(b, (uint64_t)i, forever);
       }
     }
   }
-  if (!weft_status_is_ok(status) && partner.a) {
-    // Unblock the partner.
-    weft_semaphore_fail(partner.a, WEFT_STATUS(CANCELLED, "bench stopped"));
+  if (!weft_status_is_ok(status) && a) {
+    // Ends the partner's round.
+    weft_semaphore_fail(a, WEFT_STATUS(CANCELLED, "bench stopped"));
   }
-  if (thread) weft_thread_join(thread);
-  weft_semaphore_release(partner.a);
-  weft_semaphore_release(partner.b);
+  weft_semaphore_release(a);
+  weft_semaphore_release(b);
   return status;
 }
 

@@ -34,12 +34,20 @@ weft_status_t weft_bench_vm_run(weft_bench_vm_t* vm,
                                 weft_bench_vm_program_t program, int64_t n,
                                 uint64_t* out_bits);
 
-// VmAwait: |round_trips| round trips with a partner thread over two
-// semaphores (the partner waits for a >= i and signals b = i). With
-// |through_loop| the caller's side is a VM invocation on a loop (it
-// signals a and awaits b, yielding until the partner's signal hands it
-// back); without, it is the host doing the same with a blocking wait.
-weft_status_t weft_bench_vm_await(weft_bench_vm_t* vm, int64_t round_trips,
+// VmAwait: a partner thread (made once, with the partner) and rounds of
+// |round_trips| round trips with it over two fresh semaphores (the partner
+// waits for a >= i and signals b = i).
+typedef struct weft_bench_await_partner_t weft_bench_await_partner_t;
+weft_status_t weft_bench_await_partner_create(int64_t round_trips,
+                                         weft_bench_await_partner_t** out);
+void weft_bench_await_partner_destroy(weft_bench_await_partner_t* partner);
+
+// One round. With |through_loop| the caller's side is a VM invocation on a
+// loop (it signals a and awaits b, yielding until the partner's signal
+// hands it back); without, it is the host doing the same with a blocking
+// wait.
+weft_status_t weft_bench_vm_await(weft_bench_vm_t* vm,
+                                  weft_bench_await_partner_t* partner,
                                   int through_loop);
 
 // Parks |count| invocations on a loop, each awaiting one semaphore through

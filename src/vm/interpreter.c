@@ -277,6 +277,15 @@ static weft_status_t weft_vm_call_native_inline(
   check_frame.native_signature = signature;
   weft_status_t status = weft_vm_check_native_args(&check_frame, values);
   if (weft_status_is_ok(status)) status = native->fn(&call);
+  // A wait met while its owner spins resumes the call here: no frame, no
+  // trip through the owner's wait machinery.
+  while (stack->wait_spin && stack->wait.count &&
+         status == weft_status_from_code(WEFT_STATUS_DEFERRED) &&
+         stack->wait_spin(stack->wait_spin_user_data, &stack->wait)) {
+    weft_vm_wait_frame_clear(&stack->wait);
+    call.wait_result = WEFT_OK;
+    status = native->fn(&call);
+  }
   if (weft_status_is_ok(status)) {
     const uint16_t* targets = args + signature->arg_count;
     for (uint32_t i = 0; i < signature->ret_count; ++i) {

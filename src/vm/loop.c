@@ -37,6 +37,9 @@ struct weft_vm_loop_invocation_t {
   // (at most one of the two per start).
   bool cancelled;
   bool wait_taken;
+  // The interpreter's in-place spin on the current wait ran out
+  // (weft_vm_loop_stack_wait_spin): the loop does not spin on it again.
+  bool spun;
   weft_time_t deadline;
   // The wait set's result, written by its callback before the push.
   weft_status_t wait_status;
@@ -133,6 +136,9 @@ static void weft_vm_loop_finish(weft_vm_loop_t* loop,
   weft_allocator_free(loop->allocator, invocation);
 }
 
+static bool weft_vm_loop_stack_wait_spin(void* user_data,
+                                         const weft_vm_wait_frame_t* wait);
+
 weft_status_t weft_vm_loop_submit(weft_vm_loop_t* loop,
                                   weft_vm_context_t* context,
                                   const char* qualified_name,
@@ -170,6 +176,8 @@ weft_status_t weft_vm_loop_submit(weft_vm_loop_t* loop,
     invocation->result_count = result_count;
     weft_vm_stack_initialize(loop->allocator, loop->options.max_depth,
                              &invocation->stack);
+    invocation->stack.wait_spin = weft_vm_loop_stack_wait_spin;
+    invocation->stack.wait_spin_user_data = invocation;
     status = weft_vm_interpreter_begin(&invocation->stack, instance, NULL,
                                        function_index, args, arg_count);
     if (!weft_status_is_ok(status)) {
@@ -207,19 +215,17 @@ static void weft_vm_loop_wait_ready(void* user_data, weft_status_t status) {
   weft_atomic_fetch_sub(&loop->callbacks_in_flight, 1u, memory_order_release);
 }
 
-// With nothing else to run, watches |invocation|'s wait for the loop's
+// With nothing else to run, watches |wait| (|invocation|'s) for the loop's
 // spin budget before a wait set is made for it, as a host wait spins on
 // the value before it sleeps: a value reached in that time resumes the
 // invocation without a timepoint on the semaphore, a callback on the
-// signalling thread and a notification of the loop (VmAwait's ping-pong,
-// quiet samples on 2 vCPUs: 250-330 -> 220-235 ns a round trip, a host
-// wait's 150-160). Only inside weft_vm_loop_run (|may_spin|), for all-of
-// waits not cancelled; the spin ends early when another invocation is
-// handed back, and at the wait's deadline. Returns true
-// when the invocation was resumed (enqueued).
-static bool weft_vm_loop_spin_wait(weft_vm_loop_t* loop,
-                                   weft_vm_loop_invocation_t* invocation) {
-  weft_vm_wait_frame_t* wait = &invocation->stack.wait;
+// signalling thread and a notification of the loop. Only inside
+// weft_vm_loop_run (|may_spin|), for all-of waits not cancelled; the spin
+// ends early when another invocation is handed back, and at the wait's
+// deadline. Returns true when every source was reached.
+static bool weft_vm_loop_spin_reached(weft_vm_loop_invocation_t* invocation,
+                                      const weft_vm_wait_frame_t* wait) {
+  weft_vm_loop_t* loop = invocation->loop;
   if (!loop->may_spin || loop->run_head || loop->wait_policy.spin_ns <= 0 ||
       wait->mode != WEFT_WAIT_MODE_ALL || invocation->cancelled ||
       wait->deadline == WEFT_TIME_INFINITE_PAST) {
@@ -229,7 +235,7 @@ static bool weft_vm_loop_spin_wait(weft_vm_loop_t* loop,
   weft_time_t end = weft_time_now() + loop->wait_policy.spin_ns;
   if (end > wait->deadline) end = wait->deadline;
   for (uint32_t i = 1;; ++i) {
-    if (weft_semaphore_list_is_reached(list)) break;
+    if (weft_semaphore_list_is_reached(list)) return true;
     if ((i & 15) == 0) {
       if (!weft_mpsc_list_is_empty(&loop->ready) || weft_time_now() >= end) {
         return false;
@@ -239,6 +245,32 @@ static bool weft_vm_loop_spin_wait(weft_vm_loop_t* loop,
     }
     weft_cpu_relax();
   }
+}
+
+// The stack's wait_spin hook: an await made without a frame (the common
+// native call) spins here, inside the interpreter, so a wait met within
+// the budget resumes the call in place, without a frame pushed and popped
+// or a turn of the loop (VmAwait's ping-pong, 2 vCPUs: see
+// docs/PERFORMANCE.md). A spin that ran out is not run again by
+// weft_vm_loop_spin_wait for the same wait.
+static bool weft_vm_loop_stack_wait_spin(void* user_data,
+                                         const weft_vm_wait_frame_t* wait) {
+  weft_vm_loop_invocation_t* invocation =
+      (weft_vm_loop_invocation_t*)user_data;
+  const bool reached = weft_vm_loop_spin_reached(invocation, wait);
+  invocation->spun = !reached;
+  return reached;
+}
+
+// Spins on the invocation's wait (weft_vm_loop_spin_reached) unless the
+// interpreter already did; returns true when the invocation was resumed
+// (enqueued).
+static bool weft_vm_loop_spin_wait(weft_vm_loop_t* loop,
+                                   weft_vm_loop_invocation_t* invocation) {
+  weft_vm_wait_frame_t* wait = &invocation->stack.wait;
+  const bool spun = invocation->spun;
+  invocation->spun = false;
+  if (spun || !weft_vm_loop_spin_reached(invocation, wait)) return false;
   weft_vm_wait_frame_clear(wait);
   weft_status_free(invocation->stack.wait_result);
   invocation->stack.wait_result = WEFT_OK;

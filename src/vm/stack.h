@@ -65,6 +65,13 @@ typedef struct weft_vm_stack_t {
   // and the result handed to it when it is resumed.
   weft_vm_wait_frame_t wait;
   weft_status_t wait_result;
+  // Where set, a native call made without a frame that returns DEFERRED
+  // is offered to |wait_spin| before a frame is pushed for it: true when
+  // the wait was met in place (the call is then resumed at once with OK,
+  // as if the wait had parked and been handed back). Its owner's choice
+  // (the loop's spin budget, and only while nothing else could run).
+  bool (*wait_spin)(void* user_data, const weft_vm_wait_frame_t* wait);
+  void* wait_spin_user_data;
 } weft_vm_stack_t;
 
 void weft_vm_stack_initialize(weft_allocator_t allocator, uint32_t max_depth,

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "base/thread.h"
+#include "vm/assembler.h"
 #include "vm/bytecode.h"
 #include "vm/module_impl.h"
 #include "vm_test_modules.h"
@@ -28,6 +29,8 @@
 // An allocator that counts live blocks, to see memory come back.
 typedef struct counting_t {
   atomic_long live;
+  // Every allocation made, freed or not.
+  atomic_long made;
 } counting_t;
 
 static weft_status_t counting_ctl(void* self, weft_allocator_command_t command,
@@ -46,6 +49,7 @@ static weft_status_t counting_ctl(void* self, weft_allocator_command_t command,
                         (command == WEFT_ALLOCATOR_COMMAND_REALLOC &&
                          !before))) {
       atomic_fetch_add(&counting->live, 1);
+      atomic_fetch_add(&counting->made, 1);
     }
   }
   return status;
@@ -153,6 +157,60 @@ static void ten_thousand_awaits(void** state) {
   weft_vm_context_release(context);
   weft_vm_module_release(m);
   assert_int_equal(atomic_load(&counting.live), 0);
+}
+
+// A wait the loop finds met while it spins resumes the native call in
+// place (the stack's wait_spin hook): no wait set and no native frame, so
+// nothing is allocated between the submit and the end. Deterministic: both
+// semaphores are signalled before the run, so the spin's first look sees
+// them (t.await2 defers without looking).
+static void a_wait_met_while_spinning_resumes_in_place(void** state) {
+  static const char kText[] =
+      "module w\n"
+      "import t.await2 (r<semaphore>, i64, r<semaphore>, i64, i32) -> (i32)\n"
+      "func @both(r<semaphore>, r<semaphore>) -> (i32) export\n"
+      "  const.i64 s0, 1\n"
+      "  const.i32 s1, 0\n"
+      "  call.import t.await2(r0, s0, r1, s0, s1) -> (s2)\n"
+      "  ret (s2)\n"
+      "end\n";
+  weft_vm_bytecode_t* bytecode = NULL;
+  expect_ok(weft_vm_assemble("w.wvm", kText, strlen(kText),
+                             weft_allocator_system(), &bytecode));
+  weft_vm_module_t* w = NULL;
+  expect_ok(
+      weft_vm_module_create_bytecode(weft_allocator_system(), bytecode, &w));
+  weft_vm_context_t* context = vm_test_make_context(w);
+  // The spin budget is the process's policy (none on one CPU): set it.
+  setenv("WEFT_SPIN_US", "20", 1);
+  counting_t counting = {0};
+  weft_allocator_t allocator = {&counting, counting_ctl};
+  weft_vm_loop_t* loop = NULL;
+  expect_ok(weft_vm_loop_create((weft_vm_loop_options_t){0}, allocator, &loop));
+  unsetenv("WEFT_SPIN_US");
+  weft_semaphore_t* a = new_semaphore(weft_allocator_system());
+  weft_semaphore_t* b = new_semaphore(weft_allocator_system());
+  expect_ok(weft_semaphore_signal(a, 1));
+  expect_ok(weft_semaphore_signal(b, 1));
+  outcomes_t outcomes = {0};
+  tagged_t tagged = {&outcomes, 1};
+  weft_vm_value_t args[2] = {vm_test_semaphore_value(a),
+                             vm_test_semaphore_value(b)};
+  const long live = atomic_load(&counting.live);
+  expect_ok(weft_vm_loop_submit(loop, context, "w.both", args, 2, 1,
+                                record_done, &tagged, NULL));
+  const long made = atomic_load(&counting.made);
+  expect_ok(weft_vm_loop_run(loop, WEFT_TIME_INFINITE_FUTURE));
+  assert_int_equal(outcomes.ok, 1);
+  assert_int_equal(outcomes.last_code, 0);
+  assert_int_equal(atomic_load(&counting.made), made);
+  // What the submit allocated is back too.
+  assert_int_equal(atomic_load(&counting.live), live);
+  weft_semaphore_release(a);
+  weft_semaphore_release(b);
+  weft_vm_loop_destroy(loop);
+  weft_vm_context_release(context);
+  weft_vm_module_release(w);
 }
 
 static void count_ready(void* user_data) {
@@ -447,6 +505,7 @@ static void turns_keep_a_busy_invocation_from_starving_others(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ten_thousand_awaits),
+      cmocka_unit_test(a_wait_met_while_spinning_resumes_in_place),
       cmocka_unit_test(run_ready_for_event_loops),
       cmocka_unit_test(failures_reach_only_their_awaiters),
       cmocka_unit_test(all_and_any),
