@@ -77,6 +77,11 @@ __attribute__((target("avx2,fma"))) static float decode_hsum256(__m256 v) {
   return _mm_cvtss_f32(low);
 }
 
+// AVX2: two chains (the halves of every 16 elements), so a row is read
+// at a core's share of the bandwidth: one chain (a fused multiply-add's
+// latency per 8 elements) measured 0.75-0.8x in generation on a Zen 3
+// VM, for 1.2x in the prompt's tiles (docs/PERFORMANCE.md, issue 34
+// third part). GEMM's tiles keep each sum in this order.
 __attribute__((target("avx2,fma"))) static float decode_dot_f32_avx2(
     const void* weights, const float* x, uint32_t n) {
   const float* w = (const float*)weights;
@@ -108,12 +113,13 @@ __attribute__((target("avx2,fma,f16c"))) static float decode_dot_f16_avx2(
   return sum;
 }
 
-// Sixteen weights from |i| of an f16 (|half|) or f32 row, as floats.
-__attribute__((target("avx512f"), always_inline)) static inline __m512
-decode_load16(const void* weights, uint32_t i, bool half) {
-  return half ? _mm512_cvtph_ps(_mm256_loadu_si256(
-                    (const __m256i*)((const uint16_t*)weights + i)))
-              : _mm512_loadu_ps((const float*)weights + i);
+// Eight weights from |i| of an f16 (|half|) or f32 row, as floats.
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline __m256
+decode_load8(const void* weights, uint32_t i, bool half) {
+  return half ? _mm256_cvtph_ps(
+                    _mm_loadu_si128((const __m128i*)((const uint16_t*)weights +
+                                                     i)))
+              : _mm256_loadu_ps((const float*)weights + i);
 }
 
 // Weight |i| of a row of f16 (|half|) or f32 |weights|: the products'
@@ -123,6 +129,15 @@ static inline float decode_weight_at(const void* weights, uint32_t i,
   return half ? decode_f16_to_f32(((const uint16_t*)weights)[i])
               : ((const float*)weights)[i];
 }
+
+// Sixteen weights from |i| of an f16 (|half|) or f32 row, as floats.
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+decode_load16(const void* weights, uint32_t i, bool half) {
+  return half ? _mm512_cvtph_ps(_mm256_loadu_si256(
+                    (const __m256i*)((const uint16_t*)weights + i)))
+              : _mm512_loadu_ps((const float*)weights + i);
+}
+
 
 // AVX-512: one accumulator, 16 elements a step, then the scalar tail.
 // One chain (a fused multiply-add's latency per 16 elements, about 4
@@ -161,14 +176,8 @@ __attribute__((target("avx512f"))) static float decode_dot_f16_avx512(
 typedef void (*decode_dot4_fn_t)(const void* weights, const float* const* x,
                                  uint32_t n, float* out);
 
-__attribute__((target("avx2,fma,f16c"), always_inline)) static inline __m256
-decode_load8(const void* weights, uint32_t i, bool half) {
-  return half ? _mm256_cvtph_ps(
-                    _mm_loadu_si128((const __m128i*)((const uint16_t*)weights +
-                                                     i)))
-              : _mm256_loadu_ps((const float*)weights + i);
-}
-
+// One row by four columns, each sum bit for bit decode_dot_f32_avx2's
+// or decode_dot_f16_avx2's.
 __attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
 decode_dot4_avx2(const void* weights, const float* const* x, uint32_t n,
                  float* out, bool half) {
@@ -192,6 +201,47 @@ decode_dot4_avx2(const void* weights, const float* const* x, uint32_t n,
   }
 }
 
+// Two rows by two columns in the same order: eight accumulators, two
+// weight and one column register, so a weight load serves two columns and
+// a column load two rows (eight loads for eight multiply-adds where the
+// four-column product takes ten). Measured in cache on one Zen 3 core,
+// 16 rows by 32 columns of width 768: 51 GFLOP/s against 34 for the
+// four-column product (FmaPeak about 82 a core).
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
+decode_dot2x2_avx2(const void* const* rows, const float* x0, const float* x1,
+                   uint32_t n, float* out, bool half) {
+  __m256 acc[2][2][2];
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 2; ++c) {
+      acc[r][c][0] = acc[r][c][1] = _mm256_setzero_ps();
+    }
+  }
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t k = i + 8u * (uint32_t)h;
+      const __m256 w0 = decode_load8(rows[0], k, half);
+      const __m256 w1 = decode_load8(rows[1], k, half);
+      const __m256 xa = _mm256_loadu_ps(x0 + k);
+      acc[0][0][h] = _mm256_fmadd_ps(w0, xa, acc[0][0][h]);
+      acc[1][0][h] = _mm256_fmadd_ps(w1, xa, acc[1][0][h]);
+      const __m256 xb = _mm256_loadu_ps(x1 + k);
+      acc[0][1][h] = _mm256_fmadd_ps(w0, xb, acc[0][1][h]);
+      acc[1][1][h] = _mm256_fmadd_ps(w1, xb, acc[1][1][h]);
+    }
+  }
+  const float* xs[2] = {x0, x1};
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 2; ++c) {
+      float sum = decode_hsum256(_mm256_add_ps(acc[r][c][0], acc[r][c][1]));
+      for (uint32_t j = i; j < n; ++j) {
+        sum += decode_weight_at(rows[r], j, half) * xs[c][j];
+      }
+      out[4 * r + c] = sum;
+    }
+  }
+}
+
 __attribute__((target("avx2,fma,f16c"))) static void decode_dot4_f32_avx2(
     const void* weights, const float* const* x, uint32_t n, float* out) {
   decode_dot4_avx2(weights, x, n, out, false);
@@ -200,6 +250,32 @@ __attribute__((target("avx2,fma,f16c"))) static void decode_dot4_f32_avx2(
 __attribute__((target("avx2,fma,f16c"))) static void decode_dot4_f16_avx2(
     const void* weights, const float* const* x, uint32_t n, float* out) {
   decode_dot4_avx2(weights, x, n, out, true);
+}
+
+// One or two rows by four columns (out[4 r + c]); two as two passes of
+// two columns over the same rows (in L1 after the first).
+__attribute__((target("avx2,fma,f16c"), always_inline)) static inline void
+decode_dot_rx4_avx2(const void* const* rows, uint32_t r_count,
+                    const float* const* x, uint32_t n, float* out,
+                    bool half) {
+  if (r_count == 1) {
+    decode_dot4_avx2(rows[0], x, n, out, half);
+    return;
+  }
+  decode_dot2x2_avx2(rows, x[0], x[1], n, out, half);
+  decode_dot2x2_avx2(rows, x[2], x[3], n, out + 2, half);
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void decode_dotrx4_f32_avx2(
+    const void* const* rows, uint32_t r_count, const float* const* x,
+    uint32_t n, float* out) {
+  decode_dot_rx4_avx2(rows, r_count, x, n, out, false);
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void decode_dotrx4_f16_avx2(
+    const void* const* rows, uint32_t r_count, const float* const* x,
+    uint32_t n, float* out) {
+  decode_dot_rx4_avx2(rows, r_count, x, n, out, true);
 }
 
 // Sixteen sums at once, each in the pairing _mm512_reduce_add_ps takes
@@ -301,14 +377,17 @@ __attribute__((target("avx512f"))) static void decode_dot4_f16_avx512(
   decode_dot_rx4_avx512(&weights, 1, x, n, out, true);
 }
 
-__attribute__((target("avx512f"))) static void decode_dot4x4_f32_avx512(
-    const void* const* rows, const float* const* x, uint32_t n, float* out) {
-  decode_dot_rx4_avx512(rows, 4, x, n, out, false);
+// GEMM's tiles take four rows (SwiGLU: two outputs' W1 and W3 rows).
+__attribute__((target("avx512f"))) static void decode_dotrx4_f32_avx512(
+    const void* const* rows, uint32_t r_count, const float* const* x,
+    uint32_t n, float* out) {
+  decode_dot_rx4_avx512(rows, r_count, x, n, out, false);
 }
 
-__attribute__((target("avx512f"))) static void decode_dot4x4_f16_avx512(
-    const void* const* rows, const float* const* x, uint32_t n, float* out) {
-  decode_dot_rx4_avx512(rows, 4, x, n, out, true);
+__attribute__((target("avx512f"))) static void decode_dotrx4_f16_avx512(
+    const void* const* rows, uint32_t r_count, const float* const* x,
+    uint32_t n, float* out) {
+  decode_dot_rx4_avx512(rows, r_count, x, n, out, true);
 }
 #endif  // DECODE_X86
 
@@ -567,11 +646,14 @@ static decode_softmax_fn_t decode_softmax = decode_softmax_portable;
 #if defined(DECODE_X86)
 // Their four-column forms; NULL (the portable versions): column by column.
 static decode_dot4_fn_t decode_dot4_fns[2] = {NULL, NULL};
-typedef void (*decode_dot4x4_fn_t)(const void* const* rows,
+// Up to |decode_dotrx4_rows| rows by four columns, out[4 r + c]: four
+// rows on AVX-512, two on AVX2 (whose 16 registers hold 2 by 2 of its
+// two-chain sums).
+typedef void (*decode_dotrx4_fn_t)(const void* const* rows, uint32_t r_count,
                                    const float* const* x, uint32_t n,
                                    float* out);
-// Four rows by four columns (AVX-512 only: AVX2 has too few registers).
-static decode_dot4x4_fn_t decode_dot4x4_fns[2] = {NULL, NULL};
+static decode_dotrx4_fn_t decode_dotrx4_fns[2] = {NULL, NULL};
+static uint32_t decode_dotrx4_rows = 0;
 
 #endif
 
@@ -593,8 +675,9 @@ static void decode_dot_select(void) {
     decode_dot_fns[1] = decode_dot_f16_avx512;
     decode_dot4_fns[0] = decode_dot4_f32_avx512;
     decode_dot4_fns[1] = decode_dot4_f16_avx512;
-    decode_dot4x4_fns[0] = decode_dot4x4_f32_avx512;
-    decode_dot4x4_fns[1] = decode_dot4x4_f16_avx512;
+    decode_dotrx4_fns[0] = decode_dotrx4_f32_avx512;
+    decode_dotrx4_fns[1] = decode_dotrx4_f16_avx512;
+    decode_dotrx4_rows = 4;
     decode_weighted_sum = decode_weighted_sum_avx512;
     decode_swiglu_n = decode_swiglu_avx512;
     decode_scores = decode_scores_avx512;
@@ -604,6 +687,9 @@ static void decode_dot_select(void) {
     decode_dot4_fns[0] = decode_dot4_f32_avx2;
     decode_dot4_fns[1] = decode_dot4_f16_avx2;
     decode_dot_fns[1] = decode_dot_f16_avx2;
+    decode_dotrx4_fns[0] = decode_dotrx4_f32_avx2;
+    decode_dotrx4_fns[1] = decode_dotrx4_f16_avx2;
+    decode_dotrx4_rows = 2;
   }
 #endif
 }
@@ -1244,10 +1330,13 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
   const uint64_t row3_bytes =
       decode_dtype_bytes((decode_dtype_t)dtype3, cols);
 #if defined(DECODE_X86)
-  const decode_dot4x4_fn_t quad =
+  const decode_dotrx4_fn_t quad =
       dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16
-          ? decode_dot4x4_fns[dtype]
+          ? decode_dotrx4_fns[dtype]
           : NULL;
+  // The most rows a call of |quad| takes (SwiGLU: half of them W1's, half
+  // W3's).
+  const uint32_t quad_rows = decode_dotrx4_rows;
 #else
   const void* quad = NULL;
 #endif
@@ -1260,16 +1349,21 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
     uint32_t r = first_row;
     if (mode == DECODE_GEMM_SWIGLU) {
 #if defined(DECODE_X86)
-      for (; quad && dtype3 == dtype && r + 2 <= last_row; r += 2) {
+      const uint32_t outputs = quad_rows / 2;
+      for (; quad && dtype3 == dtype && r + outputs <= last_row;
+           r += outputs) {
         const uint8_t* row = (const uint8_t*)w + r * row_bytes;
         const uint8_t* row3 = (const uint8_t*)w3 + r * row3_bytes;
-        const void* four_rows[4] = {row, row + row_bytes, row3,
-                                    row3 + row3_bytes};
+        const void* some_rows[4];
+        for (uint32_t i = 0; i < outputs; ++i) {
+          some_rows[i] = row + i * row_bytes;
+          some_rows[outputs + i] = row3 + i * row3_bytes;
+        }
         const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
-        quad(four_rows, xs, cols, values);
+        quad(some_rows, 2 * outputs, xs, cols, values);
         float h[8];
-        decode_swiglu_n(values, values + 8, 8, h);
-        for (uint32_t i = 0; i < 2; ++i) {
+        decode_swiglu_n(values, values + 4 * outputs, 4 * outputs, h);
+        for (uint32_t i = 0; i < outputs; ++i) {
           for (uint32_t c = 0; c < 4; ++c) {
             out[(uint64_t)(b + c) * rows + r + i] = h[4 * i + c];
           }
@@ -1289,15 +1383,19 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
       continue;
     }
 #if defined(DECODE_X86)
-    // Four rows by four columns: f32's for all the tile's columns below.
-    if (quad && rows_outer) r = first_row + (last_row - first_row) / 4 * 4;
-    for (; quad && !rows_outer && r + 4 <= last_row; r += 4) {
+    // Rows by four columns: f32's for all the tile's columns below.
+    if (quad && rows_outer) {
+      r = first_row + (last_row - first_row) / quad_rows * quad_rows;
+    }
+    for (; quad && !rows_outer && r + quad_rows <= last_row; r += quad_rows) {
       const uint8_t* row = (const uint8_t*)w + r * row_bytes;
-      const void* four_rows[4] = {row, row + row_bytes, row + 2 * row_bytes,
-                                  row + 3 * row_bytes};
+      const void* some_rows[4];
+      for (uint32_t i = 0; i < quad_rows; ++i) {
+        some_rows[i] = row + i * row_bytes;
+      }
       const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
-      quad(four_rows, xs, cols, values);
-      for (uint32_t i = 0; i < 4; ++i) {
+      quad(some_rows, quad_rows, xs, cols, values);
+      for (uint32_t i = 0; i < quad_rows; ++i) {
         for (uint32_t c = 0; c < 4; ++c) {
           decode_gemm_write(out, rows, r + i, b + c, mode, values[4 * i + c]);
         }
@@ -1313,22 +1411,24 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
     }
   }
 #if defined(DECODE_X86)
-  // f32: four rows at a time over every column group, so the rows (in
-  // L1) serve each group while the columns stream from L2 (measured, one
+  // f32: |quad_rows| rows at a time over every column group, so the rows
+  // (in L1) serve each group while the columns stream from L2 (measured, one
   // core, a 16 by 32 tile of width 768: 184 GFLOP/s against 163 the other
   // way). A tile's 16 f16 rows and four columns fit L1 together, so f16
   // keeps the column groups outside.
   if (quad && rows_outer) {
-    for (uint32_t r = first_row; r + 4 <= last_row; r += 4) {
+    for (uint32_t r = first_row; r + quad_rows <= last_row; r += quad_rows) {
       const uint8_t* row = (const uint8_t*)w + r * row_bytes;
-      const void* four_rows[4] = {row, row + row_bytes, row + 2 * row_bytes,
-                                  row + 3 * row_bytes};
+      const void* some_rows[4];
+      for (uint32_t i = 0; i < quad_rows; ++i) {
+        some_rows[i] = row + i * row_bytes;
+      }
       for (uint32_t c0 = first_col; c0 + 4 <= b; c0 += 4) {
         const decode_activation_t* four = columns + (c0 - first_col);
         const float* xs[4] = {four[0].x, four[1].x, four[2].x, four[3].x};
         float values[16];
-        quad(four_rows, xs, cols, values);
-        for (uint32_t i = 0; i < 4; ++i) {
+        quad(some_rows, quad_rows, xs, cols, values);
+        for (uint32_t i = 0; i < quad_rows; ++i) {
           for (uint32_t c = 0; c < 4; ++c) {
             decode_gemm_write(out, rows, r + i, c0 + c, mode,
                               values[4 * i + c]);

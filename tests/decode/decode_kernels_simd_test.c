@@ -209,6 +209,74 @@ static void weighted_sums_match(void** state) {
   printf("weighted sums: %d compared\n", compared);
 }
 
+// The GEMM tiles' rows-by-four-columns products (up to four rows on
+// AVX-512, two on AVX2) and the four-column one against the token's
+// dot of each row and column, f32 and f16, for widths with and without a
+// tail.
+static void tile_products_match_the_token_dot(void** state) {
+  (void)state;
+  DECODE_DOT_INITIALIZE();
+  enum { kMaxN = 803 };
+  static float x[4][kMaxN];
+  static float wf[4][kMaxN];
+  static uint16_t wh[4][kMaxN];
+  const uint32_t widths[] = {16, 32, 48, 768, 803, 7};
+  int compared = 0;
+  for (size_t k = 0; k < sizeof(widths) / sizeof(widths[0]); ++k) {
+    const uint32_t n = widths[k];
+    for (int r = 0; r < 4; ++r) {
+      for (uint32_t i = 0; i < n; ++i) {
+        x[r][i] = uniform(-2.0f, 2.0f);
+        wh[r][i] = decode_f32_to_f16(uniform(-1.0f, 1.0f));
+        wf[r][i] = uniform(-1.0f, 1.0f);
+      }
+    }
+    const float* xs[4] = {x[0], x[1], x[2], x[3]};
+    for (uint32_t dtype = 0; dtype < 2; ++dtype) {
+      const void* rows[4];
+      for (int r = 0; r < 4; ++r) {
+        rows[r] = dtype == DECODE_DTYPE_F16 ? (const void*)wh[r]
+                                            : (const void*)wf[r];
+      }
+      float want[16];
+      for (int r = 0; r < 4; ++r) {
+        for (int c = 0; c < 4; ++c) {
+          want[4 * r + c] = decode_dot_fns[dtype](rows[r], xs[c], n);
+        }
+      }
+#if defined(DECODE_X86)
+      float got[16];
+      if (decode_dot4_fns[dtype]) {
+        decode_dot4_fns[dtype](rows[1], xs, n, got);
+        for (int c = 0; c < 4; ++c) {
+          assert_same_bits(got[c], want[4 + c], "dot4", (uint64_t)c);
+        }
+        ++compared;
+      }
+      if (decode_dotrx4_fns[dtype]) {
+        assert_true(decode_dotrx4_rows >= 2 && decode_dotrx4_rows <= 4);
+        for (uint32_t count = 1; count <= decode_dotrx4_rows; ++count) {
+          decode_dotrx4_fns[dtype](rows, count, xs, n, got);
+          for (uint32_t i = 0; i < 4 * count; ++i) {
+            assert_same_bits(got[i], want[i], "rows x 4", i);
+          }
+        }
+        ++compared;
+      }
+#endif
+    }
+  }
+#if defined(DECODE_X86)
+  // Every x86 CPU the build runs on has AVX2 at least (else the products
+  // are portable and this compares nothing).
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+      !getenv("WEFT_DECODE_PORTABLE")) {
+    assert_true(compared >= 4 * 6);
+  }
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(exp_is_close_and_vector_matches),
@@ -216,6 +284,7 @@ int main(void) {
       cmocka_unit_test(softmax_versions_match),
       cmocka_unit_test(scores_match_one_key_dots),
       cmocka_unit_test(weighted_sums_match),
+      cmocka_unit_test(tile_products_match_the_token_dot),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
