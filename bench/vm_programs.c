@@ -272,14 +272,19 @@ static int weft_bench_partner_main(void* user_data) {
   const weft_timeout_t forever = {WEFT_TIMEOUT_ABSOLUTE,
                                   WEFT_TIME_INFINITE_FUTURE};
   for (uint64_t round = 1;; ++round) {
-    if (!weft_status_is_ok(
-            weft_semaphore_wait(partner->go, round, forever))) {
+    // The destroy fails |go|: the failure (a status to free) ends the
+    // thread.
+    weft_status_t status = weft_semaphore_wait(partner->go, round, forever);
+    if (!weft_status_is_ok(status)) {
+      weft_status_ignore(status);
       break;
     }
     weft_semaphore_t* a = partner->a;
     weft_semaphore_t* b = partner->b;
     for (int64_t i = 1; i <= partner->round_trips; ++i) {
-      if (!weft_status_is_ok(weft_semaphore_wait(a, (uint64_t)i, forever))) {
+      status = weft_semaphore_wait(a, (uint64_t)i, forever);
+      if (!weft_status_is_ok(status)) {
+        weft_status_ignore(status);
         break;
       }
       weft_status_ignore(weft_semaphore_signal(b, (uint64_t)i));

@@ -709,8 +709,10 @@ static weft_executor_t* standby_executor_create(uint32_t* out_workers) {
   options.worker_count = cpus;
   options.guest_count = 1;
   weft_executor_t* executor = NULL;
-  if (!weft_status_is_ok(
-          weft_executor_create(&options, weft_allocator_system(), &executor))) {
+  weft_status_t status =
+      weft_executor_create(&options, weft_allocator_system(), &executor);
+  if (!weft_status_is_ok(status)) {
+    weft_status_ignore(status);
     return NULL;
   }
   *out_workers = cpus;
