@@ -462,6 +462,53 @@ __attribute__((target("avx512f"))) static void decode_swiglu_avx512(
     _mm512_mask_storeu_ps(out + i, m, s);
   }
 }
+
+// decode_exp_poly on 8 lanes: the same operations, and ldexpf's scaling
+// as two multiplies by powers of two (2^(n/2) exactly, then 2^(n - n/2),
+// which rounds once where the result is subnormal, as ldexpf does; both
+// factors are normal for the clamped n, -149 to 128).
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256
+decode_exp8_avx2(__m256 x) {
+  x = _mm256_max_ps(_mm256_set1_ps(-103.0f), x);
+  x = _mm256_min_ps(_mm256_set1_ps(88.5f), x);
+  const __m256 k =
+      _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 r = _mm256_sub_ps(
+      _mm256_sub_ps(x, _mm256_mul_ps(k, _mm256_set1_ps(0.693145752f))),
+      _mm256_mul_ps(k, _mm256_set1_ps(1.42860677e-6f)));
+  const float c[6] = {8.33333333e-3f, 4.16666667e-2f, 1.66666667e-1f, 0.5f,
+                      1.0f, 1.0f};
+  __m256 p = _mm256_set1_ps(1.38888889e-3f);
+  for (int j = 0; j < 6; ++j) {
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(c[j]));
+  }
+  const __m256i n = _mm256_cvtps_epi32(k);
+  const __m256i n1 = _mm256_srai_epi32(n, 1);
+  const __m256i n2 = _mm256_sub_epi32(n, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 =
+      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 s2 =
+      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+// decode_swiglu on 8 lanes, the tail one by one.
+__attribute__((target("avx2,fma"))) static void decode_swiglu_avx2(
+    const float* gate, const float* up, uint32_t n, float* out) {
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + i);
+    const __m256 e =
+        decode_exp8_avx2(_mm256_xor_ps(g, _mm256_set1_ps(-0.0f)));
+    _mm256_storeu_ps(
+        out + i,
+        _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e)),
+                      _mm256_loadu_ps(up + i)));
+  }
+  for (; i < n; ++i) out[i] = decode_swiglu(gate[i], up[i]);
+}
 #endif
 
 // out[i] = silu(gate[i]) up[i], i < n: decode_swiglu's bits in every
@@ -539,6 +586,50 @@ __attribute__((target("avx512f"))) static void decode_weighted_sum_avx512(
   }
 }
 #undef DECODE_WEIGHTED_SUM_AVX512
+
+// Columns [0, 8 |w|) of |out| (|w| 1 or 2): each column's four partial
+// sums in four registers.
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+decode_weighted_sum8_avx2(const float* scores, float inverse,
+                          const float* values, uint64_t stride,
+                          uint64_t length, float* out, int w) {
+  __m256 acc[4][2];
+  for (int k = 0; k < 4; ++k) acc[k][0] = acc[k][1] = _mm256_setzero_ps();
+  for (uint64_t t = 0; t < length; t += 4) {
+    for (int k = 0; k < 4; ++k) {
+      if (t + (uint64_t)k >= length) break;
+      const __m256 p = _mm256_set1_ps(scores[t + k] * inverse);
+      const float* v = values + (t + k) * stride;
+      for (int c = 0; c < w; ++c) {
+        acc[k][c] = _mm256_add_ps(acc[k][c],
+                                  _mm256_mul_ps(p, _mm256_loadu_ps(v + 8 * c)));
+      }
+    }
+  }
+  for (int c = 0; c < w; ++c) {
+    _mm256_storeu_ps(out + 8 * c,
+                     _mm256_add_ps(_mm256_add_ps(acc[0][c], acc[1][c]),
+                                   _mm256_add_ps(acc[2][c], acc[3][c])));
+  }
+}
+
+__attribute__((target("avx2,fma"))) static void decode_weighted_sum_avx2(
+    const float* scores, float inverse, const float* values, uint64_t stride,
+    uint64_t length, uint32_t n, float* out) {
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    decode_weighted_sum8_avx2(scores, inverse, values + i, stride, length,
+                              out + i, 2);
+  }
+  for (; i + 8 <= n; i += 8) {
+    decode_weighted_sum8_avx2(scores, inverse, values + i, stride, length,
+                              out + i, 1);
+  }
+  if (i < n) {
+    decode_weighted_sum_portable(scores, inverse, values + i, stride, length,
+                                 n - i, out + i);
+  }
+}
 #endif  // DECODE_X86
 
 // Chosen with the dots (decode_dot_select).
@@ -627,6 +718,74 @@ __attribute__((target("avx512f"))) static void decode_scores_avx512(
     scores[t] = decode_dot_f32_avx512(keys + t * stride, q, head_size) * scale;
   }
 }
+
+// The sixteen running sums as two registers (rows t % 16 below 8 and from
+// 8); the tail one by one into the same sums.
+__attribute__((target("avx2,fma"))) static float decode_softmax_avx2(
+    float* scores, uint64_t length) {
+  __m256 top = _mm256_set1_ps(-INFINITY);
+  uint64_t t = 0;
+  for (; t + 8 <= length; t += 8) {
+    top = _mm256_max_ps(top, _mm256_loadu_ps(scores + t));
+  }
+  float lanes[16];
+  _mm256_storeu_ps(lanes, top);
+  float max = -INFINITY;
+  for (int j = 0; j < 8; ++j) max = lanes[j] > max ? lanes[j] : max;
+  for (; t < length; ++t) max = scores[t] > max ? scores[t] : max;
+  const __m256 m = _mm256_set1_ps(max);
+  __m256 low = _mm256_setzero_ps(), high = _mm256_setzero_ps();
+  for (t = 0; t + 16 <= length; t += 16) {
+    const __m256 e0 =
+        decode_exp8_avx2(_mm256_sub_ps(_mm256_loadu_ps(scores + t), m));
+    const __m256 e1 =
+        decode_exp8_avx2(_mm256_sub_ps(_mm256_loadu_ps(scores + t + 8), m));
+    _mm256_storeu_ps(scores + t, e0);
+    _mm256_storeu_ps(scores + t + 8, e1);
+    low = _mm256_add_ps(low, e0);
+    high = _mm256_add_ps(high, e1);
+  }
+  _mm256_storeu_ps(lanes, low);
+  _mm256_storeu_ps(lanes + 8, high);
+  for (; t < length; ++t) {
+    scores[t] = decode_exp_poly(scores[t] - max);
+    lanes[t % 16] += scores[t];
+  }
+  for (uint32_t half = 8; half > 0; half /= 2) {
+    for (uint32_t i = 0; i < half; ++i) lanes[i] = lanes[i] + lanes[i + half];
+  }
+  return lanes[0];
+}
+
+// Four keys at a time, each in decode_dot_f32_avx2's two chains and
+// reduction, so each score is the one-key dot's bits; head_size a
+// multiple of 16 (else one key at a time).
+__attribute__((target("avx2,fma"))) static void decode_scores_avx2(
+    const float* q, const float* keys, uint64_t stride, uint32_t head_size,
+    uint64_t length, float scale, float* scores) {
+  uint64_t t = 0;
+  if (head_size % 16 == 0) {
+    for (; t + 4 <= length; t += 4) {
+      __m256 a0[4], a1[4];
+      for (int e = 0; e < 4; ++e) a0[e] = a1[e] = _mm256_setzero_ps();
+      for (uint32_t i = 0; i < head_size; i += 16) {
+        const __m256 q0 = _mm256_loadu_ps(q + i);
+        const __m256 q1 = _mm256_loadu_ps(q + i + 8);
+        for (int e = 0; e < 4; ++e) {
+          const float* k = keys + (t + (uint64_t)e) * stride + i;
+          a0[e] = _mm256_fmadd_ps(_mm256_loadu_ps(k), q0, a0[e]);
+          a1[e] = _mm256_fmadd_ps(_mm256_loadu_ps(k + 8), q1, a1[e]);
+        }
+      }
+      for (int e = 0; e < 4; ++e) {
+        scores[t + e] = decode_hsum256(_mm256_add_ps(a0[e], a1[e])) * scale;
+      }
+    }
+  }
+  for (; t < length; ++t) {
+    scores[t] = decode_dot_f32_avx2(keys + t * stride, q, head_size) * scale;
+  }
+}
 #endif  // DECODE_X86
 
 // The chosen versions ([0] f32, [1] f16), set once by decode_dot_select.
@@ -690,6 +849,10 @@ static void decode_dot_select(void) {
     decode_dotrx4_fns[0] = decode_dotrx4_f32_avx2;
     decode_dotrx4_fns[1] = decode_dotrx4_f16_avx2;
     decode_dotrx4_rows = 2;
+    decode_weighted_sum = decode_weighted_sum_avx2;
+    decode_swiglu_n = decode_swiglu_avx2;
+    decode_scores = decode_scores_avx2;
+    decode_softmax = decode_softmax_avx2;
   }
 #endif
 }

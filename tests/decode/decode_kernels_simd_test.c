@@ -1,5 +1,5 @@
-// The decode kernels' SIMD helpers against their scalar forms, bit for
-// bit: ATTENTION's scores (sixteen keys reduced together), its softmax
+// The decode kernels' SIMD helpers (AVX-512 and AVX2, each where the CPU
+// has it) against their scalar forms, bit for bit: ATTENTION's scores (sixteen keys reduced together), its softmax
 // (numerators and their sum) and weighted sum, and SwiGLU's exp. Every
 // path through the decoder (a token's step, a batch's tile of any shape)
 // may take either form for the same element, so they must agree exactly;
@@ -36,6 +36,15 @@ static bool has_avx512(void) {
 #endif
 }
 
+static bool has_avx2(void) {
+#if defined(DECODE_X86)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
 static void assert_same_bits(float got, float want, const char* what,
                              uint64_t index) {
   if (memcmp(&got, &want, sizeof(float)) != 0) {
@@ -50,6 +59,14 @@ __attribute__((target("avx512f"))) static void exp16_array(const float* x,
                                                            float* out, int n) {
   for (int i = 0; i < n; i += 16) {
     _mm512_storeu_ps(out + i, decode_exp16_avx512(_mm512_loadu_ps(x + i)));
+  }
+}
+
+// decode_exp8_avx2 over |n| (a multiple of 8) floats.
+__attribute__((target("avx2,fma"))) static void exp8_array(const float* x,
+                                                          float* out, int n) {
+  for (int i = 0; i < n; i += 8) {
+    _mm256_storeu_ps(out + i, decode_exp8_avx2(_mm256_loadu_ps(x + i)));
   }
 }
 #endif
@@ -81,6 +98,13 @@ static void exp_is_close_and_vector_matches(void** state) {
       ++compared;
     }
   }
+  if (has_avx2()) {
+    exp8_array(x, vector, 512);
+    for (int i = 0; i < 512; ++i) {
+      assert_same_bits(vector[i], decode_exp_poly(x[i]), "exp8", i);
+      ++compared;
+    }
+  }
 #endif
   (void)vector;
   printf("exp: %d vector lanes compared\n", compared);
@@ -104,6 +128,15 @@ static void softmax_versions_match(void** state) {
                        length);
       for (uint64_t t = 0; t < length; ++t) {
         assert_same_bits(vector[t], portable[t], "numerator", t);
+        ++compared;
+      }
+    }
+    if (has_avx2()) {
+      memcpy(vector, scores, sizeof(scores));
+      assert_same_bits(decode_softmax_avx2(vector, length), want, "sum8",
+                       length);
+      for (uint64_t t = 0; t < length; ++t) {
+        assert_same_bits(vector[t], portable[t], "numerator8", t);
         ++compared;
       }
     }
@@ -132,6 +165,17 @@ static void swiglu_versions_match(void** state) {
     }
     for (uint32_t i = n; i < 40; ++i) assert_true(got[i] == 0.0f);
   }
+#if defined(DECODE_X86)
+  for (uint32_t n = 1; n <= 40 && has_avx2(); ++n) {
+    memset(got, 0, sizeof(got));
+    decode_swiglu_avx2(gate, up, n, got);
+    for (uint32_t i = 0; i < n; ++i) {
+      assert_same_bits(got[i], decode_swiglu(gate[i], up[i]), "swiglu8", i);
+      ++compared;
+    }
+    for (uint32_t i = n; i < 40; ++i) assert_true(got[i] == 0.0f);
+  }
+#endif
   // silu itself: g sigmoid(g) against the double formula.
   for (int i = 0; i < 40; ++i) {
     const double g = gate[i];
@@ -164,6 +208,21 @@ static void scores_match_one_key_dots(void** state) {
         assert_same_bits(got[t], want, "score", t);
         ++compared;
       }
+#if defined(DECODE_X86)
+      // AVX2's four keys at a time against its one-key dot, whichever
+      // version the CPU chose.
+      if (has_avx2()) {
+        decode_scores_avx2(q, keys + 3, kStride, head_sizes[h], length,
+                           0.125f, got);
+        for (uint64_t t = 0; t < length; ++t) {
+          const float want =
+              decode_dot_f32_avx2(keys + 3 + t * kStride, q, head_sizes[h]) *
+              0.125f;
+          assert_same_bits(got[t], want, "score8", t);
+          ++compared;
+        }
+      }
+#endif
     }
   }
   printf("scores: %d compared (%s)\n", compared,
@@ -180,6 +239,7 @@ static void weighted_sums_match(void** state) {
   const decode_weighted_sum_fn_t versions[] = {
 #if defined(DECODE_X86)
       has_avx512() ? decode_weighted_sum_avx512 : decode_weighted_sum_portable,
+      has_avx2() ? decode_weighted_sum_avx2 : decode_weighted_sum_portable,
 #endif
       decode_weighted_sum_portable};
   int compared = 0;
