@@ -19,7 +19,7 @@
 //    to 4 columns, are bit for bit the portable one's (and so each
 //    column's the one-column result), and within the tolerance of the
 //    plain rows' dot products, over rows of up to 300 blocks (past the
-//    products' chunk of 256 blocks).
+//    products' chunk of 64 blocks).
 // setjmp.h, stdarg.h and stddef.h must come before cmocka.h.
 // clang-format off
 #include <setjmp.h>
@@ -543,7 +543,7 @@ static void interleaved_rows_match_plain(void** state) {
   static float w[kMaxElements];
   static double a[kColumns][kMaxElements];
   // (type, blocks of a row): 1 to 300 blocks of 32 (past Q4_0's chunk of
-  // 256 blocks), 1 to 37 super-blocks.
+  // 64 blocks, several times), 1 to 37 super-blocks.
   const struct {
     decode_dtype_t dtype;
     uint32_t blocks;
