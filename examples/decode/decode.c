@@ -3,6 +3,7 @@
 
 #include "decode_cuda.h"
 #include "decode_quant_dot.h"
+#include "decode_float_x16.h"
 #include "decode_quant_x8.h"
 
 #include <math.h>
@@ -98,13 +99,15 @@ static weft_status_t decode_check_device_dtypes(
   return WEFT_OK;
 }
 
-// Rewrites |model|'s Q4_0, Q8_0 and Q4_K matrices into rows interleaved
-// by eight (decode_quant_x8.h: the CPU products' faster form), in place,
-// on the host, and marks their layout so the kernels read them so. Left as
-// stored: the token embedding (EMBED reads one row of it; so is a
-// classifier that shares it), matrices whose rows are not a multiple of
-// eight, everything on a cuda device (its kernels take f32 and f16), and
-// all of it when |options| ask for the stored form.
+// Rewrites |model|'s Q4_0, Q8_0, Q4_K and Q6_K matrices into rows
+// interleaved by eight (decode_quant_x8.h) and its F32 and F16 ones into
+// rows interleaved by sixteen (decode_float_x16.h), the CPU products'
+// faster forms, in place, on the host, and marks their layout so the
+// kernels read them so. Left as stored: the token embedding (EMBED reads
+// one row of it; so is a classifier that shares it), matrices whose rows
+// are not a multiple of the form's group, everything on a cuda device
+// (its kernels take plain f32 and f16), and all of it when |options| ask
+// for the stored form.
 static weft_status_t decode_model_interleave(
     decode_model_t* model, const decode_load_options_t* options) {
   if (decode_cuda_is_device(model->device) ||
@@ -129,20 +132,23 @@ static weft_status_t decode_model_interleave(
     const uint32_t cols =
         tensor == DECODE_TENSOR_W2 ? config->hidden_dim : config->dim;
     const uint64_t rows = decode_tensor_elements(config, tensor) / cols;
-    if (rows % DECODE_X8_ROWS != 0 || rows > UINT32_MAX) continue;
+    if (rows > UINT32_MAX) continue;
     for (uint32_t l = 0;
          weft_status_is_ok(status) && l < decode_tensor_layers(config, tensor);
          ++l) {
-      const uint32_t form = decode_x8_form(layout->tensors[tensor].dtypes[l]);
-      if (form == 0) continue;
+      const uint32_t stored = layout->tensors[tensor].dtypes[l];
+      const uint32_t x16 = decode_x16_form(stored);
+      const uint32_t form = x16 ? x16 : decode_x8_form(stored);
+      const uint32_t group = x16 ? DECODE_X16_ROWS : DECODE_X8_ROWS;
+      if (form == 0 || rows % group != 0) continue;
       if (!scratch) {
-        // Big enough for 8 rows of the widest matrix (W2's hidden) of the
-        // widest type (Q8_0).
+        // Big enough for a group of the widest matrix (W2's hidden) of the
+        // widest type: 16 rows of f32.
         const uint32_t widest =
             config->hidden_dim > config->dim ? config->hidden_dim : config->dim;
         status = weft_allocator_malloc(
             model->allocator,
-            DECODE_X8_ROWS * decode_dtype_bytes(DECODE_DTYPE_Q8_0, widest),
+            DECODE_X16_ROWS * decode_dtype_bytes(DECODE_DTYPE_F32, widest),
             &scratch);
         if (!weft_status_is_ok(status)) break;
       }
@@ -153,7 +159,11 @@ static weft_status_t decode_model_interleave(
           model->layer_offsets[tensor][l], decode_layer_bytes(model, tensor, l),
           &mapping);
       if (!weft_status_is_ok(status)) break;
-      decode_x8_pack(form, mapping.contents, (uint32_t)rows, cols, scratch);
+      if (x16) {
+        decode_x16_pack(form, mapping.contents, (uint32_t)rows, cols, scratch);
+      } else {
+        decode_x8_pack(form, mapping.contents, (uint32_t)rows, cols, scratch);
+      }
       status = weft_buffer_mapping_flush(&mapping, 0, mapping.byte_length);
       weft_buffer_unmap_range(&mapping);
       layout->tensors[tensor].dtypes[l] = (decode_dtype_t)form;

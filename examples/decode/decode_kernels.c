@@ -12,6 +12,7 @@
 #include "decode_kernels.h"
 
 #include "decode_checkpoint.h"
+#include "decode_float_x16.h"
 #include "decode_quant_dot.h"
 #include "decode_quant_x8.h"
 
@@ -828,6 +829,7 @@ static void decode_dot_select(void) {
     simd = DECODE_SIMD_AVX2;
   }
   decode_quant_dot_select(simd);
+  decode_x16_select(simd);
 #if defined(DECODE_X86)
   if (simd == DECODE_SIMD_AVX512 && __builtin_cpu_supports("avx512f")) {
     decode_dot_fns[0] = decode_dot_f32_avx512;
@@ -888,11 +890,45 @@ static inline decode_activation_t decode_activation(const float* x, uint32_t n,
                                                             n / DECODE_QK_K)};
 }
 
+// The form of the activation |dtype|'s rows are dotted with: the floats
+// for the interleaved float forms, else the quantized blocks the type
+// pairs with.
 static inline const void* decode_activation_for(
     const decode_activation_t* activation, uint32_t dtype) {
+  if (decode_dtype_is_x16(dtype)) return activation->x;
   return decode_quant_uses_q8_k((decode_dtype_t)dtype)
              ? (const void*)activation->q8_k
              : (const void*)activation->q8_0;
+}
+
+// Rows a group of |dtype|'s interleaved form holds (decode_quant_x8.h,
+// decode_float_x16.h); 0 for the forms read row by row.
+static inline uint32_t decode_group_rows(uint32_t dtype) {
+  return decode_dtype_is_x16(dtype)  ? DECODE_X16_ROWS
+         : decode_dtype_is_x8(dtype) ? DECODE_X8_ROWS
+                                     : 0u;
+}
+
+_Static_assert(DECODE_X8_COLUMNS == DECODE_X16_COLUMNS,
+               "one column count for every interleaved form's product");
+
+// An interleaved form's product (decode_group_rows(dtype) != 0): rows
+// |first| .. |first| + |count| (whole groups) of |w| with |columns|
+// activations, each decode_activation_for |dtype|.
+static inline void decode_group_dot(uint32_t dtype, const void* w,
+                                    uint32_t cols, uint32_t first,
+                                    uint32_t count,
+                                    const void* const* activations,
+                                    uint32_t columns, float* out,
+                                    uint32_t out_stride) {
+  if (decode_dtype_is_x16(dtype)) {
+    const float* x[DECODE_X16_COLUMNS];
+    for (uint32_t c = 0; c < columns; ++c) x[c] = (const float*)activations[c];
+    decode_x16_dot(dtype, w, cols, first, count, x, columns, out, out_stride);
+    return;
+  }
+  decode_x8_dot(dtype, w, cols, first, count, activations, columns, out,
+                out_stride);
 }
 
 // True when rows of |cols| elements of |dtype| are whole blocks of a type
@@ -915,13 +951,14 @@ static inline float decode_row_dot(const void* w, uint32_t dtype,
                                    const decode_activation_t* activation) {
   const uint8_t* weights = (const uint8_t*)w + decode_matrix_bytes(dtype, row,
                                                                    cols);
-  if (decode_dtype_is_x8(dtype)) {
-    // The row's group of eight, whole (the same bits as in any range).
-    const uint64_t group = row / DECODE_X8_ROWS * DECODE_X8_ROWS;
-    float values[DECODE_X8_ROWS];
+  const uint32_t group_rows = decode_group_rows(dtype);
+  if (group_rows) {
+    // The row's group, whole (the same bits as in any range).
+    const uint64_t group = row / group_rows * group_rows;
+    float values[DECODE_X16_ROWS];
     const void* column = decode_activation_for(activation, dtype);
-    decode_x8_dot(dtype, w, cols, (uint32_t)group, DECODE_X8_ROWS, &column, 1,
-                  values, DECODE_X8_ROWS);
+    decode_group_dot(dtype, w, cols, (uint32_t)group, group_rows, &column, 1,
+                     values, group_rows);
     return values[row - group];
   }
   if (dtype == DECODE_DTYPE_F32 || dtype == DECODE_DTYPE_F16) {
@@ -941,12 +978,12 @@ static inline void decode_rows_dot(const void* w, uint32_t dtype,
                                    float* out) {
   uint32_t r = first;
   const uint32_t end = first + count;
+  const uint32_t group_rows = decode_group_rows(dtype);
   while (r < end) {
-    if (decode_dtype_is_x8(dtype) && r % DECODE_X8_ROWS == 0 &&
-        end - r >= DECODE_X8_ROWS) {
-      const uint32_t n = (end - r) / DECODE_X8_ROWS * DECODE_X8_ROWS;
+    if (group_rows && r % group_rows == 0 && end - r >= group_rows) {
+      const uint32_t n = (end - r) / group_rows * group_rows;
       const void* column = decode_activation_for(activation, dtype);
-      decode_x8_dot(dtype, w, cols, r, n, &column, 1, out + (r - first), n);
+      decode_group_dot(dtype, w, cols, r, n, &column, 1, out + (r - first), n);
       r += n;
       continue;
     }
@@ -1034,7 +1071,7 @@ static inline void decode_rope_rotate(float* out, uint32_t begin, uint32_t end,
 static int decode_embed_row(const void* table, uint32_t dtype, uint32_t dim,
                             uint32_t vocab, uint32_t token, float* out) {
   // A table is read a row at a time: never interleaved (decode_model_load).
-  if (decode_dtype_is_x8(dtype)) return 1;
+  if (decode_group_rows(dtype)) return 1;
   if (token >= vocab) return 2;
   decode_quant_dequantize(
       (decode_dtype_t)dtype,
@@ -1606,12 +1643,12 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
   return b;
 }
 
-// GEMM's tile where W is interleaved by eight: up to four columns a
-// call, every column through the same product the token's step takes
-// (decode_rows_dot: the same bits for any column count). SWIGLU's W3
-// likewise, or column by column when it is of another type. 1 (a
-// binding not as the constants say) where the tile is not whole groups
-// of eight.
+// GEMM's tile where W is interleaved (block types by eight, f32 and f16
+// by sixteen): up to eight columns a call, every column through the same
+// product the token's step takes (decode_rows_dot: the same bits for any
+// column count). SWIGLU's W3 likewise, or column by column when it is of
+// another form. 1 (a binding not as the constants say) where the tile is
+// not whole groups.
 static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
                                uint32_t dtype3, uint32_t mode, uint32_t rows,
                                uint32_t cols,
@@ -1620,10 +1657,11 @@ static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
                                uint32_t first_col, uint32_t last_col,
                                float* out) {
   const uint32_t count = last_row - first_row;
-  // Interleaved matrices have rows in eights (decode_model_load), and
-  // tiles start at multiples of DECODE_GEMM_X8_TILE_ROWS: a tile is
+  // Interleaved matrices have whole groups of rows (decode_model_load),
+  // and tiles start at multiples of DECODE_GEMM_X8_TILE_ROWS: a tile is
   // whole groups.
-  if (first_row % DECODE_X8_ROWS != 0 || count % DECODE_X8_ROWS != 0) {
+  const uint32_t group_rows = decode_group_rows(dtype);
+  if (first_row % group_rows != 0 || count % group_rows != 0) {
     return 1;
   }
   for (uint32_t b = first_col; b < last_col; b += DECODE_X8_COLUMNS) {
@@ -1636,15 +1674,17 @@ static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
     for (uint32_t c = 0; c < n; ++c) {
       activations[c] = decode_activation_for(&some[c], dtype);
     }
-    decode_x8_dot(dtype, w, cols, first_row, count, activations, n,
-                  values[0], DECODE_GEMM_X8_TILE_ROWS);
-    if (mode == DECODE_GEMM_SWIGLU && decode_dtype_is_x8(dtype3)) {
+    decode_group_dot(dtype, w, cols, first_row, count, activations, n,
+                     values[0], DECODE_GEMM_X8_TILE_ROWS);
+    if (mode == DECODE_GEMM_SWIGLU && decode_group_rows(dtype3) != 0 &&
+        first_row % decode_group_rows(dtype3) == 0 &&
+        count % decode_group_rows(dtype3) == 0) {
       const void* activations3[DECODE_X8_COLUMNS];
       for (uint32_t c = 0; c < n; ++c) {
         activations3[c] = decode_activation_for(&some[c], dtype3);
       }
-      decode_x8_dot(dtype3, w3, cols, first_row, count, activations3, n,
-                    up[0], DECODE_GEMM_X8_TILE_ROWS);
+      decode_group_dot(dtype3, w3, cols, first_row, count, activations3, n,
+                       up[0], DECODE_GEMM_X8_TILE_ROWS);
     } else if (mode == DECODE_GEMM_SWIGLU) {
       for (uint32_t c = 0; c < n; ++c) {
         decode_rows_dot(w3, dtype3, first_row, count, cols, &some[c], up[c]);
@@ -1666,7 +1706,7 @@ static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
 }
 
 uint32_t decode_gemm_tile_rows(uint32_t dtype) {
-  return decode_dtype_is_x8(dtype) ? DECODE_GEMM_X8_TILE_ROWS : ROWS;
+  return decode_group_rows(dtype) ? DECODE_GEMM_X8_TILE_ROWS : ROWS;
 }
 
 static int decode_gemm(const weft_dispatch_state_t* dispatch,
@@ -1713,7 +1753,7 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
     columns[b - first_col] =
         decode_activation(x + (uint64_t)b * cols, cols, xq + b * stride);
   }
-  if (decode_dtype_is_x8(dtype)) {
+  if (decode_group_rows(dtype)) {
     return decode_gemm_tile_x8(w, w3, dtype, dtype3, mode, rows, cols, columns,
                                first_row, last_row, first_col, last_col, out);
   }

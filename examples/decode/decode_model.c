@@ -36,6 +36,10 @@ const char* decode_dtype_name(decode_dtype_t dtype) {
       return "q4_k_x8";
     case DECODE_DTYPE_Q6_K_X8:
       return "q6_k_x8";
+    case DECODE_DTYPE_F32_X16:
+      return "f32_x16";
+    case DECODE_DTYPE_F16_X16:
+      return "f16_x16";
   }
   return "?";
 }
@@ -44,6 +48,8 @@ uint32_t decode_dtype_block_elements(uint32_t dtype) {
   switch (dtype) {
     case DECODE_DTYPE_F32:
     case DECODE_DTYPE_F16:
+    case DECODE_DTYPE_F32_X16:
+    case DECODE_DTYPE_F16_X16:
       return 1;
     case DECODE_DTYPE_Q4_0:
     case DECODE_DTYPE_Q4_0_X8:
@@ -67,8 +73,10 @@ uint32_t decode_dtype_block_elements(uint32_t dtype) {
 uint32_t decode_dtype_block_bytes(uint32_t dtype) {
   switch (dtype) {
     case DECODE_DTYPE_F32:
+    case DECODE_DTYPE_F32_X16:
       return 4;
     case DECODE_DTYPE_F16:
+    case DECODE_DTYPE_F16_X16:
       return 2;
     case DECODE_DTYPE_Q4_0:
     case DECODE_DTYPE_Q4_0_X8:

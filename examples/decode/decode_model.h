@@ -47,6 +47,10 @@ typedef enum decode_dtype_e {
   DECODE_DTYPE_Q8_0_X8 = 0x88,
   DECODE_DTYPE_Q4_K_X8 = 0x8C,
   DECODE_DTYPE_Q6_K_X8 = 0x8E,
+  // F32 and F16 rows interleaved by sixteen (decode_float_x16.h), the form
+  // a CPU device's float matrices take.
+  DECODE_DTYPE_F32_X16 = 0x90,
+  DECODE_DTYPE_F16_X16 = 0x91,
 } decode_dtype_t;
 
 // Bytes per element of F32 and F16 (0 for the block types: see
@@ -61,7 +65,7 @@ static inline uint32_t decode_dtype_size(decode_dtype_t dtype) {
 uint32_t decode_dtype_block_elements(uint32_t dtype);
 uint32_t decode_dtype_block_bytes(uint32_t dtype);
 // The type a checkpoint stores |dtype| as: the interleaved forms' own
-// (Q4_0, Q8_0, Q4_K, Q6_K), any other itself.
+// (Q4_0, Q8_0, Q4_K, Q6_K, F32, F16), any other itself.
 static inline decode_dtype_t decode_dtype_stored(uint32_t dtype) {
   switch (dtype) {
     case DECODE_DTYPE_Q4_0_X8:
@@ -72,14 +76,17 @@ static inline decode_dtype_t decode_dtype_stored(uint32_t dtype) {
       return DECODE_DTYPE_Q4_K;
     case DECODE_DTYPE_Q6_K_X8:
       return DECODE_DTYPE_Q6_K;
+    case DECODE_DTYPE_F32_X16:
+      return DECODE_DTYPE_F32;
+    case DECODE_DTYPE_F16_X16:
+      return DECODE_DTYPE_F16;
     default:
       return (decode_dtype_t)dtype;
   }
 }
 // A type a checkpoint may store (the interleaved forms are not).
 static inline bool decode_dtype_is_supported(uint32_t dtype) {
-  return dtype != DECODE_DTYPE_Q4_0_X8 && dtype != DECODE_DTYPE_Q8_0_X8 &&
-         dtype != DECODE_DTYPE_Q4_K_X8 && dtype != DECODE_DTYPE_Q6_K_X8 &&
+  return decode_dtype_stored(dtype) == (decode_dtype_t)dtype &&
          decode_dtype_block_elements(dtype) != 0;
 }
 static inline bool decode_dtype_is_quantized(uint32_t dtype) {
@@ -92,7 +99,8 @@ static inline uint64_t decode_dtype_bytes(decode_dtype_t dtype,
   return block ? elements / block * decode_dtype_block_bytes(dtype) : 0;
 }
 // "f32", "f16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
-// "q6_k", "q4_0_x8", "q8_0_x8", "q4_k_x8", "q6_k_x8" ("?" for others).
+// "q6_k", "q4_0_x8", "q8_0_x8", "q4_k_x8", "q6_k_x8", "f32_x16",
+// "f16_x16" ("?" for others).
 const char* decode_dtype_name(decode_dtype_t dtype);
 
 typedef struct decode_config_t {

@@ -192,6 +192,10 @@ void decode_quant_dequantize(decode_dtype_t dtype, const void* row, uint32_t n,
       // Not a row's form but eight rows' (decode_quant_x8.h): the callers
       // read it through decode_x8_unpack.
       break;
+    case DECODE_DTYPE_F32_X16:
+    case DECODE_DTYPE_F16_X16:
+      // Sixteen rows' (decode_float_x16.h): decode_x16_unpack.
+      break;
   }
 }
 
@@ -450,6 +454,10 @@ void decode_quant_quantize(decode_dtype_t dtype, const float* x, uint32_t n,
     case DECODE_DTYPE_Q6_K_X8:
       // Not a row's form but eight rows' (decode_quant_x8.h): written by
       // decode_x8_pack from plain rows.
+      break;
+    case DECODE_DTYPE_F32_X16:
+    case DECODE_DTYPE_F16_X16:
+      // Sixteen rows' (decode_float_x16.h): decode_x16_pack.
       break;
   }
 }

@@ -133,6 +133,8 @@ static activation_format_t activation_format(decode_dtype_t dtype) {
   switch (dtype) {
     case DECODE_DTYPE_F32:
     case DECODE_DTYPE_F16:
+    case DECODE_DTYPE_F32_X16:  // a CPU device's F32 and F16, loaded
+    case DECODE_DTYPE_F16_X16:
       return ACTIVATION_F32;
     case DECODE_DTYPE_Q8_0:
     case DECODE_DTYPE_Q4_0:
