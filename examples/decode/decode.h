@@ -51,10 +51,11 @@ typedef struct decode_model_t decode_model_t;
 typedef struct decode_load_options_t {
   // Passed to weft_parameter_stream_load (NULL: its defaults).
   const weft_parameter_stream_options_t* stream_options;
-  // Keep Q4_0, Q8_0, Q4_K and Q6_K matrices as the file stores them. By
-  // default a CPU device's are interleaved by eight rows once loaded
-  // (decode_quant_x8.h; their layout then says DECODE_DTYPE_Q4_0_X8,
-  // _Q8_0_X8, _Q4_K_X8 or _Q6_K_X8).
+  // Keep Q4_0, Q8_0, Q4_K, Q6_K, F32 and F16 matrices as the file stores
+  // them. By default a CPU device's are interleaved once loaded: the
+  // block types by eight rows (decode_quant_x8.h; their layout then says
+  // DECODE_DTYPE_Q4_0_X8, _Q8_0_X8, _Q4_K_X8 or _Q6_K_X8), F32 and F16 by
+  // sixteen (decode_float_x16.h: DECODE_DTYPE_F32_X16, _F16_X16).
   bool keep_stored_form;
 } decode_load_options_t;
 

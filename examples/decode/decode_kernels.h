@@ -138,9 +138,10 @@ enum {
 // Positions of a GEMM tile (the weights of a tile's rows are read once
 // for this many positions).
 #define DECODE_GEMM_COLUMNS 32u
-// Rows of W one GEMM workgroup takes where W is interleaved by eight
-// (decode_quant_x8.h): a product's paired activations then serve 8
-// groups of rows. Other types take DECODE_ROWS_PER_WORKGROUP (16).
+// Rows of W one GEMM workgroup takes where W is interleaved (by eight,
+// decode_quant_x8.h: a product's paired activations then serve 8 groups
+// of rows; by sixteen, decode_float_x16.h: 4 groups). Other types take
+// DECODE_ROWS_PER_WORKGROUP (16).
 #define DECODE_GEMM_X8_TILE_ROWS 64u
 // The rows of a GEMM workgroup for W of |dtype|.
 uint32_t decode_gemm_tile_rows(uint32_t dtype);

@@ -161,8 +161,9 @@ static inline decode_k_block_t decode_k_block(const void* weights, uint32_t b,
 
 // Dequantizes |n| elements (a multiple of the block) of |dtype| at |row|
 // into |out|. F32 and F16 are copied and converted; the block types are
-// decoded as above. The interleaved forms (decode_quant_x8.h) are not a
-// row's: |out| is left as it is (decode_x8_unpack gives the rows back).
+// decoded as above. The interleaved forms (decode_quant_x8.h,
+// decode_float_x16.h) are not a row's: |out| is left as it is
+// (decode_x8_unpack and decode_x16_unpack give the rows back).
 void decode_quant_dequantize(decode_dtype_t dtype, const void* row, uint32_t n,
                              float* out);
 
@@ -175,7 +176,7 @@ void decode_quant_dequantize(decode_dtype_t dtype, const void* row, uint32_t n,
 // per sub-block a scale of max |x| / 32 rounded to int8 of the
 // super-block's d. Every q is the nearest the scales allow. F32 and F16
 // are stored as such; the interleaved forms write nothing
-// (decode_x8_pack makes them from plain rows).
+// (decode_x8_pack and decode_x16_pack make them from plain rows).
 void decode_quant_quantize(decode_dtype_t dtype, const float* x, uint32_t n,
                            void* out_row);
 
