@@ -1095,6 +1095,50 @@ static inline void decode_attend_head(const float* q, const float* keys,
 }
 
 #if defined(DECODE_X86)
+// decode_attend4_avx512's weighted sums: for each 16-column slice, each
+// of |nq| queries' four partial sums (row t into t % 4) of p[j][t] times
+// value row t, as decode_weighted_sum_avx512 keeps them; |p| the
+// numerators already times their inverse.
+__attribute__((target("avx512f"), always_inline)) static inline void
+decode_attend4_sums_avx512(const float* values, uint64_t stride,
+                           uint32_t head_size, const uint64_t* length,
+                           float* const* p, float* const* out,
+                           const uint32_t nq) {
+  const uint64_t longest = length[nq - 1];
+  const uint64_t whole = length[0] / 4 * 4;
+  for (uint32_t i = 0; i < head_size; i += 16) {
+    __m512 acc[4][4];
+    for (uint32_t j = 0; j < nq; ++j) {
+      for (int k = 0; k < 4; ++k) acc[j][k] = _mm512_setzero_ps();
+    }
+    for (uint64_t r = 0; r < whole; r += 4) {
+      for (int k = 0; k < 4; ++k) {
+        const __m512 v = _mm512_loadu_ps(values + (r + k) * stride + i);
+        for (uint32_t j = 0; j < nq; ++j) {
+          acc[j][k] = _mm512_add_ps(
+              acc[j][k], _mm512_mul_ps(_mm512_set1_ps(p[j][r + k]), v));
+        }
+      }
+    }
+    // The rest (up to 3 + 3 rows): row whole + m into partial m % 4.
+    for (int m = 0; m < 7; ++m) {
+      const uint64_t r = whole + (uint64_t)m;
+      if (r >= longest) break;
+      const __m512 v = _mm512_loadu_ps(values + r * stride + i);
+      for (uint32_t j = 0; j < nq; ++j) {
+        if (r >= length[j]) continue;
+        acc[j][m % 4] = _mm512_add_ps(
+            acc[j][m % 4], _mm512_mul_ps(_mm512_set1_ps(p[j][r]), v));
+      }
+    }
+    for (uint32_t j = 0; j < nq; ++j) {
+      _mm512_storeu_ps(out[j] + i,
+                       _mm512_add_ps(_mm512_add_ps(acc[j][0], acc[j][1]),
+                                     _mm512_add_ps(acc[j][2], acc[j][3])));
+    }
+  }
+}
+
 // Four queries of one head at once (a batch's consecutive positions,
 // |length[q]| = length[0] + q keys each): each key row and value row is
 // loaded once for the four, where one query at a time reads the head's
@@ -1141,46 +1185,27 @@ __attribute__((target("avx512f"))) static void decode_attend4_avx512(
           decode_dot_f32_avx512(keys + t * stride, q[j], head_size) * scale;
     }
   }
-  float inverse[4];
   for (uint32_t j = 0; j < nq; ++j) {
-    inverse[j] = 1.0f / decode_softmax_avx512(scores[j], length[j]);
+    // Each numerator times its query's inverse once: the product
+    // decode_weighted_sum takes (the same float), here for every slice.
+    const float inverse = 1.0f / decode_softmax_avx512(scores[j], length[j]);
+    const __m512 by = _mm512_set1_ps(inverse);
+    for (uint64_t e = 0; e < length[j]; e += 16) {
+      const __mmask16 m = length[j] - e >= 16
+                              ? (__mmask16)0xFFFF
+                              : (__mmask16)((1u << (length[j] - e)) - 1);
+      _mm512_mask_storeu_ps(
+          scores[j] + e, m,
+          _mm512_mul_ps(_mm512_maskz_loadu_ps(m, scores[j] + e), by));
+    }
   }
-  const uint64_t shortest = length[0];
-  const uint64_t whole = shortest / 4 * 4;
-  for (uint32_t i = 0; i < head_size; i += 16) {
-    __m512 acc[4][4];
-    for (int j = 0; j < 4; ++j) {
-      for (int k = 0; k < 4; ++k) acc[j][k] = _mm512_setzero_ps();
-    }
-    for (uint64_t r = 0; r < whole; r += 4) {
-      for (int k = 0; k < 4; ++k) {
-        const __m512 v = _mm512_loadu_ps(values + (r + k) * stride + i);
-        for (uint32_t j = 0; j < 4; ++j) {
-          if (j >= nq) break;
-          acc[j][k] = _mm512_add_ps(
-              acc[j][k],
-              _mm512_mul_ps(_mm512_set1_ps(scores[j][r + k] * inverse[j]), v));
-        }
-      }
-    }
-    // The rest (up to 3 + 3 rows): row whole + m into partial m % 4.
-    for (int m = 0; m < 7; ++m) {
-      const uint64_t r = whole + (uint64_t)m;
-      if (r >= longest) break;
-      const __m512 v = _mm512_loadu_ps(values + r * stride + i);
-      for (uint32_t j = 0; j < 4; ++j) {
-        if (j >= nq) break;
-        if (r >= length[j]) continue;
-        acc[j][m % 4] = _mm512_add_ps(
-            acc[j][m % 4],
-            _mm512_mul_ps(_mm512_set1_ps(scores[j][r] * inverse[j]), v));
-      }
-    }
-    for (uint32_t j = 0; j < nq; ++j) {
-      _mm512_storeu_ps(out[j] + i,
-                       _mm512_add_ps(_mm512_add_ps(acc[j][0], acc[j][1]),
-                                     _mm512_add_ps(acc[j][2], acc[j][3])));
-    }
+  // Four queries (the common case) with the query loops unrolled.
+  if (nq == 4) {
+    decode_attend4_sums_avx512(values, stride, head_size, length, scores, out,
+                               4);
+  } else {
+    decode_attend4_sums_avx512(values, stride, head_size, length, scores, out,
+                               nq);
   }
 }
 #endif  // DECODE_X86
