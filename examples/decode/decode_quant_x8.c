@@ -980,11 +980,12 @@ X8_VNNI static void decode_q6_k_x8_dot_vnni(const void* matrix, uint32_t cols,
 #define X8_PAIRS ((DECODE_X8_COLUMNS + 1) / 2)
 
 // A pair's activations for one Q8_0 block: word w of column 0 in the low
-// half of words[w], column 1's in the high; their scales; their code sums.
+// half of words[w], column 1's in the high; their scales; their code sums
+// negated (the products start their integer sums from the offset's term).
 typedef struct x8_pair_q8_0_t {
   uint64_t words[DECODE_QK8_0 / 4];
   uint64_t d;
-  uint64_t sums;
+  uint64_t negated_sums;
 } x8_pair_q8_0_t;
 
 // The same for one Q8_K block: its 64 words, the (m_j, m_j+2) sums of
@@ -1092,7 +1093,8 @@ X8_VNNI512 static void x8_pair_q8_0(const void* const* activations,
       sums = _mm512_add_epi32(sums, _mm512_shuffle_i64x2(sums, sums, 0x4E));
       sums = _mm512_add_epi32(sums, _mm512_shuffle_i64x2(sums, sums, 0xB1));
       sums = _mm512_add_epi32(sums, _mm512_shuffle_epi32(sums, 0x4E));
-      out->sums = (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(sums));
+      out->negated_sums = (uint64_t)_mm_cvtsi128_si64(
+          _mm512_castsi512_si128(_mm512_sub_epi32(_mm512_setzero_si512(), sums)));
       out->d = x8_pair_float(_cvtsh_ss(a0->d), _cvtsh_ss(a1->d));
     }
   }
@@ -1146,18 +1148,19 @@ X8_VNNI512 static void x8_pair_q8_0(const void* const* activations,
           for (uint32_t p = 0; p < pair_count; ++p) {                         \
             const x8_pair_q8_0_t* a = &pairs[p][b];                           \
             /* codes[i] against word i (Q4_0's high nibbles are 16.. */       \
-            /* of the block, words 4..7). */                                  \
-            __m512i s[4];                                                     \
+            /* of the block, words 4..7), in two chains, the first from */    \
+            /* the offset's term -(8 or 128) sum(a): exact integers, so */    \
+            /* the order is free. */                                          \
+            __m512i s0 = _mm512_slli_epi32(x8_pair_bcast(&a->negated_sums),   \
+                                           Q8 ? 7 : 3);                       \
+            __m512i s1 = _mm512_setzero_si512();                              \
             for (int q = 0; q < 4; ++q) {                                     \
-              s[q] = _mm512_dpbusd_epi32(                                     \
-                  _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[2 * q],   \
-                                      x8_pair_bcast(&a->words[2 * q])),       \
-                  codes[2 * q + 1], x8_pair_bcast(&a->words[2 * q + 1]));     \
+              s0 = _mm512_dpbusd_epi32(s0, codes[2 * q],                      \
+                                       x8_pair_bcast(&a->words[2 * q]));      \
+              s1 = _mm512_dpbusd_epi32(s1, codes[2 * q + 1],                  \
+                                       x8_pair_bcast(&a->words[2 * q + 1]));  \
             }                                                                 \
-            const __m512i sum = _mm512_sub_epi32(                             \
-                _mm512_add_epi32(_mm512_add_epi32(s[0], s[1]),                \
-                                 _mm512_add_epi32(s[2], s[3])),               \
-                _mm512_slli_epi32(x8_pair_bcast(&a->sums), Q8 ? 7 : 3));      \
+            const __m512i sum = _mm512_add_epi32(s0, s1);                     \
             acc[g][p] = _mm512_fmadd_ps(                                      \
                 _mm512_cvtepi32_ps(sum),                                      \
                 _mm512_mul_ps(dw, _mm512_castsi512_ps(x8_pair_bcast(&a->d))), \
