@@ -114,18 +114,19 @@ X16_AVX512 __attribute__((always_inline)) static inline __m512 x16_load16(
               : _mm512_loadu_ps((const float*)group + (uint64_t)k * 16u);
 }
 
-// |G| groups (1 or 2) by |C| columns (1 to 8): G C sums in registers, each
-// weight load serving C columns and each broadcast G groups.
+// |G| groups (1, 2 or 4) by |C| columns (1 to 8; at most 4 with 4
+// groups): G C sums in registers, each weight load serving C columns and
+// each broadcast G groups.
 X16_AVX512 __attribute__((always_inline)) static inline void x16_tile_avx512(
     const uint8_t* group, uint64_t group_bytes, uint32_t cols,
     const float* const* x, float* out, uint32_t out_stride, bool half,
     const int G, const int C) {
-  __m512 acc[2][8];
+  __m512 acc[4][8];
   for (int g = 0; g < G; ++g) {
     for (int c = 0; c < C; ++c) acc[g][c] = _mm512_setzero_ps();
   }
   for (uint32_t k = 0; k < cols; ++k) {
-    __m512 w[2];
+    __m512 w[4];
     for (int g = 0; g < G; ++g) {
       w[g] = x16_load16(group + (uint64_t)g * group_bytes, k, half);
     }
@@ -167,6 +168,35 @@ X16_AVX512 __attribute__((always_inline)) static inline void x16_dot_avx512(
 #define X16_TILE(G, C)                                                      \
   x16_tile_avx512(base + (uint64_t)g * group_bytes, group_bytes, cols, x,   \
                   out + 16u * g, out_stride, half, G, C)
+  // Four groups by up to four columns a pass where there are four groups
+  // (a GEMM tile's 64 rows): 4 weight loads and 4 broadcasts per 16
+  // multiply-adds. Measured against two groups by eight on a Zen 5 VM:
+  // Prefill/110M-f16/128 1.04x, f32 level; four by six 0.96x on f32.
+  for (; g + 4 <= groups; g += 4) {
+    for (uint32_t c = 0; c < columns; c += 4) {
+      const float* const* xs = x + c;
+      float* o = out + (uint64_t)c * out_stride + 16u * g;
+      const uint8_t* rows = base + (uint64_t)g * group_bytes;
+      switch (columns - c) {
+        case 1:
+          x16_tile_avx512(rows, group_bytes, cols, xs, o, out_stride, half, 4,
+                          1);
+          break;
+        case 2:
+          x16_tile_avx512(rows, group_bytes, cols, xs, o, out_stride, half, 4,
+                          2);
+          break;
+        case 3:
+          x16_tile_avx512(rows, group_bytes, cols, xs, o, out_stride, half, 4,
+                          3);
+          break;
+        default:
+          x16_tile_avx512(rows, group_bytes, cols, xs, o, out_stride, half, 4,
+                          4);
+          break;
+      }
+    }
+  }
   for (; g + 2 <= groups; g += 2) X16_TILE_CASES(X16_TILE, 2)
   if (g < groups) X16_TILE_CASES(X16_TILE, 1)
 #undef X16_TILE
