@@ -1716,14 +1716,15 @@ static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
       }
     }
     for (uint32_t c = 0; c < n; ++c) {
+      // Column b + c's rows lie together in |out|: whole runs (a plain
+      // copy or a vector add; the same floats as one by one).
+      float* o = out + (uint64_t)(b + c) * rows + first_row;
       if (mode == DECODE_GEMM_SWIGLU) {
-        decode_swiglu_n(values[c], up[c], count,
-                        out + (uint64_t)(b + c) * rows + first_row);
-        continue;
-      }
-      for (uint32_t i = 0; i < count; ++i) {
-        decode_gemm_write(out, rows, first_row + i, b + c, mode,
-                          values[c][i]);
+        decode_swiglu_n(values[c], up[c], count, o);
+      } else if (mode == DECODE_GEMM_STORE) {
+        memcpy(o, values[c], count * sizeof(float));
+      } else {
+        for (uint32_t i = 0; i < count; ++i) o[i] += values[c][i];
       }
     }
   }
