@@ -1,14 +1,18 @@
 // weft decode example: the decoder's CPU kernels (see decode_kernels.h).
 //
-// The inner loops are dot products over a row of weights. Each has a
-// portable version (16 partial sums, which the compiler vectorises without
-// reassociating) and, on x86-64, AVX2 (with FMA and F16C) and AVX-512
-// versions written with intrinsics; the best the CPU has is chosen once,
-// when the library is first asked for (WEFT_DECODE_PORTABLE=1 keeps the
-// portable ones). f16 weights become f32 with the CPU's own conversion
-// where it has one. Rows of a block type (decode_quant.h) are dotted with
-// the activations quantized once per workgroup, in the format the type
-// pairs with (decode_quant_dot.h), kept in the workgroup's local memory.
+// The inner loops are products of rows of weights with activations. Each
+// has a portable version and, on x86-64, AVX2 (with FMA and F16C) and
+// AVX-512 versions written with intrinsics, all giving the same bits; the
+// best the CPU has is chosen once, when the library is first asked for
+// (WEFT_DECODE_PORTABLE=1 keeps the portable ones, WEFT_DECODE_SIMD=avx2
+// AVX2's). A plain f32 or f16 row is a dot product (16 partial sums); a
+// CPU device's matrices are interleaved once loaded (decode_float_x16.h
+// for f32 and f16, decode_quant_x8.h for the block types), and their
+// products advance 16 or 8 rows a register. Rows of a block type
+// (decode_quant.h) are dotted with the activations quantized once per
+// input by the kernel that normalises it (BATCH_RMSNORM, or
+// BATCH_QUANTIZE), in the formats the types pair with
+// (decode_quant_dot.h).
 #include "decode_kernels.h"
 
 #include "decode_checkpoint.h"
