@@ -1705,9 +1705,9 @@ static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
     }
     decode_group_dot(dtype, w, cols, first_row, count, activations, n,
                      values[0], DECODE_GEMM_X8_TILE_ROWS);
-    if (mode == DECODE_GEMM_SWIGLU && decode_group_rows(dtype3) != 0 &&
-        first_row % decode_group_rows(dtype3) == 0 &&
-        count % decode_group_rows(dtype3) == 0) {
+    const uint32_t group3_rows = decode_group_rows(dtype3);
+    if (mode == DECODE_GEMM_SWIGLU && group3_rows != 0 &&
+        first_row % group3_rows == 0 && count % group3_rows == 0) {
       const void* activations3[DECODE_X8_COLUMNS];
       for (uint32_t c = 0; c < n; ++c) {
         activations3[c] = decode_activation_for(&some[c], dtype3);

@@ -38,22 +38,18 @@
 #include "decode_checkpoint.h"
 #include "decode_quant_dot.h"
 #include "decode_quant_x8.h"
+#include "decode_test_util.h"
 
 static const decode_dtype_t kBlockTypes[] = {
     DECODE_DTYPE_Q8_0, DECODE_DTYPE_Q4_0, DECODE_DTYPE_Q4_1,
     DECODE_DTYPE_Q5_0, DECODE_DTYPE_Q5_1, DECODE_DTYPE_Q4_K,
     DECODE_DTYPE_Q5_K, DECODE_DTYPE_Q6_K};
 
-// xorshift64*: the test's random numbers.
+// The test's random numbers (decode_test_util.h).
 static uint64_t g_state = 0x9E3779B97F4A7C15ull;
-static uint64_t next_random(void) {
-  g_state ^= g_state >> 12;
-  g_state ^= g_state << 25;
-  g_state ^= g_state >> 27;
-  return g_state * 0x2545F4914F6CDD1Dull;
-}
+static uint64_t next_random(void) { return decode_test_random(&g_state); }
 static float uniform(float low, float high) {
-  return low + (high - low) * (float)(next_random() >> 40) / 16777216.0f;
+  return decode_test_uniform(&g_state, low, high);
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,7 @@
 // Test support for the decode example's tests: a status asserted OK (its
-// message the failure's), a model opened on a device with a session, in
-// one call each way, and a text's words as a pre-tokenizer splits them.
+// message the failure's), reproducible random numbers, a model opened on
+// a device with a session, in one call each way, and a text's words as a
+// pre-tokenizer splits them.
 #ifndef WEFT_TESTS_DECODE_DECODE_TEST_UTIL_H_
 #define WEFT_TESTS_DECODE_DECODE_TEST_UTIL_H_
 
@@ -12,9 +13,25 @@
 #include <cmocka.h>
 // clang-format on
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "weft/status.h"
+
+// xorshift64*: the next of a test's random numbers from |state|
+// (nonzero).
+static inline uint64_t decode_test_random(uint64_t* state) {
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return *state * 0x2545F4914F6CDD1Dull;
+}
+// A float in [low, high) from |state|'s next number (24 bits of it).
+static inline float decode_test_uniform(uint64_t* state, float low,
+                                        float high) {
+  return low + (high - low) * (float)(decode_test_random(state) >> 40) /
+                   16777216.0f;
+}
 
 // Fails the test with |status|'s message unless it is OK; consumes it.
 static inline void decode_test_assert_ok(weft_status_t status) {
