@@ -182,25 +182,34 @@ static weft_process_drain_result_t weft_local_task_compute_release_and_install(
   weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_DID_WORK;
   if (next) {
     weft_atomic_store(&compute->current, next, memory_order_relaxed);
+    // Read while the item is surely alive: once the lane is open others
+    // may run it to the end and release it.
+    const uint32_t desired =
+        weft_block_processor_desired_workers(next->compute.context);
+    const bool count_host = next->compute.host_issued &&
+                            worker_index < device->worker_count;
+    // Release: publishes |current| (and the item) to workers entering with
+    // the flags clear. The lane opens before the raise below wakes anyone:
+    // a woken worker that preempted this one between the two would find
+    // the lane still releasing and poll it for the rest of a time slice
+    // (thousands of drains per dispatch with 4 workers on 2 busy CPUs, in
+    // local_task.counts).
+    weft_atomic_fetch_and(
+        &compute->state,
+        ~(WEFT_LOCAL_TASK_COMPUTE_CLOSED | WEFT_LOCAL_TASK_COMPUTE_RELEASING),
+        memory_order_release);
     // A worker installing what a host issued counts that host, which is on
     // its way to wait for it (a host installing it is counted already).
     // Without this, on 2 CPUs with a standby, every DispatchTiles whose
     // issue found the lane still releasing woke the standby (a futex wake
     // and a third runnable thread), and the awake standby kept the other
     // worker from spinning, so the next dispatch woke it with a futex too.
-    const bool count_host = next->compute.host_issued &&
-                            worker_index < device->worker_count;
+    // (Until the raise the slot wants the one drainer it has, this one; a
+    // guest that ran the item to its end meanwhile would leave a stale
+    // count here, which the next item's install replaces.)
     if (count_host) weft_executor_host_drain_begin(device->executor);
-    weft_process_set_desired_workers(
-        &compute->process,
-        weft_block_processor_desired_workers(next->compute.context));
+    weft_process_set_desired_workers(&compute->process, desired);
     if (count_host) weft_executor_host_drain_end(device->executor);
-    // Release: publishes |current| (and the item) to workers entering with
-    // the flags clear.
-    weft_atomic_fetch_and(
-        &compute->state,
-        ~(WEFT_LOCAL_TASK_COMPUTE_CLOSED | WEFT_LOCAL_TASK_COMPUTE_RELEASING),
-        memory_order_release);
   } else {
     // Empty: CLOSED stays set. Seq_cst: orders the clear before the look at
     // |incoming| below (a push after it wakes the process, which is still
@@ -245,6 +254,12 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
     ran_tiles = drained != WEFT_BLOCK_DRAIN_NO_WORK;
     bool first_to_close = false;
     if (drained == WEFT_BLOCK_DRAIN_COMPLETED) {
+      // The item's work is done: one drainer is all the lane wants until
+      // the next is installed (a host whose wait the signal below ends then
+      // wakes nobody for it, weft_executor_assist_leave). Lowered before
+      // the lane closes, so a drainer that finds it closed already finds
+      // the slot wanting no more drainers and leaves instead of polling.
+      weft_process_set_desired_workers(&compute->process, 1);
       // Acq_rel: the first to close publishes the signals; the processor's
       // completion was acquired by its drain.
       WEFT_SCHED_COUNT(RMW_LANE);
@@ -255,10 +270,6 @@ static weft_process_drain_result_t weft_local_task_compute_drain(
             WEFT_LOCAL_TASK_COMPUTE_CLOSED);
     }
     if (first_to_close) {
-      // The item's work is done: one drainer is all the lane wants until
-      // the next is installed (a host whose wait this signal ends then
-      // wakes nobody for it, weft_executor_assist_leave).
-      weft_process_set_desired_workers(&compute->process, 1);
       // Still inside: the context stays alive while its result is taken.
       weft_status_t status =
           weft_block_processor_consume_status(op->compute.context);
