@@ -4,6 +4,10 @@
 #include <inttypes.h>
 #include <stdint.h>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "hal/buffer_impl.h"
 
 // Host memory: every CPU driver reaches it and the host maps it.
@@ -62,6 +66,24 @@ static const weft_buffer_vtable_t kWeftHeapBufferVtable = {
     .invalidate_range = weft_heap_buffer_sync_range,
 };
 
+// Asks the kernel to back the whole 2 MiB pages inside [data, data +
+// length) with transparent huge pages, where it does so only when asked
+// (Debian's default, "madvise"). A large buffer streamed by a kernel (a
+// model's weights, read once per token) then takes a TLB entry per 2 MiB
+// instead of per 4 KiB. Advice only: a kernel without it, or one that
+// refuses, leaves the small pages, so the result is not checked.
+static void weft_heap_buffer_advise_huge_pages(uint8_t* data, size_t length) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  const uintptr_t begin = ((uintptr_t)data + huge - 1) & ~(huge - 1);
+  const uintptr_t end = ((uintptr_t)data + length) & ~(huge - 1);
+  if (end > begin) (void)madvise((void*)begin, end - begin, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)length;
+#endif
+}
+
 weft_status_t weft_heap_buffer_allocate(weft_allocator_t allocator,
                                         weft_buffer_params_t params,
                                         weft_device_size_t byte_length,
@@ -91,6 +113,7 @@ weft_status_t weft_heap_buffer_allocate(weft_allocator_t allocator,
     data = (data + WEFT_HEAP_BUFFER_ALIGNMENT - 1) &
            ~(uintptr_t)(WEFT_HEAP_BUFFER_ALIGNMENT - 1);
     buffer->data = (uint8_t*)data;
+    weft_heap_buffer_advise_huge_pages(buffer->data, (size_t)byte_length);
     buffer->release_fn = NULL;
     buffer->release_user_data = NULL;
     *out_buffer = &buffer->base;
