@@ -17,7 +17,9 @@
 #     Q4_0 and Q4_K_M, so the three read the very same files;
 #  3. runs ROUNDS interleaved rounds: in each, for every file, weft-decode
 #     (generation from a 1-token prompt, GEN steps; then each prompt
-#     length) and `llama-bench -t THREADS -p PROMPTS -n GEN` of each peer;
+#     length; each after one untimed run, --warmup=1, as llama-bench warms
+#     up before it counts) and `llama-bench -t THREADS -p PROMPTS -n GEN`
+#     of each peer;
 #  4. prints the medians as a markdown table (tokens per second, and weft
 #     over each peer), with the machine's read bandwidth, FmaPeak and
 #     Int8DotPeak from weft_bench in the same run.
@@ -149,13 +151,13 @@ for round in $(seq 1 "$rounds"); do
       file="$work/$shape-$type.gguf"
       echo "bench-peers: round $round, $shape $type" >&2
       rate=$("$decode" --model="$file" --workers="$threads" --prompt-ids=1 \
-        --steps=$((gen + 1)) 2>> "$log" \
+        --steps=$((gen + 1)) --warmup=1 2>> "$log" \
         | sed -n 's/^generation: .*: \([0-9.]*\) tokens\/s.*/\1/p')
       printf '%s\t%s\t%s\tweft\ttg%s\t%s\n' "$round" "$shape" "$type" \
         "$gen" "${rate:-nan}" >> "$results"
       for p in "${prompt_list[@]}"; do
         rate=$("$decode" --model="$file" --workers="$threads" \
-          --prompt-ids="$(ids "$p")" --steps=1 2>> "$log" \
+          --prompt-ids="$(ids "$p")" --steps=1 --warmup=1 2>> "$log" \
           | sed -n 's/^prompt: .*: \([0-9.]*\) tokens\/s.*/\1/p')
         printf '%s\t%s\t%s\tweft\tpp%s\t%s\n' "$round" "$shape" "$type" \
           "$p" "${rate:-nan}" >> "$results"

@@ -39,6 +39,7 @@ set(rows
   "DECODE|--model=${model}^--prompt-ids=1,@V@|--prompt-ids|${common}+2p32"
   "DECODE|--model=${model}^--prompt-ids=@V@,1|--prompt-ids|${common}+2p32"
   "DECODE|--model=${model}^--stop=@V@|--stop|${common}+2p32"
+  "DECODE|--model=${model}^--warmup=@V@|--warmup|${common}+2p32"
   "DECODE|--model=${model}^--device=local-task?workers=@V@|workers|${common}+2p32"
   "DECODE_GEN|--shape=tiny^--out=${WORK}/unused.gguf^--seed=@V@|--seed|${common}"
   "RUN|--module=${PROGRAM}^--function=add^--input=i32=@V@^--input=i32=1|i32=|2p64+float+junk+empty+2p32"
@@ -51,6 +52,7 @@ set(rows
 # Ids out of the model's vocabulary (512 ids) and text after a list.
 list(APPEND extra_rows
   "DECODE|--model=${model}^--stop=512|--stop"
+  "DECODE|--model=${model}^--warmup=101|--warmup"
   "DECODE|--model=${model}^--prompt-ids=1,512|--prompt-ids"
   "DECODE|--model=${model}^--prompt-ids=1,2,|--prompt-ids"
   "DECODE|--model=${model}^--prompt-ids=,1|--prompt-ids"
