@@ -237,6 +237,58 @@ static void first_of_two_failures_wins(void** state) {
   }
 }
 
+// The same rule with the waits' signals submitted: an op waits on two
+// semaphores that two ops on the device signal behind a gate the host
+// holds; both fail, in a known order, while all three are submitted. The
+// op fails with the first failure, and once the gate opens the gated ops
+// still run. (Every driver holds the three until the gate opens: none
+// issues an op behind a value no submitted op signals. A GPU driver's
+// rule for waits it left to the device, the same earliest failure, is
+// hal/gpu/op_result.c's, tested on its own in hal.gpu_op_result.)
+static void first_of_two_failures_wins_behind_signals(void** state) {
+  weft_cts_t* cts = *state;
+  static const uint64_t kOnes[2] = {1, 1};
+  static const uint64_t kOne = 1;
+  for (int b_first = 0; b_first < 2; ++b_first) {
+    weft_semaphore_t* gate = weft_cts_create_semaphore(cts, 0);
+    weft_semaphore_t* a = weft_cts_create_semaphore(cts, 0);
+    weft_semaphore_t* b = weft_cts_create_semaphore(cts, 0);
+    weft_semaphore_t* done = weft_cts_create_semaphore(cts, 0);
+    weft_semaphore_t* gated_done = weft_cts_create_semaphore(cts, 0);
+    static const uint64_t kTwo = 2;
+    weft_semaphore_t* signals_a[2] = {a, gated_done};
+    weft_semaphore_t* signals_b[2] = {b, gated_done};
+    const uint64_t values_a[2] = {1, 1};
+    const uint64_t values_b[2] = {1, 2};
+    // Each gated op also signals |gated_done| (1, then 2), so the test
+    // knows they ran; the second waits for the first's value.
+    WEFT_ASSERT_OK(weft_device_queue_barrier(
+        cts->device, ANY, weft_cts_list1(&gate, &kOne),
+        weft_cts_list(2, signals_a, values_a)));
+    weft_semaphore_t* waits_b[2] = {gate, gated_done};
+    WEFT_ASSERT_OK(weft_device_queue_barrier(
+        cts->device, ANY, weft_cts_list(2, waits_b, kOnes),
+        weft_cts_list(2, signals_b, values_b)));
+    weft_semaphore_t* waits[2] = {a, b};
+    WEFT_ASSERT_OK(weft_device_queue_barrier(cts->device, ANY,
+                                             weft_cts_list(2, waits, kOnes),
+                                             weft_cts_list1(&done, &kOne)));
+    weft_semaphore_t* first = b_first ? b : a;
+    weft_semaphore_t* second = b_first ? a : b;
+    weft_semaphore_fail(first, WEFT_STATUS(ABORTED, "the first failure"));
+    weft_semaphore_fail(second, WEFT_STATUS(UNAVAILABLE, "the second one"));
+    WEFT_ASSERT_OK(weft_semaphore_signal(gate, 1));
+    weft_cts_assert_status_message(weft_cts_wait(done, 1), WEFT_STATUS_ABORTED,
+                                   "the first failure");
+    WEFT_ASSERT_OK(weft_cts_wait(gated_done, kTwo));
+    weft_semaphore_release(gate);
+    weft_semaphore_release(a);
+    weft_semaphore_release(b);
+    weft_semaphore_release(done);
+    weft_semaphore_release(gated_done);
+  }
+}
+
 // A device released with the gated chain (of barriers) parked on it: every
 // op is cancelled, step fails (with the cancellation of op 1, the only one
 // whose own wait on step is reached), the release returns and nothing is
@@ -272,6 +324,7 @@ int main(int argc, char** argv) {
       WEFT_CTS_CASE(gate_failed_before_upstream_two_devices),
       WEFT_CTS_CASE(gate_failed_after_upstream_two_devices),
       WEFT_CTS_CASE(first_of_two_failures_wins),
+      WEFT_CTS_CASE(first_of_two_failures_wins_behind_signals),
       WEFT_CTS_CASE(release_with_gated_chain_parked),
   };
   return weft_cts_run("failure_order", tests,

@@ -42,7 +42,8 @@ struct weft_cuda_op_t {
   // The stream operations its issue queued (counted against its queue's
   // WEFT_CUDA_MAX_STREAM_ENTRIES until it completes).
   uint32_t stream_entries;
-  bool waited_in_stream;
+  // The waits its issue left to the stream (hal/gpu/op_result.h).
+  uint64_t device_waits;
   weft_status_t issue_status;
   // The epoch its events' times are measured from (cuda_device.h; every
   // issued op where one could be had), and for traced ops the timed event

@@ -13,6 +13,7 @@
 #include "drivers/cuda/cuda_op.h"
 #include "drivers/cuda/cuda_semaphore.h"
 #include "hal/command_buffer_impl.h"
+#include "hal/gpu/op_result.h"
 #include "hal/queue_completion.h"
 #include "hal/queue_trace.h"
 #include "hal/semaphore_impl.h"
@@ -67,6 +68,8 @@ typedef struct weft_cuda_stream_waits_t {
   // Waits met on the GPU (some need nothing: the stream is already behind
   // their signal), and those the stream must be told of.
   uint32_t met_on_gpu;
+  // Bit i: entry i of the wait list is met on the GPU (hal/gpu/op_result.h).
+  uint64_t device_waits;
   uint32_t count;
   weft_cuda_stream_wait_t waits[WEFT_CUDA_MAX_STREAM_WAITS];
 } weft_cuda_stream_waits_t;
@@ -87,6 +90,7 @@ static bool weft_cuda_op_is_ready(weft_cuda_device_t* device,
                                   weft_cuda_stream_waits_t* waits) {
   waits->count = 0;
   waits->met_on_gpu = 0;
+  waits->device_waits = 0;
   const weft_semaphore_list_t list = op->base->wait_list;
   const bool host_only = op->base->kind == WEFT_QUEUE_OP_HOST_CALL;
   for (uint32_t i = 0; i < list.count; ++i) {
@@ -102,13 +106,17 @@ static bool weft_cuda_op_is_ready(weft_cuda_device_t* device,
                   : weft_cuda_semaphore_cast(list.semaphores[i],
                                              device->base.domain);
     weft_cuda_stream_wait_t wait;
+    // An entry past the mask's bits is met on the host (the park's mask,
+    // weft_cuda_op_issued_entries, leaves it out too).
     if (!semaphore || waits->met_on_gpu == WEFT_CUDA_MAX_STREAM_WAITS ||
+        i >= WEFT_GPU_MAX_DEVICE_WAITS ||
         !weft_cuda_semaphore_find_stream_wait(semaphore, list.values[i],
                                               op->queue->stream, &wait)) {
       weft_cuda_stream_waits_release(waits);
       return false;
     }
     ++waits->met_on_gpu;
+    waits->device_waits |= (uint64_t)1 << i;
     if (wait.event || wait.word) waits->waits[waits->count++] = wait;
   }
   return true;
@@ -746,7 +754,7 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
                                weft_cuda_stream_waits_t* waits) {
   const weft_cuda_symbols_t* symbols = device->symbols;
   CUstream stream = op->queue->stream;
-  op->waited_in_stream = waits->met_on_gpu > 0;
+  op->device_waits = waits->device_waits;
   op->stream_entries = waits->count;
   weft_queue_trace_ready(op->record->trace_id);
   weft_status_t status = WEFT_OK;
@@ -1017,9 +1025,9 @@ static weft_status_t weft_cuda_wait_event(weft_cuda_device_t* device,
   }
 }
 
-// What |op| ended with once its event fired: what issue met, the event's
-// own error, a kernel's status word, or a wait met in-stream whose
-// semaphore failed upstream (the op ran on what it did not get).
+// What |op| ended with once its event fired (hal/gpu/op_result.h): a wait
+// met in-stream whose semaphore failed upstream, else what issue met or
+// the event's own error, else a kernel's status word.
 static weft_status_t weft_cuda_op_result(weft_cuda_device_t* device,
                                          weft_cuda_op_t* op,
                                          weft_status_t event_status) {
@@ -1030,22 +1038,10 @@ static weft_status_t weft_cuda_op_result(weft_cuda_device_t* device,
     event_status = WEFT_OK;
   }
   weft_status_free(event_status);
-  if (weft_status_is_ok(status) && op->status_slot_count) {
-    status = weft_gpu_kernel_failure(
-        op->base, &device->status_slots[op->status_slot],
-        sizeof(weft_cuda_status_t), op->status_slot_count);
-  }
-  if (weft_status_is_ok(status) && op->waited_in_stream) {
-    const weft_semaphore_list_t waits = op->base->wait_list;
-    for (uint32_t i = 0; weft_status_is_ok(status) && i < waits.count; ++i) {
-      uint64_t value = 0;
-      weft_status_t failure = weft_semaphore_query(waits.semaphores[i], &value);
-      if (!weft_status_is_ok(failure)) {
-        status = weft_queue_op_not_run_status(op->base, failure, false);
-      }
-    }
-  }
-  return status;
+  return weft_gpu_op_result(
+      op->base, op->device_waits, status,
+      op->status_slot_count ? &device->status_slots[op->status_slot] : NULL,
+      sizeof(weft_cuda_status_t), op->status_slot_count);
 }
 
 // Stores the failure value again into the memory words |op| wrote on the

@@ -7,6 +7,7 @@
 #include "drivers/vulkan/vulkan_device.h"
 #include "drivers/vulkan/vulkan_dispatch.h"
 #include "drivers/vulkan/vulkan_semaphore.h"
+#include "hal/gpu/op_result.h"
 #include "hal/command_buffer_impl.h"
 #include "hal/queue_completion.h"
 #include "hal/queue_trace.h"
@@ -744,7 +745,9 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
       values[wait_count] = waits.values[i];
       stages[wait_count] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
       ++wait_count;
-      if (current < waits.values[i] && i < 64) op->gpu_waits |= 1ull << i;
+      if (current < waits.values[i] && i < WEFT_GPU_MAX_DEVICE_WAITS) {
+        op->gpu_waits |= 1ull << i;
+      }
     }
   }
 
@@ -1017,30 +1020,23 @@ weft_status_t weft_vulkan_device_queue_submit(weft_device_t* base_device,
 // Completion
 //===----------------------------------------------------------------------===//
 
-// What a GPU op ended with: a wait it left to the GPU whose semaphore
-// failed upstream (the op ran on what it did not get) fails it. Waits the
-// host saw reached before submit were met, whatever came after. Then a
-// kernel that reported failure in its status slot does.
+// What a GPU op ended with (hal/gpu/op_result.h): a wait it left to the
+// GPU whose semaphore failed, else a kernel's status slot.
 static weft_status_t weft_vulkan_op_result(weft_vulkan_op_t* op) {
   const weft_queue_op_t* base = weft_vulkan_op_base(op);
-  const uint32_t failed = weft_semaphore_list_earliest_failure_masked(
-      base->wait_list, op->gpu_waits);
-  if (failed == UINT32_MAX) {
-    if (op->recording) {
-      return weft_gpu_kernel_failure(base, op->recording->status_mapping,
-                                     op->recording->status_stride,
-                                     op->recording->status_slot_count);
-    }
-    if (!op->status_slot_count) return WEFT_OK;
-    weft_vulkan_device_t* device = op->device;
-    return weft_gpu_kernel_failure(
-        base, device->status_mapping + op->status_slot * device->status_stride,
-        device->status_stride, op->status_slot_count);
+  if (op->recording) {
+    return weft_gpu_op_result(base, op->gpu_waits, WEFT_OK,
+                              op->recording->status_mapping,
+                              op->recording->status_stride,
+                              op->recording->status_slot_count);
   }
-  uint64_t value = 0;
-  weft_status_t failure =
-      weft_semaphore_query(base->wait_list.semaphores[failed], &value);
-  return weft_queue_op_not_run_status(base, failure, false);
+  weft_vulkan_device_t* device = op->device;
+  return weft_gpu_op_result(
+      base, op->gpu_waits, WEFT_OK,
+      op->status_slot_count
+          ? device->status_mapping + op->status_slot * device->status_stride
+          : NULL,
+      device->status_stride, op->status_slot_count);
 }
 
 //===----------------------------------------------------------------------===//
