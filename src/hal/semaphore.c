@@ -913,31 +913,12 @@ static weft_status_t weft_semaphore_list_assist(weft_wait_mode_t mode,
   return status;
 }
 
-// The payload's own host wait when every semaphore of |list| shares a
-// vtable that has one, else NULL (the base's wait).
-static weft_status_t (*weft_semaphore_list_payload_wait(
-    weft_semaphore_list_t list))(weft_wait_mode_t, weft_semaphore_list_t,
-                                 weft_time_t) {
-  if (list.count == 0) return NULL;
-  const weft_semaphore_vtable_t* vtable =
-      weft_semaphore_vtable(list.semaphores[0]);
-  for (uint32_t i = 1; vtable->wait && i < list.count; ++i) {
-    if (weft_semaphore_vtable(list.semaphores[i]) != vtable) return NULL;
-  }
-  return vtable->wait;
-}
-
 // A list host wait until |deadline|, without the watchdog.
 static weft_status_t weft_semaphore_list_wait_until(weft_wait_mode_t mode,
                                                     weft_semaphore_list_t list,
                                                     weft_time_t deadline) {
   weft_status_t status = WEFT_OK;
-  weft_status_t (*payload_wait)(weft_wait_mode_t, weft_semaphore_list_t,
-                                weft_time_t) =
-      weft_semaphore_list_payload_wait(list);
-  if (payload_wait) {
-    status = payload_wait(mode, list, deadline);
-  } else if (list.count == 1) {
+  if (list.count == 1) {
     status = weft_semaphore_wait_until(list.semaphores[0], list.values[0],
                                        deadline);
   } else if (list.count > 1) {

@@ -8,14 +8,16 @@
 // the notification host waiters sleep on, and the debug name.
 //
 // The payload is where the value really lives, and the vtable says what it
-// does: query it, signal it from the host, tell it of a failure, wait on
-// it from the host, and whether a device can wait on it and signal it
-// natively. The host timeline semaphore's payload is the base's own value
-// (every payload entry NULL). A driver makes its own semaphores from its
-// device's create_semaphore by embedding weft_semaphore_t at offset 0 with
-// a vtable of its own: the cuda driver's event-backed semaphores keep the
-// events of issued signals beside the base value; a Vulkan timeline
-// semaphore or a 64-bit word the GPU writes would be the value itself.
+// does: query it, signal it from the host, tell it of a failure, and
+// whether a device can wait on it and signal it natively. Host waits are
+// always the base's (its value, notification and timepoints), which the
+// payload reaches by publishing what moved. The host timeline semaphore's
+// payload is the base's own value (every payload entry NULL). A driver
+// makes its own semaphores from its device's create_semaphore by embedding
+// weft_semaphore_t at offset 0 with a vtable of its own: the cuda driver's
+// event-backed semaphores keep the events of issued signals beside the
+// base value; a Vulkan timeline semaphore or the 64-bit word cuda's
+// memory mode has the GPU write is the value itself.
 //
 // Who moves the base's value when the payload lives on a device: whoever
 // observes the device, calling weft_semaphore_publish_value: the driver's
@@ -65,11 +67,6 @@ typedef struct weft_semaphore_vtable_t {
   // timepoints): releases what waits on the payload where the host cannot
   // reach it. NULL: nothing waits anywhere but on the base.
   void (*fail)(weft_semaphore_t* semaphore);
-  // A host wait for |list| (every semaphore of it with this vtable) per
-  // |mode| until |deadline|, on the payload. NULL: the base's wait (its
-  // notification and timepoints).
-  weft_status_t (*wait)(weft_wait_mode_t mode, weft_semaphore_list_t list,
-                        weft_time_t deadline);
   // True when a device of |domain| waits on and signals this payload
   // natively (its queue then counts a wait as met once the signalling op
   // is issued, weft_semaphore_advance_issued). NULL: no device does.
