@@ -13,10 +13,9 @@
 // The driver's part of a queue op record (hal/queue_scheduler.h): the
 // scheduler owns the record, the captured op, its parking and its
 // registry; this is what issue and completion add.
+// It sits right before its record (weft_scheduled_op_from_driver), so
+// each finds the other by arithmetic.
 struct weft_cuda_op_t {
-  // The scheduler's record holding this (and the captured op, |base|).
-  weft_scheduled_op_t* record;
-  weft_queue_op_t* base;
   // Link in the device's ready, issued or transfer FIFO (guarded by its
   // mutex).
   weft_cuda_op_t* next;
@@ -31,9 +30,9 @@ struct weft_cuda_op_t {
   // go retires the record.
   weft_atomic_uint32_t ref_count;
   // Issued ops: the event recorded after the work, the status word its
-  // dispatches write, an error met while issuing (failing the op once the
-  // stream reaches it), and whether a wait was met in-stream (then a
-  // failed wait upstream fails this op at completion).
+  // dispatches write, the waits met in-stream (|device_waits|: a failed
+  // one upstream fails this op at completion) and an error met while
+  // issuing (failing the op once the stream reaches it).
   weft_cuda_event_t* event;
   // Its status slots in the device's ring (dispatches: 1; executes: one
   // per dispatch of the command buffer; 0 for other ops).
@@ -53,6 +52,19 @@ struct weft_cuda_op_t {
   weft_time_t trace_epoch_ns;
   weft_time_t trace_issue_ns;  // when it was issued (its start recorded)
 };
+
+// The driver bytes each record carries: a weft_cuda_op_t, rounded to 16.
+#define WEFT_CUDA_OP_SIZE ((sizeof(weft_cuda_op_t) + 15) & ~(size_t)15)
+
+// The scheduler's record holding |op|, and the captured op in it (the
+// record is the scheduler's to change, whatever the caller may do to |op|).
+static inline weft_scheduled_op_t* weft_cuda_op_record(
+    const weft_cuda_op_t* op) {
+  return weft_scheduled_op_from_driver((weft_cuda_op_t*)op, WEFT_CUDA_OP_SIZE);
+}
+static inline weft_queue_op_t* weft_cuda_op_base(const weft_cuda_op_t* op) {
+  return &weft_cuda_op_record(op)->base;
+}
 
 // Drops a reference; the last retires the record.
 void weft_cuda_op_release(weft_cuda_op_t* op);

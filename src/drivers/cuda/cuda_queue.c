@@ -34,8 +34,6 @@ static weft_status_t weft_cuda_op_allocate(weft_cuda_device_t* device,
       &record);
   if (weft_status_is_ok(status)) {
     weft_cuda_op_t* op = (weft_cuda_op_t*)record->driver;
-    op->record = record;
-    op->base = &record->base;
     op->device = device;
     op->queue = weft_cuda_device_select_queue(device, source->affinity);
     record->submit_time = weft_time_now();
@@ -53,7 +51,7 @@ void weft_cuda_op_release(weft_cuda_op_t* op) {
   weft_cuda_event_release(op->trace_start);
   weft_cuda_event_release(op->trace_epoch);
   weft_status_free(op->issue_status);
-  weft_queue_scheduler_retire(op->record);
+  weft_queue_scheduler_retire(weft_cuda_op_record(op));
 }
 
 //===----------------------------------------------------------------------===//
@@ -91,8 +89,8 @@ static bool weft_cuda_op_is_ready(weft_cuda_device_t* device,
   waits->count = 0;
   waits->met_on_gpu = 0;
   waits->device_waits = 0;
-  const weft_semaphore_list_t list = op->base->wait_list;
-  const bool host_only = op->base->kind == WEFT_QUEUE_OP_HOST_CALL;
+  const weft_semaphore_list_t list = weft_cuda_op_base(op)->wait_list;
+  const bool host_only = weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_HOST_CALL;
   for (uint32_t i = 0; i < list.count; ++i) {
     uint64_t value = 0;
     if (weft_semaphore_peek(list.semaphores[i], &value)) {
@@ -382,7 +380,7 @@ static weft_status_t weft_cuda_execute(weft_cuda_device_t* device,
 // Queues |op|'s work on its queue's stream.
 static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
                                                weft_cuda_op_t* record) {
-  const weft_queue_op_t* op = record->base;
+  const weft_queue_op_t* op = weft_cuda_op_base(record);
   const weft_cuda_symbols_t* symbols = device->symbols;
   CUstream stream = record->queue->stream;
   CUdeviceptr status_word = 0;
@@ -483,7 +481,7 @@ static weft_status_t weft_cuda_op_enqueue_work(weft_cuda_device_t* device,
 static weft_status_t weft_cuda_op_write_words(weft_cuda_device_t* device,
                                               weft_cuda_op_t* op,
                                               CUstream stream) {
-  const weft_semaphore_list_t signals = op->base->signal_list;
+  const weft_semaphore_list_t signals = weft_cuda_op_base(op)->signal_list;
   weft_status_t status = WEFT_OK;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < signals.count; ++i) {
     weft_cuda_semaphore_t* semaphore =
@@ -508,7 +506,7 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
       device->semaphore_mode == WEFT_CUDA_SEMAPHORES_MEMORY) {
     status = weft_cuda_op_write_words(device, op, stream);
   }
-  op->issue_status = weft_queue_op_annotate_error(op->base, status);
+  op->issue_status = weft_queue_op_annotate_error(weft_cuda_op_base(op), status);
   weft_status_t record = weft_cuda_event_pool_acquire(
       device->event_pool, /*timed=*/op->trace_epoch != NULL, &op->event);
   if (weft_status_is_ok(record)) {
@@ -517,8 +515,8 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
   }
   // The event record (and a traced op's start event), and for a file op
   // the staging copies its pieces may still have queued.
-  const bool file_op = op->base->kind == WEFT_QUEUE_OP_READ ||
-                       op->base->kind == WEFT_QUEUE_OP_WRITE;
+  const bool file_op = weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_READ ||
+                       weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_WRITE;
   op->stream_entries += 1 + (op->trace_start ? 1 : 0) +
                         (file_op ? device->staging_piece_count : 0);
   op->queue->entries_in_flight += op->stream_entries;
@@ -528,10 +526,10 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
     op->event = NULL;
     op->issue_status = weft_status_join(op->issue_status,
                                         weft_queue_op_annotate_error(
-                                            op->base, record));
+                                            weft_cuda_op_base(op), record));
   } else if (weft_status_is_ok(op->issue_status)) {
     // Later ops of this device may now wait for these values on the GPU.
-    const weft_semaphore_list_t signals = op->base->signal_list;
+    const weft_semaphore_list_t signals = weft_cuda_op_base(op)->signal_list;
     bool announce = false;
     for (uint32_t i = 0; i < signals.count; ++i) {
       weft_cuda_semaphore_t* semaphore =
@@ -562,7 +560,7 @@ void weft_cuda_device_announce_issued(weft_cuda_device_t* device) {
   weft_slim_mutex_unlock(&device->mutex);
   while (op) {
     weft_cuda_op_t* next = op->advance_next;
-    const weft_semaphore_list_t signals = op->base->signal_list;
+    const weft_semaphore_list_t signals = weft_cuda_op_base(op)->signal_list;
     for (uint32_t i = 0; i < signals.count; ++i) {
       if (weft_semaphore_is_native(signals.semaphores[i],
                                    device->base.domain)) {
@@ -714,8 +712,8 @@ static void weft_cuda_trace_device_time(weft_cuda_device_t* device,
       duration_ms > 0.0f ? (weft_duration_t)((double)duration_ms * 1e6) : 0;
   if (duration_ns > observed_ns - start_ns) duration_ns = observed_ns - start_ns;
   queue->trace_last_end_ns = start_ns + duration_ns;
-  weft_queue_trace_device_time(queue->trace_track, op->record->trace_id,
-                               weft_queue_op_kind_name(op->base->kind),
+  weft_queue_trace_device_time(queue->trace_track, weft_cuda_op_record(op)->trace_id,
+                               weft_queue_op_kind_name(weft_cuda_op_base(op)->kind),
                                start_ns, duration_ns);
 }
 
@@ -756,7 +754,7 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
   CUstream stream = op->queue->stream;
   op->device_waits = waits->device_waits;
   op->stream_entries = waits->count;
-  weft_queue_trace_ready(op->record->trace_id);
+  weft_queue_trace_ready(weft_cuda_op_record(op)->trace_id);
   weft_status_t status = WEFT_OK;
   for (uint32_t i = 0; weft_status_is_ok(status) && i < waits->count; ++i) {
     const weft_cuda_stream_wait_t* wait = &waits->waits[i];
@@ -771,13 +769,13 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
     }
   }
   weft_cuda_stream_waits_release(waits);
-  if (weft_status_is_ok(status) && (op->base->kind == WEFT_QUEUE_OP_READ ||
-                                    op->base->kind == WEFT_QUEUE_OP_WRITE)) {
+  if (weft_status_is_ok(status) && (weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_READ ||
+                                    weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_WRITE)) {
     weft_cuda_device_enqueue_transfer(device, op);
     return;
   }
   if (weft_status_is_ok(status)) weft_cuda_op_attach_epoch(device, op);
-  if (weft_status_is_ok(status) && op->record->trace_id) {
+  if (weft_status_is_ok(status) && weft_cuda_op_record(op)->trace_id) {
     weft_cuda_trace_mark_start(device, op);
   }
   if (weft_status_is_ok(status)) {
@@ -792,26 +790,26 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
 
 // Runs a host call whose waits are reached, on this thread.
 static void weft_cuda_op_run_host_call(weft_cuda_op_t* op) {
-  weft_queue_trace_ready(op->record->trace_id);
-  weft_queue_trace_begin(op->record->trace_id, "queue_host_call");
+  weft_queue_trace_ready(weft_cuda_op_record(op)->trace_id);
+  weft_queue_trace_begin(weft_cuda_op_record(op)->trace_id, "queue_host_call");
   bool ended = false;
   weft_status_t status = weft_queue_op_annotate_error(
-      op->base, weft_queue_op_run_host_call(op->base, &ended));
-  weft_queue_trace_signal(op->record->trace_id, weft_status_is_ok(status));
+      weft_cuda_op_base(op), weft_queue_op_run_host_call(weft_cuda_op_base(op), &ended));
+  weft_queue_trace_signal(weft_cuda_op_record(op)->trace_id, weft_status_is_ok(status));
   if (ended) {
     weft_status_ignore(status);
   } else {
-    weft_queue_op_signal_or_fail(op->base, status);
+    weft_queue_op_signal_or_fail(weft_cuda_op_base(op), status);
   }
-  weft_queue_trace_end(op->record->trace_id);
+  weft_queue_trace_end(weft_cuda_op_record(op)->trace_id);
 }
 
 // Fails |op|, which will not run, with |wait_status| (consumed).
 static void weft_cuda_op_fail_not_run(weft_cuda_op_t* op,
                                       weft_status_t wait_status, bool swept) {
-  weft_queue_trace_signal(op->record->trace_id, false);
+  weft_queue_trace_signal(weft_cuda_op_record(op)->trace_id, false);
   weft_queue_op_signal_or_fail(
-      op->base, weft_queue_op_not_run(op->base, wait_status, swept));
+      weft_cuda_op_base(op), weft_queue_op_not_run(weft_cuda_op_base(op), wait_status, swept));
 }
 
 //===----------------------------------------------------------------------===//
@@ -835,7 +833,7 @@ static void weft_cuda_op_wait_ready(void* user_data,
 
 void weft_cuda_device_initialize_scheduler(weft_cuda_device_t* device) {
   weft_queue_scheduler_initialize(device->base.host_allocator,
-                                  sizeof(weft_cuda_op_t),
+                                  WEFT_CUDA_OP_SIZE,
                                   weft_cuda_op_wait_ready, device,
                                   &device->scheduler);
 }
@@ -848,8 +846,8 @@ static uint64_t weft_cuda_op_issued_entries(weft_cuda_device_t* device,
                                             const weft_cuda_op_t* op,
                                             bool host_only) {
   uint64_t entries = 0;
-  if (host_only || op->base->kind == WEFT_QUEUE_OP_HOST_CALL) return 0;
-  const weft_semaphore_list_t list = op->base->wait_list;
+  if (host_only || weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_HOST_CALL) return 0;
+  const weft_semaphore_list_t list = weft_cuda_op_base(op)->wait_list;
   uint32_t count = 0;
   for (uint32_t i = 0;
        i < list.count && i < 64 && count < WEFT_CUDA_MAX_STREAM_WAITS; ++i) {
@@ -871,7 +869,7 @@ static void weft_cuda_op_hold(weft_cuda_device_t* device) {
 // at once (a wait reached or failed meanwhile).
 static void weft_cuda_op_start_wait(weft_cuda_device_t* device,
                                     weft_cuda_op_t* op, bool host_only) {
-  weft_queue_scheduler_park(op->record,
+  weft_queue_scheduler_park(weft_cuda_op_record(op),
                             weft_cuda_op_issued_entries(device, op, host_only));
 }
 
@@ -894,12 +892,12 @@ static void weft_cuda_queue_take_ready(weft_cuda_device_t* device,
     weft_cuda_op_t* op = device->ready.head;
     weft_cuda_fifo_unlink(&device->ready, NULL, op);
     weft_cuda_stream_waits_t waits;
-    if (!weft_status_is_ok(op->record->wait_status)) {
+    if (!weft_status_is_ok(weft_cuda_op_record(op)->wait_status)) {
       weft_cuda_fifo_push(&round->failed, op);
     } else if (!weft_cuda_op_is_ready(device, op, &waits)) {
       weft_cuda_op_hold(device);
       weft_cuda_fifo_push(&round->rewait, op);
-    } else if (op->base->kind == WEFT_QUEUE_OP_HOST_CALL) {
+    } else if (weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_HOST_CALL) {
       weft_cuda_fifo_push(&round->host_calls, op);
     } else {
       weft_cuda_op_issue(device, op, &waits);
@@ -940,8 +938,8 @@ static int weft_cuda_submission_main(void* user_data) {
     }
     for (weft_cuda_op_t* op = round.failed.head; op;) {
       weft_cuda_op_t* next = op->next;
-      weft_status_t wait_status = op->record->wait_status;
-      op->record->wait_status = WEFT_OK;
+      weft_status_t wait_status = weft_cuda_op_record(op)->wait_status;
+      weft_cuda_op_record(op)->wait_status = WEFT_OK;
       weft_cuda_op_fail_not_run(op, wait_status, false);
       weft_cuda_op_release(op);
       op = next;
@@ -958,10 +956,10 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
   weft_cuda_op_t* op = NULL;
   weft_status_t status = weft_cuda_op_allocate(device, source, &op);
   if (!weft_status_is_ok(status)) return status;
-  op->record->trace_id = weft_queue_trace_submit();
+  weft_cuda_op_record(op)->trace_id = weft_queue_trace_submit();
   status = weft_cuda_device_push_context(device);
   if (!weft_status_is_ok(status)) {
-    weft_queue_scheduler_retire(op->record);
+    weft_queue_scheduler_retire(weft_cuda_op_record(op));
     return status;
   }
   weft_slim_mutex_lock(&device->mutex);
@@ -976,7 +974,7 @@ weft_status_t weft_cuda_device_queue_submit(weft_device_t* base_device,
     device->submission_requested = true;
     weft_condition_signal(&device->submission_wake);
   } else if (weft_cuda_op_is_ready(device, op, &waits)) {
-    if (op->base->kind == WEFT_QUEUE_OP_HOST_CALL) {
+    if (weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_HOST_CALL) {
       run_host_call = true;
     } else {
       weft_cuda_op_issue(device, op, &waits);
@@ -1034,12 +1032,12 @@ static weft_status_t weft_cuda_op_result(weft_cuda_device_t* device,
   weft_status_t status = op->issue_status;
   op->issue_status = WEFT_OK;
   if (weft_status_is_ok(status) && !weft_status_is_ok(event_status)) {
-    status = weft_queue_op_annotate_error(op->base, event_status);
+    status = weft_queue_op_annotate_error(weft_cuda_op_base(op), event_status);
     event_status = WEFT_OK;
   }
   weft_status_free(event_status);
   return weft_gpu_op_result(
-      op->base, op->device_waits, status,
+      weft_cuda_op_base(op), op->device_waits, status,
       op->status_slot_count ? &device->status_slots[op->status_slot] : NULL,
       sizeof(weft_cuda_status_t), op->status_slot_count);
 }
@@ -1049,7 +1047,7 @@ static weft_status_t weft_cuda_op_result(weft_cuda_device_t* device,
 // failure was stored (cuda_semaphore.h).
 static void weft_cuda_op_restore_failed_words(weft_cuda_device_t* device,
                                               weft_cuda_op_t* op) {
-  const weft_semaphore_list_t signals = op->base->signal_list;
+  const weft_semaphore_list_t signals = weft_cuda_op_base(op)->signal_list;
   for (uint32_t i = 0; i < signals.count; ++i) {
     weft_cuda_semaphore_t* semaphore =
         weft_cuda_semaphore_cast(signals.semaphores[i], device->base.domain);
@@ -1098,9 +1096,9 @@ static int weft_cuda_completion_main(void* user_data) {
     weft_slim_mutex_lock(&device->mutex);
     weft_cuda_status_release(device, op);
     weft_slim_mutex_unlock(&device->mutex);
-    weft_queue_trace_signal(op->record->trace_id, weft_status_is_ok(status));
+    weft_queue_trace_signal(weft_cuda_op_record(op)->trace_id, weft_status_is_ok(status));
     weft_semaphore_set_signal_time(ended_ns);
-    weft_queue_op_signal_or_fail(op->base, status);
+    weft_queue_op_signal_or_fail(weft_cuda_op_base(op), status);
     weft_semaphore_set_signal_time(0);
     if (device->semaphore_mode == WEFT_CUDA_SEMAPHORES_MEMORY) {
       weft_cuda_op_restore_failed_words(device, op);
@@ -1163,8 +1161,8 @@ void weft_cuda_device_stop_queue(weft_cuda_device_t* device) {
     weft_cuda_op_t* next = op->next;
     // Its wait's failure, the sweep's CANCELLED, or (its waits were
     // reached but it was not issued) CANCELLED "before it ran".
-    weft_status_t wait_status = op->record->wait_status;
-    op->record->wait_status = WEFT_OK;
+    weft_status_t wait_status = weft_cuda_op_record(op)->wait_status;
+    weft_cuda_op_record(op)->wait_status = WEFT_OK;
     weft_cuda_op_fail_not_run(op, wait_status, /*swept=*/true);
     weft_cuda_op_release(op);  // the op's own
     op = next;
@@ -1203,7 +1201,7 @@ uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
   for (int f = 0; f < 3; ++f) {
     for (const weft_cuda_op_t* op = fifos[f]->head; op; op = op->next) {
       const weft_pending_op_t pending =
-          weft_pending_op_for(op->base, states[f], op->record->submit_time);
+          weft_pending_op_for(weft_cuda_op_base(op), states[f], weft_cuda_op_record(op)->submit_time);
       visit(user_data, &pending);
     }
   }
