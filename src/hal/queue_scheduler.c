@@ -5,6 +5,7 @@
 
 #include "base/wait_policy.h"
 #include "hal/queue_completion.h"
+#include "hal/queue_trace.h"
 #include "hal/resource.h"
 
 // Bytes of a record's block after the record itself: enough for the wait
@@ -434,4 +435,15 @@ uint64_t weft_queue_scheduler_for_each_pending(
   }
   weft_slim_mutex_unlock(&scheduler->park_mutex);
   return count;
+}
+
+weft_status_t weft_scheduled_op_not_run(weft_scheduled_op_t* op) {
+  weft_status_t wait_status = op->wait_status;
+  op->wait_status = WEFT_OK;
+  return weft_queue_op_not_run(&op->base, wait_status, op->swept);
+}
+
+void weft_scheduled_op_end_not_run(weft_scheduled_op_t* op) {
+  weft_queue_trace_signal(op->trace_id, false);
+  weft_queue_op_signal_or_fail(&op->base, weft_scheduled_op_not_run(op));
 }

@@ -214,6 +214,18 @@ void weft_queue_scheduler_park(weft_scheduled_op_t* op, uint64_t native_waits);
 // recycles the record. |op| must not be touched afterwards.
 void weft_queue_scheduler_retire(weft_scheduled_op_t* op);
 
+// The one not-run path of every driver. What |op|'s signals fail with when
+// the driver will not run it (a wait failed, the sweep cancelled it, or
+// its device is being released): weft_queue_op_not_run of its wait result
+// (taken from the record, which then holds OK) and |swept|, which also
+// tells a host call that asked.
+weft_status_t weft_scheduled_op_not_run(weft_scheduled_op_t* op);
+
+// Ends |op| as not run: its trace's signal marked failed and its signals
+// failed with weft_scheduled_op_not_run's status. The driver then retires
+// it its own way.
+void weft_scheduled_op_end_not_run(weft_scheduled_op_t* op);
+
 // The release sweep: marks the scheduler shutting down and cancels the
 // waits of every parked op, which goes to the ready function with the
 // sweep's CANCELLED (on this thread, or on a thread that was resolving its

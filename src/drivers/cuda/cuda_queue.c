@@ -804,14 +804,6 @@ static void weft_cuda_op_run_host_call(weft_cuda_op_t* op) {
   weft_queue_trace_end(weft_cuda_op_record(op)->trace_id);
 }
 
-// Fails |op|, which will not run, with |wait_status| (consumed).
-static void weft_cuda_op_fail_not_run(weft_cuda_op_t* op,
-                                      weft_status_t wait_status, bool swept) {
-  weft_queue_trace_signal(weft_cuda_op_record(op)->trace_id, false);
-  weft_queue_op_signal_or_fail(
-      weft_cuda_op_base(op), weft_queue_op_not_run(weft_cuda_op_base(op), wait_status, swept));
-}
-
 //===----------------------------------------------------------------------===//
 // Submit and the submission thread
 //===----------------------------------------------------------------------===//
@@ -938,9 +930,7 @@ static int weft_cuda_submission_main(void* user_data) {
     }
     for (weft_cuda_op_t* op = round.failed.head; op;) {
       weft_cuda_op_t* next = op->next;
-      weft_status_t wait_status = weft_cuda_op_record(op)->wait_status;
-      weft_cuda_op_record(op)->wait_status = WEFT_OK;
-      weft_cuda_op_fail_not_run(op, wait_status, false);
+      weft_scheduled_op_end_not_run(weft_cuda_op_record(op));
       weft_cuda_op_release(op);
       op = next;
     }
@@ -1161,9 +1151,7 @@ void weft_cuda_device_stop_queue(weft_cuda_device_t* device) {
     weft_cuda_op_t* next = op->next;
     // Its wait's failure, the sweep's CANCELLED, or (its waits were
     // reached but it was not issued) CANCELLED "before it ran".
-    weft_status_t wait_status = weft_cuda_op_record(op)->wait_status;
-    weft_cuda_op_record(op)->wait_status = WEFT_OK;
-    weft_cuda_op_fail_not_run(op, wait_status, /*swept=*/true);
+    weft_scheduled_op_end_not_run(weft_cuda_op_record(op));
     weft_cuda_op_release(op);  // the op's own
     op = next;
   }

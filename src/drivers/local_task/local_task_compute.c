@@ -177,7 +177,7 @@ static weft_process_drain_result_t weft_local_task_compute_release_and_install(
          // Seq_cst: the shutdown handshake (see weft_local_task_op_retire).
          weft_atomic_load(&device->shutting_down, memory_order_seq_cst)) {
     weft_local_task_compute_finish_and_release(
-        next, weft_local_task_op_not_run(next));
+        next, weft_scheduled_op_not_run(weft_local_task_op_record(next)));
   }
   weft_process_drain_result_t result = WEFT_PROCESS_DRAIN_DID_WORK;
   if (next) {

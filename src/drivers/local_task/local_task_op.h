@@ -126,12 +126,6 @@ weft_status_t weft_local_task_annotate_error(weft_local_task_op_t* op,
 // (local_task_queue.c). |op| must not be touched afterwards.
 void weft_local_task_op_release(weft_local_task_op_t* op);
 
-// Ends an op that will not run (weft_queue_op_not_run): returns the status
-// it fails with (its wait failure, the shutdown sweep's cancellation, or
-// CANCELLED because the device is shutting down) after telling a host call
-// that asked. Once per op (local_task_queue.c). Consumes |op->wait_status|.
-weft_status_t weft_local_task_op_not_run(weft_local_task_op_t* op);
-
 // True when the READ or WRITE |op| goes through the device's proactor
 // (local_task_file.c): an fd file that is not a stream, a device with a
 // proactor, and bytes to move. Other transfers run synchronously on the

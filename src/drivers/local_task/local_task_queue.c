@@ -66,12 +66,6 @@ void weft_local_task_op_release(weft_local_task_op_t* op) {
   weft_local_task_op_retire(op);
 }
 
-weft_status_t weft_local_task_op_not_run(weft_local_task_op_t* op) {
-  weft_status_t status = weft_local_task_op_record(op)->wait_status;
-  weft_local_task_op_record(op)->wait_status = WEFT_OK;
-  return weft_queue_op_not_run(weft_local_task_op_base(op), status, weft_local_task_op_record(op)->swept);
-}
-
 // Runs one ready op on the control process (on worker |worker_index|):
 // inline for everything but dispatches and command buffers, which go
 // through the compute path.
@@ -89,7 +83,7 @@ static void weft_local_task_run(weft_local_task_queue_t* queue,
   }
   if (!weft_status_is_ok(weft_local_task_op_record(op)->wait_status) || weft_local_task_op_record(op)->swept ||
       weft_local_task_device_is_shutting_down(queue->device)) {
-    status = weft_local_task_op_not_run(op);
+    status = weft_scheduled_op_not_run(weft_local_task_op_record(op));
   } else if (weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_DISPATCH ||
              weft_local_task_op_base(op)->kind == WEFT_QUEUE_OP_EXECUTE) {
     // Finishes and releases the op itself (now or on the compute process).

@@ -204,17 +204,6 @@ static void weft_vulkan_op_retire(weft_vulkan_op_t* op) {
   weft_queue_scheduler_retire(weft_vulkan_op_record(op));
 }
 
-// Ends an op that will not run (a failed or cancelled wait).
-static void weft_vulkan_op_end_not_run(weft_vulkan_op_t* op,
-                                       weft_status_t wait_status,
-                                       bool swept) {
-  weft_queue_op_t* base = weft_vulkan_op_base(op);
-  weft_queue_trace_signal(weft_vulkan_op_record(op)->trace_id, false);
-  weft_queue_op_signal_or_fail(base,
-                               weft_queue_op_not_run(base, wait_status, swept));
-  weft_vulkan_op_retire(op);
-}
-
 //===----------------------------------------------------------------------===//
 // Recording and submitting
 //===----------------------------------------------------------------------===//
@@ -910,9 +899,8 @@ static void weft_vulkan_op_dispatch_one(weft_vulkan_op_t* op) {
   weft_scheduled_op_t* record = weft_vulkan_op_record(op);
   weft_vulkan_device_t* device = op->device;
   if (!weft_status_is_ok(record->wait_status) || record->swept) {
-    weft_status_t wait_status = record->wait_status;
-    record->wait_status = WEFT_OK;
-    weft_vulkan_op_end_not_run(op, wait_status, record->swept);
+    weft_scheduled_op_end_not_run(record);
+    weft_vulkan_op_retire(op);
     return;
   }
   weft_queue_trace_ready(record->trace_id);
@@ -1161,7 +1149,8 @@ static void weft_vulkan_op_run_host(weft_vulkan_op_t* op, bool cancelled) {
   weft_vulkan_device_t* device = op->device;
   weft_queue_op_t* base = weft_vulkan_op_base(op);
   if (cancelled) {
-    weft_vulkan_op_end_not_run(op, WEFT_OK, false);
+    weft_scheduled_op_end_not_run(weft_vulkan_op_record(op));
+    weft_vulkan_op_retire(op);
     return;
   }
   weft_status_t status = WEFT_OK;
