@@ -447,3 +447,40 @@ void weft_scheduled_op_end_not_run(weft_scheduled_op_t* op) {
   weft_queue_trace_signal(op->trace_id, false);
   weft_queue_op_signal_or_fail(&op->base, weft_scheduled_op_not_run(op));
 }
+
+// weft_scheduled_op_run_outermost's queue: ops readied on this thread
+// while it runs another, linked through their |entry|.
+typedef struct weft_scheduled_op_trampoline_t {
+  weft_scheduled_op_t* head;
+  weft_scheduled_op_t* tail;
+  bool running;
+} weft_scheduled_op_trampoline_t;
+
+static _Thread_local weft_scheduled_op_trampoline_t weft_scheduled_op_trampoline;
+
+void weft_scheduled_op_run_outermost(weft_scheduled_op_t* op,
+                                     void (*run)(weft_scheduled_op_t* op)) {
+  weft_scheduled_op_trampoline_t* trampoline = &weft_scheduled_op_trampoline;
+  op->deferred_run = run;
+  op->entry.next = NULL;
+  if (trampoline->tail) {
+    trampoline->tail->entry.next = &op->entry;
+  } else {
+    trampoline->head = op;
+  }
+  trampoline->tail = op;
+  // A call further up this stack reaches |op| in its loop.
+  if (trampoline->running) return;
+  trampoline->running = true;
+  while (trampoline->head) {
+    weft_scheduled_op_t* next = trampoline->head;
+    trampoline->head =
+        next->entry.next
+            ? weft_container_of(next->entry.next, weft_scheduled_op_t, entry)
+            : NULL;
+    if (!trampoline->head) trampoline->tail = NULL;
+    next->entry.next = NULL;
+    next->deferred_run(next);
+  }
+  trampoline->running = false;
+}

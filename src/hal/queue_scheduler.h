@@ -96,9 +96,12 @@ struct weft_scheduled_op_t {
   // driver that knows its size finds one from the other without a load
   // (weft_scheduled_op_from_driver).
   void* driver;
-  // The driver's link while the op is live (a ready list); the pool's
-  // while it is recycled.
+  // The driver's link while the op is live (a ready list, or
+  // weft_scheduled_op_run_outermost's queue); the pool's while it is
+  // recycled.
   weft_mpsc_entry_t entry;
+  // What weft_scheduled_op_run_outermost runs it with while it is queued.
+  void (*deferred_run)(weft_scheduled_op_t* op);
 
   // The scheduler's own.
   weft_queue_scheduler_t* scheduler;
@@ -225,6 +228,16 @@ weft_status_t weft_scheduled_op_not_run(weft_scheduled_op_t* op);
 // failed with weft_scheduled_op_not_run's status. The driver then retires
 // it its own way.
 void weft_scheduled_op_end_not_run(weft_scheduled_op_t* op);
+
+// The one re-entry trampoline of every driver: runs |run|(|op|) on this
+// thread, unless this thread is already inside such a call further up its
+// stack (running one op readied another: a signal inside it, a submit
+// that met a native wait). Then |op| is queued, through its |entry|, and
+// the outermost call runs it once the current one returns, in the order
+// they were readied: a chain of any length takes a loop, not a recursion
+// as deep as the chain. Thread-local; ops of every device share it.
+void weft_scheduled_op_run_outermost(weft_scheduled_op_t* op,
+                                     void (*run)(weft_scheduled_op_t* op));
 
 // The release sweep: marks the scheduler shutting down and cancels the
 // waits of every parked op, which goes to the ready function with the

@@ -8,8 +8,9 @@
 // record holds copies of its lists and arguments and retains everything it
 // names, and a wait set on its wait list hands it to the thread that
 // reaches the last wait). That thread runs
-// ready ops from a thread-local queue in a loop, so a chain of parked ops
-// released by one signal runs in constant stack depth.
+// ready ops from the scheduler's thread-local trampoline in a loop
+// (weft_scheduled_op_run_outermost), so a chain of parked ops released by
+// one signal runs in constant stack depth.
 //
 // Parked ops sit on the scheduler's parked list until they start, for
 // weft_device_dump_pending. Every parked op holds the device's memory.

@@ -58,18 +58,6 @@ static void weft_local_sync_op_run(const weft_queue_op_t* op,
 // Parked ops and the thread-local ready queue
 //===----------------------------------------------------------------------===//
 
-// Ops made ready on this thread and not yet run, linked through their
-// |entry|. Thread-local so that the op a signal releases runs on the
-// signalling thread from the loop in weft_local_sync_op_ready, never by
-// recursion (see local_sync_device.h).
-typedef struct weft_local_sync_ready_queue_t {
-  weft_scheduled_op_t* head;
-  weft_scheduled_op_t* tail;
-  bool draining;
-} weft_local_sync_ready_queue_t;
-
-static _Thread_local weft_local_sync_ready_queue_t weft_local_sync_ready_queue;
-
 // Runs a parked op whose waits resolved and retires it.
 static void weft_local_sync_op_run_parked(weft_scheduled_op_t* op) {
   weft_local_sync_device_t* device =
@@ -85,39 +73,14 @@ static void weft_local_sync_op_run_parked(weft_scheduled_op_t* op) {
   weft_local_sync_device_unhold(device);
 }
 
-// Runs the ops of |queue| (this thread's) until it is empty.
-static void weft_local_sync_ready_queue_drain(
-    weft_local_sync_ready_queue_t* queue) {
-  queue->draining = true;
-  while (queue->head) {
-    weft_scheduled_op_t* op = queue->head;
-    queue->head = op->entry.next
-                      ? weft_container_of(op->entry.next, weft_scheduled_op_t,
-                                          entry)
-                      : NULL;
-    if (!queue->head) queue->tail = NULL;
-    weft_local_sync_op_run_parked(op);
-  }
-  queue->draining = false;
-}
-
-// The scheduler's ready function: queues |op| on this thread and, unless
-// this thread is already running ready ops further up its stack, runs the
-// queue until it is empty.
+// The scheduler's ready function: runs |op| on this thread, after the op
+// this thread is running further up its stack, if any
+// (weft_scheduled_op_run_outermost: the op a signal releases runs on the
+// signalling thread from a loop, never by recursion; local_sync_device.h).
 static void weft_local_sync_op_ready(void* user_data, weft_scheduled_op_t* op) {
   (void)user_data;
   weft_queue_trace_ready(op->trace_id);
-  op->entry.next = NULL;
-  weft_local_sync_ready_queue_t* queue = &weft_local_sync_ready_queue;
-  if (queue->tail) {
-    queue->tail->entry.next = &op->entry;
-  } else {
-    queue->head = op;
-  }
-  queue->tail = op;
-  // A thread already draining (further up this stack) reaches |op| in its
-  // loop; otherwise this call becomes the drainer.
-  if (!queue->draining) weft_local_sync_ready_queue_drain(queue);
+  weft_scheduled_op_run_outermost(op, weft_local_sync_op_run_parked);
 }
 
 void weft_local_sync_scheduler_initialize(weft_allocator_t allocator,

@@ -927,36 +927,18 @@ static void weft_vulkan_op_dispatch_one(weft_vulkan_op_t* op) {
   }
 }
 
-// Ops made ready while this thread dispatches another (submitting one op
-// readies those waiting natively on it, inside the submit): queued here
-// and dispatched by the outermost call, so a chain of any length takes a
-// loop, not a recursion as deep as the chain.
-static _Thread_local bool weft_vulkan_dispatching;
-static _Thread_local weft_vulkan_op_t* weft_vulkan_deferred_head;
-static _Thread_local weft_vulkan_op_t* weft_vulkan_deferred_tail;
+// Dispatches |record|'s op (weft_scheduled_op_run_outermost's run).
+static void weft_vulkan_op_dispatch_record(weft_scheduled_op_t* record) {
+  weft_vulkan_op_dispatch_one((weft_vulkan_op_t*)record->driver);
+}
 
-// Dispatches |op| and whatever it readies on this thread. Any thread.
+// Dispatches |op| and whatever it readies on this thread (submitting one
+// op readies those waiting natively on it, inside the submit): those run
+// from the outermost call's loop, so a chain of any length takes a loop,
+// not a recursion as deep as the chain. Any thread.
 static void weft_vulkan_op_dispatch(weft_vulkan_op_t* op) {
-  if (weft_vulkan_dispatching) {
-    op->next = NULL;
-    if (weft_vulkan_deferred_tail) {
-      weft_vulkan_deferred_tail->next = op;
-    } else {
-      weft_vulkan_deferred_head = op;
-    }
-    weft_vulkan_deferred_tail = op;
-    return;
-  }
-  weft_vulkan_dispatching = true;
-  weft_vulkan_op_dispatch_one(op);
-  while (weft_vulkan_deferred_head) {
-    weft_vulkan_op_t* next = weft_vulkan_deferred_head;
-    weft_vulkan_deferred_head = next->next;
-    if (!weft_vulkan_deferred_head) weft_vulkan_deferred_tail = NULL;
-    next->next = NULL;
-    weft_vulkan_op_dispatch_one(next);
-  }
-  weft_vulkan_dispatching = false;
+  weft_scheduled_op_run_outermost(weft_vulkan_op_record(op),
+                                  weft_vulkan_op_dispatch_record);
 }
 
 // The scheduler's ready function.
