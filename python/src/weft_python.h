@@ -1,7 +1,7 @@
 // weft's Python extension (weft._weft): what its files share.
 //
 // A hand-written CPython extension over weft's public C API (see
-// docs/ARCHITECTURE.md, "Python"): each weft handle is a Python object that
+// python/README.md): each weft handle is a Python object that
 // holds one reference and drops it when the object dies or on close();
 // weft statuses become exceptions of weft.Error's subclass for their code,
 // carrying weft's whole message; waits run without the GIL in slices, so

@@ -822,7 +822,7 @@ static void weft_vulkan_op_issue(weft_vulkan_op_t* op) {
     // The completion thread waits only on queues with ops in flight: the
     // first op of an idle queue wakes it. (Waiting on every queue for its
     // next sequence instead, a value not yet submitted, saves that wake;
-    // on an H100 it measured slower, see ARCHITECTURE.md.)
+    // on an H100 it measured slower, see src/drivers/vulkan/README.md.)
     const bool was_idle = queue->in_flight.head == NULL;
     queue->submitted_sequence = op->sequence;
     weft_vulkan_fifo_push(&queue->in_flight, op);
