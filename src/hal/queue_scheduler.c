@@ -448,19 +448,9 @@ void weft_scheduled_op_end_not_run(weft_scheduled_op_t* op) {
   weft_queue_op_signal_or_fail(&op->base, weft_scheduled_op_not_run(op));
 }
 
-// weft_scheduled_op_run_outermost's queue: ops readied on this thread
-// while it runs another, linked through their |entry|.
-typedef struct weft_scheduled_op_trampoline_t {
-  weft_scheduled_op_t* head;
-  weft_scheduled_op_t* tail;
-  bool running;
-} weft_scheduled_op_trampoline_t;
-
-static _Thread_local weft_scheduled_op_trampoline_t weft_scheduled_op_trampoline;
-
-void weft_scheduled_op_run_outermost(weft_scheduled_op_t* op,
+void weft_scheduled_op_run_outermost(weft_scheduled_op_trampoline_t* trampoline,
+                                     weft_scheduled_op_t* op,
                                      void (*run)(weft_scheduled_op_t* op)) {
-  weft_scheduled_op_trampoline_t* trampoline = &weft_scheduled_op_trampoline;
   op->deferred_run = run;
   op->entry.next = NULL;
   if (trampoline->tail) {

@@ -229,14 +229,25 @@ weft_status_t weft_scheduled_op_not_run(weft_scheduled_op_t* op);
 // it its own way.
 void weft_scheduled_op_end_not_run(weft_scheduled_op_t* op);
 
-// The one re-entry trampoline of every driver: runs |run|(|op|) on this
-// thread, unless this thread is already inside such a call further up its
-// stack (running one op readied another: a signal inside it, a submit
-// that met a native wait). Then |op| is queued, through its |entry|, and
-// the outermost call runs it once the current one returns, in the order
-// they were readied: a chain of any length takes a loop, not a recursion
-// as deep as the chain. Thread-local; ops of every device share it.
-void weft_scheduled_op_run_outermost(weft_scheduled_op_t* op,
+// The one re-entry trampoline of every driver: a queue of ops readied on
+// one thread while it runs another. A driver keeps one per thread
+// (_Thread_local, zero-initialised) for its own ops: one driver's ops then
+// never wait behind another's on a thread (a host call that signals an op
+// of another driver and waits for it keeps working).
+typedef struct weft_scheduled_op_trampoline_t {
+  weft_scheduled_op_t* head;
+  weft_scheduled_op_t* tail;
+  bool running;
+} weft_scheduled_op_trampoline_t;
+
+// Runs |run|(|op|) on this thread, unless this thread is already inside
+// such a call on |trampoline| further up its stack (running one op
+// readied another: a signal inside it, a submit that met a native wait).
+// Then |op| is queued, through its |entry|, and the outermost call runs it
+// once the current one returns, in the order they were readied: a chain of
+// any length takes a loop, not a recursion as deep as the chain.
+void weft_scheduled_op_run_outermost(weft_scheduled_op_trampoline_t* trampoline,
+                                     weft_scheduled_op_t* op,
                                      void (*run)(weft_scheduled_op_t* op));
 
 // The release sweep: marks the scheduler shutting down and cancels the

@@ -8,7 +8,7 @@
 // record holds copies of its lists and arguments and retains everything it
 // names, and a wait set on its wait list hands it to the thread that
 // reaches the last wait). That thread runs
-// ready ops from the scheduler's thread-local trampoline in a loop
+// ready ops from a thread-local trampoline of its own in a loop
 // (weft_scheduled_op_run_outermost), so a chain of parked ops released by
 // one signal runs in constant stack depth.
 //

@@ -936,8 +936,11 @@ static void weft_vulkan_op_dispatch_record(weft_scheduled_op_t* record) {
 // op readies those waiting natively on it, inside the submit): those run
 // from the outermost call's loop, so a chain of any length takes a loop,
 // not a recursion as deep as the chain. Any thread.
+static _Thread_local weft_scheduled_op_trampoline_t weft_vulkan_trampoline;
+
 static void weft_vulkan_op_dispatch(weft_vulkan_op_t* op) {
-  weft_scheduled_op_run_outermost(weft_vulkan_op_record(op),
+  weft_scheduled_op_run_outermost(&weft_vulkan_trampoline,
+                                  weft_vulkan_op_record(op),
                                   weft_vulkan_op_dispatch_record);
 }
 
