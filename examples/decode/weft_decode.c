@@ -540,8 +540,8 @@ int main(int argc, char** argv) {
   // the caches, the batch's buffers and the pages already touched (as a
   // peer's benchmark warms up before it counts).
   for (uint32_t w = 0; weft_status_is_ok(status) && w < options.warmup; ++w) {
-    status = decode_session_start(session, options.prompt,
-                                  options.prompt_length);
+    status =
+        decode_session_start(session, options.prompt, options.prompt_length);
     if (weft_status_is_ok(status) && total > 0) {
       status = decode_session_enqueue(session, total);
     }

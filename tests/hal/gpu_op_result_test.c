@@ -55,8 +55,8 @@ typedef struct fixture_t {
 
 static void fixture_open(fixture_t* f) {
   memset(f, 0, sizeof(*f));
-  ASSERT_OK(weft_device_create("local-sync", weft_allocator_system(),
-                               &f->device));
+  ASSERT_OK(
+      weft_device_create("local-sync", weft_allocator_system(), &f->device));
   for (int i = 0; i < 3; ++i) {
     ASSERT_OK(weft_device_create_semaphore(f->device, 0, &f->semaphores[i]));
     f->values[i] = 1;
@@ -95,7 +95,8 @@ static void host_met_failures_are_ignored(void** state) {
   (void)state;
   fixture_t f;
   fixture_open(&f);
-  weft_semaphore_fail(f.semaphores[1], WEFT_STATUS(ABORTED, "after it was met"));
+  weft_semaphore_fail(f.semaphores[1],
+                      WEFT_STATUS(ABORTED, "after it was met"));
   // Entry 1 was met on the host: the device's error, else OK.
   assert_status(weft_gpu_op_result(&f.op, 0x5, device_error(), NULL, 0, 0),
                 WEFT_STATUS_INTERNAL, "the device's own error");
@@ -118,8 +119,8 @@ static void kernel_slots_come_last(void** state) {
   }
   weft_gpu_kernel_status_t slots[2];
   memset(slots, 0, sizeof(slots));
-  ASSERT_OK(weft_gpu_op_result(&f.op, 0x7, WEFT_OK, slots, sizeof(slots[0]),
-                               2));
+  ASSERT_OK(
+      weft_gpu_op_result(&f.op, 0x7, WEFT_OK, slots, sizeof(slots[0]), 2));
   slots[1].code = 7;
   slots[1].block[0] = 3;
   assert_status(

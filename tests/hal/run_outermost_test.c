@@ -26,9 +26,7 @@ static int g_depth;
 static int g_deepest;
 static weft_scheduled_op_trampoline_t g_trampoline;
 
-static int op_index(const weft_scheduled_op_t* op) {
-  return (int)(op - g_ops);
-}
+static int op_index(const weft_scheduled_op_t* op) { return (int)(op - g_ops); }
 
 // Op i readies ops 2i + 1 and 2i + 2 (a binary tree of 15) while it runs.
 static void run_tree(weft_scheduled_op_t* op) {

@@ -180,13 +180,15 @@ int weft_cuda_transfer_main(void* user_data) {
     if (!op) break;  // shutting down with nothing left
     weft_cuda_fifo_unlink(&device->transfers, NULL, op);
     weft_slim_mutex_unlock(&device->mutex);
-    weft_queue_trace_begin(weft_cuda_op_record(op)->trace_id,
-                           weft_queue_op_kind_name(weft_cuda_op_base(op)->kind));
+    weft_queue_trace_begin(
+        weft_cuda_op_record(op)->trace_id,
+        weft_queue_op_kind_name(weft_cuda_op_base(op)->kind));
     weft_status_t status =
         pushed ? weft_cuda_staging_ensure(device)
                : WEFT_STATUS(INTERNAL, "the transfer thread has no context");
     if (weft_status_is_ok(status)) {
-      status = weft_cuda_transfer(device, op->queue->stream, weft_cuda_op_base(op));
+      status =
+          weft_cuda_transfer(device, op->queue->stream, weft_cuda_op_base(op));
     }
     weft_queue_trace_end(weft_cuda_op_record(op)->trace_id);
     // Its event after the last copy (a WRITE's pieces are all in the file

@@ -1,10 +1,10 @@
 // weft cuda driver: the pending queue, issue, and the completion thread
 // (see cuda_device.h).
 #include <inttypes.h>
-#include <time.h>
 #include <stdalign.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "drivers/cuda/cuda_buffer.h"
 #include "drivers/cuda/cuda_device.h"
@@ -506,7 +506,8 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
       device->semaphore_mode == WEFT_CUDA_SEMAPHORES_MEMORY) {
     status = weft_cuda_op_write_words(device, op, stream);
   }
-  op->issue_status = weft_queue_op_annotate_error(weft_cuda_op_base(op), status);
+  op->issue_status =
+      weft_queue_op_annotate_error(weft_cuda_op_base(op), status);
   weft_status_t record = weft_cuda_event_pool_acquire(
       device->event_pool, /*timed=*/op->trace_epoch != NULL, &op->event);
   if (weft_status_is_ok(record)) {
@@ -524,9 +525,9 @@ void weft_cuda_op_finish_issue(weft_cuda_device_t* device, weft_cuda_op_t* op,
     // Nothing to wait for: the completion thread fails it at its turn.
     weft_cuda_event_release(op->event);
     op->event = NULL;
-    op->issue_status = weft_status_join(op->issue_status,
-                                        weft_queue_op_annotate_error(
-                                            weft_cuda_op_base(op), record));
+    op->issue_status = weft_status_join(
+        op->issue_status,
+        weft_queue_op_annotate_error(weft_cuda_op_base(op), record));
   } else if (weft_status_is_ok(op->issue_status)) {
     // Later ops of this device may now wait for these values on the GPU.
     const weft_semaphore_list_t signals = weft_cuda_op_base(op)->signal_list;
@@ -712,9 +713,10 @@ static void weft_cuda_trace_device_time(weft_cuda_device_t* device,
       duration_ms > 0.0f ? (weft_duration_t)((double)duration_ms * 1e6) : 0;
   if (duration_ns > observed_ns - start_ns) duration_ns = observed_ns - start_ns;
   queue->trace_last_end_ns = start_ns + duration_ns;
-  weft_queue_trace_device_time(queue->trace_track, weft_cuda_op_record(op)->trace_id,
-                               weft_queue_op_kind_name(weft_cuda_op_base(op)->kind),
-                               start_ns, duration_ns);
+  weft_queue_trace_device_time(
+      queue->trace_track, weft_cuda_op_record(op)->trace_id,
+      weft_queue_op_kind_name(weft_cuda_op_base(op)->kind), start_ns,
+      duration_ns);
 }
 
 // When |op|'s work ended on the GPU, on the host clock: its end event's
@@ -769,8 +771,9 @@ static void weft_cuda_op_issue(weft_cuda_device_t* device,
     }
   }
   weft_cuda_stream_waits_release(waits);
-  if (weft_status_is_ok(status) && (weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_READ ||
-                                    weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_WRITE)) {
+  if (weft_status_is_ok(status) &&
+      (weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_READ ||
+       weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_WRITE)) {
     weft_cuda_device_enqueue_transfer(device, op);
     return;
   }
@@ -794,8 +797,10 @@ static void weft_cuda_op_run_host_call(weft_cuda_op_t* op) {
   weft_queue_trace_begin(weft_cuda_op_record(op)->trace_id, "queue_host_call");
   bool ended = false;
   weft_status_t status = weft_queue_op_annotate_error(
-      weft_cuda_op_base(op), weft_queue_op_run_host_call(weft_cuda_op_base(op), &ended));
-  weft_queue_trace_signal(weft_cuda_op_record(op)->trace_id, weft_status_is_ok(status));
+      weft_cuda_op_base(op),
+      weft_queue_op_run_host_call(weft_cuda_op_base(op), &ended));
+  weft_queue_trace_signal(weft_cuda_op_record(op)->trace_id,
+                          weft_status_is_ok(status));
   if (ended) {
     weft_status_ignore(status);
   } else {
@@ -825,9 +830,8 @@ static void weft_cuda_op_wait_ready(void* user_data,
 
 void weft_cuda_device_initialize_scheduler(weft_cuda_device_t* device) {
   weft_queue_scheduler_initialize(device->base.host_allocator,
-                                  WEFT_CUDA_OP_SIZE,
-                                  weft_cuda_op_wait_ready, device,
-                                  &device->scheduler);
+                                  WEFT_CUDA_OP_SIZE, weft_cuda_op_wait_ready,
+                                  device, &device->scheduler);
 }
 
 // Which waits of |op| the scheduler may count as met once they are issued
@@ -838,7 +842,8 @@ static uint64_t weft_cuda_op_issued_entries(weft_cuda_device_t* device,
                                             const weft_cuda_op_t* op,
                                             bool host_only) {
   uint64_t entries = 0;
-  if (host_only || weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_HOST_CALL) return 0;
+  if (host_only || weft_cuda_op_base(op)->kind == WEFT_QUEUE_OP_HOST_CALL)
+    return 0;
   const weft_semaphore_list_t list = weft_cuda_op_base(op)->wait_list;
   uint32_t count = 0;
   for (uint32_t i = 0;
@@ -1086,7 +1091,8 @@ static int weft_cuda_completion_main(void* user_data) {
     weft_slim_mutex_lock(&device->mutex);
     weft_cuda_status_release(device, op);
     weft_slim_mutex_unlock(&device->mutex);
-    weft_queue_trace_signal(weft_cuda_op_record(op)->trace_id, weft_status_is_ok(status));
+    weft_queue_trace_signal(weft_cuda_op_record(op)->trace_id,
+                            weft_status_is_ok(status));
     weft_semaphore_set_signal_time(ended_ns);
     weft_queue_op_signal_or_fail(weft_cuda_op_base(op), status);
     weft_semaphore_set_signal_time(0);
@@ -1189,7 +1195,8 @@ uint64_t weft_cuda_device_for_each_pending(weft_device_t* base_device,
   for (int f = 0; f < 3; ++f) {
     for (const weft_cuda_op_t* op = fifos[f]->head; op; op = op->next) {
       const weft_pending_op_t pending =
-          weft_pending_op_for(weft_cuda_op_base(op), states[f], weft_cuda_op_record(op)->submit_time);
+          weft_pending_op_for(weft_cuda_op_base(op), states[f],
+                              weft_cuda_op_record(op)->submit_time);
       visit(user_data, &pending);
     }
   }

@@ -186,8 +186,8 @@ static weft_process_drain_result_t weft_local_task_compute_release_and_install(
     // may run it to the end and release it.
     const uint32_t desired =
         weft_block_processor_desired_workers(next->compute.context);
-    const bool count_host = next->compute.host_issued &&
-                            worker_index < device->worker_count;
+    const bool count_host =
+        next->compute.host_issued && worker_index < device->worker_count;
     // Release: publishes |current| (and the item) to workers entering with
     // the flags clear. The lane opens before the raise below wakes anyone:
     // a woken worker that preempted this one between the two would find

@@ -7,8 +7,8 @@
 #include "drivers/vulkan/vulkan_device.h"
 #include "drivers/vulkan/vulkan_dispatch.h"
 #include "drivers/vulkan/vulkan_semaphore.h"
-#include "hal/gpu/op_result.h"
 #include "hal/command_buffer_impl.h"
+#include "hal/gpu/op_result.h"
 #include "hal/queue_completion.h"
 #include "hal/queue_trace.h"
 
@@ -998,10 +998,9 @@ weft_status_t weft_vulkan_device_queue_submit(weft_device_t* base_device,
 static weft_status_t weft_vulkan_op_result(weft_vulkan_op_t* op) {
   const weft_queue_op_t* base = weft_vulkan_op_base(op);
   if (op->recording) {
-    return weft_gpu_op_result(base, op->gpu_waits, WEFT_OK,
-                              op->recording->status_mapping,
-                              op->recording->status_stride,
-                              op->recording->status_slot_count);
+    return weft_gpu_op_result(
+        base, op->gpu_waits, WEFT_OK, op->recording->status_mapping,
+        op->recording->status_stride, op->recording->status_slot_count);
   }
   weft_vulkan_device_t* device = op->device;
   return weft_gpu_op_result(

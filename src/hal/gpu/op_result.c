@@ -10,10 +10,10 @@ weft_status_t weft_gpu_op_result(const weft_queue_op_t* op,
                                  weft_status_t device_status,
                                  const volatile void* slots, size_t stride,
                                  uint32_t slot_count) {
-  const uint32_t failed =
-      device_waits ? weft_semaphore_list_earliest_failure_masked(
-                         op->wait_list, device_waits)
-                   : UINT32_MAX;
+  const uint32_t failed = device_waits
+                              ? weft_semaphore_list_earliest_failure_masked(
+                                    op->wait_list, device_waits)
+                              : UINT32_MAX;
   if (failed != UINT32_MAX) {
     weft_status_free(device_status);
     uint64_t value = 0;
