@@ -73,12 +73,13 @@ static void weft_local_sync_op_run_parked(weft_scheduled_op_t* op) {
   weft_local_sync_device_unhold(device);
 }
 
+// local-sync's ops readied on this thread while it runs another.
+static _Thread_local weft_scheduled_op_trampoline_t weft_local_sync_trampoline;
+
 // The scheduler's ready function: runs |op| on this thread, after the op
 // this thread is running further up its stack, if any
 // (weft_scheduled_op_run_outermost: the op a signal releases runs on the
 // signalling thread from a loop, never by recursion; local_sync_device.h).
-static _Thread_local weft_scheduled_op_trampoline_t weft_local_sync_trampoline;
-
 static void weft_local_sync_op_ready(void* user_data, weft_scheduled_op_t* op) {
   (void)user_data;
   weft_queue_trace_ready(op->trace_id);

@@ -932,12 +932,13 @@ static void weft_vulkan_op_dispatch_record(weft_scheduled_op_t* record) {
   weft_vulkan_op_dispatch_one((weft_vulkan_op_t*)record->driver);
 }
 
+// vulkan's ops readied on this thread while it dispatches another.
+static _Thread_local weft_scheduled_op_trampoline_t weft_vulkan_trampoline;
+
 // Dispatches |op| and whatever it readies on this thread (submitting one
 // op readies those waiting natively on it, inside the submit): those run
 // from the outermost call's loop, so a chain of any length takes a loop,
 // not a recursion as deep as the chain. Any thread.
-static _Thread_local weft_scheduled_op_trampoline_t weft_vulkan_trampoline;
-
 static void weft_vulkan_op_dispatch(weft_vulkan_op_t* op) {
   weft_scheduled_op_run_outermost(&weft_vulkan_trampoline,
                                   weft_vulkan_op_record(op),
