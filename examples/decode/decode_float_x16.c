@@ -52,6 +52,17 @@ void decode_x16_unpack(uint32_t x16, const void* group, uint32_t cols,
   }
 }
 
+// Bytes of a group of |cols| elements a row, and the group holding row
+// |first| (a multiple of 16) of |matrix|.
+static inline uint64_t x16_group_bytes(uint32_t cols, bool half) {
+  return (uint64_t)DECODE_X16_ROWS * cols * (half ? 2u : 4u);
+}
+static inline const uint8_t* x16_group(const void* matrix,
+                                       uint64_t group_bytes, uint32_t first) {
+  return (const uint8_t*)matrix +
+         (uint64_t)(first / DECODE_X16_ROWS) * group_bytes;
+}
+
 //===----------------------------------------------------------------------===//
 // Portable
 //===----------------------------------------------------------------------===//
@@ -60,11 +71,10 @@ static void x16_dot_portable(const void* matrix, uint32_t cols, uint32_t first,
                              uint32_t count, const float* const* x,
                              uint32_t columns, float* out, uint32_t out_stride,
                              bool half) {
-  const uint32_t size = half ? 2u : 4u;
-  const uint64_t group_bytes = (uint64_t)DECODE_X16_ROWS * cols * size;
+  const uint64_t group_bytes = x16_group_bytes(cols, half);
+  const uint8_t* base = x16_group(matrix, group_bytes, first);
   for (uint32_t g = 0; g < count / DECODE_X16_ROWS; ++g) {
-    const uint8_t* group = (const uint8_t*)matrix +
-                           (uint64_t)(first / DECODE_X16_ROWS + g) * group_bytes;
+    const uint8_t* group = base + (uint64_t)g * group_bytes;
     for (uint32_t c = 0; c < columns; ++c) {
       float sums[DECODE_X16_ROWS] = {0};
       for (uint32_t k = 0; k < cols; ++k) {
@@ -160,43 +170,30 @@ X16_AVX512 __attribute__((always_inline)) static inline void x16_dot_avx512(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
     const float* const* x, uint32_t columns, float* out, uint32_t out_stride,
     bool half) {
-  const uint64_t group_bytes = (uint64_t)DECODE_X16_ROWS * cols * (half ? 2 : 4);
-  const uint8_t* base = (const uint8_t*)matrix +
-                        (uint64_t)(first / DECODE_X16_ROWS) * group_bytes;
+  const uint64_t group_bytes = x16_group_bytes(cols, half);
+  const uint8_t* base = x16_group(matrix, group_bytes, first);
   const uint32_t groups = count / DECODE_X16_ROWS;
   uint32_t g = 0;
-#define X16_TILE(G, C)                                                      \
-  x16_tile_avx512(base + (uint64_t)g * group_bytes, group_bytes, cols, x,   \
-                  out + 16u * g, out_stride, half, G, C)
+  uint32_t c = 0;
+#define X16_TILE(G, C)                                                     \
+  x16_tile_avx512(base + (uint64_t)g * group_bytes, group_bytes, cols,     \
+                  x + c, out + (uint64_t)c * out_stride + 16u * g,         \
+                  out_stride, half, G, C)
   // Four groups by up to four columns a pass where there are four groups
   // (a GEMM tile's 64 rows): 4 weight loads and 4 broadcasts per 16
   // multiply-adds. Measured against two groups by eight on a Zen 5 VM:
   // Prefill/110M-f16/128 1.04x, f32 level; four by six 0.96x on f32.
   for (; g + 4 <= groups; g += 4) {
-    for (uint32_t c = 0; c < columns; c += 4) {
-      const float* const* xs = x + c;
-      float* o = out + (uint64_t)c * out_stride + 16u * g;
-      const uint8_t* rows = base + (uint64_t)g * group_bytes;
+    for (c = 0; c < columns; c += 4) {
       switch (columns - c) {
-        case 1:
-          x16_tile_avx512(rows, group_bytes, cols, xs, o, out_stride, half, 4,
-                          1);
-          break;
-        case 2:
-          x16_tile_avx512(rows, group_bytes, cols, xs, o, out_stride, half, 4,
-                          2);
-          break;
-        case 3:
-          x16_tile_avx512(rows, group_bytes, cols, xs, o, out_stride, half, 4,
-                          3);
-          break;
-        default:
-          x16_tile_avx512(rows, group_bytes, cols, xs, o, out_stride, half, 4,
-                          4);
-          break;
+        case 1: X16_TILE(4, 1); break;
+        case 2: X16_TILE(4, 2); break;
+        case 3: X16_TILE(4, 3); break;
+        default: X16_TILE(4, 4); break;
       }
     }
   }
+  c = 0;
   for (; g + 2 <= groups; g += 2) X16_TILE_CASES(X16_TILE, 2)
   if (g < groups) X16_TILE_CASES(X16_TILE, 1)
 #undef X16_TILE
@@ -259,9 +256,8 @@ X16_AVX2 __attribute__((always_inline)) static inline void x16_dot_avx2(
     const void* matrix, uint32_t cols, uint32_t first, uint32_t count,
     const float* const* x, uint32_t columns, float* out, uint32_t out_stride,
     bool half) {
-  const uint64_t group_bytes = (uint64_t)DECODE_X16_ROWS * cols * (half ? 2 : 4);
-  const uint8_t* base = (const uint8_t*)matrix +
-                        (uint64_t)(first / DECODE_X16_ROWS) * group_bytes;
+  const uint64_t group_bytes = x16_group_bytes(cols, half);
+  const uint8_t* base = x16_group(matrix, group_bytes, first);
   for (uint32_t g = 0; g < count / DECODE_X16_ROWS; ++g) {
     const uint8_t* group = base + (uint64_t)g * group_bytes;
     // Columns in runs of up to six (a run of 7 or 8 as 4 and the rest).

@@ -1678,7 +1678,7 @@ static uint32_t decode_gemm_tile4(const void* w, const void* w3,
 // column count). SWIGLU's W3 likewise, or column by column when it is of
 // another form. 1 (a binding not as the constants say) where the tile is
 // not whole groups.
-static int decode_gemm_tile_x8(const void* w, const void* w3, uint32_t dtype,
+static int decode_gemm_tile_grouped(const void* w, const void* w3, uint32_t dtype,
                                uint32_t dtype3, uint32_t mode, uint32_t rows,
                                uint32_t cols,
                                const decode_activation_t* columns,
@@ -1784,7 +1784,7 @@ static int decode_gemm(const weft_dispatch_state_t* dispatch,
         decode_activation(x + (uint64_t)b * cols, cols, xq + b * stride);
   }
   if (decode_group_rows(dtype)) {
-    return decode_gemm_tile_x8(w, w3, dtype, dtype3, mode, rows, cols, columns,
+    return decode_gemm_tile_grouped(w, w3, dtype, dtype3, mode, rows, cols, columns,
                                first_row, last_row, first_col, last_col, out);
   }
   // Each weight row (in cache after the first column) meets every column

@@ -14,15 +14,7 @@
 
 #include "weft/driver.h"
 
-#define ASSERT_OK(expr)                     \
-  do {                                      \
-    weft_status_t status__ = (expr);        \
-    if (!weft_status_is_ok(status__)) {     \
-      weft_status_fprint(stderr, status__); \
-      weft_status_free(status__);           \
-      fail_msg("%s failed", #expr);         \
-    }                                       \
-  } while (0)
+#include "hal_test_util.h"
 
 // Asserts |status| has |code| and its message contains |needle|; frees it.
 static void assert_status_contains(weft_status_t status,

@@ -23,15 +23,7 @@
 #include "hal/gpu/op_result.h"
 #include "weft/weft.h"
 
-#define ASSERT_OK(expr)                     \
-  do {                                      \
-    weft_status_t status__ = (expr);        \
-    if (!weft_status_is_ok(status__)) {     \
-      weft_status_fprint(stderr, status__); \
-      weft_status_free(status__);           \
-      fail_msg("%s failed", #expr);         \
-    }                                       \
-  } while (0)
+#include "hal_test_util.h"
 
 // |status| (consumed) has |code| and |needle| in its message.
 static void assert_status(weft_status_t status, weft_status_code_t code,

@@ -13,15 +13,7 @@
 #include "hal/resource.h"
 #include "weft/weft.h"
 
-#define ASSERT_OK(expr)                     \
-  do {                                      \
-    weft_status_t status__ = (expr);        \
-    if (!weft_status_is_ok(status__)) {     \
-      weft_status_fprint(stderr, status__); \
-      weft_status_free(status__);           \
-      fail_msg("%s failed", #expr);         \
-    }                                       \
-  } while (0)
+#include "hal_test_util.h"
 
 static int noop_kernel(const weft_dispatch_state_t* dispatch,
                        const weft_workgroup_state_t* workgroup) {

@@ -18,15 +18,7 @@
 #include "hal/semaphore_impl.h"
 #include "hal/wait_set.h"
 
-#define ASSERT_OK(expr)                     \
-  do {                                      \
-    weft_status_t status__ = (expr);        \
-    if (!weft_status_is_ok(status__)) {     \
-      weft_status_fprint(stderr, status__); \
-      weft_status_free(status__);           \
-      fail_msg("%s failed", #expr);         \
-    }                                       \
-  } while (0)
+#include "hal_test_util.h"
 
 // A payload in a word "the device" writes, with counters of what the base
 // asked of it.

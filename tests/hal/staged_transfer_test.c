@@ -20,15 +20,7 @@
 #include "hal/gpu/staged_transfer.h"
 #include "weft/file.h"
 
-#define ASSERT_OK(expr)                     \
-  do {                                      \
-    weft_status_t status__ = (expr);        \
-    if (!weft_status_is_ok(status__)) {     \
-      weft_status_fprint(stderr, status__); \
-      weft_status_free(status__);           \
-      fail_msg("%s failed", #expr);         \
-    }                                       \
-  } while (0)
+#include "hal_test_util.h"
 
 enum { kPieceSize = 1000, kPieceCount = 3 };
 

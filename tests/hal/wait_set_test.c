@@ -18,15 +18,7 @@
 #include "hal/wait_set.h"
 #include "weft/semaphore.h"
 
-#define ASSERT_OK(expr)                                     \
-  do {                                                      \
-    weft_status_t status__ = (expr);                        \
-    if (!weft_status_is_ok(status__)) {                     \
-      weft_status_fprint(stderr, status__);                 \
-      weft_status_free(status__);                           \
-      fail_msg("%s failed", #expr);                         \
-    }                                                       \
-  } while (0)
+#include "hal_test_util.h"
 
 // What a ready callback saw.
 typedef struct ready_record_t {
